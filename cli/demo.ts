@@ -1,0 +1,99 @@
+import { buildTask, submitTasks } from '../client/tasks.ts';
+import { watchRecords } from '../client/watch.ts';
+import * as infra from '../infra/local.ts';
+import { DEFAULT_OPS_PORTS, STAGES } from '../processors/wiring.ts';
+import { AvroCodec } from '../runtime/codec.ts';
+import { loadRuntimeConfig } from '../runtime/config.ts';
+import { createKafka } from '../runtime/kafka.ts';
+import { createLogger } from '../runtime/log.ts';
+import type { Outcome } from '../schemas/types.gen.ts';
+import { applyCatalog, DEFAULT_PORTS } from './main.ts';
+import { spawnStage, stopAll, waitForHttpOk, type StageProcess } from './processes.ts';
+import { describeRecord } from './render.ts';
+
+const SAMPLE_TASKS = [
+  'Where is my order? My e-mail is ada.lovelace@example.com',
+  'Customer grace.hopper@example.org asks when her parcel arrives',
+  'Please check the latest order for alan.turing@example.net',
+  'Hi, I never got my package',
+  'Order status for unknown.person@example.com please',
+];
+
+/**
+ * `tao demo`: starts local Kafka and the registry unless KAFKA_BROKERS is set, applies the topics,
+ * runs the tool server and every stage as separate processes, submits sample tasks, prints each
+ * step as it is committed and every outcome, then stops what it started.
+ */
+export async function runDemo(args: string[]): Promise<number> {
+  const keepInfra = args.includes('--keep-infra');
+  const env = { ...process.env };
+  let startedInfra = false;
+  if (!env.KAFKA_BROKERS) {
+    console.log('KAFKA_BROKERS is not set: starting local Kafka and schema registry (npx tao infra up)...');
+    const endpoints = await infra.up({ log: (line) => console.log(`  ${line}`) });
+    env.KAFKA_BROKERS = endpoints.brokers;
+    env.SCHEMA_REGISTRY_URL = endpoints.registryUrl;
+    startedInfra = true;
+  }
+  console.log(`Kafka ${env.KAFKA_BROKERS}, schema registry ${env.SCHEMA_REGISTRY_URL ?? 'http://127.0.0.1:8081'}`);
+  console.log('Applying topics...');
+  await applyCatalog(env, (line) => console.log(`  ${line}`));
+
+  const quiet = (name: string, line: string) => {
+    // Stage logs are JSON lines; the demo shows warnings and errors, the records tell the rest.
+    if (/"level":"(warn|error)"/.test(line) || !line.startsWith('{')) console.log(`  (${name}) ${line}`);
+  };
+  const processes: StageProcess[] = ['tools', ...STAGES].map((name) => spawnStage(name, env, quiet));
+  const config = loadRuntimeConfig(env);
+  const logger = createLogger({ command: 'demo' }, { level: 'error' });
+  const kafka = createKafka(config, 'tao-demo', logger);
+  const codec = AvroCodec.create(config);
+  try {
+    await waitForHttpOk(`http://127.0.0.1:${DEFAULT_PORTS.tools}/health`, 30000, 'tool server');
+    for (const stage of STAGES) await waitForHttpOk(`http://127.0.0.1:${DEFAULT_OPS_PORTS[stage]}/health`, 60000, `${stage} stage`);
+    console.log(`Stages running (thought, action, observation: /health and /metrics on ports ${Object.values(DEFAULT_OPS_PORTS).join(', ')})\n`);
+
+    await codec.register(['tasks']);
+    const tasks = SAMPLE_TASKS.map((text, i) => buildTask({ text, source: 'demo', external_id: `demo-${Date.now()}-${i}` }));
+    const pending = new Set(tasks.map((t) => t.thought_id));
+    const outcomes: Outcome[] = [];
+    let done!: () => void;
+    const allDone = new Promise<void>((r) => (done = r));
+    const watcher = await watchRecords(kafka, codec, {
+      topics: ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes'],
+      from: 'end',
+      onRecord: (r) => {
+        if (!pending.has(r.key) && !outcomes.some((o) => o.thought_id === r.key)) return;
+        for (const line of describeRecord(r)) console.log(line);
+        if (r.topic === 'outcomes') {
+          outcomes.push(r.value as unknown as Outcome);
+          pending.delete(r.key);
+          if (pending.size === 0) done();
+        }
+      },
+    });
+    const producer = kafka.producer({ idempotent: true });
+    await producer.connect();
+    await submitTasks(producer, codec, tasks);
+    await producer.disconnect();
+    console.log(`Submitted ${tasks.length} tasks.\n`);
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([allDone.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 120000)))]);
+    clearTimeout(timer);
+    await watcher.stop();
+    console.log('\nOutcomes:');
+    for (const o of outcomes) console.log(`  ${o.thought_id}  ${o.status.padEnd(15)} ${o.reason}`);
+    if (!finished) {
+      console.error(`${pending.size} run(s) had no outcome within 120 s: ${[...pending].join(', ')}`);
+      return 1;
+    }
+    console.log(`\nReplay any run from the log: every record above is in Kafka, keyed by its thought_id.`);
+    return 0;
+  } finally {
+    await stopAll(processes);
+    if (startedInfra && !keepInfra) {
+      console.log('Stopping the local Kafka and schema registry this demo started (keep them with --keep-infra)...');
+      await infra.down({ log: (line) => console.log(`  ${line}`) });
+    }
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * The `tao` command. Every sub-command is wired here, in one visible place.
+ *
+ *   tao infra up|down|status          local Kafka + schema registry (see infra/README.md)
+ *   tao topics apply                   create/update the catalog's topics, report drift
+ *   tao run thought|action|observation|tools|ingress|all
+ *   tao submit --text "..." [--source s] [--external-id id] [--reply <thought_id>] [--wait] [--timeout-s n]
+ *   tao demo                           everything above, with sample tasks
+ */
+import { parseArgs } from 'node:util';
+import { buildTask, submitTasks } from '../client/tasks.ts';
+import { watchRecords } from '../client/watch.ts';
+import { startIngress } from '../ingress/server.ts';
+import * as infra from '../infra/local.ts';
+import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../processors/wiring.ts';
+import { AvroCodec } from '../runtime/codec.ts';
+import { loadRuntimeConfig } from '../runtime/config.ts';
+import { TaoError, errorMessage } from '../runtime/errors.ts';
+import { createKafka } from '../runtime/kafka.ts';
+import { createLogger } from '../runtime/log.ts';
+import { runStageProcess } from '../runtime/stage-process.ts';
+import { startToolServer } from '../tool-server/server.ts';
+import { applyTopics } from '../topics/apply.ts';
+import { TOPICS } from '../topics/catalog.ts';
+import { runDemo } from './demo.ts';
+import { spawnStage, stopAll } from './processes.ts';
+
+const USAGE = `usage: tao <command>
+  infra up|down|status        start, stop or check local Kafka + schema registry
+  topics apply                create or update every topic of the catalog
+  run <thought|action|observation|tools|ingress|all>
+  submit --text "..." [--source s] [--external-id id] [--reply thought_id] [--wait] [--timeout-s 60]
+  demo                        run the whole loop on sample tasks`;
+
+export const DEFAULT_PORTS = { tools: 7070, ingress: 8080 };
+
+async function main(argv: string[]): Promise<number> {
+  const [command, sub, ...rest] = argv;
+  switch (command) {
+    case 'infra':
+      return infraCommand(sub);
+    case 'topics':
+      if (sub !== 'apply') return usage(`unknown topics command "${sub ?? ''}"`);
+      return topicsApply();
+    case 'run':
+      return runCommand(sub);
+    case 'submit':
+      return submitCommand(argv.slice(1));
+    case 'demo':
+      return runDemo([sub, ...rest].filter((a): a is string => a !== undefined));
+    case undefined:
+    case 'help':
+    case '--help':
+      console.log(USAGE);
+      return 0;
+    default:
+      return usage(`unknown command "${command}"`);
+  }
+}
+
+function usage(problem: string): number {
+  console.error(`${problem}\n${USAGE}`);
+  return 2;
+}
+
+async function infraCommand(sub: string | undefined): Promise<number> {
+  const log = (line: string) => console.log(line);
+  switch (sub) {
+    case 'up': {
+      const { brokers, registryUrl } = await infra.up({ log });
+      console.log(`KAFKA_BROKERS=${brokers}\nSCHEMA_REGISTRY_URL=${registryUrl}`);
+      return 0;
+    }
+    case 'down':
+      await infra.down({ log });
+      return 0;
+    case 'status': {
+      const components = await infra.status({ log });
+      for (const c of components) console.log(`${c.name.padEnd(16)} ${c.running ? (c.healthy ? 'healthy' : 'running, NOT healthy') : 'stopped'}  ${c.url}${c.pid ? `  pid ${c.pid}` : ''}  log ${c.log}`);
+      return components.every((c) => c.healthy) ? 0 : 1;
+    }
+    default:
+      return usage(`unknown infra command "${sub ?? ''}"`);
+  }
+}
+
+/** Applies the topic catalog and registers every value schema; exported for the demo and tests. */
+export async function applyCatalog(env: NodeJS.ProcessEnv = process.env, print: (line: string) => void = console.log): Promise<void> {
+  const config = loadRuntimeConfig(env);
+  const logger = createLogger({ command: 'topics' });
+  const kafka = createKafka(config, 'tao-topics', logger);
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const codec = AvroCodec.create(config);
+    for (const report of await applyTopics(admin, codec.topics)) print(`${report.action.padEnd(9)} ${report.topic}${report.details.length ? `  (${report.details.join('; ')})` : ''}`);
+    await codec.register(Object.keys(TOPICS) as Array<keyof typeof TOPICS>);
+    print(`schemas registered under <topic>-value with BACKWARD compatibility at ${config.registry.url}`);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+async function topicsApply(): Promise<number> {
+  await applyCatalog();
+  return 0;
+}
+
+async function runCommand(name: string | undefined): Promise<number> {
+  if (name && (STAGES as readonly string[]).includes(name)) {
+    const stage = name as StageName;
+    await runStageProcess(defineStage(stage), Number(process.env.TAO_OPS_PORT ?? DEFAULT_OPS_PORTS[stage]));
+    return -1; // keeps running until a signal
+  }
+  if (name === 'tools') {
+    const server = await startToolServer({ port: Number(process.env.TAO_TOOLS_PORT ?? DEFAULT_PORTS.tools) });
+    console.log(JSON.stringify({ msg: 'tool server listening', url: server.url }));
+    onSignal(() => server.close());
+    return -1;
+  }
+  if (name === 'ingress') {
+    const config = loadRuntimeConfig();
+    const logger = createLogger({ stage: 'ingress', pid: process.pid });
+    const kafka = createKafka(config, 'tao-ingress', logger);
+    const codec = AvroCodec.create(config);
+    await codec.register(['tasks']);
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5 });
+    await producer.connect();
+    const ingress = await startIngress({ port: Number(process.env.TAO_INGRESS_PORT ?? DEFAULT_PORTS.ingress), host: '127.0.0.1', maxBodyBytes: 256 * 1024 }, { producer, codec, logger });
+    logger.info('ingress listening', { url: ingress.url });
+    onSignal(async () => {
+      await ingress.close();
+      await producer.disconnect();
+    });
+    return -1;
+  }
+  if (name === 'all') {
+    const processes = ['tools', ...STAGES, 'ingress'].map((n) => spawnStage(n, process.env, (who, line) => console.log(`${who.padEnd(11)} | ${line}`)));
+    onSignal(() => stopAll(processes));
+    for (const p of processes) {
+      void p.exited.then((code) => console.error(`${p.name} exited (${code})`));
+    }
+    return -1;
+  }
+  return usage(`unknown process "${name ?? ''}" (choose ${[...STAGES, 'tools', 'ingress', 'all'].join(', ')})`);
+}
+
+function onSignal(stop: () => Promise<unknown>): void {
+  let stopping = false;
+  const handler = () => {
+    if (stopping) return;
+    stopping = true;
+    stop().then(
+      () => process.exit(0),
+      (err: Error) => {
+        console.error(`unclean stop: ${err.message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}
+
+async function submitCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      text: { type: 'string' },
+      source: { type: 'string', default: 'cli' },
+      'external-id': { type: 'string' },
+      reply: { type: 'string' },
+      wait: { type: 'boolean', default: false },
+      'timeout-s': { type: 'string', default: '60' },
+    },
+  });
+  if (!values.text) return usage('submit needs --text "..."');
+  const config = loadRuntimeConfig();
+  const logger = createLogger({ command: 'submit' }, { write: (line) => process.stderr.write(line + '\n') });
+  const kafka = createKafka(config, 'tao-submit', logger);
+  const codec = AvroCodec.create(config);
+  await codec.register(['tasks']);
+  const task = buildTask({ text: values.text, source: values.source, external_id: values['external-id'] ?? null, thought_id: values.reply });
+  let outcome: Promise<Record<string, unknown>> | null = null;
+  let watcher: { stop(): Promise<void> } | null = null;
+  if (values.wait) {
+    let resolve!: (v: Record<string, unknown>) => void;
+    outcome = new Promise((r) => (resolve = r));
+    watcher = await watchRecords(kafka, codec, { topics: ['outcomes'], from: 'end', onRecord: (r) => r.key === task.thought_id && resolve(r.value) });
+  }
+  const producer = kafka.producer({ idempotent: true });
+  await producer.connect();
+  try {
+    await submitTasks(producer, codec, [task]);
+  } finally {
+    await producer.disconnect();
+  }
+  if (!outcome) {
+    console.log(JSON.stringify({ thought_id: task.thought_id, task_id: task.task_id }));
+    return 0;
+  }
+  const timeoutMs = Number(values['timeout-s']) * 1000;
+  let timer: NodeJS.Timeout | undefined;
+  const result = await Promise.race([outcome, new Promise<null>((r) => (timer = setTimeout(() => r(null), timeoutMs)))]);
+  clearTimeout(timer);
+  await watcher?.stop();
+  if (!result) {
+    console.error(`no outcome for ${task.thought_id} within ${values['timeout-s']} s (are the stages running? try: npx tao run all)`);
+    return 1;
+  }
+  console.log(JSON.stringify(result));
+  return result.status === 'completed' ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    const code = err instanceof TaoError ? err.code : (err as { code?: string }).code;
+    console.error(`tao: ${errorMessage(err)}${code ? ` [${code}]` : ''}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,53 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export const TAO_BIN = new URL('../bin/tao.js', import.meta.url).pathname;
+
+/** A child process running one `tao run <name>`, with its output prefixed and forwarded. */
+export interface StageProcess {
+  name: string;
+  child: ChildProcess;
+  /** Resolves with the exit code (or signal name) when the process ends. */
+  exited: Promise<number | string>;
+}
+
+/**
+ * Starts `tao run <name>` as a separate OS process (each stage is its own process and consumer
+ * group member, as in production). Output lines go to `onLine` prefixed by the name.
+ */
+export function spawnStage(name: string, env: NodeJS.ProcessEnv, onLine: (name: string, line: string) => void): StageProcess {
+  const child = spawn(process.execPath, [TAO_BIN, 'run', name], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', (line) => onLine(name, line));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  return { name, child, exited };
+}
+
+/** Sends SIGTERM to each process and waits for it; SIGKILL after `graceMs`. */
+export async function stopAll(processes: StageProcess[], graceMs = 15000): Promise<void> {
+  await Promise.all(
+    processes.map(async (p) => {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+      p.child.kill('SIGTERM');
+      const timer = setTimeout(() => p.child.kill('SIGKILL'), graceMs);
+      await p.exited;
+      clearTimeout(timer);
+    }),
+  );
+}
+
+/** Polls `GET url` until it answers 200 or `timeoutMs` passes. */
+export async function waitForHttpOk(url: string, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (res.ok) return;
+      last = `HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what} not healthy at ${url} after ${timeoutMs} ms (last: ${last})`);
+}

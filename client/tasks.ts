@@ -1,0 +1,47 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Producer } from 'kafkajs';
+import type { AvroCodec } from '../runtime/codec.ts';
+import { traceparentFor } from '../runtime/trace.ts';
+import type { Task, TaskKind } from '../schemas/types.gen.ts';
+
+/** The run id for an external item: the same (source, external id) always gives the same thought_id. */
+export function thoughtIdFor(source: string, externalId: string): string {
+  const h = createHash('sha256').update(`tao:thought:${source}\u0000${externalId}`).digest('hex');
+  // Formatted as a UUID (version nibble 8: custom, RFC 9562) so it reads like the random ids.
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export interface NewTask {
+  text: string;
+  source?: string;
+  external_id?: string | null;
+  metadata?: Record<string, string>;
+  kind?: TaskKind;
+  /** Reply to (resume) this run instead of starting one. */
+  thought_id?: string;
+}
+
+export function buildTask(input: NewTask, now: number = Date.now()): Task {
+  const source = input.source ?? 'api';
+  const externalId = input.external_id ?? null;
+  return {
+    thought_id: input.thought_id ?? (externalId ? thoughtIdFor(source, externalId) : randomUUID()),
+    task_id: randomUUID(),
+    kind: input.kind ?? (input.thought_id ? 'REPLY' : 'NEW'),
+    text: input.text,
+    source,
+    external_id: externalId,
+    metadata: input.metadata ?? {},
+    submitted_at_ms: now,
+  };
+}
+
+/**
+ * Writes tasks to `tao.tasks`. Resolves only once the broker has acknowledged every record (acks
+ * from all in-sync replicas, idempotent producer), so a caller may report them as accepted.
+ */
+export async function submitTasks(producer: Producer, codec: AvroCodec, tasks: Task[]): Promise<void> {
+  const messages = [];
+  for (const task of tasks) messages.push({ key: task.thought_id, value: await codec.encode('tasks', task), headers: { traceparent: traceparentFor(task.thought_id, `task:${task.task_id}`) } });
+  await producer.send({ topic: codec.topics.name('tasks'), acks: -1, messages });
+}

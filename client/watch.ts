@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import type { Consumer, Kafka } from 'kafkajs';
+import type { AvroCodec } from '../runtime/codec.ts';
+import { errorMessage } from '../runtime/errors.ts';
+import type { TopicId } from '../topics/catalog.ts';
+
+/** A committed record of the loop, decoded. */
+export interface LoopRecord {
+  topic: TopicId;
+  partition: number;
+  offset: string;
+  key: string;
+  value: Record<string, unknown> & { thought_id: string };
+  headers: Record<string, string>;
+}
+
+export interface WatchOptions {
+  topics: TopicId[];
+  /** 'end': only records written after `start` resolves; 'beginning': everything retained. */
+  from: 'end' | 'beginning';
+  onRecord: (record: LoopRecord) => void;
+  onError?: (err: Error, where: { topic: string; partition: number; offset: string }) => void;
+}
+
+/**
+ * Follows loop topics with a read_committed consumer in a throw-away group (nothing is committed)
+ * and hands every decoded record to `onRecord`. With `from: 'end'`, start() resolves once the
+ * consumer is positioned at the current end of every partition, so nothing written afterwards is
+ * missed.
+ */
+export async function watchRecords(kafka: Kafka, codec: AvroCodec, options: WatchOptions): Promise<{ stop(): Promise<void> }> {
+  const consumer: Consumer = kafka.consumer({ groupId: `tao-watch-${randomUUID()}`, readUncommitted: false, sessionTimeout: 10000, heartbeatInterval: 1000 });
+  const names = new Map(options.topics.map((id) => [codec.topics.name(id), id]));
+  const ends = new Map<string, Array<{ partition: number; offset: string }>>();
+  if (options.from === 'end') {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      for (const name of names.keys()) ends.set(name, (await admin.fetchTopicOffsets(name)).map((p) => ({ partition: p.partition, offset: p.high })));
+    } finally {
+      await admin.disconnect();
+    }
+  }
+  await consumer.connect();
+  await consumer.subscribe({ topics: [...names.keys()], fromBeginning: true });
+  await consumer.run({
+    autoCommit: false,
+    eachMessage: async ({ topic, partition, message }) => {
+      try {
+        const id = names.get(topic)!;
+        const value = await codec.decode<LoopRecord['value']>(id, message.value);
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
+        options.onRecord({ topic: id, partition, offset: message.offset, key: message.key?.toString('utf8') ?? '', value, headers });
+      } catch (err) {
+        if (options.onError) options.onError(err as Error, { topic, partition, offset: message.offset });
+        else throw new Error(`cannot decode ${topic}/${partition}@${message.offset}: ${errorMessage(err)}`);
+      }
+    },
+  });
+  for (const [topic, partitions] of ends) for (const p of partitions) consumer.seek({ topic, partition: p.partition, offset: p.offset });
+  return { stop: () => consumer.disconnect() };
+}

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { Agent, errors as undiciErrors, request } from 'undici';
+import { ContractViolation, TaoError, TransientError, RetriesExhausted } from '../../runtime/errors.ts';
+import { retry, realRetryDeps, type RetryDeps } from '../../runtime/retry.ts';
+import type { StepResult, ToolError } from '../../schemas/types.gen.ts';
+import { interpolateEnv, type Tool } from '../../tools/catalog.ts';
+
+export interface InvokeContext {
+  idempotencyKey: string;
+  traceparent: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** The HTTP side of Action: one undici Agent (a keep-alive pool per origin) shared by all calls. */
+export interface HttpDeps {
+  dispatcher: Agent;
+  retry: RetryDeps;
+  now: () => number;
+}
+
+/**
+ * Keep-alive shorter than the demo tool server's 5 s, so the client never reuses a socket the
+ * server is about to close (the classic ECONNRESET on the first request after an idle period).
+ */
+export function createToolDispatcher(): Agent {
+  return new Agent({ keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, connections: 64, connect: { timeout: 2000 } });
+}
+
+export function realHttpDeps(): HttpDeps {
+  return { dispatcher: createToolDispatcher(), retry: realRetryDeps, now: () => Date.now() };
+}
+
+interface Attempt {
+  status: number | null;
+  body: string | null;
+  error: ToolError | null;
+  /** Delay the tool asked for (429 Retry-After), honoured by the retry helper. */
+  retryAfterMs?: number;
+}
+
+/** Builds the request URL and body: path parameters are URL-encoded into their segment, so no input can change host, scheme or path. */
+export function buildRequest(tool: Tool, input: Record<string, unknown>): { url: URL; body: string | null } {
+  const rest = { ...input };
+  const path = tool.spec.path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+    const value = rest[name];
+    delete rest[name];
+    if (value === undefined || value === null) throw new ContractViolation(`${tool.spec.name}: path parameter ${name} is missing`);
+    return encodeURIComponent(String(value));
+  });
+  const url = new URL(path, tool.origin);
+  if (tool.spec.method === 'GET' || tool.spec.method === 'DELETE') {
+    for (const [k, v] of Object.entries(rest)) url.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+    return { url, body: null };
+  }
+  return { url, body: JSON.stringify(rest) };
+}
+
+/**
+ * Calls one tool for one step and returns its normalized result. Never throws for anything the tool
+ * does (timeouts, status codes, garbage): those are results for Observation to judge. Input that
+ * fails the tool's parameter schema is an `invalid_input` result and no request is sent.
+ */
+export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx: InvokeContext, deps: HttpDeps): Promise<StepResult> {
+  const base = { step_id: stepId, tool: tool.spec.name, input_json: JSON.stringify(input), idempotency_key: ctx.idempotencyKey };
+  if (!tool.validateInput(input)) {
+    const problems = (tool.validateInput.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
+    return { ...base, attempts: 0, status_code: null, response_time_ms: 0, response_raw: null, data_json: null, error: { type: 'invalid_input', message: `input breaks the ${tool.spec.name} contract: ${problems}`, retryable: false } };
+  }
+  const { url, body } = buildRequest(tool, input as Record<string, unknown>);
+  const headers: Record<string, string> = { accept: 'application/json', 'idempotency-key': ctx.idempotencyKey, 'x-request-id': randomUUID(), traceparent: ctx.traceparent };
+  if (body !== null) headers['content-type'] = 'application/json';
+  for (const [name, value] of Object.entries(tool.spec.headers ?? {})) headers[name.toLowerCase()] = interpolateEnv(value, ctx.env, `tool ${tool.spec.name} header ${name}`);
+
+  const started = deps.now();
+  let attempts = 0;
+  let last: Attempt = { status: null, body: null, error: null };
+  const { maxAttempts, baseDelayMs, maxDelayMs } = tool.spec.retry;
+  try {
+    last = await retry(
+      async () => {
+        attempts++;
+        last = await attemptOnce(tool, url, body, headers, deps);
+        if (last.error?.retryable) throw new TransientError(last.error.message, { details: last.retryAfterMs === undefined ? {} : { retryAfterMs: last.retryAfterMs } });
+        return last;
+      },
+      { maxAttempts, baseDelayMs, maxDelayMs, deadlineMs: started + tool.spec.timeoutMs * maxAttempts + maxDelayMs },
+      deps.retry,
+    );
+  } catch (err) {
+    // Retries exhausted: `last` holds the final attempt, which is the result to report.
+    if (!(err instanceof RetriesExhausted) && !(err instanceof TaoError && err.code === 'TRANSIENT')) throw err;
+  }
+  let data: string | null = null;
+  if (last.error === null && last.body !== null) {
+    try {
+      data = JSON.stringify(JSON.parse(last.body));
+    } catch (err) {
+      last = { ...last, error: { type: 'malformed', message: `response is not JSON: ${(err as Error).message}`, retryable: false } };
+    }
+  }
+  return { ...base, attempts, status_code: last.status, response_time_ms: Math.max(0, Math.round(deps.now() - started)), response_raw: last.body, data_json: data, error: last.error };
+}
+
+async function attemptOnce(tool: Tool, url: URL, body: string | null, headers: Record<string, string>, deps: HttpDeps): Promise<Attempt> {
+  const { timeoutMs, maxResponseBytes } = tool.spec;
+  try {
+    const res = await request(url, {
+      dispatcher: deps.dispatcher,
+      method: tool.spec.method,
+      headers,
+      body,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
+      maxRedirections: 0,
+    } as Parameters<typeof request>[1]);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > maxResponseBytes) {
+        res.body.destroy();
+        return { status: res.statusCode, body: null, error: { type: 'too_large', message: `response exceeds ${maxResponseBytes} bytes`, retryable: false } };
+      }
+      chunks.push(chunk as Buffer);
+    }
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (res.statusCode >= 200 && res.statusCode < 300) return { status: res.statusCode, body: text, error: null };
+    const retryable = res.statusCode === 429 || res.statusCode >= 500;
+    const after = res.statusCode === 429 ? parseRetryAfter(res.headers['retry-after']) : null;
+    const error: ToolError = { type: 'http_status', message: `HTTP ${res.statusCode}`, retryable };
+    return after === null ? { status: res.statusCode, body: text, error } : { status: res.statusCode, body: text, error, retryAfterMs: after };
+  } catch (err) {
+    const timeout = err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError || (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
+    if (timeout) return { status: null, body: null, error: { type: 'timeout', message: `no complete response within ${timeoutMs} ms`, retryable: true } };
+    return { status: null, body: null, error: { type: 'network', message: `${(err as { code?: string }).code ?? (err as Error).name}: ${(err as Error).message}`, retryable: true } };
+  }
+}
+
+function parseRetryAfter(value: string | string[] | undefined): number | null {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return null;
+  const seconds = Number(v);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(v);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : null;
+}

@@ -1,0 +1,50 @@
+import { ContractViolation } from '../../runtime/errors.ts';
+import type { InputRecord, OutputRecord, StageDefinition } from '../../runtime/processor.ts';
+import { traceparentFor } from '../../runtime/trace.ts';
+import type { ActionResult, ThoughtRequest } from '../../schemas/types.gen.ts';
+import type { ToolCatalog } from '../../tools/catalog.ts';
+import { invokeTool, type HttpDeps } from './invoke.ts';
+
+export interface ActionOptions {
+  catalog: ToolCatalog;
+  http: HttpDeps;
+  env: NodeJS.ProcessEnv;
+  /** Waves handled at once per partition (each wave's steps run concurrently too). */
+  concurrency: number;
+}
+
+/**
+ * Action: reads `thought.requests`, runs each wave's tool calls concurrently and writes one
+ * `action.results` record per wave. A wave naming an unknown tool, or whose input is not JSON, is a
+ * hard failure (dead letter); anything a tool does is a result.
+ */
+export function actionStage(options: ActionOptions): StageDefinition {
+  return {
+    stage: 'action',
+    inputs: ['thoughtRequests'],
+    outputs: ['actionResults'],
+    concurrency: options.concurrency,
+    maxRecordsPerTransaction: 100,
+    maxInputBytes: 1024 * 1024,
+    async handle(record: InputRecord): Promise<OutputRecord[]> {
+      const request = record.value as ThoughtRequest;
+      const calls = request.steps.map((step) => {
+        const tool = options.catalog.get(step.tool);
+        if (!tool) throw new ContractViolation(`step ${step.step_id} names unknown tool "${step.tool}" (catalog has ${options.catalog.names().join(', ')})`, { code: 'UNKNOWN_TOOL' });
+        let input: unknown;
+        try {
+          input = JSON.parse(step.input_json);
+        } catch (err) {
+          throw new ContractViolation(`step ${step.step_id}: input_json is not JSON: ${(err as Error).message}`);
+        }
+        return { step, tool, input };
+      });
+      const traceparent = traceparentFor(request.thought_id, `action:${request.iteration}`);
+      const results = await Promise.all(
+        calls.map(({ step, tool, input }) => invokeTool(tool, step.step_id, input, { idempotencyKey: step.idempotency_key, traceparent, env: options.env }, options.http)),
+      );
+      const value: ActionResult = { thought_id: request.thought_id, iteration: request.iteration, run: request.run, results };
+      return [{ topic: 'actionResults', key: request.thought_id, value, span: `action:${request.iteration}` }];
+    },
+  };
+}

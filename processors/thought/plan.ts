@@ -1,0 +1,157 @@
+import { readFileSync } from 'node:fs';
+import type { Ajv, ValidateFunction } from 'ajv';
+
+/** A step of a plan: one tool call whose input may reference earlier steps' outputs (`{{S1.order_id}}`). */
+export interface PlanStep {
+  id: string;
+  tool: string;
+  input: Record<string, unknown>;
+  depends_on: string[];
+  /** JSON Schema the step's data must satisfy besides the tool's response schema. */
+  expect?: Record<string, unknown>;
+}
+
+/** A validated DAG of steps plus the run's output fields (references into step outputs). */
+export interface Plan {
+  flow: { id: string; version: number };
+  steps: PlanStep[];
+  output: Record<string, string>;
+}
+
+/** What plan validation needs to know about tools: their names and the properties their responses declare. */
+export interface ToolContracts {
+  has(tool: string): boolean;
+  /** Property names of the tool's response object, or null when the schema does not list them. */
+  responseFields(tool: string): string[] | null;
+}
+
+const REF = /\{\{([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
+
+/** Every `{{step.field}}` reference inside a JSON value. */
+export function referencesIn(value: unknown): Array<{ step: string; field: string }> {
+  const refs: Array<{ step: string; field: string }> = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') for (const m of v.matchAll(REF)) refs.push({ step: m[1]!, field: m[2]! });
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+  };
+  walk(value);
+  return refs;
+}
+
+/**
+ * Replaces references with step outputs. A string that is exactly one reference takes the referenced
+ * value with its type; references inside longer strings are interpolated as text.
+ * @returns the resolved value, or the first reference that has no value.
+ */
+export function resolveReferences(value: unknown, outputs: Record<string, Record<string, unknown>>): { value: unknown } | { missing: string } {
+  let missing: string | null = null;
+  const lookup = (step: string, field: string): unknown => {
+    const v = outputs[step]?.[field];
+    if (v === undefined && missing === null) missing = `${step}.${field}`;
+    return v;
+  };
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') {
+      const whole = /^\{\{([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\}\}$/.exec(v);
+      if (whole) return lookup(whole[1]!, whole[2]!);
+      return v.replace(REF, (_, step: string, field: string) => String(lookup(step, field) ?? ''));
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  const resolved = walk(value);
+  return missing === null ? { value: resolved } : { missing };
+}
+
+export class PlanValidator {
+  private readonly validateSchema: ValidateFunction;
+
+  constructor(
+    private readonly ajv: Ajv,
+    private readonly maxSteps: number,
+  ) {
+    const schema = JSON.parse(readFileSync(new URL('../../schemas/json/plan.schema.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    this.validateSchema = ajv.getSchema(schema.$id as string) ?? ajv.compile(schema);
+  }
+
+  /**
+   * Checks a candidate plan: JSON Schema, step count, unique ids, known dependencies, no cycles,
+   * known tools, and references that point at an ancestor step and a field its tool returns.
+   * @returns the problems found (empty when the plan is valid), each naming the step and the rule.
+   */
+  validate(candidate: unknown, tools: ToolContracts): string[] {
+    if (!this.validateSchema(candidate)) return (this.validateSchema.errors ?? []).map((e) => `plan${e.instancePath} ${e.message}`);
+    const plan = candidate as Plan;
+    const problems: string[] = [];
+    if (plan.steps.length > this.maxSteps) problems.push(`plan has ${plan.steps.length} steps, more than the limit of ${this.maxSteps}`);
+    const byId = new Map<string, PlanStep>();
+    for (const step of plan.steps) {
+      if (byId.has(step.id)) problems.push(`step id ${step.id} is used twice`);
+      byId.set(step.id, step);
+    }
+    for (const step of plan.steps) {
+      if (!tools.has(step.tool)) problems.push(`step ${step.id}: unknown tool ${step.tool}`);
+      for (const dep of step.depends_on) if (!byId.has(dep)) problems.push(`step ${step.id}: depends on unknown step ${dep}`);
+    }
+    if (problems.length) return problems;
+    const cycle = findCycle(plan.steps);
+    if (cycle) return [`steps form a cycle: ${cycle.join(' -> ')}`];
+    const ancestors = ancestorSets(plan.steps);
+    const checkRef = (where: string, from: Set<string> | null, ref: { step: string; field: string }) => {
+      const target = byId.get(ref.step);
+      if (!target) return problems.push(`${where}: reference {{${ref.step}.${ref.field}}} names unknown step ${ref.step}`);
+      if (from && !from.has(ref.step)) return problems.push(`${where}: reference {{${ref.step}.${ref.field}}} uses step ${ref.step}, which it does not depend on`);
+      const fields = tools.responseFields(target.tool);
+      if (fields && !fields.includes(ref.field)) problems.push(`${where}: reference {{${ref.step}.${ref.field}}}: ${target.tool} returns no field ${ref.field} (it returns ${fields.join(', ')})`);
+      return 0;
+    };
+    for (const step of plan.steps) for (const ref of referencesIn(step.input)) checkRef(`step ${step.id}`, ancestors.get(step.id)!, ref);
+    for (const [name, ref] of Object.entries(plan.output)) for (const r of referencesIn(ref)) checkRef(`output ${name}`, null, r);
+    return problems;
+  }
+}
+
+function findCycle(steps: PlanStep[]): string[] | null {
+  const deps = new Map(steps.map((s) => [s.id, s.depends_on]));
+  const state = new Map<string, 'visiting' | 'done'>();
+  const path: string[] = [];
+  const visit = (id: string): string[] | null => {
+    if (state.get(id) === 'done') return null;
+    if (state.get(id) === 'visiting') return [...path.slice(path.indexOf(id)), id];
+    state.set(id, 'visiting');
+    path.push(id);
+    for (const d of deps.get(id) ?? []) {
+      const cycle = visit(d);
+      if (cycle) return cycle;
+    }
+    path.pop();
+    state.set(id, 'done');
+    return null;
+  };
+  for (const s of steps) {
+    const cycle = visit(s.id);
+    if (cycle) return cycle;
+  }
+  return null;
+}
+
+function ancestorSets(steps: PlanStep[]): Map<string, Set<string>> {
+  const deps = new Map(steps.map((s) => [s.id, s.depends_on]));
+  const memo = new Map<string, Set<string>>();
+  const of = (id: string): Set<string> => {
+    let set = memo.get(id);
+    if (!set) {
+      set = new Set<string>();
+      for (const d of deps.get(id) ?? []) {
+        set.add(d);
+        for (const a of of(d)) set.add(a);
+      }
+      memo.set(id, set);
+    }
+    return set;
+  };
+  for (const s of steps) of(s.id);
+  return memo;
+}

@@ -1,0 +1,99 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Ajv } from 'ajv';
+import { ConfigError } from '../../runtime/errors.ts';
+import type { Plan, PlanStep } from './plan.ts';
+
+/** What a planner returns: a candidate plan (validated by the caller), or the inputs it still needs. */
+export type PlanningResult =
+  | { kind: 'plan'; planner: string; plan: unknown }
+  | { kind: 'needs_input'; planner: string; flow: { id: string; version: number }; missing: string[]; reason: string };
+
+/**
+ * Makes a plan for a task. Implementations are deterministic given the task and their versioned
+ * configuration; a planner that is not (an LLM) must have its answer recorded in the log.
+ */
+export interface Planner {
+  readonly name: string;
+  plan(task: { thought_id: string; text: string; metadata: Record<string, string> }): PlanningResult;
+}
+
+/** A flow: versioned JSON configuration of a graph of tool nodes (see flows/*.json). */
+export interface Flow {
+  id: string;
+  version: number;
+  description: string;
+  inputs: Record<string, { pattern: string; description: string }>;
+  nodes: Array<{ id: string; tool: string; input: Record<string, unknown>; expect?: Record<string, unknown> }>;
+  edges: Array<{ from: string; to: string }>;
+  output: Record<string, string>;
+}
+
+const flowSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'version', 'description', 'inputs', 'nodes', 'edges', 'output'],
+  properties: {
+    id: { type: 'string', pattern: '^[a-z][a-z0-9-]*$' },
+    version: { type: 'integer', minimum: 1 },
+    description: { type: 'string' },
+    inputs: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, required: ['pattern', 'description'], properties: { pattern: { type: 'string' }, description: { type: 'string' } } } },
+    nodes: { type: 'array', minItems: 1, items: { type: 'object', additionalProperties: false, required: ['id', 'tool', 'input'], properties: { id: { type: 'string' }, tool: { type: 'string' }, input: { type: 'object' }, expect: { type: 'object' } } } },
+    edges: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['from', 'to'], properties: { from: { type: 'string' }, to: { type: 'string' } } } },
+    output: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+} as const;
+
+/** Loads and validates every `<id>.v<version>.json` flow of `dir`. */
+export function loadFlows(dir: string, ajv: Ajv): Map<string, Flow> {
+  const validate = ajv.compile<Flow>(flowSchema);
+  const flows = new Map<string, Flow>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    const flow: unknown = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    if (!validate(flow)) throw new ConfigError(`${join(dir, file)}: ${ajv.errorsText(validate.errors)}`);
+    flows.set(`${flow.id}@${flow.version}`, flow);
+  }
+  return flows;
+}
+
+/**
+ * Plans by instantiating a flow: inputs are extracted from the task text by the flow's patterns,
+ * nodes become steps and edges become dependencies.
+ */
+export class GraphPlanner implements Planner {
+  readonly name = 'graph';
+
+  constructor(private readonly flow: Flow) {}
+
+  plan(task: { text: string }): PlanningResult {
+    const values: Record<string, string> = {};
+    const missing: string[] = [];
+    for (const [name, spec] of Object.entries(this.flow.inputs)) {
+      const match = new RegExp(spec.pattern).exec(task.text);
+      if (match) values[name] = match[0];
+      else missing.push(name);
+    }
+    const flow = { id: this.flow.id, version: this.flow.version };
+    if (missing.length) {
+      return { kind: 'needs_input', planner: this.name, flow, missing, reason: `the task does not give: ${missing.map((m) => `${m} (${this.flow.inputs[m]!.description})`).join(', ')}` };
+    }
+    const steps: PlanStep[] = this.flow.nodes.map((node) => ({
+      id: node.id,
+      tool: node.tool,
+      input: substituteInputs(node.input, values) as Record<string, unknown>,
+      depends_on: this.flow.edges.filter((e) => e.to === node.id).map((e) => e.from),
+      ...(node.expect ? { expect: node.expect } : {}),
+    }));
+    const plan: Plan = { flow, steps, output: this.flow.output };
+    return { kind: 'plan', planner: this.name, plan };
+  }
+}
+
+function substituteInputs(value: unknown, inputs: Record<string, string>): unknown {
+  if (typeof value === 'string') return value.replace(/\{\{input\.([A-Za-z_][A-Za-z0-9_]*)\}\}/g, (all, name: string) => inputs[name] ?? all);
+  if (Array.isArray(value)) return value.map((v) => substituteInputs(v, inputs));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteInputs(v, inputs)]));
+  return value;
+}
+
+export const DEFAULT_FLOWS_DIR = new URL('../../flows/', import.meta.url).pathname;

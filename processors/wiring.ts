@@ -1,0 +1,68 @@
+/**
+ * The one place where stages are declared and wired to their configuration. Each stage's options
+ * come from the environment, are validated here, and a bad value stops the process at start-up.
+ */
+import { ConfigError } from '../runtime/errors.ts';
+import type { StageDefinition } from '../runtime/processor.ts';
+import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../tools/catalog.ts';
+import { actionStage } from './action/stage.ts';
+import { realHttpDeps } from './action/invoke.ts';
+import { observationStage } from './observation/stage.ts';
+import { PlanValidator, type ToolContracts } from './thought/plan.ts';
+import { DEFAULT_FLOWS_DIR, GraphPlanner, loadFlows } from './thought/planner.ts';
+import { thoughtStage } from './thought/stage.ts';
+
+export const STAGES = ['thought', 'action', 'observation'] as const;
+export type StageName = (typeof STAGES)[number];
+
+/** Default ports of each process's /health and /metrics server (override with TAO_OPS_PORT). */
+export const DEFAULT_OPS_PORTS: Record<StageName, number> = { thought: 9401, action: 9402, observation: 9403 };
+
+/**
+ * | variable | meaning | default |
+ * |---|---|---|
+ * | TAO_TOOL_CATALOG_DIR | folder of tool catalog files | tools/catalog |
+ * | TAO_FLOWS_DIR | folder of flow files | flows |
+ * | TAO_FLOW | flow the graph planner uses, `<id>@<version>` | order-status@1 |
+ * | TAO_MAX_ITERATIONS | waves per run before budget_exhausted | 10 |
+ * | TAO_MAX_STEP_ATTEMPTS | waves per step (retries included) | 2 |
+ * | TAO_ACTION_CONCURRENCY | waves in flight per partition in Action | 32 |
+ */
+export function defineStage(name: StageName, env: NodeJS.ProcessEnv = process.env): StageDefinition {
+  const ajv = createContractAjv();
+  const catalog = ToolCatalog.load(env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR, env, ajv);
+  switch (name) {
+    case 'thought': {
+      const flows = loadFlows(env.TAO_FLOWS_DIR ?? DEFAULT_FLOWS_DIR, ajv);
+      const flowKey = env.TAO_FLOW ?? 'order-status@1';
+      const flow = flows.get(flowKey);
+      if (!flow) throw new ConfigError(`TAO_FLOW=${flowKey}: no such flow (have ${[...flows.keys()].join(', ')})`);
+      const tools: ToolContracts = {
+        has: (tool) => catalog.get(tool) !== undefined,
+        responseFields: (tool) => {
+          const props = (catalog.get(tool)?.spec.response as { properties?: Record<string, unknown> } | undefined)?.properties;
+          return props ? Object.keys(props) : null;
+        },
+      };
+      return thoughtStage({
+        planner: new GraphPlanner(flow),
+        validator: new PlanValidator(ajv, 50),
+        tools,
+        maxIterations: intSetting(env, 'TAO_MAX_ITERATIONS', 10, 1, 1000),
+        maxStepAttempts: intSetting(env, 'TAO_MAX_STEP_ATTEMPTS', 2, 1, 20),
+      });
+    }
+    case 'action':
+      return actionStage({ catalog, http: realHttpDeps(), env, concurrency: intSetting(env, 'TAO_ACTION_CONCURRENCY', 32, 1, 1000) });
+    case 'observation':
+      return observationStage({ catalog, ajv, latencyFactor: 1.5, weights: { hard: 0.6, consistency: 0.1 } });
+  }
+}
+
+function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  return value;
+}

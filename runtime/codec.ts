@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import avro from 'avsc';
+import type { RuntimeConfig } from './config.ts';
+import { DecodeError, TransientError, errorMessage } from './errors.ts';
+import { TOPICS, topicNames, type TopicId, type TopicNames } from '../topics/catalog.ts';
+
+const SCHEMA_DIR = new URL('../schemas/avro/', import.meta.url);
+
+/** The Avro schema (parsed JSON) of a topic's values, read from schemas/avro/. */
+export function readValueSchema(id: TopicId): Record<string, unknown> {
+  return JSON.parse(readFileSync(new URL(TOPICS[id].valueSchema!, SCHEMA_DIR), 'utf8')) as Record<string, unknown>;
+}
+
+export function createRegistry(config: RuntimeConfig): SchemaRegistry {
+  const { url, username, password } = config.registry;
+  return new SchemaRegistry({ host: url, auth: username && password ? { username, password } : undefined, retry: { retries: 3 } });
+}
+
+/**
+ * Encodes and decodes the loop's record values in the Confluent wire format (magic byte 0, 4-byte
+ * big-endian schema id, Avro binary), registering schemas under `<topic>-value` with BACKWARD
+ * compatibility. Decoding resolves the writer's schema (fetched by id) against this code's reader
+ * schema, so older and newer compatible writers are read into the shape this code knows.
+ */
+export class AvroCodec {
+  private readonly ids = new Map<TopicId, number>();
+  private readonly readers = new Map<TopicId, avro.Type>();
+  private readonly decoders = new Map<string, (payload: Buffer) => unknown>();
+
+  constructor(
+    readonly registry: SchemaRegistry,
+    readonly topics: TopicNames,
+  ) {}
+
+  static create(config: RuntimeConfig): AvroCodec {
+    return new AvroCodec(createRegistry(config), topicNames(config.namespace));
+  }
+
+  /** Registers the value schemas of `ids` (idempotent: the registry returns the existing id for a known schema). */
+  async register(ids: readonly TopicId[]): Promise<void> {
+    for (const id of ids) {
+      const schema = readValueSchema(id);
+      const { id: schemaId } = await this.registry.register(
+        { type: SchemaType.AVRO, schema: JSON.stringify(schema) },
+        { subject: `${this.topics.name(id)}-value`, compatibility: 'BACKWARD' as never },
+      );
+      this.ids.set(id, schemaId);
+    }
+  }
+
+  /** Encodes `value` for topic `id`; the schema must have been registered by {@link register}. */
+  async encode(id: TopicId, value: unknown): Promise<Buffer> {
+    const schemaId = this.ids.get(id);
+    if (schemaId === undefined) throw new Error(`schema of ${id} not registered by this process (call register first)`);
+    return this.registry.encode(schemaId, value);
+  }
+
+  /**
+   * Decodes a value read from topic `id`.
+   * @throws DecodeError (dead-letter) for bad framing, an unknown schema id or undecodable Avro;
+   *         TransientError when the registry can't be reached (retry, don't dead-letter).
+   */
+  async decode<T>(id: TopicId, buffer: Buffer | null): Promise<T> {
+    if (!buffer || buffer.length < 6 || buffer[0] !== 0) {
+      throw new DecodeError(`value is not in the Confluent wire format (${buffer ? `${buffer.length} bytes, first byte ${buffer[0]}` : 'null value'})`);
+    }
+    const schemaId = buffer.readInt32BE(1);
+    let writer: avro.Type;
+    try {
+      writer = (await this.registry.getSchema(schemaId)) as unknown as avro.Type;
+    } catch (err) {
+      const status = (err as { status?: number }).status;
+      if (status === 404 || status === 422) throw new DecodeError(`schema id ${schemaId} is unknown to the registry`, { unknownSchema: true, cause: err, details: { schemaId } });
+      throw new TransientError(`schema registry unavailable while fetching schema ${schemaId}: ${errorMessage(err)}`, { cause: err });
+    }
+    try {
+      return this.readerFor(id, schemaId, writer)(buffer.subarray(5)) as T;
+    } catch (err) {
+      throw new DecodeError(`Avro body does not decode with schema ${schemaId} for ${this.topics.name(id)}: ${errorMessage(err)}`, { cause: err, details: { schemaId } });
+    }
+  }
+
+  /** A decoder from writer schema `schemaId` into this code's reader schema, built once per pair. */
+  private readerFor(id: TopicId, schemaId: number, writer: avro.Type): (payload: Buffer) => unknown {
+    const key = `${id}:${schemaId}`;
+    let read = this.decoders.get(key);
+    if (!read) {
+      const reader = this.reader(id);
+      if (reader.equals(writer)) {
+        read = (payload) => reader.fromBuffer(payload);
+      } else {
+        const resolver = reader.createResolver(writer);
+        read = (payload) => reader.fromBuffer(payload, resolver);
+      }
+      this.decoders.set(key, read);
+    }
+    return read;
+  }
+
+  private reader(id: TopicId): avro.Type {
+    let type = this.readers.get(id);
+    if (!type) {
+      type = avro.Type.forSchema(readValueSchema(id) as avro.Schema);
+      this.readers.set(id, type);
+    }
+    return type;
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * JSON-lines logger. Every line carries `ts`, `level`, `msg` and the bound fields (stage,
+ * thought_id, step, tool, status, duration_ms, error_code, ...). Values under keys that look like
+ * secrets are replaced before writing, so a secret passed by mistake never reaches a log.
+ */
+export type Level = 'debug' | 'info' | 'warn' | 'error';
+const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const SECRET_KEY = /secret|password|passwd|token|authorization|api[-_]?key|cookie|signature/i;
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+export function redact(value: unknown, depth = 0): unknown {
+  if (depth > 6 || value === null || typeof value !== 'object') return value;
+  if (value instanceof Error) return { name: value.name, message: value.message, code: (value as { code?: unknown }).code };
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? '[redacted]' : redact(v, depth + 1);
+  return out;
+}
+
+export function createLogger(
+  bound: Record<string, unknown> = {},
+  options: { level?: Level; write?: (line: string) => void } = {},
+): Logger {
+  const min = ORDER[options.level ?? ((process.env.TAO_LOG_LEVEL as Level | undefined) ?? 'info')] ?? ORDER.info;
+  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
+  const emit = (level: Level, msg: string, fields?: Record<string, unknown>) => {
+    if (ORDER[level] < min) return;
+    write(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...(redact({ ...bound, ...fields }) as object) }));
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+    child: (fields) => createLogger({ ...bound, ...fields }, options),
+  };
+}

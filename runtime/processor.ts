@@ -1,0 +1,281 @@
+import type { Consumer, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
+import type { AvroCodec } from './codec.ts';
+import { ContractViolation, TaoError, errorMessage, toTaoError } from './errors.ts';
+import type { Logger } from './log.ts';
+import type { StageMetrics } from './metrics.ts';
+import { traceparentFor } from './trace.ts';
+import type { TopicId } from '../topics/catalog.ts';
+
+/** One decoded input record, as a stage's handler sees it. */
+export interface InputRecord<T = unknown> {
+  topic: TopicId;
+  partition: number;
+  offset: string;
+  /** The run's thought_id (the record key). */
+  key: string;
+  value: T;
+  headers: Record<string, string>;
+}
+
+/** A record a handler asks to write. Keyed by the run's thought_id; `span` names the writer for tracing. */
+export interface OutputRecord {
+  topic: TopicId;
+  key: string;
+  value: unknown;
+  span: string;
+}
+
+/**
+ * A stage of the loop, declared by what it reads and writes and how it decides. The runtime calls
+ * `handle` once per input record (possibly again after a crash, since only committed outputs count)
+ * and writes its outputs, together with the input offset, in one Kafka transaction.
+ *
+ * `handle` contract:
+ * - returns the records to write (possibly none);
+ * - throws a {@link TaoError} that is not `retriable` for input that can never be processed: the
+ *   record goes to `<input>.dlq` with the error in its headers and the partition moves on;
+ * - throws a `retriable` TaoError when a dependency is down: nothing is committed and the batch is
+ *   retried from the last committed offset.
+ */
+export interface StageDefinition {
+  stage: string;
+  inputs: readonly TopicId[];
+  outputs: readonly TopicId[];
+  handle(record: InputRecord): Promise<OutputRecord[]>;
+  /** Records handled concurrently within one partition's batch (they belong to different runs). */
+  concurrency: number;
+  /** Records per transaction. */
+  maxRecordsPerTransaction: number;
+  /** Larger input values are dead-lettered unread. */
+  maxInputBytes: number;
+}
+
+export interface StageResources {
+  kafka: Kafka;
+  codec: AvroCodec;
+  logger: Logger;
+  metrics: StageMetrics;
+  sessionTimeoutMs: number;
+  /** Partitions of different topics/partitions processed at the same time. */
+  partitionsConsumedConcurrently?: number;
+}
+
+/** Names of the headers written on dead-letter records. */
+export const DLQ_HEADERS = {
+  errorCode: 'tao.error.code',
+  errorClass: 'tao.error.class',
+  errorMessage: 'tao.error.message',
+  sourceTopic: 'tao.source.topic',
+  sourcePartition: 'tao.source.partition',
+  sourceOffset: 'tao.source.offset',
+  stage: 'tao.stage',
+  attempt: 'tao.attempt',
+} as const;
+
+type TopicMessages = { topic: string; messages: Message[] };
+
+/**
+ * Runs a {@link StageDefinition}: a read_committed consumer group, and one transactional producer
+ * per input topic-partition (transactional id `<group>.<topic>.<partition>`), so that the instance
+ * that takes over a partition after a crash or rebalance fences the previous owner's producer and
+ * aborts whatever it left open. Each transaction holds the outputs of a chunk of records and the
+ * offset after the chunk: a crash at any point either commits both or neither.
+ */
+export class StageRunner {
+  private readonly consumer: Consumer;
+  private readonly producers = new Map<string, Promise<Producer>>();
+  private readonly group: string;
+  private running = false;
+  private lastError: string | null = null;
+  private assigned: Record<string, number[]> = {};
+
+  constructor(
+    private readonly def: StageDefinition,
+    private readonly res: StageResources,
+  ) {
+    this.group = res.codec.topics.group(def.stage);
+    this.consumer = res.kafka.consumer({
+      groupId: this.group,
+      readUncommitted: false,
+      sessionTimeout: res.sessionTimeoutMs,
+      heartbeatInterval: Math.max(500, Math.floor(res.sessionTimeoutMs / 5)),
+      rebalanceTimeout: Math.max(30000, res.sessionTimeoutMs * 2),
+      maxBytesPerPartition: 1024 * 1024,
+      retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10000 },
+    });
+  }
+
+  health(): { ok: boolean; stage: string; group: string; running: boolean; assigned: Record<string, number[]>; lastError: string | null } {
+    return { ok: this.running, stage: this.def.stage, group: this.group, running: this.running, assigned: this.assigned, lastError: this.lastError };
+  }
+
+  async start(): Promise<void> {
+    const { consumer, res } = this;
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.assigned = payload.memberAssignment;
+      res.logger.info('partitions assigned', { group: this.group, assigned: payload.memberAssignment });
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      this.lastError = errorMessage(payload.error);
+      this.running = payload.restart;
+      res.logger.error('consumer crashed', { group: this.group, error: payload.error, restart: payload.restart });
+    });
+    await consumer.connect();
+    for (const id of this.def.inputs) await consumer.subscribe({ topic: res.codec.topics.name(id), fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: res.partitionsConsumedConcurrently ?? 3,
+      eachBatch: (payload) => this.eachBatch(payload),
+    });
+    this.running = true;
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.consumer.disconnect();
+    const producers = [...this.producers.values()];
+    this.producers.clear();
+    await Promise.all(producers.map(async (p) => (await p.catch(() => null))?.disconnect()));
+  }
+
+  private topicId(topic: string): TopicId {
+    const id = this.def.inputs.find((i) => this.res.codec.topics.name(i) === topic);
+    if (!id) throw new TaoError('INTERNAL', `received a record from unsubscribed topic ${topic}`);
+    return id;
+  }
+
+  private producerFor(topic: string, partition: number): Promise<Producer> {
+    const transactionalId = `${this.group}.${topic}.${partition}`;
+    let producer = this.producers.get(transactionalId);
+    if (!producer) {
+      producer = (async () => {
+        const p = this.res.kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60000 });
+        await p.connect();
+        return p;
+      })();
+      producer.catch(() => this.producers.delete(transactionalId));
+      this.producers.set(transactionalId, producer);
+    }
+    return producer;
+  }
+
+  private async dropProducer(topic: string, partition: number): Promise<void> {
+    const transactionalId = `${this.group}.${topic}.${partition}`;
+    const producer = this.producers.get(transactionalId);
+    this.producers.delete(transactionalId);
+    await (await producer?.catch(() => null))?.disconnect().catch(() => undefined);
+  }
+
+  private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const topicId = this.topicId(batch.topic);
+    const { metrics, logger } = this.res;
+    for (let i = 0; i < batch.messages.length; i += this.def.maxRecordsPerTransaction) {
+      if (!isRunning() || isStale()) return;
+      const chunk = batch.messages.slice(i, i + this.def.maxRecordsPerTransaction);
+      const endBatch = metrics.batchSeconds.startTimer({ stage: this.def.stage });
+      const outputs = await mapLimit(chunk, this.def.concurrency, (m) => this.processOne(topicId, batch.partition, m));
+      const producer = await this.producerFor(batch.topic, batch.partition);
+      const transaction = await producer.transaction();
+      const last = chunk[chunk.length - 1]!;
+      try {
+        const topicMessages = mergeByTopic(outputs.flat());
+        if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
+        await transaction.sendOffsets({
+          consumerGroupId: this.group,
+          topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() }] }],
+        });
+        await transaction.commit();
+        metrics.transactions.inc({ stage: this.def.stage, result: 'committed' });
+        for (const { topic, messages } of topicMessages) metrics.recordsOut.inc({ stage: this.def.stage, topic }, messages.length);
+      } catch (err) {
+        metrics.transactions.inc({ stage: this.def.stage, result: 'aborted' });
+        await transaction.abort().catch((abortErr: Error) => logger.warn('transaction abort failed', { error: abortErr }));
+        // A fenced or broken producer can't be reused: the next attempt builds a fresh one, whose
+        // initTransactions fences any zombie still holding this transactional id.
+        await this.dropProducer(batch.topic, batch.partition);
+        this.lastError = errorMessage(err);
+        throw err;
+      }
+      endBatch();
+      resolveOffset(last.offset);
+      await heartbeat();
+    }
+  }
+
+  /** Decodes and handles one record; returns the encoded records to write (outputs, or one dead letter). */
+  private async processOne(topicId: TopicId, partition: number, message: KafkaMessage): Promise<TopicMessages[]> {
+    const { codec, metrics, logger } = this.res;
+    const sourceTopic = codec.topics.name(topicId);
+    metrics.recordsIn.inc({ stage: this.def.stage, topic: sourceTopic });
+    const endHandle = metrics.handleSeconds.startTimer({ stage: this.def.stage });
+    const key = message.key?.toString('utf8') ?? '';
+    try {
+      if (message.value && message.value.length > this.def.maxInputBytes) {
+        throw new ContractViolation(`record of ${message.value.length} bytes exceeds the ${this.def.maxInputBytes}-byte limit of stage ${this.def.stage}`, { code: 'RECORD_TOO_LARGE' });
+      }
+      const value = await codec.decode<{ thought_id?: unknown }>(topicId, message.value);
+      if (!key || value.thought_id !== key) {
+        throw new ContractViolation(`record key "${key}" does not match its thought_id "${String(value.thought_id)}"`);
+      }
+      const outputs = await this.def.handle({ topic: topicId, partition, offset: message.offset, key, value, headers: stringHeaders(message.headers) });
+      const encoded: TopicMessages[] = [];
+      for (const out of outputs) {
+        encoded.push({
+          topic: codec.topics.name(out.topic),
+          messages: [{ key: out.key, value: await codec.encode(out.topic, out.value), headers: { traceparent: traceparentFor(out.key, out.span) } }],
+        });
+      }
+      return encoded;
+    } catch (raw) {
+      const err = toTaoError(raw);
+      if (err.retriable) throw err;
+      // Not retriable: a bad record, or a bug this record triggers. Either way the record must not
+      // block its partition; it goes to the dead-letter topic with everything needed to re-drive it.
+      metrics.deadLetters.inc({ stage: this.def.stage, topic: sourceTopic, reason: err.code });
+      logger.warn('record dead-lettered', { thought_id: key, topic: sourceTopic, partition, offset: message.offset, error_code: err.code, error: err.message });
+      return [{ topic: codec.topics.dlq(topicId), messages: [deadLetter(message, err, { topic: sourceTopic, partition, stage: this.def.stage })] }];
+    } finally {
+      endHandle();
+    }
+  }
+}
+
+function deadLetter(message: KafkaMessage, err: TaoError, source: { topic: string; partition: number; stage: string }): Message {
+  const headers: IHeaders = { ...message.headers };
+  headers[DLQ_HEADERS.errorCode] = err.code;
+  headers[DLQ_HEADERS.errorClass] = err.name;
+  headers[DLQ_HEADERS.errorMessage] = err.message.slice(0, 2000);
+  headers[DLQ_HEADERS.sourceTopic] = source.topic;
+  headers[DLQ_HEADERS.sourcePartition] = String(source.partition);
+  headers[DLQ_HEADERS.sourceOffset] = message.offset;
+  headers[DLQ_HEADERS.stage] = source.stage;
+  headers[DLQ_HEADERS.attempt] = String(Number(message.headers?.[DLQ_HEADERS.attempt]?.toString() ?? 0) + 1);
+  return { key: message.key, value: message.value, headers };
+}
+
+function stringHeaders(headers: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) if (v !== undefined) out[k] = Array.isArray(v) ? String(v[0]) : v.toString();
+  return out;
+}
+
+function mergeByTopic(items: TopicMessages[]): TopicMessages[] {
+  const byTopic = new Map<string, Message[]>();
+  for (const { topic, messages } of items) byTopic.set(topic, [...(byTopic.get(topic) ?? []), ...messages]);
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}
+
+/** Maps with at most `limit` calls in flight, keeping input order in the result. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

@@ -1,0 +1,41 @@
+import { AvroCodec } from './codec.ts';
+import { loadRuntimeConfig } from './config.ts';
+import { createKafka } from './kafka.ts';
+import { createLogger } from './log.ts';
+import { StageMetrics } from './metrics.ts';
+import { startOpsServer } from './ops-server.ts';
+import { StageRunner, type StageDefinition } from './processor.ts';
+
+/**
+ * Runs one stage as a process: registers its output schemas, joins its consumer group, serves
+ * /health and /metrics on `opsPort`, and on SIGTERM/SIGINT finishes the batch in hand, commits,
+ * leaves the group and exits 0.
+ */
+export async function runStageProcess(def: StageDefinition, opsPort: number): Promise<void> {
+  const config = loadRuntimeConfig();
+  const logger = createLogger({ stage: def.stage, pid: process.pid });
+  const kafka = createKafka(config, `tao-${def.stage}`, logger);
+  const codec = AvroCodec.create(config);
+  await codec.register(def.outputs);
+  const metrics = new StageMetrics(`tao-${def.stage}`);
+  const runner = new StageRunner(def, { kafka, codec, logger, metrics, sessionTimeoutMs: config.kafka.sessionTimeoutMs });
+  const ops = await startOpsServer(opsPort, metrics.registry, () => runner.health());
+  await runner.start();
+  logger.info('stage started', { group: codec.topics.group(def.stage), inputs: def.inputs.map((i) => codec.topics.name(i)), ops_port: ops.port });
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('stopping', { signal });
+    Promise.all([runner.stop(), ops.close()]).then(
+      () => process.exit(0),
+      (err: Error) => {
+        logger.error('unclean stop', { error: err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}

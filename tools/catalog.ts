@@ -1,0 +1,133 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { ConfigError } from '../runtime/errors.ts';
+
+// ajv-formats ships CommonJS with a default export; under NodeNext the callable is on `.default`.
+const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv };
+
+export interface RetryPolicySpec {
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+/** A tool as declared in a catalog file (`tools/catalog/*.json`). */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** Scheme, host and port; may reference the environment as `${NAME}` or `${NAME:-default}`. */
+  origin: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path template; `{param}` segments are filled from the input, URL-encoded. */
+  path: string;
+  parameters: Record<string, unknown>;
+  response: Record<string, unknown>;
+  timeoutMs: number;
+  retry: RetryPolicySpec;
+  maxResponseBytes: number;
+  /** Extra request headers; values may reference the environment (`${TOKEN}`), resolved only when sending. */
+  headers?: Record<string, string>;
+}
+
+/** A loaded tool: its spec, resolved origin and compiled contract validators. */
+export interface Tool {
+  spec: ToolSpec;
+  origin: URL;
+  validateInput: ValidateFunction;
+  validateResponse: ValidateFunction;
+  source: string;
+}
+
+const toolSpecSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'description', 'origin', 'method', 'path', 'parameters', 'response', 'timeoutMs', 'retry', 'maxResponseBytes'],
+  properties: {
+    name: { type: 'string', pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$' },
+    description: { type: 'string' },
+    origin: { type: 'string', minLength: 1 },
+    method: { enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] },
+    path: { type: 'string', pattern: '^/' },
+    parameters: { type: 'object' },
+    response: { type: 'object' },
+    timeoutMs: { type: 'integer', minimum: 1, maximum: 600000 },
+    retry: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['maxAttempts', 'baseDelayMs', 'maxDelayMs'],
+      properties: { maxAttempts: { type: 'integer', minimum: 1, maximum: 10 }, baseDelayMs: { type: 'integer', minimum: 0 }, maxDelayMs: { type: 'integer', minimum: 0 } },
+    },
+    maxResponseBytes: { type: 'integer', minimum: 1 },
+    headers: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+} as const;
+
+/** One ajv instance with formats (email, date-time with offsets, uri, ...), shared by all contracts. */
+export function createContractAjv(): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+/**
+ * The tools the loop may call. Built once at start-up from catalog files; only these tools, at these
+ * origins, can be reached.
+ */
+export class ToolCatalog {
+  private constructor(private readonly tools: ReadonlyMap<string, Tool>) {}
+
+  /**
+   * Loads every `*.json` file of `dir`.
+   * @throws ConfigError naming the file and the problem (invalid spec, bad origin, duplicate name with both sources).
+   */
+  static load(dir: string, env: NodeJS.ProcessEnv = process.env, ajv: Ajv = createContractAjv()): ToolCatalog {
+    const validateSpec = ajv.compile<ToolSpec>(toolSpecSchema);
+    const tools = new Map<string, Tool>();
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+      const source = join(dir, file);
+      let spec: unknown;
+      try {
+        spec = JSON.parse(readFileSync(source, 'utf8'));
+      } catch (err) {
+        throw new ConfigError(`${source}: not valid JSON (${(err as Error).message})`);
+      }
+      if (!validateSpec(spec)) throw new ConfigError(`${source}: ${ajv.errorsText(validateSpec.errors)}`);
+      const existing = tools.get(spec.name);
+      if (existing) throw new ConfigError(`tool "${spec.name}" is defined twice: in ${existing.source} and in ${source}`);
+      let origin: URL;
+      try {
+        origin = new URL(interpolateEnv(spec.origin, env, source));
+      } catch (err) {
+        throw err instanceof ConfigError ? err : new ConfigError(`${source}: origin "${spec.origin}" is not a URL`);
+      }
+      if (origin.pathname !== '/' || origin.search || !/^https?:$/.test(origin.protocol)) throw new ConfigError(`${source}: origin must be scheme://host[:port] only, got ${origin.href}`);
+      try {
+        tools.set(spec.name, { spec, origin, source, validateInput: ajv.compile(spec.parameters), validateResponse: ajv.compile(spec.response) });
+      } catch (err) {
+        throw new ConfigError(`${source}: invalid JSON Schema: ${(err as Error).message}`);
+      }
+    }
+    return new ToolCatalog(tools);
+  }
+
+  get(name: string): Tool | undefined {
+    return this.tools.get(name);
+  }
+
+  names(): string[] {
+    return [...this.tools.keys()];
+  }
+}
+
+/** Replaces `${NAME}` / `${NAME:-default}` with environment values; an unset variable without default is a ConfigError. */
+export function interpolateEnv(text: string, env: NodeJS.ProcessEnv, where: string): string {
+  return text.replace(/\$\{([A-Z_][A-Z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {
+    const value = env[name] ?? fallback;
+    if (value === undefined) throw new ConfigError(`${where}: environment variable ${name} is not set`);
+    return value;
+  });
+}
+
+export const DEFAULT_CATALOG_DIR = new URL('./catalog/', import.meta.url).pathname;

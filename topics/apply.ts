@@ -1,0 +1,61 @@
+import type { Admin, ConfigResourceTypes as ConfigResourceTypesT } from 'kafkajs';
+import kafkajs from 'kafkajs';
+import type { TopicNames, TopicSpec } from './catalog.ts';
+
+const { ConfigResourceTypes } = kafkajs as unknown as { ConfigResourceTypes: typeof ConfigResourceTypesT };
+
+/** What `apply` did or found for one topic. */
+export interface TopicReport {
+  topic: string;
+  action: 'created' | 'unchanged' | 'updated' | 'drift';
+  details: string[];
+}
+
+/**
+ * Makes the cluster match the catalog, idempotently: creates missing topics, adds partitions,
+ * sets retention and cleanup policy. Differences it cannot fix (fewer partitions wanted than exist,
+ * a replication factor the cluster can't give) are reported as drift, never applied destructively.
+ */
+export async function applyTopics(admin: Admin, names: TopicNames, replicationFactor = 1): Promise<TopicReport[]> {
+  const wanted = names.all();
+  const existing = new Set(await admin.listTopics());
+  const reports: TopicReport[] = [];
+  const configOf = (spec: TopicSpec) => ({ 'retention.ms': String(spec.retentionMs), 'cleanup.policy': spec.cleanupPolicy });
+
+  const missing = wanted.filter((t) => !existing.has(t.name));
+  if (missing.length) {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map(({ name, spec }) => ({ topic: name, numPartitions: spec.partitions, replicationFactor, configEntries: Object.entries(configOf(spec)).map(([n, value]) => ({ name: n, value })) })),
+    });
+    for (const t of missing) reports.push({ topic: t.name, action: 'created', details: [`${t.spec.partitions} partitions, retention ${t.spec.retentionMs} ms, cleanup ${t.spec.cleanupPolicy}`] });
+  }
+
+  const present = wanted.filter((t) => existing.has(t.name));
+  if (present.length === 0) return reports;
+  const metadata = await admin.fetchTopicMetadata({ topics: present.map((t) => t.name) });
+  const configs = await admin.describeConfigs({ includeSynonyms: false, resources: present.map((t) => ({ type: ConfigResourceTypes.TOPIC, name: t.name, configNames: ['retention.ms', 'cleanup.policy'] })) });
+  for (const { name, spec } of present) {
+    const details: string[] = [];
+    let action: TopicReport['action'] = 'unchanged';
+    const partitions = metadata.topics.find((t) => t.name === name)?.partitions.length ?? 0;
+    if (partitions < spec.partitions) {
+      await admin.createPartitions({ topicPartitions: [{ topic: name, count: spec.partitions }] });
+      details.push(`partitions ${partitions} -> ${spec.partitions}`);
+      action = 'updated';
+    } else if (partitions > spec.partitions) {
+      details.push(`has ${partitions} partitions, catalog says ${spec.partitions} (Kafka cannot shrink a topic; left as is)`);
+      action = 'drift';
+    }
+    const actual = Object.fromEntries((configs.resources.find((r) => r.resourceName === name)?.configEntries ?? []).map((e) => [e.configName, e.configValue]));
+    const wantedConfig = configOf(spec);
+    const changed = Object.entries(wantedConfig).filter(([k, v]) => actual[k] !== v);
+    if (changed.length) {
+      await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name, configEntries: Object.entries(wantedConfig).map(([n, value]) => ({ name: n, value })) }] });
+      for (const [k, v] of changed) details.push(`${k} ${actual[k]} -> ${v}`);
+      if (action === 'unchanged') action = 'updated';
+    }
+    reports.push({ topic: name, action, details });
+  }
+  return reports;
+}

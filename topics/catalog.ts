@@ -1,0 +1,66 @@
+/**
+ * Every topic of the loop, in one typed catalog: name, partitions, retention, cleanup policy, key
+ * and value contract. `tao topics apply` creates or updates them from this file; processors take
+ * their topic names from it. A namespace (TAO_NAMESPACE) prefixes every name so tests and tenants
+ * can share a cluster without sharing topics.
+ */
+
+export type TopicId = 'tasks' | 'thoughtRequests' | 'actionResults' | 'observationResults' | 'outcomes';
+
+export interface TopicSpec {
+  /** Base name, before the namespace prefix. */
+  name: string;
+  partitions: number;
+  retentionMs: number;
+  cleanupPolicy: 'delete' | 'compact';
+  /** What the key holds. Every topic of the loop is keyed by the run's thought_id. */
+  key: 'thought_id (UTF-8)';
+  /** The Avro schema file in schemas/avro/ of the value (null for dead-letter topics, whose values are the original bytes). */
+  valueSchema: string | null;
+  doc: string;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const LOOP_PARTITIONS = 6;
+
+export const TOPICS: Readonly<Record<TopicId, TopicSpec>> = {
+  tasks: { name: 'tao.tasks', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'task.avsc', doc: 'Tasks entering the loop (new runs and replies).' },
+  thoughtRequests: { name: 'thought.requests', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'thought-request.avsc', doc: 'Waves of tool calls planned by Thought.' },
+  actionResults: { name: 'action.results', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'action-result.avsc', doc: 'Normalized tool results written by Action.' },
+  observationResults: { name: 'observation.results', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'observation-result.avsc', doc: 'Verdicts written by Observation.' },
+  outcomes: { name: 'tao.outcomes', partitions: LOOP_PARTITIONS, retentionMs: 30 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'outcome.avsc', doc: 'How each run ended.' },
+};
+
+/** Topics a stage consumes get a dead-letter topic `<name>.dlq`; the outcomes topic is consumed by nobody in the loop. */
+export const DEAD_LETTERED: readonly TopicId[] = ['tasks', 'thoughtRequests', 'actionResults', 'observationResults'];
+
+const DLQ_SPEC = { partitions: 3, retentionMs: 30 * DAY_MS, cleanupPolicy: 'delete' as const };
+
+/** Topic names resolved for one namespace. */
+export interface TopicNames {
+  readonly namespace: string;
+  name(id: TopicId): string;
+  dlq(id: TopicId): string;
+  /** Every topic of the catalog with its spec, dead-letter topics included. */
+  all(): Array<{ name: string; spec: TopicSpec }>;
+  group(stage: string): string;
+}
+
+export function topicNames(namespace: string): TopicNames {
+  const prefix = namespace ? `${namespace}.` : '';
+  const name = (id: TopicId) => prefix + TOPICS[id].name;
+  const dlq = (id: TopicId) => `${name(id)}.dlq`;
+  return {
+    namespace,
+    name,
+    dlq,
+    group: (stage) => `${prefix}tao-${stage}`,
+    all: () => [
+      ...Object.entries(TOPICS).map(([id, spec]) => ({ name: name(id as TopicId), spec })),
+      ...DEAD_LETTERED.map((id) => ({
+        name: dlq(id),
+        spec: { ...DLQ_SPEC, name: `${TOPICS[id].name}.dlq`, key: 'thought_id (UTF-8)' as const, valueSchema: null, doc: `Records of ${TOPICS[id].name} that could not be processed: original bytes, error in headers.` },
+      })),
+    ],
+  };
+}
