@@ -7,8 +7,8 @@ import { loadRuntimeConfig } from '../runtime/config.ts';
 import { createKafka } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import type { Outcome } from '../schemas/types.gen.ts';
-import { applyCatalog, DEFAULT_PORTS } from './main.ts';
-import { spawnStage, stopAll, waitForHttpOk, type StageProcess } from './processes.ts';
+import { applyCatalog } from '../topics/apply-catalog.ts';
+import { DEFAULT_PORTS, spawnStage, stopAll, waitForHttpOk, type StageProcess } from './processes.ts';
 import { describeRecord } from './render.ts';
 
 const SAMPLE_TASKS = [

@@ -15,15 +15,13 @@ import * as infra from '../infra/local.ts';
 import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../processors/wiring.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { loadRuntimeConfig } from '../runtime/config.ts';
-import { TaoError, errorMessage } from '../runtime/errors.ts';
 import { createKafka } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import { runStageProcess } from '../runtime/stage-process.ts';
 import { startToolServer } from '../tool-server/server.ts';
-import { applyTopics } from '../topics/apply.ts';
-import { TOPICS } from '../topics/catalog.ts';
 import { runDemo } from './demo.ts';
-import { spawnStage, stopAll } from './processes.ts';
+import { DEFAULT_PORTS, spawnStage, stopAll } from './processes.ts';
+import { applyCatalog } from '../topics/apply-catalog.ts';
 
 const USAGE = `usage: tao <command>
   infra up|down|status        start, stop or check local Kafka + schema registry
@@ -32,9 +30,9 @@ const USAGE = `usage: tao <command>
   submit --text "..." [--source s] [--external-id id] [--reply thought_id] [--wait] [--timeout-s 60]
   demo                        run the whole loop on sample tasks`;
 
-export const DEFAULT_PORTS = { tools: 7070, ingress: 8080 };
 
-async function main(argv: string[]): Promise<number> {
+/** Runs one `tao` command; resolves with the exit code, or -1 for a long-running process that exits on a signal. */
+export async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   switch (command) {
     case 'infra':
@@ -81,23 +79,6 @@ async function infraCommand(sub: string | undefined): Promise<number> {
     }
     default:
       return usage(`unknown infra command "${sub ?? ''}"`);
-  }
-}
-
-/** Applies the topic catalog and registers every value schema; exported for the demo and tests. */
-export async function applyCatalog(env: NodeJS.ProcessEnv = process.env, print: (line: string) => void = console.log): Promise<void> {
-  const config = loadRuntimeConfig(env);
-  const logger = createLogger({ command: 'topics' });
-  const kafka = createKafka(config, 'tao-topics', logger);
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const codec = AvroCodec.create(config);
-    for (const report of await applyTopics(admin, codec.topics)) print(`${report.action.padEnd(9)} ${report.topic}${report.details.length ? `  (${report.details.join('; ')})` : ''}`);
-    await codec.register(Object.keys(TOPICS) as Array<keyof typeof TOPICS>);
-    print(`schemas registered under <topic>-value with BACKWARD compatibility at ${config.registry.url}`);
-  } finally {
-    await admin.disconnect();
   }
 }
 
@@ -211,14 +192,3 @@ async function submitCommand(args: string[]): Promise<number> {
   console.log(JSON.stringify(result));
   return result.status === 'completed' ? 0 : 1;
 }
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    if (code >= 0) process.exit(code);
-  },
-  (err: unknown) => {
-    const code = err instanceof TaoError ? err.code : (err as { code?: string }).code;
-    console.error(`tao: ${errorMessage(err)}${code ? ` [${code}]` : ''}`);
-    process.exit(1);
-  },
-);

@@ -495,7 +495,7 @@ function versionAtLeast(actual: readonly number[], wanted: readonly number[]): b
   return true;
 }
 
-async function checkPrerequisites(o: InfraOptions, need: { java: boolean; mvn: boolean; go: boolean }): Promise<void> {
+async function checkPrerequisites(need: { java: boolean; mvn: boolean; go: boolean }): Promise<void> {
   const problems: string[] = [];
   const [java, mvn, go] = await Promise.all([
     need.java ? probe('java', ['-version']) : undefined,
@@ -526,14 +526,12 @@ async function checkPrerequisites(o: InfraOptions, need: { java: boolean; mvn: b
     if (version === undefined || !versionAtLeast(version, wanted)) {
       const found = version === undefined ? '' : ` (found go${version.join('.')}${localOnly ? ' with GOTOOLCHAIN=local' : ''})`;
       problems.push(
-        `infra up needs \`go\` (Go ${MIN_GO_LOCAL.join('.')}+, which fetches the Go ${MIN_GO_MODULE.join('.')} toolchain the registry module pins; ` +
-          `or Go ${MIN_GO_MODULE.join('.')}+ with GOTOOLCHAIN=local) on PATH to build the schema registry (first run only)${found}; ` +
-          'install it or point SCHEMA_REGISTRY_URL at an existing registry',
+        `infra up needs \`go\` (Go ${MIN_GO_LOCAL.join('.')}+; it fetches the Go ${MIN_GO_MODULE.join('.')} toolchain the registry module pins unless GOTOOLCHAIN=local) ` +
+          `on PATH to build the schema registry (first run only)${found}; install it or point SCHEMA_REGISTRY_URL at an existing registry`,
       );
     }
   }
   if (problems.length > 0) {
-    o.log(`infra: missing prerequisites:\n  ${problems.join('\n  ')}`);
     throw new InfraError('PREREQUISITE_MISSING', problems.join('\n'));
   }
 }
@@ -702,7 +700,13 @@ async function formatKafkaStorage(o: InfraOptions, p: Paths, c: Component): Prom
   o.log(`kafka: formatted ${p.kafkaData} (cluster id ${id})`);
 }
 
-async function spawnDetached(c: Component, cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+/** A process we spawned; `exit()` describes how it ended, once it has (recorded from the start so no early exit is missed). */
+interface Spawned {
+  pid: number;
+  exit: () => string | undefined;
+}
+
+async function spawnDetached(c: Component, cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Spawned> {
   await appendFile(c.logFile, `=== tao infra: starting ${c.name} at ${new Date().toISOString()}: ${cmd} ${args.join(' ')} ===\n`);
   const fd = openSync(c.logFile, 'a');
   let child: ChildProcess;
@@ -711,6 +715,10 @@ async function spawnDetached(c: Component, cmd: string, args: string[], cwd: str
   } finally {
     closeSync(fd);
   }
+  let exit: string | undefined;
+  child.once('exit', (code, signal) => {
+    exit = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+  });
   await new Promise<void>((resolvePromise, reject) => {
     child.once('spawn', resolvePromise);
     child.once('error', (err) => reject(new InfraError('PROCESS_FAILED', `${c.name}: could not start ${cmd}: ${err.message}`, { cause: err })));
@@ -718,52 +726,43 @@ async function spawnDetached(c: Component, cmd: string, args: string[], cwd: str
   child.unref();
   if (child.pid === undefined) throw new InfraError('PROCESS_FAILED', `${c.name}: ${cmd} started without a pid`);
   await writeFile(c.pidFile, `${child.pid}\n`);
-  return child;
+  return { pid: child.pid, exit: () => exit };
 }
 
 /**
  * Polls the health check until it passes. Fails fast if the process dies; on timeout kills it, so
  * a failed start never leaves a half-started component behind.
  */
-async function waitHealthy(o: InfraOptions, c: Component, pid: number, child?: ChildProcess): Promise<void> {
+async function waitHealthy(o: InfraOptions, c: Component, pid: number, spawned?: Spawned): Promise<void> {
   const since = Date.now();
-  let exit: string | undefined;
-  const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
-    exit = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-  };
-  child?.once('exit', onExit);
   o.log(`${c.name}: waiting for ${c.url} to become healthy (pid ${pid}, up to ${c.healthTimeoutMs / 1000}s)…`);
   let nextProgress = since + PROGRESS_EVERY_MS;
-  try {
-    for (;;) {
-      const health = await c.health();
-      if (health.ok) {
-        o.log(`${c.name}: healthy after ${elapsed(since)} at ${c.url} (pid ${pid})`);
-        return;
-      }
-      if (exit === undefined && !(await isOurs(c, pid))) exit = 'exited';
-      if (exit !== undefined) {
-        await rm(c.pidFile, { force: true });
-        throw await failureWithLog('PROCESS_FAILED', c, `${c.name}: process ${pid} ${exit} before becoming healthy`);
-      }
-      if (Date.now() - since > c.healthTimeoutMs) {
-        signalGroup(pid, 'SIGKILL');
-        await waitGone(c, pid, KILL_WAIT_MS);
-        await rm(c.pidFile, { force: true });
-        throw await failureWithLog(
-          'HEALTH_TIMEOUT',
-          c,
-          `${c.name}: not healthy after ${c.healthTimeoutMs / 1000}s (last check: ${health.reason}); process ${pid} was killed`,
-        );
-      }
-      if (Date.now() >= nextProgress) {
-        o.log(`${c.name}: still waiting (${elapsed(since)}; last check: ${health.reason})…`);
-        nextProgress += PROGRESS_EVERY_MS;
-      }
-      await sleep(500);
+  for (;;) {
+    const health = await c.health();
+    if (health.ok) {
+      o.log(`${c.name}: healthy after ${elapsed(since)} at ${c.url} (pid ${pid})`);
+      return;
     }
-  } finally {
-    child?.off('exit', onExit);
+    const exit = spawned?.exit() ?? ((await isOurs(c, pid)) ? undefined : 'exited');
+    if (exit !== undefined) {
+      await rm(c.pidFile, { force: true });
+      throw await failureWithLog('PROCESS_FAILED', c, `${c.name}: process ${pid} ${exit} before becoming healthy`);
+    }
+    if (Date.now() - since > c.healthTimeoutMs) {
+      signalGroup(pid, 'SIGKILL');
+      await waitGone(c, pid, KILL_WAIT_MS);
+      await rm(c.pidFile, { force: true });
+      throw await failureWithLog(
+        'HEALTH_TIMEOUT',
+        c,
+        `${c.name}: not healthy after ${c.healthTimeoutMs / 1000}s (last check: ${health.reason}); process ${pid} was killed`,
+      );
+    }
+    if (Date.now() >= nextProgress) {
+      o.log(`${c.name}: still waiting (${elapsed(since)}; last check: ${health.reason})…`);
+      nextProgress += PROGRESS_EVERY_MS;
+    }
+    await sleep(500);
   }
 }
 
@@ -804,9 +803,9 @@ async function startKafkaUnlocked(o: InfraOptions, p: Paths): Promise<void> {
     'kafka.Kafka',
     p.serverProperties,
   ];
-  const child = await spawnDetached(c, 'java', args, p.dir, process.env);
-  o.log(`kafka: started pid ${child.pid} (log ${c.logFile})`);
-  await waitHealthy(o, c, child.pid as number, child);
+  const spawned = await spawnDetached(c, 'java', args, p.dir, process.env);
+  o.log(`kafka: started pid ${spawned.pid} (log ${c.logFile})`);
+  await waitHealthy(o, c, spawned.pid, spawned);
 }
 
 async function startRegistryUnlocked(o: InfraOptions, p: Paths): Promise<void> {
@@ -818,9 +817,9 @@ async function startRegistryUnlocked(o: InfraOptions, p: Paths): Promise<void> {
   await rotateLog(c);
   // The binary lets SCHEMA_REGISTRY_* variables override its config file; ours (e.g. SCHEMA_REGISTRY_URL for clients) must not leak in.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SCHEMA_REGISTRY_')));
-  const child = await spawnDetached(c, p.registryBin, ['-config', p.registryYaml], p.dir, env);
-  o.log(`schema-registry: started pid ${child.pid} (log ${c.logFile})`);
-  await waitHealthy(o, c, child.pid as number, child);
+  const spawned = await spawnDetached(c, p.registryBin, ['-config', p.registryYaml], p.dir, env);
+  o.log(`schema-registry: started pid ${spawned.pid} (log ${c.logFile})`);
+  await waitHealthy(o, c, spawned.pid, spawned);
 }
 
 /** Stops our process of `c` (whole process group). Returns false when it was not running. */
@@ -879,7 +878,7 @@ export async function up(options: Partial<InfraOptions> = {}): Promise<InfraEndp
   const registry = registryComponent(o, p);
   await withLock(o, p, async () => {
     const [kafkaPid, registryPid] = await Promise.all([runningPid(kafka), runningPid(registry)]);
-    await checkPrerequisites(o, {
+    await checkPrerequisites({
       java: kafkaPid === undefined,
       mvn: kafkaPid === undefined && !existsSync(p.libsMarker),
       go: registryPid === undefined && !existsSync(p.registryBin),
@@ -956,7 +955,7 @@ export async function startKafka(options: Partial<InfraOptions> = {}): Promise<s
   const kafka = kafkaComponent(o, p);
   await withLock(o, p, async () => {
     if ((await runningPid(kafka)) === undefined) {
-      await checkPrerequisites(o, { java: true, mvn: !existsSync(p.libsMarker), go: false });
+      await checkPrerequisites({ java: true, mvn: !existsSync(p.libsMarker), go: false });
       await assertPortsFree(kafka);
       await ensureKafkaJars(o, p);
     }

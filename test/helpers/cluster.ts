@@ -1,0 +1,119 @@
+/**
+ * Test harness for integration tests: a fresh namespace (its own topics, subjects and consumer
+ * groups) on the real broker and registry named by KAFKA_BROKERS / SCHEMA_REGISTRY_URL (started by
+ * `npm test` through infra/ when unset), stage processes, and read_committed scans of the log.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kafka } from 'kafkajs';
+import { applyCatalog } from '../../topics/apply-catalog.ts';
+import { spawnStage, stopAll, type StageProcess } from '../../cli/processes.ts';
+import { watchRecords, type LoopRecord } from '../../client/watch.ts';
+import { AvroCodec } from '../../runtime/codec.ts';
+import { loadRuntimeConfig, type RuntimeConfig } from '../../runtime/config.ts';
+import { createKafka } from '../../runtime/kafka.ts';
+import { createLogger } from '../../runtime/log.ts';
+import type { TopicId } from '../../topics/catalog.ts';
+
+export interface TestCluster {
+  namespace: string;
+  env: NodeJS.ProcessEnv;
+  config: RuntimeConfig;
+  kafka: Kafka;
+  codec: AvroCodec;
+}
+
+/** A fresh namespace with every catalog topic created and every schema registered. */
+export async function freshCluster(extraEnv: NodeJS.ProcessEnv = {}): Promise<TestCluster> {
+  const namespace = `t${randomUUID().slice(0, 8)}`;
+  const env: NodeJS.ProcessEnv = { ...process.env, TAO_NAMESPACE: namespace, TAO_SESSION_TIMEOUT_MS: '6000', ...extraEnv };
+  await applyCatalog(env, () => undefined);
+  const config = loadRuntimeConfig(env);
+  const kafka = createKafka(config, `test-${namespace}`, createLogger({ test: namespace }, { level: 'error' }));
+  const codec = AvroCodec.create(config);
+  await codec.register(['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes']);
+  return { namespace, env, config, kafka, codec };
+}
+
+/** Stage processes of one test; every line they print is kept for failure messages. */
+export class StageFleet {
+  readonly processes: StageProcess[] = [];
+  readonly lines: string[] = [];
+
+  constructor(private readonly env: NodeJS.ProcessEnv) {}
+
+  /** Starts `tao run <name>` and resolves once it has joined its group and got partitions. */
+  async start(name: 'thought' | 'action' | 'observation', timeoutMs = 60000): Promise<StageProcess> {
+    let ready!: () => void;
+    const started = new Promise<void>((r) => (ready = r));
+    const proc = spawnStage(name, { ...this.env, TAO_OPS_PORT: '0' }, (who, line) => {
+      this.lines.push(`${who}: ${line}`);
+      if (line.includes('"msg":"stage started"')) ready();
+    });
+    this.processes.push(proc);
+    let timer: NodeJS.Timeout | undefined;
+    const exited = proc.exited.then((code) => {
+      throw new Error(`${name} exited (${code}) before it started:\n${this.lines.slice(-20).join('\n')}`);
+    });
+    await Promise.race([started, exited, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${name} did not start within ${timeoutMs} ms`)), timeoutMs)))]);
+    clearTimeout(timer);
+    exited.catch(() => undefined);
+    return proc;
+  }
+
+  async stop(): Promise<void> {
+    await stopAll(this.processes);
+  }
+}
+
+/**
+ * Reads every committed record of `topics` from the beginning (read_committed). Resolves once
+ * `until(records)` holds, or when nothing new arrived for `idleMs` after it started reading.
+ */
+export async function scan(cluster: TestCluster, topics: TopicId[], options: { idleMs?: number; timeoutMs?: number; until?: (records: LoopRecord[]) => boolean } = {}): Promise<LoopRecord[]> {
+  const records: LoopRecord[] = [];
+  const idleMs = options.idleMs ?? 3000;
+  let last = Date.now();
+  const watcher = await watchRecords(cluster.kafka, cluster.codec, {
+    topics,
+    from: 'beginning',
+    onRecord: (r) => {
+      records.push(r);
+      last = Date.now();
+    },
+  });
+  const deadline = Date.now() + (options.timeoutMs ?? 60000);
+  try {
+    while (Date.now() < deadline) {
+      if (options.until ? options.until(records) : Date.now() - last > idleMs) return records;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    if (options.until) throw new Error(`scan of ${topics.join(', ')} timed out with ${records.length} records`);
+    return records;
+  } finally {
+    await watcher.stop();
+  }
+}
+
+/** Follows `tao.outcomes` from the beginning; `waitFor(n)` resolves once n distinct runs have an outcome. */
+export async function followOutcomes(cluster: TestCluster): Promise<{ outcomes: Map<string, LoopRecord>; waitFor(n: number, timeoutMs: number): Promise<void>; stop(): Promise<void> }> {
+  const outcomes = new Map<string, LoopRecord>();
+  const waiters: Array<{ n: number; resolve: () => void }> = [];
+  const watcher = await watchRecords(cluster.kafka, cluster.codec, {
+    topics: ['outcomes'],
+    from: 'beginning',
+    onRecord: (r) => {
+      outcomes.set(r.key, r);
+      for (const w of waiters) if (outcomes.size >= w.n) w.resolve();
+    },
+  });
+  return {
+    outcomes,
+    stop: () => watcher.stop(),
+    waitFor: (n, timeoutMs) =>
+      new Promise<void>((resolve, reject) => {
+        if (outcomes.size >= n) return resolve();
+        const timer = setTimeout(() => reject(new Error(`only ${outcomes.size} of ${n} outcomes after ${timeoutMs} ms`)), timeoutMs);
+        waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
+      }),
+  };
+}

@@ -1,0 +1,24 @@
+import { AvroCodec } from '../runtime/codec.ts';
+import { loadRuntimeConfig } from '../runtime/config.ts';
+import { createKafka } from '../runtime/kafka.ts';
+import { createLogger } from '../runtime/log.ts';
+import { applyTopics } from './apply.ts';
+import { TOPICS, type TopicId } from './catalog.ts';
+
+/** Applies the topic catalog and registers every value schema; exported for the demo and tests. */
+export async function applyCatalog(env: NodeJS.ProcessEnv = process.env, print: (line: string) => void = console.log): Promise<void> {
+  const config = loadRuntimeConfig(env);
+  const logger = createLogger({ command: 'topics' });
+  const kafka = createKafka(config, 'tao-topics', logger);
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const codec = AvroCodec.create(config);
+    for (const report of await applyTopics(admin, codec.topics)) print(`${report.action.padEnd(9)} ${report.topic}${report.details.length ? `  (${report.details.join('; ')})` : ''}`);
+    await codec.register(Object.keys(TOPICS) as TopicId[]);
+    print(`schemas registered under <topic>-value with BACKWARD compatibility at ${config.registry.url}`);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
