@@ -342,17 +342,19 @@ async function runningPid(c: Component): Promise<number | undefined> {
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch (err) {
-    if (!isErrno(err, 'ESRCH')) throw err;
-    // Not a group leader (or the group is gone): signal the process itself.
+  const send = (target: number): boolean => {
     try {
-      process.kill(pid, signal);
-    } catch (inner) {
-      if (!isErrno(inner, 'ESRCH')) throw inner;
+      process.kill(target, signal);
+      return true;
+    } catch (err) {
+      if (isErrno(err, 'ESRCH')) return false;
+      throw new InfraError('PROCESS_FAILED', `cannot send ${signal} to ${target < 0 ? 'process group' : 'pid'} ${Math.abs(target)}: ${errorText(err)}`, {
+        cause: err,
+      });
     }
-  }
+  };
+  // Not a group leader (or the group is gone): signal the process itself.
+  if (!send(-pid)) send(pid);
 }
 
 async function waitGone(c: Component, pid: number, timeoutMs: number): Promise<boolean> {
