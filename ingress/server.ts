@@ -56,7 +56,10 @@ export async function startIngress(options: IngressOptions, deps: { producer: Pr
         return reply(res, 400, { error: 'invalid_json', message: `body is not JSON: ${errorMessage(err)}` });
       }
       if (!validate(parsed)) {
-        const fields = (validate.errors ?? []).map((e) => ({ field: e.instancePath.replace(/^\//, '') || (e.params as { missingProperty?: string }).missingProperty || '/', message: e.message }));
+        const fields = (validate.errors ?? []).map((e) => {
+          const params = e.params as { missingProperty?: string; additionalProperty?: string };
+          return { field: [e.instancePath.replace(/^\//, ''), params.missingProperty ?? params.additionalProperty].filter(Boolean).join('/') || '/', message: e.message };
+        });
         return reply(res, 400, { error: 'invalid_task', message: 'the task has invalid fields', fields });
       }
       const task = buildTask({ text: parsed.text, source: parsed.source ?? 'api', external_id: parsed.external_id ?? null, metadata: parsed.metadata ?? {} });

@@ -1,0 +1,105 @@
+/**
+ * Shared fixtures for the pure-core tests: the real catalog, the real order-status flow and the
+ * ThoughtConfig / ObservationConfig built the way processors/wiring.ts builds them.
+ */
+import type { Ajv } from 'ajv';
+import type { Outcome, RunState, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
+import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools/catalog.ts';
+import type { ObservationConfig } from '../../processors/observation/core.ts';
+import type { ThoughtConfig, ThoughtOutput } from '../../processors/thought/core.ts';
+import { PlanValidator, type Plan, type ToolContracts } from '../../processors/thought/plan.ts';
+import { DEFAULT_FLOWS_DIR, GraphPlanner, loadFlows, type Flow, type Planner } from '../../processors/thought/planner.ts';
+
+export interface World {
+  ajv: Ajv;
+  catalog: ToolCatalog;
+  flow: Flow;
+  tools: ToolContracts;
+}
+
+/** Loads the real catalog and flows exactly like defineStage() does (one shared contract ajv). */
+export function loadWorld(env: NodeJS.ProcessEnv = {}): World {
+  const ajv = createContractAjv();
+  const catalog = ToolCatalog.load(DEFAULT_CATALOG_DIR, env, ajv);
+  const flow = loadFlows(DEFAULT_FLOWS_DIR, ajv).get('order-status@1');
+  if (!flow) throw new Error('flows/order-status.v1.json did not load as order-status@1');
+  return { ajv, catalog, flow, tools: toolContracts(catalog) };
+}
+
+/** The ToolContracts adapter of processors/wiring.ts. */
+export function toolContracts(catalog: ToolCatalog): ToolContracts {
+  return {
+    has: (tool) => catalog.get(tool) !== undefined,
+    responseFields: (tool) => {
+      const props = (catalog.get(tool)?.spec.response as { properties?: Record<string, unknown> } | undefined)?.properties;
+      return props ? Object.keys(props) : null;
+    },
+  };
+}
+
+/** ThoughtConfig as wiring.ts builds it (defaults: 10 iterations, 2 attempts per step). */
+export function thoughtConfig(world: World, overrides: Partial<ThoughtConfig> = {}): ThoughtConfig {
+  return {
+    planner: new GraphPlanner(world.flow),
+    validator: new PlanValidator(world.ajv, 50),
+    tools: world.tools,
+    maxIterations: 10,
+    maxStepAttempts: 2,
+    ...overrides,
+  };
+}
+
+/** ObservationConfig as wiring.ts builds it. */
+export function observationConfig(world: World): ObservationConfig {
+  return { catalog: world.catalog, ajv: world.ajv, latencyFactor: 1.5, weights: { hard: 0.6, consistency: 0.1 } };
+}
+
+/** The plan the graph planner makes from the real flow for a task text that names an e-mail. */
+export function flowPlan(world: World, text = 'Where is my order? alice@example.com'): Plan {
+  const result = new GraphPlanner(world.flow).plan({ text });
+  if (result.kind !== 'plan') throw new Error(`expected a plan, got ${result.kind}`);
+  return structuredClone(result.plan) as Plan;
+}
+
+export function task(text: string, thoughtId = 't-1'): Task {
+  return { thought_id: thoughtId, task_id: `task-${thoughtId}`, kind: 'NEW', text, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1_700_000_000_000 };
+}
+
+export function runState(plan: Plan, overrides: Partial<RunState> = {}): RunState {
+  return { task_id: 'task-t-1', task_text: 'x', planner: 'graph', flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), outputs_json: '{}', step_attempts: {}, max_iterations: 10, ...overrides };
+}
+
+/** A planner that returns a fixed candidate plan, for testing how Thought treats a bad planner. */
+export function fixedPlanner(plan: unknown): Planner {
+  return { name: 'fixed', plan: () => ({ kind: 'plan', planner: 'fixed', plan }) };
+}
+
+/** Realistic valid data for each step of the order-status flow. */
+export const DATA = {
+  S1: { customer_id: 'C-123456', email: 'alice@example.com', name: 'Alice Tan' },
+  S2: { order_id: 'O-12345678', customer_id: 'C-123456', status: 'shipped', total_cents: 4200, placed_at: '2025-03-14T09:26:53+08:00' },
+  S3: { customer_id: 'C-123456', tier: 'gold' },
+  S4: { order_id: 'O-12345678', carrier: 'DHL', state: 'in_transit', eta: '2025-03-17T04:00:00Z' },
+} as const;
+
+export function validVerdict(stepId: string, tool: string, data: unknown): Verdict {
+  return { step_id: stepId, tool, valid: true, extracted_data_json: JSON.stringify(data), confidence_score: 1, error_type: 'ok', audit_trail: [], status_code: 200, response_time_ms: 12, attempts: 1 };
+}
+
+export function failedVerdict(stepId: string, tool: string, errorType: Verdict['error_type']): Verdict {
+  return { step_id: stepId, tool, valid: false, extracted_data_json: null, confidence_score: 0, error_type: errorType, audit_trail: [], status_code: null, response_time_ms: 12, attempts: 1 };
+}
+
+/** The single ThoughtRequest among Thought's outputs (fails the test otherwise). */
+export function onlyRequest(outputs: ThoughtOutput[]): ThoughtRequest {
+  const [first] = outputs;
+  if (outputs.length !== 1 || first?.topic !== 'thoughtRequests') throw new Error(`expected one thoughtRequests record, got ${JSON.stringify(outputs)}`);
+  return first.value;
+}
+
+/** The single Outcome among Thought's outputs (fails the test otherwise). */
+export function onlyOutcome(outputs: ThoughtOutput[]): Outcome {
+  const [first] = outputs;
+  if (outputs.length !== 1 || first?.topic !== 'outcomes') throw new Error(`expected one outcomes record, got ${JSON.stringify(outputs)}`);
+  return first.value;
+}
