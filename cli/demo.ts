@@ -30,10 +30,11 @@ export async function runDemo(args: string[]): Promise<number> {
   let startedInfra = false;
   if (!env.KAFKA_BROKERS) {
     console.log('KAFKA_BROKERS is not set: starting local Kafka and schema registry (npx tao infra up)...');
+    const wasRunning = (await infra.status()).every((c) => c.healthy);
     const endpoints = await infra.up({ log: (line) => console.log(`  ${line}`) });
     env.KAFKA_BROKERS = endpoints.brokers;
     env.SCHEMA_REGISTRY_URL = endpoints.registryUrl;
-    startedInfra = true;
+    startedInfra = !wasRunning;
   }
   console.log(`Kafka ${env.KAFKA_BROKERS}, schema registry ${env.SCHEMA_REGISTRY_URL ?? 'http://127.0.0.1:8081'}`);
   console.log('Applying topics...');
@@ -87,7 +88,7 @@ export async function runDemo(args: string[]): Promise<number> {
       console.error(`${pending.size} run(s) had no outcome within 120 s: ${[...pending].join(', ')}`);
       return 1;
     }
-    console.log(`\nReplay any run from the log: every record above is in Kafka, keyed by its thought_id.`);
+    console.log('\nEvery line above is a committed Kafka record, keyed by its run\'s thought_id.');
     return 0;
   } finally {
     await stopAll(processes);

@@ -42,12 +42,16 @@ export class StageFleet {
   constructor(private readonly env: NodeJS.ProcessEnv) {}
 
   /** Starts `tao run <name>` and resolves once it has joined its group and got partitions. */
-  async start(name: 'thought' | 'action' | 'observation', timeoutMs = 60000): Promise<StageProcess> {
+  async start(name: 'thought' | 'action' | 'observation', timeoutMs = 60000): Promise<StageProcess & { opsPort: number }> {
     let ready!: () => void;
+    let opsPort = 0;
     const started = new Promise<void>((r) => (ready = r));
     const proc = spawnStage(name, { ...this.env, TAO_OPS_PORT: '0' }, (who, line) => {
       this.lines.push(`${who}: ${line}`);
-      if (line.includes('"msg":"stage started"')) ready();
+      if (line.includes('"msg":"stage started"')) {
+        opsPort = (JSON.parse(line) as { ops_port: number }).ops_port;
+        ready();
+      }
     });
     this.processes.push(proc);
     let timer: NodeJS.Timeout | undefined;
@@ -57,7 +61,7 @@ export class StageFleet {
     await Promise.race([started, exited, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${name} did not start within ${timeoutMs} ms`)), timeoutMs)))]);
     clearTimeout(timer);
     exited.catch(() => undefined);
-    return proc;
+    return { ...proc, opsPort };
   }
 
   async stop(): Promise<void> {

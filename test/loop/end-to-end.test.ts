@@ -8,12 +8,14 @@ import { StageFleet, followOutcomes, freshCluster, scan, type TestCluster } from
 let cluster: TestCluster;
 let tools: ToolServer;
 let fleet: StageFleet;
+let opsPorts: Record<string, number>;
 
 before(async () => {
   tools = await startToolServer({ port: 0 });
   cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url });
   fleet = new StageFleet(cluster.env);
-  await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
+  const [thought, action, observation] = await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
+  opsPorts = { thought: thought.opsPort, action: action.opsPort, observation: observation.opsPort };
 });
 
 after(async () => {
@@ -62,4 +64,20 @@ test('50 submitted tasks all complete, every record is keyed by its run, and Act
   // Runs have at least two waves where a step uses an earlier step's output: S1 -> {S2, S3} -> S4.
   const waves = records.filter((r) => r.topic === 'thoughtRequests' && r.key === tasks[0]!.thought_id).map((r) => (r.value as unknown as ThoughtRequest).steps.map((s) => s.step_id).join('+'));
   assert.deepEqual(waves, ['S1', 'S2+S3', 'S4']);
+});
+
+test('each stage process serves /health and /metrics that count what it processed', async () => {
+  for (const [stage, port] of Object.entries(opsPorts)) {
+    const health = await fetch(`http://127.0.0.1:${port}/health`);
+    assert.equal(health.status, 200);
+    const body = (await health.json()) as { ok: boolean; group: string; assigned: Record<string, number[]> };
+    assert.equal(body.ok, true);
+    assert.equal(body.group, `${cluster.namespace}.tao-${stage}`);
+    assert.ok(Object.values(body.assigned).flat().length > 0, `${stage} holds partitions`);
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const committed = metrics.split('\n').filter((l) => l.startsWith('tao_transactions_total') && l.includes('result="committed"'));
+    assert.ok(committed.length === 1 && Number(committed[0]!.split(' ').pop()) > 0, `${stage} reports committed transactions:\n${committed.join('\n')}`);
+  }
+  const action = await (await fetch(`http://127.0.0.1:${opsPorts.action}/metrics`)).text();
+  assert.match(action, new RegExp(`tao_records_in_total\\{stage="action",topic="${cluster.namespace}\\.thought\\.requests"[^}]*\\} 150`), 'action consumed the 150 waves of the 50 runs');
 });
