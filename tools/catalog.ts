@@ -93,14 +93,15 @@ export class ToolCatalog {
       } catch (err) {
         throw new ConfigError(`${source}: not valid JSON (${(err as Error).message})`);
       }
-      if (!validateSpec(spec)) throw new ConfigError(`${source}: ${ajv.errorsText(validateSpec.errors)}`);
+      if (!validateSpec(spec)) throw new ConfigError(`${source}: ${describeSpecErrors(validateSpec.errors ?? [])}`);
       const existing = tools.get(spec.name);
       if (existing) throw new ConfigError(`tool "${spec.name}" is defined twice: in ${existing.source} and in ${source}`);
+      const resolved = interpolateEnv(spec.origin, env, source);
       let origin: URL;
       try {
-        origin = new URL(interpolateEnv(spec.origin, env, source));
-      } catch (err) {
-        throw err instanceof ConfigError ? err : new ConfigError(`${source}: origin "${spec.origin}" is not a URL`);
+        origin = new URL(resolved);
+      } catch {
+        throw new ConfigError(`${source}: origin "${resolved}" (from "${spec.origin}") is not a URL`);
       }
       if (origin.pathname !== '/' || origin.search || !/^https?:$/.test(origin.protocol)) throw new ConfigError(`${source}: origin must be scheme://host[:port] only, got ${origin.href}`);
       try {
@@ -121,10 +122,22 @@ export class ToolCatalog {
   }
 }
 
+function describeSpecErrors(errors: NonNullable<ValidateFunction['errors']>): string {
+  return errors
+    .map((e) => {
+      const params = e.params as { additionalProperty?: string; missingProperty?: string };
+      if (params.additionalProperty) return `unknown key "${[e.instancePath, params.additionalProperty].join('/').replace(/^\//, '')}"`;
+      if (params.missingProperty) return `missing key "${[e.instancePath, params.missingProperty].join('/').replace(/^\//, '')}"`;
+      return `${e.instancePath || '/'} ${e.message}`;
+    })
+    .join('; ');
+}
+
 /** Replaces `${NAME}` / `${NAME:-default}` with environment values; an unset variable without default is a ConfigError. */
 export function interpolateEnv(text: string, env: NodeJS.ProcessEnv, where: string): string {
   return text.replace(/\$\{([A-Z_][A-Z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {
-    const value = env[name] ?? fallback;
+    // As in the shell, `:-` also takes the default when the variable is set but empty.
+    const value = fallback !== undefined && !env[name] ? fallback : env[name];
     if (value === undefined) throw new ConfigError(`${where}: environment variable ${name} is not set`);
     return value;
   });

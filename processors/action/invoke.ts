@@ -45,9 +45,13 @@ export function buildRequest(tool: Tool, input: Record<string, unknown>): { url:
     const value = rest[name];
     delete rest[name];
     if (value === undefined || value === null) throw new ContractViolation(`${tool.spec.name}: path parameter ${name} is missing`);
-    return encodeURIComponent(String(value));
+    const encoded = encodeURIComponent(String(value));
+    // URL resolves "." and ".." segments (encoded or not) away, which would change the path.
+    if (encoded === '.' || encoded === '..') throw new ContractViolation(`${tool.spec.name}: path parameter ${name} may not be "${encoded}"`);
+    return encoded;
   });
   const url = new URL(path, tool.origin);
+  if (url.origin !== tool.origin.origin || url.pathname !== path) throw new ContractViolation(`${tool.spec.name}: input would change the request target to ${url.origin}${url.pathname}`);
   if (tool.spec.method === 'GET' || tool.spec.method === 'DELETE') {
     for (const [k, v] of Object.entries(rest)) url.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
     return { url, body: null };
@@ -64,9 +68,16 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
   const base = { step_id: stepId, tool: tool.spec.name, input_json: JSON.stringify(input), idempotency_key: ctx.idempotencyKey };
   if (!tool.validateInput(input)) {
     const problems = (tool.validateInput.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
-    return { ...base, attempts: 0, status_code: null, response_time_ms: 0, response_raw: null, data_json: null, error: { type: 'invalid_input', message: `input breaks the ${tool.spec.name} contract: ${problems}`, retryable: false } };
+    return invalidInput(base, `input breaks the ${tool.spec.name} contract: ${problems}`);
   }
-  const { url, body } = buildRequest(tool, input as Record<string, unknown>);
+  let built: { url: URL; body: string | null };
+  try {
+    built = buildRequest(tool, input as Record<string, unknown>);
+  } catch (err) {
+    if (!(err instanceof ContractViolation)) throw err;
+    return invalidInput(base, err.message);
+  }
+  const { url, body } = built;
   const headers: Record<string, string> = { accept: 'application/json', 'idempotency-key': ctx.idempotencyKey, 'x-request-id': randomUUID(), traceparent: ctx.traceparent };
   if (body !== null) headers['content-type'] = 'application/json';
   for (const [name, value] of Object.entries(tool.spec.headers ?? {})) headers[name.toLowerCase()] = interpolateEnv(value, ctx.env, `tool ${tool.spec.name} header ${name}`);
@@ -99,6 +110,10 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
     }
   }
   return { ...base, attempts, status_code: last.status, response_time_ms: Math.max(0, Math.round(deps.now() - started)), response_raw: last.body, data_json: data, error: last.error };
+}
+
+function invalidInput(base: Pick<StepResult, 'step_id' | 'tool' | 'input_json' | 'idempotency_key'>, message: string): StepResult {
+  return { ...base, attempts: 0, status_code: null, response_time_ms: 0, response_raw: null, data_json: null, error: { type: 'invalid_input', message, retryable: false } };
 }
 
 async function attemptOnce(tool: Tool, url: URL, body: string | null, headers: Record<string, string>, deps: HttpDeps): Promise<Attempt> {

@@ -62,7 +62,7 @@ function judge(r: StepResult, expect: Record<string, unknown> | undefined, confi
     } else if (tool.validateResponse(data)) {
       checks.push({ name: 'response_schema', passed: true, evidence: `matches the ${r.tool} response schema` });
     } else {
-      checks.push({ name: 'response_schema', passed: false, evidence: describeErrors(tool.validateResponse) });
+      checks.push({ name: 'response_schema', passed: false, evidence: describeErrors(tool.validateResponse, data) });
       fail('schema_mismatch');
     }
   }
@@ -71,7 +71,7 @@ function judge(r: StepResult, expect: Record<string, unknown> | undefined, confi
   if (errorType === 'ok' && expect) {
     const validate = compileCached(config.ajv, expect);
     consistencyPassed = validate(data);
-    checks.push({ name: 'consistency', passed: consistencyPassed, evidence: consistencyPassed ? 'matches what the plan expected' : `expected ${JSON.stringify(expect)}; ${describeErrors(validate)}` });
+    checks.push({ name: 'consistency', passed: consistencyPassed, evidence: consistencyPassed ? 'matches what the plan expected' : `expected ${JSON.stringify(expect)}; ${describeErrors(validate, data)}` });
     if (!consistencyPassed) fail('inconsistent');
   }
 
@@ -111,8 +111,23 @@ function errorTypeOf(r: StepResult): ErrorType {
   return 'unknown';
 }
 
-function describeErrors(validate: ValidateFunction): string {
-  return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && 'allowedValues' in e.params ? ` (${JSON.stringify(e.params.allowedValues)})` : ''}`).join('; ');
+/** Each schema error with the actual value it was about, so the audit trail shows expected and actual. */
+function describeErrors(validate: ValidateFunction, data: unknown): string {
+  return (validate.errors ?? [])
+    .map((e) => {
+      const allowed = e.params && 'allowedValues' in e.params ? ` ${JSON.stringify(e.params.allowedValues)}` : '';
+      return `${e.instancePath || '/'} ${e.message}${allowed} (actual: ${JSON.stringify(valueAt(data, e.instancePath))?.slice(0, 200) ?? 'undefined'})`;
+    })
+    .join('; ');
+}
+
+function valueAt(data: unknown, pointer: string): unknown {
+  let current = data;
+  for (const part of pointer.split('/').slice(1)) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return current;
 }
 
 const compiled = new WeakMap<Ajv, Map<string, ValidateFunction>>();

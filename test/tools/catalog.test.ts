@@ -78,7 +78,7 @@ describe('ToolCatalog.load', () => {
     const dir = catalogDir({ 'typo.json': spec({ retries: 3 }) });
     const message = configError(() => ToolCatalog.load(dir, {}));
     assert.ok(message.startsWith(join(dir, 'typo.json')), message);
-    assert.match(message, /additional properties/);
+    assert.match(message, /unknown key "retries"/);
   });
 
   test('an unknown key inside retry is rejected naming the file', () => {
@@ -133,7 +133,7 @@ describe('ToolCatalog.load', () => {
 
   test('an origin that is not a URL is rejected naming the file', () => {
     const dir = catalogDir({ 'lookup.json': spec({ origin: 'tools.internal' }) });
-    assert.match(configError(() => ToolCatalog.load(dir, {})), /origin "tools\.internal" is not a URL/);
+    assert.match(configError(() => ToolCatalog.load(dir, {})), /origin "tools\.internal" \(from "tools\.internal"\) is not a URL/);
   });
 
   test('header values referencing the environment are not resolved at load time (a token may be set later)', () => {
