@@ -1,16 +1,53 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Ajv } from 'ajv';
-import type { Producer } from 'kafkajs';
-import { buildTask, submitTasks } from '../client/tasks.ts';
+import type { Kafka, Producer } from 'kafkajs';
+import { buildTask, submitTasks, type NewTask } from '../client/tasks.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
-import { errorMessage } from '../runtime/errors.ts';
+import { TaoError, TransientError, errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
+import { DeliveryLedger } from './deliveries.ts';
+import { InFlightRuns, followOutcomes } from './in-flight.ts';
+import { WEBHOOK_SECRET_ENV, WEBHOOK_SOURCES, fieldErrors, webhookHandlers, webhookOptionsFromEnv, type FieldError, type WebhookOptions, type WebhookSource } from './webhooks.ts';
 
 export interface IngressOptions {
   port: number;
   host: string;
-  /** Request bodies above this size get 413. */
+  /** Request bodies above this size get 413 (checked while the body streams in, before parsing). */
   maxBodyBytes: number;
+  /**
+   * Runs accepted by this ingress and not yet ended (no outcome seen) above which new runs get
+   * 429. Default 1000. Counting needs `deps.kafka` (to follow `tao.outcomes`); without it the
+   * limit is not applied.
+   */
+  maxInFlightRuns?: number;
+  /** Runs whose outcome never shows up stop counting after this long. Default 1 hour. */
+  inFlightTtlMs?: number;
+  /** `Retry-After` (seconds) sent with 429. Default 5. */
+  retryAfterSeconds?: number;
+  /** Longest wait for Kafka to acknowledge a task before answering 503. Default 5000 ms. */
+  sendTimeoutMs?: number;
+  /** Webhook sources; default {@link webhookOptionsFromEnv}(process.env), read when the ingress starts. */
+  webhooks?: WebhookOptions;
+}
+
+export interface IngressDeps {
+  /** An idempotent producer, connected (an unconnected or unreachable one makes writes answer 503). */
+  producer: Producer;
+  /** A codec on which the `tasks` schema is registered. */
+  codec: AvroCodec;
+  logger: Logger;
+  /** Used only to follow `tao.outcomes` for the in-flight limit. */
+  kafka?: Kafka;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+export interface Ingress {
+  url: string;
+  port: number;
+  /** Runs this ingress is counting as in flight. */
+  inFlight(): number;
+  close(): Promise<void>;
 }
 
 const taskRequestSchema = {
@@ -21,7 +58,12 @@ const taskRequestSchema = {
     text: { type: 'string', minLength: 1, maxLength: 20000 },
     source: { type: 'string', pattern: '^[a-z0-9][a-z0-9_.-]{0,63}$' },
     external_id: { type: 'string', minLength: 1, maxLength: 256 },
-    metadata: { type: 'object', additionalProperties: { type: 'string', maxLength: 2000 }, maxProperties: 50 },
+    metadata: {
+      type: 'object',
+      additionalProperties: { type: 'string', maxLength: 2000 },
+      maxProperties: 50,
+      properties: { callback_url: { type: 'string', pattern: '^https?://[^\\s]+$' } },
+    },
   },
 } as const;
 
@@ -32,72 +74,233 @@ interface TaskRequest {
   metadata?: Record<string, string>;
 }
 
+type Reply = { status: number; body: unknown; headers?: Record<string, string> };
+
+const reply = (res: ServerResponse, { status, body, headers }: Reply) => res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+
 /**
- * The HTTP ingress. `POST /v1/tasks` with `{text, source?, external_id?, metadata?}` answers:
- * - 202 `{thought_id, task_id}` once the task is durably in `tao.tasks` (same source + external_id → same thought_id);
- * - 400 `{error, message, fields}` for invalid JSON or fields; 413 above `maxBodyBytes`;
- * - 503 when Kafka can't take the record: never a 2xx for a task that was not written.
+ * The HTTP ingress.
+ *
+ * `POST /v1/tasks` with `{text, source?, external_id?, metadata?}` (`metadata.callback_url`, when
+ * given, must be an http(s) URL; see callbacks/) answers 202 `{thought_id, task_id}` once the task
+ * is durably in `tao.tasks` (same source + external_id → same thought_id).
+ *
+ * `POST /v1/webhooks/<source>` (`github`, `jira`; see ingress/webhooks.ts for signatures and
+ * mapping) answers:
+ * - 202 `{thought_id, task_id}` once the task is durably written;
+ * - 200 `{duplicate: true, thought_id, task_id}` for a delivery already written inside the
+ *   delivery window (nothing written again: redeliveries are safe to click);
+ * - 202 `{ignored: true, reason}` for events that are not handled (nothing written);
+ * - 401 `{error}` when the source has no secret configured (`source_not_configured`), the signature
+ *   is missing/malformed/wrong (`invalid_signature`), or its timestamp or the event is too old
+ *   (`stale_signature`, `stale_event`);
+ * - 404 for an unknown source.
+ *
+ * Both routes answer 400 `{error, message, fields}` for malformed JSON or invalid fields, 413 above
+ * `maxBodyBytes`, 429 with `Retry-After` when the in-flight limit is reached (new runs only: a reply
+ * to a run already in flight passes), and 503 when Kafka did not acknowledge the record within
+ * `sendTimeoutMs`: never a 2xx for a task that was not written. A 503 after a timeout does not
+ * prove the record was not written; a retry then maps to the same thought_id.
+ *
+ * @throws whatever `listen` throws (port in use); per-request failures become HTTP answers.
  */
-export async function startIngress(options: IngressOptions, deps: { producer: Producer; codec: AvroCodec; logger: Logger }): Promise<{ url: string; port: number; close(): Promise<void> }> {
+export async function startIngress(options: IngressOptions, deps: IngressDeps): Promise<Ingress> {
+  const { producer, codec, logger } = deps;
+  const now = deps.now ?? Date.now;
   const validate = new Ajv({ allErrors: true }).compile<TaskRequest>(taskRequestSchema);
-  const reply = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const webhookOptions = options.webhooks ?? webhookOptionsFromEnv(process.env);
+  const handlers = webhookHandlers(webhookOptions);
+  const deliveries = new DeliveryLedger(webhookOptions.deliveryWindowMs ?? 60 * 60 * 1000, webhookOptions.maxRememberedDeliveries ?? 100_000, now);
+  const maxEventAgeMs = webhookOptions.maxEventAgeMs ?? 7 * 24 * 60 * 60 * 1000;
+  const sendTimeoutMs = options.sendTimeoutMs ?? 5000;
+  const retryAfter = String(options.retryAfterSeconds ?? 5);
+
+  const runs = deps.kafka ? new InFlightRuns(options.maxInFlightRuns ?? 1000, options.inFlightTtlMs ?? 60 * 60 * 1000, now) : null;
+  const outcomes = deps.kafka && runs ? await followOutcomes(deps.kafka, codec, runs, logger) : null;
+  if (!runs) logger.warn('in-flight limit not applied: no Kafka client given to follow outcomes');
+  logger.info('webhook sources', { configured: WEBHOOK_SOURCES.filter((s) => webhookOptions.secrets[s]) });
+
+  /** Writes one task: 429 when over the limit, 503 when Kafka does not take it, 202 otherwise. */
+  const accept = async (input: NewTask, onWritten?: (ids: { thought_id: string; task_id: string }) => void): Promise<Reply> => {
+    const task = buildTask(input, now());
+    const release = runs ? runs.reserve(task.thought_id) : () => undefined;
+    if (!release) {
+      logger.warn('task refused: in-flight limit reached', { thought_id: task.thought_id, source: task.source, limit: runs?.limit });
+      return { status: 429, headers: { 'retry-after': retryAfter }, body: { error: 'too_many_runs', message: `more than ${runs?.limit} runs are in flight; retry later` } };
+    }
+    try {
+      await writeWithin(sendTimeoutMs, submitTasks(producer, codec, [task]));
+    } catch (err) {
+      release();
+      logger.warn('task not written', { thought_id: task.thought_id, source: task.source, error: err });
+      return { status: 503, headers: { 'retry-after': retryAfter }, body: { error: 'unavailable', message: `the task could not be written to Kafka; retry later (${errorMessage(err)})` } };
+    }
+    const ids = { thought_id: task.thought_id, task_id: task.task_id };
+    onWritten?.(ids);
+    logger.info('task accepted', { ...ids, kind: task.kind, source: task.source, external_id: task.external_id });
+    return { status: 202, body: ids };
+  };
+
+  const tasksRoute = async (req: IncomingMessage): Promise<Reply> => {
+    const body = await readBody(req, options.maxBodyBytes);
+    if (body === 'too_large') return tooLarge(options.maxBodyBytes);
+    const parsed = parseJson(body, req);
+    if ('error' in parsed) return parsed.error;
+    if (!validate(parsed.value)) return { status: 400, body: { error: 'invalid_task', message: 'the task has invalid fields', fields: fieldErrors(validate.errors) } };
+    const value = parsed.value;
+    return accept({ text: value.text, source: value.source ?? 'api', external_id: value.external_id ?? null, metadata: value.metadata ?? {} });
+  };
+
+  const webhookRoute = async (req: IncomingMessage, source: WebhookSource): Promise<Reply> => {
+    const handler = handlers[source];
+    const secret = webhookOptions.secrets[source];
+    if (!secret) {
+      req.resume();
+      return { status: 401, body: { error: 'source_not_configured', message: `webhooks from ${source} are refused: no secret is configured (set ${WEBHOOK_SECRET_ENV[source]})` } };
+    }
+    const body = await readBody(req, options.maxBodyBytes);
+    if (body === 'too_large') return tooLarge(options.maxBodyBytes);
+    const signature = handler.verify(req.headers, body, secret, now());
+    if (!signature.ok) {
+      logger.warn('webhook refused', { source, reason: signature.reason });
+      if (signature.reason === 'stale') return { status: 401, body: { error: 'stale_signature', message: 'the signed timestamp is outside the accepted window' } };
+      return { status: 401, body: { error: 'invalid_signature', message: `the request signature is ${signature.reason === 'mismatch' ? 'wrong' : signature.reason}` } };
+    }
+    const parsed = parseJson(body, req);
+    if ('error' in parsed) return parsed.error;
+    const decision = handler.interpret(req.headers, parsed.value, signature);
+    if (decision.kind === 'invalid') return { status: 400, body: { error: 'invalid_event', message: decision.message, fields: decision.fields } };
+    if (decision.kind === 'ignored') {
+      logger.info('webhook ignored', { source, reason: decision.reason });
+      return { status: 202, body: { ignored: true, reason: decision.reason } };
+    }
+    if (decision.eventAtMs !== null && !(now() - decision.eventAtMs <= maxEventAgeMs)) {
+      logger.warn('webhook refused', { source, reason: 'stale_event', delivery: decision.deliveryKey });
+      return { status: 401, body: { error: 'stale_event', message: `the event is older than ${Math.round(maxEventAgeMs / 1000)} s (or has no valid time)` } };
+    }
+    const claim = await deliveries.claim(decision.deliveryKey);
+    if (claim.state === 'duplicate') {
+      logger.info('webhook duplicate: nothing written', { source, delivery: decision.deliveryKey, ...claim.result });
+      return { status: 200, body: { duplicate: true, ...claim.result } };
+    }
+    let written: { thought_id: string; task_id: string } | null = null;
+    try {
+      return await accept(decision.task, (ids) => (written = ids));
+    } finally {
+      claim.settle(written);
+    }
+  };
 
   const server = createServer(async (req, res) => {
     try {
-      if (req.method === 'GET' && req.url === '/health') return reply(res, 200, { ok: true });
-      if (req.url !== '/v1/tasks') return reply(res, 404, { error: 'not_found', message: `no route ${req.method} ${req.url}; try POST /v1/tasks` });
-      if (req.method !== 'POST') return reply(res, 405, { error: 'method_not_allowed', message: 'use POST' });
-      const body = await readBody(req, options.maxBodyBytes);
-      if (body === 'too_large') return reply(res, 413, { error: 'payload_too_large', message: `body exceeds ${options.maxBodyBytes} bytes` });
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(body.toString('utf8'));
-      } catch (err) {
-        return reply(res, 400, { error: 'invalid_json', message: `body is not JSON: ${errorMessage(err)}` });
+      const path = new URL(req.url ?? '/', 'http://ingress').pathname;
+      if (req.method === 'GET' && path === '/health') return reply(res, { status: 200, body: { ok: true, in_flight: runs?.size ?? null } });
+      const webhook = /^\/v1\/webhooks\/([^/]+)$/.exec(path);
+      if (path !== '/v1/tasks' && !webhook) return reply(res, { status: 404, body: { error: 'not_found', message: `no route ${req.method} ${path}; try POST /v1/tasks or POST /v1/webhooks/<${WEBHOOK_SOURCES.join('|')}>` } });
+      if (req.method !== 'POST') return reply(res, { status: 405, headers: { allow: 'POST' }, body: { error: 'method_not_allowed', message: 'use POST' } });
+      if (!webhook) return reply(res, await tasksRoute(req));
+      const source = decodeURIComponent(webhook[1]!);
+      if (!(WEBHOOK_SOURCES as readonly string[]).includes(source)) {
+        req.resume();
+        return reply(res, { status: 404, body: { error: 'unknown_source', message: `no webhook source "${source}"; known sources: ${WEBHOOK_SOURCES.join(', ')}` } });
       }
-      if (!validate(parsed)) {
-        const fields = (validate.errors ?? []).map((e) => {
-          const params = e.params as { missingProperty?: string; additionalProperty?: string };
-          return { field: [e.instancePath.replace(/^\//, ''), params.missingProperty ?? params.additionalProperty].filter(Boolean).join('/') || '/', message: e.message };
-        });
-        return reply(res, 400, { error: 'invalid_task', message: 'the task has invalid fields', fields });
-      }
-      const task = buildTask({ text: parsed.text, source: parsed.source ?? 'api', external_id: parsed.external_id ?? null, metadata: parsed.metadata ?? {} });
-      try {
-        await submitTasks(deps.producer, deps.codec, [task]);
-      } catch (err) {
-        deps.logger.warn('task not written', { thought_id: task.thought_id, error: err });
-        return reply(res, 503, { error: 'unavailable', message: `the task could not be written to Kafka; retry later (${errorMessage(err)})` });
-      }
-      deps.logger.info('task accepted', { thought_id: task.thought_id, task_id: task.task_id, source: task.source });
-      return reply(res, 202, { thought_id: task.thought_id, task_id: task.task_id });
+      return reply(res, await webhookRoute(req, source as WebhookSource));
     } catch (err) {
-      deps.logger.error('ingress request failed', { error: err });
-      if (!res.headersSent) reply(res, 500, { error: 'internal', message: errorMessage(err) });
+      logger.error('ingress request failed', { error: err });
+      if (!res.headersSent) reply(res, { status: 500, body: { error: 'internal', message: errorMessage(err) } });
     }
   });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(options.port, options.host, () => resolve()));
+  try {
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(options.port, options.host, () => resolve()));
+  } catch (err) {
+    await outcomes?.stop();
+    throw err;
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   return {
     url: `http://${options.host}:${port}`,
     port,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    inFlight: () => runs?.size ?? 0,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+      await outcomes?.stop();
+    },
   };
 }
 
-async function readBody(req: IncomingMessage, max: number): Promise<Buffer | 'too_large'> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > max) {
-    req.resume();
-    return 'too_large';
+function tooLarge(max: number): Reply {
+  // The rest of the upload is not read: close the connection instead of draining it.
+  return { status: 413, headers: { connection: 'close' }, body: { error: 'payload_too_large', message: `body exceeds ${max} bytes` } };
+}
+
+function parseJson(body: Buffer, req: IncomingMessage): { value: unknown } | { error: Reply } {
+  try {
+    return { value: JSON.parse(body.toString('utf8')) };
+  } catch (err) {
+    const form = (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
+    const hint = form ? ' (the sender posts form data: configure it to send application/json)' : '';
+    const message = `body is not JSON${hint}: ${errorMessage(err)}`;
+    const fields: FieldError[] = [{ field: '/', message }];
+    return { error: { status: 400, body: { error: 'invalid_json', message, fields } } };
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > max) return 'too_large';
-    chunks.push(chunk as Buffer);
+}
+
+/**
+ * Waits for `write` at most `ms`. Failures become {@link TransientError}s (Kafka refused or did not
+ * answer in time: the caller may retry).
+ */
+export async function writeWithin(ms: number, write: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  write.catch(() => undefined); // a late failure after the timeout is already answered
+  try {
+    await Promise.race([
+      write,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new TransientError(`Kafka did not acknowledge within ${ms} ms`, { details: { timeoutMs: ms } })), ms);
+      }),
+    ]);
+  } catch (err) {
+    throw err instanceof TaoError ? err : new TransientError(`Kafka refused the record: ${errorMessage(err)}`, { cause: err });
+  } finally {
+    clearTimeout(timer);
   }
-  return Buffer.concat(chunks);
+}
+
+/**
+ * Reads the body up to `max` bytes. Past the limit it stops reading (the connection is closed
+ * after the 413) rather than destroying the request, so the client still gets the answer.
+ */
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | 'too_large'> {
+  if (Number(req.headers['content-length'] ?? 0) > max) return Promise.resolve('too_large');
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) return void chunks.push(chunk);
+      done();
+      req.pause();
+      resolve('too_large');
+    };
+    const onEnd = () => {
+      done();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (err: Error) => {
+      done();
+      reject(err);
+    };
+    const onClose = () => {
+      done();
+      reject(new TransientError('the client closed the connection before the body was complete'));
+    };
+    req.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
+  });
 }

@@ -43,10 +43,14 @@ export interface StepResult {
   /** Parsed JSON body when the body was JSON. */
   data_json: null | string;
   error: null | ToolError;
+  /** When a fallback tool served this step: the catalog name of the primary tool that failed or was open. */
+  fallback_from: null | string;
+  /** Why the primary tool was not used (its error), when a fallback served. */
+  fallback_reason: null | string;
 }
 
 export interface ToolError {
-  /** timeout | network | http_status | malformed | too_large | invalid_input */
+  /** timeout | network | http_status | malformed | too_large | invalid_input | circuit_open */
   type: string;
   message: string;
   retryable: boolean;
@@ -75,7 +79,7 @@ export interface Verdict {
   attempts: number;
 }
 
-export type ErrorType = 'ok' | 'timeout' | 'rate_limited' | 'auth_failed' | 'not_found' | 'client_error' | 'server_error' | 'network_issue' | 'malformed' | 'schema_mismatch' | 'inconsistent' | 'response_too_large' | 'invalid_input' | 'data_corrupted' | 'unknown';
+export type ErrorType = 'ok' | 'timeout' | 'rate_limited' | 'auth_failed' | 'not_found' | 'client_error' | 'server_error' | 'network_issue' | 'malformed' | 'schema_mismatch' | 'inconsistent' | 'response_too_large' | 'invalid_input' | 'data_corrupted' | 'circuit_open' | 'unknown';
 
 export interface Check {
   name: string;

@@ -3,14 +3,29 @@ import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ConfigError } from '../runtime/errors.ts';
+import { toolsFromOpenApi } from './openapi.ts';
 
 // ajv-formats ships CommonJS with a default export; under NodeNext the callable is on `.default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv };
 
+/** Classes of failure a tool call can be retried for; anything else (4xx, invalid input) never is. */
+export const RETRY_CLASSES = ['rate_limited', 'timeout', 'server_error', 'network'] as const;
+export type RetryClass = (typeof RETRY_CLASSES)[number];
+
 export interface RetryPolicySpec {
+  /** Attempts per call, the first included. */
   maxAttempts: number;
   baseDelayMs: number;
   maxDelayMs: number;
+  /** Failure classes that are retried (default: all of {@link RETRY_CLASSES}). */
+  retryOn?: RetryClass[];
+}
+
+export interface BreakerSpec {
+  /** Consecutive failed calls (after retries) that open the breaker. */
+  failureThreshold: number;
+  /** How long the breaker stays open before one half-open probe is let through. */
+  coolDownMs: number;
 }
 
 /** A tool as declared in a catalog file (`tools/catalog/*.json`). */
@@ -29,6 +44,11 @@ export interface ToolSpec {
   maxResponseBytes: number;
   /** Extra request headers; values may reference the environment (`${TOKEN}`), resolved only when sending. */
   headers?: Record<string, string>;
+  /** Inputs sent in the query string; by default all non-path inputs of GET and DELETE, none otherwise. */
+  query?: string[];
+  breaker?: BreakerSpec;
+  /** Tool called with the same input while this one fails or its breaker is open. */
+  fallbackTool?: string;
 }
 
 /** A loaded tool: its spec, resolved origin and compiled contract validators. */
@@ -57,10 +77,23 @@ const toolSpecSchema = {
       type: 'object',
       additionalProperties: false,
       required: ['maxAttempts', 'baseDelayMs', 'maxDelayMs'],
-      properties: { maxAttempts: { type: 'integer', minimum: 1, maximum: 10 }, baseDelayMs: { type: 'integer', minimum: 0 }, maxDelayMs: { type: 'integer', minimum: 0 } },
+      properties: {
+        maxAttempts: { type: 'integer', minimum: 1, maximum: 10 },
+        baseDelayMs: { type: 'integer', minimum: 0 },
+        maxDelayMs: { type: 'integer', minimum: 0 },
+        retryOn: { type: 'array', uniqueItems: true, items: { enum: RETRY_CLASSES } },
+      },
     },
     maxResponseBytes: { type: 'integer', minimum: 1 },
     headers: { type: 'object', additionalProperties: { type: 'string' } },
+    query: { type: 'array', uniqueItems: true, items: { type: 'string' } },
+    breaker: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['failureThreshold', 'coolDownMs'],
+      properties: { failureThreshold: { type: 'integer', minimum: 1 }, coolDownMs: { type: 'integer', minimum: 1 } },
+    },
+    fallbackTool: { type: 'string' },
   },
 } as const;
 
@@ -85,14 +118,19 @@ export class ToolCatalog {
   static load(dir: string, env: NodeJS.ProcessEnv = process.env, ajv: Ajv = createContractAjv()): ToolCatalog {
     const validateSpec = ajv.compile<ToolSpec>(toolSpecSchema);
     const tools = new Map<string, Tool>();
+    const candidates: Array<{ source: string; spec: unknown }> = [];
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
-      const source = join(dir, file);
-      let spec: unknown;
+      const path = join(dir, file);
+      let doc: unknown;
       try {
-        spec = JSON.parse(readFileSync(source, 'utf8'));
+        doc = JSON.parse(readFileSync(path, 'utf8'));
       } catch (err) {
-        throw new ConfigError(`${source}: not valid JSON (${(err as Error).message})`);
+        throw new ConfigError(`${path}: not valid JSON (${(err as Error).message})`);
       }
+      if (file.endsWith('.openapi.json')) candidates.push(...toolsFromOpenApi(doc, path));
+      else candidates.push({ source: path, spec: doc });
+    }
+    for (const { source, spec } of candidates) {
       if (!validateSpec(spec)) throw new ConfigError(`${source}: ${describeSpecErrors(validateSpec.errors ?? [])}`);
       const existing = tools.get(spec.name);
       if (existing) throw new ConfigError(`tool "${spec.name}" is defined twice: in ${existing.source} and in ${source}`);
@@ -109,6 +147,12 @@ export class ToolCatalog {
       } catch (err) {
         throw new ConfigError(`${source}: invalid JSON Schema: ${(err as Error).message}`);
       }
+    }
+    for (const tool of tools.values()) {
+      const fallback = tool.spec.fallbackTool;
+      if (fallback === undefined) continue;
+      if (fallback === tool.spec.name) throw new ConfigError(`${tool.source}: tool ${fallback} cannot be its own fallback`);
+      if (!tools.has(fallback)) throw new ConfigError(`${tool.source}: fallbackTool ${fallback} is not in the catalog`);
     }
     return new ToolCatalog(tools);
   }

@@ -3,7 +3,7 @@ import { Agent, errors as undiciErrors, request } from 'undici';
 import { ContractViolation, TaoError, TransientError, RetriesExhausted } from '../../runtime/errors.ts';
 import { retry, realRetryDeps, type RetryDeps } from '../../runtime/retry.ts';
 import type { StepResult, ToolError } from '../../schemas/types.gen.ts';
-import { interpolateEnv, type Tool } from '../../tools/catalog.ts';
+import { RETRY_CLASSES, interpolateEnv, type RetryClass, type Tool } from '../../tools/catalog.ts';
 
 export interface InvokeContext {
   idempotencyKey: string;
@@ -52,11 +52,13 @@ export function buildRequest(tool: Tool, input: Record<string, unknown>): { url:
   });
   const url = new URL(path, tool.origin);
   if (url.origin !== tool.origin.origin || url.pathname !== path) throw new ContractViolation(`${tool.spec.name}: input would change the request target to ${url.origin}${url.pathname}`);
-  if (tool.spec.method === 'GET' || tool.spec.method === 'DELETE') {
-    for (const [k, v] of Object.entries(rest)) url.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
-    return { url, body: null };
+  const bodyless = tool.spec.method === 'GET' || tool.spec.method === 'DELETE';
+  for (const [k, v] of Object.entries(rest)) {
+    if (!bodyless && !tool.spec.query?.includes(k)) continue;
+    if (v !== undefined) url.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+    delete rest[k];
   }
-  return { url, body: JSON.stringify(rest) };
+  return { url, body: bodyless ? null : JSON.stringify(rest) };
 }
 
 /**
@@ -109,11 +111,11 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
       last = { ...last, error: { type: 'malformed', message: `response is not JSON: ${(err as Error).message}`, retryable: false } };
     }
   }
-  return { ...base, attempts, status_code: last.status, response_time_ms: Math.max(0, Math.round(deps.now() - started)), response_raw: last.body, data_json: data, error: last.error };
+  return { ...base, attempts, status_code: last.status, response_time_ms: Math.max(0, Math.round(deps.now() - started)), response_raw: last.body, data_json: data, error: last.error, fallback_from: null, fallback_reason: null };
 }
 
 function invalidInput(base: Pick<StepResult, 'step_id' | 'tool' | 'input_json' | 'idempotency_key'>, message: string): StepResult {
-  return { ...base, attempts: 0, status_code: null, response_time_ms: 0, response_raw: null, data_json: null, error: { type: 'invalid_input', message, retryable: false } };
+  return { ...base, attempts: 0, status_code: null, response_time_ms: 0, response_raw: null, data_json: null, error: { type: 'invalid_input', message, retryable: false }, fallback_from: null, fallback_reason: null };
 }
 
 async function attemptOnce(tool: Tool, url: URL, body: string | null, headers: Record<string, string>, deps: HttpDeps): Promise<Attempt> {
@@ -141,15 +143,20 @@ async function attemptOnce(tool: Tool, url: URL, body: string | null, headers: R
     }
     const text = Buffer.concat(chunks).toString('utf8');
     if (res.statusCode >= 200 && res.statusCode < 300) return { status: res.statusCode, body: text, error: null };
-    const retryable = res.statusCode === 429 || res.statusCode >= 500;
+    const cls: RetryClass | null = res.statusCode === 429 ? 'rate_limited' : res.statusCode >= 500 ? 'server_error' : null;
+    const retryable = cls !== null && retriesOn(tool, cls);
     const after = res.statusCode === 429 ? parseRetryAfter(res.headers['retry-after']) : null;
     const error: ToolError = { type: 'http_status', message: `HTTP ${res.statusCode}`, retryable };
     return after === null ? { status: res.statusCode, body: text, error } : { status: res.statusCode, body: text, error, retryAfterMs: after };
   } catch (err) {
     const timeout = err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError || (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
-    if (timeout) return { status: null, body: null, error: { type: 'timeout', message: `no complete response within ${timeoutMs} ms`, retryable: true } };
-    return { status: null, body: null, error: { type: 'network', message: `${(err as { code?: string }).code ?? (err as Error).name}: ${(err as Error).message}`, retryable: true } };
+    if (timeout) return { status: null, body: null, error: { type: 'timeout', message: `no complete response within ${timeoutMs} ms`, retryable: retriesOn(tool, 'timeout') } };
+    return { status: null, body: null, error: { type: 'network', message: `${(err as { code?: string }).code ?? (err as Error).name}: ${(err as Error).message}`, retryable: retriesOn(tool, 'network') } };
   }
+}
+
+function retriesOn(tool: Tool, cls: RetryClass): boolean {
+  return (tool.spec.retry.retryOn ?? RETRY_CLASSES).includes(cls);
 }
 
 function parseRetryAfter(value: string | string[] | undefined): number | null {

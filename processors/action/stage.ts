@@ -3,7 +3,8 @@ import type { InputRecord, OutputRecord, StageDefinition } from '../../runtime/p
 import { traceparentFor } from '../../runtime/trace.ts';
 import type { ActionResult, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
-import { invokeTool, type HttpDeps } from './invoke.ts';
+import { ToolExecutor, type ExecutorEvents } from './executor.ts';
+import type { HttpDeps } from './invoke.ts';
 
 export interface ActionOptions {
   catalog: ToolCatalog;
@@ -11,6 +12,7 @@ export interface ActionOptions {
   env: NodeJS.ProcessEnv;
   /** Waves handled at once per partition (each wave's steps run concurrently too). */
   concurrency: number;
+  events?: ExecutorEvents;
 }
 
 /**
@@ -18,8 +20,10 @@ export interface ActionOptions {
  * `action.results` record per wave. A wave naming an unknown tool, or whose input is not JSON, is a
  * hard failure (dead letter); anything a tool does is a result.
  */
-export function actionStage(options: ActionOptions): StageDefinition {
+export function actionStage(options: ActionOptions): StageDefinition & { executor: ToolExecutor } {
+  const executor = new ToolExecutor(options.catalog, options.http, options.events);
   return {
+    executor,
     stage: 'action',
     inputs: ['thoughtRequests'],
     outputs: ['actionResults'],
@@ -41,7 +45,7 @@ export function actionStage(options: ActionOptions): StageDefinition {
       });
       const traceparent = traceparentFor(request.thought_id, `action:${request.iteration}`);
       const results = await Promise.all(
-        calls.map(({ step, tool, input }) => invokeTool(tool, step.step_id, input, { idempotencyKey: step.idempotency_key, traceparent, env: options.env }, options.http)),
+        calls.map(({ step, tool, input }) => executor.execute(tool, step.step_id, input, { idempotencyKey: step.idempotency_key, traceparent, env: options.env })),
       );
       const value: ActionResult = { thought_id: request.thought_id, iteration: request.iteration, run: request.run, results };
       return [{ topic: 'actionResults', key: request.thought_id, value, span: `action:${request.iteration}` }];

@@ -100,6 +100,7 @@ function errorTypeOf(r: StepResult): ErrorType {
     case 'too_large': return 'response_too_large';
     case 'invalid_input': return 'invalid_input';
     case 'malformed': return 'malformed';
+    case 'circuit_open': return 'circuit_open';
   }
   const s = r.status_code;
   if (s === null) return 'network_issue';

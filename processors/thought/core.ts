@@ -19,7 +19,7 @@ export interface ThoughtConfig {
 export type ThoughtOutput = { topic: 'thoughtRequests'; value: ThoughtRequest } | { topic: 'outcomes'; value: Outcome };
 
 /** Error types worth another wave: the tool may answer differently next time. */
-const RETRYABLE: ReadonlySet<ErrorType> = new Set(['timeout', 'rate_limited', 'server_error', 'network_issue', 'malformed']);
+const RETRYABLE: ReadonlySet<ErrorType> = new Set(['timeout', 'rate_limited', 'server_error', 'network_issue', 'malformed', 'circuit_open']);
 
 /** Starts a run from a task: plan, validate, dispatch the first wave (or end the run with a reason). */
 export function onTask(task: Task, config: ThoughtConfig): ThoughtOutput[] {

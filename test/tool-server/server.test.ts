@@ -220,21 +220,24 @@ test('fault: timeout holds the request past the client deadline', T, async () =>
   await withServer(async ({ call, fault, server }) => {
     await fault({ route: 'crm.tier', mode: 'timeout', delayMs: 200 });
     const controller = new AbortController();
-    const arrived = nextRequest(server);
-    const pending = call(TIER, { signal: controller.signal });
-    // Start the 100 ms client deadline once the server holds the request, so a
-    // slow machine cannot abort before the request was even sent.
-    const rec = await arrived;
-    assert.equal(rec.fault, 'timeout');
-    const heldSince = performance.now();
-    const timer = setTimeout(() => controller.abort(), 100);
-    await assert.rejects(pending, (err: Error) => {
+    let heldSince = 0;
+    let timer: NodeJS.Timeout | undefined;
+    // Arm the 100 ms client deadline synchronously when the server counts the
+    // request (before it arms its own 200 ms hold): the deadline can neither
+    // fire before the request was sent nor lose the race on a starved CPU.
+    server.events.once('request', (rec) => {
+      assert.equal(rec.fault, 'timeout');
+      heldSince = performance.now();
+      timer = setTimeout(() => controller.abort(), 100);
+    });
+    await assert.rejects(call(TIER, { signal: controller.signal }), (err: Error) => {
       assert.equal(err.name, 'AbortError', 'the client gave up; the server never answered');
       return true;
     });
     clearTimeout(timer);
     const held = performance.now() - heldSince;
-    assert.ok(held >= 90, `no answer during the client's 100ms wait (${held}ms)`);
+    assert.ok(heldSince > 0 && held >= 90, `no answer during the client's 100ms wait (${held}ms)`);
+    assert.equal(server.stats().requests[0]?.fault, 'timeout');
     // Other routes are unaffected while the fault is active.
     assert.equal((await call(LATEST)).status, 200);
   });

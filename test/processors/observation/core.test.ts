@@ -15,7 +15,7 @@ type StepId = keyof typeof TOOL;
 function result(stepId: StepId, overrides: Partial<StepResult> & { data?: unknown } = {}): StepResult {
   const { data = DATA[stepId], ...rest } = overrides;
   const body = JSON.stringify(data);
-  return { step_id: stepId, tool: TOOL[stepId], input_json: '{}', idempotency_key: `t-1:1:${stepId}`, attempts: 1, status_code: 200, response_time_ms: 35, response_raw: body, data_json: body, error: null, ...rest };
+  return { step_id: stepId, tool: TOOL[stepId], input_json: '{}', idempotency_key: `t-1:1:${stepId}`, attempts: 1, status_code: 200, response_time_ms: 35, response_raw: body, data_json: body, error: null, fallback_from: null, fallback_reason: null, ...rest } as StepResult;
 }
 
 /** An HTTP error status as Action reports it. */

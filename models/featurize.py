@@ -1,0 +1,246 @@
+"""Deterministic hashed text featurizer, shared with runtime/text-features.ts.
+
+The two implementations must produce the same vector for the same text; the committed test vectors
+(models/featurize-vectors.json, written by `python3 models/featurize.py --write-vectors`) are
+asserted by test/models/featurize-parity.test.ts.
+
+Pipeline (each step is defined so that Python and JavaScript agree exactly):
+
+1. Lone UTF-16 surrogates (possible in JSON-decoded text) are replaced by U+FFFD.
+2. The text is truncated to ``max_input_code_points`` Unicode code points (default 4096).
+3. NFKC normalization, then full Unicode lowercasing (``str.lower`` / ``String.prototype.toLowerCase``).
+4. Every run of 5 or more ASCII digits has each digit replaced by ``0`` (ids, timestamps and phone
+   numbers become shapes; status codes such as 401/502 stay as they are).
+5. Format characters (category Cf, e.g. ZWSP, ZWJ, BOM, soft hyphen) are removed; each run of
+   separators and controls (categories Z*, Cc: spaces, tabs, newlines, U+2028/U+2029, NBSP) becomes
+   one ASCII space; leading and trailing spaces are trimmed. An empty result gives the zero vector.
+6. Features, each counted once (binary presence):
+   - ``c:<gram>`` for every character n-gram (n = 1..4, over code points) of
+     ``"\\x02" + text + "\\x03"`` (STX/ETX mark the start and the end: they cannot occur in the
+     normalized text, where controls became spaces);
+   - ``w:<tok>`` for every token and ``b:<tok1> <tok2>`` for every pair of adjacent tokens, where a
+     token is a run of letters, marks, numbers or ``_`` (categories L*, M*, N*), except that each
+     CJK character (Han, kana, Hangul ranges below) is a token of its own.
+7. Each feature string is hashed with FNV-1a 32-bit over its UTF-8 bytes; index = hash mod D
+   (D = 2**14), sign = -1 if the top bit of the hash is set, else +1. The signed counts are summed
+   per index (integers, so exact), the vector is divided by its L2 norm (float64) and stored as
+   float32.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+import unicodedata
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+FEATURIZER_VERSION = "hash-v1"
+DIMS = 1 << 14
+CHAR_NGRAMS = (1, 4)
+MAX_INPUT_CODE_POINTS = 4096
+
+CONFIG = {
+    "name": FEATURIZER_VERSION,
+    "dims": DIMS,
+    "char_ngrams": list(CHAR_NGRAMS),
+    "word_ngrams": [1, 2],
+    "hash": "fnv1a32-utf8",
+    "max_input_code_points": MAX_INPUT_CODE_POINTS,
+}
+
+# CJK ranges: each code point in them is a token of its own.
+_CJK_RANGES = (
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3400, 0x4DBF),  # CJK Extension A
+    (0x4E00, 0x9FFF),  # CJK Unified Ideographs
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK Compatibility Ideographs
+    (0x20000, 0x2FA1F),  # CJK Extensions B.. and Compatibility Supplement
+)
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONG_DIGITS = re.compile("[0-9]{5,}")
+
+_FNV_OFFSET = 0x811C9DC5
+_FNV_PRIME = 0x01000193
+
+_class_cache: dict[str, int] = {}
+_hash_cache: dict[str, int] = {}
+
+# character classes
+_OTHER, _WORD, _CJK, _SPACE, _DROP = 0, 1, 2, 3, 4
+
+
+def _char_class(ch: str) -> int:
+    c = _class_cache.get(ch)
+    if c is not None:
+        return c
+    cp = ord(ch)
+    cat = unicodedata.category(ch)
+    if any(lo <= cp <= hi for lo, hi in _CJK_RANGES):
+        c = _CJK
+    elif cat[0] in "LMN" or ch == "_":
+        c = _WORD
+    elif cat == "Cf":
+        c = _DROP
+    elif cat[0] == "Z" or cat == "Cc":
+        c = _SPACE
+    else:
+        c = _OTHER
+    _class_cache[ch] = c
+    return c
+
+
+def fnv1a32(s: str) -> int:
+    """FNV-1a 32-bit hash of the UTF-8 bytes of ``s``."""
+    h = _hash_cache.get(s)
+    if h is not None:
+        return h
+    h = _FNV_OFFSET
+    for b in s.encode("utf-8"):
+        h = ((h ^ b) * _FNV_PRIME) & 0xFFFFFFFF
+    if len(_hash_cache) < 4_000_000:
+        _hash_cache[s] = h
+    return h
+
+
+def normalize(text: str, max_input_code_points: int = MAX_INPUT_CODE_POINTS) -> str:
+    """Steps 1-5: the canonical text that features are taken from."""
+    text = _LONE_SURROGATE.sub("\ufffd", text)
+    text = text[:max_input_code_points]
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = _LONG_DIGITS.sub(lambda m: "0" * len(m.group(0)), text)
+    out: list[str] = []
+    pending_space = False
+    for ch in text:
+        c = _char_class(ch)
+        if c == _DROP:
+            continue
+        if c == _SPACE:
+            pending_space = True
+            continue
+        if pending_space and out:
+            out.append(" ")
+        pending_space = False
+        out.append(ch)
+    return "".join(out)
+
+
+def tokens(norm: str) -> list[str]:
+    """Word tokens of a normalized text (step 6)."""
+    toks: list[str] = []
+    cur: list[str] = []
+    for ch in norm:
+        c = _char_class(ch)
+        if c == _WORD:
+            cur.append(ch)
+            continue
+        if cur:
+            toks.append("".join(cur))
+            cur = []
+        if c == _CJK:
+            toks.append(ch)
+    if cur:
+        toks.append("".join(cur))
+    return toks
+
+
+def feature_strings(norm: str) -> set[str]:
+    """The distinct feature strings of a normalized text."""
+    feats: set[str] = set()
+    if not norm:
+        return feats
+    padded = "\x02" + norm + "\x03"
+    lo, hi = CHAR_NGRAMS
+    n_chars = len(padded)
+    for n in range(lo, hi + 1):
+        for i in range(0, n_chars - n + 1):
+            feats.add("c:" + padded[i : i + n])
+    toks = tokens(norm)
+    for i, t in enumerate(toks):
+        feats.add("w:" + t)
+        if i + 1 < len(toks):
+            feats.add("b:" + t + " " + toks[i + 1])
+    return feats
+
+
+def featurize_sparse(text: str, max_input_code_points: int = MAX_INPUT_CODE_POINTS) -> tuple[list[int], list[float]]:
+    """Sorted non-zero indices and their float32 values (as Python floats)."""
+    acc: dict[int, int] = {}
+    for f in feature_strings(normalize(text, max_input_code_points)):
+        h = fnv1a32(f)
+        idx = h & (DIMS - 1)
+        acc[idx] = acc.get(idx, 0) + (-1 if h >> 31 else 1)
+    items = sorted((i, v) for i, v in acc.items() if v != 0)
+    if not items:
+        return [], []
+    sq = 0
+    for _, v in items:
+        sq += v * v
+    norm = math.sqrt(sq)
+    idx = [i for i, _ in items]
+    vals = np.array([v / norm for _, v in items], dtype=np.float64).astype(np.float32)
+    return idx, [float(x) for x in vals]
+
+
+def featurize_matrix(texts: Iterable[str], dense: bool = False):
+    """A float32 matrix [N, DIMS]: scipy CSR by default, numpy when ``dense``."""
+    from scipy import sparse
+
+    rows: list[int] = []
+    cols: list[int] = []
+    data: list[float] = []
+    n = 0
+    for r, t in enumerate(texts):
+        idx, vals = featurize_sparse(t)
+        rows.extend([r] * len(idx))
+        cols.extend(idx)
+        data.extend(vals)
+        n = r + 1
+    m = sparse.csr_matrix((np.array(data, dtype=np.float32), (rows, cols)), shape=(n, DIMS), dtype=np.float32)
+    return m.toarray() if dense else m
+
+
+VECTOR_TEXTS = [
+    "",
+    "   \t\n  ",
+    "Hello, World!",
+    '{"error":{"code":401,"message":"Token expired"}}',
+    '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx/1.25.3</center></body></html>',
+    "我的订单到哪了？订单号O-12345678",
+    "登录过期，请重新登录",
+    "ｆｕｌｌ－ｗｉｄｔｈ ＡＰＩ　ｋｅｙ １２３４５",
+    "rate limit 🚀🔥 exceeded 👨\u200d👩\u200d👧",
+    "line one\u2028line two\u2029para\u00a0nbsp\u200bzwsp\ufeffbom",
+    "ΣΑΣ İstanbul straße ﬁle Ⅻ ①",
+    "order 2026-11-29 ts 1732838400123 id 0042",
+    "lone surrogate \ud800 here",
+    "混合 text 日本語のテキスト 한국어 텍스트 ok",
+    "e\u0301 café cafe\u0301 naïve",
+    "x" * 4090 + " 502 bad gateway (after the truncation point)",
+    "a" * 4095 + "\U0001F600" + " tail after an astral code point at the limit",
+]
+
+
+def write_vectors(path: Path) -> None:
+    vectors = []
+    for t in VECTOR_TEXTS:
+        idx, vals = featurize_sparse(t)
+        vectors.append({"text": t, "normalized": normalize(t), "indices": idx, "values": vals})
+    lines = ",\n".join("  " + json.dumps(v, ensure_ascii=True) for v in vectors)
+    path.write_text('{"featurizer": ' + json.dumps(CONFIG) + ',\n "vectors": [\n' + lines + "\n ]}\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--write-vectors":
+        out = Path(sys.argv[2]) if len(sys.argv) > 2 else Path(__file__).with_name("featurize-vectors.json")
+        write_vectors(out)
+        print(f"wrote {out}")
+    else:
+        for line in sys.stdin:
+            idx, vals = featurize_sparse(line.rstrip("\n"))
+            print(json.dumps({"indices": idx, "values": vals}))

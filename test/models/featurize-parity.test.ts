@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { FEATURE_DIMS, FEATURIZER_CONFIG, featurize, featurizeSparse, normalizeText, truncateCodePoints } from '../../runtime/text-features.ts';
+
+interface Vector {
+  text: string;
+  normalized: string;
+  indices: number[];
+  values: number[];
+}
+const file = JSON.parse(readFileSync(new URL('../../models/featurize-vectors.json', import.meta.url), 'utf8')) as { featurizer: unknown; vectors: Vector[] };
+
+describe('text featurizer parity with models/featurize.py', () => {
+  test('the committed vectors were made with the same featurizer parameters', () => {
+    assert.deepEqual(file.featurizer, { ...FEATURIZER_CONFIG });
+    assert.ok(file.vectors.length >= 12);
+  });
+
+  for (const [i, v] of file.vectors.entries()) {
+    const label = `vector ${i}: ${JSON.stringify(v.text.length > 40 ? v.text.slice(0, 40) + '…' : v.text)}`;
+    test(label, () => {
+      assert.equal(normalizeText(v.text), v.normalized);
+      const got = featurizeSparse(v.text);
+      assert.deepEqual(got.indices, v.indices);
+      assert.equal(got.values.length, v.values.length);
+      for (let k = 0; k < v.values.length; k++) assert.ok(Math.abs(got.values[k]! - v.values[k]!) <= 1e-6, `value ${k}: ${got.values[k]} vs ${v.values[k]}`);
+      const dense = featurize(v.text);
+      assert.equal(dense.length, FEATURE_DIMS);
+      let nonZero = 0;
+      for (const x of dense) if (x !== 0) nonZero++;
+      assert.equal(nonZero, v.indices.length);
+    });
+  }
+
+  test('empty and whitespace-only texts give the zero vector; vectors are unit length otherwise', () => {
+    assert.deepEqual(featurizeSparse(''), { indices: [], values: [] });
+    const { values } = featurizeSparse('token expired');
+    const norm = Math.sqrt(values.reduce((s, x) => s + x * x, 0));
+    assert.ok(Math.abs(norm - 1) < 1e-6);
+  });
+
+  test('truncation counts code points and never splits a surrogate pair', () => {
+    assert.equal(truncateCodePoints('ab😀cd', 3), 'ab😀');
+    assert.equal(truncateCodePoints('ab😀cd', 2), 'ab');
+    assert.equal(truncateCodePoints('short', 4096), 'short');
+  });
+});
