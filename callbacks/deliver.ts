@@ -21,7 +21,8 @@ export function checkCallbackUrl(raw: string, allowedHosts: readonly string[]): 
   } catch {
     return { ok: false, reason: 'invalid_url', host: null };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: 'invalid_url', host: url.host || null };
+  // Credentials in the URL are refused by fetch anyway, and would end up in logs.
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) return { ok: false, reason: 'invalid_url', host: url.host || null };
   const host = url.hostname.toLowerCase();
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   const allowed = allowedHosts.some((entry) => entry === host || entry === `${host}:${port}`);

@@ -90,7 +90,7 @@ async function topicsApply(): Promise<number> {
 async function runCommand(name: string | undefined): Promise<number> {
   if (name && (STAGES as readonly string[]).includes(name)) {
     const stage = name as StageName;
-    await runStageProcess(defineStage(stage), Number(process.env.TAO_OPS_PORT ?? DEFAULT_OPS_PORTS[stage]));
+    await runStageProcess(stage, (metrics) => defineStage(stage, process.env, metrics), Number(process.env.TAO_OPS_PORT ?? DEFAULT_OPS_PORTS[stage]));
     return -1; // keeps running until a signal
   }
   if (name === 'tools') {

@@ -64,9 +64,9 @@ export class DeliveryLedger {
 
   private evict(): void {
     const now = this.now();
-    // Insertion order is (nearly) expiry order: stop at the first live entry once under the cap.
+    // Insertion order is (nearly) expiry order: stop at the first live entry once there is room.
     for (const [key, entry] of this.entries) {
-      if (entry.expiresAt > now && this.entries.size <= this.maxEntries) break;
+      if (entry.expiresAt > now && this.entries.size < this.maxEntries) break;
       this.entries.delete(key);
     }
   }

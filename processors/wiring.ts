@@ -3,6 +3,8 @@
  * come from the environment, are validated here, and a bad value stops the process at start-up.
  */
 import { ConfigError } from '../runtime/errors.ts';
+import type { StageMetrics } from '../runtime/metrics.ts';
+import type { ExecutorEvents } from './action/executor.ts';
 import type { StageDefinition } from '../runtime/processor.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../tools/catalog.ts';
 import { actionStage } from './action/stage.ts';
@@ -28,7 +30,7 @@ export const DEFAULT_OPS_PORTS: Record<StageName, number> = { thought: 9401, act
  * | TAO_MAX_STEP_ATTEMPTS | waves per step (retries included) | 2 |
  * | TAO_ACTION_CONCURRENCY | waves in flight per partition in Action | 32 |
  */
-export function defineStage(name: StageName, env: NodeJS.ProcessEnv = process.env): StageDefinition {
+export function defineStage(name: StageName, env: NodeJS.ProcessEnv = process.env, metrics?: StageMetrics): StageDefinition {
   const ajv = createContractAjv();
   const catalog = ToolCatalog.load(env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR, env, ajv);
   switch (name) {
@@ -53,10 +55,24 @@ export function defineStage(name: StageName, env: NodeJS.ProcessEnv = process.en
       });
     }
     case 'action':
-      return actionStage({ catalog, http: realHttpDeps(), env, concurrency: intSetting(env, 'TAO_ACTION_CONCURRENCY', 32, 1, 1000) });
+      return actionStage({ catalog, http: realHttpDeps(), env, concurrency: intSetting(env, 'TAO_ACTION_CONCURRENCY', 32, 1, 1000), events: metrics && toolMetrics(metrics) });
     case 'observation':
       return observationStage({ catalog, ajv, latencyFactor: 1.5, weights: { hard: 0.6, consistency: 0.1 } });
   }
+}
+
+const BREAKER_LEVEL = { closed: 0, half_open: 1, open: 2 } as const;
+
+function toolMetrics(metrics: StageMetrics): ExecutorEvents {
+  return {
+    onCall: (tool, result) => {
+      const status = result.status_code !== null ? String(result.status_code) : (result.error?.type ?? 'none');
+      metrics.toolCallSeconds.observe({ tool, status }, result.response_time_ms / 1000);
+      if (result.attempts > 1) metrics.toolRetries.inc({ tool }, result.attempts - 1);
+    },
+    onFallback: (tool, fallback) => metrics.fallbacks.inc({ tool, fallback }),
+    onBreaker: (tool, state) => metrics.breakerState.set({ tool }, BREAKER_LEVEL[state]),
+  };
 }
 
 function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

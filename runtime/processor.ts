@@ -48,6 +48,8 @@ export interface StageDefinition {
   maxRecordsPerTransaction: number;
   /** Larger input values are dead-lettered unread. */
   maxInputBytes: number;
+  /** Stage-specific state for /health (for example breaker states). */
+  describe?(): Record<string, unknown>;
 }
 
 export interface StageResources {
@@ -105,8 +107,8 @@ export class StageRunner {
     });
   }
 
-  health(): { ok: boolean; stage: string; group: string; running: boolean; assigned: Record<string, number[]>; lastError: string | null } {
-    return { ok: this.running, stage: this.def.stage, group: this.group, running: this.running, assigned: this.assigned, lastError: this.lastError };
+  health(): { ok: boolean; stage: string; group: string; running: boolean; assigned: Record<string, number[]>; lastError: string | null } & Record<string, unknown> {
+    return { ok: this.running, stage: this.def.stage, group: this.group, running: this.running, assigned: this.assigned, lastError: this.lastError, ...this.def.describe?.() };
   }
 
   async start(): Promise<void> {

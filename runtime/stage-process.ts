@@ -11,13 +11,14 @@ import { StageRunner, type StageDefinition } from './processor.ts';
  * /health and /metrics on `opsPort`, and on SIGTERM/SIGINT finishes the batch in hand, commits,
  * leaves the group and exits 0.
  */
-export async function runStageProcess(def: StageDefinition, opsPort: number): Promise<void> {
+export async function runStageProcess(stage: string, define: (metrics: StageMetrics) => StageDefinition, opsPort: number): Promise<void> {
   const config = loadRuntimeConfig();
-  const logger = createLogger({ stage: def.stage, pid: process.pid });
+  const logger = createLogger({ stage, pid: process.pid });
+  const metrics = new StageMetrics(`tao-${stage}`);
+  const def = define(metrics);
   const kafka = createKafka(config, `tao-${def.stage}`, logger);
   const codec = AvroCodec.create(config);
   await codec.register(def.outputs);
-  const metrics = new StageMetrics(`tao-${def.stage}`);
   const runner = new StageRunner(def, { kafka, codec, logger, metrics, sessionTimeoutMs: config.kafka.sessionTimeoutMs });
   const ops = await startOpsServer(opsPort, metrics.registry, () => runner.health());
   await runner.start();

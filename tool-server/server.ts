@@ -118,8 +118,10 @@ export interface ToolServer {
   resetStats(): void;
   /**
    * Emits `request` with the {@link RecordedRequest} as each tool request is
-   * counted (after its fault, if any, was chosen), so tests can await arrival
-   * instead of polling.
+   * counted (after its fault, if any, was chosen, before the response is
+   * started), so tests can await arrival instead of polling. Listeners run
+   * synchronously inside request handling; one that throws turns the answer
+   * into a 500.
    */
   events: EventEmitter<ToolServerEvents>;
 }
@@ -229,17 +231,32 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
   };
   resetStats();
 
+  /** Pending timers per response, cleared together when the response closes. */
+  const timersByResponse = new WeakMap<http.ServerResponse, Set<NodeJS.Timeout>>();
+
   /** setTimeout that is cleared when the response closes or the server stops. */
   const schedule = (res: http.ServerResponse, ms: number, fn: () => void): void => {
+    let own = timersByResponse.get(res);
+    if (own === undefined) {
+      const set = new Set<NodeJS.Timeout>();
+      timersByResponse.set(res, set);
+      res.once('close', () => {
+        for (const t of set) {
+          clearTimeout(t);
+          timers.delete(t);
+        }
+        set.clear();
+      });
+      own = set;
+    }
+    const mine = own;
     const t = setTimeout(() => {
       timers.delete(t);
+      mine.delete(t);
       fn();
     }, ms);
     timers.add(t);
-    res.once('close', () => {
-      clearTimeout(t);
-      timers.delete(t);
-    });
+    mine.add(t);
   };
 
   const record = (req: http.IncomingMessage, route: RecordedRequest['route']): RecordedRequest => {

@@ -24,6 +24,7 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
   const executor = new ToolExecutor(options.catalog, options.http, options.events);
   return {
     executor,
+    describe: () => ({ breakers: executor.states() }),
     stage: 'action',
     inputs: ['thoughtRequests'],
     outputs: ['actionResults'],

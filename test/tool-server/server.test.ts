@@ -221,12 +221,13 @@ test('fault: timeout holds the request past the client deadline', T, async () =>
     await fault({ route: 'crm.tier', mode: 'timeout', delayMs: 200 });
     const controller = new AbortController();
     let heldSince = 0;
+    let heldFault: string | null = null;
     let timer: NodeJS.Timeout | undefined;
     // Arm the 100 ms client deadline synchronously when the server counts the
     // request (before it arms its own 200 ms hold): the deadline can neither
     // fire before the request was sent nor lose the race on a starved CPU.
     server.events.once('request', (rec) => {
-      assert.equal(rec.fault, 'timeout');
+      heldFault = rec.fault;
       heldSince = performance.now();
       timer = setTimeout(() => controller.abort(), 100);
     });
@@ -237,6 +238,7 @@ test('fault: timeout holds the request past the client deadline', T, async () =>
     clearTimeout(timer);
     const held = performance.now() - heldSince;
     assert.ok(heldSince > 0 && held >= 90, `no answer during the client's 100ms wait (${held}ms)`);
+    assert.equal(heldFault, 'timeout');
     assert.equal(server.stats().requests[0]?.fault, 'timeout');
     // Other routes are unaffected while the fault is active.
     assert.equal((await call(LATEST)).status, 200);

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { startToolServer, type ToolServer } from '../../../tool-server/server.ts';
 import { StageFleet, freshCluster, scan, type TestCluster } from '../../helpers/cluster.ts';
 import { WaveProbe } from '../../helpers/waves.ts';
+import type { ActionResult } from '../../../schemas/types.gen.ts';
 
 const SECRET = `s3cr3t-${Math.random().toString(36).slice(2)}-token`;
 const CUSTOMER_ID = { type: 'string', pattern: '^C-[0-9]{6}$' };
@@ -27,6 +28,7 @@ let securedAuth: string[] = [];
 let cluster: TestCluster;
 let fleet: StageFleet;
 let probe: WaveProbe;
+let actionOps: number;
 
 function tool(name: string, fields: Record<string, unknown>): Record<string, unknown> {
   return { name, description: name, origin: '${TAO_DEMO_TOOL_ORIGIN}', method: 'GET', timeoutMs: 2000, retry: { maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 3000 }, maxResponseBytes: 65536, ...fields };
@@ -63,7 +65,8 @@ before(async () => {
 
   cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_TOOL_CATALOG_DIR: dir, TAO_TEST_TOOL_TOKEN: SECRET, TAO_EVIL_URL: evilUrl });
   fleet = new StageFleet(cluster.env);
-  await Promise.all([fleet.start('action'), fleet.start('observation')]);
+  const [action] = await Promise.all([fleet.start('action'), fleet.start('observation')]);
+  actionOps = action.opsPort;
   probe = await WaveProbe.start(cluster);
 });
 
@@ -143,8 +146,14 @@ describe('retries by error class', () => {
 describe('circuit breaker and fallback', () => {
   test('after 3 failures the breaker opens: no request reaches the tool during cool-down, the fallback serves, and a half-open probe closes it on recovery', async () => {
     const faultId = tools.setFault({ route: 'crm.tier', mode: 'server_error' });
+    const all: ActionResult[] = [];
+    const runTier = async (customer_id: string) => {
+      const r = await probe.run([{ tool: 't.tier', input: { customer_id } }]);
+      all.push(r);
+      return r;
+    };
     const failing = [];
-    for (let i = 0; i < 3; i++) failing.push(await probe.run([{ tool: 't.tier', input: { customer_id: `C-00000${i}` } }]));
+    for (let i = 0; i < 3; i++) failing.push(await runTier(`C-00000${i}`));
     for (const r of failing) {
       assert.equal(r.results[0]!.fallback_from, 't.tier', 'the fallback served while the primary failed');
       assert.equal(r.results[0]!.tool, 't.tier_backup');
@@ -152,7 +161,7 @@ describe('circuit breaker and fallback', () => {
       assert.match(r.results[0]!.fallback_reason!, /HTTP 503/);
     }
     const primaryBefore = tools.stats().byRoute['crm.tier'];
-    const open = await probe.run([{ tool: 't.tier', input: { customer_id: 'C-000009' } }]);
+    const open = await runTier('C-000009');
     assert.equal(tools.stats().byRoute['crm.tier'], primaryBefore, 'no request reached the failing tool while open');
     assert.equal(open.results[0]!.tool, 't.tier_backup');
     assert.match(open.results[0]!.fallback_reason!, /circuit_open/);
@@ -163,7 +172,7 @@ describe('circuit breaker and fallback', () => {
     const deadline = Date.now() + 10000;
     let probed = null;
     while (Date.now() < deadline) {
-      const r = await probe.run([{ tool: 't.tier', input: { customer_id: 'C-000010' } }]);
+      const r = await runTier('C-000010');
       if (r.results[0]!.tool === 't.tier') {
         probed = r;
         break;
@@ -173,8 +182,15 @@ describe('circuit breaker and fallback', () => {
     assert.ok(probed, 'a half-open probe reached the recovered tool');
     assert.equal(probed.results[0]!.status_code, 200);
     assert.equal(probed.results[0]!.fallback_from, null);
-    const closed = await probe.run([{ tool: 't.tier', input: { customer_id: 'C-000011' } }]);
+    const closed = await runTier('C-000011');
     assert.equal(closed.results[0]!.tool, 't.tier', 'the breaker is closed again');
+
+    const health = (await (await fetch(`http://127.0.0.1:${actionOps}/health`)).json()) as { breakers: Record<string, string> };
+    assert.equal(health.breakers['t.tier'], 'closed');
+    const metrics = await (await fetch(`http://127.0.0.1:${actionOps}/metrics`)).text();
+    const served = all.filter((r) => r.results[0]!.fallback_from === 't.tier').length;
+    assert.match(metrics, new RegExp(`tao_fallbacks_total\\{tool="t\\.tier",fallback="t\\.tier_backup"[^}]*\\} ${served}\\n`), `the ${served} steps served by the fallback are counted`);
+    assert.match(metrics, /tao_breaker_state\{tool="t\.tier"[^}]*\} 0\n/);
   });
 });
 

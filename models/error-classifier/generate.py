@@ -1,0 +1,815 @@
+"""Training data for the error-payload classifier, generated from templates with a seeded RNG.
+
+    python3 models/error-classifier/generate.py [--seed 20261129] [--out models/error-classifier/train.jsonl]
+
+Vendors and formats used here: Stripe-like, GitHub-like, AWS-like (JSON and S3 XML), Google-API-like,
+Aliyun-like, WeChat-like, generic JSON envelopes (English and Chinese), OAuth, Spring Boot, nginx and
+Cloudflare HTML pages, Java and Python stack traces, plain text. The held-out evaluation set
+(eval.jsonl) is hand-written from other vendors and formats (see eval.jsonl's `source` field) and is
+never read here.
+
+Labels (see models/README.md for the full definitions):
+ok, auth_failed, rate_limited, not_found, server_error, malformed, data_corrupted, timeout, unknown.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from common import Example, Gen, draw, dumps  # noqa: E402
+
+LABELS = ["ok", "auth_failed", "rate_limited", "not_found", "server_error", "malformed", "data_corrupted", "timeout", "unknown"]
+PER_LABEL = 700
+DEFAULT_SEED = 20261129
+
+RESOURCES = ["customer", "order", "invoice", "charge", "subscription", "product", "user", "shipment", "payment", "account", "file", "bucket", "record", "ticket", "claim", "report"]
+PATHS = ["/v1/orders", "/api/v2/customers", "/v3/invoices", "/internal/shipping/track", "/api/users/me", "/v1/payments", "/graph/items", "/api/v1/claims", "/billing/statements", "/crm/contacts"]
+HOSTS = ["api.acme.io", "orders.internal", "gateway.shop.local", "payments.example.com", "crm.corp.net", "svc-billing.prod", "edge-03.cdn.net"]
+CN_RES = ["订单", "用户", "客户", "商品", "发票", "资源", "文件", "账户", "记录", "工单", "报销单", "接口"]
+JAVA_PKGS = ["com.acme.orders", "io.shop.billing", "org.corp.crm", "com.example.payments", "net.logistics.track"]
+PY_MODS = ["app/views/orders.py", "service/billing.py", "api/handlers/customer.py", "workers/sync.py", "core/db.py"]
+
+
+def rid(g: Gen) -> str:
+    return g.pick([g.uuid(), "req_" + g.alnum(14), g.hex(16), g.alnum(24).upper()])
+
+
+def status_prefix(g: Gen, code: int, reason: str) -> str:
+    return g.pick(["", "", "", f"HTTP/1.1 {code} {reason}\n\n", f"{code} {reason}: ", f"status={code} body="])
+
+
+# --------------------------------------------------------------------------------------------- ok
+
+def ok_order(g: Gen) -> str:
+    return dumps(g, {"order_id": f"O-{g.digits(8)}", "status": g.pick(["shipped", "processing", "delivered", "pending", "cancelled"]), "total": round(g.int(100, 99999) / 100, 2), "currency": g.pick(["USD", "EUR", "CNY", "GBP"]), "items": [{"sku": g.alnum(6).upper(), "qty": g.int(1, 5)} for _ in range(g.int(1, 3))], "created_at": g.iso_ts()})
+
+
+def ok_customer(g: Gen) -> str:
+    return dumps(g, {"id": g.pick(["cus_", "c_", "usr_"]) + g.alnum(12), "name": g.pick(["Alice Chen", "Bob Smith", "王小明", "Maria García", "Li Wei", "John Doe"]), "email": g.pick(["alice", "bob", "ops", "li.wei"]) + "@example.com", "tier": g.pick(["gold", "silver", "bronze", "platinum"]), "created": g.int(1600000000, 1800000000)})
+
+
+def ok_list(g: Gen) -> str:
+    kind = g.pick(RESOURCES)
+    return dumps(g, {"object": "list", "data": [{"id": f"{kind[:3]}_{g.alnum(10)}", "object": kind, "amount": g.int(100, 50000)} for _ in range(g.int(1, 3))], "has_more": g.chance(0.5), "url": f"/v1/{kind}s"})
+
+
+def ok_envelope(g: Gen) -> str:
+    data = g.pick([
+        {"tracking": f"1Z{g.alnum(16).upper()}", "carrier": g.pick(["DHL", "UPS", "SF Express", "FedEx"]), "eta": g.date()},
+        {"balance": g.int(0, 100000) / 100, "currency": "USD"},
+        {"invoice_no": f"INV-{g.int(2020, 2027)}-{g.digits(4)}", "amount": g.int(100, 9999), "paid": True},
+        {"claim_id": f"EC-{g.digits(6)}", "state": g.pick(["approved", "submitted", "paid"]), "amount": g.int(10, 5000)},
+        {"user": {"id": g.int(1, 99999), "roles": ["viewer"]}},
+    ])
+    env = g.pick([
+        {"status": "ok", "data": data},
+        {"success": True, "data": data, "error": None},
+        {"code": 0, "message": "success", "data": data},
+        {"code": 200, "msg": "操作成功", "data": data},
+        {"result": data, "errors": []},
+        {"ok": True, "result": data},
+        {"errcode": 0, "errmsg": "ok", **data},
+        {"code": "0000", "msg": "成功", "data": data, "requestId": rid(g)},
+    ])
+    return dumps(g, env)
+
+
+def ok_health(g: Gen) -> str:
+    return g.pick([
+        dumps(g, {"status": g.pick(["UP", "ok", "healthy", "pass"]), "components": {"db": {"status": "UP"}, "diskSpace": {"status": "UP"}}}),
+        g.pick(["OK", "ok", "pong", "healthy", "SUCCESS", "success"]),
+        dumps(g, {"status": "ok", "version": f"{g.int(1, 9)}.{g.int(0, 20)}.{g.int(0, 9)}", "commit": g.hex(7)}),
+    ])
+
+
+def ok_cn(g: Gen) -> str:
+    return dumps(g, g.pick([
+        {"code": 0, "msg": "查询成功", "data": {"订单号": f"O-{g.digits(8)}", "状态": g.pick(["已发货", "运输中", "已签收", "待付款"]), "金额": g.int(10, 9999)}},
+        {"success": True, "message": "请求成功", "result": {"客户名称": g.pick(["上海某某贸易有限公司", "张伟", "李娜"]), "等级": g.pick(["VIP", "普通"])}},
+        {"status": "success", "data": {"物流公司": g.pick(["顺丰速运", "中通快递", "京东物流"]), "运单号": g.pick(["SF", "ZT", "JD"]) + g.digits(12), "最新动态": g.pick(["快件已到达【杭州转运中心】", "派送中", "已签收，签收人：本人"])}},
+    ]))
+
+
+def ok_misc(g: Gen) -> str:
+    return dumps(g, g.pick([
+        {"id": f"evt_{g.alnum(14)}", "type": g.pick(["charge.succeeded", "invoice.paid", "customer.created"]), "livemode": g.chance(0.5), "created": g.int(1600000000, 1800000000)},
+        {"items": [{"id": g.int(1, 9999), "title": g.pick(["Blue mug", "Desk lamp", "Notebook", "USB-C cable"]), "price": g.int(1, 500)} for _ in range(g.int(1, 4))], "page": g.int(1, 9), "total": g.int(10, 900)},
+        {"temperature": g.int(-10, 40), "unit": "C", "city": g.pick(["Berlin", "Shanghai", "Austin"]), "observed_at": g.iso_ts()},
+        {"access_token": "eyJ" + g.alnum(30), "token_type": "Bearer", "expires_in": g.pick([3600, 7200, 86400])},
+        {"deleted": True, "id": f"{g.pick(RESOURCES)[:3]}_{g.alnum(10)}"},
+        {"rows": [[g.int(1, 100), g.pick(["a", "b", "c"])] for _ in range(g.int(1, 4))], "columns": ["n", "k"]},
+    ]))
+
+
+# ---------------------------------------------------------------------------------- auth_failed
+
+def auth_stripe(g: Gen) -> str:
+    k = g.pick(["sk_live_", "sk_test_", "rk_live_"]) + "*" * g.int(4, 20) + g.alnum(4)
+    code, msg = g.pick([
+        ("api_key_expired", f"Expired API Key provided: {k}"),
+        ("invalid_api_key", f"Invalid API Key provided: {k}"),
+        (None, "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth."),
+        ("secret_key_required", "This API call cannot be made with a publishable API key."),
+    ])
+    err = {"type": "invalid_request_error", "message": msg}
+    if code:
+        err["code"] = code
+    return status_prefix(g, 401, "Unauthorized") + dumps(g, {"error": err})
+
+
+def auth_github(g: Gen) -> str:
+    return dumps(g, g.pick([
+        {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"},
+        {"message": "Requires authentication", "documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user"},
+        {"message": "Resource not accessible by integration", "status": "403"},
+        {"message": "Must have admin rights to Repository.", "documentation_url": "https://docs.github.com/rest"},
+    ]))
+
+
+def auth_aws(g: Gen) -> str:
+    if g.chance(0.4):
+        code, msg = g.pick([
+            ("InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records."),
+            ("SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided. Check your key and signing method."),
+            ("AccessDenied", "Access Denied"),
+            ("ExpiredToken", "The provided token has expired."),
+        ])
+        return f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{msg}</Message><RequestId>{g.alnum(16).upper()}</RequestId><HostId>{g.alnum(40)}</HostId></Error>'
+    t, msg = g.pick([
+        ("UnrecognizedClientException", "The security token included in the request is invalid."),
+        ("ExpiredTokenException", "The security token included in the request is expired"),
+        ("AccessDeniedException", f"User: arn:aws:iam::{g.digits(12)}:user/ci is not authorized to perform: dynamodb:PutItem on resource: table/orders"),
+        ("InvalidSignatureException", "Signature expired: 20260101T000000Z is now earlier than 20260101T000500Z"),
+        ("MissingAuthenticationTokenException", "Missing Authentication Token"),
+    ])
+    return dumps(g, g.pick([{"__type": t, "message": msg}, {"__type": "com.amazon.coral.service#" + t, "Message": msg}, {"message": msg}]))
+
+
+def auth_google(g: Gen) -> str:
+    code, status, msg = g.pick([
+        (401, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."),
+        (403, "PERMISSION_DENIED", "The caller does not have permission"),
+        (401, "UNAUTHENTICATED", "Request is missing required authentication credential."),
+        (400, "INVALID_ARGUMENT", "API key expired. Please renew the API key."),
+        (403, "PERMISSION_DENIED", "API key not valid. Please pass a valid API key."),
+    ])
+    return dumps(g, {"error": {"code": code, "message": msg, "status": status}})
+
+
+def auth_oauth(g: Gen) -> str:
+    return dumps(g, g.pick([
+        {"error": "invalid_token", "error_description": g.pick(["The access token expired", "Token is expired", "The access token provided is invalid", "Access token has been revoked"])},
+        {"error": "invalid_grant", "error_description": g.pick(["Refresh token expired", "Invalid refresh token", "Token has been expired or revoked."])},
+        {"error": "invalid_client", "error_description": "Client authentication failed"},
+        {"error": "unauthorized_client"},
+    ]))
+
+
+def auth_generic(g: Gen) -> str:
+    msg = g.pick([
+        "token expired", "Token has expired", "JWT expired at " + g.iso_ts() + ". Current time: " + g.iso_ts(), "jwt expired", "invalid token", "Invalid API key",
+        "API key is invalid or has been revoked", "Unauthorized", "authentication required", "Authentication failed", "Invalid credentials", "session expired, please log in again",
+        "access token is missing or invalid", "Your credentials are incorrect or have expired", "Forbidden: insufficient scope", "permission denied for this resource",
+        "signature verification failed", "user is not authenticated", "Login required", "invalid bearer token", "expired access token", "authorization header missing",
+        "The API key you supplied has been disabled", "Not authorized to access this endpoint", "token is no longer valid",
+    ])
+    k = g.r.random()
+    status = g.pick([401, 403, 200, 401, 401])
+    if k < 0.25:
+        return dumps(g, {"error": {"code": status, "message": msg}})
+    if k < 0.45:
+        return dumps(g, {"status": status, "error": g.pick(["Unauthorized", "Forbidden", "auth_error"]), "message": msg, "path": g.pick(PATHS)})
+    if k < 0.6:
+        return dumps(g, {"code": g.pick([200, 0, 401, 1001, 40101]), "success": False, "message": msg})
+    if k < 0.7:
+        return dumps(g, {"errors": [{"code": g.pick(["unauthorized", "AUTH_001", "token_expired", "forbidden"]), "detail": msg}]})
+    if k < 0.8:
+        return f"{status} {g.pick(['Unauthorized', 'Forbidden'])}: {msg}"
+    if k < 0.9:
+        return dumps(g, {"status": "error", "data": None, "message": msg})
+    return msg
+
+
+def auth_cn(g: Gen) -> str:
+    msg = g.pick([
+        "登录过期，请重新登录", "登录已过期", "token已过期", "token失效，请重新获取", "令牌已过期", "无效的token", "未登录或登录已超时", "会话已过期，请重新登录",
+        "用户未授权", "未授权访问", "鉴权失败", "身份验证失败", "签名验证失败", "签名错误", "AccessKey无效", "无权限访问该资源", "权限不足", "账号或密码错误",
+        "API密钥无效", "用户身份已失效", "请先登录", "认证信息缺失", "access_token无效或已过期",
+    ])
+    return g.pick([
+        dumps(g, {"code": g.pick([401, 403, 10001, 40001, 2001, 200, -1]), "msg": msg}),
+        dumps(g, {"code": g.pick([401, 403, 10001]), "message": msg, "data": None}),
+        dumps(g, {"success": False, "errorCode": g.pick(["AUTH_EXPIRED", "UNAUTHORIZED", "TOKEN_INVALID", "E401"]), "errorMsg": msg}),
+        dumps(g, {"status": 200, "result": None, "error": msg}),
+        msg,
+    ])
+
+
+def auth_aliyun(g: Gen) -> str:
+    code, msg = g.pick([
+        ("InvalidAccessKeyId.NotFound", "Specified access key is not found."),
+        ("SignatureDoesNotMatch", "Specified signature is not matched with our calculation."),
+        ("Forbidden.RAM", "User not authorized to operate on the specified resource, or this API doesn't support RAM."),
+        ("InvalidSecurityToken.Expired", "Specified SecurityToken is expired."),
+        ("IncompleteSignature", "The request signature does not conform to Aliyun standards."),
+    ])
+    return dumps(g, {"RequestId": g.uuid().upper(), "HostId": g.pick(["ecs.aliyuncs.com", "oss-cn-hangzhou.aliyuncs.com"]), "Code": code, "Message": msg})
+
+
+def auth_wechat(g: Gen) -> str:
+    code, msg = g.pick([
+        (40001, "invalid credential, access_token is invalid or not latest"),
+        (42001, "access_token expired"),
+        (40014, "invalid access_token"),
+        (41001, "access_token missing"),
+        (40125, "invalid appsecret"),
+    ])
+    return dumps(g, {"errcode": code, "errmsg": f"{msg} rid: {g.hex(8)}-{g.hex(8)}-{g.hex(8)}"})
+
+
+def auth_html(g: Gen) -> str:
+    code, reason = g.pick([(401, "Unauthorized"), (403, "Forbidden"), (401, "Authorization Required")])
+    return f"<html>\r\n<head><title>{code} {reason}</title></head>\r\n<body>\r\n<center><h1>{code} {reason}</h1></center>\r\n<hr><center>nginx/1.{g.int(18, 27)}.{g.int(0, 9)}</center>\r\n</body>\r\n</html>"
+
+
+# --------------------------------------------------------------------------------- rate_limited
+
+def rl_stripe(g: Gen) -> str:
+    return dumps(g, {"error": {"type": g.pick(["rate_limit_error", "invalid_request_error"]), "code": "rate_limit", "message": g.pick(["Too many requests hit the API too quickly. We recommend an exponential backoff of your requests.", "Request rate limit exceeded."])}})
+
+
+def rl_github(g: Gen) -> str:
+    return dumps(g, g.pick([
+        {"message": f"API rate limit exceeded for {g.ip()}. (But here's the good news: Authenticated requests get a higher rate limit.)", "documentation_url": "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"},
+        {"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", "documentation_url": "https://docs.github.com/rest"},
+        {"message": f"API rate limit exceeded for user ID {g.digits(7)}."},
+    ]))
+
+
+def rl_aws(g: Gen) -> str:
+    if g.chance(0.3):
+        return f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message><RequestId>{g.alnum(16).upper()}</RequestId></Error>'
+    t, msg = g.pick([
+        ("ThrottlingException", "Rate exceeded"),
+        ("TooManyRequestsException", "Too Many Requests"),
+        ("ProvisionedThroughputExceededException", "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API."),
+        ("RequestLimitExceeded", "Request limit exceeded."),
+        ("LimitExceededException", "Rate exceeded for operation PutRecord"),
+    ])
+    return dumps(g, {"__type": t, "message": msg})
+
+
+def rl_google(g: Gen) -> str:
+    return dumps(g, {"error": {"code": 429, "message": g.pick([f"Quota exceeded for quota metric 'Read requests' and limit 'Read requests per minute per user' of service 'sheets.googleapis.com' for consumer 'project_number:{g.digits(12)}'.", "Resource has been exhausted (e.g. check quota).", "Rate Limit Exceeded", "User Rate Limit Exceeded"]), "status": "RESOURCE_EXHAUSTED"}})
+
+
+def rl_generic(g: Gen) -> str:
+    s = g.int(1, 120)
+    msg = g.pick([
+        "Too Many Requests", "too many requests", f"Rate limit exceeded. Try again in {s} seconds.", f"rate limited, retry after {s}s", "Request was throttled.",
+        f"You have exceeded the limit of {g.pick([60, 100, 1000, 5000])} requests per {g.pick(['minute', 'hour', 'day'])}", "throttled", "API quota exceeded", "Rate limit reached for requests",
+        "Daily request quota exhausted", "Slow down: request rate too high", "limit exceeded, please back off", "Too many attempts. Please wait before retrying.",
+        f"rate_limit_exceeded: {g.int(2, 50)} requests per second allowed", "concurrency limit reached",
+    ])
+    k = g.r.random()
+    if k < 0.3:
+        return dumps(g, {"error": {"code": 429, "message": msg}})
+    if k < 0.5:
+        return dumps(g, {"status": 429, "error": "Too Many Requests", "message": msg, "retry_after": s})
+    if k < 0.65:
+        return dumps(g, {"code": g.pick(["RATE_LIMITED", "TOO_MANY_REQUESTS", "429", "throttle"]), "message": msg})
+    if k < 0.8:
+        return f"HTTP/1.1 429 Too Many Requests\nRetry-After: {s}\nX-RateLimit-Remaining: 0\n\n{msg}"
+    return msg
+
+
+def rl_cn(g: Gen) -> str:
+    msg = g.pick([
+        "请求过于频繁，请稍后再试", "访问频率超限", "接口调用次数已达上限", "调用频率过高，请降低请求频率", "请求太频繁了", "超出每分钟调用次数限制", "今日调用次数已用完",
+        "触发限流，请稍后重试", "访问过于频繁，请1分钟后再试", "请求次数超过限制", "流量控制：请求被拒绝", "QPS超限",
+    ])
+    return g.pick([
+        dumps(g, {"code": g.pick([429, 10029, 42900, 503]), "msg": msg}),
+        dumps(g, {"success": False, "errorCode": g.pick(["TOO_MANY_REQUESTS", "RATE_LIMIT", "Throttling"]), "errorMsg": msg}),
+        dumps(g, {"Code": g.pick(["Throttling.User", "Throttling", "Throttling.Api"]), "Message": g.pick(["Request was denied due to user flow control.", "Request was denied due to api flow control.", msg]), "RequestId": g.uuid().upper()}),
+        dumps(g, {"errcode": g.pick([45009, 45011, 45033]), "errmsg": g.pick(["reach max api daily quota limit", "api minute-quota reach limit  mustslower  retry next minute", "api freq out of limit"])}),
+        msg,
+    ])
+
+
+def rl_html(g: Gen) -> str:
+    if g.chance(0.5):
+        return f"<html>\r\n<head><title>429 Too Many Requests</title></head>\r\n<body>\r\n<center><h1>429 Too Many Requests</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>"
+    return f'<!DOCTYPE html>\n<html class="no-js" lang="en-US"><head><title>Access denied | {g.pick(HOSTS)} used Cloudflare to restrict access</title></head><body><div id="cf-wrapper"><h1><span class="cf-error-type">Error</span> <span class="cf-error-code">1015</span></h1><h2 class="cf-subheadline">You are being rate limited</h2><p>The owner of this website has banned you temporarily from accessing this website.</p><span>Cloudflare Ray ID: <strong>{g.hex(16)}</strong></span></div></body></html>'
+
+
+# ------------------------------------------------------------------------------------ not_found
+
+def nf_stripe(g: Gen) -> str:
+    res = g.pick(["customer", "charge", "invoice", "price", "payment_intent", "subscription"])
+    return dumps(g, {"error": {"code": "resource_missing", "doc_url": "https://stripe.com/docs/error-codes/resource-missing", "message": f"No such {res}: '{res[:3]}_{g.alnum(14)}'", "param": "id", "type": "invalid_request_error"}})
+
+
+def nf_github(g: Gen) -> str:
+    return dumps(g, {"message": "Not Found", "documentation_url": g.pick(["https://docs.github.com/rest/repos/repos#get-a-repository", "https://docs.github.com/rest/issues/issues#get-an-issue", "https://docs.github.com/rest"])})
+
+
+def nf_aws(g: Gen) -> str:
+    if g.chance(0.4):
+        code, msg = g.pick([("NoSuchKey", "The specified key does not exist."), ("NoSuchBucket", "The specified bucket does not exist"), ("NoSuchUpload", "The specified upload does not exist.")])
+        return f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{msg}</Message><Key>{g.pick(["exports/", "invoices/", "img/"])}{g.alnum(8)}.{g.pick(["csv", "pdf", "png"])}</Key><RequestId>{g.alnum(16).upper()}</RequestId></Error>'
+    t, msg = g.pick([
+        ("ResourceNotFoundException", "Requested resource not found"),
+        ("ResourceNotFoundException", f"Function not found: arn:aws:lambda:us-east-1:{g.digits(12)}:function:order-sync"),
+        ("NoSuchEntityException", "The user with name ci-deployer cannot be found."),
+        ("NotFoundException", "Invalid stage identifier specified"),
+    ])
+    return dumps(g, {"__type": t, "message": msg})
+
+
+def nf_google(g: Gen) -> str:
+    return dumps(g, {"error": {"code": 404, "message": g.pick(["Requested entity was not found.", f"File not found: {g.alnum(20)}.", "The requested URL was not found on this server.", "Not found: Dataset project:orders_ds"]), "status": "NOT_FOUND"}})
+
+
+def nf_generic(g: Gen) -> str:
+    res = g.pick(RESOURCES)
+    ident = g.pick([f"O-{g.digits(8)}", str(g.int(1, 999999)), g.uuid(), f"{res[:3]}_{g.alnum(8)}"])
+    msg = g.pick([
+        f"{res.capitalize()} not found", f"{res} {ident} not found", f"No {res} found with id {ident}", f"The requested {res} does not exist", "Not Found", "not found",
+        f"Unknown {res}: {ident}", f"{res} with id '{ident}' was not found", "The requested resource could not be found.", f"Could not find {res} {ident}",
+        "Endpoint not found", f"Route {g.pick(PATHS)} not found", f"no such {res}", "resource does not exist", "404 page not found", "entity not found",
+    ])
+    k = g.r.random()
+    if k < 0.25:
+        return dumps(g, {"error": {"code": 404, "message": msg}})
+    if k < 0.45:
+        return dumps(g, {"timestamp": g.iso_ts(), "status": 404, "error": "Not Found", "message": msg, "path": g.pick(PATHS) + "/" + ident})
+    if k < 0.6:
+        return dumps(g, {"code": g.pick(["NOT_FOUND", "RESOURCE_NOT_FOUND", "E404", "not_found"]), "message": msg})
+    if k < 0.7:
+        return dumps(g, {"success": False, "error": "not_found", "detail": msg})
+    if k < 0.8:
+        return f"404 Not Found: {msg}"
+    return msg
+
+
+def nf_cn(g: Gen) -> str:
+    res = g.pick(CN_RES)
+    msg = g.pick([f"{res}不存在", f"未找到该{res}", f"{res}信息不存在", f"查询的{res}不存在或已被删除", "资源不存在", "请求的资源未找到", "404 页面不存在", f"找不到指定的{res}", f"{res}已删除", "记录不存在", "接口地址不存在"])
+    return g.pick([
+        dumps(g, {"code": g.pick([404, 40400, 1004, 20004]), "msg": msg}),
+        dumps(g, {"success": False, "errorCode": g.pick(["NOT_FOUND", "RESOURCE_NOT_EXIST", "DATA_NOT_FOUND"]), "errorMsg": msg}),
+        dumps(g, {"Code": g.pick(["InvalidInstanceId.NotFound", "EntityNotExist.User", "NoSuchKey", "InvalidOrderId.NotFound"]), "Message": g.pick(["The specified instance is not found.", "The user does not exist.", "The specified key does not exist.", msg]), "RequestId": g.uuid().upper()}),
+        dumps(g, {"errcode": g.pick([46004, 40003, 60111]), "errmsg": g.pick(["not existed user", "invalid openid", "userid not found"])}),
+        msg,
+    ])
+
+
+def nf_html(g: Gen) -> str:
+    if g.chance(0.6):
+        return f"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx/1.{g.int(18, 27)}.{g.int(0, 9)}</center>\r\n</body>\r\n</html>"
+    return f'<!doctype html><html lang="en"><head><title>HTTP Status 404 – Not Found</title><style type="text/css">body {{font-family:Tahoma,Arial,sans-serif;}}</style></head><body><h1>HTTP Status 404 – Not Found</h1><hr class="line" /><p><b>Type</b> Status Report</p><p><b>Message</b> {g.pick(PATHS)}/{g.int(1, 9999)}</p><p><b>Description</b> The origin server did not find a current representation for the target resource or is not willing to disclose that one exists.</p><hr class="line" /><h3>Apache Tomcat/9.0.{g.int(40, 90)}</h3></body></html>'
+
+
+# --------------------------------------------------------------------------------- server_error
+
+def java_trace(g: Gen, exc: str, msg: str) -> str:
+    pkg = g.pick(JAVA_PKGS)
+    frames = "\n".join(f"\tat {pkg}.{g.pick(['service', 'web', 'repo', 'core'])}.{g.pick(['OrderService', 'InvoiceController', 'CustomerRepository', 'PaymentHandler'])}.{g.pick(['process', 'handle', 'find', 'apply', 'lambda$run$0'])}({g.pick(['OrderService', 'InvoiceController', 'Main'])}.java:{g.int(20, 400)})" for _ in range(g.int(2, 6)))
+    return f"{exc}: {msg}\n{frames}\n\tat org.springframework.web.servlet.FrameworkServlet.service(FrameworkServlet.java:{g.int(800, 900)})"
+
+
+def py_trace(g: Gen, exc: str, msg: str) -> str:
+    frames = "\n".join(f'  File "/srv/{g.pick(PY_MODS)}", line {g.int(10, 500)}, in {g.pick(["handle", "get_order", "process", "run", "_fetch", "wrapper"])}\n    {g.pick(["return self._impl(request)", "result = compute(order)", "row = cursor.fetchone()", "data = client.get(url)"])}' for _ in range(g.int(1, 4)))
+    return f"Traceback (most recent call last):\n{frames}\n{exc}: {msg}"
+
+
+def se_trace(g: Gen) -> str:
+    if g.chance(0.5):
+        exc, msg = g.pick([
+            ("java.lang.NullPointerException", 'Cannot invoke "String.length()" because "name" is null'),
+            ("java.lang.IllegalStateException", "Failed to load ApplicationContext"),
+            ("java.lang.OutOfMemoryError", "Java heap space"),
+            ("java.lang.ArrayIndexOutOfBoundsException", f"Index {g.int(1, 9)} out of bounds for length {g.int(0, 1)}"),
+            ("org.springframework.dao.DataAccessResourceFailureException", "Unable to acquire JDBC Connection"),
+            ("java.lang.RuntimeException", "Unexpected error while processing request"),
+        ])
+        return java_trace(g, exc, msg)
+    exc, msg = g.pick([
+        ("KeyError", f"'{g.pick(['customer_id', 'items', 'total', 'user'])}'"),
+        ("AttributeError", "'NoneType' object has no attribute 'id'"),
+        ("ZeroDivisionError", "division by zero"),
+        ("RuntimeError", "internal invariant violated"),
+        ("MemoryError", ""),
+        ("psycopg2.OperationalError", "server closed the connection unexpectedly"),
+        ("IndexError", "list index out of range"),
+    ])
+    return py_trace(g, exc, msg)
+
+
+def se_spring(g: Gen) -> str:
+    return dumps(g, {"timestamp": g.iso_ts(), "status": 500, "error": "Internal Server Error", "message": g.pick(["", "No message available", "Unexpected error", "could not execute statement"]), "path": g.pick(PATHS), "trace": g.pick(["", java_trace(g, "java.lang.NullPointerException", "null")])})
+
+
+def se_nginx(g: Gen) -> str:
+    code, reason = g.pick([(500, "Internal Server Error"), (502, "Bad Gateway"), (503, "Service Temporarily Unavailable"), (503, "Service Unavailable"), (502, "Bad Gateway")])
+    server = g.pick(["nginx", f"nginx/1.{g.int(18, 27)}.{g.int(0, 9)}", "openresty", f"openresty/1.{g.int(19, 25)}.{g.int(1, 9)}.1", "Tengine"])
+    sep = g.pick(["\r\n", "\n", ""])
+    return f"<html>{sep}<head><title>{code} {reason}</title></head>{sep}<body>{sep}<center><h1>{code} {reason}</h1></center>{sep}<hr><center>{server}</center>{sep}</body>{sep}</html>"
+
+
+def se_cloudflare(g: Gen) -> str:
+    code, title, sub = g.pick([
+        (502, "Bad gateway", "The web server reported a bad gateway error."),
+        (521, "Web server is down", "The web server is not returning a connection."),
+        (500, "Internal server error", "There is an unknown error on the web server."),
+        (503, "Service unavailable", "The server is temporarily unable to handle the request."),
+    ])
+    return f'<!DOCTYPE html>\n<html lang="en-US"><head><title>{g.pick(HOSTS)} | {code}: {title}</title><meta charset="UTF-8" /></head><body><div id="cf-error-details"><h1><span class="inline-block">{title}</span><span class="code-label">Error code {code}</span></h1><div class="cf-section">{sub}</div><p>Please try again in a few minutes.</p><span>Cloudflare Ray ID: <strong>{g.hex(16)}</strong></span></div></body></html>'
+
+
+def se_generic(g: Gen) -> str:
+    msg = g.pick([
+        "Internal Server Error", "internal error", "An internal error occurred. Please try again later.", "Unexpected error", "Something went wrong on our end", "Service Unavailable",
+        "The service is temporarily unavailable", "Bad Gateway", "upstream server error", "server error", "unhandled exception", "The server is down for maintenance",
+        "Backend service unavailable", "database connection failed", "Oops! An unexpected error occurred.", "Error processing request", "internal_server_error",
+        "no healthy upstream", "Service is overloaded, try again later", "crashed while handling request",
+    ])
+    code = g.pick([500, 502, 503, 500])
+    k = g.r.random()
+    if k < 0.3:
+        return dumps(g, {"error": {"code": code, "message": msg, "request_id": rid(g)}})
+    if k < 0.5:
+        return dumps(g, {"status": code, "error": msg})
+    if k < 0.6:
+        return dumps(g, {"error": {"type": "api_error", "message": "An unknown error occurred" if g.chance(0.5) else msg}})
+    if k < 0.7:
+        return dumps(g, {"error": {"code": code, "message": g.pick(["Internal error encountered.", "The service is currently unavailable.", "Backend Error"]), "status": g.pick(["INTERNAL", "UNAVAILABLE"])}})
+    if k < 0.8:
+        return dumps(g, g.pick([{"__type": "InternalServerError", "message": "Internal server error"}, {"__type": "ServiceUnavailableException", "message": "Service is unavailable. Try again later."}, {"Code": "InternalError", "Message": "The request processing has failed due to some unknown error, exception or failure.", "RequestId": g.uuid().upper()}]))
+    return f"{code} {g.pick(['Internal Server Error', 'Bad Gateway', 'Service Unavailable'])}" + g.pick(["", f": {msg}"])
+
+
+def se_cn(g: Gen) -> str:
+    msg = g.pick(["服务器内部错误", "系统繁忙，请稍后再试", "系统异常，请联系管理员", "服务暂时不可用", "服务器开小差了", "网关错误", "后端服务异常", "系统错误", "服务异常，请稍后重试", "内部服务错误", "数据库连接失败", "服务维护中，请稍后访问", "未知系统错误"])
+    return g.pick([
+        dumps(g, {"code": g.pick([500, 502, 503, 50000, -1, 9999]), "msg": msg}),
+        dumps(g, {"success": False, "errorCode": g.pick(["SYSTEM_ERROR", "INTERNAL_ERROR", "E500", "SERVICE_UNAVAILABLE"]), "errorMsg": msg}),
+        dumps(g, {"errcode": -1, "errmsg": "system error"}),
+        dumps(g, {"Code": g.pick(["InternalError", "ServiceUnavailable", "UnknownError"]), "Message": g.pick(["The request processing has failed due to some unknown error.", "The request has failed due to a temporary failure of the server.", msg]), "RequestId": g.uuid().upper()}),
+        msg,
+    ])
+
+
+# ------------------------------------------------------------------------------------ malformed
+
+def trunc_json(g: Gen) -> str:
+    body = g.pick([ok_order, ok_customer, ok_list, ok_envelope, ok_misc])(g)
+    if len(body) < 20:
+        body = ok_order(g)
+    cut = g.int(max(5, len(body) // 4), len(body) - 2)
+    return body[:cut]
+
+
+def mf_parse(g: Gen) -> str:
+    pos = g.int(0, 900)
+    return g.pick([
+        f"Unexpected token < in JSON at position {pos}",
+        f"SyntaxError: Unexpected token '<', \"<!DOCTYPE \"... is not valid JSON",
+        f"JSONDecodeError: Expecting value: line 1 column {g.int(1, 80)} (char {pos})",
+        f"json: cannot unmarshal string into Go struct field Order.total of type float64",
+        f"com.fasterxml.jackson.core.JsonParseException: Unexpected character ('}}' (code 125)): was expecting double-quote to start field name\n at [Source: (String)\"{{\"a\":1,}}\"; line: 1, column: {g.int(2, 60)}]",
+        f"invalid character '{g.pick(['}', ']', 'x', '<'])}' looking for beginning of value",
+        f"Malformed JSON in request body",
+        f"Failed to parse response body as JSON",
+        f"Unterminated string in JSON at position {pos}",
+        f"unexpected end of input at line 1 column {g.int(1, 300)}",
+        f"Could not parse payload: invalid UTF-8 in header",
+        f"lexical error: invalid char in json text.",
+        f"yaml.scanner.ScannerError: mapping values are not allowed here in \"<unicode string>\", line {g.int(1, 40)}, column {g.int(1, 30)}",
+        f"org.xml.sax.SAXParseException; lineNumber: {g.int(1, 50)}; columnNumber: {g.int(1, 80)}; The element type \"item\" must be terminated by the matching end-tag \"</item>\".",
+    ])
+
+
+def mf_validation(g: Gen) -> str:
+    field = g.pick(["email", "amount", "currency", "order_id", "quantity", "date", "customer_id", "phone", "items", "address.zip"])
+    msg = g.pick([
+        f"Missing required parameter: {field}", f"missing required field '{field}'", f"Invalid value for '{field}'", f"'{field}' is required", f"{field} must be a valid {g.pick(['integer', 'string', 'date', 'email address', 'ISO 4217 code'])}",
+        f"Invalid request: {field} is malformed", "Bad Request", "Invalid JSON payload received.", f"Unknown field \"{field}\"", f"{field}: expected number, got string",
+        "request body failed schema validation", f"Parameter '{field}' has an invalid format", "Invalid parameter", "The request could not be understood by the server due to malformed syntax.",
+    ])
+    k = g.r.random()
+    if k < 0.2:
+        return dumps(g, {"error": {"type": "invalid_request_error", "code": g.pick(["parameter_missing", "parameter_invalid_integer", "parameter_invalid_empty", "parameter_unknown"]), "param": field, "message": msg}})
+    if k < 0.35:
+        return dumps(g, {"__type": g.pick(["ValidationException", "SerializationException", "InvalidParameterValueException"]), "message": g.pick([f"1 validation error detected: Value null at '{field}' failed to satisfy constraint: Member must not be null", "Start of structure or map found where not expected.", msg])})
+    if k < 0.5:
+        return dumps(g, {"error": {"code": 400, "message": g.pick([f"Invalid value at '{field}' (TYPE_STRING), \"abc\"", "Invalid JSON payload received. Unknown name \"foo\": Cannot find field.", msg]), "status": "INVALID_ARGUMENT"}})
+    if k < 0.65:
+        return dumps(g, {"status": 400, "error": "Bad Request", "message": msg, "errors": [{"field": field, "code": g.pick(["invalid", "missing", "type_mismatch"])}]})
+    if k < 0.75:
+        return dumps(g, {"message": "Validation Failed", "errors": [{"resource": "Issue", "field": field, "code": g.pick(["missing_field", "invalid"])}]})
+    if k < 0.85:
+        return f"400 Bad Request: {msg}"
+    return msg
+
+
+def mf_cn(g: Gen) -> str:
+    field = g.pick(["手机号", "订单号", "金额", "日期", "邮箱", "商品ID", "收货地址", "用户名"])
+    msg = g.pick(["参数错误", "请求参数格式不正确", f"缺少必填参数：{field}", f"{field}格式错误", "JSON格式错误", "非法的请求体", "请求数据解析失败", f"参数{field}不能为空", f"{field}不合法", "请求参数校验失败", "数据格式不正确", "无法解析返回结果"])
+    return g.pick([
+        dumps(g, {"code": g.pick([400, 40000, 1002, 10003]), "msg": msg}),
+        dumps(g, {"success": False, "errorCode": g.pick(["PARAM_ERROR", "INVALID_PARAMETER", "BAD_REQUEST"]), "errorMsg": msg}),
+        dumps(g, {"Code": g.pick(["InvalidParameter", "MissingParameter", "InvalidParameter.Format"]), "Message": g.pick(["The specified parameter is not valid.", "The input parameter that is mandatory for processing this request is not supplied.", msg]), "RequestId": g.uuid().upper()}),
+        dumps(g, {"errcode": g.pick([40003, 44002, 47001]), "errmsg": g.pick(["data format error", "empty post data", "invalid param"])}),
+        msg,
+    ])
+
+
+def mf_html_instead_of_json(g: Gen) -> str:
+    return g.pick([
+        "Expected JSON but received text/html: <!DOCTYPE html><html><head><title>Welcome</title></head>",
+        f"Response is not valid JSON: '{g.pick(['<html>', 'OK', 'null,', '{{', '<?xml'])}'",
+        "content-type mismatch: expected application/json, got text/plain",
+    ])
+
+
+# ------------------------------------------------------------------------------- data_corrupted
+
+CN_SAMPLES = ["张伟", "北京市海淀区中关村大街", "订单已发货", "上海浦东新区", "请联系客服", "发票抬头", "广州市天河区", "测试数据"]
+ACCENT_SAMPLES = ["Müller", "François", "Zürich Straße", "café crème", "Ærøskøbing", "São Paulo", "naïve résumé", "Łódź"]
+
+
+def mojibake(g: Gen) -> str:
+    src = g.pick(CN_SAMPLES + ACCENT_SAMPLES)
+    raw = src.encode("utf-8")
+    k = g.r.random()
+    if k < 0.35:
+        bad = raw.decode("cp1252", errors="replace")
+    elif k < 0.6:
+        bad = raw.decode("latin-1")
+    elif k < 0.85:
+        bad = raw.decode("gbk", errors="replace")
+    else:
+        bad = src.encode("gbk", errors="replace").decode("utf-8", errors="replace") if any(ord(c) > 0x3000 for c in src) else raw.decode("cp1252", errors="replace")
+    return bad
+
+
+def dc_encoding(g: Gen) -> str:
+    fields = {g.pick(["name", "address", "city", "note", "title", "customer"]): mojibake(g) for _ in range(g.int(1, 3))}
+    if g.chance(0.3):
+        fields["id"] = g.int(1, 99999)
+    return g.pick([dumps(g, fields), " ".join(fields_v for fields_v in map(str, fields.values()))])
+
+
+def dc_integrity(g: Gen) -> str:
+    a, b = g.hex(32), g.hex(32)
+    return g.pick([
+        f"checksum mismatch: expected {a}, got {b}",
+        f"MD5 mismatch for {g.alnum(8)}.csv: expected {a} actual {b}",
+        f"CRC32 check failed for segment {g.int(1, 500)}",
+        f"crc error: stored={g.hex(8)} computed={g.hex(8)}",
+        "gzip: stdin: invalid compressed data--crc error",
+        "zlib.error: Error -3 while decompressing data: invalid distance too far back",
+        "Data integrity error: record hash does not match",
+        "database disk image is malformed",
+        "sqlite3.DatabaseError: file is not a database",
+        f"Corrupted block detected at offset {g.int(1000, 9999999)}",
+        "java.util.zip.ZipException: invalid entry CRC (expected 0x" + g.hex(8) + " but got 0x" + g.hex(8) + ")",
+        "corrupt data: the stored record failed verification",
+        f"InnoDB: Database page corruption on disk or a failed file read of page [page id: space={g.int(1, 99)}, page number={g.int(1, 9999)}]",
+        "payload signature digest does not match content (content altered in transit)",
+        "snappy: corrupt input",
+        "invalid byte sequence for encoding \"UTF8\": 0xe4 0xb8",
+        "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte",
+        f"row count mismatch after import: expected {g.int(1000, 9000)}, found {g.int(10, 999)}",
+        "file is truncated or corrupted: unexpected EOF in archive",
+        "The data in the response body is damaged and cannot be trusted",
+    ])
+
+
+def dc_aws(g: Gen) -> str:
+    code, msg = g.pick([
+        ("BadDigest", "The Content-MD5 you specified did not match what we received."),
+        ("InvalidDigest", "The Content-MD5 you specified is not valid."),
+        ("XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match what was computed."),
+    ])
+    if g.chance(0.5):
+        return f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{msg}</Message><RequestId>{g.alnum(16).upper()}</RequestId></Error>'
+    return dumps(g, {"error": {"code": code, "message": msg}})
+
+
+def dc_cn(g: Gen) -> str:
+    msg = g.pick(["数据校验失败", "数据已损坏", "文件损坏，无法读取", "校验和不匹配", "数据不一致，请核对", "MD5校验失败", "文件CRC校验错误", "数据完整性校验未通过", "存储的数据已损坏", "解压失败：压缩包已损坏", "报文签名与内容不符，数据可能被篡改", "字符编码错误，出现乱码"])
+    return g.pick([
+        dumps(g, {"code": g.pick([500, 422, 3001, 50010]), "msg": msg}),
+        dumps(g, {"success": False, "errorCode": g.pick(["DATA_CORRUPTED", "CHECKSUM_ERROR", "INTEGRITY_ERROR"]), "errorMsg": msg}),
+        dumps(g, {"Code": g.pick(["InvalidDigest", "FileDamaged", "ContentMD5Mismatch"]), "Message": msg, "RequestId": g.uuid().upper()}),
+        msg,
+    ])
+
+
+def dc_garbage(g: Gen) -> str:
+    k = g.r.random()
+    if k < 0.4:
+        return "".join(g.pick(["\ufffd", "\ufffd\ufffd", "\x00", "\x7f", "\u00ff", "\u00fe", "PK\x03\x04", "\x1f\x8b\x08", "ÿØÿà", "\ufffd\ufffdH"]) for _ in range(g.int(6, 30)))
+    if k < 0.7:
+        ok = ok_order(g)
+        chars = list(ok)
+        for _ in range(g.int(3, 15)):
+            i = g.int(0, len(chars) - 1)
+            chars[i] = g.pick(["\ufffd", "\x00", "\u00ff", "ï¿½"])
+        return "".join(chars)
+    return dumps(g, {g.pick(["name", "desc", "title"]): "\ufffd" * g.int(3, 12), "id": g.int(1, 9999)})
+
+
+# -------------------------------------------------------------------------------------- timeout
+
+def to_generic(g: Gen) -> str:
+    ms = g.pick([1000, 2000, 3000, 5000, 10000, 30000, 60000])
+    host = g.pick(HOSTS)
+    msg = g.pick([
+        "Request Timeout", "request timed out", f"Request timed out after {ms}ms", "The request timed out.", "timeout", "Connection timed out", "connect ETIMEDOUT",
+        f"ESOCKETTIMEDOUT", "Read timed out", "socket timeout", "context deadline exceeded", f"operation timed out after {ms // 1000} seconds", "Gateway Timeout",
+        "upstream timed out", f"timeout of {ms}ms exceeded", "deadline exceeded", "The server did not respond within the time limit", "query timeout",
+        f"Timed out waiting for response from {host}", "idle timeout reached", "statement timeout", "canceling statement due to statement timeout",
+    ])
+    k = g.r.random()
+    if k < 0.25:
+        return dumps(g, {"error": {"code": g.pick([408, 504]), "message": msg}})
+    if k < 0.4:
+        return dumps(g, {"status": g.pick([408, 504]), "error": g.pick(["Request Timeout", "Gateway Timeout"]), "message": msg})
+    if k < 0.5:
+        return dumps(g, {"error": {"code": 504, "message": g.pick(["Deadline expired before operation could complete.", "The request timed out."]), "status": "DEADLINE_EXCEEDED"}})
+    if k < 0.6:
+        return dumps(g, {"code": g.pick(["TIMEOUT", "ETIMEDOUT", "GATEWAY_TIMEOUT", "E504"]), "message": msg})
+    if k < 0.7:
+        return f"{g.pick([408, 504])} {g.pick(['Request Timeout', 'Gateway Timeout', 'Gateway Time-out'])}" + g.pick(["", f": {msg}"])
+    return msg
+
+
+def to_trace(g: Gen) -> str:
+    if g.chance(0.5):
+        exc, msg = g.pick([
+            ("java.net.SocketTimeoutException", g.pick(["Read timed out", "connect timed out", f"timeout"])),
+            ("java.util.concurrent.TimeoutException", f"Timeout waiting for task after {g.int(1, 60)} s"),
+            ("org.apache.http.conn.ConnectTimeoutException", f"Connect to {g.pick(HOSTS)}:443 failed: connect timed out"),
+            ("io.netty.handler.timeout.ReadTimeoutException", "null"),
+        ])
+        return java_trace(g, exc, msg)
+    exc, msg = g.pick([
+        ("TimeoutError", "timed out"),
+        ("socket.timeout", "timed out"),
+        ("asyncio.exceptions.TimeoutError", ""),
+        ("httpx.ConnectTimeout", f"timed out connecting to {g.pick(HOSTS)}"),
+        ("urllib3.exceptions.ReadTimeoutError", f"HTTPSConnectionPool(host='{g.pick(HOSTS)}', port=443): Read timed out."),
+    ])
+    return py_trace(g, exc, msg)
+
+
+def to_aws(g: Gen) -> str:
+    if g.chance(0.5):
+        return f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>RequestTimeout</Code><Message>Your socket connection to the server was not read from or written to within the timeout period. Idle connections will be closed.</Message><RequestId>{g.alnum(16).upper()}</RequestId></Error>'
+    return dumps(g, {"__type": g.pick(["RequestTimeoutException", "TimeoutError", "GatewayTimeoutException"]), "message": g.pick(["Request timed out", "Endpoint request timed out", "Task timed out after 30.03 seconds"])})
+
+
+def to_html(g: Gen) -> str:
+    if g.chance(0.6):
+        code, reason = g.pick([(504, "Gateway Time-out"), (504, "Gateway Timeout"), (408, "Request Time-out")])
+        return f"<html>\r\n<head><title>{code} {reason}</title></head>\r\n<body>\r\n<center><h1>{code} {reason}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>"
+    code, title = g.pick([(524, "A timeout occurred"), (522, "Connection timed out")])
+    return f'<!DOCTYPE html>\n<html lang="en-US"><head><title>{g.pick(HOSTS)} | {code}: {title}</title></head><body><div id="cf-error-details"><h1><span class="inline-block">{title}</span><span class="code-label">Error code {code}</span></h1><div class="cf-section">The origin web server timed out responding to this request.</div><span>Cloudflare Ray ID: <strong>{g.hex(16)}</strong></span></div></body></html>'
+
+
+def to_cn(g: Gen) -> str:
+    msg = g.pick(["请求超时", "连接超时", "网关超时", "服务响应超时，请稍后重试", "读取超时", "调用下游服务超时", "数据库查询超时", "接口超时", "处理超时，请重试", "等待响应超时"])
+    return g.pick([
+        dumps(g, {"code": g.pick([504, 408, 5004, -2]), "msg": msg}),
+        dumps(g, {"success": False, "errorCode": g.pick(["TIMEOUT", "GATEWAY_TIMEOUT", "READ_TIMEOUT"]), "errorMsg": msg}),
+        dumps(g, {"Code": g.pick(["RequestTimeout", "ServiceTimeout"]), "Message": g.pick(["The request has timed out.", msg]), "RequestId": g.uuid().upper()}),
+        msg,
+    ])
+
+
+# -------------------------------------------------------------------------------------- unknown
+
+def un_business(g: Gen) -> str:
+    code, msg = g.pick([
+        ("card_declined", "Your card was declined."),
+        ("expired_card", "Your card has expired."),
+        ("insufficient_funds", "Your card has insufficient funds."),
+        ("incorrect_cvc", "Your card's security code is incorrect."),
+        ("amount_too_small", "Amount must be at least 50 cents"),
+        ("order_already_cancelled", "This order has already been cancelled."),
+        ("conflict", "The resource was modified by another request (version mismatch)."),
+        ("out_of_stock", "The requested item is out of stock."),
+        ("duplicate", "A customer with this e-mail already exists."),
+        ("payment_required", "Upgrade your plan to use this feature."),
+        ("invalid_state", "Refunds are not allowed for orders older than 90 days."),
+        ("address_unserviceable", "We do not deliver to this postal code."),
+        ("limit_reached", "You have reached the maximum number of saved addresses."),
+        ("promo_expired", "This promotion has ended."),
+        ("method_not_allowed", "DELETE is not supported on this resource."),
+    ])
+    k = g.r.random()
+    if k < 0.35:
+        return dumps(g, {"error": {"type": "card_error" if "card" in code or "cvc" in code or "funds" in code else "invalid_request_error", "code": code, "message": msg}})
+    if k < 0.6:
+        return dumps(g, {"status": g.pick([402, 409, 422, 405, 200]), "error": code, "message": msg})
+    if k < 0.8:
+        return dumps(g, {"success": False, "code": code.upper(), "message": msg})
+    return msg
+
+
+def un_cn(g: Gen) -> str:
+    msg = g.pick(["余额不足", "库存不足", "订单状态不允许此操作", "该商品已售罄", "重复提交，请勿重复操作", "优惠活动已结束", "超出可退款金额", "收货地址不在配送范围内", "银行卡已过期", "当前会员等级不支持该功能", "该手机号已注册", "订单已支付，请勿重复支付", "审批流程进行中，暂不可修改"])
+    return g.pick([
+        dumps(g, {"code": g.pick([1001, 2002, 3003, 409, 40900]), "msg": msg}),
+        dumps(g, {"success": False, "errorCode": g.pick(["BIZ_ERROR", "STOCK_NOT_ENOUGH", "BALANCE_NOT_ENOUGH", "ORDER_STATE_INVALID"]), "errorMsg": msg}),
+        msg,
+    ])
+
+
+def un_prose(g: Gen) -> str:
+    return g.pick([
+        "Hi team, just a reminder that the quarterly review is on Friday. Please bring your slides.",
+        "The quick brown fox jumps over the lazy dog.",
+        "Meeting notes: discussed roadmap, hiring plan and the offsite in March.",
+        "Our new collection is here! Get 20% off everything this weekend only.",
+        "Dear customer, thank you for your feedback. We appreciate your business.",
+        "It was the best of times, it was the worst of times.",
+        "Bonjour, je voudrais réserver une table pour deux personnes ce soir.",
+        "Guten Morgen! Wie geht es dir heute?",
+        "Ciao, ci vediamo domani alle otto.",
+        "今日はいい天気ですね。散歩に行きましょう。",
+        "明天上午十点开会，请准时参加。",
+        "周末一起去爬山吧，顺便野餐。",
+        "本周五下午公司组织团建活动，欢迎大家报名。",
+        "Please find attached the slides from yesterday's presentation.",
+        "Recipe: mix flour, eggs and milk, then bake for 25 minutes.",
+        "Release notes: improved dark mode, faster startup, minor bug fixes.",
+        "Happy birthday! Wishing you a wonderful year ahead.",
+        "Weather today: partly cloudy with a high of 22 degrees.",
+    ])
+
+
+def un_log(g: Gen) -> str:
+    return g.pick([
+        f"{g.iso_ts()} INFO  [{g.pick(['main', 'worker-3', 'http-nio-8080-exec-1'])}] {g.pick(['Started application in 4.2 seconds', 'Cache warmed: 1200 entries', 'Scheduled job completed', 'Connected to broker', 'Config reloaded'])}",
+        f"{g.iso_ts()} DEBUG processing batch {g.int(1, 999)} of {g.int(1000, 2000)}",
+        f"[{g.iso_ts()}] user {g.int(1, 9999)} viewed page {g.pick(PATHS)}",
+        f"metric cpu_usage={g.int(1, 99)} mem_usage={g.int(1, 99)} host={g.pick(HOSTS)}",
+    ])
+
+
+def un_other(g: Gen) -> str:
+    return g.pick([
+        dumps(g, {"warning": "This endpoint is deprecated and will be removed on " + g.date(), "data": None}),
+        dumps(g, {"status": "pending_review", "message": "Your request is awaiting manual approval."}),
+        dumps(g, {"error": "unsubscribed", "message": "Recipient has opted out of marketing messages."}),
+        dumps(g, {"error": "account_suspended_for_fraud_review", "message": "This account is under review by our risk team."}),
+        dumps(g, {"message": "I'm a teapot", "status": 418}),
+        "Moved Permanently. Redirecting to https://" + g.pick(HOSTS) + "/new",
+        dumps(g, {"status": "partial", "message": f"{g.int(1, 9)} of {g.int(10, 20)} items could not be shipped together"}),
+    ])
+
+
+TEMPLATES = {
+    "ok": [ok_order, ok_customer, ok_list, ok_envelope, ok_envelope, ok_health, ok_cn, ok_cn, ok_misc, ok_misc],
+    "auth_failed": [auth_stripe, auth_github, auth_aws, auth_google, auth_oauth, auth_generic, auth_generic, auth_generic, auth_cn, auth_cn, auth_cn, auth_aliyun, auth_wechat, auth_html],
+    "rate_limited": [rl_stripe, rl_github, rl_aws, rl_google, rl_generic, rl_generic, rl_generic, rl_cn, rl_cn, rl_html],
+    "not_found": [nf_stripe, nf_github, nf_aws, nf_google, nf_generic, nf_generic, nf_generic, nf_cn, nf_cn, nf_html],
+    "server_error": [se_trace, se_trace, se_spring, se_nginx, se_nginx, se_cloudflare, se_generic, se_generic, se_generic, se_cn, se_cn],
+    "malformed": [trunc_json, trunc_json, mf_parse, mf_parse, mf_validation, mf_validation, mf_validation, mf_cn, mf_cn, mf_html_instead_of_json],
+    "data_corrupted": [dc_encoding, dc_encoding, dc_integrity, dc_integrity, dc_integrity, dc_aws, dc_cn, dc_cn, dc_garbage],
+    "timeout": [to_generic, to_generic, to_generic, to_trace, to_trace, to_aws, to_html, to_cn, to_cn],
+    "unknown": [un_business, un_business, un_business, un_cn, un_cn, un_prose, un_prose, un_log, un_other],
+}
+
+
+def generate(seed: int = DEFAULT_SEED, per_label: int = PER_LABEL) -> list[Example]:
+    """The training examples, in a deterministic order."""
+    g = Gen(seed)
+    out: list[Example] = []
+    for label in LABELS:
+        out.extend(draw(g, TEMPLATES[label], per_label, label))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--out", type=Path, default=Path(__file__).with_name("train.jsonl"))
+    args = ap.parse_args()
+    rows = generate(args.seed)
+    with args.out.open("w", encoding="utf-8") as f:
+        for text, label in rows:
+            f.write(json.dumps({"text": text, "label": label}, ensure_ascii=False) + "\n")
+    print(f"wrote {len(rows)} examples to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
