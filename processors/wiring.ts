@@ -9,6 +9,7 @@ import type { StageDefinition } from '../runtime/processor.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../tools/catalog.ts';
 import { actionStage } from './action/stage.ts';
 import { realHttpDeps } from './action/invoke.ts';
+import { DEFAULT_RULES_FILE, loadObservationRules } from './observation/rules.ts';
 import { observationStage } from './observation/stage.ts';
 import { PlanValidator, type ToolContracts } from './thought/plan.ts';
 import { DEFAULT_FLOWS_DIR, GraphPlanner, loadFlows } from './thought/planner.ts';
@@ -29,8 +30,9 @@ export const DEFAULT_OPS_PORTS: Record<StageName, number> = { thought: 9401, act
  * | TAO_MAX_ITERATIONS | waves per run before budget_exhausted | 10 |
  * | TAO_MAX_STEP_ATTEMPTS | waves per step (retries included) | 2 |
  * | TAO_ACTION_CONCURRENCY | waves in flight per partition in Action | 32 |
+ * | TAO_OBSERVATION_RULES | Observation's rules file | rules/observation.json |
  */
-export function defineStage(name: StageName, env: NodeJS.ProcessEnv = process.env, metrics?: StageMetrics): StageDefinition {
+export async function defineStage(name: StageName, env: NodeJS.ProcessEnv = process.env, metrics?: StageMetrics): Promise<StageDefinition> {
   const ajv = createContractAjv();
   const catalog = ToolCatalog.load(env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR, env, ajv);
   switch (name) {
@@ -56,8 +58,10 @@ export function defineStage(name: StageName, env: NodeJS.ProcessEnv = process.en
     }
     case 'action':
       return actionStage({ catalog, http: realHttpDeps(), env, concurrency: intSetting(env, 'TAO_ACTION_CONCURRENCY', 32, 1, 1000), events: metrics && toolMetrics(metrics) });
-    case 'observation':
-      return observationStage({ catalog, ajv, latencyFactor: 1.5, weights: { hard: 0.6, consistency: 0.1 } });
+    case 'observation': {
+      const rules = loadObservationRules(env.TAO_OBSERVATION_RULES ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
+      return observationStage({ catalog, ajv, rules, classifier: null });
+    }
   }
 }
 

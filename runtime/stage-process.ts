@@ -11,11 +11,11 @@ import { StageRunner, type StageDefinition } from './processor.ts';
  * /health and /metrics on `opsPort`, and on SIGTERM/SIGINT finishes the batch in hand, commits,
  * leaves the group and exits 0.
  */
-export async function runStageProcess(stage: string, define: (metrics: StageMetrics) => StageDefinition, opsPort: number): Promise<void> {
+export async function runStageProcess(stage: string, define: (metrics: StageMetrics) => Promise<StageDefinition>, opsPort: number): Promise<void> {
   const config = loadRuntimeConfig();
   const logger = createLogger({ stage, pid: process.pid });
   const metrics = new StageMetrics(`tao-${stage}`);
-  const def = define(metrics);
+  const def = await define(metrics);
   const kafka = createKafka(config, `tao-${def.stage}`, logger);
   const codec = AvroCodec.create(config);
   await codec.register(def.outputs);

@@ -1,55 +1,74 @@
 /**
- * Observation's verdicts, as a pure function of (action result, tool contracts). It reports what
- * happened; it never turns an error into a friendly story.
+ * Observation's verdicts, as a deterministic function of (action result, tool contracts, rules,
+ * classifier model). It reports what happened; it never turns an error into a friendly story.
+ *
+ * Checks, in order, each recorded in the audit trail with its evidence:
+ * - hard (weight `hard`): transport (an answer arrived), status class (2xx), latency (total time
+ *   within `latencyFactor` × the tool's timeout), response schema, forbidden values. Any hard
+ *   failure makes the verdict invalid with confidence 0.
+ * - consistency (weight `consistency`): the data satisfies what the plan expected of the step.
+ * - semantic (weight `semantic`): the ONNX classifier reads the body. Its label replaces the rules'
+ *   error type only at or above `semanticAdoptThreshold`; below it the rules' verdict stands and the
+ *   audit trail says so. It can make a verdict invalid (a 200 that says "token expired"), never valid.
  */
 import type { Ajv, ValidateFunction } from 'ajv';
 import type { ActionResult, Check, ErrorType, ObservationResult, StepResult, Verdict } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
 import type { Plan } from '../thought/plan.ts';
+import type { ObservationRules } from './rules.ts';
+
+/** The semantic classifier as the core sees it (processors/observation/classifier.ts implements it with onnxruntime). */
+export interface PayloadClassifier {
+  /** Model name and content hash, recorded in the audit trail. */
+  readonly model: string;
+  classify(text: string): Promise<{ label: string; confidence: number }>;
+}
 
 export interface ObservationConfig {
   catalog: ToolCatalog;
   ajv: Ajv;
-  /** A result slower than this multiple of the tool's timeout (per attempt) fails the latency check. */
-  latencyFactor: number;
-  /** Weights of the check groups in the confidence score. */
-  weights: { hard: number; consistency: number };
+  rules: ObservationRules;
+  /** Null runs without the semantic check; its weight then counts as not earned. */
+  classifier: PayloadClassifier | null;
 }
 
-export function observe(result: ActionResult, config: ObservationConfig): ObservationResult {
+const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>(['ok', 'timeout', 'rate_limited', 'auth_failed', 'not_found', 'client_error', 'server_error', 'network_issue', 'malformed', 'schema_mismatch', 'inconsistent', 'response_too_large', 'invalid_input', 'data_corrupted', 'circuit_open', 'unknown']);
+/** Rule outcomes vague enough for the classifier to place more precisely. */
+const REFINABLE: ReadonlySet<ErrorType> = new Set(['schema_mismatch', 'malformed', 'client_error', 'unknown', 'data_corrupted']);
+
+export async function observe(result: ActionResult, config: ObservationConfig): Promise<ObservationResult> {
   const plan = JSON.parse(result.run.plan_json) as Plan;
   const expectations = new Map(plan.steps.map((s) => [s.id, s.expect]));
-  return {
-    thought_id: result.thought_id,
-    iteration: result.iteration,
-    run: result.run,
-    verdicts: result.results.map((r) => judge(r, expectations.get(r.step_id), config)),
-  };
+  const verdicts: Verdict[] = [];
+  for (const r of result.results) verdicts.push(await judge(r, expectations.get(r.step_id), config));
+  return { thought_id: result.thought_id, iteration: result.iteration, run: result.run, verdicts };
 }
 
-function judge(r: StepResult, expect: Record<string, unknown> | undefined, config: ObservationConfig): Verdict {
+async function judge(r: StepResult, expect: Record<string, unknown> | undefined, config: ObservationConfig): Promise<Verdict> {
+  const { rules } = config;
   const tool = config.catalog.get(r.tool);
   const checks: Check[] = [];
   let errorType: ErrorType = 'ok';
   const fail = (type: ErrorType) => {
     if (errorType === 'ok') errorType = type;
   };
+  const body = r.response_raw === null ? '' : `; body: ${r.response_raw}`;
 
+  // Hard checks.
   if (r.error) {
-    checks.push({ name: 'transport', passed: false, evidence: `${r.error.type}: ${r.error.message}` });
+    checks.push({ name: 'transport', passed: false, evidence: `${r.error.type}: ${r.error.message}${r.fallback_from ? ` (fallback for ${r.fallback_from}: ${r.fallback_reason})` : ''}${body}` });
     fail(errorTypeOf(r));
   } else {
-    checks.push({ name: 'transport', passed: true, evidence: `HTTP ${r.status_code} after ${r.attempts} attempt(s)` });
+    checks.push({ name: 'transport', passed: true, evidence: `HTTP ${r.status_code} after ${r.attempts} attempt(s)${r.fallback_from ? ` from fallback ${r.tool} (primary ${r.fallback_from}: ${r.fallback_reason})` : ''}` });
   }
   const statusOk = r.status_code !== null && r.status_code >= 200 && r.status_code < 300;
   checks.push({ name: 'status_class', passed: statusOk, evidence: r.status_code === null ? 'no status: no response received' : `status ${r.status_code}` });
   if (!statusOk) fail(errorTypeOf(r));
 
   if (tool) {
-    const limit = config.latencyFactor * tool.spec.timeoutMs;
-    const perAttempt = r.attempts > 0 ? r.response_time_ms / r.attempts : 0;
-    const passed = perAttempt <= limit;
-    checks.push({ name: 'latency', passed, evidence: `${Math.round(perAttempt)} ms per attempt, limit ${limit} ms (${config.latencyFactor}x timeout)` });
+    const limit = rules.latencyFactor * tool.spec.timeoutMs;
+    const passed = r.response_time_ms <= limit;
+    checks.push({ name: 'latency', passed, evidence: `${r.response_time_ms} ms, limit ${limit} ms (${rules.latencyFactor} x timeout ${tool.spec.timeoutMs} ms)` });
     if (!passed) fail('timeout');
   }
 
@@ -62,23 +81,55 @@ function judge(r: StepResult, expect: Record<string, unknown> | undefined, confi
     } else if (tool.validateResponse(data)) {
       checks.push({ name: 'response_schema', passed: true, evidence: `matches the ${r.tool} response schema` });
     } else {
-      checks.push({ name: 'response_schema', passed: false, evidence: describeErrors(tool.validateResponse, data) });
+      checks.push({ name: 'response_schema', passed: false, evidence: `${describeErrors(tool.validateResponse, data)}${body}` });
       fail('schema_mismatch');
     }
   }
+  if (errorType === 'ok') {
+    const violations = [...rules.defaults.forbidden, ...(rules.tools[r.tool]?.forbidden ?? [])].flatMap((rule) => {
+      const actual = valueAt(data, rule.path);
+      return rule.values.some((v) => deepEqual(v, actual)) ? [`${rule.path} is ${JSON.stringify(actual)}: ${rule.reason}`] : [];
+    });
+    checks.push({ name: 'forbidden_values', passed: violations.length === 0, evidence: violations.length ? `${violations.join('; ')}${body}` : 'no forbidden value' });
+    if (violations.length) fail('data_corrupted');
+  }
+  const hardPassed = errorType === 'ok';
 
-  let consistencyPassed = true;
-  if (errorType === 'ok' && expect) {
+  // Consistency with what the plan expected.
+  let consistencyScore = 1;
+  if (hardPassed && expect) {
     const validate = compileCached(config.ajv, expect);
-    consistencyPassed = validate(data);
-    checks.push({ name: 'consistency', passed: consistencyPassed, evidence: consistencyPassed ? 'matches what the plan expected' : `expected ${JSON.stringify(expect)}; ${describeErrors(validate, data)}` });
-    if (!consistencyPassed) fail('inconsistent');
+    const passed = validate(data);
+    consistencyScore = passed ? 1 : 0;
+    checks.push({ name: 'consistency', passed, evidence: passed ? `matches what the plan expected: ${JSON.stringify(expect)}` : `expected ${JSON.stringify(expect)}; ${describeErrors(validate, data)}` });
+    if (!passed) fail('inconsistent');
+  }
+
+  // Semantic check on the body.
+  let semanticScore = 0;
+  if (config.classifier && r.response_raw !== null && (errorType === 'ok' || REFINABLE.has(errorType))) {
+    const { label, confidence } = await config.classifier.classify(r.response_raw);
+    const known = ERROR_TYPES.has(label);
+    const adopt = known && confidence >= rules.semanticAdoptThreshold;
+    const said = `${config.classifier.model} says ${label} (${confidence.toFixed(4)})`;
+    if (label === 'ok') {
+      semanticScore = confidence;
+      checks.push({ name: 'semantic', passed: true, evidence: errorType === 'ok' ? said : `${said}; the rules' ${errorType} stands: the classifier cannot make a result valid` });
+    } else if (adopt && errorType === 'ok') {
+      errorType = label as ErrorType;
+      checks.push({ name: 'semantic', passed: false, evidence: `${said} >= ${rules.semanticAdoptThreshold}: adopted; body: ${r.response_raw}` });
+    } else if (adopt) {
+      checks.push({ name: 'semantic', passed: false, evidence: `${said} >= ${rules.semanticAdoptThreshold}: adopted in place of the rules' ${errorType}` });
+      errorType = label as ErrorType;
+    } else {
+      checks.push({ name: 'semantic', passed: errorType === 'ok', evidence: `${said} < ${rules.semanticAdoptThreshold}: not adopted, the rules' verdict (${errorType}) stands` });
+      if (errorType === 'ok') semanticScore = 0;
+    }
   }
 
   const valid = errorType === 'ok';
-  const { hard, consistency } = config.weights;
-  const ran = hard + (expect ? consistency : 0);
-  const confidence = valid ? (hard + (expect && consistencyPassed ? consistency : 0)) / ran : 0;
+  const { hard, semantic, consistency } = rules.weights;
+  const confidence = valid ? round(hard * 1 + semantic * semanticScore + consistency * consistencyScore) : 0;
   return {
     step_id: r.step_id,
     tool: r.tool,
@@ -91,6 +142,11 @@ function judge(r: StepResult, expect: Record<string, unknown> | undefined, confi
     response_time_ms: r.response_time_ms,
     attempts: r.attempts,
   };
+}
+
+/** Rounded so the score is the same on every platform's floating point. */
+function round(x: number): number {
+  return Math.round(x * 1e6) / 1e6;
 }
 
 function errorTypeOf(r: StepResult): ErrorType {
@@ -107,6 +163,7 @@ function errorTypeOf(r: StepResult): ErrorType {
   if (s === 429) return 'rate_limited';
   if (s === 401 || s === 403) return 'auth_failed';
   if (s === 404) return 'not_found';
+  if (s === 408 || s === 504) return 'timeout';
   if (s >= 500) return 'server_error';
   if (s >= 400) return 'client_error';
   return 'unknown';
@@ -129,6 +186,10 @@ function valueAt(data: unknown, pointer: string): unknown {
     current = (current as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
   }
   return current;
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 const compiled = new WeakMap<Ajv, Map<string, ValidateFunction>>();

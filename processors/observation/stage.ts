@@ -13,7 +13,7 @@ export function observationStage(config: ObservationConfig): StageDefinition {
     maxInputBytes: 4 * 1024 * 1024,
     async handle(record: InputRecord): Promise<OutputRecord[]> {
       const result = record.value as ActionResult;
-      return [{ topic: 'observationResults', key: result.thought_id, value: observe(result, config), span: `observation:${result.iteration}` }];
+      return [{ topic: 'observationResults', key: result.thought_id, value: await observe(result, config), span: `observation:${result.iteration}` }];
     },
   };
 }

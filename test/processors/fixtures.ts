@@ -5,6 +5,7 @@
 import type { Ajv } from 'ajv';
 import type { Outcome, RunState, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools/catalog.ts';
+import { DEFAULT_RULES_FILE, loadObservationRules } from '../../processors/observation/rules.ts';
 import type { ObservationConfig } from '../../processors/observation/core.ts';
 import type { ThoughtConfig, ThoughtOutput } from '../../processors/thought/core.ts';
 import { PlanValidator, type Plan, type ToolContracts } from '../../processors/thought/plan.ts';
@@ -51,7 +52,7 @@ export function thoughtConfig(world: World, overrides: Partial<ThoughtConfig> = 
 
 /** ObservationConfig as wiring.ts builds it. */
 export function observationConfig(world: World): ObservationConfig {
-  return { catalog: world.catalog, ajv: world.ajv, latencyFactor: 1.5, weights: { hard: 0.6, consistency: 0.1 } };
+  return { catalog: world.catalog, ajv: world.ajv, rules: loadObservationRules(DEFAULT_RULES_FILE, world.ajv, (t) => world.catalog.get(t) !== undefined), classifier: null };
 }
 
 /** The plan the graph planner makes from the real flow for a task text that names an e-mail. */

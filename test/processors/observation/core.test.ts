@@ -30,8 +30,8 @@ function transportError(stepId: StepId, type: string, status: number | null = nu
   return result(stepId, { status_code: status, attempts, response_raw: null, data_json: null, error: { type, message: `${type} happened`, retryable: type === 'timeout' || type === 'network' } });
 }
 
-function judge(r: StepResult, plan: Plan = flowPlan(world)): Verdict {
-  const out = observe({ thought_id: 't-1', iteration: 1, run: runState(plan), results: [r] }, config);
+async function judge(r: StepResult, plan: Plan = flowPlan(world)): Promise<Verdict> {
+  const out = await observe({ thought_id: 't-1', iteration: 1, run: runState(plan), results: [r] }, config);
   assert.equal(out.verdicts.length, 1);
   return out.verdicts[0]!;
 }
@@ -43,8 +43,8 @@ function check(v: Verdict, name: string) {
 }
 
 describe('observe: valid results', () => {
-  test('a 200 matching the response schema is valid with error_type ok, confidence 1 and the data extracted', () => {
-    const v = judge(result('S1'));
+  test('a 200 matching the response schema is valid with error_type ok, confidence 1 and the data extracted', async () => {
+    const v = await judge(result('S1'));
     assert.equal(v.valid, true);
     assert.equal(v.error_type, 'ok');
     assert.equal(v.confidence_score, 1);
@@ -52,41 +52,41 @@ describe('observe: valid results', () => {
     assert.deepEqual([v.step_id, v.tool, v.status_code, v.attempts, v.response_time_ms], ['S1', 'crm.find_customer', 200, 1, 35]);
   });
 
-  test('the audit trail of a valid result names transport, status_class, latency and response_schema checks, all passed', () => {
-    const v = judge(result('S1'));
+  test('the audit trail of a valid result names transport, status_class, latency and response_schema checks, all passed', async () => {
+    const v = await judge(result('S1'));
     assert.deepEqual(v.audit_trail.map((c) => [c.name, c.passed]), [['transport', true], ['status_class', true], ['latency', true], ['response_schema', true]]);
     assert.match(check(v, 'transport').evidence, /HTTP 200 after 1 attempt/);
     assert.match(check(v, 'latency').evidence, /35 ms per attempt, limit 3000 ms/);
     assert.match(check(v, 'response_schema').evidence, /crm\.find_customer/);
   });
 
-  test('a step whose plan expectation holds adds a passed consistency check and keeps confidence 1 (hard 0.6 + consistency 0.1 of 0.7)', () => {
-    const v = judge(result('S2'));
+  test('a step whose plan expectation holds adds a passed consistency check and keeps confidence 1 (hard 0.6 + consistency 0.1 of 0.7)', async () => {
+    const v = await judge(result('S2'));
     assert.equal(v.valid, true);
     assert.equal(check(v, 'consistency').passed, true);
     assert.equal(v.confidence_score, 1);
   });
 
-  test('date-times with a +08:00 offset are valid (orders.latest placed_at from the tool server)', () => {
+  test('date-times with a +08:00 offset are valid (orders.latest placed_at from the tool server)', async () => {
     const order = latestOrder('C-123456');
     assert.match(order.placed_at, /\+08:00$/);
-    const v = judge(result('S2', { data: order }));
+    const v = await judge(result('S2', { data: order }));
     assert.equal(v.error_type, 'ok', JSON.stringify(v.audit_trail));
     assert.equal(v.valid, true);
   });
 
-  test('a result slower in total but within 1.5x timeout per attempt passes the latency check', () => {
-    const v = judge(result('S1', { attempts: 2, response_time_ms: 5000 }));
+  test('a result slower in total but within 1.5x timeout per attempt passes the latency check', async () => {
+    const v = await judge(result('S1', { attempts: 2, response_time_ms: 5000 }));
     assert.equal(v.valid, true);
     assert.match(check(v, 'latency').evidence, /2500 ms per attempt/);
   });
 
-  test('a result exactly at 1.5x the tool timeout passes the latency check (the limit is inclusive)', () => {
-    assert.equal(judge(result('S1', { response_time_ms: 3000 })).valid, true);
+  test('a result exactly at 1.5x the tool timeout passes the latency check (the limit is inclusive)', async () => {
+    assert.equal((await judge(result('S1', { response_time_ms: 3000 }))).valid, true);
   });
 
-  test('each verdict of a wave is judged on its own, in order', () => {
-    const out = observe({ thought_id: 't-1', iteration: 2, run: runState(flowPlan(world)), results: [result('S2'), httpError('S3', 503)] }, config);
+  test('each verdict of a wave is judged on its own, in order', async () => {
+    const out = await observe({ thought_id: 't-1', iteration: 2, run: runState(flowPlan(world)), results: [result('S2'), httpError('S3', 503)] }, config);
     assert.deepEqual(out.verdicts.map((v) => [v.step_id, v.valid, v.error_type]), [['S2', true, 'ok'], ['S3', false, 'server_error']]);
     assert.equal(out.thought_id, 't-1');
     assert.equal(out.iteration, 2);
@@ -94,8 +94,8 @@ describe('observe: valid results', () => {
 });
 
 describe('observe: invalid results', () => {
-  test('a 200 that breaks the response schema is schema_mismatch with confidence 0, evidence naming the failing fields', () => {
-    const v = judge(result('S1', { data: { id: 7, email: 'alice@example.com', name: 42 } }));
+  test('a 200 that breaks the response schema is schema_mismatch with confidence 0, evidence naming the failing fields', async () => {
+    const v = await judge(result('S1', { data: { id: 7, email: 'alice@example.com', name: 42 } }));
     assert.equal(v.valid, false);
     assert.equal(v.error_type, 'schema_mismatch');
     assert.equal(v.confidence_score, 0);
@@ -106,14 +106,14 @@ describe('observe: invalid results', () => {
     assert.match(c.evidence, /\/name must be string/);
   });
 
-  test('an enum violation names the field and the allowed values', () => {
-    const v = judge(result('S3', { data: { customer_id: 'C-123456', tier: 'platinum' } }));
+  test('an enum violation names the field and the allowed values', async () => {
+    const v = await judge(result('S3', { data: { customer_id: 'C-123456', tier: 'platinum' } }));
     assert.equal(v.error_type, 'schema_mismatch');
     assert.match(check(v, 'response_schema').evidence, /\/tier .*\["gold","silver","bronze"\]/);
   });
 
-  test('a date-time that is not RFC 3339 is schema_mismatch', () => {
-    const v = judge(result('S4', { data: { ...DATA.S4, eta: 'tomorrow' } }));
+  test('a date-time that is not RFC 3339 is schema_mismatch', async () => {
+    const v = await judge(result('S4', { data: { ...DATA.S4, eta: 'tomorrow' } }));
     assert.equal(v.error_type, 'schema_mismatch');
     assert.match(check(v, 'response_schema').evidence, /\/eta must match format "date-time"/);
   });
@@ -128,8 +128,8 @@ describe('observe: invalid results', () => {
     [500, 'server_error'],
   ];
   for (const [status, errorType] of statusCases) {
-    test(`HTTP ${status} is ${errorType}, invalid, confidence 0, with a failed status_class check`, () => {
-      const v = judge(httpError('S1', status));
+    test(`HTTP ${status} is ${errorType}, invalid, confidence 0, with a failed status_class check`, async () => {
+      const v = await judge(httpError('S1', status));
       assert.equal(v.valid, false);
       assert.equal(v.error_type, errorType);
       assert.equal(v.confidence_score, 0);
@@ -146,8 +146,8 @@ describe('observe: invalid results', () => {
     ['too_large', 200, 'response_too_large'],
   ];
   for (const [type, status, errorType] of transportCases) {
-    test(`a ${type} error from Action is ${errorType}, with a failed transport check carrying its message`, () => {
-      const v = judge(transportError('S1', type, status));
+    test(`a ${type} error from Action is ${errorType}, with a failed transport check carrying its message`, async () => {
+      const v = await judge(transportError('S1', type, status));
       assert.equal(v.valid, false);
       assert.equal(v.error_type, errorType);
       assert.equal(v.confidence_score, 0);
@@ -155,19 +155,19 @@ describe('observe: invalid results', () => {
     });
   }
 
-  test('a timeout reports "no status" in the status_class check', () => {
-    assert.equal(check(judge(transportError('S1', 'timeout')), 'status_class').evidence, 'no status: no response received');
+  test('a timeout reports "no status" in the status_class check', async () => {
+    assert.equal(check(await judge(transportError('S1', 'timeout')), 'status_class').evidence, 'no status: no response received');
   });
 
-  test('invalid_input (nothing was sent, 0 attempts) is invalid_input and does not fail the latency check', () => {
-    const v = judge(transportError('S1', 'invalid_input', null, 0));
+  test('invalid_input (nothing was sent, 0 attempts) is invalid_input and does not fail the latency check', async () => {
+    const v = await judge(transportError('S1', 'invalid_input', null, 0));
     assert.equal(v.error_type, 'invalid_input');
     assert.equal(v.valid, false);
     assert.equal(check(v, 'latency').passed, true);
   });
 
-  test('a 200 slower than 1.5x the tool timeout is invalid with a failed latency check (error type timeout)', () => {
-    const v = judge(result('S1', { response_time_ms: 3500 }));
+  test('a 200 slower than 1.5x the tool timeout is invalid with a failed latency check (error type timeout)', async () => {
+    const v = await judge(result('S1', { response_time_ms: 3500 }));
     assert.equal(v.valid, false);
     assert.equal(v.error_type, 'timeout');
     assert.equal(v.confidence_score, 0);
@@ -176,8 +176,8 @@ describe('observe: invalid results', () => {
     assert.match(c.evidence, /3500 ms per attempt, limit 3000 ms \(1\.5x timeout\)/);
   });
 
-  test('a result from a tool that is not in the catalog is schema_mismatch: its contract is unknown', () => {
-    const v = judge({ ...result('S1'), tool: 'crm.unknown' });
+  test('a result from a tool that is not in the catalog is schema_mismatch: its contract is unknown', async () => {
+    const v = await judge({ ...result('S1'), tool: 'crm.unknown' });
     assert.equal(v.valid, false);
     assert.equal(v.error_type, 'schema_mismatch');
     assert.match(check(v, 'response_schema').evidence, /crm\.unknown is not in this catalog/);
@@ -190,8 +190,8 @@ describe('observe: invalid results', () => {
     return plan;
   }
 
-  test('data that breaks the step expect is inconsistent, confidence 0, with the expectation and failing fields in the evidence', () => {
-    const v = judge(result('S2'), expectingDelivered());
+  test('data that breaks the step expect is inconsistent, confidence 0, with the expectation and failing fields in the evidence', async () => {
+    const v = await judge(result('S2'), expectingDelivered());
     assert.equal(v.valid, false);
     assert.equal(v.error_type, 'inconsistent');
     assert.equal(v.confidence_score, 0);
@@ -204,14 +204,14 @@ describe('observe: invalid results', () => {
     assert.match(c.evidence, /\/total_cents must be <= 100/);
   });
 
-  test('the consistency evidence shows the actual values that broke the expectation', () => {
+  test('the consistency evidence shows the actual values that broke the expectation', async () => {
     // DATA.S2 has status "shipped" and total_cents 4200; a reader of the audit trail must see them.
-    const c = check(judge(result('S2'), expectingDelivered()), 'consistency');
+    const c = check(await judge(result('S2'), expectingDelivered()), 'consistency');
     assert.match(c.evidence, /shipped/, `evidence lacks the actual status: ${c.evidence}`);
     assert.match(c.evidence, /4200/, `evidence lacks the actual total_cents: ${c.evidence}`);
   });
 
-  test('the same result judged twice gives deep-equal verdicts', () => {
+  test('the same result judged twice gives deep-equal verdicts', async () => {
     const input = { thought_id: 't-1', iteration: 1, run: runState(flowPlan(world)), results: [result('S2'), httpError('S3', 429), result('S1', { data: { nope: true } })] };
     assert.deepEqual(observe(structuredClone(input), config), observe(structuredClone(input), config));
   });
