@@ -3,13 +3,14 @@
  *
  *   tao infra up|down|status          local Kafka + schema registry (see infra/README.md)
  *   tao topics apply                   create/update the catalog's topics, report drift
- *   tao run thought|action|observation|tools|ingress|all
+ *   tao run thought|action|observation|tools|ingress|callbacks|all
  *   tao submit --text "..." [--source s] [--external-id id] [--reply <thought_id>] [--wait] [--timeout-s n]
  *   tao demo                           everything above, with sample tasks
  */
 import { parseArgs } from 'node:util';
 import { buildTask, submitTasks } from '../client/tasks.ts';
 import { watchRecords } from '../client/watch.ts';
+import { callbackOptionsFromEnv, startCallbackDispatcher } from '../callbacks/dispatcher.ts';
 import { startIngress } from '../ingress/server.ts';
 import * as infra from '../infra/local.ts';
 import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../processors/wiring.ts';
@@ -26,7 +27,7 @@ import { applyCatalog } from '../topics/apply-catalog.ts';
 const USAGE = `usage: tao <command>
   infra up|down|status        start, stop or check local Kafka + schema registry
   topics apply                create or update every topic of the catalog
-  run <thought|action|observation|tools|ingress|all>
+  run <thought|action|observation|tools|ingress|callbacks|all>
   submit --text "..." [--source s] [--external-id id] [--reply thought_id] [--wait] [--timeout-s 60]
   demo                        run the whole loop on sample tasks`;
 
@@ -90,7 +91,7 @@ async function topicsApply(): Promise<number> {
 async function runCommand(name: string | undefined): Promise<number> {
   if (name && (STAGES as readonly string[]).includes(name)) {
     const stage = name as StageName;
-    await runStageProcess(stage, (metrics) => defineStage(stage, process.env, metrics), Number(process.env.TAO_OPS_PORT ?? DEFAULT_OPS_PORTS[stage]));
+    await runStageProcess(stage, (metrics, logger) => defineStage(stage, process.env, logger, metrics), Number(process.env.TAO_OPS_PORT ?? DEFAULT_OPS_PORTS[stage]));
     return -1; // keeps running until a signal
   }
   if (name === 'tools') {
@@ -107,7 +108,10 @@ async function runCommand(name: string | undefined): Promise<number> {
     await codec.register(['tasks']);
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5 });
     await producer.connect();
-    const ingress = await startIngress({ port: Number(process.env.TAO_INGRESS_PORT ?? DEFAULT_PORTS.ingress), host: '127.0.0.1', maxBodyBytes: 256 * 1024 }, { producer, codec, logger });
+    const ingress = await startIngress(
+      { port: Number(process.env.TAO_INGRESS_PORT ?? DEFAULT_PORTS.ingress), host: '127.0.0.1', maxBodyBytes: 256 * 1024, maxInFlightRuns: Number(process.env.TAO_INGRESS_MAX_IN_FLIGHT ?? 1000) },
+      { producer, codec, logger, kafka },
+    );
     logger.info('ingress listening', { url: ingress.url });
     onSignal(async () => {
       await ingress.close();
@@ -115,15 +119,26 @@ async function runCommand(name: string | undefined): Promise<number> {
     });
     return -1;
   }
+  if (name === 'callbacks') {
+    const config = loadRuntimeConfig();
+    const logger = createLogger({ stage: 'callbacks', pid: process.pid });
+    const kafka = createKafka(config, 'tao-callbacks', logger);
+    const dispatcher = await startCallbackDispatcher(callbackOptionsFromEnv(), { kafka, codec: AvroCodec.create(config), logger, sessionTimeoutMs: config.kafka.sessionTimeoutMs });
+    logger.info('callback dispatcher running');
+    onSignal(() => dispatcher.stop());
+    return -1;
+  }
   if (name === 'all') {
-    const processes = ['tools', ...STAGES, 'ingress'].map((n) => spawnStage(n, process.env, (who, line) => console.log(`${who.padEnd(11)} | ${line}`)));
+    // The callback dispatcher needs a signing secret; it joins only when one is configured.
+    const names = ['tools', ...STAGES, 'ingress', ...(process.env.TAO_CALLBACK_SECRET ? ['callbacks'] : [])];
+    const processes = names.map((n) => spawnStage(n, process.env, (who, line) => console.log(`${who.padEnd(11)} | ${line}`)));
     onSignal(() => stopAll(processes));
     for (const p of processes) {
       void p.exited.then((code) => console.error(`${p.name} exited (${code})`));
     }
     return -1;
   }
-  return usage(`unknown process "${name ?? ''}" (choose ${[...STAGES, 'tools', 'ingress', 'all'].join(', ')})`);
+  return usage(`unknown process "${name ?? ''}" (choose ${[...STAGES, 'tools', 'ingress', 'callbacks', 'all'].join(', ')})`);
 }
 
 function onSignal(stop: () => Promise<unknown>): void {

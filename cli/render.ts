@@ -19,6 +19,8 @@ export function describeRecord(r: LoopRecord): string[] {
       const v = r.value as unknown as ObservationResult;
       return v.verdicts.map((s) => `[${run}]   ${s.step_id} ${s.valid ? 'verified' : `INVALID: ${s.error_type}`} (confidence ${s.confidence_score.toFixed(2)})`);
     }
+    case 'thoughtRuns':
+      return [`[${run}] run ${String(r.value.status)}`];
     case 'outcomes': {
       const v = r.value as unknown as Outcome;
       const extra = v.output_json ? ` ${v.output_json}` : v.missing_fields.length ? ` needs: ${v.missing_fields.join(', ')}` : '';

@@ -199,7 +199,7 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
       if (path !== '/v1/tasks' && !webhook) return reply(res, { status: 404, body: { error: 'not_found', message: `no route ${req.method} ${path}; try POST /v1/tasks or POST /v1/webhooks/<${WEBHOOK_SOURCES.join('|')}>` } });
       if (req.method !== 'POST') return reply(res, { status: 405, headers: { allow: 'POST' }, body: { error: 'method_not_allowed', message: 'use POST' } });
       if (!webhook) return reply(res, await tasksRoute(req));
-      const source = decodeURIComponent(webhook[1]!);
+      const source = webhook[1]!;
       if (!(WEBHOOK_SOURCES as readonly string[]).includes(source)) {
         req.resume();
         return reply(res, { status: 404, body: { error: 'unknown_source', message: `no webhook source "${source}"; known sources: ${WEBHOOK_SOURCES.join(', ')}` } });

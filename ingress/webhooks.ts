@@ -8,9 +8,15 @@
  *
  * Every event of one ticket maps to `thoughtIdFor(source, externalId)` — `<owner>/<repo>#<number>`
  * for GitHub, the issue key for Jira — so redeliveries and comments reach the same run. Events not
- * in the table are ignored (nothing written). Comments written by bots (GitHub) or by configured
- * accounts (Jira) are ignored too: they are usually the agent's own answers, and turning them into
- * replies would loop.
+ * in the table are ignored (nothing written), and so are comments on pull requests (GitHub sends
+ * them as `issue_comment` too) and comments written by bots (GitHub) or by configured accounts
+ * (Jira): those are usually the agent's own answers, and turning them into replies would loop.
+ *
+ * GitHub signs no timestamp, so a captured request could be replayed. The ingress narrows that
+ * twice: a delivery id written in the last `deliveryWindowMs` (default 1 h, in memory, bounded) is
+ * answered as a duplicate and not written again, and an event whose own signed time is older than
+ * `maxEventAgeMs` (default 7 days) is refused. A replay between the two lands on the same
+ * thought_id as the original.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Ajv, type ErrorObject } from 'ajv';
@@ -140,7 +146,7 @@ const githubCommentCreated = {
   required: ['action', 'issue', 'comment', 'repository'],
   properties: {
     action: { type: 'string' },
-    issue: { type: 'object', required: ['number'], properties: { number: { type: 'integer', minimum: 1 } } },
+    issue: { type: 'object', required: ['number'], properties: { number: { type: 'integer', minimum: 1 }, pull_request: { type: 'object' } } },
     comment: {
       type: 'object',
       required: ['id', 'body', 'created_at'],
@@ -162,7 +168,7 @@ interface GithubIssueOpened {
 }
 interface GithubCommentCreated {
   action: string;
-  issue: { number: number };
+  issue: { number: number; pull_request?: object };
   comment: { id: number; body: string; html_url?: string; created_at: string; user?: GithubUser };
   repository: { full_name: string };
   sender?: GithubUser;
@@ -281,6 +287,8 @@ export function webhookHandlers(options: WebhookOptions): Record<WebhookSource, 
       if (!validate.commentCreated(payload)) return { kind: 'invalid', message: 'the issue_comment event has invalid fields', fields: fieldErrors(validate.commentCreated.errors) };
       const { issue, comment, repository: repo, sender } = payload;
       if (sender?.type === 'Bot' || comment.user?.type === 'Bot') return { kind: 'ignored', reason: 'comment written by a bot' };
+      // GitHub sends pull-request conversation comments as issue_comment too; no run starts from a PR.
+      if (issue.pull_request) return { kind: 'ignored', reason: 'comment on a pull request' };
       const externalId = `${repo.full_name}#${issue.number}`;
       Object.assign(metadata, { repository: repo.full_name, issue_number: String(issue.number), comment_id: String(comment.id) });
       if (comment.html_url) metadata.comment_url = comment.html_url;

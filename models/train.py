@@ -42,7 +42,7 @@ import featurize as F  # noqa: E402
 
 TASKS = {
     "error-classifier": {
-        "C": 30.0,
+        "C": 100.0,
         "adoption_threshold": 0.95,
         "routing_threshold": None,
         "description": "Error-payload classifier for Observation: the kind of failure an API response body shows.",

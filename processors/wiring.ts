@@ -3,6 +3,7 @@
  * come from the environment, are validated here, and a bad value stops the process at start-up.
  */
 import { ConfigError } from '../runtime/errors.ts';
+import type { Logger } from '../runtime/log.ts';
 import type { StageMetrics } from '../runtime/metrics.ts';
 import type { ExecutorEvents } from './action/executor.ts';
 import type { StageDefinition } from '../runtime/processor.ts';
@@ -32,7 +33,7 @@ export const DEFAULT_OPS_PORTS: Record<StageName, number> = { thought: 9401, act
  * | TAO_ACTION_CONCURRENCY | waves in flight per partition in Action | 32 |
  * | TAO_OBSERVATION_RULES | Observation's rules file | rules/observation.json |
  */
-export async function defineStage(name: StageName, env: NodeJS.ProcessEnv = process.env, metrics?: StageMetrics): Promise<StageDefinition> {
+export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logger: Logger, metrics?: StageMetrics): Promise<StageDefinition> {
   const ajv = createContractAjv();
   const catalog = ToolCatalog.load(env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR, env, ajv);
   switch (name) {
@@ -54,7 +55,7 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv = proc
         tools,
         maxIterations: intSetting(env, 'TAO_MAX_ITERATIONS', 10, 1, 1000),
         maxStepAttempts: intSetting(env, 'TAO_MAX_STEP_ATTEMPTS', 2, 1, 20),
-      });
+      }, logger);
     }
     case 'action':
       return actionStage({ catalog, http: realHttpDeps(), env, concurrency: intSetting(env, 'TAO_ACTION_CONCURRENCY', 32, 1, 1000), events: metrics && toolMetrics(metrics) });

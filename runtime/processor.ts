@@ -4,6 +4,8 @@ import { ContractViolation, TaoError, errorMessage, toTaoError } from './errors.
 import type { Logger } from './log.ts';
 import type { StageMetrics } from './metrics.ts';
 import { traceparentFor } from './trace.ts';
+import { coPartitionedAssigner } from './assigner.ts';
+import { ChangelogStore } from './state-store.ts';
 import type { TopicId } from '../topics/catalog.ts';
 
 /** One decoded input record, as a stage's handler sees it. */
@@ -41,7 +43,12 @@ export interface StageDefinition {
   stage: string;
   inputs: readonly TopicId[];
   outputs: readonly TopicId[];
-  handle(record: InputRecord): Promise<OutputRecord[]>;
+  /**
+   * A keyed state store backed by this compacted output topic (see {@link ChangelogStore}). Records
+   * the handler writes to it are visible through `state.get` to later records at once.
+   */
+  storeTopic?: TopicId;
+  handle(record: InputRecord, state: StateView): Promise<OutputRecord[]>;
   /** Records handled concurrently within one partition's batch (they belong to different runs). */
   concurrency: number;
   /** Records per transaction. */
@@ -60,6 +67,11 @@ export interface StageResources {
   sessionTimeoutMs: number;
   /** Partitions of different topics/partitions processed at the same time. */
   partitionsConsumedConcurrently?: number;
+}
+
+/** Read access to the stage's state store (empty when the stage declares none). */
+export interface StateView {
+  get<V>(key: string): V | undefined;
 }
 
 /** Names of the headers written on dead-letter records. */
@@ -90,6 +102,9 @@ export class StageRunner {
   private running = false;
   private lastError: string | null = null;
   private assigned: Record<string, number[]> = {};
+  private readonly store: ChangelogStore<unknown> | null;
+  /** Per partition, the catch-up of the state store for the current assignment. */
+  private caughtUp = new Map<number, Promise<void>>();
 
   constructor(
     private readonly def: StageDefinition,
@@ -104,7 +119,9 @@ export class StageRunner {
       rebalanceTimeout: Math.max(30000, res.sessionTimeoutMs * 2),
       maxBytesPerPartition: 1024 * 1024,
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10000 },
+      partitionAssigners: [coPartitionedAssigner],
     });
+    this.store = def.storeTopic ? new ChangelogStore(res.kafka, res.codec, def.storeTopic, res.logger) : null;
   }
 
   health(): { ok: boolean; stage: string; group: string; running: boolean; assigned: Record<string, number[]>; lastError: string | null } & Record<string, unknown> {
@@ -114,6 +131,9 @@ export class StageRunner {
   async start(): Promise<void> {
     const { consumer, res } = this;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      const now = new Set(Object.values(payload.memberAssignment).flat());
+      this.store?.release([...Object.values(this.assigned).flat()].filter((p) => !now.has(p)));
+      this.caughtUp = new Map();
       this.assigned = payload.memberAssignment;
       res.logger.info('partitions assigned', { group: this.group, assigned: payload.memberAssignment });
     });
@@ -122,6 +142,7 @@ export class StageRunner {
       this.running = payload.restart;
       res.logger.error('consumer crashed', { group: this.group, error: payload.error, restart: payload.restart });
     });
+    await this.store?.start();
     await consumer.connect();
     for (const id of this.def.inputs) await consumer.subscribe({ topic: res.codec.topics.name(id), fromBeginning: true });
     await consumer.run({
@@ -136,6 +157,7 @@ export class StageRunner {
   async stop(): Promise<void> {
     this.running = false;
     await this.consumer.disconnect();
+    await this.store?.stop();
     const producers = [...this.producers.values()];
     this.producers.clear();
     await Promise.all(producers.map(async (p) => (await p.catch(() => null))?.disconnect()));
@@ -169,14 +191,42 @@ export class StageRunner {
     await (await producer?.catch(() => null))?.disconnect().catch(() => undefined);
   }
 
+  /** Catches the state store up on a newly assigned partition, once per assignment. */
+  private ensureCaughtUp(partition: number): Promise<void> {
+    const store = this.store;
+    if (!store) return Promise.resolve();
+    let ready = this.caughtUp.get(partition);
+    if (!ready) {
+      ready = (async () => {
+        const producers = await Promise.all(this.def.inputs.map((id) => this.producerFor(this.res.codec.topics.name(id), partition)));
+        await store.catchUp(partition, producers);
+      })();
+      ready.catch(() => this.caughtUp.delete(partition));
+      this.caughtUp.set(partition, ready);
+    }
+    return ready;
+  }
+
   private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const topicId = this.topicId(batch.topic);
     const { metrics, logger } = this.res;
+    await this.ensureCaughtUp(batch.partition);
     for (let i = 0; i < batch.messages.length; i += this.def.maxRecordsPerTransaction) {
       if (!isRunning() || isStale()) return;
       const chunk = batch.messages.slice(i, i + this.def.maxRecordsPerTransaction);
       const endBatch = metrics.batchSeconds.startTimer({ stage: this.def.stage });
-      const outputs = await mapLimit(chunk, this.def.concurrency, (m) => this.processOne(topicId, batch.partition, m));
+      // Records of one run are handled in order (a later one may read what an earlier one stored);
+      // different runs are handled concurrently.
+      const byKey = new Map<string, KafkaMessage[]>();
+      for (const m of chunk) {
+        const key = m.key?.toString('utf8') ?? '';
+        byKey.set(key, [...(byKey.get(key) ?? []), m]);
+      }
+      const encoded = new Map<KafkaMessage, TopicMessages[]>();
+      await mapLimit([...byKey.values()], this.def.concurrency, async (messages) => {
+        for (const m of messages) encoded.set(m, await this.processOne(topicId, batch.partition, m));
+      });
+      const outputs = chunk.map((m) => encoded.get(m)!);
       const producer = await this.producerFor(batch.topic, batch.partition);
       const transaction = await producer.transaction();
       const last = chunk[chunk.length - 1]!;
@@ -188,10 +238,12 @@ export class StageRunner {
           topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() }] }],
         });
         await transaction.commit();
+        this.store?.commit(batch.partition);
         metrics.transactions.inc({ stage: this.def.stage, result: 'committed' });
         for (const { topic, messages } of topicMessages) metrics.recordsOut.inc({ stage: this.def.stage, topic }, messages.length);
       } catch (err) {
         metrics.transactions.inc({ stage: this.def.stage, result: 'aborted' });
+        this.store?.abort(batch.partition);
         await transaction.abort().catch((abortErr: Error) => logger.warn('transaction abort failed', { error: abortErr }));
         // A fenced or broken producer can't be reused: the next attempt builds a fresh one, whose
         // initTransactions fences any zombie still holding this transactional id.
@@ -220,13 +272,18 @@ export class StageRunner {
       if (!key || value.thought_id !== key) {
         throw new ContractViolation(`record key "${key}" does not match its thought_id "${String(value.thought_id)}"`);
       }
-      const outputs = await this.def.handle({ topic: topicId, partition, offset: message.offset, key, value, headers: stringHeaders(message.headers) });
+      const store = this.store;
+      const state: StateView = { get: <V>(k: string) => store?.get(partition, k) as V | undefined };
+      const outputs = await this.def.handle({ topic: topicId, partition, offset: message.offset, key, value, headers: stringHeaders(message.headers) }, state);
       const encoded: TopicMessages[] = [];
       for (const out of outputs) {
+        const toStore = store !== null && out.topic === store.topic;
         encoded.push({
           topic: codec.topics.name(out.topic),
-          messages: [{ key: out.key, value: await codec.encode(out.topic, out.value), headers: { traceparent: traceparentFor(out.key, out.span) } }],
+          // A store entry lives in the partition of the input that wrote it: the one this instance owns.
+          messages: [{ key: out.key, value: await codec.encode(out.topic, out.value), headers: { traceparent: traceparentFor(out.key, out.span) }, ...(toStore ? { partition } : {}) }],
         });
+        if (toStore) store.stage(partition, out.key, out.value);
       }
       return encoded;
     } catch (raw) {

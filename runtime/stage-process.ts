@@ -1,7 +1,7 @@
 import { AvroCodec } from './codec.ts';
 import { loadRuntimeConfig } from './config.ts';
 import { createKafka } from './kafka.ts';
-import { createLogger } from './log.ts';
+import { createLogger, type Logger } from './log.ts';
 import { StageMetrics } from './metrics.ts';
 import { startOpsServer } from './ops-server.ts';
 import { StageRunner, type StageDefinition } from './processor.ts';
@@ -11,11 +11,11 @@ import { StageRunner, type StageDefinition } from './processor.ts';
  * /health and /metrics on `opsPort`, and on SIGTERM/SIGINT finishes the batch in hand, commits,
  * leaves the group and exits 0.
  */
-export async function runStageProcess(stage: string, define: (metrics: StageMetrics) => Promise<StageDefinition>, opsPort: number): Promise<void> {
+export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number): Promise<void> {
   const config = loadRuntimeConfig();
   const logger = createLogger({ stage, pid: process.pid });
   const metrics = new StageMetrics(`tao-${stage}`);
-  const def = await define(metrics);
+  const def = await define(metrics, logger);
   const kafka = createKafka(config, `tao-${def.stage}`, logger);
   const codec = AvroCodec.create(config);
   await codec.register(def.outputs);

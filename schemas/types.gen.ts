@@ -107,6 +107,26 @@ export interface Outcome {
 
 export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted';
 
+/** Thought's last word on a run (thought.runs, compacted, keyed by thought_id): whether it is running, waiting for a human, or over. Lets Thought ignore redelivered tasks and resume a run when a reply arrives. */
+export interface RunSnapshot {
+  thought_id: string;
+  status: RunStatus;
+  /** Waves dispatched so far. */
+  iteration: number;
+  /** The task that started or last resumed the run. */
+  task_id: string;
+  /** The run's text so far: the task and every reply, one per line. */
+  task_text: string;
+  /** What the run waits for, when awaiting_input. */
+  missing_fields: Array<string>;
+  /** The parked run state, while awaiting_input. */
+  run: null | RunState;
+  /** The outcome status, once ended. */
+  outcome_status: null | string;
+}
+
+export type RunStatus = 'running' | 'awaiting_input' | 'ended';
+
 /** A unit of work entering the loop (tao.tasks). */
 export interface Task {
   /** Id of the run; also the record key. Derived from (source, external_id) when external_id is set. */

@@ -5,12 +5,13 @@
  * can share a cluster without sharing topics.
  */
 
-export type TopicId = 'tasks' | 'thoughtRequests' | 'actionResults' | 'observationResults' | 'outcomes';
+export type TopicId = 'tasks' | 'thoughtRequests' | 'actionResults' | 'observationResults' | 'outcomes' | 'thoughtRuns';
 
 export interface TopicSpec {
   /** Base name, before the namespace prefix. */
   name: string;
   partitions: number;
+  /** -1: kept forever (compacted topics). */
   retentionMs: number;
   cleanupPolicy: 'delete' | 'compact';
   /** What the key holds. Every topic of the loop is keyed by the run's thought_id. */
@@ -28,10 +29,11 @@ export const TOPICS: Readonly<Record<TopicId, TopicSpec>> = {
   thoughtRequests: { name: 'thought.requests', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'thought-request.avsc', doc: 'Waves of tool calls planned by Thought.' },
   actionResults: { name: 'action.results', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'action-result.avsc', doc: 'Normalized tool results written by Action.' },
   observationResults: { name: 'observation.results', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'observation-result.avsc', doc: 'Verdicts written by Observation.' },
+  thoughtRuns: { name: 'thought.runs', partitions: LOOP_PARTITIONS, retentionMs: -1, cleanupPolicy: 'compact', key: 'thought_id (UTF-8)', valueSchema: 'run-snapshot.avsc', doc: "Thought's state store changelog: the latest snapshot of each run (compacted). Co-partitioned with Thought's inputs." },
   outcomes: { name: 'tao.outcomes', partitions: LOOP_PARTITIONS, retentionMs: 30 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'outcome.avsc', doc: 'How each run ended.' },
 };
 
-/** Topics a stage consumes get a dead-letter topic `<name>.dlq`; the outcomes topic is consumed by nobody in the loop. */
+/** Topics a stage consumes get a dead-letter topic `<name>.dlq` (outcomes and the store changelog are not consumed by a stage). */
 export const DEAD_LETTERED: readonly TopicId[] = ['tasks', 'thoughtRequests', 'actionResults', 'observationResults'];
 
 const DLQ_SPEC = { partitions: 3, retentionMs: 30 * DAY_MS, cleanupPolicy: 'delete' as const };

@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from common import Example, Gen, draw, dumps  # noqa: E402
+from common import Example, Gen, combo, draw, dumps, envelope, random_json, random_prose, random_xml  # noqa: E402
 
 LABELS = ["ok", "auth_failed", "rate_limited", "not_found", "server_error", "malformed", "data_corrupted", "timeout", "unknown"]
-PER_LABEL = 700
+PER_LABEL = 1000
 DEFAULT_SEED = 20261129
 
 RESOURCES = ["customer", "order", "invoice", "charge", "subscription", "product", "user", "shipment", "payment", "account", "file", "bucket", "record", "ticket", "claim", "report"]
@@ -467,7 +467,7 @@ def se_cn(g: Gen) -> str:
 # ------------------------------------------------------------------------------------ malformed
 
 def trunc_json(g: Gen) -> str:
-    body = g.pick([ok_order, ok_customer, ok_list, ok_envelope, ok_misc])(g)
+    body = g.pick([ok_order, ok_customer, ok_list, ok_envelope, ok_misc, random_json, random_json])(g)
     if len(body) < 20:
         body = ok_order(g)
     cut = g.int(max(5, len(body) // 4), len(body) - 2)
@@ -777,16 +777,138 @@ def un_other(g: Gen) -> str:
     ])
 
 
+# ------------------------------------------------------------------ compositional phrasings
+# subject x predicate (+ suffix), English and Chinese, wrapped in the shared generic envelopes.
+
+def ok_procedural(g: Gen) -> str:
+    return random_json(g) if g.chance(0.85) else random_xml(g)
+
+
+def ok_ack(g: Gen) -> str:
+    msg = g.pick(["Order created", "Updated successfully", "Request accepted", "Saved", "Done", "操作成功", "保存成功", "提交成功", "Payment captured", "Invoice sent", "Subscription renewed"])
+    return dumps(g, g.pick([{"status": "success", "message": msg}, {"success": True, "msg": msg, "id": g.int(1, 99999)}, {"ok": True, "message": msg}, {"code": 0, "msg": msg}, {"result": "ok", "detail": msg}]))
+
+
+AUTH_SUBJ = ["token", "access token", "API key", "api_key", "session", "credentials", "JWT", "bearer token", "refresh token", "client secret", "signature", "auth token", "login session", "OAuth token", "security token", "password", "app key", "authorization"]
+AUTH_PRED = ["expired", "has expired", "is expired", "is invalid", "invalid", "was revoked", "is missing", "not recognized", "does not match", "is no longer valid", "rejected", "could not be verified", "not provided", "has been disabled", "is not authorized for this operation", "lacks the required scope"]
+AUTH_SUF = ["", "", "please log in again", "re-authenticate and retry", "check your key", "sign in to continue", "access denied", "unauthorized", "401", "obtain a new token"]
+AUTH_SUBJ_ZH = ["token", "令牌", "访问令牌", "会话", "登录状态", "登录", "签名", "密钥", "AccessKey", "凭证", "身份认证", "授权", "access_token", "用户凭据", "登录信息"]
+AUTH_PRED_ZH = ["已过期", "过期", "已失效", "失效", "无效", "不合法", "校验失败", "验证失败", "缺失", "错误", "已被吊销", "不存在或已过期"]
+AUTH_SUF_ZH = ["", "", "请重新登录", "请重新获取", "请检查后重试", "无权访问", "请先登录", "请重新授权"]
+
+
+def auth_combo(g: Gen) -> str:
+    msg = combo(g, AUTH_SUBJ, AUTH_PRED, AUTH_SUF) if g.chance(0.55) else combo(g, AUTH_SUBJ_ZH, AUTH_PRED_ZH, AUTH_SUF_ZH, sep="")
+    return envelope(g, msg, g.pick([None, 401, 403, "UNAUTHORIZED", "AUTH_FAILED", "TOKEN_EXPIRED", "InvalidToken", 40101, 200]), g.pick([401, 403, 200]))
+
+
+RL_SUBJ = ["rate limit", "request quota", "API quota", "call limit", "request rate", "usage limit", "per-minute limit", "daily quota", "concurrency limit", "throughput limit", "request frequency"]
+RL_PRED = ["exceeded", "reached", "hit", "exhausted", "has been exceeded", "was exceeded for this key", "exceeded for this IP"]
+RL_SUF = ["", "", "retry later", "please slow down", "try again in a minute", "too many requests", "back off and retry", "429", "requests are being throttled"]
+RL_SUBJ_ZH = ["请求", "调用", "访问", "接口调用", "API调用", "请求频率", "调用次数", "访问次数", "并发数", "每日配额"]
+RL_PRED_ZH = ["过于频繁", "太频繁", "超过限制", "已达上限", "超限", "超出配额", "被限流", "触发流控"]
+RL_SUF_ZH = ["", "", "请稍后再试", "请稍后重试", "请降低请求频率", "请明天再试"]
+
+
+def rl_combo(g: Gen) -> str:
+    msg = combo(g, RL_SUBJ, RL_PRED, RL_SUF) if g.chance(0.55) else combo(g, RL_SUBJ_ZH, RL_PRED_ZH, RL_SUF_ZH, sep="")
+    return envelope(g, msg, g.pick([None, 429, "RATE_LIMITED", "THROTTLED", "TooManyRequests", 42900]), 429)
+
+
+NF_PRED = ["not found", "does not exist", "could not be found", "was not found", "is unknown", "has been deleted", "no longer exists", "cannot be located", "is missing"]
+NF_SUF = ["", "", "check the id", "404", "it may have been removed", "verify the resource path"]
+NF_PRED_ZH = ["不存在", "未找到", "找不到", "已被删除", "不存在或已删除", "查询不到", "无此记录"]
+NF_SUF_ZH = ["", "", "请检查ID", "请确认后重试", "404"]
+
+
+def nf_combo(g: Gen) -> str:
+    if g.chance(0.55):
+        res = g.pick(RESOURCES)
+        subj = [f"{res}", f"The {res}", f"{res} {g.pick(['O-', 'id ', '#'])}{g.digits(g.int(3, 8))}", f"No such {res}", f"Requested {res}"]
+        msg = combo(g, subj, NF_PRED, NF_SUF)
+    else:
+        subj = [g.pick(CN_RES), f"该{g.pick(CN_RES)}", f"{g.pick(CN_RES)}ID", f"指定的{g.pick(CN_RES)}", "页面", "请求的资源"]
+        msg = combo(g, subj, NF_PRED_ZH, NF_SUF_ZH, sep="")
+    return envelope(g, msg, g.pick([None, 404, "NOT_FOUND", "ResourceNotFound", 40400]), 404)
+
+
+SE_SUBJ = ["internal server error", "internal error", "unexpected server error", "service unavailable", "bad gateway", "backend failure", "upstream service error", "unhandled exception", "server fault", "database unavailable", "service crashed", "fatal error", "application error", "system failure"]
+SE_PRED = ["occurred", "while processing the request", "please try again later", "on our side", "in the payment backend", "the team has been notified", "(500)", "(502)", "(503)", "in service orders-api"]
+SE_SUBJ_ZH = ["服务器内部错误", "系统异常", "服务不可用", "后端服务故障", "网关错误", "系统繁忙", "服务崩溃", "内部服务调用失败", "程序异常", "数据库不可用"]
+SE_SUF_ZH = ["请稍后再试", "请联系管理员", "工程师正在处理", "(500)", "(502)", "(503)", ""]
+
+
+def se_combo(g: Gen) -> str:
+    msg = combo(g, SE_SUBJ, SE_PRED) if g.chance(0.55) else combo(g, SE_SUBJ_ZH, SE_SUF_ZH, sep="，")
+    return envelope(g, msg, g.pick([None, 500, 502, 503, "INTERNAL_ERROR", "SYSTEM_ERROR", "ServiceUnavailable", 50000, -1]), g.pick([500, 502, 503]))
+
+
+MF_SUBJ = ["request body", "JSON payload", "response body", "parameter", "field", "input", "query string", "content", "header value", "request", "XML document", "date value"]
+MF_PRED = ["is malformed", "could not be parsed", "is not valid JSON", "has an invalid format", "failed validation", "is missing a required field", "has the wrong type", "contains a syntax error", "is invalid", "is empty", "is out of range", "must be a number", "must not be null"]
+MF_SUF = ["", "", "400", "bad request", "check the documentation", "expected an object", "unexpected token at position " + "12"]
+MF_SUBJ_ZH = ["请求参数", "请求体", "JSON", "参数", "字段", "返回数据", "输入", "日期", "手机号", "金额"]
+MF_PRED_ZH = ["格式错误", "格式不正确", "解析失败", "不合法", "非法", "缺失", "不能为空", "类型错误", "校验不通过", "超出范围"]
+MF_SUF_ZH = ["", "", "请检查后重试", "400", "请参考接口文档"]
+
+
+def mf_combo(g: Gen) -> str:
+    msg = combo(g, MF_SUBJ, MF_PRED, MF_SUF) if g.chance(0.55) else combo(g, MF_SUBJ_ZH, MF_PRED_ZH, MF_SUF_ZH, sep="")
+    return envelope(g, msg, g.pick([None, 400, 422, "BAD_REQUEST", "INVALID_PARAMETER", "VALIDATION_ERROR", "InvalidParameter", 40000]), g.pick([400, 422]))
+
+
+DC_SUBJ = ["checksum", "CRC", "MD5 digest", "SHA-256 hash", "data", "file", "record", "archive", "block", "page", "payload", "backup", "stored object", "index file", "encoding"]
+DC_PRED = ["mismatch", "does not match", "is corrupted", "is corrupt", "verification failed", "is damaged", "integrity check failed", "is inconsistent", "was truncated on disk", "failed validation after transfer", "contains invalid bytes"]
+DC_SUF = ["", "", "data may be damaged", "re-upload the file", "repair required", "restore from backup", f"expected {'a' * 0}0x1f2e3d4c"]
+DC_SUBJ_ZH = ["数据", "文件", "校验和", "MD5", "CRC", "记录", "存储", "压缩包", "备份", "报文", "索引", "字符编码"]
+DC_PRED_ZH = ["已损坏", "损坏", "校验失败", "不匹配", "不一致", "被篡改", "完整性校验失败", "出现乱码", "无法还原"]
+DC_SUF_ZH = ["", "", "请重新上传", "请从备份恢复", "请联系管理员修复"]
+
+
+def dc_combo(g: Gen) -> str:
+    msg = combo(g, DC_SUBJ, DC_PRED, DC_SUF) if g.chance(0.55) else combo(g, DC_SUBJ_ZH, DC_PRED_ZH, DC_SUF_ZH, sep="")
+    return envelope(g, msg, g.pick([None, 500, 422, "DATA_CORRUPTED", "CHECKSUM_MISMATCH", "IntegrityError", 50010]))
+
+
+TO_SUBJ = ["request", "connection", "read", "upstream", "query", "operation", "gateway", "socket", "call to inventory service", "database query", "handshake", "backend call", "job"]
+TO_PRED = ["timed out", "timeout", "took too long and was aborted", "exceeded the deadline", "did not respond in time", "timed out after 30s", "timed out after 5000 ms", "exceeded time limit", "expired before completion"]
+TO_SUF = ["", "", "retry later", "504", "408", "try again", "gateway timeout"]
+TO_SUBJ_ZH = ["请求", "连接", "读取", "查询", "网关", "接口", "下游服务", "数据库", "调用", "任务", "上游服务"]
+TO_PRED_ZH = ["超时", "响应超时", "执行超时", "等待超时", "超时未响应", "超过时限", "处理超时"]
+TO_SUF_ZH = ["", "", "请稍后重试", "504", "请重试"]
+
+
+def to_combo(g: Gen) -> str:
+    msg = combo(g, TO_SUBJ, TO_PRED, TO_SUF) if g.chance(0.55) else combo(g, TO_SUBJ_ZH, TO_PRED_ZH, TO_SUF_ZH, sep="")
+    return envelope(g, msg, g.pick([None, 504, 408, "TIMEOUT", "GATEWAY_TIMEOUT", "DeadlineExceeded", 50400]), g.pick([504, 408]))
+
+
+UN_SUBJ = ["card", "payment", "coupon", "promo code", "voucher", "order", "shipping address", "account", "subscription", "item", "gift card", "transfer", "booking", "trial", "offer", "discount"]
+UN_PRED = ["declined", "was declined by the bank", "has expired", "expired", "is already cancelled", "is out of stock", "is not eligible", "limit reached", "already exists", "already used", "cannot be modified after shipping", "is not available in your region", "requires manual review", "exceeds the refundable amount", "is on hold", "was already submitted"]
+UN_SUF = ["", "", "use a different card", "contact support", "no action taken", "see your dashboard"]
+UN_SUBJ_ZH = ["银行卡", "优惠券", "订单", "商品", "账户余额", "收货地址", "会员", "活动", "库存", "代金券", "礼品卡", "退款申请"]
+UN_PRED_ZH = ["已过期", "不足", "已取消", "已售罄", "不可用", "已使用", "不支持修改", "审核中", "已达上限", "不在配送范围", "重复提交"]
+UN_SUF_ZH = ["", "", "请更换后重试", "请联系客服", "无法继续操作"]
+
+
+def un_combo(g: Gen) -> str:
+    msg = combo(g, UN_SUBJ, UN_PRED, UN_SUF) if g.chance(0.55) else combo(g, UN_SUBJ_ZH, UN_PRED_ZH, UN_SUF_ZH, sep="")
+    return envelope(g, msg, g.pick([None, 402, 409, 422, "BUSINESS_ERROR", "CARD_DECLINED", "CONFLICT", 3001, 200]))
+
+
+def un_prose_proc(g: Gen) -> str:
+    return random_prose(g)
+
+
 TEMPLATES = {
-    "ok": [ok_order, ok_customer, ok_list, ok_envelope, ok_envelope, ok_health, ok_cn, ok_cn, ok_misc, ok_misc],
-    "auth_failed": [auth_stripe, auth_github, auth_aws, auth_google, auth_oauth, auth_generic, auth_generic, auth_generic, auth_cn, auth_cn, auth_cn, auth_aliyun, auth_wechat, auth_html],
-    "rate_limited": [rl_stripe, rl_github, rl_aws, rl_google, rl_generic, rl_generic, rl_generic, rl_cn, rl_cn, rl_html],
-    "not_found": [nf_stripe, nf_github, nf_aws, nf_google, nf_generic, nf_generic, nf_generic, nf_cn, nf_cn, nf_html],
-    "server_error": [se_trace, se_trace, se_spring, se_nginx, se_nginx, se_cloudflare, se_generic, se_generic, se_generic, se_cn, se_cn],
-    "malformed": [trunc_json, trunc_json, mf_parse, mf_parse, mf_validation, mf_validation, mf_validation, mf_cn, mf_cn, mf_html_instead_of_json],
-    "data_corrupted": [dc_encoding, dc_encoding, dc_integrity, dc_integrity, dc_integrity, dc_aws, dc_cn, dc_cn, dc_garbage],
-    "timeout": [to_generic, to_generic, to_generic, to_trace, to_trace, to_aws, to_html, to_cn, to_cn],
-    "unknown": [un_business, un_business, un_business, un_cn, un_cn, un_prose, un_prose, un_log, un_other],
+    "ok": [ok_order, ok_customer, ok_list, ok_envelope, ok_envelope, ok_health, ok_cn, ok_cn, ok_misc, ok_misc, ok_procedural, ok_procedural, ok_procedural, ok_procedural, ok_ack],
+    "auth_failed": [auth_stripe, auth_github, auth_aws, auth_google, auth_oauth, auth_generic, auth_generic, auth_generic, auth_cn, auth_cn, auth_cn, auth_aliyun, auth_wechat, auth_html, auth_combo, auth_combo, auth_combo, auth_combo, auth_combo],
+    "rate_limited": [rl_stripe, rl_github, rl_aws, rl_google, rl_generic, rl_generic, rl_generic, rl_cn, rl_cn, rl_html, rl_combo, rl_combo, rl_combo, rl_combo],
+    "not_found": [nf_stripe, nf_github, nf_aws, nf_google, nf_generic, nf_generic, nf_generic, nf_cn, nf_cn, nf_html, nf_combo, nf_combo, nf_combo, nf_combo],
+    "server_error": [se_trace, se_trace, se_spring, se_nginx, se_nginx, se_cloudflare, se_generic, se_generic, se_generic, se_cn, se_cn, se_combo, se_combo, se_combo, se_combo],
+    "malformed": [trunc_json, trunc_json, mf_parse, mf_parse, mf_validation, mf_validation, mf_validation, mf_cn, mf_cn, mf_html_instead_of_json, mf_combo, mf_combo, mf_combo, mf_combo],
+    "data_corrupted": [dc_encoding, dc_encoding, dc_integrity, dc_integrity, dc_integrity, dc_aws, dc_cn, dc_cn, dc_garbage, dc_combo, dc_combo, dc_combo, dc_combo],
+    "timeout": [to_generic, to_generic, to_generic, to_trace, to_trace, to_aws, to_html, to_cn, to_cn, to_combo, to_combo, to_combo, to_combo],
+    "unknown": [un_business, un_business, un_business, un_cn, un_cn, un_prose, un_prose, un_log, un_other, un_combo, un_combo, un_combo, un_combo, un_prose_proc, un_prose_proc, un_prose_proc],
 }
 
 

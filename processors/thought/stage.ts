@@ -1,21 +1,24 @@
 import { ContractViolation } from '../../runtime/errors.ts';
-import type { InputRecord, OutputRecord, StageDefinition } from '../../runtime/processor.ts';
-import type { ObservationResult, Task } from '../../schemas/types.gen.ts';
+import type { InputRecord, OutputRecord, StageDefinition, StateView } from '../../runtime/processor.ts';
+import type { Logger } from '../../runtime/log.ts';
+import type { ObservationResult, RunSnapshot, Task } from '../../schemas/types.gen.ts';
 import { onObservation, onTask, type ThoughtConfig } from './core.ts';
 
 /** Thought: reads `tao.tasks` and `observation.results`, writes the next wave or the run's outcome. */
-export function thoughtStage(config: ThoughtConfig): StageDefinition {
+export function thoughtStage(config: ThoughtConfig, logger: Logger): StageDefinition {
   return {
     stage: 'thought',
     inputs: ['tasks', 'observationResults'],
-    outputs: ['thoughtRequests', 'outcomes'],
+    outputs: ['thoughtRequests', 'outcomes', 'thoughtRuns'],
+    storeTopic: 'thoughtRuns',
     concurrency: 16,
     maxRecordsPerTransaction: 200,
     maxInputBytes: 4 * 1024 * 1024,
-    async handle(record: InputRecord): Promise<OutputRecord[]> {
-      let outputs;
+    async handle(record: InputRecord, state: StateView): Promise<OutputRecord[]> {
+      const snapshot = state.get<RunSnapshot>(record.key);
+      let decision;
       if (record.topic === 'tasks') {
-        outputs = onTask(record.value as Task, config);
+        decision = onTask(record.value as Task, config, snapshot);
       } else {
         const obs = record.value as ObservationResult;
         try {
@@ -24,9 +27,10 @@ export function thoughtStage(config: ThoughtConfig): StageDefinition {
         } catch (err) {
           throw new ContractViolation(`run state of ${obs.thought_id} is not valid JSON: ${(err as Error).message}`);
         }
-        outputs = onObservation(obs, config);
+        decision = onObservation(obs, config, snapshot);
       }
-      return outputs.map((o) => ({ topic: o.topic, key: o.value.thought_id, value: o.value, span: o.topic === 'outcomes' ? 'thought:outcome' : `thought:${(o.value as { iteration: number }).iteration}` }));
+      if (decision.ignored) logger.info('input ignored', { thought_id: record.key, topic: record.topic, offset: record.offset, reason: decision.ignored });
+      return decision.outputs.map((o) => ({ topic: o.topic, key: o.value.thought_id, value: o.value, span: o.topic === 'thoughtRequests' ? `thought:${o.value.iteration}` : `thought:${o.topic}` }));
     },
   };
 }

@@ -241,6 +241,8 @@ test('bad, stale, malformed, incomplete, oversized, unknown and unhandled webhoo
   assert.deepEqual(await expect(postGithub('{"zen":"Keep it logically awesome."}', { event: 'ping' }), 202), { ignored: true, reason: 'ping' });
   refused.add(thoughtIdFor('github', `${repo}#12`));
   assert.equal((await expect(postGithub(JSON.stringify(commentCreated(repo, 12, 'I am the agent answering', 'Bot')), { event: 'issue_comment' }), 202)).reason, 'comment written by a bot');
+  const onPr = { ...commentCreated(repo, 12, 'LGTM'), issue: { number: 12, pull_request: { url: 'https://api.github.com/repos/octo/rejected/pulls/12' } } };
+  assert.equal((await expect(postGithub(JSON.stringify(onPr), { event: 'issue_comment' }), 202)).reason, 'comment on a pull request');
   assert.equal((await expect(postJira(JSON.stringify({ webhookEvent: 'jira:issue_updated', issue: { key: 'REJ-5' } })), 202)).ignored, true);
 
   // A source without a secret is refused, even with a perfectly signed body.

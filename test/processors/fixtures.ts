@@ -7,7 +7,7 @@ import type { Outcome, RunState, Task, ThoughtRequest, Verdict } from '../../sch
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools/catalog.ts';
 import { DEFAULT_RULES_FILE, loadObservationRules } from '../../processors/observation/rules.ts';
 import type { ObservationConfig } from '../../processors/observation/core.ts';
-import type { ThoughtConfig, ThoughtOutput } from '../../processors/thought/core.ts';
+import type { ThoughtConfig, ThoughtDecision } from '../../processors/thought/core.ts';
 import { PlanValidator, type Plan, type ToolContracts } from '../../processors/thought/plan.ts';
 import { DEFAULT_FLOWS_DIR, GraphPlanner, loadFlows, type Flow, type Planner } from '../../processors/thought/planner.ts';
 
@@ -92,14 +92,16 @@ export function failedVerdict(stepId: string, tool: string, errorType: Verdict['
 }
 
 /** The single ThoughtRequest among Thought's outputs (fails the test otherwise). */
-export function onlyRequest(outputs: ThoughtOutput[]): ThoughtRequest {
+export function onlyRequest(decision: ThoughtDecision): ThoughtRequest {
+  const outputs = decision.outputs.filter((o) => o.topic !== 'thoughtRuns');
   const [first] = outputs;
   if (outputs.length !== 1 || first?.topic !== 'thoughtRequests') throw new Error(`expected one thoughtRequests record, got ${JSON.stringify(outputs)}`);
   return first.value;
 }
 
 /** The single Outcome among Thought's outputs (fails the test otherwise). */
-export function onlyOutcome(outputs: ThoughtOutput[]): Outcome {
+export function onlyOutcome(decision: ThoughtDecision): Outcome {
+  const outputs = decision.outputs.filter((o) => o.topic !== 'thoughtRuns');
   const [first] = outputs;
   if (outputs.length !== 1 || first?.topic !== 'outcomes') throw new Error(`expected one outcomes record, got ${JSON.stringify(outputs)}`);
   return first.value;

@@ -4,7 +4,7 @@
  * secrets, idempotency keys across a kill -9, and tools imported from OpenAPI.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,8 +62,12 @@ before(async () => {
   ];
   for (const spec of specs) writeFileSync(join(dir, `${spec.name}.json`), JSON.stringify(spec));
   copyFileSync(new URL('./demo-tools.openapi.json', import.meta.url), join(dir, 'demo-tools.openapi.json'));
+  // The shipped rules name demo tools this catalog doesn't have; these keep only the defaults.
+  const rules = JSON.parse(readFileSync(new URL('../../../rules/observation.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+  const rulesFile = join(dir, '..', `${dir.split('/').pop()}-rules.json`);
+  writeFileSync(rulesFile, JSON.stringify({ ...rules, tools: {} }));
 
-  cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_TOOL_CATALOG_DIR: dir, TAO_TEST_TOOL_TOKEN: SECRET, TAO_EVIL_URL: evilUrl });
+  cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_TOOL_CATALOG_DIR: dir, TAO_TEST_TOOL_TOKEN: SECRET, TAO_EVIL_URL: evilUrl, TAO_OBSERVATION_RULES: rulesFile });
   fleet = new StageFleet(cluster.env);
   const [action] = await Promise.all([fleet.start('action'), fleet.start('observation')]);
   actionOps = action.opsPort;
