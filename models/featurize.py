@@ -6,8 +6,9 @@ asserted by test/models/featurize-parity.test.ts.
 
 Pipeline (each step is defined so that Python and JavaScript agree exactly):
 
-1. Lone UTF-16 surrogates (possible in JSON-decoded text) are replaced by U+FFFD.
-2. The text is truncated to ``max_input_code_points`` Unicode code points (default 4096).
+1. The text is truncated to ``max_input_code_points`` Unicode code points (default 4096; a lone
+   surrogate counts as one code point, a valid UTF-16 pair as one).
+2. Lone UTF-16 surrogates (possible in JSON-decoded text) are replaced by U+FFFD.
 3. NFKC normalization, then full Unicode lowercasing (``str.lower`` / ``String.prototype.toLowerCase``).
 4. Every run of 5 or more ASCII digits has each digit replaced by ``0`` (ids, timestamps and phone
    numbers become shapes; status codes such as 401/502 stay as they are).
@@ -110,8 +111,8 @@ def fnv1a32(s: str) -> int:
 
 def normalize(text: str, max_input_code_points: int = MAX_INPUT_CODE_POINTS) -> str:
     """Steps 1-5: the canonical text that features are taken from."""
-    text = _LONE_SURROGATE.sub("\ufffd", text)
     text = text[:max_input_code_points]
+    text = _LONE_SURROGATE.sub("\ufffd", text)
     text = unicodedata.normalize("NFKC", text).lower()
     text = _LONG_DIGITS.sub(lambda m: "0" * len(m.group(0)), text)
     out: list[str] = []

@@ -42,13 +42,13 @@ import featurize as F  # noqa: E402
 
 TASKS = {
     "error-classifier": {
-        "C": 100.0,
+        "C": 300.0,
         "adoption_threshold": 0.95,
         "routing_threshold": None,
         "description": "Error-payload classifier for Observation: the kind of failure an API response body shows.",
     },
     "intent-router": {
-        "C": 30.0,
+        "C": 300.0,
         "adoption_threshold": 0.95,
         "routing_threshold": 0.6,
         "description": "Ticket intent router for Thought (English and Chinese).",
@@ -232,7 +232,7 @@ def train_task(task: str) -> dict:
         "share_nearest_cosine_ge_0_8": sum(1 for s in sims if s >= 0.8) / len(sims),
     }
     report["eval"]["errors"] = [
-        {"text": ev_texts[i][:200], "gold": gold[i], "predicted": final_pred[i], "raw": raw_pred[i], "confidence": round(float(conf[i]), 4), "source": ev[i].get("source", "")}
+        {"text": ev_texts[i][:200], "gold": gold[i], "predicted": final_pred[i], "raw": raw_pred[i], "confidence": round(float(conf[i]), 4), "source": ev[i].get("source") or ev[i].get("lang", "")}
         for i in range(len(ev)) if final_pred[i] != gold[i]
     ]
     report["eval"]["predictions_sha256"] = hashlib.sha256(json.dumps([[p, round(float(c), 6)] for p, c in zip(raw_pred, conf)]).encode()).hexdigest()

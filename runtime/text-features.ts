@@ -7,8 +7,8 @@
  * vectors in `models/featurize-vectors.json`.
  *
  * Pipeline (see the Python module docstring for the same list):
- * 1. lone UTF-16 surrogates become U+FFFD;
- * 2. truncate to {@link MAX_INPUT_CODE_POINTS} code points;
+ * 1. truncate to {@link MAX_INPUT_CODE_POINTS} code points (a lone surrogate counts as one);
+ * 2. lone UTF-16 surrogates become U+FFFD;
  * 3. NFKC, then `toLowerCase()` (full Unicode lowercasing, locale-independent);
  * 4. each run of 5+ ASCII digits has its digits replaced by `0`;
  * 5. format characters (Cf) are removed, runs of separators/controls (Z*, Cc) become one space, trim;
@@ -102,8 +102,7 @@ export function truncateCodePoints(text: string, max: number = MAX_INPUT_CODE_PO
 
 /** Steps 1-5: the canonical text the features are taken from. */
 export function normalizeText(text: string, maxCodePoints: number = MAX_INPUT_CODE_POINTS): string {
-  let t = text.replace(RE_LONE_SURROGATE, '\uFFFD');
-  t = truncateCodePoints(t, maxCodePoints);
+  let t = truncateCodePoints(text, maxCodePoints).replace(RE_LONE_SURROGATE, '\uFFFD');
   t = t.normalize('NFKC').toLowerCase();
   t = t.replace(RE_LONG_DIGITS, (m) => '0'.repeat(m.length));
   let out = '';
