@@ -26,6 +26,8 @@ export interface RunState {
   /** Step id -> number of waves that executed it. */
   step_attempts: Record<string, number>;
   max_iterations: number;
+  /** What the planner gathered from outside (an LLM's raw answer), recorded so a replay decides from it instead of asking again. */
+  planner_record: null | string;
 }
 
 export interface StepResult {

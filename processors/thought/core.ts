@@ -28,19 +28,26 @@ export interface ThoughtDecision {
 /** Error types worth another wave: the tool may answer differently next time. */
 const RETRYABLE: ReadonlySet<ErrorType> = new Set(['timeout', 'rate_limited', 'server_error', 'network_issue', 'malformed', 'circuit_open']);
 
+/** The text a planner sees for a task: the run's text so far plus the task's, or null if the task will be ignored. */
+export function planningText(task: Task, snapshot?: RunSnapshot): string | null {
+  if (snapshot && (task.kind === 'NEW' || snapshot.status !== 'awaiting_input')) return null;
+  return snapshot ? `${snapshot.task_text}\n${task.text}` : task.text;
+}
+
 /**
  * Starts a run from a task, or resumes one: a NEW task for a run that already exists is a
  * redelivery and is ignored; a REPLY to a run awaiting input resumes it with the reply's text added;
  * a REPLY to an unknown run starts it.
  * @param snapshot Thought's stored state of the task's run, if any.
+ * @param plannerRecord What the planner's `gather` returned for this task (read from the log on replay).
  */
-export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot): ThoughtDecision {
+export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot, plannerRecord: string | null = null): ThoughtDecision {
   if (snapshot && task.kind === 'NEW') return { outputs: [], ignored: `run ${task.thought_id} already exists (${snapshot.status}); task ${task.task_id} is a redelivery` };
   if (snapshot && snapshot.status !== 'awaiting_input') return { outputs: [], ignored: `reply ${task.task_id} arrived while run ${task.thought_id} is ${snapshot.status}, not awaiting input` };
-  const text = snapshot ? `${snapshot.task_text}\n${task.text}` : task.text;
+  const text = planningText(task, snapshot)!;
   const iteration = snapshot?.iteration ?? 0;
-  const result = config.planner.plan({ ...task, text });
-  const base = { task_id: task.task_id, task_text: text, planner: result.planner, max_iterations: config.maxIterations };
+  const result = config.planner.plan({ thought_id: task.thought_id, text, metadata: task.metadata }, plannerRecord);
+  const base = { task_id: task.task_id, task_text: text, planner: result.planner, max_iterations: config.maxIterations, planner_record: plannerRecord };
   if (result.kind === 'needs_input') {
     const run: RunState = { ...base, flow_id: result.flow.id, flow_version: result.flow.version, plan_json: 'null', outputs_json: '{}', step_attempts: {} };
     return end(task.thought_id, run, iteration, 'awaiting_input', result.reason, null, result.missing);

@@ -9,13 +9,26 @@ export type PlanningResult =
   | { kind: 'plan'; planner: string; plan: unknown }
   | { kind: 'needs_input'; planner: string; flow: { id: string; version: number }; missing: string[]; reason: string };
 
+/** What a planner sees of a task. */
+export interface PlannerTask {
+  thought_id: string;
+  /** The run's text: the task, and any replies that resumed it, one per line. */
+  text: string;
+  metadata: Record<string, string>;
+}
+
 /**
- * Makes a plan for a task. Implementations are deterministic given the task and their versioned
- * configuration; a planner that is not (an LLM) must have its answer recorded in the log.
+ * Makes a plan for a task, in two parts so that Thought stays deterministic:
+ * - `gather` (optional) does the planner's I/O (asking an LLM, say) and returns what it learned as
+ *   a string. Thought's shell calls it, and the result is written to the log with the run
+ *   (`RunState.planner_record`), so a replay reads it back instead of asking again. It must not
+ *   throw for anything the outside world does (timeouts, garbage): record that, and let `plan` decide.
+ * - `plan` is pure: the same task and record always give the same result.
  */
 export interface Planner {
   readonly name: string;
-  plan(task: { thought_id: string; text: string; metadata: Record<string, string> }): PlanningResult;
+  gather?(task: PlannerTask): Promise<string>;
+  plan(task: PlannerTask, record: string | null): PlanningResult;
 }
 
 /** A flow: versioned JSON configuration of a graph of tool nodes (see flows/*.json). */
@@ -65,7 +78,7 @@ export class GraphPlanner implements Planner {
 
   constructor(private readonly flow: Flow) {}
 
-  plan(task: { text: string }): PlanningResult {
+  plan(task: PlannerTask): PlanningResult {
     const values: Record<string, string> = {};
     const missing: string[] = [];
     for (const [name, spec] of Object.entries(this.flow.inputs)) {

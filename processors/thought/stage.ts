@@ -2,7 +2,7 @@ import { ContractViolation } from '../../runtime/errors.ts';
 import type { InputRecord, OutputRecord, StageDefinition, StateView } from '../../runtime/processor.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { ObservationResult, RunSnapshot, Task } from '../../schemas/types.gen.ts';
-import { onObservation, onTask, type ThoughtConfig } from './core.ts';
+import { onObservation, onTask, planningText, type ThoughtConfig } from './core.ts';
 
 /** Thought: reads `tao.tasks` and `observation.results`, writes the next wave or the run's outcome. */
 export function thoughtStage(config: ThoughtConfig, logger: Logger): StageDefinition {
@@ -18,7 +18,11 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger): StageDefini
       const snapshot = state.get<RunSnapshot>(record.key);
       let decision;
       if (record.topic === 'tasks') {
-        decision = onTask(record.value as Task, config, snapshot);
+        const task = record.value as Task;
+        const text = planningText(task, snapshot);
+        // The planner's I/O happens here, in the shell; its answer travels in the run's records.
+        const plannerRecord = text !== null && config.planner.gather ? await config.planner.gather({ thought_id: task.thought_id, text, metadata: task.metadata }) : null;
+        decision = onTask(task, config, snapshot, plannerRecord);
       } else {
         const obs = record.value as ObservationResult;
         try {

@@ -57,7 +57,7 @@ export function observationConfig(world: World): ObservationConfig {
 
 /** The plan the graph planner makes from the real flow for a task text that names an e-mail. */
 export function flowPlan(world: World, text = 'Where is my order? alice@example.com'): Plan {
-  const result = new GraphPlanner(world.flow).plan({ text });
+  const result = new GraphPlanner(world.flow).plan({ thought_id: 't-1', text, metadata: {} });
   if (result.kind !== 'plan') throw new Error(`expected a plan, got ${result.kind}`);
   return structuredClone(result.plan) as Plan;
 }
@@ -67,7 +67,7 @@ export function task(text: string, thoughtId = 't-1'): Task {
 }
 
 export function runState(plan: Plan, overrides: Partial<RunState> = {}): RunState {
-  return { task_id: 'task-t-1', task_text: 'x', planner: 'graph', flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), outputs_json: '{}', step_attempts: {}, max_iterations: 10, ...overrides };
+  return { task_id: 'task-t-1', task_text: 'x', planner: 'graph', flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), outputs_json: '{}', step_attempts: {}, max_iterations: 10, planner_record: null, ...overrides } as RunState;
 }
 
 /** A planner that returns a fixed candidate plan, for testing how Thought treats a bad planner. */
