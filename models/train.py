@@ -140,6 +140,7 @@ def train_task(task: str) -> dict:
     train_acc = float((clf.predict(x_train) == y).mean())
 
     onx = convert_sklearn(clf, initial_types=[("features", FloatTensorType([None, F.DIMS]))], options={id(clf): {"zipmap": False}}, target_opset=OPSET)
+    onx.graph.name = task.replace("-", "_")  # skl2onnx picks a random uuid; keep the bytes reproducible
     onx.doc_string = f"{task}: {cfg['description']} Input: featurizer {F.FEATURIZER_VERSION} vector [N, {F.DIMS}]. Labels: {', '.join(labels)}."
     onx.producer_name = "tao-kafka models/train.py"
     for key, value in (("labels", json.dumps(labels)), ("featurizer", json.dumps(F.CONFIG, sort_keys=True))):

@@ -13,7 +13,10 @@ import { realHttpDeps } from './action/invoke.ts';
 import { DEFAULT_RULES_FILE, loadObservationRules } from './observation/rules.ts';
 import { observationStage } from './observation/stage.ts';
 import { PlanValidator, type ToolContracts } from './thought/plan.ts';
-import { DEFAULT_FLOWS_DIR, GraphPlanner, loadFlows } from './thought/planner.ts';
+import { DEFAULT_FLOWS_DIR, loadFlows } from './thought/planner.ts';
+import { createPlanner } from './thought/planner-config.ts';
+import type { ThoughtConfig } from './thought/core.ts';
+import type { ObservationConfig } from './observation/core.ts';
 import { thoughtStage } from './thought/stage.ts';
 
 export const STAGES = ['thought', 'action', 'observation'] as const;
@@ -27,43 +30,59 @@ export const DEFAULT_OPS_PORTS: Record<StageName, number> = { thought: 9401, act
  * |---|---|---|
  * | TAO_TOOL_CATALOG_DIR | folder of tool catalog files | tools/catalog |
  * | TAO_FLOWS_DIR | folder of flow files | flows |
- * | TAO_FLOW | flow the graph planner uses, `<id>@<version>` | order-status@1 |
+ * | TAO_PLANNER, TAO_FLOW | the planner and its settings: see thought/planner-config.ts | graph, order-status@1 |
+ * | TAO_MAX_PLAN_STEPS | steps a plan may have | 50 |
  * | TAO_MAX_ITERATIONS | waves per run before budget_exhausted | 10 |
  * | TAO_MAX_STEP_ATTEMPTS | waves per step (retries included) | 2 |
  * | TAO_ACTION_CONCURRENCY | waves in flight per partition in Action | 32 |
  * | TAO_OBSERVATION_RULES | Observation's rules file | rules/observation.json |
  */
 export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logger: Logger, metrics?: StageMetrics): Promise<StageDefinition> {
+  switch (name) {
+    case 'thought':
+      return thoughtStage(await thoughtConfig(env), logger);
+    case 'action': {
+      const catalog = ToolCatalog.load(env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR, env, createContractAjv());
+      return actionStage({ catalog, http: realHttpDeps(), env, concurrency: intSetting(env, 'TAO_ACTION_CONCURRENCY', 32, 1, 1000), events: metrics && toolMetrics(metrics) });
+    }
+    case 'observation':
+      return observationStage(await observationConfig(env));
+  }
+}
+
+/** Thought's configuration, as the stage runs it (also used by replay to re-decide recorded runs). */
+export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConfig> {
   const ajv = createContractAjv();
   const catalog = ToolCatalog.load(env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR, env, ajv);
-  switch (name) {
-    case 'thought': {
-      const flows = loadFlows(env.TAO_FLOWS_DIR ?? DEFAULT_FLOWS_DIR, ajv);
-      const flowKey = env.TAO_FLOW ?? 'order-status@1';
-      const flow = flows.get(flowKey);
-      if (!flow) throw new ConfigError(`TAO_FLOW=${flowKey}: no such flow (have ${[...flows.keys()].join(', ')})`);
-      const tools: ToolContracts = {
-        has: (tool) => catalog.get(tool) !== undefined,
-        responseFields: (tool) => {
-          const props = (catalog.get(tool)?.spec.response as { properties?: Record<string, unknown> } | undefined)?.properties;
-          return props ? Object.keys(props) : null;
-        },
-      };
-      return thoughtStage({
-        planner: new GraphPlanner(flow),
-        validator: new PlanValidator(ajv, 50),
-        tools,
-        maxIterations: intSetting(env, 'TAO_MAX_ITERATIONS', 10, 1, 1000),
-        maxStepAttempts: intSetting(env, 'TAO_MAX_STEP_ATTEMPTS', 2, 1, 20),
-      }, logger);
-    }
-    case 'action':
-      return actionStage({ catalog, http: realHttpDeps(), env, concurrency: intSetting(env, 'TAO_ACTION_CONCURRENCY', 32, 1, 1000), events: metrics && toolMetrics(metrics) });
-    case 'observation': {
-      const rules = loadObservationRules(env.TAO_OBSERVATION_RULES ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
-      return observationStage({ catalog, ajv, rules, classifier: null });
-    }
-  }
+  const flows = loadFlows(env.TAO_FLOWS_DIR ?? DEFAULT_FLOWS_DIR, ajv);
+  const tools = toolContracts(catalog);
+  const validator = new PlanValidator(ajv, intSetting(env, 'TAO_MAX_PLAN_STEPS', 50, 1, 1000));
+  return {
+    planner: createPlanner(env, { flows, catalog, tools, validator }),
+    validator,
+    tools,
+    maxIterations: intSetting(env, 'TAO_MAX_ITERATIONS', 10, 1, 1000),
+    maxStepAttempts: intSetting(env, 'TAO_MAX_STEP_ATTEMPTS', 2, 1, 20),
+  };
+}
+
+/** Observation's configuration, as the stage runs it (also used by replay). */
+export async function observationConfig(env: NodeJS.ProcessEnv): Promise<ObservationConfig> {
+  const ajv = createContractAjv();
+  const catalog = ToolCatalog.load(env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR, env, ajv);
+  const rules = loadObservationRules(env.TAO_OBSERVATION_RULES ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
+  return { catalog, ajv, rules, classifier: null };
+}
+
+/** What plan validation needs to know of the catalog. */
+export function toolContracts(catalog: ToolCatalog): ToolContracts {
+  return {
+    has: (tool) => catalog.get(tool) !== undefined,
+    responseFields: (tool) => {
+      const props = (catalog.get(tool)?.spec.response as { properties?: Record<string, unknown> } | undefined)?.properties;
+      return props ? Object.keys(props) : null;
+    },
+  };
 }
 
 const BREAKER_LEVEL = { closed: 0, half_open: 1, open: 2 } as const;
@@ -80,7 +99,7 @@ function toolMetrics(metrics: StageMetrics): ExecutorEvents {
   };
 }
 
-function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+export function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
