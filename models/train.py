@@ -165,8 +165,15 @@ def train_task(task: str) -> dict:
     so.inter_op_num_threads = 1
     sess = ort.InferenceSession(str(model_path), so, providers=["CPUExecutionProvider"])
     out_names = [o.name for o in sess.get_outputs()]
-    label_out, probs = sess.run(out_names, {"features": x_eval})
-    probs = np.asarray(probs, dtype=np.float32)
+    # One row per run, as the Node classes do: onnxruntime takes a different (GEMV vs GEMM) path for a
+    # single row than for a batch, which changes the last bits of the probabilities.
+    label_rows, prob_rows = [], []
+    for i in range(x_eval.shape[0]):
+        lo, po = sess.run(out_names, {"features": x_eval[i : i + 1]})
+        label_rows.append(lo[0])
+        prob_rows.append(po[0])
+    label_out = np.array(label_rows)
+    probs = np.asarray(prob_rows, dtype=np.float32)
     top = probs.argmax(axis=1)
     conf = probs[np.arange(len(top)), top]
     raw_pred = [labels[i] for i in top]

@@ -33,7 +33,10 @@ export const DEFAULT_OPS_PORTS: Record<StageName, number> = { thought: 9401, act
  * | TAO_PLANNER, TAO_FLOW | the planner and its settings: see thought/planner-config.ts | graph, order-status@1 |
  * | TAO_MAX_PLAN_STEPS | steps a plan may have | 50 |
  * | TAO_MAX_ITERATIONS | waves per run before budget_exhausted | 10 |
- * | TAO_MAX_STEP_ATTEMPTS | waves per step (retries included) | 2 |
+ * | TAO_COST_BUDGET | cost units per run (0: unlimited) | 0 |
+ * | TAO_NOVELTY_WAVES | waves without new information that end a run | 3 |
+ * | TAO_REPEAT_CAP | identical calls (tool + input) per run | 3 |
+ * | TAO_REFLECT_AFTER | consecutive failures of a step before reflection | 2 |
  * | TAO_ACTION_CONCURRENCY | waves in flight per partition in Action | 32 |
  * | TAO_OBSERVATION_RULES | Observation's rules file | rules/observation.json |
  */
@@ -62,7 +65,10 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
     validator,
     tools,
     maxIterations: intSetting(env, 'TAO_MAX_ITERATIONS', 10, 1, 1000),
-    maxStepAttempts: intSetting(env, 'TAO_MAX_STEP_ATTEMPTS', 2, 1, 20),
+    costBudget: intSetting(env, 'TAO_COST_BUDGET', 0, 0, 1_000_000),
+    noveltyWaves: intSetting(env, 'TAO_NOVELTY_WAVES', 3, 1, 100),
+    repeatCap: intSetting(env, 'TAO_REPEAT_CAP', 3, 1, 100),
+    reflectAfter: intSetting(env, 'TAO_REFLECT_AFTER', 2, 1, 20),
   };
 }
 
@@ -82,6 +88,7 @@ export function toolContracts(catalog: ToolCatalog): ToolContracts {
       const props = (catalog.get(tool)?.spec.response as { properties?: Record<string, unknown> } | undefined)?.properties;
       return props ? Object.keys(props) : null;
     },
+    cost: (tool) => catalog.get(tool)?.spec.cost ?? 1,
   };
 }
 

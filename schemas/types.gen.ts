@@ -28,7 +28,49 @@ export interface RunState {
   max_iterations: number;
   /** What the planner gathered from outside (an LLM's raw answer), recorded so a replay decides from it instead of asking again. */
   planner_record: null | string;
+  /** Cost units spent so far (tool calls and planner tokens). */
+  cost_spent: number;
+  /** Cost units the run may spend; 0 means unlimited. */
+  cost_budget: number;
+  /** Hash of (tool, resolved input) -> times called, for the repeated-call cap. */
+  call_counts: Record<string, number>;
+  /** Hashes of every verified data item so far, for the novelty check. */
+  seen_data: Array<string>;
+  /** Consecutive waves that brought no new information. */
+  stale_waves: number;
+  /** Step id -> consecutive failed verdicts. */
+  failure_streaks: Record<string, number>;
+  /** Steps not run because their condition was false. */
+  skipped: Array<string>;
+  /** Every reflection of the run, oldest first. */
+  reflections: Array<Reflection>;
 }
+
+/** A Reflexion record: why a step kept failing, on four dimensions, and what Thought does about it. */
+export interface Reflection {
+  step_id: string;
+  tool: string;
+  /** The wave whose verdict triggered the reflection. */
+  iteration: number;
+  /** The error types of the consecutive failures, oldest first. */
+  error_types: Array<string>;
+  dimensions: Array<ReflectionDimension>;
+  /** What Thought did. */
+  action: ReflectionAction;
+}
+
+export interface ReflectionDimension {
+  name: ReflectionAspect;
+  result: ReflectionResult;
+  evidence: string;
+  recommendation: string;
+}
+
+export type ReflectionAspect = 'data_completeness' | 'logic_consistency' | 'policy_compliance' | 'uncertainty';
+
+export type ReflectionResult = 'PASS' | 'MISSING' | 'INCONSISTENT';
+
+export type ReflectionAction = 'change_plan' | 'fallback' | 'ask_human' | 'escalate' | 'fail';
 
 export interface StepResult {
   step_id: string;
@@ -105,9 +147,15 @@ export interface Outcome {
   planner: string;
   flow_id: string;
   flow_version: number;
+  /** Machine-readable reason: which bound or failure ended the run. */
+  reason_code: OutcomeReason;
+  /** The run's reflections, oldest first. */
+  reflections: Array<Reflection>;
 }
 
 export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted';
+
+export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored';
 
 /** Thought's last word on a run (thought.runs, compacted, keyed by thought_id): whether it is running, waiting for a human, or over. Lets Thought ignore redelivered tasks and resume a run when a reply arrives. */
 export interface RunSnapshot {

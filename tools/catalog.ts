@@ -49,6 +49,8 @@ export interface ToolSpec {
   breaker?: BreakerSpec;
   /** Tool called with the same input while this one fails or its breaker is open. */
   fallbackTool?: string;
+  /** Cost units of one call, counted against a run's budget (default 1). */
+  cost?: number;
 }
 
 /** A loaded tool: its spec, resolved origin and compiled contract validators. */
@@ -94,6 +96,7 @@ const toolSpecSchema = {
       properties: { failureThreshold: { type: 'integer', minimum: 1 }, coolDownMs: { type: 'integer', minimum: 1 } },
     },
     fallbackTool: { type: 'string' },
+    cost: { type: 'number', minimum: 0 },
   },
 } as const;
 

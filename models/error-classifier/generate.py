@@ -8,6 +8,11 @@ Cloudflare HTML pages, Java and Python stack traces, plain text. The held-out ev
 (eval.jsonl) is hand-written from other vendors and formats (see eval.jsonl's `source` field) and is
 never read here.
 
+Truncated JSON bodies are deliberately not generated as `malformed`: whether a body is complete JSON
+is a syntax question that the Action stage already answers exactly (JSON.parse, error type
+`malformed`), and a bag of n-grams cannot see it; training on them taught the model to call normal
+JSON bodies malformed.
+
 Labels (see models/README.md for the full definitions):
 ok, auth_failed, rate_limited, not_found, server_error, malformed, data_corrupted, timeout, unknown.
 """
@@ -466,14 +471,6 @@ def se_cn(g: Gen) -> str:
 
 # ------------------------------------------------------------------------------------ malformed
 
-def trunc_json(g: Gen) -> str:
-    body = g.pick([ok_order, ok_customer, ok_list, ok_envelope, ok_misc, random_json, random_json])(g)
-    if len(body) < 20:
-        body = ok_order(g)
-    cut = g.int(max(5, len(body) // 4), len(body) - 2)
-    return body[:cut]
-
-
 def mf_parse(g: Gen) -> str:
     pos = g.int(0, 900)
     return g.pick([
@@ -905,7 +902,7 @@ TEMPLATES = {
     "rate_limited": [rl_stripe, rl_github, rl_aws, rl_google, rl_generic, rl_generic, rl_generic, rl_cn, rl_cn, rl_html, rl_combo, rl_combo, rl_combo, rl_combo],
     "not_found": [nf_stripe, nf_github, nf_aws, nf_google, nf_generic, nf_generic, nf_generic, nf_cn, nf_cn, nf_html, nf_combo, nf_combo, nf_combo, nf_combo],
     "server_error": [se_trace, se_trace, se_spring, se_nginx, se_nginx, se_cloudflare, se_generic, se_generic, se_generic, se_cn, se_cn, se_combo, se_combo, se_combo, se_combo],
-    "malformed": [trunc_json, trunc_json, mf_parse, mf_parse, mf_validation, mf_validation, mf_validation, mf_cn, mf_cn, mf_html_instead_of_json, mf_combo, mf_combo, mf_combo, mf_combo],
+    "malformed": [mf_parse, mf_parse, mf_validation, mf_validation, mf_validation, mf_cn, mf_cn, mf_html_instead_of_json, mf_combo, mf_combo, mf_combo, mf_combo],
     "data_corrupted": [dc_encoding, dc_encoding, dc_integrity, dc_integrity, dc_integrity, dc_aws, dc_cn, dc_cn, dc_garbage, dc_combo, dc_combo, dc_combo, dc_combo],
     "timeout": [to_generic, to_generic, to_generic, to_trace, to_trace, to_aws, to_html, to_cn, to_cn, to_combo, to_combo, to_combo, to_combo],
     "unknown": [un_business, un_business, un_business, un_cn, un_cn, un_prose, un_prose, un_log, un_other, un_combo, un_combo, un_combo, un_combo, un_prose_proc, un_prose_proc, un_prose_proc],

@@ -1,19 +1,37 @@
 /**
- * Thought's decisions, as pure functions of (input record, configuration). No I/O, no clock, no
- * randomness: replaying the same input with the same configuration gives the same records.
+ * Thought's decisions, as pure functions of (input record, stored snapshot, configuration). No I/O,
+ * no clock, no randomness: replaying the same input with the same configuration gives the same
+ * records. Every run ends with an outcome whose `reason_code` names what ended it.
+ *
+ * Loop bounds, each ending the run with its own reason:
+ * - `max_iterations`: waves per run;
+ * - `cost_budget`: cost units (tool calls, planner tokens) per run;
+ * - `no_novelty`: `noveltyWaves` consecutive waves that brought no data not seen before;
+ * - `repeat_cap`: the same tool with the same input more than `repeatCap` times (a step's
+ *   `max_calls` overrides it);
+ * - `reflection`: after `reflectAfter` consecutive failures of a step (at once for errors that
+ *   retrying can't fix) Thought writes a Reflexion record and acts on it: a fallback tool or a
+ *   changed plan, asking a human (awaiting_input), escalating, or failing.
  */
-import type { ErrorType, ObservationResult, Outcome, OutcomeStatus, RunSnapshot, RunState, StepCall, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
-import { resolveReferences, type Plan, type PlanValidator, type ToolContracts } from './plan.ts';
+import { createHash } from 'node:crypto';
+import type { ErrorType, ObservationResult, Outcome, OutcomeReason, OutcomeStatus, Reflection, ReflectionAction, ReflectionDimension, RunSnapshot, RunState, StepCall, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
+import { holds, resolveReferences, type Plan, type PlanStep, type PlanValidator, type ToolContracts } from './plan.ts';
 import type { Planner } from './planner.ts';
 
 export interface ThoughtConfig {
   planner: Planner;
   validator: PlanValidator;
   tools: ToolContracts;
-  /** Waves a run may take before it ends as budget_exhausted. */
+  /** Waves a run may take before it ends as budget_exhausted (max_iterations). */
   maxIterations: number;
-  /** Waves that may execute the same step (first try included) before the run fails. */
-  maxStepAttempts: number;
+  /** Cost units a run may spend; 0 means unlimited. */
+  costBudget: number;
+  /** Consecutive waves without new information that end a run (no_novelty). */
+  noveltyWaves: number;
+  /** Identical calls (same tool, same input) allowed per run, unless a step says otherwise. */
+  repeatCap: number;
+  /** Consecutive failures of a step after which Thought reflects instead of retrying. */
+  reflectAfter: number;
 }
 
 export type ThoughtOutput = { topic: 'thoughtRequests'; value: ThoughtRequest } | { topic: 'outcomes'; value: Outcome } | { topic: 'thoughtRuns'; value: RunSnapshot };
@@ -25,7 +43,9 @@ export interface ThoughtDecision {
   ignored?: string;
 }
 
-/** Error types worth another wave: the tool may answer differently next time. */
+type Outputs = Record<string, Record<string, unknown>>;
+
+/** Error types worth another try of the same call: the tool may answer differently next time. */
 const RETRYABLE: ReadonlySet<ErrorType> = new Set(['timeout', 'rate_limited', 'server_error', 'network_issue', 'malformed', 'circuit_open']);
 
 /** The text a planner sees for a task: the run's text so far plus the task's, or null if the task will be ignored. */
@@ -36,8 +56,8 @@ export function planningText(task: Task, snapshot?: RunSnapshot): string | null 
 
 /**
  * Starts a run from a task, or resumes one: a NEW task for a run that already exists is a
- * redelivery and is ignored; a REPLY to a run awaiting input resumes it with the reply's text added;
- * a REPLY to an unknown run starts it.
+ * redelivery and is ignored; a REPLY to a run awaiting input resumes it (re-planned with the reply's
+ * text added, its counters and reflections kept); a REPLY to an unknown run starts it.
  * @param snapshot Thought's stored state of the task's run, if any.
  * @param plannerRecord What the planner's `gather` returned for this task (read from the log on replay).
  */
@@ -47,68 +67,188 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
   const text = planningText(task, snapshot)!;
   const iteration = snapshot?.iteration ?? 0;
   const result = config.planner.plan({ thought_id: task.thought_id, text, metadata: task.metadata }, plannerRecord);
-  const base = { task_id: task.task_id, task_text: text, planner: result.planner, max_iterations: config.maxIterations, planner_record: plannerRecord };
-  if (result.kind === 'needs_input') {
-    const run: RunState = { ...base, flow_id: result.flow.id, flow_version: result.flow.version, plan_json: 'null', outputs_json: '{}', step_attempts: {} };
-    return end(task.thought_id, run, iteration, 'awaiting_input', result.reason, null, result.missing);
-  }
-  const candidate = result.plan as Partial<Plan> | null;
-  const flow = candidate?.flow ?? { id: 'unknown', version: 0 };
-  const run: RunState = { ...base, flow_id: String(flow.id), flow_version: Number(flow.version) || 0, plan_json: JSON.stringify(result.plan), outputs_json: '{}', step_attempts: {} };
+  const parked = snapshot?.run;
+  const run: RunState = {
+    task_id: task.task_id,
+    task_text: text,
+    planner: result.planner,
+    flow_id: result.kind === 'plan' ? String((result.plan as Partial<Plan> | null)?.flow?.id ?? 'unknown') : result.flow.id,
+    flow_version: result.kind === 'plan' ? Number((result.plan as Partial<Plan> | null)?.flow?.version) || 0 : result.flow.version,
+    plan_json: result.kind === 'plan' ? JSON.stringify(result.plan) : 'null',
+    outputs_json: '{}',
+    step_attempts: parked?.step_attempts ?? {},
+    max_iterations: config.maxIterations,
+    planner_record: plannerRecord,
+    cost_spent: (parked?.cost_spent ?? 0) + plannerCost(plannerRecord),
+    cost_budget: config.costBudget,
+    call_counts: parked?.call_counts ?? {},
+    seen_data: parked?.seen_data ?? [],
+    stale_waves: 0,
+    failure_streaks: {},
+    skipped: [],
+    reflections: parked?.reflections ?? [],
+  };
+  if (result.kind === 'needs_input') return end(task.thought_id, run, iteration, 'awaiting_input', 'needs_input', result.reason, null, result.missing);
   const problems = config.validator.validate(result.plan, config.tools);
-  if (problems.length) return end(task.thought_id, run, iteration, 'failed', `invalid plan: ${problems.join('; ')}`, null);
-  const decision = nextWave(task.thought_id, iteration, run, result.plan as Plan, {}, []);
+  if (problems.length) return end(task.thought_id, run, iteration, 'failed', 'invalid_plan', `invalid plan: ${problems.join('; ')}`, null);
+  const decision = nextWave(task.thought_id, iteration, run, result.plan as Plan, {}, new Set(), config);
   if (decision.outputs.some((o) => o.topic === 'thoughtRequests')) decision.outputs.push({ topic: 'thoughtRuns', value: snapshotOf(task.thought_id, 'running', iteration + 1, run, [], null) });
   return decision;
 }
 
-/** Folds a wave's verdicts into the run and decides: next wave, retry, or the end of the run. */
+/** Folds a wave's verdicts into the run and decides: next wave, retry, reflection, or the end. */
 export function onObservation(obs: ObservationResult, config: ThoughtConfig, snapshot?: RunSnapshot): ThoughtDecision {
   if (snapshot && snapshot.status !== 'running') return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which is ${snapshot.status}` };
-  const plan = JSON.parse(obs.run.plan_json) as Plan;
-  const outputs = JSON.parse(obs.run.outputs_json) as Record<string, Record<string, unknown>>;
-  const retries: string[] = [];
+  let plan = JSON.parse(obs.run.plan_json) as Plan;
+  const outputs = JSON.parse(obs.run.outputs_json) as Outputs;
+  const streaks = { ...obs.run.failure_streaks };
+  const seen = new Set(obs.run.seen_data);
+  const reflections = [...obs.run.reflections];
+  const again = new Set<string>();
+  let newInformation = false;
+
   for (const verdict of obs.verdicts) {
+    const step = plan.steps.find((s) => s.id === verdict.step_id);
+    if (!step) continue;
     if (verdict.valid) {
-      outputs[verdict.step_id] = JSON.parse(verdict.extracted_data_json ?? '{}') as Record<string, unknown>;
+      streaks[step.id] = 0;
+      const data = JSON.parse(verdict.extracted_data_json ?? '{}') as Record<string, unknown>;
+      const hash = digest(`${verdict.tool}\u0000${verdict.extracted_data_json}`);
+      if (!seen.has(hash)) {
+        seen.add(hash);
+        newInformation = true;
+      }
+      if (step.until && !holds(step.until, data)) again.add(step.id);
+      else outputs[step.id] = data;
       continue;
     }
-    const attempts = obs.run.step_attempts[verdict.step_id] ?? 0;
-    const why = `step ${verdict.step_id} (${verdict.tool}) failed: ${verdict.error_type} after ${attempts} attempt(s)`;
-    if (!RETRYABLE.has(verdict.error_type)) return end(obs.thought_id, obs.run, obs.iteration, 'failed', `${why}; ${verdict.error_type} is not retryable`, null);
-    if (attempts >= config.maxStepAttempts) return end(obs.thought_id, obs.run, obs.iteration, 'failed', `${why}; attempt limit ${config.maxStepAttempts} reached`, null);
-    retries.push(verdict.step_id);
+    streaks[step.id] = (streaks[step.id] ?? 0) + 1;
+    if (RETRYABLE.has(verdict.error_type) && streaks[step.id]! < config.reflectAfter) {
+      again.add(step.id);
+      continue;
+    }
+    const reflection = reflect(step, verdict, streaks[step.id]!, obs.iteration);
+    reflections.push(reflection);
+    const run: RunState = { ...obs.run, failure_streaks: streaks, seen_data: [...seen], reflections };
+    switch (reflection.action) {
+      case 'fallback':
+      case 'change_plan':
+        plan = { ...plan, steps: plan.steps.map((s) => (s.id === step.id ? { ...s, tool: s.fallback!, fallback: undefined } : s)) };
+        streaks[step.id] = 0;
+        again.add(step.id);
+        break;
+      case 'ask_human':
+        return end(obs.thought_id, run, obs.iteration, 'awaiting_input', 'reflection', `step ${step.id} (${verdict.tool}) found nothing for its input; a person must check: ${Object.keys(step.input).join(', ')}`, null, Object.keys(step.input));
+      case 'escalate':
+        return end(obs.thought_id, run, obs.iteration, 'escalated', 'reflection', `step ${step.id} (${verdict.tool}) was refused (${verdict.error_type}): escalated to a person`, null);
+      case 'fail':
+        return end(obs.thought_id, run, obs.iteration, 'failed', 'step_failed', `step ${step.id} (${verdict.tool}) failed: ${verdict.error_type} after ${obs.run.step_attempts[step.id] ?? 0} attempt(s); reflection found no way forward`, null);
+    }
   }
-  const run: RunState = { ...obs.run, outputs_json: JSON.stringify(outputs) };
-  return nextWave(obs.thought_id, obs.iteration, run, plan, outputs, retries);
+
+  const stale = newInformation ? 0 : obs.run.stale_waves + 1;
+  const run: RunState = { ...obs.run, plan_json: JSON.stringify(plan), outputs_json: JSON.stringify(outputs), failure_streaks: streaks, seen_data: [...seen], stale_waves: stale, reflections };
+  if (stale >= config.noveltyWaves) return end(obs.thought_id, run, obs.iteration, 'budget_exhausted', 'no_novelty', `no new information for ${stale} waves`, null);
+  return nextWave(obs.thought_id, obs.iteration, run, plan, outputs, again, config);
 }
 
-function nextWave(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, retries: string[]): ThoughtDecision {
-  const done = new Set(Object.keys(outputs));
-  if (done.size === plan.steps.length) {
-    const resolved = resolveReferences(plan.output, outputs);
-    if ('missing' in resolved) return end(thoughtId, run, iteration, 'failed', `output field ${resolved.missing} has no value`, null);
-    return end(thoughtId, run, iteration, 'completed', `all ${plan.steps.length} steps verified`, JSON.stringify(resolved.value));
+function nextWave(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Outputs, again: ReadonlySet<string>, config: ThoughtConfig): ThoughtDecision {
+  const skipped = new Set(run.skipped);
+  // Conditional edges: a step whose condition is false, or that depends on a skipped step, is skipped.
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const s of plan.steps) {
+      if (skipped.has(s.id) || outputs[s.id] || again.has(s.id)) continue;
+      if (s.depends_on.some((d) => skipped.has(d)) || (s.when && outputs[s.when.step] && !holds(s.when, outputs[s.when.step]))) {
+        skipped.add(s.id);
+        changed = true;
+      }
+    }
   }
-  if (iteration >= run.max_iterations) return end(thoughtId, run, iteration, 'budget_exhausted', `iteration limit ${run.max_iterations} reached with ${plan.steps.length - done.size} step(s) unfinished`, null);
-  const ready = plan.steps.filter((s) => !done.has(s.id) && (retries.includes(s.id) || ((run.step_attempts[s.id] ?? 0) === 0 && s.depends_on.every((d) => done.has(d)))));
-  if (ready.length === 0) return end(thoughtId, run, iteration, 'failed', 'no step is ready and the plan is not finished', null);
+  run = { ...run, skipped: [...skipped] };
+  const done = (id: string) => outputs[id] !== undefined || skipped.has(id);
+  if (plan.steps.every((s) => done(s.id))) {
+    const resolved = resolveReferences(plan.output, outputs, skipped);
+    if ('missing' in resolved) return end(thoughtId, run, iteration, 'failed', 'output_unresolved', `output field ${resolved.missing} has no value`, null);
+    const ran = plan.steps.length - skipped.size;
+    return end(thoughtId, run, iteration, 'completed', 'completed', `all ${ran} step(s) verified${skipped.size ? `, ${skipped.size} skipped by conditions` : ''}`, JSON.stringify(resolved.value));
+  }
+  if (iteration >= run.max_iterations) return end(thoughtId, run, iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached with ${plan.steps.filter((s) => !done(s.id)).length} step(s) unfinished`, null);
+  const ready = plan.steps.filter((s) => !done(s.id) && (again.has(s.id) || ((run.step_attempts[s.id] ?? 0) === 0 && s.depends_on.every(done))));
+  if (ready.length === 0) return end(thoughtId, run, iteration, 'failed', 'no_ready_step', 'no step is ready and the plan is not finished', null);
+
   const wave = iteration + 1;
   const steps: StepCall[] = [];
   const attempts = { ...run.step_attempts };
+  const calls = { ...run.call_counts };
+  let cost = 0;
   for (const step of ready) {
-    const input = resolveReferences(step.input, outputs);
-    if ('missing' in input) return end(thoughtId, run, iteration, 'failed', `step ${step.id}: input reference ${input.missing} has no value`, null);
+    const input = resolveReferences(step.input, outputs, skipped);
+    if ('missing' in input) return end(thoughtId, run, iteration, 'failed', 'output_unresolved', `step ${step.id}: input reference ${input.missing} has no value`, null);
+    const key = digest(`${step.tool}\u0000${JSON.stringify(input.value)}`);
+    calls[key] = (calls[key] ?? 0) + 1;
+    const cap = step.max_calls ?? config.repeatCap;
+    if (calls[key]! > cap) return end(thoughtId, run, iteration, 'budget_exhausted', 'repeat_cap', `step ${step.id} would call ${step.tool} with the same input a ${ordinal(calls[key]!)} time (cap ${cap})`, null);
+    cost += config.tools.cost(step.tool);
     attempts[step.id] = (attempts[step.id] ?? 0) + 1;
     steps.push({ step_id: step.id, tool: step.tool, input_json: JSON.stringify(input.value), idempotency_key: `${thoughtId}:${wave}:${step.id}`, attempt: attempts[step.id]! });
   }
-  return { outputs: [{ topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: { ...run, step_attempts: attempts }, steps } }] };
+  if (run.cost_budget > 0 && run.cost_spent + cost > run.cost_budget) {
+    return end(thoughtId, run, iteration, 'budget_exhausted', 'cost_budget', `the next wave costs ${cost} unit(s); ${run.cost_spent} of the budget ${run.cost_budget} is spent`, null);
+  }
+  const next: RunState = { ...run, step_attempts: attempts, call_counts: calls, cost_spent: run.cost_spent + cost };
+  return { outputs: [{ topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: next, steps } }] };
+}
+
+/**
+ * The Reflexion record for a step that keeps failing: four dimensions, each PASS, MISSING or
+ * INCONSISTENT with evidence and a recommendation, and the one action Thought takes.
+ */
+function reflect(step: PlanStep, verdict: Verdict, streak: number, iteration: number): Reflection {
+  const e = verdict.error_type;
+  const failed = verdict.audit_trail.filter((c) => !c.passed).map((c) => `${c.name}: ${c.evidence}`).join(' | ').slice(0, 500) || e;
+  const missing = e === 'not_found' || e === 'invalid_input' || e === 'client_error';
+  const inconsistent = e === 'schema_mismatch' || e === 'inconsistent' || e === 'malformed' || e === 'data_corrupted' || e === 'response_too_large';
+  const refused = e === 'auth_failed';
+  const uncertain = !missing && !inconsistent && !refused;
+  const canSwitch = step.fallback !== undefined;
+  const dimensions: ReflectionDimension[] = [
+    missing
+      ? { name: 'data_completeness', result: 'MISSING', evidence: `${step.tool} found nothing for ${JSON.stringify(step.input)}: ${failed}`, recommendation: 'ask a person for the missing or corrected input' }
+      : { name: 'data_completeness', result: 'PASS', evidence: 'the step had every input it references', recommendation: 'none' },
+    inconsistent
+      ? { name: 'logic_consistency', result: 'INCONSISTENT', evidence: `the answer does not fit the contract or the plan: ${failed}`, recommendation: canSwitch ? `switch to ${step.fallback}` : 'stop: no alternative tool is declared' }
+      : { name: 'logic_consistency', result: 'PASS', evidence: 'no contradiction between the answer and the plan', recommendation: 'none' },
+    refused
+      ? { name: 'policy_compliance', result: 'INCONSISTENT', evidence: `the tool refused the call: ${failed}`, recommendation: 'escalate: credentials or permissions need a person' }
+      : { name: 'policy_compliance', result: 'PASS', evidence: 'no refusal or policy error', recommendation: 'none' },
+    uncertain
+      ? { name: 'uncertainty', result: 'MISSING', evidence: `no usable answer after ${streak} consecutive failure(s) (${e}): ${failed}`, recommendation: canSwitch ? `fall back to ${step.fallback}` : 'stop: the tool keeps failing and has no fallback' }
+      : { name: 'uncertainty', result: 'PASS', evidence: 'the failure is understood', recommendation: 'none' },
+  ];
+  const action: ReflectionAction = refused ? 'escalate' : missing ? 'ask_human' : inconsistent ? (canSwitch ? 'change_plan' : 'fail') : canSwitch ? 'fallback' : 'fail';
+  const history = Array.from({ length: streak }, () => e as string);
+  return { step_id: step.id, tool: verdict.tool, iteration, error_types: history, dimensions, action };
 }
 
 /** Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it. */
-function end(thoughtId: string, run: RunState, iterations: number, status: OutcomeStatus, reason: string, output: string | null, missing: string[] = []): ThoughtDecision {
+function end(thoughtId: string, run: RunState, iterations: number, status: OutcomeStatus, code: OutcomeReason, reason: string, output: string | null, missing: string[] = []): ThoughtDecision {
   const stepsExecuted = Object.values(run.step_attempts).reduce((a, b) => a + b, 0);
-  const outcome: Outcome = { thought_id: thoughtId, task_id: run.task_id, status, reason, iterations, steps_executed: stepsExecuted, output_json: output, missing_fields: missing, planner: run.planner, flow_id: run.flow_id, flow_version: run.flow_version };
+  const outcome: Outcome = {
+    thought_id: thoughtId,
+    task_id: run.task_id,
+    status,
+    reason,
+    iterations,
+    steps_executed: stepsExecuted,
+    output_json: output,
+    missing_fields: missing,
+    planner: run.planner,
+    flow_id: run.flow_id,
+    flow_version: run.flow_version,
+    reason_code: code,
+    reflections: run.reflections,
+  };
   const parked = status === 'awaiting_input';
   return {
     outputs: [
@@ -121,4 +261,23 @@ function end(thoughtId: string, run: RunState, iterations: number, status: Outco
 function snapshotOf(thoughtId: string, status: RunSnapshot['status'], iteration: number, run: RunState, missing: string[], outcome: string | null): RunSnapshot {
   // The parked run state is kept only while a human is asked; a running run carries its state in its records.
   return { thought_id: thoughtId, status, iteration, task_id: run.task_id, task_text: run.task_text, missing_fields: missing, run: status === 'awaiting_input' ? run : null, outcome_status: outcome };
+}
+
+/** Planner tokens as cost units: 1 unit per 1,000 tokens of a recorded LLM answer. */
+function plannerCost(record: string | null): number {
+  if (!record) return 0;
+  try {
+    const tokens = (JSON.parse(record) as { usage?: { total_tokens?: unknown } }).usage?.total_tokens;
+    return typeof tokens === 'number' && tokens > 0 ? tokens / 1000 : 0;
+  } catch {
+    return 0; // a record that is not JSON carries no usage to charge
+  }
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+function ordinal(n: number): string {
+  return n === 2 ? '2nd' : n === 3 ? '3rd' : `${n}th`;
 }

@@ -1,6 +1,14 @@
 import { readFileSync } from 'node:fs';
 import type { Ajv, ValidateFunction } from 'ajv';
 
+/** A condition on JSON data: exactly one of `equals`, `in`, `notEquals` at a JSON pointer. */
+export interface Condition {
+  path: string;
+  equals?: unknown;
+  in?: unknown[];
+  notEquals?: unknown;
+}
+
 /** A step of a plan: one tool call whose input may reference earlier steps' outputs (`{{S1.order_id}}`). */
 export interface PlanStep {
   id: string;
@@ -9,6 +17,25 @@ export interface PlanStep {
   depends_on: string[];
   /** JSON Schema the step's data must satisfy besides the tool's response schema. */
   expect?: Record<string, unknown>;
+  /** Conditional edge: run only if the condition holds on dependency `step`'s data; else skipped. */
+  when?: Condition & { step: string };
+  /** Poll: call again each wave until the step's data satisfies the condition. */
+  until?: Condition;
+  /** Tool to switch to when reflection changes the plan for this step. */
+  fallback?: string;
+  /** Identical calls allowed for this step (overrides the run's cap). */
+  max_calls?: number;
+}
+
+/** Whether `data` satisfies `condition` (a missing value satisfies only `notEquals`). */
+export function holds(condition: Condition, data: unknown): boolean {
+  let value: unknown = data;
+  for (const part of condition.path.split('/').slice(1)) value = value && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  if ('equals' in condition) return same(value, condition.equals);
+  if ('in' in condition && condition.in) return condition.in.some((v) => same(value, v));
+  if ('notEquals' in condition) return !same(value, condition.notEquals);
+  return false;
 }
 
 /** A validated DAG of steps plus the run's output fields (references into step outputs). */
@@ -18,11 +45,13 @@ export interface Plan {
   output: Record<string, string>;
 }
 
-/** What plan validation needs to know about tools: their names and the properties their responses declare. */
+/** What Thought needs to know about tools: names, the properties their responses declare, cost. */
 export interface ToolContracts {
   has(tool: string): boolean;
   /** Property names of the tool's response object, or null when the schema does not list them. */
   responseFields(tool: string): string[] | null;
+  /** Cost units of one call (catalog `cost`, default 1). */
+  cost(tool: string): number;
 }
 
 const REF = /\{\{([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
@@ -44,9 +73,11 @@ export function referencesIn(value: unknown): Array<{ step: string; field: strin
  * value with its type; references inside longer strings are interpolated as text.
  * @returns the resolved value, or the first reference that has no value.
  */
-export function resolveReferences(value: unknown, outputs: Record<string, Record<string, unknown>>): { value: unknown } | { missing: string } {
+export function resolveReferences(value: unknown, outputs: Record<string, Record<string, unknown>>, skipped: ReadonlySet<string> = new Set()): { value: unknown } | { missing: string } {
   let missing: string | null = null;
   const lookup = (step: string, field: string): unknown => {
+    // A step skipped by a conditional edge has no data: references to it read as null.
+    if (skipped.has(step)) return null;
     const v = outputs[step]?.[field];
     if (v === undefined && missing === null) missing = `${step}.${field}`;
     return v;
@@ -93,7 +124,12 @@ export class PlanValidator {
     }
     for (const step of plan.steps) {
       if (!tools.has(step.tool)) problems.push(`step ${step.id}: unknown tool ${step.tool}`);
+      if (step.fallback !== undefined && !tools.has(step.fallback)) problems.push(`step ${step.id}: unknown fallback tool ${step.fallback}`);
       for (const dep of step.depends_on) if (!byId.has(dep)) problems.push(`step ${step.id}: depends on unknown step ${dep}`);
+      if (step.when && !step.depends_on.includes(step.when.step)) problems.push(`step ${step.id}: condition on ${step.when.step}, which is not one of its dependencies`);
+      for (const [name, cond] of [['when', step.when], ['until', step.until]] as const) {
+        if (cond && ['equals', 'in', 'notEquals'].filter((k) => k in cond).length !== 1) problems.push(`step ${step.id}: ${name} needs exactly one of equals, in, notEquals`);
+      }
     }
     if (problems.length) return problems;
     const cycle = findCycle(plan.steps);

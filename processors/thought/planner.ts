@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Ajv } from 'ajv';
 import { ConfigError } from '../../runtime/errors.ts';
-import type { Plan, PlanStep } from './plan.ts';
+import type { Condition, Plan, PlanStep } from './plan.ts';
 
 /** What a planner returns: a candidate plan (validated by the caller), or the inputs it still needs. */
 export type PlanningResult =
@@ -37,8 +37,9 @@ export interface Flow {
   version: number;
   description: string;
   inputs: Record<string, { pattern: string; description: string }>;
-  nodes: Array<{ id: string; tool: string; input: Record<string, unknown>; expect?: Record<string, unknown> }>;
-  edges: Array<{ from: string; to: string }>;
+  nodes: Array<{ id: string; tool: string; input: Record<string, unknown>; expect?: Record<string, unknown>; until?: Condition; fallback?: string; max_calls?: number }>;
+  /** Sequential edges (`from` before `to`); several edges into a node make a join; `when` makes an edge conditional. */
+  edges: Array<{ from: string; to: string; when?: Omit<Condition, never> }>;
   output: Record<string, string>;
 }
 
@@ -51,8 +52,17 @@ const flowSchema = {
     version: { type: 'integer', minimum: 1 },
     description: { type: 'string' },
     inputs: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, required: ['pattern', 'description'], properties: { pattern: { type: 'string' }, description: { type: 'string' } } } },
-    nodes: { type: 'array', minItems: 1, items: { type: 'object', additionalProperties: false, required: ['id', 'tool', 'input'], properties: { id: { type: 'string' }, tool: { type: 'string' }, input: { type: 'object' }, expect: { type: 'object' } } } },
-    edges: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['from', 'to'], properties: { from: { type: 'string' }, to: { type: 'string' } } } },
+    nodes: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'tool', 'input'],
+        properties: { id: { type: 'string' }, tool: { type: 'string' }, input: { type: 'object' }, expect: { type: 'object' }, until: { type: 'object' }, fallback: { type: 'string' }, max_calls: { type: 'integer', minimum: 1 } },
+      },
+    },
+    edges: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['from', 'to'], properties: { from: { type: 'string' }, to: { type: 'string' }, when: { type: 'object' } } } },
     output: { type: 'object', additionalProperties: { type: 'string' } },
   },
 } as const;
@@ -82,21 +92,31 @@ export class GraphPlanner implements Planner {
     const values: Record<string, string> = {};
     const missing: string[] = [];
     for (const [name, spec] of Object.entries(this.flow.inputs)) {
-      const match = new RegExp(spec.pattern).exec(task.text);
-      if (match) values[name] = match[0];
+      // The last match wins: a reply that corrects an input comes after the original text.
+      const matches = [...task.text.matchAll(new RegExp(spec.pattern, 'g'))];
+      const last = matches[matches.length - 1];
+      if (last) values[name] = last[0];
       else missing.push(name);
     }
     const flow = { id: this.flow.id, version: this.flow.version };
     if (missing.length) {
       return { kind: 'needs_input', planner: this.name, flow, missing, reason: `the task does not give: ${missing.map((m) => `${m} (${this.flow.inputs[m]!.description})`).join(', ')}` };
     }
-    const steps: PlanStep[] = this.flow.nodes.map((node) => ({
-      id: node.id,
-      tool: node.tool,
-      input: substituteInputs(node.input, values) as Record<string, unknown>,
-      depends_on: this.flow.edges.filter((e) => e.to === node.id).map((e) => e.from),
-      ...(node.expect ? { expect: node.expect } : {}),
-    }));
+    const steps: PlanStep[] = this.flow.nodes.map((node) => {
+      const incoming = this.flow.edges.filter((e) => e.to === node.id);
+      const conditional = incoming.find((e) => e.when);
+      return {
+        id: node.id,
+        tool: node.tool,
+        input: substituteInputs(node.input, values) as Record<string, unknown>,
+        depends_on: incoming.map((e) => e.from),
+        ...(node.expect ? { expect: node.expect } : {}),
+        ...(node.until ? { until: node.until } : {}),
+        ...(node.fallback ? { fallback: node.fallback } : {}),
+        ...(node.max_calls ? { max_calls: node.max_calls } : {}),
+        ...(conditional ? { when: { step: conditional.from, ...conditional.when! } } : {}),
+      };
+    });
     const plan: Plan = { flow, steps, output: this.flow.output };
     return { kind: 'plan', planner: this.name, plan };
   }

@@ -11,6 +11,7 @@ import { ConfigError } from '../../runtime/errors.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { Outcome } from '../../schemas/types.gen.ts';
 import { freshCluster, type TestCluster } from '../helpers/cluster.ts';
+import { outcome as makeOutcome } from '../helpers/records.ts';
 
 const SECRET = 'callback-test-secret';
 const logger = createLogger({}, { level: 'error' });
@@ -62,7 +63,7 @@ async function task(callbackUrl?: string): Promise<{ thought_id: string; task_id
 }
 
 async function outcome(ids: { thought_id: string; task_id: string }, status: Outcome['status'] = 'completed'): Promise<Outcome> {
-  const value: Outcome = { ...ids, status, reason: 'order found', iterations: 2, steps_executed: 3, output_json: '{"order":"1234"}', missing_fields: [], planner: 'graph', flow_id: 'orders', flow_version: 1 };
+  const value: Outcome = makeOutcome({ ...ids, status, reason: 'order found', iterations: 2, steps_executed: 3, output_json: '{"order":"1234"}', flow_id: 'orders' });
   await producer.send({ topic: cluster.codec.topics.name('outcomes'), acks: -1, messages: [{ key: ids.thought_id, value: await cluster.codec.encode('outcomes', value) }] });
   return value;
 }

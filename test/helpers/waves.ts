@@ -4,6 +4,7 @@ import type { Producer } from 'kafkajs';
 import { watchRecords, type LoopRecord } from '../../client/watch.ts';
 import type { ActionResult, ObservationResult, RunState, StepCall, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { TestCluster } from './cluster.ts';
+import { runState } from './records.ts';
 
 export interface WaveStep {
   step_id?: string;
@@ -45,7 +46,7 @@ export class WaveProbe {
   request(steps: WaveStep[], thoughtId = `wave-${randomUUID()}`): ThoughtRequest {
     const ids = steps.map((s, i) => s.step_id ?? `S${i + 1}`);
     const plan = { flow: { id: 'test', version: 1 }, steps: steps.map((s, i) => ({ id: ids[i], tool: s.tool, input: s.input, depends_on: [], ...(s.expect ? { expect: s.expect } : {}) })), output: {} };
-    const run: RunState = { task_id: 'test', task_text: 'test', planner: 'test', flow_id: 'test', flow_version: 1, plan_json: JSON.stringify(plan), outputs_json: '{}', step_attempts: Object.fromEntries(ids.map((id) => [id, 1])), max_iterations: 10, planner_record: null };
+    const run: RunState = runState({ plan_json: JSON.stringify(plan), step_attempts: Object.fromEntries(ids.map((id) => [id, 1])) });
     const calls: StepCall[] = steps.map((s, i) => ({ step_id: ids[i]!, tool: s.tool, input_json: JSON.stringify(s.input), idempotency_key: `${thoughtId}:1:${ids[i]}`, attempt: 1 }));
     return { thought_id: thoughtId, iteration: 1, run, steps: calls };
   }

@@ -9,6 +9,7 @@ import { signGithub, signTao } from '../../ingress/signature.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { Outcome, Task } from '../../schemas/types.gen.ts';
 import { freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
+import { outcome as makeOutcome } from '../helpers/records.ts';
 
 const GH_SECRET = 'gh-test-secret';
 const JIRA_SECRET = 'jira-test-secret';
@@ -281,7 +282,7 @@ test('429 with Retry-After once maxInFlightRuns runs have no outcome; an outcome
     assert.equal((await submit('A')).status, 202);
     assert.equal(limited.inFlight(), 2);
 
-    const outcome: Outcome = { thought_id: thoughtA, task_id: taskA, status: 'completed', reason: 'done', iterations: 1, steps_executed: 1, output_json: '{}', missing_fields: [], planner: 'graph', flow_id: 'f', flow_version: 1 };
+    const outcome: Outcome = makeOutcome({ thought_id: thoughtA, task_id: taskA });
     await producer.send({ topic: cluster.codec.topics.name('outcomes'), acks: -1, messages: [{ key: thoughtA, value: await cluster.codec.encode('outcomes', outcome) }] });
     const deadline = Date.now() + 30000;
     while (limited.inFlight() > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));

@@ -7,6 +7,7 @@ import type { ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { TopicId } from '../../topics/catalog.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { StageFleet, freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
+import { runState } from '../helpers/records.ts';
 
 let cluster: TestCluster;
 let tools: ToolServer;
@@ -40,7 +41,7 @@ async function readDeadLetters(topic: string, count: number, timeoutMs = 30000):
 }
 
 function request(thoughtId: string, tool: string): ThoughtRequest {
-  const run = { task_id: 't', task_text: 'x', planner: 'graph', flow_id: 'order-status', flow_version: 1, plan_json: '{"flow":{"id":"order-status","version":1},"steps":[{"id":"S1","tool":"crm.find_customer","input":{},"depends_on":[]}],"output":{}}', outputs_json: '{}', step_attempts: { S1: 1 }, max_iterations: 10, planner_record: null };
+  const run = runState({ planner: 'graph', flow_id: 'order-status', plan_json: '{"flow":{"id":"order-status","version":1},"steps":[{"id":"S1","tool":"crm.find_customer","input":{},"depends_on":[]}],"output":{}}', step_attempts: { S1: 1 } });
   return { thought_id: thoughtId, iteration: 1, run, steps: [{ step_id: 'S1', tool, input_json: '{"email":"dlq@example.com"}', idempotency_key: `${thoughtId}:1:S1`, attempt: 1 }] };
 }
 

@@ -8,6 +8,8 @@ import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools
 import { DEFAULT_RULES_FILE, loadObservationRules } from '../../processors/observation/rules.ts';
 import type { ObservationConfig } from '../../processors/observation/core.ts';
 import type { ThoughtConfig, ThoughtDecision } from '../../processors/thought/core.ts';
+import { toolContracts } from '../../processors/wiring.ts';
+import { runState as makeRunState } from '../helpers/records.ts';
 import { PlanValidator, type Plan, type ToolContracts } from '../../processors/thought/plan.ts';
 import { DEFAULT_FLOWS_DIR, GraphPlanner, loadFlows, type Flow, type Planner } from '../../processors/thought/planner.ts';
 
@@ -27,25 +29,17 @@ export function loadWorld(env: NodeJS.ProcessEnv = {}): World {
   return { ajv, catalog, flow, tools: toolContracts(catalog) };
 }
 
-/** The ToolContracts adapter of processors/wiring.ts. */
-export function toolContracts(catalog: ToolCatalog): ToolContracts {
-  return {
-    has: (tool) => catalog.get(tool) !== undefined,
-    responseFields: (tool) => {
-      const props = (catalog.get(tool)?.spec.response as { properties?: Record<string, unknown> } | undefined)?.properties;
-      return props ? Object.keys(props) : null;
-    },
-  };
-}
-
-/** ThoughtConfig as wiring.ts builds it (defaults: 10 iterations, 2 attempts per step). */
+/** ThoughtConfig as wiring.ts builds it with its defaults. */
 export function thoughtConfig(world: World, overrides: Partial<ThoughtConfig> = {}): ThoughtConfig {
   return {
     planner: new GraphPlanner(world.flow),
     validator: new PlanValidator(world.ajv, 50),
     tools: world.tools,
     maxIterations: 10,
-    maxStepAttempts: 2,
+    costBudget: 0,
+    noveltyWaves: 3,
+    repeatCap: 3,
+    reflectAfter: 2,
     ...overrides,
   };
 }
@@ -67,7 +61,7 @@ export function task(text: string, thoughtId = 't-1'): Task {
 }
 
 export function runState(plan: Plan, overrides: Partial<RunState> = {}): RunState {
-  return { task_id: 'task-t-1', task_text: 'x', planner: 'graph', flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), outputs_json: '{}', step_attempts: {}, max_iterations: 10, planner_record: null, ...overrides } as RunState;
+  return makeRunState({ task_id: 'task-t-1', task_text: 'x', planner: 'graph', flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), ...overrides });
 }
 
 /** A planner that returns a fixed candidate plan, for testing how Thought treats a bad planner. */

@@ -4,10 +4,11 @@ import { SchemaType } from '@kafkajs/confluent-schema-registry';
 import { readValueSchema } from '../../runtime/codec.ts';
 import type { Outcome } from '../../schemas/types.gen.ts';
 import { freshCluster } from '../helpers/cluster.ts';
+import { outcome as makeOutcome } from '../helpers/records.ts';
 
 type AvroRecordSchema = { fields: Array<Record<string, unknown>> } & Record<string, unknown>;
 
-const outcome: Outcome = { thought_id: 'evo-1', task_id: 't', status: 'completed', reason: 'all good', iterations: 3, steps_executed: 4, output_json: '{}', missing_fields: [], planner: 'graph', flow_id: 'f', flow_version: 1 };
+const outcome: Outcome = makeOutcome({ thought_id: 'evo-1', task_id: 't', reason: 'all good', iterations: 3, steps_executed: 4 });
 
 test('a v2 value schema that adds an optional field is BACKWARD compatible, and v1 readers decode v2 records', async () => {
   const cluster = await freshCluster();

@@ -1,0 +1,195 @@
+/**
+ * Ticket intent router for Thought: which flow does an English or Chinese customer ticket ask for,
+ * plus the slots (order id, invoice number, expense claim id, e-mail, service, date) found in it.
+ *
+ * The intent comes from a small logistic-regression model (`models/intent-router/model.onnx`, trained
+ * by `models/train.py` on generated tickets, evaluated on a hand-written held-out set, see
+ * `models/intent-router/eval-report.md`) over hashed character/word n-gram features
+ * (`runtime/text-features.ts`). It never guesses: below the confidence threshold (default 0.6), or
+ * when the model's best class is `unknown`, the intent is `unknown`.
+ *
+ * Slots are plain regular expressions over the NFKC-normalized text (full-width characters become
+ * ASCII), independent of the intent. Same text → same output. Nothing is loaded at import time.
+ */
+import { fileURLToPath } from 'node:url';
+import { MAX_INPUT_CODE_POINTS, TextModel } from '../../runtime/text-features.ts';
+
+/** The intents the router knows; `unknown` means off-domain or not confident enough. */
+export const INTENTS = ['order_status', 'refund_request', 'invoice_copy', 'account_access', 'outage_report', 'expense_claim_status', 'unknown'] as const;
+/** One of {@link INTENTS}. */
+export type Intent = (typeof INTENTS)[number];
+
+/** Default minimum probability of the best intent; below it the route is `unknown`. */
+export const DEFAULT_INTENT_THRESHOLD = 0.6;
+
+/** The committed model directory, `models/intent-router/`. */
+export const DEFAULT_INTENT_MODEL_DIR = fileURLToPath(new URL('../../models/intent-router/', import.meta.url));
+
+/**
+ * Services recognized in the `service` slot (canonical name ← aliases, English words matched as
+ * whole words case-insensitively, Chinese aliases as substrings).
+ */
+export const SERVICES: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  payments: ['payments', 'payment', '支付', '付款'],
+  checkout: ['checkout', '结账', '结算', '收银台'],
+  search: ['search', '搜索'],
+  login: ['login', 'sign-in', 'signin', '登录', '登陆'],
+  api: ['api', '接口'],
+});
+
+/**
+ * Slot names filled by {@link extractSlots}. For ids and e-mails, when a text holds several distinct
+ * values, the first is in the singular slot and all of them, comma-separated, in the plural one
+ * (`order_ids`, `invoice_ids`, `claim_ids`, `emails`).
+ */
+export type SlotName = 'order_id' | 'invoice_id' | 'claim_id' | 'email' | 'service' | 'date';
+
+/** What {@link IntentRouter.route} returns. */
+export interface IntentRoute {
+  /** The routed intent: `unknown` when off-domain or when confidence < threshold. */
+  intent: Intent;
+  /** The probability of the model's best intent (also when the route fell back to `unknown`). */
+  confidence: number;
+  /** Extracted, normalized slots (see {@link extractSlots}). */
+  slots: Record<string, string>;
+  /** `intent-router@<first 12 hex of sha256(model.onnx)>`. */
+  model: string;
+  /** The model's best intent before the threshold was applied. */
+  candidate: Intent;
+}
+
+/** Options of {@link IntentRouter}. */
+export interface IntentRouterOptions {
+  /** Minimum probability for a non-`unknown` route, in [0, 1]; default {@link DEFAULT_INTENT_THRESHOLD}. */
+  threshold?: number;
+}
+
+const RE_ORDER = /(?<![A-Za-z0-9])O-(\d{8})(?!\d)/gi;
+const RE_INVOICE = /(?<![A-Za-z0-9])INV-(\d{4})-(\d{4})(?!\d)/gi;
+const RE_CLAIM = /(?<![A-Za-z0-9])EC-(\d{6})(?!\d)/gi;
+const RE_EMAIL = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9])/g;
+const RE_DATE_ISO = /(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)/g;
+const RE_DATE_ZH = /(?<!\d)(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]/g;
+
+function isoDate(y: string, m: string, d: string): string | null {
+  const year = Number(y);
+  const month = Number(m);
+  const day = Number(d);
+  if (month < 1 || month > 12 || day < 1) return null;
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (day > daysInMonth) return null;
+  return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+const SERVICE_PATTERNS: ReadonlyArray<{ service: string; re: RegExp }> = Object.entries(SERVICES).flatMap(([service, aliases]) =>
+  aliases.map((alias) => ({ service, re: /^[\x00-\x7f]+$/.test(alias) ? new RegExp(`(?<![A-Za-z0-9_])${escapeRegExp(alias)}(?![A-Za-z0-9_])`, 'i') : new RegExp(escapeRegExp(alias)) })),
+);
+
+/**
+ * Extracts slots from a ticket text (NFKC-normalized first, so full-width `Ｏ－１２３４５６７８` counts):
+ * - `order_id`: `O-` + 8 digits, upper-cased (`o-12345678` → `O-12345678`);
+ * - `invoice_id`: `INV-YYYY-NNNN`, upper-cased;
+ * - `claim_id`: `EC-` + 6 digits, upper-cased;
+ * - `email`: lower-cased;
+ * - `service`: the canonical name ({@link SERVICES}) of the alias that occurs first, where the generic
+ *   `api` counts only when no other service is named ("payments API is down" → `payments`);
+ * - `date`: the first valid calendar date written `2026-11-29` or `2026年11月29日` / `2026年11月29号`,
+ *   as ISO `YYYY-MM-DD` (impossible dates such as 2026-02-30 are skipped).
+ * Missing slots are absent. Longer digit runs (`O-123456789`) do not match.
+ */
+export function extractSlots(text: string): Record<string, string> {
+  const t = String(text ?? '').slice(0, MAX_INPUT_CODE_POINTS * 2).normalize('NFKC');
+  const slots: Record<string, string> = {};
+  const many = (re: RegExp, key: string, plural: string, norm: (m: RegExpExecArray) => string) => {
+    const values: string[] = [];
+    for (const m of t.matchAll(re)) {
+      const v = norm(m);
+      if (!values.includes(v)) values.push(v);
+    }
+    if (values.length) slots[key] = values[0]!;
+    if (values.length > 1) slots[plural] = values.join(',');
+  };
+  many(RE_ORDER, 'order_id', 'order_ids', (m) => `O-${m[1]}`);
+  many(RE_INVOICE, 'invoice_id', 'invoice_ids', (m) => `INV-${m[1]}-${m[2]}`);
+  many(RE_CLAIM, 'claim_id', 'claim_ids', (m) => `EC-${m[1]}`);
+  many(RE_EMAIL, 'email', 'emails', (m) => m[0].toLowerCase());
+
+  let best: { at: number; service: string } | null = null;
+  for (const { service, re } of SERVICE_PATTERNS) {
+    const m = re.exec(t);
+    if (!m) continue;
+    const better = best === null || (best.service === 'api') !== (service === 'api') ? best === null || best.service === 'api' : m.index < best.at;
+    if (better) best = { at: m.index, service };
+  }
+  if (best) slots['service'] = best.service;
+
+  const dates: Array<{ at: number; iso: string }> = [];
+  for (const re of [RE_DATE_ISO, RE_DATE_ZH]) {
+    for (const m of t.matchAll(re)) {
+      const iso = isoDate(m[1]!, m[2]!, m[3]!);
+      if (iso) dates.push({ at: m.index!, iso });
+    }
+  }
+  dates.sort((a, b) => a.at - b.at);
+  if (dates.length) slots['date'] = dates[0]!.iso;
+  return slots;
+}
+
+/** Routes customer tickets to an {@link Intent} and extracts their slots. */
+export class IntentRouter {
+  /** The minimum probability for a non-`unknown` route. */
+  readonly threshold: number;
+
+  /** Wraps a loaded model; most callers use {@link IntentRouter.load}. */
+  constructor(
+    private readonly model: TextModel,
+    options: IntentRouterOptions = {},
+  ) {
+    const threshold = options.threshold ?? DEFAULT_INTENT_THRESHOLD;
+    if (!(threshold >= 0 && threshold <= 1)) throw new RangeError(`intent threshold must be in [0, 1], got ${threshold}`);
+    this.threshold = threshold;
+    const unknownLabels = model.labels.filter((l) => !(INTENTS as readonly string[]).includes(l));
+    if (unknownLabels.length) throw new Error(`${model.id}: not an intent-router model (labels ${unknownLabels.join(', ')})`);
+  }
+
+  /** Loads the model from `dir` (default: the committed `models/intent-router/`). */
+  static async load(dir: string = DEFAULT_INTENT_MODEL_DIR, options: IntentRouterOptions = {}): Promise<IntentRouter> {
+    const model = await TextModel.load(dir);
+    try {
+      return new IntentRouter(model, options);
+    } catch (err) {
+      await model.close();
+      throw err;
+    }
+  }
+
+  /** `intent-router@<sha256 prefix>`. */
+  get modelId(): string {
+    return this.model.id;
+  }
+
+  /** Routes one ticket text. */
+  async route(text: string): Promise<IntentRoute> {
+    const [r] = await this.routeBatch([text]);
+    return r!;
+  }
+
+  /** Routes several ticket texts in one model run; results are in input order. */
+  async routeBatch(texts: readonly string[]): Promise<IntentRoute[]> {
+    const rows = await this.model.predict(texts);
+    return rows.map((r, i) => {
+      const candidate = r.label as Intent;
+      const intent: Intent = r.confidence >= this.threshold ? candidate : 'unknown';
+      return { intent, confidence: r.confidence, slots: extractSlots(texts[i]!), model: this.model.id, candidate };
+    });
+  }
+
+  /** Releases the native session. */
+  async close(): Promise<void> {
+    await this.model.close();
+  }
+}

@@ -1,0 +1,30 @@
+/** Complete record values for tests that write records by hand; every field a schema adds gets its default here once. */
+import type { Outcome, RunState } from '../../schemas/types.gen.ts';
+
+export function runState(overrides: Partial<RunState> = {}): RunState {
+  return {
+    task_id: 'task',
+    task_text: 'text',
+    planner: 'test',
+    flow_id: 'test',
+    flow_version: 1,
+    plan_json: 'null',
+    outputs_json: '{}',
+    step_attempts: {},
+    max_iterations: 10,
+    planner_record: null,
+    cost_spent: 0,
+    cost_budget: 0,
+    call_counts: {},
+    seen_data: [],
+    stale_waves: 0,
+    failure_streaks: {},
+    skipped: [],
+    reflections: [],
+    ...overrides,
+  };
+}
+
+export function outcome(overrides: Partial<Outcome> & Pick<Outcome, 'thought_id' | 'task_id'>): Outcome {
+  return { status: 'completed', reason: 'done', iterations: 1, steps_executed: 1, output_json: '{}', missing_fields: [], planner: 'graph', flow_id: 'f', flow_version: 1, reason_code: 'completed', reflections: [], ...overrides };
+}

@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { DEFAULT_ERROR_MODEL_DIR } from '../../../processors/observation/classifier.ts';
+import { DEFAULT_INTENT_MODEL_DIR, DEFAULT_INTENT_THRESHOLD, INTENTS, type Intent, IntentRouter, extractSlots } from '../../../processors/thought/intent-router.ts';
+import { TextModel } from '../../../runtime/text-features.ts';
+import { type EvalReport, metrics, readJsonl } from '../../models/eval-metrics.ts';
+
+const MODEL_DIR = new URL('../../../models/intent-router/', import.meta.url);
+
+const EXAMPLES: Record<Exclude<Intent, 'unknown'>, { en: string[]; zh: string[] }> = {
+  order_status: { en: ['where is my order O-12345678', 'Has my package shipped yet? Order O-22334455'], zh: ['我的订单到哪了', '订单O-12345678什么时候发货'] },
+  refund_request: { en: ['I want a refund for order O-87654321', 'the item arrived broken, please give me my money back'], zh: ['我要退款，订单O-87654321', '商品坏了，申请退货退款'] },
+  invoice_copy: { en: ['please send me a copy of invoice INV-2024-0042', 'I need the invoice PDF for my last order'], zh: ['请给我发票副本 INV-2024-0042', '麻烦重新开一张发票'] },
+  account_access: { en: ["can't log in to my account", 'how do I reset my password?'], zh: ['密码重置', '账号登录不了，验证码收不到'] },
+  outage_report: { en: ['is the API down? service payments returning 500', 'checkout service has been failing with 503 for an hour'], zh: ['支付接口一直报500，是不是挂了', '系统宕机了吗，页面打不开'] },
+  expense_claim_status: { en: ['status of expense claim EC-123456', 'has my travel reimbursement been approved yet?'], zh: ['报销单EC-123456审批到哪了', '差旅报销什么时候到账'] },
+};
+const OFF_DOMAIN = ['what is the weather in Paris tomorrow?', 'tell me a joke about penguins', 'how do I sort a list in Python?', 'Quelle heure est-il à Montréal ?', '今天天气怎么样', '讲个笑话吧', 'おすすめのラーメン屋はどこですか'];
+
+describe('IntentRouter', () => {
+  let router: IntentRouter;
+  let model: TextModel;
+  before(async () => {
+    router = await IntentRouter.load();
+    model = await TextModel.load(DEFAULT_INTENT_MODEL_DIR);
+  });
+  after(async () => {
+    await router.close();
+    await model.close();
+  });
+
+  test('loads the committed model; its id names the sha256 of model.onnx; default threshold 0.6', () => {
+    const sha = createHash('sha256').update(readFileSync(new URL('model.onnx', MODEL_DIR))).digest('hex');
+    assert.equal(router.modelId, `intent-router@${sha.slice(0, 12)}`);
+    assert.equal(router.threshold, DEFAULT_INTENT_THRESHOLD);
+    assert.equal(DEFAULT_INTENT_THRESHOLD, 0.6);
+    assert.ok(DEFAULT_INTENT_MODEL_DIR.replace(/\/$/, '').endsWith('models/intent-router'));
+  });
+
+  for (const [intent, { en, zh }] of Object.entries(EXAMPLES)) {
+    test(`${intent}: English and Chinese tickets`, async () => {
+      for (const text of [...en, ...zh]) {
+        const r = await router.route(text);
+        assert.equal(r.intent, intent, `${text} → ${r.intent} (${r.confidence.toFixed(3)}, candidate ${r.candidate})`);
+        assert.ok(r.confidence >= DEFAULT_INTENT_THRESHOLD);
+        assert.equal(r.model, router.modelId);
+      }
+    });
+  }
+
+  test('off-domain texts route to unknown', async () => {
+    for (const r of await router.routeBatch(OFF_DOMAIN)) assert.equal(r.intent, 'unknown', JSON.stringify(r));
+  });
+
+  test('route() returns the slots of the text', async () => {
+    const r = await router.route('status of expense claim EC-123456 submitted 2026年11月29日, reply to Finance@Corp.CN');
+    assert.equal(r.intent, 'expense_claim_status');
+    assert.deepEqual(r.slots, { claim_id: 'EC-123456', date: '2026-11-29', email: 'finance@corp.cn' });
+    const o = await router.route('is the API down? service payments returning 500');
+    assert.deepEqual(o.slots, { service: 'payments' });
+  });
+
+  test('threshold: below it the intent is unknown, never a guess; the candidate is kept', async () => {
+    const text = 'I want a refund for order O-87654321';
+    const base = await router.route(text);
+    assert.equal(base.intent, 'refund_request');
+    const strict = new IntentRouter(model, { threshold: Math.min(1, base.confidence + 1e-6) });
+    const r = await strict.route(text);
+    assert.equal(r.intent, 'unknown');
+    assert.equal(r.candidate, 'refund_request');
+    assert.equal(r.confidence, base.confidence);
+    const exact = new IntentRouter(model, { threshold: base.confidence });
+    assert.equal((await exact.route(text)).intent, 'refund_request');
+    assert.throws(() => new IntentRouter(model, { threshold: 1.5 }), RangeError);
+    const lax = new IntentRouter(model, { threshold: 0 });
+    const mixed = await lax.route('my order and my password');
+    assert.equal(mixed.intent, mixed.candidate);
+  });
+
+  test('mixed or vague tickets below the default threshold route to unknown', async () => {
+    const texts = ['problem with my account and order and invoice', 'my order and my password', 'refund or invoice?', 'order', 'account'];
+    const routes = await router.routeBatch(texts);
+    const low = routes.filter((r) => r.confidence < DEFAULT_INTENT_THRESHOLD);
+    assert.ok(low.some((r) => r.candidate !== 'unknown'), `expected a low-confidence in-domain candidate among ${JSON.stringify(routes)}`);
+    for (const r of low) assert.equal(r.intent, 'unknown', JSON.stringify(r));
+    for (const r of routes.filter((x) => x.confidence >= DEFAULT_INTENT_THRESHOLD)) assert.equal(r.intent, r.candidate);
+  });
+
+  test('threshold option of load()', async () => {
+    const strict = await IntentRouter.load(undefined, { threshold: 1 });
+    try {
+      const r = await strict.route('where is my order O-12345678');
+      assert.equal(r.candidate, 'order_status');
+      assert.equal(r.intent, r.confidence >= 1 ? 'order_status' : 'unknown');
+    } finally {
+      await strict.close();
+    }
+    await assert.rejects(IntentRouter.load(DEFAULT_ERROR_MODEL_DIR), /not an intent-router model/);
+  });
+
+  test('deterministic: same text, same route, alone or in a batch', async () => {
+    const texts = ['where is my order O-12345678', '我的订单到哪了', 'tell me a joke', ''];
+    const a = await Promise.all(texts.map((t) => router.route(t)));
+    const b = await router.routeBatch(texts);
+    assert.deepEqual(b, a);
+    assert.deepEqual(await Promise.all(texts.map((t) => router.route(t))), a);
+    for (const r of a) assert.ok((INTENTS as readonly string[]).includes(r.intent));
+  });
+
+  test('the committed eval report describes this model: same routed macro-F1 over eval.jsonl', async () => {
+    const report = JSON.parse(readFileSync(new URL('eval-report.json', MODEL_DIR), 'utf8')) as EvalReport;
+    assert.equal(report.model.id, router.modelId);
+    assert.equal(report.eval.primary, 'routed');
+    assert.equal(report.eval.routed!.threshold, router.threshold);
+    assert.equal(createHash('sha256').update(readFileSync(new URL('eval.jsonl', MODEL_DIR))).digest('hex'), report.eval.sha256);
+    const examples = readJsonl(new URL('eval.jsonl', MODEL_DIR));
+    assert.ok(examples.length >= 120);
+    const routes = await router.routeBatch(examples.map((e) => e.text));
+    const gold = examples.map((e) => e.label);
+    const routed = metrics(report.labels, gold, routes.map((r) => r.intent));
+    const raw = metrics(report.labels, gold, routes.map((r) => r.candidate));
+    assert.ok(Math.abs(routed.macro_f1 - report.eval.routed!.macro_f1) < 1e-12, `node ${routed.macro_f1} vs report ${report.eval.routed!.macro_f1}`);
+    assert.equal(report.eval.macro_f1, report.eval.routed!.macro_f1);
+    assert.ok(Math.abs(raw.macro_f1 - report.eval.raw.macro_f1) < 1e-12);
+    assert.deepEqual(routed.matrix, report.eval.routed!.confusion.matrix);
+    assert.equal(routes.filter((r) => r.confidence >= report.eval.adoption.threshold).length, report.eval.adoption.count);
+  });
+});
+
+describe('extractSlots', () => {
+  test('ids are matched exactly and upper-cased; longer digit runs do not match', () => {
+    assert.deepEqual(extractSlots('where is o-12345678?'), { order_id: 'O-12345678' });
+    assert.deepEqual(extractSlots('order O-123456789 and O-1234567'), {});
+    assert.deepEqual(extractSlots('inv-2024-0042 please'), { invoice_id: 'INV-2024-0042' });
+    assert.deepEqual(extractSlots('claim EC-123456, not EC-1234567'), { claim_id: 'EC-123456' });
+    assert.deepEqual(extractSlots('订单O-12345678到哪了'), { order_id: 'O-12345678' });
+    assert.deepEqual(extractSlots('XO-12345678'), {});
+  });
+
+  test('several distinct ids: the first in the singular slot, all in the plural one', () => {
+    assert.deepEqual(extractSlots('copies of INV-2026-0001 and INV-2026-0002 (and INV-2026-0001 again)'), { invoice_id: 'INV-2026-0001', invoice_ids: 'INV-2026-0001,INV-2026-0002' });
+  });
+
+  test('full-width characters are normalized (NFKC) first', () => {
+    assert.deepEqual(extractSlots('订单Ｏ－１２３４５６７８，报销ＥＣ－６５４３２１'), { order_id: 'O-12345678', claim_id: 'EC-654321' });
+  });
+
+  test('e-mail addresses are lower-cased', () => {
+    assert.deepEqual(extractSlots('send it to Foo.Bar+billing@Example.CO.uk, thanks'), { email: 'foo.bar+billing@example.co.uk' });
+    assert.deepEqual(extractSlots('请发到 wang.fang@example.cn 谢谢'), { email: 'wang.fang@example.cn' });
+  });
+
+  test('service names from the fixed list, canonical; the generic api only when nothing else is named', () => {
+    assert.deepEqual(extractSlots('checkout is down'), { service: 'checkout' });
+    assert.deepEqual(extractSlots('the Payments API returns 500'), { service: 'payments' });
+    assert.deepEqual(extractSlots('is the API down?'), { service: 'api' });
+    assert.deepEqual(extractSlots('支付接口一直报错'), { service: 'payments' });
+    assert.deepEqual(extractSlots('搜索服务超时'), { service: 'search' });
+    assert.deepEqual(extractSlots('login page broken'), { service: 'login' });
+    assert.deepEqual(extractSlots('research team, apis, checkouts'), {});
+  });
+
+  test('dates: ISO and Chinese, normalized to ISO; impossible dates skipped; the first valid one wins', () => {
+    assert.deepEqual(extractSlots('submitted 2026-11-29'), { date: '2026-11-29' });
+    assert.deepEqual(extractSlots('我2026年11月29日提交的'), { date: '2026-11-29' });
+    assert.deepEqual(extractSlots('2026年1月5号下的单'), { date: '2026-01-05' });
+    assert.deepEqual(extractSlots('on 2026-02-30 or rather 2026年2月28日'), { date: '2026-02-28' });
+    assert.deepEqual(extractSlots('２０２６年１１月２９日'), { date: '2026-11-29' });
+    assert.deepEqual(extractSlots('2024-02-29 leap'), { date: '2024-02-29' });
+    assert.deepEqual(extractSlots('2025-02-29 not leap'), {});
+    assert.deepEqual(extractSlots('ts 20261129-01-01x'), {});
+  });
+
+  test('nothing found: empty object', () => {
+    assert.deepEqual(extractSlots(''), {});
+    assert.deepEqual(extractSlots('hello there'), {});
+  });
+});
