@@ -3,7 +3,7 @@
  * ThoughtConfig / ObservationConfig built the way processors/wiring.ts builds them.
  */
 import type { Ajv } from 'ajv';
-import type { Outcome, RunState, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
+import type { Check, ObservationResult, Outcome, RunSnapshot, RunState, StepCall, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools/catalog.ts';
 import { DEFAULT_RULES_FILE, loadObservationRules } from '../../processors/observation/rules.ts';
 import type { ObservationConfig } from '../../processors/observation/core.ts';
@@ -60,6 +60,11 @@ export function task(text: string, thoughtId = 't-1'): Task {
   return { thought_id: thoughtId, task_id: `task-${thoughtId}`, kind: 'NEW', text, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1_700_000_000_000 };
 }
 
+/** A person's reply to a run (kind REPLY), with its own task id. */
+export function reply(text: string, thoughtId = 't-1', n = 1): Task {
+  return { ...task(text, thoughtId), task_id: `reply-${n}-${thoughtId}`, kind: 'REPLY', submitted_at_ms: 1_700_000_000_000 + n };
+}
+
 export function runState(plan: Plan, overrides: Partial<RunState> = {}): RunState {
   return makeRunState({ task_id: 'task-t-1', task_text: 'x', planner: 'graph', flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), ...overrides });
 }
@@ -81,8 +86,36 @@ export function validVerdict(stepId: string, tool: string, data: unknown): Verdi
   return { step_id: stepId, tool, valid: true, extracted_data_json: JSON.stringify(data), confidence_score: 1, error_type: 'ok', audit_trail: [], status_code: 200, response_time_ms: 12, attempts: 1 };
 }
 
-export function failedVerdict(stepId: string, tool: string, errorType: Verdict['error_type']): Verdict {
-  return { step_id: stepId, tool, valid: false, extracted_data_json: null, confidence_score: 0, error_type: errorType, audit_trail: [], status_code: null, response_time_ms: 12, attempts: 1 };
+export function failedVerdict(stepId: string, tool: string, errorType: Verdict['error_type'], auditTrail: Check[] = []): Verdict {
+  return { step_id: stepId, tool, valid: false, extracted_data_json: null, confidence_score: 0, error_type: errorType, audit_trail: auditTrail, status_code: null, response_time_ms: 12, attempts: 1 };
+}
+
+/** Tools of the order-status flow, by step id. */
+export const TOOL = { S1: 'crm.find_customer', S2: 'orders.latest', S3: 'crm.tier', S4: 'shipping.track' } as const;
+
+/** What Observation would answer to a wave: one verdict per dispatched step, chosen by `verdictFor`. */
+export function observe(request: ThoughtRequest, verdictFor: (call: StepCall) => Verdict): ObservationResult {
+  return { thought_id: request.thought_id, iteration: request.iteration, run: request.run, verdicts: request.steps.map(verdictFor) };
+}
+
+/** A valid verdict for every step of the order-status flow, with its realistic DATA. */
+export function allValid(call: StepCall): Verdict {
+  const id = call.step_id as keyof typeof DATA;
+  return validVerdict(id, call.tool, DATA[id]);
+}
+
+/** The wave's step calls with their inputs parsed. */
+export function stepsOf(request: ThoughtRequest): Array<StepCall & { input: unknown }> {
+  return request.steps.map((s) => ({ ...s, input: JSON.parse(s.input_json) as unknown }));
+}
+
+/** The catalog's contracts plus extra tools (e.g. an alternative to fall back to), and optional costs. */
+export function withTools(base: ToolContracts, extra: Record<string, string[] | null>, costs: Record<string, number> = {}): ToolContracts {
+  return {
+    has: (tool) => tool in extra || base.has(tool),
+    responseFields: (tool) => (tool in extra ? extra[tool]! : base.responseFields(tool)),
+    cost: (tool) => costs[tool] ?? (tool in extra ? 1 : base.cost(tool)),
+  };
 }
 
 /** The single ThoughtRequest among Thought's outputs (fails the test otherwise). */
@@ -90,6 +123,14 @@ export function onlyRequest(decision: ThoughtDecision): ThoughtRequest {
   const outputs = decision.outputs.filter((o) => o.topic !== 'thoughtRuns');
   const [first] = outputs;
   if (outputs.length !== 1 || first?.topic !== 'thoughtRequests') throw new Error(`expected one thoughtRequests record, got ${JSON.stringify(outputs)}`);
+  return first.value;
+}
+
+/** The single RunSnapshot (thought.runs) among Thought's outputs (fails the test otherwise). */
+export function onlySnapshot(decision: ThoughtDecision): RunSnapshot {
+  const runs = decision.outputs.filter((o) => o.topic === 'thoughtRuns');
+  const [first] = runs;
+  if (runs.length !== 1 || first?.topic !== 'thoughtRuns') throw new Error(`expected one thoughtRuns record, got ${JSON.stringify(runs)}`);
   return first.value;
 }
 

@@ -1,0 +1,149 @@
+/**
+ * Inference latency of the two text classifiers as the runtime calls them.
+ *
+ *   node --import tsx models/bench-latency.ts [--passes 5] [--warmup 200]
+ *
+ * For each model: warm-up calls first, then `passes` sequential passes over its eval.jsonl, timing every
+ * single `ErrorClassifier.classify` / `IntentRouter.route` call (featurize + onnxruntime run + slot
+ * extraction), plus the featurizer alone and worst-case inputs of the full 4096 code points. Writes
+ * models/latency-report.json and the latency section of each models/<task>/eval-report.md.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { ErrorClassifier } from '../processors/observation/classifier.ts';
+import { IntentRouter } from '../processors/thought/intent-router.ts';
+import { MAX_INPUT_CODE_POINTS, featurize } from '../runtime/text-features.ts';
+
+interface Stats {
+  n: number;
+  p50_ms: number;
+  p99_ms: number;
+  mean_ms: number;
+  max_ms: number;
+}
+
+const args = process.argv.slice(2);
+const opt = (name: string, dflt: number) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : dflt;
+};
+const PASSES = opt('passes', 5);
+const WARMUP = opt('warmup', 200);
+const here = new URL('./', import.meta.url);
+
+function quantile(sorted: number[], q: number): number {
+  // nearest-rank
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[idx]!;
+}
+
+function stats(samples: number[]): Stats {
+  const s = [...samples].sort((a, b) => a - b);
+  const r = (x: number) => Math.round(x * 1000) / 1000;
+  return { n: s.length, p50_ms: r(quantile(s, 0.5)), p99_ms: r(quantile(s, 0.99)), mean_ms: r(s.reduce((a, b) => a + b, 0) / s.length), max_ms: r(s[s.length - 1]!) };
+}
+
+async function time(texts: string[], passes: number, fn: (t: string) => unknown): Promise<Stats> {
+  const samples: number[] = [];
+  for (let p = 0; p < passes; p++) {
+    for (const t of texts) {
+      const t0 = performance.now();
+      await fn(t);
+      samples.push(performance.now() - t0);
+    }
+  }
+  return stats(samples);
+}
+
+function evalTexts(task: string): string[] {
+  return readFileSync(new URL(`${task}/eval.jsonl`, here), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => (JSON.parse(l) as { text: string }).text);
+}
+
+function longTexts(seed: string[]): string[] {
+  return seed.slice(0, 20).map((t) => {
+    let s = t;
+    while ([...s].length < MAX_INPUT_CODE_POINTS) s += '\n' + t;
+    return s;
+  });
+}
+
+async function warm(texts: string[], fn: (t: string) => unknown) {
+  for (let i = 0; i < WARMUP; i++) await fn(texts[i % texts.length]!);
+}
+
+const clf = await ErrorClassifier.load();
+const router = await IntentRouter.load();
+const errTexts = evalTexts('error-classifier');
+const intentTexts = evalTexts('intent-router');
+
+await warm(errTexts, (t) => clf.classify(t));
+await warm(intentTexts, (t) => router.route(t));
+
+const errLong = longTexts(errTexts);
+const intentLong = longTexts(intentTexts);
+const report = {
+  measured_at: new Date().toISOString(),
+  method: `sequential single calls after ${WARMUP} warm-up calls; ${PASSES} passes over eval.jsonl; nearest-rank percentiles; performance.now()`,
+  machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? '?', node: process.version, platform: `${process.platform}-${process.arch}` },
+  tasks: {
+    'error-classifier': {
+      model: clf.modelId,
+      calls: {
+        classify: await time(errTexts, PASSES, (t) => clf.classify(t)),
+        'featurize only': await time(errTexts, PASSES, (t) => featurize(t)),
+        [`classify, ${MAX_INPUT_CODE_POINTS} code points`]: await time(errLong, PASSES, (t) => clf.classify(t)),
+        'classifyBatch(32), per text': await (async () => {
+          const samples: number[] = [];
+          for (let p = 0; p < PASSES; p++) {
+            for (let i = 0; i + 32 <= errTexts.length; i += 32) {
+              const t0 = performance.now();
+              await clf.classifyBatch(errTexts.slice(i, i + 32));
+              samples.push((performance.now() - t0) / 32);
+            }
+          }
+          return stats(samples);
+        })(),
+      },
+    },
+    'intent-router': {
+      model: router.modelId,
+      calls: {
+        route: await time(intentTexts, PASSES, (t) => router.route(t)),
+        'featurize only': await time(intentTexts, PASSES, (t) => featurize(t)),
+        [`route, ${MAX_INPUT_CODE_POINTS} code points`]: await time(intentLong, PASSES, (t) => router.route(t)),
+      },
+    },
+  },
+};
+await clf.close();
+await router.close();
+
+writeFileSync(new URL('latency-report.json', here), JSON.stringify(report, null, 2) + '\n');
+
+for (const [task, t] of Object.entries(report.tasks)) {
+  const mdUrl = new URL(`${task}/eval-report.md`, here);
+  const md = readFileSync(mdUrl, 'utf8');
+  const lines = [
+    '<!-- latency:start -->',
+    '## Inference latency (Node, onnxruntime-node, CPU, 1 thread)',
+    '',
+    `From \`models/latency-report.json\` (${report.measured_at}, ${report.machine.cpus} × ${report.machine.cpu_model}, Node ${report.machine.node}, model \`${t.model}\`), per call over the eval set after warm-up:`,
+    '',
+    '| call | calls | P50 ms | P99 ms | mean ms | max ms |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...Object.entries(t.calls).map(([name, s]) => `| \`${name}\` | ${s.n} | ${s.p50_ms.toFixed(3)} | ${s.p99_ms.toFixed(3)} | ${s.mean_ms.toFixed(3)} | ${s.max_ms.toFixed(3)} |`),
+    '<!-- latency:end -->',
+  ];
+  const start = md.indexOf('<!-- latency:start -->');
+  const end = md.indexOf('<!-- latency:end -->');
+  if (start >= 0 && end > start) writeFileSync(mdUrl, md.slice(0, start) + lines.join('\n') + md.slice(end + '<!-- latency:end -->'.length));
+}
+
+for (const [task, t] of Object.entries(report.tasks)) {
+  for (const [name, s] of Object.entries(t.calls)) console.log(`${task.padEnd(17)} ${name.padEnd(32)} n=${String(s.n).padStart(4)}  P50 ${s.p50_ms.toFixed(3)} ms  P99 ${s.p99_ms.toFixed(3)} ms`);
+}
+console.log('wrote models/latency-report.json and the latency sections of models/*/eval-report.md');
