@@ -15,7 +15,7 @@ Pipeline (each step is defined so that Python and JavaScript agree exactly):
 5. Format characters (category Cf, e.g. ZWSP, ZWJ, BOM, soft hyphen) are removed; each run of
    separators and controls (categories Z*, Cc: spaces, tabs, newlines, U+2028/U+2029, NBSP) becomes
    one ASCII space; leading and trailing spaces are trimmed. An empty result gives the zero vector.
-6. Features, each counted once (binary presence):
+6. Features, binary presence (each distinct 32-bit feature hash counted once):
    - ``c:<gram>`` for every character n-gram (n = 1..4, over code points) of
      ``"\\x02" + text + "\\x03"`` (STX/ETX mark the start and the end: they cannot occur in the
      normalized text, where controls became spaces);
@@ -172,8 +172,7 @@ def feature_strings(norm: str) -> set[str]:
 def featurize_sparse(text: str, max_input_code_points: int = MAX_INPUT_CODE_POINTS) -> tuple[list[int], list[float]]:
     """Sorted non-zero indices and their float32 values (as Python floats)."""
     acc: dict[int, int] = {}
-    for f in feature_strings(normalize(text, max_input_code_points)):
-        h = fnv1a32(f)
+    for h in {fnv1a32(f) for f in feature_strings(normalize(text, max_input_code_points))}:
         idx = h & (DIMS - 1)
         acc[idx] = acc.get(idx, 0) + (-1 if h >> 31 else 1)
     items = sorted((i, v) for i, v in acc.items() if v != 0)

@@ -12,7 +12,7 @@
  * 3. NFKC, then `toLowerCase()` (full Unicode lowercasing, locale-independent);
  * 4. each run of 5+ ASCII digits has its digits replaced by `0`;
  * 5. format characters (Cf) are removed, runs of separators/controls (Z*, Cc) become one space, trim;
- * 6. features counted once each: char 1..4-grams of `"\x02" + text + "\x03"` (`c:`; STX/ETX mark
+ * 6. features (each distinct 32-bit feature hash counted once): char 1..4-grams of `"\x02" + text + "\x03"` (`c:`; STX/ETX mark
  *    the start and the end and cannot occur in normalized text), word tokens (`w:`) and
  *    adjacent token pairs (`b:`); tokens are runs of L/M/N/`_`, each CJK character its own token;
  * 7. FNV-1a 32-bit over UTF-8 bytes; index = hash mod D, sign = top bit; signed counts summed,
@@ -164,37 +164,9 @@ export function featureStrings(normalized: string): Set<string> {
   return feats;
 }
 
-/** FNV-1a 32-bit hash of the UTF-8 encoding of `s` (well-formed input), as an unsigned integer. */
+/** FNV-1a 32-bit hash of the UTF-8 encoding of `s` (lone surrogates as U+FFFD), as an unsigned integer. */
 export function fnv1a32(s: string): number {
-  let h = 0x811c9dc5;
-  const step = (b: number) => {
-    h = Math.imul(h ^ b, 0x01000193) >>> 0;
-  };
-  for (let i = 0; i < s.length; i++) {
-    let cp = s.charCodeAt(i);
-    if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < s.length) {
-      const lo = s.charCodeAt(i + 1);
-      if (lo >= 0xdc00 && lo <= 0xdfff) {
-        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-        i++;
-      }
-    }
-    if (cp < 0x80) step(cp);
-    else if (cp < 0x800) {
-      step(0xc0 | (cp >> 6));
-      step(0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-      step(0xe0 | (cp >> 12));
-      step(0x80 | ((cp >> 6) & 0x3f));
-      step(0x80 | (cp & 0x3f));
-    } else {
-      step(0xf0 | (cp >> 18));
-      step(0x80 | ((cp >> 12) & 0x3f));
-      step(0x80 | ((cp >> 6) & 0x3f));
-      step(0x80 | (cp & 0x3f));
-    }
-  }
-  return h >>> 0;
+  return fnvContinue(FNV_OFFSET, s.replace(RE_LONE_SURROGATE, '\uFFFD'));
 }
 
 /** Sparse form of a feature vector: sorted indices and their float32 values. */
@@ -203,11 +175,65 @@ export interface SparseFeatures {
   values: number[];
 }
 
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+function fnvCodePoint(h: number, cp: number): number {
+  if (cp < 0x80) return Math.imul(h ^ cp, FNV_PRIME) >>> 0;
+  if (cp < 0x800) {
+    h = Math.imul(h ^ (0xc0 | (cp >> 6)), FNV_PRIME);
+    return Math.imul(h ^ (0x80 | (cp & 0x3f)), FNV_PRIME) >>> 0;
+  }
+  if (cp < 0x10000) {
+    h = Math.imul(h ^ (0xe0 | (cp >> 12)), FNV_PRIME);
+    h = Math.imul(h ^ (0x80 | ((cp >> 6) & 0x3f)), FNV_PRIME);
+    return Math.imul(h ^ (0x80 | (cp & 0x3f)), FNV_PRIME) >>> 0;
+  }
+  h = Math.imul(h ^ (0xf0 | (cp >> 18)), FNV_PRIME);
+  h = Math.imul(h ^ (0x80 | ((cp >> 12) & 0x3f)), FNV_PRIME);
+  h = Math.imul(h ^ (0x80 | ((cp >> 6) & 0x3f)), FNV_PRIME);
+  return Math.imul(h ^ (0x80 | (cp & 0x3f)), FNV_PRIME) >>> 0;
+}
+
+function fnvContinue(h: number, s: string): number {
+  for (const ch of s) h = fnvCodePoint(h, ch.codePointAt(0)!);
+  return h;
+}
+
+const H_CHAR = fnvContinue(FNV_OFFSET, 'c:');
+const H_WORD = fnvContinue(FNV_OFFSET, 'w:');
+const H_BIGRAM = fnvContinue(FNV_OFFSET, 'b:');
+
+/**
+ * The distinct FNV-1a hashes of the feature strings of a normalized text — the same set as
+ * `new Set([...featureStrings(t)].map(fnv1a32))`, computed incrementally without building the strings.
+ */
+export function featureHashes(normalized: string): Set<number> {
+  const hashes = new Set<number>();
+  if (!normalized) return hashes;
+  const cps: number[] = [2];
+  for (const ch of normalized) cps.push(ch.codePointAt(0)!);
+  cps.push(3);
+  const [lo, hi] = CHAR_NGRAMS;
+  for (let i = 0; i < cps.length; i++) {
+    let h = H_CHAR;
+    for (let n = 1; n <= hi && i + n <= cps.length; n++) {
+      h = fnvCodePoint(h, cps[i + n - 1]!);
+      if (n >= lo) hashes.add(h);
+    }
+  }
+  const toks = tokenize(normalized);
+  for (let i = 0; i < toks.length; i++) {
+    hashes.add(fnvContinue(H_WORD, toks[i]!));
+    if (i + 1 < toks.length) hashes.add(fnvContinue(fnvCodePoint(fnvContinue(H_BIGRAM, toks[i]!), 0x20), toks[i + 1]!));
+  }
+  return hashes;
+}
+
 /** Featurizes `text` into sparse form (sorted indices, float32-rounded values). */
 export function featurizeSparse(text: string, maxCodePoints: number = MAX_INPUT_CODE_POINTS): SparseFeatures {
   const acc = new Map<number, number>();
-  for (const f of featureStrings(normalizeText(text, maxCodePoints))) {
-    const h = fnv1a32(f);
+  for (const h of featureHashes(normalizeText(text, maxCodePoints))) {
     const idx = h & (FEATURE_DIMS - 1);
     acc.set(idx, (acc.get(idx) ?? 0) + (h >>> 31 ? -1 : 1));
   }

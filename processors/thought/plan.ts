@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import type { Ajv, ValidateFunction } from 'ajv';
+import planSchema from '../../schemas/json/plan.schema.json' with { type: 'json' };
 
 /** A condition on JSON data: exactly one of `equals`, `in`, `notEquals` at a JSON pointer. */
 export interface Condition {
@@ -103,8 +103,7 @@ export class PlanValidator {
     private readonly ajv: Ajv,
     private readonly maxSteps: number,
   ) {
-    const schema = JSON.parse(readFileSync(new URL('../../schemas/json/plan.schema.json', import.meta.url), 'utf8')) as Record<string, unknown>;
-    this.validateSchema = ajv.getSchema(schema.$id as string) ?? ajv.compile(schema);
+    this.validateSchema = ajv.getSchema(planSchema.$id) ?? ajv.compile(planSchema);
   }
 
   /**
