@@ -44,6 +44,10 @@ export interface RunState {
   skipped: Array<string>;
   /** Every reflection of the run, oldest first. */
   reflections: Array<Reflection>;
+  /** Step results that needed recovery so far: invalid verdicts, retried calls, fallbacks. */
+  failures_seen: number;
+  /** True once a person answered (the run resumed from awaiting_input). */
+  human_involved: boolean;
 }
 
 /** A Reflexion record: why a step kept failing, on four dimensions, and what Thought does about it. */
@@ -121,6 +125,8 @@ export interface Verdict {
   status_code: null | number;
   response_time_ms: number;
   attempts: number;
+  /** The primary tool, when a fallback tool served the step. */
+  fallback_from: null | string;
 }
 
 export type ErrorType = 'ok' | 'timeout' | 'rate_limited' | 'auth_failed' | 'not_found' | 'client_error' | 'server_error' | 'network_issue' | 'malformed' | 'schema_mismatch' | 'inconsistent' | 'response_too_large' | 'invalid_input' | 'data_corrupted' | 'circuit_open' | 'unknown';

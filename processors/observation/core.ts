@@ -141,6 +141,7 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
     status_code: r.status_code,
     response_time_ms: r.response_time_ms,
     attempts: r.attempts,
+    fallback_from: r.fallback_from,
   };
 }
 

@@ -87,6 +87,9 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
     failure_streaks: {},
     skipped: [],
     reflections: parked?.reflections ?? [],
+    failures_seen: parked?.failures_seen ?? 0,
+    // Only a run parked for a person reaches here with a snapshot: this task is that person's reply.
+    human_involved: snapshot !== undefined || (parked?.human_involved ?? false),
   };
   if (result.kind === 'needs_input') return end(task.thought_id, run, iteration, 'awaiting_input', 'needs_input', result.reason, null, result.missing);
   const problems = config.validator.validate(result.plan, config.tools);
@@ -106,6 +109,8 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
   const reflections = [...obs.run.reflections];
   const again = new Set<string>();
   let newInformation = false;
+  // A step that needed recovery: it failed, or Action had to retry it or use a fallback.
+  const failures = obs.run.failures_seen + obs.verdicts.filter((v) => !v.valid || v.attempts > 1 || v.fallback_from !== null).length;
 
   for (const verdict of obs.verdicts) {
     const step = plan.steps.find((s) => s.id === verdict.step_id);
@@ -129,7 +134,7 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
     }
     const reflection = reflect(step, verdict, streaks[step.id]!, obs.iteration);
     reflections.push(reflection);
-    const run: RunState = { ...obs.run, failure_streaks: streaks, seen_data: [...seen], reflections };
+    const run: RunState = { ...obs.run, failure_streaks: streaks, seen_data: [...seen], reflections, failures_seen: failures };
     switch (reflection.action) {
       case 'fallback':
       case 'change_plan':
@@ -147,7 +152,7 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
   }
 
   const stale = newInformation ? 0 : obs.run.stale_waves + 1;
-  const run: RunState = { ...obs.run, plan_json: JSON.stringify(plan), outputs_json: JSON.stringify(outputs), failure_streaks: streaks, seen_data: [...seen], stale_waves: stale, reflections };
+  const run: RunState = { ...obs.run, plan_json: JSON.stringify(plan), outputs_json: JSON.stringify(outputs), failure_streaks: streaks, seen_data: [...seen], stale_waves: stale, reflections, failures_seen: failures };
   if (stale >= config.noveltyWaves) return end(obs.thought_id, run, obs.iteration, 'budget_exhausted', 'no_novelty', `no new information for ${stale} waves`, null);
   return nextWave(obs.thought_id, obs.iteration, run, plan, outputs, again, config);
 }

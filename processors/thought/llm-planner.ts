@@ -8,9 +8,9 @@
  * breaks the rules) ends in a plan that Thought can run: the model's when it is valid, else the
  * fallback planner's.
  */
-import { readFileSync } from 'node:fs';
 import { errors as undiciErrors, request, type Dispatcher } from 'undici';
 import { ConfigError } from '../../runtime/errors.ts';
+import planSchema from '../../schemas/json/plan.schema.json' with { type: 'json' };
 import type { ToolCatalog } from '../../tools/catalog.ts';
 import type { PlanValidator, ToolContracts } from './plan.ts';
 import type { Planner, PlannerTask, PlanningResult } from './planner.ts';
@@ -61,8 +61,6 @@ export const LLM_FLOW = { id: 'llm', version: 1 } as const;
 
 /** Longest planner name written to the run (it carries the fallback reason, see {@link LlmPlanner.plan}). */
 export const MAX_PLANNER_NAME = 200;
-
-const PLAN_SCHEMA_FILE = new URL('../../schemas/json/plan.schema.json', import.meta.url);
 
 /**
  * Plans with a chat-completions model, falling back to another planner (the graph planner) when the
@@ -293,8 +291,7 @@ function matchingBrace(text: string, start: number): number {
 
 /** The system prompt: the plan's JSON Schema, the rules Thought enforces, and every tool's contract. */
 export function buildSystemPrompt(catalog: ToolCatalog, tools: ToolContracts, maxSteps: number): string {
-  const schema = JSON.parse(readFileSync(PLAN_SCHEMA_FILE, 'utf8')) as Record<string, unknown>;
-  delete schema.$id;
+  const { $id: _, ...schema } = planSchema;
   const toolLines = catalog
     .names()
     .sort()
@@ -319,6 +316,7 @@ export function buildSystemPrompt(catalog: ToolCatalog, tools: ToolContracts, ma
     '6. "output" maps each result name to exactly one reference "{{Sx.field}}", following rule 5 for the field.',
     `7. At most ${maxSteps} steps.`,
     '8. Take values such as e-mail addresses and ids from the task; never invent them.',
+    '9. The optional step fields (expect, when, until, fallback, max_calls) are described in the schema; leave them out unless the task needs them.',
     '',
     'Tools:',
     ...toolLines,

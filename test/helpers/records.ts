@@ -21,6 +21,8 @@ export function runState(overrides: Partial<RunState> = {}): RunState {
     failure_streaks: {},
     skipped: [],
     reflections: [],
+    failures_seen: 0,
+    human_involved: false,
     ...overrides,
   };
 }

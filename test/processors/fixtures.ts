@@ -83,11 +83,11 @@ export const DATA = {
 } as const;
 
 export function validVerdict(stepId: string, tool: string, data: unknown): Verdict {
-  return { step_id: stepId, tool, valid: true, extracted_data_json: JSON.stringify(data), confidence_score: 1, error_type: 'ok', audit_trail: [], status_code: 200, response_time_ms: 12, attempts: 1 };
+  return { step_id: stepId, tool, valid: true, extracted_data_json: JSON.stringify(data), confidence_score: 1, error_type: 'ok', audit_trail: [], status_code: 200, response_time_ms: 12, attempts: 1, fallback_from: null };
 }
 
 export function failedVerdict(stepId: string, tool: string, errorType: Verdict['error_type'], auditTrail: Check[] = []): Verdict {
-  return { step_id: stepId, tool, valid: false, extracted_data_json: null, confidence_score: 0, error_type: errorType, audit_trail: auditTrail, status_code: null, response_time_ms: 12, attempts: 1 };
+  return { step_id: stepId, tool, valid: false, extracted_data_json: null, confidence_score: 0, error_type: errorType, audit_trail: auditTrail, status_code: null, response_time_ms: 12, attempts: 1, fallback_from: null };
 }
 
 /** Tools of the order-status flow, by step id. */
