@@ -16,7 +16,8 @@ import { PlanValidator, type ToolContracts } from './thought/plan.ts';
 import { DEFAULT_FLOWS_DIR, loadFlows } from './thought/planner.ts';
 import { createPlanner } from './thought/planner-config.ts';
 import type { ThoughtConfig } from './thought/core.ts';
-import type { ObservationConfig } from './observation/core.ts';
+import type { ObservationConfig, PayloadClassifier } from './observation/core.ts';
+import { DEFAULT_ERROR_MODEL_DIR, ErrorClassifier } from './observation/classifier.ts';
 import { thoughtStage } from './thought/stage.ts';
 
 export const STAGES = ['thought', 'action', 'observation'] as const;
@@ -39,6 +40,7 @@ export const DEFAULT_OPS_PORTS: Record<StageName, number> = { thought: 9401, act
  * | TAO_REFLECT_AFTER | consecutive failures of a step before reflection | 2 |
  * | TAO_ACTION_CONCURRENCY | waves in flight per partition in Action | 32 |
  * | TAO_OBSERVATION_RULES | Observation's rules file | rules/observation.json |
+ * | TAO_SEMANTIC_CHECK, TAO_ERROR_MODEL_DIR | Observation's ONNX classifier on/off, and its model | on, models/error-classifier |
  */
 export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logger: Logger, metrics?: StageMetrics): Promise<StageDefinition> {
   switch (name) {
@@ -77,7 +79,16 @@ export async function observationConfig(env: NodeJS.ProcessEnv): Promise<Observa
   const ajv = createContractAjv();
   const catalog = ToolCatalog.load(env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR, env, ajv);
   const rules = loadObservationRules(env.TAO_OBSERVATION_RULES ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
-  return { catalog, ajv, rules, classifier: null };
+  return { catalog, ajv, rules, classifier: await semanticClassifier(env) };
+}
+
+/** The ONNX error-payload classifier (TAO_ERROR_MODEL_DIR; `TAO_SEMANTIC_CHECK=off` runs without it). */
+export async function semanticClassifier(env: NodeJS.ProcessEnv): Promise<PayloadClassifier | null> {
+  const setting = env.TAO_SEMANTIC_CHECK ?? 'on';
+  if (setting === 'off') return null;
+  if (setting !== 'on') throw new ConfigError(`TAO_SEMANTIC_CHECK must be on or off, got "${setting}"`);
+  const model = await ErrorClassifier.load(env.TAO_ERROR_MODEL_DIR ?? DEFAULT_ERROR_MODEL_DIR);
+  return { model: model.modelId, classify: (text) => model.classify(text) };
 }
 
 /** What plan validation needs to know of the catalog. */

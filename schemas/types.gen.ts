@@ -48,6 +48,8 @@ export interface RunState {
   failures_seen: number;
   /** True once a person answered (the run resumed from awaiting_input). */
   human_involved: boolean;
+  /** Step id -> error types of its current streak of failures, oldest first. */
+  error_history: Record<string, Array<string>>;
 }
 
 /** A Reflexion record: why a step kept failing, on four dimensions, and what Thought does about it. */
@@ -161,7 +163,7 @@ export interface Outcome {
 
 export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted';
 
-export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored';
+export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable';
 
 /** Thought's last word on a run (thought.runs, compacted, keyed by thought_id): whether it is running, waiting for a human, or over. Lets Thought ignore redelivered tasks and resume a run when a reply arrives. */
 export interface RunSnapshot {

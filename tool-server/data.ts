@@ -18,6 +18,12 @@ export const PARAM_PATTERNS = {
   customer_id: /^C-\d{6}$/,
   /** `O-` followed by exactly 8 digits. */
   order_id: /^O-\d{8}$/,
+  /** `INV-`, a 4-digit year, `-`, a 4-digit number. */
+  invoice_id: /^INV-\d{4}-\d{4}$/,
+  /** One of the monitored services (lower case, see {@link SERVICES}). */
+  service: /^(?:payments|checkout|search|login|api)$/,
+  /** `EC-` followed by exactly 6 digits. */
+  claim_id: /^EC-\d{6}$/,
 } as const;
 
 /** Name of a path parameter that the tool routes accept. */

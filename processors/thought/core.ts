@@ -56,8 +56,9 @@ export function planningText(task: Task, snapshot?: RunSnapshot): string | null 
 
 /**
  * Starts a run from a task, or resumes one: a NEW task for a run that already exists is a
- * redelivery and is ignored; a REPLY to a run awaiting input resumes it (re-planned with the reply's
- * text added, its counters and reflections kept); a REPLY to an unknown run starts it.
+ * redelivery and is ignored; a REPLY to a run awaiting input resumes it: re-planned with the reply's
+ * text added, step attempts counting afresh for the new plan, while the run's bounds (identical-call
+ * counts, cost) and reflections carry over; a REPLY to an unknown run starts it.
  * @param snapshot Thought's stored state of the task's run, if any.
  * @param plannerRecord What the planner's `gather` returned for this task (read from the log on replay).
  */
@@ -72,11 +73,12 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
     task_id: task.task_id,
     task_text: text,
     planner: result.planner,
-    flow_id: result.kind === 'plan' ? String((result.plan as Partial<Plan> | null)?.flow?.id ?? 'unknown') : result.flow.id,
-    flow_version: result.kind === 'plan' ? Number((result.plan as Partial<Plan> | null)?.flow?.version) || 0 : result.flow.version,
+    flow_id: result.kind === 'plan' ? String((result.plan as Partial<Plan> | null)?.flow?.id ?? 'unknown') : result.kind === 'needs_input' ? result.flow.id : 'none',
+    flow_version: result.kind === 'plan' ? Number((result.plan as Partial<Plan> | null)?.flow?.version) || 0 : result.kind === 'needs_input' ? result.flow.version : 0,
     plan_json: result.kind === 'plan' ? JSON.stringify(result.plan) : 'null',
     outputs_json: '{}',
-    step_attempts: parked?.step_attempts ?? {},
+    // A resumed run starts its new plan afresh; the bounds (calls, cost, reflections) carry over.
+    step_attempts: {},
     max_iterations: config.maxIterations,
     planner_record: plannerRecord,
     cost_spent: (parked?.cost_spent ?? 0) + plannerCost(plannerRecord),
@@ -85,6 +87,7 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
     seen_data: parked?.seen_data ?? [],
     stale_waves: 0,
     failure_streaks: {},
+    error_history: {},
     skipped: [],
     reflections: parked?.reflections ?? [],
     failures_seen: parked?.failures_seen ?? 0,
@@ -92,6 +95,7 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
     human_involved: snapshot !== undefined || (parked?.human_involved ?? false),
   };
   if (result.kind === 'needs_input') return end(task.thought_id, run, iteration, 'awaiting_input', 'needs_input', result.reason, null, result.missing);
+  if (result.kind === 'escalate') return end(task.thought_id, run, iteration, 'escalated', 'unroutable', result.reason, null);
   const problems = config.validator.validate(result.plan, config.tools);
   if (problems.length) return end(task.thought_id, run, iteration, 'failed', 'invalid_plan', `invalid plan: ${problems.join('; ')}`, null);
   const decision = nextWave(task.thought_id, iteration, run, result.plan as Plan, {}, new Set(), config);
@@ -105,10 +109,12 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
   let plan = JSON.parse(obs.run.plan_json) as Plan;
   const outputs = JSON.parse(obs.run.outputs_json) as Outputs;
   const streaks = { ...obs.run.failure_streaks };
+  const history: Record<string, string[]> = { ...obs.run.error_history };
   const seen = new Set(obs.run.seen_data);
   const reflections = [...obs.run.reflections];
   const again = new Set<string>();
   let newInformation = false;
+  let allValid = true;
   // A step that needed recovery: it failed, or Action had to retry it or use a fallback.
   const failures = obs.run.failures_seen + obs.verdicts.filter((v) => !v.valid || v.attempts > 1 || v.fallback_from !== null).length;
 
@@ -117,6 +123,7 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
     if (!step) continue;
     if (verdict.valid) {
       streaks[step.id] = 0;
+      history[step.id] = [];
       const data = JSON.parse(verdict.extracted_data_json ?? '{}') as Record<string, unknown>;
       const hash = digest(`${verdict.tool}\u0000${verdict.extracted_data_json}`);
       if (!seen.has(hash)) {
@@ -127,19 +134,22 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
       else outputs[step.id] = data;
       continue;
     }
+    allValid = false;
     streaks[step.id] = (streaks[step.id] ?? 0) + 1;
+    history[step.id] = [...(history[step.id] ?? []), verdict.error_type];
     if (RETRYABLE.has(verdict.error_type) && streaks[step.id]! < config.reflectAfter) {
       again.add(step.id);
       continue;
     }
-    const reflection = reflect(step, verdict, streaks[step.id]!, obs.iteration);
+    const reflection = reflect(step, verdict, history[step.id]!, obs.iteration);
     reflections.push(reflection);
-    const run: RunState = { ...obs.run, failure_streaks: streaks, seen_data: [...seen], reflections, failures_seen: failures };
+    const run: RunState = { ...obs.run, failure_streaks: streaks, error_history: history, seen_data: [...seen], reflections, failures_seen: failures };
     switch (reflection.action) {
       case 'fallback':
       case 'change_plan':
         plan = { ...plan, steps: plan.steps.map((s) => (s.id === step.id ? { ...s, tool: s.fallback!, fallback: undefined } : s)) };
         streaks[step.id] = 0;
+        history[step.id] = [];
         again.add(step.id);
         break;
       case 'ask_human':
@@ -151,9 +161,9 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
     }
   }
 
-  const stale = newInformation ? 0 : obs.run.stale_waves + 1;
-  const run: RunState = { ...obs.run, plan_json: JSON.stringify(plan), outputs_json: JSON.stringify(outputs), failure_streaks: streaks, seen_data: [...seen], stale_waves: stale, reflections, failures_seen: failures };
-  if (stale >= config.noveltyWaves) return end(obs.thought_id, run, obs.iteration, 'budget_exhausted', 'no_novelty', `no new information for ${stale} waves`, null);
+  // Only a wave that succeeded and still taught nothing new is stale; failures are the reflection's business.
+  const stale = newInformation ? 0 : allValid ? obs.run.stale_waves + 1 : obs.run.stale_waves;
+  const run: RunState = { ...obs.run, plan_json: JSON.stringify(plan), outputs_json: JSON.stringify(outputs), failure_streaks: streaks, error_history: history, seen_data: [...seen], stale_waves: stale, reflections, failures_seen: failures };
   return nextWave(obs.thought_id, obs.iteration, run, plan, outputs, again, config);
 }
 
@@ -178,6 +188,7 @@ function nextWave(thoughtId: string, iteration: number, run: RunState, plan: Pla
     const ran = plan.steps.length - skipped.size;
     return end(thoughtId, run, iteration, 'completed', 'completed', `all ${ran} step(s) verified${skipped.size ? `, ${skipped.size} skipped by conditions` : ''}`, JSON.stringify(resolved.value));
   }
+  if (run.stale_waves >= config.noveltyWaves) return end(thoughtId, run, iteration, 'budget_exhausted', 'no_novelty', `no new information for ${run.stale_waves} waves`, null);
   if (iteration >= run.max_iterations) return end(thoughtId, run, iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached with ${plan.steps.filter((s) => !done(s.id)).length} step(s) unfinished`, null);
   const ready = plan.steps.filter((s) => !done(s.id) && (again.has(s.id) || ((run.step_attempts[s.id] ?? 0) === 0 && s.depends_on.every(done))));
   if (ready.length === 0) return end(thoughtId, run, iteration, 'failed', 'no_ready_step', 'no step is ready and the plan is not finished', null);
@@ -209,7 +220,8 @@ function nextWave(thoughtId: string, iteration: number, run: RunState, plan: Pla
  * The Reflexion record for a step that keeps failing: four dimensions, each PASS, MISSING or
  * INCONSISTENT with evidence and a recommendation, and the one action Thought takes.
  */
-function reflect(step: PlanStep, verdict: Verdict, streak: number, iteration: number): Reflection {
+function reflect(step: PlanStep, verdict: Verdict, errors: string[], iteration: number): Reflection {
+  const streak = errors.length;
   const e = verdict.error_type;
   const failed = verdict.audit_trail.filter((c) => !c.passed).map((c) => `${c.name}: ${c.evidence}`).join(' | ').slice(0, 500) || e;
   const missing = e === 'not_found' || e === 'invalid_input' || e === 'client_error';
@@ -232,8 +244,7 @@ function reflect(step: PlanStep, verdict: Verdict, streak: number, iteration: nu
       : { name: 'uncertainty', result: 'PASS', evidence: 'the failure is understood', recommendation: 'none' },
   ];
   const action: ReflectionAction = refused ? 'escalate' : missing ? 'ask_human' : inconsistent ? (canSwitch ? 'change_plan' : 'fail') : canSwitch ? 'fallback' : 'fail';
-  const history = Array.from({ length: streak }, () => e as string);
-  return { step_id: step.id, tool: verdict.tool, iteration, error_types: history, dimensions, action };
+  return { step_id: step.id, tool: verdict.tool, iteration, error_types: errors, dimensions, action };
 }
 
 /** Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it. */

@@ -9,7 +9,7 @@
  * fallback planner's.
  */
 import { errors as undiciErrors, request, type Dispatcher } from 'undici';
-import { ConfigError } from '../../runtime/errors.ts';
+import { ConfigError, errorMessage } from '../../runtime/errors.ts';
 import planSchema from '../../schemas/json/plan.schema.json' with { type: 'json' };
 import type { ToolCatalog } from '../../tools/catalog.ts';
 import type { PlanValidator, ToolContracts } from './plan.ts';
@@ -70,7 +70,7 @@ export class LlmPlanner implements Planner {
   readonly name = 'llm';
   /** The system prompt, fixed at construction: the same configuration always asks the same question. */
   readonly systemPrompt: string;
-  // An ES private field: it does not show in util.inspect, JSON.stringify or structured logs of the planner.
+  // An ES private field, so that the key does not show when the planner is inspected or logged.
   readonly #apiKey: string | undefined;
   private readonly url: string;
   private readonly timeoutMs: number;
@@ -151,8 +151,8 @@ export class LlmPlanner implements Planner {
       text = Buffer.concat(chunks).toString('utf8');
     } catch (err) {
       if (isTimeout(err)) return { ok: false, error: 'timeout', message: `no complete answer within ${this.timeoutMs} ms` };
-      const code = (err as { code?: unknown }).code;
-      return { ok: false, error: 'network', message: `${typeof code === 'string' ? code : (err as Error).name}: ${(err as Error).message}` };
+      const code = (err as { code?: unknown } | null)?.code;
+      return { ok: false, error: 'network', message: `${typeof code === 'string' ? code : err instanceof Error ? err.name : 'Error'}: ${errorMessage(err)}` };
     }
     if (status < 200 || status >= 300) return { ok: false, error: `http_${status}`, message: `HTTP ${status}: ${excerpt(text)}` };
     return parseCompletion(text, this.options.model);

@@ -7,7 +7,9 @@ import type { Condition, Plan, PlanStep } from './plan.ts';
 /** What a planner returns: a candidate plan (validated by the caller), or the inputs it still needs. */
 export type PlanningResult =
   | { kind: 'plan'; planner: string; plan: unknown }
-  | { kind: 'needs_input'; planner: string; flow: { id: string; version: number }; missing: string[]; reason: string };
+  | { kind: 'needs_input'; planner: string; flow: { id: string; version: number }; missing: string[]; reason: string }
+  /** The planner will not guess (an off-domain or unclear task): a person takes the run. */
+  | { kind: 'escalate'; planner: string; reason: string };
 
 /** What a planner sees of a task. */
 export interface PlannerTask {
@@ -86,18 +88,22 @@ export function loadFlows(dir: string, ajv: Ajv): Map<string, Flow> {
 export class GraphPlanner implements Planner {
   readonly name = 'graph';
 
-  constructor(private readonly flow: Flow) {}
+  constructor(readonly flow: Flow) {}
 
   plan(task: PlannerTask): PlanningResult {
     const values: Record<string, string> = {};
-    const missing: string[] = [];
     for (const [name, spec] of Object.entries(this.flow.inputs)) {
       // The last match wins: a reply that corrects an input comes after the original text.
       const matches = [...task.text.matchAll(new RegExp(spec.pattern, 'g'))];
       const last = matches[matches.length - 1];
       if (last) values[name] = last[0];
-      else missing.push(name);
     }
+    return this.instantiate(values);
+  }
+
+  /** The flow's plan for these input values, or what is missing. */
+  instantiate(values: Record<string, string>): PlanningResult {
+    const missing = Object.keys(this.flow.inputs).filter((name) => values[name] === undefined);
     const flow = { id: this.flow.id, version: this.flow.version };
     if (missing.length) {
       return { kind: 'needs_input', planner: this.name, flow, missing, reason: `the task does not give: ${missing.map((m) => `${m} (${this.flow.inputs[m]!.description})`).join(', ')}` };

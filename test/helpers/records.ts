@@ -19,6 +19,7 @@ export function runState(overrides: Partial<RunState> = {}): RunState {
     seen_data: [],
     stale_waves: 0,
     failure_streaks: {},
+    error_history: {},
     skipped: [],
     reflections: [],
     failures_seen: 0,

@@ -428,7 +428,7 @@ describe('reflection', () => {
     assert.equal(results(outcome.reflections[0]!).logic_consistency, 'INCONSISTENT');
   });
 
-  test('a step failing in a parallel wave is reflected on by name while its sibling\'s data is kept', () => {
+  test('a step failing in a parallel wave is reflected on by name and asks for that step\'s input fields', () => {
     const wave2 = onlyRequest(onObservation(observe(firstWave(), allValid), config));
     const outcome = onlyOutcome(onObservation(observe(wave2, failingOnly('S3', 'not_found')), config));
     assert.equal(outcome.status, 'awaiting_input');
@@ -453,15 +453,16 @@ describe('redelivery and replies', () => {
     }
   });
 
-  test('a REPLY to a run parked by reflection resumes it with the combined text (the last e-mail wins), keeping reflections and call counts', () => {
+  test('a REPLY to a run parked by reflection resumes it with the combined text (the last e-mail wins), keeping reflections and call counts (attempts restart with the new plan)', () => {
     const parked = parkedByReflection();
     const before = parked.run!;
     const decision = onTask(reply('Sorry, my address is bob@example.com'), config, parked);
     const wave = onlyRequest(decision);
     assert.equal(wave.iteration, 2, 'the resumed run continues its wave numbering');
-    assert.deepEqual(stepsOf(wave).map(({ step_id, tool, input, idempotency_key, attempt }) => ({ step_id, tool, input, idempotency_key, attempt })), [
-      { step_id: 'S1', tool: 'crm.find_customer', input: { email: 'bob@example.com' }, idempotency_key: 't-1:2:S1', attempt: 2 },
+    assert.deepEqual(stepsOf(wave).map(({ step_id, tool, input, idempotency_key }) => ({ step_id, tool, input, idempotency_key })), [
+      { step_id: 'S1', tool: 'crm.find_customer', input: { email: 'bob@example.com' }, idempotency_key: 't-1:2:S1' },
     ]);
+    assert.equal(wave.steps[0]!.attempt, 1, 'the resumed run starts its new plan afresh: attempts count from one again');
     assert.equal(wave.run.task_text, 'Where is my order? alice@example.com\nSorry, my address is bob@example.com');
     assert.equal(wave.run.task_id, 'reply-1-t-1');
     assert.deepEqual(wave.run.reflections, before.reflections);

@@ -1,0 +1,205 @@
+/**
+ * Drift check: re-decides a recorded run with today's Thought and Observation code and
+ * configuration and compares every decision with what was recorded.
+ *
+ * Inputs are the run's own records, in causal order: each task and observation result goes through
+ * Thought's `onTask` / `onObservation` (with the run snapshot rebuilt from the run's thought.runs
+ * records, and the planner's recorded answer from the run state, so no planner is asked), each
+ * action result through Observation's `observe` (tool answers come from the record). Both cores are
+ * pure, so verify sends no request to any tool or model.
+ *
+ * Matching a decision to what was recorded: Thought's decision for an input at wave `w` is either
+ * the request for wave `w + 1` or an outcome after `w` waves, written after the input; the earliest
+ * such unmatched record is the recorded decision. An input today's code ignores may leave that
+ * record to a later input of the same wave (a redelivered task next to the observation that really
+ * decided); if no later input can own it, the input is where the run diverges.
+ */
+import type { ObservationConfig } from '../processors/observation/core.ts';
+import { observe } from '../processors/observation/core.ts';
+import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../processors/thought/core.ts';
+import type { ActionResult, ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../schemas/types.gen.ts';
+import type { TopicId } from '../topics/catalog.ts';
+import type { RecordRef } from './dead-letters.ts';
+import { diffValues, type FieldDiff } from './diff.ts';
+import type { LoggedRecord, RunLog } from './log.ts';
+import { FORK_HEADERS, REDRIVEN_FROM_HEADER, refKey } from './timeline.ts';
+
+export interface VerifyConfigs {
+  thought: ThoughtConfig;
+  observation: ObservationConfig;
+}
+
+/** The first record where today's code decides differently, with both versions. */
+export interface Divergence {
+  code: 'DETERMINISM_VIOLATION';
+  stage: 'thought' | 'observation';
+  /** The recorded input that was re-decided. */
+  input: { topic: TopicId; ref: RecordRef; summary: string };
+  recorded: { topic: TopicId; ref: RecordRef; value: unknown } | null;
+  today: { topic: TopicId; value: unknown } | null;
+  diff: FieldDiff[];
+  explanation: string;
+}
+
+export interface VerifyReport {
+  format: 'tao.verify.v1';
+  thought_id: string;
+  drift: boolean;
+  checked: { thought_inputs: number; observation_inputs: number; records_compared: number };
+  first_divergence: Divergence | null;
+  /** Things verify could not compare and why (a compacted snapshot, a wave still in flight, a dead-lettered input). */
+  notes: string[];
+}
+
+type Rec<T> = LoggedRecord & { value: T & Record<string, unknown> };
+
+/** Re-decides every recorded input of `log` and reports the first divergence, or none. */
+export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<VerifyReport> {
+  const notes: string[] = [];
+  const deadLettered = new Set(log.deadLetters.flatMap((d) => (d.source ? [refKey(d.source)] : [])));
+  const live = log.records.filter((r) => {
+    if (r.value === null) return false;
+    if (deadLettered.has(refKey(r.ref))) {
+      notes.push(`${where(r)} was dead-lettered by its stage: not re-decided`);
+      return false;
+    }
+    return true;
+  });
+  // Records a stage did not write: re-driven copies of dead letters and the first wave of a fork.
+  const written = (r: LoggedRecord) => r.headers[REDRIVEN_FROM_HEADER] === undefined && r.headers[FORK_HEADERS.parent] === undefined;
+  const recordedRequests = live.filter((r) => r.topic === 'thoughtRequests' && written(r)) as Array<Rec<ThoughtRequest>>;
+  const recordedOutcomes = live.filter((r) => r.topic === 'outcomes' && written(r)) as Array<Rec<Outcome>>;
+  const recordedSnapshots = live.filter((r) => r.topic === 'thoughtRuns') as Array<Rec<RunSnapshot>>;
+  const recordedObservations = live.filter((r) => r.topic === 'observationResults' && written(r)) as Array<Rec<ObservationResult>>;
+  const consumed = new Set<LoggedRecord>();
+  const inputs = live.filter((r) => r.topic === 'tasks' || r.topic === 'observationResults' || r.topic === 'actionResults');
+  const lastAt = Math.max(...log.records.map((r) => r.timestamp));
+  let snapshot: RunSnapshot | undefined;
+  let compared = 0;
+  const checked = { thought: 0, observation: 0 };
+
+  const report = (divergence: Divergence | null): VerifyReport => ({
+    format: 'tao.verify.v1',
+    thought_id: log.thoughtId,
+    drift: divergence !== null,
+    checked: { thought_inputs: checked.thought, observation_inputs: checked.observation, records_compared: compared },
+    first_divergence: divergence,
+    notes,
+  });
+
+  for (let i = 0; i < inputs.length; i++) {
+    const input = inputs[i]!;
+    const later = inputs.slice(i + 1);
+    if (input.topic === 'actionResults') {
+      checked.observation++;
+      const result = input.value as unknown as ActionResult;
+      const today = await observe(result, configs.observation);
+      const recorded = recordedObservations.find((o) => !consumed.has(o) && o.value.iteration === result.iteration && o.timestamp >= input.timestamp);
+      if (!recorded) {
+        if (input.timestamp >= lastAt) {
+          notes.push(`${where(input)}: no observation result yet (the wave is still in flight)`);
+          continue;
+        }
+        return report({ code: 'DETERMINISM_VIOLATION', stage: 'observation', input: inputOf(input), recorded: null, today: { topic: 'observationResults', value: today }, diff: [], explanation: `Observation's result for wave ${result.iteration} is not in the log, but today's code writes one` });
+      }
+      consumed.add(recorded);
+      compared++;
+      const diff = diffValues(recorded.value, today);
+      if (diff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'observation', input: inputOf(input), recorded: { topic: 'observationResults', ref: recorded.ref, value: recorded.value }, today: { topic: 'observationResults', value: today }, diff, explanation: `today's Observation judges wave ${result.iteration} differently` });
+      continue;
+    }
+
+    checked.thought++;
+    const isTask = input.topic === 'tasks';
+    const wave = isTask ? (snapshot?.iteration ?? 0) : (input.value as unknown as ObservationResult).iteration;
+    const candidate = recordedDecision(input, wave);
+    const pairedSnapshot = candidate ? recordedSnapshots.find((s) => !consumed.has(s) && Math.abs(s.timestamp - candidate.timestamp) <= 1000 && s.timestamp >= input.timestamp) : undefined;
+    let decision: ThoughtDecision;
+    if (isTask) {
+      const plannerRecord = candidate?.topic === 'thoughtRequests' ? (candidate.value as ThoughtRequest).run.planner_record : (pairedSnapshot?.value.run?.planner_record ?? null);
+      if (!candidate) notes.push(`${where(input)}: no recorded decision to take the planner's answer from; re-planned without one`);
+      decision = onTask(input.value as unknown as Task, configs.thought, snapshot, plannerRecord);
+    } else {
+      decision = onObservation(input.value as unknown as ObservationResult, configs.thought, snapshot);
+    }
+    const main = decision.outputs.find((o) => o.topic === 'thoughtRequests' || o.topic === 'outcomes');
+    if (!main) {
+      // Ignored today. Fine if the recorded decision of this wave belongs to a later input.
+      if (candidate && !later.some((l) => couldOwn(l, candidate, wave))) {
+        return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: candidate.topic, ref: candidate.ref, value: candidate.value }, today: null, diff: [], explanation: `today's Thought ignores this input (${decision.ignored ?? 'no output'}), but the run recorded a decision for it` });
+      }
+      continue;
+    }
+    if (!candidate || (candidate.topic !== main.topic && !later.some((l) => couldOwn(l, candidate, wave)))) {
+      if (!candidate && input.timestamp >= lastAt) {
+        notes.push(`${where(input)}: Thought has not decided yet (the run is in flight)`);
+        continue;
+      }
+      return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: candidate ? { topic: candidate.topic, ref: candidate.ref, value: candidate.value } : null, today: { topic: main.topic, value: main.value }, diff: candidate ? diffValues(candidate.value, main.value) : [], explanation: candidate ? `today's Thought writes ${main.topic === 'outcomes' ? 'an outcome' : 'the next wave'} where the run recorded ${candidate.topic === 'outcomes' ? 'an outcome' : 'a next wave'}` : `today's Thought writes ${main.topic} for this input; the run recorded nothing` });
+    }
+    if (candidate.topic !== main.topic) {
+      // The candidate belongs to a later input; this one decided something the run never recorded.
+      return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: null, today: { topic: main.topic, value: main.value }, diff: [], explanation: `today's Thought writes ${main.topic} for this input; the run recorded no such decision` });
+    }
+    consumed.add(candidate);
+    compared++;
+    const diff = diffValues(candidate.value, main.value);
+    if (diff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: candidate.topic, ref: candidate.ref, value: candidate.value }, today: { topic: main.topic, value: main.value }, diff, explanation: `today's Thought decides wave ${wave} differently` });
+    const todaySnapshot = decision.outputs.find((o) => o.topic === 'thoughtRuns')?.value as RunSnapshot | undefined;
+    if (todaySnapshot) {
+      if (pairedSnapshot) {
+        consumed.add(pairedSnapshot);
+        compared++;
+        const sdiff = diffValues(pairedSnapshot.value, todaySnapshot);
+        if (sdiff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: 'thoughtRuns', ref: pairedSnapshot.ref, value: pairedSnapshot.value }, today: { topic: 'thoughtRuns', value: todaySnapshot }, diff: sdiff, explanation: `today's Thought remembers the run differently after wave ${wave}` });
+        snapshot = pairedSnapshot.value;
+      } else {
+        notes.push(`${where(input)}: the run snapshot written with this decision is not in thought.runs any more (compacted); today's is used`);
+        snapshot = todaySnapshot;
+      }
+    }
+  }
+
+  const leftover = [...recordedRequests, ...recordedOutcomes, ...recordedObservations].filter((r) => !consumed.has(r)).sort((a, b) => a.timestamp - b.timestamp)[0];
+  if (leftover) {
+    return report({ code: 'DETERMINISM_VIOLATION', stage: leftover.topic === 'observationResults' ? 'observation' : 'thought', input: inputOf(leftover), recorded: { topic: leftover.topic, ref: leftover.ref, value: leftover.value }, today: null, diff: [], explanation: 'the run recorded this decision, but no recorded input makes today\'s code write it' });
+  }
+  return report(null);
+
+  function recordedDecision(input: LoggedRecord, wave: number): Rec<ThoughtRequest> | Rec<Outcome> | undefined {
+    const options = [
+      ...recordedRequests.filter((r) => !consumed.has(r) && r.value.iteration === wave + 1),
+      ...recordedOutcomes.filter((r) => !consumed.has(r) && r.value.iterations === wave),
+    ].filter((r) => r.timestamp >= input.timestamp);
+    return options.sort((a, b) => a.timestamp - b.timestamp)[0];
+  }
+}
+
+/** Whether a later input `l` could be the one whose recorded decision is `decision` (same wave slot). */
+function couldOwn(l: LoggedRecord, decision: LoggedRecord, wave: number): boolean {
+  if (l.timestamp > decision.timestamp) return false;
+  if (l.topic === 'tasks') return true;
+  return l.topic === 'observationResults' && (l.value as unknown as ObservationResult).iteration === wave;
+}
+
+function inputOf(r: LoggedRecord): Divergence['input'] {
+  return { topic: r.topic, ref: r.ref, summary: summary(r) };
+}
+
+function where(r: LoggedRecord): string {
+  return `${summary(r)} (${r.ref.topic}[${r.ref.partition}]@${r.ref.offset})`;
+}
+
+function summary(r: LoggedRecord): string {
+  const v = r.value as Record<string, unknown> | null;
+  switch (r.topic) {
+    case 'tasks':
+      return `task ${String(v?.task_id)} (${String(v?.kind)})`;
+    case 'outcomes':
+      return `outcome ${String(v?.status)}`;
+    case 'thoughtRuns':
+      return `snapshot ${String(v?.status)}`;
+    default:
+      return `${r.topic} wave ${String(v?.iteration)}`;
+  }
+}
