@@ -112,47 +112,56 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
     checked.thought++;
     const isTask = input.topic === 'tasks';
     const wave = isTask ? (snapshot?.iteration ?? 0) : (input.value as unknown as ObservationResult).iteration;
-    const candidate = recordedDecision(input, wave);
-    const pairedSnapshot = candidate ? recordedSnapshots.find((s) => !consumed.has(s) && Math.abs(s.timestamp - candidate.timestamp) <= 1000 && s.timestamp >= input.timestamp) : undefined;
+    const options = recordedDecisions(input, wave);
     let decision: ThoughtDecision;
     if (isTask) {
-      const plannerRecord = candidate?.topic === 'thoughtRequests' ? (candidate.value as ThoughtRequest).run.planner_record : (pairedSnapshot?.value.run?.planner_record ?? null);
-      if (!candidate) notes.push(`${where(input)}: no recorded decision to take the planner's answer from; re-planned without one`);
+      const first = options[0];
+      const firstSnapshot = first ? snapshotWith(first, input) : undefined;
+      const plannerRecord = first?.topic === 'thoughtRequests' ? (first.value as ThoughtRequest).run.planner_record : (firstSnapshot?.value.run?.planner_record ?? null);
+      if (!first) notes.push(`${where(input)}: no recorded decision to take the planner's answer from; re-planned without one`);
       decision = onTask(input.value as unknown as Task, configs.thought, snapshot, plannerRecord);
     } else {
       decision = onObservation(input.value as unknown as ObservationResult, configs.thought, snapshot);
     }
     const main = decision.outputs.find((o) => o.topic === 'thoughtRequests' || o.topic === 'outcomes');
-    if (!main) {
-      // Ignored today. Fine if the recorded decision of this wave belongs to a later input.
-      if (candidate && !later.some((l) => couldOwn(l, candidate, wave))) {
-        return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: candidate.topic, ref: candidate.ref, value: candidate.value }, today: null, diff: [], explanation: `today's Thought ignores this input (${decision.ignored ?? 'no output'}), but the run recorded a decision for it` });
+    // The recorded decisions this input may skip over are those a later input of the same wave can own.
+    let chosen: Rec<ThoughtRequest> | Rec<Outcome> | undefined;
+    let blocking: Rec<ThoughtRequest> | Rec<Outcome> | undefined;
+    for (const o of options) {
+      if (main && o.topic === main.topic) {
+        chosen = o;
+        break;
       }
+      if (!later.some((l) => couldOwn(l, o, wave))) {
+        blocking = o;
+        break;
+      }
+    }
+    if (!main) {
+      if (blocking) return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: blocking.topic, ref: blocking.ref, value: blocking.value }, today: null, diff: [], explanation: `today's Thought ignores this input (${decision.ignored ?? 'no output'}), but the run recorded a decision for it` });
       continue;
     }
-    if (!candidate || (candidate.topic !== main.topic && !later.some((l) => couldOwn(l, candidate, wave)))) {
-      if (!candidate && input.timestamp >= lastAt) {
+    if (!chosen) {
+      if (!blocking && input.timestamp >= lastAt) {
         notes.push(`${where(input)}: Thought has not decided yet (the run is in flight)`);
         continue;
       }
-      return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: candidate ? { topic: candidate.topic, ref: candidate.ref, value: candidate.value } : null, today: { topic: main.topic, value: main.value }, diff: candidate ? diffValues(candidate.value, main.value) : [], explanation: candidate ? `today's Thought writes ${main.topic === 'outcomes' ? 'an outcome' : 'the next wave'} where the run recorded ${candidate.topic === 'outcomes' ? 'an outcome' : 'a next wave'}` : `today's Thought writes ${main.topic} for this input; the run recorded nothing` });
+      const what = (topic: TopicId) => (topic === 'outcomes' ? 'an outcome' : 'a next wave');
+      return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: blocking ? { topic: blocking.topic, ref: blocking.ref, value: blocking.value } : null, today: { topic: main.topic, value: main.value }, diff: [], explanation: blocking ? `today's Thought writes ${what(main.topic)} where the run recorded ${what(blocking.topic)}` : `today's Thought writes ${what(main.topic)} for this input; the run recorded none` });
     }
-    if (candidate.topic !== main.topic) {
-      // The candidate belongs to a later input; this one decided something the run never recorded.
-      return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: null, today: { topic: main.topic, value: main.value }, diff: [], explanation: `today's Thought writes ${main.topic} for this input; the run recorded no such decision` });
-    }
-    consumed.add(candidate);
+    consumed.add(chosen);
     compared++;
-    const diff = diffValues(candidate.value, main.value);
-    if (diff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: candidate.topic, ref: candidate.ref, value: candidate.value }, today: { topic: main.topic, value: main.value }, diff, explanation: `today's Thought decides wave ${wave} differently` });
+    const diff = diffValues(chosen.value, main.value);
+    if (diff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: chosen.topic, ref: chosen.ref, value: chosen.value }, today: { topic: main.topic, value: main.value }, diff, explanation: `today's Thought decides wave ${wave} differently` });
     const todaySnapshot = decision.outputs.find((o) => o.topic === 'thoughtRuns')?.value as RunSnapshot | undefined;
     if (todaySnapshot) {
-      if (pairedSnapshot) {
-        consumed.add(pairedSnapshot);
+      const paired = snapshotWith(chosen, input);
+      if (paired) {
+        consumed.add(paired);
         compared++;
-        const sdiff = diffValues(pairedSnapshot.value, todaySnapshot);
-        if (sdiff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: 'thoughtRuns', ref: pairedSnapshot.ref, value: pairedSnapshot.value }, today: { topic: 'thoughtRuns', value: todaySnapshot }, diff: sdiff, explanation: `today's Thought remembers the run differently after wave ${wave}` });
-        snapshot = pairedSnapshot.value;
+        const sdiff = diffValues(paired.value, todaySnapshot);
+        if (sdiff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: 'thoughtRuns', ref: paired.ref, value: paired.value }, today: { topic: 'thoughtRuns', value: todaySnapshot }, diff: sdiff, explanation: `today's Thought remembers the run differently after wave ${wave}` });
+        snapshot = paired.value;
       } else {
         notes.push(`${where(input)}: the run snapshot written with this decision is not in thought.runs any more (compacted); today's is used`);
         snapshot = todaySnapshot;
@@ -166,12 +175,18 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
   }
   return report(null);
 
-  function recordedDecision(input: LoggedRecord, wave: number): Rec<ThoughtRequest> | Rec<Outcome> | undefined {
+  /** Recorded decisions that may be the one for `input` at wave `wave`, earliest first. */
+  function recordedDecisions(input: LoggedRecord, wave: number): Array<Rec<ThoughtRequest> | Rec<Outcome>> {
     const options = [
       ...recordedRequests.filter((r) => !consumed.has(r) && r.value.iteration === wave + 1),
       ...recordedOutcomes.filter((r) => !consumed.has(r) && r.value.iterations === wave),
     ].filter((r) => r.timestamp >= input.timestamp);
-    return options.sort((a, b) => a.timestamp - b.timestamp)[0];
+    return options.sort((a, b) => a.timestamp - b.timestamp);
+  }
+
+  /** The snapshot written in the same transaction as `decision` (same producer batch: within a second of it). */
+  function snapshotWith(decision: LoggedRecord, input: LoggedRecord): Rec<RunSnapshot> | undefined {
+    return recordedSnapshots.find((s) => !consumed.has(s) && s.timestamp >= input.timestamp && Math.abs(s.timestamp - decision.timestamp) <= 1000);
   }
 }
 

@@ -3,11 +3,28 @@
  * and tests: deterministic answers, on-demand fault injection and request
  * accounting.
  *
- * Tool routes (all `GET`, JSON):
- * - `/crm/customers/by-email/{email}` (`crm.find_customer`)
- * - `/crm/customers/{customer_id}/tier` (`crm.tier`)
- * - `/orders/customers/{customer_id}/latest` (`orders.latest`)
- * - `/shipping/orders/{order_id}/tracking` (`shipping.track`)
+ * Tool routes (JSON; the route id in parentheses names the route in fault
+ * specs and stats, and the catalog tool that calls it):
+ * - `GET /crm/customers/by-email/{email}` (`crm.find_customer`)
+ * - `GET /crm/customers/{customer_id}/tier` (`crm.tier`)
+ * - `GET /orders/customers/{customer_id}/latest` (`orders.latest`)
+ * - `GET /shipping/orders/{order_id}/tracking` (`shipping.track`)
+ * - `GET /orders/{order_id}` (`orders.get`)
+ * - `POST /refunds` (`refunds.create`)
+ * - `GET /billing/invoices/{invoice_id}` (`billing.get_invoice`)
+ * - `POST /billing/invoices/{invoice_id}/copies` (`billing.send_invoice_copy`)
+ * - `POST /identity/password-resets` (`identity.password_reset`)
+ * - `GET /status/services/{service}` (`status.service`)
+ * - `GET /incidents/services/{service}/latest` (`incidents.latest`)
+ * - `GET /expenses/claims/{claim_id}` (`expenses.get_claim`)
+ *
+ * `POST` routes take a JSON body (`Content-Type: application/json`) and
+ * honour `Idempotency-Key`: repeating a key with the same request replays the
+ * stored answer without doing anything again (see {@link processPost}).
+ * Faults apply to them too; `timeout`, `malformed` and `slow_body` let the
+ * request take effect before the answer is withheld or garbled (as when a
+ * response is lost on the way back), so a retry with the same key gets the
+ * original answer; the other modes reject the request before it takes effect.
  *
  * Uncounted routes: `GET /health`, and the control API under `/__control/`:
  * `POST|GET|DELETE /__control/faults`, `GET|DELETE /__control/stats`.
@@ -31,9 +48,13 @@ import {
 import {
   matchRoute,
   normalResponse,
+  POST_ROUTE_IDS,
+  processPost,
   ROUTE_IDS,
+  ToolLedger,
   wrongSchemaBody,
   type JsonResponse,
+  type PostOutcome,
   type RouteId,
   type RouteMatch,
 } from './routes.ts';
@@ -41,6 +62,7 @@ import {
 export type { FaultMode, FaultSpec, FaultState } from './faults.ts';
 export { FaultSpecError } from './faults.ts';
 export type { RouteId } from './routes.ts';
+export { POST_ROUTE_IDS, ROUTE_IDS, ROUTE_METHODS } from './routes.ts';
 
 /** Options of {@link startToolServer}. */
 export interface ToolServerOptions {
@@ -74,6 +96,8 @@ export interface RecordedRequest {
   fault: FaultMode | null;
   /** Id of that fault, if any. */
   faultId: string | null;
+  /** A POST answered from the response stored under its `Idempotency-Key` (nothing was done again). */
+  idempotentReplay: boolean;
 }
 
 /** Request accounting, as returned by `GET /__control/stats`. */
@@ -88,6 +112,17 @@ export interface Stats {
   connections: number;
   /** TCP connections currently open. */
   openConnections: number;
+  /** Side effects performed by the POST routes (refunds created, copies sent, resets issued), per POST route id. */
+  effects: Record<string, number>;
+  /** `Idempotency-Key` handling of the POST routes. */
+  idempotency: {
+    /** Responses currently stored under a key (server state: not cleared by a stats reset). */
+    storedKeys: number;
+    /** Requests answered from a stored response, per POST route id. */
+    replays: Record<string, number>;
+    /** Requests that reused a key for a different request (answered 422). */
+    conflicts: number;
+  };
 }
 
 /** How many request records stats keep. */
@@ -133,6 +168,10 @@ export interface ToolServerEvents {
 
 const DEFAULTS: ToolServerOptions = { port: 7070, host: '127.0.0.1', keepAliveTimeoutMs: 5000 };
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
+/** Largest accepted body of a POST tool request; a larger one is answered 413. */
+export const MAX_TOOL_BODY_BYTES = 16 * 1024;
+/** Fault modes under which a POST still takes effect (the answer is lost or garbled on the way back). */
+const EFFECTIVE_FAULT_MODES: ReadonlySet<FaultMode> = new Set<FaultMode>(['timeout', 'malformed', 'slow_body']);
 /** Chunks a `slow_body` response is split into (at most). */
 const SLOW_BODY_CHUNKS = 10;
 
@@ -222,12 +261,19 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
   let byRoute: Record<string, number> = {};
   let records: RecordedRequest[] = [];
   let connections = 0;
+  let effects: Record<string, number> = {};
+  let replays: Record<string, number> = {};
+  let conflicts = 0;
+  const ledger = new ToolLedger();
 
   const resetStats = (): void => {
     total = 0;
     byRoute = Object.fromEntries(ROUTE_IDS.map((r) => [r, 0]));
     records = [];
     connections = 0;
+    effects = Object.fromEntries(POST_ROUTE_IDS.map((r) => [r, 0]));
+    replays = Object.fromEntries(POST_ROUTE_IDS.map((r) => [r, 0]));
+    conflicts = 0;
   };
   resetStats();
 
@@ -272,6 +318,7 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
       at: Date.now(),
       fault: null,
       faultId: null,
+      idempotentReplay: false,
     };
     total += 1;
     byRoute[route] = (byRoute[route] ?? 0) + 1;
@@ -286,9 +333,15 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
     requests: records.map((r) => ({ ...r, headers: { ...r.headers } })),
     connections,
     openConnections: sockets.size,
+    effects: { ...effects },
+    idempotency: { storedKeys: ledger.storedKeys, replays: { ...replays }, conflicts },
   });
 
-  const applyFault = (res: http.ServerResponse, fault: FaultState, m: RouteMatch): void => {
+  /**
+   * Answers with a fault. `normal` is the answer the route would have given
+   * (used by `malformed` and `slow_body`), `wrong` a body breaking its schema.
+   */
+  const applyFault = (res: http.ServerResponse, fault: FaultState, normal: () => JsonResponse, wrong: () => unknown): void => {
     const { spec } = fault;
     switch (spec.mode) {
       case 'timeout':
@@ -304,15 +357,15 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
         sendJson(res, 503, { error: 'unavailable' });
         return;
       case 'malformed': {
-        const full = JSON.stringify(normalResponse(m).body);
+        const full = JSON.stringify(normal().body);
         sendText(res, 200, 'application/json', full.slice(0, Math.max(1, Math.floor(full.length / 2))));
         return;
       }
       case 'wrong_schema':
-        sendJson(res, 200, wrongSchemaBody(m));
+        sendJson(res, 200, wrong());
         return;
       case 'slow_body':
-        slowBody(res, normalResponse(m), spec.delayMs ?? DEFAULT_DELAY_MS);
+        slowBody(res, normal(), spec.delayMs ?? DEFAULT_DELAY_MS);
         return;
       case 'auth_failed':
         sendJson(res, 401, { error: 'unauthorized' }, {
@@ -347,25 +400,51 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
     schedule(res, delayMs / n, () => step(0));
   };
 
-  const handleTool = (req: http.IncomingMessage, res: http.ServerResponse, pathname: string): void => {
-    req.resume();
+  const handleTool = async (req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<void> => {
     const m = matchRoute(pathname);
+    const method = req.method ?? 'GET';
+    const isPost = m !== null && m.method === 'POST' && method === 'POST';
+    // POST bodies are read whole before the request is counted; anything else is drained.
+    let text: string | null = '';
+    if (isPost) text = await readBody(req, MAX_TOOL_BODY_BYTES);
+    else req.resume();
     const rec = record(req, m?.route ?? UNMATCHED_ROUTE);
-    const fault = m !== null && req.method === 'GET' ? registry.pick(m.route, [pathname, safeDecode(pathname)]) : undefined;
+    // `match` sees the raw and decoded path and, for a POST, the body.
+    const targets = [pathname, safeDecode(pathname), ...(isPost && text !== null ? [text] : [])];
+    const fault = m !== null && method === m.method ? registry.pick(m.route, targets) : undefined;
     if (fault !== undefined) {
       rec.fault = fault.spec.mode;
       rec.faultId = fault.id;
     }
+    // A POST takes effect unless a fault rejects it first.
+    let post: PostOutcome | undefined;
+    if (isPost && m !== null && (fault === undefined || EFFECTIVE_FAULT_MODES.has(fault.spec.mode))) {
+      post = processPost(m, { body: text, contentType: headerValue(req, 'content-type'), idempotencyKey: headerValue(req, 'idempotency-key') }, ledger);
+      if (post.effect) effects[m.route] = (effects[m.route] ?? 0) + 1;
+      if (post.replayed) {
+        replays[m.route] = (replays[m.route] ?? 0) + 1;
+        rec.idempotentReplay = true;
+      }
+      if (post.conflict) conflicts += 1;
+    }
     events.emit('request', { ...rec, headers: { ...rec.headers } });
     if (m === null) {
       sendJson(res, 404, { error: 'not_found' });
-    } else if (req.method !== 'GET') {
-      sendJson(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
-    } else if (fault !== undefined) {
-      applyFault(res, fault, m);
+    } else if (method !== m.method) {
+      sendJson(res, 405, { error: 'method_not_allowed' }, { allow: m.method });
+    } else if (m.method === 'GET') {
+      if (fault !== undefined) applyFault(res, fault, () => normalResponse(m), () => wrongSchemaBody(m));
+      else {
+        const r = normalResponse(m);
+        sendJson(res, r.status, r.body);
+      }
     } else {
-      const r = normalResponse(m);
-      sendJson(res, r.status, r.body);
+      const answer = post?.response;
+      if (fault !== undefined) {
+        applyFault(res, fault, () => answer ?? { status: 500, body: { error: 'internal' } }, () => wrongSchemaBody(m, lenientObject(text)));
+      } else if (answer !== undefined) {
+        sendJson(res, answer.status, answer.body, post?.replayed ? { 'idempotent-replayed': 'true' } : {});
+      }
     }
   };
 
@@ -443,7 +522,7 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
       } else if (pathname === '/__control' || pathname.startsWith('/__control/')) {
         handleControl(req, res, pathname).catch(fail);
       } else {
-        handleTool(req, res, pathname);
+        handleTool(req, res, pathname).catch(fail);
       }
     } catch (err) {
       fail(err);
@@ -492,6 +571,17 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
     resetStats,
     events,
   };
+}
+
+/** The body parsed as a JSON object, or `null`. */
+function lenientObject(text: string | null): Record<string, unknown> | null {
+  if (text === null) return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
