@@ -5,9 +5,14 @@
  *   tao topics apply                   create/update the catalog's topics, report drift
  *   tao run thought|action|observation|tools|ingress|callbacks|all
  *   tao submit --text "..." [--source s] [--external-id id] [--reply <thought_id>] [--wait] [--timeout-s n]
+ *   tao classify-error <file|->        the error classifier's verdict on a payload
+ *   tao classify "<text>"              the intent router's decision on a task text
  *   tao demo                           everything above, with sample tasks
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { DEFAULT_ERROR_MODEL_DIR, ERROR_ADOPTION_THRESHOLD, ErrorClassifier, adoptable } from '../processors/observation/classifier.ts';
+import { DEFAULT_INTENT_MODEL_DIR, IntentRouter } from '../processors/thought/intent-router.ts';
 import { buildTask, submitTasks } from '../client/tasks.ts';
 import { watchRecords } from '../client/watch.ts';
 import { callbackOptionsFromEnv, startCallbackDispatcher } from '../callbacks/dispatcher.ts';
@@ -29,6 +34,8 @@ const USAGE = `usage: tao <command>
   topics apply                create or update every topic of the catalog
   run <thought|action|observation|tools|ingress|callbacks|all>
   submit --text "..." [--source s] [--external-id id] [--reply thought_id] [--wait] [--timeout-s 60]
+  classify-error <file|->     the ONNX classifier's label and confidence for an error payload (JSON)
+  classify "<text>"           the intent router's intent, confidence and slots for a task text (JSON)
   demo                        run the whole loop on sample tasks`;
 
 
@@ -45,6 +52,10 @@ export async function main(argv: string[]): Promise<number> {
       return runCommand(sub);
     case 'submit':
       return submitCommand(argv.slice(1));
+    case 'classify-error':
+      return classifyErrorCommand(sub);
+    case 'classify':
+      return classifyCommand([sub, ...rest].filter((a): a is string => a !== undefined).join(' '));
     case 'demo':
       return runDemo([sub, ...rest].filter((a): a is string => a !== undefined));
     case undefined:
@@ -206,4 +217,28 @@ async function submitCommand(args: string[]): Promise<number> {
   }
   console.log(JSON.stringify(result));
   return result.status === 'completed' ? 0 : 1;
+}
+
+async function classifyErrorCommand(source: string | undefined): Promise<number> {
+  if (!source) return usage('classify-error needs a file, or - for standard input');
+  const text = source === '-' ? readFileSync(0, 'utf8') : readFileSync(source, 'utf8');
+  const classifier = await ErrorClassifier.load(process.env.TAO_ERROR_MODEL_DIR ?? DEFAULT_ERROR_MODEL_DIR);
+  try {
+    const c = await classifier.classify(text);
+    console.log(JSON.stringify({ ...c, adopted: adoptable(c), threshold: ERROR_ADOPTION_THRESHOLD }));
+  } finally {
+    await classifier.close();
+  }
+  return 0;
+}
+
+async function classifyCommand(text: string): Promise<number> {
+  if (!text.trim()) return usage('classify needs the task text: tao classify "where is my order O-12345678"');
+  const router = await IntentRouter.load(process.env.TAO_INTENT_MODEL_DIR ?? DEFAULT_INTENT_MODEL_DIR);
+  try {
+    console.log(JSON.stringify(await router.route(text)));
+  } finally {
+    await router.close();
+  }
+  return 0;
 }

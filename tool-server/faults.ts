@@ -59,7 +59,7 @@ export interface FaultSpec {
   retryAfterSeconds?: number;
   /** Milliseconds for `timeout` / `slow_body` (integer 0..600000, default 30000). */
   delayMs?: number;
-  /** Only requests whose path (raw or percent-decoded) contains this substring. */
+  /** Only requests whose path (raw or percent-decoded) or, for a POST, body text contains this substring. */
   match?: string;
 }
 
@@ -201,7 +201,7 @@ export class FaultRegistry {
    * Decides which fault (if any) applies to a request and updates counters.
    *
    * @param route - the request's route id.
-   * @param paths - the path forms `match` is tested against (raw and decoded).
+   * @param paths - the texts `match` is tested against (raw and decoded path, and a POST's body).
    * @returns a snapshot of the fault that fires, or `undefined`.
    */
   pick(route: RouteId, paths: readonly string[]): FaultState | undefined {

@@ -8,6 +8,7 @@ import { Agent, request } from 'undici';
 
 import {
   FaultSpecError,
+  ROUTE_IDS,
   startToolServer,
   type FaultSpec,
   type RecordedRequest,
@@ -500,7 +501,12 @@ test('stats count per route, record headers, and exclude control and health', T,
     const st = server.stats();
     assert.deepEqual({ ...viaApi, openConnections: 0 }, { ...st, openConnections: 0 }, 'control API mirrors stats()');
     assert.equal(st.total, 4);
-    assert.deepEqual(st.byRoute, { 'crm.find_customer': 1, 'crm.tier': 2, 'orders.latest': 1, 'shipping.track': 0 });
+    assert.deepEqual(st.byRoute, {
+      ...Object.fromEntries(ROUTE_IDS.map((r) => [r, 0])),
+      'crm.find_customer': 1,
+      'crm.tier': 2,
+      'orders.latest': 1,
+    });
     assert.deepEqual(st.requests.map((r) => r.route), ['crm.tier', 'crm.tier', 'orders.latest', 'crm.find_customer']);
     const [first, second] = st.requests;
     assert.deepEqual(first?.headers, {
