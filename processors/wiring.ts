@@ -45,13 +45,13 @@ export const DEFAULT_OPS_PORTS: Record<StageName, number> = { thought: 9401, act
 export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logger: Logger, metrics?: StageMetrics): Promise<StageDefinition> {
   switch (name) {
     case 'thought':
-      return thoughtStage(await thoughtConfig(env), logger);
+      return thoughtStage(await thoughtConfig(env), logger, metrics?.runMetrics());
     case 'action': {
       const catalog = ToolCatalog.load(env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR, env, createContractAjv());
-      return actionStage({ catalog, http: realHttpDeps(), env, concurrency: intSetting(env, 'TAO_ACTION_CONCURRENCY', 32, 1, 1000), events: metrics && toolMetrics(metrics) });
+      return actionStage({ catalog, http: realHttpDeps(), env, concurrency: intSetting(env, 'TAO_ACTION_CONCURRENCY', 32, 1, 1000), events: metrics && toolMetrics(metrics), logger });
     }
     case 'observation':
-      return observationStage(await observationConfig(env));
+      return observationStage(await observationConfig(env), { logger, stepMetrics: metrics?.stepMetrics() });
   }
 }
 

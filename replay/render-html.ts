@@ -20,7 +20,7 @@ export function renderHtml(t: Timeline): string {
 <body>
 <header>
   <h1>${esc(title)}</h1>
-  <p class="status" style="background:${STATUS_COLOURS[t.status] ?? '#555'}">${esc(t.status.replace('_', ' '))}${t.outcome ? ` · ${esc(t.outcome.reason_code)}` : ''}</p>
+  <p class="status" style="background:${STATUS_COLOURS[t.status] ?? '#555'}">${esc(t.status.replace('_', ' '))}${t.outcome && t.outcome.reason_code !== t.status ? ` · ${esc(t.outcome.reason_code.replace('_', ' '))}` : ''}</p>
   <dl class="facts">
     ${fact('namespace', t.namespace || '(none)')}
     ${t.plan ? fact('plan', `${t.plan.planner} · ${t.plan.flow_id}@${t.plan.flow_version}`) : ''}
@@ -57,7 +57,7 @@ function wave(it: IterationView): string {
     .join('');
   return `<div class="wave" id="wave-${it.iteration}">
 <h3>Wave ${it.iteration} <small>${esc(it.requested_at ?? '')}${timing ? ` · ${esc(timing)}` : ''}</small></h3>${notes}
-<table class="steps"><thead><tr><th>step</th><th>tool</th><th>status</th><th>verdict</th><th>HTTP</th><th>latency</th><th>tries</th><th>confidence</th><th>input</th></tr></thead>
+<table class="steps"><colgroup><col style="width:6%"><col style="width:17%"><col style="width:10%"><col style="width:11%"><col style="width:6%"><col style="width:8%"><col style="width:7%"><col style="width:8%"><col></colgroup><thead><tr><th>step</th><th>tool</th><th>status</th><th>verdict</th><th>HTTP</th><th>latency</th><th>tries</th><th>confidence</th><th>input</th></tr></thead>
 <tbody>${it.steps.map(stepRow).join('')}</tbody></table></div>`;
 }
 
@@ -161,6 +161,7 @@ main{padding:0 28px 28px}
 .facts div{display:flex;gap:6px}
 .facts dt{color:#666}.facts dd{margin:0;font-weight:500}
 table{border-collapse:collapse;width:100%;background:#fff;font-size:13px}
+table.steps{table-layout:fixed}table.steps td{overflow-wrap:anywhere}
 th,td{border:1px solid #e3e6ea;padding:6px 8px;text-align:left;vertical-align:top}
 th{background:#f0f2f5;font-weight:600}
 code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}

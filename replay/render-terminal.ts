@@ -18,7 +18,9 @@ export function renderTerminal(t: Timeline): string {
   if (t.plan) {
     out.push(`Plan  ${t.plan.planner} ${t.plan.flow_id}@${t.plan.flow_version}: ${t.plan.steps.map((s) => `${s.id} ${s.tool}${s.depends_on.length ? ` <- ${s.depends_on.join(',')}` : ''} [${s.state}]`).join('; ')}`);
   }
-  for (const it of t.iterations) out.push('', ...renderWave(it));
+  // One set of column widths for every wave, so the columns line up down the whole run.
+  const widths = columnWidths([STEP_HEADER, ...t.iterations.flatMap((it) => it.steps.map(stepRow))]);
+  for (const it of t.iterations) out.push('', ...renderWave(it, widths));
   if (t.reflections.length) {
     out.push('', 'Reflections');
     for (const r of t.reflections) {
@@ -46,7 +48,9 @@ export function renderTerminal(t: Timeline): string {
   return out.join('\n') + '\n';
 }
 
-function renderWave(it: IterationView): string[] {
+const STEP_HEADER = ['STEP', 'TOOL', 'STATUS', 'VERDICT', 'HTTP', 'LATENCY', 'TRIES', 'CONF', 'INPUT'];
+
+function renderWave(it: IterationView, widths: number[]): string[] {
   const t = it.timings;
   const timing = [t.action_ms !== null ? `action ${t.action_ms} ms` : null, t.observation_ms !== null ? `observation ${t.observation_ms} ms` : null, t.thought_ms !== null ? `thought ${t.thought_ms} ms` : null].filter(Boolean).join(', ');
   const lines = [`Wave ${it.iteration}  requested ${it.requested_at ?? '?'}${timing ? `  (${timing})` : ''}`];
@@ -55,9 +59,7 @@ function renderWave(it: IterationView): string[] {
     if (r.dead_letter) lines.push(`  request ${r.ref.topic}[${r.ref.partition}]@${r.ref.offset} DEAD-LETTERED ${r.dead_letter.code}: ${cut(r.dead_letter.message, 120)}`);
     if (r.redriven_from) lines.push(`  request ${r.ref.topic}[${r.ref.partition}]@${r.ref.offset} re-driven from ${r.redriven_from}`);
   }
-  const header = ['STEP', 'TOOL', 'STATUS', 'VERDICT', 'HTTP', 'LATENCY', 'TRIES', 'CONF', 'INPUT'];
-  const rows = it.steps.map((s) => stepRow(s));
-  lines.push(...table([header, ...rows]).map((l) => `  ${l}`));
+  lines.push(...table([STEP_HEADER, ...it.steps.map(stepRow)], widths).map((l) => `  ${l}`));
   for (const s of it.steps) {
     const notes: string[] = [];
     if (s.result?.fallback_from) notes.push(`fallback: served by ${s.result.tool} for ${s.result.fallback_from} (${s.result.fallback_reason ?? '?'})`);
@@ -87,10 +89,14 @@ function stepRow(s: StepView): string[] {
 }
 
 /** Left-aligned columns, two spaces apart; the last column is not padded. */
-export function table(rows: string[][]): string[] {
+export function table(rows: string[][], widths: number[] = columnWidths(rows)): string[] {
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+}
+
+function columnWidths(rows: string[][]): number[] {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+  return widths;
 }
 
 export function cut(text: string, width: number): string {

@@ -58,12 +58,8 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
   const notes: string[] = [];
   const deadLettered = new Set(log.deadLetters.flatMap((d) => (d.source ? [refKey(d.source)] : [])));
   const live = log.records.filter((r) => {
-    if (r.value === null) return false;
-    if (deadLettered.has(refKey(r.ref))) {
-      notes.push(`${where(r)} was dead-lettered by its stage: not re-decided`);
-      return false;
-    }
-    return true;
+    if (r.value === null) notes.push(`${r.ref.topic}[${r.ref.partition}]@${r.ref.offset} does not decode (${r.decodeError?.code}): dead-lettered by its stage, not re-decided`);
+    return r.value !== null;
   });
   // Records a stage did not write: re-driven copies of dead letters and the first wave of a fork.
   const written = (r: LoggedRecord) => r.headers[REDRIVEN_FROM_HEADER] === undefined && r.headers[FORK_HEADERS.parent] === undefined;
@@ -72,7 +68,13 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
   const recordedSnapshots = live.filter((r) => r.topic === 'thoughtRuns') as Array<Rec<RunSnapshot>>;
   const recordedObservations = live.filter((r) => r.topic === 'observationResults' && written(r)) as Array<Rec<ObservationResult>>;
   const consumed = new Set<LoggedRecord>();
-  const inputs = live.filter((r) => r.topic === 'tasks' || r.topic === 'observationResults' || r.topic === 'actionResults');
+  // A dead-lettered record was written (it may be a decision to compare) but never read by its stage.
+  const inputs = live.filter((r) => {
+    if (r.topic !== 'tasks' && r.topic !== 'observationResults' && r.topic !== 'actionResults') return false;
+    if (!deadLettered.has(refKey(r.ref))) return true;
+    notes.push(`${where(r)} was dead-lettered by its stage: not re-decided`);
+    return false;
+  });
   const lastAt = Math.max(...log.records.map((r) => r.timestamp));
   let snapshot: RunSnapshot | undefined;
   let compared = 0;

@@ -1,11 +1,15 @@
 /**
  * JSON-lines logger. Every line carries `ts`, `level`, `msg` and the bound fields (stage,
- * thought_id, step, tool, status, duration_ms, error_code, ...). Values under keys that look like
- * secrets are replaced before writing, so a secret passed by mistake never reaches a log.
+ * thought_id, iteration, step, tool, status, duration_ms, error_code, ...). Values under keys that
+ * look like secrets, and strings that look like credentials whatever their key (`Bearer ...`,
+ * `Basic ...`), are replaced before writing, so a secret passed by mistake never reaches a log.
+ * This is a safety net, not a licence: callers never log tool inputs, headers or bodies.
  */
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 const SECRET_KEY = /secret|password|passwd|token|authorization|api[-_]?key|cookie|signature/i;
+/** `Bearer <token>` (any case), and `Basic <base64>` whose token looks encoded (a digit, base64 punctuation or a lower-upper case change), so prose like "Basic checks" stays. */
+const CREDENTIAL_VALUE = /\b(?:[Bb][Ee][Aa][Rr][Ee][Rr]\s+[A-Za-z0-9._~+/=-]{3,}|Basic\s+(?=[A-Za-z0-9+/]*(?:[0-9+/=]|[a-z][A-Z]))[A-Za-z0-9+/]{6,}={0,2})/g;
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -16,8 +20,9 @@ export interface Logger {
 }
 
 export function redact(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.replace(CREDENTIAL_VALUE, (m) => `${m.split(/\s+/)[0]} [redacted]`);
   if (depth > 6 || value === null || typeof value !== 'object') return value;
-  if (value instanceof Error) return { name: value.name, message: value.message, code: (value as { code?: unknown }).code };
+  if (value instanceof Error) return { name: value.name, message: redact(value.message, depth + 1), code: (value as { code?: unknown }).code };
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? '[redacted]' : redact(v, depth + 1);

@@ -7,6 +7,7 @@ import { traceparentFor } from './trace.ts';
 import { coPartitionedAssigner } from './assigner.ts';
 import { ChangelogStore } from './state-store.ts';
 import type { TopicId } from '../topics/catalog.ts';
+import { CompactedView } from '../observability/follow.ts';
 
 /** One decoded input record, as a stage's handler sees it. */
 export interface InputRecord<T = unknown> {
@@ -25,6 +26,12 @@ export interface OutputRecord {
   key: string;
   value: unknown;
   span: string;
+}
+
+/** An input record a committed transaction consumed, and the records its handler wrote for it. */
+export interface HandledRecord {
+  input: InputRecord;
+  outputs: readonly OutputRecord[];
 }
 
 /**
@@ -57,6 +64,19 @@ export interface StageDefinition {
   maxInputBytes: number;
   /** Stage-specific state for /health (for example breaker states). */
   describe?(): Record<string, unknown>;
+  /**
+   * Called once a transaction has committed, with every record of it that was handled (dead letters
+   * excluded) and what the handler wrote for it: the place for counters and log lines that must
+   * match the committed log. A chunk that aborts is not reported; its retry is, once it commits.
+   * Runs synchronously between transactions; an exception is logged, never retried.
+   */
+  committed?(records: readonly HandledRecord[]): void;
+  /**
+   * For a stage with a store: whether a stored value is a run in flight. The runner then exports
+   * `tao_runs_in_flight`, the number of such values in the partitions this instance owns, read at
+   * each scrape from a reader of the store topic (so it is right again after a restart).
+   */
+  inFlight?(stored: unknown): boolean;
 }
 
 export interface StageResources {
@@ -87,6 +107,8 @@ export const DLQ_HEADERS = {
 } as const;
 
 type TopicMessages = { topic: string; messages: Message[] };
+/** What processing one record produced: the encoded records, and what to report once they commit. */
+type Processed = { encoded: TopicMessages[]; handled: HandledRecord | null; deadLetter: { topic: string; reason: string } | null };
 
 /**
  * Runs a {@link StageDefinition}: a read_committed consumer group, and one transactional producer
@@ -105,6 +127,9 @@ export class StageRunner {
   private readonly store: ChangelogStore<unknown> | null;
   /** Per partition, the catch-up of the state store for the current assignment. */
   private caughtUp = new Map<number, Promise<void>>();
+  /** Lag gauge label sets this instance has set, so a revoked partition's series can be removed. */
+  private readonly lagSeries = new Map<string, { group: string; topic: string; partition: string }>();
+  private inFlightView: CompactedView<boolean> | null = null;
 
   constructor(
     private readonly def: StageDefinition,
@@ -135,7 +160,13 @@ export class StageRunner {
       this.store?.release([...Object.values(this.assigned).flat()].filter((p) => !now.has(p)));
       this.caughtUp = new Map();
       this.assigned = payload.memberAssignment;
+      this.forgetRevokedLag(payload.memberAssignment);
       res.logger.info('partitions assigned', { group: this.group, assigned: payload.memberAssignment });
+    });
+    // A fetch that returned only transaction markers (or aborted records) never reaches eachBatch,
+    // yet moves the position past offsets that would otherwise show as lag forever.
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (payload.batchSize === 0) this.setLag(payload.topic, payload.partition, BigInt(payload.highWatermark) - BigInt(payload.lastOffset) - 1n);
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       this.lastError = errorMessage(payload.error);
@@ -143,6 +174,11 @@ export class StageRunner {
       res.logger.error('consumer crashed', { group: this.group, error: payload.error, restart: payload.restart });
     });
     await this.store?.start();
+    const { inFlight, storeTopic } = this.def;
+    if (inFlight && storeTopic) {
+      this.inFlightView = await CompactedView.start(res.kafka, res.codec, storeTopic, (value) => inFlight(value), res.logger);
+      res.metrics.trackInFlight(() => this.inFlightView?.count((running) => running, new Set(Object.values(this.assigned).flat())) ?? 0);
+    }
     await consumer.connect();
     for (const id of this.def.inputs) await consumer.subscribe({ topic: res.codec.topics.name(id), fromBeginning: true });
     await consumer.run({
@@ -158,6 +194,8 @@ export class StageRunner {
     this.running = false;
     await this.consumer.disconnect();
     await this.store?.stop();
+    await this.inFlightView?.stop();
+    this.inFlightView = null;
     const producers = [...this.producers.values()];
     this.producers.clear();
     await Promise.all(producers.map(async (p) => (await p.catch(() => null))?.disconnect()));
@@ -222,11 +260,11 @@ export class StageRunner {
         const key = m.key?.toString('utf8') ?? '';
         byKey.set(key, [...(byKey.get(key) ?? []), m]);
       }
-      const encoded = new Map<KafkaMessage, TopicMessages[]>();
+      const processed = new Map<KafkaMessage, Processed>();
       await mapLimit([...byKey.values()], this.def.concurrency, async (messages) => {
-        for (const m of messages) encoded.set(m, await this.processOne(topicId, batch.partition, m));
+        for (const m of messages) processed.set(m, await this.processOne(topicId, batch.partition, m));
       });
-      const outputs = chunk.map((m) => encoded.get(m)!);
+      const outputs = chunk.map((m) => processed.get(m)!.encoded);
       const producer = await this.producerFor(batch.topic, batch.partition);
       const transaction = await producer.transaction();
       const last = chunk[chunk.length - 1]!;
@@ -252,13 +290,40 @@ export class StageRunner {
         throw err;
       }
       endBatch();
+      this.reportCommitted(chunk.map((m) => processed.get(m)!));
+      this.setLag(batch.topic, batch.partition, BigInt(batch.highWatermark) - BigInt(last.offset) - 1n);
       resolveOffset(last.offset);
       await heartbeat();
     }
   }
 
+  /** Counts and reports what a just-committed chunk did; a failing report must not fail the batch. */
+  private reportCommitted(processed: Processed[]): void {
+    for (const p of processed) if (p.deadLetter) this.res.metrics.deadLetters.inc({ stage: this.def.stage, ...p.deadLetter });
+    if (!this.def.committed) return;
+    try {
+      this.def.committed(processed.flatMap((p) => (p.handled ? [p.handled] : [])));
+    } catch (err) {
+      this.res.logger.error('committed hook failed; its metrics or logs for this chunk are missing', { error: err });
+    }
+  }
+
+  private setLag(topic: string, partition: number, lag: bigint): void {
+    const labels = { group: this.group, topic, partition: String(partition) };
+    this.lagSeries.set(`${topic}:${partition}`, labels);
+    this.res.metrics.consumerLag.set(labels, Number(lag > 0n ? lag : 0n));
+  }
+
+  private forgetRevokedLag(assignment: Record<string, number[]>): void {
+    for (const [key, labels] of this.lagSeries) {
+      if (assignment[labels.topic]?.includes(Number(labels.partition))) continue;
+      this.res.metrics.consumerLag.remove(labels);
+      this.lagSeries.delete(key);
+    }
+  }
+
   /** Decodes and handles one record; returns the encoded records to write (outputs, or one dead letter). */
-  private async processOne(topicId: TopicId, partition: number, message: KafkaMessage): Promise<TopicMessages[]> {
+  private async processOne(topicId: TopicId, partition: number, message: KafkaMessage): Promise<Processed> {
     const { codec, metrics, logger } = this.res;
     const sourceTopic = codec.topics.name(topicId);
     metrics.recordsIn.inc({ stage: this.def.stage, topic: sourceTopic });
@@ -274,7 +339,8 @@ export class StageRunner {
       }
       const store = this.store;
       const state: StateView = { get: <V>(k: string) => store?.get(partition, k) as V | undefined };
-      const outputs = await this.def.handle({ topic: topicId, partition, offset: message.offset, key, value, headers: stringHeaders(message.headers) }, state);
+      const input: InputRecord = { topic: topicId, partition, offset: message.offset, key, value, headers: stringHeaders(message.headers) };
+      const outputs = await this.def.handle(input, state);
       const encoded: TopicMessages[] = [];
       for (const out of outputs) {
         const toStore = store !== null && out.topic === store.topic;
@@ -285,15 +351,18 @@ export class StageRunner {
         });
         if (toStore) store.stage(partition, out.key, out.value);
       }
-      return encoded;
+      return { encoded, handled: { input, outputs }, deadLetter: null };
     } catch (raw) {
       const err = toTaoError(raw);
       if (err.retriable) throw err;
       // Not retriable: a bad record, or a bug this record triggers. Either way the record must not
       // block its partition; it goes to the dead-letter topic with everything needed to re-drive it.
-      metrics.deadLetters.inc({ stage: this.def.stage, topic: sourceTopic, reason: err.code });
       logger.warn('record dead-lettered', { thought_id: key, topic: sourceTopic, partition, offset: message.offset, error_code: err.code, error: err.message });
-      return [{ topic: codec.topics.dlq(topicId), messages: [deadLetter(message, err, { topic: sourceTopic, partition, stage: this.def.stage })] }];
+      return {
+        encoded: [{ topic: codec.topics.dlq(topicId), messages: [deadLetter(message, err, { topic: sourceTopic, partition, stage: this.def.stage })] }],
+        handled: null,
+        deadLetter: { topic: sourceTopic, reason: err.code },
+      };
     } finally {
       endHandle();
     }

@@ -1,4 +1,5 @@
 import { ContractViolation } from '../../runtime/errors.ts';
+import type { Logger } from '../../runtime/log.ts';
 import type { InputRecord, OutputRecord, StageDefinition } from '../../runtime/processor.ts';
 import { traceparentFor } from '../../runtime/trace.ts';
 import type { ActionResult, ThoughtRequest } from '../../schemas/types.gen.ts';
@@ -13,6 +14,8 @@ export interface ActionOptions {
   /** Waves handled at once per partition (each wave's steps run concurrently too). */
   concurrency: number;
   events?: ExecutorEvents;
+  /** One line per executed step. Tool inputs, headers and bodies are never logged: they may hold secrets. */
+  logger?: Logger;
 }
 
 /**
@@ -48,6 +51,20 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
       const results = await Promise.all(
         calls.map(({ step, tool, input }) => executor.execute(tool, step.step_id, input, { idempotencyKey: step.idempotency_key, traceparent, env: options.env })),
       );
+      for (const r of results) {
+        options.logger?.info('step executed', {
+          thought_id: request.thought_id,
+          iteration: request.iteration,
+          step: r.step_id,
+          tool: r.tool,
+          status: r.error ? 'error' : 'ok',
+          duration_ms: r.response_time_ms,
+          error_code: r.error?.type ?? null,
+          http_status: r.status_code,
+          attempts: r.attempts,
+          fallback_from: r.fallback_from,
+        });
+      }
       const value: ActionResult = { thought_id: request.thought_id, iteration: request.iteration, run: request.run, results };
       return [{ topic: 'actionResults', key: request.thought_id, value, span: `action:${request.iteration}` }];
     },

@@ -1,9 +1,22 @@
-import type { InputRecord, OutputRecord, StageDefinition } from '../../runtime/processor.ts';
-import type { ActionResult } from '../../schemas/types.gen.ts';
+import type { Logger } from '../../runtime/log.ts';
+import type { StepMetrics } from '../../runtime/metrics.ts';
+import type { HandledRecord, InputRecord, OutputRecord, StageDefinition } from '../../runtime/processor.ts';
+import type { ActionResult, ObservationResult } from '../../schemas/types.gen.ts';
+import { evidenceComplete } from '../../observability/rates.ts';
 import { observe, type ObservationConfig } from './core.ts';
 
-/** Observation: reads `action.results`, writes one `observation.results` record of verdicts per wave. */
-export function observationStage(config: ObservationConfig): StageDefinition {
+/** What Observation reports besides its records: a log line per verdict, step evidence counts. */
+export interface ObservationReporting {
+  logger?: Logger;
+  stepMetrics?: StepMetrics;
+}
+
+/**
+ * Observation: reads `action.results`, writes one `observation.results` record of verdicts per wave.
+ * Once a wave's verdicts are committed, each step is counted by the completeness of its evidence
+ * (`tao_steps_observed_total`, the traceability index) and logged with its verdict.
+ */
+export function observationStage(config: ObservationConfig, reporting: ObservationReporting = {}): StageDefinition {
   return {
     stage: 'observation',
     inputs: ['actionResults'],
@@ -14,6 +27,28 @@ export function observationStage(config: ObservationConfig): StageDefinition {
     async handle(record: InputRecord): Promise<OutputRecord[]> {
       const result = record.value as ActionResult;
       return [{ topic: 'observationResults', key: result.thought_id, value: await observe(result, config), span: `observation:${result.iteration}` }];
+    },
+    committed(records: readonly HandledRecord[]): void {
+      for (const { input, outputs } of records) {
+        const result = input.value as ActionResult;
+        const verdicts = (outputs.find((o) => o.topic === 'observationResults')?.value as ObservationResult | undefined)?.verdicts ?? [];
+        for (const step of result.results) {
+          const complete = evidenceComplete(step);
+          reporting.stepMetrics?.step(complete);
+          const verdict = verdicts.find((v) => v.step_id === step.step_id);
+          reporting.logger?.info('step observed', {
+            thought_id: result.thought_id,
+            iteration: result.iteration,
+            step: step.step_id,
+            tool: step.tool,
+            status: verdict ? (verdict.valid ? 'valid' : 'invalid') : 'no_verdict',
+            duration_ms: step.response_time_ms,
+            error_code: verdict && !verdict.valid ? verdict.error_type : null,
+            confidence: verdict?.confidence_score ?? null,
+            evidence_complete: complete,
+          });
+        }
+      }
     },
   };
 }

@@ -6,6 +6,7 @@
  * |---|---|
  * | graph (default) | {@link GraphPlanner} on the flow TAO_FLOW (`<id>@<version>`, default order-status@1) |
  * | llm | {@link LlmPlanner}: asks an OpenAI-compatible chat-completions endpoint; falls back to the graph planner on TAO_FLOW |
+ * | router | {@link RouterPlanner}: the ONNX intent router picks the flow (routing table TAO_ROUTES, default flows/routes.json; model TAO_INTENT_MODEL_DIR; threshold TAO_INTENT_THRESHOLD, default 0.6) and its slots fill the flow's inputs; unclear tasks are escalated |
  *
  * Settings of `llm`:
  *
@@ -21,6 +22,9 @@
 import { ConfigError } from '../../runtime/errors.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
 import { LlmPlanner } from './llm-planner.ts';
+import { DEFAULT_INTENT_MODEL_DIR, DEFAULT_INTENT_THRESHOLD, IntentRouter } from './intent-router.ts';
+import { DEFAULT_ROUTES_FILE, RouterPlanner, loadRoutes } from './router-planner.ts';
+import { createContractAjv } from '../../tools/catalog.ts';
 import type { PlanValidator, ToolContracts } from './plan.ts';
 import { GraphPlanner, type Flow, type Planner } from './planner.ts';
 
@@ -42,9 +46,26 @@ export function createPlanner(env: NodeJS.ProcessEnv, deps: PlannerDeps): Planne
       return new GraphPlanner(flowFromEnv(env, deps.flows));
     case 'llm':
       return llmPlannerFromEnv(env, deps);
+    case 'router':
+      return routerPlannerFromEnv(env, deps);
     default:
-      throw new ConfigError(`TAO_PLANNER=${kind}: unknown planner (choose graph or llm)`);
+      throw new ConfigError(`TAO_PLANNER=${kind}: unknown planner (choose graph, llm or router)`);
   }
+}
+
+/** The `router` planner; its model is loaded on first use, so building the configuration stays synchronous. */
+function routerPlannerFromEnv(env: NodeJS.ProcessEnv, deps: PlannerDeps): RouterPlanner {
+  const routes = loadRoutes(env.TAO_ROUTES ?? DEFAULT_ROUTES_FILE, createContractAjv(), deps.flows);
+  const threshold = Number(env.TAO_INTENT_THRESHOLD ?? DEFAULT_INTENT_THRESHOLD);
+  if (!(threshold >= 0 && threshold <= 1)) throw new ConfigError(`TAO_INTENT_THRESHOLD must be a number from 0 to 1, got "${env.TAO_INTENT_THRESHOLD}"`);
+  let router: Promise<IntentRouter> | null = null;
+  const source = {
+    route: async (text: string) => {
+      router ??= IntentRouter.load(env.TAO_INTENT_MODEL_DIR ?? DEFAULT_INTENT_MODEL_DIR, { threshold });
+      return (await router).route(text);
+    },
+  };
+  return new RouterPlanner(source, routes, deps.flows);
 }
 
 /** The `llm` planner from its TAO_LLM_* settings, with the graph planner on TAO_FLOW as fallback. */

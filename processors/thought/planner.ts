@@ -69,13 +69,15 @@ const flowSchema = {
   },
 } as const;
 
-/** Loads and validates every `<id>.v<version>.json` flow of `dir`. */
+/** Loads and validates every `<id>.v<version>.json` flow of `dir`; a file whose name disagrees with its id and version is refused. */
 export function loadFlows(dir: string, ajv: Ajv): Map<string, Flow> {
   const validate = ajv.compile<Flow>(flowSchema);
   const flows = new Map<string, Flow>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  // Flow files are `<id>.v<version>.json`; other files in the folder (the routing table) are not flows.
+  for (const file of readdirSync(dir).filter((f) => /\.v\d+\.json$/.test(f)).sort()) {
     const flow: unknown = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     if (!validate(flow)) throw new ConfigError(`${join(dir, file)}: ${ajv.errorsText(validate.errors)}`);
+    if (file !== `${flow.id}.v${flow.version}.json`) throw new ConfigError(`${join(dir, file)}: holds flow ${flow.id} version ${flow.version}; name it ${flow.id}.v${flow.version}.json`);
     flows.set(`${flow.id}@${flow.version}`, flow);
   }
   return flows;

@@ -1,11 +1,28 @@
 import { ContractViolation } from '../../runtime/errors.ts';
-import type { InputRecord, OutputRecord, StageDefinition, StateView } from '../../runtime/processor.ts';
+import type { HandledRecord, InputRecord, OutputRecord, StageDefinition, StateView } from '../../runtime/processor.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { ObservationResult, RunSnapshot, Task } from '../../schemas/types.gen.ts';
+import type { RunMetrics } from '../../runtime/metrics.ts';
+import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
+import { classifyRunEnd, endsRun, waveFailures } from '../../observability/rates.ts';
 import { onObservation, onTask, planningText, type ThoughtConfig } from './core.ts';
 
-/** Thought: reads `tao.tasks` and `observation.results`, writes the next wave or the run's outcome. */
-export function thoughtStage(config: ThoughtConfig, logger: Logger): StageDefinition {
+/** What the run had been through when a decision was made, for the run-level rates. */
+interface DecisionFacts {
+  /** `RunState.failures_seen` as the decision left it. */
+  failures: number;
+  humanInvolved: boolean;
+  durationMs: number;
+}
+
+/**
+ * Thought: reads `tao.tasks` and `observation.results`, writes the next wave or the run's outcome.
+ * With `runMetrics`, each committed outcome is counted (`tao_runs_ended_total`, the rates); each
+ * committed decision is logged (wave dispatched, run ended or parked).
+ */
+export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?: RunMetrics): StageDefinition {
+  // Filled by handle, read once the record's transaction commits; keyed by the input object, so a
+  // chunk that aborts leaves nothing behind.
+  const facts = new WeakMap<InputRecord, DecisionFacts>();
   return {
     stage: 'thought',
     inputs: ['tasks', 'observationResults'],
@@ -14,15 +31,20 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger): StageDefini
     concurrency: 16,
     maxRecordsPerTransaction: 200,
     maxInputBytes: 4 * 1024 * 1024,
+    inFlight: (stored) => (stored as RunSnapshot).status === 'running',
     async handle(record: InputRecord, state: StateView): Promise<OutputRecord[]> {
+      const started = performance.now();
       const snapshot = state.get<RunSnapshot>(record.key);
       let decision;
+      let fact: Omit<DecisionFacts, 'durationMs'>;
       if (record.topic === 'tasks') {
         const task = record.value as Task;
         const text = planningText(task, snapshot);
         // The planner's I/O happens here, in the shell; its answer travels in the run's records.
         const plannerRecord = text !== null && config.planner.gather ? await config.planner.gather({ thought_id: task.thought_id, text, metadata: task.metadata }) : null;
         decision = onTask(task, config, snapshot, plannerRecord);
+        // A task that is not ignored either starts a run or is a person's reply to a parked one.
+        fact = { failures: snapshot?.run?.failures_seen ?? 0, humanInvolved: snapshot !== undefined };
       } else {
         const obs = record.value as ObservationResult;
         try {
@@ -32,9 +54,47 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger): StageDefini
           throw new ContractViolation(`run state of ${obs.thought_id} is not valid JSON: ${(err as Error).message}`);
         }
         decision = onObservation(obs, config, snapshot);
+        fact = { failures: obs.run.failures_seen + waveFailures(obs.verdicts), humanInvolved: obs.run.human_involved };
       }
       if (decision.ignored) logger.info('input ignored', { thought_id: record.key, topic: record.topic, offset: record.offset, reason: decision.ignored });
+      facts.set(record, { ...fact, durationMs: Math.round((performance.now() - started) * 1000) / 1000 });
       return decision.outputs.map((o) => ({ topic: o.topic, key: o.value.thought_id, value: o.value, span: o.topic === 'thoughtRequests' ? `thought:${o.value.iteration}` : `thought:${o.topic}` }));
+    },
+    committed(records: readonly HandledRecord[]): void {
+      for (const { input, outputs } of records) {
+        const fact = facts.get(input);
+        for (const out of outputs) {
+          if (out.topic === 'thoughtRequests') {
+            const request = out.value as ThoughtRequest;
+            logger.info('wave dispatched', {
+              thought_id: request.thought_id,
+              iteration: request.iteration,
+              step: request.steps.map((s) => s.step_id).join(','),
+              tool: request.steps.map((s) => s.tool).join(','),
+              status: 'running',
+              duration_ms: fact?.durationMs ?? null,
+              error_code: null,
+            });
+          } else if (out.topic === 'outcomes') {
+            const outcome = out.value as Outcome;
+            const end = endsRun(outcome.status) ? classifyRunEnd(outcome.status, fact?.failures ?? 0, fact?.humanInvolved ?? false) : null;
+            runMetrics?.outcome(outcome.status, outcome.reason_code, end);
+            logger.info(end ? 'run ended' : 'run awaiting input', {
+              thought_id: outcome.thought_id,
+              iteration: outcome.iterations,
+              step: null,
+              tool: null,
+              status: outcome.status,
+              duration_ms: fact?.durationMs ?? null,
+              error_code: outcome.status === 'completed' ? null : outcome.reason_code,
+              reason_code: outcome.reason_code,
+              steps_executed: outcome.steps_executed,
+              failures_seen: fact?.failures ?? null,
+              human_involved: fact?.humanInvolved ?? null,
+            });
+          }
+        }
+      }
     },
   };
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,9 +50,11 @@ function configError(fn: () => unknown): string {
 }
 
 describe('ToolCatalog.load', () => {
-  test('the shipped catalog loads its four tools with the default origin', () => {
+  test('the shipped catalog loads every tool file, each at the default demo origin', () => {
     const catalog = ToolCatalog.load(DEFAULT_CATALOG_DIR, {});
-    assert.deepEqual(catalog.names().sort(), ['crm.find_customer', 'crm.tier', 'orders.latest', 'shipping.track']);
+    const files = readdirSync(DEFAULT_CATALOG_DIR).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
+    assert.deepEqual(catalog.names().sort(), files.sort(), 'one tool per file, named like its file');
+    for (const name of catalog.names()) assert.equal(catalog.get(name)!.origin.href, 'http://127.0.0.1:7070/', name);
     assert.equal(catalog.get('crm.tier')!.origin.href, 'http://127.0.0.1:7070/');
     assert.equal(catalog.get('nope.tool'), undefined);
   });

@@ -1,0 +1,239 @@
+/**
+ * The measured phases of `npm run bench`: the TAO loop (real stage processes) and the relay
+ * ceiling, each in a fresh namespace, warmed up, then driven by a closed loop of a fixed number of
+ * runs. Each phase returns the figures of one row of the report.
+ */
+import type { Kafka } from 'kafkajs';
+import { STAGES } from '../../processors/wiring.ts';
+import { topicNames, type TopicId } from '../../topics/catalog.ts';
+import { Fleet, freshNamespace, getJson, progress, stageSpec, waitBalanced, type Instance, type ProcessSpec, type ToolServerProcess } from './harness.ts';
+import { closedLoop, connectProducer, iterationLatencies, loopTarget, readLog, type LoadTarget, type RunTimeline } from './load.ts';
+import { decodeLoopRecords, loopTimelines, loopTopicNames, recordSizes } from './loop-log.ts';
+import { bucketDelta, bucketSum, gauge, histogramBuckets, histogramQuantile, parsePrometheus, summary, type Sample } from './stats.ts';
+import { RELAY_HOPS, HOP_INPUTS, createRelayTopics, relayHopSpec, relayTarget, relayTimelines, relayTopics, type RelaySizes } from '../relay/relay.ts';
+
+/** Run counts and concurrency of a phase. */
+export interface PhaseLoad {
+  warmupRuns: number;
+  runs: number;
+  /** Runs kept in flight. */
+  concurrency: number;
+  timeoutMs: number;
+}
+
+/** One row of the report. */
+export interface PhaseResult {
+  label: string;
+  kind: 'loop' | 'relay';
+  /** Added latency of every tool call (ms); null for the relay, which calls nothing. */
+  toolLatencyMs: number | null;
+  instancesPerStage: number;
+  /** Code under test: `current`, or the name of the patch applied. */
+  code: string;
+  runs: number;
+  concurrency: number;
+  seconds: number;
+  runsPerSecond: number;
+  iterationsPerSecond: number;
+  /** Iteration latency (ms): wave request → Thought's next record, over every iteration of the measured runs. */
+  iterationMs: { n: number; p50: number; p95: number; p99: number; max: number };
+  /** Run latency (ms): task record → outcome record. */
+  runMs: { n: number; p50: number; p95: number; p99: number; max: number };
+  /** Per stage (or hop): P99 of tao_record_handle_seconds over the measured runs (ms), and peak RSS per process (MiB). */
+  stages: Record<string, { handleP99Ms: number | null; handleP50Ms: number | null; rssMiB: number[] }>;
+  /** Outcome statuses of the measured runs. */
+  statuses: Record<string, number>;
+}
+
+interface PhaseSetup {
+  label: string;
+  load: PhaseLoad;
+  instances: number;
+  started: number;
+}
+
+/**
+ * The loop with real stage processes (`tao run thought|action|observation`, `instances` of each),
+ * every tool call slowed to `toolLatencyMs` by the tool server's `slow_body` fault. `bin` runs
+ * another checkout's `bin/tao.js` (the A/B of a patch). Also returns the loop's record sizes for
+ * the relay.
+ */
+export async function loopPhase(setup: PhaseSetup & { toolLatencyMs: number; tools: ToolServerProcess; baseEnv: NodeJS.ProcessEnv; bin?: string; code?: string; extraEnv?: NodeJS.ProcessEnv; stageEnv?: (stage: string) => NodeJS.ProcessEnv }): Promise<{ result: PhaseResult; sizes: RelaySizes }> {
+  const { label, load, instances, started, tools } = setup;
+  const ns = await freshNamespace('bench', setup.baseEnv, { TAO_DEMO_TOOL_ORIGIN: tools.url, ...setup.extraEnv });
+  const fleet = new Fleet();
+  try {
+    progress(started, `${label}: starting ${instances} instance(s) of each stage in ${ns.namespace}`);
+    await startStages(fleet, ns.env, instances, setup.bin, setup.stageEnv);
+    await tools.setFaults(setup.toolLatencyMs > 0 ? [{ route: '*', mode: 'slow_body', delayMs: setup.toolLatencyMs }] : []);
+    const producer = await connectProducer(ns.kafka);
+    try {
+      const target = loopTarget(ns, producer);
+      const measured = await measure(label, started, fleet, target, load);
+      const records = await decodeLoopRecords(ns, await readLog(ns.kafka, loopTopicNames(ns), { until: untilOutcomes(ns.codec.topics.name('outcomes'), load.warmupRuns + load.runs) }));
+      const ids = new Set(measured.ids);
+      const timelines = [...loopTimelines(records)].filter(([id]) => ids.has(id)).map(([, t]) => t);
+      const sizes = recordSizes(records);
+      return { result: row(setup, 'loop', setup.toolLatencyMs, setup.code ?? 'current', measured, timelines, fleet), sizes };
+    } finally {
+      await producer.disconnect();
+    }
+  } finally {
+    await fleet.stop();
+    await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
+  }
+}
+
+/** The relay ceiling with `instances` processes per hop and the loop's record sizes. */
+export async function relayPhase(setup: PhaseSetup & { sizes: RelaySizes; baseEnv: NodeJS.ProcessEnv }): Promise<PhaseResult> {
+  const { label, load, instances, started, sizes } = setup;
+  const ns = await freshNamespace('relay', setup.baseEnv);
+  const admin = ns.kafka.admin();
+  await admin.connect();
+  try {
+    await createRelayTopics(admin, ns.namespace, 6);
+  } finally {
+    await admin.disconnect();
+  }
+  const topics = relayTopics(ns.namespace);
+  const fleet = new Fleet();
+  try {
+    progress(started, `${label}: starting ${instances} process(es) per relay hop in ${ns.namespace}`);
+    await startSet(fleet, RELAY_HOPS.map((hop) => ({ spec: relayHopSpec(hop, ns.env, sizes), inputs: HOP_INPUTS[hop].inputs.map((i) => topics[i]) })), instances);
+    const producer = await connectProducer(ns.kafka);
+    try {
+      const measured = await measure(label, started, fleet, relayTarget(ns.kafka, producer, ns.namespace, sizes), load);
+      const records = await readLog(ns.kafka, [topics.tasks, topics.requests, topics.outcomes], { until: untilOutcomes(topics.outcomes, load.warmupRuns + load.runs) });
+      const ids = new Set(measured.ids);
+      const timelines = [...relayTimelines(records, ns.namespace)].filter(([id]) => ids.has(id)).map(([, t]) => t);
+      return row(setup, 'relay', null, 'relay', measured, timelines, fleet);
+    } finally {
+      await producer.disconnect();
+    }
+  } finally {
+    await fleet.stop();
+    await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
+  }
+}
+
+/** The topics each stage consumes (see each processors/<stage>/stage.ts). */
+export const STAGE_INPUTS: Record<(typeof STAGES)[number], TopicId[]> = { thought: ['tasks', 'observationResults'], action: ['thoughtRequests'], observation: ['actionResults'] };
+
+/** Starts `instances` of each stage (stages in parallel, instances of a stage one after another) and waits for settled groups. */
+export async function startStages(fleet: Fleet, env: NodeJS.ProcessEnv, instances: number, bin?: string, stageEnv?: (stage: string) => NodeJS.ProcessEnv): Promise<void> {
+  const topics = topicNames(env.TAO_NAMESPACE ?? '');
+  await startSet(fleet, STAGES.map((s) => ({ spec: stageSpec(s, { ...env, ...stageEnv?.(s) }, bin), inputs: STAGE_INPUTS[s].map((id) => topics.name(id)) })), instances);
+}
+
+async function startSet(fleet: Fleet, set: Array<{ spec: ProcessSpec; inputs: string[] }>, instances: number): Promise<void> {
+  await Promise.all(set.map(async ({ spec }) => {
+    for (let i = 0; i < instances; i++) await fleet.start(spec);
+  }));
+  for (const { spec, inputs } of set) await waitBalanced(fleet, spec.name, inputs, 6);
+}
+
+interface Measured {
+  ids: string[];
+  seconds: number;
+  before: Map<Instance, Sample[]>;
+  after: Map<Instance, Sample[]>;
+  rssMax: Map<Instance, number>;
+  statuses: Map<string, string>;
+}
+
+/** Warm-up, then the measured closed loop with scrapes of every process before and after and RSS sampled every second. */
+async function measure(label: string, started: number, fleet: Fleet, target: LoadTarget, load: PhaseLoad): Promise<Measured> {
+  progress(started, `${label}: warm-up, ${load.warmupRuns} runs`);
+  await closedLoop(target, { runs: load.warmupRuns, concurrency: load.concurrency, timeoutMs: load.timeoutMs });
+  const before = await scrapeAll(fleet);
+  const rssMax = new Map<Instance, number>();
+  const sampler = setInterval(() => {
+    void scrapeAll(fleet).then((all) => {
+      for (const [i, samples] of all) rssMax.set(i, Math.max(rssMax.get(i) ?? 0, gauge(samples, 'process_resident_memory_bytes')));
+    });
+  }, 1000);
+  progress(started, `${label}: measuring ${load.runs} runs, ${load.concurrency} in flight`);
+  try {
+    const result = await closedLoop(target, { ...load, onProgress: (done) => progress(started, `${label}: ${done}/${load.runs} runs ended`) });
+    const after = await scrapeAll(fleet);
+    for (const [i, samples] of after) rssMax.set(i, Math.max(rssMax.get(i) ?? 0, gauge(samples, 'process_resident_memory_bytes')));
+    return { ids: result.ids, seconds: (result.endMs - result.startMs) / 1000, before, after, rssMax, statuses: result.status };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+async function scrapeAll(fleet: Fleet): Promise<Map<Instance, Sample[]>> {
+  const out = new Map<Instance, Sample[]>();
+  await Promise.all(
+    fleet.alive().filter((i) => i.opsPort > 0).map(async (i) => {
+      try {
+        const res = await fetch(`http://127.0.0.1:${i.opsPort}/metrics`, { signal: AbortSignal.timeout(3000) });
+        out.set(i, parsePrometheus(await res.text()));
+      } catch {
+        // a process too busy to answer within 3 s is left out of this sample
+      }
+    }),
+  );
+  return out;
+}
+
+function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | null, code: string, m: Measured, timelines: RunTimeline[], fleet: Fleet): PhaseResult {
+  const iterations = iterationLatencies(timelines);
+  const runMs = timelines.filter((t) => t.endedAt !== null).map((t) => t.endedAt! - t.startedAt);
+  const stages: PhaseResult['stages'] = {};
+  const names = [...new Set(fleet.instances.filter((i) => i.opsPort > 0).map((i) => i.name))];
+  for (const name of names) {
+    const instances = fleet.instances.filter((i) => i.name === name);
+    const deltas = instances.map((i) => bucketDelta(histogramBuckets(m.after.get(i) ?? [], 'tao_record_handle_seconds'), histogramBuckets(m.before.get(i) ?? [], 'tao_record_handle_seconds')));
+    const buckets = bucketSum(deltas);
+    const has = (buckets.get(Number.POSITIVE_INFINITY) ?? 0) > 0;
+    stages[name] = {
+      handleP99Ms: has ? histogramQuantile(buckets, 0.99) * 1000 : null,
+      handleP50Ms: has ? histogramQuantile(buckets, 0.5) * 1000 : null,
+      rssMiB: instances.map((i) => Math.round((m.rssMax.get(i) ?? Number.NaN) / (1024 * 1024))),
+    };
+  }
+  const statuses: Record<string, number> = {};
+  for (const s of m.statuses.values()) statuses[s] = (statuses[s] ?? 0) + 1;
+  return {
+    label: setup.label,
+    kind,
+    toolLatencyMs,
+    instancesPerStage: setup.instances,
+    code,
+    runs: m.ids.length,
+    concurrency: setup.load.concurrency,
+    seconds: m.seconds,
+    runsPerSecond: m.ids.length / m.seconds,
+    iterationsPerSecond: iterations.length / m.seconds,
+    iterationMs: summary(iterations),
+    runMs: summary(runMs),
+    stages,
+    statuses,
+  };
+}
+
+function untilOutcomes(topic: string, n: number) {
+  return (records: Array<{ topic: string }>) => records.filter((r) => r.topic === topic).length >= n;
+}
+
+/** Deletes the topics whose names match (best effort: a namespace left behind only costs disk). */
+export async function deleteNamespace(kafka: Kafka, matches: (name: string) => boolean): Promise<void> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const topics = (await admin.listTopics()).filter(matches);
+    if (topics.length) await admin.deleteTopics({ topics, timeout: 30000 });
+  } catch (err) {
+    process.stderr.write(`bench: could not delete topics: ${(err as Error).message}\n`);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+/** Instances' health now: true when every live process answers /health with 200. */
+export async function allHealthy(fleet: Fleet): Promise<boolean> {
+  const answers = await Promise.all(fleet.alive().filter((i) => i.opsPort > 0).map((i) => getJson(i.opsPort, '/health')));
+  return answers.every((a) => a !== null && a.status === 200);
+}

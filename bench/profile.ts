@@ -1,0 +1,88 @@
+/**
+ * Profiles the stages under load: runs the loop (1 instance per stage, tool latency 0 ms) with
+ * `node --cpu-prof` in every stage process (through NODE_OPTIONS), stops them cleanly so the
+ * profiles are written, and prints per stage the costliest functions by self time, our own
+ * functions by total time, and self time by origin (our code, each dependency, Node, GC).
+ *
+ *   node --import tsx bench/profile.ts [--runs 600] [--concurrency 64] [--dir /tmp/tao-prof] [--out profile.json]
+ *       [--patch bench/patches/<name>.patch]   profile the code with a patch applied instead
+ */
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { STAGES } from '../processors/wiring.ts';
+import { patchedTree } from './lib/ab.ts';
+import { summarizeProfile, type CpuProfile, type ProfileSummary } from './lib/cpuprofile.ts';
+import { Fleet, REPO_ROOT, progress, startToolServerProcess } from './lib/harness.ts';
+import { loopPhase } from './lib/phases.ts';
+import { fmt, table } from './lib/stats.ts';
+
+/** Runs the profile and returns the summary per stage. */
+export async function profileStages(options: { runs: number; concurrency: number; dir: string; patch?: string }): Promise<Record<string, ProfileSummary>> {
+  const started = Date.now();
+  rmSync(options.dir, { recursive: true, force: true });
+  const fleet = new Fleet();
+  try {
+    const tools = await startToolServerProcess(fleet, process.env);
+    const tree = options.patch ? await patchedTree(options.patch) : null;
+    await loopPhase({
+      label: 'profile',
+      load: { warmupRuns: 50, runs: options.runs, concurrency: options.concurrency, timeoutMs: 600000 },
+      instances: 1,
+      started,
+      toolLatencyMs: 0,
+      tools,
+      baseEnv: process.env,
+      bin: tree?.bin,
+      stageEnv: (stage) => {
+        const dir = join(options.dir, stage);
+        mkdirSync(dir, { recursive: true });
+        return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${dir}`.trim() };
+      },
+    });
+    progress(started, 'profiles written; summarizing');
+  } finally {
+    await fleet.stop();
+  }
+  const out: Record<string, ProfileSummary> = {};
+  const root = options.patch ? (await patchedTree(options.patch)).root : REPO_ROOT;
+  for (const stage of STAGES) {
+    const files = readdirSync(join(options.dir, stage)).filter((f) => f.endsWith('.cpuprofile'));
+    if (files.length !== 1) throw new Error(`${stage}: expected one .cpuprofile in ${join(options.dir, stage)}, found ${files.length}`);
+    out[stage] = summarizeProfile(JSON.parse(readFileSync(join(options.dir, stage, files[0]!), 'utf8')) as CpuProfile, root);
+  }
+  return out;
+}
+
+/** The report printed by `bench/profile.ts`. */
+export function renderProfiles(summaries: Record<string, ProfileSummary>, top = 15): string {
+  const parts: string[] = [];
+  for (const [stage, s] of Object.entries(summaries)) {
+    parts.push(`\n=== ${stage}: ${fmt(s.busyMs)} ms busy of ${fmt(s.wallMs)} ms sampled`);
+    parts.push(table(['origin', 'self ms', '% busy'], Object.entries(s.byOrigin).filter(([o]) => o !== 'idle').map(([o, v]) => [o, v, (100 * v) / s.busyMs])));
+    parts.push(table(['package', 'self ms', '% busy'], Object.entries(s.byPackage).slice(0, 8).map(([p, v]) => [p, v, (100 * v) / s.busyMs])));
+    parts.push(`-- top ${top} functions by self time`);
+    parts.push(table(['function', 'origin', 'self ms', 'self %', 'total %'], s.functions.filter((f) => f.origin !== 'idle').slice(0, top).map((f) => [f.frame, f.pkg ?? f.origin, f.selfMs, f.selfPct, f.totalPct])));
+    parts.push(`-- our functions by total time (callees included)`);
+    parts.push(table(['function', 'total ms', 'total %', 'self %'], s.functions.filter((f) => f.origin === 'ours').sort((a, b) => b.totalMs - a.totalMs).slice(0, top).map((f) => [f.frame, f.totalMs, f.totalPct, f.selfPct])));
+  }
+  return parts.join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '600' }, concurrency: { type: 'string', default: '64' }, dir: { type: 'string', default: '/tmp/tao-prof' }, out: { type: 'string' }, patch: { type: 'string' }, top: { type: 'string', default: '15' } } });
+  const summaries = await profileStages({ runs: Number(values.runs), concurrency: Number(values.concurrency), dir: values.dir!, patch: values.patch });
+  console.log(renderProfiles(summaries, Number(values.top)));
+  if (values.out) writeFileSync(values.out, JSON.stringify(Object.fromEntries(Object.entries(summaries).map(([k, s]) => [k, { ...s, functions: s.functions.slice(0, 60) }])), null, 2));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().then(
+    () => process.exit(0),
+    (err: Error) => {
+      console.error(`profile: ${err.stack ?? err.message}`);
+      process.exit(1);
+    },
+  );
+}

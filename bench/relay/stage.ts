@@ -1,0 +1,116 @@
+/**
+ * One hop of the relay ceiling as a process: `node --import tsx bench/relay/stage.ts <hop>` with
+ * TAO_NAMESPACE, KAFKA_BROKERS and TAO_RELAY_SIZES (JSON {@link RelaySizes}). The Kafka usage is the
+ * StageRunner's (same client settings, consumer settings, co-partitioned assignment, one
+ * transactional producer per input partition, chunked transactions with sendOffsets), minus
+ * decoding, deciding and encoding. Prints `{"msg":"relay started","ops_port":N}` when running and
+ * serves GET /health (assigned partitions) and GET /metrics (process metrics) on that port.
+ */
+import type { EachBatchPayload, Message, Producer } from 'kafkajs';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { coPartitionedAssigner } from '../../runtime/assigner.ts';
+import { loadRuntimeConfig } from '../../runtime/config.ts';
+import { createKafka } from '../../runtime/kafka.ts';
+import { createLogger } from '../../runtime/log.ts';
+import { startOpsServer } from '../../runtime/ops-server.ts';
+import { HOP_INPUTS, RELAY_HOPS, relayStep, relayTopics, type RelayHop, type RelaySizes } from './relay.ts';
+
+/** A fixed header as long as the loop's `traceparent`, so records weigh the same on the wire. */
+const TRACEPARENT = `00-${'0'.repeat(32)}-${'0'.repeat(16)}-01`;
+
+async function main(): Promise<void> {
+  const hop = process.argv[2] as RelayHop;
+  if (!RELAY_HOPS.includes(hop)) throw new Error(`usage: stage.ts <${RELAY_HOPS.join('|')}>`);
+  const sizes = JSON.parse(process.env.TAO_RELAY_SIZES ?? '') as RelaySizes;
+  const config = loadRuntimeConfig();
+  const logger = createLogger({ stage: `relay-${hop}`, pid: process.pid });
+  const kafka = createKafka(config, `relay-${hop}`, logger);
+  const topics = relayTopics(config.namespace);
+  const group = `${config.namespace}.relay-${hop}`;
+  const { inputs, chunk: perTransaction } = HOP_INPUTS[hop];
+  const sessionTimeout = config.kafka.sessionTimeoutMs;
+  const consumer = kafka.consumer({
+    groupId: group,
+    readUncommitted: false,
+    sessionTimeout,
+    heartbeatInterval: Math.max(500, Math.floor(sessionTimeout / 5)),
+    rebalanceTimeout: Math.max(30000, sessionTimeout * 2),
+    maxBytesPerPartition: 1024 * 1024,
+    retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10000 },
+    partitionAssigners: [coPartitionedAssigner],
+  });
+  const producers = new Map<string, Promise<Producer>>();
+  const producerFor = (topic: string, partition: number) => {
+    const transactionalId = `${group}.${topic}.${partition}`;
+    let p = producers.get(transactionalId);
+    if (!p) {
+      p = (async () => {
+        const producer = kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60000 });
+        await producer.connect();
+        return producer;
+      })();
+      p.catch(() => producers.delete(transactionalId));
+      producers.set(transactionalId, p);
+    }
+    return p;
+  };
+  let assigned: Record<string, number[]> = {};
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => (assigned = payload.memberAssignment));
+
+  const eachBatch = async ({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) => {
+    for (let i = 0; i < batch.messages.length; i += perTransaction) {
+      if (!isRunning() || isStale()) return;
+      const chunk = batch.messages.slice(i, i + perTransaction);
+      const byTopic = new Map<string, Message[]>();
+      for (const m of chunk) {
+        if (!m.value || m.value.length < 4) continue;
+        for (const out of relayStep(hop, m.value, sizes)) {
+          const name = topics[out.topic];
+          let list = byTopic.get(name);
+          if (!list) byTopic.set(name, (list = []));
+          list.push({ key: m.key, value: out.value, headers: { traceparent: TRACEPARENT }, ...(out.topic === 'runs' ? { partition: batch.partition } : {}) });
+        }
+      }
+      const producer = await producerFor(batch.topic, batch.partition);
+      const txn = await producer.transaction();
+      const last = chunk[chunk.length - 1]!;
+      try {
+        if (byTopic.size > 0) await txn.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+        await txn.sendOffsets({ consumerGroupId: group, topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() }] }] });
+        await txn.commit();
+      } catch (err) {
+        await txn.abort().catch(() => undefined);
+        const id = `${group}.${batch.topic}.${batch.partition}`;
+        const p = producers.get(id);
+        producers.delete(id);
+        await (await p?.catch(() => null))?.disconnect().catch(() => undefined);
+        throw err;
+      }
+      resolveOffset(last.offset);
+      await heartbeat();
+    }
+  };
+
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const ops = await startOpsServer(Number(process.env.TAO_OPS_PORT ?? 0), registry, () => ({ ok: true, stage: `relay-${hop}`, assigned }));
+  await consumer.connect();
+  for (const input of inputs) await consumer.subscribe({ topic: topics[input], fromBeginning: true });
+  await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: 3, eachBatch });
+  // Printed directly: it is the line the bench waits for, whatever the log level.
+  console.log(JSON.stringify({ msg: 'relay started', group, ops_port: ops.port }));
+
+  const stop = () => {
+    Promise.all([consumer.disconnect(), ops.close(), ...[...producers.values()].map(async (p) => (await p.catch(() => null))?.disconnect())]).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+main().catch((err: Error) => {
+  console.error(JSON.stringify({ level: 'error', msg: 'relay failed', error: err.message }));
+  process.exit(1);
+});

@@ -1,0 +1,16 @@
+import { Fleet, progress, startToolServerProcess } from './lib/harness.ts';
+import { loopPhase, relayPhase } from './lib/phases.ts';
+const started = Date.now();
+const fleet = new Fleet();
+const tools = await startToolServerProcess(fleet, process.env);
+const runs = Number(process.argv[2] ?? 200);
+const conc = Number(process.argv[3] ?? 64);
+const inst = Number(process.argv[4] ?? 1);
+const load = { warmupRuns: 50, runs, concurrency: conc, timeoutMs: 300000 };
+const loop = await loopPhase({ label: 'loop', load, instances: inst, started, toolLatencyMs: 0, tools, baseEnv: process.env });
+console.log(JSON.stringify(loop, null, 1));
+const relay = await relayPhase({ label: 'relay', load, instances: inst, started, sizes: loop.sizes, baseEnv: process.env });
+console.log(JSON.stringify(relay, null, 1));
+await fleet.stop();
+progress(started, 'done');
+process.exit(0);

@@ -1,0 +1,71 @@
+/**
+ * The run-level reliability rates (seed document 001, section 2.3), defined once over the records
+ * the loop writes, so the stages' metrics and anyone reading the log compute the same thing:
+ *
+ * - task completion rate (TCR) = runs completed / runs ended;
+ * - self-recovery rate (SRR) = runs that hit a failure and still completed without a human /
+ *   runs that hit a failure;
+ * - traceability index (TI) = steps with complete evidence / all steps.
+ *
+ * A run has *ended* when its outcome status is anything but `awaiting_input` (a parked run waits
+ * for a person and may still complete). Pure functions only: no I/O.
+ */
+import type { OutcomeStatus, StepResult, Verdict } from '../schemas/types.gen.ts';
+
+/** True for an outcome that ends the run (every status except `awaiting_input`, which parks it). */
+export function endsRun(status: OutcomeStatus): boolean {
+  return status !== 'awaiting_input';
+}
+
+/**
+ * Step results of one wave that needed recovery: an invalid verdict, a call Action had to retry, or
+ * a step served by a fallback tool. This is the increment Thought adds to `RunState.failures_seen`
+ * for the wave (processors/thought/core.ts); test/observability/rates.test.ts keeps the two equal.
+ */
+export function waveFailures(verdicts: readonly Pick<Verdict, 'valid' | 'attempts' | 'fallback_from'>[]): number {
+  return verdicts.filter((v) => !v.valid || v.attempts > 1 || v.fallback_from !== null).length;
+}
+
+/** What the end of one run contributes to the rates. */
+export interface RunEnd {
+  completed: boolean;
+  /** The run met at least one failure (`failures_seen > 0` at its end). */
+  hitFailure: boolean;
+  /** It hit a failure and still completed without a person (`human_involved` false). */
+  recovered: boolean;
+}
+
+/** Classifies a run's end from its outcome status and its run state at the end. */
+export function classifyRunEnd(status: OutcomeStatus, failuresSeen: number, humanInvolved: boolean): RunEnd {
+  const completed = status === 'completed';
+  const hitFailure = failuresSeen > 0;
+  return { completed, hitFailure, recovered: hitFailure && completed && !humanInvolved };
+}
+
+/**
+ * A step's evidence is complete when the log alone lets an auditor reconstruct it: a unique step id
+ * (the idempotency key `thought_id:iteration:step_id`), its inputs (JSON), what came back (the raw
+ * response, or an error when nothing usable came back), how long it took, and a code for the result
+ * (the HTTP status, or the error type).
+ */
+export function evidenceComplete(step: Pick<StepResult, 'step_id' | 'idempotency_key' | 'input_json' | 'response_raw' | 'error' | 'response_time_ms' | 'status_code'>): boolean {
+  if (!step.step_id || !step.idempotency_key) return false;
+  if (!isJson(step.input_json)) return false;
+  if (step.response_raw === null && step.error === null) return false;
+  if (!Number.isFinite(step.response_time_ms) || step.response_time_ms < 0) return false;
+  return step.error === null ? step.status_code !== null : step.error.type.length > 0;
+}
+
+/** numerator / denominator, or NaN when nothing was counted (a rate of nothing is unknown, not 0 or 1). */
+export function ratio(numerator: number, denominator: number): number {
+  return denominator > 0 ? numerator / denominator : Number.NaN;
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false; // not JSON: exactly what this check reports
+  }
+}

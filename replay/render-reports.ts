@@ -1,0 +1,102 @@
+/** Terminal views of the verify report and of dead-letter listings. */
+import type { DlqEntry, DlqListing, RedriveReport } from './dlq.ts';
+import { cut, table } from './render-terminal.ts';
+import { parseJson, refKey } from './timeline.ts';
+import type { VerifyReport } from './verify.ts';
+
+const COLUMN = 70;
+const MAX_LINES = 80;
+
+export function renderVerify(r: VerifyReport): string {
+  const head = `Verify ${r.thought_id}: re-decided ${r.checked.thought_inputs} Thought input(s) and ${r.checked.observation_inputs} Observation input(s), compared ${r.checked.records_compared} record(s) with today's code and configuration`;
+  const out = [head];
+  const d = r.first_divergence;
+  if (!d) out.push('NO DRIFT: today decides every recorded input as recorded.');
+  else {
+    out.push(`DRIFT (${d.code}) in ${d.stage}: ${d.explanation}`);
+    out.push(`  input     ${d.input.summary} at ${refKey(d.input.ref)}`);
+    out.push(`  recorded  ${d.recorded ? `${d.recorded.topic} at ${refKey(d.recorded.ref)}` : '(nothing)'}`);
+    out.push(`  today     ${d.today ? d.today.topic : '(nothing)'}`);
+    if (d.diff.length) {
+      out.push('', 'Fields that differ:');
+      out.push(...table([['FIELD', 'RECORDED', 'TODAY'], ...d.diff.map((f) => [f.path, cut(show(f.recorded), 60), cut(show(f.today), 60)])]).map((l) => `  ${l}`));
+    }
+    out.push('', ...sideBySide(d.recorded?.value ?? null, d.today?.value ?? null));
+  }
+  if (r.notes.length) out.push('', 'Notes:', ...r.notes.map((n) => `  - ${n}`));
+  return out.join('\n') + '\n';
+}
+
+/** Both versions, pretty-printed in two columns; lines that differ are marked with `|`. */
+function sideBySide(recorded: unknown, today: unknown): string[] {
+  const left = pretty(recorded);
+  const right = pretty(today);
+  const rows = Math.min(MAX_LINES, Math.max(left.length, right.length));
+  const lines = [`${'RECORDED'.padEnd(COLUMN)}   TODAY`];
+  for (let i = 0; i < rows; i++) {
+    const a = left[i] ?? '';
+    const b = right[i] ?? '';
+    lines.push(`${clip(a).padEnd(COLUMN)} ${a === b ? ' ' : '|'} ${clip(b)}`);
+  }
+  if (Math.max(left.length, right.length) > rows) lines.push(`… ${Math.max(left.length, right.length) - rows} more line(s); --format json has both in full`);
+  return lines;
+}
+
+/** JSON texts inside the record (plan, outputs, inputs) are expanded so their fields line up. */
+function pretty(value: unknown): string[] {
+  if (value === null) return ['(nothing)'];
+  return JSON.stringify(expand(value), null, 2).split('\n');
+}
+
+function expand(value: unknown): unknown {
+  if (typeof value === 'string' && /^[[{]/.test(value.trimStart())) {
+    const parsed = parseJson(value);
+    return typeof parsed === 'string' ? parsed : expand(parsed);
+  }
+  if (Array.isArray(value)) return value.map(expand);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v)]));
+  return value;
+}
+
+function clip(line: string): string {
+  return line.length > COLUMN ? `${line.slice(0, COLUMN - 1)}…` : line;
+}
+
+function show(v: unknown): string {
+  return v === undefined ? '(absent)' : JSON.stringify(v);
+}
+
+export function renderDlqList(l: DlqListing): string {
+  const out = [`Dead letters${l.namespace ? ` in namespace ${l.namespace}` : ''}${l.filters.topic ? `, topic ${l.filters.topic}` : ''}${l.filters.reason ? `, reason ${l.filters.reason}` : ''}: ${l.entries.length}`];
+  if (l.counts.length) {
+    out.push('', ...table([['TOPIC', 'REASON', 'COUNT', 'RE-DRIVEN'], ...l.counts.map((c) => [c.topic, c.reason, String(c.count), String(c.redriven)])]).map((s) => `  ${s}`));
+    out.push('', ...table([['DEAD LETTER', 'SOURCE', 'KEY', 'CODE', 'STAGE', 'RE-DRIVEN', 'MESSAGE'], ...l.entries.map(row)]).map((s) => `  ${s}`));
+  }
+  return out.join('\n') + '\n';
+}
+
+function row(e: DlqEntry): string[] {
+  return [`${e.ref.topic}[${e.ref.partition}]@${e.ref.offset}`, e.source ? `${e.source.topic}[${e.source.partition}]@${e.source.offset}` : '?', e.key ?? '(null)', e.code, e.stage, e.redriven ? 'yes' : 'no', cut(e.message, 100)];
+}
+
+export function renderDlqShow(e: DlqEntry): string {
+  const out = [`Dead letter ${e.ref.topic}[${e.ref.partition}]@${e.ref.offset}  ${new Date(e.timestamp).toISOString()}${e.redriven ? '  (re-driven)' : ''}`];
+  out.push(`  key      ${e.key ?? '(null)'}`, `  reason   ${e.code} (${e.errorClass}) by ${e.stage}, attempt ${e.attempt}`, `  message  ${e.message}`, `  source   ${e.source ? `${e.source.topic}[${e.source.partition}]@${e.source.offset}` : '(unknown)'}`);
+  out.push('', 'Headers:', ...table(Object.entries(e.headers).map(([k, v]) => [k, v])).map((s) => `  ${s}`));
+  out.push('', `Original record (${e.original.bytes} bytes${e.original.schemaId !== null ? `, schema id ${e.original.schemaId}` : ''}):`);
+  if (e.original.value !== null) out.push(...JSON.stringify(expand(e.original.value), null, 2).split('\n').map((s) => `  ${s}`));
+  else {
+    out.push(`  does not decode: ${e.original.decodeError?.code}: ${e.original.decodeError?.message}`);
+    out.push(`  hex   ${e.original.hex.replace(/(.{2})/g, '$1 ').trim()}${e.original.bytes * 2 > e.original.hex.length ? ' …' : ''}`);
+    out.push(`  utf8  ${e.original.utf8}`);
+  }
+  return out.join('\n') + '\n';
+}
+
+export function renderRedrive(r: RedriveReport): string {
+  const out = [`Re-drive of ${r.topic}: ${r.redriven.length} re-driven now, ${r.already.length} re-driven before (skipped)${r.missing.length ? `, ${r.missing.length} not found` : ''}`];
+  for (const x of r.redriven) out.push(`  ${refKey(x.from)} -> ${x.to.topic}[${x.to.partition}]  key ${x.key ?? '(null)'}  (${x.code})`);
+  for (const x of r.already) out.push(`  ${refKey(x)} already re-driven`);
+  for (const x of r.missing) out.push(`  ${refKey(x)} is not a dead letter of ${r.topic}`);
+  return out.join('\n') + '\n';
+}
