@@ -1,13 +1,13 @@
 /**
  * Profiles the stages under load: runs the loop (1 instance per stage, tool latency 0 ms) with
- * `node --cpu-prof` in every stage process (through NODE_OPTIONS), stops them cleanly so the
+ * `node --cpu-prof` in every stage process (a node argument: NODE_OPTIONS refuses it), stops them cleanly so the
  * profiles are written, and prints per stage the costliest functions by self time, our own
  * functions by total time, and self time by origin (our code, each dependency, Node, GC).
  *
  *   node --import tsx bench/profile.ts [--runs 600] [--concurrency 64] [--dir /tmp/tao-prof] [--out profile.json]
  *       [--patch bench/patches/<name>.patch]   profile the code with a patch applied instead
  */
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
@@ -35,22 +35,27 @@ export async function profileStages(options: { runs: number; concurrency: number
       tools,
       baseEnv: process.env,
       bin: tree?.bin,
-      stageEnv: (stage) => {
+      nodeArgs: (stage) => {
         const dir = join(options.dir, stage);
         mkdirSync(dir, { recursive: true });
-        return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${dir}`.trim() };
+        return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
       },
     });
     progress(started, 'profiles written; summarizing');
   } finally {
     await fleet.stop();
   }
+  return summarizeDir(options.dir, options.patch ? (await patchedTree(options.patch)).root : REPO_ROOT);
+}
+
+/** Summarizes the profiles under `<dir>/<stage>/` (one stage process each). */
+export function summarizeDir(dir: string, root: string): Record<string, ProfileSummary> {
   const out: Record<string, ProfileSummary> = {};
-  const root = options.patch ? (await patchedTree(options.patch)).root : REPO_ROOT;
   for (const stage of STAGES) {
-    const files = readdirSync(join(options.dir, stage)).filter((f) => f.endsWith('.cpuprofile'));
-    if (files.length !== 1) throw new Error(`${stage}: expected one .cpuprofile in ${join(options.dir, stage)}, found ${files.length}`);
-    out[stage] = summarizeProfile(JSON.parse(readFileSync(join(options.dir, stage, files[0]!), 'utf8')) as CpuProfile, root);
+    // tsx's module hooks run on a loader thread, which writes its own (small) profile: take the main thread's, the largest.
+    const files = readdirSync(join(dir, stage)).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, stage, f)).sort((a, b) => statSync(b).size - statSync(a).size);
+    if (files.length === 0) throw new Error(`${stage}: no .cpuprofile in ${join(dir, stage)} (did the process exit cleanly?)`);
+    out[stage] = summarizeProfile(JSON.parse(readFileSync(files[0]!, 'utf8')) as CpuProfile, root);
   }
   return out;
 }

@@ -11,22 +11,29 @@ import { applyCatalog } from '../topics/apply-catalog.ts';
 import { DEFAULT_PORTS, spawnStage, stopAll, waitForHttpOk, type StageProcess } from './processes.ts';
 import { describeRecord } from './render.ts';
 
+/** One ticket per intent of the demo domain (docs/DEMO-DOMAIN.md), in English and Chinese, plus two the loop must not guess. */
 const SAMPLE_TASKS = [
+  '我的订单 O-12345678 到哪了',
   'Where is my order? My e-mail is ada.lovelace@example.com',
-  'Customer grace.hopper@example.org asks when her parcel arrives',
-  'Please check the latest order for alan.turing@example.net',
-  'Hi, I never got my package',
-  'Order status for unknown.person@example.com please',
+  'I want a refund for order O-12345678',
+  '请给我发票 INV-2024-0042 的副本',
+  "I can't log in, my email is li.lei@example.com",
+  'payments 服务是不是挂了',
+  "What's the status of expense claim EC-123456?",
+  'Where is my order? It never arrived.',
+  'Tell me a joke about penguins',
 ];
 
 /**
  * `tao demo`: starts local Kafka and the registry unless KAFKA_BROKERS is set, applies the topics,
- * runs the tool server and every stage as separate processes, submits sample tasks, prints each
- * step as it is committed and every outcome, then stops what it started.
+ * runs the tool server and every stage as separate processes (Thought with the intent-router planner),
+ * submits a ticket per intent of the demo domain, prints each step as it is committed and every
+ * outcome, then stops what it started.
  */
 export async function runDemo(args: string[]): Promise<number> {
   const keepInfra = args.includes('--keep-infra');
-  const env = { ...process.env };
+  // The demo routes tickets with the ONNX intent router unless a planner is configured.
+  const env: NodeJS.ProcessEnv = { TAO_PLANNER: 'router', ...process.env };
   let startedInfra = false;
   if (!env.KAFKA_BROKERS) {
     console.log('KAFKA_BROKERS is not set: starting local Kafka and schema registry (npx tao infra up)...');

@@ -12,7 +12,7 @@
  * next is current; a second re-drive of the same dead letters finds them in the ledger and writes
  * nothing.
  */
-import type { Kafka, Message, Transaction } from 'kafkajs';
+import type { Kafka, Message } from 'kafkajs';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { ContractViolation, TransientError, errorMessage } from '../runtime/errors.ts';
 import { DEAD_LETTERED, TOPICS, type TopicId } from '../topics/catalog.ts';
@@ -141,82 +141,75 @@ export async function showDeadLetter(deps: DlqDeps, topicName: string, partition
  */
 export async function redriveDeadLetters(deps: DlqDeps, topicName: string, selection: RedriveSelection = {}): Promise<RedriveReport> {
   const { id, topic } = resolveDlqTopic(deps.codec, topicName);
-  const sourceTopic = deps.codec.topics.name(id);
   const group = redriveGroup(deps.codec);
   const producer = deps.kafka.producer({ transactionalId: `${group}.${topic}`, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60000 });
   const reader = await LogReader.connect(deps.kafka);
   await producer.connect();
   try {
     // Beginning the transaction initialises the transactional id: it fences any other re-drive of
-    // this topic and completes the previous one, so the ledger read below includes it.
+    // this topic and completes the previous one, so the ledger read next includes it.
     const txn = await producer.transaction();
-    let committed = false;
+    let settled = false;
     try {
-      return await redriveIn(txn);
+      const ledger = await readLedger(reader, group, topic);
+      // From the first retained offset, not the ledger's floor, so dead letters re-driven before are reported as such.
+      const ranges = (await reader.offsets(topic)).filter((p) => !selection.offsets || selection.offsets.some((o) => o.partition === p.partition)).map((p) => ({ topic, partition: p.partition, from: p.low, to: p.high }));
+      const records = await reader.read(ranges, { progress: deps.progress, timeoutMs: deps.timeoutMs });
+      const { report, messages } = await select(deps.codec, topic, deps.codec.topics.name(id), records, ranges, ledger, selection);
+      if (messages.length === 0) {
+        settled = true;
+        await txn.abort();
+        return report;
+      }
+      await txn.send({ topic: deps.codec.topics.name(id), messages: messages.map((m) => m.message) });
+      const offsets = [...new Set(messages.map((m) => m.from.partition))].map((partition) => {
+        const now = new Set(messages.filter((m) => m.from.partition === partition).map((m) => m.from.offset));
+        const end = ranges.find((r) => r.partition === partition)!.to;
+        return { partition, ...ledger.advance(partition, now, records.filter((r) => r.partition === partition).map((r) => r.offset), end) };
+      });
+      await txn.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: offsets }] });
+      await txn.commit();
+      settled = true;
+      return report;
     } catch (err) {
       if (fenced(err)) throw new TransientError(`another re-drive of ${topic} ran at the same time and took over: run this one again, it re-drives only what is still open (${errorMessage(err)})`, { cause: err });
       throw err;
     } finally {
-      if (!committed) await txn.abort().catch(() => undefined);
-    }
-
-    async function redriveIn(txn: Transaction): Promise<RedriveReport> {
-      const ledger = await readLedger(reader, group, topic);
-      const partitions = await reader.offsets(topic);
-      const wanted = selection.offsets ? new Set(selection.offsets.map((o) => `${o.partition}/${o.offset}`)) : null;
-      const ranges: PartitionRange[] = partitions
-        .filter((p) => !selection.offsets || selection.offsets.some((o) => o.partition === p.partition))
-        // From the first retained offset, not the ledger's floor, so dead letters re-driven before are reported as such.
-        .map((p) => ({ topic, partition: p.partition, from: p.low, to: p.high }));
-      const records = await reader.read(ranges, { progress: deps.progress, timeoutMs: deps.timeoutMs });
-      const report: RedriveReport = { format: 'tao.redrive.v1', topic, redriven: [], already: [], missing: [] };
-      const messages: Array<{ record: RawRecord; message: Message; partition: number }> = [];
-      const seen = new Set<string>();
-      for (const raw of records) {
-        seen.add(`${raw.partition}/${raw.offset}`);
-        if (wanted && !wanted.has(`${raw.partition}/${raw.offset}`)) continue;
-        const letter = await readDeadLetter(raw, deps.codec);
-        if (selection.reason && letter.code !== selection.reason) continue;
-        if (selection.key && raw.key !== selection.key) continue;
-        if (ledger.has(raw.partition, raw.offset)) {
-          report.already.push(letter.ref);
-          continue;
-        }
-        if (!letter.source) throw new ContractViolation(`${refKey(letter.ref)} has no source headers: it was not written by a stage and can't be re-driven`);
-        if (letter.source.topic !== sourceTopic) throw new ContractViolation(`${refKey(letter.ref)} came from ${letter.source.topic}, not from ${sourceTopic}: refusing to re-drive it elsewhere`);
-        const headers = { ...originalHeaders(raw.rawHeaders), [REDRIVEN_FROM_HEADER]: refKey(letter.ref), [REDRIVEN_SOURCE_HEADER]: refKey(letter.source) };
-        messages.push({ record: raw, partition: letter.source.partition, message: { key: raw.key, value: raw.value, headers, partition: letter.source.partition } });
-        report.redriven.push({ from: letter.ref, to: { topic: sourceTopic, partition: letter.source.partition }, key: raw.key, code: letter.code });
-      }
-      for (const o of selection.offsets ?? []) {
-        const p = partitions.find((x) => x.partition === o.partition);
-        const below = ledger.has(o.partition, o.offset);
-        if (below) {
-          if (!report.already.some((r) => r.partition === o.partition && r.offset === o.offset)) report.already.push({ topic, partition: o.partition, offset: o.offset });
-        } else if (!p || !seen.has(`${o.partition}/${o.offset}`)) report.missing.push({ topic, partition: o.partition, offset: o.offset });
-      }
-      if (messages.length === 0) {
-        await txn.abort();
-        committed = true;
-        return report;
-      }
-      await txn.send({ topic: sourceTopic, messages: messages.map((m) => m.message) });
-      const done = new Map<number, Set<string>>();
-      for (const m of messages) done.set(m.record.partition, new Set([...(done.get(m.record.partition) ?? []), m.record.offset]));
-      const offsets = [...done.keys()].map((partition) => {
-        const inPartition = records.filter((r) => r.partition === partition).map((r) => r.offset);
-        const range = ranges.find((r) => r.partition === partition)!;
-        return { partition, ...ledger.advance(partition, done.get(partition)!, inPartition, range.to) };
-      });
-      await txn.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: offsets }] });
-      await txn.commit();
-      committed = true;
-      return report;
+      if (!settled) await txn.abort().catch(() => undefined);
     }
   } finally {
     await producer.disconnect();
     await reader.close();
   }
+}
+
+/** Chooses the dead letters to re-drive and builds their copies (reads the registry, writes nothing). */
+async function select(codec: AvroCodec, topic: string, sourceTopic: string, records: RawRecord[], ranges: PartitionRange[], ledger: Ledger, selection: RedriveSelection): Promise<{ report: RedriveReport; messages: Array<{ from: RecordRef; message: Message }> }> {
+  const report: RedriveReport = { format: 'tao.redrive.v1', topic, redriven: [], already: [], missing: [] };
+  const messages: Array<{ from: RecordRef; message: Message }> = [];
+  const wanted = selection.offsets ? new Set(selection.offsets.map((o) => `${o.partition}/${o.offset}`)) : null;
+  for (const raw of records) {
+    if (wanted && !wanted.has(`${raw.partition}/${raw.offset}`)) continue;
+    const letter = await readDeadLetter(raw, codec);
+    if (selection.reason && letter.code !== selection.reason) continue;
+    if (selection.key && raw.key !== selection.key) continue;
+    if (ledger.has(raw.partition, raw.offset)) {
+      report.already.push(letter.ref);
+      continue;
+    }
+    if (!letter.source) throw new ContractViolation(`${refKey(letter.ref)} has no source headers: it was not written by a stage and can't be re-driven`);
+    if (letter.source.topic !== sourceTopic) throw new ContractViolation(`${refKey(letter.ref)} came from ${letter.source.topic}, not from ${sourceTopic}: refusing to re-drive it elsewhere`);
+    const headers = { ...originalHeaders(raw.rawHeaders), [REDRIVEN_FROM_HEADER]: refKey(letter.ref), [REDRIVEN_SOURCE_HEADER]: refKey(letter.source) };
+    messages.push({ from: letter.ref, message: { key: raw.key, value: raw.value, headers, partition: letter.source.partition } });
+    report.redriven.push({ from: letter.ref, to: { topic: sourceTopic, partition: letter.source.partition }, key: raw.key, code: letter.code });
+  }
+  const read = new Set(records.map((r) => `${r.partition}/${r.offset}`));
+  for (const o of selection.offsets ?? []) {
+    const ref = { topic, partition: o.partition, offset: o.offset };
+    if (report.already.some((r) => r.partition === o.partition && r.offset === o.offset)) continue;
+    if (!read.has(`${o.partition}/${o.offset}`) || !ranges.some((r) => r.partition === o.partition)) report.missing.push(ref);
+  }
+  return { report, messages };
 }
 
 /** The re-drive ledger of one dead-letter topic. */

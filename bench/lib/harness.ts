@@ -57,11 +57,14 @@ export interface ProcessSpec {
   ready(line: string): number | null;
 }
 
-/** A `tao run <stage>` process from `bin` (default: this checkout's `bin/tao.js`), with ops port 0. */
-export function stageSpec(stage: string, env: NodeJS.ProcessEnv, bin = `${REPO_ROOT}bin/tao.js`): ProcessSpec {
+/**
+ * A `tao run <stage>` process from `bin` (default: this checkout's `bin/tao.js`), with ops port 0;
+ * `nodeArgs` go before the script (e.g. `--cpu-prof`, which NODE_OPTIONS does not accept).
+ */
+export function stageSpec(stage: string, env: NodeJS.ProcessEnv, bin = `${REPO_ROOT}bin/tao.js`, nodeArgs: string[] = []): ProcessSpec {
   return {
     name: stage,
-    args: [bin, 'run', stage],
+    args: [...nodeArgs, bin, 'run', stage],
     env: { ...env, TAO_OPS_PORT: '0' },
     ready: (line) => (line.includes('"msg":"stage started"') ? (JSON.parse(line) as { ops_port: number }).ops_port : null),
   };

@@ -58,13 +58,13 @@ interface PhaseSetup {
  * another checkout's `bin/tao.js` (the A/B of a patch). Also returns the loop's record sizes for
  * the relay.
  */
-export async function loopPhase(setup: PhaseSetup & { toolLatencyMs: number; tools: ToolServerProcess; baseEnv: NodeJS.ProcessEnv; bin?: string; code?: string; extraEnv?: NodeJS.ProcessEnv; stageEnv?: (stage: string) => NodeJS.ProcessEnv }): Promise<{ result: PhaseResult; sizes: RelaySizes }> {
+export async function loopPhase(setup: PhaseSetup & { toolLatencyMs: number; tools: ToolServerProcess; baseEnv: NodeJS.ProcessEnv; bin?: string; code?: string; extraEnv?: NodeJS.ProcessEnv; nodeArgs?: (stage: string) => string[] }): Promise<{ result: PhaseResult; sizes: RelaySizes }> {
   const { label, load, instances, started, tools } = setup;
   const ns = await freshNamespace('bench', setup.baseEnv, { TAO_DEMO_TOOL_ORIGIN: tools.url, ...setup.extraEnv });
   const fleet = new Fleet();
   try {
     progress(started, `${label}: starting ${instances} instance(s) of each stage in ${ns.namespace}`);
-    await startStages(fleet, ns.env, instances, setup.bin, setup.stageEnv);
+    await startStages(fleet, ns.env, instances, setup.bin, setup.nodeArgs);
     await tools.setFaults(setup.toolLatencyMs > 0 ? [{ route: '*', mode: 'slow_body', delayMs: setup.toolLatencyMs }] : []);
     const producer = await connectProducer(ns.kafka);
     try {
@@ -120,9 +120,9 @@ export async function relayPhase(setup: PhaseSetup & { sizes: RelaySizes; baseEn
 export const STAGE_INPUTS: Record<(typeof STAGES)[number], TopicId[]> = { thought: ['tasks', 'observationResults'], action: ['thoughtRequests'], observation: ['actionResults'] };
 
 /** Starts `instances` of each stage (stages in parallel, instances of a stage one after another) and waits for settled groups. */
-export async function startStages(fleet: Fleet, env: NodeJS.ProcessEnv, instances: number, bin?: string, stageEnv?: (stage: string) => NodeJS.ProcessEnv): Promise<void> {
+export async function startStages(fleet: Fleet, env: NodeJS.ProcessEnv, instances: number, bin?: string, nodeArgs?: (stage: string) => string[]): Promise<void> {
   const topics = topicNames(env.TAO_NAMESPACE ?? '');
-  await startSet(fleet, STAGES.map((s) => ({ spec: stageSpec(s, { ...env, ...stageEnv?.(s) }, bin), inputs: STAGE_INPUTS[s].map((id) => topics.name(id)) })), instances);
+  await startSet(fleet, STAGES.map((s) => ({ spec: stageSpec(s, env, bin, nodeArgs?.(s)), inputs: STAGE_INPUTS[s].map((id) => topics.name(id)) })), instances);
 }
 
 async function startSet(fleet: Fleet, set: Array<{ spec: ProcessSpec; inputs: string[] }>, instances: number): Promise<void> {

@@ -65,7 +65,8 @@ export class RouterPlanner implements Planner {
     const route = JSON.parse(record) as IntentRoute;
     const keys = this.routes.intents[route.intent];
     if (route.intent === 'unknown' || !keys) {
-      return { kind: 'escalate', planner: `router(${route.model})`, reason: `intent unclear: ${route.candidate} at confidence ${route.confidence.toFixed(3)} is below the routing threshold or off-domain; a person takes it` };
+      const why = route.candidate === 'unknown' ? `off-domain (the router says unknown at ${route.confidence.toFixed(3)})` : `unclear (${route.candidate} at ${route.confidence.toFixed(3)} is below the routing threshold)`;
+      return { kind: 'escalate', planner: `router(${route.model})`, reason: `the ticket is ${why}; a person takes it` };
     }
     const planners = keys.map((k) => new GraphPlanner(this.flows.get(k)!));
     const usable = planners.find((p) => Object.keys(p.flow.inputs).every((name) => route.slots[name] !== undefined)) ?? planners[0]!;
