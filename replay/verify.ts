@@ -58,7 +58,7 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
   const notes: string[] = [];
   const deadLettered = new Set(log.deadLetters.flatMap((d) => (d.source ? [refKey(d.source)] : [])));
   const live = log.records.filter((r) => {
-    if (r.value === null) notes.push(`${r.ref.topic}[${r.ref.partition}]@${r.ref.offset} does not decode (${r.decodeError?.code}): dead-lettered by its stage, not re-decided`);
+    if (r.value === null) notes.push(`${r.ref.topic}[${r.ref.partition}]@${r.ref.offset} does not decode (${r.decodeError?.code}), so it was dead-lettered by its stage: not re-decided`);
     return r.value !== null;
   });
   // Records a stage did not write: re-driven copies of dead letters and the first wave of a fork.

@@ -9,7 +9,7 @@ import { topicNames, type TopicId } from '../../topics/catalog.ts';
 import { Fleet, freshNamespace, getJson, progress, stageSpec, waitBalanced, type Instance, type ProcessSpec, type ToolServerProcess } from './harness.ts';
 import { closedLoop, connectProducer, iterationLatencies, loopTarget, readLog, type LoadTarget, type RunTimeline } from './load.ts';
 import { decodeLoopRecords, loopTimelines, loopTopicNames, recordSizes } from './loop-log.ts';
-import { bucketDelta, bucketSum, gauge, histogramBuckets, histogramQuantile, parsePrometheus, summary, type Sample } from './stats.ts';
+import { bucketDelta, bucketSum, counterValue, gauge, histogramBuckets, histogramQuantile, parsePrometheus, summary, type Sample } from './stats.ts';
 import { RELAY_HOPS, HOP_INPUTS, createRelayTopics, relayHopSpec, relayTarget, relayTimelines, relayTopics, type RelaySizes } from '../relay/relay.ts';
 
 /** Run counts and concurrency of a phase. */
@@ -40,7 +40,7 @@ export interface PhaseResult {
   /** Run latency (ms): task record → outcome record. */
   runMs: { n: number; p50: number; p95: number; p99: number; max: number };
   /** Per stage (or hop): P99 of tao_record_handle_seconds over the measured runs (ms), and peak RSS per process (MiB). */
-  stages: Record<string, { handleP99Ms: number | null; handleP50Ms: number | null; rssMiB: number[] }>;
+  stages: Record<string, { handleP99Ms: number | null; handleP50Ms: number | null; rssMiB: number[]; recordsPerTransaction: number | null }>;
   /** Outcome statuses of the measured runs. */
   statuses: Record<string, number>;
 }
@@ -188,7 +188,10 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
     const deltas = instances.map((i) => bucketDelta(histogramBuckets(m.after.get(i) ?? [], 'tao_record_handle_seconds'), histogramBuckets(m.before.get(i) ?? [], 'tao_record_handle_seconds')));
     const buckets = bucketSum(deltas);
     const has = (buckets.get(Number.POSITIVE_INFINITY) ?? 0) > 0;
+    const counter = (metric: string, labels: Record<string, string>) => instances.reduce((sum, i) => sum + counterValue(m.after.get(i) ?? [], metric, labels) - counterValue(m.before.get(i) ?? [], metric, labels), 0);
+    const txns = counter('tao_transactions_total', { result: 'committed' });
     stages[name] = {
+      recordsPerTransaction: txns > 0 ? counter('tao_records_in_total', {}) / txns : null,
       handleP99Ms: has ? histogramQuantile(buckets, 0.99) * 1000 : null,
       handleP50Ms: has ? histogramQuantile(buckets, 0.5) * 1000 : null,
       rssMiB: instances.map((i) => Math.round((m.rssMax.get(i) ?? Number.NaN) / (1024 * 1024))),

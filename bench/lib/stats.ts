@@ -87,6 +87,13 @@ export function histogramQuantile(buckets: Map<number, number>, q: number): numb
   return prevBound;
 }
 
+/** The sum of the samples named `name` whose labels include `labels` (0 when none). */
+export function counterValue(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const s of samples) if (s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)) sum += s.value;
+  return sum;
+}
+
 /** The value of the first sample named `name` (NaN when absent). */
 export function gauge(samples: readonly Sample[], name: string): number {
   return samples.find((s) => s.name === name)?.value ?? Number.NaN;

@@ -168,17 +168,16 @@ test('the HTML report, rendered by headless Chromium, shows every step of the ru
     assert.doesNotMatch(html, /(src|href)=["']?https?:/, 'no external assets');
     const t = await replayJson(thoughtId);
     const shot = join(tmp, `${name}.png`);
-    const dom = await chromium(file, name === 'completed' ? shot : undefined);
+    const dom = await chromium(file, shot);
     for (const s of t.iterations.flatMap((w) => w.steps)) {
       const row = new RegExp(`<tr class="step ${s.status}" id="step-${s.iteration}-${s.step_id}"[^>]*>[\\s\\S]*?<strong>${s.step_id}</strong>[\\s\\S]*?<code>${s.tool.replace('.', '\\.')}</code>`);
       assert.match(dom, row, `${name}: the rendered page shows step ${s.step_id} of wave ${s.iteration}`);
     }
     for (const s of t.plan!.steps) assert.match(dom, new RegExp(`<g class="node" data-step="${s.id}"`), `${name}: the DAG draws ${s.id}`);
     assert.equal((dom.match(/<path class="edge"/g) ?? []).length, 3, `${name}: the DAG has the plan's 3 edges`);
-    if (name === 'completed') {
-      assert.match(dom, /id="dead-letters"[\s\S]*DECODE_FAILED/);
-      ctx.diagnostic(`screenshot of the completed run's report: ${shot}`);
-    }
+    if (name === 'completed') assert.match(dom, /id="dead-letters"[\s\S]*DECODE_FAILED/);
+    if (name === 'escalated') assert.match(dom, /id="reflections"[\s\S]*policy_compliance[\s\S]*INCONSISTENT/);
+    ctx.diagnostic(`screenshot of the ${name} run's report: ${shot}`);
   }
 });
 
