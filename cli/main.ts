@@ -4,6 +4,7 @@
  *   tao infra up|down|status          local Kafka + schema registry (see infra/README.md)
  *   tao topics apply                   create/update the catalog's topics, report drift
  *   tao run thought|action|observation|tools|ingress|callbacks|all
+ *   tao run source <file>
  *   tao submit --text "..." [--source s] [--external-id id] [--reply <thought_id>] [--wait] [--timeout-s n]
  *   tao classify-error <file|->        the error classifier's verdict on a payload
  *   tao classify "<text>"              the intent router's decision on a task text
@@ -17,9 +18,10 @@ import { buildTask, submitTasks } from '../client/tasks.ts';
 import { watchRecords } from '../client/watch.ts';
 import { callbackOptionsFromEnv, startCallbackDispatcher } from '../callbacks/dispatcher.ts';
 import { startIngress } from '../ingress/server.ts';
+import { loadSourceConfig, sourceStage } from '../ingress/kafka-source.ts';
 import * as infra from '../infra/local.ts';
 import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../processors/wiring.ts';
-import { AvroCodec } from '../runtime/codec.ts';
+import { AvroCodec, createRegistry } from '../runtime/codec.ts';
 import { loadRuntimeConfig } from '../runtime/config.ts';
 import { createKafka } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
@@ -33,6 +35,7 @@ const USAGE = `usage: tao <command>
   infra up|down|status        start, stop or check local Kafka + schema registry
   topics apply                create or update every topic of the catalog
   run <thought|action|observation|tools|ingress|callbacks|all>
+  run source <file>           tasks from an existing topic, as declared in a sources/*.json file
   submit --text "..." [--source s] [--external-id id] [--reply thought_id] [--wait] [--timeout-s 60]
   classify-error <file|->     the ONNX classifier's label and confidence for an error payload (JSON)
   classify "<text>"           the intent router's intent, confidence and slots for a task text (JSON)
@@ -49,7 +52,7 @@ export async function main(argv: string[]): Promise<number> {
       if (sub !== 'apply') return usage(`unknown topics command "${sub ?? ''}"`);
       return topicsApply();
     case 'run':
-      return runCommand(sub);
+      return runCommand(sub, rest);
     case 'submit':
       return submitCommand(argv.slice(1));
     case 'classify-error':
@@ -99,7 +102,7 @@ async function topicsApply(): Promise<number> {
   return 0;
 }
 
-async function runCommand(name: string | undefined): Promise<number> {
+async function runCommand(name: string | undefined, args: string[] = []): Promise<number> {
   if (name && (STAGES as readonly string[]).includes(name)) {
     const stage = name as StageName;
     await runStageProcess(stage, (metrics, logger) => defineStage(stage, process.env, logger, metrics), Number(process.env.TAO_OPS_PORT ?? DEFAULT_OPS_PORTS[stage]));
@@ -130,6 +133,16 @@ async function runCommand(name: string | undefined): Promise<number> {
     });
     return -1;
   }
+  if (name === 'source') {
+    const file = args[0];
+    if (!file) return usage('run source needs the source file: tao run source sources/<name>.json');
+    const source = loadSourceConfig(file);
+    const config = loadRuntimeConfig();
+    const logger = createLogger({ stage: `source-${source.name}`, pid: process.pid });
+    await ensureTopic(createKafka(config, 'tao-source-admin', logger), source.dlq ?? `${source.topic}.dlq`);
+    await runStageProcess(`source-${source.name}`, async () => sourceStage(source, createRegistry(config)), Number(process.env.TAO_OPS_PORT ?? 9404));
+    return -1;
+  }
   if (name === 'callbacks') {
     const config = loadRuntimeConfig();
     const logger = createLogger({ stage: 'callbacks', pid: process.pid });
@@ -150,6 +163,17 @@ async function runCommand(name: string | undefined): Promise<number> {
     return -1;
   }
   return usage(`unknown process "${name ?? ''}" (choose ${[...STAGES, 'tools', 'ingress', 'callbacks', 'all'].join(', ')})`);
+}
+
+/** Creates a topic if it does not exist yet (3 partitions, the broker's replication default). */
+async function ensureTopic(kafka: ReturnType<typeof createKafka>, topic: string): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    if (!(await admin.listTopics()).includes(topic)) await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 3 }] });
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 function onSignal(stop: () => Promise<unknown>): void {

@@ -18,8 +18,8 @@ export interface StageProcess {
  * Starts `tao run <name>` as a separate OS process (each stage is its own process and consumer
  * group member, as in production). Output lines go to `onLine` prefixed by the name.
  */
-export function spawnStage(name: string, env: NodeJS.ProcessEnv, onLine: (name: string, line: string) => void): StageProcess {
-  const child = spawn(process.execPath, [TAO_BIN, 'run', name], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnStage(name: string, env: NodeJS.ProcessEnv, onLine: (name: string, line: string) => void, args: string[] = []): StageProcess {
+  const child = spawn(process.execPath, [TAO_BIN, 'run', name, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', (line) => onLine(name, line));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   return { name, child, exited };

@@ -11,7 +11,8 @@ import { CompactedView } from '../observability/follow.ts';
 
 /** One decoded input record, as a stage's handler sees it. */
 export interface InputRecord<T = unknown> {
-  topic: TopicId;
+  /** The catalog topic, or 'external' for a record of an {@link ExternalInput}. */
+  topic: TopicId | 'external';
   partition: number;
   offset: string;
   /** The run's thought_id (the record key). */
@@ -56,6 +57,8 @@ export interface StageDefinition {
    */
   storeTopic?: TopicId;
   handle(record: InputRecord, state: StateView): Promise<OutputRecord[]>;
+  /** Topics outside the catalog this stage also reads (an ingress source), each with its decoder and dead-letter topic. */
+  externalInputs?: readonly ExternalInput[];
   /** Records handled concurrently within one partition's batch (they belong to different runs). */
   concurrency: number;
   /** Records per transaction. */
@@ -89,6 +92,29 @@ export interface StageResources {
   partitionsConsumedConcurrently?: number;
 }
 
+/**
+ * A topic outside the loop's catalog (an existing business topic) that a stage reads. Its records are
+ * not keyed by thought_id and not in the loop's Avro contracts: `decode` turns the bytes into the
+ * value the handler gets, and throws a non-retriable TaoError for a record that can't be read.
+ */
+export interface ExternalInput {
+  /** The topic's full name, used as is (no namespace prefix). */
+  topic: string;
+  /** Where its bad records go. */
+  dlq: string;
+  decode(value: Buffer | null): Promise<unknown>;
+}
+
+/** An input of a stage as the runner sees it: a catalog topic or an external one. */
+interface Source {
+  id: TopicId | 'external';
+  name: string;
+  dlq: string;
+  decode(value: Buffer | null): Promise<unknown>;
+  /** Catalog records are keyed by the thought_id their value carries. */
+  keyed: boolean;
+}
+
 /** Read access to the stage's state store (empty when the stage declares none). */
 export interface StateView {
   get<V>(key: string): V | undefined;
@@ -119,6 +145,7 @@ type Processed = { encoded: TopicMessages[]; handled: HandledRecord | null; dead
  */
 export class StageRunner {
   private readonly consumer: Consumer;
+  private readonly sources: Source[];
   private readonly producers = new Map<string, Promise<Producer>>();
   private readonly group: string;
   private running = false;
@@ -147,6 +174,11 @@ export class StageRunner {
       partitionAssigners: [coPartitionedAssigner],
     });
     this.store = def.storeTopic ? new ChangelogStore(res.kafka, res.codec, def.storeTopic, res.logger) : null;
+    const { codec } = res;
+    this.sources = [
+      ...def.inputs.map((id): Source => ({ id, name: codec.topics.name(id), dlq: codec.topics.dlq(id), decode: (v) => codec.decode(id, v), keyed: true })),
+      ...(def.externalInputs ?? []).map((x): Source => ({ id: 'external', name: x.topic, dlq: x.dlq, decode: (v) => x.decode(v), keyed: false })),
+    ];
   }
 
   health(): { ok: boolean; stage: string; group: string; running: boolean; assigned: Record<string, number[]>; lastError: string | null } & Record<string, unknown> {
@@ -180,7 +212,7 @@ export class StageRunner {
       res.metrics.trackInFlight(() => this.inFlightView?.count((running) => running, new Set(Object.values(this.assigned).flat())) ?? 0);
     }
     await consumer.connect();
-    for (const id of this.def.inputs) await consumer.subscribe({ topic: res.codec.topics.name(id), fromBeginning: true });
+    for (const source of this.sources) await consumer.subscribe({ topic: source.name, fromBeginning: true });
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -201,10 +233,10 @@ export class StageRunner {
     await Promise.all(producers.map(async (p) => (await p.catch(() => null))?.disconnect()));
   }
 
-  private topicId(topic: string): TopicId {
-    const id = this.def.inputs.find((i) => this.res.codec.topics.name(i) === topic);
-    if (!id) throw new TaoError('INTERNAL', `received a record from unsubscribed topic ${topic}`);
-    return id;
+  private sourceOf(topic: string): Source {
+    const source = this.sources.find((s) => s.name === topic);
+    if (!source) throw new TaoError('INTERNAL', `received a record from unsubscribed topic ${topic}`);
+    return source;
   }
 
   private producerFor(topic: string, partition: number): Promise<Producer> {
@@ -236,7 +268,7 @@ export class StageRunner {
     let ready = this.caughtUp.get(partition);
     if (!ready) {
       ready = (async () => {
-        const producers = await Promise.all(this.def.inputs.map((id) => this.producerFor(this.res.codec.topics.name(id), partition)));
+        const producers = await Promise.all(this.sources.map((source) => this.producerFor(source.name, partition)));
         await store.catchUp(partition, producers);
       })();
       ready.catch(() => this.caughtUp.delete(partition));
@@ -246,7 +278,7 @@ export class StageRunner {
   }
 
   private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
-    const topicId = this.topicId(batch.topic);
+    const source = this.sourceOf(batch.topic);
     const { metrics, logger } = this.res;
     await this.ensureCaughtUp(batch.partition);
     for (let i = 0; i < batch.messages.length; i += this.def.maxRecordsPerTransaction) {
@@ -262,7 +294,7 @@ export class StageRunner {
       }
       const processed = new Map<KafkaMessage, Processed>();
       await mapLimit([...byKey.values()], this.def.concurrency, async (messages) => {
-        for (const m of messages) processed.set(m, await this.processOne(topicId, batch.partition, m));
+        for (const m of messages) processed.set(m, await this.processOne(source, batch.partition, m));
       });
       const outputs = chunk.map((m) => processed.get(m)!.encoded);
       const producer = await this.producerFor(batch.topic, batch.partition);
@@ -323,9 +355,9 @@ export class StageRunner {
   }
 
   /** Decodes and handles one record; returns the encoded records to write (outputs, or one dead letter). */
-  private async processOne(topicId: TopicId, partition: number, message: KafkaMessage): Promise<Processed> {
+  private async processOne(source: Source, partition: number, message: KafkaMessage): Promise<Processed> {
     const { codec, metrics, logger } = this.res;
-    const sourceTopic = codec.topics.name(topicId);
+    const sourceTopic = source.name;
     metrics.recordsIn.inc({ stage: this.def.stage, topic: sourceTopic });
     const endHandle = metrics.handleSeconds.startTimer({ stage: this.def.stage });
     const key = message.key?.toString('utf8') ?? '';
@@ -333,13 +365,13 @@ export class StageRunner {
       if (message.value && message.value.length > this.def.maxInputBytes) {
         throw new ContractViolation(`record of ${message.value.length} bytes exceeds the ${this.def.maxInputBytes}-byte limit of stage ${this.def.stage}`, { code: 'RECORD_TOO_LARGE' });
       }
-      const value = await codec.decode<{ thought_id?: unknown }>(topicId, message.value);
-      if (!key || value.thought_id !== key) {
+      const value = (await source.decode(message.value)) as { thought_id?: unknown };
+      if (source.keyed && (!key || value.thought_id !== key)) {
         throw new ContractViolation(`record key "${key}" does not match its thought_id "${String(value.thought_id)}"`);
       }
       const store = this.store;
       const state: StateView = { get: <V>(k: string) => store?.get(partition, k) as V | undefined };
-      const input: InputRecord = { topic: topicId, partition, offset: message.offset, key, value, headers: stringHeaders(message.headers) };
+      const input: InputRecord = { topic: source.id, partition, offset: message.offset, key, value, headers: stringHeaders(message.headers) };
       const outputs = await this.def.handle(input, state);
       const encoded: TopicMessages[] = [];
       for (const out of outputs) {
@@ -359,7 +391,7 @@ export class StageRunner {
       // block its partition; it goes to the dead-letter topic with everything needed to re-drive it.
       logger.warn('record dead-lettered', { thought_id: key, topic: sourceTopic, partition, offset: message.offset, error_code: err.code, error: err.message });
       return {
-        encoded: [{ topic: codec.topics.dlq(topicId), messages: [deadLetter(message, err, { topic: sourceTopic, partition, stage: this.def.stage })] }],
+        encoded: [{ topic: source.dlq, messages: [deadLetter(message, err, { topic: sourceTopic, partition, stage: this.def.stage })] }],
         handled: null,
         deadLetter: { topic: sourceTopic, reason: err.code },
       };

@@ -40,7 +40,7 @@ export interface PhaseResult {
   /** Run latency (ms): task record → outcome record. */
   runMs: { n: number; p50: number; p95: number; p99: number; max: number };
   /** Per stage (or hop): P99 of tao_record_handle_seconds over the measured runs (ms), and peak RSS per process (MiB). */
-  stages: Record<string, { handleP99Ms: number | null; handleP50Ms: number | null; rssMiB: number[]; recordsPerTransaction: number | null }>;
+  stages: Record<string, { handleP99Ms: number | null; handleP50Ms: number | null; rssMiB: number[]; recordsPerTransaction: number | null; cpuMsPerRun: number }>;
   /** Outcome statuses of the measured runs. */
   statuses: Record<string, number>;
 }
@@ -192,6 +192,7 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
     const txns = counter('tao_transactions_total', { result: 'committed' });
     stages[name] = {
       recordsPerTransaction: txns > 0 ? counter('tao_records_in_total', {}) / txns : null,
+      cpuMsPerRun: (1000 * counter('process_cpu_seconds_total', {})) / m.ids.length,
       handleP99Ms: has ? histogramQuantile(buckets, 0.99) * 1000 : null,
       handleP50Ms: has ? histogramQuantile(buckets, 0.5) * 1000 : null,
       rssMiB: instances.map((i) => Math.round((m.rssMax.get(i) ?? Number.NaN) / (1024 * 1024))),
