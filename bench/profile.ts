@@ -28,7 +28,7 @@ export async function profileStages(options: { runs: number; concurrency: number
     const tree = options.patch ? await patchedTree(options.patch) : null;
     await loopPhase({
       label: 'profile',
-      load: { warmupRuns: 50, runs: options.runs, concurrency: options.concurrency, timeoutMs: 600000 },
+      load: { warmupRuns: 50, runs: options.runs, concurrency: options.concurrency, probeRuns: 0, probeConcurrency: 1, timeoutMs: 600000 },
       instances: 1,
       started,
       toolLatencyMs: 0,

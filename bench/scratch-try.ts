@@ -6,7 +6,7 @@ const tools = await startToolServerProcess(fleet, process.env);
 const runs = Number(process.argv[2] ?? 200);
 const conc = Number(process.argv[3] ?? 64);
 const inst = Number(process.argv[4] ?? 1);
-const load = { warmupRuns: 50, runs, concurrency: conc, timeoutMs: 300000 };
+const load = { warmupRuns: 50, runs, concurrency: conc, probeRuns: 20, probeConcurrency: 4, timeoutMs: 300000 };
 const loop = await loopPhase({ label: 'loop', load, instances: inst, started, toolLatencyMs: 0, tools, baseEnv: process.env });
 console.log(JSON.stringify(loop, null, 1));
 const relay = await relayPhase({ label: 'relay', load, instances: inst, started, sizes: loop.sizes, baseEnv: process.env });

@@ -4,7 +4,7 @@
  */
 import type { IHeaders } from 'kafkajs';
 import type { AvroCodec } from '../runtime/codec.ts';
-import { TaoError, toTaoError } from '../runtime/errors.ts';
+import { toTaoError } from '../runtime/errors.ts';
 import { DLQ_HEADERS } from '../runtime/processor.ts';
 import { DEAD_LETTERED, type TopicId, type TopicNames } from '../topics/catalog.ts';
 import type { RawRecord } from './reader.ts';
@@ -107,9 +107,4 @@ export function originalHeaders(headers: IHeaders): IHeaders {
 
 function printable(bytes: Buffer): string {
   return bytes.toString('utf8').replace(/[^\x20-\x7e]/g, '.');
-}
-
-/** Raised for a dead letter that can't be re-driven as asked (no source headers, a source outside the catalog). */
-export function notRedrivable(message: string): TaoError {
-  return new TaoError('CONTRACT_VIOLATION', message);
 }

@@ -4,6 +4,7 @@
  * inside them rather than the whole string.
  */
 
+/** One field whose recorded and today's values differ (`undefined` where the field is absent). */
 export interface FieldDiff {
   /** Dotted path, `[i]` for array items, `<json>` where a JSON text was parsed. */
   path: string;

@@ -26,6 +26,7 @@ export const REDRIVEN_SOURCE_HEADER = 'tao.redriven-source';
 /** Offset metadata is capped by the broker (offset.metadata.max.bytes, 4096 by default). */
 const MAX_LEDGER_METADATA = 4000;
 
+/** What the dead-letter commands need: the cluster, the codec of the namespace, and where progress goes. */
 export interface DlqDeps {
   kafka: Kafka;
   codec: AvroCodec;
@@ -38,6 +39,7 @@ export interface DlqEntry extends DeadLetter {
   redriven: boolean;
 }
 
+/** The `tao dlq list` document (`--format json`). */
 export interface DlqListing {
   format: 'tao.dlq.v1';
   namespace: string;
@@ -47,6 +49,7 @@ export interface DlqListing {
   entries: DlqEntry[];
 }
 
+/** Which dead letters to re-drive: all conditions given must hold. */
 export interface RedriveSelection {
   reason?: string | null;
   key?: string | null;
@@ -54,6 +57,7 @@ export interface RedriveSelection {
   offsets?: Array<{ partition: number; offset: string }> | null;
 }
 
+/** What a re-drive did (`--format json` of `tao dlq redrive`). */
 export interface RedriveReport {
   format: 'tao.redrive.v1';
   topic: string;

@@ -36,6 +36,7 @@ export interface ForkSpec {
   flow: string | null;
 }
 
+/** What planning a fork needs besides the parent's log. */
 export interface ForkDeps {
   /** Today's Thought configuration (processors/wiring.ts thoughtConfig). */
   thought: ThoughtConfig;

@@ -45,6 +45,7 @@ export interface RunLog {
   deadLetters: DeadLetter[];
 }
 
+/** The cluster, the codec of the namespace, and where progress and time limits come from. */
 export interface RunLogDeps {
   kafka: Kafka;
   codec: AvroCodec;

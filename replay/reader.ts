@@ -30,6 +30,7 @@ export interface RawRecord {
   rawHeaders: IHeaders;
 }
 
+/** How a bounded read filters, reports progress and gives up. */
 export interface ReadOptions {
   /** Keeps only the records for which this returns true (the scan still reads every offset of the range). */
   filter?: (record: RawRecord) => boolean;

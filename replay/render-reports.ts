@@ -7,6 +7,7 @@ import type { VerifyReport } from './verify.ts';
 const COLUMN = 70;
 const MAX_LINES = 80;
 
+/** `--verify` for people: no drift, or the first divergence with the differing fields and both versions side by side. */
 export function renderVerify(r: VerifyReport): string {
   const head = `Verify ${r.thought_id}: re-decided ${r.checked.thought_inputs} Thought input(s) and ${r.checked.observation_inputs} Observation input(s), compared ${r.checked.records_compared} record(s) with today's code and configuration`;
   const out = [head];
@@ -66,6 +67,7 @@ function show(v: unknown): string {
   return v === undefined ? '(absent)' : JSON.stringify(v);
 }
 
+/** `tao dlq list` for people: counts by topic and reason, then one row per dead letter. */
 export function renderDlqList(l: DlqListing): string {
   const out = [`Dead letters${l.namespace ? ` in namespace ${l.namespace}` : ''}${l.filters.topic ? `, topic ${l.filters.topic}` : ''}${l.filters.reason ? `, reason ${l.filters.reason}` : ''}: ${l.entries.length}`];
   if (l.counts.length) {
@@ -79,6 +81,7 @@ function row(e: DlqEntry): string[] {
   return [`${e.ref.topic}[${e.ref.partition}]@${e.ref.offset}`, e.source ? `${e.source.topic}[${e.source.partition}]@${e.source.offset}` : '?', e.key ?? '(null)', e.code, e.stage, e.redriven ? 'yes' : 'no', cut(e.message, 100)];
 }
 
+/** `tao dlq show` for people: the error, the headers and the original record (decoded, or previewed as bytes). */
 export function renderDlqShow(e: DlqEntry): string {
   const out = [`Dead letter ${e.ref.topic}[${e.ref.partition}]@${e.ref.offset}  ${new Date(e.timestamp).toISOString()}${e.redriven ? '  (re-driven)' : ''}`];
   out.push(`  key      ${e.key ?? '(null)'}`, `  reason   ${e.code} (${e.errorClass}) by ${e.stage}, attempt ${e.attempt}`, `  message  ${e.message}`, `  source   ${e.source ? `${e.source.topic}[${e.source.partition}]@${e.source.offset}` : '(unknown)'}`);
@@ -93,6 +96,7 @@ export function renderDlqShow(e: DlqEntry): string {
   return out.join('\n') + '\n';
 }
 
+/** `tao dlq redrive` for people: what was re-driven now, before, or not found. */
 export function renderRedrive(r: RedriveReport): string {
   const out = [`Re-drive of ${r.topic}: ${r.redriven.length} re-driven now, ${r.already.length} re-driven before (skipped)${r.missing.length ? `, ${r.missing.length} not found` : ''}`];
   for (const x of r.redriven) out.push(`  ${refKey(x.from)} -> ${x.to.topic}[${x.to.partition}]  key ${x.key ?? '(null)'}  (${x.code})`);

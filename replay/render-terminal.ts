@@ -6,6 +6,7 @@ import type { IterationView, StepView, Timeline } from './timeline.ts';
 
 const INPUT_WIDTH = 60;
 
+/** The terminal view of a run's timeline (`--format terminal`). */
 export function renderTerminal(t: Timeline): string {
   const out: string[] = [];
   const headline = t.outcome ? `${t.status.toUpperCase()}${t.status === 'in_progress' ? '' : ` (${t.outcome.reason_code})`} after ${t.outcome.iterations} wave(s)` : 'IN PROGRESS (no outcome yet)';
@@ -99,6 +100,7 @@ function columnWidths(rows: string[][]): number[] {
   return widths;
 }
 
+/** `text` on one line, cut to `width` characters with an ellipsis. */
 export function cut(text: string, width: number): string {
   const flat = text.replace(/\s+/g, ' ');
   return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;

@@ -21,6 +21,7 @@ export const FORK_HEADERS = {
 /** Header `tao dlq redrive` adds to each re-driven record: `<dlq topic>/<partition>/<offset>` of the dead letter. */
 export const REDRIVEN_FROM_HEADER = 'tao.redriven-from';
 
+/** A run's timeline: the `tao.replay.v1` document (see docs/REPLAY.md for each field). */
 export interface Timeline {
   format: 'tao.replay.v1';
   thought_id: string;
@@ -46,6 +47,7 @@ export interface Timeline {
   undecodable: Array<{ ref: RecordRef; at: string; code: string; message: string }>;
 }
 
+/** Where a forked run came from, read from the `tao.fork.*` headers of its first record. */
 export interface ForkOrigin {
   thought_id: string;
   fork_point: string;
@@ -54,6 +56,7 @@ export interface ForkOrigin {
   flow: string | null;
 }
 
+/** A task record of the run (a new run's task, or a person's reply). */
 export interface TaskView {
   ref: RecordRef;
   at: string;
@@ -67,6 +70,7 @@ export interface TaskView {
   extra: Record<string, unknown>;
 }
 
+/** The run's latest plan, each step with where it got to. */
 export interface PlanView {
   planner: string;
   flow_id: string;
@@ -75,8 +79,10 @@ export interface PlanView {
   output: unknown;
 }
 
+/** Where a plan step got to over the whole run. */
 export type StepState = 'verified' | 'failed' | 'skipped' | 'in_progress' | 'dead_lettered' | 'not_run';
 
+/** A step of the plan (its DAG node). */
 export interface PlanStepView {
   id: string;
   tool: string;
@@ -89,12 +95,14 @@ export interface PlanStepView {
   extra: Record<string, unknown>;
 }
 
+/** The dead letter a record became. */
 export interface DeadLetterLink {
   ref: RecordRef;
   code: string;
   message: string;
 }
 
+/** One wave: its request(s), its steps with their results and verdicts, and how long each stage took. */
 export interface IterationView {
   iteration: number;
   /** Every thought.requests record of this wave (a dead-lettered one and its re-drive are two). */
@@ -108,8 +116,10 @@ export interface IterationView {
   extra: Record<string, unknown>;
 }
 
+/** Where a step of one wave got to. */
 export type StepStatus = 'verified' | 'invalid' | 'awaiting_result' | 'awaiting_verdict' | 'dead_lettered';
 
+/** One step of one wave: what was asked, what the tool answered, what Observation said. */
 export interface StepView {
   iteration: number;
   step_id: string;
@@ -124,6 +134,7 @@ export interface StepView {
   extra: Record<string, unknown>;
 }
 
+/** Action's result for a step. */
 export interface StepResultView {
   ref: RecordRef;
   at: string;
@@ -140,6 +151,7 @@ export interface StepResultView {
   response: string | null;
 }
 
+/** Observation's verdict on a step, with its audit trail. */
 export interface VerdictView {
   ref: RecordRef;
   at: string;
@@ -150,12 +162,14 @@ export interface VerdictView {
   extracted: unknown;
 }
 
+/** A Reflexion record of the run, once, with the record it was first seen in. */
 export interface ReflectionView extends Reflection {
   /** The record it was first seen in. */
   ref: RecordRef;
   extra: Record<string, unknown>;
 }
 
+/** An outcome of the run (a parked run that resumed has more than one). */
 export interface OutcomeView {
   ref: RecordRef;
   at: string;
@@ -172,6 +186,7 @@ export interface OutcomeView {
   extra: Record<string, unknown>;
 }
 
+/** A dead letter of the run with its original record. */
 export interface DeadLetterView {
   ref: RecordRef;
   at: string;
@@ -190,7 +205,7 @@ const KNOWN = {
   wave: ['thought_id', 'iteration', 'run', 'steps', 'results', 'verdicts'],
   call: ['step_id', 'tool', 'input_json', 'idempotency_key', 'attempt'],
   result: ['step_id', 'tool', 'input_json', 'idempotency_key', 'attempts', 'status_code', 'response_time_ms', 'response_raw', 'data_json', 'error', 'fallback_from', 'fallback_reason'],
-  verdict: ['step_id', 'tool', 'valid', 'extracted_data_json', 'confidence_score', 'error_type', 'audit_trail', 'status_code', 'response_time_ms', 'attempts'],
+  verdict: ['step_id', 'tool', 'valid', 'extracted_data_json', 'confidence_score', 'error_type', 'audit_trail', 'status_code', 'response_time_ms', 'attempts', 'fallback_from'],
   outcome: ['thought_id', 'task_id', 'status', 'reason', 'iterations', 'steps_executed', 'output_json', 'missing_fields', 'planner', 'flow_id', 'flow_version', 'reason_code', 'reflections'],
   reflection: ['step_id', 'tool', 'iteration', 'error_types', 'dimensions', 'action'],
   planStep: ['id', 'tool', 'input', 'depends_on'],
@@ -400,6 +415,7 @@ function forkOrigin(requests: LoggedRecord[]): ForkOrigin | null {
   try {
     overrides = JSON.parse(h[FORK_HEADERS.overrides] ?? '[]') as string[];
   } catch {
+    // Written by hand, not by `tao replay --fork`: shown as it is.
     overrides = [h[FORK_HEADERS.overrides] ?? ''];
   }
   return { thought_id: h[FORK_HEADERS.parent]!, fork_point: h[FORK_HEADERS.point] ?? '', iteration: Number(h[FORK_HEADERS.iteration] ?? iterationOf(first) ?? 0), overrides, flow: h[FORK_HEADERS.flow] ?? null };
@@ -426,14 +442,17 @@ export function parseJson(text: string | null | undefined): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
+    // Not JSON (a plain-text body): the view shows the text.
     return text;
   }
 }
 
+/** `topic/partition/offset`: the key of a record's position (also the `tao.redriven-from` header format). */
 export function refKey(ref: RecordRef): string {
   return `${ref.topic}/${ref.partition}/${ref.offset}`;
 }
 
+/** A timestamp (ms since epoch) as an ISO 8601 string. */
 export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }

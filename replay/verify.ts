@@ -24,6 +24,7 @@ import { diffValues, type FieldDiff } from './diff.ts';
 import type { LoggedRecord, RunLog } from './log.ts';
 import { FORK_HEADERS, REDRIVEN_FROM_HEADER, refKey } from './timeline.ts';
 
+/** Today's configurations to re-decide with (processors/wiring.ts thoughtConfig and observationConfig). */
 export interface VerifyConfigs {
   thought: ThoughtConfig;
   observation: ObservationConfig;
@@ -41,6 +42,7 @@ export interface Divergence {
   explanation: string;
 }
 
+/** The `tao.verify.v1` document: drift or not, what was compared, the first divergence. */
 export interface VerifyReport {
   format: 'tao.verify.v1';
   thought_id: string;
@@ -52,6 +54,9 @@ export interface VerifyReport {
 }
 
 type Rec<T> = LoggedRecord & { value: T & Record<string, unknown> };
+
+/** Records of one transaction are stamped when the batch is built; a few seconds covers a slow batch. */
+const SAME_TRANSACTION_MS = 5000;
 
 /** Re-decides every recorded input of `log` and reports the first divergence, or none. */
 export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<VerifyReport> {
@@ -186,9 +191,15 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
     return options.sort((a, b) => a.timestamp - b.timestamp);
   }
 
-  /** The snapshot written in the same transaction as `decision` (same producer batch: within a second of it). */
-  function snapshotWith(decision: LoggedRecord, input: LoggedRecord): Rec<RunSnapshot> | undefined {
-    return recordedSnapshots.find((s) => !consumed.has(s) && s.timestamp >= input.timestamp && Math.abs(s.timestamp - decision.timestamp) <= 1000);
+  /**
+   * The snapshot written in the same transaction as `decision`: after the input, close in time, and
+   * saying what the decision did (running at the new wave with a request; parked or ended after
+   * the outcome's waves).
+   */
+  function snapshotWith(decision: Rec<ThoughtRequest> | Rec<Outcome>, input: LoggedRecord): Rec<RunSnapshot> | undefined {
+    const isRequest = decision.topic === 'thoughtRequests';
+    const wave = isRequest ? (decision.value as ThoughtRequest).iteration : (decision.value as Outcome).iterations;
+    return recordedSnapshots.find((s) => !consumed.has(s) && s.timestamp >= input.timestamp && Math.abs(s.timestamp - decision.timestamp) <= SAME_TRANSACTION_MS && s.value.iteration === wave && (s.value.status === 'running') === isRequest);
   }
 }
 

@@ -42,7 +42,8 @@ export interface LoadResult {
  */
 export async function closedLoop(target: LoadTarget, options: { runs: number; concurrency: number; timeoutMs: number; onProgress?: (done: number) => void }): Promise<LoadResult> {
   const { runs, concurrency } = options;
-  const result: LoadResult = { ids: [], submittedAt: new Map(), endedAt: new Map(), status: new Map(), startMs: Date.now(), endMs: 0 };
+  const result: LoadResult = { ids: [], submittedAt: new Map(), endedAt: new Map(), status: new Map(), startMs: Date.now(), endMs: Date.now() };
+  if (runs <= 0) return result;
   let inFlight = 0;
   let pumping = false;
   let failed: Error | null = null;
@@ -111,12 +112,13 @@ export interface RawRecord {
 
 /**
  * Reads every committed record of `topics` from the beginning (read_committed, a throw-away
- * group). Resolves once `until(records)` holds, or once nothing new arrived for `idleMs` (and at
- * least one record was read, or `idleMs` passed twice), or at `timeoutMs`.
+ * group). Resolves once nothing new arrived for `idleMs` (default 1000) and `until(records)` holds
+ * (when given), or at `timeoutMs`. Partitions are read in parallel, so `until` alone (say, all
+ * outcomes read) does not mean the other topics are read to their end: the quiet period does.
  */
 export async function readLog(kafka: Kafka, topics: string[], options: { idleMs?: number; timeoutMs?: number; until?: (records: RawRecord[]) => boolean } = {}): Promise<RawRecord[]> {
   const records: RawRecord[] = [];
-  const idleMs = options.idleMs ?? 2000;
+  const idleMs = options.idleMs ?? 1000;
   const consumer = kafka.consumer({ groupId: `bench-read-${randomUUID()}`, readUncommitted: false, maxBytesPerPartition: 4 * 1024 * 1024, sessionTimeout: 30000 });
   await consumer.connect();
   await consumer.subscribe({ topics, fromBeginning: true });
@@ -136,8 +138,8 @@ export async function readLog(kafka: Kafka, topics: string[], options: { idleMs?
   const deadline = started + (options.timeoutMs ?? 120000);
   try {
     while (Date.now() < deadline) {
-      if (options.until?.(records)) break;
-      if (!options.until && Date.now() - last > idleMs && (records.length > 0 || Date.now() - started > 2 * idleMs)) break;
+      const quiet = Date.now() - last > idleMs && (records.length > 0 || Date.now() - started > 3 * idleMs);
+      if (quiet && (options.until?.(records) ?? true)) break;
       await new Promise((r) => setTimeout(r, 100));
     }
   } finally {

@@ -7,7 +7,7 @@ import type { Kafka } from 'kafkajs';
 import { STAGES } from '../../processors/wiring.ts';
 import { topicNames, type TopicId } from '../../topics/catalog.ts';
 import { Fleet, freshNamespace, getJson, progress, stageSpec, waitBalanced, type Instance, type ProcessSpec, type ToolServerProcess } from './harness.ts';
-import { closedLoop, connectProducer, iterationLatencies, loopTarget, readLog, type LoadTarget, type RunTimeline } from './load.ts';
+import { closedLoop, connectProducer, iterationLatencies, loopTarget, readLog, type LoadResult, type LoadTarget, type RunTimeline } from './load.ts';
 import { decodeLoopRecords, loopTimelines, loopTopicNames, recordSizes } from './loop-log.ts';
 import { bucketDelta, bucketSum, counterValue, gauge, histogramBuckets, histogramQuantile, parsePrometheus, summary, type Sample } from './stats.ts';
 import { RELAY_HOPS, HOP_INPUTS, createRelayTopics, relayHopSpec, relayTarget, relayTimelines, relayTopics, type RelaySizes } from '../relay/relay.ts';
@@ -15,11 +15,17 @@ import { RELAY_HOPS, HOP_INPUTS, createRelayTopics, relayHopSpec, relayTarget, r
 /** Run counts and concurrency of a phase. */
 export interface PhaseLoad {
   warmupRuns: number;
+  /** Runs of the throughput measurement. */
   runs: number;
-  /** Runs kept in flight. */
+  /** Runs kept in flight during it: enough to saturate the machine. */
   concurrency: number;
+  /** Runs of the latency probe that follows, with `probeConcurrency` in flight (a lightly loaded loop). */
+  probeRuns: number;
+  probeConcurrency: number;
   timeoutMs: number;
 }
+
+type Percentiles = { n: number; p50: number; p95: number; p99: number; max: number };
 
 /** One row of the report. */
 export interface PhaseResult {
@@ -32,13 +38,18 @@ export interface PhaseResult {
   code: string;
   runs: number;
   concurrency: number;
+  /** Wall time of the throughput measurement, ramp-up and drain included. */
   seconds: number;
+  /** Steady-state rate: runs ended between the 10th and the 90th percentile of end times, per second. */
   runsPerSecond: number;
+  /** Iterations (waves) per second at that rate. */
   iterationsPerSecond: number;
-  /** Iteration latency (ms): wave request → Thought's next record, over every iteration of the measured runs. */
-  iterationMs: { n: number; p50: number; p95: number; p99: number; max: number };
-  /** Run latency (ms): task record → outcome record. */
-  runMs: { n: number; p50: number; p95: number; p99: number; max: number };
+  /** Iteration latency (ms) under saturation: wave request → Thought's next record (queueing included). */
+  iterationMs: Percentiles;
+  /** Run latency (ms) under saturation: task record → outcome record. */
+  runMs: Percentiles;
+  /** The same two latencies with only `probeConcurrency` runs in flight. */
+  probe: { concurrency: number; iterationMs: Percentiles; runMs: Percentiles };
   /** Per stage (or hop): P99 of tao_record_handle_seconds over the measured runs (ms), and peak RSS per process (MiB). */
   stages: Record<string, { handleP99Ms: number | null; handleP50Ms: number | null; rssMiB: number[]; recordsPerTransaction: number | null; cpuMsPerRun: number }>;
   /** Outcome statuses of the measured runs. */
@@ -70,17 +81,19 @@ export async function loopPhase(setup: PhaseSetup & { toolLatencyMs: number; too
     try {
       const target = loopTarget(ns, producer);
       const measured = await measure(label, started, fleet, target, load);
-      const records = await decodeLoopRecords(ns, await readLog(ns.kafka, loopTopicNames(ns), { until: untilOutcomes(ns.codec.topics.name('outcomes'), load.warmupRuns + load.runs) }));
-      const ids = new Set(measured.ids);
-      const timelines = [...loopTimelines(records)].filter(([id]) => ids.has(id)).map(([, t]) => t);
-      const sizes = recordSizes(records);
-      return { result: row(setup, 'loop', setup.toolLatencyMs, setup.code ?? 'current', measured, timelines, fleet), sizes };
+      progress(started, `${label}: reading the log`);
+      const records = await decodeLoopRecords(ns, await readLog(ns.kafka, loopTopicNames(ns), { until: untilOutcomes(ns.codec.topics.name('outcomes'), load.warmupRuns + load.runs + load.probeRuns) }));
+      progress(started, `${label}: ${records.length} records read`);
+      return { result: row(setup, 'loop', setup.toolLatencyMs, setup.code ?? 'current', measured, loopTimelines(records), fleet), sizes: recordSizes(records) };
     } finally {
       await producer.disconnect();
     }
   } finally {
+    progress(started, `${label}: stopping`);
     await fleet.stop();
+    progress(started, `${label}: deleting ${ns.namespace}`);
     await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
+    progress(started, `${label}: done`);
   }
 }
 
@@ -103,10 +116,8 @@ export async function relayPhase(setup: PhaseSetup & { sizes: RelaySizes; baseEn
     const producer = await connectProducer(ns.kafka);
     try {
       const measured = await measure(label, started, fleet, relayTarget(ns.kafka, producer, ns.namespace, sizes), load);
-      const records = await readLog(ns.kafka, [topics.tasks, topics.requests, topics.outcomes], { until: untilOutcomes(topics.outcomes, load.warmupRuns + load.runs) });
-      const ids = new Set(measured.ids);
-      const timelines = [...relayTimelines(records, ns.namespace)].filter(([id]) => ids.has(id)).map(([, t]) => t);
-      return row(setup, 'relay', null, 'relay', measured, timelines, fleet);
+      const records = await readLog(ns.kafka, [topics.tasks, topics.requests, topics.outcomes], { until: untilOutcomes(topics.outcomes, load.warmupRuns + load.runs + load.probeRuns) });
+      return row(setup, 'relay', null, 'relay', measured, relayTimelines(records, ns.namespace), fleet);
     } finally {
       await producer.disconnect();
     }
@@ -133,15 +144,17 @@ async function startSet(fleet: Fleet, set: Array<{ spec: ProcessSpec; inputs: st
 }
 
 interface Measured {
-  ids: string[];
-  seconds: number;
+  saturated: LoadResult;
+  probe: LoadResult;
   before: Map<Instance, Sample[]>;
   after: Map<Instance, Sample[]>;
   rssMax: Map<Instance, number>;
-  statuses: Map<string, string>;
 }
 
-/** Warm-up, then the measured closed loop with scrapes of every process before and after and RSS sampled every second. */
+/**
+ * Warm-up, the throughput measurement (scrapes of every process before and after, RSS sampled
+ * every second), then the latency probe.
+ */
 async function measure(label: string, started: number, fleet: Fleet, target: LoadTarget, load: PhaseLoad): Promise<Measured> {
   progress(started, `${label}: warm-up, ${load.warmupRuns} runs`);
   await closedLoop(target, { runs: load.warmupRuns, concurrency: load.concurrency, timeoutMs: load.timeoutMs });
@@ -153,14 +166,18 @@ async function measure(label: string, started: number, fleet: Fleet, target: Loa
     });
   }, 1000);
   progress(started, `${label}: measuring ${load.runs} runs, ${load.concurrency} in flight`);
+  let saturated: LoadResult;
+  let after: Map<Instance, Sample[]>;
   try {
-    const result = await closedLoop(target, { ...load, onProgress: (done) => progress(started, `${label}: ${done}/${load.runs} runs ended`) });
-    const after = await scrapeAll(fleet);
+    saturated = await closedLoop(target, { ...load, onProgress: (done) => progress(started, `${label}: ${done}/${load.runs} runs ended`) });
+    after = await scrapeAll(fleet);
     for (const [i, samples] of after) rssMax.set(i, Math.max(rssMax.get(i) ?? 0, gauge(samples, 'process_resident_memory_bytes')));
-    return { ids: result.ids, seconds: (result.endMs - result.startMs) / 1000, before, after, rssMax, statuses: result.status };
   } finally {
     clearInterval(sampler);
   }
+  progress(started, `${label}: latency probe, ${load.probeRuns} runs, ${load.probeConcurrency} in flight`);
+  const probe = await closedLoop(target, { runs: load.probeRuns, concurrency: load.probeConcurrency, timeoutMs: load.timeoutMs });
+  return { saturated, probe, before, after, rssMax };
 }
 
 async function scrapeAll(fleet: Fleet): Promise<Map<Instance, Sample[]>> {
@@ -178,9 +195,16 @@ async function scrapeAll(fleet: Fleet): Promise<Map<Instance, Sample[]>> {
   return out;
 }
 
-function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | null, code: string, m: Measured, timelines: RunTimeline[], fleet: Fleet): PhaseResult {
+function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | null, code: string, m: Measured, all: Map<string, RunTimeline>, fleet: Fleet): PhaseResult {
+  const of = (ids: string[]) => ids.map((id) => all.get(id)).filter((t): t is RunTimeline => t !== undefined);
+  const timelines = of(m.saturated.ids);
   const iterations = iterationLatencies(timelines);
   const runMs = timelines.filter((t) => t.endedAt !== null).map((t) => t.endedAt! - t.startedAt);
+  const probeTimelines = of(m.probe.ids);
+  const runs = m.saturated.ids.length;
+  const ends = [...m.saturated.endedAt.values()].sort((a, b) => a - b);
+  const [from, to] = [ends[Math.floor(0.1 * (ends.length - 1))]!, ends[Math.floor(0.9 * (ends.length - 1))]!];
+  const runsPerSecond = to > from ? (ends.filter((t) => t > from && t <= to).length / (to - from)) * 1000 : runs / ((m.saturated.endMs - m.saturated.startMs) / 1000);
   const stages: PhaseResult['stages'] = {};
   const names = [...new Set(fleet.instances.filter((i) => i.opsPort > 0).map((i) => i.name))];
   for (const name of names) {
@@ -192,27 +216,28 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
     const txns = counter('tao_transactions_total', { result: 'committed' });
     stages[name] = {
       recordsPerTransaction: txns > 0 ? counter('tao_records_in_total', {}) / txns : null,
-      cpuMsPerRun: (1000 * counter('process_cpu_seconds_total', {})) / m.ids.length,
+      cpuMsPerRun: (1000 * counter('process_cpu_seconds_total', {})) / runs,
       handleP99Ms: has ? histogramQuantile(buckets, 0.99) * 1000 : null,
       handleP50Ms: has ? histogramQuantile(buckets, 0.5) * 1000 : null,
       rssMiB: instances.map((i) => Math.round((m.rssMax.get(i) ?? Number.NaN) / (1024 * 1024))),
     };
   }
   const statuses: Record<string, number> = {};
-  for (const s of m.statuses.values()) statuses[s] = (statuses[s] ?? 0) + 1;
+  for (const s of m.saturated.status.values()) statuses[s] = (statuses[s] ?? 0) + 1;
   return {
     label: setup.label,
     kind,
     toolLatencyMs,
     instancesPerStage: setup.instances,
     code,
-    runs: m.ids.length,
+    runs,
     concurrency: setup.load.concurrency,
-    seconds: m.seconds,
-    runsPerSecond: m.ids.length / m.seconds,
-    iterationsPerSecond: iterations.length / m.seconds,
+    seconds: (m.saturated.endMs - m.saturated.startMs) / 1000,
+    runsPerSecond,
+    iterationsPerSecond: runsPerSecond * (iterations.length / Math.max(1, timelines.filter((t) => t.endedAt !== null).length)),
     iterationMs: summary(iterations),
     runMs: summary(runMs),
+    probe: { concurrency: setup.load.probeConcurrency, iterationMs: summary(iterationLatencies(probeTimelines)), runMs: summary(probeTimelines.filter((t) => t.endedAt !== null).map((t) => t.endedAt! - t.startedAt)) },
     stages,
     statuses,
   };

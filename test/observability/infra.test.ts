@@ -35,7 +35,7 @@ async function exportedNames(): Promise<Set<string>> {
   const names = new Set<string>();
   for (const m of await metrics.registry.getMetricsAsJSON()) {
     names.add(m.name);
-    if (m.type === ('histogram' as typeof m.type)) for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${m.name}${suffix}`);
+    if (String(m.type) === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${m.name}${suffix}`);
   }
   return names;
 }

@@ -15,7 +15,7 @@ interface Line {
   raw: string;
 }
 
-export function parseYamlSubset(source: string): Value {
+export function parseYamlSubset(source: string): unknown {
   const lines: Line[] = source.split('\n').map((raw, i) => ({ no: i + 1, raw, indent: raw.length - raw.trimStart().length, text: stripComment(raw).trim() }));
   const pos = { i: 0 };
   const value = block(lines, pos, 0);
