@@ -6,6 +6,8 @@
  *   tao run thought|action|observation|tools|ingress|callbacks|all
  *   tao run source <file>
  *   tao submit --text "..." [--source s] [--external-id id] [--reply <thought_id>] [--wait] [--timeout-s n]
+ *   tao replay <thought_id> ...        rebuild, verify or fork a run from the log (replay/)
+ *   tao dlq list|show|redrive          dead letters
  *   tao classify-error <file|->        the error classifier's verdict on a payload
  *   tao classify "<text>"              the intent router's decision on a task text
  *   tao demo                           everything above, with sample tasks
@@ -18,6 +20,7 @@ import { buildTask, submitTasks } from '../client/tasks.ts';
 import { watchRecords } from '../client/watch.ts';
 import { callbackOptionsFromEnv, startCallbackDispatcher } from '../callbacks/dispatcher.ts';
 import { startIngress } from '../ingress/server.ts';
+import { dlqCommand, replayCommand } from '../replay/cli.ts';
 import { loadSourceConfig, sourceStage } from '../ingress/kafka-source.ts';
 import * as infra from '../infra/local.ts';
 import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../processors/wiring.ts';
@@ -37,6 +40,8 @@ const USAGE = `usage: tao <command>
   run <thought|action|observation|tools|ingress|callbacks|all>
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
   submit --text "..." [--source s] [--external-id id] [--reply thought_id] [--wait] [--timeout-s 60]
+  replay <thought_id> [--format terminal|json|html] [--out f] [--from ISO] [--to ISO] [--verify] [--fork <wave|step> [--set S.f=v] [--flow id@v]]
+  dlq list|show|redrive       dead letters: list, show one, re-drive selected ones exactly once
   classify-error <file|->     the ONNX classifier's label and confidence for an error payload (JSON)
   classify "<text>"           the intent router's intent, confidence and slots for a task text (JSON)
   demo                        run the whole loop on sample tasks`;
@@ -55,6 +60,10 @@ export async function main(argv: string[]): Promise<number> {
       return runCommand(sub, rest);
     case 'submit':
       return submitCommand(argv.slice(1));
+    case 'replay':
+      return replayCommand(argv.slice(1));
+    case 'dlq':
+      return dlqCommand(argv.slice(1));
     case 'classify-error':
       return classifyErrorCommand(sub);
     case 'classify':

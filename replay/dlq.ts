@@ -89,7 +89,7 @@ export function redriveGroup(codec: AvroCodec): string {
  */
 export async function listDeadLetters(deps: DlqDeps, filters: { topic?: string | null; reason?: string | null } = {}): Promise<DlqListing> {
   const topics = filters.topic ? [resolveDlqTopic(deps.codec, filters.topic).topic] : DEAD_LETTERED.map((id) => deps.codec.topics.dlq(id));
-  const reader = await LogReader.connect(deps.kafka);
+  const reader = await LogReader.connect(deps.kafka, deps.codec.topics.group('replay'));
   try {
     const entries: DlqEntry[] = [];
     for (const topic of topics) {
@@ -121,7 +121,7 @@ export async function listDeadLetters(deps: DlqDeps, filters: { topic?: string |
  */
 export async function showDeadLetter(deps: DlqDeps, topicName: string, partition: number, offset: string): Promise<DlqEntry> {
   const { topic } = resolveDlqTopic(deps.codec, topicName);
-  const reader = await LogReader.connect(deps.kafka);
+  const reader = await LogReader.connect(deps.kafka, deps.codec.topics.group('replay'));
   try {
     const p = (await reader.offsets(topic)).find((o) => o.partition === partition);
     if (!p) throw new ContractViolation(`${topic} has no partition ${partition}`);
@@ -147,7 +147,7 @@ export async function redriveDeadLetters(deps: DlqDeps, topicName: string, selec
   const { id, topic } = resolveDlqTopic(deps.codec, topicName);
   const group = redriveGroup(deps.codec);
   const producer = deps.kafka.producer({ transactionalId: `${group}.${topic}`, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60000 });
-  const reader = await LogReader.connect(deps.kafka);
+  const reader = await LogReader.connect(deps.kafka, deps.codec.topics.group('replay'));
   await producer.connect();
   try {
     // Beginning the transaction initialises the transactional id: it fences any other re-drive of

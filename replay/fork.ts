@@ -127,6 +127,7 @@ export function planFork(log: RunLog, spec: ForkSpec, deps: ForkDeps): ForkPlan 
         outputs_json: JSON.stringify(Object.fromEntries(Object.entries(outputs).filter(([id]) => same(id)))),
         step_attempts: Object.fromEntries(Object.entries(run.step_attempts).filter(([id]) => same(id))),
         failure_streaks: Object.fromEntries(Object.entries(run.failure_streaks).filter(([id]) => same(id))),
+        error_history: Object.fromEntries(Object.entries(run.error_history).filter(([id]) => same(id))),
         skipped: run.skipped.filter(same),
       };
       verdicts = verdicts.filter((v) => same(v.step_id));

@@ -61,7 +61,7 @@ export interface RunLogDeps {
  */
 export async function readRunLog(deps: RunLogDeps, thoughtId: string, bounds: TimeBounds = { fromMs: null, toMs: null }): Promise<RunLog> {
   const { codec } = deps;
-  const reader = await LogReader.connect(deps.kafka);
+  const reader = await LogReader.connect(deps.kafka, deps.codec.topics.group('replay'));
   try {
     const names = [...RUN_TOPICS.map((id) => codec.topics.name(id)), ...DEAD_LETTERED.map((id) => codec.topics.dlq(id))];
     const ranges: PartitionRange[] = [];

@@ -39,7 +39,7 @@ export interface ReadOptions {
   /** Receives a progress line every `progressEveryMs` while reading (for stderr). */
   progress?: (line: string) => void;
   progressEveryMs?: number;
-  /** Consumer group name of the reader (default `tao-replay-<uuid>`); nothing is committed under it. */
+  /** Consumer group name of the reader (default `<groupPrefix>-<uuid>`); nothing is committed under it. */
   group?: string;
 }
 
@@ -57,12 +57,14 @@ export class LogReader {
   private constructor(
     private readonly kafka: Kafka,
     private readonly admin: Admin,
+    private readonly groupPrefix: string,
   ) {}
 
-  static async connect(kafka: Kafka): Promise<LogReader> {
+  /** @param groupPrefix Readers' throw-away groups are named `<groupPrefix>-<uuid>` (give the namespace's prefix, for ACLs). */
+  static async connect(kafka: Kafka, groupPrefix = 'tao-replay'): Promise<LogReader> {
     const admin = kafka.admin();
     await admin.connect();
-    return new LogReader(kafka, admin);
+    return new LogReader(kafka, admin, groupPrefix);
   }
 
   async close(): Promise<void> {
@@ -97,7 +99,7 @@ export class LogReader {
     const topics = [...new Set(wanted.map((r) => r.topic))];
     const metadata = await this.admin.fetchTopicMetadata({ topics });
     const consumer: Consumer = this.kafka.consumer({
-      groupId: options.group ?? `tao-replay-${randomUUID()}`,
+      groupId: options.group ?? `${this.groupPrefix}-${randomUUID()}`,
       readUncommitted: false,
       sessionTimeout: 10000,
       heartbeatInterval: 1000,

@@ -28,25 +28,72 @@ export function renderVerify(r: VerifyReport): string {
   return out.join('\n') + '\n';
 }
 
-/** Both versions, pretty-printed in two columns; lines that differ are marked with `|`. */
+/**
+ * Both versions pretty-printed in two columns, aligned by a line diff and cut to the stretches
+ * that differ (with a few lines of context); `|` marks a changed line, `<` and `>` a line on one
+ * side only.
+ */
 function sideBySide(recorded: unknown, today: unknown): string[] {
-  const left = pretty(recorded);
-  const right = pretty(today);
-  const rows = Math.min(MAX_LINES, Math.max(left.length, right.length));
+  const rows = alignLines(pretty(recorded), pretty(today));
+  const changed = rows.map((r, i) => (r.mark !== ' ' ? i : -1)).filter((i) => i >= 0);
+  const keep = new Set(changed.flatMap((i) => Array.from({ length: 2 * CONTEXT + 1 }, (_, k) => i - CONTEXT + k)));
   const lines = [`${'RECORDED'.padEnd(COLUMN)}   TODAY`];
-  for (let i = 0; i < rows; i++) {
-    const a = left[i] ?? '';
-    const b = right[i] ?? '';
-    lines.push(`${clip(a).padEnd(COLUMN)} ${a === b ? ' ' : '|'} ${clip(b)}`);
+  let skipped = false;
+  let shown = 0;
+  for (let i = 0; i < rows.length; i++) {
+    if (!keep.has(i)) {
+      skipped = true;
+      continue;
+    }
+    if (skipped) lines.push(`${'…'.padEnd(COLUMN)}   …`);
+    skipped = false;
+    if (shown++ >= MAX_LINES) {
+      lines.push(`… more differences; --format json has both versions in full`);
+      break;
+    }
+    const r = rows[i]!;
+    lines.push(`${clip(r.left).padEnd(COLUMN)} ${r.mark} ${clip(r.right)}`);
   }
-  if (Math.max(left.length, right.length) > rows) lines.push(`… ${Math.max(left.length, right.length) - rows} more line(s); --format json has both in full`);
+  if (skipped) lines.push(`${'…'.padEnd(COLUMN)}   …`);
   return lines;
 }
 
-/** JSON texts inside the record (plan, outputs, inputs) are expanded so their fields line up. */
+const CONTEXT = 3;
+
+/** Lines of two texts paired by their longest common subsequence. */
+function alignLines(a: string[], b: string[]): Array<{ left: string; right: string; mark: ' ' | '|' | '<' | '>' }> {
+  const n = a.length;
+  const m = b.length;
+  const lcs: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  const rows: Array<{ left: string; right: string; mark: ' ' | '|' | '<' | '>' }> = [];
+  let i = 0;
+  let j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] === b[j]) {
+      rows.push({ left: a[i++]!, right: b[j++]!, mark: ' ' });
+    } else if (i < n && j < m && lcs[i + 1]![j + 1] === lcs[i]![j]) {
+      // Neither line is part of the common run here: they are the same line, changed.
+      rows.push({ left: a[i++]!, right: b[j++]!, mark: '|' });
+    } else if (j >= m || (i < n && lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) {
+      rows.push({ left: a[i++]!, right: '', mark: '<' });
+    } else {
+      rows.push({ left: '', right: b[j++]!, mark: '>' });
+    }
+  }
+  return rows;
+}
+
+/** JSON texts inside the record (plan, outputs, inputs) are expanded and keys sorted, so both versions' fields line up. */
 function pretty(value: unknown): string[] {
   if (value === null) return ['(nothing)'];
-  return JSON.stringify(expand(value), null, 2).split('\n');
+  return JSON.stringify(sortKeys(expand(value)), null, 2).split('\n');
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
+  return value;
 }
 
 function expand(value: unknown): unknown {

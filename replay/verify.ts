@@ -159,7 +159,7 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
     consumed.add(chosen);
     compared++;
     const diff = diffValues(chosen.value, main.value);
-    if (diff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: chosen.topic, ref: chosen.ref, value: chosen.value }, today: { topic: main.topic, value: main.value }, diff, explanation: `today's Thought decides wave ${wave} differently` });
+    if (diff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: chosen.topic, ref: chosen.ref, value: chosen.value }, today: { topic: main.topic, value: main.value }, diff, explanation: `today's Thought decides differently on ${summary(input)} (the run at wave ${wave})` });
     const todaySnapshot = decision.outputs.find((o) => o.topic === 'thoughtRuns')?.value as RunSnapshot | undefined;
     if (todaySnapshot) {
       const paired = snapshotWith(chosen, input);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readdirSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -20,6 +20,7 @@ let stages: StageFleet;
 let action: StageFleet;
 let follower: Awaited<ReturnType<typeof followOutcomes>>;
 const runs = { first: '', second: '' };
+let partial = '';
 
 /**
  * Action starts with a catalog that lacks shipping.track, so each run's third wave (S4) is
@@ -28,7 +29,7 @@ const runs = { first: '', second: '' };
 before(async () => {
   tools = await startToolServer({ port: 0 });
   cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url });
-  const partial = mkdtempSync(join(tmpdir(), 'tao-catalog-'));
+  partial = mkdtempSync(join(tmpdir(), 'tao-catalog-'));
   for (const f of readdirSync(DEFAULT_CATALOG_DIR).filter((f) => f.endsWith('.json') && f !== 'shipping.track.json')) copyFileSync(join(DEFAULT_CATALOG_DIR, f), join(partial, f));
   stages = new StageFleet(cluster.env);
   action = new StageFleet({ ...cluster.env, TAO_TOOL_CATALOG_DIR: partial });
@@ -53,6 +54,7 @@ after(async () => {
   await stages?.stop();
   await action?.stop();
   await tools?.close();
+  if (partial) rmSync(partial, { recursive: true, force: true });
 });
 
 async function listing(...args: string[]): Promise<DlqListing> {

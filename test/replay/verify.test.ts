@@ -4,7 +4,7 @@
  * leaving it alone must not.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
@@ -15,6 +15,8 @@ import { observationConfig, thoughtConfig } from '../../processors/wiring.ts';
 import { decodeOffsets, encodeOffsets } from '../../replay/dlq.ts';
 import { planFork } from '../../replay/fork.ts';
 import type { LoggedRecord, RunLog } from '../../replay/log.ts';
+import { renderHtml } from '../../replay/render-html.ts';
+import { renderTerminal } from '../../replay/render-terminal.ts';
 import { buildTimeline } from '../../replay/timeline.ts';
 import { verifyRun, type VerifyConfigs } from '../../replay/verify.ts';
 import type { ActionResult, RunSnapshot, StepCall, StepResult, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
@@ -183,6 +185,22 @@ test('the timeline of a parked run names the reflection and the failed check', a
   assert.deepEqual(t.plan?.steps.map((s) => s.state), ['failed', 'not_run', 'not_run', 'not_run']);
 });
 
+test('a step served by a fallback after retries shows the fallback, its reason and the retries in every view', async () => {
+  const rec = await completedRun();
+  const records = structuredClone(rec.records);
+  const result = records.find((r) => r.topic === 'actionResults' && r.value!.iteration === 2)!.value as unknown as ActionResult;
+  Object.assign(result.results[1]!, { tool: 'crm.tier_cache', attempts: 3, fallback_from: 'crm.tier', fallback_reason: 'circuit_open: crm.tier is open' });
+  const t = buildTimeline(rec.log(records));
+  const s3 = t.iterations[1]!.steps.find((s) => s.step_id === 'S3')!;
+  assert.deepEqual([s3.tool, s3.result?.tool, s3.result?.fallback_from, s3.result?.retries], ['crm.tier', 'crm.tier_cache', 'crm.tier', 2]);
+  const text = renderTerminal(t);
+  assert.match(text, /S3 +crm\.tier -> crm\.tier_cache +verified/);
+  assert.match(text, /S3: fallback: served by crm\.tier_cache for crm\.tier \(circuit_open: crm\.tier is open\)/);
+  const html = renderHtml(t);
+  assert.match(html, /fallback: served by <code>crm\.tier_cache<\/code> for <code>crm\.tier<\/code>/);
+  assert.match(html, />3 \(2 retries\)</);
+});
+
 test('planFork: wave 2 keeps S1, an override changes S2, wave 1 re-plans with the override, --flow re-plans on another flow version', async () => {
   const rec = await completedRun();
   const log = rec.log();
@@ -210,6 +228,7 @@ test('planFork: wave 2 keeps S1, an override changes S2, wave 1 re-plans with th
   assert.deepEqual(replanned.request.steps.map((s) => s.step_id), ['S2']);
   assert.deepEqual([replanned.request.run.flow_id, replanned.request.run.flow_version], ['order-status', 2]);
   assert.equal(replanned.headers['tao.fork.flow'], 'order-status@2');
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test('the re-drive ledger lists offsets as compact ranges and reads them back', () => {

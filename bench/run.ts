@@ -1,0 +1,207 @@
+/**
+ * `npm run bench`: the loop's speed measured against the best this design can do on this machine.
+ *
+ *   node --import tsx bench/run.ts [--out report.json] [--runs 1200] [--concurrency 256]
+ *       [--warmup 100] [--probe-runs 40] [--probe-concurrency 4]
+ *       [--patch bench/patches/featurizer-scratch.patch | --no-ab] [--quick]
+ *
+ * Phases, each in a fresh namespace on the broker named by KAFKA_BROKERS / SCHEMA_REGISTRY_URL:
+ * 1. the TAO loop, 1 instance per stage, tool latency 0 ms (also calibrates the relay's record sizes);
+ * 2. the relay ceiling (bench/relay/), 1 process per hop;
+ * 3. the loop with every tool call taking 20 ms;
+ * 4-5. the loop and the relay with 2 instances per stage / hop (the topics have 6 partitions);
+ * 6-9. A/B of a patch: the loop without and with it, in ABBA order (drift cancels out).
+ * Each phase: warm-up, then `runs` runs with `concurrency` in flight (throughput, saturated), then a
+ * latency probe of `probe-runs` runs with `probe-concurrency` in flight. Progress goes to stderr;
+ * the table to stdout; the JSON report to `--out`. The code measured is a snapshot of the checkout
+ * taken at the start (bench/lib/ab.ts), so edits made while the bench runs do not leak in.
+ */
+import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { KAFKA_VERSION } from '../infra/local.ts';
+import { patchedTree, removeTrees, type Tree } from './lib/ab.ts';
+import { Fleet, progress, startToolServerProcess } from './lib/harness.ts';
+import { loopPhase, relayPhase, type PhaseLoad, type PhaseResult } from './lib/phases.ts';
+import { fmt, table } from './lib/stats.ts';
+
+/** Options of one bench run. */
+export interface BenchOptions {
+  load: PhaseLoad;
+  /** Patch to A/B (null: no A/B phases). */
+  patch: string | null;
+  /** Runs per A/B phase. */
+  abRuns: number;
+}
+
+/** The JSON report. */
+export interface BenchReport {
+  startedAt: string;
+  durationSeconds: number;
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; kafka: string; brokers: string; loadAverageBefore: number[]; loadAverageAfter: number[] };
+  options: BenchOptions;
+  phases: PhaseResult[];
+  /** Loop runs/s divided by relay runs/s, measured in this run. */
+  ratios: Array<{ loop: string; relay: string; ratio: number }>;
+  ab: null | { patch: string; a: PhaseResult[]; b: PhaseResult[]; summary: Record<string, { a: number; b: number; change: number }> };
+}
+
+/** Runs every phase and returns the report. */
+export async function runBench(options: BenchOptions): Promise<BenchReport> {
+  const started = Date.now();
+  const loadBefore = loadavg();
+  const fleet = new Fleet();
+  const phases: PhaseResult[] = [];
+  const base = process.env;
+  let current: Tree | null = null;
+  try {
+    current = await patchedTree(null);
+    const patched = options.patch ? await patchedTree(options.patch) : null;
+    const tools = await startToolServerProcess(fleet, base);
+    const load = options.load;
+    const common = { started, tools, baseEnv: base, bin: current.bin, code: 'current' };
+
+    const first = await loopPhase({ ...common, label: 'loop 0ms x1', load, instances: 1, toolLatencyMs: 0 });
+    phases.push(first.result);
+    const sizes = first.sizes;
+    progress(started, `relay record sizes from the loop: ${JSON.stringify(sizes)}`);
+    phases.push(await relayPhase({ label: 'relay x1', load, instances: 1, started, sizes, baseEnv: base }));
+    phases.push((await loopPhase({ ...common, label: 'loop 20ms x1', load, instances: 1, toolLatencyMs: 20 })).result);
+    phases.push((await loopPhase({ ...common, label: 'loop 0ms x2', load, instances: 2, toolLatencyMs: 0 })).result);
+    phases.push(await relayPhase({ label: 'relay x2', load, instances: 2, started, sizes, baseEnv: base }));
+
+    let ab: BenchReport['ab'] = null;
+    if (patched) {
+      const abLoad = { ...load, runs: options.abRuns };
+      const a: PhaseResult[] = [];
+      const b: PhaseResult[] = [];
+      for (const [which, tree] of [['A', current], ['B', patched], ['B', patched], ['A', current]] as const) {
+        const r = (await loopPhase({ ...common, bin: tree.bin, code: tree.code, label: `${which}: ${tree.code}`, load: abLoad, instances: 1, toolLatencyMs: 0 })).result;
+        (which === 'A' ? a : b).push(r);
+      }
+      ab = { patch: patched.code, a, b, summary: abSummary(a, b) };
+    }
+    const byLabel = (l: string) => phases.find((p) => p.label === l)!;
+    const ratios = [
+      ['loop 0ms x1', 'relay x1'],
+      ['loop 20ms x1', 'relay x1'],
+      ['loop 0ms x2', 'relay x2'],
+    ].map(([loop, relay]) => ({ loop: loop!, relay: relay!, ratio: byLabel(loop!).runsPerSecond / byLabel(relay!).runsPerSecond }));
+    return {
+      startedAt: new Date(started).toISOString(),
+      durationSeconds: (Date.now() - started) / 1000,
+      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, kafka: `${KAFKA_VERSION} (the local infra's; the broker at KAFKA_BROKERS may differ)`, brokers: base.KAFKA_BROKERS ?? '127.0.0.1:9092', loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
+      options,
+      phases,
+      ratios,
+      ab,
+    };
+  } finally {
+    await fleet.stop();
+    removeTrees();
+    progress(started, `free memory ${Math.round(freemem() / 2 ** 20)} MiB`);
+  }
+}
+
+/** Mean of A and of B for the figures an A/B compares, and B's change relative to A. */
+function abSummary(a: PhaseResult[], b: PhaseResult[]): Record<string, { a: number; b: number; change: number }> {
+  const mean = (rs: PhaseResult[], f: (r: PhaseResult) => number) => rs.reduce((s, r) => s + f(r), 0) / rs.length;
+  const figures: Record<string, (r: PhaseResult) => number> = {
+    'runs/s': (r) => r.runsPerSecond,
+    'iteration P50 ms (saturated)': (r) => r.iterationMs.p50,
+    'iteration P99 ms (saturated)': (r) => r.iterationMs.p99,
+  };
+  for (const stage of Object.keys(a[0]?.stages ?? {})) {
+    figures[`${stage} CPU ms/run`] = (r) => r.stages[stage]?.cpuMsPerRun ?? Number.NaN;
+    figures[`${stage} handle P50 ms`] = (r) => r.stages[stage]?.handleP50Ms ?? Number.NaN;
+  }
+  const out: Record<string, { a: number; b: number; change: number }> = {};
+  for (const [name, f] of Object.entries(figures)) {
+    const [ma, mb] = [mean(a, f), mean(b, f)];
+    out[name] = { a: ma, b: mb, change: (mb - ma) / ma };
+  }
+  return out;
+}
+
+/** The report as text tables. */
+export function renderReport(r: BenchReport): string {
+  const m = r.machine;
+  const lines: string[] = [];
+  lines.push(`bench ${r.startedAt}: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, Node ${m.node}, Kafka ${m.kafka.split(' ')[0]} at ${m.brokers}; load average ${m.loadAverageBefore.map((x) => x.toFixed(2)).join(' ')} before, ${m.loadAverageAfter.map((x) => x.toFixed(2)).join(' ')} after; ${fmt(r.durationSeconds)} s`);
+  lines.push('');
+  lines.push(table(
+    ['phase', 'inst', 'runs', 'in flight', 'runs/s', 'iter/s', 'iter P50', 'iter P95', 'iter P99', 'run P50', `probe iter P50`, 'probe iter P95', 'probe iter P99'],
+    r.phases.map((p) => [p.label, p.instancesPerStage, p.runs, p.concurrency, p.runsPerSecond, p.iterationsPerSecond, p.iterationMs.p50, p.iterationMs.p95, p.iterationMs.p99, p.runMs.p50, p.probe.iterationMs.p50, p.probe.iterationMs.p95, p.probe.iterationMs.p99]),
+  ));
+  lines.push('(latencies in ms; "iter" = one Thought -> Action -> Observation -> Thought turn, from record timestamps; probe = ' + `${r.phases[0]?.probe.concurrency ?? '-'} runs in flight)`);
+  lines.push('');
+  lines.push(table(['phase', 'stage', 'handle P50 ms', 'handle P99 ms', 'CPU ms/run', 'records/txn', 'RSS MiB'], r.phases.flatMap((p) => Object.entries(p.stages).map(([s, v]) => [p.label, s, v.handleP50Ms ?? Number.NaN, v.handleP99Ms ?? Number.NaN, v.cpuMsPerRun, v.recordsPerTransaction ?? Number.NaN, v.rssMiB.join('/')]))));
+  lines.push('');
+  lines.push(table(['loop', 'relay ceiling', 'loop / ceiling (runs/s)'], r.ratios.map((x) => [x.loop, x.relay, x.ratio])));
+  if (r.ab) {
+    lines.push('');
+    lines.push(`A/B of ${r.ab.patch} (A = without, B = with; ABBA order, means of 2 phases each)`);
+    lines.push(table(['figure', 'A', 'B', 'change'], Object.entries(r.ab.summary).map(([k, v]) => [k, v.a, v.b, `${v.change >= 0 ? '+' : ''}${(100 * v.change).toFixed(1)}%`])));
+  }
+  return lines.join('\n');
+}
+
+/** Parses the command line into {@link BenchOptions} plus the report path. */
+export function benchOptions(argv: string[]): BenchOptions & { out: string | null } {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      out: { type: 'string' },
+      runs: { type: 'string' },
+      warmup: { type: 'string' },
+      concurrency: { type: 'string' },
+      'probe-runs': { type: 'string' },
+      'probe-concurrency': { type: 'string' },
+      'ab-runs': { type: 'string' },
+      patch: { type: 'string' },
+      'no-ab': { type: 'boolean', default: false },
+      quick: { type: 'boolean', default: false },
+    },
+  });
+  const quick = values.quick;
+  const int = (v: string | undefined, fallback: number) => {
+    const n = v === undefined ? fallback : Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`expected a non-negative integer, got "${v}"`);
+    return n;
+  };
+  const runs = int(values.runs, quick ? 300 : 1200);
+  return {
+    out: values.out ?? null,
+    load: {
+      warmupRuns: int(values.warmup, quick ? 50 : 100),
+      runs,
+      concurrency: int(values.concurrency, quick ? 128 : 256),
+      probeRuns: int(values['probe-runs'], quick ? 20 : 40),
+      probeConcurrency: int(values['probe-concurrency'], 4),
+      timeoutMs: 300000,
+    },
+    patch: values['no-ab'] ? null : (values.patch ?? new URL('./patches/featurizer-scratch.patch', import.meta.url).pathname),
+    abRuns: int(values['ab-runs'], quick ? 300 : 800),
+  };
+}
+
+async function main(): Promise<void> {
+  const { out, ...options } = benchOptions(process.argv.slice(2));
+  const report = await runBench(options);
+  console.log(renderReport(report));
+  if (out) {
+    writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+    process.stderr.write(`report written to ${out}\n`);
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().then(
+    () => process.exit(0),
+    (err: Error) => {
+      console.error(`bench: ${err.stack ?? err.message}`);
+      process.exit(1);
+    },
+  );
+}
