@@ -10,7 +10,8 @@
  * 2. the relay ceiling (bench/relay/), 1 process per hop;
  * 3. the loop with every tool call taking 20 ms;
  * 4-5. the loop and the relay with 2 instances per stage / hop (the topics have 6 partitions);
- * 6-9. A/B of a patch: the loop without and with it, in ABBA order (drift cancels out).
+ * 6. A/B of a patch, in ABBA order so that drift cancels out: (a) Observation alone draining the
+ *    loop's action.results records (CPU per record, records/s), (b) the whole loop.
  * Each phase: warm-up, then `runs` runs with `concurrency` in flight (throughput, saturated), then a
  * latency probe of `probe-runs` runs with `probe-concurrency` in flight. Progress goes to stderr;
  * the table to stdout; the JSON report to `--out`. The code measured is a snapshot of the checkout
@@ -22,8 +23,8 @@ import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { KAFKA_VERSION } from '../infra/local.ts';
 import { patchedTree, removeTrees, type Tree } from './lib/ab.ts';
-import { Fleet, progress, startToolServerProcess } from './lib/harness.ts';
-import { loopPhase, relayPhase, type PhaseLoad, type PhaseResult } from './lib/phases.ts';
+import { Fleet, progress, quietOwnLogs, startToolServerProcess } from './lib/harness.ts';
+import { drainPhase, loopPhase, relayPhase, type DrainResult, type PhaseLoad, type PhaseResult } from './lib/phases.ts';
 import { fmt, table } from './lib/stats.ts';
 
 /** Options of one bench run. */
@@ -44,7 +45,13 @@ export interface BenchReport {
   phases: PhaseResult[];
   /** Loop runs/s divided by relay runs/s, measured in this run. */
   ratios: Array<{ loop: string; relay: string; ratio: number }>;
-  ab: null | { patch: string; a: PhaseResult[]; b: PhaseResult[]; summary: Record<string, { a: number; b: number; change: number }> };
+  ab: null | {
+    patch: string;
+    /** Observation alone on a backlog of the loop's own action.results records. */
+    drain: { a: DrainResult[]; b: DrainResult[]; summary: Record<string, { a: number; b: number; change: number }> };
+    /** The whole loop, 1 instance per stage, tool latency 0 ms. */
+    loop: { a: PhaseResult[]; b: PhaseResult[]; summary: Record<string, { a: number; b: number; change: number }> };
+  };
 }
 
 /** Runs every phase and returns the report. */
@@ -73,14 +80,23 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     let ab: BenchReport['ab'] = null;
     if (patched) {
-      const abLoad = { ...load, runs: options.abRuns };
-      const a: PhaseResult[] = [];
-      const b: PhaseResult[] = [];
-      for (const [which, tree] of [['A', current], ['B', patched], ['B', patched], ['A', current]] as const) {
-        const r = (await loopPhase({ ...common, bin: tree.bin, code: tree.code, label: `${which}: ${tree.code}`, load: abLoad, instances: 1, toolLatencyMs: 0 })).result;
-        (which === 'A' ? a : b).push(r);
+      const abba = [['A', current], ['B', patched], ['B', patched], ['A', current]] as const;
+      const corpus = first.records.filter((r) => r.id === 'actionResults' && r.decoded).map((r) => r.decoded as Record<string, unknown> & { thought_id: string });
+      const drain = { a: [] as DrainResult[], b: [] as DrainResult[] };
+      for (const [which, tree] of abba) {
+        (which === 'A' ? drain.a : drain.b).push(await drainPhase({ label: `drain ${which}: ${tree.code}`, started, baseEnv: base, tools, bin: tree.bin, code: tree.code, stage: 'observation', corpus }));
       }
-      ab = { patch: patched.code, a, b, summary: abSummary(a, b) };
+      const abLoad = { ...load, runs: options.abRuns };
+      const loop = { a: [] as PhaseResult[], b: [] as PhaseResult[] };
+      for (const [which, tree] of abba) {
+        const r = (await loopPhase({ ...common, bin: tree.bin, code: tree.code, label: `loop ${which}: ${tree.code}`, load: abLoad, instances: 1, toolLatencyMs: 0 })).result;
+        (which === 'A' ? loop.a : loop.b).push(r);
+      }
+      ab = {
+        patch: patched.code,
+        drain: { ...drain, summary: compare(drain.a, drain.b, { 'observation CPU ms/record': (d) => d.cpuMsPerRecord, 'observation records/s': (d) => d.recordsPerSecond, 'records/transaction': (d) => d.recordsPerTransaction }) },
+        loop: { ...loop, summary: abSummary(loop.a, loop.b) },
+      };
     }
     const byLabel = (l: string) => phases.find((p) => p.label === l)!;
     const ratios = [
@@ -104,9 +120,19 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   }
 }
 
-/** Mean of A and of B for the figures an A/B compares, and B's change relative to A. */
+/** Mean of A and of B for each figure, and B's change relative to A. */
+function compare<T>(a: T[], b: T[], figures: Record<string, (r: T) => number>): Record<string, { a: number; b: number; change: number }> {
+  const mean = (rs: T[], f: (r: T) => number) => rs.reduce((s, r) => s + f(r), 0) / rs.length;
+  const out: Record<string, { a: number; b: number; change: number }> = {};
+  for (const [name, f] of Object.entries(figures)) {
+    const [ma, mb] = [mean(a, f), mean(b, f)];
+    out[name] = { a: ma, b: mb, change: (mb - ma) / ma };
+  }
+  return out;
+}
+
+/** The loop figures an A/B compares. */
 function abSummary(a: PhaseResult[], b: PhaseResult[]): Record<string, { a: number; b: number; change: number }> {
-  const mean = (rs: PhaseResult[], f: (r: PhaseResult) => number) => rs.reduce((s, r) => s + f(r), 0) / rs.length;
   const figures: Record<string, (r: PhaseResult) => number> = {
     'runs/s': (r) => r.runsPerSecond,
     'iteration P50 ms (saturated)': (r) => r.iterationMs.p50,
@@ -116,12 +142,7 @@ function abSummary(a: PhaseResult[], b: PhaseResult[]): Record<string, { a: numb
     figures[`${stage} CPU ms/run`] = (r) => r.stages[stage]?.cpuMsPerRun ?? Number.NaN;
     figures[`${stage} handle P50 ms`] = (r) => r.stages[stage]?.handleP50Ms ?? Number.NaN;
   }
-  const out: Record<string, { a: number; b: number; change: number }> = {};
-  for (const [name, f] of Object.entries(figures)) {
-    const [ma, mb] = [mean(a, f), mean(b, f)];
-    out[name] = { a: ma, b: mb, change: (mb - ma) / ma };
-  }
-  return out;
+  return compare(a, b, figures);
 }
 
 /** The report as text tables. */
@@ -140,9 +161,15 @@ export function renderReport(r: BenchReport): string {
   lines.push('');
   lines.push(table(['loop', 'relay ceiling', 'loop / ceiling (runs/s)'], r.ratios.map((x) => [x.loop, x.relay, x.ratio])));
   if (r.ab) {
+    const rows = (summary: Record<string, { a: number; b: number; change: number }>) => Object.entries(summary).map(([k, v]) => [k, v.a, v.b, `${v.change >= 0 ? '+' : ''}${(100 * v.change).toFixed(1)}%`]);
     lines.push('');
     lines.push(`A/B of ${r.ab.patch} (A = without, B = with; ABBA order, means of 2 phases each)`);
-    lines.push(table(['figure', 'A', 'B', 'change'], Object.entries(r.ab.summary).map(([k, v]) => [k, v.a, v.b, `${v.change >= 0 ? '+' : ''}${(100 * v.change).toFixed(1)}%`])));
+    lines.push(`Observation alone draining ${r.ab.drain.a[0]?.records ?? 0} action.results records of the loop:`);
+    lines.push(table(['figure', 'A', 'B', 'change'], rows(r.ab.drain.summary)));
+    lines.push(table(['drain phase', 'CPU ms/record', 'records/s'], [...r.ab.drain.a, ...r.ab.drain.b].map((d) => [d.label, d.cpuMsPerRecord, d.recordsPerSecond])));
+    lines.push('The whole loop (1 instance per stage, 0 ms tools; other stages share the cores, so expect noise):');
+    lines.push(table(['figure', 'A', 'B', 'change'], rows(r.ab.loop.summary)));
+    lines.push(table(['loop phase', 'runs/s', 'observation CPU ms/run'], [...r.ab.loop.a, ...r.ab.loop.b].map((p) => [p.label, p.runsPerSecond, p.stages.observation?.cpuMsPerRun ?? Number.NaN])));
   }
   return lines.join('\n');
 }
@@ -182,11 +209,12 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       timeoutMs: 300000,
     },
     patch: values['no-ab'] ? null : (values.patch ?? new URL('./patches/featurizer-scratch.patch', import.meta.url).pathname),
-    abRuns: int(values['ab-runs'], quick ? 300 : 800),
+    abRuns: int(values['ab-runs'], quick ? 300 : 600),
   };
 }
 
 async function main(): Promise<void> {
+  quietOwnLogs();
   const { out, ...options } = benchOptions(process.argv.slice(2));
   const report = await runBench(options);
   console.log(renderReport(report));

@@ -323,7 +323,10 @@ export class StageRunner {
       }
       endBatch();
       this.reportCommitted(chunk.map((m) => processed.get(m)!));
-      this.setLag(batch.topic, batch.partition, BigInt(batch.highWatermark) - BigInt(last.offset) - 1n);
+      // After the batch's last chunk the consumer's position is past the batch's trailing
+      // transaction markers too (lastOffset() counts them), which would otherwise read as lag 1.
+      const next = i + chunk.length >= batch.messages.length ? BigInt(batch.lastOffset()) + 1n : BigInt(last.offset) + 1n;
+      this.setLag(batch.topic, batch.partition, BigInt(batch.highWatermark) - next);
       resolveOffset(last.offset);
       await heartbeat();
     }

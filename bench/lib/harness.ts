@@ -35,8 +35,19 @@ export interface BenchNamespace {
  */
 export async function freshNamespace(prefix: string, baseEnv: NodeJS.ProcessEnv = process.env, extraEnv: NodeJS.ProcessEnv = {}): Promise<BenchNamespace> {
   const namespace = `${prefix}${randomUUID().slice(0, 8)}`;
-  const env: NodeJS.ProcessEnv = { ...baseEnv, TAO_NAMESPACE: namespace, TAO_SESSION_TIMEOUT_MS: '6000', ...extraEnv };
-  await applyCatalog(env, () => undefined);
+  // Stages print their ready line at level info, whatever level the bench itself logs at.
+  const env: NodeJS.ProcessEnv = { ...baseEnv, TAO_NAMESPACE: namespace, TAO_SESSION_TIMEOUT_MS: '6000', TAO_LOG_LEVEL: 'info', ...extraEnv };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await applyCatalog(env, () => undefined);
+      break;
+    } catch (err) {
+      // Right after creating topics a busy KRaft broker may answer metadata with
+      // UNKNOWN_TOPIC_OR_PARTITION, which kafkajs' waitForLeaders does not retry; applying again is safe.
+      if ((err as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION' || attempt >= 5) throw err;
+      await sleep(1000 * attempt);
+    }
+  }
   const config = loadRuntimeConfig(env);
   const kafka = createKafka(config, `bench-${namespace}`, createLogger({ bench: namespace }, { level: 'error', write: (line) => process.stderr.write(`${line}\n`) }));
   const codec = AvroCodec.create(config);
@@ -213,6 +224,8 @@ export interface ToolServerProcess {
   setFaults(faults: Array<Record<string, unknown>>): Promise<void>;
   clearFaults(): Promise<void>;
   stats(): Promise<{ total: number; byRoute: Record<string, number> }>;
+  /** The registered faults with their counters (GET /__control/faults). */
+  faults(): Promise<Array<{ id: string; spec: Record<string, unknown>; seen: number; applied: number }>>;
 }
 
 /** Starts `tao run tools` in `fleet` and returns its URL and control API. */
@@ -242,11 +255,23 @@ export async function startToolServerProcess(fleet: Fleet, env: NodeJS.ProcessEn
     },
     clearFaults: async () => void (await control('DELETE', '/__control/faults')),
     stats: async () => (await control('GET', '/__control/stats')) as { total: number; byRoute: Record<string, number> },
+    faults: async () => {
+      const body = (await control('GET', '/__control/faults')) as { faults?: unknown } | unknown[];
+      return (Array.isArray(body) ? body : ((body as { faults?: unknown[] }).faults ?? [])) as Array<{ id: string; spec: Record<string, unknown>; seen: number; applied: number }>;
+    },
   };
 }
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * Keeps this process's own JSON log lines (topics apply, kafkajs retries) off stdout, where the
+ * bench prints its tables; child processes get their level from {@link freshNamespace}.
+ */
+export function quietOwnLogs(): void {
+  process.env.TAO_LOG_LEVEL = 'error';
 }
 
 /** A progress line on stderr, prefixed with the seconds since `since`. */

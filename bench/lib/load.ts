@@ -177,3 +177,33 @@ export async function connectProducer(kafka: Kafka): Promise<Producer> {
   await producer.connect();
   return producer;
 }
+
+/** A live read_committed reader of `topics` from the beginning; `records` grows as records commit. */
+export async function followLog(kafka: Kafka, topics: string[]): Promise<{ records: RawRecord[]; waitFor(pred: (records: RawRecord[]) => boolean, timeoutMs: number): Promise<boolean>; stop(): Promise<void> }> {
+  const records: RawRecord[] = [];
+  const consumer = kafka.consumer({ groupId: `bench-follow-${randomUUID()}`, readUncommitted: false, maxBytesPerPartition: 8 * 1024 * 1024, sessionTimeout: 30000 });
+  await consumer.connect();
+  await consumer.subscribe({ topics, fromBeginning: true });
+  await consumer.run({
+    autoCommit: false,
+    eachBatch: async ({ batch }) => {
+      for (const m of batch.messages) {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
+        records.push({ topic: batch.topic, partition: batch.partition, offset: m.offset, key: m.key?.toString('utf8') ?? '', value: m.value, timestamp: Number(m.timestamp), headers });
+      }
+    },
+  });
+  return {
+    records,
+    waitFor: async (pred, timeoutMs) => {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if (pred(records)) return true;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return pred(records);
+    },
+    stop: () => consumer.disconnect(),
+  };
+}

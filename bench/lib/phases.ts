@@ -6,9 +6,9 @@
 import type { Kafka } from 'kafkajs';
 import { STAGES } from '../../processors/wiring.ts';
 import { topicNames, type TopicId } from '../../topics/catalog.ts';
-import { Fleet, freshNamespace, getJson, progress, stageSpec, waitBalanced, type Instance, type ProcessSpec, type ToolServerProcess } from './harness.ts';
+import { Fleet, freshNamespace, getJson, progress, sleep, stageSpec, waitBalanced, type Instance, type ProcessSpec, type ToolServerProcess } from './harness.ts';
 import { closedLoop, connectProducer, iterationLatencies, loopTarget, readLog, type LoadResult, type LoadTarget, type RunTimeline } from './load.ts';
-import { decodeLoopRecords, loopTimelines, loopTopicNames, recordSizes } from './loop-log.ts';
+import { decodeLoopRecords, loopTimelines, loopTopicNames, recordSizes, type DecodedRecord } from './loop-log.ts';
 import { bucketDelta, bucketSum, counterValue, gauge, histogramBuckets, histogramQuantile, parsePrometheus, summary, type Sample } from './stats.ts';
 import { RELAY_HOPS, HOP_INPUTS, createRelayTopics, relayHopSpec, relayTarget, relayTimelines, relayTopics, type RelaySizes } from '../relay/relay.ts';
 
@@ -69,7 +69,7 @@ interface PhaseSetup {
  * another checkout's `bin/tao.js` (the A/B of a patch). Also returns the loop's record sizes for
  * the relay.
  */
-export async function loopPhase(setup: PhaseSetup & { toolLatencyMs: number; tools: ToolServerProcess; baseEnv: NodeJS.ProcessEnv; bin?: string; code?: string; extraEnv?: NodeJS.ProcessEnv; nodeArgs?: (stage: string) => string[] }): Promise<{ result: PhaseResult; sizes: RelaySizes }> {
+export async function loopPhase(setup: PhaseSetup & { toolLatencyMs: number; tools: ToolServerProcess; baseEnv: NodeJS.ProcessEnv; bin?: string; code?: string; extraEnv?: NodeJS.ProcessEnv; nodeArgs?: (stage: string) => string[] }): Promise<{ result: PhaseResult; sizes: RelaySizes; records: DecodedRecord[] }> {
   const { label, load, instances, started, tools } = setup;
   const ns = await freshNamespace('bench', setup.baseEnv, { TAO_DEMO_TOOL_ORIGIN: tools.url, ...setup.extraEnv });
   const fleet = new Fleet();
@@ -84,7 +84,7 @@ export async function loopPhase(setup: PhaseSetup & { toolLatencyMs: number; too
       progress(started, `${label}: reading the log`);
       const records = await decodeLoopRecords(ns, await readLog(ns.kafka, loopTopicNames(ns), { until: untilOutcomes(ns.codec.topics.name('outcomes'), load.warmupRuns + load.runs + load.probeRuns) }));
       progress(started, `${label}: ${records.length} records read`);
-      return { result: row(setup, 'loop', setup.toolLatencyMs, setup.code ?? 'current', measured, loopTimelines(records), fleet), sizes: recordSizes(records) };
+      return { result: row(setup, 'loop', setup.toolLatencyMs, setup.code ?? 'current', measured, loopTimelines(records), fleet), sizes: recordSizes(records), records };
     } finally {
       await producer.disconnect();
     }
@@ -241,6 +241,68 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
     stages,
     statuses,
   };
+}
+
+/** What draining a backlog through one stage process cost. */
+export interface DrainResult {
+  label: string;
+  code: string;
+  stage: string;
+  records: number;
+  seconds: number;
+  recordsPerSecond: number;
+  /** CPU time of the stage process (user + system) while it drained the backlog. */
+  cpuMs: number;
+  cpuMsPerRecord: number;
+  recordsPerTransaction: number;
+}
+
+/**
+ * One stage alone on a backlog: starts `stage` from `bin`, writes `corpus` (values of the stage's
+ * input topic) at once, and measures the process's CPU time and the wall time until every output
+ * is committed. With the backlog in hand the stage runs full transactions, so CPU per record is
+ * the stage's own cost with little of the machine's noise: the figure an A/B of a stage's code
+ * compares.
+ */
+export async function drainPhase(setup: { label: string; started: number; baseEnv: NodeJS.ProcessEnv; tools: ToolServerProcess; bin: string; code: string; stage: 'observation'; corpus: ReadonlyArray<Record<string, unknown> & { thought_id: string }> }): Promise<DrainResult> {
+  const { label, started, stage, corpus } = setup;
+  const ns = await freshNamespace('drain', setup.baseEnv, { TAO_DEMO_TOOL_ORIGIN: setup.tools.url });
+  const fleet = new Fleet();
+  const input = STAGE_INPUTS[stage][0]!;
+  try {
+    const topics = topicNames(ns.namespace);
+    const instance = await fleet.start(stageSpec(stage, ns.env, setup.bin));
+    await waitBalanced(fleet, stage, STAGE_INPUTS[stage].map((id) => topics.name(id)), 6);
+    const scrape = async () => parsePrometheus(await (await fetch(`http://127.0.0.1:${instance.opsPort}/metrics`)).text());
+    const before = await scrape();
+    const producer = await connectProducer(ns.kafka);
+    progress(started, `${label}: ${corpus.length} ${topics.name(input)} records into ${stage}`);
+    const t0 = Date.now();
+    try {
+      for (let i = 0; i < corpus.length; i += 500) {
+        const messages = [];
+        for (const value of corpus.slice(i, i + 500)) messages.push({ key: value.thought_id, value: await ns.codec.encode(input, value) });
+        await producer.send({ topic: topics.name(input), acks: -1, messages });
+      }
+    } finally {
+      await producer.disconnect();
+    }
+    // Observation writes one record per input; records_out counts them once committed.
+    const outCount = (samples: Sample[]) => counterValue(samples, 'tao_records_out_total', {});
+    let after = await scrape();
+    while (outCount(after) - outCount(before) < corpus.length) {
+      if (Date.now() - t0 > 180000) throw new Error(`${label}: ${outCount(after) - outCount(before)} of ${corpus.length} records committed after 180 s`);
+      await sleep(25);
+      after = await scrape();
+    }
+    const seconds = (Date.now() - t0) / 1000;
+    const cpuMs = 1000 * (counterValue(after, 'process_cpu_seconds_total') - counterValue(before, 'process_cpu_seconds_total'));
+    const txns = counterValue(after, 'tao_transactions_total', { result: 'committed' }) - counterValue(before, 'tao_transactions_total', { result: 'committed' });
+    return { label, code: setup.code, stage, records: corpus.length, seconds, recordsPerSecond: corpus.length / seconds, cpuMs, cpuMsPerRecord: cpuMs / corpus.length, recordsPerTransaction: corpus.length / Math.max(1, txns) };
+  } finally {
+    await fleet.stop();
+    await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
+  }
 }
 
 function untilOutcomes(topic: string, n: number) {

@@ -44,10 +44,22 @@ export const HOP_INPUTS: Record<RelayHop, { inputs: Array<keyof ReturnType<typeo
   observation: { inputs: ['results'], chunk: 200 },
 };
 
-/** Creates the relay's topics (6 partitions, like the loop's). */
+/** Creates the relay's topics (6 partitions, like the loop's) and waits until every partition has a leader. */
 export async function createRelayTopics(admin: Admin, ns: string, partitions: number): Promise<void> {
   const topics = Object.values(relayTopics(ns));
-  await admin.createTopics({ waitForLeaders: true, topics: topics.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })) });
+  // kafkajs' own waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION, which a busy broker answers for a moment.
+  await admin.createTopics({ waitForLeaders: false, topics: topics.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })) });
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    try {
+      const { topics: meta } = await admin.fetchTopicMetadata({ topics });
+      if (meta.every((t) => t.partitions.length === partitions && t.partitions.every((p) => p.leader >= 0))) return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+    if (Date.now() > deadline) throw new Error(`relay topics of ${ns} have no leaders after 60 s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 /** A relay value: 'R', kind, iteration (u16), then padding up to `size` bytes. */

@@ -99,20 +99,28 @@ export async function scan(cluster: TestCluster, topics: TopicId[], options: { i
 }
 
 /** Follows `tao.outcomes` from the beginning; `waitFor(n)` resolves once n distinct runs have an outcome. */
-export async function followOutcomes(cluster: TestCluster): Promise<{ outcomes: Map<string, LoopRecord>; waitFor(n: number, timeoutMs: number): Promise<void>; stop(): Promise<void> }> {
+export async function followOutcomes(cluster: TestCluster): Promise<{ outcomes: Map<string, LoopRecord>; waitFor(n: number, timeoutMs: number): Promise<void>; waitUntil(check: (outcomes: Map<string, LoopRecord>) => boolean, timeoutMs: number): Promise<void>; stop(): Promise<void> }> {
   const outcomes = new Map<string, LoopRecord>();
   const waiters: Array<{ n: number; resolve: () => void }> = [];
+  const checks: Array<{ check: (o: Map<string, LoopRecord>) => boolean; resolve: () => void }> = [];
   const watcher = await watchRecords(cluster.kafka, cluster.codec, {
     topics: ['outcomes'],
     from: 'beginning',
     onRecord: (r) => {
       outcomes.set(r.key, r);
       for (const w of waiters) if (outcomes.size >= w.n) w.resolve();
+      for (const c of checks) if (c.check(outcomes)) c.resolve();
     },
   });
   return {
     outcomes,
     stop: () => watcher.stop(),
+    waitUntil: (check, timeoutMs) =>
+      new Promise<void>((resolve, reject) => {
+        if (check(outcomes)) return resolve();
+        const timer = setTimeout(() => reject(new Error(`outcomes did not reach the expected state within ${timeoutMs} ms (${outcomes.size} seen)`)), timeoutMs);
+        checks.push({ check, resolve: () => (clearTimeout(timer), resolve()) });
+      }),
     waitFor: (n, timeoutMs) =>
       new Promise<void>((resolve, reject) => {
         if (outcomes.size >= n) return resolve();

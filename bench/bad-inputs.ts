@@ -1,0 +1,262 @@
+/**
+ * The bad-input corpus run: sends every kind of bad input of bench/lib/bad-input-kinds.ts (HTTP
+ * ingress, webhooks, every consumed topic) at a running loop (the three stages, the ingress and the
+ * demo tool server as processes), then checks that
+ * - every input is accounted for: a 4xx (or an explicit duplicate / ignored answer), a dead letter
+ *   with its reason, a refusal by the broker, or an outcome of the run it started, as its kind says;
+ * - no process crashed: every stage and the ingress still run and answer /health with 200;
+ * - no partition stalled: a good record written after the bad ones on the same partition of each
+ *   topic is processed through to an outcome.
+ *
+ *   node --import tsx bench/bad-inputs.ts [--out bad-inputs.json]
+ */
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import kafkajs, { type ConfigResourceTypes as ConfigResourceTypesT } from 'kafkajs';
+import { DLQ_HEADERS } from '../runtime/processor.ts';
+import type { Outcome } from '../schemas/types.gen.ts';
+import { DEAD_LETTERED, TOPICS, type TopicId } from '../topics/catalog.ts';
+import { corpus, sentinel, type BadInputKind, type Expect, type Sent } from './lib/bad-input-kinds.ts';
+import { Fleet, REPO_ROOT, freshNamespace, getJson, progress, quietOwnLogs, startToolServerProcess, type BenchNamespace } from './lib/harness.ts';
+import { followLog, type RawRecord } from './lib/load.ts';
+import { deleteNamespace, startStages } from './lib/phases.ts';
+import { table } from './lib/stats.ts';
+
+/** What happened to one kind. */
+export interface KindResult {
+  id: string;
+  surface: string;
+  description: string;
+  expected: string;
+  observed: string;
+  accounted: boolean;
+}
+
+/** The corpus report. */
+export interface BadInputReport {
+  namespace: string;
+  kinds: KindResult[];
+  accounted: number;
+  /** Per topic and partition that received bad records: was the good record after them processed? */
+  stalls: Array<{ topic: string; partition: number; sentinel: string; processed: boolean }>;
+  /** Processes that exited, and processes whose /health was not 200 at the end. */
+  crashes: Array<{ name: string; code: number | string }>;
+  unhealthy: string[];
+  /** Dead letters that belong to no kind (none expected). */
+  unattributedDeadLetters: number;
+  durationSeconds: number;
+}
+
+// kafkajs is CommonJS: its enums are on the default export under ESM.
+const { ConfigResourceTypes } = kafkajs as unknown as { ConfigResourceTypes: typeof ConfigResourceTypesT };
+
+const SECRETS = { github: `gh-${randomUUID()}`, jira: `jira-${randomUUID()}` };
+/** Topic limit set on the namespace's tasks and thought.requests topics, as an operator might, so the stages' own size limits can be reached. */
+const RAISED_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+
+/** The log as the checks see it. */
+interface Observed {
+  outcomes: Map<string, Outcome>;
+  deadLetters: RawRecord[];
+  tasksByKey: Map<string, number>;
+}
+
+async function observe(ns: BenchNamespace, records: RawRecord[], decoded: Map<RawRecord, Outcome | null>): Promise<Observed> {
+  const outcomes = new Map<string, Outcome>();
+  const tasksByKey = new Map<string, number>();
+  const deadLetters: RawRecord[] = [];
+  for (const r of records) {
+    if (r.topic === ns.codec.topics.name('outcomes')) {
+      if (!decoded.has(r)) decoded.set(r, await ns.codec.decode<Outcome>('outcomes', r.value).catch(() => null));
+      const o = decoded.get(r);
+      if (o) outcomes.set(r.key, o);
+    } else if (r.topic === ns.codec.topics.name('tasks')) tasksByKey.set(r.key, (tasksByKey.get(r.key) ?? 0) + 1);
+    else if (r.topic.endsWith('.dlq')) deadLetters.push(r);
+  }
+  return { outcomes, deadLetters, tasksByKey };
+}
+
+function describe(e: Expect): string {
+  if ('http' in e) return `HTTP ${e.http.join('|')}`;
+  if ('accepted' in e) return `202, then outcome ${e.accepted.join('|')}`;
+  if ('duplicate' in e) return '200 duplicate, nothing written again';
+  if ('ignored' in e) return '202 ignored, nothing written';
+  if ('deadLetter' in e) return `dead letter ${e.deadLetter.join('|')}`;
+  if ('laterDeadLetter' in e) return `dead letter ${e.laterDeadLetter.codes.join('|')} on ${TOPICS[e.laterDeadLetter.topic].name}.dlq`;
+  if ('outcome' in e) return `outcome ${e.outcome.join('|')}${e.reasons ? ` (${e.reasons.join('|')})` : ''}`;
+  return `refused by the broker (${e.refused})`;
+}
+
+/** What the log and the answers say happened to one sent input, and whether that is what its kind expects. */
+function account(ns: BenchNamespace, kind: BadInputKind, sent: Sent, o: Observed): { observed: string; accounted: boolean } {
+  const e = kind.expect;
+  const outcomeOf = (key: string) => o.outcomes.get(key);
+  const fmtOutcome = (x: Outcome | undefined) => (x ? `outcome ${x.status} (${x.reason_code})` : 'no outcome yet');
+  if (sent.via === 'refused') return { observed: `refused by the broker (${sent.error})`, accounted: 'refused' in e && e.refused === sent.error };
+  if (sent.via === 'http') {
+    const error = typeof sent.body?.error === 'string' ? ` ${sent.body.error}` : '';
+    const answer = `HTTP ${sent.status}${error}`;
+    if ('http' in e) return { observed: answer, accounted: e.http.includes(sent.status) };
+    if ('ignored' in e) return { observed: `${answer}${sent.body?.ignored ? ' ignored' : ''}`, accounted: sent.status === 202 && sent.body?.ignored === true };
+    const thoughtId = typeof sent.body?.thought_id === 'string' ? sent.body.thought_id : null;
+    if ('duplicate' in e) {
+      const firstId = sent.extra?.body?.thought_id;
+      const written = thoughtId ? (o.tasksByKey.get(thoughtId) ?? 0) : 0;
+      return { observed: `first HTTP ${sent.extra?.status}, replay ${answer}${sent.body?.duplicate ? ' duplicate' : ''}; ${written} task record(s)`, accounted: sent.status === 200 && sent.body?.duplicate === true && thoughtId === firstId && written === 1 };
+    }
+    if ('accepted' in e) {
+      const out = thoughtId ? outcomeOf(thoughtId) : undefined;
+      return { observed: `${answer}; ${fmtOutcome(out)}`, accounted: sent.status === 202 && out !== undefined && e.accepted.includes(out.status) };
+    }
+    return { observed: answer, accounted: false };
+  }
+  const own = o.deadLetters.filter((d) => d.headers[DLQ_HEADERS.sourceTopic] === sent.topic && d.headers[DLQ_HEADERS.sourcePartition] === String(sent.partition) && d.headers[DLQ_HEADERS.sourceOffset] === sent.offset);
+  const later = o.deadLetters.filter((d) => d.key === sent.key && !own.includes(d));
+  const out = outcomeOf(sent.key);
+  const parts = [
+    ...own.map((d) => `dead letter ${d.headers[DLQ_HEADERS.errorCode]}`),
+    ...later.map((d) => `later dead letter ${d.headers[DLQ_HEADERS.errorCode]} on ${d.topic.slice(ns.namespace.length + 1)}`),
+    ...(out ? [fmtOutcome(out)] : []),
+  ];
+  const observed = parts.length ? parts.join('; ') : 'nothing yet';
+  if ('deadLetter' in e) return { observed, accounted: own.some((d) => e.deadLetter.includes(d.headers[DLQ_HEADERS.errorCode] ?? '')) };
+  if ('laterDeadLetter' in e) return { observed, accounted: later.some((d) => d.topic === ns.codec.topics.dlq(e.laterDeadLetter.topic) && e.laterDeadLetter.codes.includes(d.headers[DLQ_HEADERS.errorCode] ?? '')) };
+  if ('outcome' in e) return { observed, accounted: out !== undefined && e.outcome.includes(out.status) && (!e.reasons || e.reasons.includes(out.reason_code)) };
+  return { observed, accounted: false };
+}
+
+/** Runs the corpus against a fresh loop on the broker named by `env`. */
+export async function runBadInputs(options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; log?: (line: string) => void } = {}): Promise<BadInputReport> {
+  const started = Date.now();
+  const log = options.log ?? ((line: string) => progress(started, line));
+  const env = options.env ?? process.env;
+  const fleet = new Fleet();
+  const tools = await startToolServerProcess(fleet, env);
+  const ns = await freshNamespace('corpus', env, { TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_WEBHOOK_SECRET_GITHUB: SECRETS.github, TAO_WEBHOOK_SECRET_JIRA: SECRETS.jira });
+  const topics = ns.codec.topics;
+  let follower: Awaited<ReturnType<typeof followLog>> | null = null;
+  try {
+    const admin = ns.kafka.admin();
+    await admin.connect();
+    try {
+      // AlterConfigs replaces a topic's whole config: the catalog's settings go along.
+      await admin.alterConfigs({ validateOnly: false, resources: (['tasks', 'thoughtRequests'] as const).map((id) => ({ type: ConfigResourceTypes.TOPIC, name: topics.name(id), configEntries: [
+        { name: 'max.message.bytes', value: String(RAISED_MAX_MESSAGE_BYTES) },
+        { name: 'retention.ms', value: String(TOPICS[id].retentionMs) },
+        { name: 'cleanup.policy', value: TOPICS[id].cleanupPolicy },
+      ] })) });
+    } finally {
+      await admin.disconnect();
+    }
+    log(`corpus: starting the stages and the ingress in ${ns.namespace}`);
+    await startStages(fleet, ns.env, 1);
+    let ingressUrl = '';
+    await fleet.start({
+      name: 'ingress',
+      args: [`${REPO_ROOT}bin/tao.js`, 'run', 'ingress'],
+      env: { ...ns.env, TAO_INGRESS_PORT: '0' },
+      ready: (line) => {
+        if (!line.includes('"msg":"ingress listening"')) return null;
+        ingressUrl = (JSON.parse(line) as { url: string }).url;
+        return 0;
+      },
+    });
+    follower = await followLog(ns.kafka, [topics.name('tasks'), topics.name('outcomes'), ...DEAD_LETTERED.map((id) => topics.dlq(id))]);
+    const producer = ns.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const ctx = { ns, ingressUrl, secrets: SECRETS, tag: randomUUID().slice(0, 8), producer };
+    const kinds = corpus();
+    const sent = new Map<BadInputKind, Sent>();
+    const sentinels: Array<{ topic: TopicId; partition: number; key: string }> = [];
+    try {
+      log(`corpus: sending ${kinds.length} kinds of bad input`);
+      for (const kind of kinds) {
+        try {
+          sent.set(kind, await kind.send(ctx));
+        } catch (err) {
+          sent.set(kind, { via: 'refused', error: `driver error: ${(err as Error).message}` });
+        }
+      }
+      const used = new Map<TopicId, Set<number>>();
+      for (const k of kinds) if (k.surface !== 'ingress' && k.surface !== 'webhook') (used.get(k.surface) ?? used.set(k.surface, new Set()).get(k.surface)!).add(k.partition ?? 0);
+      for (const [topic, partitions] of used) {
+        for (const p of partitions) {
+          const s = await sentinel(ctx, topic as 'tasks', p);
+          sentinels.push({ topic, partition: p, key: s.key });
+        }
+      }
+    } finally {
+      await producer.disconnect();
+    }
+
+    log('corpus: waiting until every input is accounted for');
+    const decoded = new Map<RawRecord, Outcome | null>();
+    const check = async () => {
+      const o = await observe(ns, follower!.records, decoded);
+      const results = kinds.map((k) => ({ kind: k, ...account(ns, k, sent.get(k)!, o) }));
+      return { o, results, done: results.every((r) => r.accounted) && sentinels.every((s) => o.outcomes.get(s.key)?.status === 'completed') };
+    };
+    let state = await check();
+    const deadline = Date.now() + (options.timeoutMs ?? 90000);
+    while (!state.done && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      state = await check();
+    }
+    // Whatever is still to come (a late dead letter for an input already accounted for) shows up in the count of unattributed ones.
+    await new Promise((r) => setTimeout(r, 1500));
+    state = await check();
+    const health = await Promise.all(fleet.alive().filter((i) => i.opsPort > 0).map(async (i) => ({ i, h: await getJson(i.opsPort, '/health') })));
+    const ingressHealth = await fetch(`${ingressUrl}/health`).then((r) => r.status, () => 0);
+    const attributed = new Set<RawRecord>();
+    for (const kind of kinds) {
+      const s = sent.get(kind)!;
+      if (s.via !== 'record') continue;
+      for (const d of state.o.deadLetters) if (d.key === s.key || (d.headers[DLQ_HEADERS.sourceTopic] === s.topic && d.headers[DLQ_HEADERS.sourceOffset] === s.offset && d.headers[DLQ_HEADERS.sourcePartition] === String(s.partition))) attributed.add(d);
+    }
+    return {
+      namespace: ns.namespace,
+      kinds: state.results.map((r) => ({ id: r.kind.id, surface: r.kind.surface, description: r.kind.description, expected: describe(r.kind.expect), observed: r.observed, accounted: r.accounted })),
+      accounted: state.results.filter((r) => r.accounted).length,
+      stalls: sentinels.map((s) => ({ topic: topics.name(s.topic), partition: s.partition, sentinel: s.key, processed: state.o.outcomes.get(s.key)?.status === 'completed' })),
+      crashes: fleet.unexpectedExits.map((e) => ({ name: e.name, code: e.code })),
+      unhealthy: [...health.filter(({ h }) => h?.status !== 200).map(({ i }) => `${i.name}#${i.id}`), ...(ingressHealth === 200 ? [] : ['ingress'])],
+      unattributedDeadLetters: state.o.deadLetters.filter((d) => !attributed.has(d)).length,
+      durationSeconds: (Date.now() - started) / 1000,
+    };
+  } finally {
+    await follower?.stop();
+    await fleet.stop();
+    await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
+  }
+}
+
+/** The report as text. */
+export function renderBadInputs(r: BadInputReport): string {
+  return [
+    table(['kind', 'expected', 'observed', 'ok'], r.kinds.map((k) => [k.id, k.expected, k.observed, k.accounted ? 'yes' : 'NO'])),
+    '',
+    `${r.accounted}/${r.kinds.length} kinds accounted for; partitions stalled: ${r.stalls.filter((s) => !s.processed).map((s) => `${s.topic}[${s.partition}]`).join(', ') || 'none'} (of ${r.stalls.length} checked); crashed: ${r.crashes.map((c) => `${c.name} (${c.code})`).join(', ') || 'none'}; unhealthy: ${r.unhealthy.join(', ') || 'none'}; unattributed dead letters: ${r.unattributedDeadLetters}; ${r.durationSeconds.toFixed(0)} s`,
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { out: { type: 'string' } } });
+  quietOwnLogs();
+  const report = await runBadInputs();
+  console.log(renderBadInputs(report));
+  if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
+  const ok = report.accounted === report.kinds.length && report.stalls.every((s) => s.processed) && report.crashes.length === 0 && report.unhealthy.length === 0;
+  process.exitCode = ok ? 0 : 1;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().then(
+    () => process.exit(process.exitCode ?? 0),
+    (err: Error) => {
+      console.error(`bad-inputs: ${err.stack ?? err.message}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,163 @@
+/**
+ * `npm run chaos`: 1,000 runs under load while a random stage instance is SIGKILLed every few
+ * seconds (and replaced), with one broker restart halfway, then the fault-mix run; prints what was
+ * lost, duplicated, completed and recovered, and writes the JSON report to `--out`.
+ *
+ *   node --import tsx bench/chaos.ts [--out chaos.json] [--runs 1000] [--kills 24] [--kill-every-ms 4000]
+ *       [--instances 2] [--seed N] [--fault-mix-runs 300] [--no-fault-mix] [--keep-infra]
+ *       [--shared]   use the broker at KAFKA_BROKERS instead of a private one (no broker restart)
+ *
+ * By default everything runs on a private broker and registry under /tmp/tao-chaos (ports 29092,
+ * 29093, 28081), started here and stopped at the end, so the broker restart disturbs nobody else.
+ * The Kafka jars and registry binary are linked from this checkout's .infra/ when present.
+ */
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import * as infra from '../infra/local.ts';
+import { KAFKA_VERSION, REGISTRY_VERSION, type InfraOptions } from '../infra/local.ts';
+import { runChaos, randomSeed, type ChaosReport } from './lib/chaos-run.ts';
+import { runFaultMix, type FaultMixReport } from './lib/fault-mix-run.ts';
+import { Fleet, REPO_ROOT, progress, quietOwnLogs, startToolServerProcess } from './lib/harness.ts';
+import { fmt, table } from './lib/stats.ts';
+
+/** The private chaos infrastructure: its own broker and registry, safe to restart. */
+export const CHAOS_INFRA: Pick<InfraOptions, 'dir' | 'kafkaPort' | 'controllerPort' | 'registryPort'> = { dir: '/tmp/tao-chaos', kafkaPort: 29092, controllerPort: 29093, registryPort: 28081 };
+
+/**
+ * Starts the private chaos broker and registry (linking the jars and the registry binary from
+ * this checkout's .infra/ so nothing is downloaded or built again) and returns their addresses.
+ */
+export async function chaosInfraUp(log: (line: string) => void): Promise<{ brokers: string; registryUrl: string }> {
+  const main = join(REPO_ROOT, '.infra');
+  mkdirSync(join(CHAOS_INFRA.dir, 'bin'), { recursive: true });
+  const links: Array<[string, string]> = [
+    [join(main, `kafka-${KAFKA_VERSION}`), join(CHAOS_INFRA.dir, `kafka-${KAFKA_VERSION}`)],
+    [join(main, 'bin', `schema-registry-${REGISTRY_VERSION}`), join(CHAOS_INFRA.dir, 'bin', `schema-registry-${REGISTRY_VERSION}`)],
+  ];
+  for (const [from, to] of links) if (existsSync(from) && !existsSync(to)) symlinkSync(from, to);
+  return infra.up({ ...CHAOS_INFRA, log });
+}
+
+/** Everything `npm run chaos` reports. */
+export interface ChaosCommandReport {
+  startedAt: string;
+  broker: string;
+  chaos: ChaosReport;
+  faultMix: FaultMixReport | null;
+}
+
+/** The reports as text. */
+export function renderChaos(r: ChaosCommandReport): string {
+  const c = r.chaos;
+  const lines = [
+    `chaos ${r.startedAt} on ${r.broker}: ${c.submitted} runs, ${c.kills.length} SIGKILLs (${c.options.instances} instance(s) per stage), broker restart: ${c.brokerRestart ? `yes, down ${fmt(c.brokerRestart.downMs)} ms` : 'no'}, ${fmt(c.durationSeconds)} s`,
+    '',
+    table(['figure', 'value'], [
+      ['runs submitted', c.submitted],
+      ['runs with a committed outcome', c.outcomes],
+      ['lost runs (no outcome)', c.lostRuns.length],
+      ['duplicated steps (read_committed scan)', c.duplicatedSteps.length],
+      ['task records re-sent by the submitter (ignored by Thought)', c.duplicatedTasks],
+      ['dead letters', Object.values(c.deadLetters).reduce((a, b) => a + b, 0)],
+      ['task completion rate', `${fmt(100 * c.rates.completionRate)}% (${c.rates.completed}/${c.rates.ended})`],
+      ['self-recovery rate', `${fmt(100 * c.rates.selfRecoveryRate)}% (${c.rates.recovered}/${c.rates.hitFailure} runs that met a failure)`],
+      ['unexpected process exits', c.unexpectedExits.length],
+      ['instances replaced for failing /health', c.unhealthyReplaced],
+      ['run latency P50 / P99 ms', `${fmt(c.runMs.p50)} / ${fmt(c.runMs.p99)}`],
+    ]),
+    '',
+    table(['after a kill', 'P50 ms', 'P95 ms', 'max ms'], [
+      ['killed group lag back to its pre-kill level', c.killRecovery.lagRecoveryMs.p50, c.killRecovery.lagRecoveryMs.p95, c.killRecovery.lagRecoveryMs.max],
+      ['longest pause between outcomes', c.killRecovery.outcomePauseMs.p50, c.killRecovery.outcomePauseMs.p95, c.killRecovery.outcomePauseMs.max],
+      ['replacement process ready', c.killRecovery.replacementReadyMs.p50, c.killRecovery.replacementReadyMs.p95, c.killRecovery.replacementReadyMs.max],
+    ]),
+  ];
+  if (c.brokerRestart) lines.push('', `broker restart at ${fmt(c.brokerRestart.atS)} s: down ${fmt(c.brokerRestart.downMs)} ms; every group's lag back to its earlier level after ${fmt(c.brokerRestart.lagRecoveryMs ?? Number.NaN)} ms; longest pause between outcomes ${fmt(c.brokerRestart.outcomePauseMs ?? Number.NaN)} ms`);
+  lines.push('', table(['kill', 'stage', 'at s', 'lag recovery ms', 'outcome pause ms', 'replacement ready ms'], c.kills.map((k) => [k.n, k.stage, k.atS, k.lagRecoveryMs ?? Number.NaN, k.outcomePauseMs ?? Number.NaN, k.replacementReadyMs ?? Number.NaN])));
+  const f = r.faultMix;
+  if (f) {
+    lines.push('', `fault mix: ${f.runs} runs; tool calls ${f.toolCalls.primary} to the faulty server, ${f.toolCalls.replica} to the fallback replica; ${fmt(f.durationSeconds)} s`);
+    lines.push(table(['fault', 'share of calls', 'applied'], f.faults.map((x) => [x.mode, `${fmt(100 * x.shareOfCalls)}%`, x.applied])));
+    lines.push(table(['figure', 'value'], [
+      ['task completion rate', `${fmt(100 * f.rates.completionRate)}% (${f.rates.completed}/${f.rates.ended})`],
+      ['self-recovery rate', `${fmt(100 * f.rates.selfRecoveryRate)}% (${f.rates.recovered}/${f.rates.hitFailure} runs that met a failure)`],
+      ['outcomes by status', JSON.stringify(f.rates.byStatus)],
+      ['outcomes by reason', JSON.stringify(f.rates.byReason)],
+      ['step results / retried / served by fallback', `${f.steps.results} / ${f.steps.retried} / ${f.steps.servedByFallback}`],
+      ['invalid verdicts by error type', JSON.stringify(f.steps.invalidVerdicts)],
+      ['duplicated steps', f.duplicatedSteps],
+      ['run latency P50 / P99 ms', `${fmt(f.runMs.p50)} / ${fmt(f.runMs.p99)}`],
+    ]));
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      out: { type: 'string' },
+      runs: { type: 'string', default: '1000' },
+      kills: { type: 'string', default: '24' },
+      'kill-every-ms': { type: 'string', default: '4000' },
+      instances: { type: 'string', default: '2' },
+      seed: { type: 'string' },
+      'fault-mix-runs': { type: 'string', default: '300' },
+      'no-fault-mix': { type: 'boolean', default: false },
+      'keep-infra': { type: 'boolean', default: false },
+      shared: { type: 'boolean', default: false },
+    },
+  });
+  quietOwnLogs();
+  const started = Date.now();
+  const log = (line: string) => progress(started, line);
+  let env: NodeJS.ProcessEnv = process.env;
+  const ownInfra = !values.shared;
+  if (ownInfra) {
+    log(`starting the private chaos broker and registry in ${CHAOS_INFRA.dir}`);
+    const { brokers, registryUrl } = await chaosInfraUp(log);
+    env = { ...process.env, KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl };
+  }
+  const fleet = new Fleet();
+  try {
+    const tools = await startToolServerProcess(fleet, env);
+    const seed = values.seed ? Number(values.seed) : randomSeed();
+    log(`chaos seed ${seed}`);
+    const chaos = await runChaos({
+      runs: Number(values.runs),
+      kills: Number(values.kills),
+      killEveryMs: Number(values['kill-every-ms']),
+      instances: Number(values.instances),
+      toolServerErrorRate: 0.05,
+      brokerRestart: ownInfra ? { stop: () => infra.stopKafka({ ...CHAOS_INFRA, log }), start: async () => void (await infra.startKafka({ ...CHAOS_INFRA, log })) } : null,
+      env,
+      tools,
+      drainTimeoutMs: 240000,
+      seed,
+    });
+    let faultMix: FaultMixReport | null = null;
+    if (!values['no-fault-mix']) {
+      const replica = await startToolServerProcess(fleet, env, 'replica');
+      faultMix = await runFaultMix({ runs: Number(values['fault-mix-runs']), concurrency: 32, env, primary: tools, replica, catalogDir: join(CHAOS_INFRA.dir, `fault-mix-catalog-${process.pid}`), timeoutMs: 300000 });
+    }
+    const report: ChaosCommandReport = { startedAt: new Date(started).toISOString(), broker: env.KAFKA_BROKERS ?? '127.0.0.1:9092', chaos, faultMix };
+    console.log(renderChaos(report));
+    if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
+    const ok = chaos.lostRuns.length === 0 && chaos.duplicatedSteps.length === 0;
+    if (!ok) process.exitCode = 1;
+  } finally {
+    await fleet.stop();
+    if (ownInfra && !values['keep-infra']) await infra.down({ ...CHAOS_INFRA, log });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().then(
+    () => process.exit(process.exitCode ?? 0),
+    (err: Error) => {
+      console.error(`chaos: ${err.stack ?? err.message}`);
+      process.exit(1);
+    },
+  );
+}

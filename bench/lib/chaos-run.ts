@@ -1,0 +1,331 @@
+/**
+ * Chaos under load: runs are submitted at a steady rate while stage instances are SIGKILLed at
+ * random (and replaced, as a supervisor would) and, optionally, the broker is restarted; then the
+ * committed log is read back with read_committed and every submitted run is accounted for.
+ *
+ * What is measured:
+ * - lost runs: submitted (acknowledged by the broker) but without a committed outcome;
+ * - duplicated steps: a (thought_id, iteration, step) requested, resulted or judged twice, or a run
+ *   with two outcomes, in the committed log (the exactly-once check);
+ * - task completion and self-recovery rates of the submitted runs;
+ * - recovery time per kill: until the killed stage's consumer-group lag is back under its level
+ *   just before the kill, and the longest pause in outcomes after it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Admin } from 'kafkajs';
+import { buildTask, submitTasks } from '../../client/tasks.ts';
+import { watchRecords } from '../../client/watch.ts';
+import { STAGES } from '../../processors/wiring.ts';
+import type { Task } from '../../schemas/types.gen.ts';
+import { DEAD_LETTERED } from '../../topics/catalog.ts';
+import { Fleet, freshNamespace, getJson, progress, sleep, stageSpec, type BenchNamespace, type Instance } from './harness.ts';
+import { connectProducer, readLog } from './load.ts';
+import { decodeLoopRecords, duplicatedSteps, loopTopicNames, runRates, type RunRates } from './loop-log.ts';
+import { STAGE_INPUTS, deleteNamespace, startStages } from './phases.ts';
+import { percentile, summary } from './stats.ts';
+
+type Stage = (typeof STAGES)[number];
+
+/** A demo tool server: its URL and a way to replace its faults (specs as in tool-server/faults.ts). */
+export interface ToolControl {
+  url: string;
+  setFaults(faults: Array<Record<string, unknown>>): Promise<void>;
+}
+
+/** How a chaos run is driven. */
+export interface ChaosOptions {
+  runs: number;
+  /** SIGKILLs of a random stage instance (the first three hit thought, action and observation in random order). */
+  kills: number;
+  killEveryMs: number;
+  /** Instances per stage. */
+  instances: number;
+  /** Background tool failures (`server_error` on this fraction of calls), so that runs have something to recover from. */
+  toolServerErrorRate: number;
+  /** Restarts the broker once, after half the kills, with these functions (null: no broker restart). */
+  brokerRestart: null | { stop(): Promise<void>; start(): Promise<void> };
+  /** Base environment (KAFKA_BROKERS, SCHEMA_REGISTRY_URL of the broker under test). */
+  env: NodeJS.ProcessEnv;
+  /** The demo tool server the stages call, and how to set its faults. */
+  tools: ToolControl;
+  /** How long to wait for the last outcomes after the last submission. */
+  drainTimeoutMs: number;
+  seed: number;
+  /** Progress lines; default stderr. */
+  log?: (line: string) => void;
+}
+
+/** One kill and how the killed stage recovered. */
+export interface KillRecord {
+  n: number;
+  stage: Stage;
+  pid: number;
+  atS: number;
+  /** Until the stage's group lag was back at or under its level just before the kill (null: not within the window). */
+  lagRecoveryMs: number | null;
+  /** Longest gap between two outcomes in the window after the kill (until the next kill, at most 30 s). */
+  outcomePauseMs: number | null;
+  /** Until the replacement process printed its ready line. */
+  replacementReadyMs: number | null;
+}
+
+/** The chaos report. */
+export interface ChaosReport {
+  namespace: string;
+  options: Omit<ChaosOptions, 'brokerRestart' | 'env' | 'log' | 'tools'> & { brokerRestart: boolean };
+  durationSeconds: number;
+  submitted: number;
+  /** Task batches written again after a send failed (at-least-once submission). */
+  resubmittedBatches: number;
+  outcomes: number;
+  lostRuns: string[];
+  duplicatedSteps: string[];
+  /** Task records written twice by the submitter's retries (Thought ignores them). */
+  duplicatedTasks: number;
+  /** Dead letters per dead-letter topic (none expected). */
+  deadLetters: Record<string, number>;
+  /** Committed records that did not decode (none expected). */
+  undecodable: number;
+  rates: RunRates;
+  kills: KillRecord[];
+  killRecovery: { lagRecoveryMs: ReturnType<typeof summary>; outcomePauseMs: ReturnType<typeof summary>; replacementReadyMs: ReturnType<typeof summary> };
+  brokerRestart: null | { atS: number; downMs: number; lagRecoveryMs: number | null; outcomePauseMs: number | null };
+  /** Processes that exited without being killed by the chaos driver, and instances replaced because /health stayed 503. */
+  unexpectedExits: Array<{ name: string; code: number | string; atS: number; lastLines: string[] }>;
+  unhealthyReplaced: number;
+  /** Run latency (task → outcome, ms) of the submitted runs. */
+  runMs: ReturnType<typeof summary>;
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Sum over `group`'s input partitions of (high watermark - committed offset); null when the broker does not answer. */
+async function groupLag(admin: Admin, group: string, topics: string[]): Promise<number | null> {
+  try {
+    let lag = 0;
+    const committed = await admin.fetchOffsets({ groupId: group, topics });
+    for (const t of topics) {
+      const ends = await admin.fetchTopicOffsets(t);
+      const mine = committed.find((c) => c.topic === t)?.partitions ?? [];
+      for (const e of ends) {
+        const c = Number(mine.find((p) => p.partition === e.partition)?.offset ?? -1);
+        lag += Math.max(0, Number(e.high) - Math.max(0, c));
+      }
+    }
+    return lag;
+  } catch {
+    return null; // the broker is down or restarting: no sample
+  }
+}
+
+/** Runs the chaos described by `options` and accounts for every submitted run. */
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const started = Date.now();
+  const log = options.log ?? ((line: string) => progress(started, line));
+  const rnd = mulberry32(options.seed);
+  const ns: BenchNamespace = await freshNamespace('chaos', options.env, { TAO_DEMO_TOOL_ORIGIN: options.tools.url });
+  await options.tools.setFaults(options.toolServerErrorRate > 0 ? [{ route: '*', mode: 'server_error', rate: options.toolServerErrorRate }] : []);
+  const topics = ns.codec.topics;
+  const fleet = new Fleet();
+  const groups: Record<Stage, string> = { thought: topics.group('thought'), action: topics.group('action'), observation: topics.group('observation') };
+  const inputs: Record<Stage, string[]> = { thought: STAGE_INPUTS.thought.map((id) => topics.name(id)), action: STAGE_INPUTS.action.map((id) => topics.name(id)), observation: STAGE_INPUTS.observation.map((id) => topics.name(id)) };
+  const admin = ns.kafka.admin();
+  const outcomeTimes: number[] = [];
+  const lagSamples: Record<Stage, Array<{ at: number; lag: number }>> = { thought: [], action: [], observation: [] };
+  const kills: Array<KillRecord & { at: number; ready: number | null }> = [];
+  let unhealthyReplaced = 0;
+  let brokerRestart: ChaosReport['brokerRestart'] & { at: number; upAt: number } | null = null;
+  let stopMonitors = false;
+  const tasks: Task[] = Array.from({ length: options.runs }, (_, i) => buildTask({ text: `order status for chaos${i}@example.com`, source: 'chaos', external_id: `${ns.namespace}-${i}` }));
+  let resubmittedBatches = 0;
+  let submitted = 0;
+  const replacements: Array<Promise<unknown>> = [];
+
+  const replace = (stage: Stage) => {
+    const p = fleet.start(stageSpec(stage, ns.env), 120000).catch((err: Error) => log(`chaos: replacement ${stage} failed to start: ${err.message}`));
+    replacements.push(p);
+    return p;
+  };
+
+  try {
+    await admin.connect();
+    log(`chaos: ${options.instances} instance(s) per stage in ${ns.namespace}`);
+    await startStages(fleet, ns.env, options.instances);
+
+    const follower = await watchRecords(ns.kafka, ns.codec, { topics: ['outcomes'], from: 'beginning', onRecord: () => outcomeTimes.push(Date.now()), onError: () => undefined });
+    const monitors = (async () => {
+      while (!stopMonitors) {
+        await Promise.all(STAGES.map(async (s) => {
+          const lag = await groupLag(admin, groups[s], inputs[s]);
+          if (lag !== null) lagSamples[s].push({ at: Date.now(), lag });
+        }));
+        // A supervisor's liveness probe: an instance that stays unhealthy for 15 s is replaced.
+        for (const i of fleet.alive()) {
+          if (i.opsPort === 0 || Date.now() - i.startedAt < 15000) continue;
+          const h = await getJson(i.opsPort, '/health', 1000);
+          const bad = (i as Instance & { badSince?: number });
+          if (h?.status === 200) bad.badSince = undefined;
+          else if ((bad.badSince ??= Date.now()) < Date.now() - 15000) {
+            log(`chaos: ${i.name}#${i.id} unhealthy for 15 s (${h ? `HTTP ${h.status}` : 'no answer'}): replacing it`);
+            unhealthyReplaced++;
+            await fleet.kill(i);
+            void replace(i.name as Stage);
+          }
+        }
+        await sleep(500);
+      }
+    })();
+
+    const producer = await connectProducer(ns.kafka);
+    const duration = (options.kills + 2) * options.killEveryMs;
+    const perTick = options.runs / (duration / 200);
+    const submitter = (async () => {
+      let due = 0;
+      while (submitted < options.runs) {
+        due += perTick;
+        const n = Math.min(options.runs - submitted, Math.floor(due));
+        due -= n;
+        if (n > 0) {
+          const batch = tasks.slice(submitted, submitted + n);
+          for (let attempt = 0; ; attempt++) {
+            try {
+              await submitTasks(producer, ns.codec, batch);
+              break;
+            } catch (err) {
+              resubmittedBatches++;
+              if (attempt % 5 === 0) log(`chaos: task batch not acknowledged (${(err as Error).message}); sending it again`);
+              await sleep(1000);
+            }
+          }
+          submitted += n;
+        }
+        await sleep(200);
+      }
+    })();
+
+    const killer = (async () => {
+      await sleep(options.killEveryMs);
+      const firstRound = [...STAGES].sort(() => rnd() - 0.5);
+      for (let n = 1; n <= options.kills; n++) {
+        if (options.brokerRestart && !brokerRestart && n === Math.ceil(options.kills / 2) + 1) {
+          const at = Date.now();
+          log(`chaos: restarting the broker`);
+          await options.brokerRestart.stop();
+          const down = Date.now();
+          await sleep(2000);
+          await options.brokerRestart.start();
+          brokerRestart = { at, atS: (at - started) / 1000, upAt: Date.now(), downMs: Date.now() - down, lagRecoveryMs: null, outcomePauseMs: null };
+          log(`chaos: broker back after ${brokerRestart.downMs} ms`);
+          await sleep(options.killEveryMs);
+        }
+        const stage: Stage = n <= 3 ? firstRound[n - 1]! : STAGES[Math.floor(rnd() * STAGES.length)]!;
+        const candidates = fleet.alive(stage).filter((i) => i.opsPort > 0);
+        const victim = candidates[Math.floor(rnd() * candidates.length)];
+        if (!victim) {
+          log(`chaos: no live ${stage} instance to kill (replacement still starting); skipping kill ${n}`);
+          await sleep(options.killEveryMs);
+          continue;
+        }
+        const at = Date.now();
+        const pid = victim.child.pid ?? 0;
+        await fleet.kill(victim, 'SIGKILL');
+        const record = { n, stage, pid, at, atS: (at - started) / 1000, lagRecoveryMs: null, outcomePauseMs: null, replacementReadyMs: null, ready: null as number | null };
+        kills.push(record);
+        log(`chaos: kill ${n}/${options.kills}: SIGKILL ${stage} pid ${pid}`);
+        void replace(stage).then((inst) => {
+          if (inst && typeof inst === 'object') record.ready = Date.now();
+        });
+        await sleep(options.killEveryMs);
+      }
+    })();
+
+    await Promise.all([submitter, killer]);
+    await producer.disconnect();
+    await Promise.all(replacements);
+    log(`chaos: ${submitted} runs submitted, ${kills.length} kills; waiting for outcomes`);
+    const deadline = Date.now() + options.drainTimeoutMs;
+    while (outcomeTimes.length < options.runs && Date.now() < deadline) await sleep(500);
+    await sleep(2000);
+    stopMonitors = true;
+    await monitors;
+    await follower.stop();
+
+    log(`chaos: reading the committed log`);
+    const raw = await readLog(ns.kafka, [...loopTopicNames(ns), ...DEAD_LETTERED.map((id) => topics.dlq(id))], { idleMs: 3000, timeoutMs: 180000 });
+    const deadLetters: Record<string, number> = {};
+    for (const id of DEAD_LETTERED) deadLetters[topics.dlq(id)] = raw.filter((r) => r.topic === topics.dlq(id)).length;
+    const records = await decodeLoopRecords(ns, raw.filter((r) => !r.topic.endsWith('.dlq')));
+    const ids = new Set(tasks.map((t) => t.thought_id));
+    const outcomeKeys = new Set(records.filter((r) => r.id === 'outcomes').map((r) => r.key));
+    const dups = duplicatedSteps(records.filter((r) => ids.has(r.key)));
+    const taskTimes = new Map(records.filter((r) => r.id === 'tasks').map((r) => [r.key, r.timestamp]));
+    const runMs = records.filter((r) => r.id === 'outcomes' && ids.has(r.key)).map((r) => r.timestamp - (taskTimes.get(r.key) ?? r.timestamp));
+
+    const sortedOutcomes = [...outcomeTimes].sort((a, b) => a - b);
+    const pauseAfter = (from: number, to: number) => {
+      const inWindow = [from, ...sortedOutcomes.filter((t) => t > from && t < to), Math.min(to, sortedOutcomes[sortedOutcomes.length - 1] ?? to)];
+      let max = 0;
+      for (let i = 1; i < inWindow.length; i++) max = Math.max(max, inWindow[i]! - inWindow[i - 1]!);
+      return max;
+    };
+    const lagRecovery = (stage: Stage, at: number, until: number) => {
+      const before = lagSamples[stage].filter((s) => s.at < at && s.at >= at - 5000).map((s) => s.lag);
+      if (before.length === 0) return null;
+      const level = percentile(before, 90);
+      const after = lagSamples[stage].filter((s) => s.at > at + 500 && s.at <= until);
+      const back = after.find((s) => s.lag <= level);
+      return back ? back.at - at : null;
+    };
+    const done: KillRecord[] = kills.map((k, i) => {
+      const next = kills[i + 1]?.at ?? k.at + 30000;
+      const window = Math.min(next, k.at + 30000);
+      return { n: k.n, stage: k.stage, pid: k.pid, atS: k.atS, lagRecoveryMs: lagRecovery(k.stage, k.at, k.at + 30000), outcomePauseMs: pauseAfter(k.at, window), replacementReadyMs: k.ready ? k.ready - k.at : null };
+    });
+    let broker: ChaosReport['brokerRestart'] = null;
+    const br = brokerRestart as (NonNullable<ChaosReport['brokerRestart']> & { at: number; upAt: number }) | null;
+    if (br) {
+      const recoveries = STAGES.map((s) => lagRecovery(s, br.at, br.at + 60000));
+      broker = { atS: br.atS, downMs: br.downMs, lagRecoveryMs: recoveries.some((r) => r === null) ? null : Math.max(...(recoveries as number[])), outcomePauseMs: pauseAfter(br.at, br.upAt + 30000) };
+    }
+    const num = (xs: Array<number | null>) => xs.filter((x): x is number => x !== null);
+    return {
+      namespace: ns.namespace,
+      options: { runs: options.runs, kills: options.kills, killEveryMs: options.killEveryMs, instances: options.instances, toolServerErrorRate: options.toolServerErrorRate, drainTimeoutMs: options.drainTimeoutMs, seed: options.seed, brokerRestart: options.brokerRestart !== null },
+      durationSeconds: (Date.now() - started) / 1000,
+      submitted,
+      resubmittedBatches,
+      outcomes: [...ids].filter((id) => outcomeKeys.has(id)).length,
+      lostRuns: [...ids].filter((id) => !outcomeKeys.has(id)),
+      duplicatedSteps: dups.steps,
+      duplicatedTasks: dups.tasks.length,
+      deadLetters,
+      undecodable: records.filter((r) => r.decoded === null).length,
+      rates: runRates(records, ids),
+      kills: done,
+      killRecovery: { lagRecoveryMs: summary(num(done.map((k) => k.lagRecoveryMs))), outcomePauseMs: summary(num(done.map((k) => k.outcomePauseMs))), replacementReadyMs: summary(num(done.map((k) => k.replacementReadyMs))) },
+      brokerRestart: broker,
+      unexpectedExits: fleet.unexpectedExits.map((e) => ({ ...e, atS: (e.at - started) / 1000 })),
+      unhealthyReplaced,
+      runMs: summary(runMs),
+    };
+  } finally {
+    stopMonitors = true;
+    await fleet.stop();
+    await admin.disconnect().catch(() => undefined);
+    await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
+  }
+}
+
+/** A unique seed when none is given. */
+export function randomSeed(): number {
+  return Number.parseInt(randomUUID().slice(0, 8), 16);
+}
