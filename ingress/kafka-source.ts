@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { buildTask } from '../client/tasks.ts';
+import { valueAt } from '../runtime/json-pointer.ts';
 import { ConfigError, ContractViolation, DecodeError, TransientError, errorMessage } from '../runtime/errors.ts';
 import type { InputRecord, OutputRecord, StageDefinition } from '../runtime/processor.ts';
 
@@ -61,15 +62,6 @@ export function loadSourceConfig(path: string): SourceConfig {
   return raw;
 }
 
-/** The value at a JSON pointer, or undefined. */
-function at(value: unknown, pointer: string): unknown {
-  let current = value;
-  for (const part of pointer.split('/').slice(1)) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-  }
-  return current;
-}
 
 /**
  * Maps one decoded record to a task, or says exactly why it can't.
@@ -77,7 +69,7 @@ function at(value: unknown, pointer: string): unknown {
  */
 export function mapRecord(config: SourceConfig, record: unknown, now: number): ReturnType<typeof buildTask> {
   const scalar = (pointer: string, what: string): string => {
-    const v = at(record, pointer);
+    const v = valueAt(record, pointer);
     if (typeof v === 'string' && v.trim() !== '') return v;
     if (typeof v === 'number' && Number.isFinite(v)) return String(v);
     throw new ContractViolation(`${what} ${pointer} is ${v === undefined ? 'missing' : `not a non-empty string or number (${JSON.stringify(v)?.slice(0, 80)})`}`);
@@ -86,7 +78,7 @@ export function mapRecord(config: SourceConfig, record: unknown, now: number): R
   const text = config.text.replace(/\{\{(\/[^}]*)\}\}/g, (_, pointer: string) => scalar(pointer, 'text field')).trim();
   const metadata: Record<string, string> = { source_topic: config.topic };
   for (const [name, pointer] of Object.entries(config.metadata ?? {})) {
-    const v = at(record, pointer);
+    const v = valueAt(record, pointer);
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') metadata[name] = String(v);
   }
   return buildTask({ text, source: config.source, external_id: externalId, metadata }, now);

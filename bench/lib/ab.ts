@@ -23,20 +23,22 @@ export interface Tree {
 
 /**
  * Copies the checkout to `/tmp/tao-ab/<id>/` (skipping node_modules, .infra, .git) and applies
- * `patch` (a unified diff against the repository root) when given.
- * @throws when the patch does not apply.
+ * `patch` (one unified diff against the repository root, or several applied in order) when given.
+ * @throws when a patch does not apply.
  */
-export async function patchedTree(patch: string | null, base = '/tmp/tao-ab'): Promise<Tree> {
-  const text = patch ? readFileSync(resolve(patch), 'utf8') : '';
-  const id = patch ? `${basename(patch, '.patch')}-${createHash('sha256').update(text).digest('hex').slice(0, 8)}` : 'current';
+export async function patchedTree(patch: string | string[] | null, base = '/tmp/tao-ab'): Promise<Tree> {
+  const patches = patch === null ? [] : Array.isArray(patch) ? patch : [patch];
+  const text = patches.map((p) => readFileSync(resolve(p), 'utf8')).join('\n');
+  const name = patches.map((p) => basename(p, '.patch')).join('+');
+  const id = patches.length ? `${name}-${createHash('sha256').update(text).digest('hex').slice(0, 8)}` : 'current';
   const root = join(base, `${id}-${process.pid}`);
   if (!existsSync(join(root, 'bin/tao.js'))) {
     rmSync(root, { recursive: true, force: true });
     cpSync(REPO_ROOT, root, { recursive: true, filter: (src) => !SKIP.has(basename(src)) || src === REPO_ROOT.replace(/\/$/, '') });
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
-    if (patch) execFileSync('git', ['apply', '--whitespace=nowarn', resolve(patch)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const p of patches) execFileSync('git', ['apply', '--whitespace=nowarn', resolve(p)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   }
-  return { root: `${root}/`, bin: join(root, 'bin/tao.js'), code: patch ? basename(patch) : 'current' };
+  return { root: `${root}/`, bin: join(root, 'bin/tao.js'), code: patches.length ? patches.map((p) => basename(p)).join(' + ') : 'current' };
 }
 
 /** Removes the snapshots this process made. */

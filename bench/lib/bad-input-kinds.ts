@@ -58,6 +58,13 @@ export interface BadInputKind {
   expect: Expect;
   /** The partition topic-level kinds are written to (bad ones first, then the sentinel). */
   partition?: number;
+  /**
+   * Sent in a second round, after every other kind is accounted for: kinds that (today) take a
+   * stage down, so they cannot hide what the others do.
+   */
+  last?: boolean;
+  /** A known defect makes this kind fail today; the patch under bench/patches/ that fixes it. */
+  knownIssue?: string;
   send(ctx: CorpusContext): Promise<Sent>;
 }
 
@@ -235,6 +242,14 @@ function avroWithInvalidUtf8(bytes: Buffer, marker: string): Buffer {
 
 const http4xx = (status: number): Expect => ({ http: [status] });
 
+/**
+ * Over a stage's size limit: its dead letter (original bytes) is larger than the dead-letter
+ * topic accepts, the transaction fails with a non-retriable error and the stage's consumer stops.
+ */
+const OVERSIZED = { last: true, knownIssue: 'dlq-oversized.patch' } as const;
+/** The ingress decodes bodies leniently: invalid UTF-8 becomes U+FFFD instead of a 400. */
+const LENIENT_UTF8 = 'ingress-strict-utf8.patch';
+
 /** Every kind of the corpus. */
 export function corpus(): BadInputKind[] {
   const kinds: BadInputKind[] = [];
@@ -263,7 +278,7 @@ export function corpus(): BadInputKind[] {
   add({ id: 'tasks-api.declared-huge', surface: 'ingress', description: 'Content-Length of 50 MB, body never completed', expect: http4xx(413), send: (ctx) => postDeclaredHuge(ctx, '/v1/tasks') });
   add({ id: 'tasks-api.wrong-method', surface: 'ingress', description: 'GET instead of POST', expect: http4xx(405), send: (ctx) => post(ctx, '/v1/tasks', '', {}, 'GET') });
   add({ id: 'ingress.unknown-route', surface: 'ingress', description: 'POST to a route that does not exist', expect: http4xx(404), send: (ctx) => post(ctx, '/v1/nothing-here', '{}') });
-  tasksPost('invalid-utf8', 'invalid UTF-8 bytes inside the text', withInvalidUtf8('{"text":"order status for corpus@example.com MARK"}', 'MARK'), http4xx(400));
+  add({ id: 'tasks-api.invalid-utf8', surface: 'ingress', description: 'invalid UTF-8 bytes inside the text', expect: http4xx(400), knownIssue: LENIENT_UTF8, send: (ctx) => post(ctx, '/v1/tasks', withInvalidUtf8('{"text":"order status for corpus@example.com MARK"}', 'MARK')) });
   tasksPost('u2028-in-text', 'U+2028 / U+2029 (JS line terminators) in the text', JSON.stringify({ text: 'order status\u2028for corpus@example.com\u2029please' }), { accepted: ['completed'] });
   tasksPost('control-chars', 'NUL, ESC and DEL in the text', JSON.stringify({ text: 'order\u0000 status\u001b[31m for corpus@example.com\u007f' }), { accepted: ['completed'] });
   tasksPost('lone-surrogate', 'a lone UTF-16 surrogate escape in the text', '{"text":"order status for corpus@example.com \\ud800"}', { accepted: ['completed'] });
@@ -325,10 +340,10 @@ export function corpus(): BadInputKind[] {
     const body = JSON.stringify({ ref: 'refs/heads/main', repository: { full_name: `bench/corpus-${ctx.tag}` } });
     return post(ctx, '/v1/webhooks/github', body, githubHeaders(ctx, body, 'push'));
   });
-  gh('invalid-utf8', 'invalid UTF-8 in a signed issue body', http4xx(400), (ctx) => {
+  add({ id: 'github.invalid-utf8', surface: 'webhook', description: 'invalid UTF-8 in a signed issue body', expect: http4xx(400), knownIssue: LENIENT_UTF8, send: (ctx) => {
     const body = withInvalidUtf8(githubIssue(ctx, (e) => (e.issue.body = 'order for corpus@example.com MARK')), 'MARK');
     return post(ctx, '/v1/webhooks/github', body, githubHeaders(ctx, body));
-  });
+  } });
   gh('u2028-in-title', 'U+2028 in a signed issue title', { accepted: ['completed'] }, (ctx) => {
     const body = githubIssue(ctx, (e) => (e.issue.title = 'Order\u2028status for corpus@example.com'));
     return post(ctx, '/v1/webhooks/github', body, githubHeaders(ctx, body));
@@ -368,8 +383,8 @@ export function corpus(): BadInputKind[] {
   add({ id: 'webhook.unknown-source', surface: 'webhook', description: 'a source the ingress does not serve', expect: http4xx(404), send: (ctx) => post(ctx, '/v1/webhooks/gitlab', '{}') });
 
   // --- records on every consumed topic ---------------------------------------------------------
-  const rec = (surface: TopicId, id: string, description: string, expect: Expect, value: (ctx: CorpusContext, key: string) => Promise<Buffer | null> | Buffer | null, key?: (ctx: CorpusContext, k: string) => string | null, partition = 0) =>
-    add({ id: `${surface}.${id}`, surface, description, expect, partition, send: async (ctx) => {
+  const rec = (surface: TopicId, id: string, description: string, expect: Expect, value: (ctx: CorpusContext, key: string) => Promise<Buffer | null> | Buffer | null, key?: (ctx: CorpusContext, k: string) => string | null, partition = 0, extra: Pick<BadInputKind, 'last' | 'knownIssue'> = {}) =>
+    add({ id: `${surface}.${id}`, surface, description, expect, partition, ...extra, send: async (ctx) => {
       const k = keyOf(ctx, `${surface}-${id}`);
       return record(ctx, surface, key ? key(ctx, k) : k, await value(ctx, k), partition);
     } });
@@ -419,10 +434,10 @@ export function corpus(): BadInputKind[] {
   rec('tasks', 'no-email', 'a task the planner cannot fill', { outcome: ['awaiting_input', 'escalated', 'failed'] }, (ctx, key) => enc(ctx, 'tasks', task(key, 'hello, anybody there?')));
   rec('tasks', 'reply-to-unknown-run', 'a REPLY for a run that never started', { outcome: ['completed', 'awaiting_input', 'escalated', 'failed'] }, (ctx, key) => enc(ctx, 'tasks', { ...task(key), kind: 'REPLY' }));
   rec('actionResults', 'over-broker-limit', 'a 2 MB record (over the topic max.message.bytes, 1 MB by default)', { refused: 'MESSAGE_TOO_LARGE' }, (ctx, key) => enc(ctx, 'actionResults', actionResult(key, onePlan(), [okResult(key, { response_raw: 'x'.repeat(2 * 1024 * 1024) })])));
-  rec('tasks', 'over-stage-limit', 'a 5 MB task on a topic whose limit an operator raised (Thought takes 4 MB)', dl('RECORD_TOO_LARGE'), async (ctx, key) => enc(ctx, 'tasks', task(key, `order status for corpus@example.com ${'x'.repeat(5 * 1024 * 1024)}`)), undefined, 1);
+  rec('tasks', 'over-stage-limit', 'a 5 MB task on a topic whose limit an operator raised (Thought takes 4 MB)', dl('RECORD_TOO_LARGE'), async (ctx, key) => enc(ctx, 'tasks', task(key, `order status for corpus@example.com ${'x'.repeat(5 * 1024 * 1024)}`)), undefined, 1, OVERSIZED);
 
   // thought.requests (Action): contracts and plans, written as Thought would never write them.
-  const req = (id: string, description: string, expect: Expect, build: (key: string) => ThoughtRequest, partition = 0) => rec('thoughtRequests', id, description, expect, (ctx, key) => enc(ctx, 'thoughtRequests', build(key)), undefined, partition);
+  const req = (id: string, description: string, expect: Expect, build: (key: string) => ThoughtRequest, partition = 0, extra: Pick<BadInputKind, 'last' | 'knownIssue'> = {}) => rec('thoughtRequests', id, description, expect, (ctx, key) => enc(ctx, 'thoughtRequests', build(key)), undefined, partition, extra);
   req('unknown-tool', 'a step naming a tool that is not in the catalog', dl('UNKNOWN_TOOL'), (key) => request(key, onePlan(), [call(key, 'S1', 'billing.refund_everything', {})]));
   req('input-not-json', 'input_json that is not JSON', dl('CONTRACT_VIOLATION'), (key) => request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', '{"email": ')]));
   req('input-breaks-contract', 'an input failing the tool parameter schema', { outcome: ['awaiting_input', 'failed', 'escalated'] }, (key) => request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'not-an-email' })]));
@@ -438,7 +453,7 @@ export function corpus(): BadInputKind[] {
   req('plan-not-json', 'a run whose plan is not JSON', { laterDeadLetter: { topic: 'actionResults', codes: ['CONTRACT_VIOLATION', 'INTERNAL'] } }, (key) => request(key, '{"flow": ', [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
   req('plan-null', 'a run whose plan is the JSON null', { laterDeadLetter: { topic: 'actionResults', codes: ['CONTRACT_VIOLATION', 'INTERNAL'] } }, (key) => request(key, 'null', [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
   req('iteration-beyond-limit', 'wave 9,999 of a run allowed 10', { outcome: ['budget_exhausted', 'completed'] }, (key) => request(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'crm.tier', input: { customer_id: '{{S1.customer_id}}' }, depends_on: ['S1'] }]), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' }, 9999)], 9999));
-  req('over-stage-limit', 'a 1.5 MB request on a topic whose limit an operator raised (Action takes 1 MiB)', dl('RECORD_TOO_LARGE'), (key) => request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })], 1, { task_text: 'x'.repeat(1536 * 1024) }), 1);
+  req('over-stage-limit', 'a 1.5 MB request on a topic whose limit an operator raised (Action takes 1 MiB)', dl('RECORD_TOO_LARGE'), (key) => request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })], 1, { task_text: 'x'.repeat(1536 * 1024) }), 1, OVERSIZED);
 
   // action.results (Observation)
   const res = (id: string, description: string, expect: Expect, build: (key: string) => ActionResult) => rec('actionResults', id, description, expect, (ctx, key) => enc(ctx, 'actionResults', build(key)));

@@ -16,6 +16,7 @@ import type { ActionResult, Check, ErrorType, ObservationResult, StepResult, Ver
 import type { ToolCatalog } from '../../tools/catalog.ts';
 import type { Plan } from '../thought/plan.ts';
 import type { ObservationRules } from './rules.ts';
+import { valueAt } from '../../runtime/json-pointer.ts';
 
 /** The semantic classifier as the core sees it (processors/observation/classifier.ts implements it with onnxruntime). */
 export interface PayloadClassifier {
@@ -180,14 +181,6 @@ function describeErrors(validate: ValidateFunction, data: unknown): string {
     .join('; ');
 }
 
-function valueAt(data: unknown, pointer: string): unknown {
-  let current = data;
-  for (const part of pointer.split('/').slice(1)) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-  }
-  return current;
-}
 
 function deepEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);

@@ -1,4 +1,5 @@
 import type { Ajv, ValidateFunction } from 'ajv';
+import { valueAt } from '../../runtime/json-pointer.ts';
 import planSchema from '../../schemas/json/plan.schema.json' with { type: 'json' };
 
 /** A condition on JSON data: exactly one of `equals`, `in`, `notEquals` at a JSON pointer. */
@@ -29,8 +30,7 @@ export interface PlanStep {
 
 /** Whether `data` satisfies `condition` (a missing value satisfies only `notEquals`). */
 export function holds(condition: Condition, data: unknown): boolean {
-  let value: unknown = data;
-  for (const part of condition.path.split('/').slice(1)) value = value && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
+  const value = valueAt(data, condition.path);
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   if ('equals' in condition) return same(value, condition.equals);
   if ('in' in condition && condition.in) return condition.in.some((v) => same(value, v));

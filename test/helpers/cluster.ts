@@ -13,6 +13,7 @@ import { loadRuntimeConfig, type RuntimeConfig } from '../../runtime/config.ts';
 import { createKafka } from '../../runtime/kafka.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { TopicId } from '../../topics/catalog.ts';
+import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 
 export interface TestCluster {
   namespace: string;
@@ -127,5 +128,29 @@ export async function followOutcomes(cluster: TestCluster): Promise<{ outcomes: 
         const timer = setTimeout(() => reject(new Error(`only ${outcomes.size} of ${n} outcomes after ${timeoutMs} ms`)), timeoutMs);
         waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
       }),
+  };
+}
+
+/** The whole loop for one test file: a fresh namespace, the demo tool server, and the three stages as processes. */
+export interface RunningLoop {
+  cluster: TestCluster;
+  tools: ToolServer;
+  fleet: StageFleet;
+  stop(): Promise<void>;
+}
+
+export async function startLoop(extraEnv: NodeJS.ProcessEnv = {}): Promise<RunningLoop> {
+  const tools = await startToolServer({ port: 0 });
+  const cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url, ...extraEnv });
+  const fleet = new StageFleet(cluster.env);
+  await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
+  return {
+    cluster,
+    tools,
+    fleet,
+    stop: async () => {
+      await fleet.stop();
+      await tools.close();
+    },
   };
 }

@@ -5,27 +5,25 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import type { TopicId } from '../../topics/catalog.ts';
-import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, followOutcomes, freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
+import type { ToolServer } from '../../tool-server/server.ts';
+import { StageFleet, followOutcomes, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
 
 const run = promisify(execFile);
 /** The venv `npm test` prepares from test/interop/requirements.txt (scripts/run-tests.js). */
 const PYTHON = process.env.TAO_INTEROP_PYTHON ?? new URL('../../.infra/interop-venv/bin/python', import.meta.url).pathname;
 const READER = new URL('./confluent_avro_reader.py', import.meta.url).pathname;
 
+let loop: RunningLoop;
 let cluster: TestCluster;
 let tools: ToolServer;
 let fleet: StageFleet;
 
 before(async () => {
-  tools = await startToolServer({ port: 0 });
-  cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url });
-  fleet = new StageFleet(cluster.env);
-  await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
+  loop = await startLoop();
+  ({ cluster, tools, fleet } = loop);
 });
 after(async () => {
-  await fleet?.stop();
-  await tools?.close();
+  await loop?.stop();
 });
 
 test("Confluent's own Python client and Avro deserializer read every loop topic through the registry", { timeout: 120000 }, async () => {

@@ -5,23 +5,21 @@ import type { KafkaMessage } from 'kafkajs';
 import { DLQ_HEADERS } from '../../runtime/processor.ts';
 import type { ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { TopicId } from '../../topics/catalog.ts';
-import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
+import type { ToolServer } from '../../tool-server/server.ts';
+import { StageFleet, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
 import { runState } from '../helpers/records.ts';
 
+let loop: RunningLoop;
 let cluster: TestCluster;
 let tools: ToolServer;
 let fleet: StageFleet;
 
 before(async () => {
-  tools = await startToolServer({ port: 0 });
-  cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url });
-  fleet = new StageFleet(cluster.env);
-  await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
+  loop = await startLoop();
+  ({ cluster, tools, fleet } = loop);
 });
 after(async () => {
-  await fleet?.stop();
-  await tools?.close();
+  await loop?.stop();
 });
 
 /** Reads raw (undecoded) records of a dead-letter topic until `count` have arrived. */

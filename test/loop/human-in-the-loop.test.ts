@@ -5,22 +5,20 @@ import { promisify } from 'node:util';
 import { TAO_BIN } from '../../cli/processes.ts';
 import { buildTask, submitTasks, thoughtIdFor } from '../../client/tasks.ts';
 import type { Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
-import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, followOutcomes, freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
+import type { ToolServer } from '../../tool-server/server.ts';
+import { StageFleet, followOutcomes, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
 
+let loop: RunningLoop;
 let cluster: TestCluster;
 let tools: ToolServer;
 let fleet: StageFleet;
 
 before(async () => {
-  tools = await startToolServer({ port: 0 });
-  cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url });
-  fleet = new StageFleet(cluster.env);
-  await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
+  loop = await startLoop();
+  ({ cluster, tools, fleet } = loop);
 });
 after(async () => {
-  await fleet?.stop();
-  await tools?.close();
+  await loop?.stop();
 });
 
 async function submit(...tasks: ReturnType<typeof buildTask>[]) {

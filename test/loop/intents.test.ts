@@ -7,22 +7,20 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import type { Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
-import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, followOutcomes, freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
+import type { ToolServer } from '../../tool-server/server.ts';
+import { StageFleet, followOutcomes, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
 
+let loop: RunningLoop;
 let cluster: TestCluster;
 let tools: ToolServer;
 let fleet: StageFleet;
 
 before(async () => {
-  tools = await startToolServer({ port: 0 });
-  cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_PLANNER: 'router' });
-  fleet = new StageFleet(cluster.env);
-  await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
+  loop = await startLoop({ TAO_PLANNER: 'router' });
+  ({ cluster, tools, fleet } = loop);
 });
 after(async () => {
-  await fleet?.stop();
-  await tools?.close();
+  await loop?.stop();
 });
 
 const TICKETS: Array<{ text: string; flow: string; status: Outcome['status']; output?: Record<string, unknown> }> = [

@@ -157,7 +157,7 @@ function countBy<T>(items: T[], key: (item: T) => string): Map<string, number> {
 
 const sorted = (m: Map<string, number>) => [...m].sort(([a], [b]) => a.localeCompare(b));
 
-test(`${RUNS} runs with injected tool faults: counters match the log, the rates match their definitions, one trace per run, tail and status show the load`, { timeout: 420000 }, async () => {
+test(`${RUNS} runs with injected tool faults: counters match the log, the rates match their definitions, one trace per run, tail and status show the load`, { timeout: 420000 }, async (t) => {
   const cliEnv = { ...cluster.env, TAO_STATUS_ENDPOINTS: `http://127.0.0.1:${ports.thought},http://127.0.0.1:${ports.action},http://127.0.0.1:${ports.observation},http://127.0.0.1:1` };
   const tail = cli(['tail', '--summary-s', '1'], cliEnv);
   await tail.waitFor(/^tailing /, 60000);
@@ -274,6 +274,7 @@ test(`${RUNS} runs with injected tool faults: counters match the log, the rates 
     return m;
   }, 30000);
   assert.equal(gauge(observation, 'tao_traceability_index'), complete.length / steps.length, 'TI = steps with complete evidence / all steps');
+  t.diagnostic(`outcomes ${JSON.stringify(Object.fromEntries(logOutcomes))}; TCR ${completed.length}/${ended.length}, SRR ${recovered.length}/${hitFailure.length}, TI ${complete.length}/${steps.length}; dead letters ${JSON.stringify(Object.fromEntries(logLetters))}`);
   assert.equal(totals(observation, 'tao_steps_observed_total', ['complete']).get('true'), complete.length);
 
   // Consumer lag and runs in flight settle to zero once the load is done.
@@ -317,6 +318,7 @@ test(`${RUNS} runs with injected tool faults: counters match the log, the rates 
   const summaries = tail.lines.filter((l) => l.startsWith('-- '));
   assert.ok(summaries.length >= 3, `tail printed progress summaries:\n${summaries.join('\n')}`);
   const last = summaries[summaries.length - 1]!;
+  t.diagnostic(`tail: ${tail.lines.length} lines, last summary: ${last}`);
   const e = (s: string) => statuses.get(s) ?? 0;
   assert.match(last, new RegExp(`runs started ${RUNS}, completed ${e('completed')}, failed ${e('failed')}, escalated ${e('escalated')}, awaiting input ${e('awaiting_input')}, budget exhausted ${e('budget_exhausted')}`));
   assert.match(last, new RegExp(`steps ${steps.length} \\(`));

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { runChaos } from '../../bench/lib/chaos-run.ts';
+import { startToolServer, type FaultSpec, type ToolServer } from '../../tool-server/server.ts';
+
+let tools: ToolServer;
+
+before(async () => {
+  tools = await startToolServer({ port: 0 });
+});
+after(async () => {
+  await tools?.close();
+});
+
+test('SIGKILL of each stage during a 100-run load: no run lost, no step committed twice', { timeout: 180000 }, async () => {
+  const report = await runChaos({
+    runs: 100,
+    kills: 3,
+    killEveryMs: 4000,
+    instances: 1,
+    toolServerErrorRate: 0.05,
+    brokerRestart: null,
+    env: process.env,
+    tools: {
+      url: tools.url,
+      setFaults: async (faults) => {
+        tools.clearFaults();
+        for (const f of faults) tools.setFault(f as unknown as FaultSpec);
+      },
+    },
+    drainTimeoutMs: 90000,
+    seed: 9,
+    log: () => undefined,
+  });
+  assert.deepEqual(report.kills.map((k) => k.stage).sort(), ['action', 'observation', 'thought'], 'one kill of each stage');
+  assert.equal(report.submitted, 100);
+  assert.deepEqual(report.lostRuns, [], 'every submitted run has a committed outcome');
+  assert.deepEqual(report.duplicatedSteps, [], 'no (thought_id, iteration, step) and no outcome committed twice');
+  assert.equal(report.undecodable, 0);
+  assert.deepEqual(Object.values(report.deadLetters).filter((n) => n > 0), [], 'no dead letters');
+  assert.deepEqual(report.unexpectedExits.map((e) => `${e.name} exited ${e.code}`), []);
+  assert.equal(report.rates.completed, 100, `every run completed: ${JSON.stringify(report.rates.byReason)}`);
+});
