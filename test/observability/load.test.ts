@@ -160,7 +160,12 @@ const sorted = (m: Map<string, number>) => [...m].sort(([a], [b]) => a.localeCom
 test(`${RUNS} runs with injected tool faults: counters match the log, the rates match their definitions, one trace per run, tail and status show the load`, { timeout: 420000 }, async (t) => {
   const cliEnv = { ...cluster.env, TAO_STATUS_ENDPOINTS: `http://127.0.0.1:${ports.thought},http://127.0.0.1:${ports.action},http://127.0.0.1:${ports.observation},http://127.0.0.1:1` };
   const tail = cli(['tail', '--summary-s', '1'], cliEnv);
-  await tail.waitFor(/^tailing /, 60000);
+  const tasks: Task[] = Array.from({ length: RUNS }, (_, i) =>
+    buildTask({ text: i < HELD ? `Where is my order? held${i}@example.com` : `Where is my order? load${i}@example.com${i === HELD ? ` (Authorization: ${SECRET})` : ''}`, source: 'obs-test', external_id: `${cluster.namespace}-${i}` }),
+  );
+  const watched = tasks[HELD + 1]!.thought_id.slice(0, 8);
+  const tailOne = cli(['tail', '--thought', watched, '--summary-s', '0'], cliEnv);
+  await Promise.all([tail.waitFor(/^tailing /, 60000), tailOne.waitFor(/^tailing /, 60000)]);
 
   // Faults: the first matching fault fires; rates are deterministic per route (every 5th, 10th, ...).
   tools.setFault({ route: 'crm.find_customer', mode: 'timeout', match: 'held', delayMs: 4000 });
@@ -172,9 +177,6 @@ test(`${RUNS} runs with injected tool faults: counters match the log, the rates 
   tools.setFault({ route: 'shipping.track', mode: 'auth_failed', rate: 0.05 });
 
   const follower = await followOutcomes(cluster);
-  const tasks: Task[] = Array.from({ length: RUNS }, (_, i) =>
-    buildTask({ text: i < HELD ? `Where is my order? held${i}@example.com` : `Where is my order? load${i}@example.com${i === HELD ? ` (Authorization: ${SECRET})` : ''}`, source: 'obs-test', external_id: `${cluster.namespace}-${i}` }),
-  );
   const producer = cluster.kafka.producer({ idempotent: true });
   await producer.connect();
   await submitTasks(producer, cluster.codec, tasks);
@@ -313,7 +315,7 @@ test(`${RUNS} runs with injected tool faults: counters match the log, the rates 
   // tail: a line per step and a summary that counts what the log holds.
   tail.child.kill('SIGINT');
   assert.equal(await tail.exited, 0, tail.stderr.join('\n'));
-  const stepLine = new RegExp(`^\\[${tasks[HELD + 1]!.thought_id.slice(0, 8)}\\]   S1 crm\\.find_customer -> `);
+  const stepLine = new RegExp(`^\\[${watched}\\]   S1 crm\\.find_customer -> `);
   assert.ok(tail.lines.some((l) => stepLine.test(l)), 'tail printed the step lines of a run');
   const summaries = tail.lines.filter((l) => l.startsWith('-- '));
   assert.ok(summaries.length >= 3, `tail printed progress summaries:\n${summaries.join('\n')}`);
@@ -323,6 +325,11 @@ test(`${RUNS} runs with injected tool faults: counters match the log, the rates 
   assert.match(last, new RegExp(`runs started ${RUNS}, completed ${e('completed')}, failed ${e('failed')}, escalated ${e('escalated')}, awaiting input ${e('awaiting_input')}, budget exhausted ${e('budget_exhausted')}`));
   assert.match(last, new RegExp(`steps ${steps.length} \\(`));
   assert.ok(tail.lines.some((l) => /skipped an undecodable record/.test(l)), 'tail reports records it cannot decode instead of dying');
+  tailOne.child.kill('SIGINT');
+  assert.equal(await tailOne.exited, 0, tailOne.stderr.join('\n'));
+  const oneRun = tailOne.lines.filter((l) => !l.startsWith('tailing ') && !l.startsWith('-- '));
+  assert.ok(oneRun.some((l) => stepLine.test(l)) && oneRun.every((l) => l.startsWith(`[${watched}]`)), `tail --thought shows that run only:\n${oneRun.join('\n')}`);
+  assert.match(tailOne.lines[tailOne.lines.length - 1]!, /runs started 1, /);
 
   // status once everything settled: the text view, with exact dead-letter counts and nothing in flight.
   const settled = cli(['status'], cliEnv);
