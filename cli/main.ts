@@ -21,6 +21,7 @@ import { watchRecords } from '../client/watch.ts';
 import { callbackOptionsFromEnv, startCallbackDispatcher } from '../callbacks/dispatcher.ts';
 import { startIngress } from '../ingress/server.ts';
 import { dlqCommand, replayCommand } from '../replay/cli.ts';
+import { statusCommand, tailCommand } from '../observability/cli.ts';
 import { loadSourceConfig, sourceStage } from '../ingress/kafka-source.ts';
 import * as infra from '../infra/local.ts';
 import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../processors/wiring.ts';
@@ -40,6 +41,8 @@ const USAGE = `usage: tao <command>
   run <thought|action|observation|tools|ingress|callbacks|all>
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
   submit --text "..." [--source s] [--external-id id] [--reply thought_id] [--wait] [--timeout-s 60]
+  tail [--thought <id>]       follow runs live: a line per step, a progress summary
+  status [--json]             consumer lag, runs in flight, breakers, dead letters
   replay <thought_id> [--format terminal|json|html] [--out f] [--from ISO] [--to ISO] [--verify] [--fork <wave|step> [--set S.f=v] [--flow id@v]]
   dlq list|show|redrive       dead letters: list, show one, re-drive selected ones exactly once
   classify-error <file|->     the ONNX classifier's label and confidence for an error payload (JSON)
@@ -60,6 +63,10 @@ export async function main(argv: string[]): Promise<number> {
       return runCommand(sub, rest);
     case 'submit':
       return submitCommand(argv.slice(1));
+    case 'tail':
+      return tailCommand(argv.slice(1));
+    case 'status':
+      return statusCommand(argv.slice(1));
     case 'replay':
       return replayCommand(argv.slice(1));
     case 'dlq':

@@ -58,6 +58,7 @@ export class RunMetrics {
   readonly withFailure: Counter<'recovered'>;
   private endedRuns = 0;
   private completedRuns = 0;
+  /** Ended runs that hit a failure, and those of them that recovered without a person. */
   private failedRuns = 0;
   private recoveredRuns = 0;
 
@@ -95,6 +96,7 @@ export class StepMetrics {
     new Gauge({ name: 'tao_traceability_index', help: 'Steps with complete evidence / all steps observed, since this process started', registers: [registry], collect() { this.set(ratio(self.complete, self.all)); } });
   }
 
+  /** Counts one committed step; `complete` as decided by `evidenceComplete` (observability/rates.ts). */
   step(complete: boolean): void {
     this.all++;
     if (complete) this.complete++;

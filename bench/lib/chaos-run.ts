@@ -14,7 +14,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin } from 'kafkajs';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
-import { watchRecords } from '../../client/watch.ts';
 import { STAGES } from '../../processors/wiring.ts';
 import type { Task } from '../../schemas/types.gen.ts';
 import { DEAD_LETTERED } from '../../topics/catalog.ts';
@@ -139,7 +138,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const groups: Record<Stage, string> = { thought: topics.group('thought'), action: topics.group('action'), observation: topics.group('observation') };
   const inputs: Record<Stage, string[]> = { thought: STAGE_INPUTS.thought.map((id) => topics.name(id)), action: STAGE_INPUTS.action.map((id) => topics.name(id)), observation: STAGE_INPUTS.observation.map((id) => topics.name(id)) };
   const admin = ns.kafka.admin();
-  const outcomeTimes: number[] = [];
   const lagSamples: Record<Stage, Array<{ at: number; lag: number }>> = { thought: [], action: [], observation: [] };
   const kills: Array<KillRecord & { at: number; ready: number | null }> = [];
   let unhealthyReplaced = 0;
@@ -161,7 +159,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     log(`chaos: ${options.instances} instance(s) per stage in ${ns.namespace}`);
     await startStages(fleet, ns.env, options.instances);
 
-    const follower = await watchRecords(ns.kafka, ns.codec, { topics: ['outcomes'], from: 'beginning', onRecord: () => outcomeTimes.push(Date.now()), onError: () => undefined });
+    const follower = await followOutcomeKeys(ns, log);
     const monitors = (async () => {
       while (!stopMonitors) {
         await Promise.all(STAGES.map(async (s) => {
@@ -215,8 +213,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const killer = (async () => {
       await sleep(options.killEveryMs);
       const firstRound = [...STAGES].sort(() => rnd() - 0.5);
-      for (let n = 1; n <= options.kills; n++) {
-        if (options.brokerRestart && !brokerRestart && n === Math.ceil(options.kills / 2) + 1) {
+      for (let n = 1; kills.length < options.kills; n++) {
+        if (options.brokerRestart && !brokerRestart && kills.length === Math.ceil(options.kills / 2)) {
           const at = Date.now();
           log(`chaos: restarting the broker`);
           await options.brokerRestart.stop();
@@ -227,20 +225,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           log(`chaos: broker back after ${brokerRestart.downMs} ms`);
           await sleep(options.killEveryMs);
         }
-        const stage: Stage = n <= 3 ? firstRound[n - 1]! : STAGES[Math.floor(rnd() * STAGES.length)]!;
-        const candidates = fleet.alive(stage).filter((i) => i.opsPort > 0);
+        const live = (s: Stage) => fleet.alive(s).filter((i) => i.opsPort > 0);
+        // The first three kills hit each stage once, then any stage; when the chosen stage has no live
+        // instance (its replacement is still starting) another stage is hit instead.
+        const wanted: Stage = n <= 3 ? firstRound[n - 1]! : STAGES[Math.floor(rnd() * STAGES.length)]!;
+        const stage = live(wanted).length > 0 ? wanted : STAGES.find((s) => live(s).length > 0);
+        const candidates = stage ? live(stage) : [];
         const victim = candidates[Math.floor(rnd() * candidates.length)];
-        if (!victim) {
-          log(`chaos: no live ${stage} instance to kill (replacement still starting); skipping kill ${n}`);
-          await sleep(options.killEveryMs);
+        if (!stage || !victim) {
+          log(`chaos: no live instance to kill (replacements still starting); waiting`);
+          await sleep(1000);
           continue;
         }
         const at = Date.now();
         const pid = victim.child.pid ?? 0;
         await fleet.kill(victim, 'SIGKILL');
-        const record = { n, stage, pid, at, atS: (at - started) / 1000, lagRecoveryMs: null, outcomePauseMs: null, replacementReadyMs: null, ready: null as number | null };
+        const record = { n: kills.length + 1, stage, pid, at, atS: (at - started) / 1000, lagRecoveryMs: null, outcomePauseMs: null, replacementReadyMs: null, ready: null as number | null };
         kills.push(record);
-        log(`chaos: kill ${n}/${options.kills}: SIGKILL ${stage} pid ${pid}`);
+        log(`chaos: kill ${kills.length}/${options.kills}: SIGKILL ${stage} pid ${pid}`);
         void replace(stage).then((inst) => {
           if (inst && typeof inst === 'object') record.ready = Date.now();
         });
@@ -253,7 +255,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await Promise.all(replacements);
     log(`chaos: ${submitted} runs submitted, ${kills.length} kills; waiting for outcomes`);
     const deadline = Date.now() + options.drainTimeoutMs;
-    while (outcomeTimes.length < options.runs && Date.now() < deadline) await sleep(500);
+    let lastCount = -1;
+    let lastChange = Date.now();
+    while (follower.keys.size < options.runs && Date.now() < deadline) {
+      await sleep(500);
+      if (follower.keys.size !== lastCount) [lastCount, lastChange] = [follower.keys.size, Date.now()];
+      else if (Date.now() - lastChange > 15000) {
+        // The follower may have missed records around the broker restart: count from the log itself.
+        const n = new Set((await readLog(ns.kafka, [topics.name('outcomes')], { idleMs: 1000, timeoutMs: 30000 })).map((r) => r.key)).size;
+        log(`chaos: ${follower.keys.size} outcomes followed, ${n} in the log`);
+        if (n >= options.runs) break;
+        lastChange = Date.now();
+      }
+    }
     await sleep(2000);
     stopMonitors = true;
     await monitors;
@@ -270,7 +284,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const taskTimes = new Map(records.filter((r) => r.id === 'tasks').map((r) => [r.key, r.timestamp]));
     const runMs = records.filter((r) => r.id === 'outcomes' && ids.has(r.key)).map((r) => r.timestamp - (taskTimes.get(r.key) ?? r.timestamp));
 
-    const sortedOutcomes = [...outcomeTimes].sort((a, b) => a - b);
+    // Pauses are read from the committed outcomes' own timestamps, not from when a follower saw them.
+    const sortedOutcomes = records.filter((r) => r.id === 'outcomes').map((r) => r.timestamp).sort((a, b) => a - b);
     const pauseAfter = (from: number, to: number) => {
       const inWindow = [from, ...sortedOutcomes.filter((t) => t > from && t < to), Math.min(to, sortedOutcomes[sortedOutcomes.length - 1] ?? to)];
       let max = 0;
@@ -323,6 +338,38 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await admin.disconnect().catch(() => undefined);
     await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
   }
+}
+
+/**
+ * Follows the distinct run keys written to `tao.outcomes`, read_committed from the beginning. A
+ * consumer that crashes for good (as kafkajs consumers may around a broker restart) is replaced
+ * by a new one that reads from the beginning again.
+ */
+async function followOutcomeKeys(ns: BenchNamespace, log: (line: string) => void): Promise<{ keys: Set<string>; stop(): Promise<void> }> {
+  const keys = new Set<string>();
+  let consumer: ReturnType<BenchNamespace['kafka']['consumer']> | null = null;
+  let stopped = false;
+  const start = async (): Promise<void> => {
+    const c = ns.kafka.consumer({ groupId: `bench-outcomes-${randomUUID()}`, readUncommitted: false, sessionTimeout: 30000 });
+    consumer = c;
+    c.on(c.events.CRASH, ({ payload }) => {
+      if (payload.restart || stopped) return;
+      log(`chaos: outcome follower crashed (${payload.error.message}); starting a new one`);
+      void c.disconnect().catch(() => undefined);
+      setTimeout(() => void start().catch((err: Error) => log(`chaos: outcome follower did not restart: ${err.message}`)), 1000);
+    });
+    await c.connect();
+    await c.subscribe({ topic: ns.codec.topics.name('outcomes'), fromBeginning: true });
+    await c.run({ autoCommit: false, eachMessage: async ({ message }) => void keys.add(message.key?.toString('utf8') ?? '') });
+  };
+  await start();
+  return {
+    keys,
+    stop: async () => {
+      stopped = true;
+      await consumer?.disconnect().catch(() => undefined);
+    },
+  };
 }
 
 /** A unique seed when none is given. */
