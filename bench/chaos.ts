@@ -6,6 +6,7 @@
  *   node --import tsx bench/chaos.ts [--out chaos.json] [--runs 1000] [--kills 24] [--kill-every-ms 4000]
  *       [--instances 2] [--seed N] [--fault-mix-runs 300] [--no-fault-mix] [--keep-infra]
  *       [--shared]   use the broker at KAFKA_BROKERS instead of a private one (no broker restart)
+ *       [--fault-mix-only]   only the fault-mix run
  *
  * By default everything runs on a private broker and registry under /tmp/tao-chaos (ports 29092,
  * 29093, 28081), started here and stopped at the end, so the broker restart disturbs nobody else.
@@ -44,14 +45,16 @@ export async function chaosInfraUp(log: (line: string) => void): Promise<{ broke
 export interface ChaosCommandReport {
   startedAt: string;
   broker: string;
-  chaos: ChaosReport;
+  /** Null with --fault-mix-only. */
+  chaos: ChaosReport | null;
   faultMix: FaultMixReport | null;
 }
 
 /** The reports as text. */
 export function renderChaos(r: ChaosCommandReport): string {
+  const lines: string[] = [];
   const c = r.chaos;
-  const lines = [
+  if (c) lines.push(
     `chaos ${r.startedAt} on ${r.broker}: ${c.submitted} runs, ${c.kills.length} SIGKILLs (${c.options.instances} instance(s) per stage), broker restart: ${c.brokerRestart ? `yes, down ${fmt(c.brokerRestart.downMs)} ms` : 'no'}, ${fmt(c.durationSeconds)} s`,
     '',
     table(['figure', 'value'], [
@@ -73,9 +76,9 @@ export function renderChaos(r: ChaosCommandReport): string {
       ['longest pause between outcomes', c.killRecovery.outcomePauseMs.p50, c.killRecovery.outcomePauseMs.p95, c.killRecovery.outcomePauseMs.max],
       ['replacement process ready', c.killRecovery.replacementReadyMs.p50, c.killRecovery.replacementReadyMs.p95, c.killRecovery.replacementReadyMs.max],
     ]),
-  ];
-  if (c.brokerRestart) lines.push('', `broker restart at ${fmt(c.brokerRestart.atS)} s: down ${fmt(c.brokerRestart.downMs)} ms; every group's lag back to its earlier level after ${fmt(c.brokerRestart.lagRecoveryMs ?? Number.NaN)} ms; longest pause between outcomes ${fmt(c.brokerRestart.outcomePauseMs ?? Number.NaN)} ms`);
-  lines.push('', table(['kill', 'stage', 'at s', 'lag recovery ms', 'outcome pause ms', 'replacement ready ms'], c.kills.map((k) => [k.n, k.stage, k.atS, k.lagRecoveryMs ?? Number.NaN, k.outcomePauseMs ?? Number.NaN, k.replacementReadyMs ?? Number.NaN])));
+  );
+  if (c?.brokerRestart) lines.push('', `broker restart at ${fmt(c.brokerRestart.atS)} s: down ${fmt(c.brokerRestart.downMs)} ms; every group's lag back to its earlier level after ${fmt(c.brokerRestart.lagRecoveryMs ?? Number.NaN)} ms; longest pause between outcomes ${fmt(c.brokerRestart.outcomePauseMs ?? Number.NaN)} ms`);
+  if (c) lines.push('', table(['kill', 'stage', 'at s', 'lag recovery ms', 'outcome pause ms', 'replacement ready ms'], c.kills.map((k) => [k.n, k.stage, k.atS, k.lagRecoveryMs ?? Number.NaN, k.outcomePauseMs ?? Number.NaN, k.replacementReadyMs ?? Number.NaN])));
   const f = r.faultMix;
   if (f) {
     lines.push('', `fault mix: ${f.runs} runs; tool calls ${f.toolCalls.primary} to the faulty server, ${f.toolCalls.replica} to the fallback replica; ${fmt(f.durationSeconds)} s`);
@@ -107,6 +110,7 @@ async function main(): Promise<void> {
       'no-fault-mix': { type: 'boolean', default: false },
       'keep-infra': { type: 'boolean', default: false },
       shared: { type: 'boolean', default: false },
+      'fault-mix-only': { type: 'boolean', default: false },
     },
   });
   quietOwnLogs();
@@ -124,7 +128,7 @@ async function main(): Promise<void> {
     const tools = await startToolServerProcess(fleet, env);
     const seed = values.seed ? Number(values.seed) : randomSeed();
     log(`chaos seed ${seed}`);
-    const chaos = await runChaos({
+    const chaos = values['fault-mix-only'] ? null : await runChaos({
       runs: Number(values.runs),
       kills: Number(values.kills),
       killEveryMs: Number(values['kill-every-ms']),
@@ -144,7 +148,7 @@ async function main(): Promise<void> {
     const report: ChaosCommandReport = { startedAt: new Date(started).toISOString(), broker: env.KAFKA_BROKERS ?? '127.0.0.1:9092', chaos, faultMix };
     console.log(renderChaos(report));
     if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
-    const ok = chaos.lostRuns.length === 0 && chaos.duplicatedSteps.length === 0;
+    const ok = chaos === null || (chaos.lostRuns.length === 0 && chaos.duplicatedSteps.length === 0);
     if (!ok) process.exitCode = 1;
   } finally {
     await fleet.stop();

@@ -18,7 +18,7 @@
  * taken at the start (bench/lib/ab.ts), so edits made while the bench runs do not leak in.
  */
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { KAFKA_VERSION } from '../infra/local.ts';
@@ -26,6 +26,7 @@ import { patchedTree, removeTrees, type Tree } from './lib/ab.ts';
 import { Fleet, progress, quietOwnLogs, startToolServerProcess } from './lib/harness.ts';
 import { drainPhase, loopPhase, relayPhase, type DrainResult, type PhaseLoad, type PhaseResult } from './lib/phases.ts';
 import { fmt, table } from './lib/stats.ts';
+import type { ActionResult } from '../schemas/types.gen.ts';
 
 /** Options of one bench run. */
 export interface BenchOptions {
@@ -51,6 +52,8 @@ export interface BenchReport {
     drain: { a: DrainResult[]; b: DrainResult[]; summary: Record<string, { a: number; b: number; change: number }> };
     /** The whole loop, 1 instance per stage, tool latency 0 ms. */
     loop: { a: PhaseResult[]; b: PhaseResult[]; summary: Record<string, { a: number; b: number; change: number }> };
+    /** When the patch changes the featurizer: both versions in this process, on the loop's own response bodies (µs per call). */
+    featurizer: null | { bodies: number; aMicros: number[]; bMicros: number[] };
   };
 }
 
@@ -92,8 +95,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         const r = (await loopPhase({ ...common, bin: tree.bin, code: tree.code, label: `loop ${which}: ${tree.code}`, load: abLoad, instances: 1, toolLatencyMs: 0 })).result;
         (which === 'A' ? loop.a : loop.b).push(r);
       }
+      const bodies = first.records.flatMap((r) => (r.id === 'actionResults' && r.decoded ? (r.decoded as unknown as ActionResult).results.map((x) => x.response_raw ?? '') : []));
+      const featurizer = readFileSync(options.patch!, 'utf8').includes('runtime/text-features.ts') ? await featurizerAB(current.root, patched.root, bodies) : null;
       ab = {
         patch: patched.code,
+        featurizer,
         drain: { ...drain, summary: compare(drain.a, drain.b, { 'observation CPU ms/record': (d) => d.cpuMsPerRecord, 'observation records/s': (d) => d.recordsPerSecond, 'records/transaction': (d) => d.recordsPerTransaction }) },
         loop: { ...loop, summary: abSummary(loop.a, loop.b) },
       };
@@ -118,6 +124,29 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     removeTrees();
     progress(started, `free memory ${Math.round(freemem() / 2 ** 20)} MiB`);
   }
+}
+
+/**
+ * Times `featurizeSparse` of both trees in this process on `texts`, alternating A and B three
+ * times: the patch's effect on the function alone, free of the other processes' noise.
+ */
+async function featurizerAB(aRoot: string, bRoot: string, texts: string[]): Promise<{ bodies: number; aMicros: number[]; bMicros: number[] }> {
+  type Featurizer = { featurizeSparse(text: string): unknown };
+  const a = (await import(pathToFileURL(`${aRoot}runtime/text-features.ts`).href)) as Featurizer;
+  const b = (await import(pathToFileURL(`${bRoot}runtime/text-features.ts`).href)) as Featurizer;
+  const time = (f: Featurizer) => {
+    const t0 = performance.now();
+    for (const t of texts) f.featurizeSparse(t);
+    return (1000 * (performance.now() - t0)) / texts.length;
+  };
+  time(a);
+  time(b);
+  const out = { bodies: texts.length, aMicros: [] as number[], bMicros: [] as number[] };
+  for (let i = 0; i < 3; i++) {
+    out.aMicros.push(time(a));
+    out.bMicros.push(time(b));
+  }
+  return out;
 }
 
 /** Mean of A and of B for each figure, and B's change relative to A. */
@@ -164,6 +193,11 @@ export function renderReport(r: BenchReport): string {
     const rows = (summary: Record<string, { a: number; b: number; change: number }>) => Object.entries(summary).map(([k, v]) => [k, v.a, v.b, `${v.change >= 0 ? '+' : ''}${(100 * v.change).toFixed(1)}%`]);
     lines.push('');
     lines.push(`A/B of ${r.ab.patch} (A = without, B = with; ABBA order, means of 2 phases each)`);
+    const f = r.ab.featurizer;
+    if (f) {
+      const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
+      lines.push(`featurizeSparse on the loop's ${f.bodies} response bodies, both versions in one process (3 alternating rounds): ${fmt(mean(f.aMicros))} -> ${fmt(mean(f.bMicros))} µs per call (${(100 * (mean(f.bMicros) / mean(f.aMicros) - 1)).toFixed(1)}%)`);
+    }
     lines.push(`Observation alone draining ${r.ab.drain.a[0]?.records ?? 0} action.results records of the loop:`);
     lines.push(table(['figure', 'A', 'B', 'change'], rows(r.ab.drain.summary)));
     lines.push(table(['drain phase', 'CPU ms/record', 'records/s'], [...r.ab.drain.a, ...r.ab.drain.b].map((d) => [d.label, d.cpuMsPerRecord, d.recordsPerSecond])));

@@ -34,6 +34,7 @@ import { startToolServer } from '../tool-server/server.ts';
 import { runDemo } from './demo.ts';
 import { DEFAULT_PORTS, spawnStage, stopAll } from './processes.ts';
 import { applyCatalog } from '../topics/apply-catalog.ts';
+import { ensureTopic } from '../topics/apply.ts';
 
 const USAGE = `usage: tao <command>
   infra up|down|status        start, stop or check local Kafka + schema registry
@@ -155,7 +156,7 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
     const source = loadSourceConfig(file);
     const config = loadRuntimeConfig();
     const logger = createLogger({ stage: `source-${source.name}`, pid: process.pid });
-    await ensureTopic(createKafka(config, 'tao-source-admin', logger), source.dlq ?? `${source.topic}.dlq`);
+    await ensureTopicExists(createKafka(config, 'tao-source-admin', logger), source.dlq ?? `${source.topic}.dlq`);
     await runStageProcess(`source-${source.name}`, async () => sourceStage(source, createRegistry(config)), Number(process.env.TAO_OPS_PORT ?? 9404));
     return -1;
   }
@@ -182,11 +183,11 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
 }
 
 /** Creates a topic if it does not exist yet (3 partitions, the broker's replication default). */
-async function ensureTopic(kafka: ReturnType<typeof createKafka>, topic: string): Promise<void> {
+async function ensureTopicExists(kafka: ReturnType<typeof createKafka>, topic: string): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    if (!(await admin.listTopics()).includes(topic)) await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 3 }] });
+    await ensureTopic(admin, topic, 3);
   } finally {
     await admin.disconnect();
   }

@@ -25,9 +25,10 @@ export async function applyTopics(admin: Admin, names: TopicNames, replicationFa
   const missing = wanted.filter((t) => !existing.has(t.name));
   if (missing.length) {
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: missing.map(({ name, spec }) => ({ topic: name, numPartitions: spec.partitions, replicationFactor, configEntries: Object.entries(configOf(spec)).map(([n, value]) => ({ name: n, value })) })),
     });
+    await waitForLeaders(admin, missing.map((t) => t.name));
     for (const t of missing) reports.push({ topic: t.name, action: 'created', details: [`${t.spec.partitions} partitions, retention ${t.spec.retentionMs} ms, cleanup ${t.spec.cleanupPolicy}`] });
   }
 
@@ -58,4 +59,28 @@ export async function applyTopics(admin: Admin, names: TopicNames, replicationFa
     reports.push({ topic: name, action, details });
   }
   return reports;
+}
+
+/**
+ * Waits until every partition of `topics` has a leader. kafkajs' own `waitForLeaders` can fail with
+ * UNKNOWN_TOPIC_OR_PARTITION while a new topic's metadata is still spreading; this retries that.
+ */
+export async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const { topics: found } = await admin.fetchTopicMetadata({ topics });
+      if (found.length === topics.length && found.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+    } catch (err) {
+      if ((err as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION' && (err as { type?: string }).type !== 'LEADER_NOT_AVAILABLE') throw err;
+    }
+    if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} have no leaders after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Creates a topic unless it exists, and waits for its leaders. */
+export async function ensureTopic(admin: Admin, topic: string, numPartitions: number): Promise<void> {
+  if (!(await admin.listTopics()).includes(topic)) await admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions }] });
+  await waitForLeaders(admin, [topic]);
 }

@@ -112,6 +112,7 @@ function call(key: string, step: string, tool: string, input: unknown, iteration
   return { step_id: step, tool, input_json: typeof input === 'string' ? input : JSON.stringify(input), idempotency_key: `${key}:${iteration}:${step}`, attempt: 1 };
 }
 
+/** A thought.requests value for `key`: the wave `steps` of plan `p` (an object, or raw plan_json text). */
 export function request(key: string, p: unknown, steps: StepCall[], iteration = 1, run: Partial<RunState> = {}): ThoughtRequest {
   return { thought_id: key, iteration, run: runStateFor(p, run), steps };
 }
@@ -123,6 +124,7 @@ function okResult(key: string, overrides: Partial<StepResult> = {}): StepResult 
   return { step_id: 'S1', tool: 'crm.find_customer', input_json: JSON.stringify({ email: CUSTOMER.email }), idempotency_key: `${key}:1:S1`, attempts: 1, status_code: 200, response_time_ms: 4, response_raw: body, data_json: body, error: null, fallback_from: null, fallback_reason: null, ...overrides };
 }
 
+/** An action.results value for `key` with `results`, carrying plan `p`. */
 export function actionResult(key: string, p: unknown, results: StepResult[], run: Partial<RunState> = {}): ActionResult {
   return { thought_id: key, iteration: 1, run: runStateFor(p, run), results };
 }
@@ -131,6 +133,7 @@ function okVerdict(overrides: Partial<Verdict> = {}): Verdict {
   return { step_id: 'S1', tool: 'crm.find_customer', valid: true, extracted_data_json: JSON.stringify(CUSTOMER), confidence_score: 0.9, error_type: 'ok', audit_trail: [{ name: 'transport', passed: true, evidence: 'HTTP 200' }], status_code: 200, response_time_ms: 4, attempts: 1, fallback_from: null, ...overrides };
 }
 
+/** An observation.results value for `key` with `verdicts`, carrying plan `p`. */
 export function observation(key: string, p: unknown, verdicts: Verdict[], run: Partial<RunState> = {}, iteration = 1): ObservationResult {
   return { thought_id: key, iteration, run: runStateFor(p, run), verdicts };
 }

@@ -262,6 +262,7 @@ export async function startToolServerProcess(fleet: Fleet, env: NodeJS.ProcessEn
   };
 }
 
+/** Resolves after `ms`. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

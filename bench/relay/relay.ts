@@ -28,6 +28,7 @@ export interface RelaySizes {
   snapshotEnd: number;
 }
 
+/** The relay's hops, named after the loop stage each stands in for. */
 export type RelayHop = 'thought' | 'action' | 'observation';
 export const RELAY_HOPS: readonly RelayHop[] = ['thought', 'action', 'observation'];
 

@@ -14,6 +14,7 @@ import { thoughtIdFor } from '../../client/tasks.ts';
 import { DLQ_HEADERS } from '../../runtime/processor.ts';
 import type { Task } from '../../schemas/types.gen.ts';
 import { freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
+import { ensureTopic } from '../../topics/apply.ts';
 
 let cluster: TestCluster;
 const procs: StageProcess[] = [];
@@ -57,7 +58,7 @@ test('a JSON source topic with good and bad records: each good record is exactly
   const topic = `${cluster.namespace}.legacy.requests`;
   const admin = cluster.kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2 }] });
+  await ensureTopic(admin, topic, 2);
   await admin.disconnect();
   const good = Array.from({ length: 20 }, (_, i) => ({ request_id: `REQ-${i}`, subject: `Order O-1234567${i % 10}`, body: `where is it? user${i}@example.com`, customer: { tier: 'gold' } }));
   const bad: Array<[string, Buffer]> = [
@@ -101,7 +102,7 @@ test('an Avro source topic is decoded through the registry', { timeout: 120000 }
   const topic = `${cluster.namespace}.legacy.avro`;
   const admin = cluster.kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+  await ensureTopic(admin, topic, 1);
   await admin.disconnect();
   const schema = { type: 'record', name: 'Ticket', namespace: 'legacy', fields: [{ name: 'id', type: 'long' }, { name: 'summary', type: 'string' }] };
   const { id } = await cluster.codec.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject: `${topic}-value` });

@@ -5,7 +5,7 @@ import kafkajs from 'kafkajs';
 import { loadRuntimeConfig } from '../../runtime/config.ts';
 import { createKafka } from '../../runtime/kafka.ts';
 import { createLogger } from '../../runtime/log.ts';
-import { applyTopics } from '../../topics/apply.ts';
+import { applyTopics, waitForLeaders } from '../../topics/apply.ts';
 import { TOPICS, topicNames } from '../../topics/catalog.ts';
 
 const { ConfigResourceTypes } = kafkajs as unknown as { ConfigResourceTypes: { TOPIC: number } };
@@ -19,13 +19,14 @@ test('topics apply creates every catalog topic, is idempotent, repairs what it c
     const names = topicNames(`t${randomUUID().slice(0, 8)}`);
     // Pre-existing topics that differ from the catalog: too few partitions + wrong retention, and too many partitions.
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: [
         { topic: names.name('tasks'), numPartitions: 2, configEntries: [{ name: 'retention.ms', value: '1000' }] },
         { topic: names.name('outcomes'), numPartitions: TOPICS.outcomes.partitions + 2 },
       ],
     });
 
+    await waitForLeaders(admin, [names.name('tasks'), names.name('outcomes')]);
     const first = await applyTopics(admin, names);
     const byTopic = new Map(first.map((r) => [r.topic, r]));
     assert.equal(first.length, names.all().length, 'one report per catalog topic, dead-letter topics included');
