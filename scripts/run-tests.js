@@ -70,5 +70,6 @@ if (selected.length === 0) {
   process.exit(1);
 }
 step(`running ${selected.length} test files`);
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...selected], { cwd: root, stdio: 'inherit', env });
+// --test-force-exit: a failed test that leaks a connection must not keep its file (and CI) hanging.
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', '--test-concurrency=1', '--test-reporter=spec', ...selected], { cwd: root, stdio: 'inherit', env });
 process.exit(result.status ?? 1);

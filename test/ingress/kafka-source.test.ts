@@ -41,6 +41,16 @@ async function startSource(config: Record<string, unknown>): Promise<void> {
   await Promise.race([started, proc.exited.then((code) => { throw new Error(`source exited (${code}):\n${lines.slice(-10).join('\n')}`); })]);
 }
 
+async function createTopic(topic: string, partitions: number): Promise<void> {
+  const admin = cluster.kafka.admin();
+  await admin.connect();
+  try {
+    await ensureTopic(admin, topic, partitions);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 async function deadLetters(topic: string, count: number): Promise<KafkaMessage[]> {
   const consumer = cluster.kafka.consumer({ groupId: `dlq-${Date.now()}-${Math.random()}` });
   const seen: KafkaMessage[] = [];
@@ -56,10 +66,7 @@ async function deadLetters(topic: string, count: number): Promise<KafkaMessage[]
 
 test('a JSON source topic with good and bad records: each good record is exactly one task, each bad one a dead letter', { timeout: 120000 }, async () => {
   const topic = `${cluster.namespace}.legacy.requests`;
-  const admin = cluster.kafka.admin();
-  await admin.connect();
-  await ensureTopic(admin, topic, 2);
-  await admin.disconnect();
+  await createTopic(topic, 2);
   const good = Array.from({ length: 20 }, (_, i) => ({ request_id: `REQ-${i}`, subject: `Order O-1234567${i % 10}`, body: `where is it? user${i}@example.com`, customer: { tier: 'gold' } }));
   const bad: Array<[string, Buffer]> = [
     ['not-json', Buffer.from('{"request_id": "REQ-x", ')],
@@ -100,10 +107,7 @@ test('a JSON source topic with good and bad records: each good record is exactly
 
 test('an Avro source topic is decoded through the registry', { timeout: 120000 }, async () => {
   const topic = `${cluster.namespace}.legacy.avro`;
-  const admin = cluster.kafka.admin();
-  await admin.connect();
-  await ensureTopic(admin, topic, 1);
-  await admin.disconnect();
+  await createTopic(topic, 1);
   const schema = { type: 'record', name: 'Ticket', namespace: 'legacy', fields: [{ name: 'id', type: 'long' }, { name: 'summary', type: 'string' }] };
   const { id } = await cluster.codec.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject: `${topic}-value` });
   const producer = cluster.kafka.producer({ idempotent: true });
