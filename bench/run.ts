@@ -46,8 +46,12 @@ export interface BenchReport {
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; kafka: string; brokers: string; loadAverageBefore: number[]; loadAverageAfter: number[] };
   options: BenchOptions;
   phases: PhaseResult[];
-  /** Loop runs/s divided by relay runs/s, measured in this run. */
-  ratios: Array<{ loop: string; relay: string; ratio: number }>;
+  /**
+   * Loop runs/s divided by relay runs/s, measured in this run (means over the `#n` repeats), and
+   * the stage processes' CPU per run of the relay divided by the loop's (the share of the loop's
+   * CPU that is Kafka work the relay does too; less sensitive to other load on the machine).
+   */
+  ratios: Array<{ loop: string; relay: string; ratio: number; cpuRatio: number }>;
   ab: null | {
     patch: string;
     /** Observation alone on a backlog of the loop's own action.results records. */
@@ -74,11 +78,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const load = options.load;
     const common = { started, tools, baseEnv: base, bin: current.bin, code: 'current' };
 
-    const first = await loopPhase({ ...common, label: 'loop 0ms x1', load, instances: 1, toolLatencyMs: 0 });
+    // The headline pair runs loop, relay, relay, loop (ABBA), so that a drift in the machine's load
+    // weighs on both sides of the ratio alike.
+    const first = await loopPhase({ ...common, label: 'loop 0ms x1 #1', load, instances: 1, toolLatencyMs: 0 });
     phases.push(first.result);
     const sizes = first.sizes;
     progress(started, `relay record sizes from the loop: ${JSON.stringify(sizes)}`);
-    phases.push(await relayPhase({ label: 'relay x1', load, instances: 1, started, sizes, baseEnv: base }));
+    phases.push(await relayPhase({ label: 'relay x1 #1', load, instances: 1, started, sizes, baseEnv: base }));
+    phases.push(await relayPhase({ label: 'relay x1 #2', load, instances: 1, started, sizes, baseEnv: base }));
+    phases.push((await loopPhase({ ...common, label: 'loop 0ms x1 #2', load, instances: 1, toolLatencyMs: 0 })).result);
     phases.push((await loopPhase({ ...common, label: 'loop 20ms x1', load, instances: 1, toolLatencyMs: 20 })).result);
     phases.push((await loopPhase({ ...common, label: 'loop 0ms x2', load, instances: 2, toolLatencyMs: 0 })).result);
     phases.push(await relayPhase({ label: 'relay x2', load, instances: 2, started, sizes, baseEnv: base }));
@@ -112,12 +120,19 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         loop: { ...loop, summary: loop.a.length && loop.b.length ? abSummary(loop.a, loop.b) : {} },
       };
     }
-    const byLabel = (l: string) => phases.find((p) => p.label === l)!;
+    const rate = (prefix: string) => {
+      const rows = phases.filter((p) => p.label === prefix || p.label.startsWith(`${prefix} #`));
+      return rows.reduce((sum, p) => sum + p.runsPerSecond, 0) / rows.length;
+    };
+    const cpu = (prefix: string) => {
+      const row = phases.find((p) => p.label === prefix || p.label.startsWith(`${prefix} #`))!;
+      return Object.values(row.stages).reduce((sum, st) => sum + st.cpuMsPerRun, 0);
+    };
     const ratios = [
       ['loop 0ms x1', 'relay x1'],
       ['loop 20ms x1', 'relay x1'],
       ['loop 0ms x2', 'relay x2'],
-    ].map(([loop, relay]) => ({ loop: loop!, relay: relay!, ratio: byLabel(loop!).runsPerSecond / byLabel(relay!).runsPerSecond }));
+    ].map(([loop, relay]) => ({ loop: loop!, relay: relay!, ratio: rate(loop!) / rate(relay!), cpuRatio: cpu(loop!) / cpu(relay!) }));
     return {
       startedAt: new Date(started).toISOString(),
       durationSeconds: (Date.now() - started) / 1000,
@@ -189,14 +204,14 @@ export function renderReport(r: BenchReport): string {
   lines.push(`bench ${r.startedAt}: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, Node ${m.node}, Kafka ${m.kafka.split(' ')[0]} at ${m.brokers}; load average ${m.loadAverageBefore.map((x) => x.toFixed(2)).join(' ')} before, ${m.loadAverageAfter.map((x) => x.toFixed(2)).join(' ')} after; ${fmt(r.durationSeconds)} s`);
   lines.push('');
   lines.push(table(
-    ['phase', 'inst', 'runs', 'in flight', 'runs/s', 'iter/s', 'iter P50', 'iter P95', 'iter P99', 'run P50', `probe iter P50`, 'probe iter P95', 'probe iter P99'],
-    r.phases.map((p) => [p.label, p.instancesPerStage, p.runs, p.concurrency, p.runsPerSecond, p.iterationsPerSecond, p.iterationMs.p50, p.iterationMs.p95, p.iterationMs.p99, p.runMs.p50, p.probe.iterationMs.p50, p.probe.iterationMs.p95, p.probe.iterationMs.p99]),
+    ['phase', 'inst', 'runs', 'in flight', 'runs/s', 'iter/s', 'iter P50', 'iter P95', 'iter P99', 'run P50', `probe iter P50`, 'probe iter P95', 'probe iter P99', 'load avg'],
+    r.phases.map((p) => [p.label, p.instancesPerStage, p.runs, p.concurrency, p.runsPerSecond, p.iterationsPerSecond, p.iterationMs.p50, p.iterationMs.p95, p.iterationMs.p99, p.runMs.p50, p.probe.iterationMs.p50, p.probe.iterationMs.p95, p.probe.iterationMs.p99, p.loadAverage.toFixed(2)]),
   ));
   lines.push('(latencies in ms; "iter" = one Thought -> Action -> Observation -> Thought turn, from record timestamps; probe = ' + `${r.phases[0]?.probe.concurrency ?? '-'} runs in flight)`);
   lines.push('');
   lines.push(table(['phase', 'stage', 'handle P50 ms', 'handle P99 ms', 'CPU ms/run', 'records/txn', 'RSS MiB'], r.phases.flatMap((p) => Object.entries(p.stages).map(([s, v]) => [p.label, s, v.handleP50Ms ?? Number.NaN, v.handleP99Ms ?? Number.NaN, v.cpuMsPerRun, v.recordsPerTransaction ?? Number.NaN, v.rssMiB.join('/')]))));
   lines.push('');
-  lines.push(table(['loop', 'relay ceiling', 'loop / ceiling (runs/s)'], r.ratios.map((x) => [x.loop, x.relay, x.ratio])));
+  lines.push(table(['loop', 'relay ceiling', 'loop / ceiling (runs/s)', 'loop CPU per run / relay CPU per run'], r.ratios.map((x) => [x.loop, x.relay, x.ratio, x.cpuRatio])));
   if (r.ab) {
     const rows = (summary: Record<string, { a: number; b: number; change: number }>) => Object.entries(summary).map(([k, v]) => [k, v.a, v.b, `${v.change >= 0 ? '+' : ''}${(100 * v.change).toFixed(1)}%`]);
     lines.push('');
@@ -240,7 +255,7 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
     if (!Number.isInteger(n) || n < 0) throw new Error(`expected a non-negative integer, got "${v}"`);
     return n;
   };
-  const runs = int(values.runs, quick ? 300 : 1200);
+  const runs = int(values.runs, quick ? 300 : 1000);
   return {
     out: values.out ?? null,
     load: {

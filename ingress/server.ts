@@ -237,9 +237,20 @@ function tooLarge(max: number): Reply {
   return { status: 413, headers: { connection: 'close' }, body: { error: 'payload_too_large', message: `body exceeds ${max} bytes` } };
 }
 
+/** JSON is UTF-8 (RFC 8259): bytes that are not are refused, never replaced with U+FFFD. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 function parseJson(body: Buffer, req: IncomingMessage): { value: unknown } | { error: Reply } {
+  let text: string;
   try {
-    return { value: JSON.parse(body.toString('utf8')) };
+    text = UTF8.decode(body);
+  } catch {
+    // The decoder's only failure is invalid UTF-8; the answer says so.
+    const message = 'body is not valid UTF-8';
+    return { error: { status: 400, body: { error: 'invalid_json', message, fields: [{ field: '/', message }] } } };
+  }
+  try {
+    return { value: JSON.parse(text) };
   } catch (err) {
     const form = (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
     const hint = form ? ' (the sender posts form data: configure it to send application/json)' : '';

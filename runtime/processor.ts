@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Consumer, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import type { AvroCodec } from './codec.ts';
 import { ContractViolation, TaoError, errorMessage, toTaoError } from './errors.ts';
@@ -130,7 +131,19 @@ export const DLQ_HEADERS = {
   sourceOffset: 'tao.source.offset',
   stage: 'tao.stage',
   attempt: 'tao.attempt',
+  /** Set when the original value was too large to keep: its size in bytes (the dead letter keeps its first 64 KiB). */
+  originalBytes: 'tao.original.bytes',
+  /** With `originalBytes`: the SHA-256 (hex) of the whole original value. */
+  originalSha256: 'tao.original.sha256',
 } as const;
+
+/**
+ * Largest value a dead letter carries whole. Dead-letter topics keep the broker's default
+ * max.message.bytes (1 MiB); a dead letter they refuse fails its transaction with a non-retriable
+ * error that stops the stage's consumer, so a larger original keeps only its head.
+ */
+export const MAX_DEAD_LETTER_VALUE_BYTES = 1024 * 1024 - 64 * 1024;
+const DEAD_LETTER_HEAD_BYTES = 64 * 1024;
 
 type TopicMessages = { topic: string; messages: Message[] };
 /** What processing one record produced: the encoded records, and what to report once they commit. */
@@ -414,7 +427,13 @@ function deadLetter(message: KafkaMessage, err: TaoError, source: { topic: strin
   headers[DLQ_HEADERS.sourceOffset] = message.offset;
   headers[DLQ_HEADERS.stage] = source.stage;
   headers[DLQ_HEADERS.attempt] = String(Number(message.headers?.[DLQ_HEADERS.attempt]?.toString() ?? 0) + 1);
-  return { key: message.key, value: message.value, headers };
+  const value = message.value;
+  if (value && value.length > MAX_DEAD_LETTER_VALUE_BYTES) {
+    headers[DLQ_HEADERS.originalBytes] = String(value.length);
+    headers[DLQ_HEADERS.originalSha256] = createHash('sha256').update(value).digest('hex');
+    return { key: message.key, value: value.subarray(0, DEAD_LETTER_HEAD_BYTES), headers };
+  }
+  return { key: message.key, value, headers };
 }
 
 function stringHeaders(headers: IHeaders | undefined): Record<string, string> {

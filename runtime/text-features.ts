@@ -80,13 +80,13 @@ const RE_LONG_DIGITS = /[0-9]{5,}/g;
 
 function charClass(ch: string): number {
   const cp = ch.codePointAt(0)!;
-  for (const [lo, hi] of CJK_RANGES) if (cp >= lo && cp <= hi) return CJK;
+  // ASCII first: it is most of every text and never CJK (the CJK ranges start at U+3040).
   if (cp < 0x80) {
-    // fast path for ASCII
     if ((cp >= 0x30 && cp <= 0x39) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a) || cp === 0x5f) return WORD;
     if (cp <= 0x20 || cp === 0x7f) return SPACE;
     return OTHER;
   }
+  for (const [lo, hi] of CJK_RANGES) if (cp >= lo && cp <= hi) return CJK;
   if (RE_WORD.test(ch)) return WORD;
   if (RE_DROP.test(ch)) return DROP;
   if (RE_SPACE.test(ch)) return SPACE;
@@ -230,19 +230,41 @@ export function featureHashes(normalized: string): Set<number> {
   return hashes;
 }
 
+// Scratch space of featurizeSparse, allocated on first use and reused by every call: the function
+// is synchronous, so calls never interleave, and it leaves the arrays zeroed. A per-call Map of
+// [index, count] pairs and the arrays sorting it cost more than hashing the features did
+// (bench/patches/README.md).
+let scratch: { counts: Int32Array; touched: Int32Array; seen: Uint8Array } | null = null;
+
 /** Featurizes `text` into sparse form (sorted indices, float32-rounded values). */
 export function featurizeSparse(text: string, maxCodePoints: number = MAX_INPUT_CODE_POINTS): SparseFeatures {
-  const acc = new Map<number, number>();
+  const s = (scratch ??= { counts: new Int32Array(FEATURE_DIMS), touched: new Int32Array(FEATURE_DIMS), seen: new Uint8Array(FEATURE_DIMS) });
+  let touched = 0;
   for (const h of featureHashes(normalizeText(text, maxCodePoints))) {
     const idx = h & (FEATURE_DIMS - 1);
-    acc.set(idx, (acc.get(idx) ?? 0) + (h >>> 31 ? -1 : 1));
+    if (s.seen[idx] === 0) {
+      s.seen[idx] = 1;
+      s.touched[touched++] = idx;
+    }
+    s.counts[idx]! += h >>> 31 ? -1 : 1;
   }
-  const items = [...acc].filter(([, v]) => v !== 0).sort((a, b) => a[0] - b[0]);
-  if (items.length === 0) return { indices: [], values: [] };
+  const indices: number[] = [];
+  const counts: number[] = [];
   let sq = 0;
-  for (const [, v] of items) sq += v * v;
+  for (const idx of s.touched.subarray(0, touched).sort()) {
+    const v = s.counts[idx]!;
+    s.counts[idx] = 0;
+    s.seen[idx] = 0;
+    if (v === 0) continue;
+    indices.push(idx);
+    counts.push(v);
+    sq += v * v;
+  }
+  if (indices.length === 0) return { indices: [], values: [] };
   const norm = Math.sqrt(sq);
-  return { indices: items.map(([i]) => i), values: items.map(([, v]) => Math.fround(v / norm)) };
+  const values = new Array<number>(counts.length);
+  for (let k = 0; k < counts.length; k++) values[k] = Math.fround(counts[k]! / norm);
+  return { indices, values };
 }
 
 /**

@@ -3,6 +3,7 @@
  * ceiling, each in a fresh namespace, warmed up, then driven by a closed loop of a fixed number of
  * runs. Each phase returns the figures of one row of the report.
  */
+import { loadavg } from 'node:os';
 import type { Kafka } from 'kafkajs';
 import { STAGES } from '../../processors/wiring.ts';
 import { topicNames, type TopicId } from '../../topics/catalog.ts';
@@ -54,6 +55,8 @@ export interface PhaseResult {
   stages: Record<string, { handleP99Ms: number | null; handleP50Ms: number | null; rssMiB: number[]; recordsPerTransaction: number | null; cpuMsPerRun: number }>;
   /** Outcome statuses of the measured runs. */
   statuses: Record<string, number>;
+  /** The machine's 1-minute load average at the end of the measurement (other work on the machine shows here). */
+  loadAverage: number;
 }
 
 interface PhaseSetup {
@@ -149,6 +152,7 @@ interface Measured {
   before: Map<Instance, Sample[]>;
   after: Map<Instance, Sample[]>;
   rssMax: Map<Instance, number>;
+  loadAverage: number;
 }
 
 /**
@@ -168,16 +172,18 @@ async function measure(label: string, started: number, fleet: Fleet, target: Loa
   progress(started, `${label}: measuring ${load.runs} runs, ${load.concurrency} in flight`);
   let saturated: LoadResult;
   let after: Map<Instance, Sample[]>;
+  let loadAverage = Number.NaN;
   try {
     saturated = await closedLoop(target, { ...load, onProgress: (done) => progress(started, `${label}: ${done}/${load.runs} runs ended`) });
     after = await scrapeAll(fleet);
+    loadAverage = loadavg()[0]!;
     for (const [i, samples] of after) rssMax.set(i, Math.max(rssMax.get(i) ?? 0, gauge(samples, 'process_resident_memory_bytes')));
   } finally {
     clearInterval(sampler);
   }
   progress(started, `${label}: latency probe, ${load.probeRuns} runs, ${load.probeConcurrency} in flight`);
   const probe = await closedLoop(target, { runs: load.probeRuns, concurrency: load.probeConcurrency, timeoutMs: load.timeoutMs });
-  return { saturated, probe, before, after, rssMax };
+  return { saturated, probe, before, after, rssMax, loadAverage };
 }
 
 async function scrapeAll(fleet: Fleet): Promise<Map<Instance, Sample[]>> {
@@ -240,6 +246,7 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
     probe: { concurrency: setup.load.probeConcurrency, iterationMs: summary(iterationLatencies(probeTimelines)), runMs: summary(probeTimelines.filter((t) => t.endedAt !== null).map((t) => t.endedAt! - t.startedAt)) },
     stages,
     statuses,
+    loadAverage: m.loadAverage,
   };
 }
 

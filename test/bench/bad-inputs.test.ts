@@ -8,7 +8,7 @@ const corpus = async () => (report ??= await runBadInputs({ timeoutMs: 90000, lo
 test('every kind of bad input is accounted for (4xx, dead letter with its reason, refusal, or outcome), no crash, no stall', { timeout: 180000 }, async () => {
   const r = await corpus();
   assert.ok(r.kinds.length >= 50, `${r.kinds.length} kinds`);
-  const unaccounted = r.kinds.filter((k) => !k.accounted && !k.knownIssue).map((k) => `${k.id}: expected ${k.expected}, observed ${k.observed}`);
+  const unaccounted = r.kinds.filter((k) => !k.accounted).map((k) => `${k.id}: expected ${k.expected}, observed ${k.observed}`);
   assert.deepEqual(unaccounted, []);
   const first = r.rounds.find((x) => x.round === 1)!;
   assert.deepEqual(first.stalls.filter((s) => !s.processed), [], 'a good record after the bad ones is processed on every partition');
@@ -17,9 +17,8 @@ test('every kind of bad input is accounted for (4xx, dead letter with its reason
   assert.equal(r.unattributedDeadLetters, 0);
 });
 
-// These kinds fail until the patches named in their knownIssue are applied (bench/patches/README.md);
-// then this test passes and the todo can go.
-test('known issues: invalid UTF-8 refused by the ingress; oversized records dead-lettered without stopping the stage', { timeout: 180000, todo: 'bench/patches/ingress-strict-utf8.patch, bench/patches/dlq-oversized.patch' }, async () => {
+// The kinds the corpus found broken, fixed by bench/patches/ingress-strict-utf8.patch and dlq-oversized.patch (applied).
+test('found by the corpus and fixed: invalid UTF-8 refused by the ingress; oversized records dead-lettered without stopping the stage', { timeout: 180000 }, async () => {
   const r = await corpus();
   assert.deepEqual(r.kinds.filter((k) => k.knownIssue && !k.accounted).map((k) => `${k.id}: expected ${k.expected}, observed ${k.observed}`), []);
   const second = r.rounds.find((x) => x.round === 2);
