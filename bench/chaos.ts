@@ -67,7 +67,7 @@ export function renderChaos(r: ChaosCommandReport): string {
       ['task completion rate', `${fmt(100 * c.rates.completionRate)}% (${c.rates.completed}/${c.rates.ended})`],
       ['self-recovery rate', `${fmt(100 * c.rates.selfRecoveryRate)}% (${c.rates.recovered}/${c.rates.hitFailure} runs that met a failure)`],
       ['unexpected process exits', c.unexpectedExits.length],
-      ['instances replaced for failing /health', c.unhealthyReplaced],
+      ['instances replaced for failing /health (liveness probe)', c.unhealthyReplaced.length],
       ['run latency P50 / P99 ms', `${fmt(c.runMs.p50)} / ${fmt(c.runMs.p99)}`],
     ]),
     '',
@@ -77,6 +77,7 @@ export function renderChaos(r: ChaosCommandReport): string {
       ['replacement process ready', c.killRecovery.replacementReadyMs.p50, c.killRecovery.replacementReadyMs.p95, c.killRecovery.replacementReadyMs.max],
     ]),
   );
+  if (c?.unhealthyReplaced.length) lines.push('', table(['replaced', 'at s', 'unhealthy for s', 'why'], c.unhealthyReplaced.map((u) => [u.name, u.atS, u.unhealthyForS, u.why.slice(0, 140)])));
   if (c?.brokerRestart) lines.push('', `broker restart at ${fmt(c.brokerRestart.atS)} s: down ${fmt(c.brokerRestart.downMs)} ms; every group's lag back to its earlier level after ${fmt(c.brokerRestart.lagRecoveryMs ?? Number.NaN)} ms; longest pause between outcomes ${fmt(c.brokerRestart.outcomePauseMs ?? Number.NaN)} ms`);
   if (c) lines.push('', table(['kill', 'stage', 'at s', 'lag recovery ms', 'outcome pause ms', 'replacement ready ms'], c.kills.map((k) => [k.n, k.stage, k.atS, k.lagRecoveryMs ?? Number.NaN, k.outcomePauseMs ?? Number.NaN, k.replacementReadyMs ?? Number.NaN])));
   const f = r.faultMix;

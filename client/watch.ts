@@ -36,7 +36,7 @@ export async function watchRecords(kafka: Kafka, codec: AvroCodec, options: Watc
     const admin = kafka.admin();
     await admin.connect();
     try {
-      for (const name of names.keys()) ends.set(name, (await admin.fetchTopicOffsets(name)).map((p) => ({ partition: p.partition, offset: p.high })));
+      for (const name of names.keys()) ends.set(name, (await endOffsets(admin, name)).map((p) => ({ partition: p.partition, offset: p.high })));
     } finally {
       await admin.disconnect();
     }
@@ -60,4 +60,17 @@ export async function watchRecords(kafka: Kafka, codec: AvroCodec, options: Watc
   });
   for (const [topic, partitions] of ends) for (const p of partitions) consumer.seek({ topic, partition: p.partition, offset: p.offset });
   return { stop: () => consumer.disconnect() };
+}
+
+/** A topic's end offsets, waiting out the retriable errors a partition gives while its leader settles. */
+async function endOffsets(admin: ReturnType<Kafka['admin']>, topic: string, timeoutMs = 30000): Promise<Array<{ partition: number; high: string }>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await admin.fetchTopicOffsets(topic);
+    } catch (err) {
+      if ((err as { retriable?: boolean }).retriable !== true || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }

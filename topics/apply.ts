@@ -62,17 +62,22 @@ export async function applyTopics(admin: Admin, names: TopicNames, replicationFa
 }
 
 /**
- * Waits until every partition of `topics` has a leader. kafkajs' own `waitForLeaders` can fail with
- * UNKNOWN_TOPIC_OR_PARTITION while a new topic's metadata is still spreading; this retries that.
+ * Waits until every partition of `topics` has a leader that serves it: metadata names a leader and
+ * the leader answers an offsets request. Right after creation a broker can still answer
+ * UNKNOWN_TOPIC_OR_PARTITION or NOT_LEADER_FOR_PARTITION (kafkajs' own `waitForLeaders` gives up on
+ * these); kafkajs marks such errors `retriable`, and this waits them out.
  */
 export async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
       const { topics: found } = await admin.fetchTopicMetadata({ topics });
-      if (found.length === topics.length && found.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      if (found.length === topics.length && found.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) {
+        for (const topic of topics) await admin.fetchTopicOffsets(topic);
+        return;
+      }
     } catch (err) {
-      if ((err as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION' && (err as { type?: string }).type !== 'LEADER_NOT_AVAILABLE') throw err;
+      if ((err as { retriable?: boolean }).retriable !== true) throw err;
     }
     if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} have no leaders after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 200));

@@ -89,9 +89,10 @@ export interface ChaosReport {
   kills: KillRecord[];
   killRecovery: { lagRecoveryMs: ReturnType<typeof summary>; outcomePauseMs: ReturnType<typeof summary>; replacementReadyMs: ReturnType<typeof summary> };
   brokerRestart: null | { atS: number; downMs: number; lagRecoveryMs: number | null; outcomePauseMs: number | null };
-  /** Processes that exited without being killed by the chaos driver, and instances replaced because /health stayed 503. */
+  /** Processes that exited without being killed by the chaos driver. */
   unexpectedExits: Array<{ name: string; code: number | string; atS: number; lastLines: string[] }>;
-  unhealthyReplaced: number;
+  /** Instances whose /health stayed 503 (their consumer had stopped) and were replaced, as a liveness probe would. */
+  unhealthyReplaced: Array<{ name: string; atS: number; unhealthyForS: number; why: string; lastErrors: string[] }>;
   /** Run latency (task → outcome, ms) of the submitted runs. */
   runMs: ReturnType<typeof summary>;
 }
@@ -140,7 +141,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const admin = ns.kafka.admin();
   const lagSamples: Record<Stage, Array<{ at: number; lag: number }>> = { thought: [], action: [], observation: [] };
   const kills: Array<KillRecord & { at: number; ready: number | null }> = [];
-  let unhealthyReplaced = 0;
+  const unhealthyReplaced: ChaosReport['unhealthyReplaced'] = [];
   let brokerRestart: ChaosReport['brokerRestart'] & { at: number; upAt: number } | null = null;
   let stopMonitors = false;
   const tasks: Task[] = Array.from({ length: options.runs }, (_, i) => buildTask({ text: `order status for chaos${i}@example.com`, source: 'chaos', external_id: `${ns.namespace}-${i}` }));
@@ -169,12 +170,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         // A supervisor's liveness probe: an instance that stays unhealthy for 15 s is replaced.
         for (const i of fleet.alive()) {
           if (i.opsPort === 0 || Date.now() - i.startedAt < 15000) continue;
-          const h = await getJson(i.opsPort, '/health', 1000);
+          const h = await getJson<{ lastError?: string | null }>(i.opsPort, '/health', 1000);
           const bad = (i as Instance & { badSince?: number });
           if (h?.status === 200) bad.badSince = undefined;
           else if ((bad.badSince ??= Date.now()) < Date.now() - 15000) {
-            log(`chaos: ${i.name}#${i.id} unhealthy for 15 s (${h ? `HTTP ${h.status}` : 'no answer'}): replacing it`);
-            unhealthyReplaced++;
+            const why = h ? `HTTP ${h.status}${h.body.lastError ? `: ${h.body.lastError}` : ''}` : 'no answer';
+            log(`chaos: ${i.name}#${i.id} unhealthy for 15 s (${why}): replacing it`);
+            const tag = `${i.name}#${i.id}: `;
+            unhealthyReplaced.push({ name: i.name, atS: (Date.now() - started) / 1000, unhealthyForS: (Date.now() - bad.badSince) / 1000, why, lastErrors: fleet.lines.filter((l) => l.startsWith(tag) && /"level":"(error|warn)"/.test(l)).slice(-5).map((l) => l.slice(tag.length, tag.length + 400)) });
             await fleet.kill(i);
             void replace(i.name as Stage);
           }
