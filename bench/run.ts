@@ -11,7 +11,8 @@
  * 3. the loop with every tool call taking 20 ms;
  * 4-5. the loop and the relay with 2 instances per stage / hop (the topics have 6 partitions);
  * 6. A/B of a patch, in ABBA order so that drift cancels out: (a) Observation alone draining the
- *    loop's action.results records (CPU per record, records/s), (b) the whole loop.
+ *    loop's action.results records (CPU per record, records/s), (b) the whole loop. A is the code
+ *    without the patch, B with it, whether or not the checkout already has it (bench/lib/ab.ts).
  * Each phase: warm-up, then `runs` runs with `concurrency` in flight (throughput, saturated), then a
  * latency probe of `probe-runs` runs with `probe-concurrency` in flight. Progress goes to stderr;
  * the table to stdout; the JSON report to `--out`. The code measured is a snapshot of the checkout
@@ -19,10 +20,11 @@
  */
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { KAFKA_VERSION } from '../infra/local.ts';
-import { patchedTree, removeTrees, type Tree } from './lib/ab.ts';
+import { abTrees, patchedTree, removeTrees, type Tree } from './lib/ab.ts';
 import { Fleet, progress, quietOwnLogs, startToolServerProcess } from './lib/harness.ts';
 import { drainPhase, loopPhase, relayPhase, type DrainResult, type PhaseLoad, type PhaseResult } from './lib/phases.ts';
 import { fmt, table } from './lib/stats.ts';
@@ -73,7 +75,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   let current: Tree | null = null;
   try {
     current = await patchedTree(null);
-    const patched = options.patch ? await patchedTree(options.patch) : null;
+    const ab = options.patch ? await abTrees(options.patch) : null;
     const tools = await startToolServerProcess(fleet, base);
     const load = options.load;
     const common = { started, tools, baseEnv: base, bin: current.bin, code: 'current' };
@@ -91,9 +93,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     phases.push((await loopPhase({ ...common, label: 'loop 0ms x2', load, instances: 2, toolLatencyMs: 0 })).result);
     phases.push(await relayPhase({ label: 'relay x2', load, instances: 2, started, sizes, baseEnv: base }));
 
-    let ab: BenchReport['ab'] = null;
-    if (patched) {
-      const abba = [['A', current], ['B', patched], ['B', patched], ['A', current]] as const;
+    let abReport: BenchReport['ab'] = null;
+    if (ab) {
+      const abba = [['A', ab.a], ['B', ab.b], ['B', ab.b], ['A', ab.a]] as const;
       const corpus = first.records.filter((r) => r.id === 'actionResults' && r.decoded).map((r) => r.decoded as Record<string, unknown> & { thought_id: string });
       const drain = { a: [] as DrainResult[], b: [] as DrainResult[] };
       for (const [which, tree] of abba) {
@@ -112,9 +114,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         (which === 'A' ? loop.a : loop.b).push(r);
       }
       const bodies = first.records.flatMap((r) => (r.id === 'actionResults' && r.decoded ? (r.decoded as unknown as ActionResult).results.map((x) => x.response_raw ?? '') : []));
-      const featurizer = readFileSync(options.patch!, 'utf8').includes('runtime/text-features.ts') ? await featurizerAB(current.root, patched.root, bodies) : null;
-      ab = {
-        patch: patched.code,
+      const featurizer = readFileSync(options.patch!, 'utf8').includes('runtime/text-features.ts') ? await featurizerAB(ab.a.root, ab.b.root, bodies) : null;
+      abReport = {
+        patch: `${basename(options.patch!)}${ab.applied ? ' (already in the checkout: A has it reverted)' : ''}`,
         featurizer,
         drain: { ...drain, summary: compare(drain.a, drain.b, { 'observation CPU ms/record': (d) => d.cpuMsPerRecord, 'observation records/s': (d) => d.recordsPerSecond, 'records/transaction': (d) => d.recordsPerTransaction }) },
         loop: { ...loop, summary: loop.a.length && loop.b.length ? abSummary(loop.a, loop.b) : {} },
@@ -140,7 +142,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       options,
       phases,
       ratios,
-      ab,
+      ab: abReport,
     };
   } finally {
     await fleet.stop();

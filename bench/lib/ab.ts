@@ -23,22 +23,45 @@ export interface Tree {
 
 /**
  * Copies the checkout to `/tmp/tao-ab/<id>/` (skipping node_modules, .infra, .git) and applies
- * `patch` (one unified diff against the repository root, or several applied in order) when given.
+ * `patch` (one unified diff against the repository root, or several applied in order) when given;
+ * with `reverse`, takes the patches out instead (the checkout already has them).
  * @throws when a patch does not apply.
  */
-export async function patchedTree(patch: string | string[] | null, base = '/tmp/tao-ab'): Promise<Tree> {
+export async function patchedTree(patch: string | string[] | null, base = '/tmp/tao-ab', { reverse = false }: { reverse?: boolean } = {}): Promise<Tree> {
   const patches = patch === null ? [] : Array.isArray(patch) ? patch : [patch];
   const text = patches.map((p) => readFileSync(resolve(p), 'utf8')).join('\n');
-  const name = patches.map((p) => basename(p, '.patch')).join('+');
+  const name = `${reverse ? 'without-' : ''}${patches.map((p) => basename(p, '.patch')).join('+')}`;
   const id = patches.length ? `${name}-${createHash('sha256').update(text).digest('hex').slice(0, 8)}` : 'current';
   const root = join(base, `${id}-${process.pid}`);
   if (!existsSync(join(root, 'bin/tao.js'))) {
     rmSync(root, { recursive: true, force: true });
     cpSync(REPO_ROOT, root, { recursive: true, filter: (src) => !SKIP.has(basename(src)) || src === REPO_ROOT.replace(/\/$/, '') });
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
-    for (const p of patches) execFileSync('git', ['apply', '--whitespace=nowarn', resolve(p)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const p of reverse ? [...patches].reverse() : patches) execFileSync('git', ['apply', ...(reverse ? ['-R'] : []), '--whitespace=nowarn', resolve(p)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   }
-  return { root: `${root}/`, bin: join(root, 'bin/tao.js'), code: patches.length ? patches.map((p) => basename(p)).join(' + ') : 'current' };
+  const names = patches.map((p) => basename(p)).join(' + ');
+  return { root: `${root}/`, bin: join(root, 'bin/tao.js'), code: patches.length ? `${reverse ? 'without' : 'with'} ${names}` : 'current' };
+}
+
+/**
+ * The two sides of an A/B of `patch` against this checkout: A without it, B with it. When the
+ * checkout already has the patch (it was applied and committed), A is the checkout with the patch
+ * taken out and B the checkout as is; otherwise A is the checkout and B has the patch applied.
+ * @throws when the patch neither applies nor reverts cleanly.
+ */
+export async function abTrees(patch: string, base = '/tmp/tao-ab'): Promise<{ a: Tree; b: Tree; applied: boolean }> {
+  const current = await patchedTree(null, base);
+  const check = (reverse: boolean) => {
+    try {
+      execFileSync('git', ['apply', '--check', ...(reverse ? ['-R'] : []), resolve(patch)], { cwd: current.root, stdio: ['ignore', 'pipe', 'pipe'] });
+      return true;
+    } catch {
+      return false; // the check's exit status is the answer
+    }
+  };
+  if (check(false)) return { a: { ...current, code: `without ${basename(patch)}` }, b: await patchedTree(patch, base), applied: false };
+  if (check(true)) return { a: await patchedTree(patch, base, { reverse: true }), b: { ...current, code: `with ${basename(patch)} (as committed)` }, applied: true };
+  throw new Error(`${patch} neither applies to nor reverts from this checkout`);
 }
 
 /** Removes the snapshots this process made. */

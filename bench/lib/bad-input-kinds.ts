@@ -63,7 +63,7 @@ export interface BadInputKind {
    * stage down, so they cannot hide what the others do.
    */
   last?: boolean;
-  /** A known defect makes this kind fail today; the patch under bench/patches/ that fixes it. */
+  /** The defect this kind found, by the patch under bench/patches/ that fixes it (applied in 9f1b575). */
   knownIssue?: string;
   send(ctx: CorpusContext): Promise<Sent>;
 }
@@ -246,11 +246,12 @@ function avroWithInvalidUtf8(bytes: Buffer, marker: string): Buffer {
 const http4xx = (status: number): Expect => ({ http: [status] });
 
 /**
- * Over a stage's size limit: its dead letter (original bytes) is larger than the dead-letter
- * topic accepts, the transaction fails with a non-retriable error and the stage's consumer stops.
+ * Over a stage's size limit: before dlq-oversized.patch the dead letter (original bytes) was larger
+ * than the dead-letter topic accepts and the stage's consumer stopped; sent last so that a
+ * regression cannot hide what the other kinds do.
  */
 const OVERSIZED = { last: true, knownIssue: 'dlq-oversized.patch' } as const;
-/** The ingress decodes bodies leniently: invalid UTF-8 becomes U+FFFD instead of a 400. */
+/** Before ingress-strict-utf8.patch the ingress turned invalid UTF-8 into U+FFFD instead of answering 400. */
 const LENIENT_UTF8 = 'ingress-strict-utf8.patch';
 
 /** Every kind of the corpus. */

@@ -148,6 +148,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let resubmittedBatches = 0;
   let submitted = 0;
   const replacements: Array<Promise<unknown>> = [];
+  let keepEvidence = false;
 
   const replace = (stage: Stage) => {
     const p = fleet.start(stageSpec(stage, ns.env), 120000).catch((err: Error) => log(`chaos: replacement ${stage} failed to start: ${err.message}`));
@@ -284,6 +285,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const ids = new Set(tasks.map((t) => t.thought_id));
     const outcomeKeys = new Set(records.filter((r) => r.id === 'outcomes').map((r) => r.key));
     const dups = duplicatedSteps(records.filter((r) => ids.has(r.key)));
+    keepEvidence = dups.steps.length > 0 || [...ids].some((id) => !outcomeKeys.has(id));
     const taskTimes = new Map(records.filter((r) => r.id === 'tasks').map((r) => [r.key, r.timestamp]));
     const runMs = records.filter((r) => r.id === 'outcomes' && ids.has(r.key)).map((r) => r.timestamp - (taskTimes.get(r.key) ?? r.timestamp));
 
@@ -339,7 +341,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     stopMonitors = true;
     await fleet.stop();
     await admin.disconnect().catch(() => undefined);
-    await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
+    // A namespace with lost or duplicated steps is the evidence: it stays for `tao replay`.
+    if (keepEvidence) log(`chaos: keeping namespace ${ns.namespace} (lost or duplicated steps) for inspection`);
+    else await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
   }
 }
 
