@@ -11,7 +11,8 @@
  * 3. the loop with every tool call taking 20 ms;
  * 4-5. the loop and the relay with 2 instances per stage / hop (the topics have 6 partitions);
  * 6. A/B of a patch, in ABBA order so that drift cancels out: (a) Observation alone draining the
- *    loop's action.results records (CPU per record, records/s), (b) the whole loop. A is the code
+ *    loop's action.results records (CPU per record, records/s; two ABBA rounds), (b) the whole loop,
+ *    (c) the featurizer of both versions in this process when the patch touches it. A is the code
  *    without the patch, B with it, whether or not the checkout already has it (bench/lib/ab.ts).
  * Each phase: warm-up, then `runs` runs with `concurrency` in flight (throughput, saturated), then a
  * latency probe of `probe-runs` runs with `probe-concurrency` in flight. Progress goes to stderr;
@@ -98,7 +99,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const abba = [['A', ab.a], ['B', ab.b], ['B', ab.b], ['A', ab.a]] as const;
       const corpus = first.records.filter((r) => r.id === 'actionResults' && r.decoded).map((r) => r.decoded as Record<string, unknown> & { thought_id: string });
       const drain = { a: [] as DrainResult[], b: [] as DrainResult[] };
-      for (const [which, tree] of abba) {
+      // Draining is short and the machine noisy: two ABBA rounds.
+      for (const [which, tree] of [...abba, ...abba]) {
         (which === 'A' ? drain.a : drain.b).push(await drainPhase({ label: `drain ${which}: ${tree.code}`, started, baseEnv: base, tools, bin: tree.bin, code: tree.code, stage: 'observation', corpus }));
       }
       const abLoad = { ...load, runs: options.abRuns };
@@ -217,7 +219,7 @@ export function renderReport(r: BenchReport): string {
   if (r.ab) {
     const rows = (summary: Record<string, { a: number; b: number; change: number }>) => Object.entries(summary).map(([k, v]) => [k, v.a, v.b, `${v.change >= 0 ? '+' : ''}${(100 * v.change).toFixed(1)}%`]);
     lines.push('');
-    lines.push(`A/B of ${r.ab.patch} (A = without, B = with; ABBA order, means of 2 phases each)`);
+    lines.push(`A/B of ${r.ab.patch} (A = without, B = with; ABBA order, means)`);
     const f = r.ab.featurizer;
     if (f) {
       const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;

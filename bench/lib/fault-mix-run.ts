@@ -125,5 +125,6 @@ export async function runFaultMix(options: { runs: number; concurrency: number; 
   } finally {
     await fleet.stop();
     await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
+    rmSync(options.catalogDir, { recursive: true, force: true });
   }
 }
