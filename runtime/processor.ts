@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Consumer, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, Producer, Transaction } from 'kafkajs';
 import type { AvroCodec } from './codec.ts';
-import { ContractViolation, TaoError, errorMessage, toTaoError } from './errors.ts';
+import { ContractViolation, TaoError, TransientError, errorMessage, toTaoError } from './errors.ts';
 import type { Logger } from './log.ts';
 import type { StageMetrics } from './metrics.ts';
 import { traceparentFor } from './trace.ts';
@@ -151,10 +151,17 @@ type Processed = { encoded: TopicMessages[]; handled: HandledRecord | null; dead
 
 /**
  * Runs a {@link StageDefinition}: a read_committed consumer group, and one transactional producer
- * per input topic-partition (transactional id `<group>.<topic>.<partition>`), so that the instance
- * that takes over a partition after a crash or rebalance fences the previous owner's producer and
- * aborts whatever it left open. Each transaction holds the outputs of a chunk of records and the
- * offset after the chunk: a crash at any point either commits both or neither.
+ * per input topic-partition (transactional id `<group>.<topic>.<partition>`). Each transaction holds
+ * the outputs of a chunk of records and the offset after the chunk: a crash at any point either
+ * commits both or neither.
+ *
+ * Ownership of a partition changes hands by a claim, before the new owner processes anything: it
+ * initialises the partition's transactional ids (fencing the previous owner, which may still be
+ * alive and mid-chunk after a rebalance: its open transaction is aborted, a commit it already asked
+ * for completes first, and nothing later of it can commit), then reads the group's committed offsets
+ * and skips what lies below them. Reading first and fencing later is not enough: kafkajs commits
+ * offsets without the group generation (no KIP-447), so the old owner's late commit would be
+ * accepted after the new owner had read the offset before it, and both would process the chunk.
  */
 export class StageRunner {
   private readonly consumer: Consumer;
@@ -165,8 +172,15 @@ export class StageRunner {
   private lastError: string | null = null;
   private assigned: Record<string, number[]> = {};
   private readonly store: ChangelogStore<unknown> | null;
-  /** Per partition, the catch-up of the state store for the current assignment. */
-  private caughtUp = new Map<number, Promise<void>>();
+  private readonly admin: Admin;
+  /** Bumped at every assignment; a batch of an earlier one stops before its next chunk. */
+  private generation = 0;
+  /** Per partition, the claim of the current assignment: the committed offset of each input topic. */
+  private claims = new Map<number, Promise<Map<string, bigint>>>();
+  /** Per partition, the latest claim of any assignment: claims of one partition run one after another. */
+  private readonly latestClaims = new Map<number, Promise<unknown>>();
+  /** Per partition, the chunks being processed or committed (a claim waits for them). */
+  private readonly chunksInFlight = new Map<number, Set<Promise<void>>>();
   /** Lag gauge label sets this instance has set, so a revoked partition's series can be removed. */
   private readonly lagSeries = new Map<string, { group: string; topic: string; partition: string }>();
   private inFlightView: CompactedView<boolean> | null = null;
@@ -187,6 +201,7 @@ export class StageRunner {
       partitionAssigners: [coPartitionedAssigner],
     });
     this.store = def.storeTopic ? new ChangelogStore(res.kafka, res.codec, def.storeTopic, res.logger) : null;
+    this.admin = res.kafka.admin();
     const { codec } = res;
     this.sources = [
       ...def.inputs.map((id): Source => ({ id, name: codec.topics.name(id), dlq: codec.topics.dlq(id), decode: (v) => codec.decode(id, v), keyed: true })),
@@ -203,7 +218,8 @@ export class StageRunner {
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const now = new Set(Object.values(payload.memberAssignment).flat());
       this.store?.release([...Object.values(this.assigned).flat()].filter((p) => !now.has(p)));
-      this.caughtUp = new Map();
+      this.generation++;
+      this.claims = new Map();
       this.assigned = payload.memberAssignment;
       this.forgetRevokedLag(payload.memberAssignment);
       res.logger.info('partitions assigned', { group: this.group, assigned: payload.memberAssignment });
@@ -224,6 +240,7 @@ export class StageRunner {
       this.inFlightView = await CompactedView.start(res.kafka, res.codec, storeTopic, (value) => inFlight(value), res.logger);
       res.metrics.trackInFlight(() => this.inFlightView?.count((running) => running, new Set(Object.values(this.assigned).flat())) ?? 0);
     }
+    await this.admin.connect();
     await consumer.connect();
     for (const source of this.sources) await consumer.subscribe({ topic: source.name, fromBeginning: true });
     await consumer.run({
@@ -238,6 +255,7 @@ export class StageRunner {
   async stop(): Promise<void> {
     this.running = false;
     await this.consumer.disconnect();
+    await this.admin.disconnect();
     await this.store?.stop();
     await this.inFlightView?.stop();
     this.inFlightView = null;
@@ -274,75 +292,151 @@ export class StageRunner {
     await (await producer?.catch(() => null))?.disconnect().catch(() => undefined);
   }
 
-  /** Catches the state store up on a newly assigned partition, once per assignment. */
-  private ensureCaughtUp(partition: number): Promise<void> {
-    const store = this.store;
-    if (!store) return Promise.resolve();
-    let ready = this.caughtUp.get(partition);
-    if (!ready) {
-      ready = (async () => {
-        const producers = await Promise.all(this.sources.map((source) => this.producerFor(source.name, partition)));
-        await store.catchUp(partition, producers);
+  /**
+   * Takes `partition` of every input over for the current assignment, once: waits for this
+   * instance's own chunks still in flight on it from an earlier assignment, fences the partition's
+   * transactional ids with fresh producers, catches the state store up, and returns the committed
+   * offset of each input topic (records below it were processed by a previous owner).
+   */
+  private claim(partition: number): Promise<Map<string, bigint>> {
+    let claim = this.claims.get(partition);
+    if (!claim) {
+      const claims = this.claims;
+      const previous = this.latestClaims.get(partition);
+      claim = (async () => {
+        await previous?.catch(() => undefined);
+        await Promise.allSettled(this.chunksInFlight.get(partition) ?? []);
+        const producers = await Promise.all(
+          this.sources.map(async (source) => {
+            await this.dropProducer(source.name, partition);
+            const producer = await this.producerFor(source.name, partition);
+            // kafkajs initialises the transactional id (InitProducerId: the epoch bump that fences)
+            // when the producer's first transaction begins; an empty one ends without a request.
+            await (await producer.transaction()).abort();
+            return producer;
+          }),
+        );
+        await this.store?.catchUp(partition, producers);
+        // After the fence no earlier owner can commit; a commit it had asked for is complete, its
+        // offsets included (Kafka >= 3.9.1 answers InitProducerId only once they are materialised).
+        const offsets = await this.admin.fetchOffsets({ groupId: this.group, topics: this.sources.map((s) => s.name) });
+        const floors = new Map<string, bigint>();
+        for (const { topic, partitions } of offsets) {
+          const committed = partitions.find((p) => p.partition === partition)?.offset;
+          if (committed !== undefined && BigInt(committed) >= 0n) floors.set(topic, BigInt(committed));
+        }
+        return floors;
       })();
-      ready.catch(() => this.caughtUp.delete(partition));
-      this.caughtUp.set(partition, ready);
+      claim.catch(() => {
+        if (claims.get(partition) === claim) claims.delete(partition);
+      });
+      claims.set(partition, claim);
+      this.latestClaims.set(partition, claim);
     }
-    return ready;
+    return claim;
+  }
+
+  /** Runs one chunk of `partition`, visible to a claim of the partition until it has settled. */
+  private async runChunk(partition: number, chunk: () => Promise<void>): Promise<void> {
+    let chunks = this.chunksInFlight.get(partition);
+    if (!chunks) this.chunksInFlight.set(partition, (chunks = new Set()));
+    const running = chunk();
+    chunks.add(running);
+    try {
+      await running;
+    } finally {
+      chunks.delete(running);
+    }
   }
 
   private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const source = this.sourceOf(batch.topic);
-    const { metrics, logger } = this.res;
-    await this.ensureCaughtUp(batch.partition);
-    for (let i = 0; i < batch.messages.length; i += this.def.maxRecordsPerTransaction) {
-      if (!isRunning() || isStale()) return;
-      const chunk = batch.messages.slice(i, i + this.def.maxRecordsPerTransaction);
-      const endBatch = metrics.batchSeconds.startTimer({ stage: this.def.stage });
-      // Records of one run are handled in order (a later one may read what an earlier one stored);
-      // different runs are handled concurrently.
-      const byKey = new Map<string, KafkaMessage[]>();
-      for (const m of chunk) {
-        const key = m.key?.toString('utf8') ?? '';
-        byKey.set(key, [...(byKey.get(key) ?? []), m]);
+    const { logger } = this.res;
+    const generation = this.generation;
+    let floor: bigint | undefined;
+    try {
+      floor = (await this.claim(batch.partition)).get(batch.topic);
+    } catch (err) {
+      this.lastError = errorMessage(err);
+      throw new TransientError(`claiming ${batch.topic}[${batch.partition}] failed (${errorMessage(err)}); retried`);
+    }
+    let messages = batch.messages;
+    if (floor !== undefined) {
+      const first = messages.findIndex((m) => BigInt(m.offset) >= floor);
+      const skipped = first === -1 ? messages.length : first;
+      if (skipped > 0) {
+        logger.info('records a previous owner committed were skipped', { group: this.group, topic: batch.topic, partition: batch.partition, skipped, committed: floor.toString() });
+        resolveOffset(messages[skipped - 1]!.offset);
+        messages = messages.slice(skipped);
       }
-      const processed = new Map<KafkaMessage, Processed>();
-      await mapLimit([...byKey.values()], this.def.concurrency, async (messages) => {
-        for (const m of messages) processed.set(m, await this.processOne(source, batch.partition, m));
-      });
-      const outputs = chunk.map((m) => processed.get(m)!.encoded);
-      const producer = await this.producerFor(batch.topic, batch.partition);
-      const transaction = await producer.transaction();
+    }
+    for (let i = 0; i < messages.length; i += this.def.maxRecordsPerTransaction) {
+      // A batch of an earlier assignment stops here: the partition may be another instance's now.
+      if (!isRunning() || isStale() || generation !== this.generation) return;
+      const chunk = messages.slice(i, i + this.def.maxRecordsPerTransaction);
+      await this.runChunk(batch.partition, () => this.processChunk(source, batch.partition, chunk));
       const last = chunk[chunk.length - 1]!;
-      try {
-        const topicMessages = mergeByTopic(outputs.flat());
-        if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
-        await transaction.sendOffsets({
-          consumerGroupId: this.group,
-          topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() }] }],
-        });
-        await transaction.commit();
-        this.store?.commit(batch.partition);
-        metrics.transactions.inc({ stage: this.def.stage, result: 'committed' });
-        for (const { topic, messages } of topicMessages) metrics.recordsOut.inc({ stage: this.def.stage, topic }, messages.length);
-      } catch (err) {
-        metrics.transactions.inc({ stage: this.def.stage, result: 'aborted' });
-        this.store?.abort(batch.partition);
-        await transaction.abort().catch((abortErr: Error) => logger.warn('transaction abort failed', { error: abortErr }));
-        // A fenced or broken producer can't be reused: the next attempt builds a fresh one, whose
-        // initTransactions fences any zombie still holding this transactional id.
-        await this.dropProducer(batch.topic, batch.partition);
-        this.lastError = errorMessage(err);
-        throw err;
-      }
-      endBatch();
-      this.reportCommitted(chunk.map((m) => processed.get(m)!));
       // After the batch's last chunk the consumer's position is past the batch's trailing
       // transaction markers too (lastOffset() counts them), which would otherwise read as lag 1.
-      const next = i + chunk.length >= batch.messages.length ? BigInt(batch.lastOffset()) + 1n : BigInt(last.offset) + 1n;
+      const next = i + chunk.length >= messages.length ? BigInt(batch.lastOffset()) + 1n : BigInt(last.offset) + 1n;
       this.setLag(batch.topic, batch.partition, BigInt(batch.highWatermark) - next);
       resolveOffset(last.offset);
       await heartbeat();
     }
+  }
+
+  /** Handles a chunk of one partition and commits its outputs with the offset after it, in one transaction. */
+  private async processChunk(source: Source, partition: number, chunk: KafkaMessage[]): Promise<void> {
+    const { metrics, logger } = this.res;
+    const endBatch = metrics.batchSeconds.startTimer({ stage: this.def.stage });
+    // Records of one run are handled in order (a later one may read what an earlier one stored);
+    // different runs are handled concurrently.
+    const byKey = new Map<string, KafkaMessage[]>();
+    for (const m of chunk) {
+      const key = m.key?.toString('utf8') ?? '';
+      byKey.set(key, [...(byKey.get(key) ?? []), m]);
+    }
+    const processed = new Map<KafkaMessage, Processed>();
+    try {
+      await mapLimit([...byKey.values()], this.def.concurrency, async (messages) => {
+        for (const m of messages) processed.set(m, await this.processOne(source, partition, m));
+      });
+    } catch (err) {
+      this.store?.abort(partition);
+      throw err;
+    }
+    const outputs = chunk.map((m) => processed.get(m)!.encoded);
+    const last = chunk[chunk.length - 1]!;
+    let transaction: Transaction | null = null;
+    try {
+      const producer = await this.producerFor(source.name, partition);
+      transaction = await producer.transaction();
+      const topicMessages = mergeByTopic(outputs.flat());
+      if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
+      await transaction.sendOffsets({
+        consumerGroupId: this.group,
+        topics: [{ topic: source.name, partitions: [{ partition, offset: (BigInt(last.offset) + 1n).toString() }] }],
+      });
+      await transaction.commit();
+      this.store?.commit(partition);
+      metrics.transactions.inc({ stage: this.def.stage, result: 'committed' });
+      for (const { topic, messages } of topicMessages) metrics.recordsOut.inc({ stage: this.def.stage, topic }, messages.length);
+    } catch (err) {
+      metrics.transactions.inc({ stage: this.def.stage, result: 'aborted' });
+      this.store?.abort(partition);
+      await transaction?.abort().catch((abortErr: Error) => logger.warn('transaction abort failed', { error: abortErr }));
+      // A fenced or broken producer can't be reused: the next attempt builds a fresh one, whose
+      // initialisation fences any zombie still holding this transactional id.
+      await this.dropProducer(source.name, partition);
+      this.lastError = errorMessage(err);
+      // Retriable whatever the cause, so that kafkajs retries the batch from the last committed
+      // offset (and rejoins the group) instead of stopping this consumer for good: a producer fenced
+      // by a partition's new owner is a normal part of a rebalance. Not chained as a cause: kafkajs
+      // decides whether to restart from the innermost cause.
+      throw new TransientError(`transaction on ${source.name}[${partition}] failed and was aborted (${errorMessage(err)}); the chunk is retried from the last committed offset`);
+    }
+    endBatch();
+    this.reportCommitted(chunk.map((m) => processed.get(m)!));
   }
 
   /** Counts and reports what a just-committed chunk did; a failing report must not fail the batch. */
