@@ -68,6 +68,8 @@ export function renderChaos(r: ChaosCommandReport): string {
       ['self-recovery rate', `${fmt(100 * c.rates.selfRecoveryRate)}% (${c.rates.recovered}/${c.rates.hitFailure} runs that met a failure)`],
       ['unexpected process exits', c.unexpectedExits.length],
       ['instances replaced for failing /health (liveness probe)', c.unhealthyReplaced.length],
+      ['batches a new partition owner skipped (already committed) / records', `${c.handovers.skippedBatches} / ${c.handovers.skippedRecords}`],
+      ['transactions failed and retried (e.g. an old owner fenced)', c.handovers.failedTransactions],
       ['run latency P50 / P99 ms', `${fmt(c.runMs.p50)} / ${fmt(c.runMs.p99)}`],
     ]),
     '',

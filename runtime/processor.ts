@@ -146,6 +146,8 @@ export const MAX_DEAD_LETTER_VALUE_BYTES = 1024 * 1024 - 64 * 1024;
 const DEAD_LETTER_HEAD_BYTES = 64 * 1024;
 
 type TopicMessages = { topic: string; messages: Message[] };
+/** A partition taken over: its transactional producers (one per input topic) and each input's committed offset at the time. */
+type Claim = { producers: Map<string, Producer>; floors: Map<string, bigint> };
 /** What processing one record produced: the encoded records, and what to report once they commit. */
 type Processed = { encoded: TopicMessages[]; handled: HandledRecord | null; deadLetter: { topic: string; reason: string } | null };
 
@@ -166,7 +168,6 @@ type Processed = { encoded: TopicMessages[]; handled: HandledRecord | null; dead
 export class StageRunner {
   private readonly consumer: Consumer;
   private readonly sources: Source[];
-  private readonly producers = new Map<string, Promise<Producer>>();
   private readonly group: string;
   private running = false;
   private lastError: string | null = null;
@@ -175,10 +176,10 @@ export class StageRunner {
   private readonly admin: Admin;
   /** Bumped at every assignment; a batch of an earlier one stops before its next chunk. */
   private generation = 0;
-  /** Per partition, the claim of the current assignment: the committed offset of each input topic. */
-  private claims = new Map<number, Promise<Map<string, bigint>>>();
+  /** Per partition, the claim chunks of the current assignment commit under (gone once it failed). */
+  private claims = new Map<number, Promise<Claim>>();
   /** Per partition, the latest claim of any assignment: claims of one partition run one after another. */
-  private readonly latestClaims = new Map<number, Promise<unknown>>();
+  private readonly latestClaims = new Map<number, Promise<Claim>>();
   /** Per partition, the chunks being processed or committed (a claim waits for them). */
   private readonly chunksInFlight = new Map<number, Set<Promise<void>>>();
   /** Lag gauge label sets this instance has set, so a revoked partition's series can be removed. */
@@ -259,9 +260,10 @@ export class StageRunner {
     await this.store?.stop();
     await this.inFlightView?.stop();
     this.inFlightView = null;
-    const producers = [...this.producers.values()];
-    this.producers.clear();
-    await Promise.all(producers.map(async (p) => (await p.catch(() => null))?.disconnect()));
+    const claims = [...this.latestClaims.values()];
+    this.latestClaims.clear();
+    this.claims.clear();
+    await Promise.all(claims.map(async (c) => disconnectAll((await c.catch(() => null))?.producers)));
   }
 
   private sourceOf(topic: string): Source {
@@ -270,53 +272,41 @@ export class StageRunner {
     return source;
   }
 
-  private producerFor(topic: string, partition: number): Promise<Producer> {
-    const transactionalId = `${this.group}.${topic}.${partition}`;
-    let producer = this.producers.get(transactionalId);
-    if (!producer) {
-      producer = (async () => {
-        const p = this.res.kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60000 });
-        await p.connect();
-        return p;
-      })();
-      producer.catch(() => this.producers.delete(transactionalId));
-      this.producers.set(transactionalId, producer);
-    }
-    return producer;
-  }
-
-  private async dropProducer(topic: string, partition: number): Promise<void> {
-    const transactionalId = `${this.group}.${topic}.${partition}`;
-    const producer = this.producers.get(transactionalId);
-    this.producers.delete(transactionalId);
-    await (await producer?.catch(() => null))?.disconnect().catch(() => undefined);
-  }
-
   /**
-   * Takes `partition` of every input over for the current assignment, once: waits for this
-   * instance's own chunks still in flight on it from an earlier assignment, fences the partition's
-   * transactional ids with fresh producers, catches the state store up, and returns the committed
-   * offset of each input topic (records below it were processed by a previous owner).
+   * Takes `partition` of every input over, once per assignment and again after a transaction of it
+   * failed: waits for this instance's chunks still in flight on it, replaces the previous claim's
+   * producers with fresh ones (initialising their transactional ids fences every other holder),
+   * catches the state store up, and then reads the committed offset of each input topic (records
+   * below it were processed by a previous owner). Only a claim creates producers, so no transaction
+   * commits without a look at the committed offsets taken after its producer's fence.
    */
-  private claim(partition: number): Promise<Map<string, bigint>> {
+  private claim(partition: number): Promise<Claim> {
     let claim = this.claims.get(partition);
     if (!claim) {
       const claims = this.claims;
       const previous = this.latestClaims.get(partition);
-      claim = (async () => {
-        await previous?.catch(() => undefined);
+      claim = (async (): Promise<Claim> => {
+        const before = await previous?.catch(() => null);
         await Promise.allSettled(this.chunksInFlight.get(partition) ?? []);
-        const producers = await Promise.all(
-          this.sources.map(async (source) => {
-            await this.dropProducer(source.name, partition);
-            const producer = await this.producerFor(source.name, partition);
-            // kafkajs initialises the transactional id (InitProducerId: the epoch bump that fences)
-            // when the producer's first transaction begins; an empty one ends without a request.
-            await (await producer.transaction()).abort();
-            return producer;
-          }),
-        );
-        await this.store?.catchUp(partition, producers);
+        await disconnectAll(before?.producers);
+        const producers = new Map<string, Producer>();
+        try {
+          await Promise.all(
+            this.sources.map(async (source) => {
+              const transactionalId = `${this.group}.${source.name}.${partition}`;
+              const producer = this.res.kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60000 });
+              producers.set(source.name, producer);
+              await producer.connect();
+              // kafkajs initialises the transactional id (InitProducerId: the epoch bump that
+              // fences) when the producer's first transaction begins; an empty one ends without a request.
+              await (await producer.transaction()).abort();
+            }),
+          );
+          await this.store?.catchUp(partition, [...producers.values()]);
+        } catch (err) {
+          await disconnectAll(producers);
+          throw err;
+        }
         // After the fence no earlier owner can commit; a commit it had asked for is complete, its
         // offsets included (Kafka >= 3.9.1 answers InitProducerId only once they are materialised).
         const offsets = await this.admin.fetchOffsets({ groupId: this.group, topics: this.sources.map((s) => s.name) });
@@ -325,7 +315,7 @@ export class StageRunner {
           const committed = partitions.find((p) => p.partition === partition)?.offset;
           if (committed !== undefined && BigInt(committed) >= 0n) floors.set(topic, BigInt(committed));
         }
-        return floors;
+        return { producers, floors };
       })();
       claim.catch(() => {
         if (claims.get(partition) === claim) claims.delete(partition);
@@ -353,9 +343,11 @@ export class StageRunner {
     const source = this.sourceOf(batch.topic);
     const { logger } = this.res;
     const generation = this.generation;
+    let claimed: Promise<Claim>;
     let floor: bigint | undefined;
     try {
-      floor = (await this.claim(batch.partition)).get(batch.topic);
+      claimed = this.claim(batch.partition);
+      floor = (await claimed).floors.get(batch.topic);
     } catch (err) {
       this.lastError = errorMessage(err);
       throw new TransientError(`claiming ${batch.topic}[${batch.partition}] failed (${errorMessage(err)}); retried`);
@@ -371,10 +363,11 @@ export class StageRunner {
       }
     }
     for (let i = 0; i < messages.length; i += this.def.maxRecordsPerTransaction) {
-      // A batch of an earlier assignment stops here: the partition may be another instance's now.
-      if (!isRunning() || isStale() || generation !== this.generation) return;
+      // A batch of an earlier assignment or claim stops here: the partition may be another
+      // instance's now, and kafkajs delivers the rest again from the last resolved offset.
+      if (!isRunning() || isStale() || generation !== this.generation || this.claims.get(batch.partition) !== claimed) return;
       const chunk = messages.slice(i, i + this.def.maxRecordsPerTransaction);
-      await this.runChunk(batch.partition, () => this.processChunk(source, batch.partition, chunk));
+      await this.runChunk(batch.partition, () => this.processChunk(source, batch.partition, chunk, claimed));
       const last = chunk[chunk.length - 1]!;
       // After the batch's last chunk the consumer's position is past the batch's trailing
       // transaction markers too (lastOffset() counts them), which would otherwise read as lag 1.
@@ -386,7 +379,7 @@ export class StageRunner {
   }
 
   /** Handles a chunk of one partition and commits its outputs with the offset after it, in one transaction. */
-  private async processChunk(source: Source, partition: number, chunk: KafkaMessage[]): Promise<void> {
+  private async processChunk(source: Source, partition: number, chunk: KafkaMessage[], claim: Promise<Claim>): Promise<void> {
     const { metrics, logger } = this.res;
     const endBatch = metrics.batchSeconds.startTimer({ stage: this.def.stage });
     // Records of one run are handled in order (a later one may read what an earlier one stored);
@@ -409,7 +402,7 @@ export class StageRunner {
     const last = chunk[chunk.length - 1]!;
     let transaction: Transaction | null = null;
     try {
-      const producer = await this.producerFor(source.name, partition);
+      const producer = (await claim).producers.get(source.name)!;
       transaction = await producer.transaction();
       const topicMessages = mergeByTopic(outputs.flat());
       if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
@@ -425,10 +418,12 @@ export class StageRunner {
       metrics.transactions.inc({ stage: this.def.stage, result: 'aborted' });
       this.store?.abort(partition);
       await transaction?.abort().catch((abortErr: Error) => logger.warn('transaction abort failed', { error: abortErr }));
-      // A fenced or broken producer can't be reused: the next attempt builds a fresh one, whose
-      // initialisation fences any zombie still holding this transactional id.
-      await this.dropProducer(source.name, partition);
+      // A fenced or broken producer can't be reused, and a fresh one must not simply take its place:
+      // initialising it would fence whoever fenced us, without a new look at what they committed.
+      // The next attempt claims the partition again (fence, then read the committed offsets).
+      if (this.claims.get(partition) === claim) this.claims.delete(partition);
       this.lastError = errorMessage(err);
+      logger.warn('transaction aborted; the chunk is retried from the last committed offset', { group: this.group, topic: source.name, partition, records: chunk.length, error: errorMessage(err) });
       // Retriable whatever the cause, so that kafkajs retries the batch from the last committed
       // offset (and rejoins the group) instead of stopping this consumer for good: a producer fenced
       // by a partition's new owner is a normal part of a rebalance. Not chained as a cause: kafkajs
@@ -528,6 +523,10 @@ function deadLetter(message: KafkaMessage, err: TaoError, source: { topic: strin
     return { key: message.key, value: value.subarray(0, DEAD_LETTER_HEAD_BYTES), headers };
   }
   return { key: message.key, value, headers };
+}
+
+async function disconnectAll(producers: Map<string, Producer> | undefined): Promise<void> {
+  await Promise.all([...(producers?.values() ?? [])].map((p) => p.disconnect().catch(() => undefined)));
 }
 
 function stringHeaders(headers: IHeaders | undefined): Record<string, string> {

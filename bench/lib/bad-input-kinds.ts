@@ -454,25 +454,25 @@ export function corpus(): BadInputKind[] {
     request(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'billing.refund_everything', input: {}, depends_on: ['S1'] }]), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
   req('plan-cycle', 'a plan whose remaining steps depend on each other', { outcome: ['failed'], reasons: ['no_ready_step'] }, (key) =>
     request(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'crm.tier', input: { customer_id: 'C-000001' }, depends_on: ['S3'] }, { id: 'S3', tool: 'crm.tier', input: { customer_id: 'C-000001' }, depends_on: ['S2'] }]), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
-  req('plan-not-json', 'a run whose plan is not JSON', { laterDeadLetter: { topic: 'actionResults', codes: ['CONTRACT_VIOLATION', 'INTERNAL'] } }, (key) => request(key, '{"flow": ', [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
-  req('plan-null', 'a run whose plan is the JSON null', { laterDeadLetter: { topic: 'actionResults', codes: ['CONTRACT_VIOLATION', 'INTERNAL'] } }, (key) => request(key, 'null', [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
+  req('plan-not-json', 'a run whose plan is not JSON', { laterDeadLetter: { topic: 'actionResults', codes: ['CONTRACT_VIOLATION'] } }, (key) => request(key, '{"flow": ', [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
+  req('plan-null', 'a run whose plan is the JSON null', { laterDeadLetter: { topic: 'actionResults', codes: ['CONTRACT_VIOLATION'] } }, (key) => request(key, 'null', [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
   req('iteration-beyond-limit', 'wave 9,999 of a run allowed 10', { outcome: ['budget_exhausted', 'completed'] }, (key) => request(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'crm.tier', input: { customer_id: '{{S1.customer_id}}' }, depends_on: ['S1'] }]), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' }, 9999)], 9999));
   req('over-stage-limit', 'a 1.5 MB request on a topic whose limit an operator raised (Action takes 1 MiB)', dl('RECORD_TOO_LARGE'), (key) => request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })], 1, { task_text: 'x'.repeat(1536 * 1024) }), 1, OVERSIZED);
 
   // action.results (Observation)
   const res = (id: string, description: string, expect: Expect, build: (key: string) => ActionResult) => rec('actionResults', id, description, expect, (ctx, key) => enc(ctx, 'actionResults', build(key)));
-  res('data-not-json', 'data_json that is not JSON', { deadLetter: ['CONTRACT_VIOLATION', 'INTERNAL'] }, (key) => actionResult(key, onePlan(), [okResult(key, { data_json: '{"customer_id": ' })]));
+  res('data-not-json', 'data_json that is not JSON', { deadLetter: ['CONTRACT_VIOLATION'] }, (key) => actionResult(key, onePlan(), [okResult(key, { data_json: '{"customer_id": ' })]));
   res('unknown-tool-result', 'a result from a tool the catalog does not have', { outcome: ['failed', 'escalated', 'awaiting_input'] }, (key) => actionResult(key, onePlan(), [okResult(key, { tool: 'no.such_tool' })]));
   res('body-u2028-invalid-utf8', 'a response body with U+2028 and U+FFFD', { outcome: ['completed', 'failed', 'escalated', 'awaiting_input'] }, (key) => actionResult(key, onePlan(), [okResult(key, { response_raw: `${JSON.stringify(CUSTOMER)}\u2028\uFFFD` })]));
-  res('plan-not-json', 'a run whose plan is not JSON', { deadLetter: ['CONTRACT_VIOLATION', 'INTERNAL'] }, (key) => actionResult(key, '{"flow": ', [okResult(key)]));
+  res('plan-not-json', 'a run whose plan is not JSON', { deadLetter: ['CONTRACT_VIOLATION'] }, (key) => actionResult(key, '{"flow": ', [okResult(key)]));
   res('negative-latency', 'a negative response time', { outcome: ['completed', 'failed', 'escalated', 'awaiting_input'] }, (key) => actionResult(key, onePlan(), [okResult(key, { response_time_ms: -5 })]));
 
   // observation.results (Thought)
   const obs = (id: string, description: string, expect: Expect, build: (key: string) => ObservationResult) => rec('observationResults', id, description, expect, (ctx, key) => enc(ctx, 'observationResults', build(key)));
   obs('plan-not-json', 'a run whose plan is not JSON', dl('CONTRACT_VIOLATION'), (key) => observation(key, '{"flow": ', [okVerdict()]));
   obs('outputs-not-json', 'a run whose outputs are not JSON', dl('CONTRACT_VIOLATION'), (key) => observation(key, onePlan(), [okVerdict()], { outputs_json: '{' }));
-  obs('plan-null', 'a run whose plan is the JSON null', { deadLetter: ['CONTRACT_VIOLATION', 'INTERNAL'] }, (key) => observation(key, 'null', [okVerdict()]));
-  obs('extracted-data-not-json', 'a valid verdict whose extracted data is not JSON', { deadLetter: ['CONTRACT_VIOLATION', 'INTERNAL'] }, (key) => observation(key, onePlan(), [okVerdict({ extracted_data_json: '{"customer_id": ' })]));
+  obs('plan-null', 'a run whose plan is the JSON null', { deadLetter: ['CONTRACT_VIOLATION'] }, (key) => observation(key, 'null', [okVerdict()]));
+  obs('extracted-data-not-json', 'a valid verdict whose extracted data is not JSON', { deadLetter: ['CONTRACT_VIOLATION'] }, (key) => observation(key, onePlan(), [okVerdict({ extracted_data_json: '{"customer_id": ' })]));
   obs('verdict-for-unknown-step', 'a verdict for a step the plan does not have', { outcome: ['failed'], reasons: ['no_ready_step'] }, (key) => observation(key, onePlan(), [okVerdict({ step_id: 'S9' })]));
   obs('plan-unknown-tool', 'an invalid plan: the next step names an unknown tool', { laterDeadLetter: { topic: 'thoughtRequests', codes: ['UNKNOWN_TOOL'] } }, (key) =>
     observation(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'billing.refund_everything', input: {}, depends_on: ['S1'] }]), [okVerdict()]));

@@ -95,6 +95,12 @@ export interface ChaosReport {
   unhealthyReplaced: Array<{ name: string; atS: number; unhealthyForS: number; why: string; lastErrors: string[] }>;
   /** Run latency (task → outcome, ms) of the submitted runs. */
   runMs: ReturnType<typeof summary>;
+  /**
+   * Partition handovers as the stages logged them: batches whose head a previous owner had already
+   * committed (skipped by the new owner's claim; each one a duplicate the claim prevented), and
+   * transactions that failed and were retried (mostly an old owner fenced by a new one).
+   */
+  handovers: { skippedBatches: number; skippedRecords: number; failedTransactions: number };
 }
 
 function mulberry32(seed: number): () => number {
@@ -135,7 +141,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const ns: BenchNamespace = await freshNamespace('chaos', options.env, { TAO_DEMO_TOOL_ORIGIN: options.tools.url });
   await options.tools.setFaults(options.toolServerErrorRate > 0 ? [{ route: '*', mode: 'server_error', rate: options.toolServerErrorRate }] : []);
   const topics = ns.codec.topics;
-  const fleet = new Fleet();
+  const handovers = { skippedBatches: 0, skippedRecords: 0, failedTransactions: 0 };
+  const fleet = new Fleet((line) => {
+    if (line.includes('records a previous owner committed were skipped')) {
+      handovers.skippedBatches++;
+      handovers.skippedRecords += Number(/"skipped":(\d+)/.exec(line)?.[1] ?? 0);
+    } else if (line.includes('transaction aborted; the chunk is retried')) handovers.failedTransactions++;
+  });
   const groups: Record<Stage, string> = { thought: topics.group('thought'), action: topics.group('action'), observation: topics.group('observation') };
   const inputs: Record<Stage, string[]> = { thought: STAGE_INPUTS.thought.map((id) => topics.name(id)), action: STAGE_INPUTS.action.map((id) => topics.name(id)), observation: STAGE_INPUTS.observation.map((id) => topics.name(id)) };
   const admin = ns.kafka.admin();
@@ -336,6 +348,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       unexpectedExits: fleet.unexpectedExits.map((e) => ({ ...e, atS: (e.at - started) / 1000 })),
       unhealthyReplaced,
       runMs: summary(runMs),
+      handovers,
     };
   } finally {
     stopMonitors = true;

@@ -14,7 +14,8 @@
 import type { Ajv, ValidateFunction } from 'ajv';
 import type { ActionResult, Check, ErrorType, ObservationResult, StepResult, Verdict } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
-import type { Plan } from '../thought/plan.ts';
+import { planOfRun } from '../thought/plan.ts';
+import { jsonField } from '../../runtime/json-field.ts';
 import type { ObservationRules } from './rules.ts';
 import { valueAt } from '../../runtime/json-pointer.ts';
 
@@ -38,7 +39,7 @@ const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>(['ok', 'timeout', 'r
 const REFINABLE: ReadonlySet<ErrorType> = new Set(['schema_mismatch', 'malformed', 'client_error', 'unknown', 'data_corrupted']);
 
 export async function observe(result: ActionResult, config: ObservationConfig): Promise<ObservationResult> {
-  const plan = JSON.parse(result.run.plan_json) as Plan;
+  const plan = planOfRun(result.run.plan_json);
   const expectations = new Map(plan.steps.map((s) => [s.id, s.expect]));
   const verdicts: Verdict[] = [];
   for (const r of result.results) verdicts.push(await judge(r, expectations.get(r.step_id), config));
@@ -74,7 +75,7 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
   }
 
   let data: unknown = undefined;
-  if (r.data_json !== null) data = JSON.parse(r.data_json);
+  if (r.data_json !== null) data = jsonField(r.data_json, `results[${r.step_id}].data_json`);
   if (errorType === 'ok') {
     if (!tool) {
       checks.push({ name: 'response_schema', passed: false, evidence: `tool ${r.tool} is not in this catalog: its contract is unknown` });

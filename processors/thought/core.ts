@@ -15,7 +15,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { ErrorType, ObservationResult, Outcome, OutcomeReason, OutcomeStatus, Reflection, ReflectionAction, ReflectionDimension, RunSnapshot, RunState, StepCall, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
-import { holds, resolveReferences, type Plan, type PlanStep, type PlanValidator, type ToolContracts } from './plan.ts';
+import { holds, planOfRun, resolveReferences, type Plan, type PlanStep, type PlanValidator, type ToolContracts } from './plan.ts';
+import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import type { Planner } from './planner.ts';
 
 export interface ThoughtConfig {
@@ -98,16 +99,17 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
   if (result.kind === 'escalate') return end(task.thought_id, run, iteration, 'escalated', 'unroutable', result.reason, null);
   const problems = config.validator.validate(result.plan, config.tools);
   if (problems.length) return end(task.thought_id, run, iteration, 'failed', 'invalid_plan', `invalid plan: ${problems.join('; ')}`, null);
-  const decision = nextWave(task.thought_id, iteration, run, result.plan as Plan, {}, new Set(), config);
-  if (decision.outputs.some((o) => o.topic === 'thoughtRequests')) decision.outputs.push({ topic: 'thoughtRuns', value: snapshotOf(task.thought_id, 'running', iteration + 1, run, [], null) });
-  return decision;
+  return nextWave(task.thought_id, iteration, run, result.plan as Plan, {}, new Set(), config);
 }
 
 /** Folds a wave's verdicts into the run and decides: next wave, retry, reflection, or the end. */
 export function onObservation(obs: ObservationResult, config: ThoughtConfig, snapshot?: RunSnapshot): ThoughtDecision {
   if (snapshot && snapshot.status !== 'running') return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which is ${snapshot.status}` };
-  let plan = JSON.parse(obs.run.plan_json) as Plan;
-  const outputs = JSON.parse(obs.run.outputs_json) as Outputs;
+  // A wave is decided on once: a second observation of it (a stage that processed a record twice)
+  // would dispatch every later wave twice.
+  if (snapshot && obs.iteration < snapshot.iteration) return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which has dispatched wave ${snapshot.iteration}` };
+  let plan = planOfRun(obs.run.plan_json);
+  const outputs = jsonObjectField(obs.run.outputs_json, 'run.outputs_json') as Outputs;
   const streaks = { ...obs.run.failure_streaks };
   const history: Record<string, string[]> = { ...obs.run.error_history };
   const seen = new Set(obs.run.seen_data);
@@ -124,7 +126,7 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
     if (verdict.valid) {
       streaks[step.id] = 0;
       history[step.id] = [];
-      const data = JSON.parse(verdict.extracted_data_json ?? '{}') as Record<string, unknown>;
+      const data = jsonField(verdict.extracted_data_json ?? '{}', `verdicts[${verdict.step_id}].extracted_data_json`) as Record<string, unknown>;
       const hash = digest(`${verdict.tool}\u0000${verdict.extracted_data_json}`);
       if (!seen.has(hash)) {
         seen.add(hash);
@@ -213,7 +215,12 @@ function nextWave(thoughtId: string, iteration: number, run: RunState, plan: Pla
     return end(thoughtId, run, iteration, 'budget_exhausted', 'cost_budget', `the next wave costs ${cost} unit(s); ${run.cost_spent} of the budget ${run.cost_budget} is spent`, null);
   }
   const next: RunState = { ...run, step_attempts: attempts, call_counts: calls, cost_spent: run.cost_spent + cost };
-  return { outputs: [{ topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: next, steps } }] };
+  return {
+    outputs: [
+      { topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: next, steps } },
+      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, 'running', wave, next, [], null) },
+    ],
+  };
 }
 
 /**

@@ -1,4 +1,6 @@
 import type { Ajv, ValidateFunction } from 'ajv';
+import { ContractViolation } from '../../runtime/errors.ts';
+import { jsonObjectField } from '../../runtime/json-field.ts';
 import { valueAt } from '../../runtime/json-pointer.ts';
 import planSchema from '../../schemas/json/plan.schema.json' with { type: 'json' };
 
@@ -43,6 +45,18 @@ export interface Plan {
   flow: { id: string; version: number };
   steps: PlanStep[];
   output: Record<string, string>;
+}
+
+/**
+ * The plan a run carries in `run.plan_json`. Thought validated it when it planned the run, so text
+ * that is not a plan (not JSON, null, no steps) breaks the record's contract.
+ */
+export function planOfRun(planJson: string): Plan {
+  const plan = jsonObjectField(planJson, 'run.plan_json');
+  if (!Array.isArray(plan.steps) || !plan.steps.every((s) => typeof s === 'object' && s !== null && typeof (s as PlanStep).id === 'string')) {
+    throw new ContractViolation(`run.plan_json is not a plan (no steps array of steps with ids): ${planJson.slice(0, 80)}`);
+  }
+  return plan as unknown as Plan;
 }
 
 /** What Thought needs to know about tools: names, the properties their responses declare, cost. */

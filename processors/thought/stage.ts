@@ -1,4 +1,3 @@
-import { ContractViolation } from '../../runtime/errors.ts';
 import type { HandledRecord, InputRecord, OutputRecord, StageDefinition, StateView } from '../../runtime/processor.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { RunMetrics } from '../../runtime/metrics.ts';
@@ -47,12 +46,6 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
         fact = { failures: snapshot?.run?.failures_seen ?? 0, humanInvolved: snapshot !== undefined };
       } else {
         const obs = record.value as ObservationResult;
-        try {
-          JSON.parse(obs.run.plan_json);
-          JSON.parse(obs.run.outputs_json);
-        } catch (err) {
-          throw new ContractViolation(`run state of ${obs.thought_id} is not valid JSON: ${(err as Error).message}`);
-        }
         decision = onObservation(obs, config, snapshot);
         fact = { failures: obs.run.failures_seen + waveFailures(obs.verdicts), humanInvolved: obs.run.human_involved };
       }

@@ -532,6 +532,15 @@ describe('redelivery and replies', () => {
     assert.equal(decision.ignored, undefined);
     assert.equal(onlyRequest(decision).iteration, 2);
   });
+
+  test('every dispatched wave updates the running snapshot, and a second observation of an earlier wave is ignored instead of dispatching the next wave twice', () => {
+    const wave1 = firstWave();
+    const afterWave1 = onObservation(observe(wave1, allValid), config, snapshotOf(onTask(task('Where is my order? alice@example.com'), config)));
+    assert.deepEqual([onlyRequest(afterWave1).iteration, onlySnapshot(afterWave1).status, onlySnapshot(afterWave1).iteration], [2, 'running', 2]);
+    const again = onObservation(observe(wave1, allValid), config, onlySnapshot(afterWave1));
+    assert.deepEqual(again.outputs, []);
+    assert.match(again.ignored ?? '', /observation of wave 1 arrived for run t-1, which has dispatched wave 2/);
+  });
 });
 
 describe('determinism', () => {
