@@ -108,7 +108,8 @@ test('an untouched recorded run verifies without drift; redelivered tasks and a 
   const plain = await completedRun();
   const report = await verifyRun(plain.log(), configs);
   assert.equal(report.drift, false, JSON.stringify(report.first_divergence, null, 2));
-  assert.deepEqual(report.checked, { thought_inputs: 4, observation_inputs: 3, records_compared: 3 + 3 + 1 + 2 });
+  // 3 waves, 3 observations, 1 outcome, and the 4 snapshots written with them (one per wave dispatched, one at the end).
+  assert.deepEqual(report.checked, { thought_inputs: 4, observation_inputs: 3, records_compared: 3 + 3 + 1 + 4 });
 
   // The same task delivered again before the first decision was written, right after it, and
   // after the first wave: Thought ignores all three.
