@@ -15,6 +15,7 @@
 import type { Kafka, Message } from 'kafkajs';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { ContractViolation, TransientError, errorMessage } from '../runtime/errors.ts';
+import { DLQ_HEADERS } from '../runtime/processor.ts';
 import { DEAD_LETTERED, TOPICS, type TopicId } from '../topics/catalog.ts';
 import { originalHeaders, readDeadLetter, type DeadLetter, type RecordRef } from './dead-letters.ts';
 import { LogReader, type PartitionRange, type RawRecord } from './reader.ts';
@@ -203,6 +204,10 @@ async function select(codec: AvroCodec, topic: string, sourceTopic: string, reco
     }
     if (!letter.source) throw new ContractViolation(`${refKey(letter.ref)} has no source headers: it was not written by a stage and can't be re-driven`);
     if (letter.source.topic !== sourceTopic) throw new ContractViolation(`${refKey(letter.ref)} came from ${letter.source.topic}, not from ${sourceTopic}: refusing to re-drive it elsewhere`);
+    const truncatedFrom = letter.headers[DLQ_HEADERS.originalBytes];
+    if (truncatedFrom !== undefined) {
+      throw new ContractViolation(`${refKey(letter.ref)} keeps only the first ${raw.value?.length ?? 0} bytes of a ${truncatedFrom}-byte original (sha256 ${letter.headers[DLQ_HEADERS.originalSha256] ?? 'unknown'}): it can't be re-driven; send the original again from where it came from`);
+    }
     const headers = { ...originalHeaders(raw.rawHeaders), [REDRIVEN_FROM_HEADER]: refKey(letter.ref), [REDRIVEN_SOURCE_HEADER]: refKey(letter.source) };
     messages.push({ from: letter.ref, message: { key: raw.key, value: raw.value, headers, partition: letter.source.partition } });
     report.redriven.push({ from: letter.ref, to: { topic: sourceTopic, partition: letter.source.partition }, key: raw.key, code: letter.code });

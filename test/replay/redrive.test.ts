@@ -173,3 +173,23 @@ test('redrive refuses to run without a selection', async () => {
   assert.equal(r.code, 2);
   assert.match(r.stderr, /needs a selection/);
 });
+
+test('redrive refuses a dead letter that keeps only the head of an oversized original, naming its size and digest', async () => {
+  const key = `${cluster.namespace}-oversized`;
+  const producer = cluster.kafka.producer();
+  await producer.connect();
+  await producer.send({
+    topic: cluster.codec.topics.dlq('thoughtRequests'),
+    messages: [{
+      key,
+      value: Buffer.alloc(64 * 1024, 1),
+      headers: { 'tao.error.code': 'RECORD_TOO_LARGE', 'tao.source.topic': cluster.codec.topics.name('thoughtRequests'), 'tao.source.partition': '0', 'tao.source.offset': '0', 'tao.stage': 'action', 'tao.original.bytes': '2000000', 'tao.original.sha256': 'ab'.repeat(32) },
+    }],
+  });
+  await producer.disconnect();
+  const r = await runCli(dlqCommand, ['redrive', 'thought.requests', '--key', key], cluster.env);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /keeps only the first 65536 bytes of a 2000000-byte original \(sha256 (ab){32}\): it can't be re-driven/);
+  const copies = await scan(cluster, ['thoughtRequests'], { idleMs: 1500 });
+  assert.equal(copies.filter((c) => c.key === key).length, 0, 'nothing was written to the source topic');
+});
