@@ -367,19 +367,19 @@ export class StageRunner {
       // instance's now, and kafkajs delivers the rest again from the last resolved offset.
       if (!isRunning() || isStale() || generation !== this.generation || this.claims.get(batch.partition) !== claimed) return;
       const chunk = messages.slice(i, i + this.def.maxRecordsPerTransaction);
-      await this.runChunk(batch.partition, () => this.processChunk(source, batch.partition, chunk, claimed));
       const last = chunk[chunk.length - 1]!;
-      // After the batch's last chunk the consumer's position is past the batch's trailing
-      // transaction markers too (lastOffset() counts them), which would otherwise read as lag 1.
-      const next = i + chunk.length >= messages.length ? BigInt(batch.lastOffset()) + 1n : BigInt(last.offset) + 1n;
+      // The batch's last chunk commits past the batch's trailing transaction markers too
+      // (lastOffset() counts them), which would otherwise read as a lag of 1 on an idle partition.
+      const next = i + chunk.length >= messages.length ? max(BigInt(batch.lastOffset()), BigInt(last.offset)) + 1n : BigInt(last.offset) + 1n;
+      await this.runChunk(batch.partition, () => this.processChunk(source, batch.partition, chunk, next, claimed));
       this.setLag(batch.topic, batch.partition, BigInt(batch.highWatermark) - next);
       resolveOffset(last.offset);
       await heartbeat();
     }
   }
 
-  /** Handles a chunk of one partition and commits its outputs with the offset after it, in one transaction. */
-  private async processChunk(source: Source, partition: number, chunk: KafkaMessage[], claim: Promise<Claim>): Promise<void> {
+  /** Handles a chunk of one partition and commits its outputs with the offset `next` (after the chunk), in one transaction. */
+  private async processChunk(source: Source, partition: number, chunk: KafkaMessage[], next: bigint, claim: Promise<Claim>): Promise<void> {
     const { metrics, logger } = this.res;
     const endBatch = metrics.batchSeconds.startTimer({ stage: this.def.stage });
     // Records of one run are handled in order (a later one may read what an earlier one stored);
@@ -399,7 +399,6 @@ export class StageRunner {
       throw err;
     }
     const outputs = chunk.map((m) => processed.get(m)!.encoded);
-    const last = chunk[chunk.length - 1]!;
     let transaction: Transaction | null = null;
     try {
       const producer = (await claim).producers.get(source.name)!;
@@ -408,7 +407,7 @@ export class StageRunner {
       if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
       await transaction.sendOffsets({
         consumerGroupId: this.group,
-        topics: [{ topic: source.name, partitions: [{ partition, offset: (BigInt(last.offset) + 1n).toString() }] }],
+        topics: [{ topic: source.name, partitions: [{ partition, offset: next.toString() }] }],
       });
       await transaction.commit();
       this.store?.commit(partition);
@@ -523,6 +522,10 @@ function deadLetter(message: KafkaMessage, err: TaoError, source: { topic: strin
     return { key: message.key, value: value.subarray(0, DEAD_LETTER_HEAD_BYTES), headers };
   }
   return { key: message.key, value, headers };
+}
+
+function max(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
 }
 
 async function disconnectAll(producers: Map<string, Producer> | undefined): Promise<void> {

@@ -23,7 +23,7 @@ import type { ActionResult, ObservationResult, Outcome, Task, ThoughtRequest } f
 import type { TopicId } from '../../topics/catalog.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { StageFleet, followOutcomes, freshCluster, type TestCluster } from '../helpers/cluster.ts';
-import { runState } from '../helpers/records.ts';
+import { runState } from '../../schemas/records.ts';
 import { samples, scrape, type Sample } from './metrics-text.ts';
 
 const RUNS = 100;
@@ -286,6 +286,13 @@ test(`${RUNS} runs with injected tool faults: counters match the log, the rates 
     assert.deepEqual([...new Set(lag.map((s) => s.labels.group))].sort(), ['action', 'observation', 'thought'].map((s) => `${cluster.namespace}.tao-${s}`));
     assert.deepEqual(lag.filter((s) => s.value !== 0).map((s) => `${s.labels.topic}[${s.labels.partition}]=${s.value}`), [], 'no lag left');
     assert.equal(gauge(m, 'tao_runs_in_flight'), 0);
+  }, 30000);
+  // The broker-side figure too: each batch's commit covers its trailing transaction markers.
+  await eventually(async () => {
+    const settled = cli(['status', '--json'], cliEnv);
+    assert.equal(await settled.exited, 0, settled.stderr.join('\n'));
+    const rows = (JSON.parse(settled.lines.join('\n')) as StatusReport).lag;
+    assert.deepEqual(rows.filter((r) => r.lag !== 0).map((r) => `${r.topic}[${r.partition}] committed ${r.committed} end ${r.end}`), [], 'tao status shows no lag left');
   }, 30000);
 
   // One trace per run, on every record of every topic (thought.runs included) and on its tool calls.
