@@ -1,9 +1,11 @@
 """Helpers shared by the training-data generators (seeded randomness, small fillers, JSON rendering)."""
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import string
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 Example = tuple[str, str]  # (text, label)
@@ -222,3 +224,25 @@ def combo(g: Gen, subjects: Sequence[str], predicates: Sequence[str], suffixes: 
         s += g.pick([". ", ", ", "; ", " - "]) if sep == " " else g.pick(["，", "。", "；", ","])
         s += suf
     return g.case(s) if sep == " " else s
+
+
+def generate_examples(templates: dict[str, Sequence[Callable[[Gen], str]]], labels: Sequence[str], seed: int, per_label: int) -> list[Example]:
+    """`per_label` examples of each label drawn from its templates, in a deterministic order."""
+    g = Gen(seed)
+    out: list[Example] = []
+    for label in labels:
+        out.extend(draw(g, templates[label], per_label, label))
+    return out
+
+
+def generator_main(doc: str | None, default_seed: int, generate: Callable[[int], list[Example]], default_out: Path) -> None:
+    """The command line of a generate.py: writes the generated examples as JSON lines."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=default_seed)
+    ap.add_argument("--out", type=Path, default=default_out)
+    args = ap.parse_args()
+    rows = generate(args.seed)
+    with args.out.open("w", encoding="utf-8") as f:
+        for text, label in rows:
+            f.write(json.dumps({"text": text, "label": label}, ensure_ascii=False) + "\n")
+    print(f"wrote {len(rows)} examples to {args.out}")

@@ -1,5 +1,8 @@
-/** Complete record values for tests that write records by hand; every field a schema adds gets its default here once. */
-import type { Outcome, RunState } from '../../schemas/types.gen.ts';
+/**
+ * Complete record values for code that writes records by hand (tests, the bad-input corpus): every
+ * field a schema adds gets its default here once.
+ */
+import type { Outcome, RunState } from './types.gen.ts';
 
 export function runState(overrides: Partial<RunState> = {}): RunState {
   return {

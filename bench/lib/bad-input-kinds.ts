@@ -11,6 +11,7 @@ import http from 'node:http';
 import type { Producer } from 'kafkajs';
 import { buildTask } from '../../client/tasks.ts';
 import type { ActionResult, ObservationResult, Outcome, OutcomeStatus, RunState, StepCall, StepResult, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
+import { runState } from '../../schemas/records.ts';
 import type { TopicId } from '../../topics/catalog.ts';
 import type { BenchNamespace } from './harness.ts';
 
@@ -74,32 +75,18 @@ export interface BadInputKind {
 const FIXTURES = new URL('../data/bad-inputs/', import.meta.url);
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as Record<string, unknown>;
 
-/** A complete RunState for hand-written records. */
+/** A complete RunState for hand-written records of the corpus. */
 export function runStateFor(plan: unknown, overrides: Partial<RunState> = {}): RunState {
-  return {
+  return runState({
     task_id: `corpus-${randomUUID()}`,
     task_text: 'bad-input corpus',
     planner: 'corpus',
     flow_id: 'corpus',
-    flow_version: 1,
     plan_json: typeof plan === 'string' ? plan : JSON.stringify(plan),
-    outputs_json: '{}',
     step_attempts: { S1: 1 },
-    max_iterations: 10,
-    planner_record: null,
     cost_spent: 1,
-    cost_budget: 0,
-    call_counts: {},
-    seen_data: [],
-    stale_waves: 0,
-    failure_streaks: {},
-    error_history: {},
-    skipped: [],
-    reflections: [],
-    failures_seen: 0,
-    human_involved: false,
     ...overrides,
-  };
+  });
 }
 
 type Step = { id: string; tool: string; input: Record<string, unknown>; depends_on: string[]; expect?: Record<string, unknown> };

@@ -18,13 +18,11 @@ ok, auth_failed, rate_limited, not_found, server_error, malformed, data_corrupte
 """
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from common import Example, Gen, combo, draw, dumps, envelope, random_json, random_prose, random_xml  # noqa: E402
+from common import Example, Gen, combo, dumps, envelope, generate_examples, generator_main, random_json, random_prose, random_xml  # noqa: E402
 
 LABELS = ["ok", "auth_failed", "rate_limited", "not_found", "server_error", "malformed", "data_corrupted", "timeout", "unknown"]
 PER_LABEL = 1000
@@ -911,24 +909,8 @@ TEMPLATES = {
 
 def generate(seed: int = DEFAULT_SEED, per_label: int = PER_LABEL) -> list[Example]:
     """The training examples, in a deterministic order."""
-    g = Gen(seed)
-    out: list[Example] = []
-    for label in LABELS:
-        out.extend(draw(g, TEMPLATES[label], per_label, label))
-    return out
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    ap.add_argument("--out", type=Path, default=Path(__file__).with_name("train.jsonl"))
-    args = ap.parse_args()
-    rows = generate(args.seed)
-    with args.out.open("w", encoding="utf-8") as f:
-        for text, label in rows:
-            f.write(json.dumps({"text": text, "label": label}, ensure_ascii=False) + "\n")
-    print(f"wrote {len(rows)} examples to {args.out}")
+    return generate_examples(TEMPLATES, LABELS, seed, per_label)
 
 
 if __name__ == "__main__":
-    main()
+    generator_main(__doc__, DEFAULT_SEED, generate, Path(__file__).with_name("train.jsonl"))

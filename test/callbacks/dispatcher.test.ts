@@ -11,7 +11,7 @@ import { ConfigError } from '../../runtime/errors.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { Outcome } from '../../schemas/types.gen.ts';
 import { freshCluster, type TestCluster } from '../helpers/cluster.ts';
-import { outcome as makeOutcome } from '../helpers/records.ts';
+import { outcome as makeOutcome } from '../../schemas/records.ts';
 
 const SECRET = 'callback-test-secret';
 const logger = createLogger({}, { level: 'error' });

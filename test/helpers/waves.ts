@@ -4,7 +4,7 @@ import type { Producer } from 'kafkajs';
 import { watchRecords, type LoopRecord } from '../../client/watch.ts';
 import type { ActionResult, ObservationResult, RunState, StepCall, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { TestCluster } from './cluster.ts';
-import { runState } from './records.ts';
+import { runState } from '../../schemas/records.ts';
 
 export interface WaveStep {
   step_id?: string;

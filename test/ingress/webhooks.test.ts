@@ -9,7 +9,7 @@ import { signGithub, signTao } from '../../ingress/signature.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { Outcome, Task } from '../../schemas/types.gen.ts';
 import { freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
-import { outcome as makeOutcome } from '../helpers/records.ts';
+import { outcome as makeOutcome } from '../../schemas/records.ts';
 
 const GH_SECRET = 'gh-test-secret';
 const JIRA_SECRET = 'jira-test-secret';

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import type { Outcome } from '../../schemas/types.gen.ts';
-import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, followOutcomes, freshCluster, type TestCluster } from '../helpers/cluster.ts';
+import type { ToolServer } from '../../tool-server/server.ts';
+import { followOutcomes, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server.ts';
 
 type Step = { id: string; tool: string; input: Record<string, unknown>; depends_on: string[]; until?: unknown; max_calls?: number; fallback?: string };
@@ -37,19 +37,14 @@ const INVALID: Record<string, { plan: unknown; reason: RegExp }> = {
 };
 
 let llm: LlmServer;
+let loop: RunningLoop;
 let tools: ToolServer;
 let cluster: TestCluster;
-let fleet: StageFleet;
 
 before(async () => {
   llm = await startLlmServer();
   for (const [email, s] of [...Object.entries(BOUNDS), ...Object.entries(INVALID)]) llm.when(email, { content: JSON.stringify(s.plan) });
-  tools = await startToolServer({ port: 0 });
-  // The failing scenario's tool and its fallback both fail, every time.
-  tools.setFault({ route: 'crm.tier', mode: 'server_error', match: 'C-999001' });
-  tools.setFault({ route: 'orders.latest', mode: 'server_error', match: 'C-999001' });
-  cluster = await freshCluster({
-    TAO_DEMO_TOOL_ORIGIN: tools.url,
+  loop = await startLoop({
     TAO_PLANNER: 'llm',
     TAO_LLM_BASE_URL: llm.baseUrl,
     TAO_LLM_MODEL: 'scripted',
@@ -58,12 +53,13 @@ before(async () => {
     TAO_COST_BUDGET: '9', // tool calls cost 1 each; the planner's tokens add about 2 units (1 per 1,000 tokens)
     TAO_MAX_PLAN_STEPS: '8',
   });
-  fleet = new StageFleet(cluster.env);
-  await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
+  ({ cluster, tools } = loop);
+  // The failing scenario's tool and its fallback both fail, every time.
+  tools.setFault({ route: 'crm.tier', mode: 'server_error', match: 'C-999001' });
+  tools.setFault({ route: 'orders.latest', mode: 'server_error', match: 'C-999001' });
 });
 after(async () => {
-  await fleet?.stop();
-  await tools?.close();
+  await loop?.stop();
   await llm?.close();
 });
 

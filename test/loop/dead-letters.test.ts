@@ -7,7 +7,7 @@ import type { ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { TopicId } from '../../topics/catalog.ts';
 import type { ToolServer } from '../../tool-server/server.ts';
 import { StageFleet, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
-import { runState } from '../helpers/records.ts';
+import { runState } from '../../schemas/records.ts';
 
 let loop: RunningLoop;
 let cluster: TestCluster;

@@ -3,8 +3,8 @@ import { after, before, test } from 'node:test';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import type { LlmRecord } from '../../processors/thought/llm-planner.ts';
 import type { Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
-import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, followOutcomes, freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
+import type { ToolServer } from '../../tool-server/server.ts';
+import { followOutcomes, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server.ts';
 
 const KEY = 'sk-loop-test-5f1d2c3b4a';
@@ -37,28 +37,24 @@ const CASES = {
 type CaseName = keyof typeof CASES;
 
 let llm: LlmServer;
+let loop: RunningLoop;
 let tools: ToolServer;
 let cluster: TestCluster;
-let fleet: StageFleet;
 
 before(async () => {
   llm = await startLlmServer();
   for (const c of Object.values(CASES)) llm.when(c.email, c.content === null ? { hang: true } : { content: c.content });
-  tools = await startToolServer({ port: 0 });
-  cluster = await freshCluster({
-    TAO_DEMO_TOOL_ORIGIN: tools.url,
+  loop = await startLoop({
     TAO_PLANNER: 'llm',
     TAO_LLM_BASE_URL: llm.baseUrl,
     TAO_LLM_MODEL: MODEL,
     TAO_LLM_API_KEY: KEY,
     TAO_LLM_TIMEOUT_MS: '1500',
   });
-  fleet = new StageFleet(cluster.env);
-  await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
+  ({ cluster, tools } = loop);
 });
 after(async () => {
-  await fleet?.stop();
-  await tools?.close();
+  await loop?.stop();
   await llm?.close();
 });
 
@@ -136,5 +132,5 @@ test('TAO_PLANNER=llm: valid and fenced LLM plans run as planned; bad JSON, a cy
   const all = await scan(cluster, ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes'], { idleMs: 2000 });
   assert.ok(all.length >= 5 + 15 + 15 + 15 + 5);
   assert.ok(!JSON.stringify(all).includes(KEY), 'the API key is in no record');
-  assert.ok(!fleet.lines.some((l) => l.includes(KEY)), 'the API key is in no log line');
+  assert.ok(!loop.fleet.lines.some((l) => l.includes(KEY)), 'the API key is in no log line');
 });

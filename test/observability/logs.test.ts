@@ -16,7 +16,7 @@ import type { InputRecord } from '../../runtime/processor.ts';
 import type { ThoughtRequest } from '../../schemas/types.gen.ts';
 import { ToolCatalog, createContractAjv } from '../../tools/catalog.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
-import { runState } from '../helpers/records.ts';
+import { runState } from '../../schemas/records.ts';
 
 const HEADER_SECRET = `hdr-${Math.random().toString(36).slice(2)}`;
 const INPUT_SECRET = `xyz-${Math.random().toString(36).slice(2)}`;

@@ -9,7 +9,7 @@ import { DEFAULT_RULES_FILE, loadObservationRules } from '../../processors/obser
 import type { ObservationConfig } from '../../processors/observation/core.ts';
 import type { ThoughtConfig, ThoughtDecision } from '../../processors/thought/core.ts';
 import { toolContracts } from '../../processors/wiring.ts';
-import { runState as makeRunState } from '../helpers/records.ts';
+import { runState as makeRunState } from '../../schemas/records.ts';
 import { PlanValidator, type Plan, type ToolContracts } from '../../processors/thought/plan.ts';
 import { DEFAULT_FLOWS_DIR, GraphPlanner, loadFlows, type Flow, type Planner } from '../../processors/thought/planner.ts';
 

@@ -12,7 +12,7 @@ import { createLogger } from '../../runtime/log.ts';
 import { StageRunner, type InputRecord, type StageDefinition } from '../../runtime/processor.ts';
 import type { Task } from '../../schemas/types.gen.ts';
 import { freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
-import { outcome } from '../helpers/records.ts';
+import { outcome } from '../../schemas/records.ts';
 
 const PARTITIONS = 6;
 

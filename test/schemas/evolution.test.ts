@@ -4,7 +4,7 @@ import { SchemaType } from '@kafkajs/confluent-schema-registry';
 import { readValueSchema } from '../../runtime/codec.ts';
 import type { Outcome } from '../../schemas/types.gen.ts';
 import { freshCluster } from '../helpers/cluster.ts';
-import { outcome as makeOutcome } from '../helpers/records.ts';
+import { outcome as makeOutcome } from '../../schemas/records.ts';
 
 type AvroRecordSchema = { fields: Array<Record<string, unknown>> } & Record<string, unknown>;
 
