@@ -5,6 +5,7 @@ import { buildTask, submitTasks, type NewTask } from '../client/tasks.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { TaoError, TransientError, errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
+import { IngressMetrics } from '../runtime/metrics.ts';
 import { DeliveryLedger } from './deliveries.ts';
 import { InFlightRuns, followOutcomes } from './in-flight.ts';
 import { WEBHOOK_SECRET_ENV, WEBHOOK_SOURCES, fieldErrors, webhookHandlers, webhookOptionsFromEnv, type FieldError, type WebhookOptions, type WebhookSource } from './webhooks.ts';
@@ -40,6 +41,8 @@ export interface IngressDeps {
   kafka?: Kafka;
   /** Clock, for tests. */
   now?: () => number;
+  /** Served on `GET /metrics`; default a fresh {@link IngressMetrics}. */
+  metrics?: IngressMetrics;
 }
 
 export interface Ingress {
@@ -191,12 +194,25 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
     }
   };
 
+  const metrics = deps.metrics ?? new IngressMetrics();
+  if (runs) metrics.trackInFlight(() => runs.size);
   const server = createServer(async (req, res) => {
+    const path = pathOf(req.url);
+    const webhook = /^\/v1\/webhooks\/([^/]+)$/.exec(path);
+    // Routes as labels, never raw paths (unbounded): an unknown webhook source counts as "webhooks/unknown".
+    const route = path === '/v1/tasks' ? 'tasks' : webhook ? `webhooks/${(WEBHOOK_SOURCES as readonly string[]).includes(webhook[1]!) ? webhook[1] : 'unknown'}` : path === '/health' || path === '/metrics' ? path.slice(1) : 'other';
+    const endTimer = metrics.requestSeconds.startTimer({ route });
+    res.once('finish', () => {
+      endTimer();
+      metrics.requests.inc({ route, status: String(res.statusCode) });
+    });
     try {
-      const path = new URL(req.url ?? '/', 'http://ingress').pathname;
       if (req.method === 'GET' && path === '/health') return reply(res, { status: 200, body: { ok: true, in_flight: runs?.size ?? null } });
-      const webhook = /^\/v1\/webhooks\/([^/]+)$/.exec(path);
-      if (path !== '/v1/tasks' && !webhook) return reply(res, { status: 404, body: { error: 'not_found', message: `no route ${req.method} ${path}; try POST /v1/tasks or POST /v1/webhooks/<${WEBHOOK_SOURCES.join('|')}>` } });
+      if (req.method === 'GET' && path === '/metrics') {
+        res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(await metrics.registry.metrics());
+        return;
+      }
+      if (path !== '/v1/tasks' && !webhook) return reply(res, { status: 404, body: { error: 'not_found', message: `no route ${req.method} ${path}; try POST /v1/tasks, POST /v1/webhooks/<${WEBHOOK_SOURCES.join('|')}>, GET /health or GET /metrics` } });
       if (req.method !== 'POST') return reply(res, { status: 405, headers: { allow: 'POST' }, body: { error: 'method_not_allowed', message: 'use POST' } });
       if (!webhook) return reply(res, await tasksRoute(req));
       const source = webhook[1]!;
@@ -230,6 +246,15 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
       await outcomes?.stop();
     },
   };
+}
+
+/** The request's path; a request-target that is not a URL path gets one that matches no route. */
+function pathOf(url: string | undefined): string {
+  try {
+    return new URL(url ?? '/', 'http://ingress').pathname;
+  } catch {
+    return '/?';
+  }
 }
 
 function tooLarge(max: number): Reply {

@@ -103,3 +103,27 @@ export class StepMetrics {
     this.observed.inc({ complete: String(complete) });
   }
 }
+
+/** The metrics the HTTP ingress exports on its /metrics. One instance per process. */
+export class IngressMetrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({ name: 'tao_ingress_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['route', 'status'], registers: [this.registry] });
+  readonly requestSeconds = new Histogram({ name: 'tao_ingress_request_seconds', help: 'Time to answer a request (a 202 includes the wait for Kafka to acknowledge the task)', labelNames: ['route'], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [this.registry] });
+
+  constructor(processName = 'tao-ingress') {
+    this.registry.setDefaultLabels({ process: processName });
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Exports `tao_ingress_runs_in_flight`, read from `count` at every scrape. */
+  trackInFlight(count: () => number): void {
+    new Gauge({
+      name: 'tao_ingress_runs_in_flight',
+      help: 'Runs this ingress accepted whose outcome it has not seen yet (the 429 limit counts these)',
+      registers: [this.registry],
+      collect() {
+        this.set(count());
+      },
+    });
+  }
+}

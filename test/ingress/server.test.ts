@@ -5,6 +5,7 @@ import { startIngress } from '../../ingress/server.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { Task } from '../../schemas/types.gen.ts';
 import { freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
+import { parseMetrics, sample, samples } from '../observability/metrics-text.ts';
 
 let cluster: TestCluster;
 let producer: Producer;
@@ -64,4 +65,19 @@ test('invalid requests get 400 with field-level errors, 413 above the size limit
   const { thought_id } = (await marker.json()) as { thought_id: string };
   const tasks = await scan(cluster, ['tasks'], { until: (rs) => rs.some((r) => r.key === thought_id) });
   assert.equal(tasks.length, 4, 'only the three tasks of the first test and the marker were written');
+});
+
+test('GET /metrics counts the answers above by route and status (routes as labels, never raw paths)', async () => {
+  await fetch(`${ingress.url}/v1/nothing-here/${'x'.repeat(20)}`);
+  await fetch(`${ingress.url}/v1/webhooks/gitlab`, { method: 'POST', body: '{}' });
+  const res = await fetch(`${ingress.url}/metrics`);
+  assert.equal(res.status, 200);
+  const all = parseMetrics(await res.text());
+  const count = (route: string, status: string) => sample(all, 'tao_ingress_requests_total', { route, status });
+  assert.deepEqual(
+    { accepted: count('tasks', '202'), invalid: count('tasks', '400'), tooLarge: count('tasks', '413'), wrongMethod: count('tasks', '405'), otherPath: count('other', '404'), unknownSource: count('webhooks/unknown', '404') },
+    { accepted: 4, invalid: 3, tooLarge: 1, wrongMethod: 1, otherPath: 1, unknownSource: 1 },
+  );
+  assert.ok(samples(all, 'tao_ingress_requests_total').every((s) => !s.labels.route?.includes('nothing-here')), 'no raw path became a label');
+  assert.equal(sample(all, 'tao_ingress_request_seconds_count', { route: 'tasks' }), 9);
 });
