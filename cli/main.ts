@@ -27,7 +27,7 @@ import * as infra from '../infra/local.ts';
 import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../processors/wiring.ts';
 import { AvroCodec, createRegistry } from '../runtime/codec.ts';
 import { loadRuntimeConfig } from '../runtime/config.ts';
-import { createKafka } from '../runtime/kafka.ts';
+import { createKafka, waitForKafka } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import { runStageProcess } from '../runtime/stage-process.ts';
 import { startToolServer } from '../tool-server/server.ts';
@@ -135,6 +135,7 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
     const config = loadRuntimeConfig();
     const logger = createLogger({ stage: 'ingress', pid: process.pid });
     const kafka = createKafka(config, 'tao-ingress', logger);
+    await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
     const codec = AvroCodec.create(config);
     await codec.register(['tasks']);
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5 });
@@ -164,6 +165,7 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
     const config = loadRuntimeConfig();
     const logger = createLogger({ stage: 'callbacks', pid: process.pid });
     const kafka = createKafka(config, 'tao-callbacks', logger);
+    await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
     const dispatcher = await startCallbackDispatcher(callbackOptionsFromEnv(), { kafka, codec: AvroCodec.create(config), logger, sessionTimeoutMs: config.kafka.sessionTimeoutMs });
     logger.info('callback dispatcher running');
     onSignal(() => dispatcher.stop());

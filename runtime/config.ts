@@ -15,6 +15,7 @@ import { ConfigError } from './errors.ts';
  * | SCHEMA_REGISTRY_USERNAME / SCHEMA_REGISTRY_PASSWORD | basic auth | |
  * | TAO_NAMESPACE | prefix for topics and consumer groups (isolates tests and tenants) | (empty) |
  * | TAO_SESSION_TIMEOUT_MS | consumer group session timeout | 10000 |
+ * | TAO_STARTUP_WAIT_MS | how long a starting process waits for an unreachable Kafka before it gives up | 120000 |
  */
 export interface RuntimeConfig {
   kafka: {
@@ -22,6 +23,7 @@ export interface RuntimeConfig {
     ssl: boolean;
     sasl: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string } | null;
     sessionTimeoutMs: number;
+    startupWaitMs: number;
   };
   registry: { url: string; username: string | null; password: string | null };
   namespace: string;
@@ -35,7 +37,7 @@ const schema = {
     kafka: {
       type: 'object',
       additionalProperties: false,
-      required: ['brokers', 'ssl', 'sasl', 'sessionTimeoutMs'],
+      required: ['brokers', 'ssl', 'sasl', 'sessionTimeoutMs', 'startupWaitMs'],
       properties: {
         brokers: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^[^\\s:,]+:[0-9]{1,5}$' } },
         ssl: { type: 'boolean' },
@@ -55,6 +57,7 @@ const schema = {
           ],
         },
         sessionTimeoutMs: { type: 'integer', minimum: 6000, maximum: 300000 },
+        startupWaitMs: { type: 'integer', minimum: 0, maximum: 3600000 },
       },
     },
     registry: {
@@ -82,6 +85,7 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
       ssl: parseBool(env.KAFKA_SSL, 'KAFKA_SSL'),
       sasl: mechanism ? { mechanism, username: env.KAFKA_SASL_USERNAME ?? '', password: env.KAFKA_SASL_PASSWORD ?? '' } : null,
       sessionTimeoutMs: Number(env.TAO_SESSION_TIMEOUT_MS ?? 10000),
+      startupWaitMs: Number(env.TAO_STARTUP_WAIT_MS ?? 120000),
     },
     registry: {
       url: (env.SCHEMA_REGISTRY_URL ?? 'http://127.0.0.1:8081').replace(/\/+$/, ''),

@@ -1,5 +1,6 @@
 import { Kafka, logLevel, type KafkaConfig, type LogEntry } from 'kafkajs';
 import type { RuntimeConfig } from './config.ts';
+import { TransientError, errorMessage } from './errors.ts';
 import type { Logger } from './log.ts';
 
 /** Builds a kafkajs client from the runtime configuration; kafkajs' own logs go through `logger` as JSON lines. */
@@ -19,4 +20,33 @@ export function createKafka(config: RuntimeConfig, clientId: string, logger: Log
   };
   if (config.kafka.sasl) options.sasl = config.kafka.sasl as KafkaConfig['sasl'];
   return new Kafka(options);
+}
+
+/**
+ * Resolves once the cluster answers a metadata request, so that a process started while the broker
+ * is down (a supervisor restarting it during a broker restart, say) waits instead of failing its
+ * start-up. Logs a line every 5 s while it waits.
+ * @throws TransientError when the cluster is still unreachable after `timeoutMs`.
+ */
+export async function waitForKafka(kafka: Kafka, logger: Logger, timeoutMs: number): Promise<void> {
+  const started = Date.now();
+  let lastLog = started;
+  for (;;) {
+    const admin = kafka.admin();
+    try {
+      await admin.connect();
+      await admin.describeCluster();
+      if (lastLog !== started) logger.info('kafka reachable', { waited_ms: Date.now() - started });
+      return;
+    } catch (err) {
+      if (Date.now() - started >= timeoutMs) throw new TransientError(`Kafka unreachable for ${Math.round((Date.now() - started) / 1000)} s (TAO_STARTUP_WAIT_MS=${timeoutMs}): ${errorMessage(err)}`);
+      if (Date.now() - lastLog >= 5000 || lastLog === started) {
+        logger.warn('waiting for kafka', { waited_ms: Date.now() - started, error: errorMessage(err) });
+        lastLog = Date.now();
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
 }

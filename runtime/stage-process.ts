@@ -1,6 +1,6 @@
 import { AvroCodec } from './codec.ts';
 import { loadRuntimeConfig } from './config.ts';
-import { createKafka } from './kafka.ts';
+import { createKafka, waitForKafka } from './kafka.ts';
 import { createLogger, type Logger } from './log.ts';
 import { StageMetrics } from './metrics.ts';
 import { startOpsServer } from './ops-server.ts';
@@ -18,6 +18,7 @@ export async function runStageProcess(stage: string, define: (metrics: StageMetr
   const def = await define(metrics, logger);
   const kafka = createKafka(config, `tao-${def.stage}`, logger);
   const codec = AvroCodec.create(config);
+  await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
   await codec.register(def.outputs);
   const runner = new StageRunner(def, { kafka, codec, logger, metrics, sessionTimeoutMs: config.kafka.sessionTimeoutMs });
   const ops = await startOpsServer(opsPort, metrics.registry, () => runner.health());

@@ -1,0 +1,83 @@
+/**
+ * A stage started while Kafka is unreachable (a supervisor restarting it during a broker restart)
+ * waits for the broker instead of failing its start-up, and gives up with a clear message after
+ * TAO_STARTUP_WAIT_MS. The broker becomes reachable through a TCP relay the test opens late, on
+ * the port the stage was given as its bootstrap address.
+ */
+import assert from 'node:assert/strict';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { after, before, test } from 'node:test';
+import { spawnStage, stopAll, type StageProcess } from '../../cli/processes.ts';
+import { freshCluster, type TestCluster } from '../helpers/cluster.ts';
+
+let cluster: TestCluster;
+const processes: StageProcess[] = [];
+const servers: Server[] = [];
+const sockets = new Set<Socket>();
+
+before(async () => {
+  cluster = await freshCluster();
+});
+
+after(async () => {
+  await stopAll(processes);
+  for (const s of sockets) s.destroy();
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+});
+
+/** A port nothing listens on (taken and released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** Forwards `port` to the real broker. */
+async function relay(port: number): Promise<void> {
+  const [host, brokerPort] = cluster.config.kafka.brokers[0]!.split(':');
+  const server = createServer((client) => {
+    const upstream = connect(Number(brokerPort), host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined).on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+}
+
+function start(env: NodeJS.ProcessEnv): { proc: StageProcess; lines: string[]; seen(text: string, timeoutMs: number): Promise<void> } {
+  const lines: string[] = [];
+  const proc = spawnStage('observation', { ...cluster.env, TAO_OPS_PORT: '0', ...env }, (_, line) => lines.push(line));
+  processes.push(proc);
+  const seen = async (text: string, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!lines.some((l) => l.includes(text))) {
+      if (Date.now() > deadline) throw new Error(`no line with "${text}" within ${timeoutMs} ms:\n${lines.slice(-10).join('\n')}`);
+      if (proc.child.exitCode !== null) throw new Error(`exited (${proc.child.exitCode}) before "${text}":\n${lines.slice(-10).join('\n')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  return { proc, lines, seen };
+}
+
+test('a stage started while Kafka is unreachable waits, saying so, and starts once the broker answers', { timeout: 120000 }, async () => {
+  const port = await closedPort();
+  const stage = start({ KAFKA_BROKERS: `127.0.0.1:${port}`, TAO_STARTUP_WAIT_MS: '60000' });
+  await stage.seen('"msg":"waiting for kafka"', 30000);
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.equal(stage.proc.child.exitCode, null, 'still waiting, not exited');
+  await relay(port);
+  await stage.seen('"msg":"stage started"', 60000);
+  assert.ok(stage.lines.some((l) => l.includes('"msg":"kafka reachable"')), stage.lines.slice(-10).join('\n'));
+});
+
+test('a stage that cannot reach Kafka within TAO_STARTUP_WAIT_MS exits 1 naming the wait and the error', { timeout: 60000 }, async () => {
+  const port = await closedPort();
+  const stage = start({ KAFKA_BROKERS: `127.0.0.1:${port}`, TAO_STARTUP_WAIT_MS: '3000' });
+  assert.equal(await stage.proc.exited, 1);
+  assert.ok(stage.lines.some((l) => /Kafka unreachable for \d+ s \(TAO_STARTUP_WAIT_MS=3000\)/.test(l)), stage.lines.slice(-10).join('\n'));
+});
