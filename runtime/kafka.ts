@@ -1,10 +1,29 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Kafka, logLevel, type KafkaConfig, type LogEntry } from 'kafkajs';
 import type { RuntimeConfig } from './config.ts';
-import { TransientError, errorMessage } from './errors.ts';
+import { ConfigError, TransientError, errorMessage } from './errors.ts';
 import type { Logger } from './log.ts';
+
+let readCommittedChecked = false;
+
+/**
+ * kafkajs 2.2.4 returns records of aborted transactions to read_committed consumers when
+ * transactions interleave on a partition (patches/README.md); `npm install` replaces the faulty file
+ * (scripts/patch-kafkajs.js). Without the fix exactly-once does not hold, so no client is built.
+ */
+function assertReadCommittedFix(): void {
+  if (readCommittedChecked) return;
+  const file = createRequire(import.meta.url).resolve('kafkajs/src/consumer/filterAbortedMessages.js');
+  if (!readFileSync(file, 'utf8').startsWith('// tao-patch: read_committed')) {
+    throw new ConfigError(`kafkajs is installed without the read_committed fix (${file}): run \`npm install\` (or \`node scripts/patch-kafkajs.js\`) in the project; installing with --ignore-scripts skips it`);
+  }
+  readCommittedChecked = true;
+}
 
 /** Builds a kafkajs client from the runtime configuration; kafkajs' own logs go through `logger` as JSON lines. */
 export function createKafka(config: RuntimeConfig, clientId: string, logger: Logger): Kafka {
+  assertReadCommittedFix();
   const options: KafkaConfig = {
     clientId,
     brokers: config.kafka.brokers,
