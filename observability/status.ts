@@ -211,7 +211,7 @@ export function renderStatus(report: StatusReport): string {
   const out: string[] = [];
   out.push(`tao status: namespace ${report.namespace ? `"${report.namespace}"` : '(none)'} at ${report.at}`);
   if (report.missingTopics.length) out.push(`MISSING TOPICS (left out below; \`tao topics apply\` creates them): ${report.missingTopics.join(', ')}`);
-  out.push('', 'CONSUMER LAG (committed offset vs. high watermark; a trailing transaction marker counts 1 while a group is idle)');
+  out.push('', 'CONSUMER LAG (committed offset vs. high watermark)');
   out.push(table([['GROUP', 'STATE', 'MEMBERS', 'TOPIC', 'PARTITION', 'COMMITTED', 'END', 'LAG'], ...report.lag.map((r) => {
     const g = report.groups.find((x) => x.group === r.group);
     return [r.group, g?.state ?? '', String(g?.members ?? 0), r.topic, String(r.partition), r.committed ?? '-', r.end, String(r.lag)];

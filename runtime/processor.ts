@@ -164,6 +164,8 @@ type Processed = { encoded: TopicMessages[]; handled: HandledRecord | null; dead
  * and skips what lies below them. Reading first and fencing later is not enough: kafkajs commits
  * offsets without the group generation (no KIP-447), so the old owner's late commit would be
  * accepted after the new owner had read the offset before it, and both would process the chunk.
+ * A failed transaction drops the claim and the next attempt claims again: only a claim creates
+ * producers, so no commit happens without a read of the committed offsets taken after its fence.
  */
 export class StageRunner {
   private readonly consumer: Consumer;
@@ -218,7 +220,9 @@ export class StageRunner {
     const { consumer, res } = this;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const now = new Set(Object.values(payload.memberAssignment).flat());
-      this.store?.release([...Object.values(this.assigned).flat()].filter((p) => !now.has(p)));
+      const revoked = [...new Set(Object.values(this.assigned).flat())].filter((p) => !now.has(p));
+      this.store?.release(revoked);
+      for (const partition of revoked) void this.retire(partition);
       this.generation++;
       this.claims = new Map();
       this.assigned = payload.memberAssignment;
@@ -324,6 +328,15 @@ export class StageRunner {
       this.latestClaims.set(partition, claim);
     }
     return claim;
+  }
+
+  /** Disconnects the producers of a partition this instance lost, once its chunks in flight have settled. */
+  private async retire(partition: number): Promise<void> {
+    const claim = this.latestClaims.get(partition);
+    await Promise.allSettled(this.chunksInFlight.get(partition) ?? []);
+    if (!claim || this.latestClaims.get(partition) !== claim) return; // claimed again meanwhile: that claim replaces them
+    this.latestClaims.delete(partition);
+    await disconnectAll((await claim.catch(() => null))?.producers);
   }
 
   /** Runs one chunk of `partition`, visible to a claim of the partition until it has settled. */
