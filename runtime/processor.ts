@@ -91,6 +91,8 @@ export interface StageResources {
   sessionTimeoutMs: number;
   /** Partitions of different topics/partitions processed at the same time. */
   partitionsConsumedConcurrently?: number;
+  /** Called when the consumer has stopped for good (kafkajs will not restart it). */
+  onFatal?(error: Error): void;
 }
 
 /**
@@ -238,6 +240,7 @@ export class StageRunner {
       this.lastError = errorMessage(payload.error);
       this.running = payload.restart;
       res.logger.error('consumer crashed', { group: this.group, error: payload.error, restart: payload.restart });
+      if (!payload.restart) res.onFatal?.(payload.error);
     });
     await this.store?.start();
     const { inFlight, storeTopic } = this.def;

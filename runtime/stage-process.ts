@@ -7,9 +7,9 @@ import { startOpsServer } from './ops-server.ts';
 import { StageRunner, type StageDefinition } from './processor.ts';
 
 /**
- * Runs one stage as a process: registers its output schemas, joins its consumer group, serves
- * /health and /metrics on `opsPort`, and on SIGTERM/SIGINT finishes the batch in hand, commits,
- * leaves the group and exits 0.
+ * Runs one stage as a process: waits for Kafka (TAO_STARTUP_WAIT_MS), registers its output schemas,
+ * joins its consumer group, serves /health and /metrics on `opsPort`, and on SIGTERM/SIGINT finishes
+ * the batch in hand, commits, leaves the group and exits 0. Exits 1 if its consumer stops for good.
  */
 export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number): Promise<void> {
   const config = loadRuntimeConfig();
@@ -20,7 +20,19 @@ export async function runStageProcess(stage: string, define: (metrics: StageMetr
   const codec = AvroCodec.create(config);
   await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
   await codec.register(def.outputs);
-  const runner = new StageRunner(def, { kafka, codec, logger, metrics, sessionTimeoutMs: config.kafka.sessionTimeoutMs });
+  const runner = new StageRunner(def, {
+    kafka,
+    codec,
+    logger,
+    metrics,
+    sessionTimeoutMs: config.kafka.sessionTimeoutMs,
+    // A consumer kafkajs will not restart leaves a process that consumes nothing: exit, so that a
+    // supervisor starts a fresh one, instead of staying up with /health 503.
+    onFatal: () => {
+      logger.error('stopping: the consumer stopped for good; exit 1 for the supervisor to restart this stage');
+      setTimeout(() => process.exit(1), 100);
+    },
+  });
   const ops = await startOpsServer(opsPort, metrics.registry, () => runner.health());
   await runner.start();
   logger.info('stage started', { group: codec.topics.group(def.stage), inputs: def.inputs.map((i) => codec.topics.name(i)), ops_port: ops.port });
