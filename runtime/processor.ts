@@ -342,11 +342,16 @@ export class StageRunner {
     await disconnectAll((await claim.catch(() => null))?.producers);
   }
 
-  /** Runs one chunk of `partition`, visible to a claim of the partition until it has settled. */
+  /**
+   * Runs one chunk of `partition`, visible to a claim of the partition until it has settled. With a
+   * state store, chunks of one partition (of its different input topics) run one after another: the
+   * store's staged writes are per partition and settle with one chunk's transaction.
+   */
   private async runChunk(partition: number, chunk: () => Promise<void>): Promise<void> {
     let chunks = this.chunksInFlight.get(partition);
     if (!chunks) this.chunksInFlight.set(partition, (chunks = new Set()));
-    const running = chunk();
+    const before = this.store ? [...chunks] : [];
+    const running = before.length ? Promise.allSettled(before).then(chunk) : chunk();
     chunks.add(running);
     try {
       await running;
