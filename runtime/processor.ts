@@ -145,6 +145,8 @@ export const DLQ_HEADERS = {
  * error that stops the stage's consumer, so a larger original keeps only its head.
  */
 export const MAX_DEAD_LETTER_VALUE_BYTES = 1024 * 1024 - 64 * 1024;
+/** Largest output value a stage writes; an input whose output is larger is dead-lettered as RECORD_TOO_LARGE. */
+export const MAX_OUTPUT_VALUE_BYTES = MAX_DEAD_LETTER_VALUE_BYTES;
 const DEAD_LETTER_HEAD_BYTES = 64 * 1024;
 
 type TopicMessages = { topic: string; messages: Message[] };
@@ -500,14 +502,18 @@ export class StageRunner {
       const outputs = await this.def.handle(input, state);
       const encoded: TopicMessages[] = [];
       for (const out of outputs) {
+        const value = await codec.encode(out.topic, out.value);
+        // The broker would refuse it and fail the whole transaction, again at every retry: the
+        // input that produced it is dead-lettered instead, so the partition moves on.
+        if (value.length > MAX_OUTPUT_VALUE_BYTES) {
+          throw new ContractViolation(`the ${out.topic} record this input produces is ${value.length} bytes, over the ${MAX_OUTPUT_VALUE_BYTES}-byte limit of loop records (topics keep the broker's 1 MiB max.message.bytes)`, { code: 'RECORD_TOO_LARGE' });
+        }
         const toStore = store !== null && out.topic === store.topic;
-        encoded.push({
-          topic: codec.topics.name(out.topic),
-          // A store entry lives in the partition of the input that wrote it: the one this instance owns.
-          messages: [{ key: out.key, value: await codec.encode(out.topic, out.value), headers: { traceparent: traceparentFor(out.key, out.span) }, ...(toStore ? { partition } : {}) }],
-        });
-        if (toStore) store.stage(partition, out.key, out.value);
+        // A store entry lives in the partition of the input that wrote it: the one this instance owns.
+        encoded.push({ topic: codec.topics.name(out.topic), messages: [{ key: out.key, value, headers: { traceparent: traceparentFor(out.key, out.span) }, ...(toStore ? { partition } : {}) }] });
       }
+      // Staged only once every output is known to be writable (a dead-lettered input stages nothing).
+      for (const out of outputs) if (store !== null && out.topic === store.topic) store.stage(partition, out.key, out.value);
       return { encoded, handled: { input, outputs }, deadLetter: null };
     } catch (raw) {
       const err = toTaoError(raw);
