@@ -207,7 +207,7 @@ export class StageRunner {
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10000 },
       partitionAssigners: [coPartitionedAssigner],
     });
-    this.store = def.storeTopic ? new ChangelogStore(res.kafka, res.codec, def.storeTopic, res.logger) : null;
+    this.store = def.storeTopic ? new ChangelogStore(res.kafka, res.codec, def.storeTopic, res.logger, res.onFatal) : null;
     this.admin = res.kafka.admin();
     const { codec } = res;
     this.sources = [
@@ -300,7 +300,7 @@ export class StageRunner {
         await disconnectAll(before?.producers);
         const producers = new Map<string, Producer>();
         try {
-          await Promise.all(
+          const fenced = await Promise.allSettled(
             this.sources.map(async (source) => {
               const transactionalId = `${this.group}.${source.name}.${partition}`;
               const producer = this.res.kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60000 });
@@ -311,20 +311,22 @@ export class StageRunner {
               await (await producer.transaction()).abort();
             }),
           );
+          const failed = fenced.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+          if (failed) throw failed.reason;
           await this.store?.catchUp(partition, [...producers.values()]);
+          // After the fence no earlier owner can commit; a commit it had asked for is complete, its
+          // offsets included (Kafka >= 3.9.1 answers InitProducerId only once they are materialised).
+          const offsets = await this.admin.fetchOffsets({ groupId: this.group, topics: this.sources.map((s) => s.name) });
+          const floors = new Map<string, bigint>();
+          for (const { topic, partitions } of offsets) {
+            const committed = partitions.find((p) => p.partition === partition)?.offset;
+            if (committed !== undefined && BigInt(committed) >= 0n) floors.set(topic, BigInt(committed));
+          }
+          return { producers, floors };
         } catch (err) {
           await disconnectAll(producers);
           throw err;
         }
-        // After the fence no earlier owner can commit; a commit it had asked for is complete, its
-        // offsets included (Kafka >= 3.9.1 answers InitProducerId only once they are materialised).
-        const offsets = await this.admin.fetchOffsets({ groupId: this.group, topics: this.sources.map((s) => s.name) });
-        const floors = new Map<string, bigint>();
-        for (const { topic, partitions } of offsets) {
-          const committed = partitions.find((p) => p.partition === partition)?.offset;
-          if (committed !== undefined && BigInt(committed) >= 0n) floors.set(topic, BigInt(committed));
-        }
-        return { producers, floors };
       })();
       claim.catch(() => {
         if (claims.get(partition) === claim) claims.delete(partition);
@@ -365,7 +367,15 @@ export class StageRunner {
   private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const source = this.sourceOf(batch.topic);
     const { logger } = this.res;
+    // kafkajs may rejoin the group from one fetcher while batches of another are queued or running
+    // (stale metadata after a broker restart): a batch of a partition this instance no longer owns,
+    // or of an earlier assignment, must not claim, process or resolve anything.
     const generation = this.generation;
+    const current = () => generation === this.generation && this.assigned[batch.topic]?.includes(batch.partition) === true;
+    if (!current()) return;
+    // A member the group has evicted learns it here and rejoins, instead of claiming (and fencing
+    // the partition's real owner) again and again while kafkajs retries the batch.
+    await heartbeat();
     let claimed: Promise<Claim>;
     let floor: bigint | undefined;
     try {
@@ -375,6 +385,7 @@ export class StageRunner {
       this.lastError = errorMessage(err);
       throw new TransientError(`claiming ${batch.topic}[${batch.partition}] failed (${errorMessage(err)}); retried`);
     }
+    if (!current()) return;
     let messages = batch.messages;
     if (floor !== undefined) {
       const first = messages.findIndex((m) => BigInt(m.offset) >= floor);
@@ -388,13 +399,15 @@ export class StageRunner {
     for (let i = 0; i < messages.length; i += this.def.maxRecordsPerTransaction) {
       // A batch of an earlier assignment or claim stops here: the partition may be another
       // instance's now, and kafkajs delivers the rest again from the last resolved offset.
-      if (!isRunning() || isStale() || generation !== this.generation || this.claims.get(batch.partition) !== claimed) return;
+      if (!isRunning() || isStale() || !current() || this.claims.get(batch.partition) !== claimed) return;
       const chunk = messages.slice(i, i + this.def.maxRecordsPerTransaction);
       const last = chunk[chunk.length - 1]!;
       // The batch's last chunk commits past the batch's trailing transaction markers too
       // (lastOffset() counts them), which would otherwise read as a lag of 1 on an idle partition.
       const next = i + chunk.length >= messages.length ? max(BigInt(batch.lastOffset()), BigInt(last.offset)) + 1n : BigInt(last.offset) + 1n;
       await this.runChunk(batch.partition, () => this.processChunk(source, batch.partition, chunk, next, claimed));
+      // Committed; after a rejoin kafkajs starts again from the committed offsets, nothing to resolve.
+      if (!current()) return;
       this.setLag(batch.topic, batch.partition, BigInt(batch.highWatermark) - next);
       resolveOffset(last.offset);
       await heartbeat();
@@ -571,16 +584,26 @@ function mergeByTopic(items: TopicMessages[]): TopicMessages[] {
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
 
-/** Maps with at most `limit` calls in flight, keeping input order in the result. */
+/**
+ * Maps with at most `limit` calls in flight, keeping input order in the result. After a call fails
+ * no new call starts, and the first error is thrown only once every call in flight has settled
+ * (so nothing of a failed map still runs when the caller cleans up after it).
+ */
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
+  let failure: { error: unknown } | null = null;
   const worker = async () => {
-    while (next < items.length) {
+    while (next < items.length && !failure) {
       const i = next++;
-      results[i] = await fn(items[i]!);
+      try {
+        results[i] = await fn(items[i]!);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw (failure as { error: unknown }).error;
   return results;
 }

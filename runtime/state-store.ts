@@ -18,17 +18,23 @@ const BARRIER_HEADER = 'tao.barrier';
  *   `abort()` settle it with the transaction;
  * - a tail consumer (read_committed, from the beginning) mirrors every partition, so any instance
  *   can take a partition over;
- * - `catchUp()` runs before an instance processes a newly assigned partition: it writes a barrier
+ * - this instance's committed writes are kept per partition on top of the mirror (the tail lags
+ *   behind them), until a catch-up or the loss of the partition;
+ * - `catchUp()` runs before an instance processes a partition it claims: it writes a barrier
  *   through the partition's transactional producers (fencing any previous owner) and waits until the
- *   tail consumer has read past it, so the previous owner's last writes are in the mirror.
+ *   tail consumer has read past it, so every committed write of the partition, this instance's
+ *   included, is in the mirror, and drops the partition's own layer.
  *
- * After catch-up the owning instance's own writes are authoritative for its partitions and the
- * tail's (older, lagging) copies of them are ignored.
+ * The mirror takes every committed record, whoever wrote it: a commit whose outcome this instance
+ * could not tell (an error after the broker committed) still reaches it.
  */
 export class ChangelogStore<V> {
-  private readonly committed = new Map<string, V>();
+  /** Every committed entry the tail has read. */
+  private readonly mirror = new Map<string, V>();
+  /** Per partition: this instance's committed writes the tail may not have read yet. */
+  private readonly own = new Map<number, Map<string, V>>();
+  /** Per partition: the writes of the transaction in progress. */
   private readonly pending = new Map<number, Map<string, V>>();
-  private readonly owned = new Set<number>();
   private readonly barriers = new Map<string, () => void>();
   private consumer: Consumer | null = null;
 
@@ -37,12 +43,19 @@ export class ChangelogStore<V> {
     private readonly codec: AvroCodec,
     readonly topic: TopicId,
     private readonly logger: Logger,
+    /** Called if the tail consumer stops for good: the store would stop following the changelog. */
+    private readonly onFatal?: (error: Error) => void,
   ) {}
 
   async start(): Promise<void> {
     const name = this.codec.topics.name(this.topic);
     const consumer = this.kafka.consumer({ groupId: `${this.codec.topics.group('store')}-${randomUUID()}`, readUncommitted: false, sessionTimeout: 30000 });
     this.consumer = consumer;
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (payload.restart) return;
+      this.logger.error('state store tail consumer stopped for good', { topic: this.codec.topics.name(this.topic), error: payload.error });
+      this.onFatal?.(payload.error);
+    });
     await consumer.connect();
     await consumer.subscribe({ topic: name, fromBeginning: true });
     await consumer.run({
@@ -54,13 +67,12 @@ export class ChangelogStore<V> {
           if (id) this.barriers.get(id)?.();
           return;
         }
-        if (this.owned.has(partition)) return;
         if (message.value === null) {
-          this.committed.delete(key);
+          this.mirror.delete(key);
           return;
         }
         try {
-          this.committed.set(key, await this.codec.decode<V>(this.topic, message.value));
+          this.mirror.set(key, await this.codec.decode<V>(this.topic, message.value));
         } catch (err) {
           // The changelog is written only by this stage; an undecodable entry is a bug or a foreign writer.
           this.logger.error('state store entry undecodable; ignored', { topic: name, partition, offset: message.offset, key, error: errorMessage(err) });
@@ -76,7 +88,7 @@ export class ChangelogStore<V> {
 
   /** The value of `key` as of the records processed so far (this transaction's writes included). */
   get(partition: number, key: string): V | undefined {
-    return this.pending.get(partition)?.get(key) ?? this.committed.get(key);
+    return this.pending.get(partition)?.get(key) ?? this.own.get(partition)?.get(key) ?? this.mirror.get(key);
   }
 
   stage(partition: number, key: string, value: V): void {
@@ -86,7 +98,11 @@ export class ChangelogStore<V> {
   }
 
   commit(partition: number): void {
-    for (const [key, value] of this.pending.get(partition) ?? []) this.committed.set(key, value);
+    const staged = this.pending.get(partition);
+    if (!staged) return;
+    let mine = this.own.get(partition);
+    if (!mine) this.own.set(partition, (mine = new Map()));
+    for (const [key, value] of staged) mine.set(key, value);
     this.pending.delete(partition);
   }
 
@@ -94,9 +110,12 @@ export class ChangelogStore<V> {
     this.pending.delete(partition);
   }
 
-  /** The partitions this instance no longer owns go back to being mirrored from the tail. */
+  /** The partitions this instance no longer owns are read from the mirror only. */
   release(partitions: Iterable<number>): void {
-    for (const p of partitions) this.owned.delete(p);
+    for (const p of partitions) {
+      this.own.delete(p);
+      this.pending.delete(p);
+    }
   }
 
   /**
@@ -105,11 +124,12 @@ export class ChangelogStore<V> {
    * (initialising its transactional id fences any zombie that still holds it).
    */
   async catchUp(partition: number, producers: Producer[], timeoutMs = 60000): Promise<void> {
-    this.owned.delete(partition);
     const name = this.codec.topics.name(this.topic);
     const seen: Promise<void>[] = [];
+    const ids: string[] = [];
     for (const producer of producers) {
       const id = randomUUID();
+      ids.push(id);
       seen.push(
         new Promise<void>((resolve) =>
           this.barriers.set(id, () => {
@@ -132,7 +152,9 @@ export class ChangelogStore<V> {
       await Promise.race([Promise.all(seen), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`state store ${name}[${partition}] did not catch up within ${timeoutMs} ms`)), timeoutMs)))]);
     } finally {
       clearTimeout(timer);
+      for (const id of ids) this.barriers.delete(id);
     }
-    this.owned.add(partition);
+    // The mirror has read past every write committed to the partition before the barrier.
+    this.own.delete(partition);
   }
 }
