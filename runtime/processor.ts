@@ -380,7 +380,7 @@ export class StageRunner {
     let floor: bigint | undefined;
     try {
       claimed = this.claim(batch.partition);
-      floor = (await claimed).floors.get(batch.topic);
+      floor = (await this.whileHeartbeating(claimed, heartbeat)).floors.get(batch.topic);
     } catch (err) {
       this.lastError = errorMessage(err);
       throw new TransientError(`claiming ${batch.topic}[${batch.partition}] failed (${errorMessage(err)}); retried`);
@@ -405,12 +405,26 @@ export class StageRunner {
       // The batch's last chunk commits past the batch's trailing transaction markers too
       // (lastOffset() counts them), which would otherwise read as a lag of 1 on an idle partition.
       const next = i + chunk.length >= messages.length ? max(BigInt(batch.lastOffset()), BigInt(last.offset)) + 1n : BigInt(last.offset) + 1n;
-      await this.runChunk(batch.partition, () => this.processChunk(source, batch.partition, chunk, next, claimed));
+      await this.whileHeartbeating(this.runChunk(batch.partition, () => this.processChunk(source, batch.partition, chunk, next, claimed)), heartbeat);
       // Committed; after a rejoin kafkajs starts again from the committed offsets, nothing to resolve.
       if (!current()) return;
       this.setLag(batch.topic, batch.partition, BigInt(batch.highWatermark) - next);
       resolveOffset(last.offset);
       await heartbeat();
+    }
+  }
+
+  /**
+   * Awaits `work` while heartbeating the group (kafkajs sends no heartbeat of its own while a batch
+   * is handled), so a long claim or chunk (a store catching up, slow tool calls) does not get the
+   * member evicted. Errors are left to the heartbeat after the work, which surfaces a rebalance.
+   */
+  private async whileHeartbeating<T>(work: Promise<T>, heartbeat: () => Promise<void>): Promise<T> {
+    const timer = setInterval(() => void heartbeat().catch(() => undefined), Math.max(500, Math.floor(this.res.sessionTimeoutMs / 5)));
+    try {
+      return await work;
+    } finally {
+      clearInterval(timer);
     }
   }
 
