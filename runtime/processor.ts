@@ -172,7 +172,10 @@ type Processed = { encoded: TopicMessages[]; handled: HandledRecord | null; dead
  * producers, so no commit happens without a read of the committed offsets taken after its fence.
  */
 export class StageRunner {
-  private readonly consumer: Consumer;
+  private consumer: Consumer;
+  private stopping = false;
+  /** Consumers rebuilt in a row since the last successful join (see {@link rebuild}). */
+  private rebuilds = 0;
   private readonly sources: Source[];
   private readonly group: string;
   private running = false;
@@ -197,16 +200,7 @@ export class StageRunner {
     private readonly res: StageResources,
   ) {
     this.group = res.codec.topics.group(def.stage);
-    this.consumer = res.kafka.consumer({
-      groupId: this.group,
-      readUncommitted: false,
-      sessionTimeout: res.sessionTimeoutMs,
-      heartbeatInterval: Math.max(500, Math.floor(res.sessionTimeoutMs / 5)),
-      rebalanceTimeout: Math.max(30000, res.sessionTimeoutMs * 2),
-      maxBytesPerPartition: 1024 * 1024,
-      retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10000 },
-      partitionAssigners: [coPartitionedAssigner],
-    });
+    this.consumer = this.createConsumer();
     this.store = def.storeTopic ? new ChangelogStore(res.kafka, res.codec, def.storeTopic, res.logger, res.onFatal) : null;
     this.admin = res.kafka.admin();
     const { codec } = res;
@@ -221,8 +215,32 @@ export class StageRunner {
   }
 
   async start(): Promise<void> {
-    const { consumer, res } = this;
+    const { res } = this;
+    await this.store?.start();
+    const { inFlight, storeTopic } = this.def;
+    if (inFlight && storeTopic) {
+      this.inFlightView = await CompactedView.start(res.kafka, res.codec, storeTopic, (value) => inFlight(value), res.logger);
+      res.metrics.trackInFlight(() => this.inFlightView?.count((running) => running, new Set(Object.values(this.assigned).flat())) ?? 0);
+    }
+    await this.admin.connect();
+    await this.runConsumer();
+  }
+
+  /** The stage's group consumer, with the handlers that follow its assignments, lag and crashes. */
+  private createConsumer(): Consumer {
+    const { res } = this;
+    const consumer = res.kafka.consumer({
+      groupId: this.group,
+      readUncommitted: false,
+      sessionTimeout: res.sessionTimeoutMs,
+      heartbeatInterval: Math.max(500, Math.floor(res.sessionTimeoutMs / 5)),
+      rebalanceTimeout: Math.max(30000, res.sessionTimeoutMs * 2),
+      maxBytesPerPartition: 1024 * 1024,
+      retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10000 },
+      partitionAssigners: [coPartitionedAssigner],
+    });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.rebuilds = 0;
       const now = new Set(Object.values(payload.memberAssignment).flat());
       const revoked = [...new Set(Object.values(this.assigned).flat())].filter((p) => !now.has(p));
       this.store?.release(revoked);
@@ -239,30 +257,60 @@ export class StageRunner {
       if (payload.batchSize === 0) this.setLag(payload.topic, payload.partition, BigInt(payload.highWatermark) - BigInt(payload.lastOffset) - 1n);
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (consumer !== this.consumer) return;
       this.lastError = errorMessage(payload.error);
       this.running = payload.restart;
       res.logger.error('consumer crashed', { group: this.group, error: payload.error, restart: payload.restart });
-      if (!payload.restart) res.onFatal?.(payload.error);
+      if (!payload.restart) void this.rebuild(payload.error);
     });
-    await this.store?.start();
-    const { inFlight, storeTopic } = this.def;
-    if (inFlight && storeTopic) {
-      this.inFlightView = await CompactedView.start(res.kafka, res.codec, storeTopic, (value) => inFlight(value), res.logger);
-      res.metrics.trackInFlight(() => this.inFlightView?.count((running) => running, new Set(Object.values(this.assigned).flat())) ?? 0);
-    }
-    await this.admin.connect();
+    return consumer;
+  }
+
+  private async runConsumer(): Promise<void> {
+    const consumer = this.consumer;
     await consumer.connect();
     for (const source of this.sources) await consumer.subscribe({ topic: source.name, fromBeginning: true });
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: res.partitionsConsumedConcurrently ?? 3,
+      partitionsConsumedConcurrently: this.res.partitionsConsumedConcurrently ?? 3,
       eachBatch: (payload) => this.eachBatch(payload),
     });
     this.running = true;
   }
 
+  /**
+   * kafkajs stops a consumer for good on errors it does not classify as retriable, some of which
+   * are passing (no group coordinator while the broker restarts). The runner replaces the consumer
+   * with a new one, up to 5 times in a row with a growing pause (the count resets once a new one
+   * joins the group), and gives up through `onFatal` after that: the process then exits for its
+   * supervisor.
+   */
+  private async rebuild(error: Error): Promise<void> {
+    while (!this.stopping) {
+      if (++this.rebuilds > 5) {
+        this.res.logger.error('consumer could not be rebuilt 5 times in a row; giving up', { group: this.group, error });
+        this.res.onFatal?.(error);
+        return;
+      }
+      const pauseMs = 2000 * this.rebuilds;
+      this.res.logger.warn('rebuilding the stopped consumer', { group: this.group, attempt: this.rebuilds, pause_ms: pauseMs });
+      await new Promise((r) => setTimeout(r, pauseMs));
+      if (this.stopping) return;
+      await this.consumer.disconnect().catch(() => undefined);
+      this.consumer = this.createConsumer();
+      try {
+        await this.runConsumer();
+        return;
+      } catch (err) {
+        this.lastError = errorMessage(err);
+        error = err as Error;
+      }
+    }
+  }
+
   async stop(): Promise<void> {
+    this.stopping = true;
     this.running = false;
     await this.consumer.disconnect();
     await this.admin.disconnect();

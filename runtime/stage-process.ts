@@ -9,7 +9,8 @@ import { StageRunner, type StageDefinition } from './processor.ts';
 /**
  * Runs one stage as a process: waits for Kafka (TAO_STARTUP_WAIT_MS), registers its output schemas,
  * joins its consumer group, serves /health and /metrics on `opsPort`, and on SIGTERM/SIGINT finishes
- * the batch in hand, commits, leaves the group and exits 0. Exits 1 if its consumer stops for good.
+ * the batch in hand, commits, leaves the group and exits 0. Exits 1 if its consumer stops for good
+ * and cannot be rebuilt.
  */
 export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number): Promise<void> {
   const config = loadRuntimeConfig();
@@ -26,8 +27,9 @@ export async function runStageProcess(stage: string, define: (metrics: StageMetr
     logger,
     metrics,
     sessionTimeoutMs: config.kafka.sessionTimeoutMs,
-    // A consumer kafkajs will not restart leaves a process that consumes nothing: exit, so that a
-    // supervisor starts a fresh one, instead of staying up with /health 503.
+    // A consumer the runner could not rebuild (or a store tail that stopped) leaves a process that
+    // consumes nothing: exit, so that a supervisor starts a fresh one, instead of staying up with
+    // /health 503.
     onFatal: () => {
       logger.error('stopping: the consumer stopped for good; exit 1 for the supervisor to restart this stage');
       setTimeout(() => process.exit(1), 100);
