@@ -127,31 +127,32 @@ export class ChangelogStore<V> {
     const name = this.codec.topics.name(this.topic);
     const seen: Promise<void>[] = [];
     const ids: string[] = [];
-    for (const producer of producers) {
-      const id = randomUUID();
-      ids.push(id);
-      seen.push(
-        new Promise<void>((resolve) =>
-          this.barriers.set(id, () => {
-            this.barriers.delete(id);
-            resolve();
-          }),
-        ),
-      );
-      const txn = await producer.transaction();
-      try {
-        await txn.send({ topic: name, messages: [{ partition, key: BARRIER_KEY, value: null, headers: { [BARRIER_HEADER]: id } }] });
-        await txn.commit();
-      } catch (err) {
-        await txn.abort().catch(() => undefined);
-        throw err;
-      }
-    }
     let timer: NodeJS.Timeout | undefined;
     try {
+      for (const producer of producers) {
+        const id = randomUUID();
+        ids.push(id);
+        seen.push(
+          new Promise<void>((resolve) =>
+            this.barriers.set(id, () => {
+              this.barriers.delete(id);
+              resolve();
+            }),
+          ),
+        );
+        const txn = await producer.transaction();
+        try {
+          await txn.send({ topic: name, messages: [{ partition, key: BARRIER_KEY, value: null, headers: { [BARRIER_HEADER]: id } }] });
+          await txn.commit();
+        } catch (err) {
+          await txn.abort().catch(() => undefined);
+          throw err;
+        }
+      }
       await Promise.race([Promise.all(seen), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`state store ${name}[${partition}] did not catch up within ${timeoutMs} ms`)), timeoutMs)))]);
     } finally {
       clearTimeout(timer);
+      // A barrier that failed or timed out is never waited for again.
       for (const id of ids) this.barriers.delete(id);
     }
     // The mirror has read past every write committed to the partition before the barrier.
