@@ -1,60 +1,69 @@
 #!/usr/bin/env node
-// `npm test`: type-check, check generated types, make sure a broker and a registry are there
-// (starting the local ones through infra/ when KAFKA_BROKERS is unset), prepare the Python venv for
-// the interop test, then run every test/**/*.test.ts with node's test runner, one file at a time.
+// The test command, in layers.
 //
-//   npm test                      everything
-//   npm test -- test/loop         only files under a path
-import { execFileSync, spawnSync } from 'node:child_process';
+//   npm test                          every layer: type-check, unit, integration
+//   npm run test:unit                 files that need nothing: no Kafka, no registry, no tools (< 60 s)
+//   npm run test:integration          files that declare what they need (see below)
+//   npm test -- test/loop             only files under a path (any layer)
+//   npm test -- --concurrency 2       integration files run at once (default 3)
+//
+// A test file declares what it needs in one line near its top:
+//
+//   // test-needs: kafka, python
+//
+// kafka     a broker and a schema registry: KAFKA_BROKERS / SCHEMA_REGISTRY_URL, or the local ones
+//           started through infra/ (`tao infra up`; left running for the next run)
+// python    the venv for the Confluent interop reader (confluent-kafka from PyPI, in .infra/)
+// chromium  headless Chromium (Debian package `chromium`)
+// promtool  Prometheus' promtool (Debian package `prometheus`)
+//
+// A file without the line is a unit test: it runs with KAFKA_BROKERS and SCHEMA_REGISTRY_URL
+// pointing at a closed port, so one that reaches for Kafka fails instead of passing by luck.
+// What the selected files need is prepared at the same time as the type-check and the unit tests
+// run; a missing Debian package is installed with apt-get when this runs as root, otherwise the run
+// stops before any integration test with the command that installs it.
+//
+// Every integration file works in a namespace of its own (a random TAO_NAMESPACE: topics, subjects,
+// consumer groups), so several run at once. The closing line is "tests: N passed, N failed".
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { delimiter, join, relative } from 'node:path';
+import { parseArgs } from 'node:util';
 
 const root = new URL('..', import.meta.url).pathname;
+const USAGE = `usage: node scripts/run-tests.js [--layer all|unit|integration] [--concurrency n] [path-prefix...]
+  (npm test | npm run test:unit | npm run test:integration, with -- before extra arguments)`;
+
+let args;
+try {
+  args = parseArgs({
+    allowPositionals: true,
+    options: { layer: { type: 'string', default: 'all' }, concurrency: { type: 'string', default: '3' }, help: { type: 'boolean', short: 'h' } },
+  });
+} catch (err) {
+  console.error(`run-tests: ${err.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (args.values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const layer = args.values.layer;
+const concurrency = Number(args.values.concurrency);
+if (!['all', 'unit', 'integration'].includes(layer) || !Number.isInteger(concurrency) || concurrency < 1) {
+  console.error(`run-tests: --layer must be all, unit or integration and --concurrency a positive integer\n${USAGE}`);
+  process.exit(2);
+}
+
+const started = Date.now();
+const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
+const say = (msg) => console.log(`\n== [${elapsed()}] ${msg}`);
 const env = { ...process.env };
-const step = (msg) => console.log(`\n== ${msg}`);
-const run = (cmd, args, options = {}) => {
-  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env, ...options });
-  if (r.status !== 0) {
-    console.error(`npm test: \`${cmd} ${args.join(' ')}\` failed (exit ${r.status ?? r.signal})`);
-    process.exit(r.status || 1);
-  }
-};
 
-step('type-check (tsc --noEmit)');
-run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root]);
-run(process.execPath, ['--import', 'tsx', 'scripts/gen-types.ts', '--check']);
-
-if (!env.KAFKA_BROKERS) {
-  step('KAFKA_BROKERS is not set: starting local Kafka and schema registry (npx tao infra up)');
-  const out = execFileSync(process.execPath, [join(root, 'bin/tao.js'), 'infra', 'up'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] }).toString();
-  process.stdout.write(out);
-  for (const line of out.split('\n')) {
-    const m = /^(KAFKA_BROKERS|SCHEMA_REGISTRY_URL)=(.+)$/.exec(line.trim());
-    if (m) env[m[1]] = m[2];
-  }
-  if (!env.KAFKA_BROKERS) {
-    console.error('npm test: infra up did not print KAFKA_BROKERS');
-    process.exit(1);
-  }
-} else {
-  console.log(`\nusing KAFKA_BROKERS=${env.KAFKA_BROKERS} SCHEMA_REGISTRY_URL=${env.SCHEMA_REGISTRY_URL ?? '(default)'}`);
-}
-
-if (!env.TAO_INTEROP_PYTHON) {
-  const venv = join(root, '.infra/interop-venv');
-  const requirements = readFileSync(join(root, 'test/interop/requirements.txt'));
-  const marker = join(venv, `.installed-${createHash('sha256').update(requirements).digest('hex').slice(0, 12)}`);
-  if (!existsSync(marker)) {
-    step('preparing the Python venv for the interop test (confluent-kafka from PyPI)');
-    run('python3', ['-m', 'venv', venv]);
-    run(join(venv, 'bin/pip'), ['install', '--quiet', '--disable-pip-version-check', '-r', 'test/interop/requirements.txt']);
-    writeFileSync(marker, '');
-  }
-  env.TAO_INTEROP_PYTHON = join(venv, 'bin/python');
-}
-
-const filters = process.argv.slice(2);
+// ---- which files, and what they need ----------------------------------------------------------
+const KNOWN_NEEDS = ['kafka', 'python', 'chromium', 'promtool'];
 const files = [];
 const walk = (dir) => {
   for (const name of readdirSync(dir).sort()) {
@@ -64,12 +73,158 @@ const walk = (dir) => {
   }
 };
 walk(join(root, 'test'));
-const selected = filters.length ? files.filter((f) => filters.some((p) => f.startsWith(p.replace(/^\.\//, '')))) : files;
-if (selected.length === 0) {
-  console.error(`npm test: no test file matches ${filters.join(' ')}`);
+const needsOf = new Map();
+for (const file of files) {
+  const m = /^\/\/ test-needs: (.+)$/m.exec(readFileSync(join(root, file), 'utf8').slice(0, 4000));
+  const needs = m ? m[1].split(',').map((s) => s.trim()).filter(Boolean) : [];
+  const unknown = needs.filter((n) => !KNOWN_NEEDS.includes(n));
+  if (unknown.length) {
+    console.error(`run-tests: ${file} declares unknown needs ${unknown.join(', ')} (known: ${KNOWN_NEEDS.join(', ')})`);
+    process.exit(2);
+  }
+  needsOf.set(file, needs);
+}
+const filters = args.positionals.map((p) => p.replace(/^\.\//, ''));
+const selected = files.filter((f) => filters.length === 0 || filters.some((p) => f.startsWith(p)));
+const unitFiles = layer === 'integration' ? [] : selected.filter((f) => needsOf.get(f).length === 0);
+const integrationFiles = layer === 'unit' ? [] : selected.filter((f) => needsOf.get(f).length > 0);
+if (unitFiles.length + integrationFiles.length === 0) {
+  console.error(`run-tests: no ${layer === 'all' ? '' : `${layer} `}test file matches ${filters.join(' ') || '(all)'}`);
   process.exit(1);
 }
-step(`running ${selected.length} test files`);
-// --test-force-exit: a failed test that leaks a connection must not keep its file (and CI) hanging.
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', '--test-concurrency=1', '--test-reporter=spec', ...selected], { cwd: root, stdio: 'inherit', env });
-process.exit(result.status ?? 1);
+const needed = new Set(integrationFiles.flatMap((f) => needsOf.get(f)));
+
+// ---- helpers -----------------------------------------------------------------------------------
+/** Runs a command with its output prefixed; resolves with { code, out } (out: stdout text). */
+function run(cmd, cmdArgs, { prefix, quiet = false, extraEnv = {} } = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, cmdArgs, { cwd: root, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let tail = [];
+    const forward = (stream, keep) => {
+      let buf = '';
+      stream.on('data', (chunk) => {
+        buf += chunk;
+        let i;
+        while ((i = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, i);
+          buf = buf.slice(i + 1);
+          if (keep) out += `${line}\n`;
+          tail = [...tail.slice(-29), line];
+          if (!quiet) console.log(prefix ? `[${prefix}] ${line}` : line);
+        }
+      });
+      stream.on('end', () => {
+        if (buf) {
+          if (keep) out += buf;
+          tail.push(buf);
+          if (!quiet) console.log(prefix ? `[${prefix}] ${buf}` : buf);
+        }
+      });
+    };
+    forward(child.stdout, true);
+    forward(child.stderr, false);
+    child.on('error', (err) => resolve({ code: 127, out, tail: [err.message] }));
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), out, tail }));
+  });
+}
+const onPath = (cmd) => (env.PATH ?? '').split(delimiter).some((dir) => {
+  try {
+    accessSync(join(dir, cmd), constants.X_OK);
+    return true;
+  } catch {
+    return false; // not in this PATH entry
+  }
+});
+
+// ---- preparation, all at once --------------------------------------------------------------------
+const problems = [];
+async function typecheck() {
+  const tsc = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root], { prefix: 'tsc' });
+  if (tsc.code !== 0) return problems.push('the type-check failed (tsc --noEmit, above)');
+  const gen = await run(process.execPath, ['--import', 'tsx', 'scripts/gen-types.ts', '--check'], { prefix: 'types' });
+  if (gen.code !== 0) problems.push('schemas/types.gen.ts is stale (node --import tsx scripts/gen-types.ts)');
+}
+
+async function debianPackages() {
+  const missing = [];
+  if (needed.has('chromium') && !existsSync('/usr/bin/chromium')) missing.push('chromium');
+  if (needed.has('promtool') && !onPath('promtool')) missing.push('prometheus');
+  if (missing.length === 0) return;
+  const how = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
+  if (process.getuid?.() !== 0 || !onPath('apt-get')) {
+    return problems.push(`missing Debian packages ${missing.join(', ')} (tests need chromium for the HTML report and promtool for the alert rules); install them with: sudo ${how}`);
+  }
+  say(`installing Debian packages the tests need: ${missing.join(', ')} (apt-get, about a minute)`);
+  const extraEnv = { DEBIAN_FRONTEND: 'noninteractive' };
+  const update = await run('apt-get', ['update', '-qq'], { prefix: 'apt', quiet: true, extraEnv });
+  const install = update.code === 0 ? await run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { prefix: 'apt', quiet: true, extraEnv }) : update;
+  if (install.code !== 0) return problems.push(`could not install ${missing.join(', ')} with apt-get (exit ${install.code}):\n${install.tail.join('\n')}\nrun: ${how}`);
+  say(`installed ${missing.join(', ')}`);
+}
+
+async function kafka() {
+  if (env.KAFKA_BROKERS) {
+    say(`using KAFKA_BROKERS=${env.KAFKA_BROKERS} SCHEMA_REGISTRY_URL=${env.SCHEMA_REGISTRY_URL ?? '(default)'}`);
+    return;
+  }
+  say('KAFKA_BROKERS is not set: starting local Kafka and schema registry (npx tao infra up; the first run builds them, about a minute)');
+  const up = await run(process.execPath, [join(root, 'bin/tao.js'), 'infra', 'up'], { prefix: 'infra' });
+  for (const line of up.out.split('\n')) {
+    const m = /^(KAFKA_BROKERS|SCHEMA_REGISTRY_URL)=(.+)$/.exec(line.trim());
+    if (m) env[m[1]] = m[2];
+  }
+  if (up.code !== 0 || !env.KAFKA_BROKERS) problems.push(`local infrastructure did not start (tao infra up exit ${up.code}); see infra/README.md`);
+}
+
+async function pythonVenv() {
+  if (env.TAO_INTEROP_PYTHON) return;
+  const venv = join(root, '.infra/interop-venv');
+  const requirements = readFileSync(join(root, 'test/interop/requirements.txt'));
+  const marker = join(venv, `.installed-${createHash('sha256').update(requirements).digest('hex').slice(0, 12)}`);
+  if (!existsSync(marker)) {
+    say('preparing the Python venv for the interop test (confluent-kafka from PyPI)');
+    const mk = await run('python3', ['-m', 'venv', venv], { prefix: 'venv' });
+    const pip = mk.code === 0 ? await run(join(venv, 'bin/pip'), ['install', '--quiet', '--disable-pip-version-check', '-r', 'test/interop/requirements.txt'], { prefix: 'venv' }) : mk;
+    if (pip.code !== 0) return problems.push('the Python venv for the interop test could not be prepared (python3 -m venv + pip, above)');
+    writeFileSync(marker, '');
+  }
+  env.TAO_INTEROP_PYTHON = join(venv, 'bin/python');
+}
+
+// ---- test runs -----------------------------------------------------------------------------------
+const totals = { pass: 0, fail: 0, files: 0 };
+async function nodeTest(label, testFiles, extraEnv, fileConcurrency) {
+  say(`${label}: ${testFiles.length} files, ${fileConcurrency} at a time`);
+  // --test-force-exit: a failed test that leaks a connection must not keep its file (and CI) hanging.
+  const r = await run(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${fileConcurrency}`, '--test-timeout=600000', '--test-reporter=spec', ...testFiles],
+    { extraEnv },
+  );
+  const count = (word) => Number(new RegExp(`^ℹ ${word} (\\d+)$`, 'm').exec(r.out)?.[1] ?? 0);
+  totals.pass += count('pass');
+  totals.fail += count('fail') + count('cancelled');
+  totals.files += testFiles.length;
+  if (r.code !== 0 && count('fail') + count('cancelled') === 0) totals.fail += 1; // the runner itself failed
+  say(`${label} done: ${count('pass')} passed, ${count('fail')} failed, ${count('cancelled')} cancelled`);
+}
+
+const preparation = [typecheck()];
+if (needed.has('kafka')) preparation.push(kafka());
+if (needed.has('python')) preparation.push(pythonVenv());
+if (needed.has('chromium') || needed.has('promtool')) preparation.push(debianPackages());
+
+if (unitFiles.length) {
+  await nodeTest('unit tests', unitFiles, { KAFKA_BROKERS: '127.0.0.1:9', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' }, Math.max(1, availableParallelism()));
+}
+await Promise.all(preparation);
+if (problems.length) {
+  for (const p of problems) console.error(`\nnpm test: ${p}`);
+  console.log(`\ntests: ${totals.pass} passed, ${totals.fail + problems.length} failed`);
+  process.exit(1);
+}
+if (integrationFiles.length) await nodeTest('integration tests', integrationFiles, {}, concurrency);
+console.log(`\nnpm test: ${totals.files} files in ${elapsed()}`);
+console.log(`tests: ${totals.pass} passed, ${totals.fail} failed`);
+process.exit(totals.fail === 0 ? 0 : 1);

@@ -1,3 +1,4 @@
+// test-needs: kafka
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * The ingress never answers 2xx for a task that was not durably written: with the broker stopped it
  * answers 503, and the client's retry after the broker is back starts the run, which completes.

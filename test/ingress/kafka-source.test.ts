@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * Tasks from an existing topic: a source process maps good records to exactly one task each, in the
  * same transaction as the source offset, and puts every bad record in the source's dead-letter topic.

@@ -1,3 +1,4 @@
+// test-needs: kafka, python
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * Loop bounds and plan validation on the real loop. Plans come from the LLM planner with scripted
  * answers (a real chat-completions HTTP server), so one Thought process can be handed any plan:

@@ -1,3 +1,4 @@
+// test-needs: kafka
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';

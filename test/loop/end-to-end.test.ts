@@ -1,3 +1,4 @@
+// test-needs: kafka
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildTask, submitTasks } from '../../client/tasks.ts';

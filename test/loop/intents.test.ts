@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * The demo domain end to end with the ONNX intent router as planner: each intent's ticket, in English
  * or Chinese, is routed to its flow, its slots fill the flow's inputs, the real tools run, and the

@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * A GitHub issue without the order id parks its run awaiting input; the customer's comment with the
  * id, delivered as a signed webhook, resumes the same run to completed.

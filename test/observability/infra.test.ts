@@ -1,3 +1,4 @@
+// test-needs: promtool
 /**
  * The files users load into Prometheus and Grafana (infra/observability/): they parse, scrape the
  * ports the processes listen on, alert on what the issue asks for, and name only metrics the

@@ -1,3 +1,4 @@
+// test-needs: kafka, chromium
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * A partition moving to another instance while its old owner is still alive, mid-chunk: the case
  * behind the duplicated steps the chaos bench found at a fast kill pace. Two StageRunners of one

@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * A handler whose output is larger than the topics accept (the broker's 1 MiB max.message.bytes):
  * the broker would refuse it and fail the transaction at every retry, blocking the partition. The

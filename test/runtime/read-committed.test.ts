@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * read_committed through kafkajs when transactions interleave on a partition. The broker lists a
  * fetch's aborted transactions in the order their abort markers were written; kafkajs 2.2.4 assumed

@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * A stage started while Kafka is unreachable (a supervisor restarting it during a broker restart)
  * waits for the broker instead of failing its start-up, and gives up with a clear message after

@@ -1,3 +1,4 @@
+// test-needs: kafka
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SchemaType } from '@kafkajs/confluent-schema-registry';

@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * The real Action stage (a separate process) against real HTTP tool servers, with every record read
  * back from Kafka: contracts, retries by class, circuit breaker and fallback, keep-alive, SSRF,

@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * Observation judged on records produced by the real Action stage against the real tool server,
  * read back from Kafka: one row per tool behaviour, checking valid, error_type, confidence and the

@@ -1,0 +1,335 @@
+/**
+ * The prompt builder of a model turn: a pure function from what the run knows (its task, the
+ * skill, the facts the user gave, the earlier turns and their observations, reflections) to an
+ * OpenAI chat-completions request that fits a context window.
+ *
+ * The window is shared out as seed 004's Harness does it: system 20%, skill 15%, tool results 30%,
+ * history 25%, generation 10% (the request's `max_tokens`). A section that needs less than its
+ * share lends the rest to tool results, then history. When the prompt is over, it is compacted
+ * deterministically, oldest first:
+ *   1. observations of older turns are reduced to their extracted fields (or their error);
+ *   2. long tool outputs are cut, with a marker saying how much was cut;
+ *   3. the oldest turns are folded into one line each in a summary, then the summary itself is cut
+ *      to a count of omitted turns.
+ * The task text and the facts (extracted slots, values the user gave) are never dropped: they sit
+ * in the system section, and when they alone do not fit the prompt window the result says so
+ * (`overflow`) instead of cutting them.
+ *
+ * No I/O, no clock, no randomness: the same input always gives the same bytes, so a replay
+ * rebuilds exactly the prompt that was recorded.
+ */
+
+/** A catalog tool as the model sees it. */
+export interface PromptTool {
+  /** Catalog name, e.g. `orders.get`. */
+  name: string;
+  description: string;
+  /** The tool's parameter JSON Schema. */
+  parameters: Record<string, unknown>;
+}
+
+/** One tool call the model made, and what Observation found of its result. */
+export interface PromptCall {
+  /** The model's tool_call id. */
+  id: string;
+  /** Catalog name. */
+  tool: string;
+  arguments: Record<string, unknown>;
+  /** Observation's verdict on the result. */
+  valid: boolean;
+  /** The fields Observation extracted from a valid result. */
+  extracted: Record<string, unknown> | null;
+  /** The tool's answer as received (a JSON text, an error page, ...). */
+  raw: string;
+  /** Observation's error type and message for an invalid result. */
+  error: string | null;
+}
+
+/** One earlier model turn: what the model said and the calls it made, with their observations. */
+export interface PromptTurn {
+  turn: number;
+  /** The assistant's text beside its tool calls (its reasoning), if any. */
+  content: string | null;
+  calls: PromptCall[];
+}
+
+/** Everything a model turn is built from. */
+export interface PromptInput {
+  /** Fixed rules of the runtime (how to answer, what a final answer holds). */
+  system: string;
+  skill: { ref: string; prompt: string; tools: PromptTool[] };
+  /** The run's text: the task and any replies. Protected. */
+  task: string;
+  /** Extracted slots and values the user gave. Protected. */
+  facts: Record<string, string>;
+  /** Earlier turns, oldest first. */
+  turns: PromptTurn[];
+  /** Reflections written so far (model-written or rule-based), oldest first. */
+  reflections: string[];
+  /** `react` asks for tool calls or a final answer; `reflection` asks for a structured reflection. */
+  mode: 'react' | 'reflection';
+}
+
+/** Shares of the context window, as fractions that add up to 1. */
+export interface BudgetShares {
+  system: number;
+  skill: number;
+  results: number;
+  history: number;
+  generation: number;
+}
+
+export const SEED_SHARES: BudgetShares = { system: 0.2, skill: 0.15, results: 0.3, history: 0.25, generation: 0.1 };
+
+/** A chat-completions message as sent. */
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface WireToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface WireTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+/** Estimated tokens per section of a built prompt. */
+export interface SectionTokens {
+  system: number;
+  skill: number;
+  results: number;
+  history: number;
+  /** The request's `max_tokens`. */
+  generation: number;
+  /** Everything but generation. */
+  prompt: number;
+}
+
+/** The result of {@link buildPrompt}. */
+export interface BuiltPrompt {
+  messages: ChatMessage[];
+  /** Empty for a reflection turn. */
+  tools: WireTool[];
+  /** `response_format` for a reflection turn. */
+  responseFormat: Record<string, unknown> | null;
+  maxTokens: number;
+  tokens: SectionTokens;
+  /** What compaction did, for the record. */
+  compaction: { reducedObservations: number; cutOutputs: number; foldedTurns: number; omittedTurns: number; skillCut: boolean };
+  /** True when the protected sections alone exceed the prompt window: the prompt is not sendable. */
+  overflow: boolean;
+}
+
+/** The JSON Schema of a reflection answer (seed 001's four dimensions and one action). */
+export const REFLECTION_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['data_completeness', 'logic_consistency', 'policy_compliance', 'uncertainty', 'action', 'reason'],
+  properties: {
+    data_completeness: { $ref: '#/$defs/dimension' },
+    logic_consistency: { $ref: '#/$defs/dimension' },
+    policy_compliance: { $ref: '#/$defs/dimension' },
+    uncertainty: { $ref: '#/$defs/dimension' },
+    action: { enum: ['retry_with_changed_input', 'change_plan', 'ask_person', 'escalate', 'fail'] },
+    reason: { type: 'string' },
+  },
+  $defs: {
+    dimension: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['verdict', 'reason'],
+      properties: { verdict: { enum: ['PASS', 'MISSING', 'INCONSISTENT'] }, reason: { type: 'string' } },
+    },
+  },
+} as const;
+
+/** OpenAI function names allow `[a-zA-Z0-9_-]{1,64}`; catalog names have dots. The mapping is reversible. */
+export function toWireName(tool: string): string {
+  return tool.replaceAll('.', '__');
+}
+
+export function fromWireName(wire: string): string {
+  return wire.replaceAll('__', '.');
+}
+
+const CJK = /[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]/gu;
+
+/**
+ * Estimated tokens of a text: one per CJK character, one per four other characters. Deterministic
+ * and model-independent (the builder must not depend on a tokenizer the replay host may lack).
+ * Close to BPE tokenizers on English prose; dense JSON can count up to about a third more there,
+ * so set a skill's `context-window` below the model's real window by that margin.
+ */
+export function estimateTokens(text: string): number {
+  const cjk = text.match(CJK)?.length ?? 0;
+  return cjk + Math.ceil((text.length - cjk) / 4);
+}
+
+const MESSAGE_OVERHEAD = 4;
+const messageTokens = (m: ChatMessage): number =>
+  MESSAGE_OVERHEAD +
+  estimateTokens(m.content ?? '') +
+  ('tool_calls' in m && m.tool_calls ? m.tool_calls.reduce((n, c) => n + estimateTokens(c.function.name) + estimateTokens(c.function.arguments) + MESSAGE_OVERHEAD, 0) : 0);
+
+/** Cuts `text` to about `tokens` tokens, ending with a marker that says how many characters were cut. */
+export function cutText(text: string, tokens: number): string {
+  if (estimateTokens(text) <= tokens) return text;
+  let keep = Math.max(0, tokens * 4);
+  // CJK text is denser: shrink until it fits, deterministically.
+  while (keep > 0 && estimateTokens(text.slice(0, keep)) + 8 > tokens) keep = Math.floor(keep * 0.8);
+  return `${text.slice(0, keep)}…[cut ${text.length - keep} chars]`;
+}
+
+const json = (v: unknown): string => JSON.stringify(v);
+
+function observationText(call: PromptCall, reduced: boolean): string {
+  if (!call.valid) return json({ valid: false, error: call.error ?? 'invalid result' });
+  if (reduced) return json({ valid: true, extracted: call.extracted ?? {} });
+  return json({ valid: true, extracted: call.extracted ?? {}, raw: call.raw });
+}
+
+function summaryLine(turn: PromptTurn): string {
+  const calls = turn.calls.map((c) => `${c.tool}(${json(c.arguments)}) -> ${c.valid ? json(c.extracted ?? {}) : `invalid: ${c.error ?? ''}`}`);
+  return `turn ${turn.turn}: ${calls.join('; ') || (turn.content ?? '')}`;
+}
+
+/**
+ * Builds the request of one model turn within `contextWindow` tokens.
+ * Never throws for long inputs: it compacts, and sets `overflow` when even the protected
+ * sections do not fit.
+ */
+export function buildPrompt(input: PromptInput, contextWindow: number, shares: BudgetShares = SEED_SHARES): BuiltPrompt {
+  const cap = (s: keyof BudgetShares) => Math.floor(contextWindow * shares[s]);
+  const maxTokens = Math.max(16, cap('generation'));
+  const promptWindow = contextWindow - maxTokens;
+  const compaction = { reducedObservations: 0, cutOutputs: 0, foldedTurns: 0, omittedTurns: 0, skillCut: false };
+
+  // System: runtime rules, then the protected facts. Only the rules may be cut.
+  const header = `Skill: ${input.skill.ref}${input.mode === 'reflection' ? '\nTurn: reflection' : ''}`;
+  const factLines = Object.keys(input.facts)
+    .sort()
+    .map((k) => `- ${k}: ${input.facts[k]}`);
+  const factsText = factLines.length ? `\n\nFacts the user gave (keep them in mind):\n${factLines.join('\n')}` : '';
+  const protectedTokens = estimateTokens(header + factsText) + estimateTokens(input.task) + 2 * MESSAGE_OVERHEAD;
+  const rules = cutText(input.system, Math.max(0, cap('system') - protectedTokens));
+
+  // Skill: its prompt and the tools it allows (the tool list is sent whole: a tool the model
+  // cannot see is a tool it cannot call).
+  const tools: WireTool[] =
+    input.mode === 'react'
+      ? input.skill.tools.map((t) => ({ type: 'function', function: { name: toWireName(t.name), description: t.description, parameters: t.parameters } }))
+      : [];
+  const toolTokens = tools.reduce((n, t) => n + estimateTokens(json(t)), 0);
+  const skillRoom = Math.max(0, cap('skill') - toolTokens);
+  const skillPrompt = cutText(input.skill.prompt, skillRoom);
+  compaction.skillCut = skillPrompt !== input.skill.prompt;
+
+  const systemText = `${header}\n\n${rules}\n\n${skillPrompt}${factsText}`;
+  const systemTokens = estimateTokens(`${header}\n\n${rules}${factsText}`) + estimateTokens(input.task) + 2 * MESSAGE_OVERHEAD;
+  const skillTokens = estimateTokens(skillPrompt) + toolTokens;
+  const lent = Math.max(0, cap('system') - systemTokens) + Math.max(0, cap('skill') - skillTokens);
+  let resultsRoom = cap('results') + lent;
+  let historyRoom = cap('history');
+  // Whatever is left of the prompt window after system and skill bounds the other two as well.
+  const rest = promptWindow - systemTokens - skillTokens;
+  if (resultsRoom + historyRoom > rest) {
+    const scale = Math.max(0, rest) / (resultsRoom + historyRoom);
+    resultsRoom = Math.floor(resultsRoom * scale);
+    historyRoom = Math.floor(historyRoom * scale);
+  }
+
+  // History and results, compacted until both fit their rooms.
+  const turns = input.turns;
+  const reduced = new Set<number>();
+  const cuts = new Map<string, number>();
+  let folded = 0;
+  let omitted = false;
+  const reflectionsText = input.reflections.length ? `Reflections so far:\n${input.reflections.map((r, i) => `${i + 1}. ${r}`).join('\n')}` : '';
+
+  const render = () => {
+    const history: ChatMessage[] = [];
+    const results: ChatMessage[] = [];
+    const all: ChatMessage[] = [];
+    const summary = omitted ? `Earlier turns: ${folded} omitted (their facts are listed above).` : folded ? `Earlier turns (compacted):\n${turns.slice(0, folded).map(summaryLine).join('\n')}` : '';
+    const notes = [summary, reflectionsText].filter(Boolean).join('\n\n');
+    if (notes) {
+      const m: ChatMessage = { role: 'system', content: notes };
+      history.push(m);
+      all.push(m);
+    }
+    turns.slice(folded).forEach((t, i) => {
+      const index = folded + i;
+      const assistant: ChatMessage = {
+        role: 'assistant',
+        content: t.content,
+        tool_calls: t.calls.map((c) => ({ id: c.id, type: 'function', function: { name: toWireName(c.tool), arguments: json(c.arguments) } })),
+      };
+      if (assistant.tool_calls!.length === 0) delete assistant.tool_calls;
+      history.push(assistant);
+      all.push(assistant);
+      for (const c of t.calls) {
+        let text = observationText(c, reduced.has(index));
+        const cut = cuts.get(c.id);
+        if (cut !== undefined) text = cutText(text, cut);
+        const m: ChatMessage = { role: 'tool', tool_call_id: c.id, content: text };
+        results.push(m);
+        all.push(m);
+      }
+    });
+    const sum = (ms: ChatMessage[]) => ms.reduce((n, m) => n + messageTokens(m), 0);
+    return { all, historyTokens: sum(history), resultsTokens: sum(results) };
+  };
+
+  let r = render();
+  // 1. Older turns' observations down to their extracted fields, oldest first.
+  for (let i = folded; r.resultsTokens > resultsRoom && i < turns.length - 1; i++) {
+    reduced.add(i);
+    compaction.reducedObservations += turns[i].calls.length;
+    r = render();
+  }
+  // 2. Cut long outputs: every result gets an equal slice of the room, largest first.
+  if (r.resultsTokens > resultsRoom) {
+    const calls = turns.slice(folded).flatMap((t) => t.calls);
+    const slice = Math.max(24, Math.floor(resultsRoom / Math.max(1, calls.length)) - MESSAGE_OVERHEAD);
+    for (const c of calls) {
+      cuts.set(c.id, slice);
+      compaction.cutOutputs++;
+    }
+    r = render();
+  }
+  // 3. Fold the oldest turns into summary lines until both sections fit (the last turn stays whole).
+  while ((r.resultsTokens > resultsRoom || r.historyTokens + r.resultsTokens > resultsRoom + historyRoom) && folded < turns.length - 1) {
+    folded++;
+    r = render();
+  }
+  if (r.historyTokens + r.resultsTokens > resultsRoom + historyRoom && folded > 0) {
+    omitted = true;
+    r = render();
+  }
+  compaction.foldedTurns = omitted ? 0 : folded;
+  compaction.omittedTurns = omitted ? folded : 0;
+
+  const messages: ChatMessage[] = [{ role: 'system', content: systemText }, { role: 'user', content: input.task }, ...r.all];
+  const tokens: SectionTokens = {
+    system: systemTokens,
+    skill: skillTokens,
+    results: r.resultsTokens,
+    history: r.historyTokens,
+    generation: maxTokens,
+    prompt: systemTokens + skillTokens + r.resultsTokens + r.historyTokens,
+  };
+  return {
+    messages,
+    tools,
+    responseFormat: input.mode === 'reflection' ? { type: 'json_schema', json_schema: { name: 'reflection', strict: true, schema: REFLECTION_SCHEMA } } : null,
+    maxTokens,
+    tokens,
+    compaction,
+    overflow: protectedTokens > promptWindow || tokens.prompt > promptWindow,
+  };
+}
