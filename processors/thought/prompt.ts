@@ -289,10 +289,10 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   // 1. Older turns' observations down to their extracted fields, oldest first.
   for (let i = folded; r.resultsTokens > resultsRoom && i < turns.length - 1; i++) {
     reduced.add(i);
-    compaction.reducedObservations += turns[i].calls.length;
+    compaction.reducedObservations += turns[i]!.calls.length;
     r = render();
   }
-  // 2. Cut long outputs: every result gets an equal slice of the room, largest first.
+  // 2. Cut long outputs: every result gets an equal slice of the room.
   if (r.resultsTokens > resultsRoom) {
     const calls = turns.slice(folded).flatMap((t) => t.calls);
     const slice = Math.max(24, Math.floor(resultsRoom / Math.max(1, calls.length)) - MESSAGE_OVERHEAD);

@@ -50,7 +50,7 @@ const promptTokens = (messages: ChatMessage[], toolsJson: string): number =>
 describe('buildPrompt', () => {
   test('a 12-turn ReAct run whose raw history is 3x the window: every prompt fits, and the task and every fact are in every prompt', () => {
     const all = Array.from({ length: 12 }, (_, i) => turn(i + 1, 5200));
-    const rawTokens = all.reduce((n, t) => n + estimateTokens(t.calls[0].raw), 0);
+    const rawTokens = all.reduce((n, t) => n + estimateTokens(t.calls[0]!.raw), 0);
     assert.ok(rawTokens >= 3 * WINDOW, `raw history is ${rawTokens} tokens, the test needs at least ${3 * WINDOW}`);
     for (let k = 0; k <= 12; k++) {
       const built = buildPrompt(input(all.slice(0, k)), WINDOW);
@@ -58,15 +58,15 @@ describe('buildPrompt', () => {
       assert.equal(built.overflow, false, `turn ${k}`);
       assert.ok(counted + built.maxTokens <= WINDOW, `turn ${k}: ${counted} prompt tokens + ${built.maxTokens} generation > ${WINDOW}`);
       assert.equal(built.tokens.generation, WINDOW * 0.1 - (WINDOW * 0.1) % 1);
-      const system = built.messages[0].content!;
+      const system = built.messages[0]!.content!;
       assert.match(system, /^Skill: order-status@1\n/);
       for (const [k2, v] of Object.entries(input([]).facts)) assert.ok(system.includes(`- ${k2}: ${v}`), `turn ${k}: fact ${k2} missing`);
       assert.deepEqual(built.messages[1], { role: 'user', content: input([]).task });
       // The newest turn is always there in full protocol shape: its tool_calls and a tool message per call.
       if (k > 0) {
-        const last = all[k - 1].calls[0];
-        const assistant = built.messages.findLast((m) => m.role === 'assistant');
-        assert.equal(assistant && 'tool_calls' in assistant ? assistant.tool_calls?.[0].id : undefined, last.id);
+        const last = all[k - 1]!.calls[0]!;
+        const assistant = [...built.messages].reverse().find((m) => m.role === 'assistant');
+        assert.equal(assistant && 'tool_calls' in assistant ? assistant.tool_calls?.[0]?.id : undefined, last.id);
         assert.ok(built.messages.some((m) => m.role === 'tool' && m.tool_call_id === last.id));
       }
     }
@@ -102,7 +102,7 @@ describe('buildPrompt', () => {
 
   test('over budget, older observations shrink to their extracted fields first; the newest keeps its raw output', () => {
     const built = buildPrompt(input([turn(1, 12000), turn(2, 300)]), WINDOW);
-    const [older, newer] = built.messages.filter((m) => m.role === 'tool');
+    const [older, newer] = built.messages.filter((m) => m.role === 'tool') as [ChatMessage, ChatMessage];
     assert.deepEqual(JSON.parse(older.content!), { valid: true, extracted: { status: 'shipped', turn: 1 } });
     assert.match(newer.content!, /"raw":/);
   });
@@ -118,12 +118,12 @@ describe('buildPrompt', () => {
     const facts = { note: 'x'.repeat(WINDOW * 5) };
     const built = buildPrompt(input([], { facts }), WINDOW);
     assert.equal(built.overflow, true);
-    assert.ok(built.messages[0].content!.includes(facts.note));
+    assert.ok(built.messages[0]!.content!.includes(facts.note));
   });
 
   test('a reflection turn asks for the structured reflection and offers no tools', () => {
     const built = buildPrompt(input([turn(1, 100)], { mode: 'reflection', reflections: ['orders.get failed twice: timeout'] }), WINDOW);
-    assert.match(built.messages[0].content!, /^Skill: order-status@1\nTurn: reflection\n/);
+    assert.match(built.messages[0]!.content!, /^Skill: order-status@1\nTurn: reflection\n/);
     assert.deepEqual(built.tools, []);
     assert.equal((built.responseFormat as { type: string }).type, 'json_schema');
     assert.ok(built.messages.some((m) => m.role === 'system' && m.content!.includes('1. orders.get failed twice: timeout')));
