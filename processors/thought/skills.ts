@@ -264,7 +264,8 @@ function parseSkill(skillDir: string, folder: string, catalog: Pick<ToolCatalog,
   const { yamlText, body } = splitFrontmatter(readFileSync(file, 'utf8')) ?? fail('must start with YAML frontmatter between two "---" lines');
   const doc = parseDocument(yamlText, { uniqueKeys: true, prettyErrors: false });
   const yamlError = doc.errors[0];
-  if (yamlError) fail(`frontmatter is not valid YAML (line ${(yamlError.linePos?.[0].line ?? 0) + 1}: ${yamlError.message.split('\n')[0]})`);
+  // +1 for the opening `---`: the line number is the file's, where an editor shows it.
+  if (yamlError) fail(`frontmatter is not valid YAML (line ${yamlText.slice(0, yamlError.pos[0]).split('\n').length + 1}: ${yamlError.message.split('\n')[0]})`);
   const raw: unknown = doc.toJS();
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) fail('frontmatter must be a YAML mapping (key: value lines)');
   const front = raw as Record<string, unknown>;
