@@ -121,10 +121,12 @@ test('a minimal third-party skill (name and description only) loads, with other 
     'pdf-processing': skillMd('name: pdf-processing\ndescription: Extract PDF text, fill forms, merge files. Use when handling PDFs.', '# PDFs\n\nUse pdfplumber.'),
     'code-review': skillMd('name: code-review\ndescription: Reviews code.\nlicense: Proprietary. LICENSE.txt has complete terms\nargument-hint: "[file]"\ndisable-model-invocation: true\nallowed-tools:\n  - orders.get\nmetadata:\n  author: example-org'),
     'not-a-skill': { 'README.md': 'no SKILL.md here' },
+    // The format's reference validator accepts lowercase letters beyond a-z.
+    'données-2': skillMd('name: données-2\ndescription: Analyse des données.'),
   });
   writeFileSync(join(dir, 'README.md'), 'files beside the skill folders are not skills');
   const skills = loadSkills(dir, catalog);
-  assert.deepEqual(skills.list().map((s) => s.name), ['code-review', 'pdf-processing']);
+  assert.deepEqual(skills.list().map((s) => s.name), ['code-review', 'données-2', 'pdf-processing']);
   const pdf = skills.get('pdf-processing')!;
   assert.equal(pdf.version, null);
   assert.equal(pdf.runnable, false);
@@ -134,7 +136,7 @@ test('a minimal third-party skill (name and description only) loads, with other 
   assert.equal(pdf.planner, undefined);
   assert.deepEqual({ maxModelTurns: pdf.maxModelTurns, tokenBudget: pdf.tokenBudget, contextWindow: pdf.contextWindow, maxTokens: pdf.maxTokens }, SKILL_DEFAULTS);
   assert.throws(() => skills.runnable('pdf-processing'), (err: Error) => err instanceof ConfigError && err.message === 'skill "pdf-processing" is not runnable: its SKILL.md has no metadata.version');
-  assert.throws(() => skills.runnable('nope'), /unknown skill "nope" \(known: code-review, pdf-processing\)/);
+  assert.throws(() => skills.runnable('nope'), /unknown skill "nope" \(known: code-review, données-2, pdf-processing\)/);
   const review = skills.get('code-review')!;
   assert.deepEqual(review.ignoredKeys, ['argument-hint', 'disable-model-invocation']);
   assert.deepEqual(review.allowedTools, ['orders.get']);
