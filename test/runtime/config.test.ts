@@ -4,9 +4,11 @@
  * table generated from the declarations. No broker needed.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -168,6 +170,20 @@ describe('tao config', () => {
     assert.equal((await run([], { TAO_TOOL_CATALOG_DIR: dir, TAO_CRM_TOKEN: 't' })).code, 0);
     assert.equal((await run([], { TAO_CRM_TOKEN: 't' })).code, 1);
   });
+});
+
+test('TAO_BIND_HOST is the address a server binds (`tao run tools`; the stages\' ops servers go the same way)', { timeout: 30000 }, async () => {
+  const child = spawn(process.execPath, [TAO_BIN, 'run', 'tools'], { env: { PATH: process.env.PATH, TAO_BIND_HOST: '127.0.0.2', TAO_TOOLS_PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+    const url = new URL((JSON.parse(line) as { url: string }).url);
+    assert.equal(url.hostname, '127.0.0.2');
+    assert.equal((await fetch(new URL('/health', url))).status, 200);
+    await assert.rejects(fetch(`http://127.0.0.1:${url.port}/health`), 'not bound to 127.0.0.1');
+  } finally {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  }
 });
 
 test('the README configuration tables are generated from the declarations (run scripts/gen-config-docs.ts)', () => {
