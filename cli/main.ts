@@ -12,6 +12,7 @@
  *   tao classify "<text>"              the intent router's decision on a task text
  *   tao skills list|show               the skills the model in the loop can run (cli/skills.ts)
  *   tao demo                           everything above, with sample tasks
+ *   tao config [--json]                the effective configuration, secrets masked
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -27,14 +28,15 @@ import { loadSourceConfig, sourceStage } from '../ingress/kafka-source.ts';
 import * as infra from '../infra/local.ts';
 import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../processors/wiring.ts';
 import { AvroCodec, createRegistry } from '../runtime/codec.ts';
-import { loadRuntimeConfig } from '../runtime/config.ts';
+import { isSet, loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { createKafka, waitForKafka } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import { runStageProcess } from '../runtime/stage-process.ts';
 import { startToolServer } from '../tool-server/server.ts';
+import { checkStartupEnvironment, configCommand } from './config-command.ts';
 import { runDemo } from './demo.ts';
 import { skillsCommand } from './skills.ts';
-import { DEFAULT_PORTS, spawnStage, stopAll } from './processes.ts';
+import { spawnStage, stopAll } from './processes.ts';
 import { applyCatalog } from '../topics/apply-catalog.ts';
 import { ensureTopic } from '../topics/apply.ts';
 
@@ -51,12 +53,15 @@ const USAGE = `usage: tao <command>
   classify-error <file|->     the ONNX classifier's label and confidence for an error payload (JSON)
   classify "<text>"           the intent router's intent, confidence and slots for a task text (JSON)
   skills list|show [--json]   the skills (skills/<name>/SKILL.md): name@version, planner, intents, tools
-  demo                        run the whole loop on sample tasks`;
+  demo                        run the whole loop on sample tasks
+  config [--json]             the effective configuration (every variable, its value and source; secrets masked)`;
 
 
 /** Runs one `tao` command; resolves with the exit code, or -1 for a long-running process that exits on a signal. */
 export async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
+  // Every command refuses a bad or unknown variable before it starts anything (`tao config` lists them).
+  if (command !== undefined && !['help', '--help', 'config'].includes(command) && !argv.includes('--help')) checkStartupEnvironment(process.env);
   switch (command) {
     case 'infra':
       return infraCommand(sub);
@@ -83,6 +88,8 @@ export async function main(argv: string[]): Promise<number> {
       return skillsCommand(argv.slice(1));
     case 'demo':
       return runDemo([sub, ...rest].filter((a): a is string => a !== undefined));
+    case 'config':
+      return configCommand(argv.slice(1));
     case undefined:
     case 'help':
     case '--help':
@@ -127,11 +134,11 @@ async function topicsApply(): Promise<number> {
 async function runCommand(name: string | undefined, args: string[] = []): Promise<number> {
   if (name && (STAGES as readonly string[]).includes(name)) {
     const stage = name as StageName;
-    await runStageProcess(stage, (metrics, logger) => defineStage(stage, process.env, logger, metrics), Number(process.env.TAO_OPS_PORT ?? DEFAULT_OPS_PORTS[stage]));
+    await runStageProcess(stage, (metrics, logger) => defineStage(stage, process.env, logger, metrics), setting(process.env, 'TAO_OPS_PORT') ?? DEFAULT_OPS_PORTS[stage]);
     return -1; // keeps running until a signal
   }
   if (name === 'tools') {
-    const server = await startToolServer({ port: Number(process.env.TAO_TOOLS_PORT ?? DEFAULT_PORTS.tools) });
+    const server = await startToolServer({ port: setting(process.env, 'TAO_TOOLS_PORT'), host: setting(process.env, 'TAO_BIND_HOST') });
     console.log(JSON.stringify({ msg: 'tool server listening', url: server.url }));
     onSignal(() => server.close());
     return -1;
@@ -146,7 +153,7 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5 });
     await producer.connect();
     const ingress = await startIngress(
-      { port: Number(process.env.TAO_INGRESS_PORT ?? DEFAULT_PORTS.ingress), host: '127.0.0.1', maxBodyBytes: 256 * 1024, maxInFlightRuns: Number(process.env.TAO_INGRESS_MAX_IN_FLIGHT ?? 1000) },
+      { port: setting(process.env, 'TAO_INGRESS_PORT'), host: config.bindHost, maxBodyBytes: 256 * 1024, maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT') },
       { producer, codec, logger, kafka },
     );
     logger.info('ingress listening', { url: ingress.url });
@@ -163,7 +170,7 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
     const config = loadRuntimeConfig();
     const logger = createLogger({ stage: `source-${source.name}`, pid: process.pid });
     await ensureTopicExists(createKafka(config, 'tao-source-admin', logger), source.dlq ?? `${source.topic}.dlq`);
-    await runStageProcess(`source-${source.name}`, async () => sourceStage(source, createRegistry(config)), Number(process.env.TAO_OPS_PORT ?? 9404));
+    await runStageProcess(`source-${source.name}`, async () => sourceStage(source, createRegistry(config)), setting(process.env, 'TAO_OPS_PORT') ?? 9404);
     return -1;
   }
   if (name === 'callbacks') {
@@ -178,7 +185,7 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
   }
   if (name === 'all') {
     // The callback dispatcher needs a signing secret; it joins only when one is configured.
-    const names = ['tools', ...STAGES, 'ingress', ...(process.env.TAO_CALLBACK_SECRET ? ['callbacks'] : [])];
+    const names = ['tools', ...STAGES, 'ingress', ...(isSet(process.env, 'TAO_CALLBACK_SECRET') ? ['callbacks'] : [])];
     const processes = names.map((n) => spawnStage(n, process.env, (who, line) => console.log(`${who.padEnd(11)} | ${line}`)));
     onSignal(() => stopAll(processes));
     for (const p of processes) {
@@ -270,7 +277,7 @@ async function submitCommand(args: string[]): Promise<number> {
 async function classifyErrorCommand(source: string | undefined): Promise<number> {
   if (!source) return usage('classify-error needs a file, or - for standard input');
   const text = source === '-' ? readFileSync(0, 'utf8') : readFileSync(source, 'utf8');
-  const classifier = await ErrorClassifier.load(process.env.TAO_ERROR_MODEL_DIR ?? DEFAULT_ERROR_MODEL_DIR);
+  const classifier = await ErrorClassifier.load(setting(process.env, 'TAO_ERROR_MODEL_DIR') ?? DEFAULT_ERROR_MODEL_DIR);
   try {
     const c = await classifier.classify(text);
     console.log(JSON.stringify({ ...c, adopted: adoptable(c), threshold: ERROR_ADOPTION_THRESHOLD }));
@@ -282,7 +289,7 @@ async function classifyErrorCommand(source: string | undefined): Promise<number>
 
 async function classifyCommand(text: string): Promise<number> {
   if (!text.trim()) return usage('classify needs the task text: tao classify "where is my order O-12345678"');
-  const router = await IntentRouter.load(process.env.TAO_INTENT_MODEL_DIR ?? DEFAULT_INTENT_MODEL_DIR);
+  const router = await IntentRouter.load(setting(process.env, 'TAO_INTENT_MODEL_DIR') ?? DEFAULT_INTENT_MODEL_DIR);
   try {
     console.log(JSON.stringify(await router.route(text)));
   } finally {

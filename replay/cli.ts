@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { observationConfig, thoughtConfig } from '../processors/wiring.ts';
 import { DEFAULT_FLOWS_DIR, loadFlows } from '../processors/thought/planner.ts';
 import { AvroCodec } from '../runtime/codec.ts';
-import { loadRuntimeConfig } from '../runtime/config.ts';
+import { loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { TaoError } from '../runtime/errors.ts';
 import { createKafka } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
@@ -100,7 +100,7 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
       return report.drift ? 1 : 0;
     }
     if (values.fork !== undefined) {
-      const flows = values.flow ? loadFlows(env.TAO_FLOWS_DIR ?? DEFAULT_FLOWS_DIR, createContractAjv()) : undefined;
+      const flows = values.flow ? loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, createContractAjv()) : undefined;
       const fork = planFork(log, { point: values.fork, overrides: values.set, flow: values.flow ?? null }, { thought: await thoughtConfig(env), flows });
       await deps.codec.register(['thoughtRequests']);
       const producer = deps.kafka.producer({ idempotent: true });

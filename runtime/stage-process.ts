@@ -8,7 +8,7 @@ import { StageRunner, type StageDefinition } from './processor.ts';
 
 /**
  * Runs one stage as a process: waits for Kafka (TAO_STARTUP_WAIT_MS), registers its output schemas,
- * joins its consumer group, serves /health and /metrics on `opsPort`, and on SIGTERM/SIGINT finishes
+ * joins its consumer group, serves /health and /metrics on `opsPort` (bound to TAO_BIND_HOST), and on SIGTERM/SIGINT finishes
  * the batch in hand, commits, leaves the group and exits 0. Exits 1 if its consumer stops for good
  * and cannot be rebuilt.
  */
@@ -35,7 +35,7 @@ export async function runStageProcess(stage: string, define: (metrics: StageMetr
       setTimeout(() => process.exit(1), 100);
     },
   });
-  const ops = await startOpsServer(opsPort, metrics.registry, () => runner.health());
+  const ops = await startOpsServer(opsPort, metrics.registry, () => runner.health(), config.bindHost);
   await runner.start();
   logger.info('stage started', { group: codec.topics.group(def.stage), inputs: def.inputs.map((i) => codec.topics.name(i)), ops_port: ops.port });
 
