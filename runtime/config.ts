@@ -71,7 +71,12 @@ export const SETTINGS = {
   TAO_TOOLS_PORT: { kind: 'port', default: '7070', min: 0, max: 65535, meaning: 'port of the demo tool server', usedBy: ['tools'] },
   TAO_INGRESS_PORT: { kind: 'port', default: '8080', min: 0, max: 65535, meaning: 'port of the HTTP ingress', usedBy: ['ingress'] },
   TAO_LOG_LEVEL: { kind: 'enum', values: ['debug', 'info', 'warn', 'error'], default: 'info', meaning: 'lowest level written to the JSON log (CLI commands: error unless set)', usedBy: ['all'] },
-  OTEL_EXPORTER_OTLP_ENDPOINT: { kind: 'url', meaning: 'OTLP/HTTP endpoint that receives trace spans (unset: no export)', usedBy: ['all'] },
+  OTEL_EXPORTER_OTLP_ENDPOINT: { kind: 'url', meaning: 'OTLP/HTTP endpoint that receives trace spans, /v1/traces appended (unset: no export; docs/OBSERVABILITY.md)', usedBy: ['thought', 'action', 'observation'] },
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { kind: 'url', meaning: 'OTLP/HTTP traces endpoint, used as is (wins over OTEL_EXPORTER_OTLP_ENDPOINT)', usedBy: ['thought', 'action', 'observation'] },
+  OTEL_EXPORTER_OTLP_PROTOCOL: { kind: 'enum', values: ['http/json'], meaning: 'OTLP protocol; only http/json is supported', usedBy: ['thought', 'action', 'observation'] },
+  OTEL_SERVICE_NAME: { kind: 'string', defaultNote: 'tao-<stage>', meaning: 'service name of the exported spans', usedBy: ['thought', 'action', 'observation'] },
+  OTEL_BSP_SCHEDULE_DELAY: { kind: 'int', default: '5000', min: 0, max: 3600000, meaning: 'milliseconds between two span exports', usedBy: ['thought', 'action', 'observation'] },
+  OTEL_SDK_DISABLED: { kind: 'bool', default: 'false', meaning: 'true: no tracing whatever the endpoint', usedBy: ['thought', 'action', 'observation'] },
 
   // Thought
   TAO_PLANNER: { kind: 'enum', values: ['router', 'graph', 'llm'], default: 'router', meaning: 'planner: the ONNX intent router, one graph flow, or an LLM (docs/PLANNERS.md)', usedBy: ['thought', 'replay'] },
