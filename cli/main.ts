@@ -4,6 +4,7 @@
  *   tao infra up|down|status          local Kafka + schema registry (see infra/README.md)
  *   tao topics apply                   create/update the catalog's topics, report drift
  *   tao run thought|action|observation|tools|ingress|callbacks|all
+ *   tao run model-sim [--port 7071] [--latency-ms n] [--scenarios dir]   the scripted model SIMULATOR (model-sim/)
  *   tao run source <file>
  *   tao submit --text "..." [--source s] [--external-id id] [--reply <thought_id>] [--wait] [--timeout-s n]
  *   tao replay <thought_id> ...        rebuild, verify or fork a run from the log (replay/)
@@ -34,6 +35,7 @@ import { createLogger } from '../runtime/log.ts';
 import { runStageProcess } from '../runtime/stage-process.ts';
 import { startToolServer } from '../tool-server/server.ts';
 import { checkStartupEnvironment, configCommand } from './config-command.ts';
+import { modelSimCommand } from '../model-sim/cli.ts';
 import { runDemo } from './demo.ts';
 import { skillsCommand } from './skills.ts';
 import { spawnStage, stopAll } from './processes.ts';
@@ -45,6 +47,7 @@ const USAGE = `usage: tao <command>
   topics apply                create or update every topic of the catalog
   run <thought|action|observation|tools|ingress|callbacks|all>
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
+  run model-sim [--help]      the scripted model SIMULATOR (OpenAI-compatible, answers from scenario files)
   submit --text "..." [--source s] [--external-id id] [--reply thought_id] [--wait] [--timeout-s 60]
   tail [--thought <id>]       follow runs live: a line per step, a progress summary
   status [--json]             consumer lag, runs in flight, breakers, dead letters
@@ -143,6 +146,7 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
     onSignal(() => server.close());
     return -1;
   }
+  if (name === 'model-sim') return modelSimCommand(args, onSignal);
   if (name === 'ingress') {
     const config = loadRuntimeConfig();
     const logger = createLogger({ stage: 'ingress', pid: process.pid });
@@ -193,7 +197,7 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
     }
     return -1;
   }
-  return usage(`unknown process "${name ?? ''}" (choose ${[...STAGES, 'tools', 'ingress', 'callbacks', 'all'].join(', ')})`);
+  return usage(`unknown process "${name ?? ''}" (choose ${[...STAGES, 'tools', 'model-sim', 'ingress', 'callbacks', 'all'].join(', ')})`);
 }
 
 /** Creates a topic if it does not exist yet (3 partitions, the broker's replication default). */
