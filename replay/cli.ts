@@ -37,11 +37,11 @@ export interface CliIo {
   stderr?: (text: string) => void;
 }
 
-const REPLAY_USAGE = `usage: tao replay <thought_id> [--format terminal|json|html] [--out file] [--from ISO-time] [--to ISO-time]
+export const REPLAY_USAGE = `usage: tao replay <thought_id> [--format terminal|json|html] [--out file] [--from ISO-time] [--to ISO-time]
                   [--verify]
                   [--fork <wave|step> [--set STEP.field=value ...] [--flow <flow id>@<version>]]
                   [--timeout-s 60]`;
-const DLQ_USAGE = `usage: tao dlq list [--topic <topic>] [--reason <code>] [--format terminal|json]
+export const DLQ_USAGE = `usage: tao dlq list [--topic <topic>] [--reason <code>] [--format terminal|json]
        tao dlq show <dlq topic> <partition> <offset> [--format terminal|json]
        tao dlq redrive <dlq topic> (--reason <code> | --key <thought_id> | --offsets p:o,... | --all) [--format terminal|json]`;
 

@@ -5,14 +5,17 @@ import { createLogger, type Logger } from './log.ts';
 import { StageMetrics } from './metrics.ts';
 import { startOpsServer } from './ops-server.ts';
 import { StageRunner, type StageDefinition } from './processor.ts';
+import { prepareCatalog } from '../topics/check.ts';
 
 /**
- * Runs one stage as a process: waits for Kafka (TAO_STARTUP_WAIT_MS), registers its output schemas,
+ * Runs one stage as a process: waits for Kafka (TAO_STARTUP_WAIT_MS), checks that its topics and
+ * schemas exist (or applies the catalog with `applyTopics`), registers its output schemas,
  * joins its consumer group, serves /health and /metrics on `opsPort`, and on SIGTERM/SIGINT finishes
  * the batch in hand, commits, leaves the group and exits 0. Exits 1 if its consumer stops for good
  * and cannot be rebuilt.
+ * @throws ConfigError (before joining the group) when a topic or schema subject of the stage is missing.
  */
-export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number): Promise<void> {
+export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number, options: { applyTopics?: boolean } = {}): Promise<void> {
   const config = loadRuntimeConfig();
   const logger = createLogger({ stage, pid: process.pid });
   const metrics = new StageMetrics(`tao-${stage}`);
@@ -20,6 +23,8 @@ export async function runStageProcess(stage: string, define: (metrics: StageMetr
   const kafka = createKafka(config, `tao-${def.stage}`, logger);
   const codec = AvroCodec.create(config);
   await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
+  const topics = [...def.inputs, ...def.outputs, ...(def.storeTopic ? [def.storeTopic] : [])];
+  await prepareCatalog(kafka, config, { topics, deadLettered: def.inputs }, { apply: options.applyTopics ?? false, print: (line) => logger.info('topics apply', { line }) });
   await codec.register(def.outputs);
   const runner = new StageRunner(def, {
     kafka,
