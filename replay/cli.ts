@@ -29,6 +29,7 @@ import { renderHtml } from './render-html.ts';
 import { renderTerminal } from './render-terminal.ts';
 import { buildTimeline } from './timeline.ts';
 import { verifyRun } from './verify.ts';
+import { thoughtConfigForRun } from './verify-config.ts';
 
 /** Where a command reads its configuration and writes its output (the process's by default; tests pass their own). */
 export interface CliIo {
@@ -95,7 +96,8 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
       return 1;
     }
     if (values.verify) {
-      const report = await verifyRun(log, { thought: await thoughtConfig(env), observation: await observationConfig(env) });
+      const run = await thoughtConfigForRun(log, env);
+      const report = await verifyRun(log, { thought: run.thought, observation: await observationConfig(env), configurationDrift: run.drift, notes: run.notes });
       emit(out, values.out, format === 'json' ? JSON.stringify(report, null, 2) + '\n' : renderVerify(report));
       return report.drift ? 1 : 0;
     }
