@@ -6,15 +6,18 @@ import { StageMetrics } from './metrics.ts';
 import { startOpsServer } from './ops-server.ts';
 import { StageRunner, type StageDefinition } from './processor.ts';
 import { startTracing } from './tracing.ts';
+import { prepareCatalog } from '../topics/check.ts';
 
 /**
- * Runs one stage as a process: waits for Kafka (TAO_STARTUP_WAIT_MS), registers its output schemas,
- * joins its consumer group, serves /health and /metrics on `opsPort` (bound to TAO_BIND_HOST), and on SIGTERM/SIGINT finishes
- * the batch in hand, commits, leaves the group, exports the trace spans still queued and exits 0.
- * Exits 1 if its consumer stops for good and cannot be rebuilt. Spans are exported over OTLP/HTTP
- * when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, as service `tao-<stage>` (runtime/tracing.ts).
+ * Runs one stage as a process: waits for Kafka (TAO_STARTUP_WAIT_MS), checks that its topics and
+ * schemas exist (or applies the catalog with `applyTopics`), registers its output schemas,
+ * joins its consumer group, serves /health and /metrics on `opsPort` (bound to TAO_BIND_HOST), and on
+ * SIGTERM/SIGINT finishes the batch in hand, commits, leaves the group, exports the trace spans still
+ * queued and exits 0. Exits 1 if its consumer stops for good and cannot be rebuilt. Spans are exported
+ * over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, as service `tao-<stage>` (runtime/tracing.ts).
+ * @throws ConfigError (before joining the group) when a topic or schema subject of the stage is missing.
  */
-export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number): Promise<void> {
+export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number, options: { applyTopics?: boolean } = {}): Promise<void> {
   const config = loadRuntimeConfig();
   const logger = createLogger({ stage, pid: process.pid });
   const metrics = new StageMetrics(`tao-${stage}`);
@@ -23,6 +26,8 @@ export async function runStageProcess(stage: string, define: (metrics: StageMetr
   const kafka = createKafka(config, `tao-${def.stage}`, logger);
   const codec = AvroCodec.create(config);
   await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
+  const topics = [...def.inputs, ...def.outputs, ...(def.storeTopic ? [def.storeTopic] : [])];
+  await prepareCatalog(kafka, config, { topics, deadLettered: def.inputs }, { apply: options.applyTopics ?? false, print: (line) => logger.info('topics apply', { line }) });
   await codec.register(def.outputs);
   const runner = new StageRunner(def, {
     kafka,

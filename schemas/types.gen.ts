@@ -50,6 +50,10 @@ export interface RunState {
   human_involved: boolean;
   /** Step id -> error types of its current streak of failures, oldest first. */
   error_history: Record<string, Array<string>>;
+  /** The planner Thought ran with (TAO_PLANNER: graph, router or llm); null in runs recorded before this field. */
+  planner_kind: null | string;
+  /** The versioned configuration that planner planned from: the flow of graph (and of llm's fallback), e.g. 'order-status@1', or router's routing table, e.g. 'routes@1'; null in runs recorded before this field. */
+  planner_config: null | string;
 }
 
 /** A Reflexion record: why a step kept failing, on four dimensions, and what Thought does about it. */
@@ -159,6 +163,10 @@ export interface Outcome {
   reason_code: OutcomeReason;
   /** The run's reflections, oldest first. */
   reflections: Array<Reflection>;
+  /** The planner Thought ran with (TAO_PLANNER: graph, router or llm); null in runs recorded before this field. */
+  planner_kind: null | string;
+  /** The versioned configuration that planner planned from: the flow of graph (and of llm's fallback), e.g. 'order-status@1', or router's routing table, e.g. 'routes@1'; null in runs recorded before this field. */
+  planner_config: null | string;
 }
 
 export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted';

@@ -94,6 +94,8 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
     failures_seen: parked?.failures_seen ?? 0,
     // Only a run parked for a person reaches here with a snapshot: this task is that person's reply.
     human_involved: snapshot !== undefined || (parked?.human_involved ?? false),
+    planner_kind: config.planner.name,
+    planner_config: config.planner.config,
   };
   if (result.kind === 'needs_input') return end(task.thought_id, run, iteration, 'awaiting_input', 'needs_input', result.reason, null, result.missing);
   if (result.kind === 'escalate') return end(task.thought_id, run, iteration, 'escalated', 'unroutable', result.reason, null);
@@ -271,6 +273,8 @@ function end(thoughtId: string, run: RunState, iterations: number, status: Outco
     flow_version: run.flow_version,
     reason_code: code,
     reflections: run.reflections,
+    planner_kind: run.planner_kind,
+    planner_config: run.planner_config,
   };
   const parked = status === 'awaiting_input';
   return {
