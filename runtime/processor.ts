@@ -165,6 +165,7 @@ export class StageRunner {
   private readonly admin: Admin;
   /** Bumped at every assignment; a batch of an earlier one stops before its next chunk. */
   private generation = 0;
+  /** This instance's partition claims: the producers every chunk commits with (./claims.ts). */
   private readonly claims: PartitionClaims;
   /** Lag gauge label sets this instance has set, so a revoked partition's series can be removed. */
   private readonly lagSeries = new Map<string, { group: string; topic: string; partition: string }>();
