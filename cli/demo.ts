@@ -9,7 +9,7 @@ import { createLogger } from '../runtime/log.ts';
 import type { Outcome } from '../schemas/types.gen.ts';
 import { applyCatalog } from '../topics/apply-catalog.ts';
 import { spawnStage, stopAll, waitForHttpOk, type StageProcess } from './processes.ts';
-import { describeRecord } from './render.ts';
+import { describeRecord } from '../observability/render.ts';
 
 /** One ticket per intent of the demo domain (docs/DEMO-DOMAIN.md), in English and Chinese, plus two the loop must not guess. */
 const SAMPLE_TASKS = [

@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import type { ErrorType, ObservationResult, Outcome, OutcomeReason, OutcomeStatus, Reflection, ReflectionAction, ReflectionDimension, RunSnapshot, RunState, StepCall, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
 import { holds, planOfRun, resolveReferences, type Plan, type PlanStep, type PlanValidator, type ToolContracts } from './plan.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
+import { waveFailures } from '../../observability/rates.ts';
 import type { Planner } from './planner.ts';
 
 export interface ThoughtConfig {
@@ -119,8 +120,7 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
   const again = new Set<string>();
   let newInformation = false;
   let allValid = true;
-  // A step that needed recovery: it failed, or Action had to retry it or use a fallback.
-  const failures = obs.run.failures_seen + obs.verdicts.filter((v) => !v.valid || v.attempts > 1 || v.fallback_from !== null).length;
+  const failures = obs.run.failures_seen + waveFailures(obs.verdicts);
 
   for (const verdict of obs.verdicts) {
     const step = plan.steps.find((s) => s.id === verdict.step_id);
