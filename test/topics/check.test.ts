@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * `tao run` on a namespace whose topics were never applied (fresh infrastructure, a new
  * TAO_NAMESPACE) stops with one line saying what to run, not a kafkajs stack trace; with

@@ -1,3 +1,4 @@
+// test-needs: kafka
 /**
  * Tracing made true: the three real stages, pointed at a local OTLP/HTTP receiver, export spans
  * that stitch each run into one trace — the trace id its records carry — with a span per handled
