@@ -1,7 +1,7 @@
 /**
  * The `tao` command. Every sub-command is wired here, in one visible place.
  *
- *   tao infra up|down|status          local Kafka + schema registry (see infra/README.md)
+ *   tao infra up [--docker]|down|status  local Kafka + schema registry, or containers (infra/README.md)
  *   tao topics apply                   create/update the catalog's topics, report drift
  *   tao run thought|action|observation|tools|ingress|callbacks|all
  *   tao run source <file>
@@ -24,6 +24,7 @@ import { dlqCommand, replayCommand } from '../replay/cli.ts';
 import { statusCommand, tailCommand } from '../observability/cli.ts';
 import { loadSourceConfig, sourceStage } from '../ingress/kafka-source.ts';
 import * as infra from '../infra/local.ts';
+import { startInfra } from '../infra/mode.ts';
 import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../processors/wiring.ts';
 import { AvroCodec, createRegistry } from '../runtime/codec.ts';
 import { loadRuntimeConfig } from '../runtime/config.ts';
@@ -38,6 +39,7 @@ import { ensureTopic } from '../topics/apply.ts';
 
 const USAGE = `usage: tao <command>
   infra up|down|status        start, stop or check local Kafka + schema registry
+  infra up --docker           the same as containers (testcontainers); runs until Ctrl-C, which removes them
   topics apply                create or update every topic of the catalog
   run <thought|action|observation|tools|ingress|callbacks|all>
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
@@ -56,7 +58,7 @@ export async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   switch (command) {
     case 'infra':
-      return infraCommand(sub);
+      return infraCommand(sub, rest);
     case 'topics':
       if (sub !== 'apply') return usage(`unknown topics command "${sub ?? ''}"`);
       return topicsApply();
@@ -93,13 +95,21 @@ function usage(problem: string): number {
   return 2;
 }
 
-async function infraCommand(sub: string | undefined): Promise<number> {
+async function infraCommand(sub: string | undefined, args: string[]): Promise<number> {
   const log = (line: string) => console.log(line);
+  const docker = args.includes('--docker');
+  const unknown = args.find((a) => a !== '--docker');
+  if (unknown !== undefined) return usage(`unknown infra option "${unknown}"`);
+  if (docker && sub !== 'up') return usage('--docker goes with `infra up` only: the containers live as long as that command runs');
   switch (sub) {
     case 'up': {
-      const { brokers, registryUrl } = await infra.up({ log });
-      console.log(`KAFKA_BROKERS=${brokers}\nSCHEMA_REGISTRY_URL=${registryUrl}`);
-      return 0;
+      const started = await startInfra(docker ? 'docker' : 'local', { log });
+      console.log(`KAFKA_BROKERS=${started.brokers}\nSCHEMA_REGISTRY_URL=${started.registryUrl}`);
+      if (!docker) return 0;
+      // testcontainers' reaper removes the containers when this process ends, so it stays in the foreground.
+      console.log('containers running; Ctrl-C removes them');
+      onSignal(() => started.stop());
+      return -1;
     }
     case 'down':
       await infra.down({ log });

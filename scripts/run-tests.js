@@ -25,6 +25,10 @@ step('type-check (tsc --noEmit)');
 run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root]);
 run(process.execPath, ['--import', 'tsx', 'scripts/gen-types.ts', '--check']);
 
+if (!env.KAFKA_BROKERS && env.TAO_INFRA) { // TAO_INFRA=docker|local: infra/mode.ts starts it in this process (containers end with it)
+  (await import('tsx/esm/api')).register();
+  ({ brokers: env.KAFKA_BROKERS, registryUrl: env.SCHEMA_REGISTRY_URL } = await (await import('../infra/mode.ts')).startInfra(env.TAO_INFRA).catch((err) => { console.error(`npm test: ${err.message}`); process.exit(1); }));
+}
 if (!env.KAFKA_BROKERS) {
   step('KAFKA_BROKERS is not set: starting local Kafka and schema registry (npx tao infra up)');
   const out = execFileSync(process.execPath, [join(root, 'bin/tao.js'), 'infra', 'up'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] }).toString();
