@@ -47,7 +47,7 @@ function newestSourceMs() {
 }
 
 function chooseCode() {
-  const forced = process.env.TAO_RUN_FROM;
+  const forced = process.env.TAO_RUN_FROM || undefined; // empty means unset
   if (forced !== undefined && forced !== 'dist' && forced !== 'source') fail(`TAO_RUN_FROM must be "dist" or "source", not "${forced}"`);
   if (forced === 'dist' && !existsSync(compiled)) fail(`TAO_RUN_FROM=dist but ${compiled} does not exist: run \`npm run build\``);
   if (forced) return forced;
