@@ -16,6 +16,7 @@ import { DLQ_USAGE, REPLAY_USAGE, dlqCommand, replayCommand } from '../replay/cl
 import { STATUS_USAGE, TAIL_USAGE, statusCommand, tailCommand } from '../observability/cli.ts';
 import { loadSourceConfig, sourceStage } from '../ingress/kafka-source.ts';
 import * as infra from '../infra/local.ts';
+import { startInfra } from '../infra/mode.ts';
 import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../processors/wiring.ts';
 import { AvroCodec, createRegistry } from '../runtime/codec.ts';
 import { isSet, loadRuntimeConfig, setting } from '../runtime/config.ts';
@@ -36,6 +37,7 @@ import { WHOLE_CATALOG, prepareCatalog } from '../topics/check.ts';
 /** One line per command, for `tao --help`. */
 const USAGE = `usage: tao <command> [options]      (tao <command> --help for a command's options)
   infra up|down|status        start, stop or check local Kafka + schema registry
+  infra up [--docker]|down|status   start, stop or check local Kafka + schema registry (--docker: containers, until Ctrl-C)
   topics apply                create or update every topic of the catalog, register the schemas
   run <thought|action|observation|tools|ingress|callbacks|all> [--apply-topics]
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
@@ -56,8 +58,10 @@ const RUN_NAMES = [...STAGES, 'tools', 'ingress', 'callbacks', 'all'] as const;
 
 /** Each command's usage, printed by `tao <command> --help` (exit 0) and after a usage error (exit 2). */
 const USAGES: Record<string, string> = {
-  infra: `usage: tao infra up|down|status
+  infra: `usage: tao infra up [--docker]|down|status
   up       start a local Kafka broker (KRaft) and schema registry under .infra/ (no Docker); prints KAFKA_BROKERS and SCHEMA_REGISTRY_URL
+  up --docker  the same as containers with testcontainers (needs a Docker engine and npm i -D testcontainers);
+           stays in the foreground, Ctrl-C removes them
   down     stop them (their data is wiped)
   status   whether each is running and healthy; exit 1 when one is not`,
   topics: `usage: tao topics apply
@@ -144,8 +148,9 @@ export async function main(argv: string[]): Promise<number> {
 async function dispatch(command: string, args: string[], text: string): Promise<number> {
   switch (command) {
     case 'infra': {
-      const parsed = parse(command, args, text, {});
-      return typeof parsed === 'number' ? parsed : infraCommand(parsed.positionals.join(' ') || undefined);
+      const parsed = parse(command, args, text, { docker: { type: 'boolean', default: false } });
+      if (typeof parsed === 'number') return parsed;
+      return infraCommand(parsed.positionals.join(' ') || undefined, parsed.values.docker === true ? ['--docker'] : []);
     }
     case 'topics': {
       const parsed = parse(command, args, text, {});
@@ -216,13 +221,21 @@ function usage(problem: string, text = USAGE): number {
   return 2;
 }
 
-async function infraCommand(sub: string | undefined): Promise<number> {
+async function infraCommand(sub: string | undefined, args: string[]): Promise<number> {
   const log = (line: string) => console.log(line);
+  const docker = args.includes('--docker');
+  const unknown = args.find((a) => a !== '--docker');
+  if (unknown !== undefined) return usage(`unknown infra option "${unknown}"`);
+  if (docker && sub !== 'up') return usage('--docker goes with `infra up` only: the containers live as long as that command runs');
   switch (sub) {
     case 'up': {
-      const { brokers, registryUrl } = await infra.up({ log });
-      console.log(`KAFKA_BROKERS=${brokers}\nSCHEMA_REGISTRY_URL=${registryUrl}`);
-      return 0;
+      const started = await startInfra(docker ? 'docker' : 'local', { log });
+      console.log(`KAFKA_BROKERS=${started.brokers}\nSCHEMA_REGISTRY_URL=${started.registryUrl}`);
+      if (!docker) return 0;
+      // testcontainers' reaper removes the containers when this process ends, so it stays in the foreground.
+      console.log('containers running; Ctrl-C removes them');
+      onSignal(() => started.stop());
+      return -1;
     }
     case 'down':
       await infra.down({ log });

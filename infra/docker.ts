@@ -2,11 +2,14 @@
  * Opt-in Docker mode: the same two services as {@link ./local.ts}, as throw-away containers
  * managed by testcontainers (Apache Kafka's official KRaft image and Confluent's own registry on a
  * shared network). Use it where Docker is available and a JVM/Go toolchain is not; the local mode
- * stays the default. testcontainers is imported on first call, so importing this module is free.
+ * stays the default. testcontainers is a development (and optional peer) dependency, not a
+ * production one: it is imported on first call, so importing this module is free, and where it is
+ * not installed the call says how to install it.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
+import type * as Testcontainers from 'testcontainers';
 import type { ContainerRuntimeClient, StartedNetwork, StartedTestContainer } from 'testcontainers';
 import { InfraError, type InfraEndpoints } from './local.ts';
 
@@ -26,18 +29,47 @@ export interface DockerInfra extends InfraEndpoints {
 export interface DockerInfraOptions {
   /** Receives progress lines. Default: stderr. */
   log?: (line: string) => void;
+  /** How testcontainers is imported. Default: `import('testcontainers')`. */
+  importer?: TestcontainersImporter;
 }
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** The testcontainers module, as `import('testcontainers')` gives it. */
+export type TestcontainersModule = typeof Testcontainers;
+
+/** Loads testcontainers; replaced in tests to play a production install that lacks it. */
+export type TestcontainersImporter = () => Promise<TestcontainersModule>;
+
+const importTestcontainers: TestcontainersImporter = () => import('testcontainers');
+
+/**
+ * Imports testcontainers. Where the package is not installed (a production install: it is a
+ * development dependency) throws {@link InfraError} `PREREQUISITE_MISSING`
+ * "install testcontainers (npm i -D testcontainers) to use --docker"; any other import failure is
+ * rethrown as it is.
+ */
+export async function loadTestcontainers(importer: TestcontainersImporter = importTestcontainers): Promise<TestcontainersModule> {
+  try {
+    return await importer();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && errorText(err).includes("'testcontainers'")) {
+      throw new InfraError('PREREQUISITE_MISSING', 'install testcontainers (npm i -D testcontainers) to use --docker', { cause: err });
+    }
+    throw err;
+  }
+}
+
 /**
  * Resolves with the container runtime client when a Docker engine answers; otherwise throws
- * {@link InfraError} `PREREQUISITE_MISSING` "Docker engine not reachable: <reason>; …".
+ * {@link InfraError} `PREREQUISITE_MISSING` "Docker engine not reachable: <reason>; …" (or the
+ * one of {@link loadTestcontainers} where testcontainers is not installed).
  */
-export async function assertDockerReachable(): Promise<ContainerRuntimeClient> {
-  const { getContainerRuntimeClient } = await import('testcontainers');
+export async function assertDockerReachable(importer: TestcontainersImporter = importTestcontainers): Promise<ContainerRuntimeClient> {
+  const { getContainerRuntimeClient } = await loadTestcontainers(importer);
   try {
     return await getContainerRuntimeClient();
   } catch (err) {
@@ -79,8 +111,9 @@ function freePort(): Promise<number> {
  */
 export async function upWithDocker(options: DockerInfraOptions = {}): Promise<DockerInfra> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const client = await assertDockerReachable();
-  const { GenericContainer, Network, Wait } = await import('testcontainers');
+  const importer = options.importer ?? importTestcontainers;
+  const client = await assertDockerReachable(importer);
+  const { GenericContainer, Network, Wait } = await loadTestcontainers(importer);
   const host = client.info.containerRuntime.host;
   const kafkaPort = await freePort();
 

@@ -24,10 +24,10 @@ import { appendFile, link, mkdir, open, readFile, readdir, rename, rm, unlink, w
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 import { setting } from '../runtime/config.ts';
 import { ConfigError } from '../runtime/errors.ts';
+import { PACKAGE_ROOT, packagePath } from '../runtime/paths.ts';
 
 /** Apache Kafka version run by the local infra (must match `infra/kafka/pom.xml`). */
 export const KAFKA_VERSION = '3.9.1';
@@ -110,13 +110,12 @@ export interface InfraEndpoints {
   registryUrl: string;
 }
 
-/** Resolves where this source tree lives; computed on call so importing the module does nothing. */
+/** Where the package's infra files live (from the package root, so that dist/ finds them too). */
 function sourcePaths(): { repoRoot: string; pom: string; registryModule: string } {
-  const infraDir = fileURLToPath(new URL('.', import.meta.url));
   return {
-    repoRoot: resolve(infraDir, '..'),
-    pom: join(infraDir, 'kafka', 'pom.xml'),
-    registryModule: join(infraDir, 'registry'),
+    repoRoot: PACKAGE_ROOT,
+    pom: packagePath('infra', 'kafka', 'pom.xml'),
+    registryModule: packagePath('infra', 'registry'),
   };
 }
 

@@ -1,15 +1,17 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import avro from 'avsc';
 import type { RuntimeConfig } from './config.ts';
 import { DecodeError, TransientError, errorMessage } from './errors.ts';
+import { packagePath } from './paths.ts';
 import { TOPICS, topicNames, type TopicId, type TopicNames } from '../topics/catalog.ts';
 
-const SCHEMA_DIR = new URL('../schemas/avro/', import.meta.url);
+const SCHEMA_DIR = packagePath('schemas', 'avro');
 
 /** The Avro schema (parsed JSON) of a topic's values, read from schemas/avro/. */
 export function readValueSchema(id: TopicId): Record<string, unknown> {
-  return JSON.parse(readFileSync(new URL(TOPICS[id].valueSchema!, SCHEMA_DIR), 'utf8')) as Record<string, unknown>;
+  return JSON.parse(readFileSync(join(SCHEMA_DIR, TOPICS[id].valueSchema!), 'utf8')) as Record<string, unknown>;
 }
 
 export function createRegistry(config: RuntimeConfig): SchemaRegistry {

@@ -127,6 +127,8 @@ export const SETTINGS = {
   TAO_STATUS_ENDPOINTS: { kind: 'list', urlItems: true, defaultNote: 'the default stage ports on 127.0.0.1', meaning: 'stage ops URLs `tao status` asks for /health', usedBy: ['cli'] },
 
   // Local infra
+  TAO_INFRA: { kind: 'enum', values: ['local', 'docker'], meaning: 'how npm test starts Kafka and a registry when KAFKA_BROKERS is unset: local (infra/, the default) or docker (testcontainers)', usedBy: ['test'] },
+  TAO_RUN_FROM: { kind: 'enum', values: ['dist', 'source'], defaultNote: 'dist/ when built and current, else the sources through tsx', meaning: 'what bin/tao.js runs: the compiled build or the TypeScript sources', usedBy: ['all'] },
   TAO_INFRA_DIR: { kind: 'string', defaultNote: `.infra ${PACKAGE_PATH}`, meaning: 'cache, data, logs and pid files of `tao infra`', usedBy: ['infra'] },
   TAO_KAFKA_PORT: { kind: 'port', default: '9092', min: 1, max: 65535, meaning: "local broker's listener", usedBy: ['infra'] },
   TAO_CONTROLLER_PORT: { kind: 'port', default: '9093', min: 1, max: 65535, meaning: "local broker's KRaft controller listener", usedBy: ['infra'] },

@@ -168,6 +168,19 @@ async function kafka() {
     say(`using KAFKA_BROKERS=${env.KAFKA_BROKERS} SCHEMA_REGISTRY_URL=${env.SCHEMA_REGISTRY_URL ?? '(default)'}`);
     return;
   }
+  if (env.TAO_INFRA) {
+    // TAO_INFRA=docker|local: infra/mode.ts starts it in this process (testcontainers' containers end with it).
+    say(`KAFKA_BROKERS is not set: starting Kafka and a schema registry with TAO_INFRA=${env.TAO_INFRA}`);
+    try {
+      (await import('tsx/esm/api')).register();
+      const started = await (await import('../infra/mode.ts')).startInfra(env.TAO_INFRA);
+      env.KAFKA_BROKERS = started.brokers;
+      env.SCHEMA_REGISTRY_URL = started.registryUrl;
+    } catch (err) {
+      problems.push(err.message);
+    }
+    return;
+  }
   say('KAFKA_BROKERS is not set: starting local Kafka and schema registry (npx tao infra up; the first run builds them, about a minute)');
   const up = await run(process.execPath, [join(root, 'bin/tao.js'), 'infra', 'up'], { prefix: 'infra' });
   for (const line of up.out.split('\n')) {

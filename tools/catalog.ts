@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ConfigError } from '../runtime/errors.ts';
+import { packagePath } from '../runtime/paths.ts';
 import { toolsFromOpenApi } from './openapi.ts';
 
 // ajv-formats ships CommonJS with a default export; under NodeNext the callable is on `.default`.
@@ -208,4 +209,4 @@ export function interpolateEnv(text: string, env: NodeJS.ProcessEnv, where: stri
   });
 }
 
-export const DEFAULT_CATALOG_DIR = new URL('./catalog/', import.meta.url).pathname;
+export const DEFAULT_CATALOG_DIR = packagePath('tools', 'catalog');

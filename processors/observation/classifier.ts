@@ -12,7 +12,7 @@
  * Inputs are truncated to {@link MAX_INPUT_CODE_POINTS} (4096) Unicode code points before featurizing.
  * Same text → same output (onnxruntime CPU, one thread). Nothing is loaded at import time.
  */
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../runtime/paths.ts';
 import { MAX_INPUT_CODE_POINTS, TextModel } from '../../runtime/text-features.ts';
 
 export { MAX_INPUT_CODE_POINTS };
@@ -26,7 +26,7 @@ export type ErrorLabel = (typeof ERROR_LABELS)[number];
 export const ERROR_ADOPTION_THRESHOLD = 0.95;
 
 /** The committed model directory, `models/error-classifier/`. */
-export const DEFAULT_ERROR_MODEL_DIR = fileURLToPath(new URL('../../models/error-classifier/', import.meta.url));
+export const DEFAULT_ERROR_MODEL_DIR = packagePath('models', 'error-classifier');
 
 /** What {@link ErrorClassifier.classify} returns. */
 export interface ErrorClassification {

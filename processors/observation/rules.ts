@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Ajv } from 'ajv';
 import { ConfigError } from '../../runtime/errors.ts';
+import { packagePath } from '../../runtime/paths.ts';
 
 /** A value that must never appear at a JSON pointer of a tool's data. */
 export interface ForbiddenRule {
@@ -51,7 +52,7 @@ const rulesSchema = {
   },
 } as const;
 
-export const DEFAULT_RULES_FILE = new URL('../../rules/observation.json', import.meta.url).pathname;
+export const DEFAULT_RULES_FILE = packagePath('rules', 'observation.json');
 
 /**
  * Reads and validates the rules; checks that the weights sum to 1 and that every tool named exists.

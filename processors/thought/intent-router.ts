@@ -11,7 +11,7 @@
  * Slots are plain regular expressions over the NFKC-normalized text (full-width characters become
  * ASCII), independent of the intent. Same text → same output. Nothing is loaded at import time.
  */
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../runtime/paths.ts';
 import { MAX_INPUT_CODE_POINTS, TextModel } from '../../runtime/text-features.ts';
 
 /** The intents the router knows; `unknown` means off-domain or not confident enough. */
@@ -23,7 +23,7 @@ export type Intent = (typeof INTENTS)[number];
 export const DEFAULT_INTENT_THRESHOLD = 0.6;
 
 /** The committed model directory, `models/intent-router/`. */
-export const DEFAULT_INTENT_MODEL_DIR = fileURLToPath(new URL('../../models/intent-router/', import.meta.url));
+export const DEFAULT_INTENT_MODEL_DIR = packagePath('models', 'intent-router');
 
 /**
  * Services recognized in the `service` slot (canonical name ← aliases, English words matched as

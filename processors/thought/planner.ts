@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Ajv } from 'ajv';
 import { ConfigError } from '../../runtime/errors.ts';
+import { packagePath } from '../../runtime/paths.ts';
 import type { Condition, Plan, PlanStep } from './plan.ts';
 
 /** What a planner returns: a candidate plan (validated by the caller), or the inputs it still needs. */
@@ -147,4 +148,4 @@ function substituteInputs(value: unknown, inputs: Record<string, string>): unkno
   return value;
 }
 
-export const DEFAULT_FLOWS_DIR = new URL('../../flows/', import.meta.url).pathname;
+export const DEFAULT_FLOWS_DIR = packagePath('flows');

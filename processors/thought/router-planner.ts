@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Ajv } from 'ajv';
 import { ConfigError } from '../../runtime/errors.ts';
+import { packagePath } from '../../runtime/paths.ts';
 import { INTENTS, type IntentRoute } from './intent-router.ts';
 import { GraphPlanner, type Flow, type Planner, type PlannerTask, type PlanningResult } from './planner.ts';
 
@@ -20,7 +21,7 @@ const routesSchema = {
   },
 } as const;
 
-export const DEFAULT_ROUTES_FILE = new URL('../../flows/routes.json', import.meta.url).pathname;
+export const DEFAULT_ROUTES_FILE = packagePath('flows', 'routes.json');
 
 /** Reads and checks the routing table: known intents only, every flow loaded. */
 export function loadRoutes(path: string, ajv: Ajv, flows: Map<string, Flow>): Routes {
