@@ -4,35 +4,18 @@
  * unknown command or flag prints one line and the usage and exits 2; a setup problem (a bad setting,
  * topics not applied) prints one line and exits 1.
  */
+// Each command loads its modules when it runs (dynamic imports below), so `tao --help` and a
+// usage error answer at once instead of loading Kafka, ONNX and every stage first.
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { DEFAULT_ERROR_MODEL_DIR, ERROR_ADOPTION_THRESHOLD, ErrorClassifier, adoptable } from '../processors/observation/classifier.ts';
-import { DEFAULT_INTENT_MODEL_DIR, IntentRouter } from '../processors/thought/intent-router.ts';
-import { buildTask, submitTasks } from '../client/tasks.ts';
-import { watchRecords } from '../client/watch.ts';
-import { callbackOptionsFromEnv, startCallbackDispatcher } from '../callbacks/dispatcher.ts';
-import { startIngress } from '../ingress/server.ts';
-import { DLQ_USAGE, REPLAY_USAGE, dlqCommand, replayCommand } from '../replay/cli.ts';
-import { STATUS_USAGE, TAIL_USAGE, statusCommand, tailCommand } from '../observability/cli.ts';
-import { loadSourceConfig, sourceStage } from '../ingress/kafka-source.ts';
-import * as infra from '../infra/local.ts';
-import { startInfra } from '../infra/mode.ts';
-import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../processors/wiring.ts';
-import { AvroCodec, createRegistry } from '../runtime/codec.ts';
+import { DLQ_USAGE, REPLAY_USAGE } from '../replay/usage.ts';
+import { STATUS_USAGE, TAIL_USAGE } from '../observability/usage.ts';
+import { DEFAULT_OPS_PORTS, STAGES, type StageName } from '../processors/stages.ts';
 import { isSet, loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { TaoError } from '../runtime/errors.ts';
-import { createKafka, waitForKafka } from '../runtime/kafka.ts';
-import { createLogger } from '../runtime/log.ts';
-import { runStageProcess } from '../runtime/stage-process.ts';
-import { startToolServer } from '../tool-server/server.ts';
+import type { createKafka } from '../runtime/kafka.ts';
 import { checkStartupEnvironment, configCommand } from './config-command.ts';
-import { modelSimCommand } from '../model-sim/cli.ts';
-import { runDemo } from './demo.ts';
-import { skillsCommand } from './skills.ts';
 import { spawnStage, stopAll } from './processes.ts';
-import { applyCatalog } from '../topics/apply-catalog.ts';
-import { ensureTopic } from '../topics/apply.ts';
-import { WHOLE_CATALOG, prepareCatalog } from '../topics/check.ts';
 
 /** One line per command, for `tao --help`. */
 const USAGE = `usage: tao <command> [options]      (tao <command> --help for a command's options)
@@ -159,7 +142,7 @@ async function dispatch(command: string, args: string[], text: string): Promise<
       return topicsApply();
     }
     case 'run': {
-      if (args[0] === 'model-sim') return modelSimCommand(args.slice(1), onSignal);
+      if (args[0] === 'model-sim') return (await import('../model-sim/cli.ts')).modelSimCommand(args.slice(1), onSignal);
       const parsed = parse(command, args, text, { 'apply-topics': { type: 'boolean', default: false } });
       if (typeof parsed === 'number') return parsed;
       const [name, ...extra] = parsed.positionals;
@@ -168,13 +151,13 @@ async function dispatch(command: string, args: string[], text: string): Promise<
     case 'submit':
       return submitCommand(args, text);
     case 'tail':
-      return tailCommand(args);
+      return (await import('../observability/cli.ts')).tailCommand(args);
     case 'status':
-      return statusCommand(args);
+      return (await import('../observability/cli.ts')).statusCommand(args);
     case 'replay':
-      return replayCommand(args);
+      return (await import('../replay/cli.ts')).replayCommand(args);
     case 'dlq':
-      return dlqCommand(args);
+      return (await import('../replay/cli.ts')).dlqCommand(args);
     case 'classify-error': {
       const parsed = parse(command, args, text, {});
       if (typeof parsed === 'number') return parsed;
@@ -189,10 +172,10 @@ async function dispatch(command: string, args: string[], text: string): Promise<
       const parsed = parse(command, args, text, { 'keep-infra': { type: 'boolean', default: false } });
       if (typeof parsed === 'number') return parsed;
       if (parsed.positionals.length) return usage(`demo takes no arguments (got ${parsed.positionals.join(' ')})`, text);
-      return runDemo(parsed.values['keep-infra'] === true ? ['--keep-infra'] : []);
+      return (await import('./demo.ts')).runDemo(parsed.values['keep-infra'] === true ? ['--keep-infra'] : []);
     }
     case 'skills':
-      return skillsCommand(args);
+      return (await import('./skills.ts')).skillsCommand(args);
     case 'config':
       return configCommand(args);
     default:
@@ -222,6 +205,7 @@ function usage(problem: string, text = USAGE): number {
 }
 
 async function infraCommand(sub: string | undefined, args: string[]): Promise<number> {
+  const [infra, { startInfra }] = await Promise.all([import('../infra/local.ts'), import('../infra/mode.ts')]);
   const log = (line: string) => console.log(line);
   const docker = args.includes('--docker');
   const unknown = args.find((a) => a !== '--docker');
@@ -251,11 +235,25 @@ async function infraCommand(sub: string | undefined, args: string[]): Promise<nu
 }
 
 async function topicsApply(): Promise<number> {
+  const { applyCatalog } = await import('../topics/apply-catalog.ts');
   await applyCatalog();
   return 0;
 }
 
 async function runCommand(name: string | undefined, args: string[], applyTopics: boolean, text: string): Promise<number> {
+  const [{ defineStage }, { runStageProcess }, { startToolServer }, { AvroCodec, createRegistry }, { createKafka, waitForKafka }, { createLogger }, { startIngress }, { loadSourceConfig, sourceStage }, { ensureTopic }, { WHOLE_CATALOG, prepareCatalog }, { callbackOptionsFromEnv, startCallbackDispatcher }] = await Promise.all([
+    import('../processors/wiring.ts'),
+    import('../runtime/stage-process.ts'),
+    import('../tool-server/server.ts'),
+    import('../runtime/codec.ts'),
+    import('../runtime/kafka.ts'),
+    import('../runtime/log.ts'),
+    import('../ingress/server.ts'),
+    import('../ingress/kafka-source.ts'),
+    import('../topics/apply.ts'),
+    import('../topics/check.ts'),
+    import('../callbacks/dispatcher.ts'),
+  ]);
   if (name !== 'source' && args.length) return usage(`run ${name} takes no other arguments (got ${args.join(' ')})`, text);
   if (name && (STAGES as readonly string[]).includes(name)) {
     const stage = name as StageName;
@@ -331,6 +329,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
 
 /** Creates a topic if it does not exist yet (3 partitions, the broker's replication default). */
 async function ensureTopicExists(kafka: ReturnType<typeof createKafka>, topic: string): Promise<void> {
+  const { ensureTopic } = await import('../topics/apply.ts');
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -358,6 +357,13 @@ function onSignal(stop: () => Promise<unknown>): void {
 }
 
 async function submitCommand(args: string[], text: string): Promise<number> {
+  const [{ buildTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka }, { createLogger }] = await Promise.all([
+    import('../client/tasks.ts'),
+    import('../client/watch.ts'),
+    import('../runtime/codec.ts'),
+    import('../runtime/kafka.ts'),
+    import('../runtime/log.ts'),
+  ]);
   let values;
   try {
     ({ values } = parseArgs({
@@ -415,6 +421,7 @@ async function submitCommand(args: string[], text: string): Promise<number> {
 }
 
 async function classifyErrorCommand(source: string): Promise<number> {
+  const { DEFAULT_ERROR_MODEL_DIR, ERROR_ADOPTION_THRESHOLD, ErrorClassifier, adoptable } = await import('../processors/observation/classifier.ts');
   const text = source === '-' ? readFileSync(0, 'utf8') : readFileSync(source, 'utf8');
   const classifier = await ErrorClassifier.load(setting(process.env, 'TAO_ERROR_MODEL_DIR') ?? DEFAULT_ERROR_MODEL_DIR);
   try {
@@ -427,6 +434,7 @@ async function classifyErrorCommand(source: string): Promise<number> {
 }
 
 async function classifyCommand(text: string, usageText: string): Promise<number> {
+  const { DEFAULT_INTENT_MODEL_DIR, IntentRouter } = await import('../processors/thought/intent-router.ts');
   if (!text.trim()) return usage('classify needs the task text: tao classify "where is my order O-12345678"', usageText);
   const router = await IntentRouter.load(setting(process.env, 'TAO_INTENT_MODEL_DIR') ?? DEFAULT_INTENT_MODEL_DIR);
   try {

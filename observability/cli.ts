@@ -13,8 +13,9 @@ import { createLogger } from '../runtime/log.ts';
 import { DEFAULT_STATUS_ENDPOINTS, collectStatus, renderStatus } from './status.ts';
 import { TAIL_TOPICS, startTail } from './tail.ts';
 
-export const TAIL_USAGE = 'usage: tao tail [--thought <thought_id or prefix>] [--summary-s 5]';
-export const STATUS_USAGE = 'usage: tao status [--json] [--timeout-s 15]   (stage /health endpoints from TAO_STATUS_ENDPOINTS)';
+import { STATUS_USAGE, TAIL_USAGE } from './usage.ts';
+
+export { STATUS_USAGE, TAIL_USAGE } from './usage.ts';
 
 /**
  * `tao tail`: prints a line per committed step as runs progress and a summary every `--summary-s`

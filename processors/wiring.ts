@@ -20,11 +20,9 @@ import type { ObservationConfig, PayloadClassifier } from './observation/core.ts
 import { DEFAULT_ERROR_MODEL_DIR, ErrorClassifier } from './observation/classifier.ts';
 import { thoughtStage } from './thought/stage.ts';
 
-export const STAGES = ['thought', 'action', 'observation'] as const;
-export type StageName = (typeof STAGES)[number];
+export { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
+import { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
 
-/** Default ports of each process's /health and /metrics server (override with TAO_OPS_PORT). */
-export const DEFAULT_OPS_PORTS: Record<StageName, number> = { thought: 9401, action: 9402, observation: 9403 };
 
 /**
  * Each stage's options come from its variables in runtime/config.ts (TAO_TOOL_CATALOG_DIR,

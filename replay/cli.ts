@@ -29,6 +29,9 @@ import { renderHtml } from './render-html.ts';
 import { renderTerminal } from './render-terminal.ts';
 import { buildTimeline } from './timeline.ts';
 import { verifyRun } from './verify.ts';
+import { DLQ_USAGE, REPLAY_USAGE } from './usage.ts';
+
+export { DLQ_USAGE, REPLAY_USAGE } from './usage.ts';
 import { thoughtConfigForRun } from './verify-config.ts';
 
 /** Where a command reads its configuration and writes its output (the process's by default; tests pass their own). */
@@ -38,13 +41,6 @@ export interface CliIo {
   stderr?: (text: string) => void;
 }
 
-export const REPLAY_USAGE = `usage: tao replay <thought_id> [--format terminal|json|html] [--out file] [--from ISO-time] [--to ISO-time]
-                  [--verify]
-                  [--fork <wave|step> [--set STEP.field=value ...] [--flow <flow id>@<version>]]
-                  [--timeout-s 60]`;
-export const DLQ_USAGE = `usage: tao dlq list [--topic <topic>] [--reason <code>] [--format terminal|json]
-       tao dlq show <dlq topic> <partition> <offset> [--format terminal|json]
-       tao dlq redrive <dlq topic> (--reason <code> | --key <thought_id> | --offsets p:o,... | --all) [--format terminal|json]`;
 
 /**
  * `tao replay`: prints a run's timeline, or verifies it against today's code, or forks it.

@@ -65,10 +65,10 @@ function start(env: NodeJS.ProcessEnv): { proc: StageProcess; lines: string[]; s
   return { proc, lines, seen };
 }
 
-test('a stage started while Kafka is unreachable waits, saying so, and starts once the broker answers', { timeout: 120000 }, async () => {
+test('a stage started while Kafka is unreachable waits, saying so, and starts once the broker answers', { timeout: 240000 }, async () => {
   const port = await closedPort();
   const stage = start({ KAFKA_BROKERS: `127.0.0.1:${port}`, TAO_STARTUP_WAIT_MS: '60000' });
-  await stage.seen('"msg":"waiting for kafka"', 30000);
+  await stage.seen('"msg":"waiting for kafka"', 90000);
   await new Promise((r) => setTimeout(r, 2000));
   assert.equal(stage.proc.child.exitCode, null, 'still waiting, not exited');
   await relay(port);
@@ -76,7 +76,7 @@ test('a stage started while Kafka is unreachable waits, saying so, and starts on
   assert.ok(stage.lines.some((l) => l.includes('"msg":"kafka reachable"')), stage.lines.slice(-10).join('\n'));
 });
 
-test('a stage that cannot reach Kafka within TAO_STARTUP_WAIT_MS exits 1 naming the wait and the error', { timeout: 60000 }, async () => {
+test('a stage that cannot reach Kafka within TAO_STARTUP_WAIT_MS exits 1 naming the wait and the error', { timeout: 180000 }, async () => {
   const port = await closedPort();
   const stage = start({ KAFKA_BROKERS: `127.0.0.1:${port}`, TAO_STARTUP_WAIT_MS: '3000' });
   assert.equal(await stage.proc.exited, 1);
