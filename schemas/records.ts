@@ -27,6 +27,7 @@ export function runState(overrides: Partial<RunState> = {}): RunState {
     reflections: [],
     failures_seen: 0,
     human_involved: false,
+    model_state_json: null,
     ...overrides,
   };
 }

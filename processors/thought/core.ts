@@ -94,6 +94,7 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
     failures_seen: parked?.failures_seen ?? 0,
     // Only a run parked for a person reaches here with a snapshot: this task is that person's reply.
     human_involved: snapshot !== undefined || (parked?.human_involved ?? false),
+    model_state_json: null,
   };
   if (result.kind === 'needs_input') return end(task.thought_id, run, iteration, 'awaiting_input', 'needs_input', result.reason, null, result.missing);
   if (result.kind === 'escalate') return end(task.thought_id, run, iteration, 'escalated', 'unroutable', result.reason, null);
@@ -251,7 +252,7 @@ function reflect(step: PlanStep, verdict: Verdict, errors: string[], iteration: 
       : { name: 'uncertainty', result: 'PASS', evidence: 'the failure is understood', recommendation: 'none' },
   ];
   const action: ReflectionAction = refused ? 'escalate' : missing ? 'ask_human' : inconsistent ? (canSwitch ? 'change_plan' : 'fail') : canSwitch ? 'fallback' : 'fail';
-  return { step_id: step.id, tool: verdict.tool, iteration, error_types: errors, dimensions, action };
+  return { step_id: step.id, tool: verdict.tool, iteration, error_types: errors, dimensions, action, author: 'rules', summary: '' };
 }
 
 /** Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it. */
