@@ -10,6 +10,7 @@
  *   tao dlq list|show|redrive          dead letters
  *   tao classify-error <file|->        the error classifier's verdict on a payload
  *   tao classify "<text>"              the intent router's decision on a task text
+ *   tao skills list|show               the skills the model in the loop can run (cli/skills.ts)
  *   tao demo                           everything above, with sample tasks
  */
 import { readFileSync } from 'node:fs';
@@ -32,6 +33,7 @@ import { createLogger } from '../runtime/log.ts';
 import { runStageProcess } from '../runtime/stage-process.ts';
 import { startToolServer } from '../tool-server/server.ts';
 import { runDemo } from './demo.ts';
+import { skillsCommand } from './skills.ts';
 import { DEFAULT_PORTS, spawnStage, stopAll } from './processes.ts';
 import { applyCatalog } from '../topics/apply-catalog.ts';
 import { ensureTopic } from '../topics/apply.ts';
@@ -48,6 +50,7 @@ const USAGE = `usage: tao <command>
   dlq list|show|redrive       dead letters: list, show one, re-drive selected ones exactly once
   classify-error <file|->     the ONNX classifier's label and confidence for an error payload (JSON)
   classify "<text>"           the intent router's intent, confidence and slots for a task text (JSON)
+  skills list|show [--json]   the skills (skills/<name>/SKILL.md): name@version, planner, intents, tools
   demo                        run the whole loop on sample tasks`;
 
 
@@ -76,6 +79,8 @@ export async function main(argv: string[]): Promise<number> {
       return classifyErrorCommand(sub);
     case 'classify':
       return classifyCommand([sub, ...rest].filter((a): a is string => a !== undefined).join(' '));
+    case 'skills':
+      return skillsCommand(argv.slice(1));
     case 'demo':
       return runDemo([sub, ...rest].filter((a): a is string => a !== undefined));
     case undefined:

@@ -1,0 +1,392 @@
+/**
+ * Skills: what the model in the loop is told and which tools it may call, one folder per skill in the
+ * Agent Skills open format (https://agentskills.io/specification), so that a skill written for
+ * another product loads here.
+ *
+ *     skills/<name>/SKILL.md        YAML frontmatter between `---` lines, then the Markdown prompt
+ *     skills/<name>/references/     optional; read on demand by {@link Skill.reference}
+ *     skills/<name>/scripts/, assets/   optional; never run or read by the runtime
+ *
+ * The loader does file I/O at start-up (like the flows loader in planner.ts) and is kept out of
+ * Thought's pure core: a run carries the skill's `name@version`, the prompt text and the tool names,
+ * never a file path.
+ *
+ * Frontmatter, as the format defines it (strict where the format is strict):
+ *
+ * | key | rule |
+ * |---|---|
+ * | `name` | required; 1-64 lowercase letters (Unicode, as the reference validator allows), digits and hyphens; no leading or trailing hyphen, no `--`; equals the folder name |
+ * | `description` | required; 1-1024 characters, not blank |
+ * | `license` | optional string |
+ * | `compatibility` | optional; 1-500 characters |
+ * | `allowed-tools` | optional; a space-delimited string or a list of strings; here each must be a tool of the catalog |
+ * | `metadata` | optional; a map of string keys to string values (a number must be quoted) |
+ *
+ * Other top-level keys (other products add their own, e.g. `argument-hint`, `disable-model-invocation`)
+ * are ignored and listed in {@link Skill.ignoredKeys}: the format's reference validator refuses them,
+ * but its client guide asks clients to load such skills. A key that only differs from a known key by
+ * spelling (`allowed_tools`, `allowedTools`, `metadata.max_tokens`) is refused, not ignored.
+ *
+ * Our own settings live under `metadata`, all strings:
+ *
+ * | metadata key | meaning | default |
+ * |---|---|---|
+ * | `version` | positive integer; required for the skill to run (recorded with every run as `name@version`) | none: not runnable |
+ * | `intents` | comma-separated intents the skill serves (the router picks a skill by intent); needs `version` | none |
+ * | `planner` | `plan`, `react` or `plan-replan` | the loop's default planner |
+ * | `model` | model name for this skill's requests | the configured model |
+ * | `max-model-turns` | model turns per run (1-100) | {@link SKILL_DEFAULTS} 8 |
+ * | `token-budget` | tokens (prompt + completion) per run (1-100000000) | 20000 |
+ * | `context-window` | tokens of the model's context window (256-10000000) | 8192 |
+ * | `max-tokens` | `max_tokens` of one request (1-1000000, below `context-window`) | 512 |
+ *
+ * Why a skill without `version` is loaded but not runnable (rather than given version 1): the
+ * `name@version` recorded with a run is what replay and the simulator rely on to know which prompt
+ * and tools the model saw; defaulting it would let two different prompts record the same ref.
+ */
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { parseDocument } from 'yaml';
+import { ConfigError } from '../../runtime/errors.ts';
+import type { ToolCatalog } from '../../tools/catalog.ts';
+
+export const SKILL_PLANNERS = ['plan', 'react', 'plan-replan'] as const;
+export type SkillPlanner = (typeof SKILL_PLANNERS)[number];
+
+/** The values a runnable skill gets when its metadata leaves a number out. */
+export const SKILL_DEFAULTS = { maxModelTurns: 8, tokenBudget: 20000, contextWindow: 8192, maxTokens: 512 } as const;
+
+/** A loaded, validated skill. */
+export interface Skill {
+  /** The frontmatter `name` (equal to the folder name). */
+  name: string;
+  /** `metadata.version`; null when absent, and then the skill is not {@link runnable}. */
+  version: number | null;
+  /** `name@version` as recorded with a run (just `name` for an unversioned skill). */
+  ref: string;
+  description: string;
+  license?: string;
+  compatibility?: string;
+  /** Catalog tool names the model may call in a run of this skill, in the order written. */
+  allowedTools: string[];
+  /** Intents this skill serves (metadata.intents). */
+  intents: string[];
+  /** The planner mode; undefined: the loop's default. */
+  planner?: SkillPlanner;
+  /** Model name override for this skill's requests. */
+  model?: string;
+  maxModelTurns: number;
+  tokenBudget: number;
+  contextWindow: number;
+  maxTokens: number;
+  /** The Markdown body of SKILL.md, trimmed: the skill's prompt. */
+  prompt: string;
+  /** Absolute path of the skill's folder. */
+  dir: string;
+  /** The whole `metadata` map as written (ours and other products' keys). */
+  metadata: Record<string, string>;
+  /** Top-level frontmatter keys the format does not define, ignored here. */
+  ignoredKeys: string[];
+  /** False without `metadata.version`; {@link SkillSet.runnable} refuses such a skill. */
+  runnable: boolean;
+  /** File names under `references/` (listed when called; nothing is read). */
+  references(): string[];
+  /**
+   * The text of `references/<name>`, read on first use and kept.
+   * @throws ConfigError when the skill has no such reference.
+   */
+  reference(name: string): string;
+}
+
+const POSITIVE_INT = '^[1-9][0-9]{0,9}$';
+// The format's name rule. Unicode lowercase letters are allowed, as in the reference validator (skills-ref).
+const NAME_PATTERN = '^(?!-)(?!.*--)[\\p{Ll}\\p{Lo}\\p{Nd}-]+(?<!-)$';
+const INTENT = '[a-z][a-z0-9_]*';
+
+/** Our metadata keys that hold integers, with their property names and ranges. */
+const INTEGER_KEYS = {
+  'max-model-turns': { field: 'maxModelTurns', min: 1, max: 100 },
+  'token-budget': { field: 'tokenBudget', min: 1, max: 100_000_000 },
+  'context-window': { field: 'contextWindow', min: 256, max: 10_000_000 },
+  'max-tokens': { field: 'maxTokens', min: 1, max: 1_000_000 },
+} as const;
+
+const FORMAT_KEYS = ['name', 'description', 'license', 'compatibility', 'allowed-tools', 'metadata'] as const;
+const OUR_METADATA_KEYS = ['version', 'intents', 'planner', 'model', ...Object.keys(INTEGER_KEYS)];
+
+/** The one schema for a skill's frontmatter, our metadata keys included. */
+const frontmatterSchema = {
+  type: 'object',
+  required: ['name', 'description'],
+  // Keys of other products are ignored (see the module comment), so no `additionalProperties: false`.
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 64, pattern: NAME_PATTERN },
+    description: { type: 'string', minLength: 1, maxLength: 1024, pattern: '\\S' },
+    license: { type: 'string', minLength: 1 },
+    compatibility: { type: 'string', minLength: 1, maxLength: 500 },
+    'allowed-tools': { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', minLength: 1 } }] },
+    metadata: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      properties: {
+        version: { type: 'string', pattern: POSITIVE_INT },
+        intents: { type: 'string', pattern: `^\\s*${INTENT}(\\s*,\\s*${INTENT})*\\s*$` },
+        planner: { type: 'string', enum: SKILL_PLANNERS },
+        model: { type: 'string', minLength: 1, maxLength: 200 },
+        ...Object.fromEntries(Object.keys(INTEGER_KEYS).map((k) => [k, { type: 'string', pattern: POSITIVE_INT }])),
+      },
+    },
+  },
+} as const;
+
+interface Frontmatter {
+  name: string;
+  description: string;
+  license?: string;
+  compatibility?: string;
+  'allowed-tools'?: string | string[];
+  metadata?: Record<string, string>;
+  [other: string]: unknown;
+}
+
+/** What each rule says when broken, by field: the message names the field and the rule. */
+const RULES: Record<string, string> = {
+  name: 'must be 1-64 lowercase letters, digits and hyphens, not starting or ending with a hyphen, without "--"',
+  description: 'must be 1-1024 characters and not blank',
+  license: 'must be a non-empty string',
+  compatibility: 'must be 1-500 characters',
+  'allowed-tools': 'must be a space-delimited string or a list of tool names',
+  metadata: 'must be a map of string keys to string values',
+  'metadata.version': 'must be a positive integer written as a string, e.g. "1"',
+  'metadata.intents': 'must be comma-separated intent names (lowercase letters, digits, underscores)',
+  'metadata.planner': `must be one of ${SKILL_PLANNERS.join(', ')}`,
+  'metadata.model': 'must be a model name of 1-200 characters',
+  ...Object.fromEntries(Object.entries(INTEGER_KEYS).map(([k, r]) => [`metadata.${k}`, `must be an integer from ${r.min} to ${r.max} written as a string, e.g. "${r.min}"`])),
+};
+
+let validateFrontmatter: ValidateFunction<Frontmatter> | undefined;
+
+function frontmatterValidator(): ValidateFunction<Frontmatter> {
+  validateFrontmatter ??= new Ajv({ allErrors: true, strict: true }).compile<Frontmatter>(frontmatterSchema);
+  return validateFrontmatter;
+}
+
+/** The skills of one directory, by name. Built once at start-up by {@link loadSkills}. */
+export class SkillSet {
+  private readonly byIntent = new Map<string, Skill>();
+
+  constructor(private readonly skills: ReadonlyMap<string, Skill>) {
+    for (const skill of skills.values()) for (const intent of skill.intents) this.byIntent.set(intent, skill);
+  }
+
+  get(name: string): Skill | undefined {
+    return this.skills.get(name);
+  }
+
+  /**
+   * The skill a run of this name uses.
+   * @throws ConfigError when there is no such skill or it is not runnable (no metadata.version).
+   */
+  runnable(name: string): Skill {
+    const skill = this.skills.get(name);
+    if (!skill) throw new ConfigError(`unknown skill "${name}" (known: ${[...this.skills.keys()].join(', ') || 'none'})`);
+    if (!skill.runnable) throw new ConfigError(`skill "${name}" is not runnable: its SKILL.md has no metadata.version`);
+    return skill;
+  }
+
+  /** The runnable skill that serves an intent, if any (the loader ensures at most one does). */
+  forIntent(intent: string): Skill | undefined {
+    return this.byIntent.get(intent);
+  }
+
+  /** Every skill, runnable or not, by name. */
+  list(): Skill[] {
+    return [...this.skills.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
+}
+
+/** Loader options; TAO_SKILLS_DIR is read here and nowhere else. */
+export interface SkillsOptions {
+  /** The folder holding one sub-folder per skill. */
+  dir: string;
+}
+
+export const DEFAULT_SKILLS_DIR = new URL('../../skills/', import.meta.url).pathname;
+
+/**
+ * TAO_SKILLS_DIR (default: `skills/` at the package root).
+ * @throws ConfigError when it is set but empty.
+ */
+export function skillsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): SkillsOptions {
+  const dir = env.TAO_SKILLS_DIR;
+  if (dir === undefined) return { dir: DEFAULT_SKILLS_DIR };
+  if (!dir.trim()) throw new ConfigError('TAO_SKILLS_DIR is set but empty; unset it for the default skills/ folder');
+  return { dir: resolve(dir) };
+}
+
+/**
+ * Loads every `<dir>/<name>/SKILL.md`. Sub-folders without a SKILL.md and files beside the folders
+ * are not skills and are skipped.
+ * @throws ConfigError with one line naming the file and the broken rule: a missing folder, frontmatter
+ *   that is not YAML or breaks the format's rules, a tool not in the catalog, a bad metadata value,
+ *   a link to a missing reference, or two skills serving the same intent.
+ */
+export function loadSkills(dir: string, catalog: Pick<ToolCatalog, 'get' | 'names'>): SkillSet {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new ConfigError(`skills folder ${display(dir)} does not exist (TAO_SKILLS_DIR)`);
+  const skills = new Map<string, Skill>();
+  const intents = new Map<string, string>();
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
+    const skillDir = resolve(dir, entry.name);
+    const files = readdirSync(skillDir);
+    if (!files.includes('SKILL.md')) {
+      const misnamed = files.find((f) => f.toLowerCase() === 'skill.md');
+      if (misnamed) throw new ConfigError(`${display(join(skillDir, misnamed))}: name the file SKILL.md (upper case)`);
+      continue;
+    }
+    const skill = parseSkill(skillDir, entry.name, catalog);
+    for (const intent of skill.intents) {
+      const other = intents.get(intent);
+      if (other) throw new ConfigError(`${display(join(skillDir, 'SKILL.md'))}: metadata.intents: intent "${intent}" is already served by skill "${other}"`);
+      intents.set(intent, skill.name);
+    }
+    skills.set(skill.name, skill);
+  }
+  return new SkillSet(skills);
+}
+
+function parseSkill(skillDir: string, folder: string, catalog: Pick<ToolCatalog, 'get' | 'names'>): Skill {
+  const file = join(skillDir, 'SKILL.md');
+  const fail = (rule: string): never => {
+    throw new ConfigError(`${display(file)}: ${rule}`);
+  };
+  const { yamlText, body } = splitFrontmatter(readFileSync(file, 'utf8')) ?? fail('must start with YAML frontmatter between two "---" lines');
+  const doc = parseDocument(yamlText, { uniqueKeys: true, prettyErrors: false });
+  const yamlError = doc.errors[0];
+  // +1 for the opening `---`: the line number is the file's, where an editor shows it.
+  if (yamlError) fail(`frontmatter is not valid YAML (line ${yamlText.slice(0, yamlError.pos[0]).split('\n').length + 1}: ${yamlError.message.split('\n')[0]})`);
+  const raw: unknown = doc.toJS();
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) fail('frontmatter must be a YAML mapping (key: value lines)');
+  const front = raw as Record<string, unknown>;
+
+  const meta = front.metadata && typeof front.metadata === 'object' && !Array.isArray(front.metadata) ? Object.keys(front.metadata) : [];
+  const typo = misspelled(Object.keys(front), FORMAT_KEYS, '') ?? misspelled(meta, OUR_METADATA_KEYS, 'metadata.');
+  if (typo) fail(typo);
+  const validate = frontmatterValidator();
+  if (!validate(front)) fail(describeErrors(validate.errors ?? [], front));
+  const fm = front as Frontmatter;
+  if (fm.name !== folder) fail(`name "${fm.name}" must equal the folder name "${folder}"`);
+
+  const allowedTools = typeof fm['allowed-tools'] === 'string' ? fm['allowed-tools'].split(/\s+/).filter(Boolean) : [...(fm['allowed-tools'] ?? [])];
+  const seen = new Set<string>();
+  for (const tool of allowedTools) {
+    if (seen.has(tool)) fail(`allowed-tools names "${tool}" twice`);
+    seen.add(tool);
+    if (!catalog.get(tool)) fail(`allowed-tools names unknown tool "${tool}" (known: ${catalog.names().sort().join(', ')})`);
+  }
+
+  const metadata = fm.metadata ?? {};
+  const version = metadata.version === undefined ? null : Number(metadata.version);
+  const intents = metadata.intents === undefined ? [] : metadata.intents.split(',').map((s) => s.trim());
+  const dup = intents.find((intent, i) => intents.indexOf(intent) !== i);
+  if (dup) fail(`metadata.intents names "${dup}" twice`);
+  if (intents.length && version === null) fail('metadata.intents needs metadata.version: a skill the router can pick must be versioned');
+  const numbers: Record<keyof typeof SKILL_DEFAULTS, number> = { ...SKILL_DEFAULTS };
+  for (const [key, rule] of Object.entries(INTEGER_KEYS)) {
+    const text = metadata[key];
+    if (text === undefined) continue;
+    const value = Number(text);
+    if (value < rule.min || value > rule.max) fail(`metadata.${key} ${RULES[`metadata.${key}`]} (got "${text}")`);
+    numbers[rule.field] = value;
+  }
+  if (numbers.maxTokens >= numbers.contextWindow) fail(`metadata.max-tokens (${numbers.maxTokens}) must be below metadata.context-window (${numbers.contextWindow})`);
+
+  for (const link of body.matchAll(/\]\(\s*(?:\.\/)?references\/([^)\s#?]+)/g)) {
+    if (!existsSync(join(skillDir, 'references', link[1]!))) fail(`links to references/${link[1]}, which does not exist`);
+  }
+
+  const cache = new Map<string, string>();
+  const referencesDir = join(skillDir, 'references');
+  const references = (): string[] => (existsSync(referencesDir) ? readdirSync(referencesDir, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name).sort() : []);
+  return {
+    name: fm.name,
+    version,
+    ref: version === null ? fm.name : `${fm.name}@${version}`,
+    description: fm.description,
+    ...(fm.license !== undefined ? { license: fm.license } : {}),
+    ...(fm.compatibility !== undefined ? { compatibility: fm.compatibility } : {}),
+    allowedTools,
+    intents,
+    ...(metadata.planner !== undefined ? { planner: metadata.planner as SkillPlanner } : {}),
+    ...(metadata.model !== undefined ? { model: metadata.model } : {}),
+    ...numbers,
+    prompt: body,
+    dir: skillDir,
+    metadata,
+    ignoredKeys: Object.keys(front).filter((k) => !(FORMAT_KEYS as readonly string[]).includes(k)),
+    runnable: version !== null,
+    references,
+    reference(name: string): string {
+      const cached = cache.get(name);
+      if (cached !== undefined) return cached;
+      // Only a listed file name: no path separators, so a name can never leave references/.
+      if (!references().includes(name)) throw new ConfigError(`skill "${fm.name}" has no reference "${name}" (it has: ${references().join(', ') || 'none'})`);
+      const text = readFileSync(join(referencesDir, name), 'utf8');
+      cache.set(name, text);
+      return text;
+    },
+  };
+}
+
+/** Splits `---\n<yaml>\n---\n<body>`; null when the file does not open with frontmatter. */
+function splitFrontmatter(text: string): { yamlText: string; body: string } | null {
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  if (lines[0]?.trimEnd() !== '---') return null;
+  const close = lines.findIndex((line, i) => i > 0 && line.trimEnd() === '---');
+  if (close < 0) return null;
+  return { yamlText: lines.slice(1, close).join('\n'), body: lines.slice(close + 1).join('\n').trim() };
+}
+
+/** A key that is a known key spelled another way (`allowed_tools`, `maxTokens`) is refused rather than ignored. */
+function misspelled(keys: string[], known: readonly string[], prefix: string): string | undefined {
+  const norm = (k: string) => k.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/_/g, '-').toLowerCase();
+  for (const key of keys) {
+    if (known.includes(key)) continue;
+    const meant = known.find((k) => norm(k) === norm(key));
+    if (meant) return `unknown key "${prefix}${key}" (did you mean "${prefix}${meant}"?)`;
+  }
+  return undefined;
+}
+
+/** One line: each broken rule, naming the field, the rule and the value found. */
+function describeErrors(errors: ErrorObject[], front: Record<string, unknown>): string {
+  const lines = new Set<string>();
+  for (const e of errors) {
+    if (e.keyword === 'required') {
+      lines.add(`missing required field "${(e.params as { missingProperty: string }).missingProperty}"`);
+      continue;
+    }
+    const parts = e.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (parts[0] === 'allowed-tools') {
+      lines.add(`allowed-tools ${RULES['allowed-tools']}`);
+      continue;
+    }
+    if (parts.length === 0) {
+      lines.add('frontmatter must be a YAML mapping');
+      continue;
+    }
+    const field = parts.slice(0, 2).join('.');
+    const value = parts.reduce<unknown>((v, p) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[p] : undefined), front);
+    const rule = RULES[field] ?? (parts[0] === 'metadata' ? 'must be a string (quote it in YAML)' : e.message);
+    const got = typeof value === 'string' ? (value.length > 60 ? `${value.length} characters` : `"${value}"`) : value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value;
+    lines.add(`${field} ${rule} (got ${got})`);
+  }
+  return [...lines].join('; ');
+}
+
+/** A path relative to the working directory when it is inside it (as the error examples read). */
+function display(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
