@@ -22,6 +22,7 @@ import { runChaos, randomSeed, type ChaosReport } from './lib/chaos-run.ts';
 import { runFaultMix, type FaultMixReport } from './lib/fault-mix-run.ts';
 import { Fleet, REPO_ROOT, progress, quietOwnLogs, startToolServerProcess } from './lib/harness.ts';
 import { fmt, table } from './lib/stats.ts';
+import { setting } from '../runtime/config.ts';
 
 /** The private chaos infrastructure: its own broker and registry, safe to restart. */
 export const CHAOS_INFRA: Pick<InfraOptions, 'dir' | 'kafkaPort' | 'controllerPort' | 'registryPort'> = { dir: '/tmp/tao-chaos', kafkaPort: 29092, controllerPort: 29093, registryPort: 28081 };
@@ -148,7 +149,7 @@ async function main(): Promise<void> {
       const replica = await startToolServerProcess(fleet, env, 'replica');
       faultMix = await runFaultMix({ runs: Number(values['fault-mix-runs']), concurrency: 32, env, primary: tools, replica, catalogDir: join(CHAOS_INFRA.dir, `fault-mix-catalog-${process.pid}`), timeoutMs: 300000 });
     }
-    const report: ChaosCommandReport = { startedAt: new Date(started).toISOString(), broker: env.KAFKA_BROKERS ?? '127.0.0.1:9092', chaos, faultMix };
+    const report: ChaosCommandReport = { startedAt: new Date(started).toISOString(), broker: setting(env, 'KAFKA_BROKERS').join(','), chaos, faultMix };
     console.log(renderChaos(report));
     if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
     const ok = chaos === null || (chaos.lostRuns.length === 0 && chaos.duplicatedSteps.length === 0);

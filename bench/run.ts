@@ -30,6 +30,7 @@ import { Fleet, progress, quietOwnLogs, startToolServerProcess } from './lib/har
 import { drainPhase, loopPhase, relayPhase, type DrainResult, type PhaseLoad, type PhaseResult } from './lib/phases.ts';
 import { fmt, table } from './lib/stats.ts';
 import type { ActionResult } from '../schemas/types.gen.ts';
+import { setting } from '../runtime/config.ts';
 
 /** Options of one bench run. */
 export interface BenchOptions {
@@ -140,7 +141,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     return {
       startedAt: new Date(started).toISOString(),
       durationSeconds: (Date.now() - started) / 1000,
-      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, kafka: `${KAFKA_VERSION} (the local infra's; the broker at KAFKA_BROKERS may differ)`, brokers: base.KAFKA_BROKERS ?? '127.0.0.1:9092', loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
+      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, kafka: `${KAFKA_VERSION} (the local infra's; the broker at KAFKA_BROKERS may differ)`, brokers: setting(base, 'KAFKA_BROKERS').join(','), loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
       options,
       phases,
       ratios,

@@ -10,6 +10,7 @@
  */
 import type { Consumer, Kafka } from 'kafkajs';
 import type { AvroCodec } from '../runtime/codec.ts';
+import { setting } from '../runtime/config.ts';
 import { ConfigError, TaoError, errorMessage, toTaoError } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import { retry, realRetryDeps, type RetryDeps } from '../runtime/retry.ts';
@@ -78,26 +79,19 @@ export interface CallbackDispatcher {
 
 /**
  * Dispatcher options from the environment: `TAO_CALLBACK_SECRET` (required),
- * `TAO_CALLBACK_ALLOWED_HOSTS` (comma list), `TAO_CALLBACK_MAX_ATTEMPTS`, `TAO_CALLBACK_TIMEOUT_MS`.
- * @throws ConfigError naming each missing or malformed variable.
+ * `TAO_CALLBACK_ALLOWED_HOSTS` (comma list), `TAO_CALLBACK_MAX_ATTEMPTS`, `TAO_CALLBACK_TIMEOUT_MS`
+ * (declared in runtime/config.ts).
+ * @throws ConfigError naming the missing secret or the first malformed variable.
  */
 export function callbackOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CallbackDispatcherOptions {
-  const problems: string[] = [];
-  const int = (name: string, min: number): number | undefined => {
-    if (!env[name]) return undefined;
-    const n = Number(env[name]);
-    if (!Number.isInteger(n) || n < min) problems.push(`${name} must be an integer >= ${min}`);
-    return n;
+  const secret = setting(env, 'TAO_CALLBACK_SECRET');
+  if (!secret) throw new ConfigError('TAO_CALLBACK_SECRET is required (callbacks are always signed)');
+  return {
+    secret,
+    allowedHosts: parseAllowedHosts(setting(env, 'TAO_CALLBACK_ALLOWED_HOSTS')),
+    maxAttempts: setting(env, 'TAO_CALLBACK_MAX_ATTEMPTS'),
+    requestTimeoutMs: setting(env, 'TAO_CALLBACK_TIMEOUT_MS'),
   };
-  if (!env.TAO_CALLBACK_SECRET) problems.push('TAO_CALLBACK_SECRET is required (callbacks are always signed)');
-  const options: CallbackDispatcherOptions = {
-    secret: env.TAO_CALLBACK_SECRET ?? '',
-    allowedHosts: parseAllowedHosts(env.TAO_CALLBACK_ALLOWED_HOSTS ?? ''),
-    maxAttempts: int('TAO_CALLBACK_MAX_ATTEMPTS', 1),
-    requestTimeoutMs: int('TAO_CALLBACK_TIMEOUT_MS', 100),
-  };
-  if (problems.length) throw new ConfigError(`invalid callback configuration: ${problems.join('; ')}`);
-  return options;
 }
 
 /**

@@ -3,13 +3,13 @@ import { watchRecords } from '../client/watch.ts';
 import * as infra from '../infra/local.ts';
 import { DEFAULT_OPS_PORTS, STAGES } from '../processors/wiring.ts';
 import { AvroCodec } from '../runtime/codec.ts';
-import { loadRuntimeConfig } from '../runtime/config.ts';
+import { isSet, loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { createKafka } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import type { Outcome } from '../schemas/types.gen.ts';
 import { applyCatalog } from '../topics/apply-catalog.ts';
-import { DEFAULT_PORTS, spawnStage, stopAll, waitForHttpOk, type StageProcess } from './processes.ts';
-import { describeRecord } from './render.ts';
+import { spawnStage, stopAll, waitForHttpOk, type StageProcess } from './processes.ts';
+import { describeRecord } from '../observability/render.ts';
 
 /** One ticket per intent of the demo domain (docs/DEMO-DOMAIN.md), in English and Chinese, plus two the loop must not guess. */
 const SAMPLE_TASKS = [
@@ -32,10 +32,10 @@ const SAMPLE_TASKS = [
  */
 export async function runDemo(args: string[]): Promise<number> {
   const keepInfra = args.includes('--keep-infra');
-  // The demo routes tickets with the ONNX intent router unless a planner is configured.
-  const env: NodeJS.ProcessEnv = { TAO_PLANNER: 'router', ...process.env };
+  // The demo routes tickets with the default planner (the ONNX intent router) unless another is configured.
+  const env: NodeJS.ProcessEnv = { ...process.env };
   let startedInfra = false;
-  if (!env.KAFKA_BROKERS) {
+  if (!isSet(env, 'KAFKA_BROKERS')) {
     console.log('KAFKA_BROKERS is not set: starting local Kafka and schema registry (npx tao infra up)...');
     const wasRunning = (await infra.status()).every((c) => c.healthy);
     const endpoints = await infra.up({ log: (line) => console.log(`  ${line}`) });
@@ -43,7 +43,7 @@ export async function runDemo(args: string[]): Promise<number> {
     env.SCHEMA_REGISTRY_URL = endpoints.registryUrl;
     startedInfra = !wasRunning;
   }
-  console.log(`Kafka ${env.KAFKA_BROKERS}, schema registry ${env.SCHEMA_REGISTRY_URL ?? 'http://127.0.0.1:8081'}`);
+  console.log(`Kafka ${env.KAFKA_BROKERS}, schema registry ${setting(env, 'SCHEMA_REGISTRY_URL')}`);
   console.log('Applying topics...');
   await applyCatalog(env, (line) => console.log(`  ${line}`));
 
@@ -57,7 +57,7 @@ export async function runDemo(args: string[]): Promise<number> {
   const kafka = createKafka(config, 'tao-demo', logger);
   const codec = AvroCodec.create(config);
   try {
-    await waitForHttpOk(`http://127.0.0.1:${DEFAULT_PORTS.tools}/health`, 30000, 'tool server');
+    await waitForHttpOk(`http://127.0.0.1:${setting(env, 'TAO_TOOLS_PORT')}/health`, 30000, 'tool server');
     for (const stage of STAGES) await waitForHttpOk(`http://127.0.0.1:${DEFAULT_OPS_PORTS[stage]}/health`, 60000, `${stage} stage`);
     console.log(`Stages running (thought, action, observation: /health and /metrics on ports ${Object.values(DEFAULT_OPS_PORTS).join(', ')})\n`);
 

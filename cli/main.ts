@@ -1,100 +1,218 @@
 /**
- * The `tao` command. Every sub-command is wired here, in one visible place.
- *
- *   tao infra up|down|status          local Kafka + schema registry (see infra/README.md)
- *   tao topics apply                   create/update the catalog's topics, report drift
- *   tao run thought|action|observation|tools|ingress|callbacks|all
- *   tao run source <file>
- *   tao submit --text "..." [--source s] [--external-id id] [--reply <thought_id>] [--wait] [--timeout-s n]
- *   tao replay <thought_id> ...        rebuild, verify or fork a run from the log (replay/)
- *   tao dlq list|show|redrive          dead letters
- *   tao classify-error <file|->        the error classifier's verdict on a payload
- *   tao classify "<text>"              the intent router's decision on a task text
- *   tao skills list|show               the skills the model in the loop can run (cli/skills.ts)
- *   tao demo                           everything above, with sample tasks
+ * The `tao` command. Every sub-command is wired here, in one visible place, with its usage text
+ * (USAGES): `tao <command> --help` (or `-h`, or `tao help <command>`) prints it and exits 0; an
+ * unknown command or flag prints one line and the usage and exits 2; a setup problem (a bad setting,
+ * topics not applied) prints one line and exits 1.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_ERROR_MODEL_DIR, ERROR_ADOPTION_THRESHOLD, ErrorClassifier, adoptable } from '../processors/observation/classifier.ts';
 import { DEFAULT_INTENT_MODEL_DIR, IntentRouter } from '../processors/thought/intent-router.ts';
 import { buildTask, submitTasks } from '../client/tasks.ts';
 import { watchRecords } from '../client/watch.ts';
 import { callbackOptionsFromEnv, startCallbackDispatcher } from '../callbacks/dispatcher.ts';
 import { startIngress } from '../ingress/server.ts';
-import { dlqCommand, replayCommand } from '../replay/cli.ts';
-import { statusCommand, tailCommand } from '../observability/cli.ts';
+import { DLQ_USAGE, REPLAY_USAGE, dlqCommand, replayCommand } from '../replay/cli.ts';
+import { STATUS_USAGE, TAIL_USAGE, statusCommand, tailCommand } from '../observability/cli.ts';
 import { loadSourceConfig, sourceStage } from '../ingress/kafka-source.ts';
 import * as infra from '../infra/local.ts';
 import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../processors/wiring.ts';
 import { AvroCodec, createRegistry } from '../runtime/codec.ts';
-import { loadRuntimeConfig } from '../runtime/config.ts';
+import { isSet, loadRuntimeConfig, setting } from '../runtime/config.ts';
+import { TaoError } from '../runtime/errors.ts';
 import { createKafka, waitForKafka } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import { runStageProcess } from '../runtime/stage-process.ts';
 import { startToolServer } from '../tool-server/server.ts';
+import { checkStartupEnvironment, configCommand } from './config-command.ts';
+import { modelSimCommand } from '../model-sim/cli.ts';
 import { runDemo } from './demo.ts';
 import { skillsCommand } from './skills.ts';
-import { DEFAULT_PORTS, spawnStage, stopAll } from './processes.ts';
+import { spawnStage, stopAll } from './processes.ts';
 import { applyCatalog } from '../topics/apply-catalog.ts';
 import { ensureTopic } from '../topics/apply.ts';
+import { WHOLE_CATALOG, prepareCatalog } from '../topics/check.ts';
 
-const USAGE = `usage: tao <command>
+/** One line per command, for `tao --help`. */
+const USAGE = `usage: tao <command> [options]      (tao <command> --help for a command's options)
   infra up|down|status        start, stop or check local Kafka + schema registry
-  topics apply                create or update every topic of the catalog
-  run <thought|action|observation|tools|ingress|callbacks|all>
+  topics apply                create or update every topic of the catalog, register the schemas
+  run <thought|action|observation|tools|ingress|callbacks|all> [--apply-topics]
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
-  submit --text "..." [--source s] [--external-id id] [--reply thought_id] [--wait] [--timeout-s 60]
+  run model-sim               the scripted model SIMULATOR (OpenAI-compatible, answers from scenario files)
+  submit --text "..."         submit a task (or a reply) and optionally wait for its outcome
   tail [--thought <id>]       follow runs live: a line per step, a progress summary
   status [--json]             consumer lag, runs in flight, breakers, dead letters
-  replay <thought_id> [--format terminal|json|html] [--out f] [--from ISO] [--to ISO] [--verify] [--fork <wave|step> [--set S.f=v] [--flow id@v]]
+  replay <thought_id>         a run's timeline (terminal, json, html); --verify, --fork
   dlq list|show|redrive       dead letters: list, show one, re-drive selected ones exactly once
   classify-error <file|->     the ONNX classifier's label and confidence for an error payload (JSON)
   classify "<text>"           the intent router's intent, confidence and slots for a task text (JSON)
   skills list|show [--json]   the skills (skills/<name>/SKILL.md): name@version, planner, intents, tools
-  demo                        run the whole loop on sample tasks`;
+  demo [--keep-infra]         run the whole loop on sample tasks
+  config [--json]             the effective configuration (every variable, its value and source; secrets masked)
+  help [command]              this text, or a command's usage`;
 
+const RUN_NAMES = [...STAGES, 'tools', 'ingress', 'callbacks', 'all'] as const;
+
+/** Each command's usage, printed by `tao <command> --help` (exit 0) and after a usage error (exit 2). */
+const USAGES: Record<string, string> = {
+  infra: `usage: tao infra up|down|status
+  up       start a local Kafka broker (KRaft) and schema registry under .infra/ (no Docker); prints KAFKA_BROKERS and SCHEMA_REGISTRY_URL
+  down     stop them (their data is wiped)
+  status   whether each is running and healthy; exit 1 when one is not`,
+  topics: `usage: tao topics apply
+  Creates or updates every topic of the catalog (topics/catalog.ts) in TAO_NAMESPACE, registers every
+  value schema under <topic>-value with BACKWARD compatibility, and reports drift it will not fix.
+  Reads KAFKA_* and SCHEMA_REGISTRY_*.`,
+  run: `usage: tao run <${RUN_NAMES.join('|')}> [--apply-topics]
+       tao run source <file> [--apply-topics]
+  thought, action, observation   one stage (a consumer-group member; start any number)
+  tools                          the demo tool server (TAO_TOOLS_PORT, default 7070)
+  ingress                        the HTTP ingress (TAO_INGRESS_PORT, default 8080)
+  callbacks                      the outcome callback dispatcher (needs TAO_CALLBACK_SECRET)
+  all                            all of the above as separate processes, output prefixed
+  source <file>                  tasks from an existing topic, as declared in a sources/*.json file
+  model-sim                      the scripted model SIMULATOR (tao run model-sim --help for its flags)
+  Once Kafka answers (waiting up to TAO_STARTUP_WAIT_MS), a process checks that its topics and schemas
+  exist and exits 1 saying so when not. --apply-topics applies the catalog first (as tao topics apply).`,
+  submit: `usage: tao submit --text "..." [--source cli] [--external-id id] [--reply thought_id] [--wait] [--timeout-s 60]
+  --text         the task text (required)
+  --source       where the task comes from (default cli)
+  --external-id  the task's id in its source system
+  --reply        answer a run awaiting input: the thought_id it waits under
+  --wait         wait for the run's outcome and print it; exit 0 when completed, 1 otherwise
+  --timeout-s    how long --wait waits (default 60)
+  Without --wait prints {"thought_id","task_id"}.`,
+  tail: TAIL_USAGE,
+  status: STATUS_USAGE,
+  replay: REPLAY_USAGE,
+  dlq: DLQ_USAGE,
+  'classify-error': `usage: tao classify-error <file|->
+  Prints the ONNX error classifier's label, confidence, and whether Observation would adopt it, for an
+  error payload read from <file> (or standard input with -). Model: TAO_ERROR_MODEL_DIR.`,
+  classify: `usage: tao classify "<task text>"
+  Prints the intent router's decision for a task text as JSON: intent, confidence, slots.
+  Model: TAO_INTENT_MODEL_DIR. Put text that starts with - after --: tao classify -- "-x ..."`,
+  demo: `usage: tao demo [--keep-infra]
+  Starts local Kafka and the registry unless KAFKA_BROKERS is set, applies the topics, runs the tool
+  server and each stage as its own process, submits a ticket per intent, prints each committed step and
+  each outcome, then stops what it started. --keep-infra leaves Kafka and the registry running.`,
+  skills: `usage: tao skills list|show <name> [--json]
+  list   every skill of TAO_SKILLS_DIR (default skills/): name@version, planner, intents, allowed tools
+  show   one skill: its frontmatter, budgets, references and prompt`,
+  config: `usage: tao config [--json]
+  Prints every setting (runtime/config.ts): its value and where it came from (env or default), secrets
+  masked. Exits 1 (listing each problem) when a value is bad or a TAO_* name is unknown.`,
+  help: `usage: tao help [command]`,
+};
 
 /** Runs one `tao` command; resolves with the exit code, or -1 for a long-running process that exits on a signal. */
 export async function main(argv: string[]): Promise<number> {
-  const [command, sub, ...rest] = argv;
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h') {
+    console.log(USAGE);
+    return 0;
+  }
+  if (command === 'help') {
+    const topic = rest[0];
+    if (topic !== undefined && !USAGES[topic]) return usage(`unknown command "${topic}"`);
+    console.log(topic === undefined ? USAGE : USAGES[topic]);
+    return 0;
+  }
+  const text = USAGES[command];
+  if (!text) return usage(`unknown command "${command}"`);
+  // `run model-sim` and `skills` parse their own flags (and answer --help themselves).
+  const ownHelp = (command === 'run' && rest[0] === 'model-sim') || command === 'skills' || command === 'config';
+  if (wantsHelp(rest) && !ownHelp) {
+    console.log(text);
+    return 0;
+  }
+  try {
+    // Every command refuses a bad or unknown variable before it starts anything (`tao config` lists them).
+    if (command !== 'config' && !wantsHelp(rest)) checkStartupEnvironment(process.env);
+    return await dispatch(command, rest, text);
+  } catch (err) {
+    // A setup problem (a bad setting, topics not applied) is one line, not a stack trace.
+    if (err instanceof TaoError && err.code === 'CONFIG_INVALID') {
+      console.error(`tao: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+async function dispatch(command: string, args: string[], text: string): Promise<number> {
   switch (command) {
-    case 'infra':
-      return infraCommand(sub);
-    case 'topics':
-      if (sub !== 'apply') return usage(`unknown topics command "${sub ?? ''}"`);
+    case 'infra': {
+      const parsed = parse(command, args, text, {});
+      return typeof parsed === 'number' ? parsed : infraCommand(parsed.positionals.join(' ') || undefined);
+    }
+    case 'topics': {
+      const parsed = parse(command, args, text, {});
+      if (typeof parsed === 'number') return parsed;
+      if (parsed.positionals.length !== 1 || parsed.positionals[0] !== 'apply') return usage(`unknown topics command "${parsed.positionals.join(' ')}"`, text);
       return topicsApply();
-    case 'run':
-      return runCommand(sub, rest);
+    }
+    case 'run': {
+      if (args[0] === 'model-sim') return modelSimCommand(args.slice(1), onSignal);
+      const parsed = parse(command, args, text, { 'apply-topics': { type: 'boolean', default: false } });
+      if (typeof parsed === 'number') return parsed;
+      const [name, ...extra] = parsed.positionals;
+      return runCommand(name, extra, parsed.values['apply-topics'] === true, text);
+    }
     case 'submit':
-      return submitCommand(argv.slice(1));
+      return submitCommand(args, text);
     case 'tail':
-      return tailCommand(argv.slice(1));
+      return tailCommand(args);
     case 'status':
-      return statusCommand(argv.slice(1));
+      return statusCommand(args);
     case 'replay':
-      return replayCommand(argv.slice(1));
+      return replayCommand(args);
     case 'dlq':
-      return dlqCommand(argv.slice(1));
-    case 'classify-error':
-      return classifyErrorCommand(sub);
-    case 'classify':
-      return classifyCommand([sub, ...rest].filter((a): a is string => a !== undefined).join(' '));
+      return dlqCommand(args);
+    case 'classify-error': {
+      const parsed = parse(command, args, text, {});
+      if (typeof parsed === 'number') return parsed;
+      if (parsed.positionals.length !== 1) return usage('classify-error needs one file, or - for standard input', text);
+      return classifyErrorCommand(parsed.positionals[0]!);
+    }
+    case 'classify': {
+      const parsed = parse(command, args, text, {});
+      return typeof parsed === 'number' ? parsed : classifyCommand(parsed.positionals.join(' '), text);
+    }
+    case 'demo': {
+      const parsed = parse(command, args, text, { 'keep-infra': { type: 'boolean', default: false } });
+      if (typeof parsed === 'number') return parsed;
+      if (parsed.positionals.length) return usage(`demo takes no arguments (got ${parsed.positionals.join(' ')})`, text);
+      return runDemo(parsed.values['keep-infra'] === true ? ['--keep-infra'] : []);
+    }
     case 'skills':
-      return skillsCommand(argv.slice(1));
-    case 'demo':
-      return runDemo([sub, ...rest].filter((a): a is string => a !== undefined));
-    case undefined:
-    case 'help':
-    case '--help':
-      console.log(USAGE);
-      return 0;
+      return skillsCommand(args);
+    case 'config':
+      return configCommand(args);
     default:
       return usage(`unknown command "${command}"`);
   }
 }
 
-function usage(problem: string): number {
-  console.error(`${problem}\n${USAGE}`);
+/** Whether `args` ask for help (`--help` or `-h` before any `--`). */
+function wantsHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}
+
+/** Parses a command's flags strictly; an unknown flag or a missing value is a usage error (exit 2). */
+function parse(command: string, args: string[], text: string, options: NonNullable<ParseArgsConfig['options']>): { values: Record<string, string | boolean | undefined>; positionals: string[] } | number {
+  try {
+    const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
+    return { values: values as Record<string, string | boolean | undefined>, positionals };
+  } catch (err) {
+    return usage(`tao ${command}: ${(err as Error).message}`, text);
+  }
+}
+
+function usage(problem: string, text = USAGE): number {
+  console.error(`${problem}\n${text}`);
   return 2;
 }
 
@@ -115,7 +233,7 @@ async function infraCommand(sub: string | undefined): Promise<number> {
       return components.every((c) => c.healthy) ? 0 : 1;
     }
     default:
-      return usage(`unknown infra command "${sub ?? ''}"`);
+      return usage(`unknown infra command "${sub ?? ''}"`, USAGES.infra);
   }
 }
 
@@ -124,14 +242,15 @@ async function topicsApply(): Promise<number> {
   return 0;
 }
 
-async function runCommand(name: string | undefined, args: string[] = []): Promise<number> {
+async function runCommand(name: string | undefined, args: string[], applyTopics: boolean, text: string): Promise<number> {
+  if (name !== 'source' && args.length) return usage(`run ${name} takes no other arguments (got ${args.join(' ')})`, text);
   if (name && (STAGES as readonly string[]).includes(name)) {
     const stage = name as StageName;
-    await runStageProcess(stage, (metrics, logger) => defineStage(stage, process.env, logger, metrics), Number(process.env.TAO_OPS_PORT ?? DEFAULT_OPS_PORTS[stage]));
+    await runStageProcess(stage, (metrics, logger) => defineStage(stage, process.env, logger, metrics), setting(process.env, 'TAO_OPS_PORT') ?? DEFAULT_OPS_PORTS[stage], { applyTopics });
     return -1; // keeps running until a signal
   }
   if (name === 'tools') {
-    const server = await startToolServer({ port: Number(process.env.TAO_TOOLS_PORT ?? DEFAULT_PORTS.tools) });
+    const server = await startToolServer({ port: setting(process.env, 'TAO_TOOLS_PORT'), host: setting(process.env, 'TAO_BIND_HOST') });
     console.log(JSON.stringify({ msg: 'tool server listening', url: server.url }));
     onSignal(() => server.close());
     return -1;
@@ -141,12 +260,13 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
     const logger = createLogger({ stage: 'ingress', pid: process.pid });
     const kafka = createKafka(config, 'tao-ingress', logger);
     await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
+    await prepareCatalog(kafka, config, { topics: ['tasks'] }, { apply: applyTopics, print: (line) => logger.info('topics apply', { line }) });
     const codec = AvroCodec.create(config);
     await codec.register(['tasks']);
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5 });
     await producer.connect();
     const ingress = await startIngress(
-      { port: Number(process.env.TAO_INGRESS_PORT ?? DEFAULT_PORTS.ingress), host: '127.0.0.1', maxBodyBytes: 256 * 1024, maxInFlightRuns: Number(process.env.TAO_INGRESS_MAX_IN_FLIGHT ?? 1000) },
+      { port: setting(process.env, 'TAO_INGRESS_PORT'), host: config.bindHost, maxBodyBytes: 256 * 1024, maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT') },
       { producer, codec, logger, kafka },
     );
     logger.info('ingress listening', { url: ingress.url });
@@ -158,12 +278,12 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
   }
   if (name === 'source') {
     const file = args[0];
-    if (!file) return usage('run source needs the source file: tao run source sources/<name>.json');
+    if (!file || args.length !== 1) return usage('run source needs one source file: tao run source sources/<name>.json', text);
     const source = loadSourceConfig(file);
     const config = loadRuntimeConfig();
     const logger = createLogger({ stage: `source-${source.name}`, pid: process.pid });
     await ensureTopicExists(createKafka(config, 'tao-source-admin', logger), source.dlq ?? `${source.topic}.dlq`);
-    await runStageProcess(`source-${source.name}`, async () => sourceStage(source, createRegistry(config)), Number(process.env.TAO_OPS_PORT ?? 9404));
+    await runStageProcess(`source-${source.name}`, async () => sourceStage(source, createRegistry(config)), setting(process.env, 'TAO_OPS_PORT') ?? 9404, { applyTopics });
     return -1;
   }
   if (name === 'callbacks') {
@@ -171,14 +291,21 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
     const logger = createLogger({ stage: 'callbacks', pid: process.pid });
     const kafka = createKafka(config, 'tao-callbacks', logger);
     await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
+    await prepareCatalog(kafka, config, { topics: ['outcomes'] }, { apply: applyTopics, print: (line) => logger.info('topics apply', { line }) });
     const dispatcher = await startCallbackDispatcher(callbackOptionsFromEnv(), { kafka, codec: AvroCodec.create(config), logger, sessionTimeoutMs: config.kafka.sessionTimeoutMs });
     logger.info('callback dispatcher running');
     onSignal(() => dispatcher.stop());
     return -1;
   }
   if (name === 'all') {
+    // Checked (or applied) once here, so that missing topics give one line instead of one per process.
+    const config = loadRuntimeConfig();
+    const logger = createLogger({ command: 'run all' });
+    const kafka = createKafka(config, 'tao-run-all', logger);
+    await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
+    await prepareCatalog(kafka, config, WHOLE_CATALOG, { apply: applyTopics, print: (line) => console.log(`${'topics'.padEnd(11)} | ${line}`) });
     // The callback dispatcher needs a signing secret; it joins only when one is configured.
-    const names = ['tools', ...STAGES, 'ingress', ...(process.env.TAO_CALLBACK_SECRET ? ['callbacks'] : [])];
+    const names = ['tools', ...STAGES, 'ingress', ...(isSet(process.env, 'TAO_CALLBACK_SECRET') ? ['callbacks'] : [])];
     const processes = names.map((n) => spawnStage(n, process.env, (who, line) => console.log(`${who.padEnd(11)} | ${line}`)));
     onSignal(() => stopAll(processes));
     for (const p of processes) {
@@ -186,7 +313,7 @@ async function runCommand(name: string | undefined, args: string[] = []): Promis
     }
     return -1;
   }
-  return usage(`unknown process "${name ?? ''}" (choose ${[...STAGES, 'tools', 'ingress', 'callbacks', 'all'].join(', ')})`);
+  return usage(`unknown process "${name ?? ''}" (choose ${[...RUN_NAMES, 'source', 'model-sim'].join(', ')})`, text);
 }
 
 /** Creates a topic if it does not exist yet (3 partitions, the broker's replication default). */
@@ -217,19 +344,26 @@ function onSignal(stop: () => Promise<unknown>): void {
   process.on('SIGINT', handler);
 }
 
-async function submitCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      text: { type: 'string' },
-      source: { type: 'string', default: 'cli' },
-      'external-id': { type: 'string' },
-      reply: { type: 'string' },
-      wait: { type: 'boolean', default: false },
-      'timeout-s': { type: 'string', default: '60' },
-    },
-  });
-  if (!values.text) return usage('submit needs --text "..."');
+async function submitCommand(args: string[], text: string): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        text: { type: 'string' },
+        source: { type: 'string', default: 'cli' },
+        'external-id': { type: 'string' },
+        reply: { type: 'string' },
+        wait: { type: 'boolean', default: false },
+        'timeout-s': { type: 'string', default: '60' },
+      },
+    }));
+  } catch (err) {
+    return usage(`tao submit: ${(err as Error).message}`, text);
+  }
+  if (!values.text) return usage('submit needs --text "..."', text);
+  const timeoutS = Number(values['timeout-s']);
+  if (!Number.isFinite(timeoutS) || timeoutS <= 0) return usage(`--timeout-s must be a positive number of seconds, got "${values['timeout-s']}"`, text);
   const config = loadRuntimeConfig();
   const logger = createLogger({ command: 'submit' }, { write: (line) => process.stderr.write(line + '\n') });
   const kafka = createKafka(config, 'tao-submit', logger);
@@ -254,7 +388,7 @@ async function submitCommand(args: string[]): Promise<number> {
     console.log(JSON.stringify({ thought_id: task.thought_id, task_id: task.task_id }));
     return 0;
   }
-  const timeoutMs = Number(values['timeout-s']) * 1000;
+  const timeoutMs = timeoutS * 1000;
   let timer: NodeJS.Timeout | undefined;
   const result = await Promise.race([outcome, new Promise<null>((r) => (timer = setTimeout(() => r(null), timeoutMs)))]);
   clearTimeout(timer);
@@ -267,10 +401,9 @@ async function submitCommand(args: string[]): Promise<number> {
   return result.status === 'completed' ? 0 : 1;
 }
 
-async function classifyErrorCommand(source: string | undefined): Promise<number> {
-  if (!source) return usage('classify-error needs a file, or - for standard input');
+async function classifyErrorCommand(source: string): Promise<number> {
   const text = source === '-' ? readFileSync(0, 'utf8') : readFileSync(source, 'utf8');
-  const classifier = await ErrorClassifier.load(process.env.TAO_ERROR_MODEL_DIR ?? DEFAULT_ERROR_MODEL_DIR);
+  const classifier = await ErrorClassifier.load(setting(process.env, 'TAO_ERROR_MODEL_DIR') ?? DEFAULT_ERROR_MODEL_DIR);
   try {
     const c = await classifier.classify(text);
     console.log(JSON.stringify({ ...c, adopted: adoptable(c), threshold: ERROR_ADOPTION_THRESHOLD }));
@@ -280,9 +413,9 @@ async function classifyErrorCommand(source: string | undefined): Promise<number>
   return 0;
 }
 
-async function classifyCommand(text: string): Promise<number> {
-  if (!text.trim()) return usage('classify needs the task text: tao classify "where is my order O-12345678"');
-  const router = await IntentRouter.load(process.env.TAO_INTENT_MODEL_DIR ?? DEFAULT_INTENT_MODEL_DIR);
+async function classifyCommand(text: string, usageText: string): Promise<number> {
+  if (!text.trim()) return usage('classify needs the task text: tao classify "where is my order O-12345678"', usageText);
+  const router = await IntentRouter.load(setting(process.env, 'TAO_INTENT_MODEL_DIR') ?? DEFAULT_INTENT_MODEL_DIR);
   try {
     console.log(JSON.stringify(await router.route(text)));
   } finally {

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { setting } from '../runtime/config.ts';
 
 /** Default ports of the demo tool server and the HTTP ingress (override with TAO_TOOLS_PORT / TAO_INGRESS_PORT). */
-export const DEFAULT_PORTS = { tools: 7070, ingress: 8080 };
+export const DEFAULT_PORTS = { tools: setting({}, 'TAO_TOOLS_PORT'), ingress: setting({}, 'TAO_INGRESS_PORT') };
 
 export const TAO_BIN = new URL('../bin/tao.js', import.meta.url).pathname;
 

@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { loadSkills, skillsOptionsFromEnv, type Skill, type SkillSet } from '../processors/thought/skills.ts';
+import { setting } from '../runtime/config.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog } from '../tools/catalog.ts';
 
 const HELP = `usage: tao skills list [--json]      every skill: name@version, planner, intents, tools
@@ -41,7 +42,7 @@ export async function skillsCommand(args: string[]): Promise<number> {
 }
 
 function load(): SkillSet {
-  const catalog = ToolCatalog.load(process.env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR);
+  const catalog = ToolCatalog.load(setting(process.env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR);
   return loadSkills(skillsOptionsFromEnv().dir, catalog);
 }
 

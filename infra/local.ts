@@ -26,6 +26,8 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
+import { setting } from '../runtime/config.ts';
+import { ConfigError } from '../runtime/errors.ts';
 
 /** Apache Kafka version run by the local infra (must match `infra/kafka/pom.xml`). */
 export const KAFKA_VERSION = '3.9.1';
@@ -124,23 +126,25 @@ function sourcePaths(): { repoRoot: string; pom: string; registryModule: string 
  * Throws {@link InfraError} `CONFIG_INVALID` naming the variable when a value is not a port.
  */
 export function defaultInfraOptions(env: NodeJS.ProcessEnv = process.env): InfraOptions {
+  const dir = setting(env, 'TAO_INFRA_DIR');
   return {
-    dir: env.TAO_INFRA_DIR ? resolve(env.TAO_INFRA_DIR) : join(sourcePaths().repoRoot, '.infra'),
-    kafkaPort: portFromEnv(env, 'TAO_KAFKA_PORT', 9092),
-    controllerPort: portFromEnv(env, 'TAO_CONTROLLER_PORT', 9093),
-    registryPort: portFromEnv(env, 'TAO_REGISTRY_PORT', 8081),
+    dir: dir ? resolve(dir) : join(sourcePaths().repoRoot, '.infra'),
+    kafkaPort: portFromEnv(env, 'TAO_KAFKA_PORT'),
+    controllerPort: portFromEnv(env, 'TAO_CONTROLLER_PORT'),
+    registryPort: portFromEnv(env, 'TAO_REGISTRY_PORT'),
     log: (line) => {
       process.stderr.write(`${line}\n`);
     },
   };
 }
 
-function portFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const port = Number(raw);
-  if (!isPort(port)) throw new InfraError('CONFIG_INVALID', `${name} must be a TCP port (1-65535), got "${raw}"`);
-  return port;
+function portFromEnv(env: NodeJS.ProcessEnv, name: 'TAO_KAFKA_PORT' | 'TAO_CONTROLLER_PORT' | 'TAO_REGISTRY_PORT'): number {
+  try {
+    return setting(env, name);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new InfraError('CONFIG_INVALID', err.message, { cause: err });
+    throw err;
+  }
 }
 
 function isPort(value: number): boolean {

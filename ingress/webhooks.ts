@@ -21,13 +21,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Ajv, type ErrorObject } from 'ajv';
 import { thoughtIdFor, type NewTask } from '../client/tasks.ts';
+import { setting } from '../runtime/config.ts';
 import { TAO_SIGNATURE_HEADER, verifyGithub, verifyTao, type SignatureCheck } from './signature.ts';
 
 export const WEBHOOK_SOURCES = ['github', 'jira'] as const;
 export type WebhookSource = (typeof WEBHOOK_SOURCES)[number];
 
 /** Environment variable holding each source's shared secret. */
-export const WEBHOOK_SECRET_ENV: Readonly<Record<WebhookSource, string>> = {
+export const WEBHOOK_SECRET_ENV: Readonly<Record<WebhookSource, 'TAO_WEBHOOK_SECRET_GITHUB' | 'TAO_WEBHOOK_SECRET_JIRA'>> = {
   github: 'TAO_WEBHOOK_SECRET_GITHUB',
   jira: 'TAO_WEBHOOK_SECRET_JIRA',
 };
@@ -57,21 +58,20 @@ export interface WebhookOptions {
 /**
  * Webhook options from the environment: `TAO_WEBHOOK_SECRET_GITHUB`, `TAO_WEBHOOK_SECRET_JIRA`,
  * `TAO_WEBHOOK_TOLERANCE_S`, `TAO_WEBHOOK_DELIVERY_WINDOW_S`, `TAO_WEBHOOK_JIRA_IGNORE_ACCOUNTS`
- * (comma list). Empty values count as unset.
+ * (comma list), declared in runtime/config.ts. Empty values count as unset.
+ * @throws ConfigError naming a variable whose value does not parse.
  */
 export function webhookOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookOptions {
   const secrets: Partial<Record<WebhookSource, string>> = {};
   for (const source of WEBHOOK_SOURCES) {
-    const value = env[WEBHOOK_SECRET_ENV[source]];
+    const value = setting(env, WEBHOOK_SECRET_ENV[source]);
     if (value) secrets[source] = value;
   }
-  const seconds = (name: string) => (env[name] ? Number(env[name]) : undefined);
-  const window = seconds('TAO_WEBHOOK_DELIVERY_WINDOW_S');
   return {
     secrets,
-    toleranceSeconds: seconds('TAO_WEBHOOK_TOLERANCE_S'),
-    deliveryWindowMs: window === undefined ? undefined : window * 1000,
-    jiraIgnoreAccountIds: (env.TAO_WEBHOOK_JIRA_IGNORE_ACCOUNTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    toleranceSeconds: setting(env, 'TAO_WEBHOOK_TOLERANCE_S') / 1000,
+    deliveryWindowMs: setting(env, 'TAO_WEBHOOK_DELIVERY_WINDOW_S'),
+    jiraIgnoreAccountIds: setting(env, 'TAO_WEBHOOK_JIRA_IGNORE_ACCOUNTS'),
   };
 }
 

@@ -7,10 +7,9 @@
  */
 import { parseArgs } from 'node:util';
 import { AvroCodec } from '../runtime/codec.ts';
-import { loadRuntimeConfig } from '../runtime/config.ts';
-import { ConfigError } from '../runtime/errors.ts';
+import { isSet, loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { createKafka } from '../runtime/kafka.ts';
-import { createLogger, type Level } from '../runtime/log.ts';
+import { createLogger } from '../runtime/log.ts';
 import { DEFAULT_STATUS_ENDPOINTS, collectStatus, renderStatus } from './status.ts';
 import { TAIL_TOPICS, startTail } from './tail.ts';
 
@@ -91,14 +90,11 @@ export async function statusCommand(argv: string[], env: NodeJS.ProcessEnv = pro
 
 /** The stage ops endpoints `status` asks for /health: TAO_STATUS_ENDPOINTS, or the default stage ports. */
 export function statusEndpoints(env: NodeJS.ProcessEnv): string[] {
-  const raw = env.TAO_STATUS_ENDPOINTS;
-  if (raw === undefined || raw.trim() === '') return DEFAULT_STATUS_ENDPOINTS;
-  const urls = raw.split(',').map((u) => u.trim()).filter(Boolean);
-  for (const u of urls) if (!/^https?:\/\/[^\s/]+/.test(u)) throw new ConfigError(`TAO_STATUS_ENDPOINTS must be comma-separated http(s) URLs, got "${u}"`);
-  return urls;
+  const urls = setting(env, 'TAO_STATUS_ENDPOINTS');
+  return urls?.length ? urls : DEFAULT_STATUS_ENDPOINTS;
 }
 
 /** Diagnostics (kafkajs warnings) go to stderr, so stdout holds only what the command prints. */
 function cliLogger(env: NodeJS.ProcessEnv) {
-  return createLogger({ component: 'cli' }, { level: (env.TAO_LOG_LEVEL as Level | undefined) ?? 'error', write: (line) => process.stderr.write(`${line}\n`) });
+  return createLogger({ component: 'cli' }, { level: isSet(env, 'TAO_LOG_LEVEL') ? setting(env, 'TAO_LOG_LEVEL') : 'error', write: (line) => process.stderr.write(`${line}\n`) });
 }

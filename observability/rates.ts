@@ -10,6 +10,7 @@
  * A run has *ended* when its outcome status is anything but `awaiting_input` (a parked run waits
  * for a person and may still complete). Pure functions only: no I/O.
  */
+import type { RunEnd } from '../runtime/metrics.ts';
 import type { OutcomeStatus, StepResult, Verdict } from '../schemas/types.gen.ts';
 
 /** True for an outcome that ends the run (every status except `awaiting_input`, which parks it). */
@@ -19,20 +20,12 @@ export function endsRun(status: OutcomeStatus): boolean {
 
 /**
  * Step results of one wave that needed recovery: an invalid verdict, a call Action had to retry, or
- * a step served by a fallback tool. This is the increment Thought adds to `RunState.failures_seen`
- * for the wave (processors/thought/core.ts); test/observability/rates.test.ts keeps the two equal.
+ * a step served by a fallback tool. The one statement of the rule: Thought adds it to
+ * `RunState.failures_seen` for each wave (processors/thought/core.ts), and whoever computes the
+ * rates from the log counts with it too.
  */
 export function waveFailures(verdicts: readonly Pick<Verdict, 'valid' | 'attempts' | 'fallback_from'>[]): number {
   return verdicts.filter((v) => !v.valid || v.attempts > 1 || v.fallback_from !== null).length;
-}
-
-/** What the end of one run contributes to the rates. */
-export interface RunEnd {
-  completed: boolean;
-  /** The run met at least one failure (`failures_seen > 0` at its end). */
-  hitFailure: boolean;
-  /** It hit a failure and still completed without a person (`human_involved` false). */
-  recovered: boolean;
 }
 
 /** Classifies a run's end from its outcome status and its run state at the end. */
@@ -54,11 +47,6 @@ export function evidenceComplete(step: Pick<StepResult, 'step_id' | 'idempotency
   if (step.response_raw === null && step.error === null) return false;
   if (!Number.isFinite(step.response_time_ms) || step.response_time_ms < 0) return false;
   return step.error === null ? step.status_code !== null : step.error.type.length > 0;
-}
-
-/** numerator / denominator, or NaN when nothing was counted (a rate of nothing is unknown, not 0 or 1). */
-export function ratio(numerator: number, denominator: number): number {
-  return denominator > 0 ? numerator / denominator : Number.NaN;
 }
 
 function isJson(text: string): boolean {

@@ -14,7 +14,7 @@ import type { Logger } from '../runtime/log.ts';
 import { DLQ_HEADERS } from '../runtime/processor.ts';
 import type { RunSnapshot, RunStatus } from '../schemas/types.gen.ts';
 import { DEAD_LETTERED, type TopicId } from '../topics/catalog.ts';
-import { CompactedView, followFromBeginning, missingTopics } from './follow.ts';
+import { CompactedView, followFromBeginning, missingTopics } from '../runtime/follow.ts';
 
 /** The topics each stage's consumer group reads (as declared in processors/<stage>/stage.ts). */
 export const STAGE_INPUTS: Readonly<Record<'thought' | 'action' | 'observation', readonly TopicId[]>> = {

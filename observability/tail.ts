@@ -4,13 +4,13 @@
  * and verdicts) and, every few seconds, a progress summary.
  */
 import type { Kafka } from 'kafkajs';
-import { describeRecord } from '../cli/render.ts';
+import { describeRecord } from './render.ts';
 import { watchRecords, type LoopRecord } from '../client/watch.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import type { ActionResult, Outcome, Task } from '../schemas/types.gen.ts';
 import type { TopicId } from '../topics/catalog.ts';
-import { missingTopics } from './follow.ts';
+import { missingTopics } from '../runtime/follow.ts';
 
 /** The topics `tail` follows (thought.runs is Thought's store, and its records repeat these). */
 export const TAIL_TOPICS: readonly TopicId[] = ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes'];

@@ -2,7 +2,7 @@
  * The one place where stages are declared and wired to their configuration. Each stage's options
  * come from the environment, are validated here, and a bad value stops the process at start-up.
  */
-import { ConfigError } from '../runtime/errors.ts';
+import { setting } from '../runtime/config.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { StageMetrics } from '../runtime/metrics.ts';
 import type { ExecutorEvents } from './action/executor.ts';
@@ -27,28 +27,18 @@ export type StageName = (typeof STAGES)[number];
 export const DEFAULT_OPS_PORTS: Record<StageName, number> = { thought: 9401, action: 9402, observation: 9403 };
 
 /**
- * | variable | meaning | default |
- * |---|---|---|
- * | TAO_TOOL_CATALOG_DIR | folder of tool catalog files | tools/catalog |
- * | TAO_FLOWS_DIR | folder of flow files | flows |
- * | TAO_PLANNER, TAO_FLOW | the planner and its settings: see thought/planner-config.ts | graph, order-status@1 |
- * | TAO_MAX_PLAN_STEPS | steps a plan may have | 50 |
- * | TAO_MAX_ITERATIONS | waves per run before budget_exhausted | 10 |
- * | TAO_COST_BUDGET | cost units per run (0: unlimited) | 0 |
- * | TAO_NOVELTY_WAVES | waves without new information that end a run | 3 |
- * | TAO_REPEAT_CAP | identical calls (tool + input) per run | 3 |
- * | TAO_REFLECT_AFTER | consecutive failures of a step before reflection | 2 |
- * | TAO_ACTION_CONCURRENCY | waves in flight per partition in Action | 32 |
- * | TAO_OBSERVATION_RULES | Observation's rules file | rules/observation.json |
- * | TAO_SEMANTIC_CHECK, TAO_ERROR_MODEL_DIR | Observation's ONNX classifier on/off, and its model | on, models/error-classifier |
+ * Each stage's options come from its variables in runtime/config.ts (TAO_TOOL_CATALOG_DIR,
+ * TAO_FLOWS_DIR, TAO_PLANNER and the planner's settings, the loop bounds, TAO_ACTION_CONCURRENCY,
+ * TAO_OBSERVATION_RULES, TAO_SEMANTIC_CHECK, TAO_ERROR_MODEL_DIR); the README lists them.
+ * @throws ConfigError naming the variable whose value does not parse, or the file that does not load.
  */
 export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logger: Logger, metrics?: StageMetrics): Promise<StageDefinition> {
   switch (name) {
     case 'thought':
       return thoughtStage(await thoughtConfig(env), logger, metrics?.runMetrics());
     case 'action': {
-      const catalog = ToolCatalog.load(env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR, env, createContractAjv());
-      return actionStage({ catalog, http: realHttpDeps(), env, concurrency: intSetting(env, 'TAO_ACTION_CONCURRENCY', 32, 1, 1000), events: metrics && toolMetrics(metrics), logger });
+      const catalog = ToolCatalog.load(setting(env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, env, createContractAjv());
+      return actionStage({ catalog, http: realHttpDeps(), env, concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'), events: metrics && toolMetrics(metrics), logger });
     }
     case 'observation':
       return observationStage(await observationConfig(env), { logger, stepMetrics: metrics?.stepMetrics() });
@@ -58,36 +48,34 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
 /** Thought's configuration, as the stage runs it (also used by replay to re-decide recorded runs). */
 export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConfig> {
   const ajv = createContractAjv();
-  const catalog = ToolCatalog.load(env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR, env, ajv);
-  const flows = loadFlows(env.TAO_FLOWS_DIR ?? DEFAULT_FLOWS_DIR, ajv);
+  const catalog = ToolCatalog.load(setting(env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, env, ajv);
+  const flows = loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, ajv);
   const tools = toolContracts(catalog);
-  const validator = new PlanValidator(ajv, intSetting(env, 'TAO_MAX_PLAN_STEPS', 50, 1, 1000));
+  const validator = new PlanValidator(ajv, setting(env, 'TAO_MAX_PLAN_STEPS'));
   return {
     planner: createPlanner(env, { flows, catalog, tools, validator }),
     validator,
     tools,
-    maxIterations: intSetting(env, 'TAO_MAX_ITERATIONS', 10, 1, 1000),
-    costBudget: intSetting(env, 'TAO_COST_BUDGET', 0, 0, 1_000_000),
-    noveltyWaves: intSetting(env, 'TAO_NOVELTY_WAVES', 3, 1, 100),
-    repeatCap: intSetting(env, 'TAO_REPEAT_CAP', 3, 1, 100),
-    reflectAfter: intSetting(env, 'TAO_REFLECT_AFTER', 2, 1, 20),
+    maxIterations: setting(env, 'TAO_MAX_ITERATIONS'),
+    costBudget: setting(env, 'TAO_COST_BUDGET'),
+    noveltyWaves: setting(env, 'TAO_NOVELTY_WAVES'),
+    repeatCap: setting(env, 'TAO_REPEAT_CAP'),
+    reflectAfter: setting(env, 'TAO_REFLECT_AFTER'),
   };
 }
 
 /** Observation's configuration, as the stage runs it (also used by replay). */
 export async function observationConfig(env: NodeJS.ProcessEnv): Promise<ObservationConfig> {
   const ajv = createContractAjv();
-  const catalog = ToolCatalog.load(env.TAO_TOOL_CATALOG_DIR ?? DEFAULT_CATALOG_DIR, env, ajv);
-  const rules = loadObservationRules(env.TAO_OBSERVATION_RULES ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
+  const catalog = ToolCatalog.load(setting(env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, env, ajv);
+  const rules = loadObservationRules(setting(env, 'TAO_OBSERVATION_RULES') ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
   return { catalog, ajv, rules, classifier: await semanticClassifier(env) };
 }
 
 /** The ONNX error-payload classifier (TAO_ERROR_MODEL_DIR; `TAO_SEMANTIC_CHECK=off` runs without it). */
 export async function semanticClassifier(env: NodeJS.ProcessEnv): Promise<PayloadClassifier | null> {
-  const setting = env.TAO_SEMANTIC_CHECK ?? 'on';
-  if (setting === 'off') return null;
-  if (setting !== 'on') throw new ConfigError(`TAO_SEMANTIC_CHECK must be on or off, got "${setting}"`);
-  const model = await ErrorClassifier.load(env.TAO_ERROR_MODEL_DIR ?? DEFAULT_ERROR_MODEL_DIR);
+  if (setting(env, 'TAO_SEMANTIC_CHECK') === 'off') return null;
+  const model = await ErrorClassifier.load(setting(env, 'TAO_ERROR_MODEL_DIR') ?? DEFAULT_ERROR_MODEL_DIR);
   return { model: model.modelId, classify: (text) => model.classify(text) };
 }
 
@@ -115,12 +103,4 @@ function toolMetrics(metrics: StageMetrics): ExecutorEvents {
     onFallback: (tool, fallback) => metrics.fallbacks.inc({ tool, fallback }),
     onBreaker: (tool, state) => metrics.breakerState.set({ tool }, BREAKER_LEVEL[state]),
   };
-}
-
-export function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  return value;
 }

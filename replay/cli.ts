@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { observationConfig, thoughtConfig } from '../processors/wiring.ts';
 import { DEFAULT_FLOWS_DIR, loadFlows } from '../processors/thought/planner.ts';
 import { AvroCodec } from '../runtime/codec.ts';
-import { loadRuntimeConfig } from '../runtime/config.ts';
+import { loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { TaoError } from '../runtime/errors.ts';
 import { createKafka } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
@@ -29,6 +29,7 @@ import { renderHtml } from './render-html.ts';
 import { renderTerminal } from './render-terminal.ts';
 import { buildTimeline } from './timeline.ts';
 import { verifyRun } from './verify.ts';
+import { thoughtConfigForRun } from './verify-config.ts';
 
 /** Where a command reads its configuration and writes its output (the process's by default; tests pass their own). */
 export interface CliIo {
@@ -37,11 +38,11 @@ export interface CliIo {
   stderr?: (text: string) => void;
 }
 
-const REPLAY_USAGE = `usage: tao replay <thought_id> [--format terminal|json|html] [--out file] [--from ISO-time] [--to ISO-time]
+export const REPLAY_USAGE = `usage: tao replay <thought_id> [--format terminal|json|html] [--out file] [--from ISO-time] [--to ISO-time]
                   [--verify]
                   [--fork <wave|step> [--set STEP.field=value ...] [--flow <flow id>@<version>]]
                   [--timeout-s 60]`;
-const DLQ_USAGE = `usage: tao dlq list [--topic <topic>] [--reason <code>] [--format terminal|json]
+export const DLQ_USAGE = `usage: tao dlq list [--topic <topic>] [--reason <code>] [--format terminal|json]
        tao dlq show <dlq topic> <partition> <offset> [--format terminal|json]
        tao dlq redrive <dlq topic> (--reason <code> | --key <thought_id> | --offsets p:o,... | --all) [--format terminal|json]`;
 
@@ -95,12 +96,13 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
       return 1;
     }
     if (values.verify) {
-      const report = await verifyRun(log, { thought: await thoughtConfig(env), observation: await observationConfig(env) });
+      const run = await thoughtConfigForRun(log, env);
+      const report = await verifyRun(log, { thought: run.thought, observation: await observationConfig(env), configurationDrift: run.drift, notes: run.notes });
       emit(out, values.out, format === 'json' ? JSON.stringify(report, null, 2) + '\n' : renderVerify(report));
       return report.drift ? 1 : 0;
     }
     if (values.fork !== undefined) {
-      const flows = values.flow ? loadFlows(env.TAO_FLOWS_DIR ?? DEFAULT_FLOWS_DIR, createContractAjv()) : undefined;
+      const flows = values.flow ? loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, createContractAjv()) : undefined;
       const fork = planFork(log, { point: values.fork, overrides: values.set, flow: values.flow ?? null }, { thought: await thoughtConfig(env), flows });
       await deps.codec.register(['thoughtRequests']);
       const producer = deps.kafka.producer({ idempotent: true });

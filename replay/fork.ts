@@ -94,6 +94,7 @@ export function planFork(log: RunLog, spec: ForkSpec, deps: ForkDeps): ForkPlan 
     // The planner is Thought's injection point: the fork re-plans the recorded task and edits the plan it returns.
     const planner: Planner = {
       name: base.name,
+      config: base.config,
       plan: (t, record) => {
         const result = base.plan(t, record);
         return result.kind === 'plan' ? { ...result, plan: applyOverrides(result.plan as Plan, overrides, new Set()) } : result;

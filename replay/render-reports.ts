@@ -11,10 +11,16 @@ const MAX_LINES = 80;
 export function renderVerify(r: VerifyReport): string {
   const head = `Verify ${r.thought_id}: re-decided ${r.checked.thought_inputs} Thought input(s) and ${r.checked.observation_inputs} Observation input(s), compared ${r.checked.records_compared} record(s) with today's code and configuration`;
   const out = [head];
+  const configuration = r.configuration_drift ?? [];
+  if (configuration.length) {
+    out.push('CONFIGURATION DRIFT: the run was made with a configuration today\'s does not have:');
+    out.push(...table([['SETTING', 'RECORDED', 'TODAY'], ...configuration.map((c) => [c.setting, c.recorded, c.today ?? '(none)'])]).map((l) => `  ${l}`));
+    out.push(...configuration.map((c) => `  - ${c.explanation}`), '');
+  }
   const d = r.first_divergence;
-  if (!d) out.push('NO DRIFT: today decides every recorded input as recorded.');
+  if (!d) out.push(configuration.length ? 'Decisions: today decides every recorded input as recorded, despite the configuration drift.' : 'NO DRIFT: today decides every recorded input as recorded.');
   else {
-    out.push(`DRIFT (${d.code}) in ${d.stage}: ${d.explanation}`);
+    out.push(`${configuration.length ? 'DECISIONS DIFFER (with the configuration drift above, not necessarily a code change)' : 'CODE DRIFT'} (${d.code}) in ${d.stage}: ${d.explanation}`);
     out.push(`  input     ${d.input.summary} at ${refKey(d.input.ref)}`);
     out.push(`  recorded  ${d.recorded ? `${d.recorded.topic} at ${refKey(d.recorded.ref)}` : '(nothing)'}`);
     out.push(`  today     ${d.today ? d.today.topic : '(nothing)'}`);

@@ -26,8 +26,23 @@ import { FORK_HEADERS, REDRIVEN_FROM_HEADER, refKey } from './timeline.ts';
 
 /** Today's configurations to re-decide with (processors/wiring.ts thoughtConfig and observationConfig). */
 export interface VerifyConfigs {
+  /** Thought as the run recorded it where today's configuration allows (replay/verify-config.ts). */
   thought: ThoughtConfig;
   observation: ObservationConfig;
+  /** Where today's configuration differs from what the run was made with (none: the same configuration). */
+  configurationDrift?: ConfigDrift[];
+  /** Notes on how the configuration was chosen, added to the report's notes. */
+  notes?: string[];
+}
+
+/** A versioned setting the run was made with that today's configuration does not have. */
+export interface ConfigDrift {
+  setting: 'planner' | 'planner_config' | 'flow';
+  /** What the run recorded, e.g. `order-status@1` or `routes@1`. */
+  recorded: string;
+  /** Today's, or null when today's configuration has none. */
+  today: string | null;
+  explanation: string;
 }
 
 /** The first record where today's code decides differently, with both versions. */
@@ -42,11 +57,19 @@ export interface Divergence {
   explanation: string;
 }
 
-/** The `tao.verify.v1` document: drift or not, what was compared, the first divergence. */
+/**
+ * The `tao.verify.v1` document: drift or not, what was compared, the first divergence. Configuration
+ * drift (the run was made with a configuration today's does not have) is reported apart from code
+ * drift (the same configuration decides differently today).
+ */
 export interface VerifyReport {
   format: 'tao.verify.v1';
   thought_id: string;
+  /** Any drift: configuration or code. */
   drift: boolean;
+  /** A decision differs although the configuration is the one the run recorded. */
+  code_drift: boolean;
+  configuration_drift: ConfigDrift[];
   checked: { thought_inputs: number; observation_inputs: number; records_compared: number };
   first_divergence: Divergence | null;
   /** Things verify could not compare and why (a compacted snapshot, a wave still in flight, a dead-lettered input). */
@@ -60,7 +83,8 @@ const SAME_TRANSACTION_MS = 5000;
 
 /** Re-decides every recorded input of `log` and reports the first divergence, or none. */
 export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<VerifyReport> {
-  const notes: string[] = [];
+  const notes: string[] = [...(configs.notes ?? [])];
+  const configurationDrift = configs.configurationDrift ?? [];
   const deadLettered = new Set(log.deadLetters.flatMap((d) => (d.source ? [refKey(d.source)] : [])));
   const live = log.records.filter((r) => {
     if (r.value === null) notes.push(`${r.ref.topic}[${r.ref.partition}]@${r.ref.offset} does not decode (${r.decodeError?.code}), so it was dead-lettered by its stage: not re-decided`);
@@ -88,7 +112,9 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
   const report = (divergence: Divergence | null): VerifyReport => ({
     format: 'tao.verify.v1',
     thought_id: log.thoughtId,
-    drift: divergence !== null,
+    drift: divergence !== null || configurationDrift.length > 0,
+    code_drift: divergence !== null && configurationDrift.length === 0,
+    configuration_drift: configurationDrift,
     checked: { thought_inputs: checked.thought, observation_inputs: checked.observation, records_compared: compared },
     first_divergence: divergence,
     notes,

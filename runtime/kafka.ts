@@ -21,6 +21,40 @@ function assertReadCommittedFix(): void {
   readCommittedChecked = true;
 }
 
+/**
+ * Messages of the kafkajs protocol errors it retries by itself (its own error table marks them
+ * `retriable`), plus the rebalance errors its consumer answers by re-joining (kafkajs
+ * `isRebalancing`). kafkajs logs a failed response with the error's message only (no type or code),
+ * so the table's messages are how a log entry is traced back to the error's data. A missing topic
+ * (UNKNOWN_TOPIC_OR_PARTITION) stays visible: when it persists, a topic was not applied.
+ */
+let transientMessages: ReadonlySet<string> | null = null;
+function transientProtocolMessages(): ReadonlySet<string> {
+  if (transientMessages) return transientMessages;
+  const { errorCodes } = createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as { errorCodes: Array<{ type: string; retriable: boolean; message: string }> };
+  const rebalancing = new Set(['REBALANCE_IN_PROGRESS', 'NOT_COORDINATOR_FOR_GROUP', 'ILLEGAL_GENERATION']);
+  transientMessages = new Set(errorCodes.filter((e) => (e.retriable || rebalancing.has(e.type)) && e.type !== 'UNKNOWN_TOPIC_OR_PARTITION').map((e) => e.message));
+  return transientMessages;
+}
+
+/**
+ * Connection churn kafkajs logs at ERROR while it retries (a broker starting or restarting). kafkajs
+ * gives these only as message text, with no code or type, so they are matched by their start here,
+ * in this one list (kafkajs 2.2.4: network/connection.js, cluster/brokerPool.js).
+ */
+const TRANSIENT_CONNECTION_MESSAGES = ['Connection error: ', 'Connection timeout', 'Failed to connect to seed broker', 'Failed to connect to broker, reconnecting'];
+
+/**
+ * Whether a kafkajs ERROR entry is start-up or rebalance churn that kafkajs retries by itself: a
+ * coordinator not yet elected, a group rebalancing, a leader moving, a broker not answering yet. These
+ * go to debug; what persists shows in this runtime's own lines (waiting for kafka, consumer restarts).
+ */
+export function isTransientKafkaLog(entry: Pick<LogEntry, 'log'>): boolean {
+  const { message, error } = entry.log as { message: string; error?: unknown };
+  if (typeof error === 'string' && transientProtocolMessages().has(error)) return true;
+  return TRANSIENT_CONNECTION_MESSAGES.some((m) => message.startsWith(m));
+}
+
 /** Builds a kafkajs client from the runtime configuration; kafkajs' own logs go through `logger` as JSON lines. */
 export function createKafka(config: RuntimeConfig, clientId: string, logger: Logger): Kafka {
   assertReadCommittedFix();
@@ -29,10 +63,10 @@ export function createKafka(config: RuntimeConfig, clientId: string, logger: Log
     brokers: config.kafka.brokers,
     ssl: config.kafka.ssl,
     logLevel: logLevel.WARN,
-    logCreator: () => ({ namespace, level, log }: LogEntry) => {
-      // kafkajs logs connection churn at ERROR while it retries; it is noise unless it persists.
+    logCreator: () => (entry: LogEntry) => {
+      const { namespace, level, log } = entry;
       const fields = { component: `kafkajs.${namespace}`, broker: log.broker, error: log.error };
-      if (level <= logLevel.ERROR) logger.warn(log.message, fields);
+      if (level <= logLevel.ERROR && !isTransientKafkaLog(entry)) logger.warn(log.message, fields);
       else logger.debug(log.message, fields);
     },
     retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5000 },
@@ -44,25 +78,24 @@ export function createKafka(config: RuntimeConfig, clientId: string, logger: Log
 /**
  * Resolves once the cluster answers a metadata request, so that a process started while the broker
  * is down (a supervisor restarting it during a broker restart, say) waits instead of failing its
- * start-up. Logs a line every 5 s while it waits.
+ * start-up. Says so in one line when the first attempt fails (later attempts log at debug).
  * @throws TransientError when the cluster is still unreachable after `timeoutMs`.
  */
 export async function waitForKafka(kafka: Kafka, logger: Logger, timeoutMs: number): Promise<void> {
   const started = Date.now();
-  let lastLog = started;
+  let waiting = false;
   for (;;) {
     const admin = kafka.admin();
     try {
       await admin.connect();
       await admin.describeCluster();
-      if (lastLog !== started) logger.info('kafka reachable', { waited_ms: Date.now() - started });
+      if (waiting) logger.info('kafka reachable', { waited_ms: Date.now() - started });
       return;
     } catch (err) {
       if (Date.now() - started >= timeoutMs) throw new TransientError(`Kafka unreachable for ${Math.round((Date.now() - started) / 1000)} s (TAO_STARTUP_WAIT_MS=${timeoutMs}): ${errorMessage(err)}`);
-      if (Date.now() - lastLog >= 5000 || lastLog === started) {
-        logger.warn('waiting for kafka', { waited_ms: Date.now() - started, error: errorMessage(err) });
-        lastLog = Date.now();
-      }
+      if (!waiting) logger.warn('waiting for kafka', { up_to_s: Math.round(timeoutMs / 1000), setting: 'TAO_STARTUP_WAIT_MS', error: errorMessage(err) });
+      else logger.debug('still waiting for kafka', { waited_ms: Date.now() - started, error: errorMessage(err) });
+      waiting = true;
       await new Promise((r) => setTimeout(r, 1000));
     } finally {
       await admin.disconnect().catch(() => undefined);

@@ -5,6 +5,8 @@
  * `Basic ...`), are replaced before writing, so a secret passed by mistake never reaches a log.
  * This is a safety net, not a licence: callers never log tool inputs, headers or bodies.
  */
+import { setting } from './config.ts';
+
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 const SECRET_KEY = /secret|password|passwd|token|authorization|api[-_]?key|cookie|signature/i;
@@ -33,7 +35,7 @@ export function createLogger(
   bound: Record<string, unknown> = {},
   options: { level?: Level; write?: (line: string) => void } = {},
 ): Logger {
-  const min = ORDER[options.level ?? ((process.env.TAO_LOG_LEVEL as Level | undefined) ?? 'info')] ?? ORDER.info;
+  const min = ORDER[options.level ?? setting(process.env, 'TAO_LOG_LEVEL')];
   const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
   const emit = (level: Level, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[level] < min) return;

@@ -1,5 +1,4 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { ratio, type RunEnd } from '../observability/rates.ts';
 
 /** The metrics every stage process exports on /metrics. One instance per process, no global registry. */
 export class StageMetrics {
@@ -46,6 +45,23 @@ export class StageMetrics {
       },
     });
   }
+}
+
+/**
+ * What the end of one run contributes to the rates; `classifyRunEnd` (observability/rates.ts)
+ * decides it from the run's outcome and state.
+ */
+export interface RunEnd {
+  completed: boolean;
+  /** The run met at least one failure (`failures_seen > 0` at its end). */
+  hitFailure: boolean;
+  /** It hit a failure and still completed without a person (`human_involved` false). */
+  recovered: boolean;
+}
+
+/** numerator / denominator, or NaN when nothing was counted (a rate of nothing is unknown, not 0 or 1). */
+export function ratio(numerator: number, denominator: number): number {
+  return denominator > 0 ? numerator / denominator : Number.NaN;
 }
 
 /**

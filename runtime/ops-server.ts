@@ -8,9 +8,10 @@ export interface HealthReport {
 
 /**
  * Serves `GET /health` (200 when healthy, 503 otherwise, JSON body) and `GET /metrics`
- * (Prometheus text) for one process. Port 0 picks a free port; the bound port is returned.
+ * (Prometheus text) for one process on `host` (TAO_BIND_HOST for processes). Port 0 picks a free
+ * port; the bound port is returned.
  */
-export async function startOpsServer(port: number, metrics: Registry, health: () => HealthReport): Promise<{ port: number; close(): Promise<void> }> {
+export async function startOpsServer(port: number, metrics: Registry, health: () => HealthReport, host = '127.0.0.1'): Promise<{ port: number; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/health') {
       const report = health();
@@ -24,7 +25,7 @@ export async function startOpsServer(port: number, metrics: Registry, health: ()
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not_found', message: 'try GET /health or GET /metrics' }));
     }
   });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', () => resolve()));
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, () => resolve()));
   const address = server.address();
   return {
     port: typeof address === 'object' && address ? address.port : port,

@@ -1,5 +1,9 @@
-import { createHash } from 'node:crypto';
-import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, Producer, Transaction } from 'kafkajs';
+/**
+ * The stage runtime's public entry: the stage contract ({@link StageDefinition}) and the batch loop
+ * that keeps it ({@link StageRunner}). Its parts live beside it: the claim/fence protocol in
+ * ./claims.ts, dead-letter encoding in ./dead-letter.ts, concurrency helpers in ./concurrency.ts.
+ */
+import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, Transaction } from 'kafkajs';
 import type { AvroCodec } from './codec.ts';
 import { ContractViolation, TaoError, TransientError, errorMessage, toTaoError } from './errors.ts';
 import type { Logger } from './log.ts';
@@ -7,8 +11,13 @@ import type { StageMetrics } from './metrics.ts';
 import { traceparentFor } from './trace.ts';
 import { coPartitionedAssigner } from './assigner.ts';
 import { ChangelogStore } from './state-store.ts';
+import { PartitionClaims, type Claim } from './claims.ts';
+import { mapLimit, whileHeartbeating } from './concurrency.ts';
+import { MAX_DEAD_LETTER_VALUE_BYTES, deadLetter } from './dead-letter.ts';
+import { CompactedView } from './follow.ts';
 import type { TopicId } from '../topics/catalog.ts';
-import { CompactedView } from '../observability/follow.ts';
+
+export { DLQ_HEADERS, MAX_DEAD_LETTER_VALUE_BYTES } from './dead-letter.ts';
 
 /** One decoded input record, as a stage's handler sees it. */
 export interface InputRecord<T = unknown> {
@@ -123,35 +132,10 @@ export interface StateView {
   get<V>(key: string): V | undefined;
 }
 
-/** Names of the headers written on dead-letter records. */
-export const DLQ_HEADERS = {
-  errorCode: 'tao.error.code',
-  errorClass: 'tao.error.class',
-  errorMessage: 'tao.error.message',
-  sourceTopic: 'tao.source.topic',
-  sourcePartition: 'tao.source.partition',
-  sourceOffset: 'tao.source.offset',
-  stage: 'tao.stage',
-  attempt: 'tao.attempt',
-  /** Set when the original value was too large to keep: its size in bytes (the dead letter keeps its first 64 KiB). */
-  originalBytes: 'tao.original.bytes',
-  /** With `originalBytes`: the SHA-256 (hex) of the whole original value. */
-  originalSha256: 'tao.original.sha256',
-} as const;
-
-/**
- * Largest value a dead letter carries whole. Dead-letter topics keep the broker's default
- * max.message.bytes (1 MiB); a dead letter they refuse fails its transaction with a non-retriable
- * error that stops the stage's consumer, so a larger original keeps only its head.
- */
-export const MAX_DEAD_LETTER_VALUE_BYTES = 1024 * 1024 - 64 * 1024;
 /** Largest output value a stage writes; an input whose output is larger is dead-lettered as RECORD_TOO_LARGE. */
 export const MAX_OUTPUT_VALUE_BYTES = MAX_DEAD_LETTER_VALUE_BYTES;
-const DEAD_LETTER_HEAD_BYTES = 64 * 1024;
 
 type TopicMessages = { topic: string; messages: Message[] };
-/** A partition taken over: its transactional producers (one per input topic) and each input's committed offset at the time. */
-type Claim = { producers: Map<string, Producer>; floors: Map<string, bigint> };
 /** What processing one record produced: the encoded records, and what to report once they commit. */
 type Processed = { encoded: TopicMessages[]; handled: HandledRecord | null; deadLetter: { topic: string; reason: string } | null };
 
@@ -161,15 +145,11 @@ type Processed = { encoded: TopicMessages[]; handled: HandledRecord | null; dead
  * the outputs of a chunk of records and the offset after the chunk: a crash at any point either
  * commits both or neither.
  *
- * Ownership of a partition changes hands by a claim, before the new owner processes anything: it
- * initialises the partition's transactional ids (fencing the previous owner, which may still be
- * alive and mid-chunk after a rebalance: its open transaction is aborted, a commit it already asked
- * for completes first, and nothing later of it can commit), then reads the group's committed offsets
- * and skips what lies below them. Reading first and fencing later is not enough: kafkajs commits
- * offsets without the group generation (no KIP-447), so the old owner's late commit would be
- * accepted after the new owner had read the offset before it, and both would process the chunk.
- * A failed transaction drops the claim and the next attempt claims again: only a claim creates
- * producers, so no commit happens without a read of the committed offsets taken after its fence.
+ * Ownership of a partition changes hands by a claim (./claims.ts, where the fencing argument is
+ * written out): before a batch of a partition is processed, the partition is claimed (the previous
+ * owner fenced, the store caught up, the committed offsets read after the fence) and records below
+ * the committed offset are skipped; every chunk commits with its claim's producer, and a failed
+ * transaction drops the claim, so the next attempt claims again.
  */
 export class StageRunner {
   private consumer: Consumer;
@@ -185,12 +165,8 @@ export class StageRunner {
   private readonly admin: Admin;
   /** Bumped at every assignment; a batch of an earlier one stops before its next chunk. */
   private generation = 0;
-  /** Per partition, the claim chunks of the current assignment commit under (gone once it failed). */
-  private claims = new Map<number, Promise<Claim>>();
-  /** Per partition, the latest claim of any assignment: claims of one partition run one after another. */
-  private readonly latestClaims = new Map<number, Promise<Claim>>();
-  /** Per partition, the chunks being processed or committed (a claim waits for them). */
-  private readonly chunksInFlight = new Map<number, Set<Promise<void>>>();
+  /** This instance's partition claims: the producers every chunk commits with (./claims.ts). */
+  private readonly claims: PartitionClaims;
   /** Lag gauge label sets this instance has set, so a revoked partition's series can be removed. */
   private readonly lagSeries = new Map<string, { group: string; topic: string; partition: string }>();
   private inFlightView: CompactedView<boolean> | null = null;
@@ -208,6 +184,7 @@ export class StageRunner {
       ...def.inputs.map((id): Source => ({ id, name: codec.topics.name(id), dlq: codec.topics.dlq(id), decode: (v) => codec.decode(id, v), keyed: true })),
       ...(def.externalInputs ?? []).map((x): Source => ({ id: 'external', name: x.topic, dlq: x.dlq, decode: (v) => x.decode(v), keyed: false })),
     ];
+    this.claims = new PartitionClaims({ kafka: res.kafka, admin: this.admin, group: this.group, topics: this.sources.map((s) => s.name), store: this.store });
   }
 
   health(): { ok: boolean; stage: string; group: string; running: boolean; assigned: Record<string, number[]>; lastError: string | null } & Record<string, unknown> {
@@ -233,7 +210,7 @@ export class StageRunner {
       groupId: this.group,
       readUncommitted: false,
       sessionTimeout: res.sessionTimeoutMs,
-      heartbeatInterval: Math.max(500, Math.floor(res.sessionTimeoutMs / 5)),
+      heartbeatInterval: this.heartbeatIntervalMs,
       rebalanceTimeout: Math.max(30000, res.sessionTimeoutMs * 2),
       maxBytesPerPartition: 1024 * 1024,
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10000 },
@@ -244,9 +221,9 @@ export class StageRunner {
       const now = new Set(Object.values(payload.memberAssignment).flat());
       const revoked = [...new Set(Object.values(this.assigned).flat())].filter((p) => !now.has(p));
       this.store?.release(revoked);
-      for (const partition of revoked) void this.retire(partition);
+      for (const partition of revoked) void this.claims.retire(partition);
       this.generation++;
-      this.claims = new Map();
+      this.claims.reassigned();
       this.assigned = payload.memberAssignment;
       this.forgetRevokedLag(payload.memberAssignment);
       res.logger.info('partitions assigned', { group: this.group, assigned: payload.memberAssignment });
@@ -317,99 +294,13 @@ export class StageRunner {
     await this.store?.stop();
     await this.inFlightView?.stop();
     this.inFlightView = null;
-    const claims = [...this.latestClaims.values()];
-    this.latestClaims.clear();
-    this.claims.clear();
-    await Promise.all(claims.map(async (c) => disconnectAll((await c.catch(() => null))?.producers)));
+    await this.claims.stop();
   }
 
   private sourceOf(topic: string): Source {
     const source = this.sources.find((s) => s.name === topic);
     if (!source) throw new TaoError('INTERNAL', `received a record from unsubscribed topic ${topic}`);
     return source;
-  }
-
-  /**
-   * Takes `partition` of every input over, once per assignment and again after a transaction of it
-   * failed: waits for this instance's chunks still in flight on it, replaces the previous claim's
-   * producers with fresh ones (initialising their transactional ids fences every other holder),
-   * catches the state store up, and then reads the committed offset of each input topic (records
-   * below it were processed by a previous owner). Only a claim creates producers, so no transaction
-   * commits without a look at the committed offsets taken after its producer's fence.
-   */
-  private claim(partition: number): Promise<Claim> {
-    let claim = this.claims.get(partition);
-    if (!claim) {
-      const claims = this.claims;
-      const previous = this.latestClaims.get(partition);
-      claim = (async (): Promise<Claim> => {
-        const before = await previous?.catch(() => null);
-        await Promise.allSettled(this.chunksInFlight.get(partition) ?? []);
-        await disconnectAll(before?.producers);
-        const producers = new Map<string, Producer>();
-        try {
-          const fenced = await Promise.allSettled(
-            this.sources.map(async (source) => {
-              const transactionalId = `${this.group}.${source.name}.${partition}`;
-              const producer = this.res.kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60000 });
-              producers.set(source.name, producer);
-              await producer.connect();
-              // kafkajs initialises the transactional id (InitProducerId: the epoch bump that
-              // fences) when the producer's first transaction begins; an empty one ends without a request.
-              await (await producer.transaction()).abort();
-            }),
-          );
-          const failed = fenced.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-          if (failed) throw failed.reason;
-          await this.store?.catchUp(partition, [...producers.values()]);
-          // After the fence no earlier owner can commit; a commit it had asked for is complete, its
-          // offsets included (Kafka >= 3.9.1 answers InitProducerId only once they are materialised).
-          const offsets = await this.admin.fetchOffsets({ groupId: this.group, topics: this.sources.map((s) => s.name) });
-          const floors = new Map<string, bigint>();
-          for (const { topic, partitions } of offsets) {
-            const committed = partitions.find((p) => p.partition === partition)?.offset;
-            if (committed !== undefined && BigInt(committed) >= 0n) floors.set(topic, BigInt(committed));
-          }
-          return { producers, floors };
-        } catch (err) {
-          await disconnectAll(producers);
-          throw err;
-        }
-      })();
-      claim.catch(() => {
-        if (claims.get(partition) === claim) claims.delete(partition);
-      });
-      claims.set(partition, claim);
-      this.latestClaims.set(partition, claim);
-    }
-    return claim;
-  }
-
-  /** Disconnects the producers of a partition this instance lost, once its chunks in flight have settled. */
-  private async retire(partition: number): Promise<void> {
-    const claim = this.latestClaims.get(partition);
-    await Promise.allSettled(this.chunksInFlight.get(partition) ?? []);
-    if (!claim || this.latestClaims.get(partition) !== claim) return; // claimed again meanwhile: that claim replaces them
-    this.latestClaims.delete(partition);
-    await disconnectAll((await claim.catch(() => null))?.producers);
-  }
-
-  /**
-   * Runs one chunk of `partition`, visible to a claim of the partition until it has settled. With a
-   * state store, chunks of one partition (of its different input topics) run one after another: the
-   * store's staged writes are per partition and settle with one chunk's transaction.
-   */
-  private async runChunk(partition: number, chunk: () => Promise<void>): Promise<void> {
-    let chunks = this.chunksInFlight.get(partition);
-    if (!chunks) this.chunksInFlight.set(partition, (chunks = new Set()));
-    const before = this.store ? [...chunks] : [];
-    const running = before.length ? Promise.allSettled(before).then(chunk) : chunk();
-    chunks.add(running);
-    try {
-      await running;
-    } finally {
-      chunks.delete(running);
-    }
   }
 
   private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
@@ -427,8 +318,8 @@ export class StageRunner {
     let claimed: Promise<Claim>;
     let floor: bigint | undefined;
     try {
-      claimed = this.claim(batch.partition);
-      floor = (await this.whileHeartbeating(claimed, heartbeat)).floors.get(batch.topic);
+      claimed = this.claims.claim(batch.partition);
+      floor = (await whileHeartbeating(claimed, heartbeat, this.heartbeatIntervalMs)).floors.get(batch.topic);
     } catch (err) {
       this.lastError = errorMessage(err);
       throw new TransientError(`claiming ${batch.topic}[${batch.partition}] failed (${errorMessage(err)}); retried`);
@@ -447,13 +338,13 @@ export class StageRunner {
     for (let i = 0; i < messages.length; i += this.def.maxRecordsPerTransaction) {
       // A batch of an earlier assignment or claim stops here: the partition may be another
       // instance's now, and kafkajs delivers the rest again from the last resolved offset.
-      if (!isRunning() || isStale() || !current() || this.claims.get(batch.partition) !== claimed) return;
+      if (!isRunning() || isStale() || !current() || this.claims.current(batch.partition) !== claimed) return;
       const chunk = messages.slice(i, i + this.def.maxRecordsPerTransaction);
       const last = chunk[chunk.length - 1]!;
       // The batch's last chunk commits past the batch's trailing transaction markers too
       // (lastOffset() counts them), which would otherwise read as a lag of 1 on an idle partition.
       const next = i + chunk.length >= messages.length ? max(BigInt(batch.lastOffset()), BigInt(last.offset)) + 1n : BigInt(last.offset) + 1n;
-      await this.whileHeartbeating(this.runChunk(batch.partition, () => this.processChunk(source, batch.partition, chunk, next, claimed)), heartbeat);
+      await whileHeartbeating(this.claims.runChunk(batch.partition, () => this.processChunk(source, batch.partition, chunk, next, claimed)), heartbeat, this.heartbeatIntervalMs);
       // Committed; after a rejoin kafkajs starts again from the committed offsets, nothing to resolve.
       if (!current()) return;
       this.setLag(batch.topic, batch.partition, BigInt(batch.highWatermark) - next);
@@ -462,18 +353,9 @@ export class StageRunner {
     }
   }
 
-  /**
-   * Awaits `work` while heartbeating the group (kafkajs sends no heartbeat of its own while a batch
-   * is handled), so a long claim or chunk (a store catching up, slow tool calls) does not get the
-   * member evicted. Errors are left to the heartbeat after the work, which surfaces a rebalance.
-   */
-  private async whileHeartbeating<T>(work: Promise<T>, heartbeat: () => Promise<void>): Promise<T> {
-    const timer = setInterval(() => void heartbeat().catch(() => undefined), Math.max(500, Math.floor(this.res.sessionTimeoutMs / 5)));
-    try {
-      return await work;
-    } finally {
-      clearInterval(timer);
-    }
+  /** The group heartbeat's interval: kafkajs's own, and the runner's while a claim or chunk is in progress. */
+  private get heartbeatIntervalMs(): number {
+    return Math.max(500, Math.floor(this.res.sessionTimeoutMs / 5));
   }
 
   /** Handles a chunk of one partition and commits its outputs with the offset `next` (after the chunk), in one transaction. */
@@ -515,10 +397,9 @@ export class StageRunner {
       metrics.transactions.inc({ stage: this.def.stage, result: 'aborted' });
       this.store?.abort(partition);
       await transaction?.abort().catch((abortErr: Error) => logger.warn('transaction abort failed', { error: abortErr }));
-      // A fenced or broken producer can't be reused, and a fresh one must not simply take its place:
-      // initialising it would fence whoever fenced us, without a new look at what they committed.
-      // The next attempt claims the partition again (fence, then read the committed offsets).
-      if (this.claims.get(partition) === claim) this.claims.delete(partition);
+      // The producer can't be reused: the next attempt claims the partition again (fence, then read
+      // the committed offsets; PartitionClaims.drop says why).
+      this.claims.drop(partition, claim);
       this.lastError = errorMessage(err);
       logger.warn('transaction aborted; the chunk is retried from the last committed offset', { group: this.group, topic: source.name, partition, records: chunk.length, error: errorMessage(err) });
       // Retriable whatever the cause, so that kafkajs retries the batch from the last committed
@@ -607,31 +488,8 @@ export class StageRunner {
   }
 }
 
-function deadLetter(message: KafkaMessage, err: TaoError, source: { topic: string; partition: number; stage: string }): Message {
-  const headers: IHeaders = { ...message.headers };
-  headers[DLQ_HEADERS.errorCode] = err.code;
-  headers[DLQ_HEADERS.errorClass] = err.name;
-  headers[DLQ_HEADERS.errorMessage] = err.message.slice(0, 2000);
-  headers[DLQ_HEADERS.sourceTopic] = source.topic;
-  headers[DLQ_HEADERS.sourcePartition] = String(source.partition);
-  headers[DLQ_HEADERS.sourceOffset] = message.offset;
-  headers[DLQ_HEADERS.stage] = source.stage;
-  headers[DLQ_HEADERS.attempt] = String(Number(message.headers?.[DLQ_HEADERS.attempt]?.toString() ?? 0) + 1);
-  const value = message.value;
-  if (value && value.length > MAX_DEAD_LETTER_VALUE_BYTES) {
-    headers[DLQ_HEADERS.originalBytes] = String(value.length);
-    headers[DLQ_HEADERS.originalSha256] = createHash('sha256').update(value).digest('hex');
-    return { key: message.key, value: value.subarray(0, DEAD_LETTER_HEAD_BYTES), headers };
-  }
-  return { key: message.key, value, headers };
-}
-
 function max(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
-}
-
-async function disconnectAll(producers: Map<string, Producer> | undefined): Promise<void> {
-  await Promise.all([...(producers?.values() ?? [])].map((p) => p.disconnect().catch(() => undefined)));
 }
 
 function stringHeaders(headers: IHeaders | undefined): Record<string, string> {
@@ -644,28 +502,4 @@ function mergeByTopic(items: TopicMessages[]): TopicMessages[] {
   const byTopic = new Map<string, Message[]>();
   for (const { topic, messages } of items) byTopic.set(topic, [...(byTopic.get(topic) ?? []), ...messages]);
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
-}
-
-/**
- * Maps with at most `limit` calls in flight, keeping input order in the result. After a call fails
- * no new call starts, and the first error is thrown only once every call in flight has settled
- * (so nothing of a failed map still runs when the caller cleans up after it).
- */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  let failure: { error: unknown } | null = null;
-  const worker = async () => {
-    while (next < items.length && !failure) {
-      const i = next++;
-      try {
-        results[i] = await fn(items[i]!);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure) throw (failure as { error: unknown }).error;
-  return results;
 }

@@ -5,21 +5,29 @@ import { createLogger, type Logger } from './log.ts';
 import { StageMetrics } from './metrics.ts';
 import { startOpsServer } from './ops-server.ts';
 import { StageRunner, type StageDefinition } from './processor.ts';
+import { startTracing } from './tracing.ts';
+import { prepareCatalog } from '../topics/check.ts';
 
 /**
- * Runs one stage as a process: waits for Kafka (TAO_STARTUP_WAIT_MS), registers its output schemas,
- * joins its consumer group, serves /health and /metrics on `opsPort`, and on SIGTERM/SIGINT finishes
- * the batch in hand, commits, leaves the group and exits 0. Exits 1 if its consumer stops for good
- * and cannot be rebuilt.
+ * Runs one stage as a process: waits for Kafka (TAO_STARTUP_WAIT_MS), checks that its topics and
+ * schemas exist (or applies the catalog with `applyTopics`), registers its output schemas,
+ * joins its consumer group, serves /health and /metrics on `opsPort` (bound to TAO_BIND_HOST), and on
+ * SIGTERM/SIGINT finishes the batch in hand, commits, leaves the group, exports the trace spans still
+ * queued and exits 0. Exits 1 if its consumer stops for good and cannot be rebuilt. Spans are exported
+ * over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, as service `tao-<stage>` (runtime/tracing.ts).
+ * @throws ConfigError (before joining the group) when a topic or schema subject of the stage is missing.
  */
-export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number): Promise<void> {
+export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number, options: { applyTopics?: boolean } = {}): Promise<void> {
   const config = loadRuntimeConfig();
   const logger = createLogger({ stage, pid: process.pid });
   const metrics = new StageMetrics(`tao-${stage}`);
+  const tracing = await startTracing(process.env, `tao-${stage}`, logger);
   const def = await define(metrics, logger);
   const kafka = createKafka(config, `tao-${def.stage}`, logger);
   const codec = AvroCodec.create(config);
   await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
+  const topics = [...def.inputs, ...def.outputs, ...(def.storeTopic ? [def.storeTopic] : [])];
+  await prepareCatalog(kafka, config, { topics, deadLettered: def.inputs }, { apply: options.applyTopics ?? false, print: (line) => logger.info('topics apply', { line }) });
   await codec.register(def.outputs);
   const runner = new StageRunner(def, {
     kafka,
@@ -35,7 +43,7 @@ export async function runStageProcess(stage: string, define: (metrics: StageMetr
       setTimeout(() => process.exit(1), 100);
     },
   });
-  const ops = await startOpsServer(opsPort, metrics.registry, () => runner.health());
+  const ops = await startOpsServer(opsPort, metrics.registry, () => runner.health(), config.bindHost);
   await runner.start();
   logger.info('stage started', { group: codec.topics.group(def.stage), inputs: def.inputs.map((i) => codec.topics.name(i)), ops_port: ops.port });
 
@@ -44,13 +52,16 @@ export async function runStageProcess(stage: string, define: (metrics: StageMetr
     if (stopping) return;
     stopping = true;
     logger.info('stopping', { signal });
-    Promise.all([runner.stop(), ops.close()]).then(
-      () => process.exit(0),
-      (err: Error) => {
-        logger.error('unclean stop', { error: err });
-        process.exit(1);
-      },
-    );
+    Promise.all([runner.stop(), ops.close()])
+      // After the runner's last commit, whose record spans are the last made.
+      .then(() => tracing.shutdown())
+      .then(
+        () => process.exit(0),
+        (err: Error) => {
+          logger.error('unclean stop', { error: err });
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

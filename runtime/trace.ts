@@ -3,10 +3,19 @@ import { createHash } from 'node:crypto';
 /**
  * W3C trace context for a run. The trace id is derived from the thought_id, so every record of a
  * run, written by any stage on any machine, carries the same trace without coordination; the span
- * id names the (stage, iteration) that wrote the record.
+ * id names the writer of the record (see {@link spanIdFor}). When tracing is exported
+ * (runtime/tracing.ts), the writer's span really has that id, so the header is a parent link.
  */
 export function traceparentFor(thoughtId: string, span: string): string {
-  const traceId = createHash('sha256').update(`trace:${thoughtId}`).digest('hex').slice(0, 32);
-  const spanId = createHash('sha256').update(`span:${thoughtId}:${span}`).digest('hex').slice(0, 16);
-  return `00-${traceId}-${spanId}-01`;
+  return `00-${traceIdFor(thoughtId)}-${spanIdFor(thoughtId, span)}-01`;
+}
+
+/** The run's trace id: 32 lowercase hex digits derived from its thought_id. */
+export function traceIdFor(thoughtId: string): string {
+  return createHash('sha256').update(`trace:${thoughtId}`).digest('hex').slice(0, 32);
+}
+
+/** The span id of a writer of the run's records (`action:2`, `observation:2`, ...): 16 lowercase hex digits. */
+export function spanIdFor(thoughtId: string, span: string): string {
+  return createHash('sha256').update(`span:${thoughtId}:${span}`).digest('hex').slice(0, 16);
 }

@@ -50,6 +50,10 @@ export interface RunState {
   human_involved: boolean;
   /** Step id -> error types of its current streak of failures, oldest first. */
   error_history: Record<string, Array<string>>;
+  /** The planner Thought ran with (TAO_PLANNER: graph, router or llm); null in runs recorded before this field. */
+  planner_kind: null | string;
+  /** The versioned configuration that planner planned from: the flow of graph (and of llm's fallback), e.g. 'order-status@1', or router's routing table, e.g. 'routes@1'; null in runs recorded before this field. */
+  planner_config: null | string;
   /** State of a run whose turns a model takes (ReAct): skill, mode, turns, tokens, estimated prompt tokens per section of each turn, protected facts, rejected answers. JSON checked by processors/thought/react.ts; null for runs without a model. */
   model_state_json: null | string;
 }
@@ -165,6 +169,10 @@ export interface Outcome {
   reason_code: OutcomeReason;
   /** The run's reflections, oldest first. */
   reflections: Array<Reflection>;
+  /** The planner Thought ran with (TAO_PLANNER: graph, router or llm); null in runs recorded before this field. */
+  planner_kind: null | string;
+  /** The versioned configuration that planner planned from: the flow of graph (and of llm's fallback), e.g. 'order-status@1', or router's routing table, e.g. 'routes@1'; null in runs recorded before this field. */
+  planner_config: null | string;
 }
 
 export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted';

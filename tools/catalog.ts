@@ -190,6 +190,24 @@ function describeSpecErrors(errors: NonNullable<ValidateFunction['errors']>): st
     .join('; ');
 }
 
+/**
+ * Names of the environment variables the catalog files of `dir` reference as `${NAME}` (tool
+ * secrets, origins). The start-up check of the environment accepts them as known; none when `dir`
+ * does not exist (loading the catalog reports that).
+ */
+export function catalogVariableNames(dir: string): string[] {
+  let files: string[];
+  try {
+    files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
+    throw err;
+  }
+  const names = new Set<string>();
+  for (const file of files) for (const m of readFileSync(join(dir, file), 'utf8').matchAll(/\$\{([A-Z_][A-Z0-9_]*)/g)) names.add(m[1]!);
+  return [...names];
+}
+
 /** Replaces `${NAME}` / `${NAME:-default}` with environment values; an unset variable without default is a ConfigError. */
 export function interpolateEnv(text: string, env: NodeJS.ProcessEnv, where: string): string {
   return text.replace(/\$\{([A-Z_][A-Z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {

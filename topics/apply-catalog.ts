@@ -1,5 +1,5 @@
 import { AvroCodec } from '../runtime/codec.ts';
-import { loadRuntimeConfig } from '../runtime/config.ts';
+import { loadRuntimeConfig, type RuntimeConfig } from '../runtime/config.ts';
 import { createKafka } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import { applyTopics } from './apply.ts';
@@ -7,7 +7,11 @@ import { TOPICS, type TopicId } from './catalog.ts';
 
 /** Applies the topic catalog and registers every value schema; exported for the demo and tests. */
 export async function applyCatalog(env: NodeJS.ProcessEnv = process.env, print: (line: string) => void = console.log): Promise<void> {
-  const config = loadRuntimeConfig(env);
+  await applyCatalogWith(loadRuntimeConfig(env), print);
+}
+
+/** {@link applyCatalog} for a configuration already loaded (a process applying the catalog at start-up). */
+export async function applyCatalogWith(config: RuntimeConfig, print: (line: string) => void): Promise<void> {
   const logger = createLogger({ command: 'topics' });
   const kafka = createKafka(config, 'tao-topics', logger);
   const admin = kafka.admin();

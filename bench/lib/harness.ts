@@ -35,8 +35,9 @@ export interface BenchNamespace {
  */
 export async function freshNamespace(prefix: string, baseEnv: NodeJS.ProcessEnv = process.env, extraEnv: NodeJS.ProcessEnv = {}): Promise<BenchNamespace> {
   const namespace = `${prefix}${randomUUID().slice(0, 8)}`;
-  // Stages print their ready line at level info, whatever level the bench itself logs at.
-  const env: NodeJS.ProcessEnv = { ...baseEnv, TAO_NAMESPACE: namespace, TAO_SESSION_TIMEOUT_MS: '6000', TAO_LOG_LEVEL: 'info', ...extraEnv };
+  // Stages print their ready line at level info, whatever level the bench itself logs at. The bench
+  // tasks are the order-status flow's, on the graph planner (as when the numbers were first taken).
+  const env: NodeJS.ProcessEnv = { ...baseEnv, TAO_NAMESPACE: namespace, TAO_SESSION_TIMEOUT_MS: '6000', TAO_LOG_LEVEL: 'info', TAO_PLANNER: 'graph', ...extraEnv };
   for (let attempt = 1; ; attempt++) {
     try {
       await applyCatalog(env, () => undefined);

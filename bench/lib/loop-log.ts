@@ -3,6 +3,7 @@
  * calibrate the relay), duplicated steps (the exactly-once check), and the run-level rates. The
  * log, read with read_committed, is the only source: whatever the driver saw live is not trusted.
  */
+import { waveFailures } from '../../observability/rates.ts';
 import type { ActionResult, ObservationResult, Outcome, RunSnapshot, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
 import type { BenchNamespace } from './harness.ts';
@@ -141,7 +142,7 @@ export function runRates(records: readonly DecodedRecord[], ids: ReadonlySet<str
     if (!r.decoded || !ids.has(r.key)) continue;
     if (r.id === 'observationResults') {
       const v = r.decoded as unknown as ObservationResult;
-      failures.set(r.key, (failures.get(r.key) ?? 0) + v.verdicts.filter((x) => !x.valid || x.attempts > 1 || x.fallback_from !== null).length);
+      failures.set(r.key, (failures.get(r.key) ?? 0) + waveFailures(v.verdicts));
       if (v.run.human_involved) human.add(r.key);
     } else if (r.id === 'outcomes') outcomes.set(r.key, r.decoded as unknown as Outcome);
   }

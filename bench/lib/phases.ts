@@ -12,6 +12,7 @@ import { closedLoop, connectProducer, iterationLatencies, loopTarget, readLog, t
 import { decodeLoopRecords, loopTimelines, loopTopicNames, recordSizes, type DecodedRecord } from './loop-log.ts';
 import { bucketDelta, bucketSum, counterValue, gauge, histogramBuckets, histogramQuantile, parsePrometheus, summary, type Sample } from './stats.ts';
 import { RELAY_HOPS, HOP_INPUTS, createRelayTopics, relayHopSpec, relayTarget, relayTimelines, relayTopics, type RelaySizes } from '../relay/relay.ts';
+import { setting } from '../../runtime/config.ts';
 
 /** Run counts and concurrency of a phase. */
 export interface PhaseLoad {
@@ -135,7 +136,7 @@ export const STAGE_INPUTS: Record<(typeof STAGES)[number], TopicId[]> = { though
 
 /** Starts `instances` of each stage (stages in parallel, instances of a stage one after another) and waits for settled groups. */
 export async function startStages(fleet: Fleet, env: NodeJS.ProcessEnv, instances: number, bin?: string, nodeArgs?: (stage: string) => string[]): Promise<void> {
-  const topics = topicNames(env.TAO_NAMESPACE ?? '');
+  const topics = topicNames(setting(env, 'TAO_NAMESPACE'));
   await startSet(fleet, STAGES.map((s) => ({ spec: stageSpec(s, env, bin, nodeArgs?.(s)), inputs: STAGE_INPUTS[s].map((id) => topics.name(id)) })), instances);
 }
 

@@ -9,7 +9,7 @@
 import type { EachBatchPayload, Message, Producer } from 'kafkajs';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { coPartitionedAssigner } from '../../runtime/assigner.ts';
-import { loadRuntimeConfig } from '../../runtime/config.ts';
+import { loadRuntimeConfig, setting } from '../../runtime/config.ts';
 import { createKafka } from '../../runtime/kafka.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { startOpsServer } from '../../runtime/ops-server.ts';
@@ -21,7 +21,7 @@ const TRACEPARENT = `00-${'0'.repeat(32)}-${'0'.repeat(16)}-01`;
 async function main(): Promise<void> {
   const hop = process.argv[2] as RelayHop;
   if (!RELAY_HOPS.includes(hop)) throw new Error(`usage: stage.ts <${RELAY_HOPS.join('|')}>`);
-  const sizes = JSON.parse(process.env.TAO_RELAY_SIZES ?? '') as RelaySizes;
+  const sizes = JSON.parse(setting(process.env, 'TAO_RELAY_SIZES') ?? '') as RelaySizes;
   const config = loadRuntimeConfig();
   const logger = createLogger({ stage: `relay-${hop}`, pid: process.pid });
   const kafka = createKafka(config, `relay-${hop}`, logger);
@@ -93,7 +93,7 @@ async function main(): Promise<void> {
 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const ops = await startOpsServer(Number(process.env.TAO_OPS_PORT ?? 0), registry, () => ({ ok: true, stage: `relay-${hop}`, assigned }));
+  const ops = await startOpsServer(setting(process.env, 'TAO_OPS_PORT') ?? 0, registry, () => ({ ok: true, stage: `relay-${hop}`, assigned }), config.bindHost);
   await consumer.connect();
   for (const input of inputs) await consumer.subscribe({ topic: topics[input], fromBeginning: true });
   await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: 3, eachBatch });

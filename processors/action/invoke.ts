@@ -2,13 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { Agent, errors as undiciErrors, request } from 'undici';
 import { ContractViolation, TaoError, TransientError, RetriesExhausted } from '../../runtime/errors.ts';
 import { retry, realRetryDeps, type RetryDeps } from '../../runtime/retry.ts';
+import { startToolAttempt } from '../../runtime/tracing.ts';
 import type { StepResult, ToolError } from '../../schemas/types.gen.ts';
 import { RETRY_CLASSES, interpolateEnv, type RetryClass, type Tool } from '../../tools/catalog.ts';
 
 export interface InvokeContext {
   idempotencyKey: string;
+  /** The W3C header of the Action span calling: sent as is, or, when tracing is on, as the parent of each attempt's span. */
   traceparent: string;
   env: NodeJS.ProcessEnv;
+  /** The run, for the attempt spans' attributes. */
+  thoughtId?: string;
 }
 
 /** The HTTP side of Action: one undici Agent (a keep-alive pool per origin) shared by all calls. */
@@ -92,7 +96,9 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
     last = await retry(
       async () => {
         attempts++;
-        last = await attemptOnce(tool, url, body, headers, deps);
+        const span = startToolAttempt(ctx.traceparent, { tool: tool.spec.name, step: stepId, thoughtId: ctx.thoughtId ?? null, attempt: attempts, method: tool.spec.method, server: url.host });
+        last = await attemptOnce(tool, url, body, { ...headers, traceparent: span.traceparent }, deps);
+        span.end({ status: last.status, errorType: last.error?.type ?? null });
         if (last.error?.retryable) throw new TransientError(last.error.message, { details: last.retryAfterMs === undefined ? {} : { retryAfterMs: last.retryAfterMs } });
         return last;
       },

@@ -2,6 +2,7 @@ import { ContractViolation } from '../../runtime/errors.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { InputRecord, OutputRecord, StageDefinition } from '../../runtime/processor.ts';
 import { traceparentFor } from '../../runtime/trace.ts';
+import { traceStage } from '../../runtime/tracing.ts';
 import type { ActionResult, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
 import { ToolExecutor, type ExecutorEvents } from './executor.ts';
@@ -25,7 +26,7 @@ export interface ActionOptions {
  */
 export function actionStage(options: ActionOptions): StageDefinition & { executor: ToolExecutor } {
   const executor = new ToolExecutor(options.catalog, options.http, options.events);
-  return {
+  return traceStage({
     executor,
     describe: () => ({ breakers: executor.states() }),
     stage: 'action',
@@ -47,9 +48,11 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
         }
         return { step, tool, input };
       });
-      const traceparent = traceparentFor(request.thought_id, `action:${request.iteration}`);
+      // The writer of this wave's result, and so the span of this handling: tool calls are its children.
+      const writer = `action:${request.iteration}`;
+      const traceparent = traceparentFor(request.thought_id, writer);
       const results = await Promise.all(
-        calls.map(({ step, tool, input }) => executor.execute(tool, step.step_id, input, { idempotencyKey: step.idempotency_key, traceparent, env: options.env })),
+        calls.map(({ step, tool, input }) => executor.execute(tool, step.step_id, input, { idempotencyKey: step.idempotency_key, traceparent, env: options.env, thoughtId: request.thought_id })),
       );
       for (const r of results) {
         options.logger?.info('step executed', {
@@ -66,7 +69,19 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
         });
       }
       const value: ActionResult = { thought_id: request.thought_id, iteration: request.iteration, run: request.run, results };
-      return [{ topic: 'actionResults', key: request.thought_id, value, span: `action:${request.iteration}` }];
+      return [{ topic: 'actionResults', key: request.thought_id, value, span: writer }];
     },
+  }, describeWave);
+}
+
+/** Span attributes of an Action handling: the wave and how its steps ended (never their inputs). */
+function describeWave(record: InputRecord, outputs: readonly OutputRecord[]): Record<string, string | number | string[]> {
+  const request = record.value as ThoughtRequest;
+  const results = (outputs[0]?.value as ActionResult | undefined)?.results ?? [];
+  return {
+    'tao.iteration': request.iteration,
+    'tao.steps': request.steps.map((s) => s.step_id),
+    'tao.tools': request.steps.map((s) => s.tool),
+    'tao.step_errors': results.filter((r) => r.error).map((r) => `${r.step_id}:${r.error!.type}`),
   };
 }

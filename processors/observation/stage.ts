@@ -3,6 +3,7 @@ import type { StepMetrics } from '../../runtime/metrics.ts';
 import type { HandledRecord, InputRecord, OutputRecord, StageDefinition } from '../../runtime/processor.ts';
 import type { ActionResult, ObservationResult } from '../../schemas/types.gen.ts';
 import { evidenceComplete } from '../../observability/rates.ts';
+import { traceStage } from '../../runtime/tracing.ts';
 import { observe, type ObservationConfig } from './core.ts';
 
 /** What Observation reports besides its records: a log line per verdict, step evidence counts. */
@@ -17,7 +18,7 @@ export interface ObservationReporting {
  * (`tao_steps_observed_total`, the traceability index) and logged with its verdict.
  */
 export function observationStage(config: ObservationConfig, reporting: ObservationReporting = {}): StageDefinition {
-  return {
+  return traceStage<StageDefinition>({
     stage: 'observation',
     inputs: ['actionResults'],
     outputs: ['observationResults'],
@@ -50,5 +51,16 @@ export function observationStage(config: ObservationConfig, reporting: Observati
         }
       }
     },
+  }, describeVerdicts);
+}
+
+/** Span attributes of an Observation handling: the wave and which steps were judged invalid, with their error type. */
+function describeVerdicts(record: InputRecord, outputs: readonly OutputRecord[]): Record<string, string | number | string[]> {
+  const result = record.value as ActionResult;
+  const verdicts = (outputs[0]?.value as ObservationResult | undefined)?.verdicts ?? [];
+  return {
+    'tao.iteration': result.iteration,
+    'tao.steps': result.results.map((r) => r.step_id),
+    'tao.invalid_steps': verdicts.filter((v) => !v.valid).map((v) => `${v.step_id}:${v.error_type}`),
   };
 }

@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import type { ErrorType, ObservationResult, Outcome, OutcomeReason, OutcomeStatus, Reflection, ReflectionAction, ReflectionDimension, RunSnapshot, RunState, StepCall, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
 import { holds, planOfRun, resolveReferences, type Plan, type PlanStep, type PlanValidator, type ToolContracts } from './plan.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
+import { waveFailures } from '../../observability/rates.ts';
 import type { Planner } from './planner.ts';
 
 export interface ThoughtConfig {
@@ -94,6 +95,8 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
     failures_seen: parked?.failures_seen ?? 0,
     // Only a run parked for a person reaches here with a snapshot: this task is that person's reply.
     human_involved: snapshot !== undefined || (parked?.human_involved ?? false),
+    planner_kind: config.planner.name,
+    planner_config: config.planner.config,
     model_state_json: null,
   };
   if (result.kind === 'needs_input') return end(task.thought_id, run, iteration, 'awaiting_input', 'needs_input', result.reason, null, result.missing);
@@ -118,8 +121,7 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
   const again = new Set<string>();
   let newInformation = false;
   let allValid = true;
-  // A step that needed recovery: it failed, or Action had to retry it or use a fallback.
-  const failures = obs.run.failures_seen + obs.verdicts.filter((v) => !v.valid || v.attempts > 1 || v.fallback_from !== null).length;
+  const failures = obs.run.failures_seen + waveFailures(obs.verdicts);
 
   for (const verdict of obs.verdicts) {
     const step = plan.steps.find((s) => s.id === verdict.step_id);
@@ -272,6 +274,8 @@ function end(thoughtId: string, run: RunState, iterations: number, status: Outco
     flow_version: run.flow_version,
     reason_code: code,
     reflections: run.reflections,
+    planner_kind: run.planner_kind,
+    planner_config: run.planner_config,
   };
   const parked = status === 'awaiting_input';
   return {

@@ -98,6 +98,11 @@ export class LlmPlanner implements Planner {
     this.systemPrompt = buildSystemPrompt(options.catalog, options.tools, positive('maxSteps', options.maxSteps));
   }
 
+  /** The fallback's configuration: the model's answers are in the log, the fallback plans from configuration. */
+  get config(): string {
+    return this.options.fallback.config;
+  }
+
   /** The chat-completions request body for a task (what `gather` sends). */
   requestBody(task: PlannerTask): Record<string, unknown> {
     return {

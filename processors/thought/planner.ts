@@ -28,7 +28,13 @@ export interface PlannerTask {
  * - `plan` is pure: the same task and record always give the same result.
  */
 export interface Planner {
+  /** The planner's kind (graph, router, llm), recorded with each run (`RunState.planner_kind`). */
   readonly name: string;
+  /**
+   * The versioned configuration it plans from, recorded with each run (`RunState.planner_config`) so
+   * that a replay rebuilds the same planner: a flow key `<id>@<version>`, or `routes@<version>`.
+   */
+  readonly config: string;
   gather?(task: PlannerTask): Promise<string>;
   plan(task: PlannerTask, record: string | null): PlanningResult;
 }
@@ -91,6 +97,10 @@ export class GraphPlanner implements Planner {
   readonly name = 'graph';
 
   constructor(readonly flow: Flow) {}
+
+  get config(): string {
+    return `${this.flow.id}@${this.flow.version}`;
+  }
 
   plan(task: PlannerTask): PlanningResult {
     const values: Record<string, string> = {};

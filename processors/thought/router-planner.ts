@@ -55,6 +55,10 @@ export class RouterPlanner implements Planner {
     private readonly flows: Map<string, Flow>,
   ) {}
 
+  get config(): string {
+    return `routes@${this.routes.version}`;
+  }
+
   async gather(task: PlannerTask): Promise<string> {
     return JSON.stringify(await this.router.route(task.text));
   }

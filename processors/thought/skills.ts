@@ -48,6 +48,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseDocument } from 'yaml';
+import { setting } from '../../runtime/config.ts';
 import { ConfigError } from '../../runtime/errors.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
 
@@ -216,13 +217,11 @@ export const DEFAULT_SKILLS_DIR = new URL('../../skills/', import.meta.url).path
 
 /**
  * TAO_SKILLS_DIR (default: `skills/` at the package root).
- * @throws ConfigError when it is set but empty.
  */
 export function skillsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): SkillsOptions {
-  const dir = env.TAO_SKILLS_DIR;
-  if (dir === undefined) return { dir: DEFAULT_SKILLS_DIR };
-  if (!dir.trim()) throw new ConfigError('TAO_SKILLS_DIR is set but empty; unset it for the default skills/ folder');
-  return { dir: resolve(dir) };
+  // As for every setting (runtime/config.ts), an empty value counts as unset.
+  const dir = setting(env, 'TAO_SKILLS_DIR');
+  return { dir: dir ? resolve(dir) : DEFAULT_SKILLS_DIR };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { HandledRecord, InputRecord, OutputRecord, StageDefinition, StateView } from '../../runtime/processor.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { RunMetrics } from '../../runtime/metrics.ts';
+import { traceStage } from '../../runtime/tracing.ts';
 import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { classifyRunEnd, endsRun, waveFailures } from '../../observability/rates.ts';
 import { onObservation, onTask, planningText, type ThoughtConfig } from './core.ts';
@@ -22,7 +23,7 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
   // Filled by handle, read once the record's transaction commits; keyed by the input object, so a
   // chunk that aborts leaves nothing behind.
   const facts = new WeakMap<InputRecord, DecisionFacts>();
-  return {
+  return traceStage<StageDefinition>({
     stage: 'thought',
     inputs: ['tasks', 'observationResults'],
     outputs: ['thoughtRequests', 'outcomes', 'thoughtRuns'],
@@ -51,7 +52,9 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
       }
       if (decision.ignored) logger.info('input ignored', { thought_id: record.key, topic: record.topic, offset: record.offset, reason: decision.ignored });
       facts.set(record, { ...fact, durationMs: Math.round((performance.now() - started) * 1000) / 1000 });
-      return decision.outputs.map((o) => ({ topic: o.topic, key: o.value.thought_id, value: o.value, span: o.topic === 'thoughtRequests' ? `thought:${o.value.iteration}` : `thought:${o.topic}` }));
+      // Every record of one decision names the same writer: the span of this handling (runtime/tracing.ts).
+      const writer = record.topic === 'tasks' ? `thought:task:${(record.value as Task).task_id}` : `thought:observation:${(record.value as ObservationResult).iteration}`;
+      return decision.outputs.map((o) => ({ topic: o.topic, key: o.value.thought_id, value: o.value, span: writer }));
     },
     committed(records: readonly HandledRecord[]): void {
       for (const { input, outputs } of records) {
@@ -89,5 +92,15 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
         }
       }
     },
-  };
+  }, describeDecision);
+}
+
+/** Span attributes of a Thought decision: what it read and what it decided. */
+function describeDecision(record: InputRecord, outputs: readonly OutputRecord[]): Record<string, string | number> {
+  const read: Record<string, string | number> = record.topic === 'tasks' ? { 'tao.task_id': (record.value as Task).task_id, 'tao.task_kind': (record.value as Task).kind } : { 'tao.iteration': (record.value as ObservationResult).iteration };
+  const wave = outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
+  const outcome = outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
+  if (wave) return { ...read, 'tao.decision': 'wave', 'tao.wave': wave.iteration, 'tao.steps': wave.steps.length };
+  if (outcome) return { ...read, 'tao.decision': 'outcome', 'tao.status': outcome.status, 'tao.reason_code': outcome.reason_code };
+  return { ...read, 'tao.decision': 'ignored' };
 }

@@ -26,7 +26,8 @@ export interface TestCluster {
 /** A fresh namespace with every catalog topic created and every schema registered. */
 export async function freshCluster(extraEnv: NodeJS.ProcessEnv = {}): Promise<TestCluster> {
   const namespace = `t${randomUUID().slice(0, 8)}`;
-  const env: NodeJS.ProcessEnv = { ...process.env, TAO_NAMESPACE: namespace, TAO_SESSION_TIMEOUT_MS: '6000', ...extraEnv };
+  // The tests' tasks follow the graph planner's default flow (order-status@1); tests of another planner set TAO_PLANNER.
+  const env: NodeJS.ProcessEnv = { ...process.env, TAO_NAMESPACE: namespace, TAO_SESSION_TIMEOUT_MS: '6000', TAO_PLANNER: 'graph', ...extraEnv };
   await applyCatalog(env, () => undefined);
   const config = loadRuntimeConfig(env);
   const kafka = createKafka(config, `test-${namespace}`, createLogger({ test: namespace }, { level: 'error' }));

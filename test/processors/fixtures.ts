@@ -71,7 +71,7 @@ export function runState(plan: Plan, overrides: Partial<RunState> = {}): RunStat
 
 /** A planner that returns a fixed candidate plan, for testing how Thought treats a bad planner. */
 export function fixedPlanner(plan: unknown): Planner {
-  return { name: 'fixed', plan: () => ({ kind: 'plan', planner: 'fixed', plan }) };
+  return { name: 'fixed', config: 'fixed@1', plan: () => ({ kind: 'plan', planner: 'fixed', plan }) };
 }
 
 /** Realistic valid data for each step of the order-status flow. */

@@ -27,7 +27,7 @@ import { DATA } from '../processors/fixtures.ts';
 let configs: VerifyConfigs;
 
 before(async () => {
-  configs = { thought: await thoughtConfig({}), observation: await observationConfig({ TAO_SEMANTIC_CHECK: 'off' }) };
+  configs = { thought: await thoughtConfig({ TAO_PLANNER: 'graph' }), observation: await observationConfig({ TAO_SEMANTIC_CHECK: 'off' }) };
 });
 
 const ID = 'run-1';

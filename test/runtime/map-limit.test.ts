@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mapLimit } from '../../runtime/processor.ts';
+import { mapLimit } from '../../runtime/concurrency.ts';
 
 test('mapLimit keeps input order with at most `limit` calls in flight', async () => {
   let inFlight = 0;

@@ -280,11 +280,11 @@ describe('createPlanner with TAO_PLANNER=llm', () => {
     const cases: Array<[Record<string, string>, RegExp]> = [
       [{ TAO_LLM_BASE_URL: '' }, /TAO_LLM_BASE_URL is required/],
       [{ TAO_LLM_MODEL: '' }, /TAO_LLM_MODEL is required/],
-      [{ TAO_LLM_BASE_URL: 'ftp://x/v1' }, /TAO_LLM_BASE_URL must be http/],
-      [{ TAO_LLM_TIMEOUT_MS: '0' }, /TAO_LLM_TIMEOUT_MS must be an integer/],
+      [{ TAO_LLM_BASE_URL: 'ftp://x/v1' }, /TAO_LLM_BASE_URL must be an http\(s\) URL, got "ftp:\/\/x\/v1"/],
+      [{ TAO_LLM_TIMEOUT_MS: '0' }, /TAO_LLM_TIMEOUT_MS must be a duration from 1ms to 10m/],
       [{ TAO_LLM_API_KEY_ENV: 'not a name' }, /TAO_LLM_API_KEY_ENV/],
       [{ TAO_FLOW: 'nope@1' }, /TAO_FLOW=nope@1/],
-      [{ TAO_PLANNER: 'oracle' }, /unknown planner \(choose graph, llm or router\)/],
+      [{ TAO_PLANNER: 'oracle' }, /TAO_PLANNER must be one of router, graph, llm, got "oracle"/],
     ];
     for (const [override, message] of cases) assert.throws(() => createPlanner({ ...env, ...override }, deps), (err: unknown) => err instanceof ConfigError && message.test(err.message));
   });

@@ -1,7 +1,7 @@
 import type { LoopRecord } from '../client/watch.ts';
 import type { ActionResult, ObservationResult, Outcome, ThoughtRequest } from '../schemas/types.gen.ts';
 
-/** One human-readable line per committed loop record (used by the demo; `tail` will share it). */
+/** One human-readable line per committed loop record, as `tao tail` and the demo print it. */
 export function describeRecord(r: LoopRecord): string[] {
   const run = r.key.slice(0, 8);
   switch (r.topic) {

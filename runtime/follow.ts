@@ -4,9 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import type { AvroCodec } from '../runtime/codec.ts';
-import { TaoError, errorMessage } from '../runtime/errors.ts';
-import type { Logger } from '../runtime/log.ts';
+import type { AvroCodec } from './codec.ts';
+import { TaoError, errorMessage } from './errors.ts';
+import type { Logger } from './log.ts';
 import type { TopicId } from '../topics/catalog.ts';
 
 /** Which of `names` the cluster does not have (so a command can say so instead of failing on metadata). */

@@ -1,0 +1,98 @@
+/**
+ * Which configuration `replay --verify` re-decides a run with: the planner and the versioned
+ * configuration the run RECORDED (`RunState.planner_kind` / `planner_config`, written by Thought),
+ * not the shell's TAO_PLANNER or TAO_FLOW. Where today's configuration no longer has what the run
+ * was made with (a flow version gone, another routing table), that is configuration drift, reported
+ * apart from code drift (same configuration, another decision).
+ */
+import { thoughtConfig } from '../processors/wiring.ts';
+import type { ThoughtConfig } from '../processors/thought/core.ts';
+import { DEFAULT_FLOWS_DIR, loadFlows, type Flow } from '../processors/thought/planner.ts';
+import type { Outcome, RunSnapshot, RunState, ThoughtRequest } from '../schemas/types.gen.ts';
+import { ConfigError } from '../runtime/errors.ts';
+import { setting } from '../runtime/config.ts';
+import { createContractAjv } from '../tools/catalog.ts';
+import type { RunLog } from './log.ts';
+import type { ConfigDrift } from './verify.ts';
+
+/** What a run's records say it was planned with (the first planning; a resumed run may re-plan). */
+export interface RecordedPlanner {
+  /** graph, router or llm; null for runs recorded before Thought wrote it. */
+  kind: string | null;
+  /** The flow key or `routes@<version>` the planner planned from; null when not recorded. */
+  config: string | null;
+  /** The flows the run's plans came from (`<id>@<version>`), as recorded. */
+  flows: string[];
+}
+
+function flowId(key: string): string {
+  return key.split('@')[0]!;
+}
+
+/** The highest version of `key`'s flow that `flows` has, as a key, or null. */
+function latestVersion(flows: Map<string, Flow>, key: string): string | null {
+  const versions = [...flows.values()].filter((f) => f.id === flowId(key)).map((f) => f.version);
+  return versions.length ? `${flowId(key)}@${Math.max(...versions)}` : null;
+}
+
+/** Reads the recorded planner of `log` from its waves, parked snapshots and outcomes (pure). */
+export function recordedPlanner(log: RunLog): RecordedPlanner {
+  const runs: Array<Pick<RunState, 'planner_kind' | 'planner_config' | 'flow_id' | 'flow_version'>> = [];
+  for (const r of log.records) {
+    if (r.value === null) continue;
+    if (r.topic === 'thoughtRequests') runs.push((r.value as unknown as ThoughtRequest).run);
+    else if (r.topic === 'thoughtRuns' && (r.value as unknown as RunSnapshot).run) runs.push((r.value as unknown as RunSnapshot).run!);
+    else if (r.topic === 'outcomes') runs.push(r.value as unknown as Outcome);
+  }
+  const first = runs.find((r) => r.planner_kind) ?? null;
+  const flows = [...new Set(runs.filter((r) => r.flow_id !== 'none' && r.flow_version > 0).map((r) => `${r.flow_id}@${r.flow_version}`))];
+  return { kind: first?.planner_kind ?? null, config: first?.planner_config ?? null, flows };
+}
+
+/** Today's Thought configuration for re-deciding a run, and how it differs from what the run recorded. */
+export interface RunThoughtConfig {
+  thought: ThoughtConfig;
+  recorded: RecordedPlanner;
+  drift: ConfigDrift[];
+  notes: string[];
+}
+
+/**
+ * Builds Thought's configuration as the run recorded it: the recorded planner kind, and for graph
+ * (and llm's fallback) the recorded flow; every other setting (loop bounds, catalog, routing table,
+ * flows folder) is today's from `env`.
+ * @throws ConfigError for a setting of `env` that is invalid whatever the run, or when today's flows
+ *         have no version at all of the flow the run was planned on.
+ */
+export async function thoughtConfigForRun(log: RunLog, env: NodeJS.ProcessEnv): Promise<RunThoughtConfig> {
+  const recorded = recordedPlanner(log);
+  const notes: string[] = [];
+  const drift: ConfigDrift[] = [];
+  if (!recorded.kind) {
+    notes.push("the run's records do not say which planner made them (recorded before planner_kind was written): re-decided with today's TAO_PLANNER");
+    return { thought: await thoughtConfig(env), recorded, drift, notes };
+  }
+  const flows = loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, createContractAjv());
+  const runEnv: NodeJS.ProcessEnv = { ...env, TAO_PLANNER: recorded.kind };
+  if ((recorded.kind === 'graph' || recorded.kind === 'llm') && recorded.config) {
+    // The planner's flow as recorded; when today's flows lack that version, the same flow's latest version, as drift.
+    const today = flows.has(recorded.config) ? recorded.config : latestVersion(flows, recorded.config);
+    if (today !== recorded.config) drift.push({ setting: 'flow', recorded: recorded.config, today, explanation: `the run was planned on flow ${recorded.config}; today's flows have ${today ?? `no ${flowId(recorded.config)}`}` });
+    if (today === null) throw new ConfigError(`run ${log.thoughtId} was planned by ${recorded.kind} on flow ${recorded.config}, and today's flows (${setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR}) have no version of ${flowId(recorded.config)}: nothing to re-decide it with`);
+    runEnv.TAO_FLOW = today;
+  }
+  if (recorded.kind === 'llm') {
+    // Verify reads the model's recorded answers and never asks the model, so its address need not be configured here.
+    runEnv.TAO_LLM_BASE_URL ||= 'http://replay.invalid/v1';
+    runEnv.TAO_LLM_MODEL ||= 'recorded';
+  }
+  const thought = await thoughtConfig(runEnv);
+  if (recorded.kind === 'router') {
+    if (recorded.config && thought.planner.config !== recorded.config) drift.push({ setting: 'planner_config', recorded: recorded.config, today: thought.planner.config, explanation: `the run was routed by the routing table ${recorded.config}; today's is ${thought.planner.config}` });
+    for (const key of recorded.flows.filter((k) => !flows.has(k))) {
+      const today = latestVersion(flows, key);
+      drift.push({ setting: 'flow', recorded: key, today, explanation: `the run followed flow ${key}; today's flows have ${today ?? `no ${flowId(key)}`}` });
+    }
+  }
+  return { thought, recorded, drift, notes };
+}

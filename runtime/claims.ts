@@ -1,0 +1,174 @@
+/**
+ * The claim/fence protocol: how ownership of a partition changes hands between instances of a
+ * stage without a chunk being committed twice.
+ *
+ * Ownership of a partition changes hands by a claim, before the new owner processes anything: it
+ * initialises the partition's transactional ids (fencing the previous owner, which may still be
+ * alive and mid-chunk after a rebalance: its open transaction is aborted, a commit it already asked
+ * for completes first, and nothing later of it can commit), then reads the group's committed offsets
+ * and skips what lies below them. Reading first and fencing later is not enough: kafkajs commits
+ * offsets without the group generation (no KIP-447), so the old owner's late commit would be
+ * accepted after the new owner had read the offset before it, and both would process the chunk.
+ * A failed transaction drops the claim and the next attempt claims again: only a claim creates
+ * producers, so no commit happens without a read of the committed offsets taken after its fence.
+ *
+ * Proven against the real broker by test/runtime/handover.test.ts, which forces the bad order (an
+ * old owner that commits after the new owner has taken the partition over); the order of the steps
+ * inside one claim is pinned by test/runtime/claims.test.ts.
+ */
+import type { Admin, Kafka, Producer } from 'kafkajs';
+import type { ChangelogStore } from './state-store.ts';
+
+/** A partition taken over: its transactional producers (one per input topic) and each input's committed offset at the time. */
+export type Claim = { producers: Map<string, Producer>; floors: Map<string, bigint> };
+
+/** What a claim works with. */
+export interface ClaimResources {
+  /** Makes the partition's transactional producers. */
+  kafka: Pick<Kafka, 'producer'>;
+  /** Reads the group's committed offsets. */
+  admin: Pick<Admin, 'fetchOffsets'>;
+  /** The consumer group; transactional ids are `<group>.<topic>.<partition>`. */
+  group: string;
+  /** The stage's input topic names (full names): a claim takes partition p of each of them. */
+  topics: readonly string[];
+  /**
+   * The stage's state store, if any: a claim catches it up after the fence and before reading the
+   * offsets, and the chunks of one partition then run one after another (see {@link PartitionClaims.runChunk}).
+   */
+  store: Pick<ChangelogStore<unknown>, 'catchUp'> | null;
+}
+
+/**
+ * The claims of one stage instance, per partition number (partition p of every input topic is
+ * claimed together: the co-partitioned assigner gives them to one member). The stage runner asks
+ * for the current claim before each chunk, runs the chunk through {@link runChunk}, commits with
+ * the claim's producer, and {@link drop}s the claim when the transaction failed.
+ */
+export class PartitionClaims {
+  /** Per partition, the claim chunks of the current assignment commit under (gone once it failed). */
+  private claims = new Map<number, Promise<Claim>>();
+  /** Per partition, the latest claim of any assignment: claims of one partition run one after another. */
+  private readonly latestClaims = new Map<number, Promise<Claim>>();
+  /** Per partition, the chunks being processed or committed (a claim waits for them). */
+  private readonly chunksInFlight = new Map<number, Set<Promise<void>>>();
+
+  constructor(private readonly res: ClaimResources) {}
+
+  /**
+   * Takes `partition` of every input over, once per assignment and again after a transaction of it
+   * failed: waits for this instance's chunks still in flight on it, replaces the previous claim's
+   * producers with fresh ones (initialising their transactional ids fences every other holder),
+   * catches the state store up, and then reads the committed offset of each input topic (records
+   * below it were processed by a previous owner). Only a claim creates producers, so no transaction
+   * commits without a look at the committed offsets taken after its producer's fence.
+   *
+   * Returns the partition's current claim if it has one. A claim that fails has disconnected the
+   * producers it made and is forgotten, so the next call claims again.
+   */
+  claim(partition: number): Promise<Claim> {
+    let claim = this.claims.get(partition);
+    if (!claim) {
+      const claims = this.claims;
+      const previous = this.latestClaims.get(partition);
+      claim = (async (): Promise<Claim> => {
+        const before = await previous?.catch(() => null);
+        await Promise.allSettled(this.chunksInFlight.get(partition) ?? []);
+        await disconnectAll(before?.producers);
+        const producers = new Map<string, Producer>();
+        try {
+          const fenced = await Promise.allSettled(
+            this.res.topics.map(async (topic) => {
+              const transactionalId = `${this.res.group}.${topic}.${partition}`;
+              const producer = this.res.kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60000 });
+              producers.set(topic, producer);
+              await producer.connect();
+              // kafkajs initialises the transactional id (InitProducerId: the epoch bump that
+              // fences) when the producer's first transaction begins; an empty one ends without a request.
+              await (await producer.transaction()).abort();
+            }),
+          );
+          const failed = fenced.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+          if (failed) throw failed.reason;
+          await this.res.store?.catchUp(partition, [...producers.values()]);
+          // After the fence no earlier owner can commit; a commit it had asked for is complete, its
+          // offsets included (Kafka >= 3.9.1 answers InitProducerId only once they are materialised).
+          const offsets = await this.res.admin.fetchOffsets({ groupId: this.res.group, topics: [...this.res.topics] });
+          const floors = new Map<string, bigint>();
+          for (const { topic, partitions } of offsets) {
+            const committed = partitions.find((p) => p.partition === partition)?.offset;
+            if (committed !== undefined && BigInt(committed) >= 0n) floors.set(topic, BigInt(committed));
+          }
+          return { producers, floors };
+        } catch (err) {
+          await disconnectAll(producers);
+          throw err;
+        }
+      })();
+      claim.catch(() => {
+        if (claims.get(partition) === claim) claims.delete(partition);
+      });
+      claims.set(partition, claim);
+      this.latestClaims.set(partition, claim);
+    }
+    return claim;
+  }
+
+  /** The claim chunks of `partition` commit under now: a chunk whose claim is no longer this one stops. */
+  current(partition: number): Promise<Claim> | undefined {
+    return this.claims.get(partition);
+  }
+
+  /**
+   * Forgets `claim` after one of its transactions failed. A fenced or broken producer can't be
+   * reused, and a fresh one must not simply take its place: initialising it would fence whoever
+   * fenced us, without a new look at what they committed. The next chunk claims again.
+   */
+  drop(partition: number, claim: Promise<Claim>): void {
+    if (this.claims.get(partition) === claim) this.claims.delete(partition);
+  }
+
+  /** A new assignment: every partition is claimed again before its next chunk (the producers stay until then). */
+  reassigned(): void {
+    this.claims = new Map();
+  }
+
+  /** Disconnects the producers of a partition this instance lost, once its chunks in flight have settled. */
+  async retire(partition: number): Promise<void> {
+    const claim = this.latestClaims.get(partition);
+    await Promise.allSettled(this.chunksInFlight.get(partition) ?? []);
+    if (!claim || this.latestClaims.get(partition) !== claim) return; // claimed again meanwhile: that claim replaces them
+    this.latestClaims.delete(partition);
+    await disconnectAll((await claim.catch(() => null))?.producers);
+  }
+
+  /**
+   * Runs one chunk of `partition`, visible to a claim of the partition until it has settled. With a
+   * state store, chunks of one partition (of its different input topics) run one after another: the
+   * store's staged writes are per partition and settle with one chunk's transaction.
+   */
+  async runChunk(partition: number, chunk: () => Promise<void>): Promise<void> {
+    let chunks = this.chunksInFlight.get(partition);
+    if (!chunks) this.chunksInFlight.set(partition, (chunks = new Set()));
+    const before = this.res.store ? [...chunks] : [];
+    const running = before.length ? Promise.allSettled(before).then(chunk) : chunk();
+    chunks.add(running);
+    try {
+      await running;
+    } finally {
+      chunks.delete(running);
+    }
+  }
+
+  /** Forgets every claim and disconnects their producers (the stage is stopping). */
+  async stop(): Promise<void> {
+    const claims = [...this.latestClaims.values()];
+    this.latestClaims.clear();
+    this.claims.clear();
+    await Promise.all(claims.map(async (c) => disconnectAll((await c.catch(() => null))?.producers)));
+  }
+}
+
+async function disconnectAll(producers: Map<string, Producer> | undefined): Promise<void> {
+  await Promise.all([...(producers?.values() ?? [])].map((p) => p.disconnect().catch(() => undefined)));
+}

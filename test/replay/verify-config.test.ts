@@ -1,0 +1,135 @@
+/**
+ * `replay --verify` re-decides a run with the planner and configuration versions the run recorded,
+ * not the shell's TAO_PLANNER; a configuration the run was made with that today's lacks is reported
+ * as configuration drift, apart from code drift. Runs recorded in-process by the real cores (no broker).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { observe, type ObservationConfig } from '../../processors/observation/core.ts';
+import { onObservation, onTask, type ThoughtConfig } from '../../processors/thought/core.ts';
+import { DEFAULT_FLOWS_DIR } from '../../processors/thought/planner.ts';
+import { observationConfig, thoughtConfig } from '../../processors/wiring.ts';
+import type { LoggedRecord, RunLog } from '../../replay/log.ts';
+import { renderVerify } from '../../replay/render-reports.ts';
+import { verifyRun } from '../../replay/verify.ts';
+import { recordedPlanner, thoughtConfigForRun } from '../../replay/verify-config.ts';
+import type { ActionResult, RunSnapshot, StepCall, StepResult, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
+import type { TopicId } from '../../topics/catalog.ts';
+import { DATA } from '../processors/fixtures.ts';
+
+const ID = 'run-cfg';
+const EMAIL = 'alice@example.com';
+const dirs: string[] = [];
+
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** The router's recorded answer for an order-status ticket that gives an e-mail address. */
+const ROUTE = JSON.stringify({ intent: 'order_status', confidence: 0.982, slots: { email: EMAIL }, model: 'intent-router@000000000000', candidate: 'order_status' });
+
+function answer(call: StepCall): StepResult {
+  const data = JSON.stringify(DATA[call.step_id as keyof typeof DATA]);
+  return { step_id: call.step_id, tool: call.tool, input_json: call.input_json, idempotency_key: call.idempotency_key, attempts: 1, response_time_ms: 12, error: null, fallback_from: null, fallback_reason: null, status_code: 200, response_raw: data, data_json: data };
+}
+
+/** Records one run to its end the way the three stages write it. */
+async function recordRun(thought: ThoughtConfig, observation: ObservationConfig, plannerRecord: string | null): Promise<RunLog> {
+  const records: LoggedRecord[] = [];
+  let clock = 1_700_000_000_000;
+  const offsets = new Map<TopicId, number>();
+  const add = (topic: TopicId, value: object) => {
+    const offset = (offsets.get(topic) ?? -1) + 1;
+    offsets.set(topic, offset);
+    records.push({ topic, ref: { topic: `ns.${topic}`, partition: 0, offset: String(offset) }, timestamp: (clock += 10), key: ID, headers: {}, value: value as Record<string, unknown>, decodeError: null });
+  };
+  let snapshot: RunSnapshot | undefined;
+  const decide = (outputs: ReturnType<typeof onTask>['outputs']): ThoughtRequest | undefined => {
+    let request: ThoughtRequest | undefined;
+    for (const o of outputs) {
+      add(o.topic, o.value);
+      if (o.topic === 'thoughtRuns') snapshot = o.value;
+      if (o.topic === 'thoughtRequests') request = o.value;
+    }
+    return request;
+  };
+  const task: Task = { thought_id: ID, task_id: 'task-1', kind: 'NEW', text: `Where is my order? ${EMAIL}`, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1 };
+  add('tasks', task);
+  let pending = decide(onTask(task, thought, snapshot, plannerRecord).outputs);
+  while (pending) {
+    const result: ActionResult = { thought_id: ID, iteration: pending.iteration, run: pending.run, results: pending.steps.map(answer) };
+    add('actionResults', result);
+    const obs = await observe(result, observation);
+    add('observationResults', obs);
+    pending = decide(onObservation(obs, thought, snapshot).outputs);
+  }
+  return { thoughtId: ID, namespace: 'ns', bounds: { fromMs: null, toMs: null }, scanned: [], records, deadLetters: [] };
+}
+
+/** A flows folder like flows/ where order-status is at version 2 only, with a routing table (version 2) pointing at it. */
+function flowsWithOrderStatusV2(): { dir: string; routes: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'tao-flows-'));
+  dirs.push(dir);
+  for (const f of readdirSync(DEFAULT_FLOWS_DIR).filter((f) => f.endsWith('.json') && f !== 'routes.json')) {
+    const flow = JSON.parse(readFileSync(join(DEFAULT_FLOWS_DIR, f), 'utf8')) as { id: string; version: number };
+    if (flow.id === 'order-status') writeFileSync(join(dir, 'order-status.v2.json'), JSON.stringify({ ...flow, version: 2 }));
+    else writeFileSync(join(dir, f), JSON.stringify(flow));
+  }
+  const table = JSON.parse(readFileSync(join(DEFAULT_FLOWS_DIR, 'routes.json'), 'utf8')) as { version: number; intents: Record<string, string[]> };
+  const routes = join(dir, 'routes.json');
+  writeFileSync(routes, JSON.stringify({ version: 2, intents: { ...table.intents, order_status: table.intents.order_status!.map((k) => (k === 'order-status@1' ? 'order-status@2' : k)) } }));
+  return { dir, routes };
+}
+
+async function verify(log: RunLog, env: NodeJS.ProcessEnv) {
+  const run = await thoughtConfigForRun(log, env);
+  return verifyRun(log, { thought: run.thought, observation: await observationConfig({ ...env, TAO_SEMANTIC_CHECK: 'off' }), configurationDrift: run.drift, notes: run.notes });
+}
+
+test('a run made with the router planner records it, and verifies without drift from a shell without TAO_PLANNER or with another one', async () => {
+  const router = await thoughtConfig({ TAO_PLANNER: 'router' });
+  const log = await recordRun(router, await observationConfig({ TAO_SEMANTIC_CHECK: 'off' }), ROUTE);
+  assert.deepEqual(recordedPlanner(log), { kind: 'router', config: 'routes@1', flows: ['order-status@1'] });
+  assert.equal(log.records.filter((r) => r.topic === 'outcomes').map((r) => r.value!.status).join(), 'completed');
+
+  for (const env of [{}, { TAO_PLANNER: 'graph' }, { TAO_PLANNER: 'graph', TAO_FLOW: 'refund-request@1' }]) {
+    const report = await verify(log, env);
+    assert.equal(report.drift, false, `${JSON.stringify(env)}: ${JSON.stringify([report.configuration_drift, report.first_divergence], null, 2)}`);
+    assert.deepEqual(report.configuration_drift, []);
+    assert.match(renderVerify(report), /NO DRIFT/);
+  }
+});
+
+test('a flow version the run was made with that today has not is configuration drift, not code drift', async () => {
+  const { dir, routes } = flowsWithOrderStatusV2();
+
+  // Router: the routing table went from version 1 to 2, and order-status@1 is gone.
+  const routed = await recordRun(await thoughtConfig({ TAO_PLANNER: 'router' }), await observationConfig({ TAO_SEMANTIC_CHECK: 'off' }), ROUTE);
+  const r = await verify(routed, { TAO_FLOWS_DIR: dir, TAO_ROUTES: routes });
+  assert.equal(r.drift, true);
+  assert.equal(r.code_drift, false);
+  assert.deepEqual(r.configuration_drift.map((c) => [c.setting, c.recorded, c.today]), [['planner_config', 'routes@1', 'routes@2'], ['flow', 'order-status@1', 'order-status@2']]);
+  const text = renderVerify(r);
+  assert.match(text, /CONFIGURATION DRIFT/);
+  assert.match(text, /the run followed flow order-status@1; today's flows have order-status@2/);
+  assert.doesNotMatch(text, /CODE DRIFT/);
+
+  // Graph on order-status@1, verified where only order-status@2 exists: re-decided on @2, reported as configuration drift.
+  const graphed = await recordRun(await thoughtConfig({ TAO_PLANNER: 'graph', TAO_FLOW: 'order-status@1' }), await observationConfig({ TAO_SEMANTIC_CHECK: 'off' }), null);
+  assert.deepEqual(recordedPlanner(graphed), { kind: 'graph', config: 'order-status@1', flows: ['order-status@1'] });
+  const g = await verify(graphed, { TAO_FLOWS_DIR: dir, TAO_ROUTES: routes });
+  assert.deepEqual(g.configuration_drift.map((c) => [c.setting, c.recorded, c.today]), [['flow', 'order-status@1', 'order-status@2']]);
+  assert.equal(g.code_drift, false);
+  assert.ok(g.first_divergence?.diff.some((f) => f.path === 'run.flow_version' && f.recorded === 1 && f.today === 2), 'the decisions differ by the flow version');
+
+  // The same configuration deciding differently is code drift.
+  const mutated = structuredClone(graphed);
+  const wave2 = mutated.records.find((x) => x.topic === 'thoughtRequests' && x.value!.iteration === 2)!;
+  (wave2.value as unknown as ThoughtRequest).steps[0]!.input_json = '{"customer_id":"C-999999"}';
+  const c = await verify(mutated, {});
+  assert.deepEqual([c.drift, c.code_drift, c.configuration_drift.length], [true, true, 0]);
+  assert.match(renderVerify(c), /CODE DRIFT \(DETERMINISM_VIOLATION\) in thought/);
+});

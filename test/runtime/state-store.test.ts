@@ -1,0 +1,178 @@
+/**
+ * The changelog state store without a broker: its tail consumer and the claim's producers are fakes
+ * the test drives, so the test decides when the tail reads what. What a handler reads is the
+ * transaction's own writes, then this instance's committed writes, then every committed record the
+ * tail has read; a catch-up waits until the tail has read its barriers before dropping the own layer.
+ * (Against the real broker the store is exercised by test/runtime/handover.test.ts and the loop tests.)
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Consumer, ConsumerRunConfig, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
+import type { AvroCodec } from '../../runtime/codec.ts';
+import type { Logger } from '../../runtime/log.ts';
+import { ChangelogStore } from '../../runtime/state-store.ts';
+
+type Value = { status: string };
+const TOPIC = 'ns.thought.runs';
+
+/** A store over a fake tail consumer; `deliver` plays the tail reading a committed record. */
+async function startStore() {
+  let eachMessage: ConsumerRunConfig['eachMessage'];
+  let crash: ((e: { payload: { error: Error; restart: boolean } }) => void) | undefined;
+  let offset = 0;
+  const errors: string[] = [];
+  const fatal: Error[] = [];
+  const consumer = {
+    events: { CRASH: 'consumer.crash' },
+    on: (_event: string, listener: typeof crash) => void (crash = listener),
+    connect: async () => undefined,
+    subscribe: async () => undefined,
+    run: async (config: ConsumerRunConfig) => void (eachMessage = config.eachMessage),
+    disconnect: async () => undefined,
+  } as unknown as Consumer;
+  const kafka = { consumer: () => consumer } as unknown as Kafka;
+  const codec = {
+    topics: { name: (id: string) => (id === 'thoughtRuns' ? TOPIC : `ns.${id}`), group: (s: string) => `ns.${s}` },
+    decode: async (_id: string, bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as unknown,
+  } as unknown as AvroCodec;
+  const quiet = () => undefined;
+  const logger: Logger = { debug: quiet, info: quiet, warn: quiet, error: (msg) => void errors.push(msg), child: () => logger };
+  const store = new ChangelogStore<Value>(kafka, codec, 'thoughtRuns', logger, (e) => fatal.push(e));
+  await store.start();
+  const deliver = async (partition: number, message: Pick<Message, 'key' | 'value' | 'headers'>) => {
+    const m = { key: Buffer.from(String(message.key)), value: message.value ?? null, headers: message.headers ?? {}, offset: String(offset++), timestamp: '0', attributes: 0 } as KafkaMessage;
+    await eachMessage!({ topic: TOPIC, partition, message: m, heartbeat: async () => undefined, pause: () => () => undefined });
+  };
+  const committed = (partition: number, key: string, value: Value | null) => deliver(partition, { key, value: value === null ? null : Buffer.from(JSON.stringify(value)) });
+  return { store, deliver, committed, errors, fatal, crash: (error: Error, restart: boolean) => crash!({ payload: { error, restart } }) };
+}
+
+/** A claim's transactional producer; the barriers it commits are kept for the test to deliver. */
+function producer(options: { failSend?: boolean } = {}) {
+  const barriers: { partition: number; message: Message }[] = [];
+  const log: string[] = [];
+  const p = {
+    transaction: async () => ({
+      send: async ({ topic, messages }: { topic: string; messages: Message[] }) => {
+        if (options.failSend) throw new Error('producer fenced');
+        assert.equal(topic, TOPIC);
+        for (const m of messages) barriers.push({ partition: m.partition!, message: m });
+        log.push('send');
+      },
+      commit: async () => void log.push('commit'),
+      abort: async () => void log.push('abort'),
+    }),
+  } as unknown as Producer;
+  return { producer: p, barriers, log };
+}
+
+/** Lets the fakes' already-resolved promises settle (nothing here waits on a timer). */
+const settle = () => new Promise((r) => setImmediate(r));
+
+describe('ChangelogStore reads', () => {
+  test("a write staged in the transaction in progress is read at once; abort drops it, commit keeps it", async () => {
+    const { store } = await startStore();
+    store.stage(1, 'run-a', { status: 'running' });
+    assert.deepEqual(store.get(1, 'run-a'), { status: 'running' });
+    store.abort(1);
+    assert.equal(store.get(1, 'run-a'), undefined, 'an aborted transaction leaves nothing behind');
+    store.stage(1, 'run-a', { status: 'ended' });
+    store.commit(1);
+    assert.deepEqual(store.get(1, 'run-a'), { status: 'ended' });
+  });
+
+  test("the mirror takes every committed record the tail reads, whoever wrote it; a tombstone removes the key", async () => {
+    const { store, committed } = await startStore();
+    await committed(2, 'run-b', { status: 'running' });
+    assert.deepEqual(store.get(2, 'run-b'), { status: 'running' });
+    await committed(2, 'run-b', null);
+    assert.equal(store.get(2, 'run-b'), undefined);
+  });
+
+  test('own committed writes sit on top of a mirror that lags behind them, and the transaction in progress on top of both', async () => {
+    const { store, committed } = await startStore();
+    await committed(0, 'run-c', { status: 'wave 1' });
+    store.stage(0, 'run-c', { status: 'wave 2' });
+    store.commit(0);
+    await committed(0, 'run-c', { status: 'wave 1 (read late)' });
+    assert.deepEqual(store.get(0, 'run-c'), { status: 'wave 2' }, 'the tail has not read our commit yet');
+    store.stage(0, 'run-c', { status: 'wave 3' });
+    assert.deepEqual(store.get(0, 'run-c'), { status: 'wave 3' });
+    store.abort(0);
+    assert.deepEqual(store.get(0, 'run-c'), { status: 'wave 2' });
+  });
+
+  test("a released partition is read from the mirror only: this instance's writes to it are dropped", async () => {
+    const { store, committed } = await startStore();
+    await committed(3, 'run-d', { status: 'as committed' });
+    store.stage(3, 'run-d', { status: 'own' });
+    store.commit(3);
+    store.stage(3, 'run-e', { status: 'pending' });
+    store.release([3]);
+    assert.deepEqual(store.get(3, 'run-d'), { status: 'as committed' });
+    assert.equal(store.get(3, 'run-e'), undefined);
+  });
+
+  test('an entry that does not decode is logged and skipped; the key keeps its last good value', async () => {
+    const { store, committed, deliver, errors } = await startStore();
+    await committed(1, 'run-f', { status: 'good' });
+    await deliver(1, { key: 'run-f', value: Buffer.from('{not json') });
+    assert.deepEqual(store.get(1, 'run-f'), { status: 'good' });
+    assert.deepEqual(errors, ['state store entry undecodable; ignored']);
+  });
+
+  test('a tail consumer that stops for good stops the stage (onFatal); one kafkajs restarts does not', async () => {
+    const { fatal, crash } = await startStore();
+    crash(new Error('rebalancing'), true);
+    assert.equal(fatal.length, 0);
+    crash(new Error('no group coordinator'), false);
+    assert.deepEqual(fatal.map((e) => e.message), ['no group coordinator']);
+  });
+});
+
+describe('ChangelogStore.catchUp', () => {
+  test("commits one barrier per producer to the partition, and drops the own layer only once the tail has read every barrier", async () => {
+    const { store, committed, deliver } = await startStore();
+    store.stage(4, 'run-g', { status: 'own' });
+    store.commit(4);
+    const a = producer();
+    const b = producer();
+    let done = false;
+    const caughtUp = store.catchUp(4, [a.producer, b.producer]).then(() => (done = true));
+    await settle();
+    assert.deepEqual([a.log, b.log], [['send', 'commit'], ['send', 'commit']]);
+    const barriers = [...a.barriers, ...b.barriers];
+    assert.deepEqual(barriers.map((x) => [x.partition, x.message.value]), [[4, null], [4, null]], 'an empty value in the claimed partition');
+    assert.equal(done, false, 'committed barriers are not enough: the tail must have read them');
+
+    await committed(4, 'run-g', { status: 'own (read by the tail)' });
+    await deliver(4, barriers[0]!.message);
+    await settle();
+    assert.equal(done, false, 'one barrier of two read');
+    assert.deepEqual(store.get(4, 'run-g'), { status: 'own' }, 'the own layer stays until the catch-up is complete');
+    await deliver(4, barriers[1]!.message);
+    await caughtUp;
+    assert.deepEqual(store.get(4, 'run-g'), { status: 'own (read by the tail)' }, 'read from the mirror now');
+    assert.equal(store.get(4, String(barriers[0]!.message.key)), undefined, 'a barrier is not an entry');
+  });
+
+  test('a barrier the tail does not read in time fails the catch-up (the claim is retried) and keeps the own layer', async () => {
+    const { store, deliver } = await startStore();
+    store.stage(5, 'run-h', { status: 'own' });
+    store.commit(5);
+    const a = producer();
+    await assert.rejects(store.catchUp(5, [a.producer], 20), /state store ns\.thought\.runs\[5\] did not catch up within 20 ms/);
+    assert.deepEqual(store.get(5, 'run-h'), { status: 'own' });
+    await deliver(5, a.barriers[0]!.message); // read late: nobody waits for it any more, and nothing breaks
+  });
+
+  test('a barrier that cannot be written aborts its transaction and fails the catch-up', async () => {
+    const { store } = await startStore();
+    store.stage(0, 'run-i', { status: 'own' });
+    store.commit(0);
+    const fenced = producer({ failSend: true });
+    await assert.rejects(store.catchUp(0, [fenced.producer]), /producer fenced/);
+    assert.deepEqual(fenced.log, ['abort']);
+    assert.deepEqual(store.get(0, 'run-i'), { status: 'own' });
+  });
+});
