@@ -59,8 +59,11 @@ function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min:
  * `model.chat_fallback` when TAO_LLM_FALLBACK_MODEL is set.
  * @throws ConfigError for a base URL that is not http(s), or a base URL without TAO_LLM_MODEL.
  */
-export function modelToolSpecs(env: NodeJS.ProcessEnv): Array<{ source: string; spec: ToolSpec }> {
-  const baseUrl = env.TAO_LLM_BASE_URL;
+export function modelToolSpecs(env: NodeJS.ProcessEnv, purpose: 'call' | 'contracts' = 'call'): Array<{ source: string; spec: ToolSpec }> {
+  // Thought, Observation and replay need the model tool's contracts, not its address: without a
+  // base URL they get the tool at an address that cannot resolve (RFC 6761 .invalid), so a recorded
+  // run verifies the same with the endpoint gone. Action, which calls it, needs the real one.
+  const baseUrl = env.TAO_LLM_BASE_URL || (purpose === 'contracts' ? 'http://model.invalid/v1' : undefined);
   if (!baseUrl) return [];
   let base: URL;
   try {
@@ -69,7 +72,7 @@ export function modelToolSpecs(env: NodeJS.ProcessEnv): Array<{ source: string; 
     throw new ConfigError(`TAO_LLM_BASE_URL "${baseUrl}" is not a URL`);
   }
   if (!/^https?:$/.test(base.protocol)) throw new ConfigError(`TAO_LLM_BASE_URL must be http:// or https://, got "${baseUrl}"`);
-  const model = env.TAO_LLM_MODEL;
+  const model = env.TAO_LLM_MODEL || (purpose === 'contracts' ? 'unset' : undefined);
   if (!model) throw new ConfigError('TAO_LLM_MODEL is required when TAO_LLM_BASE_URL is set');
   const keyEnv = env.TAO_LLM_API_KEY_ENV || 'TAO_LLM_API_KEY';
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv)) throw new ConfigError(`TAO_LLM_API_KEY_ENV must name an environment variable, got "${keyEnv}"`);
