@@ -19,6 +19,10 @@ import type { ThoughtConfig } from './thought/core.ts';
 import type { ObservationConfig, PayloadClassifier } from './observation/core.ts';
 import { DEFAULT_ERROR_MODEL_DIR, ErrorClassifier } from './observation/classifier.ts';
 import { thoughtStage } from './thought/stage.ts';
+import { DEFAULT_SYSTEM_RULES, type ModelLoopConfig } from './thought/react.ts';
+import { loadSkills, skillsOptionsFromEnv, type SkillSet } from './thought/skills.ts';
+import { MODEL_TOOL, modelToolSpecs } from '../tools/model.ts';
+import type { Ajv } from 'ajv';
 
 export { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
 import { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
@@ -35,7 +39,7 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
     case 'thought':
       return thoughtStage(await thoughtConfig(env), logger, metrics?.runMetrics());
     case 'action': {
-      const catalog = ToolCatalog.load(setting(env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, env, createContractAjv());
+      const catalog = loadCatalog(env, createContractAjv(), 'call');
       return actionStage({ catalog, http: realHttpDeps(), env, concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'), events: metrics && toolMetrics(metrics), logger });
     }
     case 'observation':
@@ -46,12 +50,15 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
 /** Thought's configuration, as the stage runs it (also used by replay to re-decide recorded runs). */
 export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConfig> {
   const ajv = createContractAjv();
-  const catalog = ToolCatalog.load(setting(env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, env, ajv);
+  const catalog = loadCatalog(env, ajv, 'contracts');
   const flows = loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, ajv);
   const tools = toolContracts(catalog);
   const validator = new PlanValidator(ajv, setting(env, 'TAO_MAX_PLAN_STEPS'));
+  // The skills are loaded (and checked against the catalog) only when a model takes the turns.
+  const skills = setting(env, 'TAO_PLANNER') === 'react' ? loadSkills(skillsOptionsFromEnv(env).dir, catalog) : undefined;
   return {
-    planner: createPlanner(env, { flows, catalog, tools, validator }),
+    planner: createPlanner(env, { flows, catalog, tools, validator, skills }),
+    model: skills && modelLoop(skills, catalog),
     validator,
     tools,
     maxIterations: setting(env, 'TAO_MAX_ITERATIONS'),
@@ -65,7 +72,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
 /** Observation's configuration, as the stage runs it (also used by replay). */
 export async function observationConfig(env: NodeJS.ProcessEnv): Promise<ObservationConfig> {
   const ajv = createContractAjv();
-  const catalog = ToolCatalog.load(setting(env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, env, ajv);
+  const catalog = loadCatalog(env, ajv, 'contracts');
   const rules = loadObservationRules(setting(env, 'TAO_OBSERVATION_RULES') ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
   return { catalog, ajv, rules, classifier: await semanticClassifier(env) };
 }
@@ -75,6 +82,31 @@ export async function semanticClassifier(env: NodeJS.ProcessEnv): Promise<Payloa
   if (setting(env, 'TAO_SEMANTIC_CHECK') === 'off') return null;
   const model = await ErrorClassifier.load(setting(env, 'TAO_ERROR_MODEL_DIR') ?? DEFAULT_ERROR_MODEL_DIR);
   return { model: model.modelId, classify: (text) => model.classify(text) };
+}
+
+/**
+ * The tool catalog: TAO_TOOL_CATALOG_DIR's files and the model tools (tools/model.ts). Action
+ * (`call`) gets the model endpoint TAO_LLM_BASE_URL names; Thought, Observation and replay
+ * (`contracts`) need only its contracts, so they work without the endpoint.
+ */
+export function loadCatalog(env: NodeJS.ProcessEnv, ajv: Ajv, purpose: 'call' | 'contracts'): ToolCatalog {
+  return ToolCatalog.load(setting(env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, env, ajv, modelToolSpecs(env, purpose));
+}
+
+/** Thought's model loop: runnable skills by name, the catalog tools as the model sees them. */
+function modelLoop(skills: SkillSet, catalog: ToolCatalog): ModelLoopConfig {
+  return {
+    tool: MODEL_TOOL,
+    skill: (name) => {
+      const skill = skills.get(name);
+      return skill?.runnable ? skill : undefined;
+    },
+    toolSpec: (name) => {
+      const spec = catalog.get(name)?.spec;
+      return spec && { name: spec.name, description: spec.description, parameters: spec.parameters };
+    },
+    system: DEFAULT_SYSTEM_RULES,
+  };
 }
 
 /** What plan validation needs to know of the catalog. */

@@ -111,7 +111,7 @@ export function planFork(log: RunLog, spec: ForkSpec, deps: ForkDeps): ForkPlan 
     let plan = JSON.parse(run.plan_json) as Plan;
     if (flow) {
       const replanned = new GraphPlanner(flow).plan({ thought_id: thoughtId, text: run.task_text, metadata: {} });
-      if (replanned.kind !== 'plan') throw new ContractViolation(`flow ${spec.flow} can't plan this run: ${replanned.reason}`);
+      if (replanned.kind !== 'plan') throw new ContractViolation(`flow ${spec.flow} can't plan this run: ${'reason' in replanned ? replanned.reason : replanned.kind}`);
       const next = replanned.plan as Plan;
       const same = (id: string) => {
         const a = plan.steps.find((s) => s.id === id);

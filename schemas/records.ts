@@ -29,6 +29,7 @@ export function runState(overrides: Partial<RunState> = {}): RunState {
     human_involved: false,
     planner_kind: null,
     planner_config: null,
+    model_state_json: null,
     ...overrides,
   };
 }

@@ -54,6 +54,8 @@ export interface RunState {
   planner_kind: null | string;
   /** The versioned configuration that planner planned from: the flow of graph (and of llm's fallback), e.g. 'order-status@1', or router's routing table, e.g. 'routes@1'; null in runs recorded before this field. */
   planner_config: null | string;
+  /** State of a run whose turns a model takes (ReAct): skill, mode, turns, tokens, estimated prompt tokens per section of each turn, protected facts, rejected answers. JSON checked by processors/thought/react.ts; null for runs without a model. */
+  model_state_json: null | string;
 }
 
 /** A Reflexion record: why a step kept failing, on four dimensions, and what Thought does about it. */
@@ -67,6 +69,10 @@ export interface Reflection {
   dimensions: Array<ReflectionDimension>;
   /** What Thought did. */
   action: ReflectionAction;
+  /** Who wrote the reflection: 'rules' (Thought's rule-based reflection) or the model, as 'model:<skill>'. */
+  author: string;
+  /** The reflection in words (a model's reason for its action); empty for rule-based reflections. */
+  summary: string;
 }
 
 export interface ReflectionDimension {
@@ -80,7 +86,7 @@ export type ReflectionAspect = 'data_completeness' | 'logic_consistency' | 'poli
 
 export type ReflectionResult = 'PASS' | 'MISSING' | 'INCONSISTENT';
 
-export type ReflectionAction = 'change_plan' | 'fallback' | 'ask_human' | 'escalate' | 'fail';
+export type ReflectionAction = 'change_plan' | 'fallback' | 'ask_human' | 'escalate' | 'fail' | 'retry_with_changed_input';
 
 export interface StepResult {
   step_id: string;
@@ -135,7 +141,7 @@ export interface Verdict {
   fallback_from: null | string;
 }
 
-export type ErrorType = 'ok' | 'timeout' | 'rate_limited' | 'auth_failed' | 'not_found' | 'client_error' | 'server_error' | 'network_issue' | 'malformed' | 'schema_mismatch' | 'inconsistent' | 'response_too_large' | 'invalid_input' | 'data_corrupted' | 'circuit_open' | 'unknown';
+export type ErrorType = 'ok' | 'timeout' | 'rate_limited' | 'auth_failed' | 'not_found' | 'client_error' | 'server_error' | 'network_issue' | 'malformed' | 'schema_mismatch' | 'inconsistent' | 'response_too_large' | 'invalid_input' | 'data_corrupted' | 'circuit_open' | 'unknown' | 'hallucinated_tool' | 'invalid_arguments';
 
 export interface Check {
   name: string;
@@ -171,7 +177,7 @@ export interface Outcome {
 
 export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted';
 
-export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable';
+export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow';
 
 /** Thought's last word on a run (thought.runs, compacted, keyed by thought_id): whether it is running, waiting for a human, or over. Lets Thought ignore redelivered tasks and resume a run when a reply arrives. */
 export interface RunSnapshot {

@@ -52,6 +52,12 @@ export interface ToolSpec {
   fallbackTool?: string;
   /** Cost units of one call, counted against a run's budget (default 1). */
   cost?: number;
+  /** `model` for a chat-completions endpoint (Observation verifies its answers as model turns); `http` by default. */
+  kind?: 'http' | 'model';
+  /** JSON body fields sent unless the input sets them (e.g. the endpoint's default model). */
+  defaultBody?: Record<string, unknown>;
+  /** JSON body fields that override the input (e.g. a fallback tool's other model). */
+  fixedBody?: Record<string, unknown>;
 }
 
 /** A loaded tool: its spec, resolved origin and compiled contract validators. */
@@ -98,6 +104,9 @@ const toolSpecSchema = {
     },
     fallbackTool: { type: 'string' },
     cost: { type: 'number', minimum: 0 },
+    kind: { enum: ['http', 'model'] },
+    defaultBody: { type: 'object' },
+    fixedBody: { type: 'object' },
   },
 } as const;
 
@@ -116,13 +125,14 @@ export class ToolCatalog {
   private constructor(private readonly tools: ReadonlyMap<string, Tool>) {}
 
   /**
-   * Loads every `*.json` file of `dir`.
+   * Loads every `*.json` file of `dir`, plus `extra` specs built from configuration (the model
+   * endpoint's tools, tools/model.ts), checked exactly like files.
    * @throws ConfigError naming the file and the problem (invalid spec, bad origin, duplicate name with both sources).
    */
-  static load(dir: string, env: NodeJS.ProcessEnv = process.env, ajv: Ajv = createContractAjv()): ToolCatalog {
+  static load(dir: string, env: NodeJS.ProcessEnv = process.env, ajv: Ajv = createContractAjv(), extra: Array<{ source: string; spec: unknown }> = []): ToolCatalog {
     const validateSpec = ajv.compile<ToolSpec>(toolSpecSchema);
     const tools = new Map<string, Tool>();
-    const candidates: Array<{ source: string; spec: unknown }> = [];
+    const candidates: Array<{ source: string; spec: unknown }> = [...extra];
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
       const path = join(dir, file);
       let doc: unknown;

@@ -62,7 +62,7 @@ export function buildRequest(tool: Tool, input: Record<string, unknown>): { url:
     if (v !== undefined) url.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
     delete rest[k];
   }
-  return { url, body: bodyless ? null : JSON.stringify(rest) };
+  return { url, body: bodyless ? null : JSON.stringify({ ...tool.spec.defaultBody, ...rest, ...tool.spec.fixedBody }) };
 }
 
 /**

@@ -18,6 +18,7 @@ import { planOfRun } from '../thought/plan.ts';
 import { jsonField } from '../../runtime/json-field.ts';
 import type { ObservationRules } from './rules.ts';
 import { valueAt } from '../../runtime/json-pointer.ts';
+import { verifyModelAnswer } from './model-gate.ts';
 
 /** The semantic classifier as the core sees it (processors/observation/classifier.ts implements it with onnxruntime). */
 export interface PayloadClassifier {
@@ -34,7 +35,7 @@ export interface ObservationConfig {
   classifier: PayloadClassifier | null;
 }
 
-const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>(['ok', 'timeout', 'rate_limited', 'auth_failed', 'not_found', 'client_error', 'server_error', 'network_issue', 'malformed', 'schema_mismatch', 'inconsistent', 'response_too_large', 'invalid_input', 'data_corrupted', 'circuit_open', 'unknown']);
+const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>(['ok', 'timeout', 'rate_limited', 'auth_failed', 'not_found', 'client_error', 'server_error', 'network_issue', 'malformed', 'schema_mismatch', 'inconsistent', 'response_too_large', 'invalid_input', 'data_corrupted', 'circuit_open', 'unknown', 'hallucinated_tool', 'invalid_arguments']);
 /** Rule outcomes vague enough for the classifier to place more precisely. */
 const REFINABLE: ReadonlySet<ErrorType> = new Set(['schema_mismatch', 'malformed', 'client_error', 'unknown', 'data_corrupted']);
 
@@ -87,6 +88,14 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
       fail('schema_mismatch');
     }
   }
+  // A model's answer: the gate where a hallucinated tool or invalid arguments stop, before any tool runs.
+  const isModel = tool?.spec.kind === 'model';
+  if (errorType === 'ok' && isModel) {
+    const gate = verifyModelAnswer(data, r.input_json, (name) => config.catalog.get(name)?.validateInput, config.ajv);
+    checks.push({ name: 'model_answer', passed: gate.ok, evidence: gate.evidence });
+    if (gate.ok) data = gate.answer;
+    else fail(gate.errorType);
+  }
   if (errorType === 'ok') {
     const violations = [...rules.defaults.forbidden, ...(rules.tools[r.tool]?.forbidden ?? [])].flatMap((rule) => {
       const actual = valueAt(data, rule.path);
@@ -109,7 +118,8 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
 
   // Semantic check on the body.
   let semanticScore = 0;
-  if (config.classifier && r.response_raw !== null && (errorType === 'ok' || REFINABLE.has(errorType))) {
+  // A model's words are not an error payload: the classifier reads tool answers only.
+  if (config.classifier && !isModel && r.response_raw !== null && (errorType === 'ok' || REFINABLE.has(errorType))) {
     const { label, confidence } = await config.classifier.classify(r.response_raw);
     const known = ERROR_TYPES.has(label);
     const adopt = known && confidence >= rules.semanticAdoptThreshold;

@@ -13,12 +13,15 @@
  *   retrying can't fix) Thought writes a Reflexion record and acts on it: a fallback tool or a
  *   changed plan, asking a human (awaiting_input), escalating, or failing.
  */
-import { createHash } from 'node:crypto';
 import type { ErrorType, ObservationResult, Outcome, OutcomeReason, OutcomeStatus, Reflection, ReflectionAction, ReflectionDimension, RunSnapshot, RunState, StepCall, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
 import { holds, planOfRun, resolveReferences, type Plan, type PlanStep, type PlanValidator, type ToolContracts } from './plan.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../../observability/rates.ts';
 import type { Planner } from './planner.ts';
+import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
+import { onReactObservation, startReact, type ModelLoopConfig } from './react.ts';
+
+export type { ThoughtDecision, ThoughtOutput } from './run-end.ts';
 
 export interface ThoughtConfig {
   planner: Planner;
@@ -34,15 +37,8 @@ export interface ThoughtConfig {
   repeatCap: number;
   /** Consecutive failures of a step after which Thought reflects instead of retrying. */
   reflectAfter: number;
-}
-
-export type ThoughtOutput = { topic: 'thoughtRequests'; value: ThoughtRequest } | { topic: 'outcomes'; value: Outcome } | { topic: 'thoughtRuns'; value: RunSnapshot };
-
-/** What Thought decided for one input: the records to write, and why nothing was written when so. */
-export interface ThoughtDecision {
-  outputs: ThoughtOutput[];
-  /** Set when the input was deliberately ignored (a redelivered task, a stale observation). */
-  ignored?: string;
+  /** The model loop (skills, the model tool, prompt rules); runs a planner hands to a model need it. */
+  model?: ModelLoopConfig;
 }
 
 type Outputs = Record<string, Record<string, unknown>>;
@@ -97,9 +93,14 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
     human_involved: snapshot !== undefined || (parked?.human_involved ?? false),
     planner_kind: config.planner.name,
     planner_config: config.planner.config,
+    model_state_json: null,
   };
   if (result.kind === 'needs_input') return end(task.thought_id, run, iteration, 'awaiting_input', 'needs_input', result.reason, null, result.missing);
   if (result.kind === 'escalate') return end(task.thought_id, run, iteration, 'escalated', 'unroutable', result.reason, null);
+  if (result.kind === 'react') {
+    if (!config.model) return end(task.thought_id, run, iteration, 'escalated', 'unroutable', `the planner chose skill ${result.skill} for a model, but no model loop is configured`, null);
+    return startReact(task.thought_id, iteration, run, result.skill, result.facts, config.model, config);
+  }
   const problems = config.validator.validate(result.plan, config.tools);
   if (problems.length) return end(task.thought_id, run, iteration, 'failed', 'invalid_plan', `invalid plan: ${problems.join('; ')}`, null);
   return nextWave(task.thought_id, iteration, run, result.plan as Plan, {}, new Set(), config);
@@ -111,6 +112,10 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
   // A wave is decided on once: a second observation of it (a stage that processed a record twice)
   // would dispatch every later wave twice.
   if (snapshot && obs.iteration < snapshot.iteration) return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which has dispatched wave ${snapshot.iteration}` };
+  if (obs.run.model_state_json !== null) {
+    if (!config.model) return end(obs.thought_id, obs.run, obs.iteration, 'failed', 'model_unavailable', 'a model drives this run, but this Thought has no model loop configured', null);
+    return onReactObservation(obs, config.model, config);
+  }
   let plan = planOfRun(obs.run.plan_json);
   const outputs = jsonObjectField(obs.run.outputs_json, 'run.outputs_json') as Outputs;
   const streaks = { ...obs.run.failure_streaks };
@@ -253,41 +258,7 @@ function reflect(step: PlanStep, verdict: Verdict, errors: string[], iteration: 
       : { name: 'uncertainty', result: 'PASS', evidence: 'the failure is understood', recommendation: 'none' },
   ];
   const action: ReflectionAction = refused ? 'escalate' : missing ? 'ask_human' : inconsistent ? (canSwitch ? 'change_plan' : 'fail') : canSwitch ? 'fallback' : 'fail';
-  return { step_id: step.id, tool: verdict.tool, iteration, error_types: errors, dimensions, action };
-}
-
-/** Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it. */
-function end(thoughtId: string, run: RunState, iterations: number, status: OutcomeStatus, code: OutcomeReason, reason: string, output: string | null, missing: string[] = []): ThoughtDecision {
-  const stepsExecuted = Object.values(run.step_attempts).reduce((a, b) => a + b, 0);
-  const outcome: Outcome = {
-    thought_id: thoughtId,
-    task_id: run.task_id,
-    status,
-    reason,
-    iterations,
-    steps_executed: stepsExecuted,
-    output_json: output,
-    missing_fields: missing,
-    planner: run.planner,
-    flow_id: run.flow_id,
-    flow_version: run.flow_version,
-    reason_code: code,
-    reflections: run.reflections,
-    planner_kind: run.planner_kind,
-    planner_config: run.planner_config,
-  };
-  const parked = status === 'awaiting_input';
-  return {
-    outputs: [
-      { topic: 'outcomes', value: outcome },
-      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, parked ? 'awaiting_input' : 'ended', iterations, run, missing, parked ? null : status) },
-    ],
-  };
-}
-
-function snapshotOf(thoughtId: string, status: RunSnapshot['status'], iteration: number, run: RunState, missing: string[], outcome: string | null): RunSnapshot {
-  // The parked run state is kept only while a human is asked; a running run carries its state in its records.
-  return { thought_id: thoughtId, status, iteration, task_id: run.task_id, task_text: run.task_text, missing_fields: missing, run: status === 'awaiting_input' ? run : null, outcome_status: outcome };
+  return { step_id: step.id, tool: verdict.tool, iteration, error_types: errors, dimensions, action, author: 'rules', summary: '' };
 }
 
 /** Planner tokens as cost units: 1 unit per 1,000 tokens of a recorded LLM answer. */
@@ -299,12 +270,4 @@ function plannerCost(record: string | null): number {
   } catch {
     return 0; // a record that is not JSON carries no usage to charge
   }
-}
-
-function digest(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
-}
-
-function ordinal(n: number): string {
-  return n === 2 ? '2nd' : n === 3 ? '3rd' : `${n}th`;
 }

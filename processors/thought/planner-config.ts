@@ -18,9 +18,12 @@ import { DEFAULT_ROUTES_FILE, RouterPlanner, loadRoutes } from './router-planner
 import { createContractAjv } from '../../tools/catalog.ts';
 import type { PlanValidator, ToolContracts } from './plan.ts';
 import { GraphPlanner, type Flow, type Planner } from './planner.ts';
+import { SkillPlanner, type RoutableSkill } from './skill-planner.ts';
 
 export interface PlannerDeps {
   flows: Map<string, Flow>;
+  /** The skills, for TAO_PLANNER=react. */
+  skills?: { forIntent(intent: string): RoutableSkill | undefined };
   catalog: ToolCatalog;
   tools: ToolContracts;
   validator: PlanValidator;
@@ -39,6 +42,9 @@ export function createPlanner(env: NodeJS.ProcessEnv, deps: PlannerDeps): Planne
       return llmPlannerFromEnv(env, deps);
     case 'router':
       return routerPlannerFromEnv(env, deps);
+    case 'react':
+      if (!deps.skills) throw new ConfigError('TAO_PLANNER=react needs the skills (TAO_SKILLS_DIR)');
+      return new SkillPlanner(routerPlannerFromEnv(env, deps), deps.skills);
   }
 }
 

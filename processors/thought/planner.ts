@@ -10,7 +10,9 @@ export type PlanningResult =
   | { kind: 'plan'; planner: string; plan: unknown }
   | { kind: 'needs_input'; planner: string; flow: { id: string; version: number }; missing: string[]; reason: string }
   /** The planner will not guess (an off-domain or unclear task): a person takes the run. */
-  | { kind: 'escalate'; planner: string; reason: string };
+  | { kind: 'escalate'; planner: string; reason: string }
+  /** A model takes the run's turns (ReAct) with a skill; `facts` are the slots the model must keep. */
+  | { kind: 'react'; planner: string; skill: string; facts: Record<string, string> };
 
 /** What a planner sees of a task. */
 export interface PlannerTask {

@@ -187,10 +187,14 @@ export function cutText(text: string, tokens: number): string {
 
 const json = (v: unknown): string => JSON.stringify(v);
 
+/**
+ * A tool message: the tool's answer as received, or (reduced) only the fields Observation
+ * extracted; a failed call is an object whose `error` says what Observation found.
+ */
 function observationText(call: PromptCall, reduced: boolean): string {
-  if (!call.valid) return json({ valid: false, error: call.error ?? 'invalid result' });
-  if (reduced) return json({ valid: true, extracted: call.extracted ?? {} });
-  return json({ valid: true, extracted: call.extracted ?? {}, raw: call.raw });
+  if (!call.valid) return json({ error: call.error ?? 'invalid result' });
+  if (reduced || !call.raw) return json(call.extracted ?? {});
+  return call.raw;
 }
 
 function summaryLine(turn: PromptTurn): string {

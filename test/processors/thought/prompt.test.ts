@@ -93,7 +93,7 @@ describe('buildPrompt', () => {
     const built = buildPrompt(input([turn(1, 200)]), WINDOW);
     assert.deepEqual(built.compaction, { reducedObservations: 0, cutOutputs: 0, foldedTurns: 0, omittedTurns: 0, skillCut: false });
     const tool = built.messages.find((m) => m.role === 'tool')!;
-    assert.match(tool.content!, /"raw":/);
+    assert.match(tool.content!, /"events":/);
     assert.deepEqual(
       built.tools.map((t) => t.function.name),
       ['orders__get', 'shipping__track'],
@@ -103,8 +103,8 @@ describe('buildPrompt', () => {
   test('over budget, older observations shrink to their extracted fields first; the newest keeps its raw output', () => {
     const built = buildPrompt(input([turn(1, 12000), turn(2, 300)]), WINDOW);
     const [older, newer] = built.messages.filter((m) => m.role === 'tool') as [ChatMessage, ChatMessage];
-    assert.deepEqual(JSON.parse(older.content!), { valid: true, extracted: { status: 'shipped', turn: 1 } });
-    assert.match(newer.content!, /"raw":/);
+    assert.deepEqual(JSON.parse(older.content!), { status: 'shipped', turn: 1 });
+    assert.match(newer.content!, /"events":/);
   });
 
   test('a tool output too long for the results share is cut with a marker', () => {

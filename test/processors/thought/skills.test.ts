@@ -40,7 +40,7 @@ test('the six shipped skills load against the shipped catalog, one per demo inte
     const skill = skills.forIntent(intent);
     assert.ok(skill, `a skill serves ${intent}`);
     assert.equal(skill.name, intent.replace(/_/g, '-'));
-    assert.equal(skill.planner, 'react');
+    assert.equal(skill.planner, undefined, 'demo skills leave the mode to TAO_PLANNER');
     assert.equal(skill.runnable, true);
     // The model may call exactly the tools the intent's flows call: no fewer (it could not do the job), no more.
     const flowTools = flowRefs.flatMap((ref) => {
@@ -182,7 +182,7 @@ test('`tao skills list` prints the six shipped skills; `show` prints one with it
   const list = (await run(process.execPath, [TAO_BIN, 'skills', 'list'])).stdout.trim().split('\n');
   assert.match(list[0]!, /^SKILL\s+PLANNER\s+INTENTS\s+TOOLS$/);
   assert.equal(list.length, 7);
-  assert.match(list.find((l) => l.startsWith('refund-request@1'))!, /^refund-request@1\s+react\s+refund_request\s+orders\.get refunds\.create$/);
+  assert.match(list.find((l) => l.startsWith('refund-request@1'))!, /^refund-request@1\s+default\s+refund_request\s+orders\.get refunds\.create$/);
 
   const json = JSON.parse((await run(process.execPath, [TAO_BIN, 'skills', 'list', '--json'])).stdout) as Array<{ ref: string; intents: string[]; allowed_tools: string[] }>;
   assert.deepEqual(json.map((s) => s.intents[0]).sort(), ['account_access', 'expense_claim_status', 'invoice_copy', 'order_status', 'outage_report', 'refund_request']);

@@ -1,0 +1,92 @@
+/**
+ * Observation's gate on a model's answer: where a hallucinated tool or invalid arguments stop,
+ * before any tool runs. Pure: the answer, the request that was sent (its `tools` are exactly what
+ * the model was offered: the run's skill's tools), and the catalog's contracts.
+ *
+ * Checks, in order: the completion has a message; a reflection turn (a `json_schema` response
+ * format named `reflection`) answers JSON matching the reflection schema; otherwise every tool call
+ * names an offered tool (else `hallucinated_tool`), its arguments are a JSON object (else
+ * `invalid_arguments`) that satisfies the tool's parameter schema (else `invalid_arguments`); an
+ * answer with neither tool calls nor text is `malformed`. A passing answer is extracted in the
+ * shape Thought reads (processors/thought/react.ts `ModelAnswer`).
+ */
+import type { Ajv, ValidateFunction } from 'ajv';
+import { REFLECTION_SCHEMA, fromWireName } from '../thought/prompt.ts';
+import type { ModelAnswer, Usage } from '../thought/react.ts';
+
+export type GateResult = { ok: true; answer: ModelAnswer & { model: string | null }; evidence: string } | { ok: false; errorType: 'hallucinated_tool' | 'invalid_arguments' | 'malformed'; evidence: string };
+
+interface Completion {
+  model?: unknown;
+  choices?: Array<{ message?: { content?: unknown; tool_calls?: unknown }; finish_reason?: unknown }>;
+  usage?: Partial<Usage>;
+}
+
+const reflectionValidators = new WeakMap<Ajv, ValidateFunction>();
+
+/**
+ * Verifies one model answer.
+ * @param data the parsed response body (it already matched the model tool's response schema)
+ * @param requestJson the step's input as sent (the chat-completions request)
+ * @param validateArguments the parameter contract of a catalog tool, or undefined for a tool not in the catalog
+ */
+export function verifyModelAnswer(data: unknown, requestJson: string, validateArguments: (tool: string) => ValidateFunction | undefined, ajv: Ajv): GateResult {
+  const completion = data as Completion;
+  const message = completion.choices?.[0]?.message;
+  if (!message || typeof message !== 'object') return { ok: false, errorType: 'malformed', evidence: 'the completion has no message' };
+  const usage: Usage = {
+    prompt_tokens: num(completion.usage?.prompt_tokens),
+    completion_tokens: num(completion.usage?.completion_tokens),
+    total_tokens: num(completion.usage?.total_tokens) || num(completion.usage?.prompt_tokens) + num(completion.usage?.completion_tokens),
+  };
+  const model = typeof completion.model === 'string' ? completion.model : null;
+  let request: { tools?: Array<{ function?: { name?: string } }>; response_format?: { json_schema?: { name?: string } } };
+  try {
+    request = JSON.parse(requestJson) as typeof request;
+  } catch {
+    return { ok: false, errorType: 'malformed', evidence: 'the recorded request is not JSON' };
+  }
+  const content = typeof message.content === 'string' ? message.content : null;
+
+  if (request.response_format?.json_schema?.name === 'reflection') {
+    let reflection: unknown;
+    try {
+      reflection = JSON.parse(content ?? '');
+    } catch {
+      return { ok: false, errorType: 'malformed', evidence: `a reflection must be JSON; the answer was: ${(content ?? '(no text)').slice(0, 200)}` };
+    }
+    let validate = reflectionValidators.get(ajv);
+    if (!validate) reflectionValidators.set(ajv, (validate = ajv.compile(REFLECTION_SCHEMA)));
+    if (!validate(reflection)) return { ok: false, errorType: 'malformed', evidence: `the reflection breaks its schema: ${ajv.errorsText(validate.errors)}` };
+    return { ok: true, answer: { kind: 'reflection', reflection: reflection as never, usage, model }, evidence: `a reflection with action ${(reflection as { action: string }).action}` };
+  }
+
+  const offered = new Set((request.tools ?? []).map((t) => t.function?.name).filter((n): n is string => typeof n === 'string'));
+  const rawCalls = Array.isArray(message.tool_calls) ? (message.tool_calls as Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }>) : [];
+  if (rawCalls.length > 0) {
+    const calls: Array<{ id: string; tool: string; arguments: Record<string, unknown> }> = [];
+    for (const [i, call] of rawCalls.entries()) {
+      const wire = typeof call.function?.name === 'string' ? call.function.name : '';
+      if (!offered.has(wire)) return { ok: false, errorType: 'hallucinated_tool', evidence: `tool call ${i + 1} names "${wire}", which this skill does not offer (offered: ${[...offered].join(', ') || 'none'})` };
+      const tool = fromWireName(wire);
+      let args: unknown;
+      try {
+        args = typeof call.function?.arguments === 'string' ? JSON.parse(call.function.arguments) : call.function?.arguments;
+      } catch {
+        return { ok: false, errorType: 'invalid_arguments', evidence: `the arguments of ${tool} are not JSON: ${String(call.function?.arguments).slice(0, 200)}` };
+      }
+      if (typeof args !== 'object' || args === null || Array.isArray(args)) return { ok: false, errorType: 'invalid_arguments', evidence: `the arguments of ${tool} are not a JSON object` };
+      const validate = validateArguments(tool);
+      if (!validate) return { ok: false, errorType: 'hallucinated_tool', evidence: `${tool} is offered but not in the catalog` };
+      if (!validate(args)) return { ok: false, errorType: 'invalid_arguments', evidence: `the arguments of ${tool} break its contract: ${ajv.errorsText(validate.errors)} (got ${JSON.stringify(args).slice(0, 200)})` };
+      calls.push({ id: typeof call.id === 'string' && call.id ? call.id : `call_${i + 1}`, tool, arguments: args as Record<string, unknown> });
+    }
+    return { ok: true, answer: { kind: 'tool_calls', content, calls, usage, model }, evidence: `${calls.length} tool call(s): ${calls.map((c) => c.tool).join(', ')}` };
+  }
+  if (content && content.trim()) return { ok: true, answer: { kind: 'final', content, usage, model }, evidence: 'a final answer' };
+  return { ok: false, errorType: 'malformed', evidence: `no tool call and no text (finish_reason ${String(completion.choices?.[0]?.finish_reason)})` };
+}
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0;
+}

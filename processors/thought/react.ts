@@ -1,0 +1,378 @@
+/**
+ * Runs a model drives (ReAct), as pure functions like the rest of Thought's core: no I/O, no clock,
+ * no randomness. A model call is a step (shared/DESIGN.md, "The model in the loop"):
+ *
+ *   turn n:  a wave with one model step `M<n>` (tool `model.chat`): its input is the whole
+ *            chat-completions request, built here by the prompt builder from the run's state;
+ *   Action performs it like any tool; Observation verifies the answer (it parses, the tools it
+ *   names are the skill's, the arguments satisfy their contracts) and extracts it;
+ *   a verified answer with tool calls becomes the next wave (steps `M<n>_1`, `M<n>_2`, ...: parallel
+ *   calls are one wave); a final answer ends the run `completed`; the tool wave's verdicts feed
+ *   turn n+1's prompt.
+ *
+ * The model's requests and answers are records (thought.requests, action.results), so a replay
+ * rebuilds the same prompts from the same records and never calls the model.
+ *
+ * Bounds, each ending the run with its own reason code: the skill's model turns (`model_turns`) and
+ * token budget (`token_budget`), the run's iterations (`max_iterations`), the repeated-call cap on
+ * model-proposed calls (`model_repeat`), waves without new information (`no_novelty`), consecutive
+ * answers the gate rejected (`model_invalid`), a model endpoint that keeps failing after Action's
+ * retries and fallback (`model_unavailable`), and a prompt whose protected facts alone exceed the
+ * skill's context window (`context_overflow`). After `reflectAfter` consecutive failed tool waves the
+ * model is asked for a Reflexion (seed 001's four dimensions and one action), kept in the run and
+ * shown in every later prompt.
+ */
+import type { ObservationResult, Reflection, ReflectionAction, ReflectionDimension, RunState, StepCall, Verdict } from '../../schemas/types.gen.ts';
+import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
+import { planOfRun, type Plan, type PlanStep } from './plan.ts';
+import { buildPrompt, type PromptCall, type PromptTool, type PromptTurn } from './prompt.ts';
+import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
+
+/** What react runs need to know of a skill (processors/thought/skills.ts `Skill` satisfies it). */
+export interface ReactSkill {
+  name: string;
+  version: number | null;
+  ref: string;
+  prompt: string;
+  allowedTools: string[];
+  model?: string;
+  maxModelTurns: number;
+  tokenBudget: number;
+  contextWindow: number;
+  maxTokens: number;
+}
+
+/** Thought's configuration of the model loop. */
+export interface ModelLoopConfig {
+  /** Catalog name of the model tool (tools/model.ts). */
+  tool: string;
+  /** Skills by name (the run records `name@version`). */
+  skill(name: string): ReactSkill | undefined;
+  /** A catalog tool as the model sees it (name, description, parameter schema). */
+  toolSpec(name: string): PromptTool | undefined;
+  /** The runtime's rules, the first part of every system prompt. */
+  system: string;
+}
+
+/** The settings of Thought a react run uses (a subset of ThoughtConfig). */
+export interface ReactBounds {
+  maxIterations: number;
+  noveltyWaves: number;
+  repeatCap: number;
+  reflectAfter: number;
+  costBudget: number;
+}
+
+/** A verified model answer, as Observation extracts it (processors/observation/model-gate.ts). */
+export type ModelAnswer =
+  | { kind: 'tool_calls'; content: string | null; calls: Array<{ id: string; tool: string; arguments: Record<string, unknown> }>; usage: Usage }
+  | { kind: 'final'; content: string; usage: Usage }
+  | { kind: 'reflection'; reflection: ModelReflection; usage: Usage };
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+type DimensionVerdict = { verdict: 'PASS' | 'MISSING' | 'INCONSISTENT'; reason: string };
+export interface ModelReflection {
+  data_completeness: DimensionVerdict;
+  logic_consistency: DimensionVerdict;
+  policy_compliance: DimensionVerdict;
+  uncertainty: DimensionVerdict;
+  action: 'retry_with_changed_input' | 'change_plan' | 'ask_person' | 'escalate' | 'fail';
+  reason: string;
+}
+
+/** The model part of a run's state (`RunState.model_state_json`). */
+export interface ModelState {
+  skill: string;
+  mode: 'react';
+  /** Model turns dispatched so far (reflection turns included). */
+  turns: number;
+  /** Tokens the model's answers used (their `usage.total_tokens`). */
+  tokens: number;
+  /** Extracted slots and values the user gave: in every prompt, never compacted away. */
+  facts: Record<string, string>;
+  /** Estimated prompt tokens per section of each turn, as the prompt builder counted them. */
+  turn_tokens: Array<{ turn: number; system: number; skill: number; results: number; history: number; generation: number; prompt: number }>;
+  /** Answers the gate rejected, fed back to the model in the next turn. */
+  rejected: Array<{ turn: number; error: string; evidence: string }>;
+  /** Consecutive rejected answers. */
+  invalid_streak: number;
+  /** Consecutive tool waves with no valid result. */
+  failed_waves: number;
+}
+
+/** Runtime rules at the top of every system prompt. */
+export const DEFAULT_SYSTEM_RULES = [
+  'You resolve a customer-service ticket by calling the tools you are given, then answering.',
+  'Each turn, either call one or more tools (calls in the same turn run in parallel) or give the final answer as plain text.',
+  'Use only values from the ticket, the facts below, or earlier tool results. Never invent an id.',
+  'Do not call a tool again with the same arguments: its result will not change.',
+  'A tool result that is an error object means the call failed; decide what to do about it.',
+].join('\n');
+
+const modelStep = (turn: number) => `M${turn}`;
+const callStep = (turn: number, i: number) => `M${turn}_${i}`;
+const turnOf = (stepId: string) => Number(/^M(\d+)/.exec(stepId)?.[1] ?? 0);
+const isModelStep = (stepId: string) => /^M\d+$/.test(stepId);
+
+export function parseModelState(run: RunState): ModelState {
+  return jsonObjectField(run.model_state_json ?? 'null', 'run.model_state_json') as unknown as ModelState;
+}
+
+/**
+ * Starts a react run: its first model turn. `run` is the new run state onTask built (planner, task
+ * text, bounds); the skill's bounds decide how many turns and tokens the run may use.
+ */
+export function startReact(thoughtId: string, iteration: number, run: RunState, skillName: string, facts: Record<string, string>, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+  const skill = loop.skill(skillName);
+  if (!skill) return end(thoughtId, run, iteration, 'escalated', 'unroutable', `no runnable skill "${skillName}": a person takes the run`, null);
+  const state: ModelState = { skill: skill.ref, mode: 'react', turns: 0, tokens: 0, facts, turn_tokens: [], rejected: [], invalid_streak: 0, failed_waves: 0 };
+  const plan: Plan = { flow: { id: `react:${skill.name}`, version: skill.version ?? 0 }, steps: [], output: {} };
+  // A turn is two waves (the model's, then its tools'): the run's iteration bound follows the skill's turns.
+  const started: RunState = { ...run, flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), max_iterations: Math.max(bounds.maxIterations, 2 * skill.maxModelTurns + 1) };
+  return modelTurn(thoughtId, iteration, started, plan, {}, state, skill, 'react', loop, bounds);
+}
+
+/** Folds a react run's wave into its state and decides: the model's next turn, its calls, or the end. */
+export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+  const state = parseModelState(obs.run);
+  const skillName = state.skill.split('@')[0]!;
+  const skill = loop.skill(skillName);
+  const thoughtId = obs.thought_id;
+  const plan = planOfRun(obs.run.plan_json);
+  const outputs = jsonObjectField(obs.run.outputs_json, 'run.outputs_json') as Record<string, Record<string, unknown>>;
+  const history: Record<string, string[]> = { ...obs.run.error_history };
+  const streaks = { ...obs.run.failure_streaks };
+  const failures = obs.run.failures_seen + obs.verdicts.filter((v) => !v.valid || v.attempts > 1 || v.fallback_from !== null).length;
+  let run: RunState = { ...obs.run, failures_seen: failures };
+  if (!skill) return end(thoughtId, run, obs.iteration, 'failed', 'model_unavailable', `the run's skill ${state.skill} is no longer loaded: nothing to build its next prompt from`, null);
+
+  const modelVerdict = obs.verdicts.find((v) => isModelStep(v.step_id));
+  if (modelVerdict) return onModelAnswer(obs, modelVerdict, run, plan, outputs, history, streaks, state, skill, loop, bounds);
+
+  // A tool wave: record what each call found; the next model turn sees it all.
+  const seen = new Set(run.seen_data);
+  let newInformation = false;
+  let valid = 0;
+  for (const v of obs.verdicts) {
+    if (v.valid) {
+      valid++;
+      outputs[v.step_id] = jsonField(v.extracted_data_json ?? '{}', `verdicts[${v.step_id}].extracted_data_json`) as Record<string, unknown>;
+      const hash = digest(`${v.tool}\u0000${v.extracted_data_json}`);
+      if (!seen.has(hash)) {
+        seen.add(hash);
+        newInformation = true;
+      }
+    } else {
+      history[v.step_id] = [...(history[v.step_id] ?? []), `${v.error_type}: ${failedEvidence(v)}`];
+    }
+  }
+  const allValid = valid === obs.verdicts.length;
+  const next: ModelState = { ...state, failed_waves: valid === 0 ? state.failed_waves + 1 : 0 };
+  run = { ...run, outputs_json: JSON.stringify(outputs), error_history: history, seen_data: [...seen], stale_waves: newInformation ? 0 : allValid ? run.stale_waves + 1 : run.stale_waves };
+  if (run.stale_waves >= bounds.noveltyWaves) return end(thoughtId, withState(run, next), obs.iteration, 'budget_exhausted', 'no_novelty', `no new information for ${run.stale_waves} waves`, null);
+  // Consecutive failed waves: the model reflects on them before it tries again.
+  const mode = next.failed_waves >= bounds.reflectAfter ? 'reflection' : 'react';
+  return modelTurn(thoughtId, obs.iteration, run, plan, outputs, next, skill, mode, loop, bounds);
+}
+
+function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, history: Record<string, string[]>, streaks: Record<string, number>, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+  const thoughtId = obs.thought_id;
+  const turn = turnOf(verdict.step_id);
+  if (!verdict.valid) {
+    if (verdict.error_type === 'hallucinated_tool' || verdict.error_type === 'invalid_arguments' || verdict.error_type === 'schema_mismatch' || verdict.error_type === 'malformed') {
+      // The gate stopped the answer before any tool saw it; the model hears why in its next turn.
+      const next: ModelState = { ...state, invalid_streak: state.invalid_streak + 1, rejected: [...state.rejected, { turn, error: verdict.error_type, evidence: failedEvidence(verdict).slice(0, 400) }] };
+      const failed = withState({ ...run, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } }, next);
+      if (next.invalid_streak >= bounds.reflectAfter + 1) return end(thoughtId, failed, obs.iteration, 'failed', 'model_invalid', `the model's last ${next.invalid_streak} answers were rejected (${verdict.error_type}: ${failedEvidence(verdict).slice(0, 200)})`, null);
+      return modelTurn(thoughtId, obs.iteration, failed, plan, outputs, next, skill, 'react', loop, bounds);
+    }
+    // The endpoint failed after Action's retries (and its fallback model): try the same turn again, then give up.
+    const streak = (streaks[verdict.step_id] ?? 0) + 1;
+    const failedRun: RunState = { ...run, failure_streaks: { ...streaks, [verdict.step_id]: streak }, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } };
+    if (streak >= bounds.reflectAfter || verdict.error_type === 'auth_failed') {
+      return end(thoughtId, withState(failedRun, state), obs.iteration, 'failed', 'model_unavailable', `the model endpoint failed turn ${turn}: ${verdict.error_type} (${streak} wave(s), ${verdict.attempts} attempt(s) in the last)`, null);
+    }
+    return redispatch(thoughtId, obs.iteration, failedRun, plan, verdict.step_id, state, skill, loop, bounds);
+  }
+
+  const answer = jsonField(verdict.extracted_data_json ?? 'null', `verdicts[${verdict.step_id}].extracted_data_json`) as ModelAnswer;
+  const tokens = state.tokens + (answer.usage?.total_tokens ?? 0);
+  const next: ModelState = { ...state, tokens, invalid_streak: 0 };
+  outputs[verdict.step_id] = answer as unknown as Record<string, unknown>;
+  run = withState({ ...run, outputs_json: JSON.stringify(outputs), failure_streaks: { ...streaks, [verdict.step_id]: 0 }, cost_spent: run.cost_spent + (answer.usage?.total_tokens ?? 0) / 1000 }, next);
+  if (tokens > skill.tokenBudget) return end(thoughtId, run, obs.iteration, 'budget_exhausted', 'token_budget', `the model used ${tokens} tokens, over the skill's budget of ${skill.tokenBudget}`, null);
+  if (run.cost_budget > 0 && run.cost_spent > run.cost_budget) return end(thoughtId, run, obs.iteration, 'budget_exhausted', 'cost_budget', `${run.cost_spent} cost units spent of the budget ${run.cost_budget}`, null);
+
+  switch (answer.kind) {
+    case 'final':
+      return end(thoughtId, run, obs.iteration, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens }));
+    case 'reflection':
+      return onReflection(obs, run, plan, outputs, next, skill, answer.reflection, turn, loop, bounds);
+    case 'tool_calls':
+      return dispatchCalls(thoughtId, obs.iteration, run, plan, turn, answer, next, bounds);
+  }
+}
+
+function onReflection(obs: ObservationResult, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, state: ModelState, skill: ReactSkill, r: ModelReflection, turn: number, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+  const thoughtId = obs.thought_id;
+  const actions: Record<ModelReflection['action'], ReflectionAction> = { retry_with_changed_input: 'retry_with_changed_input', change_plan: 'change_plan', ask_person: 'ask_human', escalate: 'escalate', fail: 'fail' };
+  const dimension = (name: ReflectionDimension['name'], d: DimensionVerdict): ReflectionDimension => ({ name, result: d.verdict, evidence: d.reason, recommendation: d.verdict === 'PASS' ? 'none' : r.reason });
+  const reflection: Reflection = {
+    step_id: modelStep(turn),
+    tool: loop.tool,
+    iteration: obs.iteration,
+    error_types: Object.values(run.error_history).flat().slice(-5).map((e) => e.split(':')[0]!),
+    dimensions: [dimension('data_completeness', r.data_completeness), dimension('logic_consistency', r.logic_consistency), dimension('policy_compliance', r.policy_compliance), dimension('uncertainty', r.uncertainty)],
+    action: actions[r.action],
+    author: `model:${state.skill}`,
+    summary: r.reason,
+  };
+  const reflected: RunState = { ...run, reflections: [...run.reflections, reflection] };
+  const next: ModelState = { ...state, failed_waves: 0 };
+  switch (r.action) {
+    case 'ask_person':
+      return end(thoughtId, withState(reflected, next), obs.iteration, 'awaiting_input', 'reflection', `the model asks a person: ${r.reason}`, null, missingFrom(r));
+    case 'escalate':
+      return end(thoughtId, withState(reflected, next), obs.iteration, 'escalated', 'reflection', `the model escalated: ${r.reason}`, null);
+    case 'fail':
+      return end(thoughtId, withState(reflected, next), obs.iteration, 'failed', 'reflection', `the model found no way forward: ${r.reason}`, null);
+    default:
+      return modelTurn(thoughtId, obs.iteration, withState(reflected, next), plan, outputs, next, skill, 'react', loop, bounds);
+  }
+}
+
+/** The dimensions the model found MISSING name what a person must give. */
+function missingFrom(r: ModelReflection): string[] {
+  const missing = (['data_completeness', 'logic_consistency', 'policy_compliance', 'uncertainty'] as const).filter((d) => r[d].verdict === 'MISSING');
+  return missing.length ? missing : ['reply'];
+}
+
+/** The tool calls of a verified answer become one wave (parallel calls run together). */
+function dispatchCalls(thoughtId: string, iteration: number, run: RunState, plan: Plan, turn: number, answer: Extract<ModelAnswer, { kind: 'tool_calls' }>, state: ModelState, bounds: ReactBounds): ThoughtDecision {
+  if (iteration >= run.max_iterations) return end(thoughtId, run, iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`, null);
+  const wave = iteration + 1;
+  const calls = { ...run.call_counts };
+  const attempts = { ...run.step_attempts };
+  const steps: StepCall[] = [];
+  const added: PlanStep[] = [];
+  for (const [i, call] of answer.calls.entries()) {
+    const key = digest(`${call.tool}\u0000${JSON.stringify(call.arguments)}`);
+    calls[key] = (calls[key] ?? 0) + 1;
+    if (calls[key]! > bounds.repeatCap) return end(thoughtId, run, iteration, 'budget_exhausted', 'model_repeat', `the model asked for ${call.tool} ${JSON.stringify(call.arguments)} a ${ordinal(calls[key]!)} time (cap ${bounds.repeatCap})`, null);
+    const id = callStep(turn, i + 1);
+    attempts[id] = 1;
+    added.push({ id, tool: call.tool, input: call.arguments, depends_on: [modelStep(turn)] });
+    steps.push({ step_id: id, tool: call.tool, input_json: JSON.stringify(call.arguments), idempotency_key: `${thoughtId}:${wave}:${id}`, attempt: 1 });
+  }
+  const grown: Plan = { ...plan, steps: [...plan.steps, ...added] };
+  const next: RunState = withState({ ...run, plan_json: JSON.stringify(grown), call_counts: calls, step_attempts: attempts, cost_spent: run.cost_spent + steps.length }, state);
+  return {
+    outputs: [
+      { topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: next, steps } },
+      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, 'running', wave, next, [], null) },
+    ],
+  };
+}
+
+/** The next model turn: the prompt built from the run, as one model step in its own wave. */
+function modelTurn(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, state: ModelState, skill: ReactSkill, mode: 'react' | 'reflection', loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+  if (state.turns >= skill.maxModelTurns) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'model_turns', `the skill's ${skill.maxModelTurns} model turns are used up without a final answer`, null);
+  if (iteration >= run.max_iterations) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`, null);
+  const turn = state.turns + 1;
+  const step: PlanStep = { id: modelStep(turn), tool: loop.tool, input: { turn, mode }, depends_on: [] };
+  const grown: Plan = { ...plan, steps: [...plan.steps, step] };
+  return dispatchModelStep(thoughtId, iteration, run, grown, outputs, step.id, mode, { ...state, turns: turn }, skill, loop, bounds);
+}
+
+/** The same turn again, after the endpoint failed it (the prompt is rebuilt from the same state, so it is the same). */
+function redispatch(thoughtId: string, iteration: number, run: RunState, plan: Plan, stepId: string, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+  if (iteration >= run.max_iterations) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`, null);
+  const step = plan.steps.find((s) => s.id === stepId)!;
+  const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Record<string, Record<string, unknown>>;
+  return dispatchModelStep(thoughtId, iteration, run, plan, outputs, stepId, (step.input as { mode?: 'react' | 'reflection' }).mode ?? 'react', state, skill, loop, bounds);
+}
+
+function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, stepId: string, mode: 'react' | 'reflection', state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+  void bounds;
+  const turn = turnOf(stepId);
+  const built = buildPrompt(
+    {
+      system: loop.system,
+      skill: { ref: state.skill, prompt: skill.prompt, tools: skill.allowedTools.flatMap((t) => loop.toolSpec(t) ?? []) },
+      task: run.task_text,
+      facts: state.facts,
+      turns: promptTurns(plan, outputs, run.error_history, state.rejected, turn),
+      reflections: notes(run),
+      mode,
+    },
+    skill.contextWindow,
+  );
+  const tokensOfTurn = { turn, ...built.tokens };
+  const next: ModelState = { ...state, turn_tokens: [...state.turn_tokens.filter((t) => t.turn !== turn), tokensOfTurn] };
+  if (built.overflow) return end(thoughtId, withState(run, next), iteration, 'failed', 'context_overflow', `the task and its facts alone (${built.tokens.system} tokens) do not fit the skill's context window of ${skill.contextWindow}`, null);
+  const request: Record<string, unknown> = {
+    messages: built.messages,
+    ...(built.tools.length ? { tools: built.tools, tool_choice: 'auto' } : {}),
+    ...(built.responseFormat ? { response_format: built.responseFormat } : {}),
+    temperature: 0,
+    max_tokens: Math.min(built.maxTokens, skill.maxTokens),
+    ...(skill.model ? { model: skill.model } : {}),
+  };
+  const wave = iteration + 1;
+  const attempts = { ...run.step_attempts, [stepId]: (run.step_attempts[stepId] ?? 0) + 1 };
+  const dispatched: RunState = withState({ ...run, plan_json: JSON.stringify(plan), step_attempts: attempts }, next);
+  const steps: StepCall[] = [{ step_id: stepId, tool: loop.tool, input_json: JSON.stringify(request), idempotency_key: `${thoughtId}:${wave}:${stepId}`, attempt: attempts[stepId]! }];
+  return {
+    outputs: [
+      { topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: dispatched, steps } },
+      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, 'running', wave, dispatched, [], null) },
+    ],
+  };
+}
+
+/**
+ * The earlier turns for the prompt builder: each with its tool calls and what each call found, and
+ * each rejected answer as the model's own turn saying what was wrong with it (the model sees its
+ * mistake where it made it, and the conversation moves on).
+ */
+function promptTurns(plan: Plan, outputs: Record<string, Record<string, unknown>>, errors: Record<string, string[]>, rejected: ModelState['rejected'], before: number): PromptTurn[] {
+  const turns: PromptTurn[] = [];
+  for (const step of plan.steps) {
+    if (!isModelStep(step.id) || turnOf(step.id) >= before) continue;
+    const turn = turnOf(step.id);
+    const refused = rejected.find((r) => r.turn === turn);
+    if (refused) {
+      turns.push({ turn, content: `[my answer in this turn was rejected before any tool ran (${refused.error}): ${refused.evidence}]`, calls: [] });
+      continue;
+    }
+    const answer = outputs[step.id] as unknown as ModelAnswer | undefined;
+    if (!answer || answer.kind !== 'tool_calls') continue;
+    const calls: PromptCall[] = answer.calls.map((c, i) => {
+      const id = callStep(turn, i + 1);
+      const data = outputs[id];
+      const failure = errors[id]?.at(-1) ?? null;
+      return { id: c.id, tool: c.tool, arguments: c.arguments, valid: data !== undefined, extracted: data ?? null, raw: data !== undefined ? JSON.stringify(data) : '', error: data !== undefined ? null : (failure ?? 'no result') };
+    });
+    turns.push({ turn, content: answer.content, calls });
+  }
+  return turns;
+}
+
+/** Reflections (the model's own, in words), shown in every later prompt. */
+function notes(run: RunState): string[] {
+  const reflections = run.reflections.map((r) => (r.author.startsWith('model:') ? `turn ${turnOf(r.step_id)} reflection (${r.action}): ${r.summary}` : `rule-based reflection on ${r.step_id} (${r.action})`));
+  return reflections;
+}
+
+function failedEvidence(v: Verdict): string {
+  return v.audit_trail.filter((c) => !c.passed).map((c) => `${c.name}: ${c.evidence}`).join(' | ') || v.error_type;
+}
+
+function withState(run: RunState, state: ModelState): RunState {
+  return { ...run, model_state_json: JSON.stringify(state) };
+}

@@ -1,0 +1,59 @@
+/**
+ * How a run ends (or parks), shared by Thought's decision modules (core.ts for planned runs,
+ * react.ts for runs a model drives). Pure: no I/O, no clock.
+ */
+import { createHash } from 'node:crypto';
+import type { Outcome, OutcomeReason, OutcomeStatus, RunSnapshot, RunState, ThoughtRequest } from '../../schemas/types.gen.ts';
+
+export type ThoughtOutput = { topic: 'thoughtRequests'; value: ThoughtRequest } | { topic: 'outcomes'; value: Outcome } | { topic: 'thoughtRuns'; value: RunSnapshot };
+
+/** What Thought decided for one input: the records to write, and why nothing was written when so. */
+export interface ThoughtDecision {
+  outputs: ThoughtOutput[];
+  /** Set when the input was deliberately ignored (a redelivered task, a stale observation). */
+  ignored?: string;
+}
+
+/** Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it. */
+export function end(thoughtId: string, run: RunState, iterations: number, status: OutcomeStatus, code: OutcomeReason, reason: string, output: string | null, missing: string[] = []): ThoughtDecision {
+  const stepsExecuted = Object.values(run.step_attempts).reduce((a, b) => a + b, 0);
+  const outcome: Outcome = {
+    thought_id: thoughtId,
+    task_id: run.task_id,
+    status,
+    reason,
+    iterations,
+    steps_executed: stepsExecuted,
+    output_json: output,
+    missing_fields: missing,
+    planner: run.planner,
+    flow_id: run.flow_id,
+    flow_version: run.flow_version,
+    reason_code: code,
+    reflections: run.reflections,
+    planner_kind: run.planner_kind,
+    planner_config: run.planner_config,
+  };
+  const parked = status === 'awaiting_input';
+  return {
+    outputs: [
+      { topic: 'outcomes', value: outcome },
+      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, parked ? 'awaiting_input' : 'ended', iterations, run, missing, parked ? null : status) },
+    ],
+  };
+}
+
+export function snapshotOf(thoughtId: string, status: RunSnapshot['status'], iteration: number, run: RunState, missing: string[], outcome: string | null): RunSnapshot {
+  // The parked run state is kept only while a human is asked; a running run carries its state in its records.
+  return { thought_id: thoughtId, status, iteration, task_id: run.task_id, task_text: run.task_text, missing_fields: missing, run: status === 'awaiting_input' ? run : null, outcome_status: outcome };
+}
+
+/** A short stable hash (16 hex chars) of a text: call keys, data seen. */
+export function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+export
+function ordinal(n: number): string {
+  return n === 2 ? '2nd' : n === 3 ? '3rd' : `${n}th`;
+}

@@ -1,0 +1,67 @@
+/** Observation's gate on model answers: what stops a hallucinated tool or invalid arguments before any tool runs. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { verifyModelAnswer } from '../../../processors/observation/model-gate.ts';
+import { observe } from '../../../processors/observation/core.ts';
+import { ToolCatalog, DEFAULT_CATALOG_DIR, createContractAjv } from '../../../tools/catalog.ts';
+import { modelToolSpecs } from '../../../tools/model.ts';
+import { DEFAULT_RULES_FILE, loadObservationRules } from '../../../processors/observation/rules.ts';
+import { runState } from '../../../schemas/records.ts';
+
+const ajv = createContractAjv();
+const catalog = ToolCatalog.load(DEFAULT_CATALOG_DIR, {}, ajv, modelToolSpecs({}, 'contracts'));
+const contracts = (tool: string) => catalog.get(tool)?.validateInput;
+
+const request = JSON.stringify({ messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'orders__get' } }, { type: 'function', function: { name: 'shipping__track' } }] });
+const completion = (message: Record<string, unknown>) => ({ model: 'sim-1', choices: [{ message, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+const call = (name: string, args: string) => ({ id: 'call_1', type: 'function', function: { name, arguments: args } });
+
+describe('verifyModelAnswer', () => {
+  test('offered tools with valid arguments pass and are extracted under their catalog names', () => {
+    const r = verifyModelAnswer(completion({ content: null, tool_calls: [call('orders__get', '{"order_id":"O-12345678"}'), call('shipping__track', '{"order_id":"O-12345678"}')] }), request, contracts, ajv);
+    assert.ok(r.ok);
+    assert.deepEqual(r.answer, { kind: 'tool_calls', content: null, calls: [{ id: 'call_1', tool: 'orders.get', arguments: { order_id: 'O-12345678' } }, { id: 'call_1', tool: 'shipping.track', arguments: { order_id: 'O-12345678' } }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }, model: 'sim-1' });
+  });
+
+  test('a tool the skill does not offer is hallucinated_tool, even when the catalog has it', () => {
+    for (const name of ['orders__delete', 'refunds__create']) {
+      const r = verifyModelAnswer(completion({ tool_calls: [call(name, '{}')] }), request, contracts, ajv);
+      assert.deepEqual(r.ok ? null : r.errorType, 'hallucinated_tool', name);
+    }
+  });
+
+  test('arguments that are not JSON, not an object, or break the tool\'s contract are invalid_arguments', () => {
+    for (const args of ['{"order_id":', '"O-12345678"', '{"order_id":12345678}', '{}', '{"order_id":"O-12345678","extra":1}']) {
+      const r = verifyModelAnswer(completion({ tool_calls: [call('orders__get', args)] }), request, contracts, ajv);
+      assert.equal(r.ok ? null : r.errorType, 'invalid_arguments', args);
+    }
+  });
+
+  test('text without tool calls is a final answer; neither is malformed', () => {
+    const final = verifyModelAnswer(completion({ content: 'Your order shipped.' }), request, contracts, ajv);
+    assert.ok(final.ok && final.answer.kind === 'final');
+    const empty = verifyModelAnswer(completion({ content: '' }), request, contracts, ajv);
+    assert.equal(empty.ok ? null : empty.errorType, 'malformed');
+  });
+
+  test('a reflection turn must answer JSON matching the reflection schema', () => {
+    const reflectionRequest = JSON.stringify({ messages: [], response_format: { type: 'json_schema', json_schema: { name: 'reflection' } } });
+    const good = { data_completeness: { verdict: 'PASS', reason: '' }, logic_consistency: { verdict: 'PASS', reason: '' }, policy_compliance: { verdict: 'PASS', reason: '' }, uncertainty: { verdict: 'MISSING', reason: 'x' }, action: 'escalate', reason: 'y' };
+    const ok = verifyModelAnswer(completion({ content: JSON.stringify(good) }), reflectionRequest, contracts, ajv);
+    assert.ok(ok.ok && ok.answer.kind === 'reflection');
+    const bad = verifyModelAnswer(completion({ content: JSON.stringify({ ...good, action: 'pray' }) }), reflectionRequest, contracts, ajv);
+    assert.equal(bad.ok ? null : bad.errorType, 'malformed');
+  });
+});
+
+test('observe(): a model answer becomes a verdict whose extracted data is the verified answer; a rejected one names the gate', async () => {
+  const config = { catalog, ajv, rules: loadObservationRules(DEFAULT_RULES_FILE, ajv, (t) => catalog.get(t) !== undefined), classifier: { model: 'must-not-run', classify: async () => { throw new Error('the classifier must not read model answers'); } } };
+  const step = (body: unknown) => ({ step_id: 'M1', tool: 'model.chat', input_json: request, idempotency_key: 't:1:M1', attempts: 1, status_code: 200, response_time_ms: 30, response_raw: JSON.stringify(body), data_json: JSON.stringify(body), error: null, fallback_from: null, fallback_reason: null });
+  const run = runState({ plan_json: JSON.stringify({ flow: { id: 'react:order-status', version: 1 }, steps: [], output: {} }) });
+  const good = await observe({ thought_id: 't', iteration: 1, run, results: [step(completion({ tool_calls: [call('orders__get', '{"order_id":"O-12345678"}')] }))] }, config);
+  assert.equal(good.verdicts[0]!.valid, true);
+  assert.equal(JSON.parse(good.verdicts[0]!.extracted_data_json!).kind, 'tool_calls');
+  const bad = await observe({ thought_id: 't', iteration: 1, run, results: [step(completion({ tool_calls: [call('sim__nonexistent_tool', '{}')] }))] }, config);
+  assert.deepEqual([bad.verdicts[0]!.valid, bad.verdicts[0]!.error_type], [false, 'hallucinated_tool']);
+  assert.ok(bad.verdicts[0]!.audit_trail.some((c) => c.name === 'model_answer' && !c.passed));
+});

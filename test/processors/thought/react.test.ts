@@ -1,0 +1,210 @@
+/**
+ * Thought's react core as pure functions: a run driven by a model, turn by turn, from the records
+ * Observation would write. No broker, no model: the answers are written here as the gate extracts them.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
+import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
+import type { Planner } from '../../../processors/thought/planner.ts';
+import type { ErrorType, ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
+import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
+
+const world = loadWorld();
+
+const skill: ReactSkill = {
+  name: 'order-status',
+  version: 1,
+  ref: 'order-status@1',
+  prompt: 'Find the order, then its shipment.',
+  allowedTools: ['orders.get', 'shipping.track'],
+  maxModelTurns: 6,
+  tokenBudget: 5000,
+  contextWindow: 8192,
+  maxTokens: 512,
+};
+
+const loop: ModelLoopConfig = {
+  tool: 'model.chat',
+  skill: (name) => (name === skill.name ? skill : undefined),
+  toolSpec: (name) => {
+    const spec = world.catalog.get(name)?.spec;
+    return spec && { name: spec.name, description: spec.description, parameters: spec.parameters };
+  },
+  system: DEFAULT_SYSTEM_RULES,
+};
+
+/** A planner that hands every task to the model with the order id as a fact (what the skill planner does after routing). */
+const reactPlanner: Planner = { name: 'react', config: 'routes@1', plan: () => ({ kind: 'react', planner: 'react(order_status 0.990 order-status@1)', skill: 'order-status', facts: { order_id: 'O-12345678' } }) };
+
+function config(overrides: Partial<ThoughtConfig> = {}): ThoughtConfig {
+  return thoughtConfig(world, { planner: reactPlanner, model: loop, ...overrides });
+}
+
+const usage = { prompt_tokens: 400, completion_tokens: 40, total_tokens: 440 };
+const request = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
+const outcome = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
+
+function verdict(stepId: string, tool: string, data: unknown, errorType: ErrorType = 'ok', evidence = ''): Verdict {
+  const valid = errorType === 'ok';
+  return {
+    step_id: stepId,
+    tool,
+    valid,
+    extracted_data_json: valid ? JSON.stringify(data) : null,
+    confidence_score: valid ? 1 : 0,
+    error_type: errorType,
+    audit_trail: valid ? [] : [{ name: tool === 'model.chat' ? 'model_answer' : 'status_class', passed: false, evidence }],
+    status_code: valid ? 200 : 500,
+    response_time_ms: 20,
+    attempts: 1,
+    fallback_from: null,
+  };
+}
+
+/** Observation's result for the wave `d` dispatched. */
+function observed(d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict[]): ObservationResult {
+  const req = request(d)!;
+  return { thought_id: req.thought_id, iteration: req.iteration, run: req.run, verdicts: verdicts(req) };
+}
+
+const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', a)];
+const calls = (...cs: Array<[string, Record<string, unknown>]>): ModelAnswer => ({ kind: 'tool_calls', content: null, calls: cs.map(([tool, args], i) => ({ id: `call_${i}`, tool, arguments: args })), usage });
+
+describe('react runs', () => {
+  test('a task handed to a model dispatches turn 1: one model step whose input is the whole chat request', () => {
+    const d = onTask(task('Where is my order O-12345678?'), config());
+    const req = request(d)!;
+    assert.deepEqual(req.steps.map((s) => [s.step_id, s.tool]), [['M1', 'model.chat']]);
+    const body = JSON.parse(req.steps[0]!.input_json) as { messages: Array<{ role: string; content: string }>; tools: Array<{ function: { name: string } }>; temperature: number };
+    assert.match(body.messages[0]!.content, /^Skill: order-status@1\n/);
+    assert.match(body.messages[0]!.content, /- order_id: O-12345678/);
+    assert.deepEqual(body.messages[1], { role: 'user', content: 'Where is my order O-12345678?' });
+    assert.deepEqual(body.tools.map((t) => t.function.name), ['orders__get', 'shipping__track']);
+    assert.equal(body.temperature, 0);
+    const state = parseModelState(req.run);
+    assert.equal(state.turns, 1);
+    assert.equal(state.turn_tokens[0]!.turn, 1);
+    assert.ok(state.turn_tokens[0]!.prompt > 0);
+  });
+
+  test('tool calls become one wave, their results go into the next prompt, and a final answer completes the run', () => {
+    const c = config();
+    const t1 = onTask(task('Where is my order O-12345678?'), c);
+    const w2 = onObservation(observed(t1, answer(calls(['orders.get', { order_id: 'O-12345678' }], ['shipping.track', { order_id: 'O-12345678' }]))), c);
+    assert.deepEqual(request(w2)!.steps.map((s) => [s.step_id, s.tool, s.input_json]), [['M1_1', 'orders.get', '{"order_id":"O-12345678"}'], ['M1_2', 'shipping.track', '{"order_id":"O-12345678"}']]);
+    const t2 = onObservation(observed(w2, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'shipped' }), verdict(req.steps[1]!.step_id, 'shipping.track', { state: 'in_transit', eta: '2026-12-03' })]), c);
+    const body = JSON.parse(request(t2)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null; tool_call_id?: string }> };
+    assert.equal(request(t2)!.steps[0]!.step_id, 'M2');
+    assert.deepEqual(body.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, JSON.parse(m.content!)]), [['call_0', { order_id: 'O-12345678', status: 'shipped' }], ['call_1', { state: 'in_transit', eta: '2026-12-03' }]]);
+    const end = onObservation(observed(t2, answer({ kind: 'final', content: 'Order O-12345678 is in transit, ETA 3 December.', usage })), c);
+    const o = outcome(end)!;
+    assert.deepEqual([o.status, o.reason_code], ['completed', 'completed']);
+    assert.deepEqual(JSON.parse(o.output_json!), { answer: 'Order O-12345678 is in transit, ETA 3 December.', skill: 'order-status@1', turns: 2, tokens: 880 });
+  });
+
+  test('a rejected answer is shown to the model in its next turn; three in a row end the run as model_invalid', () => {
+    const c = config();
+    let d = onTask(task('Where is my order O-12345678?'), c);
+    const rejected = (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', null, 'hallucinated_tool', 'tool call 1 names "orders__delete", which this skill does not offer')];
+    d = onObservation(observed(d, rejected), c);
+    const body = JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null }> };
+    assert.equal(request(d)!.steps[0]!.step_id, 'M2');
+    assert.match(body.messages.find((m) => m.role === 'assistant')!.content!, /rejected before any tool ran \(hallucinated_tool\).*orders__delete/);
+    d = onObservation(observed(d, rejected), c);
+    d = onObservation(observed(d, rejected), c);
+    assert.deepEqual([outcome(d)!.status, outcome(d)!.reason_code], ['failed', 'model_invalid']);
+  });
+
+  test('an endpoint that keeps failing after Action\'s retries is retried once as the same turn, then ends the run as model_unavailable', () => {
+    const c = config();
+    const t1 = onTask(task('Where is my order O-12345678?'), c);
+    const down = (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', null, 'server_error', 'status 500')];
+    const again = onObservation(observed(t1, down), c);
+    assert.equal(request(again)!.steps[0]!.step_id, 'M1');
+    assert.equal(request(again)!.steps[0]!.attempt, 2);
+    assert.equal(request(again)!.steps[0]!.input_json, request(t1)!.steps[0]!.input_json, 'the same turn is the same request');
+    const end = onObservation(observed(again, down), c);
+    assert.deepEqual([outcome(end)!.status, outcome(end)!.reason_code], ['failed', 'model_unavailable']);
+  });
+
+  test('two failed tool waves in a row: the model is asked for a reflection; its answer is kept in the run and acted on', () => {
+    const c = config();
+    const lookup = answer(calls(['orders.get', { order_id: 'O-12345678' }]));
+    const failed = (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'orders.get', null, 'timeout', 'no answer in 2000 ms')];
+    let d = onTask(task('Where is my order O-12345678?'), c);
+    d = onObservation(observed(d, lookup), c);
+    d = onObservation(observed(d, failed), c);
+    d = onObservation(observed(d, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), c);
+    d = onObservation(observed(d, failed), c);
+    const body = JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ content: string | null }>; response_format: { json_schema: { name: string } }; tools?: unknown };
+    assert.match(body.messages[0]!.content!, /^Skill: order-status@1\nTurn: reflection\n/);
+    assert.equal(body.response_format.json_schema.name, 'reflection');
+    assert.equal(body.tools, undefined);
+    const reflection = {
+      data_completeness: { verdict: 'MISSING', reason: 'the order could not be read' },
+      logic_consistency: { verdict: 'PASS', reason: 'looking the order up is right' },
+      policy_compliance: { verdict: 'PASS', reason: 'read-only tools' },
+      uncertainty: { verdict: 'MISSING', reason: 'the order service times out' },
+      action: 'ask_person',
+      reason: 'the order service keeps timing out; a person should check the order',
+    } as const;
+    const end = onObservation(observed(d, answer({ kind: 'reflection', reflection, usage })), c);
+    const o = outcome(end)!;
+    assert.deepEqual([o.status, o.reason_code], ['awaiting_input', 'reflection']);
+    const kept = o.reflections.at(-1)!;
+    assert.equal(kept.author, 'model:order-status@1');
+    assert.equal(kept.summary, reflection.reason);
+    assert.equal(kept.action, 'ask_human');
+    assert.deepEqual(kept.dimensions.map((x) => x.result), ['MISSING', 'PASS', 'PASS', 'MISSING']);
+  });
+
+  test('a reflection that retries puts the reflection in every later prompt', () => {
+    const c = config({ reflectAfter: 1 });
+    const failed = (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'orders.get', null, 'not_found', '404')];
+    let d = onTask(task('Where is my order O-12345678?'), c);
+    d = onObservation(observed(d, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), c);
+    d = onObservation(observed(d, failed), c);
+    const retry = { data_completeness: { verdict: 'MISSING', reason: 'no such order' }, logic_consistency: { verdict: 'PASS', reason: '' }, policy_compliance: { verdict: 'PASS', reason: '' }, uncertainty: { verdict: 'PASS', reason: '' }, action: 'retry_with_changed_input', reason: 'try the order id without its prefix' } as const;
+    d = onObservation(observed(d, answer({ kind: 'reflection', reflection: retry, usage })), c);
+    const body = JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null }> };
+    assert.ok(body.messages.some((m) => m.role === 'system' && /reflection \(retry_with_changed_input\): try the order id without its prefix/.test(m.content ?? '')));
+  });
+
+  test('bounds: the skill\'s turns, its token budget, and the repeated-call cap each end the run with their own reason', () => {
+    const turns = config({ model: { ...loop, skill: () => ({ ...skill, maxModelTurns: 1 }) } });
+    let d = onTask(task('Where is my order O-12345678?'), turns);
+    d = onObservation(observed(d, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), turns);
+    d = onObservation(observed(d, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { status: 'shipped' })]), turns);
+    assert.equal(outcome(d)!.reason_code, 'model_turns');
+
+    const tokens = config({ model: { ...loop, skill: () => ({ ...skill, tokenBudget: 500 }) } });
+    d = onTask(task('Where is my order O-12345678?'), tokens);
+    d = onObservation(observed(d, answer({ ...calls(['orders.get', { order_id: 'O-12345678' }]), usage: { prompt_tokens: 500, completion_tokens: 100, total_tokens: 600 } })), tokens);
+    assert.equal(outcome(d)!.reason_code, 'token_budget');
+
+    const c = config({ repeatCap: 1, noveltyWaves: 5 });
+    d = onTask(task('Where is my order O-12345678?'), c);
+    const same = answer(calls(['orders.get', { order_id: 'O-12345678' }]));
+    d = onObservation(observed(d, same), c);
+    d = onObservation(observed(d, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { status: 'shipped' })]), c);
+    d = onObservation(observed(d, same), c);
+    assert.equal(outcome(d)!.reason_code, 'model_repeat');
+  });
+
+  test('a skill whose facts alone exceed its context window ends as context_overflow, never a truncated fact', () => {
+    const tiny = config({ model: { ...loop, skill: () => ({ ...skill, contextWindow: 64 }) } });
+    const d = onTask(task(`Where is my order O-12345678? ${'please '.repeat(100)}`), tiny);
+    assert.equal(outcome(d)!.reason_code, 'context_overflow');
+  });
+
+  test('the same records give the same decisions (a replay re-decides without the model)', () => {
+    const c = config();
+    const a = onTask(task('Where is my order O-12345678?'), c);
+    const b = onTask(task('Where is my order O-12345678?'), c);
+    assert.equal(JSON.stringify(a), JSON.stringify(b));
+    const wa = onObservation(observed(a, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), c);
+    const wb = onObservation(observed(b, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), c);
+    assert.equal(JSON.stringify(wa), JSON.stringify(wb));
+  });
+});
