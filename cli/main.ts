@@ -12,6 +12,8 @@ import { buildTask, submitTasks } from '../client/tasks.ts';
 import { watchRecords } from '../client/watch.ts';
 import { callbackOptionsFromEnv, startCallbackDispatcher } from '../callbacks/dispatcher.ts';
 import { startIngress } from '../ingress/server.ts';
+import { INGRESS_USAGE, ingressCommand } from '../ingress/cli.ts';
+import { ingressAuthFromEnv } from '../ingress/api-keys.ts';
 import { DLQ_USAGE, REPLAY_USAGE, dlqCommand, replayCommand } from '../replay/cli.ts';
 import { STATUS_USAGE, TAIL_USAGE, statusCommand, tailCommand } from '../observability/cli.ts';
 import { loadSourceConfig, sourceStage } from '../ingress/kafka-source.ts';
@@ -41,6 +43,7 @@ const USAGE = `usage: tao <command> [options]      (tao <command> --help for a c
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
   run model-sim               the scripted model SIMULATOR (OpenAI-compatible, answers from scenario files)
   submit --text "..."         submit a task (or a reply) and optionally wait for its outcome
+  ingress key --id --sources  make an API key for POST /v1/tasks (printed once) and its hashed entry
   tail [--thought <id>]       follow runs live: a line per step, a progress summary
   status [--json]             consumer lag, runs in flight, breakers, dead letters
   replay <thought_id>         a run's timeline (terminal, json, html); --verify, --fork
@@ -83,6 +86,7 @@ const USAGES: Record<string, string> = {
   --wait         wait for the run's outcome and print it; exit 0 when completed, 1 otherwise
   --timeout-s    how long --wait waits (default 60)
   Without --wait prints {"thought_id","task_id"}.`,
+  ingress: INGRESS_USAGE,
   tail: TAIL_USAGE,
   status: STATUS_USAGE,
   replay: REPLAY_USAGE,
@@ -162,6 +166,8 @@ async function dispatch(command: string, args: string[], text: string): Promise<
     }
     case 'submit':
       return submitCommand(args, text);
+    case 'ingress':
+      return ingressCommand(args);
     case 'tail':
       return tailCommand(args);
     case 'status':
@@ -257,6 +263,8 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
   }
   if (name === 'ingress') {
     const config = loadRuntimeConfig();
+    // Keys (or the refusal to run open) are settled before anything connects.
+    const auth = ingressAuthFromEnv(process.env, config.bindHost);
     const logger = createLogger({ stage: 'ingress', pid: process.pid });
     const kafka = createKafka(config, 'tao-ingress', logger);
     await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
@@ -266,7 +274,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5 });
     await producer.connect();
     const ingress = await startIngress(
-      { port: setting(process.env, 'TAO_INGRESS_PORT'), host: config.bindHost, maxBodyBytes: 256 * 1024, maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT') },
+      { port: setting(process.env, 'TAO_INGRESS_PORT'), host: config.bindHost, maxBodyBytes: 256 * 1024, maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT'), auth },
       { producer, codec, logger, kafka },
     );
     logger.info('ingress listening', { url: ingress.url });
