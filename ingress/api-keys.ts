@@ -95,7 +95,7 @@ export function parseApiKeys(text: string, origin: string): ApiKeyEntry[] {
       const e = validateEntry.errors![0]!;
       const params = e.params as { missingProperty?: string; additionalProperty?: string };
       const field = [e.instancePath, params.missingProperty ?? params.additionalProperty].filter(Boolean).join('/').replace(/^\/?/, '/');
-      const what = params.missingProperty ? 'is missing' : params.additionalProperty ? 'is not a known field' : e.instancePath === '/sha256' ? 'must be the 64 lower-case hex digits of the key\'s SHA-256' : e.instancePath.startsWith('/sources') ? 'must be source names or "*"' : (e.message ?? 'is invalid');
+      const what = params.missingProperty ? 'is missing' : params.additionalProperty ? 'is not a known field' : e.instancePath === '/sha256' ? 'must be the 64 lower-case hex digits of the key\'s SHA-256' : e.instancePath === '/sources' ? 'must be a non-empty list of distinct source names or "*"' : e.instancePath.startsWith('/sources/') ? 'must be a source name (lower case letters, digits, _ . -) or "*"' : (e.message ?? 'is invalid');
       throw new ConfigError(`${origin}: ${name}: ${field} ${what}`);
     }
     entries.push(entry);
