@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { TAO_BIN } from '../../cli/processes.ts';
 import { decideIngressAuth, hashApiKey, ingressAuthFromEnv, isLoopback, parseApiKeys, type ApiKeyEntry } from '../../ingress/api-keys.ts';
 import { ApiKeyGuard, TokenBucket } from '../../ingress/auth.ts';
 import { ingressCommand } from '../../ingress/cli.ts';
@@ -78,6 +81,16 @@ describe('keys from the environment, and the start-up rule', () => {
     assert.match(refusal(() => decideIngressAuth([entry() as ApiKeyEntry], 'off', '127.0.0.1')), /^TAO_INGRESS_AUTH=off contradicts the configured API keys/);
     // A keys file whose keys are all revoked still guards the route (everything gets 401).
     assert.equal(ingressAuthFromEnv({ TAO_INGRESS_API_KEYS: JSON.stringify([entry({ revoked: true })]) }, '0.0.0.0').mode, 'keys');
+  });
+
+  test('`tao run ingress` on a non-loopback address without keys exits 1 with one line, before it connects to anything', async () => {
+    // KAFKA_BROKERS points where nothing listens: a process that tried to connect first would wait instead of refusing.
+    const env = { PATH: process.env.PATH, KAFKA_BROKERS: '127.0.0.1:9', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9', TAO_BIND_HOST: '0.0.0.0', TAO_INGRESS_PORT: '0' };
+    await assert.rejects(promisify(execFile)(process.execPath, [TAO_BIN, 'run', 'ingress'], { env, timeout: 30000 }), (err: { code: number; stderr: string }) => {
+      assert.equal(err.code, 1);
+      assert.match(err.stderr, /^tao: the ingress needs API keys \(TAO_BIND_HOST=0\.0\.0\.0 is not a loopback address\): .*TAO_INGRESS_AUTH=off to run it open on purpose\n$/);
+      return true;
+    });
   });
 
   test('loopback is 127.0.0.0/8 and ::1 in any spelling; nothing else', () => {
