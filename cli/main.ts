@@ -308,6 +308,8 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
   if (name === 'all') {
     // Checked (or applied) once here, so that missing topics give one line instead of one per process.
     const config = loadRuntimeConfig();
+    // The ingress would refuse to start without keys on this address: say so before starting anything.
+    ingressAuthFromEnv(process.env, config.bindHost);
     const logger = createLogger({ command: 'run all' });
     const kafka = createKafka(config, 'tao-run-all', logger);
     await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
