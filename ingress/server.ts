@@ -124,7 +124,9 @@ const reply = (res: ServerResponse, { status, body, headers }: Reply) => res.wri
  * `sendTimeoutMs`: never a 2xx for a task that was not written. A 503 after a timeout does not
  * prove the record was not written; a retry then maps to the same thought_id.
  *
- * @throws whatever `listen` throws (port in use); per-request failures become HTTP answers.
+ * @throws ConfigError when `options.auth` is not given and the environment's keys are invalid or
+ * missing on a non-loopback `host` ({@link ingressAuthFromEnv}); whatever `listen` throws (port in
+ * use). Per-request failures become HTTP answers.
  */
 export async function startIngress(options: IngressOptions, deps: IngressDeps): Promise<Ingress> {
   const { producer, codec, logger } = deps;
