@@ -11,6 +11,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DLQ_USAGE, REPLAY_USAGE } from '../replay/usage.ts';
 import { STATUS_USAGE, TAIL_USAGE } from '../observability/usage.ts';
 import { DEFAULT_OPS_PORTS, STAGES, type StageName } from '../processors/stages.ts';
+import { INGRESS_USAGE } from '../ingress/cli.ts';
 import { isSet, loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { TaoError } from '../runtime/errors.ts';
 import type { createKafka } from '../runtime/kafka.ts';
@@ -26,6 +27,7 @@ const USAGE = `usage: tao <command> [options]      (tao <command> --help for a c
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
   run model-sim               the scripted model SIMULATOR (OpenAI-compatible, answers from scenario files)
   submit --text "..."         submit a task (or a reply) and optionally wait for its outcome
+  ingress key --id --sources  make an API key for POST /v1/tasks (printed once) and its hashed entry
   tail [--thought <id>]       follow runs live: a line per step, a progress summary
   status [--json]             consumer lag, runs in flight, breakers, dead letters
   replay <thought_id>         a run's timeline (terminal, json, html); --verify, --fork
@@ -70,6 +72,7 @@ const USAGES: Record<string, string> = {
   --wait         wait for the run's outcome and print it; exit 0 when completed, 1 otherwise
   --timeout-s    how long --wait waits (default 60)
   Without --wait prints {"thought_id","task_id"}.`,
+  ingress: INGRESS_USAGE,
   tail: TAIL_USAGE,
   status: STATUS_USAGE,
   replay: REPLAY_USAGE,
@@ -150,6 +153,8 @@ async function dispatch(command: string, args: string[], text: string): Promise<
     }
     case 'submit':
       return submitCommand(args, text);
+    case 'ingress':
+      return (await import('../ingress/cli.ts')).ingressCommand(args);
     case 'tail':
       return (await import('../observability/cli.ts')).tailCommand(args);
     case 'status':
@@ -254,6 +259,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     import('../topics/check.ts'),
     import('../callbacks/dispatcher.ts'),
   ]);
+  const { ingressAuthFromEnv } = await import('../ingress/api-keys.ts');
   if (name !== 'source' && args.length) return usage(`run ${name} takes no other arguments (got ${args.join(' ')})`, text);
   if (name && (STAGES as readonly string[]).includes(name)) {
     const stage = name as StageName;
@@ -268,6 +274,8 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
   }
   if (name === 'ingress') {
     const config = loadRuntimeConfig();
+    // Keys (or the refusal to run open) are settled before anything connects.
+    const auth = ingressAuthFromEnv(process.env, config.bindHost);
     const logger = createLogger({ stage: 'ingress', pid: process.pid });
     const kafka = createKafka(config, 'tao-ingress', logger);
     await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
@@ -277,7 +285,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5 });
     await producer.connect();
     const ingress = await startIngress(
-      { port: setting(process.env, 'TAO_INGRESS_PORT'), host: config.bindHost, maxBodyBytes: 256 * 1024, maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT') },
+      { port: setting(process.env, 'TAO_INGRESS_PORT'), host: config.bindHost, maxBodyBytes: 256 * 1024, maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT'), auth },
       { producer, codec, logger, kafka },
     );
     logger.info('ingress listening', { url: ingress.url });
@@ -311,6 +319,8 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
   if (name === 'all') {
     // Checked (or applied) once here, so that missing topics give one line instead of one per process.
     const config = loadRuntimeConfig();
+    // The ingress would refuse to start without keys on this address: say so before starting anything.
+    ingressAuthFromEnv(process.env, config.bindHost);
     const logger = createLogger({ command: 'run all' });
     const kafka = createKafka(config, 'tao-run-all', logger);
     await waitForKafka(kafka, logger, config.kafka.startupWaitMs);

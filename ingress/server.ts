@@ -6,6 +6,8 @@ import type { AvroCodec } from '../runtime/codec.ts';
 import { TaoError, TransientError, errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import { IngressMetrics } from '../runtime/metrics.ts';
+import { ingressAuthFromEnv, type IngressAuth } from './api-keys.ts';
+import { ApiKeyGuard } from './auth.ts';
 import { DeliveryLedger } from './deliveries.ts';
 import { InFlightRuns, followOutcomes } from './in-flight.ts';
 import { WEBHOOK_SECRET_ENV, WEBHOOK_SOURCES, fieldErrors, webhookHandlers, webhookOptionsFromEnv, type FieldError, type WebhookOptions, type WebhookSource } from './webhooks.ts';
@@ -29,6 +31,11 @@ export interface IngressOptions {
   sendTimeoutMs?: number;
   /** Webhook sources; default {@link webhookOptionsFromEnv}(process.env), read when the ingress starts. */
   webhooks?: WebhookOptions;
+  /**
+   * How `POST /v1/tasks` is authenticated; default {@link ingressAuthFromEnv}(process.env, host),
+   * read when the ingress starts (so without keys it runs open on a loopback `host` only).
+   */
+  auth?: IngressAuth;
 }
 
 export interface IngressDeps {
@@ -79,6 +86,13 @@ interface TaskRequest {
 
 type Reply = { status: number; body: unknown; headers?: Record<string, string> };
 
+/** Task metadata the ingress sets to the id of the API key that submitted the task (a request may not set it). */
+export const API_KEY_ID_METADATA = 'api_key_id';
+
+// One body for every 401 and one for every 403: the client learns nothing about why.
+const UNAUTHORIZED: Reply = { status: 401, headers: { 'www-authenticate': 'Bearer' }, body: { error: 'unauthorized' } };
+const FORBIDDEN: Reply = { status: 403, body: { error: 'forbidden' } };
+
 const reply = (res: ServerResponse, { status, body, headers }: Reply) => res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 
 /**
@@ -86,7 +100,12 @@ const reply = (res: ServerResponse, { status, body, headers }: Reply) => res.wri
  *
  * `POST /v1/tasks` with `{text, source?, external_id?, metadata?}` (`metadata.callback_url`, when
  * given, must be an http(s) URL; see callbacks/) answers 202 `{thought_id, task_id}` once the task
- * is durably in `tao.tasks` (same source + external_id → same thought_id).
+ * is durably in `tao.tasks` (same source + external_id → same thought_id). With API keys
+ * (`options.auth`, ingress/api-keys.ts) it first needs `Authorization: Bearer <key>`: 401
+ * `{"error":"unauthorized"}` with `WWW-Authenticate: Bearer` for a missing, malformed, unknown or
+ * revoked key (one answer for all four), 429 with `Retry-After` when the key's bucket is empty (before
+ * the body is read), 403 `{"error":"forbidden"}` when the key may not submit as the task's `source`
+ * (default `api`). An accepted task carries the key's id in metadata `api_key_id`.
  *
  * `POST /v1/webhooks/<source>` (`github`, `jira`; see ingress/webhooks.ts for signatures and
  * mapping) answers:
@@ -105,7 +124,9 @@ const reply = (res: ServerResponse, { status, body, headers }: Reply) => res.wri
  * `sendTimeoutMs`: never a 2xx for a task that was not written. A 503 after a timeout does not
  * prove the record was not written; a retry then maps to the same thought_id.
  *
- * @throws whatever `listen` throws (port in use); per-request failures become HTTP answers.
+ * @throws ConfigError when `options.auth` is not given and the environment's keys are invalid or
+ * missing on a non-loopback `host` ({@link ingressAuthFromEnv}); whatever `listen` throws (port in
+ * use). Per-request failures become HTTP answers.
  */
 export async function startIngress(options: IngressOptions, deps: IngressDeps): Promise<Ingress> {
   const { producer, codec, logger } = deps;
@@ -117,14 +138,19 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
   const maxEventAgeMs = webhookOptions.maxEventAgeMs ?? 7 * 24 * 60 * 60 * 1000;
   const sendTimeoutMs = options.sendTimeoutMs ?? 5000;
   const retryAfter = String(options.retryAfterSeconds ?? 5);
+  const auth = options.auth ?? ingressAuthFromEnv(process.env, options.host);
+  const guard = auth.mode === 'keys' ? new ApiKeyGuard(auth.keys, now) : null;
+  if (auth.mode === 'open') logger.warn('POST /v1/tasks is open: no API key is asked for', { reason: auth.reason });
+  else logger.info('POST /v1/tasks needs an API key', { keys: guard!.active, revoked: auth.keys.length - guard!.active });
 
+  const metrics = deps.metrics ?? new IngressMetrics();
   const runs = deps.kafka ? new InFlightRuns(options.maxInFlightRuns ?? 1000, options.inFlightTtlMs ?? 60 * 60 * 1000, now) : null;
   const outcomes = deps.kafka && runs ? await followOutcomes(deps.kafka, codec, runs, logger) : null;
   if (!runs) logger.warn('in-flight limit not applied: no Kafka client given to follow outcomes');
   logger.info('webhook sources', { configured: WEBHOOK_SOURCES.filter((s) => webhookOptions.secrets[s]) });
 
   /** Writes one task: 429 when over the limit, 503 when Kafka does not take it, 202 otherwise. */
-  const accept = async (input: NewTask, onWritten?: (ids: { thought_id: string; task_id: string }) => void): Promise<Reply> => {
+  const accept = async (input: NewTask, onWritten?: (ids: { thought_id: string; task_id: string }) => void, keyId?: string): Promise<Reply> => {
     const task = buildTask(input, now());
     const release = runs ? runs.reserve(task.thought_id) : () => undefined;
     if (!release) {
@@ -140,18 +166,54 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
     }
     const ids = { thought_id: task.thought_id, task_id: task.task_id };
     onWritten?.(ids);
-    logger.info('task accepted', { ...ids, kind: task.kind, source: task.source, external_id: task.external_id });
+    logger.info('task accepted', { ...ids, kind: task.kind, source: task.source, external_id: task.external_id, ...(keyId ? { key_id: keyId } : {}) });
     return { status: 202, body: ids };
   };
 
+  /** The key check, before the body is read: null to go on (with the key's id), else the answer. */
+  const admit = (req: IncomingMessage): { keyId: string | null } | Reply => {
+    if (!guard) return { keyId: null };
+    const admission = guard.admit(req.headers.authorization);
+    if (admission.ok) return { keyId: admission.keyId };
+    req.resume();
+    if (admission.status === 429) {
+      metrics.apiKeys.inc({ key_id: admission.keyId, outcome: 'rate_limited' });
+      logger.warn('task refused: key over its rate limit', { key_id: admission.keyId, retry_after_s: admission.retryAfterSeconds });
+      return { status: 429, headers: { 'retry-after': String(admission.retryAfterSeconds) }, body: { error: 'rate_limited' } };
+    }
+    metrics.apiKeys.inc({ key_id: admission.keyId ?? 'none', outcome: 'unauthorized' });
+    logger.warn('task refused: unauthorized', { reason: admission.reason, ...(admission.keyId ? { key_id: admission.keyId } : {}) });
+    return UNAUTHORIZED;
+  };
+
   const tasksRoute = async (req: IncomingMessage): Promise<Reply> => {
-    const body = await readBody(req, options.maxBodyBytes);
-    if (body === 'too_large') return tooLarge(options.maxBodyBytes);
-    const parsed = parseJson(body, req);
-    if ('error' in parsed) return parsed.error;
-    if (!validate(parsed.value)) return { status: 400, body: { error: 'invalid_task', message: 'the task has invalid fields', fields: fieldErrors(validate.errors) } };
-    const value = parsed.value;
-    return accept({ text: value.text, source: value.source ?? 'api', external_id: value.external_id ?? null, metadata: value.metadata ?? {} });
+    const admitted = admit(req);
+    if ('status' in admitted) return admitted;
+    const { keyId } = admitted;
+    // Counted as allowed unless the scope check below refuses it (a 400 or 413 passed the key check).
+    let outcome: 'allowed' | 'forbidden' = 'allowed';
+    try {
+      const body = await readBody(req, options.maxBodyBytes);
+      if (body === 'too_large') return tooLarge(options.maxBodyBytes);
+      const parsed = parseJson(body, req);
+      if ('error' in parsed) return parsed.error;
+      if (!validate(parsed.value)) return { status: 400, body: { error: 'invalid_task', message: 'the task has invalid fields', fields: fieldErrors(validate.errors) } };
+      const value = parsed.value;
+      const source = value.source ?? 'api';
+      if (value.metadata && API_KEY_ID_METADATA in value.metadata) {
+        const message = `metadata.${API_KEY_ID_METADATA} is set by the ingress, not by the client`;
+        return { status: 400, body: { error: 'invalid_task', message, fields: [{ field: `metadata/${API_KEY_ID_METADATA}`, message }] } };
+      }
+      if (keyId !== null && !guard!.allows(keyId, source)) {
+        outcome = 'forbidden';
+        logger.warn('task refused: key not scoped to the source', { key_id: keyId, source });
+        return FORBIDDEN;
+      }
+      const metadata = { ...value.metadata, ...(keyId !== null ? { [API_KEY_ID_METADATA]: keyId } : {}) };
+      return await accept({ text: value.text, source, external_id: value.external_id ?? null, metadata }, undefined, keyId ?? undefined);
+    } finally {
+      if (keyId !== null) metrics.apiKeys.inc({ key_id: keyId, outcome });
+    }
   };
 
   const webhookRoute = async (req: IncomingMessage, source: WebhookSource): Promise<Reply> => {
@@ -194,7 +256,6 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
     }
   };
 
-  const metrics = deps.metrics ?? new IngressMetrics();
   if (runs) metrics.trackInFlight(() => runs.size);
   const server = createServer(async (req, res) => {
     const path = pathOf(req.url);

@@ -111,6 +111,9 @@ export const SETTINGS = {
 
   // Ingress
   TAO_INGRESS_MAX_IN_FLIGHT: { kind: 'int', default: '1000', min: 1, meaning: 'runs in flight above which the ingress answers 503', usedBy: ['ingress'] },
+  TAO_INGRESS_KEYS_FILE: { kind: 'string', meaning: 'JSON file of hashed API keys for POST /v1/tasks (docs/INGRESS.md; `tao ingress key` makes an entry); read at start', usedBy: ['ingress'] },
+  TAO_INGRESS_API_KEYS: { kind: 'secret', meaning: 'hashed API key entries inline, the same JSON as the keys file (merged with it; masked as a precaution)', usedBy: ['ingress'] },
+  TAO_INGRESS_AUTH: { kind: 'enum', values: ['auto', 'on', 'off'], default: 'auto', meaning: 'API keys on POST /v1/tasks. auto: enforced when configured; without keys the ingress runs open on a loopback TAO_BIND_HOST only (a WARN line) and refuses to start on any other. on: keys required even on loopback. off: open on purpose (refused alongside keys)', usedBy: ['ingress'] },
   TAO_WEBHOOK_SECRET_GITHUB: { kind: 'secret', meaning: 'GitHub webhook secret (unset: GitHub deliveries are refused)', usedBy: ['ingress'] },
   TAO_WEBHOOK_SECRET_JIRA: { kind: 'secret', meaning: 'Jira webhook secret (unset: Jira deliveries are refused)', usedBy: ['ingress'] },
   TAO_WEBHOOK_TOLERANCE_S: { kind: 'duration', default: '5m', min: 1000, max: 86400000, meaning: "accepted age of a Jira delivery's signed timestamp", usedBy: ['ingress'] },

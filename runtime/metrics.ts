@@ -124,6 +124,8 @@ export class StepMetrics {
 export class IngressMetrics {
   readonly registry = new Registry();
   readonly requests = new Counter({ name: 'tao_ingress_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['route', 'status'], registers: [this.registry] });
+  /** `POST /v1/tasks` with API keys: one per request, by key id (`none` for no or an unknown key) and outcome. */
+  readonly apiKeys = new Counter({ name: 'tao_ingress_api_key_requests_total', help: 'POST /v1/tasks requests by API key id (none: no key or an unknown one) and outcome: allowed, unauthorized, forbidden, rate_limited', labelNames: ['key_id', 'outcome'], registers: [this.registry] });
   readonly requestSeconds = new Histogram({ name: 'tao_ingress_request_seconds', help: 'Time to answer a request (a 202 includes the wait for Kafka to acknowledge the task)', labelNames: ['route'], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [this.registry] });
 
   constructor(processName = 'tao-ingress') {

@@ -49,6 +49,8 @@ const HELP: Array<[string[], RegExp]> = [
   ...['thought', 'action', 'observation', 'tools', 'ingress', 'callbacks', 'all'].map((s): [string[], RegExp] => [['run', s, '--help'], /--apply-topics applies the catalog first/]),
   [['run', 'source', '-h'], /^ +tao run source <file>/m],
   [['submit', '--help'], /^usage: tao submit --text/m],
+  [['ingress', '--help'], /^usage: tao ingress key --id <id> --sources <list\|\*>/m],
+  [['ingress', 'key', '-h'], /^usage: tao ingress key/m],
   [['tail', '--help'], /^usage: tao tail/m],
   [['status', '-h'], /^usage: tao status/m],
   [['replay', '--help'], /^usage: tao replay <thought_id>.*\n[\s\S]*--verify/m],
