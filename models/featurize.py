@@ -10,19 +10,25 @@ Pipeline (each step is defined so that Python and JavaScript agree exactly):
    surrogate counts as one code point, a valid UTF-16 pair as one).
 2. Lone UTF-16 surrogates (possible in JSON-decoded text) are replaced by U+FFFD.
 3. NFKC normalization, then full Unicode lowercasing (``str.lower`` / ``String.prototype.toLowerCase``).
-4. Every run of 5 or more ASCII digits has each digit replaced by ``0`` (ids, timestamps and phone
-   numbers become shapes; status codes such as 401/502 stay as they are).
-5. Format characters (category Cf, e.g. ZWSP, ZWJ, BOM, soft hyphen) are removed; each run of
-   separators and controls (categories Z*, Cc: spaces, tabs, newlines, U+2028/U+2029, NBSP) becomes
-   one ASCII space; leading and trailing spaces are trimmed. An empty result gives the zero vector.
-6. Features, binary presence (each distinct 32-bit feature hash counted once):
+4. JSON escapes of control characters (``\\u0000``-``\\u001f`` and ``\\u007f``, except tab, LF and CR)
+   become U+FFFD: a control character inside a JSON string is a sign of damaged data, and so is a raw one
+   (step 6).
+5. Ids are masked: every maximal run of ``[0-9a-z#]`` characters joined by ``-`` or ``_`` that holds 4 or
+   more ASCII digits (``o-12345678``, ``po-2024-00017-b``, ``so#88123``, ``4500012345``, dates,
+   timestamps, uuids) becomes ``<id>``. What a text is about comes from its words, never from the shape
+   of an id; status codes such as 401/502 (3 digits) stay as they are.
+6. Format characters (category Cf, e.g. ZWSP, ZWJ, BOM, soft hyphen) are removed; each run of
+   separators and whitespace controls (categories Z*, and tab, LF, VT, FF, CR, NEL) becomes one ASCII
+   space; every other control character (category Cc: NUL, DEL, C1 controls) becomes U+FFFD; leading
+   and trailing spaces are trimmed. An empty result gives the zero vector.
+7. Features, binary presence (each distinct 32-bit feature hash counted once):
    - ``c:<gram>`` for every character n-gram (n = 1..4, over code points) of
      ``"\\x02" + text + "\\x03"`` (STX/ETX mark the start and the end: they cannot occur in the
      normalized text, where controls became spaces);
    - ``w:<tok>`` for every token and ``b:<tok1> <tok2>`` for every pair of adjacent tokens, where a
      token is a run of letters, marks, numbers or ``_`` (categories L*, M*, N*), except that each
      CJK character (Han, kana, Hangul ranges below) is a token of its own.
-7. Each feature string is hashed with FNV-1a 32-bit over its UTF-8 bytes; index = hash mod D
+8. Each feature string is hashed with FNV-1a 32-bit over its UTF-8 bytes; index = hash mod D
    (D = 2**14), sign = -1 if the top bit of the hash is set, else +1. The signed counts are summed
    per index (integers, so exact), the vector is divided by its L2 norm (float64) and stored as
    float32.
@@ -39,10 +45,12 @@ from typing import Iterable
 
 import numpy as np
 
-FEATURIZER_VERSION = "hash-v1"
+FEATURIZER_VERSION = "hash-v2"
 DIMS = 1 << 14
 CHAR_NGRAMS = (1, 4)
 MAX_INPUT_CODE_POINTS = 4096
+ID_MIN_DIGITS = 4
+ID_MASK = "<id>"
 
 CONFIG = {
     "name": FEATURIZER_VERSION,
@@ -51,6 +59,8 @@ CONFIG = {
     "word_ngrams": [1, 2],
     "hash": "fnv1a32-utf8",
     "max_input_code_points": MAX_INPUT_CODE_POINTS,
+    "id_mask": {"min_digits": ID_MIN_DIGITS, "token": ID_MASK},
+    "controls": "fffd",
 }
 
 # CJK ranges: each code point in them is a token of its own.
@@ -64,7 +74,10 @@ _CJK_RANGES = (
 )
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-_LONG_DIGITS = re.compile("[0-9]{5,}")
+_ID_RUN = re.compile("[0-9a-z#]+(?:[-_][0-9a-z#]+)*")
+_DIGIT = re.compile("[0-9]")
+_JSON_CONTROL_ESCAPE = re.compile(r"\\u00(?:0[0-8bcef]|1[0-9a-f]|7f)")
+_WHITESPACE_CONTROLS = frozenset("\t\n\x0b\x0c\r\x85")
 
 _FNV_OFFSET = 0x811C9DC5
 _FNV_PRIME = 0x01000193
@@ -73,7 +86,7 @@ _class_cache: dict[str, int] = {}
 _hash_cache: dict[str, int] = {}
 
 # character classes
-_OTHER, _WORD, _CJK, _SPACE, _DROP = 0, 1, 2, 3, 4
+_OTHER, _WORD, _CJK, _SPACE, _DROP, _CONTROL = 0, 1, 2, 3, 4, 5
 
 
 def _char_class(ch: str) -> int:
@@ -88,8 +101,10 @@ def _char_class(ch: str) -> int:
         c = _WORD
     elif cat == "Cf":
         c = _DROP
-    elif cat[0] == "Z" or cat == "Cc":
+    elif cat[0] == "Z" or ch in _WHITESPACE_CONTROLS:
         c = _SPACE
+    elif cat == "Cc":
+        c = _CONTROL
     else:
         c = _OTHER
     _class_cache[ch] = c
@@ -109,18 +124,31 @@ def fnv1a32(s: str) -> int:
     return h
 
 
+def _mask_id(m: re.Match) -> str:
+    run = m.group(0)
+    return ID_MASK if len(_DIGIT.findall(run)) >= ID_MIN_DIGITS else run
+
+
+def mask_ids(text: str) -> str:
+    """Step 5 on a lower-cased text: id-like runs with 4+ digits become ``<id>``."""
+    return _ID_RUN.sub(_mask_id, text)
+
+
 def normalize(text: str, max_input_code_points: int = MAX_INPUT_CODE_POINTS) -> str:
-    """Steps 1-5: the canonical text that features are taken from."""
+    """Steps 1-6: the canonical text that features are taken from."""
     text = text[:max_input_code_points]
     text = _LONE_SURROGATE.sub("\ufffd", text)
     text = unicodedata.normalize("NFKC", text).lower()
-    text = _LONG_DIGITS.sub(lambda m: "0" * len(m.group(0)), text)
+    text = _JSON_CONTROL_ESCAPE.sub("\ufffd", text)
+    text = mask_ids(text)
     out: list[str] = []
     pending_space = False
     for ch in text:
         c = _char_class(ch)
         if c == _DROP:
             continue
+        if c == _CONTROL:
+            ch = "\ufffd"
         if c == _SPACE:
             pending_space = True
             continue
@@ -132,7 +160,7 @@ def normalize(text: str, max_input_code_points: int = MAX_INPUT_CODE_POINTS) -> 
 
 
 def tokens(norm: str) -> list[str]:
-    """Word tokens of a normalized text (step 6)."""
+    """Word tokens of a normalized text (step 7)."""
     toks: list[str] = []
     cur: list[str] = []
     for ch in norm:
@@ -218,6 +246,9 @@ VECTOR_TEXTS = [
     "line one\u2028line two\u2029para\u00a0nbsp\u200bzwsp\ufeffbom",
     "ΣΑΣ İstanbul straße ﬁle Ⅻ ①",
     "order 2026-11-29 ts 1732838400123 id 0042",
+    "PO-2024-00017-B, SO#88123 and 4500012345; claim 778812, user_id u-1234, HTTP 502, sha256, #42",
+    '{"name":"ab\\u0000cd\\u001F","note":"tab\\tok\\u000a"} raw \x00nul \x7fdel \x85nel \x1bESC',
+    "订单号4500012345的退款，报销单778812，2026年11月29日",
     "lone surrogate \ud800 here",
     "混合 text 日本語のテキスト 한국어 텍스트 ok",
     "e\u0301 café cafe\u0301 naïve",

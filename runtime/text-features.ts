@@ -10,12 +10,15 @@
  * 1. truncate to {@link MAX_INPUT_CODE_POINTS} code points (a lone surrogate counts as one);
  * 2. lone UTF-16 surrogates become U+FFFD;
  * 3. NFKC, then `toLowerCase()` (full Unicode lowercasing, locale-independent);
- * 4. each run of 5+ ASCII digits has its digits replaced by `0`;
- * 5. format characters (Cf) are removed, runs of separators/controls (Z*, Cc) become one space, trim;
- * 6. features (each distinct 32-bit feature hash counted once): char 1..4-grams of `"\x02" + text + "\x03"` (`c:`; STX/ETX mark
+ * 4. JSON escapes of control characters (`\u0000`-`\u001f`, `\u007f`; not tab, LF, CR) become U+FFFD;
+ * 5. ids are masked: each maximal run of `[0-9a-z#]` joined by `-`/`_` holding 4+ ASCII digits becomes
+ *    `<id>` (`o-12345678`, `po-2024-00017-b`, `so#88123`, dates, uuids), so ids never decide a label;
+ * 6. format characters (Cf) are removed, runs of separators and whitespace controls (Z*, tab, LF, VT,
+ *    FF, CR, NEL) become one space, any other control (Cc) becomes U+FFFD, trim;
+ * 7. features (each distinct 32-bit feature hash counted once): char 1..4-grams of `"\x02" + text + "\x03"` (`c:`; STX/ETX mark
  *    the start and the end and cannot occur in normalized text), word tokens (`w:`) and
  *    adjacent token pairs (`b:`); tokens are runs of L/M/N/`_`, each CJK character its own token;
- * 7. FNV-1a 32-bit over UTF-8 bytes; index = hash mod D, sign = top bit; signed counts summed,
+ * 8. FNV-1a 32-bit over UTF-8 bytes; index = hash mod D, sign = top bit; signed counts summed,
  *    L2-normalized in float64, stored as float32.
  *
  * The second half of this module, {@link TextModel}, runs a `model.onnx` made by `models/train.py` on
@@ -29,13 +32,17 @@
 import type * as Ort from 'onnxruntime-node';
 
 /** Name of this featurizer; a model's `labels.json` names the featurizer it was trained with. */
-export const FEATURIZER_NAME = 'hash-v1';
+export const FEATURIZER_NAME = 'hash-v2';
 /** Vector size D (2^14). */
 export const FEATURE_DIMS = 1 << 14;
 /** Inputs longer than this many Unicode code points are truncated before featurizing (4096, ~4 KB). */
 export const MAX_INPUT_CODE_POINTS = 4096;
 /** Character n-gram sizes, inclusive. */
 export const CHAR_NGRAMS: readonly [number, number] = [1, 4];
+/** An id-like run with at least this many ASCII digits is masked (step 5). */
+export const ID_MIN_DIGITS = 4;
+/** What a masked id becomes. */
+export const ID_MASK = '<id>';
 
 /** The featurizer's parameters as `models/featurize.py` writes them into vectors and labels.json. */
 export interface FeaturizerConfig {
@@ -45,6 +52,8 @@ export interface FeaturizerConfig {
   word_ngrams: number[];
   hash: string;
   max_input_code_points: number;
+  id_mask: { min_digits: number; token: string };
+  controls: string;
 }
 
 /** The parameters of this implementation, to compare with a model's `featurizer` block. */
@@ -55,6 +64,8 @@ export const FEATURIZER_CONFIG: Readonly<FeaturizerConfig> = Object.freeze({
   word_ngrams: [1, 2],
   hash: 'fnv1a32-utf8',
   max_input_code_points: MAX_INPUT_CODE_POINTS,
+  id_mask: { min_digits: ID_MIN_DIGITS, token: ID_MASK },
+  controls: 'fffd',
 });
 
 const CJK_RANGES: ReadonlyArray<readonly [number, number]> = [
@@ -71,25 +82,30 @@ const WORD = 1;
 const CJK = 2;
 const SPACE = 3;
 const DROP = 4;
+const CONTROL = 5;
 
 const RE_WORD = /^[\p{L}\p{M}\p{N}_]$/u;
 const RE_DROP = /^\p{Cf}$/u;
-const RE_SPACE = /^[\p{Z}\p{Cc}]$/u;
+const RE_SPACE = /^\p{Z}$/u;
+const RE_CONTROL = /^\p{Cc}$/u;
 const RE_LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
-const RE_LONG_DIGITS = /[0-9]{5,}/g;
+const RE_ID_RUN = /[0-9a-z#]+(?:[-_][0-9a-z#]+)*/g;
+const RE_JSON_CONTROL_ESCAPE = /\\u00(?:0[0-8bcef]|1[0-9a-f]|7f)/g;
 
 function charClass(ch: string): number {
   const cp = ch.codePointAt(0)!;
   // ASCII first: it is most of every text and never CJK (the CJK ranges start at U+3040).
   if (cp < 0x80) {
     if ((cp >= 0x30 && cp <= 0x39) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a) || cp === 0x5f) return WORD;
-    if (cp <= 0x20 || cp === 0x7f) return SPACE;
+    if ((cp >= 0x09 && cp <= 0x0d) || cp === 0x20) return SPACE;
+    if (cp < 0x20 || cp === 0x7f) return CONTROL;
     return OTHER;
   }
   for (const [lo, hi] of CJK_RANGES) if (cp >= lo && cp <= hi) return CJK;
   if (RE_WORD.test(ch)) return WORD;
   if (RE_DROP.test(ch)) return DROP;
-  if (RE_SPACE.test(ch)) return SPACE;
+  if (RE_SPACE.test(ch) || cp === 0x85) return SPACE;
+  if (RE_CONTROL.test(ch)) return CONTROL;
   return OTHER;
 }
 
@@ -107,11 +123,25 @@ export function truncateCodePoints(text: string, max: number = MAX_INPUT_CODE_PO
   return text.slice(0, i);
 }
 
-/** Steps 1-5: the canonical text the features are taken from. */
+function countDigits(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) n++;
+  }
+  return n;
+}
+
+/** Step 5 on a lower-cased text: id-like runs with {@link ID_MIN_DIGITS}+ digits become {@link ID_MASK}. */
+export function maskIds(lowered: string): string {
+  return lowered.replace(RE_ID_RUN, (run) => (countDigits(run) >= ID_MIN_DIGITS ? ID_MASK : run));
+}
+
+/** Steps 1-6: the canonical text the features are taken from. */
 export function normalizeText(text: string, maxCodePoints: number = MAX_INPUT_CODE_POINTS): string {
   let t = truncateCodePoints(text, maxCodePoints).replace(RE_LONE_SURROGATE, '\uFFFD');
   t = t.normalize('NFKC').toLowerCase();
-  t = t.replace(RE_LONG_DIGITS, (m) => '0'.repeat(m.length));
+  t = maskIds(t.replace(RE_JSON_CONTROL_ESCAPE, '\uFFFD'));
   let out = '';
   let pendingSpace = false;
   for (const ch of t) {
@@ -123,7 +153,7 @@ export function normalizeText(text: string, maxCodePoints: number = MAX_INPUT_CO
     }
     if (pendingSpace && out.length > 0) out += ' ';
     pendingSpace = false;
-    out += ch;
+    out += c === CONTROL ? '\uFFFD' : ch;
   }
   return out;
 }
