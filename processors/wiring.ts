@@ -8,6 +8,7 @@ import type { StageMetrics } from '../runtime/metrics.ts';
 import type { ExecutorEvents } from './action/executor.ts';
 import type { StageDefinition } from '../runtime/processor.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../tools/catalog.ts';
+import type { Ajv, ValidateFunction } from 'ajv';
 import { actionStage } from './action/stage.ts';
 import { realHttpDeps } from './action/invoke.ts';
 import { DEFAULT_RULES_FILE, loadObservationRules } from './observation/rules.ts';
@@ -91,9 +92,22 @@ export async function semanticClassifier(env: NodeJS.ProcessEnv): Promise<Payloa
   return { model: model.modelId, classify: (text) => model.classify(text) };
 }
 
-/** What plan validation needs to know of the catalog. */
+/** What plan validation and the planners need to know of the catalog. */
 export function toolContracts(catalog: ToolCatalog): ToolContracts {
+  let ajv: Ajv | null = null;
+  const fieldChecks = new Map<string, ValidateFunction | null>();
   return {
+    refusesInput: (tool, field, value) => {
+      const key = `${tool}\u0000${field}`;
+      if (!fieldChecks.has(key)) {
+        const schema = (catalog.get(tool)?.spec.parameters as { properties?: Record<string, unknown> } | undefined)?.properties?.[field];
+        ajv ??= createContractAjv();
+        fieldChecks.set(key, schema === undefined ? null : ajv.compile(schema as object));
+      }
+      const check = fieldChecks.get(key)!;
+      if (check === null || check(value)) return null;
+      return (check.errors ?? []).map((e) => e.message ?? 'invalid').join(', ');
+    },
     has: (tool) => catalog.get(tool) !== undefined,
     responseFields: (tool) => {
       const props = (catalog.get(tool)?.spec.response as { properties?: Record<string, unknown> } | undefined)?.properties;

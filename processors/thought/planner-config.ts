@@ -6,7 +6,7 @@
  * |---|---|
  * | graph (default) | {@link GraphPlanner} on the flow TAO_FLOW (`<id>@<version>`, default order-status@1) |
  * | llm | {@link LlmPlanner}: asks an OpenAI-compatible chat-completions endpoint; falls back to the graph planner on TAO_FLOW |
- * | router | {@link RouterPlanner}: the ONNX intent router picks the flow (routing table TAO_ROUTES, default flows/routes.json; model TAO_INTENT_MODEL_DIR; threshold TAO_INTENT_THRESHOLD, default 0.6) and its slots fill the flow's inputs; unclear tasks are escalated |
+ * | router | {@link RouterPlanner}: the ONNX intent router picks the flow (routing table TAO_ROUTES, default flows/routes.json; model TAO_INTENT_MODEL_DIR; threshold TAO_INTENT_THRESHOLD, default 0.4); the flow's own input patterns take its inputs from the text; unclear tasks are escalated |
  *
  * Settings of `llm`:
  *
@@ -43,7 +43,7 @@ export function createPlanner(env: NodeJS.ProcessEnv, deps: PlannerDeps): Planne
   const kind = env.TAO_PLANNER ?? 'graph';
   switch (kind) {
     case 'graph':
-      return new GraphPlanner(flowFromEnv(env, deps.flows));
+      return new GraphPlanner(flowFromEnv(env, deps.flows), deps.tools);
     case 'llm':
       return llmPlannerFromEnv(env, deps);
     case 'router':
@@ -65,7 +65,7 @@ function routerPlannerFromEnv(env: NodeJS.ProcessEnv, deps: PlannerDeps): Router
       return (await router).route(text);
     },
   };
-  return new RouterPlanner(source, routes, deps.flows);
+  return new RouterPlanner(source, routes, deps.flows, deps.tools);
 }
 
 /** The `llm` planner from its TAO_LLM_* settings, with the graph planner on TAO_FLOW as fallback. */
@@ -88,7 +88,7 @@ function llmPlannerFromEnv(env: NodeJS.ProcessEnv, deps: PlannerDeps): LlmPlanne
     timeoutMs: intOption(env, 'TAO_LLM_TIMEOUT_MS', 20000, 1, 600000),
     maxTokens: intOption(env, 'TAO_LLM_MAX_TOKENS', 2048, 1, 1000000),
     maxSteps: intOption(env, 'TAO_MAX_PLAN_STEPS', 50, 1, 1000),
-    fallback: new GraphPlanner(flowFromEnv(env, deps.flows)),
+    fallback: new GraphPlanner(flowFromEnv(env, deps.flows), deps.tools),
     validator: deps.validator,
     tools: deps.tools,
     catalog: deps.catalog,
