@@ -28,6 +28,14 @@ Pipeline (each step is defined so that Python and JavaScript agree exactly):
    - ``w:<tok>`` for every token and ``b:<tok1> <tok2>`` for every pair of adjacent tokens, where a
      token is a run of letters, marks, numbers or ``_`` (categories L*, M*, N*), except that each
      CJK character (Han, kana, Hangul ranges below) is a token of its own.
+   - ``s:<signal>`` structural signals of the *raw* text (before step 1; see ``structure_signals``):
+     ``json_ok`` / ``json_cut`` / ``json_bad`` when it starts like JSON (``{`` or ``[`` after JSON
+     whitespace or a BOM) and its brackets balance / run out before they close (the body was cut
+     short) / mismatch or are followed by more text; ``html`` when its first 4096 code points, lower-cased,
+     hold ``<html``, ``<!doctype html`` or ``<body``; ``trace`` when they hold two or more stack-frame
+     lines (Java/JS/.NET ``at …``, Python ``File "…", line N``, Go ``goroutine N [`` / ``….go:N``,
+     Ruby ``….rb:N:in``, PHP ``#N ….php(N)``), also inside JSON strings (``\\n`` counts as a line break).
+     A bag of n-grams cannot tell a cut body from a short intact one; the scanner can, exactly.
 8. Each feature string is hashed with FNV-1a 32-bit over its UTF-8 bytes; index = hash mod D
    (D = 2**14), sign = -1 if the top bit of the hash is set, else +1. The signed counts are summed
    per index (integers, so exact), the vector is divided by its L2 norm (float64) and stored as
@@ -45,7 +53,7 @@ from typing import Iterable
 
 import numpy as np
 
-FEATURIZER_VERSION = "hash-v2"
+FEATURIZER_VERSION = "hash-v3"
 DIMS = 1 << 14
 CHAR_NGRAMS = (1, 4)
 MAX_INPUT_CODE_POINTS = 4096
@@ -61,6 +69,7 @@ CONFIG = {
     "max_input_code_points": MAX_INPUT_CODE_POINTS,
     "id_mask": {"min_digits": ID_MIN_DIGITS, "token": ID_MASK},
     "controls": "fffd",
+    "structure": ["json_ok", "json_cut", "json_bad", "html", "trace"],
 }
 
 # CJK ranges: each code point in them is a token of its own.
@@ -178,6 +187,73 @@ def tokens(norm: str) -> list[str]:
     return toks
 
 
+_JSON_WS = " \t\n\r\ufeff"
+_HTML_MARKS = ("<html", "<!doctype html", "<body")
+_FRAME = re.compile(
+    r"^[ \t]*at [^ \t]"  # Java, JavaScript, .NET
+    r"|^[ \t]*file \"[^\"]*\", line [0-9]+"  # Python (the text is lower-cased)
+    r"|^goroutine [0-9]+ \["  # Go
+    r"|^[ \t]*[^ \t]*\.go:[0-9]+"  # Go frames
+    r"|^[ \t]*(?:from )?[^ \t]*\.rb:[0-9]+:in "  # Ruby
+    r"|^#[0-9]+ [^ \t][^\n]*\.php\([0-9]+\)"  # PHP
+)
+
+
+def json_shape(text: str) -> str | None:
+    """``json_ok``, ``json_cut``, ``json_bad``, or None when ``text`` does not start like JSON."""
+    n = len(text)
+    i = 0
+    while i < n and text[i] in _JSON_WS:
+        i += 1
+    if i == n or text[i] not in "{[":
+        return None
+    stack: list[str] = []
+    in_str = False
+    esc = False
+    j = i
+    while j < n:
+        ch = text[j]
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "{" or ch == "[":
+            stack.append(ch)
+        elif ch == "}" or ch == "]":
+            if not stack or stack[-1] != ("{" if ch == "}" else "["):
+                return "json_bad"
+            stack.pop()
+            if not stack:
+                break
+        j += 1
+    if stack or in_str:
+        return "json_cut"
+    k = j + 1
+    while k < n and text[k] in _JSON_WS:
+        k += 1
+    return "json_ok" if k == n else "json_bad"
+
+
+def structure_signals(text: str, max_input_code_points: int = MAX_INPUT_CODE_POINTS) -> list[str]:
+    """The structural signals of a raw text (step 7, ``s:``), in a fixed order."""
+    out: list[str] = []
+    shape = json_shape(text)
+    if shape:
+        out.append(shape)
+    head = _LONE_SURROGATE.sub("\ufffd", text[:max_input_code_points]).lower()
+    if any(m in head for m in _HTML_MARKS):
+        out.append("html")
+    lines = head.replace("\\r\\n", "\n").replace("\\n", "\n").replace("\\t", "\t").replace('\\"', '"').replace("\r", "\n").split("\n")
+    if sum(1 for line in lines if _FRAME.search(line)) >= 2:
+        out.append("trace")
+    return out
+
+
 def feature_strings(norm: str) -> set[str]:
     """The distinct feature strings of a normalized text."""
     feats: set[str] = set()
@@ -200,7 +276,10 @@ def feature_strings(norm: str) -> set[str]:
 def featurize_sparse(text: str, max_input_code_points: int = MAX_INPUT_CODE_POINTS) -> tuple[list[int], list[float]]:
     """Sorted non-zero indices and their float32 values (as Python floats)."""
     acc: dict[int, int] = {}
-    for h in {fnv1a32(f) for f in feature_strings(normalize(text, max_input_code_points))}:
+    feats = feature_strings(normalize(text, max_input_code_points))
+    if feats:
+        feats.update("s:" + sig for sig in structure_signals(text, max_input_code_points))
+    for h in {fnv1a32(f) for f in feats}:
         idx = h & (DIMS - 1)
         acc[idx] = acc.get(idx, 0) + (-1 if h >> 31 else 1)
     items = sorted((i, v) for i, v in acc.items() if v != 0)
@@ -252,6 +331,14 @@ VECTOR_TEXTS = [
     "lone surrogate \ud800 here",
     "混合 text 日本語のテキスト 한국어 텍스트 ok",
     "e\u0301 café cafe\u0301 naïve",
+    '{"orders":[{"id":"O-12345678","total":1299},{"id":"O-1234',
+    '  \ufeff[1, 2, {"a": "}]\\"[", "b": [3]}] \n',
+    '{"a":1}} trailing',
+    '{"a":[1,2}',
+    '<!DOCTYPE html><HTML><body><h1>Server Error</h1></body></html>',
+    'java.lang.IllegalStateException: boom\n\tat com.acme.Orders.get(Orders.java:42)\n\tat com.acme.Api.handle(Api.java:7)',
+    '{"trace":"Traceback (most recent call last):\\n  File \\"/app/x.py\\", line 3, in <module>\\n  File \\"/app/y.py\\", line 9, in f\\nKeyError: 1"}',
+    'panic: runtime error\n\ngoroutine 1 [running]:\nmain.main()\n\t/app/main.go:12 +0x1d',
     "x" * 4090 + " 502 bad gateway (after the truncation point)",
     "a" * 4095 + "\U0001F600" + " tail after an astral code point at the limit",
 ]
@@ -261,7 +348,7 @@ def write_vectors(path: Path) -> None:
     vectors = []
     for t in VECTOR_TEXTS:
         idx, vals = featurize_sparse(t)
-        vectors.append({"text": t, "normalized": normalize(t), "indices": idx, "values": vals})
+        vectors.append({"text": t, "normalized": normalize(t), "structure": structure_signals(t), "indices": idx, "values": vals})
     lines = ",\n".join("  " + json.dumps(v, ensure_ascii=True) for v in vectors)
     path.write_text('{"featurizer": ' + json.dumps(CONFIG) + ',\n "vectors": [\n' + lines + "\n ]}\n", encoding="utf-8")
 

@@ -18,6 +18,8 @@
  * 7. features (each distinct 32-bit feature hash counted once): char 1..4-grams of `"\x02" + text + "\x03"` (`c:`; STX/ETX mark
  *    the start and the end and cannot occur in normalized text), word tokens (`w:`) and
  *    adjacent token pairs (`b:`); tokens are runs of L/M/N/`_`, each CJK character its own token;
+ *    plus structural signals of the raw text (`s:`, {@link structureSignals}): JSON whose brackets
+ *    balance, are cut short, or are broken; an HTML page; a stack trace;
  * 8. FNV-1a 32-bit over UTF-8 bytes; index = hash mod D, sign = top bit; signed counts summed,
  *    L2-normalized in float64, stored as float32.
  *
@@ -32,7 +34,7 @@
 import type * as Ort from 'onnxruntime-node';
 
 /** Name of this featurizer; a model's `labels.json` names the featurizer it was trained with. */
-export const FEATURIZER_NAME = 'hash-v2';
+export const FEATURIZER_NAME = 'hash-v3';
 /** Vector size D (2^14). */
 export const FEATURE_DIMS = 1 << 14;
 /** Inputs longer than this many Unicode code points are truncated before featurizing (4096, ~4 KB). */
@@ -54,6 +56,7 @@ export interface FeaturizerConfig {
   max_input_code_points: number;
   id_mask: { min_digits: number; token: string };
   controls: string;
+  structure: string[];
 }
 
 /** The parameters of this implementation, to compare with a model's `featurizer` block. */
@@ -66,6 +69,7 @@ export const FEATURIZER_CONFIG: Readonly<FeaturizerConfig> = Object.freeze({
   max_input_code_points: MAX_INPUT_CODE_POINTS,
   id_mask: { min_digits: ID_MIN_DIGITS, token: ID_MASK },
   controls: 'fffd',
+  structure: ['json_ok', 'json_cut', 'json_bad', 'html', 'trace'],
 });
 
 const CJK_RANGES: ReadonlyArray<readonly [number, number]> = [
@@ -178,6 +182,68 @@ export function tokenize(normalized: string): string[] {
   return toks;
 }
 
+const JSON_WS = ' \t\n\r\uFEFF';
+const HTML_MARKS = ['<html', '<!doctype html', '<body'];
+// Stack-frame lines (on lower-cased text): Java/JS/.NET `at …`, Python `file "…", line N`, Go
+// `goroutine N [` and `….go:N`, Ruby `….rb:N:in `, PHP `#N ….php(N)`. ASCII classes only, so that
+// Python's `re` and JavaScript agree.
+const RE_FRAME = /^[ \t]*at [^ \t]|^[ \t]*file "[^"]*", line [0-9]+|^goroutine [0-9]+ \[|^[ \t]*[^ \t]*\.go:[0-9]+|^[ \t]*(?:from )?[^ \t]*\.rb:[0-9]+:in |^#[0-9]+ [^ \t][^\n]*\.php\([0-9]+\)/;
+
+/**
+ * How a raw text that starts like JSON (`{` or `[` after JSON whitespace or a BOM) ends: `json_ok` when
+ * its brackets balance and nothing but whitespace follows, `json_cut` when the text runs out inside a
+ * string or before every bracket closed (a body cut short), `json_bad` for a mismatched bracket or
+ * trailing text; null when it does not start like JSON. Brackets inside strings do not count.
+ */
+export function jsonShape(text: string): 'json_ok' | 'json_cut' | 'json_bad' | null {
+  const n = text.length;
+  let i = 0;
+  while (i < n && JSON_WS.includes(text[i]!)) i++;
+  if (i === n || (text[i] !== '{' && text[i] !== '[')) return null;
+  const stack: string[] = [];
+  let inString = false;
+  let escaped = false;
+  let j = i;
+  for (; j < n; j++) {
+    const ch = text[j]!;
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === '\\') escaped = true;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === '{' || ch === '[') stack.push(ch);
+    else if (ch === '}' || ch === ']') {
+      if (stack.length === 0 || stack[stack.length - 1] !== (ch === '}' ? '{' : '[')) return 'json_bad';
+      stack.pop();
+      if (stack.length === 0) break;
+    }
+  }
+  if (stack.length > 0 || inString) return 'json_cut';
+  let k = j + 1;
+  while (k < n && JSON_WS.includes(text[k]!)) k++;
+  return k === n ? 'json_ok' : 'json_bad';
+}
+
+/**
+ * The structural signals of a raw text (feature `s:<signal>`), in a fixed order: its {@link jsonShape};
+ * `html` when its first {@link MAX_INPUT_CODE_POINTS} code points, lower-cased, hold `<html`,
+ * `<!doctype html` or `<body`; `trace` when they hold two or more stack-frame lines (also inside JSON
+ * strings: the escapes `\n`, `\t` and `\"` count as what they stand for). A bag of n-grams cannot tell a body cut short from a
+ * short intact one; this scan can, exactly.
+ */
+export function structureSignals(text: string, maxCodePoints: number = MAX_INPUT_CODE_POINTS): string[] {
+  const out: string[] = [];
+  const shape = jsonShape(text);
+  if (shape) out.push(shape);
+  const head = truncateCodePoints(text, maxCodePoints).replace(RE_LONE_SURROGATE, '\uFFFD').toLowerCase();
+  if (HTML_MARKS.some((m) => head.includes(m))) out.push('html');
+  const lines = head.replaceAll('\\r\\n', '\n').replaceAll('\\n', '\n').replaceAll('\\t', '\t').replaceAll('\\"', '"').replaceAll('\r', '\n').split('\n');
+  let frames = 0;
+  for (const line of lines) if (RE_FRAME.test(line) && ++frames >= 2) break;
+  if (frames >= 2) out.push('trace');
+  return out;
+}
+
 /** The distinct feature strings of a normalized text. */
 export function featureStrings(normalized: string): Set<string> {
   const feats = new Set<string>();
@@ -270,7 +336,9 @@ let scratch: { counts: Int32Array; touched: Int32Array; seen: Uint8Array } | nul
 export function featurizeSparse(text: string, maxCodePoints: number = MAX_INPUT_CODE_POINTS): SparseFeatures {
   const s = (scratch ??= { counts: new Int32Array(FEATURE_DIMS), touched: new Int32Array(FEATURE_DIMS), seen: new Uint8Array(FEATURE_DIMS) });
   let touched = 0;
-  for (const h of featureHashes(normalizeText(text, maxCodePoints))) {
+  const hashes = featureHashes(normalizeText(text, maxCodePoints));
+  if (hashes.size > 0) for (const signal of structureSignals(text, maxCodePoints)) hashes.add(fnv1a32('s:' + signal));
+  for (const h of hashes) {
     const idx = h & (FEATURE_DIMS - 1);
     if (s.seen[idx] === 0) {
       s.seen[idx] = 1;

@@ -283,11 +283,87 @@ def cap(s: str) -> str:
     return s[:1].upper() + s[1:]
 
 
+# ------------------------------------------------------------------------------- compositional
+# Asks assembled from parts (a lead-in, the thing, what is wrong or wanted), so that the model learns
+# the vocabulary of each intent rather than whole sentences. Lists written for the generator, not
+# taken from the held-out set.
+COMP = {
+    "order_status": {
+        "lead": ["where is", "any news on", "can you locate", "what is going on with", "when can I expect", "could you check on", "I am still waiting for", "please look into", "update on", "status of", "any idea where", "need an ETA for", "can someone trace"],
+        "thing": ["my order", "our order", "the order", "my package", "the parcel", "my shipment", "the delivery", "my purchase", "the goods", "the items I bought", "our consignment", "the box", "my online order", "the pallet", "the replacement unit", "our bulk order"],
+        "state": ["it hasn't arrived", "it is late", "it seems delayed", "it never showed up", "tracking has not moved", "it still says processing", "it has not been dispatched", "it shows in transit for ages", "the courier lost it", "it is overdue", "nobody knows where it is", "the delivery date keeps slipping", "it went to the wrong depot"],
+        "zh_thing": ["订单", "包裹", "快递", "货", "商品", "物流", "发货", "采购的货", "网购的东西"],
+        "zh_state": ["还没到", "一直没发货", "物流不动了", "到哪了", "怎么还在路上", "迟迟没有送达", "显示运输中好久了", "一直在处理中", "什么时候能送到", "被快递弄丢了"],
+    },
+    "refund_request": {
+        "lead": ["please refund", "I want a refund for", "give me my money back for", "reverse the charge for", "credit back", "I'd like to be refunded for", "return my payment for", "cancel and refund", "I demand a refund for", "can you pay back", "I need the money back for"],
+        "thing": ["my order", "this purchase", "the damaged item", "the duplicate payment", "the overcharge", "the wrong size", "the faulty product", "the cancelled order", "the returned goods", "the shipping fee", "the unused subscription month", "the item that never came"],
+        "state": ["I was charged twice", "it arrived broken", "I returned it already", "it was not as described", "you billed the wrong amount", "I cancelled within the window", "the refund still hasn't come through", "the money left my account twice", "it stopped working on day one"],
+        "zh_thing": ["退款", "货款", "多扣的钱", "运费", "重复扣的款", "订单的钱", "退货的钱", "预付款"],
+        "zh_state": ["请退给我", "什么时候退回", "还没到账", "申请原路退回", "要求全额退还", "麻烦尽快退", "退到我的卡上", "一直没退"],
+    },
+    "invoice_copy": {
+        "lead": ["please send", "could you resend", "I need a copy of", "email me", "can I get", "please forward", "re-issue", "where can I download", "I can't find", "please provide", "we still need", "kindly share"],
+        "thing": ["the invoice", "my invoice", "a copy of the invoice", "the receipt", "the bill", "a VAT invoice", "the tax invoice", "the billing statement", "the invoice PDF", "an itemised receipt", "the corrected invoice", "last month's invoices", "a duplicate invoice"],
+        "state": ["for our accounts", "for the tax return", "for my expense report", "with our company name on it", "the original never arrived", "the attachment was empty", "the address on it is wrong", "our auditors ask for it", "for bookkeeping"],
+        "zh_thing": ["发票", "电子发票", "增值税发票", "收据", "发票副本", "发票PDF", "账单", "专票"],
+        "zh_state": ["请补发一份", "麻烦重新发一下", "没收到", "抬头开错了请重开", "丢了能再开吗", "发到我邮箱", "下载不了", "请尽快开具"],
+    },
+    "account_access": {
+        "lead": ["I can't", "I am unable to", "we cannot", "still can't", "no way to", "it won't let me", "help me", "I keep failing to", "my colleague can't"],
+        "thing": ["log in", "sign in", "get into my account", "access the portal", "reset my password", "receive the verification code", "pass two-factor authentication", "unlock my account", "recover my account", "use the login link", "open my profile"],
+        "state": ["the password is rejected", "the account is locked", "the reset e-mail never comes", "the 2FA code is invalid", "it says the user does not exist", "the session expires immediately", "I lost my authenticator", "the account was disabled", "the captcha fails every time"],
+        "zh_thing": ["登录", "账号", "密码", "验证码", "二次验证", "账户", "登陆"],
+        "zh_state": ["进不去", "被锁了", "一直提示错误", "收不到", "重置不了", "失效了", "被冻结了", "找不回来"],
+    },
+    "outage_report": {
+        "lead": ["is", "looks like", "we think", "it seems", "right now", "since this morning", "for the last hour", "urgent:", "heads up,"],
+        "thing": ["the API", "your platform", "the service", "your servers", "the checkout", "payments", "the website", "the app", "the login service", "search", "the dashboard", "your endpoint", "the webhook delivery"],
+        "state": ["is down", "is returning 5xx errors", "is not responding", "keeps timing out", "is unreachable", "has an outage", "throws 503 for everyone", "is broken in production", "is extremely slow for all users", "fails every request", "went offline", "is erroring across all regions"],
+        "zh_thing": ["接口", "服务", "系统", "网站", "平台", "服务器", "支付", "App"],
+        "zh_state": ["挂了", "宕机了", "一直报错", "访问不了", "全部超时", "返回503", "出故障了", "崩了", "响应特别慢"],
+    },
+    "expense_claim_status": {
+        "lead": ["what is the status of", "has finance approved", "when will I be reimbursed for", "any update on", "who is holding up", "still waiting on", "is there news about", "please chase", "why was rejected:"],
+        "thing": ["my expense claim", "my expense report", "my reimbursement", "the travel expenses", "my mileage claim", "the per diem", "my T&E report", "the conference costs I paid", "my hotel expenses", "the taxi receipts I submitted", "my out-of-pocket expenses"],
+        "state": ["it has been pending for weeks", "my manager approved it", "it still shows submitted", "the money hasn't been paid out", "it was sent back without a reason", "it is stuck in approval", "payroll didn't include it", "finance has not processed it"],
+        "zh_thing": ["报销", "报销单", "差旅费", "费用报销", "报销款", "出差报销", "垫付的费用"],
+        "zh_state": ["审批到哪了", "什么时候到账", "一直待审批", "被驳回了", "还没打款", "卡在财务那", "进度如何", "领导批了吗"],
+    },
+}
+
+
+def compose_en(g: Gen, intent: str) -> str:
+    c = COMP[intent]
+    lead, thing, state = g.pick(c["lead"]), g.pick(c["thing"]), g.pick(c["state"])
+    ref = g.pick(["", "", f" {g.pick(ORDER_NO).format(id=order_ref(g))}" if intent in ("order_status", "refund_request") else "", f" ({g.pick([invoice_ref, claim_ref, user_ref])(g)})"])
+    form = g.int(0, 4)
+    if form == 0:
+        return f"{lead} {thing}{ref}? {cap(state)}."
+    if form == 1:
+        return f"{cap(state)}, {lead} {thing}{ref}"
+    if form == 2:
+        return f"{thing}{ref}: {state}. {lead} it?"
+    if form == 3:
+        return f"{lead} {thing}{ref}"
+    return f"{cap(thing)}{ref} - {state}"
+
+
+def compose_zh(g: Gen, intent: str) -> str:
+    c = COMP[intent]
+    ref = g.pick(["", "", g.pick([order_ref, invoice_ref, claim_ref, user_ref])(g)])
+    return g.pick(["我的", "", "我们的", "请问", "麻烦看下"]) + g.pick(c["zh_thing"]) + ref + g.pick(["", "，", " "]) + g.pick(c["zh_state"])
+
+
 def core_en(g: Gen, intent: str) -> str:
+    if g.chance(0.35):
+        return compose_en(g, intent)
     return fill(g, g.pick(INTENT[intent]["ask"]))
 
 
 def core_zh(g: Gen, intent: str) -> str:
+    if g.chance(0.3):
+        return compose_zh(g, intent)
     return fill(g, g.pick(INTENT[intent]["ask_zh"]))
 
 
@@ -448,7 +524,23 @@ SPAM_DELIVERY = ["USPS: your parcel is on hold, confirm your address at {url}", 
                  "【快递】您的包裹地址有误，请点击{url}更新", "您的账户存在异常，请登录{url}验证"]
 
 
+OFF_LEAD = ["how do I", "can you help me", "I want to", "is it possible to", "please", "who can", "I need to", "what's the best way to", "can I", "I'd like to"]
+OFF_ACT = ["book a table for four", "renew my passport", "cancel my gym membership", "change my phone plan", "schedule a dentist appointment", "transfer my pension", "repair the washing machine",
+           "register my car", "adopt a cat", "apply for a mortgage", "rent a flat downtown", "learn to play guitar", "file my taxes", "plan a wedding", "paint the living room", "enrol in evening classes",
+           "find a plumber", "upgrade my broadband", "move my insurance policy", "get a library card", "buy concert tickets", "train for a marathon", "set up a home network", "write a cover letter",
+           "configure the office printer", "get a new badge for the building", "book the meeting room", "request annual leave", "install VPN on my laptop", "get access to the shared drive"]
+OFF_ZH = ["怎么办理护照", "健身卡怎么退", "附近有好吃的吗", "帮我订个会议室", "年假怎么申请", "打印机连不上", "工位换到哪了", "公司班车几点发车", "怎么预约体检", "周末去哪玩", "电脑能换新的吗", "怎么交社保", "食堂今天吃什么", "VPN怎么装"]
+
+
 def unknown_core(g: Gen) -> str:
+    if g.chance(0.12):
+        if g.chance(0.3):
+            return g.pick(OFF_ZH)
+        return f"{g.pick(OFF_LEAD)} {g.pick(OFF_ACT)}{g.pick(['?', '', '.', ' asap'])}"
+    return unknown_core_listed(g)
+
+
+def unknown_core_listed(g: Gen) -> str:
     k = g.r.random()
     fmt = dict(city=g.pick(CITIES), topic=g.pick(TOPICS), task=g.pick(CODE_TASKS), language=g.pick(LANGUAGES), a=g.int(2, 999), b=g.int(2, 999), trivia=g.pick(TRIVIA), city_zh=g.pick(CITIES_ZH),
                flight=f"{g.pick(['LH', 'BA', 'CA', 'UA', 'AF'])}{g.int(100, 9999)}")
