@@ -5,11 +5,14 @@
  *
  * For each model: warm-up calls first, then `passes` sequential passes over its eval.jsonl, timing every
  * single `ErrorClassifier.classify` / `IntentRouter.route` call (featurize + onnxruntime run + slot
- * extraction), plus the featurizer alone and worst-case inputs of the full 4096 code points. Writes
+ * extraction), plus the featurizer alone and worst-case inputs of the full 4096 code points. Wall-clock
+ * times include the time the process waits for a core; on a shared, overloaded machine that dominates
+ * the tail, so the main call is also measured in CPU time (process.cpuUsage: what the call costs, not when
+ * it was scheduled), and the load averages before and after are recorded. Writes
  * models/latency-report.json and the latency section of each models/<task>/eval-report.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { ErrorClassifier } from '../processors/observation/classifier.ts';
 import { IntentRouter } from '../processors/thought/intent-router.ts';
@@ -56,6 +59,20 @@ async function time(texts: string[], passes: number, fn: (t: string) => unknown)
   return stats(samples);
 }
 
+/** CPU time (user + system, all threads of this process) per call; microsecond resolution. */
+async function cpuTime(texts: string[], passes: number, fn: (t: string) => unknown): Promise<Stats> {
+  const samples: number[] = [];
+  for (let p = 0; p < passes; p++) {
+    for (const t of texts) {
+      const c0 = process.cpuUsage();
+      await fn(t);
+      const c = process.cpuUsage(c0);
+      samples.push((c.user + c.system) / 1000);
+    }
+  }
+  return stats(samples);
+}
+
 function evalTexts(task: string): string[] {
   return readFileSync(new URL(`${task}/eval.jsonl`, here), 'utf8')
     .split('\n')
@@ -83,17 +100,19 @@ const intentTexts = evalTexts('intent-router');
 await warm(errTexts, (t) => clf.classify(t));
 await warm(intentTexts, (t) => router.route(t));
 
+const loadBefore = loadavg().map((x) => Math.round(x * 100) / 100);
 const errLong = longTexts(errTexts);
 const intentLong = longTexts(intentTexts);
 const report = {
   measured_at: new Date().toISOString(),
   method: `sequential single calls after ${WARMUP} warm-up calls; ${PASSES} passes over eval.jsonl; nearest-rank percentiles; performance.now()`,
-  machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? '?', node: process.version, platform: `${process.platform}-${process.arch}` },
+  machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? '?', node: process.version, platform: `${process.platform}-${process.arch}`, load_average_1_5_15_before: loadBefore, load_average_1_5_15_after: [] as number[] },
   tasks: {
     'error-classifier': {
       model: clf.modelId,
       calls: {
         classify: await time(errTexts, PASSES, (t) => clf.classify(t)),
+        'classify, CPU time': await cpuTime(errTexts, PASSES, (t) => clf.classify(t)),
         'featurize only': await time(errTexts, PASSES, (t) => featurize(t)),
         [`classify, ${MAX_INPUT_CODE_POINTS} code points`]: await time(errLong, PASSES, (t) => clf.classify(t)),
         'classifyBatch(32), per text': await (async () => {
@@ -113,12 +132,14 @@ const report = {
       model: router.modelId,
       calls: {
         route: await time(intentTexts, PASSES, (t) => router.route(t)),
+        'route, CPU time': await cpuTime(intentTexts, PASSES, (t) => router.route(t)),
         'featurize only': await time(intentTexts, PASSES, (t) => featurize(t)),
         [`route, ${MAX_INPUT_CODE_POINTS} code points`]: await time(intentLong, PASSES, (t) => router.route(t)),
       },
     },
   },
 };
+report.machine.load_average_1_5_15_after = loadavg().map((x) => Math.round(x * 100) / 100);
 await clf.close();
 await router.close();
 
@@ -131,7 +152,7 @@ for (const [task, t] of Object.entries(report.tasks)) {
     '<!-- latency:start -->',
     '## Inference latency (Node, onnxruntime-node, CPU, 1 thread)',
     '',
-    `From \`models/latency-report.json\` (${report.measured_at}, ${report.machine.cpus} × ${report.machine.cpu_model}, Node ${report.machine.node}, model \`${t.model}\`), per call over the eval set after warm-up:`,
+    `From \`models/latency-report.json\` (${report.measured_at}, ${report.machine.cpus} × ${report.machine.cpu_model}, Node ${report.machine.node}, model \`${t.model}\`), per call over the eval set after warm-up. Load average (1/5/15 min) ${report.machine.load_average_1_5_15_before.join(' / ')} before, ${report.machine.load_average_1_5_15_after.join(' / ')} after: wall-clock tails include waiting for a core; \`CPU time\` rows are what a call costs (process.cpuUsage, µs resolution).`,
     '',
     '| call | calls | P50 ms | P99 ms | mean ms | max ms |',
     '|---|---:|---:|---:|---:|---:|',

@@ -42,15 +42,15 @@ import featurize as F  # noqa: E402
 
 TASKS = {
     "error-classifier": {
-        "C": 300.0,
+        "C": 100.0,
         "adoption_threshold": 0.95,
         "routing_threshold": None,
         "description": "Error-payload classifier for Observation: the kind of failure an API response body shows.",
     },
     "intent-router": {
-        "C": 300.0,
+        "C": 100.0,
         "adoption_threshold": 0.95,
-        "routing_threshold": 0.6,
+        "routing_threshold": 0.4,
         "description": "Ticket intent router for Thought (English and Chinese).",
     },
 }
@@ -95,6 +95,38 @@ def metrics(labels: list[str], gold: list[str], pred: list[str]) -> dict:
         f1s.append(f1)
     correct = sum(1 for g_, p_ in zip(gold, pred) if g_ == p_)
     return {"per_label": per, "macro_f1": sum(f1s) / k, "accuracy": correct / len(gold) if gold else 0.0, "n": len(gold), "confusion": {"labels": labels, "matrix": cm}}
+
+
+BIN_EDGES = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0000001]
+SWEEP = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99]
+
+
+def calibration(labels: list[str], gold: list[str], pred: list[str], conf: list[float], cfg: dict) -> dict:
+    """Confidence against accuracy: reliability bins of the argmax confidence, the expected calibration
+    error, and what each candidate threshold would give (adoption share/accuracy; for a router the routed
+    macro-F1 and the precision of `unknown`)."""
+    bins = []
+    ece = 0.0
+    n = len(gold)
+    for lo, hi in zip(BIN_EDGES, BIN_EDGES[1:]):
+        idx = [i for i in range(n) if lo <= conf[i] < hi]
+        if not idx:
+            bins.append({"lo": lo, "hi": min(hi, 1.0), "n": 0, "mean_confidence": None, "accuracy": None})
+            continue
+        mc = sum(conf[i] for i in idx) / len(idx)
+        acc = sum(1 for i in idx if pred[i] == gold[i]) / len(idx)
+        ece += len(idx) / n * abs(mc - acc)
+        bins.append({"lo": lo, "hi": min(hi, 1.0), "n": len(idx), "mean_confidence": mc, "accuracy": acc})
+    sweep = []
+    for t in SWEEP:
+        adopted = [i for i in range(n) if conf[i] >= t]
+        row = {"threshold": t, "share": len(adopted) / n, "accuracy": (sum(1 for i in adopted if pred[i] == gold[i]) / len(adopted)) if adopted else None}
+        if cfg["routing_threshold"] is not None:
+            routed = [p if conf[i] >= t else "unknown" for i, p in enumerate(pred)]
+            m = metrics(labels, gold, routed)
+            row.update({"routed_macro_f1": m["macro_f1"], "unknown_precision": m["per_label"]["unknown"]["precision"], "min_recall": min(v["recall"] for v in m["per_label"].values())})
+        sweep.append(row)
+    return {"bins": bins, "ece": ece, "sweep": sweep}
 
 
 def nearest_train_similarity(x_eval, x_train) -> list[float]:
@@ -222,6 +254,7 @@ def train_task(task: str) -> dict:
         routed = [p if conf[i] >= rt else "unknown" for i, p in enumerate(raw_pred)]
         report["eval"]["routed"] = {"threshold": rt, **metrics(labels, gold, routed)}
         final_pred = routed
+    report["eval"]["calibration"] = calibration(labels, gold, raw_pred, [float(c) for c in conf], cfg)
     report["eval"]["primary"] = "routed" if cfg["routing_threshold"] is not None else "raw"
     report["eval"]["macro_f1"] = report["eval"]["routed" if cfg["routing_threshold"] is not None else "raw"]["macro_f1"]
 
@@ -297,6 +330,43 @@ def latency_section(task: str) -> list[str]:
     return out
 
 
+def calibration_md(r: dict) -> list[str]:
+    c = r["eval"].get("calibration")
+    if not c:
+        return []
+    L = ["## Calibration: confidence against accuracy", "", f"Reliability bins of the model's top probability on the held-out set (argmax, before any threshold); expected calibration error {c['ece']:.3f}.", "",
+         "| confidence | examples | mean confidence | accuracy |", "|---|---:|---:|---:|"]
+    for b in c["bins"]:
+        L.append(f"| [{b['lo']:.2f}, {b['hi']:.2f}{']' if b['hi'] >= 1.0 else ')'} | {b['n']} | {fmt(b['mean_confidence'])} | {fmt(b['accuracy'])} |")
+    routed = "routed_macro_f1" in c["sweep"][0]
+    L += ["", "What each threshold would give:", ""]
+    if routed:
+        L += ["| threshold | share ≥ threshold | accuracy there | routed macro-F1 | precision of `unknown` | lowest recall |", "|---:|---:|---:|---:|---:|---:|"]
+        for s in c["sweep"]:
+            L.append(f"| {s['threshold']:.2f} | {s['share']:.1%} | {fmt(s['accuracy'])} | {s['routed_macro_f1']:.3f} | {s['unknown_precision']:.3f} | {s['min_recall']:.3f} |")
+    else:
+        L += ["| threshold | share adopted | accuracy of the adopted |", "|---:|---:|---:|"]
+        for s in c["sweep"]:
+            L.append(f"| {s['threshold']:.2f} | {s['share']:.1%} | {fmt(s['accuracy'])} |")
+    return L
+
+
+def requirements_md(r: dict) -> list[str]:
+    ev = r["eval"]
+    m = ev[ev["primary"]]
+    per = m["per_label"]
+    low = min(per, key=lambda l: per[l]["recall"])
+    checks = [
+        (f"macro-F1 ({ev['primary']}) ≥ 0.95", m["macro_f1"] >= 0.95, f"{m['macro_f1']:.3f}"),
+        ("recall ≥ 0.9 for every label", all(v["recall"] >= 0.9 for v in per.values()), f"lowest: `{low}` {per[low]['recall']:.3f}"),
+    ]
+    if "unknown" in per:
+        checks.append(("precision of `unknown` ≥ 0.9", per["unknown"]["precision"] >= 0.9, f"{per['unknown']['precision']:.3f}"))
+    L = ["## Targets (issue 15) on this held-out set", "", "| target | met | value |", "|---|---|---|"]
+    L += [f"| {name} | {'yes' if ok else '**no**'} | {v} |" for name, ok, v in checks]
+    return L + [""]
+
+
 def render_md(task_dir: Path) -> None:
     r = json.loads((task_dir / "eval-report.json").read_text(encoding="utf-8"))
     task, labels, ev, tr = r["task"], r["labels"], r["eval"], r["training"]
@@ -312,6 +382,7 @@ def render_md(task_dir: Path) -> None:
         f"**Macro-F1 ({ev['primary']}): {ev['macro_f1']:.4f}**",
         "",
     ]
+    L += requirements_md(r)
     if "routed" in ev:
         L += [f"## Routed (intent `unknown` when confidence < {ev['routed']['threshold']}), what `IntentRouter.route` returns", ""]
         L += metrics_table(ev["routed"], labels) + [""]
@@ -330,6 +401,7 @@ def render_md(task_dir: Path) -> None:
         "",
     ]
     L += confusion_table(ev[ev["primary"]]) + [""]
+    L += calibration_md(r) + [""]
     o = ev["overlap_with_training"]
     L += [
         "## Distance of the held-out set from the training set",

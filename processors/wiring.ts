@@ -8,6 +8,7 @@ import type { StageMetrics } from '../runtime/metrics.ts';
 import type { ExecutorEvents } from './action/executor.ts';
 import type { StageDefinition } from '../runtime/processor.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../tools/catalog.ts';
+import type { Ajv, ValidateFunction } from 'ajv';
 import { actionStage } from './action/stage.ts';
 import { realHttpDeps } from './action/invoke.ts';
 import { DEFAULT_RULES_FILE, loadObservationRules } from './observation/rules.ts';
@@ -22,7 +23,6 @@ import { thoughtStage } from './thought/stage.ts';
 import { DEFAULT_SYSTEM_RULES, type ModelLoopConfig } from './thought/react.ts';
 import { loadSkills, skillsOptionsFromEnv, type SkillSet } from './thought/skills.ts';
 import { MODEL_TOOL, modelToolSpecs } from '../tools/model.ts';
-import type { Ajv } from 'ajv';
 
 export { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
 import { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
@@ -109,9 +109,22 @@ function modelLoop(skills: SkillSet, catalog: ToolCatalog): ModelLoopConfig {
   };
 }
 
-/** What plan validation needs to know of the catalog. */
+/** What plan validation and the planners need to know of the catalog. */
 export function toolContracts(catalog: ToolCatalog): ToolContracts {
+  let ajv: Ajv | null = null;
+  const fieldChecks = new Map<string, ValidateFunction | null>();
   return {
+    refusesInput: (tool, field, value) => {
+      const key = `${tool}\u0000${field}`;
+      if (!fieldChecks.has(key)) {
+        const schema = (catalog.get(tool)?.spec.parameters as { properties?: Record<string, unknown> } | undefined)?.properties?.[field];
+        ajv ??= createContractAjv();
+        fieldChecks.set(key, schema === undefined ? null : ajv.compile(schema as object));
+      }
+      const check = fieldChecks.get(key)!;
+      if (check === null || check(value)) return null;
+      return (check.errors ?? []).map((e) => e.message ?? 'invalid').join(', ');
+    },
     has: (tool) => catalog.get(tool) !== undefined,
     responseFields: (tool) => {
       const props = (catalog.get(tool)?.spec.response as { properties?: Record<string, unknown> } | undefined)?.properties;

@@ -90,7 +90,7 @@ export function planFork(log: RunLog, spec: ForkSpec, deps: ForkDeps): ForkPlan 
   if (k === 1) {
     const first = requests.find((r) => r.value.iteration === 1)!;
     const task = live.find((r) => r.topic === 'tasks')?.value as Task | undefined;
-    const base = flow ? new GraphPlanner(flow) : deps.thought.planner;
+    const base = flow ? new GraphPlanner(flow, deps.thought.tools) : deps.thought.planner;
     // The planner is Thought's injection point: the fork re-plans the recorded task and edits the plan it returns.
     const planner: Planner = {
       name: base.name,
@@ -110,7 +110,7 @@ export function planFork(log: RunLog, spec: ForkSpec, deps: ForkDeps): ForkPlan 
     let verdicts = obs.value.verdicts;
     let plan = JSON.parse(run.plan_json) as Plan;
     if (flow) {
-      const replanned = new GraphPlanner(flow).plan({ thought_id: thoughtId, text: run.task_text, metadata: {} });
+      const replanned = new GraphPlanner(flow, deps.thought.tools).plan({ thought_id: thoughtId, text: run.task_text, metadata: {} });
       if (replanned.kind !== 'plan') throw new ContractViolation(`flow ${spec.flow} can't plan this run: ${'reason' in replanned ? replanned.reason : replanned.kind}`);
       const next = replanned.plan as Plan;
       const same = (id: string) => {

@@ -10,12 +10,17 @@
  * 1. truncate to {@link MAX_INPUT_CODE_POINTS} code points (a lone surrogate counts as one);
  * 2. lone UTF-16 surrogates become U+FFFD;
  * 3. NFKC, then `toLowerCase()` (full Unicode lowercasing, locale-independent);
- * 4. each run of 5+ ASCII digits has its digits replaced by `0`;
- * 5. format characters (Cf) are removed, runs of separators/controls (Z*, Cc) become one space, trim;
- * 6. features (each distinct 32-bit feature hash counted once): char 1..4-grams of `"\x02" + text + "\x03"` (`c:`; STX/ETX mark
+ * 4. JSON escapes of control characters (`\u0000`-`\u001f`, `\u007f`; not tab, LF, CR) become U+FFFD;
+ * 5. ids are masked: each maximal run of `[0-9a-z#]` joined by `-`/`_` holding 4+ ASCII digits becomes
+ *    `<id>` (`o-12345678`, `po-2024-00017-b`, `so#88123`, dates, uuids), so ids never decide a label;
+ * 6. format characters (Cf) are removed, runs of separators and whitespace controls (Z*, tab, LF, VT,
+ *    FF, CR, NEL) become one space, any other control (Cc) becomes U+FFFD, trim;
+ * 7. features (each distinct 32-bit feature hash counted once): char 1..4-grams of `"\x02" + text + "\x03"` (`c:`; STX/ETX mark
  *    the start and the end and cannot occur in normalized text), word tokens (`w:`) and
  *    adjacent token pairs (`b:`); tokens are runs of L/M/N/`_`, each CJK character its own token;
- * 7. FNV-1a 32-bit over UTF-8 bytes; index = hash mod D, sign = top bit; signed counts summed,
+ *    plus structural signals of the raw text (`s:`, {@link structureSignals}): JSON whose brackets
+ *    balance, are cut short, or are broken; an HTML page; a stack trace;
+ * 8. FNV-1a 32-bit over UTF-8 bytes; index = hash mod D, sign = top bit; signed counts summed,
  *    L2-normalized in float64, stored as float32.
  *
  * The second half of this module, {@link TextModel}, runs a `model.onnx` made by `models/train.py` on
@@ -29,13 +34,17 @@
 import type * as Ort from 'onnxruntime-node';
 
 /** Name of this featurizer; a model's `labels.json` names the featurizer it was trained with. */
-export const FEATURIZER_NAME = 'hash-v1';
+export const FEATURIZER_NAME = 'hash-v3';
 /** Vector size D (2^14). */
 export const FEATURE_DIMS = 1 << 14;
 /** Inputs longer than this many Unicode code points are truncated before featurizing (4096, ~4 KB). */
 export const MAX_INPUT_CODE_POINTS = 4096;
 /** Character n-gram sizes, inclusive. */
 export const CHAR_NGRAMS: readonly [number, number] = [1, 4];
+/** An id-like run with at least this many ASCII digits is masked (step 5). */
+export const ID_MIN_DIGITS = 4;
+/** What a masked id becomes. */
+export const ID_MASK = '<id>';
 
 /** The featurizer's parameters as `models/featurize.py` writes them into vectors and labels.json. */
 export interface FeaturizerConfig {
@@ -45,6 +54,9 @@ export interface FeaturizerConfig {
   word_ngrams: number[];
   hash: string;
   max_input_code_points: number;
+  id_mask: { min_digits: number; token: string };
+  controls: string;
+  structure: string[];
 }
 
 /** The parameters of this implementation, to compare with a model's `featurizer` block. */
@@ -55,6 +67,9 @@ export const FEATURIZER_CONFIG: Readonly<FeaturizerConfig> = Object.freeze({
   word_ngrams: [1, 2],
   hash: 'fnv1a32-utf8',
   max_input_code_points: MAX_INPUT_CODE_POINTS,
+  id_mask: { min_digits: ID_MIN_DIGITS, token: ID_MASK },
+  controls: 'fffd',
+  structure: ['json_ok', 'json_cut', 'json_bad', 'html', 'trace'],
 });
 
 const CJK_RANGES: ReadonlyArray<readonly [number, number]> = [
@@ -71,25 +86,30 @@ const WORD = 1;
 const CJK = 2;
 const SPACE = 3;
 const DROP = 4;
+const CONTROL = 5;
 
 const RE_WORD = /^[\p{L}\p{M}\p{N}_]$/u;
 const RE_DROP = /^\p{Cf}$/u;
-const RE_SPACE = /^[\p{Z}\p{Cc}]$/u;
+const RE_SPACE = /^\p{Z}$/u;
+const RE_CONTROL = /^\p{Cc}$/u;
 const RE_LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
-const RE_LONG_DIGITS = /[0-9]{5,}/g;
+const RE_ID_RUN = /[0-9a-z#]+(?:[-_][0-9a-z#]+)*/g;
+const RE_JSON_CONTROL_ESCAPE = /\\u00(?:0[0-8bcef]|1[0-9a-f]|7f)/g;
 
 function charClass(ch: string): number {
   const cp = ch.codePointAt(0)!;
   // ASCII first: it is most of every text and never CJK (the CJK ranges start at U+3040).
   if (cp < 0x80) {
     if ((cp >= 0x30 && cp <= 0x39) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a) || cp === 0x5f) return WORD;
-    if (cp <= 0x20 || cp === 0x7f) return SPACE;
+    if ((cp >= 0x09 && cp <= 0x0d) || cp === 0x20) return SPACE;
+    if (cp < 0x20 || cp === 0x7f) return CONTROL;
     return OTHER;
   }
   for (const [lo, hi] of CJK_RANGES) if (cp >= lo && cp <= hi) return CJK;
   if (RE_WORD.test(ch)) return WORD;
   if (RE_DROP.test(ch)) return DROP;
-  if (RE_SPACE.test(ch)) return SPACE;
+  if (RE_SPACE.test(ch) || cp === 0x85) return SPACE;
+  if (RE_CONTROL.test(ch)) return CONTROL;
   return OTHER;
 }
 
@@ -107,11 +127,25 @@ export function truncateCodePoints(text: string, max: number = MAX_INPUT_CODE_PO
   return text.slice(0, i);
 }
 
-/** Steps 1-5: the canonical text the features are taken from. */
+function countDigits(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) n++;
+  }
+  return n;
+}
+
+/** Step 5 on a lower-cased text: id-like runs with {@link ID_MIN_DIGITS}+ digits become {@link ID_MASK}. */
+export function maskIds(lowered: string): string {
+  return lowered.replace(RE_ID_RUN, (run) => (countDigits(run) >= ID_MIN_DIGITS ? ID_MASK : run));
+}
+
+/** Steps 1-6: the canonical text the features are taken from. */
 export function normalizeText(text: string, maxCodePoints: number = MAX_INPUT_CODE_POINTS): string {
   let t = truncateCodePoints(text, maxCodePoints).replace(RE_LONE_SURROGATE, '\uFFFD');
   t = t.normalize('NFKC').toLowerCase();
-  t = t.replace(RE_LONG_DIGITS, (m) => '0'.repeat(m.length));
+  t = maskIds(t.replace(RE_JSON_CONTROL_ESCAPE, '\uFFFD'));
   let out = '';
   let pendingSpace = false;
   for (const ch of t) {
@@ -123,7 +157,7 @@ export function normalizeText(text: string, maxCodePoints: number = MAX_INPUT_CO
     }
     if (pendingSpace && out.length > 0) out += ' ';
     pendingSpace = false;
-    out += ch;
+    out += c === CONTROL ? '\uFFFD' : ch;
   }
   return out;
 }
@@ -146,6 +180,68 @@ export function tokenize(normalized: string): string[] {
   }
   if (cur) toks.push(cur);
   return toks;
+}
+
+const JSON_WS = ' \t\n\r\uFEFF';
+const HTML_MARKS = ['<html', '<!doctype html', '<body'];
+// Stack-frame lines (on lower-cased text): Java/JS/.NET `at …`, Python `file "…", line N`, Go
+// `goroutine N [` and `….go:N`, Ruby `….rb:N:in `, PHP `#N ….php(N)`. ASCII classes only, so that
+// Python's `re` and JavaScript agree.
+const RE_FRAME = /^[ \t]*at [^ \t]|^[ \t]*file "[^"]*", line [0-9]+|^goroutine [0-9]+ \[|^[ \t]*[^ \t]*\.go:[0-9]+|^[ \t]*(?:from )?[^ \t]*\.rb:[0-9]+:in |^#[0-9]+ [^ \t][^\n]*\.php\([0-9]+\)/;
+
+/**
+ * How a raw text that starts like JSON (`{` or `[` after JSON whitespace or a BOM) ends: `json_ok` when
+ * its brackets balance and nothing but whitespace follows, `json_cut` when the text runs out inside a
+ * string or before every bracket closed (a body cut short), `json_bad` for a mismatched bracket or
+ * trailing text; null when it does not start like JSON. Brackets inside strings do not count.
+ */
+export function jsonShape(text: string): 'json_ok' | 'json_cut' | 'json_bad' | null {
+  const n = text.length;
+  let i = 0;
+  while (i < n && JSON_WS.includes(text[i]!)) i++;
+  if (i === n || (text[i] !== '{' && text[i] !== '[')) return null;
+  const stack: string[] = [];
+  let inString = false;
+  let escaped = false;
+  let j = i;
+  for (; j < n; j++) {
+    const ch = text[j]!;
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === '\\') escaped = true;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === '{' || ch === '[') stack.push(ch);
+    else if (ch === '}' || ch === ']') {
+      if (stack.length === 0 || stack[stack.length - 1] !== (ch === '}' ? '{' : '[')) return 'json_bad';
+      stack.pop();
+      if (stack.length === 0) break;
+    }
+  }
+  if (stack.length > 0 || inString) return 'json_cut';
+  let k = j + 1;
+  while (k < n && JSON_WS.includes(text[k]!)) k++;
+  return k === n ? 'json_ok' : 'json_bad';
+}
+
+/**
+ * The structural signals of a raw text (feature `s:<signal>`), in a fixed order: its {@link jsonShape};
+ * `html` when its first {@link MAX_INPUT_CODE_POINTS} code points, lower-cased, hold `<html`,
+ * `<!doctype html` or `<body`; `trace` when they hold two or more stack-frame lines (also inside JSON
+ * strings: the escapes `\n`, `\t` and `\"` count as what they stand for). A bag of n-grams cannot tell a body cut short from a
+ * short intact one; this scan can, exactly.
+ */
+export function structureSignals(text: string, maxCodePoints: number = MAX_INPUT_CODE_POINTS): string[] {
+  const out: string[] = [];
+  const shape = jsonShape(text);
+  if (shape) out.push(shape);
+  const head = truncateCodePoints(text, maxCodePoints).replace(RE_LONE_SURROGATE, '\uFFFD').toLowerCase();
+  if (HTML_MARKS.some((m) => head.includes(m))) out.push('html');
+  const lines = head.replaceAll('\\r\\n', '\n').replaceAll('\\n', '\n').replaceAll('\\t', '\t').replaceAll('\\"', '"').replaceAll('\r', '\n').split('\n');
+  let frames = 0;
+  for (const line of lines) if (RE_FRAME.test(line) && ++frames >= 2) break;
+  if (frames >= 2) out.push('trace');
+  return out;
 }
 
 /** The distinct feature strings of a normalized text. */
@@ -240,7 +336,9 @@ let scratch: { counts: Int32Array; touched: Int32Array; seen: Uint8Array } | nul
 export function featurizeSparse(text: string, maxCodePoints: number = MAX_INPUT_CODE_POINTS): SparseFeatures {
   const s = (scratch ??= { counts: new Int32Array(FEATURE_DIMS), touched: new Int32Array(FEATURE_DIMS), seen: new Uint8Array(FEATURE_DIMS) });
   let touched = 0;
-  for (const h of featureHashes(normalizeText(text, maxCodePoints))) {
+  const hashes = featureHashes(normalizeText(text, maxCodePoints));
+  if (hashes.size > 0) for (const signal of structureSignals(text, maxCodePoints)) hashes.add(fnv1a32('s:' + signal));
+  for (const h of hashes) {
     const idx = h & (FEATURE_DIMS - 1);
     if (s.seen[idx] === 0) {
       s.seen[idx] = 1;

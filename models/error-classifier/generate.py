@@ -8,13 +8,22 @@ Cloudflare HTML pages, Java and Python stack traces, plain text. The held-out ev
 (eval.jsonl) is hand-written from other vendors and formats (see eval.jsonl's `source` field) and is
 never read here.
 
-Truncated JSON bodies are deliberately not generated as `malformed`: whether a body is complete JSON
-is a syntax question that the Action stage already answers exactly (JSON.parse, error type
-`malformed`), and a bag of n-grams cannot see it; training on them taught the model to call normal
-JSON bodies malformed.
+`network_issue` (issue 15) is a gateway, proxy, DNS or connection failure as the body reports it: a
+proxy's or CDN's own error page (nginx/openresty, Cloudflare 52x, CloudFront, ELB, HAProxy, Traefik,
+whatever its 502/503/504 code), service-mesh and API-gateway upstream errors (Envoy "upstream connect
+error or disconnect/reset before headers", "no healthy upstream", Kong "An invalid response was
+received from the upstream server"), refused or reset connections and failed name lookups in Node, Go,
+Java, Python and curl. `timeout` stays the body that says an operation, read or request timed out.
+
+A body with control characters (raw or JSON-escaped) or U+FFFD inside its fields is `data_corrupted`:
+the data arrived damaged. A body in the wrong format or content type (HTML where JSON was expected, a
+parser's syntax error, 415) is `malformed`. A JSON body cut short (`truncated_json`: success bodies and,
+less often, error envelopes of every kind, cut inside the data) is `data_corrupted`. A bag of n-grams
+alone sees only the missing closing bracket, and with it short intact bodies looked cut; the
+featurizer's structural signal (`s:json_cut` vs `s:json_ok`, models/featurize.py) tells them apart.
 
 Labels (see models/README.md for the full definitions):
-ok, auth_failed, rate_limited, not_found, server_error, malformed, data_corrupted, timeout, unknown.
+ok, auth_failed, rate_limited, not_found, server_error, malformed, data_corrupted, timeout, network_issue, unknown.
 """
 from __future__ import annotations
 
@@ -22,10 +31,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from common import Example, Gen, combo, dumps, envelope, generate_examples, generator_main, random_json, random_prose, random_xml  # noqa: E402
+from featurize import json_shape  # noqa: E402
+from common import Example, Gen, combo, dumps, envelope, generate_examples, generator_main, random_json, random_object, random_prose, random_xml  # noqa: E402
 
-LABELS = ["ok", "auth_failed", "rate_limited", "not_found", "server_error", "malformed", "data_corrupted", "timeout", "unknown"]
-PER_LABEL = 1000
+LABELS = ["ok", "auth_failed", "rate_limited", "not_found", "server_error", "malformed", "data_corrupted", "timeout", "network_issue", "unknown"]
+PER_LABEL = 1200
 DEFAULT_SEED = 20261129
 
 RESOURCES = ["customer", "order", "invoice", "charge", "subscription", "product", "user", "shipment", "payment", "account", "file", "bucket", "record", "ticket", "claim", "report"]
@@ -407,7 +417,6 @@ def se_trace(g: Gen) -> str:
         ("ZeroDivisionError", "division by zero"),
         ("RuntimeError", "internal invariant violated"),
         ("MemoryError", ""),
-        ("psycopg2.OperationalError", "server closed the connection unexpectedly"),
         ("IndexError", "list index out of range"),
     ])
     return py_trace(g, exc, msg)
@@ -418,7 +427,7 @@ def se_spring(g: Gen) -> str:
 
 
 def se_nginx(g: Gen) -> str:
-    code, reason = g.pick([(500, "Internal Server Error"), (502, "Bad Gateway"), (503, "Service Temporarily Unavailable"), (503, "Service Unavailable"), (502, "Bad Gateway")])
+    code, reason = g.pick([(500, "Internal Server Error"), (503, "Service Temporarily Unavailable"), (503, "Service Unavailable"), (500, "Internal Server Error")])
     server = g.pick(["nginx", f"nginx/1.{g.int(18, 27)}.{g.int(0, 9)}", "openresty", f"openresty/1.{g.int(19, 25)}.{g.int(1, 9)}.1", "Tengine"])
     sep = g.pick(["\r\n", "\n", ""])
     return f"<html>{sep}<head><title>{code} {reason}</title></head>{sep}<body>{sep}<center><h1>{code} {reason}</h1></center>{sep}<hr><center>{server}</center>{sep}</body>{sep}</html>"
@@ -426,8 +435,6 @@ def se_nginx(g: Gen) -> str:
 
 def se_cloudflare(g: Gen) -> str:
     code, title, sub = g.pick([
-        (502, "Bad gateway", "The web server reported a bad gateway error."),
-        (521, "Web server is down", "The web server is not returning a connection."),
         (500, "Internal server error", "There is an unknown error on the web server."),
         (503, "Service unavailable", "The server is temporarily unable to handle the request."),
     ])
@@ -437,11 +444,11 @@ def se_cloudflare(g: Gen) -> str:
 def se_generic(g: Gen) -> str:
     msg = g.pick([
         "Internal Server Error", "internal error", "An internal error occurred. Please try again later.", "Unexpected error", "Something went wrong on our end", "Service Unavailable",
-        "The service is temporarily unavailable", "Bad Gateway", "upstream server error", "server error", "unhandled exception", "The server is down for maintenance",
+        "The service is temporarily unavailable", "server error", "unhandled exception", "The server is down for maintenance",
         "Backend service unavailable", "database connection failed", "Oops! An unexpected error occurred.", "Error processing request", "internal_server_error",
-        "no healthy upstream", "Service is overloaded, try again later", "crashed while handling request",
+        "Service is overloaded, try again later", "crashed while handling request",
     ])
-    code = g.pick([500, 502, 503, 500])
+    code = g.pick([500, 500, 503, 500])
     k = g.r.random()
     if k < 0.3:
         return dumps(g, {"error": {"code": code, "message": msg, "request_id": rid(g)}})
@@ -453,17 +460,53 @@ def se_generic(g: Gen) -> str:
         return dumps(g, {"error": {"code": code, "message": g.pick(["Internal error encountered.", "The service is currently unavailable.", "Backend Error"]), "status": g.pick(["INTERNAL", "UNAVAILABLE"])}})
     if k < 0.8:
         return dumps(g, g.pick([{"__type": "InternalServerError", "message": "Internal server error"}, {"__type": "ServiceUnavailableException", "message": "Service is unavailable. Try again later."}, {"Code": "InternalError", "Message": "The request processing has failed due to some unknown error, exception or failure.", "RequestId": g.uuid().upper()}]))
-    return f"{code} {g.pick(['Internal Server Error', 'Bad Gateway', 'Service Unavailable'])}" + g.pick(["", f": {msg}"])
+    return f"{code} {g.pick(['Internal Server Error', 'Service Unavailable'])}" + g.pick(["", f": {msg}"])
 
 
 def se_cn(g: Gen) -> str:
-    msg = g.pick(["服务器内部错误", "系统繁忙，请稍后再试", "系统异常，请联系管理员", "服务暂时不可用", "服务器开小差了", "网关错误", "后端服务异常", "系统错误", "服务异常，请稍后重试", "内部服务错误", "数据库连接失败", "服务维护中，请稍后访问", "未知系统错误"])
+    msg = g.pick(["服务器内部错误", "系统繁忙，请稍后再试", "系统异常，请联系管理员", "服务暂时不可用", "服务器开小差了", "后端服务异常", "系统错误", "服务异常，请稍后重试", "内部服务错误", "数据库连接失败", "服务维护中，请稍后访问", "未知系统错误"])
     return g.pick([
         dumps(g, {"code": g.pick([500, 502, 503, 50000, -1, 9999]), "msg": msg}),
         dumps(g, {"success": False, "errorCode": g.pick(["SYSTEM_ERROR", "INTERNAL_ERROR", "E500", "SERVICE_UNAVAILABLE"]), "errorMsg": msg}),
         dumps(g, {"errcode": -1, "errmsg": "system error"}),
         dumps(g, {"Code": g.pick(["InternalError", "ServiceUnavailable", "UnknownError"]), "Message": g.pick(["The request processing has failed due to some unknown error.", "The request has failed due to a temporary failure of the server.", msg]), "RequestId": g.uuid().upper()}),
         msg,
+    ])
+
+
+
+
+def se_frameworks(g: Gen) -> str:
+    """Crash output of Go, Node, Ruby/Rails, .NET, PHP and Django servers (issue 15: many servers)."""
+    fn = g.pick(["handleOrder", "buildReport", "applyDiscount", "loadCustomer", "renderInvoice"])
+    field = g.pick(["id", "customer", "items", "total", "address", "user"])
+    return g.pick([
+        f"panic: runtime error: {g.pick(['invalid memory address or nil pointer dereference', 'index out of range [3] with length 3', 'slice bounds out of range'])}\n\ngoroutine {g.int(1, 900)} [running]:\nmain.{fn}(0xc000{g.hex(6)})\n\t/app/{g.pick(['handlers', 'service'])}/{fn.lower()}.go:{g.int(10, 300)} +0x{g.hex(3)}",
+        f"http: panic serving {g.ip()}:{g.int(30000, 60000)}: {g.pick(['assignment to entry in nil map', 'runtime error: integer divide by zero'])}",
+        f"TypeError: Cannot read properties of {g.pick(['undefined', 'null'])} (reading '{field}')\n    at {fn} (/srv/app/{g.pick(['lib', 'src'])}/{fn}.js:{g.int(5, 200)}:{g.int(2, 40)})\n    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)",
+        f"ReferenceError: {field}Id is not defined\n    at {fn} (/usr/src/app/index.js:{g.int(5, 200)}:{g.int(2, 40)})",
+        f"NoMethodError (undefined method `{field}' for nil:NilClass):\n  app/{g.pick(['controllers', 'models', 'services'])}/{g.pick(['orders', 'invoices', 'users'])}_{g.pick(['controller', 'service'])}.rb:{g.int(5, 200)}:in `{g.pick(['show', 'create', 'call'])}'",
+        f"ActiveRecord::StatementInvalid (PG::UndefinedColumn: ERROR:  column {field}_id does not exist)",
+        f"We're sorry, but something went wrong (500)",
+        f"System.{g.pick(['NullReferenceException', 'InvalidOperationException', 'ArgumentOutOfRangeException'])}: {g.pick(['Object reference not set to an instance of an object.', 'Sequence contains no matching element', 'Index was out of range.'])}\n   at Shop.Api.{g.pick(['OrdersController', 'InvoiceService'])}.{fn}() in /src/Shop.Api/{fn}.cs:line {g.int(10, 300)}",
+        f"<br />\n<b>Fatal error</b>:  Uncaught {g.pick(['TypeError', 'Error'])}: {g.pick(['Argument 1 passed to', 'Call to undefined method'])} {fn}() in /var/www/app/{fn}.php:{g.int(5, 300)}",
+        f"<!doctype html><html><head><title>Server Error (500)</title></head><body><h1>Server Error (500)</h1></body></html>",
+        f"<!DOCTYPE html><html><head><title>{g.pick(['Application Error', 'Internal Server Error', 'Whoops! Something went wrong.'])}</title></head><body><iframe src=\"//www.herokucdn.com/error-pages/application-error.html\"></iframe></body></html>" if g.chance(0.5) else "<h1>Internal Server Error</h1><p>The server encountered an internal error and was unable to complete your request.</p>",
+        f'<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><soap:Fault><faultcode>soap:Server</faultcode><faultstring>{g.pick(["Server was unable to process request.", "Internal processing error", "java.lang.NullPointerException"])}</faultstring></soap:Fault></soap:Body></soap:Envelope>',
+    ])
+
+
+def nf_frameworks(g: Gen) -> str:
+    path = g.pick(PATHS) + g.pick(["", f"/{g.int(1, 99999)}", "/export"])
+    method = g.pick(["GET", "POST", "PUT", "DELETE", "PATCH"])
+    return g.pick([
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>Cannot {method} {path}</pre>\n</body>\n</html>',
+        f'ActionController::RoutingError (No route matches [{method}] "{path}")',
+        "404 page not found",
+        f'{{"detail":"Not found."}}',
+        f"<h1>Not Found</h1><p>The requested URL {path} was not found on this server.</p>",
+        f'{{"timestamp":"{g.iso_ts()}","status":404,"error":"Not Found","path":"{path}"}}',
+        f"No {g.pick(['customer', 'order', 'record', 'user'])} with {g.pick(['id', 'e-mail', 'reference'])} {g.pick(['matching', 'equal to'])} the given value exists",
     ])
 
 
@@ -628,21 +671,21 @@ def to_generic(g: Gen) -> str:
     host = g.pick(HOSTS)
     msg = g.pick([
         "Request Timeout", "request timed out", f"Request timed out after {ms}ms", "The request timed out.", "timeout", "Connection timed out", "connect ETIMEDOUT",
-        f"ESOCKETTIMEDOUT", "Read timed out", "socket timeout", "context deadline exceeded", f"operation timed out after {ms // 1000} seconds", "Gateway Timeout",
-        "upstream timed out", f"timeout of {ms}ms exceeded", "deadline exceeded", "The server did not respond within the time limit", "query timeout",
+        f"ESOCKETTIMEDOUT", "Read timed out", "socket timeout", "context deadline exceeded", f"operation timed out after {ms // 1000} seconds",
+        f"timeout of {ms}ms exceeded", "deadline exceeded", "The server did not respond within the time limit", "query timeout",
         f"Timed out waiting for response from {host}", "idle timeout reached", "statement timeout", "canceling statement due to statement timeout",
     ])
     k = g.r.random()
     if k < 0.25:
         return dumps(g, {"error": {"code": g.pick([408, 504]), "message": msg}})
     if k < 0.4:
-        return dumps(g, {"status": g.pick([408, 504]), "error": g.pick(["Request Timeout", "Gateway Timeout"]), "message": msg})
+        return dumps(g, {"status": 408, "error": "Request Timeout", "message": msg})
     if k < 0.5:
         return dumps(g, {"error": {"code": 504, "message": g.pick(["Deadline expired before operation could complete.", "The request timed out."]), "status": "DEADLINE_EXCEEDED"}})
     if k < 0.6:
-        return dumps(g, {"code": g.pick(["TIMEOUT", "ETIMEDOUT", "GATEWAY_TIMEOUT", "E504"]), "message": msg})
+        return dumps(g, {"code": g.pick(["TIMEOUT", "ETIMEDOUT", "READ_TIMEOUT", "E408"]), "message": msg})
     if k < 0.7:
-        return f"{g.pick([408, 504])} {g.pick(['Request Timeout', 'Gateway Timeout', 'Gateway Time-out'])}" + g.pick(["", f": {msg}"])
+        return "408 Request Timeout" + g.pick(["", f": {msg}"])
     return msg
 
 
@@ -672,20 +715,216 @@ def to_aws(g: Gen) -> str:
 
 
 def to_html(g: Gen) -> str:
-    if g.chance(0.6):
-        code, reason = g.pick([(504, "Gateway Time-out"), (504, "Gateway Timeout"), (408, "Request Time-out")])
-        return f"<html>\r\n<head><title>{code} {reason}</title></head>\r\n<body>\r\n<center><h1>{code} {reason}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>"
-    code, title = g.pick([(524, "A timeout occurred"), (522, "Connection timed out")])
-    return f'<!DOCTYPE html>\n<html lang="en-US"><head><title>{g.pick(HOSTS)} | {code}: {title}</title></head><body><div id="cf-error-details"><h1><span class="inline-block">{title}</span><span class="code-label">Error code {code}</span></h1><div class="cf-section">The origin web server timed out responding to this request.</div><span>Cloudflare Ray ID: <strong>{g.hex(16)}</strong></span></div></body></html>'
+    reason = g.pick(["Request Time-out", "Request Timeout"])
+    return f"<html>\r\n<head><title>408 {reason}</title></head>\r\n<body>\r\n<center><h1>408 {reason}</h1></center>\r\n<hr><center>{g.pick(['nginx', 'Apache', 'openresty'])}</center>\r\n</body>\r\n</html>"
 
 
 def to_cn(g: Gen) -> str:
-    msg = g.pick(["请求超时", "连接超时", "网关超时", "服务响应超时，请稍后重试", "读取超时", "调用下游服务超时", "数据库查询超时", "接口超时", "处理超时，请重试", "等待响应超时"])
+    msg = g.pick(["请求超时", "连接超时", "服务响应超时，请稍后重试", "读取超时", "调用下游服务超时", "数据库查询超时", "接口超时", "处理超时，请重试", "等待响应超时"])
     return g.pick([
         dumps(g, {"code": g.pick([504, 408, 5004, -2]), "msg": msg}),
-        dumps(g, {"success": False, "errorCode": g.pick(["TIMEOUT", "GATEWAY_TIMEOUT", "READ_TIMEOUT"]), "errorMsg": msg}),
+        dumps(g, {"success": False, "errorCode": g.pick(["TIMEOUT", "READ_TIMEOUT"]), "errorMsg": msg}),
         dumps(g, {"Code": g.pick(["RequestTimeout", "ServiceTimeout"]), "Message": g.pick(["The request has timed out.", msg]), "RequestId": g.uuid().upper()}),
         msg,
+    ])
+
+
+
+# -------------------------------------------------------------------------------- network_issue
+# The proxy, CDN, mesh or client library says it could not reach (or keep) the upstream.
+
+def port(g: Gen) -> int:
+    return g.pick([80, 443, 8080, 8443, 3000, 5432, 6379, 9200, 50051, 3306])
+
+
+def net_proxy_page(g: Gen) -> str:
+    code, reason = g.pick([(502, "Bad Gateway"), (504, "Gateway Time-out"), (504, "Gateway Timeout"), (502, "Bad Gateway"), (503, "Service Temporarily Unavailable")])
+    server = g.pick(["nginx", f"nginx/1.{g.int(18, 27)}.{g.int(0, 9)}", "openresty", f"openresty/1.{g.int(19, 25)}.{g.int(1, 9)}.1", "Tengine", "awselb/2.0", "cloudflare", "Microsoft-Azure-Application-Gateway/v2", "", "Traefik"])
+    sep = g.pick(["\r\n", "\n", ""])
+    tail = f"<hr><center>{server}</center>{sep}" if server else ""
+    if code == 503 and server not in ("nginx", "openresty", "Tengine"):
+        code, reason = 502, "Bad Gateway"
+    return f"<html>{sep}<head><title>{code} {reason}</title></head>{sep}<body>{sep}<center><h1>{code} {reason}</h1></center>{sep}{tail}</body>{sep}</html>"
+
+
+PROXY_TITLES = ["Bad Gateway", "502 Bad Gateway", "502 Proxy Error", "Proxy Error", "Gateway Timeout", "504 Gateway Timeout", "Backend fetch failed", "Service Unavailable - No upstream",
+                "Upstream unavailable", "Origin unreachable", "Connection to origin failed", "ERROR: The requested URL could not be retrieved", "502 - Web server received an invalid response while acting as a gateway or proxy server.",
+                "Error 502 (Server Error)", "Bad gateway - edge", "Host not reachable", "Unable to connect to the backend"]
+PROXY_LINES = [
+    "The proxy server received an invalid response from an upstream server.",
+    "The server, while acting as a gateway or proxy, did not receive a valid response from the upstream server.",
+    "The server, while acting as a gateway or proxy, did not receive a timely response from the upstream server.",
+    "Reason: Error reading from remote server",
+    "The proxy server could not handle the request. Reason: DNS lookup failure for: {host}",
+    "There is a problem with the page you are looking for, and it cannot be displayed. When the Web server (while acting as a gateway or proxy) contacted the upstream content server, it received an invalid response from the content server.",
+    "Guru Meditation: XID: {num}",
+    "The following error was encountered while trying to retrieve the URL: http://{host}/ Connection to {ip} failed. The system returned: (111) Connection refused",
+    "The remote host or network may be down. Please try the request again.",
+    "Our edge servers could not connect to the origin server {host}.",
+    "The load balancer has no healthy backend to route the request to.",
+    "No server is available to handle this request.",
+    "An error occurred while the gateway was connecting to the backend service.",
+    "The upstream server closed the connection before sending a response.",
+    "dial tcp {ip}:{port}: connect: connection refused",
+    "The origin did not answer. The edge returned this page instead.",
+]
+PROXY_FOOTERS = ["Apache/2.4.{n} (Ubuntu) Server at {host} Port 443", "Microsoft-IIS/10.0 ARR/3.0", "Varnish cache server", "squid/5.{n}", "HAProxy", "Fastly error", "Caddy", "BIG-IP", "Google Front End",
+                 "Azure Front Door", "Envoy", "Traefik", "Kong/3.{n}", "Generated by an edge proxy", "", ""]
+
+
+def net_proxy_procedural(g: Gen) -> str:
+    """A proxy's, load balancer's or CDN's own error page in one of many layouts: the upstream failed, not the app."""
+    host, ip, num = g.pick(HOSTS), g.ip(), g.int(10000, 999999999)
+    title = g.pick(PROXY_TITLES)
+    lines = [g.pick(PROXY_LINES).format(host=host, ip=ip, port=port(g), num=num) for _ in range(g.int(1, 2))]
+    foot = g.pick(PROXY_FOOTERS).format(n=g.int(1, 60), host=host)
+    k = g.int(0, 3)
+    if k == 0:
+        return f"<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">\n<html><head>\n<title>{title}</title>\n</head><body>\n<h1>{title}</h1>\n" + "".join(f"<p>{line}</p>\n" for line in lines) + (f"<hr>\n<address>{foot}</address>\n" if foot else "") + "</body></html>"
+    if k == 1:
+        return f"<html><head><meta charset=\"utf-8\"><title>{title}</title><style>body{{font-family:sans-serif}}</style></head><body><div class=\"error\"><h2>{title}</h2>" + "".join(f"<div>{line}</div>" for line in lines) + f"</div><footer>{foot}</footer></body></html>"
+    if k == 2:
+        return f"{g.pick(['HTTP/1.1 502 Bad Gateway', 'HTTP/1.1 504 Gateway Timeout', 'HTTP/2 502', '502'])}\n{title}\n" + "\n".join(lines) + (f"\n{foot}" if foot else "")
+    return f"{title}. " + " ".join(lines)
+
+
+def net_cloudflare(g: Gen) -> str:
+    code, title, sub = g.pick([
+        (502, "Bad gateway", "The web server reported a bad gateway error."),
+        (504, "Gateway time-out", "The web server reported a gateway time-out error."),
+        (520, "Web server is returning an unknown error", "There is an unknown connection issue between Cloudflare and the origin web server."),
+        (521, "Web server is down", "The web server is not returning a connection."),
+        (522, "Connection timed out", "The initial connection between Cloudflare's network and the origin web server timed out."),
+        (523, "Origin is unreachable", "Cloudflare could not reach the origin web server."),
+        (524, "A timeout occurred", "Cloudflare was able to connect to the origin but did not receive a timely HTTP response."),
+        (525, "SSL handshake failed", "Cloudflare is unable to establish an SSL connection to the origin server."),
+        (530, "Origin DNS error", "Cloudflare is currently unable to resolve your requested domain."),
+    ])
+    if g.chance(0.25):
+        return f"error code: {code}"
+    return f'<!DOCTYPE html>\n<html lang="en-US"><head><title>{g.pick(HOSTS)} | {code}: {title}</title><meta charset="UTF-8" /></head><body><div id="cf-error-details"><h1><span class="inline-block">{title}</span><span class="code-label">Error code {code}</span></h1><div class="cf-section">{sub}</div><div class="cf-status"><span>Browser</span> Working <span>Cloudflare</span> Working <span>Host</span> Error</div><span>Cloudflare Ray ID: <strong>{g.hex(16)}</strong></span></div></body></html>'
+
+
+def net_cloudfront(g: Gen) -> str:
+    why = g.pick(["CloudFront wasn't able to connect to the origin.", "CloudFront attempted to establish a connection with the origin, but either the attempt failed or the origin closed the connection.", "The origin's DNS name could not be resolved."])
+    return f'<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN"><HTML><HEAD><TITLE>ERROR: The request could not be satisfied</TITLE></HEAD><BODY><H1>502 ERROR</H1><H2>The request could not be satisfied.</H2><HR noshade size="1px">{why}<BR clear="all">Generated by cloudfront (CloudFront)<BR>Request ID: {g.alnum(40)}</BODY></HTML>'
+
+
+def net_mesh(g: Gen) -> str:
+    reason = g.pick(["connection failure", "connection termination", "remote connection failure, transport failure reason: delayed connect error: 111", "overflow", "local reset", "protocol error"])
+    return g.pick([
+        f"upstream connect error or disconnect/reset before headers. reset reason: {reason}",
+        f"upstream connect error or disconnect/reset before headers. retried and the latest reset reason: {reason}",
+        "no healthy upstream",
+        "upstream reset: reset reason: connection termination",
+        dumps(g, {"message": "An invalid response was received from the upstream server"}),
+        dumps(g, {"message": "failure to get a peer from the ring-balancer"}),
+        dumps(g, {"message": g.pick(["name resolution failed", "The upstream server is currently unavailable"])}),
+        dumps(g, {"timestamp": g.iso_ts(), "path": g.pick(PATHS), "status": 503, "error": "Service Unavailable", "message": f"Unable to find instance for {g.pick(['orders-service', 'billing', 'crm-api'])}", "requestId": g.hex(8)}),
+        "503 Service Unavailable\nNo server is available to handle this request.",
+        "Bad Gateway",
+        dumps(g, {"error": {"code": 502, "message": g.pick(["Bad Gateway", "upstream connect error", "backend unreachable"]), "status": "UNAVAILABLE"}}),
+        dumps(g, {"errors": [{"status": "502", "title": "Bad Gateway", "detail": "The proxy could not reach the upstream service."}]}),
+        f"14 UNAVAILABLE: {g.pick(['No connection established', 'io exception', 'failed to connect to all addresses', 'Connection refused'])}",
+    ])
+
+
+def net_client(g: Gen) -> str:
+    host, p, ip = g.pick(HOSTS), port(g), g.ip()
+    return g.pick([
+        f"connect ECONNREFUSED {ip}:{p}", f"getaddrinfo ENOTFOUND {host}", f"getaddrinfo EAI_AGAIN {host}", "socket hang up", "read ECONNRESET", f"connect EHOSTUNREACH {ip}:{p}", f"connect ENETUNREACH {ip}:{p}",
+        f"Error: connect ECONNREFUSED {ip}:{p}\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:{g.int(1400, 1600)}:16)",
+        f'Get "https://{host}/v1/orders": dial tcp {ip}:{p}: connect: connection refused', f'Post "http://{host}:{p}/rpc": dial tcp: lookup {host} on 10.96.0.10:53: no such host',
+        f"read tcp {g.ip()}:{g.int(30000, 60000)}->{ip}:{p}: read: connection reset by peer", "http: proxy error: dial tcp: connection refused", "EOF",
+        f"java.net.ConnectException: Connection refused (Connection refused)\n\tat java.base/sun.nio.ch.Net.connect0(Native Method)", f"java.net.UnknownHostException: {host}: Name or service not known",
+        f"java.net.NoRouteToHostException: No route to host", f"javax.net.ssl.SSLHandshakeException: Remote host terminated the handshake", f"org.apache.http.NoHttpResponseException: {host}:{p} failed to respond",
+        f"requests.exceptions.ConnectionError: HTTPSConnectionPool(host='{host}', port={p}): Max retries exceeded with url: /v1 (Caused by NewConnectionError('<urllib3.connection.HTTPSConnection object at 0x7f{g.hex(6)}>: Failed to establish a new connection: [Errno 111] Connection refused'))",
+        f"urllib3.exceptions.NameResolutionError: Failed to resolve '{host}' ([Errno -2] Name or service not known)", f"ConnectionResetError: [Errno 104] Connection reset by peer", "aiohttp.client_exceptions.ServerDisconnectedError: Server disconnected",
+        f"curl: (7) Failed to connect to {host} port {p}: Connection refused", f"curl: (6) Could not resolve host: {host}", f"curl: (56) Recv failure: Connection reset by peer", f"curl: (35) OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to {host}:{p}",
+        f"Faraday::ConnectionFailed: Failed to open TCP connection to {host}:{p} (Connection refused - connect(2))", f"Errno::ECONNREFUSED: Connection refused - connect(2) for \"{host}\" port {p}",
+        f"System.Net.Http.HttpRequestException: No connection could be made because the target machine actively refused it. ({host}:{p})", f"System.Net.Sockets.SocketException (11001): No such host is known.",
+    ])
+
+
+def net_envelope(g: Gen) -> str:
+    msg = g.pick(["connection refused", "connection reset by peer", "could not resolve host", "DNS lookup failed", "network is unreachable", "upstream connect error", "proxy error", "bad gateway",
+                  "failed to connect to upstream", "the connection was closed unexpectedly", "TLS handshake failed", "host unreachable", "backend unreachable", "no route to host", "upstream unavailable"])
+    return envelope(g, msg, g.pick([None, 502, 503, "ECONNREFUSED", "ENOTFOUND", "UPSTREAM_ERROR", "BAD_GATEWAY", "NETWORK_ERROR", "CONNECTION_FAILED", -1]), g.pick([502, 503]))
+
+
+def net_cn(g: Gen) -> str:
+    msg = g.pick(["网络连接失败", "无法连接到服务器", "域名解析失败", "连接被拒绝", "网络异常，请检查网络设置", "上游服务连接失败", "网关错误", "代理服务器出错", "与后端的连接被重置", "网络不可达", "服务器无响应，连接已断开", "DNS解析失败"])
+    return g.pick([
+        dumps(g, {"code": g.pick([502, 503, -1, 10060, 1001]), "msg": msg}),
+        dumps(g, {"success": False, "errorCode": g.pick(["NETWORK_ERROR", "BAD_GATEWAY", "CONNECT_FAIL", "DNS_ERROR"]), "errorMsg": msg}),
+        dumps(g, {"Code": g.pick(["ServiceUnavailable", "NetworkError", "BadGateway"]), "Message": msg, "RequestId": g.uuid().upper()}),
+        msg,
+    ])
+
+
+NET_SUBJ = ["connection", "upstream", "proxy", "gateway", "DNS lookup", "TCP connection", "TLS handshake", "socket", "backend connection", "load balancer", "origin server", "name resolution", "service mesh sidecar"]
+NET_PRED = ["refused", "was reset by peer", "failed", "could not be established", "closed unexpectedly", "dropped", "no route to host", "host unreachable", "could not resolve the host", "returned an invalid response", "reset before headers", "is unreachable", "had no healthy upstream"]
+NET_SUF = ["", "", "retry later", "502", "check network connectivity", "bad gateway", "ECONNREFUSED"]
+NET_SUBJ_ZH = ["连接", "上游服务", "代理", "网关", "DNS", "TCP连接", "TLS握手", "负载均衡", "源站", "域名解析"]
+NET_PRED_ZH = ["被拒绝", "被重置", "失败", "无法建立", "意外断开", "不可达", "出错", "超时断开"]
+NET_SUF_ZH = ["", "", "请检查网络", "502", "请稍后重试"]
+
+
+def net_combo(g: Gen) -> str:
+    msg = combo(g, NET_SUBJ, NET_PRED, NET_SUF) if g.chance(0.6) else combo(g, NET_SUBJ_ZH, NET_PRED_ZH, NET_SUF_ZH, sep="")
+    return envelope(g, msg, g.pick([None, 502, 503, "NETWORK_ERROR", "UPSTREAM_ERROR", -1]), g.pick([502, 503]))
+
+
+# ------------------------------------------------------------- damaged bodies (data_corrupted)
+
+def truncated_json(g: Gen) -> str:
+    """A JSON body cut short: the data arrived incomplete, whatever it was about."""
+    sources = [ok_order, ok_customer, ok_list, ok_procedural, ok_procedural, ok_vendor, ok_envelope, ok_cn, ok_ack]
+    if g.chance(0.3):
+        sources = [auth_combo, rl_combo, nf_combo, se_combo, mf_combo, to_combo, net_envelope, un_combo, auth_stripe, nf_stripe, un_business]
+    for _ in range(100):
+        body = g.pick(sources)(g).lstrip()
+        if len(body) >= 24 and body[:1] in "{[":
+            break
+    else:
+        body = ok_order(g)
+    for _ in range(100):
+        cut = g.int(max(6, len(body) // 5), max(7, len(body) - 2))
+        piece = body[:cut].rstrip()
+        if g.chance(0.3):
+            piece = piece.rstrip("}] \n\t")
+        if json_shape(piece) == "json_cut":
+            return piece
+    return body[: len(body) // 2] + '"'
+
+
+def control_chars(g: Gen) -> str:
+    """A success body with control characters or replacement characters inside its fields."""
+    body = g.pick([ok_order, ok_customer, ok_procedural])(g)
+    chars = list(body)
+    junk = g.pick([["\x00"], ["\x01", "\x02", "\x1b"], ["\ufffd"], ["\x00", "\ufffd"], ["\\u0000"], ["\\u001b", "\\u0007"], ["\x7f", "\x85", "\x9c"]])
+    for _ in range(g.int(1, 6)):
+        i = g.int(1, len(chars) - 1)
+        chars.insert(i, g.pick(junk) * g.int(1, 3))
+    return "".join(chars)
+
+
+# ----------------------------------------------------------------- wrong format (malformed)
+
+def mf_content_type(g: Gen) -> str:
+    return g.pick([
+        dumps(g, {"error": {"code": 415, "message": g.pick(["Unsupported Media Type", "Content-Type 'text/plain' is not supported", "Expected Content-Type application/json"])}}),
+        dumps(g, {"timestamp": g.iso_ts(), "status": 415, "error": "Unsupported Media Type", "message": "Content type 'application/x-www-form-urlencoded;charset=UTF-8' not supported", "path": g.pick(PATHS)}),
+        dumps(g, {"detail": g.pick(['Unsupported media type "text/plain" in request.', "JSON parse error: Expecting value: line 1 column 1 (char 0)"])}),
+        "SyntaxError: Unexpected token '<', \"<!DOCTYPE \"... is not valid JSON",
+        "SyntaxError: Unexpected token < in JSON at position 0",
+        f"json: cannot unmarshal string into Go struct field Order.{g.pick(['total', 'items', 'id'])} of type int",
+        "invalid character '<' looking for beginning of value",
+        "JSON::ParserError: unexpected token at '<html>'",
+        "com.fasterxml.jackson.core.JsonParseException: Unexpected character ('<' (code 60)): expected a valid value",
+        "ActionDispatch::Http::Parameters::ParseError: 767: unexpected token at 'name=foo'",
+        "XML parsing error: not well-formed (invalid token) at line 1, column 0",
+        f"<!DOCTYPE html><html><head><title>{g.pick(['Sign in', 'Welcome', 'Index of /'])}</title></head><body>{g.pick(['Please enable JavaScript', 'Loading...', ''])}</body></html>",
     ])
 
 
@@ -775,6 +1014,24 @@ def un_other(g: Gen) -> str:
 # ------------------------------------------------------------------ compositional phrasings
 # subject x predicate (+ suffix), English and Chinese, wrapped in the shared generic envelopes.
 
+def ok_vendor(g: Gen) -> str:
+    """Success bodies shaped like common APIs' (lists, pagination, nested objects, escapes, non-ASCII)."""
+    k = g.r.random()
+    if k < 0.2:
+        return dumps(g, {"object": "list", "data": [{"id": f"{g.pick(['pi', 'cus', 'in', 'sub'])}_{g.alnum(14)}", "object": g.pick(["payment_intent", "customer", "invoice"]), "amount": g.int(100, 99999), "currency": g.pick(["usd", "eur"]), "status": g.pick(["succeeded", "paid", "active"])} for _ in range(g.int(1, 3))], "has_more": g.chance(0.5), "url": "/v1/" + g.pick(["customers", "invoices"])})
+    if k < 0.35:
+        return dumps(g, {"login": g.pick(["octo", "dev-lee", "mariag"]), "id": g.int(1000, 9999999), "type": "User", "site_admin": False, "name": g.pick(["Lee Chen", "María García", "王芳"]), "bio": g.pick(["", "Builder.\nCoffee.", "Dev @ acme"]), "public_repos": g.int(0, 300), "created_at": g.iso_ts()})
+    if k < 0.5:
+        return dumps(g, {"value": [{"id": f"/subscriptions/{g.uuid()}/resourceGroups/{g.pick(['rg-app', 'rg-data'])}", "name": g.pick(["rg-app", "rg-data"]), "location": g.pick(["westeurope", "eastus"]), "properties": {"provisioningState": "Succeeded"}} for _ in range(g.int(1, 2))]})
+    if k < 0.62:
+        return dumps(g, {"kind": "storage#object", "name": f"{g.pick(['exports', 'backups'])}/{g.date()}.{g.pick(['csv', 'json', 'parquet'])}", "bucket": g.pick(["acme-data", "prod-exports"]), "size": str(g.int(100, 9999999)), "md5Hash": g.alnum(22) + "==", "crc32c": g.alnum(6) + "==", "updated": g.iso_ts()})
+    if k < 0.75:
+        return dumps(g, {"count": g.int(0, 500), "next": g.pick([None, f"https://api.example.com/v1/items?page={g.int(2, 9)}"]), "previous": None, "results": [random_object(g, 1) for _ in range(g.int(1, 3))]})
+    if k < 0.87:
+        return dumps(g, {"data": {g.pick(["orders", "customer", "product"]): {"edges": [{"node": {"id": f"gid://shop/{g.pick(['Order', 'Product'])}/{g.int(1, 9999)}", "name": g.pick(["#1001", "Desk", "椅子"])}}]}}})
+    return dumps(g, [{"sku": f"{g.alnum(4).upper()}-{g.pick(['S', 'M', 'L'])}", "stock": g.int(0, 300), "warehouse": g.pick(["AMS-1", "FRA-2", "SHA-3"])} for _ in range(g.int(1, 4))])
+
+
 def ok_procedural(g: Gen) -> str:
     return random_json(g) if g.chance(0.85) else random_xml(g)
 
@@ -827,15 +1084,15 @@ def nf_combo(g: Gen) -> str:
     return envelope(g, msg, g.pick([None, 404, "NOT_FOUND", "ResourceNotFound", 40400]), 404)
 
 
-SE_SUBJ = ["internal server error", "internal error", "unexpected server error", "service unavailable", "bad gateway", "backend failure", "upstream service error", "unhandled exception", "server fault", "database unavailable", "service crashed", "fatal error", "application error", "system failure"]
-SE_PRED = ["occurred", "while processing the request", "please try again later", "on our side", "in the payment backend", "the team has been notified", "(500)", "(502)", "(503)", "in service orders-api"]
-SE_SUBJ_ZH = ["服务器内部错误", "系统异常", "服务不可用", "后端服务故障", "网关错误", "系统繁忙", "服务崩溃", "内部服务调用失败", "程序异常", "数据库不可用"]
-SE_SUF_ZH = ["请稍后再试", "请联系管理员", "工程师正在处理", "(500)", "(502)", "(503)", ""]
+SE_SUBJ = ["internal server error", "internal error", "unexpected server error", "service unavailable", "backend failure", "unhandled exception", "server fault", "database unavailable", "service crashed", "fatal error", "application error", "system failure"]
+SE_PRED = ["occurred", "while processing the request", "please try again later", "on our side", "in the payment backend", "the team has been notified", "(500)", "(503)", "in service orders-api"]
+SE_SUBJ_ZH = ["服务器内部错误", "系统异常", "服务不可用", "后端服务故障", "系统繁忙", "服务崩溃", "内部服务调用失败", "程序异常", "数据库不可用"]
+SE_SUF_ZH = ["请稍后再试", "请联系管理员", "工程师正在处理", "(500)", "(503)", ""]
 
 
 def se_combo(g: Gen) -> str:
     msg = combo(g, SE_SUBJ, SE_PRED) if g.chance(0.55) else combo(g, SE_SUBJ_ZH, SE_SUF_ZH, sep="，")
-    return envelope(g, msg, g.pick([None, 500, 502, 503, "INTERNAL_ERROR", "SYSTEM_ERROR", "ServiceUnavailable", 50000, -1]), g.pick([500, 502, 503]))
+    return envelope(g, msg, g.pick([None, 500, 503, "INTERNAL_ERROR", "SYSTEM_ERROR", "ServiceUnavailable", 50000, -1]), g.pick([500, 503]))
 
 
 MF_SUBJ = ["request body", "JSON payload", "response body", "parameter", "field", "input", "query string", "content", "header value", "request", "XML document", "date value"]
@@ -864,12 +1121,12 @@ def dc_combo(g: Gen) -> str:
     return envelope(g, msg, g.pick([None, 500, 422, "DATA_CORRUPTED", "CHECKSUM_MISMATCH", "IntegrityError", 50010]))
 
 
-TO_SUBJ = ["request", "connection", "read", "upstream", "query", "operation", "gateway", "socket", "call to inventory service", "database query", "handshake", "backend call", "job"]
+TO_SUBJ = ["request", "read", "query", "operation", "socket read", "RPC", "call to inventory service", "database query", "handshake", "backend call", "job"]
 TO_PRED = ["timed out", "timeout", "took too long and was aborted", "exceeded the deadline", "did not respond in time", "timed out after 30s", "timed out after 5000 ms", "exceeded time limit", "expired before completion"]
-TO_SUF = ["", "", "retry later", "504", "408", "try again", "gateway timeout"]
-TO_SUBJ_ZH = ["请求", "连接", "读取", "查询", "网关", "接口", "下游服务", "数据库", "调用", "任务", "上游服务"]
+TO_SUF = ["", "", "retry later", "408", "try again", "deadline exceeded"]
+TO_SUBJ_ZH = ["请求", "读取", "查询", "接口", "数据库", "调用", "任务", "处理"]
 TO_PRED_ZH = ["超时", "响应超时", "执行超时", "等待超时", "超时未响应", "超过时限", "处理超时"]
-TO_SUF_ZH = ["", "", "请稍后重试", "504", "请重试"]
+TO_SUF_ZH = ["", "", "请稍后重试", "408", "请重试"]
 
 
 def to_combo(g: Gen) -> str:
@@ -895,14 +1152,15 @@ def un_prose_proc(g: Gen) -> str:
 
 
 TEMPLATES = {
-    "ok": [ok_order, ok_customer, ok_list, ok_envelope, ok_envelope, ok_health, ok_cn, ok_cn, ok_misc, ok_misc, ok_procedural, ok_procedural, ok_procedural, ok_procedural, ok_ack],
+    "ok": [ok_order, ok_customer, ok_list, ok_envelope, ok_envelope, ok_health, ok_cn, ok_cn, ok_misc, ok_misc, ok_procedural, ok_procedural, ok_procedural, ok_procedural, ok_ack, ok_vendor, ok_vendor, ok_vendor, ok_vendor, ok_order, ok_order, ok_customer, ok_customer, ok_list],
     "auth_failed": [auth_stripe, auth_github, auth_aws, auth_google, auth_oauth, auth_generic, auth_generic, auth_generic, auth_cn, auth_cn, auth_cn, auth_aliyun, auth_wechat, auth_html, auth_combo, auth_combo, auth_combo, auth_combo, auth_combo],
     "rate_limited": [rl_stripe, rl_github, rl_aws, rl_google, rl_generic, rl_generic, rl_generic, rl_cn, rl_cn, rl_html, rl_combo, rl_combo, rl_combo, rl_combo],
-    "not_found": [nf_stripe, nf_github, nf_aws, nf_google, nf_generic, nf_generic, nf_generic, nf_cn, nf_cn, nf_html, nf_combo, nf_combo, nf_combo, nf_combo],
-    "server_error": [se_trace, se_trace, se_spring, se_nginx, se_nginx, se_cloudflare, se_generic, se_generic, se_generic, se_cn, se_cn, se_combo, se_combo, se_combo, se_combo],
-    "malformed": [mf_parse, mf_parse, mf_validation, mf_validation, mf_validation, mf_cn, mf_cn, mf_html_instead_of_json, mf_combo, mf_combo, mf_combo, mf_combo],
-    "data_corrupted": [dc_encoding, dc_encoding, dc_integrity, dc_integrity, dc_integrity, dc_aws, dc_cn, dc_cn, dc_garbage, dc_combo, dc_combo, dc_combo, dc_combo],
+    "not_found": [nf_frameworks, nf_frameworks, nf_stripe, nf_github, nf_aws, nf_google, nf_generic, nf_generic, nf_generic, nf_cn, nf_cn, nf_html, nf_combo, nf_combo, nf_combo, nf_combo],
+    "server_error": [se_frameworks, se_frameworks, se_frameworks, se_trace, se_trace, se_spring, se_nginx, se_nginx, se_cloudflare, se_generic, se_generic, se_generic, se_cn, se_cn, se_combo, se_combo, se_combo, se_combo],
+    "malformed": [mf_parse, mf_parse, mf_validation, mf_validation, mf_validation, mf_cn, mf_cn, mf_html_instead_of_json, mf_content_type, mf_content_type, mf_combo, mf_combo, mf_combo, mf_combo],
+    "data_corrupted": [dc_encoding, dc_encoding, dc_integrity, dc_integrity, dc_integrity, dc_aws, dc_cn, dc_cn, dc_garbage, control_chars, control_chars, dc_combo, dc_combo, dc_combo, dc_combo, truncated_json, truncated_json, truncated_json],
     "timeout": [to_generic, to_generic, to_generic, to_trace, to_trace, to_aws, to_html, to_cn, to_cn, to_combo, to_combo, to_combo, to_combo],
+    "network_issue": [net_proxy_page, net_proxy_page, net_proxy_procedural, net_proxy_procedural, net_proxy_procedural, net_cloudflare, net_cloudflare, net_cloudfront, net_mesh, net_mesh, net_mesh, net_client, net_client, net_client, net_client, net_envelope, net_envelope, net_cn, net_cn, net_combo, net_combo, net_combo],
     "unknown": [un_business, un_business, un_business, un_cn, un_cn, un_prose, un_prose, un_log, un_other, un_combo, un_combo, un_combo, un_combo, un_prose_proc, un_prose_proc, un_prose_proc],
 }
 

@@ -66,6 +66,11 @@ export interface ToolContracts {
   responseFields(tool: string): string[] | null;
   /** Cost units of one call (catalog `cost`, default 1). */
   cost(tool: string): number;
+  /**
+   * Why the tool's contract refuses `value` for its input field `field` (the rule it breaks, e.g.
+   * `must match pattern "^O-[0-9]{8}$"`), or null when it accepts it or says nothing about the field.
+   */
+  refusesInput(tool: string, field: string, value: unknown): string | null;
 }
 
 const REF = /\{\{([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\}\}/g;

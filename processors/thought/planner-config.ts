@@ -5,7 +5,7 @@
  *
  * | TAO_PLANNER | planner |
  * |---|---|
- * | router (default) | {@link RouterPlanner}: the ONNX intent router picks the flow (routing table TAO_ROUTES, default flows/routes.json; model TAO_INTENT_MODEL_DIR; threshold TAO_INTENT_THRESHOLD, default 0.6) and its slots fill the flow's inputs; unclear tasks are escalated |
+ * | router (default) | {@link RouterPlanner}: the ONNX intent router picks the flow (routing table TAO_ROUTES, default flows/routes.json; model TAO_INTENT_MODEL_DIR; threshold TAO_INTENT_THRESHOLD, default 0.4); the flow's own input patterns take its inputs from the text; unclear tasks are escalated |
  * | graph | {@link GraphPlanner} on the flow TAO_FLOW (`<id>@<version>`, default order-status@1) |
  * | llm | {@link LlmPlanner}: asks an OpenAI-compatible chat-completions endpoint (TAO_LLM_BASE_URL and TAO_LLM_MODEL required; key in the variable TAO_LLM_API_KEY_ENV names; TAO_LLM_TIMEOUT_MS, TAO_LLM_MAX_TOKENS; the prompt states TAO_MAX_PLAN_STEPS); falls back to the graph planner on TAO_FLOW |
  */
@@ -37,7 +37,7 @@ export function createPlanner(env: NodeJS.ProcessEnv, deps: PlannerDeps): Planne
   const kind = setting(env, 'TAO_PLANNER');
   switch (kind) {
     case 'graph':
-      return new GraphPlanner(flowFromEnv(env, deps.flows));
+      return new GraphPlanner(flowFromEnv(env, deps.flows), deps.tools);
     case 'llm':
       return llmPlannerFromEnv(env, deps);
     case 'router':
@@ -59,7 +59,7 @@ function routerPlannerFromEnv(env: NodeJS.ProcessEnv, deps: PlannerDeps): Router
       return (await router).route(text);
     },
   };
-  return new RouterPlanner(source, routes, deps.flows);
+  return new RouterPlanner(source, routes, deps.flows, deps.tools);
 }
 
 /** The `llm` planner from its TAO_LLM_* settings, with the graph planner on TAO_FLOW as fallback. */
@@ -74,7 +74,7 @@ function llmPlannerFromEnv(env: NodeJS.ProcessEnv, deps: PlannerDeps): LlmPlanne
     timeoutMs: setting(env, 'TAO_LLM_TIMEOUT_MS'),
     maxTokens: setting(env, 'TAO_LLM_MAX_TOKENS'),
     maxSteps: setting(env, 'TAO_MAX_PLAN_STEPS'),
-    fallback: new GraphPlanner(flowFromEnv(env, deps.flows)),
+    fallback: new GraphPlanner(flowFromEnv(env, deps.flows), deps.tools),
     validator: deps.validator,
     tools: deps.tools,
     catalog: deps.catalog,

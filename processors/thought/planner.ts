@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { Ajv } from 'ajv';
 import { ConfigError } from '../../runtime/errors.ts';
 import { packagePath } from '../../runtime/paths.ts';
-import type { Condition, Plan, PlanStep } from './plan.ts';
+import type { Condition, Plan, PlanStep, ToolContracts } from './plan.ts';
+import { SlotExtractor, slotSpecSchema, type SlotSpec } from './slots.ts';
 
 /** What a planner returns: a candidate plan (validated by the caller), or the inputs it still needs. */
 export type PlanningResult =
@@ -47,7 +48,8 @@ export interface Flow {
   id: string;
   version: number;
   description: string;
-  inputs: Record<string, { pattern: string; description: string }>;
+  /** How each input is found in the task text (see {@link SlotSpec}); the tools' contracts decide whether a found value is usable. */
+  inputs: Record<string, SlotSpec>;
   nodes: Array<{ id: string; tool: string; input: Record<string, unknown>; expect?: Record<string, unknown>; until?: Condition; fallback?: string; max_calls?: number }>;
   /** Sequential edges (`from` before `to`); several edges into a node make a join; `when` makes an edge conditional. */
   edges: Array<{ from: string; to: string; when?: Omit<Condition, never> }>;
@@ -62,7 +64,7 @@ const flowSchema = {
     id: { type: 'string', pattern: '^[a-z][a-z0-9-]*$' },
     version: { type: 'integer', minimum: 1 },
     description: { type: 'string' },
-    inputs: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, required: ['pattern', 'description'], properties: { pattern: { type: 'string' }, description: { type: 'string' } } } },
+    inputs: { type: 'object', additionalProperties: slotSpecSchema },
     nodes: {
       type: 'array',
       minItems: 1,
@@ -87,41 +89,66 @@ export function loadFlows(dir: string, ajv: Ajv): Map<string, Flow> {
     const flow: unknown = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     if (!validate(flow)) throw new ConfigError(`${join(dir, file)}: ${ajv.errorsText(validate.errors)}`);
     if (file !== `${flow.id}.v${flow.version}.json`) throw new ConfigError(`${join(dir, file)}: holds flow ${flow.id} version ${flow.version}; name it ${flow.id}.v${flow.version}.json`);
+    new SlotExtractor(flow.inputs, join(dir, file));
     flows.set(`${flow.id}@${flow.version}`, flow);
   }
   return flows;
 }
 
 /**
- * Plans by instantiating a flow: inputs are extracted from the task text by the flow's patterns,
- * nodes become steps and edges become dependencies.
+ * Plans by instantiating a flow: inputs are extracted from the task text by the flow's patterns
+ * ({@link SlotExtractor}), nodes become steps and edges become dependencies. An input that is
+ * missing, or found in a shape a tool it feeds would refuse (its contract in the catalog), is asked
+ * for (`needs_input` naming it) instead of being sent to the tool.
  */
 export class GraphPlanner implements Planner {
   readonly name = 'graph';
+  private readonly slots: SlotExtractor;
 
-  constructor(readonly flow: Flow) {}
+  constructor(
+    readonly flow: Flow,
+    private readonly tools: Pick<ToolContracts, 'refusesInput'>,
+  ) {
+    this.slots = new SlotExtractor(flow.inputs, `flow ${flow.id}@${flow.version}`);
+  }
 
   get config(): string {
     return `${this.flow.id}@${this.flow.version}`;
   }
 
   plan(task: PlannerTask): PlanningResult {
-    const values: Record<string, string> = {};
-    for (const [name, spec] of Object.entries(this.flow.inputs)) {
-      // The last match wins: a reply that corrects an input comes after the original text.
-      const matches = [...task.text.matchAll(new RegExp(spec.pattern, 'g'))];
-      const last = matches[matches.length - 1];
-      if (last) values[name] = last[0];
-    }
-    return this.instantiate(values);
+    return this.instantiate(this.extract(task.text));
   }
 
-  /** The flow's plan for these input values, or what is missing. */
+  /** The flow's input values found in `text` (not yet checked against the tools' contracts). */
+  extract(text: string): Record<string, string> {
+    return this.slots.extract(text);
+  }
+
+  /**
+   * The flow's plan for these input values, or what is missing: inputs without a value and inputs
+   * whose value a tool would refuse (a tool is fed an input by a node field that is exactly
+   * `{{input.<name>}}`).
+   */
   instantiate(values: Record<string, string>): PlanningResult {
-    const missing = Object.keys(this.flow.inputs).filter((name) => values[name] === undefined);
     const flow = { id: this.flow.id, version: this.flow.version };
-    if (missing.length) {
-      return { kind: 'needs_input', planner: this.name, flow, missing, reason: `the task does not give: ${missing.map((m) => `${m} (${this.flow.inputs[m]!.description})`).join(', ')}` };
+    const absent = Object.keys(this.flow.inputs).filter((name) => values[name] === undefined);
+    const refused = new Map<string, string>();
+    for (const name of Object.keys(this.flow.inputs)) {
+      if (values[name] === undefined) continue;
+      for (const node of this.flow.nodes) {
+        const field = Object.keys(node.input).find((k) => node.input[k] === `{{input.${name}}}`);
+        const why = field === undefined ? null : this.tools.refusesInput(node.tool, field, values[name]);
+        if (why !== null) {
+          refused.set(name, `${name} "${values[name]}" is not in a form ${node.tool} accepts (${why}; wanted: ${this.flow.inputs[name]!.description})`);
+          break;
+        }
+      }
+    }
+    if (absent.length || refused.size) {
+      const missing = Object.keys(this.flow.inputs).filter((name) => absent.includes(name) || refused.has(name));
+      const reasons = [...refused.values(), ...(absent.length ? [`the task does not give: ${absent.map((m) => `${m} (${this.flow.inputs[m]!.description})`).join(', ')}`] : [])];
+      return { kind: 'needs_input', planner: this.name, flow, missing, reason: reasons.join('; ') };
     }
     const steps: PlanStep[] = this.flow.nodes.map((node) => {
       const incoming = this.flow.edges.filter((e) => e.to === node.id);

@@ -3,6 +3,7 @@ import type { Ajv } from 'ajv';
 import { ConfigError } from '../../runtime/errors.ts';
 import { packagePath } from '../../runtime/paths.ts';
 import { INTENTS, type IntentRoute } from './intent-router.ts';
+import type { ToolContracts } from './plan.ts';
 import { GraphPlanner, type Flow, type Planner, type PlannerTask, type PlanningResult } from './planner.ts';
 
 /** The routing table (flows/routes.json): for each intent, the flows that serve it, preferred first. */
@@ -41,20 +42,27 @@ export interface IntentSource {
 }
 
 /**
- * Routes a task to a flow with the ONNX intent router, and fills the flow's inputs from the slots
- * the router extracted. `gather` runs the model (its answer is recorded with the run, so a replay
- * reads it back); `plan` is pure. An `unknown` intent — off-domain, or below the router's confidence
- * threshold — is escalated to a person: the planner never guesses. Among an intent's flows the first
- * whose inputs are all present is used; when none is, the run asks for the preferred flow's inputs.
+ * Routes a task to a flow with the ONNX intent router, and takes the flow's inputs from the task text
+ * with the flow's own patterns (slots live in the flow configuration, see `slots.ts`). `gather` runs
+ * the model (its answer is recorded with the run, so a replay reads it back); `plan` is pure. An
+ * `unknown` intent — off-domain, or below the router's confidence threshold — is escalated to a
+ * person: the planner never guesses. The intent comes from the wording alone, so a ticket whose id is
+ * missing or in a shape the tools do not accept still reaches its intent; among the intent's flows the
+ * first whose inputs are all present and accepted by its tools is used, and when none is, the run asks
+ * for the preferred flow's inputs (`needs_input` naming them).
  */
 export class RouterPlanner implements Planner {
   readonly name = 'router';
+  private readonly planners = new Map<string, GraphPlanner>();
 
   constructor(
     private readonly router: IntentSource,
     private readonly routes: Routes,
-    private readonly flows: Map<string, Flow>,
-  ) {}
+    flows: Map<string, Flow>,
+    tools: Pick<ToolContracts, 'refusesInput'>,
+  ) {
+    for (const keys of Object.values(routes.intents)) for (const key of keys) this.planners.set(key, new GraphPlanner(flows.get(key)!, tools));
+  }
 
   get config(): string {
     return `routes@${this.routes.version}`;
@@ -65,7 +73,6 @@ export class RouterPlanner implements Planner {
   }
 
   plan(task: PlannerTask, record: string | null): PlanningResult {
-    void task;
     if (record === null) return { kind: 'escalate', planner: this.name, reason: 'no routing decision was recorded for this task' };
     const route = JSON.parse(record) as IntentRoute;
     const keys = this.routes.intents[route.intent];
@@ -73,9 +80,8 @@ export class RouterPlanner implements Planner {
       const why = route.candidate === 'unknown' ? `off-domain (the router says unknown at ${route.confidence.toFixed(3)})` : `unclear (${route.candidate} at ${route.confidence.toFixed(3)} is below the routing threshold)`;
       return { kind: 'escalate', planner: `router(${route.model})`, reason: `the ticket is ${why}; a person takes it` };
     }
-    const planners = keys.map((k) => new GraphPlanner(this.flows.get(k)!));
-    const usable = planners.find((p) => Object.keys(p.flow.inputs).every((name) => route.slots[name] !== undefined)) ?? planners[0]!;
-    const result = usable.instantiate(route.slots);
+    const results = keys.map((k) => this.planners.get(k)!.plan(task));
+    const result = results.find((r) => r.kind === 'plan') ?? results[0]!;
     return { ...result, planner: `router(${route.intent} ${route.confidence.toFixed(3)})` };
   }
 }

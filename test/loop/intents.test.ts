@@ -1,8 +1,9 @@
 // test-needs: kafka
 /**
  * The demo domain end to end with the ONNX intent router as planner: each intent's ticket, in English
- * or Chinese, is routed to its flow, its slots fill the flow's inputs, the real tools run, and the
- * run ends as the flow says. An off-domain ticket is escalated to a person, never guessed.
+ * or Chinese, is routed to its flow, the flow's input patterns fill its inputs, the real tools run, and
+ * the run ends as the flow says. An off-domain ticket is escalated to a person, never guessed; a ticket
+ * whose id the tools would refuse waits for it (awaiting_input naming the field).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -24,7 +25,7 @@ after(async () => {
   await loop?.stop();
 });
 
-const TICKETS: Array<{ text: string; flow: string; status: Outcome['status']; output?: Record<string, unknown> }> = [
+const TICKETS: Array<{ text: string; flow: string; status: Outcome['status']; output?: Record<string, unknown>; missing?: string[] }> = [
   { text: '我的订单 O-12345678 到哪了', flow: 'order-lookup', status: 'completed', output: { order_id: 'O-12345678' } },
   { text: 'Where is my order? My e-mail is grace.hopper@example.org', flow: 'order-status', status: 'completed' },
   { text: 'I want a refund for order O-12345678', flow: 'refund-request', status: 'completed' },
@@ -33,6 +34,8 @@ const TICKETS: Array<{ text: string; flow: string; status: Outcome['status']; ou
   { text: 'payments 服务是不是挂了', flow: 'outage-report', status: 'completed' },
   { text: "What's the status of expense claim EC-123456?", flow: 'expense-claim-status', status: 'completed' },
   { text: 'Tell me a joke about penguins', flow: 'none', status: 'escalated' },
+  // An id in a shape the tools do not take: routed by its wording, then asked for by name, no tool called.
+  { text: 'Where is my order PO-2024-00017-B? It was due last week.', flow: 'order-lookup', status: 'awaiting_input', missing: ['order_id'] },
 ];
 
 test('each intent is routed to its flow and completes; an off-domain ticket is escalated', { timeout: 180000 }, async () => {
@@ -49,6 +52,7 @@ test('each intent is routed to its flow and completes; an off-domain ticket is e
     const outcome = follower.outcomes.get(tasks[i]!.thought_id)!.value as unknown as Outcome;
     assert.equal(outcome.status, ticket.status, `${ticket.text}: ${outcome.reason}`);
     assert.equal(outcome.flow_id, ticket.flow, ticket.text);
+    if (ticket.missing) assert.deepEqual(outcome.missing_fields, ticket.missing, ticket.text);
     if (ticket.status === 'escalated') {
       assert.equal(outcome.reason_code, 'unroutable');
       assert.match(outcome.planner, /^router\(intent-router@/);

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { FEATURE_DIMS, FEATURIZER_CONFIG, featurize, featurizeSparse, normalizeText, truncateCodePoints } from '../../runtime/text-features.ts';
+import { FEATURE_DIMS, FEATURIZER_CONFIG, featurize, featurizeSparse, jsonShape, normalizeText, structureSignals, truncateCodePoints } from '../../runtime/text-features.ts';
 
 interface Vector {
   text: string;
   normalized: string;
+  structure: string[];
   indices: number[];
   values: number[];
 }
@@ -21,6 +22,7 @@ describe('text featurizer parity with models/featurize.py', () => {
     const label = `vector ${i}: ${JSON.stringify(v.text.length > 40 ? v.text.slice(0, 40) + '…' : v.text)}`;
     test(label, () => {
       assert.equal(normalizeText(v.text), v.normalized);
+      assert.deepEqual(structureSignals(v.text), v.structure);
       const got = featurizeSparse(v.text);
       assert.deepEqual(got.indices, v.indices);
       assert.equal(got.values.length, v.values.length);
@@ -38,6 +40,22 @@ describe('text featurizer parity with models/featurize.py', () => {
     const { values } = featurizeSparse('token expired');
     const norm = Math.sqrt(values.reduce((s, x) => s + x * x, 0));
     assert.ok(Math.abs(norm - 1) < 1e-6);
+  });
+
+  test('the JSON scan tells a body cut short from an intact or a broken one, whatever its length', () => {
+    assert.equal(jsonShape('{"ok":true}'), 'json_ok');
+    assert.equal(jsonShape(' [1,{"a":"]}"}]\n'), 'json_ok', 'brackets inside strings do not count');
+    assert.equal(jsonShape('{"id":"O-12345678","items":[{"sku":"A1"}'), 'json_cut');
+    assert.equal(jsonShape('{"note":"cut inside a str'), 'json_cut');
+    assert.equal(jsonShape('{"a":1}}'), 'json_bad');
+    assert.equal(jsonShape('{"a":[1}'), 'json_bad');
+    assert.equal(jsonShape('{"a":1} and more'), 'json_bad');
+    assert.equal(jsonShape('error: {"a":1}'), null, 'does not start like JSON');
+    const long = '{"rows":[' + Array.from({ length: 2000 }, (_, i) => `{"n":${i}}`).join(',') + ']}';
+    assert.equal(jsonShape(long), 'json_ok', 'a long body is scanned whole, not the truncated 4096 code points');
+    assert.ok(featurizeSparse(long).indices.length > 0);
+    assert.deepEqual(structureSignals('  at a.b(C.java:1)\n  at d.e(F.java:2)'), ['trace']);
+    assert.deepEqual(structureSignals('  at a.b(C.java:1) only one frame'), []);
   });
 
   test('truncation counts code points and never splits a surrogate pair', () => {

@@ -32,7 +32,7 @@ export function loadWorld(env: NodeJS.ProcessEnv = {}): World {
 /** ThoughtConfig as wiring.ts builds it with its defaults. */
 export function thoughtConfig(world: World, overrides: Partial<ThoughtConfig> = {}): ThoughtConfig {
   return {
-    planner: new GraphPlanner(world.flow),
+    planner: new GraphPlanner(world.flow, world.tools),
     validator: new PlanValidator(world.ajv, 50),
     tools: world.tools,
     maxIterations: 10,
@@ -51,7 +51,7 @@ export function observationConfig(world: World): ObservationConfig {
 
 /** The plan the graph planner makes from the real flow for a task text that names an e-mail. */
 export function flowPlan(world: World, text = 'Where is my order? alice@example.com'): Plan {
-  const result = new GraphPlanner(world.flow).plan({ thought_id: 't-1', text, metadata: {} });
+  const result = new GraphPlanner(world.flow, world.tools).plan({ thought_id: 't-1', text, metadata: {} });
   if (result.kind !== 'plan') throw new Error(`expected a plan, got ${result.kind}`);
   return structuredClone(result.plan) as Plan;
 }
@@ -115,6 +115,7 @@ export function withTools(base: ToolContracts, extra: Record<string, string[] | 
     has: (tool) => tool in extra || base.has(tool),
     responseFields: (tool) => (tool in extra ? extra[tool]! : base.responseFields(tool)),
     cost: (tool) => costs[tool] ?? (tool in extra ? 1 : base.cost(tool)),
+    refusesInput: (tool, field, value) => (tool in extra ? null : base.refusesInput(tool, field, value)),
   };
 }
 

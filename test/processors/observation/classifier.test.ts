@@ -36,9 +36,9 @@ describe('ErrorClassifier', () => {
     assert.equal(c.model, clf.modelId);
   });
 
-  test('an nginx 502 HTML page is server_error', async () => {
+  test('an nginx 502 HTML page is network_issue (the proxy could not reach its upstream), not server_error', async () => {
     const c = await clf.classify(NGINX_502);
-    assert.equal(c.label, 'server_error');
+    assert.equal(c.label, 'network_issue');
     assert.ok(c.confidence >= ERROR_ADOPTION_THRESHOLD, `confidence ${c.confidence}`);
   });
 
@@ -51,13 +51,31 @@ describe('ErrorClassifier', () => {
       ['{"code":10001,"msg":"登录过期，请重新登录"}', 'auth_failed'],
       ['{"error":{"code":429,"message":"Rate limit exceeded. Try again in 30 seconds."}}', 'rate_limited'],
       ['{"code":404,"msg":"订单不存在"}', 'not_found'],
-      ['{"error":{"code":504,"message":"upstream timed out"}}', 'timeout'],
+      ['{"error":{"code":408,"message":"Request timed out after 30000ms"}}', 'timeout'],
     ];
     const got = await clf.classifyBatch(cases.map(([t]) => t));
     assert.deepEqual(
       got.map((c) => c.label),
       cases.map(([, l]) => l),
     );
+  });
+
+  test('gateway, mesh and connection failures are network_issue, distinct from timeout', async () => {
+    const texts = [
+      'upstream connect error or disconnect/reset before headers. reset reason: connection failure',
+      'no healthy upstream',
+      '{"message":"An invalid response was received from the upstream server"}',
+      'Error: getaddrinfo ENOTFOUND billing.partner.example',
+      'Get "http://stock.internal:8080/v1": dial tcp 10.1.2.3:8080: connect: connection refused',
+    ];
+    for (const [i, c] of (await clf.classifyBatch(texts)).entries()) assert.equal(c.label, 'network_issue', texts[i]);
+    assert.equal((await clf.classify('java.net.SocketTimeoutException: Read timed out')).label, 'timeout');
+  });
+
+  test('a JSON body with control characters in a field is data_corrupted, the intact one ok', async () => {
+    const nul = ORDER_JSON.replace('Alice Chen', 'Alice\u0000\u0000 Chen\u0007');
+    assert.equal((await clf.classify(nul)).label, 'data_corrupted', nul);
+    assert.equal((await clf.classify(ORDER_JSON)).label, 'ok');
   });
 
   test('deterministic: the same text gives the same output, alone or in a batch', async () => {

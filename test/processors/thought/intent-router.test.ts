@@ -31,11 +31,11 @@ describe('IntentRouter', () => {
     await model.close();
   });
 
-  test('loads the committed model; its id names the sha256 of model.onnx; default threshold 0.6', () => {
+  test('loads the committed model; its id names the sha256 of model.onnx; default threshold 0.4', () => {
     const sha = createHash('sha256').update(readFileSync(new URL('model.onnx', MODEL_DIR))).digest('hex');
     assert.equal(router.modelId, `intent-router@${sha.slice(0, 12)}`);
     assert.equal(router.threshold, DEFAULT_INTENT_THRESHOLD);
-    assert.equal(DEFAULT_INTENT_THRESHOLD, 0.6);
+    assert.equal(DEFAULT_INTENT_THRESHOLD, 0.4);
     assert.ok(DEFAULT_INTENT_MODEL_DIR.replace(/\/$/, '').endsWith('models/intent-router'));
   });
 
@@ -52,6 +52,17 @@ describe('IntentRouter', () => {
 
   test('off-domain texts route to unknown', async () => {
     for (const r of await router.routeBatch(OFF_DOMAIN)) assert.equal(r.intent, 'unknown', JSON.stringify(r));
+  });
+
+  test('the intent comes from the wording: ids of any shape are masked and never change the route', async () => {
+    const shapes = ['O-12345678', 'PO-2024-00017-B', 'SO#88123', '4500012345', '112-4471932-5530118', 'ORD-2025-118834'];
+    const routes = await router.routeBatch(shapes.map((id) => `Hi, where is my order ${id}? It has not arrived yet.`));
+    for (const r of routes) {
+      assert.equal(r.intent, 'order_status');
+      assert.equal(r.confidence, routes[0]!.confidence);
+    }
+    const bare = await router.route('Hi, where is my order? It has not arrived yet.');
+    assert.equal(bare.intent, 'order_status', 'a ticket without an id still has its intent (the planner asks for the id)');
   });
 
   test('route() returns the slots of the text', async () => {
@@ -79,11 +90,10 @@ describe('IntentRouter', () => {
     assert.equal(mixed.intent, mixed.candidate);
   });
 
-  test('mixed or vague tickets below the default threshold route to unknown', async () => {
-    const texts = ['problem with my account and order and invoice', 'my order and my password', 'refund or invoice?', 'order', 'account'];
+  test('mixed or vague tickets: below the default threshold unknown, above it the candidate', async () => {
+    const texts = ['problem with my account and order and invoice', 'my order and my password', 'refund or invoice?', 'order', 'account', 'hmm so about that thing'];
     const routes = await router.routeBatch(texts);
     const low = routes.filter((r) => r.confidence < DEFAULT_INTENT_THRESHOLD);
-    assert.ok(low.some((r) => r.candidate !== 'unknown'), `expected a low-confidence in-domain candidate among ${JSON.stringify(routes)}`);
     for (const r of low) assert.equal(r.intent, 'unknown', JSON.stringify(r));
     for (const r of routes.filter((x) => x.confidence >= DEFAULT_INTENT_THRESHOLD)) assert.equal(r.intent, r.candidate);
   });

@@ -32,7 +32,7 @@ let server: LlmServer;
 let planner: LlmPlanner;
 
 function newPlanner(overrides: { timeoutMs?: number; apiKey?: string } = {}): LlmPlanner {
-  return new LlmPlanner({ baseUrl: server.baseUrl, model: 'test-model', apiKey: KEY, maxSteps: 50, fallback: new GraphPlanner(world.flow), validator, tools: world.tools, catalog: world.catalog, ...overrides });
+  return new LlmPlanner({ baseUrl: server.baseUrl, model: 'test-model', apiKey: KEY, maxSteps: 50, fallback: new GraphPlanner(world.flow, world.tools), validator, tools: world.tools, catalog: world.catalog, ...overrides });
 }
 
 /** gather then plan, the way Thought's shell and core do it. */
@@ -217,7 +217,7 @@ describe('LlmPlanner.plan', () => {
     const gone = await startLlmServer();
     const url = gone.baseUrl;
     await gone.close();
-    const p = new LlmPlanner({ baseUrl: url, model: 'm', maxSteps: 50, fallback: new GraphPlanner(world.flow), validator, tools: world.tools, catalog: world.catalog, timeoutMs: 2000 });
+    const p = new LlmPlanner({ baseUrl: url, model: 'm', maxSteps: 50, fallback: new GraphPlanner(world.flow, world.tools), validator, tools: world.tools, catalog: world.catalog, timeoutMs: 2000 });
     const { parsed, result } = await run(p);
     assert.deepEqual([parsed.ok, !parsed.ok && parsed.error], [false, 'network']);
     assertFallback(result, /network: ECONNREFUSED/);

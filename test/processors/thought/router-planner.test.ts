@@ -54,12 +54,32 @@ test('off-domain tickets are escalated, never guessed', async () => {
   assert.match(result.kind === 'escalate' ? result.reason : '', /off-domain/);
 });
 
-test('plan() is pure: it decides from the recorded routing alone, and a low-confidence record escalates', () => {
-  const route: IntentRoute = { intent: 'unknown', candidate: 'refund_request', confidence: 0.41, slots: { order_id: 'O-12345678' }, model: 'intent-router@000000000000' };
-  const result = planner.plan(task('anything at all'), JSON.stringify(route));
+test('plan() is pure: it decides from the recorded routing and the task text alone, and a low-confidence record escalates', () => {
+  const route: IntentRoute = { intent: 'unknown', candidate: 'refund_request', confidence: 0.41, slots: {}, model: 'intent-router@000000000000' };
+  const result = planner.plan(task('money back for O-12345678'), JSON.stringify(route));
   assert.equal(result.kind, 'escalate');
   assert.match(result.kind === 'escalate' ? result.reason : '', /refund_request at 0\.410 is below the routing threshold/);
-  const confident = planner.plan(task('anything at all'), JSON.stringify({ ...route, intent: 'refund_request', confidence: 0.99 }));
+  const confident = planner.plan(task('money back for O-12345678'), JSON.stringify({ ...route, intent: 'refund_request', confidence: 0.99 }));
   assert.equal(confident.kind === 'plan' && (confident.plan as Plan).flow.id, 'refund-request');
+  assert.deepEqual(confident.kind === 'plan' && (confident.plan as Plan).steps[0]!.input, { order_id: 'O-12345678' });
   assert.deepEqual(planner.plan(task('x'), JSON.stringify(route)), result, 'same record, same decision');
+});
+
+test('an id in a shape the tools do not take still routes to its intent, and the run asks for that field by name', async () => {
+  for (const text of ['Where is my order PO-2024-00017-B? It was due last week.', '订单号 4500012345 一直没有发货，到哪了？']) {
+    const { record, result } = await decide(text);
+    assert.equal(JSON.parse(record).intent, 'order_status', text);
+    assert.equal(result.kind, 'needs_input', text);
+    if (result.kind !== 'needs_input') continue;
+    assert.deepEqual(result.flow, { id: 'order-lookup', version: 1 }, 'the preferred flow asks');
+    assert.deepEqual(result.missing, ['order_id']);
+    assert.match(result.reason, /^order_id "[^"]+" is not in a form orders\.get accepts/);
+  }
+});
+
+test('a claim number without its prefix is taken as the claim id; an order ticket with a refused id but an e-mail uses the e-mail flow', async () => {
+  const claim = await decide('Hi, what is the status of my expense claim 123456? Submitted two weeks ago.');
+  assert.equal(claim.result.kind === 'plan' && JSON.stringify((claim.result.plan as Plan).steps[0]!.input), '{"claim_id":"EC-123456"}');
+  const order = await decide('Where is my order SO-88123-X? my e-mail is ada@example.com');
+  assert.equal(order.result.kind === 'plan' && (order.result.plan as Plan).flow.id, 'order-status');
 });
