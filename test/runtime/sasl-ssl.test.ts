@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -24,6 +25,7 @@ import { followOutcomes, startLoop, type RunningLoop } from '../helpers/cluster.
 const saslPassword = randomBytes(18).toString('hex');
 const registryPassword = randomBytes(18).toString('hex');
 const wrongPassword = randomBytes(18).toString('hex');
+const dir = mkdtempSync(join(tmpdir(), 'tao-secure-'));
 let secure: SecureBroker;
 let loop: RunningLoop;
 /** Stages started only to see them fail: their lines join the secret scan. */
@@ -31,7 +33,7 @@ const failedStarts: Array<{ proc: StageProcess; lines: string[] }> = [];
 
 before(async () => {
   secure = await startSecureBroker({
-    dir: mkdtempSync(join(tmpdir(), 'tao-secure-')),
+    dir,
     user: 'tao-test',
     password: saslPassword,
     registry: { username: 'tao-registry', password: registryPassword },
@@ -44,6 +46,8 @@ after(async () => {
   await stopAll(failedStarts.map((s) => s.proc));
   await loop?.stop();
   await secure?.stop();
+  // The broker's data goes; its certificates, config and logs stay for a post-mortem.
+  await rm(join(dir, 'data'), { recursive: true, force: true });
 });
 
 /** Starts an Observation process against the secure broker with `env` on top; resolves with its exit code, its lines and how long it ran. */
