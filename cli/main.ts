@@ -278,7 +278,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     const auth = ingressAuthFromEnv(process.env, config.bindHost);
     const logger = createLogger({ stage: 'ingress', pid: process.pid });
     const kafka = createKafka(config, 'tao-ingress', logger);
-    await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
+    await waitForKafka(config, logger);
     await prepareCatalog(kafka, config, { topics: ['tasks'] }, { apply: applyTopics, print: (line) => logger.info('topics apply', { line }) });
     const codec = AvroCodec.create(config);
     await codec.register(['tasks']);
@@ -309,7 +309,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     const config = loadRuntimeConfig();
     const logger = createLogger({ stage: 'callbacks', pid: process.pid });
     const kafka = createKafka(config, 'tao-callbacks', logger);
-    await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
+    await waitForKafka(config, logger);
     await prepareCatalog(kafka, config, { topics: ['outcomes'] }, { apply: applyTopics, print: (line) => logger.info('topics apply', { line }) });
     const dispatcher = await startCallbackDispatcher(callbackOptionsFromEnv(), { kafka, codec: AvroCodec.create(config), logger, sessionTimeoutMs: config.kafka.sessionTimeoutMs });
     logger.info('callback dispatcher running');
@@ -323,7 +323,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     ingressAuthFromEnv(process.env, config.bindHost);
     const logger = createLogger({ command: 'run all' });
     const kafka = createKafka(config, 'tao-run-all', logger);
-    await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
+    await waitForKafka(config, logger);
     await prepareCatalog(kafka, config, WHOLE_CATALOG, { apply: applyTopics, print: (line) => console.log(`${'topics'.padEnd(11)} | ${line}`) });
     // The callback dispatcher needs a signing secret; it joins only when one is configured.
     const names = ['tools', ...STAGES, 'ingress', ...(isSet(process.env, 'TAO_CALLBACK_SECRET') ? ['callbacks'] : [])];

@@ -968,3 +968,28 @@ export async function startKafka(options: Partial<InfraOptions> = {}): Promise<s
   });
   return kafka.url;
 }
+
+/** Where the cached artifacts of {@link ensureArtifacts} are. */
+export interface InfraArtifacts {
+  /** Folder of the Kafka jars (a `-cp '<libs>/*'` classpath). */
+  kafkaLibs: string;
+  /** The AxonOps Schema Registry binary. */
+  registryBin: string;
+}
+
+/**
+ * Fetches the Kafka jars and builds the registry binary into `options.dir` if they are not cached
+ * yet (the first `up` does the same), under the infra lock, and says where they are. For helpers
+ * that run their own broker or registry from the same cache (infra/secure.ts). Needs `java`, and
+ * `mvn` / `go` while the artifacts are missing: {@link InfraError} `PREREQUISITE_MISSING`, or
+ * `BUILD_FAILED`.
+ */
+export async function ensureArtifacts(options: Partial<InfraOptions> = {}): Promise<InfraArtifacts> {
+  const o = resolveOptions(options);
+  const p = paths(o);
+  await withLock(o, p, async () => {
+    await checkPrerequisites({ java: true, mvn: !existsSync(p.libsMarker), go: !existsSync(p.registryBin) });
+    await settleAll(o, [ensureKafkaJars(o, p), ensureRegistryBinary(o, p)]);
+  });
+  return { kafkaLibs: p.libs, registryBin: p.registryBin };
+}

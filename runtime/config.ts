@@ -55,6 +55,8 @@ export const SETTINGS = {
   // Kafka and the schema registry
   KAFKA_BROKERS: { kind: 'list', default: '127.0.0.1:9092', pattern: HOST_PORT, hint: 'host:port', meaning: 'Kafka bootstrap brokers', usedBy: ['all'] },
   KAFKA_SSL: { kind: 'bool', default: 'false', meaning: 'connect to Kafka over TLS', usedBy: ['all'] },
+  KAFKA_SSL_CA_FILE: { kind: 'string', meaning: "PEM file of the CA certificate(s) that signed the brokers' certificates, trusted besides the system CAs (needs KAFKA_SSL=true)", usedBy: ['all'] },
+  KAFKA_SSL_REJECT_UNAUTHORIZED: { kind: 'bool', default: 'true', meaning: "false: accept a broker certificate that does not verify (testing only; needs KAFKA_SSL=true)", usedBy: ['all'] },
   KAFKA_SASL_MECHANISM: { kind: 'enum', values: ['plain', 'scram-sha-256', 'scram-sha-512'], meaning: 'SASL mechanism (needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD)', usedBy: ['all'] },
   KAFKA_SASL_USERNAME: { kind: 'string', meaning: 'SASL user name', usedBy: ['all'] },
   KAFKA_SASL_PASSWORD: { kind: 'secret', meaning: 'SASL password', usedBy: ['all'] },
@@ -356,7 +358,12 @@ export function effectiveConfig(env: NodeJS.ProcessEnv): EffectiveSetting[] {
 export interface RuntimeConfig {
   kafka: {
     brokers: string[];
+    /** TLS to the brokers (KAFKA_SSL). */
     ssl: boolean;
+    /** KAFKA_SSL_CA_FILE: a PEM file of CAs to trust besides the system ones (read by runtime/kafka.ts); null: system CAs only. */
+    sslCaFile: string | null;
+    /** KAFKA_SSL_REJECT_UNAUTHORIZED: false accepts a certificate that does not verify. */
+    sslRejectUnauthorized: boolean;
     sasl: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string } | null;
     sessionTimeoutMs: number;
     startupWaitMs: number;
@@ -369,19 +376,27 @@ export interface RuntimeConfig {
 
 /**
  * Reads and validates the connection settings.
- * @throws ConfigError naming the first variable that does not parse, or the SASL settings that are missing.
+ * @throws ConfigError naming the first variable that does not parse, the SASL settings that are
+ *   missing, or a KAFKA_SSL_* setting given without KAFKA_SSL=true.
  */
 export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
   const mechanism = setting(env, 'KAFKA_SASL_MECHANISM');
   const username = setting(env, 'KAFKA_SASL_USERNAME');
   const password = setting(env, 'KAFKA_SASL_PASSWORD');
   if (mechanism && (!username || !password)) throw new ConfigError(`KAFKA_SASL_MECHANISM=${mechanism} needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD`);
+  const ssl = setting(env, 'KAFKA_SSL');
+  const sslCaFile = setting(env, 'KAFKA_SSL_CA_FILE') ?? null;
+  const sslRejectUnauthorized = setting(env, 'KAFKA_SSL_REJECT_UNAUTHORIZED');
+  if (!ssl && sslCaFile !== null) throw new ConfigError('KAFKA_SSL_CA_FILE is set but KAFKA_SSL is not true: set KAFKA_SSL=true to connect over TLS');
+  if (!ssl && !sslRejectUnauthorized) throw new ConfigError('KAFKA_SSL_REJECT_UNAUTHORIZED=false is set but KAFKA_SSL is not true: set KAFKA_SSL=true to connect over TLS');
   const brokers = setting(env, 'KAFKA_BROKERS');
   if (brokers.length === 0) throw new ConfigError('KAFKA_BROKERS must name at least one host:port');
   return {
     kafka: {
       brokers,
-      ssl: setting(env, 'KAFKA_SSL'),
+      ssl,
+      sslCaFile,
+      sslRejectUnauthorized,
       sasl: mechanism ? { mechanism, username: username!, password: password! } : null,
       sessionTimeoutMs: setting(env, 'TAO_SESSION_TIMEOUT_MS'),
       startupWaitMs: setting(env, 'TAO_STARTUP_WAIT_MS'),

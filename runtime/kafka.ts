@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Kafka, logLevel, type KafkaConfig, type LogEntry } from 'kafkajs';
+import { rootCertificates, type ConnectionOptions } from 'node:tls';
+import kafkajs, { Kafka, logLevel, type KafkaConfig, type LogEntry } from 'kafkajs';
 import type { RuntimeConfig } from './config.ts';
 import { ConfigError, TransientError, errorMessage } from './errors.ts';
 import type { Logger } from './log.ts';
@@ -55,13 +56,39 @@ export function isTransientKafkaLog(entry: Pick<LogEntry, 'log'>): boolean {
   return TRANSIENT_CONNECTION_MESSAGES.some((m) => message.startsWith(m));
 }
 
-/** Builds a kafkajs client from the runtime configuration; kafkajs' own logs go through `logger` as JSON lines. */
-export function createKafka(config: RuntimeConfig, clientId: string, logger: Logger): Kafka {
+/**
+ * The kafkajs `ssl` option: false without KAFKA_SSL; with KAFKA_SSL_CA_FILE, the system CAs plus
+ * that file's (Node's `ca` replaces the default trust store, so the system ones are kept explicitly).
+ * @throws ConfigError naming KAFKA_SSL_CA_FILE when the file cannot be read or holds no PEM certificate.
+ */
+export function kafkaTlsOptions(kafka: RuntimeConfig['kafka']): boolean | ConnectionOptions {
+  if (!kafka.ssl) return false;
+  if (kafka.sslCaFile === null && kafka.sslRejectUnauthorized) return true;
+  const options: ConnectionOptions = { rejectUnauthorized: kafka.sslRejectUnauthorized };
+  if (kafka.sslCaFile !== null) {
+    let pem: string;
+    try {
+      pem = readFileSync(kafka.sslCaFile, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`KAFKA_SSL_CA_FILE=${kafka.sslCaFile} cannot be read: ${errorMessage(err)}`);
+    }
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(`KAFKA_SSL_CA_FILE=${kafka.sslCaFile} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+    options.ca = [...rootCertificates, pem];
+  }
+  return options;
+}
+
+/**
+ * Builds a kafkajs client from the runtime configuration; kafkajs' own logs go through `logger` as
+ * JSON lines. `retries`: how often kafkajs retries a failed request or connection (default 8).
+ * @throws ConfigError when KAFKA_SSL_CA_FILE cannot be used ({@link kafkaTlsOptions}).
+ */
+export function createKafka(config: RuntimeConfig, clientId: string, logger: Logger, tuning: { retries?: number } = {}): Kafka {
   assertReadCommittedFix();
   const options: KafkaConfig = {
     clientId,
     brokers: config.kafka.brokers,
-    ssl: config.kafka.ssl,
+    ssl: kafkaTlsOptions(config.kafka),
     logLevel: logLevel.WARN,
     logCreator: () => (entry: LogEntry) => {
       const { namespace, level, log } = entry;
@@ -69,19 +96,97 @@ export function createKafka(config: RuntimeConfig, clientId: string, logger: Log
       if (level <= logLevel.ERROR && !isTransientKafkaLog(entry)) logger.warn(log.message, fields);
       else logger.debug(log.message, fields);
     },
-    retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5000 },
+    retry: { retries: tuning.retries ?? 8, initialRetryTime: 200, maxRetryTime: 5000 },
   };
   if (config.kafka.sasl) options.sasl = config.kafka.sasl as KafkaConfig['sasl'];
   return new Kafka(options);
 }
 
 /**
+ * Node's codes for a server certificate that does not verify (node:tls, from OpenSSL's
+ * X509_V_ERR_* and the host name check). Waiting does not cure these: the client lacks the CA.
+ */
+const CERTIFICATE_ERROR_CODES: ReadonlySet<string> = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+// kafkajs spreads its error classes into module.exports, which Node's CommonJS export detection does not see as named exports.
+const { KafkaJSConnectionError, KafkaJSSASLAuthenticationError } = kafkajs;
+// Exported at run time, missing from kafkajs's type declarations.
+const { KafkaJSConnectionClosedError } = kafkajs as unknown as { KafkaJSConnectionClosedError: new (...args: never[]) => Error };
+
+/** The error itself or one of its causes (kafkajs wraps what its retrier gives up on). */
+function findInChain<T>(err: unknown, match: (e: unknown) => e is T): T | undefined {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 8; e = (e as { cause?: unknown; originalError?: unknown }).cause ?? (e as { originalError?: unknown }).originalError, depth++) {
+    if (match(e)) return e;
+  }
+  return undefined;
+}
+
+/**
+ * A start-up failure that waiting cannot cure, as a one-line ConfigError: the brokers refused the
+ * SASL credentials, or their TLS certificate does not verify. Null for anything else (a broker not
+ * up yet, a connection closed). Never includes the password.
+ */
+export function kafkaSetupError(err: unknown, config?: Pick<RuntimeConfig['kafka'], 'sasl' | 'sslCaFile'>): ConfigError | null {
+  const sasl = findInChain(err, (e): e is Error => e instanceof KafkaJSSASLAuthenticationError);
+  if (sasl) {
+    const who = config?.sasl ? `KAFKA_SASL_USERNAME=${config.sasl.username} (KAFKA_SASL_MECHANISM=${config.sasl.mechanism})` : 'this client';
+    return new ConfigError(`Kafka refused the SASL login of ${who}: ${sasl.message}; check KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD`);
+  }
+  const tls = findInChain(err, (e): e is Error & { code: string } => e instanceof KafkaJSConnectionError && CERTIFICATE_ERROR_CODES.has((e as { code?: string }).code ?? ''));
+  if (tls) {
+    const hint = (config?.sslCaFile ?? null) === null ? 'set KAFKA_SSL_CA_FILE to the PEM file of the CA that signed the brokers\' certificates' : `KAFKA_SSL_CA_FILE=${config!.sslCaFile} is not the CA that signed the brokers' certificates`;
+    return new ConfigError(`Kafka's TLS certificate does not verify (${tls.code}: ${tls.message}): ${hint}`);
+  }
+  return null;
+}
+
+/**
+ * What a connection the broker closed right after it opened most often means: a listener that
+ * expects TLS or SASL meeting a client without it (the broker just drops it). Said as a hint, not
+ * a verdict: a broker shutting down closes connections too, so this keeps waiting.
+ */
+function closedConnectionHint(err: unknown, config?: Pick<RuntimeConfig['kafka'], 'ssl' | 'sasl'>): string {
+  if (!config || !findInChain(err, (e): e is Error => e instanceof KafkaJSConnectionClosedError)) return '';
+  if (!config.ssl) return ' (the broker closed the connection: if its listener is SSL or SASL_SSL, set KAFKA_SSL=true)';
+  if (!config.sasl) return ' (the broker closed the connection: if its listener is SASL_SSL, set KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD)';
+  return '';
+}
+
+/**
  * Resolves once the cluster answers a metadata request, so that a process started while the broker
  * is down (a supervisor restarting it during a broker restart, say) waits instead of failing its
- * start-up. Says so in one line when the first attempt fails (later attempts log at debug).
- * @throws TransientError when the cluster is still unreachable after `timeoutMs`.
+ * start-up. Says so in one line when the first attempt fails (later attempts log at debug). Each
+ * attempt is one connection try of a client of its own (no kafkajs retries inside it), once a second,
+ * for up to TAO_STARTUP_WAIT_MS (`config.kafka.startupWaitMs`).
+ * @throws ConfigError at once, without waiting, when the brokers refuse the SASL credentials or their
+ *   TLS certificate does not verify ({@link kafkaSetupError}).
+ * @throws TransientError when the cluster is still unreachable after `timeoutMs`; when the broker
+ *   closed the connection and TLS or SASL is off, the message says which setting may be missing.
  */
-export async function waitForKafka(kafka: Kafka, logger: Logger, timeoutMs: number): Promise<void> {
+export async function waitForKafka(config: RuntimeConfig, logger: Logger): Promise<void> {
+  const timeoutMs = config.kafka.startupWaitMs;
+  // This loop is the retry: kafkajs's own retries (a client-wide setting) would hide a certificate failure for ~20 s.
+  // Its failures are reported by this function's own lines; kafkajs's lines about them go to debug.
+  const quiet: Logger = {
+    debug: (msg, fields) => logger.debug(msg, fields),
+    info: (msg, fields) => logger.info(msg, fields),
+    warn: (msg, fields) => logger.debug(msg, fields),
+    error: (msg, fields) => logger.debug(msg, fields),
+    child: (fields) => logger.child(fields),
+  };
+  const kafka = createKafka(config, 'tao-startup-check', quiet, { retries: 0 });
   const started = Date.now();
   let waiting = false;
   for (;;) {
@@ -92,9 +197,12 @@ export async function waitForKafka(kafka: Kafka, logger: Logger, timeoutMs: numb
       if (waiting) logger.info('kafka reachable', { waited_ms: Date.now() - started });
       return;
     } catch (err) {
-      if (Date.now() - started >= timeoutMs) throw new TransientError(`Kafka unreachable for ${Math.round((Date.now() - started) / 1000)} s (TAO_STARTUP_WAIT_MS=${timeoutMs}): ${errorMessage(err)}`);
-      if (!waiting) logger.warn('waiting for kafka', { up_to_s: Math.round(timeoutMs / 1000), setting: 'TAO_STARTUP_WAIT_MS', error: errorMessage(err) });
-      else logger.debug('still waiting for kafka', { waited_ms: Date.now() - started, error: errorMessage(err) });
+      const setup = kafkaSetupError(err, config.kafka);
+      if (setup) throw setup;
+      const error = `${errorMessage(err)}${closedConnectionHint(err, config.kafka)}`;
+      if (Date.now() - started >= timeoutMs) throw new TransientError(`Kafka unreachable for ${Math.round((Date.now() - started) / 1000)} s (TAO_STARTUP_WAIT_MS=${timeoutMs}): ${error}`);
+      if (!waiting) logger.warn('waiting for kafka', { up_to_s: Math.round(timeoutMs / 1000), setting: 'TAO_STARTUP_WAIT_MS', error });
+      else logger.debug('still waiting for kafka', { waited_ms: Date.now() - started, error });
       waiting = true;
       await new Promise((r) => setTimeout(r, 1000));
     } finally {

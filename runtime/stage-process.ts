@@ -25,7 +25,7 @@ export async function runStageProcess(stage: string, define: (metrics: StageMetr
   const def = await define(metrics, logger);
   const kafka = createKafka(config, `tao-${def.stage}`, logger);
   const codec = AvroCodec.create(config);
-  await waitForKafka(kafka, logger, config.kafka.startupWaitMs);
+  await waitForKafka(config, logger);
   const topics = [...def.inputs, ...def.outputs, ...(def.storeTopic ? [def.storeTopic] : [])];
   await prepareCatalog(kafka, config, { topics, deadLettered: def.inputs }, { apply: options.applyTopics ?? false, print: (line) => logger.info('topics apply', { line }) });
   await codec.register(def.outputs);
