@@ -72,11 +72,11 @@ const settle = () => new Promise((r) => setImmediate(r));
 describe('ChangelogStore reads', () => {
   test("a write staged in the transaction in progress is read at once; abort drops it, commit keeps it", async () => {
     const { store } = await startStore();
-    store.stage(1, 'run-a', { status: 'running' });
+    store.stage(1, 'run-a', { status: 'running' }, 0);
     assert.deepEqual(store.get(1, 'run-a'), { status: 'running' });
     store.abort(1);
     assert.equal(store.get(1, 'run-a'), undefined, 'an aborted transaction leaves nothing behind');
-    store.stage(1, 'run-a', { status: 'ended' });
+    store.stage(1, 'run-a', { status: 'ended' }, 0);
     store.commit(1);
     assert.deepEqual(store.get(1, 'run-a'), { status: 'ended' });
   });
@@ -92,11 +92,11 @@ describe('ChangelogStore reads', () => {
   test('own committed writes sit on top of a mirror that lags behind them, and the transaction in progress on top of both', async () => {
     const { store, committed } = await startStore();
     await committed(0, 'run-c', { status: 'wave 1' });
-    store.stage(0, 'run-c', { status: 'wave 2' });
+    store.stage(0, 'run-c', { status: 'wave 2' }, 0);
     store.commit(0);
     await committed(0, 'run-c', { status: 'wave 1 (read late)' });
     assert.deepEqual(store.get(0, 'run-c'), { status: 'wave 2' }, 'the tail has not read our commit yet');
-    store.stage(0, 'run-c', { status: 'wave 3' });
+    store.stage(0, 'run-c', { status: 'wave 3' }, 0);
     assert.deepEqual(store.get(0, 'run-c'), { status: 'wave 3' });
     store.abort(0);
     assert.deepEqual(store.get(0, 'run-c'), { status: 'wave 2' });
@@ -105,9 +105,9 @@ describe('ChangelogStore reads', () => {
   test("a released partition is read from the mirror only: this instance's writes to it are dropped", async () => {
     const { store, committed } = await startStore();
     await committed(3, 'run-d', { status: 'as committed' });
-    store.stage(3, 'run-d', { status: 'own' });
+    store.stage(3, 'run-d', { status: 'own' }, 0);
     store.commit(3);
-    store.stage(3, 'run-e', { status: 'pending' });
+    store.stage(3, 'run-e', { status: 'pending' }, 0);
     store.release([3]);
     assert.deepEqual(store.get(3, 'run-d'), { status: 'as committed' });
     assert.equal(store.get(3, 'run-e'), undefined);
@@ -133,7 +133,7 @@ describe('ChangelogStore reads', () => {
 describe('ChangelogStore.catchUp', () => {
   test("commits one barrier per producer to the partition, and drops the own layer only once the tail has read every barrier", async () => {
     const { store, committed, deliver } = await startStore();
-    store.stage(4, 'run-g', { status: 'own' });
+    store.stage(4, 'run-g', { status: 'own' }, 0);
     store.commit(4);
     const a = producer();
     const b = producer();
@@ -158,7 +158,7 @@ describe('ChangelogStore.catchUp', () => {
 
   test('a barrier the tail does not read in time fails the catch-up (the claim is retried) and keeps the own layer', async () => {
     const { store, deliver } = await startStore();
-    store.stage(5, 'run-h', { status: 'own' });
+    store.stage(5, 'run-h', { status: 'own' }, 0);
     store.commit(5);
     const a = producer();
     await assert.rejects(store.catchUp(5, [a.producer], 20), /state store ns\.thought\.runs\[5\] did not catch up within 20 ms/);
@@ -168,7 +168,7 @@ describe('ChangelogStore.catchUp', () => {
 
   test('a barrier that cannot be written aborts its transaction and fails the catch-up', async () => {
     const { store } = await startStore();
-    store.stage(0, 'run-i', { status: 'own' });
+    store.stage(0, 'run-i', { status: 'own' }, 0);
     store.commit(0);
     const fenced = producer({ failSend: true });
     await assert.rejects(store.catchUp(0, [fenced.producer]), /producer fenced/);
