@@ -219,6 +219,7 @@ export class ChangelogStore<V> {
    */
   async catchUp(partition: number, producers: Producer[], timeoutMs = 60000): Promise<void> {
     const name = this.codec.topics.name(this.topic);
+    const started = performance.now();
     const seen: Promise<void>[] = [];
     const ids: string[] = [];
     let timer: NodeJS.Timeout | undefined;
@@ -252,5 +253,6 @@ export class ChangelogStore<V> {
     // The mirror has read past every write committed to the partition before the barrier.
     this.own.delete(partition);
     this.ownCommits.delete(partition);
+    this.logger.info('state store caught up', { topic: name, partition, entries: this.mirror.size, duration_ms: Math.round(performance.now() - started) });
   }
 }
