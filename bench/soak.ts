@@ -28,8 +28,9 @@ import { buildTask, submitTasks } from '../client/tasks.ts';
 import { partitionForKey } from '../replay/partition.ts';
 import { formatDuration, parseDuration } from '../runtime/config.ts';
 import { TOPICS } from '../topics/catalog.ts';
-import { Fleet, freshNamespace, progress, quietOwnLogs, stageSpec, startToolServerProcess, type Instance } from './lib/harness.ts';
+import { Fleet, freshNamespace, progress, quietOwnLogs, stageSpec, startToolServerProcess, type BenchNamespace, type Instance } from './lib/harness.ts';
 import { closedLoop, connectProducer, loopTarget } from './lib/load.ts';
+import { deleteNamespace } from './lib/phases.ts';
 
 /** Options of one soak. */
 export interface SoakOptions {
@@ -78,9 +79,10 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
   const flowsDir = mkdtempSync(join(tmpdir(), 'tao-soak-flows-'));
   writeFileSync(join(flowsDir, 'soak.v1.json'), JSON.stringify(SOAK_FLOW, null, 2));
   const fleet = new Fleet();
+  let ns: BenchNamespace | null = null;
   try {
     const tools = await startToolServerProcess(fleet, process.env);
-    const ns = await freshNamespace('soak', process.env, {
+    ns = await freshNamespace('soak', process.env, {
       TAO_DEMO_TOOL_ORIGIN: tools.url,
       TAO_FLOWS_DIR: flowsDir,
       TAO_FLOW: 'soak@1',
@@ -92,7 +94,8 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
     let thought = await fleet.start(thoughtSpec);
     await Promise.all([fleet.start(stageSpec('action', ns.env)), fleet.start(stageSpec('observation', ns.env))]);
     const producer = await connectProducer(ns.kafka);
-    const target = loopTarget(ns, producer, (i) => `Who is soak${i}@example.com?`);
+    const namespace = ns;
+    const target = loopTarget(namespace, producer, (i) => `Who is soak${i}@example.com?`);
 
     const samples: SoakSample[] = [];
     const statuses: Record<string, number> = {};
@@ -121,7 +124,7 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
     const restart = await restartThought(fleet, thought, thoughtSpec, async () => {
       // One probe per partition, so that every partition is claimed (and its store caught up) at once.
       const probes = Array.from({ length: TOPICS.tasks.partitions }, (_, p) => probeOn(p));
-      await submitTasks(producer, ns.codec, probes);
+      await submitTasks(producer, namespace.codec, probes);
     });
     thought = restart.instance;
     const admin = ns.kafka.admin();
@@ -142,6 +145,7 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
     };
   } finally {
     await fleet.stop();
+    if (ns) await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns!.namespace}.`)).catch(() => undefined);
     rmSync(flowsDir, { recursive: true, force: true });
   }
 }
