@@ -53,8 +53,12 @@ export interface SoakReport {
   startedAt: string;
   options: SoakOptions;
   samples: SoakSample[];
-  /** RSS at 20% of the runs and at the end, and the change (the criterion: at most +20%). */
-  rss: { atFifthMiB: number; atEndMiB: number; change: number; pass: boolean };
+  /**
+   * RSS at 20% of the runs and at the end, and the change (the criterion: at most +20%). One
+   * reading moves with the garbage collector and the load of the moment, so the medians of the
+   * three readings around each point are given beside them.
+   */
+  rss: { atFifthMiB: number; atEndMiB: number; change: number; pass: boolean; medianAroundFifthMiB: number; medianOfLastThreeMiB: number; medianChange: number };
   runsPerSecond: number;
   statuses: Record<string, number>;
   restart: { readyLineSeconds: number; restoreToReadySeconds: number; storeRuns: number; changelogRecords: number; catchUps: Array<{ partition: number; durationMs: number }> };
@@ -119,6 +123,9 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
     const fifth = samples.find((s) => s.runs >= options.runs / 5)!;
     const last = samples[samples.length - 1]!;
     const change = (last.rssMiB - fifth.rssMiB) / fifth.rssMiB;
+    const at = samples.indexOf(fifth);
+    const aroundFifth = median(samples.slice(Math.max(1, at - 1), at + 2).map((s) => s.rssMiB));
+    const lastThree = median(samples.slice(-3).map((s) => s.rssMiB));
 
     log('restarting Thought');
     const restart = await restartThought(fleet, thought, thoughtSpec, async () => {
@@ -137,7 +144,7 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
       startedAt: new Date(started).toISOString(),
       options,
       samples,
-      rss: { atFifthMiB: fifth.rssMiB, atEndMiB: last.rssMiB, change: round3(change), pass: change <= 0.2 },
+      rss: { atFifthMiB: fifth.rssMiB, atEndMiB: last.rssMiB, change: round3(change), pass: change <= 0.2, medianAroundFifthMiB: aroundFifth, medianOfLastThreeMiB: lastThree, medianChange: round3((lastThree - aroundFifth) / aroundFifth) },
       runsPerSecond: round1(options.runs / loopSeconds),
       statuses,
       restart: { ...restart.timing, storeRuns, changelogRecords: offsets.reduce((n, p) => n + Number(BigInt(p.high) - BigInt(p.low)), 0) },
@@ -198,6 +205,7 @@ async function scrape(instance: Instance): Promise<Record<string, number>> {
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** The report as the table docs/BENCHMARKS.md shows. */
@@ -209,6 +217,7 @@ export function soakTable(r: SoakReport): string {
     ...rows,
     '',
     `RSS at ${r.samples.find((s) => s.runs >= r.options.runs / 5)!.runs} runs: ${r.rss.atFifthMiB} MiB; at ${r.options.runs}: ${r.rss.atEndMiB} MiB; change ${(r.rss.change * 100).toFixed(1)}% (${r.rss.pass ? 'PASS' : 'FAIL'}: at most +20%)`,
+    `medians of three readings: ${r.rss.medianAroundFifthMiB} MiB around that point, ${r.rss.medianOfLastThreeMiB} MiB at the end (${(r.rss.medianChange * 100).toFixed(1)}%)`,
     `${r.runsPerSecond} runs/s; outcomes ${JSON.stringify(r.statuses)}`,
     `restart: "stage started" after ${r.restart.readyLineSeconds} s; every partition's store caught up ${r.restart.restoreToReadySeconds} s after the process start; ${r.restart.storeRuns} runs in the store; thought.runs holds ${r.restart.changelogRecords} records`,
   ].join('\n');
