@@ -30,14 +30,14 @@ import { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
 
 /**
  * Each stage's options come from its variables in runtime/config.ts (TAO_TOOL_CATALOG_DIR,
- * TAO_FLOWS_DIR, TAO_PLANNER and the planner's settings, the loop bounds, TAO_ACTION_CONCURRENCY,
+ * TAO_FLOWS_DIR, TAO_PLANNER and the planner's settings, the loop bounds, TAO_RUN_RETENTION, TAO_ACTION_CONCURRENCY,
  * TAO_OBSERVATION_RULES, TAO_SEMANTIC_CHECK, TAO_ERROR_MODEL_DIR); the README lists them.
  * @throws ConfigError naming the variable whose value does not parse, or the file that does not load.
  */
 export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logger: Logger, metrics?: StageMetrics): Promise<StageDefinition> {
   switch (name) {
     case 'thought':
-      return thoughtStage(await thoughtConfig(env), logger, metrics?.runMetrics());
+      return thoughtStage(await thoughtConfig(env), logger, metrics?.runMetrics(), { runRetentionMs: setting(env, 'TAO_RUN_RETENTION') });
     case 'action': {
       const catalog = loadCatalog(env, createContractAjv(), 'call');
       return actionStage({ catalog, http: realHttpDeps(), env, concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'), events: metrics && toolMetrics(metrics), logger });

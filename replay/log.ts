@@ -73,6 +73,8 @@ export async function readRunLog(deps: RunLogDeps, thoughtId: string, bounds: Ti
     const deadLetters: DeadLetter[] = [];
     for (const r of raw) {
       const id = byName.get(r.topic);
+      // A tombstone in thought.runs is Thought sweeping an ended run from its store, not a step of the run.
+      if (id === 'thoughtRuns' && r.value === null) continue;
       if (id) records.push(await decodeLogged(r, id, codec));
       else deadLetters.push(await readDeadLetter(r, codec));
     }

@@ -34,6 +34,18 @@ export class StageMetrics {
     return (this.steps ??= new StepMetrics(this.registry));
   }
 
+  /** Exports `tao_thought_store_runs`: the entries of the stage's state store (Thought's runs), read from `count` at every scrape. */
+  trackStoreSize(count: () => number): void {
+    new Gauge({
+      name: 'tao_thought_store_runs',
+      help: "Runs in Thought's state store as this instance mirrors it (every partition of thought.runs): running, awaiting input, and ended within the retention",
+      registers: [this.registry],
+      collect() {
+        this.set(count());
+      },
+    });
+  }
+
   /** Exports `tao_runs_in_flight`, read from `count` at every scrape (so it is as right after a restart as the state it reads). */
   trackInFlight(count: () => number): void {
     new Gauge({

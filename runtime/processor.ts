@@ -3,7 +3,7 @@
  * that keeps it ({@link StageRunner}). Its parts live beside it: the claim/fence protocol in
  * ./claims.ts, dead-letter encoding in ./dead-letter.ts, concurrency helpers in ./concurrency.ts.
  */
-import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, Transaction } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, RecordMetadata, Transaction } from 'kafkajs';
 import type { AvroCodec } from './codec.ts';
 import { ContractViolation, TaoError, TransientError, errorMessage, toTaoError } from './errors.ts';
 import type { Logger } from './log.ts';
@@ -25,6 +25,11 @@ export interface InputRecord<T = unknown> {
   topic: TopicId | 'external';
   partition: number;
   offset: string;
+  /**
+   * The record's timestamp (ms since epoch): its record time, the only time a decision may use.
+   * The runner always sets it; a record made by hand (a test) may leave it out.
+   */
+  timestampMs?: number;
   /** The run's thought_id (the record key). */
   key: string;
   value: T;
@@ -66,6 +71,13 @@ export interface StageDefinition {
    * the handler writes to it are visible through `state.get` to later records at once.
    */
   storeTopic?: TopicId;
+  /**
+   * For a stage with a store: entries that leave it after a retention of record time
+   * (./retention.ts). Each transaction of a partition then also writes tombstones, in the store
+   * topic, for up to `sweepPerTransaction` entries for which `expirable` holds and that were written
+   * `retentionMs` or more before the partition's stream time; the store drops them from memory.
+   */
+  storeRetention?: StoreRetention;
   handle(record: InputRecord, state: StateView): Promise<OutputRecord[]>;
   /** Topics outside the catalog this stage also reads (an ingress source), each with its decoder and dead-letter topic. */
   externalInputs?: readonly ExternalInput[];
@@ -130,6 +142,21 @@ interface Source {
 /** Read access to the stage's state store (empty when the stage declares none). */
 export interface StateView {
   get<V>(key: string): V | undefined;
+  /**
+   * The partition's stream time: the largest input record time of the chunks processed before this
+   * one (restored from the changelog after a restart); null before any, or without a store. The
+   * runner always provides it; a view made by hand (a test) may leave it out.
+   */
+  streamTimeMs?(): number | null;
+}
+
+/** How a stage's store sheds entries by record time (see {@link StageDefinition.storeRetention}). */
+export interface StoreRetention {
+  retentionMs: number;
+  /** Whether a stored value may leave the store once the retention has passed (Thought: an ended run). */
+  expirable(stored: unknown): boolean;
+  /** Tombstones per transaction, at most (bounds the work a sweep adds to a chunk). */
+  sweepPerTransaction: number;
 }
 
 /** Largest output value a stage writes; an input whose output is larger is dead-lettered as RECORD_TOO_LARGE. */
@@ -177,7 +204,7 @@ export class StageRunner {
   ) {
     this.group = res.codec.topics.group(def.stage);
     this.consumer = this.createConsumer();
-    this.store = def.storeTopic ? new ChangelogStore(res.kafka, res.codec, def.storeTopic, res.logger, res.onFatal) : null;
+    this.store = def.storeTopic ? new ChangelogStore(res.kafka, res.codec, def.storeTopic, res.logger, res.onFatal, def.storeRetention?.expirable) : null;
     this.admin = res.kafka.admin();
     const { codec } = res;
     this.sources = [
@@ -193,7 +220,11 @@ export class StageRunner {
 
   async start(): Promise<void> {
     const { res } = this;
-    await this.store?.start();
+    const store = this.store;
+    if (store) {
+      await store.start();
+      res.metrics.trackStoreSize(() => store.size());
+    }
     const { inFlight, storeTopic } = this.def;
     if (inFlight && storeTopic) {
       this.inFlightView = await CompactedView.start(res.kafka, res.codec, storeTopic, (value) => inFlight(value), res.logger);
@@ -379,18 +410,21 @@ export class StageRunner {
       throw err;
     }
     const outputs = chunk.map((m) => processed.get(m)!.encoded);
+    const swept = this.sweep(partition, chunk);
     let transaction: Transaction | null = null;
     try {
       const producer = (await claim).producers.get(source.name)!;
       transaction = await producer.transaction();
-      const topicMessages = mergeByTopic(outputs.flat());
-      if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
+      const topicMessages = mergeByTopic([...outputs.flat(), ...swept]);
+      const written = topicMessages.length > 0 ? await transaction.sendBatch({ topicMessages }) : [];
       await transaction.sendOffsets({
         consumerGroupId: this.group,
         topics: [{ topic: source.name, partitions: [{ partition, offset: next.toString() }] }],
       });
       await transaction.commit();
-      this.store?.commit(partition);
+      this.store?.commit(partition, this.lastStoreOffset(partition, topicMessages, written));
+      // The stream time moves with the committed chunk (a retried chunk sees the same one).
+      for (const m of chunk) this.store?.observe(partition, Number(m.timestamp));
       metrics.transactions.inc({ stage: this.def.stage, result: 'committed' });
       for (const { topic, messages } of topicMessages) metrics.recordsOut.inc({ stage: this.def.stage, topic }, messages.length);
     } catch (err) {
@@ -409,7 +443,36 @@ export class StageRunner {
       throw new TransientError(`transaction on ${source.name}[${partition}] failed and was aborted (${errorMessage(err)}); the chunk is retried from the last committed offset`);
     }
     endBatch();
+    if (swept.length) logger.debug('expired store entries tombstoned', { group: this.group, partition, entries: swept[0]!.messages.length });
     this.reportCommitted(chunk.map((m) => processed.get(m)!));
+  }
+
+  /**
+   * Stages a tombstone for each store entry that has expired by the stream time the chunk moves the
+   * partition to (at most `sweepPerTransaction`), to be written in the chunk's transaction: swept in
+   * the same transaction as the offsets, a tombstone is written once.
+   */
+  private sweep(partition: number, chunk: readonly KafkaMessage[]): TopicMessages[] {
+    const { store } = this;
+    const retention = this.def.storeRetention;
+    if (!store || !retention) return [];
+    const now = chunk.reduce((t, m) => Math.max(t, Number(m.timestamp)), store.streamTime(partition) ?? -Infinity);
+    if (!Number.isFinite(now)) return [];
+    const keys = store.expired(partition, now, retention.retentionMs, retention.sweepPerTransaction);
+    if (keys.length === 0) return [];
+    for (const key of keys) store.stage(partition, key, null, now);
+    return [{ topic: this.res.codec.topics.name(store.topic), messages: keys.map((key) => ({ key, value: null, partition, timestamp: String(now) })) }];
+  }
+
+  /** The changelog offset of the transaction's last write to the store's `partition` (null when it wrote none, or the broker did not say). */
+  private lastStoreOffset(partition: number, sent: TopicMessages[], written: RecordMetadata[]): bigint | null {
+    if (!this.store) return null;
+    const topic = this.res.codec.topics.name(this.store.topic);
+    const count = sent.find((t) => t.topic === topic)?.messages.length ?? 0;
+    const meta = written.find((w) => w.topicName === topic && w.partition === partition);
+    if (count === 0 || meta?.baseOffset === undefined) return null;
+    // One batch per partition in a produce request: its records take consecutive offsets.
+    return BigInt(meta.baseOffset) + BigInt(count - 1);
   }
 
   /** Counts and reports what a just-committed chunk did; a failing report must not fail the batch. */
@@ -453,8 +516,9 @@ export class StageRunner {
         throw new ContractViolation(`record key "${key}" does not match its thought_id "${String(value.thought_id)}"`);
       }
       const store = this.store;
-      const state: StateView = { get: <V>(k: string) => store?.get(partition, k) as V | undefined };
-      const input: InputRecord = { topic: source.id, partition, offset: message.offset, key, value, headers: stringHeaders(message.headers) };
+      const state: StateView = { get: <V>(k: string) => store?.get(partition, k) as V | undefined, streamTimeMs: () => store?.streamTime(partition) ?? null };
+      const timestampMs = Number(message.timestamp);
+      const input: InputRecord = { topic: source.id, partition, offset: message.offset, timestampMs, key, value, headers: stringHeaders(message.headers) };
       const outputs = await this.def.handle(input, state);
       const encoded: TopicMessages[] = [];
       for (const out of outputs) {
@@ -465,11 +529,12 @@ export class StageRunner {
           throw new ContractViolation(`the ${out.topic} record this input produces is ${value.length} bytes, over the ${MAX_OUTPUT_VALUE_BYTES}-byte limit of loop records (topics keep the broker's 1 MiB max.message.bytes)`, { code: 'RECORD_TOO_LARGE' });
         }
         const toStore = store !== null && out.topic === store.topic;
-        // A store entry lives in the partition of the input that wrote it: the one this instance owns.
-        encoded.push({ topic: codec.topics.name(out.topic), messages: [{ key: out.key, value, headers: { traceparent: traceparentFor(out.key, out.span) }, ...(toStore ? { partition } : {}) }] });
+        // A store entry lives in the partition of the input that wrote it (the one this instance
+        // owns) and carries the input's record time, from which retention is measured.
+        encoded.push({ topic: codec.topics.name(out.topic), messages: [{ key: out.key, value, headers: { traceparent: traceparentFor(out.key, out.span) }, ...(toStore ? { partition, timestamp: String(timestampMs) } : {}) }] });
       }
       // Staged only once every output is known to be writable (a dead-lettered input stages nothing).
-      for (const out of outputs) if (store !== null && out.topic === store.topic) store.stage(partition, out.key, out.value);
+      for (const out of outputs) if (store !== null && out.topic === store.topic) store.stage(partition, out.key, out.value, timestampMs);
       return { encoded, handled: { input, outputs }, deadLetter: null };
     } catch (raw) {
       const err = toTaoError(raw);

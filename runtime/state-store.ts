@@ -4,9 +4,15 @@ import type { AvroCodec } from './codec.ts';
 import { errorMessage } from './errors.ts';
 import type { Logger } from './log.ts';
 import type { TopicId } from '../topics/catalog.ts';
+import { expiredKeys, noteWrite, type ExpiryIndex } from './retention.ts';
 
 const BARRIER_KEY = '__tao_barrier__';
 const BARRIER_HEADER = 'tao.barrier';
+
+/** A write of the transaction in progress (null: a tombstone) and the record time it belongs to. */
+type StagedWrite<V> = { value: V | null; recordMs: number };
+/** A committed own write, and the changelog offset of its commit's last write to the partition (null: unknown). */
+type OwnWrite<V> = { value: V | null; upTo: bigint | null };
 
 /**
  * A keyed state store whose only durable copy is a compacted changelog topic, co-partitioned with
@@ -26,15 +32,28 @@ const BARRIER_HEADER = 'tao.barrier';
  *   included, is in the mirror, and drops the partition's own layer.
  *
  * The mirror takes every committed record, whoever wrote it: a commit whose outcome this instance
- * could not tell (an error after the broker committed) still reaches it.
+ * could not tell (an error after the broker committed) still reaches it. A null value (a
+ * tombstone) removes its key from every layer's view; an own write leaves the own layer as soon as
+ * the tail has read the offset it was committed at, so the layer holds only what the tail lags behind.
+ *
+ * Retention (./retention.ts): with `expirable`, the store keeps, per partition, the expirable keys
+ * with the record time that wrote them, and the partition's stream time (the largest input record
+ * time the stage reported through {@link observe}, or read back from the changelog's own record
+ * timestamps after a restart); {@link expired} names the keys the stage should tombstone.
  */
 export class ChangelogStore<V> {
   /** Every committed entry the tail has read. */
   private readonly mirror = new Map<string, V>();
-  /** Per partition: this instance's committed writes the tail may not have read yet. */
-  private readonly own = new Map<number, Map<string, V>>();
+  /** Per partition: this instance's committed writes (null: a tombstone) the tail may not have read yet. */
+  private readonly own = new Map<number, Map<string, OwnWrite<V>>>();
+  /** Per partition: the own writes of each commit, in commit order, until the tail reads past them. */
+  private readonly ownCommits = new Map<number, Array<{ upTo: bigint; keys: string[] }>>();
   /** Per partition: the writes of the transaction in progress. */
-  private readonly pending = new Map<number, Map<string, V>>();
+  private readonly pending = new Map<number, Map<string, StagedWrite<V>>>();
+  /** Per partition: expirable keys and the record time that wrote them (see ./retention.ts). */
+  private readonly expiry = new Map<number, ExpiryIndex>();
+  /** Per partition: the largest record time seen (inputs observed, changelog records read). */
+  private readonly streamTimes = new Map<number, number>();
   private readonly barriers = new Map<string, () => void>();
   private consumer: Consumer | null = null;
 
@@ -45,6 +64,8 @@ export class ChangelogStore<V> {
     private readonly logger: Logger,
     /** Called if the tail consumer stops for good: the store would stop following the changelog. */
     private readonly onFatal?: (error: Error) => void,
+    /** Values that may leave the store once a retention of record time has passed (none when omitted). */
+    private readonly expirable: (value: V) => boolean = () => false,
   ) {}
 
   async start(): Promise<void> {
@@ -62,21 +83,33 @@ export class ChangelogStore<V> {
       autoCommit: false,
       eachMessage: async ({ partition, message }) => {
         const key = message.key?.toString('utf8') ?? '';
+        const offset = BigInt(message.offset);
         if (key === BARRIER_KEY) {
           const id = message.headers?.[BARRIER_HEADER]?.toString();
           if (id) this.barriers.get(id)?.();
+          this.forgetOwnUpTo(partition, offset);
           return;
         }
-        if (message.value === null) {
-          this.mirror.delete(key);
-          return;
+        // Changelog records carry the record time of the input that wrote them (tombstones: the
+        // stream time of their sweep), so a restarted store resumes the partition's stream time.
+        const writtenMs = Number(message.timestamp);
+        this.observe(partition, writtenMs);
+        let value: V | null = null;
+        if (message.value !== null) {
+          try {
+            value = await this.codec.decode<V>(this.topic, message.value);
+          } catch (err) {
+            // The changelog is written only by this stage; an undecodable entry is a bug or a foreign writer.
+            this.logger.error('state store entry undecodable; ignored', { topic: name, partition, offset: message.offset, key, error: errorMessage(err) });
+            this.forgetOwnUpTo(partition, offset);
+            return;
+          }
         }
-        try {
-          this.mirror.set(key, await this.codec.decode<V>(this.topic, message.value));
-        } catch (err) {
-          // The changelog is written only by this stage; an undecodable entry is a bug or a foreign writer.
-          this.logger.error('state store entry undecodable; ignored', { topic: name, partition, offset: message.offset, key, error: errorMessage(err) });
-        }
+        if (value === null) this.mirror.delete(key);
+        else this.mirror.set(key, value);
+        // An own write of the key is newer than (or the same as) this record: it keeps the index.
+        if (!this.own.get(partition)?.has(key)) noteWrite(this.expiryOf(partition), key, writtenMs, value !== null && this.expirable(value));
+        this.forgetOwnUpTo(partition, offset);
       },
     });
   }
@@ -88,21 +121,38 @@ export class ChangelogStore<V> {
 
   /** The value of `key` as of the records processed so far (this transaction's writes included). */
   get(partition: number, key: string): V | undefined {
-    return this.pending.get(partition)?.get(key) ?? this.own.get(partition)?.get(key) ?? this.mirror.get(key);
+    const staged = this.pending.get(partition)?.get(key) ?? this.own.get(partition)?.get(key);
+    if (staged) return staged.value ?? undefined;
+    return this.mirror.get(key);
   }
 
-  stage(partition: number, key: string, value: V): void {
+  /** Stages a write (null: a tombstone) of the transaction in progress, with the record time it belongs to. */
+  stage(partition: number, key: string, value: V | null, recordMs: number): void {
     let map = this.pending.get(partition);
     if (!map) this.pending.set(partition, (map = new Map()));
-    map.set(key, value);
+    map.set(key, { value, recordMs });
   }
 
-  commit(partition: number): void {
+  /**
+   * The transaction in progress committed. `upTo`: the changelog offset of its last write to the
+   * partition, when known; the own layer forgets these writes once the tail has read that offset.
+   */
+  commit(partition: number, upTo: bigint | null = null): void {
     const staged = this.pending.get(partition);
     if (!staged) return;
     let mine = this.own.get(partition);
     if (!mine) this.own.set(partition, (mine = new Map()));
-    for (const [key, value] of staged) mine.set(key, value);
+    const index = this.expiryOf(partition);
+    for (const [key, { value, recordMs }] of staged) {
+      mine.set(key, { value, upTo });
+      noteWrite(index, key, recordMs, value !== null && this.expirable(value));
+      this.observe(partition, recordMs);
+    }
+    if (upTo !== null) {
+      let commits = this.ownCommits.get(partition);
+      if (!commits) this.ownCommits.set(partition, (commits = []));
+      commits.push({ upTo, keys: [...staged.keys()] });
+    }
     this.pending.delete(partition);
   }
 
@@ -114,7 +164,51 @@ export class ChangelogStore<V> {
   release(partitions: Iterable<number>): void {
     for (const p of partitions) {
       this.own.delete(p);
+      this.ownCommits.delete(p);
       this.pending.delete(p);
+    }
+  }
+
+  /** Moves the partition's stream time forward to `recordMs` (it never moves back). */
+  observe(partition: number, recordMs: number): void {
+    if (!Number.isFinite(recordMs)) return;
+    const now = this.streamTimes.get(partition);
+    if (now === undefined || recordMs > now) this.streamTimes.set(partition, recordMs);
+  }
+
+  /** The partition's stream time: the largest record time it has seen, or null before any. */
+  streamTime(partition: number): number | null {
+    return this.streamTimes.get(partition) ?? null;
+  }
+
+  /**
+   * Up to `limit` keys of `partition` whose expirable value was written `retentionMs` or more of
+   * record time before `nowMs` (the stream time), oldest first; keys the transaction in progress
+   * writes are left for a later sweep.
+   */
+  expired(partition: number, nowMs: number, retentionMs: number, limit: number): string[] {
+    const pending = this.pending.get(partition);
+    return expiredKeys(this.expiryOf(partition), nowMs, retentionMs, limit, (key) => pending?.has(key) === true);
+  }
+
+  /** Entries in the mirror (every partition this instance follows). */
+  size(): number {
+    return this.mirror.size;
+  }
+
+  private expiryOf(partition: number): ExpiryIndex {
+    let index = this.expiry.get(partition);
+    if (!index) this.expiry.set(partition, (index = new Map()));
+    return index;
+  }
+
+  /** The tail has read `partition` up to `offset`: own writes committed at or before it are in the mirror. */
+  private forgetOwnUpTo(partition: number, offset: bigint): void {
+    const commits = this.ownCommits.get(partition);
+    const mine = this.own.get(partition);
+    while (commits?.length && commits[0]!.upTo <= offset) {
+      const { upTo, keys } = commits.shift()!;
+      for (const key of keys) if (mine?.get(key)?.upTo === upTo) mine.delete(key);
     }
   }
 
@@ -125,6 +219,7 @@ export class ChangelogStore<V> {
    */
   async catchUp(partition: number, producers: Producer[], timeoutMs = 60000): Promise<void> {
     const name = this.codec.topics.name(this.topic);
+    const started = performance.now();
     const seen: Promise<void>[] = [];
     const ids: string[] = [];
     let timer: NodeJS.Timeout | undefined;
@@ -157,5 +252,7 @@ export class ChangelogStore<V> {
     }
     // The mirror has read past every write committed to the partition before the barrier.
     this.own.delete(partition);
+    this.ownCommits.delete(partition);
+    this.logger.info('state store caught up', { topic: name, partition, entries: this.mirror.size, duration_ms: Math.round(performance.now() - started) });
   }
 }

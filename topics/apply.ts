@@ -13,14 +13,14 @@ export interface TopicReport {
 
 /**
  * Makes the cluster match the catalog, idempotently: creates missing topics, adds partitions,
- * sets retention and cleanup policy. Differences it cannot fix (fewer partitions wanted than exist,
+ * sets retention, cleanup policy and the spec's other configs. Differences it cannot fix (fewer partitions wanted than exist,
  * a replication factor the cluster can't give) are reported as drift, never applied destructively.
  */
 export async function applyTopics(admin: Admin, names: TopicNames, replicationFactor = 1): Promise<TopicReport[]> {
   const wanted = names.all();
   const existing = new Set(await admin.listTopics());
   const reports: TopicReport[] = [];
-  const configOf = (spec: TopicSpec) => ({ 'retention.ms': String(spec.retentionMs), 'cleanup.policy': spec.cleanupPolicy });
+  const configOf = (spec: TopicSpec): Record<string, string> => ({ 'retention.ms': String(spec.retentionMs), 'cleanup.policy': spec.cleanupPolicy, ...spec.configs });
 
   const missing = wanted.filter((t) => !existing.has(t.name));
   if (missing.length) {
@@ -35,7 +35,7 @@ export async function applyTopics(admin: Admin, names: TopicNames, replicationFa
   const present = wanted.filter((t) => existing.has(t.name));
   if (present.length === 0) return reports;
   const metadata = await admin.fetchTopicMetadata({ topics: present.map((t) => t.name) });
-  const configs = await admin.describeConfigs({ includeSynonyms: false, resources: present.map((t) => ({ type: ConfigResourceTypes.TOPIC, name: t.name, configNames: ['retention.ms', 'cleanup.policy'] })) });
+  const configs = await admin.describeConfigs({ includeSynonyms: false, resources: present.map((t) => ({ type: ConfigResourceTypes.TOPIC, name: t.name, configNames: Object.keys(configOf(t.spec)) })) });
   for (const { name, spec } of present) {
     const details: string[] = [];
     let action: TopicReport['action'] = 'unchanged';

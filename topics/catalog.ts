@@ -14,6 +14,8 @@ export interface TopicSpec {
   /** -1: kept forever (compacted topics). */
   retentionMs: number;
   cleanupPolicy: 'delete' | 'compact';
+  /** More topic configs `topics apply` sets and checks for drift (Kafka names and string values). */
+  configs?: Readonly<Record<string, string>>;
   /** What the key holds. Every topic of the loop is keyed by the run's thought_id. */
   key: 'thought_id (UTF-8)';
   /** The Avro schema file in schemas/avro/ of the value (null for dead-letter topics, whose values are the original bytes). */
@@ -29,7 +31,25 @@ export const TOPICS: Readonly<Record<TopicId, TopicSpec>> = {
   thoughtRequests: { name: 'thought.requests', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'thought-request.avsc', doc: 'Waves of tool calls planned by Thought.' },
   actionResults: { name: 'action.results', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'action-result.avsc', doc: 'Normalized tool results written by Action.' },
   observationResults: { name: 'observation.results', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'observation-result.avsc', doc: 'Verdicts written by Observation.' },
-  thoughtRuns: { name: 'thought.runs', partitions: LOOP_PARTITIONS, retentionMs: -1, cleanupPolicy: 'compact', key: 'thought_id (UTF-8)', valueSchema: 'run-snapshot.avsc', doc: "Thought's state store changelog: the latest snapshot of each run (compacted). Co-partitioned with Thought's inputs." },
+  thoughtRuns: {
+    name: 'thought.runs',
+    partitions: LOOP_PARTITIONS,
+    retentionMs: -1,
+    cleanupPolicy: 'compact',
+    configs: {
+      // Retention is measured in record time, which Thought writes as each record's CreateTime
+      // (the input's time; a tombstone's: its sweep's stream time). LogAppendTime would replace it.
+      'message.timestamp.type': 'CreateTime',
+      // Compaction never touches the active segment: rolling daily bounds how much of the log a
+      // restarting Thought reads that compaction has not yet reduced to live runs and tombstones.
+      'segment.ms': String(DAY_MS),
+      // A tombstone stays readable this long after compaction: a store restoring reads it long before.
+      'delete.retention.ms': String(DAY_MS),
+    },
+    key: 'thought_id (UTF-8)',
+    valueSchema: 'run-snapshot.avsc',
+    doc: "Thought's state store changelog: the latest snapshot of each run (compacted); ended runs are tombstoned after TAO_RUN_RETENTION of record time. Co-partitioned with Thought's inputs.",
+  },
   outcomes: { name: 'tao.outcomes', partitions: LOOP_PARTITIONS, retentionMs: 30 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'outcome.avsc', doc: 'How each run ended.' },
 };
 

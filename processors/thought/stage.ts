@@ -5,6 +5,23 @@ import { traceStage } from '../../runtime/tracing.ts';
 import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { classifyRunEnd, endsRun, waveFailures } from '../../observability/rates.ts';
 import { onObservation, onTask, planningText, type ThoughtConfig } from './core.ts';
+import { lateInput } from '../../runtime/retention.ts';
+
+/** How long an ended run stays in the store, in record time, unless TAO_RUN_RETENTION says otherwise. */
+export const DEFAULT_RUN_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Tombstones of expired runs per transaction, at most: a sweep adds little to any one chunk. */
+const SWEEP_PER_TRANSACTION = 200;
+
+/** The shell's options (the core's are in {@link ThoughtConfig}). */
+export interface ThoughtStageOptions {
+  /**
+   * Record time an ended run stays in `thought.runs` (TAO_RUN_RETENTION). An input of a run the
+   * store does not know whose record time is this far behind the partition's is ignored: its run
+   * may have been swept (NOTES.md, "A bounded run store").
+   */
+  runRetentionMs?: number;
+}
 
 /** What the run had been through when a decision was made, for the run-level rates. */
 interface DecisionFacts {
@@ -19,7 +36,8 @@ interface DecisionFacts {
  * With `runMetrics`, each committed outcome is counted (`tao_runs_ended_total`, the rates); each
  * committed decision is logged (wave dispatched, run ended or parked).
  */
-export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?: RunMetrics): StageDefinition {
+export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?: RunMetrics, options: ThoughtStageOptions = {}): StageDefinition {
+  const retentionMs = options.runRetentionMs ?? DEFAULT_RUN_RETENTION_MS;
   // Filled by handle, read once the record's transaction commits; keyed by the input object, so a
   // chunk that aborts leaves nothing behind.
   const facts = new WeakMap<InputRecord, DecisionFacts>();
@@ -28,6 +46,8 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
     inputs: ['tasks', 'observationResults'],
     outputs: ['thoughtRequests', 'outcomes', 'thoughtRuns'],
     storeTopic: 'thoughtRuns',
+    // Only ended runs leave the store: a running run's next observation and a parked run's reply need theirs.
+    storeRetention: { retentionMs, expirable: (stored) => (stored as RunSnapshot).status === 'ended', sweepPerTransaction: SWEEP_PER_TRANSACTION },
     concurrency: 16,
     maxRecordsPerTransaction: 200,
     maxInputBytes: 4 * 1024 * 1024,
@@ -37,7 +57,13 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
       const snapshot = state.get<RunSnapshot>(record.key);
       let decision;
       let fact: Omit<DecisionFacts, 'durationMs'>;
-      if (record.topic === 'tasks') {
+      // An input of a run the store does not know, a retention behind the partition's record time,
+      // may belong to a run already swept: acting on it could start that run a second time.
+      const late = snapshot === undefined && record.timestampMs !== undefined ? lateInput(record.timestampMs, state.streamTimeMs?.() ?? null, retentionMs) : null;
+      if (late !== null) {
+        decision = { outputs: [], ignored: `${record.topic === 'tasks' ? `task ${(record.value as Task).task_id}` : 'observation'} of unknown run ${record.key}: ${late}` };
+        fact = { failures: 0, humanInvolved: false };
+      } else if (record.topic === 'tasks') {
         const task = record.value as Task;
         const text = planningText(task, snapshot);
         // The planner's I/O happens here, in the shell; its answer travels in the run's records.

@@ -37,14 +37,14 @@ async function startStore() {
   } as unknown as AvroCodec;
   const quiet = () => undefined;
   const logger: Logger = { debug: quiet, info: quiet, warn: quiet, error: (msg) => void errors.push(msg), child: () => logger };
-  const store = new ChangelogStore<Value>(kafka, codec, 'thoughtRuns', logger, (e) => fatal.push(e));
+  const store = new ChangelogStore<Value>(kafka, codec, 'thoughtRuns', logger, (e) => fatal.push(e), (v) => v.status === 'ended');
   await store.start();
-  const deliver = async (partition: number, message: Pick<Message, 'key' | 'value' | 'headers'>) => {
-    const m = { key: Buffer.from(String(message.key)), value: message.value ?? null, headers: message.headers ?? {}, offset: String(offset++), timestamp: '0', attributes: 0 } as KafkaMessage;
+  const deliver = async (partition: number, message: Pick<Message, 'key' | 'value' | 'headers' | 'timestamp'>) => {
+    const m = { key: Buffer.from(String(message.key)), value: message.value ?? null, headers: message.headers ?? {}, offset: String(offset++), timestamp: message.timestamp ?? '0', attributes: 0 } as KafkaMessage;
     await eachMessage!({ topic: TOPIC, partition, message: m, heartbeat: async () => undefined, pause: () => () => undefined });
   };
-  const committed = (partition: number, key: string, value: Value | null) => deliver(partition, { key, value: value === null ? null : Buffer.from(JSON.stringify(value)) });
-  return { store, deliver, committed, errors, fatal, crash: (error: Error, restart: boolean) => crash!({ payload: { error, restart } }) };
+  const committed = (partition: number, key: string, value: Value | null, timestampMs = 0) => deliver(partition, { key, value: value === null ? null : Buffer.from(JSON.stringify(value)), timestamp: String(timestampMs) });
+  return { store, deliver, committed, errors, fatal, nextOffset: () => BigInt(offset), crash: (error: Error, restart: boolean) => crash!({ payload: { error, restart } }) };
 }
 
 /** A claim's transactional producer; the barriers it commits are kept for the test to deliver. */
@@ -72,11 +72,11 @@ const settle = () => new Promise((r) => setImmediate(r));
 describe('ChangelogStore reads', () => {
   test("a write staged in the transaction in progress is read at once; abort drops it, commit keeps it", async () => {
     const { store } = await startStore();
-    store.stage(1, 'run-a', { status: 'running' });
+    store.stage(1, 'run-a', { status: 'running' }, 0);
     assert.deepEqual(store.get(1, 'run-a'), { status: 'running' });
     store.abort(1);
     assert.equal(store.get(1, 'run-a'), undefined, 'an aborted transaction leaves nothing behind');
-    store.stage(1, 'run-a', { status: 'ended' });
+    store.stage(1, 'run-a', { status: 'ended' }, 0);
     store.commit(1);
     assert.deepEqual(store.get(1, 'run-a'), { status: 'ended' });
   });
@@ -92,11 +92,11 @@ describe('ChangelogStore reads', () => {
   test('own committed writes sit on top of a mirror that lags behind them, and the transaction in progress on top of both', async () => {
     const { store, committed } = await startStore();
     await committed(0, 'run-c', { status: 'wave 1' });
-    store.stage(0, 'run-c', { status: 'wave 2' });
+    store.stage(0, 'run-c', { status: 'wave 2' }, 0);
     store.commit(0);
     await committed(0, 'run-c', { status: 'wave 1 (read late)' });
     assert.deepEqual(store.get(0, 'run-c'), { status: 'wave 2' }, 'the tail has not read our commit yet');
-    store.stage(0, 'run-c', { status: 'wave 3' });
+    store.stage(0, 'run-c', { status: 'wave 3' }, 0);
     assert.deepEqual(store.get(0, 'run-c'), { status: 'wave 3' });
     store.abort(0);
     assert.deepEqual(store.get(0, 'run-c'), { status: 'wave 2' });
@@ -105,9 +105,9 @@ describe('ChangelogStore reads', () => {
   test("a released partition is read from the mirror only: this instance's writes to it are dropped", async () => {
     const { store, committed } = await startStore();
     await committed(3, 'run-d', { status: 'as committed' });
-    store.stage(3, 'run-d', { status: 'own' });
+    store.stage(3, 'run-d', { status: 'own' }, 0);
     store.commit(3);
-    store.stage(3, 'run-e', { status: 'pending' });
+    store.stage(3, 'run-e', { status: 'pending' }, 0);
     store.release([3]);
     assert.deepEqual(store.get(3, 'run-d'), { status: 'as committed' });
     assert.equal(store.get(3, 'run-e'), undefined);
@@ -133,7 +133,7 @@ describe('ChangelogStore reads', () => {
 describe('ChangelogStore.catchUp', () => {
   test("commits one barrier per producer to the partition, and drops the own layer only once the tail has read every barrier", async () => {
     const { store, committed, deliver } = await startStore();
-    store.stage(4, 'run-g', { status: 'own' });
+    store.stage(4, 'run-g', { status: 'own' }, 0);
     store.commit(4);
     const a = producer();
     const b = producer();
@@ -158,7 +158,7 @@ describe('ChangelogStore.catchUp', () => {
 
   test('a barrier the tail does not read in time fails the catch-up (the claim is retried) and keeps the own layer', async () => {
     const { store, deliver } = await startStore();
-    store.stage(5, 'run-h', { status: 'own' });
+    store.stage(5, 'run-h', { status: 'own' }, 0);
     store.commit(5);
     const a = producer();
     await assert.rejects(store.catchUp(5, [a.producer], 20), /state store ns\.thought\.runs\[5\] did not catch up within 20 ms/);
@@ -168,11 +168,73 @@ describe('ChangelogStore.catchUp', () => {
 
   test('a barrier that cannot be written aborts its transaction and fails the catch-up', async () => {
     const { store } = await startStore();
-    store.stage(0, 'run-i', { status: 'own' });
+    store.stage(0, 'run-i', { status: 'own' }, 0);
     store.commit(0);
     const fenced = producer({ failSend: true });
     await assert.rejects(store.catchUp(0, [fenced.producer]), /producer fenced/);
     assert.deepEqual(fenced.log, ['abort']);
     assert.deepEqual(store.get(0, 'run-i'), { status: 'own' });
+  });
+});
+
+describe('ChangelogStore tombstones and retention', () => {
+  test('a staged tombstone hides the key at once; committed, it stays hidden; read back by the tail, the mirror drops the entry', async () => {
+    const { store, committed, nextOffset } = await startStore();
+    await committed(1, 'run-t', { status: 'ended' }, 1000);
+    assert.equal(store.size(), 1);
+    store.stage(1, 'run-t', null, 5000);
+    assert.equal(store.get(1, 'run-t'), undefined);
+    const at = nextOffset();
+    store.commit(1, at);
+    assert.equal(store.get(1, 'run-t'), undefined, 'the mirror still has it, the own tombstone hides it');
+    await committed(1, 'run-t', null, 5000);
+    assert.equal(store.get(1, 'run-t'), undefined);
+    assert.equal(store.size(), 0, 'nothing of the run is left in memory');
+  });
+
+  test("an own write leaves the own layer once the tail has read the offset it was committed at (the layer does not grow with every run)", async () => {
+    const { store, committed, nextOffset } = await startStore();
+    store.stage(0, 'run-o', { status: 'ended' }, 1000);
+    store.commit(0, nextOffset());
+    await committed(0, 'run-o', { status: 'ended (as the tail read it)' }, 1000);
+    assert.deepEqual(store.get(0, 'run-o'), { status: 'ended (as the tail read it)' }, 'read from the mirror: the own copy is gone');
+  });
+
+  test('a later own write of the key stays on top when the tail reads an earlier one', async () => {
+    const { store, committed, nextOffset } = await startStore();
+    store.stage(0, 'run-p', { status: 'running' }, 1000);
+    const first = nextOffset();
+    store.commit(0, first);
+    store.stage(0, 'run-p', { status: 'ended' }, 2000);
+    store.commit(0, first + 1n);
+    await committed(0, 'run-p', { status: 'running' }, 1000);
+    assert.deepEqual(store.get(0, 'run-p'), { status: 'ended' });
+  });
+
+  test('only ended entries expire, oldest first, once a retention of stream time has passed; tombstoned, they are not offered again', async () => {
+    const { store, committed } = await startStore();
+    await committed(2, 'ended-1', { status: 'ended' }, 1000);
+    await committed(2, 'parked', { status: 'awaiting_input' }, 1000);
+    await committed(2, 'running', { status: 'running' }, 1000);
+    await committed(2, 'ended-2', { status: 'ended' }, 1500);
+    assert.equal(store.streamTime(2), 1500, 'the changelog record times restore the stream time');
+    assert.deepEqual(store.expired(2, 1999, 1000, 10), []);
+    assert.deepEqual(store.expired(2, 2600, 1000, 10), ['ended-1', 'ended-2']);
+    assert.deepEqual(store.expired(2, 2600, 1000, 1), ['ended-1']);
+    store.stage(2, 'ended-1', null, 2600);
+    assert.deepEqual(store.expired(2, 2600, 1000, 10), ['ended-2'], 'a key the transaction in progress writes is not offered');
+    store.commit(2);
+    assert.deepEqual(store.expired(2, 2600, 1000, 10), ['ended-2']);
+    assert.equal(store.streamTime(2), 2600);
+    assert.deepEqual(store.expired(3, 2600, 1000, 10), [], 'per partition');
+  });
+
+  test('the stream time only moves forward', async () => {
+    const { store } = await startStore();
+    assert.equal(store.streamTime(4), null);
+    store.observe(4, 2000);
+    store.observe(4, 1000);
+    store.observe(4, Number.NaN);
+    assert.equal(store.streamTime(4), 2000);
   });
 });
