@@ -20,7 +20,7 @@ import { DEFAULT_OPS_PORTS, STAGES, defineStage, type StageName } from '../proce
 import { AvroCodec, createRegistry } from '../runtime/codec.ts';
 import { isSet, loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { TaoError } from '../runtime/errors.ts';
-import { createKafka, waitForKafka } from '../runtime/kafka.ts';
+import { createKafka, createProducer, waitForKafka } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import { runStageProcess } from '../runtime/stage-process.ts';
 import { startToolServer } from '../tool-server/server.ts';
@@ -35,7 +35,7 @@ import { WHOLE_CATALOG, prepareCatalog } from '../topics/check.ts';
 
 /** One line per command, for `tao --help`. */
 const USAGE = `usage: tao <command> [options]      (tao <command> --help for a command's options)
-  infra up|down|status        start, stop or check local Kafka + schema registry
+  infra up|down|status        start, stop or check local Kafka (1 broker, or --brokers 3) + schema registry
   topics apply                create or update every topic of the catalog, register the schemas
   run <thought|action|observation|tools|ingress|callbacks|all> [--apply-topics]
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
@@ -56,10 +56,13 @@ const RUN_NAMES = [...STAGES, 'tools', 'ingress', 'callbacks', 'all'] as const;
 
 /** Each command's usage, printed by `tao <command> --help` (exit 0) and after a usage error (exit 2). */
 const USAGES: Record<string, string> = {
-  infra: `usage: tao infra up|down|status
+  infra: `usage: tao infra up|down|status [--brokers n]
   up       start a local Kafka broker (KRaft) and schema registry under .infra/ (no Docker); prints KAFKA_BROKERS and SCHEMA_REGISTRY_URL
+           --brokers 3: a cluster of 3 KRaft nodes (broker+controller each; ports 9092/9094/9096, controllers
+           9093/9095/9097); topics then get replication factor 3 and min.insync.replicas 2. Default: 1, or
+           the size of the infra already running
   down     stop them (their data is wiped)
-  status   whether each is running and healthy; exit 1 when one is not`,
+  status   whether each (every Kafka node) is running and healthy; exit 1 when one is not`,
   topics: `usage: tao topics apply
   Creates or updates every topic of the catalog (topics/catalog.ts) in TAO_NAMESPACE, registers every
   value schema under <topic>-value with BACKWARD compatibility, and reports drift it will not fix.
@@ -144,8 +147,15 @@ export async function main(argv: string[]): Promise<number> {
 async function dispatch(command: string, args: string[], text: string): Promise<number> {
   switch (command) {
     case 'infra': {
-      const parsed = parse(command, args, text, {});
-      return typeof parsed === 'number' ? parsed : infraCommand(parsed.positionals.join(' ') || undefined);
+      const parsed = parse(command, args, text, { brokers: { type: 'string' } });
+      if (typeof parsed === 'number') return parsed;
+      const sub = parsed.positionals.join(' ') || undefined;
+      const raw = parsed.values.brokers;
+      if (raw === undefined) return infraCommand(sub, undefined);
+      if (sub !== 'up') return usage(`--brokers goes with infra up (down and status find the running infra's size)`, text);
+      const brokers = Number(raw);
+      if (!/^[1-5]$/.test(String(raw)) || !Number.isInteger(brokers)) return usage(`--brokers must be a whole number from 1 to 5, got "${String(raw)}"`, text);
+      return infraCommand(sub, brokers);
     }
     case 'topics': {
       const parsed = parse(command, args, text, {});
@@ -216,11 +226,11 @@ function usage(problem: string, text = USAGE): number {
   return 2;
 }
 
-async function infraCommand(sub: string | undefined): Promise<number> {
+async function infraCommand(sub: string | undefined, nodes: number | undefined): Promise<number> {
   const log = (line: string) => console.log(line);
   switch (sub) {
     case 'up': {
-      const { brokers, registryUrl } = await infra.up({ log });
+      const { brokers, registryUrl } = await infra.up({ log, brokers: nodes });
       console.log(`KAFKA_BROKERS=${brokers}\nSCHEMA_REGISTRY_URL=${registryUrl}`);
       return 0;
     }
@@ -263,7 +273,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     await prepareCatalog(kafka, config, { topics: ['tasks'] }, { apply: applyTopics, print: (line) => logger.info('topics apply', { line }) });
     const codec = AvroCodec.create(config);
     await codec.register(['tasks']);
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5 });
+    const producer = createProducer(kafka, { maxInFlightRequests: 5 });
     await producer.connect();
     const ingress = await startIngress(
       { port: setting(process.env, 'TAO_INGRESS_PORT'), host: config.bindHost, maxBodyBytes: 256 * 1024, maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT') },
@@ -377,7 +387,7 @@ async function submitCommand(args: string[], text: string): Promise<number> {
     outcome = new Promise((r) => (resolve = r));
     watcher = await watchRecords(kafka, codec, { topics: ['outcomes'], from: 'end', onRecord: (r) => r.key === task.thought_id && resolve(r.value) });
   }
-  const producer = kafka.producer({ idempotent: true });
+  const producer = createProducer(kafka);
   await producer.connect();
   try {
     await submitTasks(producer, codec, [task]);
