@@ -113,5 +113,6 @@ test('a leader SIGKILL, a 15 s whole-cluster outage and stage SIGKILLs during 10
   assert.equal(report.undecodable, 0);
   assert.deepEqual(report.unexpectedExits.map((e) => `${e.name} exited ${e.code}`), [], 'no stage died: the loop came back by itself');
   assert.deepEqual(report.unhealthyReplaced.map((u) => u.name), [], 'no instance had to be replaced for failing /health');
-  for (const r of report.brokerFaults!.recoveries) assert.notEqual(r.firstOutcomeAfterUpMs, null, `outcomes committed again after the ${r.kind}`);
+  for (const r of report.brokerFaults!.recoveries) assert.notEqual(r.firstCommitMs, null, `the loop committed again after the ${r.kind}`);
+  assert.notEqual(report.brokerFaults!.recoveries[1]!.firstOutcomeAfterUpMs, null, 'outcomes are committed again after the outage');
 });
