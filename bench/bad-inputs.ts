@@ -24,6 +24,7 @@ import { Fleet, REPO_ROOT, freshNamespace, getJson, progress, quietOwnLogs, star
 import { followLog, type RawRecord } from './lib/load.ts';
 import { deleteNamespace, startStages } from './lib/phases.ts';
 import { table } from './lib/stats.ts';
+import { createProducer } from '../runtime/kafka.ts';
 
 /** What happened to one kind. */
 export interface KindResult {
@@ -177,7 +178,7 @@ export async function runBadInputs(options: { env?: NodeJS.ProcessEnv; timeoutMs
       },
     });
     follower = await followLog(ns.kafka, [topics.name('tasks'), topics.name('outcomes'), ...DEAD_LETTERED.map((id) => topics.dlq(id))]);
-    const producer = ns.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    const producer = createProducer(ns.kafka);
     await producer.connect();
     const ctx = { ns, ingressUrl, secrets: SECRETS, tag: randomUUID().slice(0, 8), producer };
     const kinds = corpus();

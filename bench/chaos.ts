@@ -7,10 +7,15 @@
  *       [--instances 2] [--seed N] [--fault-mix-runs 300] [--no-fault-mix] [--keep-infra]
  *       [--shared]   use the broker at KAFKA_BROKERS instead of a private one (no broker restart)
  *       [--fault-mix-only]   only the fault-mix run
+ *       [--brokers 3 [--leader-kills 5] [--outage 60]]   a private 3-broker cluster: instead of the
+ *                    broker restart, SIGKILL the busiest leader 5 times (each restarted), a rolling
+ *                    restart of every broker, and with --outage S every broker down for S seconds
  *
  * By default everything runs on a private broker and registry under /tmp/tao-chaos (ports 29092,
  * 29093, 28081), started here and stopped at the end, so the broker restart disturbs nobody else.
- * The Kafka jars and registry binary are linked from this checkout's .infra/ when present.
+ * With --brokers 3 the cluster lives under /tmp/tao-chaos-cluster (brokers 29192/29194/29196,
+ * controllers 29193/29195/29197, registry 29181). The Kafka jars and registry binary are linked
+ * from this checkout's .infra/ when present.
  */
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import * as infra from '../infra/local.ts';
 import { KAFKA_VERSION, REGISTRY_VERSION, type InfraOptions } from '../infra/local.ts';
+import type { ClusterControl } from './lib/chaos-cluster.ts';
 import { runChaos, randomSeed, type ChaosReport } from './lib/chaos-run.ts';
 import { runFaultMix, type FaultMixReport } from './lib/fault-mix-run.ts';
 import { Fleet, REPO_ROOT, progress, quietOwnLogs, startToolServerProcess } from './lib/harness.ts';
@@ -25,21 +31,34 @@ import { fmt, table } from './lib/stats.ts';
 import { setting } from '../runtime/config.ts';
 
 /** The private chaos infrastructure: its own broker and registry, safe to restart. */
-export const CHAOS_INFRA: Pick<InfraOptions, 'dir' | 'kafkaPort' | 'controllerPort' | 'registryPort'> = { dir: '/tmp/tao-chaos', kafkaPort: 29092, controllerPort: 29093, registryPort: 28081 };
+export const CHAOS_INFRA: Pick<InfraOptions, 'dir' | 'kafkaPort' | 'controllerPort' | 'registryPort' | 'brokers'> = { dir: '/tmp/tao-chaos', kafkaPort: 29092, controllerPort: 29093, registryPort: 28081, brokers: 1 };
+/** The private chaos cluster of `--brokers 3`. */
+export const CHAOS_CLUSTER_INFRA: Pick<InfraOptions, 'dir' | 'kafkaPort' | 'controllerPort' | 'registryPort' | 'brokers'> = { dir: '/tmp/tao-chaos-cluster', kafkaPort: 29192, controllerPort: 29193, registryPort: 29181, brokers: 3 };
 
 /**
- * Starts the private chaos broker and registry (linking the jars and the registry binary from
- * this checkout's .infra/ so nothing is downloaded or built again) and returns their addresses.
+ * Starts a private broker (or cluster) and registry in `infra.dir` (default {@link CHAOS_INFRA}),
+ * linking the jars and the registry binary from this checkout's .infra/ so nothing is downloaded
+ * or built again, and returns their addresses.
  */
-export async function chaosInfraUp(log: (line: string) => void): Promise<{ brokers: string; registryUrl: string }> {
+export async function chaosInfraUp(log: (line: string) => void, options: Partial<InfraOptions> = CHAOS_INFRA): Promise<{ brokers: string; registryUrl: string }> {
+  const dir = options.dir ?? CHAOS_INFRA.dir;
   const main = join(REPO_ROOT, '.infra');
-  mkdirSync(join(CHAOS_INFRA.dir, 'bin'), { recursive: true });
+  mkdirSync(join(dir, 'bin'), { recursive: true });
   const links: Array<[string, string]> = [
-    [join(main, `kafka-${KAFKA_VERSION}`), join(CHAOS_INFRA.dir, `kafka-${KAFKA_VERSION}`)],
-    [join(main, 'bin', `schema-registry-${REGISTRY_VERSION}`), join(CHAOS_INFRA.dir, 'bin', `schema-registry-${REGISTRY_VERSION}`)],
+    [join(main, `kafka-${KAFKA_VERSION}`), join(dir, `kafka-${KAFKA_VERSION}`)],
+    [join(main, 'bin', `schema-registry-${REGISTRY_VERSION}`), join(dir, 'bin', `schema-registry-${REGISTRY_VERSION}`)],
   ];
   for (const [from, to] of links) if (existsSync(from) && !existsSync(to)) symlinkSync(from, to);
-  return infra.up({ ...CHAOS_INFRA, log });
+  return infra.up({ ...options, log });
+}
+
+/** {@link ClusterControl} of a local cluster started through infra/local.ts. */
+export function localClusterControl(options: Partial<InfraOptions>, log: (line: string) => void): ClusterControl {
+  return {
+    nodes: options.brokers ?? 1,
+    stop: (node, signal) => infra.stopKafka({ ...options, log }, { signal, node }),
+    start: async (node) => void (await infra.startKafka({ ...options, log }, { node })),
+  };
 }
 
 /** Everything `npm run chaos` reports. */
@@ -56,7 +75,7 @@ export function renderChaos(r: ChaosCommandReport): string {
   const lines: string[] = [];
   const c = r.chaos;
   if (c) lines.push(
-    `chaos ${r.startedAt} on ${r.broker}: ${c.submitted} runs, ${c.kills.length} SIGKILLs (${c.options.instances} instance(s) per stage), broker restart: ${c.brokerRestart ? `yes, down ${fmt(c.brokerRestart.downMs)} ms` : 'no'}, ${fmt(c.durationSeconds)} s`,
+    `chaos ${r.startedAt} on ${r.broker}: ${c.submitted} runs, ${c.kills.length} SIGKILLs (${c.options.instances} instance(s) per stage), broker restart: ${c.brokerRestart ? `yes, down ${fmt(c.brokerRestart.downMs)} ms` : 'no'}, broker faults: ${c.brokerFaults ? c.brokerFaults.recoveries.length : 'none'}, ${fmt(c.durationSeconds)} s`,
     '',
     table(['figure', 'value'], [
       ['runs submitted', c.submitted],
@@ -82,6 +101,12 @@ export function renderChaos(r: ChaosCommandReport): string {
   );
   if (c?.unhealthyReplaced.length) lines.push('', table(['replaced', 'at s', 'unhealthy for s', 'why'], c.unhealthyReplaced.map((u) => [u.name, u.atS, u.unhealthyForS, u.why.slice(0, 140)])));
   if (c?.brokerRestart) lines.push('', `broker restart at ${fmt(c.brokerRestart.atS)} s: down ${fmt(c.brokerRestart.downMs)} ms; every group's lag back to its earlier level after ${fmt(c.brokerRestart.lagRecoveryMs ?? Number.NaN)} ms; longest pause between outcomes ${fmt(c.brokerRestart.outcomePauseMs ?? Number.NaN)} ms`);
+  if (c?.brokerFaults) {
+    const ms = (x: number | null) => (x === null ? Number.NaN : x);
+    lines.push('', table(['broker fault', 'node', 'at s', 'down ms', 'every ISR full ms', 'first commit ms', 'its partitions committing ms', 'first outcome after up ms'], c.brokerFaults.recoveries.map((f) => [f.kind, f.node ?? 'all', f.atS, f.downMs, ms(f.inSyncMs), ms(f.firstCommitMs), ms(f.ledPartitionsCommitMs), ms(f.firstOutcomeAfterUpMs)])));
+    const o = c.brokerFaults.outage;
+    if (o) lines.push('', `whole-cluster outage: ${o.runsInFlightAtStart} runs in flight when every broker stopped; ingress answers while down: ${JSON.stringify(o.answersWhileDown)}; first task accepted ${o.firstAcceptedMs === null ? 'never' : `${fmt(o.firstAcceptedMs)} ms`} after the stop`);
+  }
   if (c) lines.push('', table(['kill', 'stage', 'at s', 'lag recovery ms', 'outcome pause ms', 'replacement ready ms'], c.kills.map((k) => [k.n, k.stage, k.atS, k.lagRecoveryMs ?? Number.NaN, k.outcomePauseMs ?? Number.NaN, k.replacementReadyMs ?? Number.NaN])));
   const f = r.faultMix;
   if (f) {
@@ -115,17 +140,26 @@ async function main(): Promise<void> {
       'keep-infra': { type: 'boolean', default: false },
       shared: { type: 'boolean', default: false },
       'fault-mix-only': { type: 'boolean', default: false },
+      brokers: { type: 'string', default: '1' },
+      'leader-kills': { type: 'string', default: '5' },
+      outage: { type: 'string' },
     },
   });
+  const brokers = Number(values.brokers);
+  if (![1, 3].includes(brokers)) throw new Error(`--brokers must be 1 or 3, got ${values.brokers}`);
+  if (brokers === 3 && values.shared) throw new Error('--brokers 3 starts its own cluster; it does not go with --shared');
+  const outageS = values.outage === undefined ? null : Number(values.outage);
+  if (outageS !== null && (brokers !== 3 || !(outageS > 0))) throw new Error(`--outage needs --brokers 3 and a positive number of seconds, got ${values.outage}`);
+  const infraOptions = brokers === 3 ? CHAOS_CLUSTER_INFRA : CHAOS_INFRA;
   quietOwnLogs();
   const started = Date.now();
   const log = (line: string) => progress(started, line);
   let env: NodeJS.ProcessEnv = process.env;
   const ownInfra = !values.shared;
   if (ownInfra) {
-    log(`starting the private chaos broker and registry in ${CHAOS_INFRA.dir}`);
-    const { brokers, registryUrl } = await chaosInfraUp(log);
-    env = { ...process.env, KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl };
+    log(`starting the private chaos ${brokers === 3 ? '3-broker cluster' : 'broker'} and registry in ${infraOptions.dir}`);
+    const endpoints = await chaosInfraUp(log, infraOptions);
+    env = { ...process.env, KAFKA_BROKERS: endpoints.brokers, SCHEMA_REGISTRY_URL: endpoints.registryUrl };
   }
   const fleet = new Fleet();
   try {
@@ -138,7 +172,12 @@ async function main(): Promise<void> {
       killEveryMs: Number(values['kill-every-ms']),
       instances: Number(values.instances),
       toolServerErrorRate: 0.05,
-      brokerRestart: ownInfra ? { stop: () => infra.stopKafka({ ...CHAOS_INFRA, log }), start: async () => void (await infra.startKafka({ ...CHAOS_INFRA, log })) } : null,
+      brokerRestart: ownInfra && brokers === 1 ? { stop: () => infra.stopKafka({ ...CHAOS_INFRA, log }), start: async () => void (await infra.startKafka({ ...CHAOS_INFRA, log })) } : null,
+      brokerFaults: brokers === 3
+        ? { plan: { leaderKills: Number(values['leader-kills']), downMs: 3000, rollingRestart: true, outageMs: outageS === null ? null : outageS * 1000, settleMs: 5000, startAfterMs: 8000 }, cluster: localClusterControl(infraOptions, log) }
+        : null,
+      // The broker faults take ~3 min (plus the outage): the runs are spread over them.
+      ...(brokers === 3 ? { submitMs: 180000 + (outageS ?? 0) * 1000 } : {}),
       env,
       tools,
       drainTimeoutMs: 240000,
@@ -152,11 +191,12 @@ async function main(): Promise<void> {
     const report: ChaosCommandReport = { startedAt: new Date(started).toISOString(), broker: setting(env, 'KAFKA_BROKERS').join(','), chaos, faultMix };
     console.log(renderChaos(report));
     if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
-    const ok = chaos === null || (chaos.lostRuns.length === 0 && chaos.duplicatedSteps.length === 0);
+    const answeredWhileDown = Object.entries(chaos?.brokerFaults?.outage?.answersWhileDown ?? {});
+    const ok = chaos === null || (chaos.lostRuns.length === 0 && chaos.duplicatedSteps.length === 0 && answeredWhileDown.every(([status]) => status === '503'));
     if (!ok) process.exitCode = 1;
   } finally {
     await fleet.stop();
-    if (ownInfra && !values['keep-infra']) await infra.down({ ...CHAOS_INFRA, log });
+    if (ownInfra && !values['keep-infra']) await infra.down({ ...infraOptions, log });
   }
 }
 

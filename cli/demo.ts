@@ -4,7 +4,7 @@ import * as infra from '../infra/local.ts';
 import { DEFAULT_OPS_PORTS, STAGES } from '../processors/wiring.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { isSet, loadRuntimeConfig, setting } from '../runtime/config.ts';
-import { createKafka } from '../runtime/kafka.ts';
+import { createKafka, createProducer } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import type { Outcome } from '../schemas/types.gen.ts';
 import { applyCatalog } from '../topics/apply-catalog.ts';
@@ -80,7 +80,7 @@ export async function runDemo(args: string[]): Promise<number> {
         }
       },
     });
-    const producer = kafka.producer({ idempotent: true });
+    const producer = createProducer(kafka);
     await producer.connect();
     await submitTasks(producer, codec, tasks);
     await producer.disconnect();

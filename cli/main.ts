@@ -20,8 +20,7 @@ import { spawnStage, stopAll } from './processes.ts';
 
 /** One line per command, for `tao --help`. */
 const USAGE = `usage: tao <command> [options]      (tao <command> --help for a command's options)
-  infra up|down|status        start, stop or check local Kafka + schema registry
-  infra up [--docker]|down|status   start, stop or check local Kafka + schema registry (--docker: containers, until Ctrl-C)
+  infra up|down|status        start, stop or check local Kafka (1 broker, or up --brokers 3) + schema registry (up --docker: containers, until Ctrl-C)
   topics apply                create or update every topic of the catalog, register the schemas
   run <thought|action|observation|tools|ingress|callbacks|all> [--apply-topics]
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
@@ -43,12 +42,15 @@ const RUN_NAMES = [...STAGES, 'tools', 'ingress', 'callbacks', 'all'] as const;
 
 /** Each command's usage, printed by `tao <command> --help` (exit 0) and after a usage error (exit 2). */
 const USAGES: Record<string, string> = {
-  infra: `usage: tao infra up [--docker]|down|status
+  infra: `usage: tao infra up [--brokers n | --docker] | down | status
   up       start a local Kafka broker (KRaft) and schema registry under .infra/ (no Docker); prints KAFKA_BROKERS and SCHEMA_REGISTRY_URL
+           --brokers 3: a cluster of 3 KRaft nodes (broker+controller each; ports 9092/9094/9096, controllers
+           9093/9095/9097); topics then get replication factor 3 and min.insync.replicas 2. Default: 1, or
+           the size of the infra already running
   up --docker  the same as containers with testcontainers (needs a Docker engine and npm i -D testcontainers);
            stays in the foreground, Ctrl-C removes them
   down     stop them (their data is wiped)
-  status   whether each is running and healthy; exit 1 when one is not`,
+  status   whether each (every Kafka node) is running and healthy; exit 1 when one is not`,
   topics: `usage: tao topics apply
   Creates or updates every topic of the catalog (topics/catalog.ts) in TAO_NAMESPACE, registers every
   value schema under <topic>-value with BACKWARD compatibility, and reports drift it will not fix.
@@ -134,9 +136,17 @@ export async function main(argv: string[]): Promise<number> {
 async function dispatch(command: string, args: string[], text: string): Promise<number> {
   switch (command) {
     case 'infra': {
-      const parsed = parse(command, args, text, { docker: { type: 'boolean', default: false } });
+      const parsed = parse(command, args, text, { docker: { type: 'boolean', default: false }, brokers: { type: 'string' } });
       if (typeof parsed === 'number') return parsed;
-      return infraCommand(parsed.positionals.join(' ') || undefined, parsed.values.docker === true ? ['--docker'] : []);
+      const sub = parsed.positionals.join(' ') || undefined;
+      const raw = parsed.values.brokers;
+      const docker = parsed.values.docker === true;
+      if (raw === undefined) return infraCommand(sub, { docker });
+      if (sub !== 'up') return usage(`--brokers goes with infra up (down and status find the running infra's size)`, text);
+      if (docker) return usage('--brokers and --docker do not go together: the containers run one broker', text);
+      const brokers = Number(raw);
+      if (!/^[1-5]$/.test(String(raw)) || !Number.isInteger(brokers)) return usage(`--brokers must be a whole number from 1 to 5, got "${String(raw)}"`, text);
+      return infraCommand(sub, { docker, nodes: brokers });
     }
     case 'topics': {
       const parsed = parse(command, args, text, {});
@@ -209,18 +219,19 @@ function usage(problem: string, text = USAGE): number {
   return 2;
 }
 
-async function infraCommand(sub: string | undefined, args: string[]): Promise<number> {
+async function infraCommand(sub: string | undefined, options: { docker: boolean; nodes?: number }): Promise<number> {
   const [infra, { startInfra }] = await Promise.all([import('../infra/local.ts'), import('../infra/mode.ts')]);
   const log = (line: string) => console.log(line);
-  const docker = args.includes('--docker');
-  const unknown = args.find((a) => a !== '--docker');
-  if (unknown !== undefined) return usage(`unknown infra option "${unknown}"`);
-  if (docker && sub !== 'up') return usage('--docker goes with `infra up` only: the containers live as long as that command runs');
+  if (options.docker && sub !== 'up') return usage('--docker goes with `infra up` only: the containers live as long as that command runs', USAGES.infra);
   switch (sub) {
     case 'up': {
-      const started = await startInfra(docker ? 'docker' : 'local', { log });
+      if (!options.docker) {
+        const { brokers, registryUrl } = await infra.up({ log, brokers: options.nodes });
+        console.log(`KAFKA_BROKERS=${brokers}\nSCHEMA_REGISTRY_URL=${registryUrl}`);
+        return 0;
+      }
+      const started = await startInfra('docker', { log });
       console.log(`KAFKA_BROKERS=${started.brokers}\nSCHEMA_REGISTRY_URL=${started.registryUrl}`);
-      if (!docker) return 0;
       // testcontainers' reaper removes the containers when this process ends, so it stays in the foreground.
       console.log('containers running; Ctrl-C removes them');
       onSignal(() => started.stop());
@@ -246,7 +257,7 @@ async function topicsApply(): Promise<number> {
 }
 
 async function runCommand(name: string | undefined, args: string[], applyTopics: boolean, text: string): Promise<number> {
-  const [{ defineStage }, { runStageProcess }, { startToolServer }, { AvroCodec, createRegistry }, { createKafka, waitForKafka }, { createLogger }, { startIngress }, { loadSourceConfig, sourceStage }, { ensureTopic }, { WHOLE_CATALOG, prepareCatalog }, { callbackOptionsFromEnv, startCallbackDispatcher }] = await Promise.all([
+  const [{ defineStage }, { runStageProcess }, { startToolServer }, { AvroCodec, createRegistry }, { createKafka, createProducer, waitForKafka }, { createLogger }, { startIngress }, { loadSourceConfig, sourceStage }, { ensureTopic }, { WHOLE_CATALOG, prepareCatalog }, { callbackOptionsFromEnv, startCallbackDispatcher }] = await Promise.all([
     import('../processors/wiring.ts'),
     import('../runtime/stage-process.ts'),
     import('../tool-server/server.ts'),
@@ -282,7 +293,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     await prepareCatalog(kafka, config, { topics: ['tasks'] }, { apply: applyTopics, print: (line) => logger.info('topics apply', { line }) });
     const codec = AvroCodec.create(config);
     await codec.register(['tasks']);
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5 });
+    const producer = createProducer(kafka, { maxInFlightRequests: 5 });
     await producer.connect();
     const ingress = await startIngress(
       { port: setting(process.env, 'TAO_INGRESS_PORT'), host: config.bindHost, maxBodyBytes: 256 * 1024, maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT'), auth },
@@ -367,7 +378,7 @@ function onSignal(stop: () => Promise<unknown>): void {
 }
 
 async function submitCommand(args: string[], text: string): Promise<number> {
-  const [{ buildTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka }, { createLogger }] = await Promise.all([
+  const [{ buildTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka, createProducer }, { createLogger }] = await Promise.all([
     import('../client/tasks.ts'),
     import('../client/watch.ts'),
     import('../runtime/codec.ts'),
@@ -406,7 +417,7 @@ async function submitCommand(args: string[], text: string): Promise<number> {
     outcome = new Promise((r) => (resolve = r));
     watcher = await watchRecords(kafka, codec, { topics: ['outcomes'], from: 'end', onRecord: (r) => r.key === task.thought_id && resolve(r.value) });
   }
-  const producer = kafka.producer({ idempotent: true });
+  const producer = createProducer(kafka);
   await producer.connect();
   try {
     await submitTasks(producer, codec, [task]);

@@ -1,6 +1,7 @@
 /**
  * Local, Docker-free development infrastructure: one Apache Kafka broker (KRaft, combined
- * broker+controller) run from Maven Central jars on the JVM, and the AxonOps Schema Registry
+ * broker+controller) run from Maven Central jars on the JVM — or, with `brokers: 3`, a cluster of
+ * three such nodes forming a 3-voter controller quorum — and the AxonOps Schema Registry
  * (Confluent-compatible REST API, in-memory storage) built from the Go module proxy.
  *
  * Everything lives under {@link InfraOptions.dir} (default `<repo>/.infra`, git-ignored):
@@ -13,13 +14,17 @@
  * | `data/kafka/` | broker log dirs (deleted by {@link down}) |
  * | `logs/kafka.log`, `logs/schema-registry.log` | component stdout/stderr (previous run in `*.log.1`) |
  * | `run/kafka.pid`, `run/schema-registry.pid`, `run/infra.lock` | process ids, command mutex |
+ * | `run/kafka.nodes` | the number of Kafka nodes of the running infra (written by {@link up}) |
+ *
+ * A cluster (`brokers` > 1) names node n's files `kafka-<n>`: `config/server-<n>.properties`,
+ * `data/kafka-<n>/`, `logs/kafka-<n>.log`, `run/kafka-<n>.pid`.
  *
  * Components run detached (own process group) so they outlive the command that started them.
  * Linux and macOS only (process groups, `/proc` or `ps`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { appendFile, link, mkdir, open, readFile, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -28,6 +33,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { setting } from '../runtime/config.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { PACKAGE_ROOT, packagePath } from '../runtime/paths.ts';
+import { replicationFor } from '../topics/catalog.ts';
 
 /** Apache Kafka version run by the local infra (must match `infra/kafka/pom.xml`). */
 export const KAFKA_VERSION = '3.9.1';
@@ -46,6 +52,8 @@ const KILL_WAIT_MS = 5_000;
 const LOCK_WAIT_MS = 15 * 60_000;
 const PROGRESS_EVERY_MS = 10_000;
 const LOG_TAIL_LINES = 20;
+const MAX_NODES = 5;
+const NODES_FILE = 'kafka.nodes';
 
 export type InfraErrorCode =
   /** A tool needed to fetch, build or run a component (`java`, `mvn`, `go`) is missing or too old. */
@@ -82,29 +90,40 @@ export interface InfraOptions {
   controllerPort: number;
   /** Schema registry HTTP port. Default 8081 (env TAO_REGISTRY_PORT). */
   registryPort: number;
+  /**
+   * Kafka nodes, 1-5; each is a combined broker+controller and a voter of the controller quorum.
+   * Node n (1-based) listens on `kafkaPort + 2(n-1)` and `controllerPort + 2(n-1)` (so 3 nodes on
+   * the defaults: 9092/9094/9096, controllers 9093/9095/9097). With 3 or more, internal topics get
+   * replication factor 3 and min.insync.replicas 2. Default: the size of the infra running in `dir`
+   * (recorded by {@link up}), else 1.
+   */
+  brokers: number;
   /** Receives every progress line; the functions print nothing else. Default: stderr. */
   log: (line: string) => void;
 }
 
-export type ComponentName = 'kafka' | 'schema-registry';
+/** `kafka` for the single broker; `kafka-<n>` for node n of a cluster. */
+export type ComponentName = 'kafka' | `kafka-${number}` | 'schema-registry';
 
 /** What {@link status} reports for one component. */
 export interface ComponentStatus {
   name: ComponentName;
   /** A process started by this tool (per its pid file and command line) is alive. */
   running: boolean;
-  /** Running and answering its health check (Kafka: admin describeCluster; registry: GET /subjects → 200). */
+  /** Running and answering its health check (Kafka: admin describeCluster lists this node; registry: GET /subjects → 200). */
   healthy: boolean;
   pid?: number;
-  /** Kafka: the bootstrap address `127.0.0.1:<port>`; registry: `http://127.0.0.1:<port>`. */
+  /** Kafka: the node's address `127.0.0.1:<port>`; registry: `http://127.0.0.1:<port>`. */
   url: string;
+  /** Kafka: the node id (1 for the single broker). */
+  nodeId?: number;
   /** Path of the component's log file. */
   log: string;
 }
 
 /** Connection details of a running local infra. */
 export interface InfraEndpoints {
-  /** Bootstrap servers, as for KAFKA_BROKERS. */
+  /** Bootstrap servers (every node, comma-separated), as for KAFKA_BROKERS. */
   brokers: string;
   /** Registry base URL, as for SCHEMA_REGISTRY_URL. */
   registryUrl: string;
@@ -131,6 +150,7 @@ export function defaultInfraOptions(env: NodeJS.ProcessEnv = process.env): Infra
     kafkaPort: portFromEnv(env, 'TAO_KAFKA_PORT'),
     controllerPort: portFromEnv(env, 'TAO_CONTROLLER_PORT'),
     registryPort: portFromEnv(env, 'TAO_REGISTRY_PORT'),
+    brokers: 1,
     log: (line) => {
       process.stderr.write(`${line}\n`);
     },
@@ -154,16 +174,44 @@ function resolveOptions(partial: Partial<InfraOptions>): InfraOptions {
   const given = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) as Partial<InfraOptions>;
   const o: InfraOptions = { ...defaultInfraOptions(), ...given };
   o.dir = resolve(o.dir);
+  if (given.brokers === undefined) o.brokers = recordedNodes(o.dir) ?? 1;
   for (const key of ['kafkaPort', 'controllerPort', 'registryPort'] as const) {
     if (!isPort(o[key])) throw new InfraError('CONFIG_INVALID', `${key} must be a TCP port (1-65535), got ${String(o[key])}`);
   }
-  if (new Set([o.kafkaPort, o.controllerPort, o.registryPort]).size !== 3) {
+  if (!Number.isInteger(o.brokers) || o.brokers < 1 || o.brokers > MAX_NODES) {
+    throw new InfraError('CONFIG_INVALID', `brokers must be an integer from 1 to ${MAX_NODES}, got ${String(o.brokers)}`);
+  }
+  if (o.brokers === 1) {
+    if (new Set([o.kafkaPort, o.controllerPort, o.registryPort]).size !== 3) {
+      throw new InfraError(
+        'CONFIG_INVALID',
+        `kafkaPort (${o.kafkaPort}), controllerPort (${o.controllerPort}) and registryPort (${o.registryPort}) must all differ`,
+      );
+    }
+    return o;
+  }
+  const ports = [...nodePorts(o).flatMap((n) => [n.port, n.controllerPort]), o.registryPort];
+  if (ports.some((port) => !isPort(port)) || new Set(ports).size !== ports.length) {
     throw new InfraError(
       'CONFIG_INVALID',
-      `kafkaPort (${o.kafkaPort}), controllerPort (${o.controllerPort}) and registryPort (${o.registryPort}) must all differ`,
+      `a ${o.brokers}-node cluster needs ports kafkaPort+2(n-1) and controllerPort+2(n-1) for n = 1..${o.brokers}, all different from each other and from registryPort; ` +
+        `got ${ports.slice(0, -1).join(', ')} and registry ${o.registryPort}`,
     );
   }
   return o;
+}
+
+/** Node ids and ports of each Kafka node of `o` (node n: kafkaPort + 2(n-1), controllerPort + 2(n-1)). */
+function nodePorts(o: Pick<InfraOptions, 'brokers' | 'kafkaPort' | 'controllerPort'>): Array<{ id: number; port: number; controllerPort: number }> {
+  return Array.from({ length: o.brokers }, (_, i) => ({ id: i + 1, port: o.kafkaPort + 2 * i, controllerPort: o.controllerPort + 2 * i }));
+}
+
+/** The node count {@link up} recorded for the infra in `dir`, if it did. */
+function recordedNodes(dir: string): number | undefined {
+  const file = join(dir, 'run', NODES_FILE);
+  if (!existsSync(file)) return undefined;
+  const n = Number(readFileSync(file, 'utf8').trim());
+  return Number.isInteger(n) && n >= 1 ? n : undefined;
 }
 
 interface Paths {
@@ -173,14 +221,14 @@ interface Paths {
   libsMarker: string;
   registryBin: string;
   config: string;
-  serverProperties: string;
   log4j: string;
   registryYaml: string;
   dataRoot: string;
-  kafkaData: string;
   logs: string;
   run: string;
   lock: string;
+  /** Records the node count of the running infra ({@link recordedNodes}). */
+  nodesFile: string;
 }
 
 function paths(o: InfraOptions): Paths {
@@ -195,14 +243,13 @@ function paths(o: InfraOptions): Paths {
     libsMarker: join(kafkaHome, 'libs.complete'),
     registryBin: join(o.dir, 'bin', `schema-registry-${REGISTRY_VERSION}`),
     config,
-    serverProperties: join(config, 'server.properties'),
     log4j: join(config, 'log4j.properties'),
     registryYaml: join(config, 'schema-registry.yaml'),
     dataRoot,
-    kafkaData: join(dataRoot, 'kafka'),
     logs: join(o.dir, 'logs'),
     run,
     lock: join(run, 'infra.lock'),
+    nodesFile: join(run, NODES_FILE),
   };
 }
 
@@ -220,17 +267,50 @@ interface Component {
   health: () => Promise<Health>;
 }
 
-function kafkaComponent(o: InfraOptions, p: Paths): Component {
-  return {
-    name: 'kafka',
-    pidFile: join(p.run, 'kafka.pid'),
-    logFile: join(p.logs, 'kafka.log'),
-    url: `127.0.0.1:${o.kafkaPort}`,
-    ports: [o.kafkaPort, o.controllerPort],
-    marker: `kafka.Kafka ${p.serverProperties}`,
-    healthTimeoutMs: KAFKA_HEALTH_TIMEOUT_MS,
-    health: () => kafkaHealth(o.kafkaPort),
-  };
+/** One Kafka node (combined broker+controller): its id, listeners, files, and its component. */
+interface KafkaNode {
+  id: number;
+  port: number;
+  controllerPort: number;
+  serverProperties: string;
+  /** The node's log dir. */
+  data: string;
+  component: Component;
+}
+
+/** The Kafka nodes of `o`: the single broker keeps today's file names (`kafka`, `server.properties`); node n of a cluster is `kafka-<n>`. */
+function kafkaNodes(o: InfraOptions, p: Paths): KafkaNode[] {
+  const single = o.brokers === 1;
+  return nodePorts(o).map(({ id, port, controllerPort }) => {
+    const name: ComponentName = single ? 'kafka' : `kafka-${id}`;
+    const serverProperties = join(p.config, single ? 'server.properties' : `server-${id}.properties`);
+    return {
+      id,
+      port,
+      controllerPort,
+      serverProperties,
+      data: join(p.dataRoot, name),
+      component: {
+        name,
+        pidFile: join(p.run, `${name}.pid`),
+        logFile: join(p.logs, `${name}.log`),
+        url: `127.0.0.1:${port}`,
+        ports: [port, controllerPort],
+        marker: `kafka.Kafka ${serverProperties}`,
+        healthTimeoutMs: KAFKA_HEALTH_TIMEOUT_MS,
+        health: () => kafkaHealth(port, id),
+      },
+    };
+  });
+}
+
+/** The nodes `which` names (a 1-based node id), or all of them. */
+function selectNodes(o: InfraOptions, p: Paths, which: number | undefined): KafkaNode[] {
+  const nodes = kafkaNodes(o, p);
+  if (which === undefined) return nodes;
+  const node = nodes.find((n) => n.id === which);
+  if (!node) throw new InfraError('CONFIG_INVALID', `node must be a Kafka node id from 1 to ${nodes.length}, got ${String(which)}`);
+  return [node];
 }
 
 function registryComponent(o: InfraOptions, p: Paths): Component {
@@ -247,7 +327,8 @@ function registryComponent(o: InfraOptions, p: Paths): Component {
   };
 }
 
-async function kafkaHealth(port: number): Promise<Health> {
+/** The node answers on its own listener and the cluster's metadata lists it (registered and unfenced). */
+async function kafkaHealth(port: number, nodeId: number): Promise<Health> {
   const admin = new Kafka({
     clientId: 'tao-infra-health',
     brokers: [`127.0.0.1:${port}`],
@@ -259,7 +340,7 @@ async function kafkaHealth(port: number): Promise<Health> {
   try {
     await admin.connect();
     const cluster = await admin.describeCluster();
-    return cluster.brokers.length > 0 ? { ok: true } : { ok: false, reason: 'describeCluster returned no brokers' };
+    return cluster.brokers.some((b) => b.nodeId === nodeId) ? { ok: true } : { ok: false, reason: `describeCluster does not list node ${nodeId} yet` };
   } catch (err) {
     return { ok: false, reason: errorText(err) };
   } finally {
@@ -558,7 +639,7 @@ async function assertPortsFree(c: Component): Promise<void> {
   for (const port of c.ports) {
     if (!(await portFree(port))) {
       const hint =
-        c.name === 'kafka'
+        c.name.startsWith('kafka')
           ? 'set TAO_KAFKA_PORT / TAO_CONTROLLER_PORT to free ports, or use that broker through KAFKA_BROKERS'
           : 'set TAO_REGISTRY_PORT to a free port, or use that registry through SCHEMA_REGISTRY_URL';
       throw new InfraError(
@@ -621,24 +702,39 @@ async function ensureRegistryBinary(o: InfraOptions, p: Paths): Promise<void> {
 // Starting and stopping components
 // ---------------------------------------------------------------------------------------------
 
-function serverProperties(o: InfraOptions, p: Paths): string {
+/**
+ * A node's broker config. The single broker is node 1 of a 1-voter quorum with replication factor
+ * 1 everywhere; in a cluster every node is a voter, and internal topics (and topics created without
+ * an explicit factor) get the replication the topic catalog gives a cluster of that size.
+ */
+function serverProperties(o: InfraOptions, node: KafkaNode): string {
+  const { replicationFactor, minInsyncReplicas } = replicationFor(o.brokers);
+  const voters = nodePorts(o).map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',');
+  const cluster = o.brokers === 1 ? [] : [
+    `default.replication.factor=${replicationFactor}`,
+    `min.insync.replicas=${minInsyncReplicas}`,
+    // Two cores run three JVMs: fewer request threads than the defaults (3 network, 8 I/O).
+    'num.network.threads=2',
+    'num.io.threads=4',
+  ];
   return `${[
     '# Generated by tao infra (infra/local.ts) on every start; edits are overwritten.',
     'process.roles=broker,controller',
-    'node.id=1',
-    `controller.quorum.voters=1@127.0.0.1:${o.controllerPort}`,
-    `listeners=PLAINTEXT://127.0.0.1:${o.kafkaPort},CONTROLLER://127.0.0.1:${o.controllerPort}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${o.kafkaPort}`,
+    `node.id=${node.id}`,
+    `controller.quorum.voters=${voters}`,
+    `listeners=PLAINTEXT://127.0.0.1:${node.port},CONTROLLER://127.0.0.1:${node.controllerPort}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${node.port}`,
     'controller.listener.names=CONTROLLER',
     'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
     'inter.broker.listener.name=PLAINTEXT',
-    `log.dirs=${p.kafkaData}`,
+    `log.dirs=${node.data}`,
     'num.partitions=3',
-    'offsets.topic.replication.factor=1',
+    `offsets.topic.replication.factor=${replicationFactor}`,
     'offsets.topic.num.partitions=10',
-    'transaction.state.log.replication.factor=1',
-    'transaction.state.log.min.isr=1',
+    `transaction.state.log.replication.factor=${replicationFactor}`,
+    `transaction.state.log.min.isr=${minInsyncReplicas}`,
     'transaction.state.log.num.partitions=10',
+    ...cluster,
     'group.initial.rebalance.delay.ms=0',
     // After a crash the restarted controller refuses the new broker incarnation until the old one's
     // session expires (default 9 s, ~13 s restarts); a shorter session makes restart tests quick.
@@ -689,20 +785,33 @@ async function rotateLog(c: Component): Promise<void> {
   }
 }
 
-async function formatKafkaStorage(o: InfraOptions, p: Paths, c: Component): Promise<void> {
-  if (existsSync(join(p.kafkaData, 'meta.properties'))) return;
-  await mkdir(p.kafkaData, { recursive: true });
-  const id = kafkaClusterId();
+/** The cluster id the nodes already formatted in `dataRoot` carry, so a node formatted later joins the same cluster. */
+async function existingClusterId(nodes: KafkaNode[]): Promise<string | undefined> {
+  for (const node of nodes) {
+    try {
+      const id = /^cluster\.id=(.+)$/m.exec(await readFile(join(node.data, 'meta.properties'), 'utf8'))?.[1]?.trim();
+      if (id) return id;
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT')) throw err;
+    }
+  }
+  return undefined;
+}
+
+async function formatKafkaStorage(o: InfraOptions, p: Paths, node: KafkaNode, clusterId: string): Promise<void> {
+  const c = node.component;
+  if (existsSync(join(node.data, 'meta.properties'))) return;
+  await mkdir(node.data, { recursive: true });
   const result = await run(
     'java',
-    ['-cp', `${p.libs}/*`, `-Dlog4j.configuration=file:${p.log4j}`, 'kafka.tools.StorageTool', 'format', '--ignore-formatted', '-t', id, '-c', p.serverProperties],
+    ['-cp', `${p.libs}/*`, `-Dlog4j.configuration=file:${p.log4j}`, 'kafka.tools.StorageTool', 'format', '--ignore-formatted', '-t', clusterId, '-c', node.serverProperties],
     { cwd: p.dir },
   );
-  await appendFile(c.logFile, `=== tao infra: format ${p.kafkaData} (cluster id ${id}) ===\n${result.output}`);
+  await appendFile(c.logFile, `=== tao infra: format ${node.data} (cluster id ${clusterId}) ===\n${result.output}`);
   if (result.code !== 0) {
-    throw await failureWithLog('PROCESS_FAILED', c, `kafka: formatting ${p.kafkaData} failed (exit ${result.code ?? result.signal})`);
+    throw await failureWithLog('PROCESS_FAILED', c, `${c.name}: formatting ${node.data} failed (exit ${result.code ?? result.signal})`);
   }
-  o.log(`kafka: formatted ${p.kafkaData} (cluster id ${id})`);
+  o.log(`${c.name}: formatted ${node.data} (cluster id ${clusterId})`);
 }
 
 /** A process we spawned; `exit()` describes how it ended, once it has (recorded from the start so no early exit is missed). */
@@ -786,18 +895,25 @@ async function adoptRunning(o: InfraOptions, c: Component): Promise<boolean> {
   return true;
 }
 
-async function startKafkaUnlocked(o: InfraOptions, p: Paths): Promise<void> {
-  const c = kafkaComponent(o, p);
+/** Starts (or adopts) `nodes` in parallel; a cluster node becomes healthy only once a quorum of controllers runs. */
+async function startKafkaUnlocked(o: InfraOptions, p: Paths, nodes: KafkaNode[]): Promise<void> {
+  await Promise.all([mkdir(p.config, { recursive: true }), mkdir(p.logs, { recursive: true }), mkdir(p.run, { recursive: true })]);
+  await writeFile(p.nodesFile, `${o.brokers}\n`);
+  const clusterId = (await existingClusterId(kafkaNodes(o, p))) ?? kafkaClusterId();
+  await settleAll(o, nodes.map((node) => startKafkaNode(o, p, node, clusterId)));
+}
+
+async function startKafkaNode(o: InfraOptions, p: Paths, node: KafkaNode, clusterId: string): Promise<void> {
+  const c = node.component;
   if (await adoptRunning(o, c)) return;
   await assertPortsFree(c);
-  await Promise.all([mkdir(p.config, { recursive: true }), mkdir(p.logs, { recursive: true }), mkdir(p.run, { recursive: true })]);
-  await writeFile(p.serverProperties, serverProperties(o, p));
+  await writeFile(node.serverProperties, serverProperties(o, node));
   await writeFile(p.log4j, LOG4J_PROPERTIES);
   await rotateLog(c);
-  await formatKafkaStorage(o, p, c);
+  await formatKafkaStorage(o, p, node, clusterId);
   const args = [
-    '-Xms256m',
-    '-Xmx1g',
+    // Three nodes share the machine: half the single broker's heap each.
+    ...(o.brokers === 1 ? ['-Xms256m', '-Xmx1g'] : ['-Xms128m', '-Xmx512m']),
     '-XX:+UseG1GC',
     '-XX:MaxGCPauseMillis=20',
     '-XX:+ExitOnOutOfMemoryError',
@@ -806,10 +922,10 @@ async function startKafkaUnlocked(o: InfraOptions, p: Paths): Promise<void> {
     '-cp',
     `${p.libs}/*`,
     'kafka.Kafka',
-    p.serverProperties,
+    node.serverProperties,
   ];
   const spawned = await spawnDetached(c, 'java', args, p.dir, process.env);
-  o.log(`kafka: started pid ${spawned.pid} (log ${c.logFile})`);
+  o.log(`${c.name}: started pid ${spawned.pid} (log ${c.logFile})`);
   await waitHealthy(o, c, spawned.pid, spawned);
 }
 
@@ -863,7 +979,8 @@ async function settleAll(o: InfraOptions, tasks: Promise<unknown>[]): Promise<vo
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Starts (or adopts) the local Kafka broker and schema registry and resolves once both are healthy.
+ * Starts (or adopts) the local Kafka broker — or the `brokers`-node cluster — and schema registry
+ * and resolves once all are healthy.
  *
  * Idempotent: a component whose pid file names a live process started by this tool is left alone
  * ("already running"), or waited for if it is still starting. Before doing anything it checks the
@@ -873,27 +990,30 @@ async function settleAll(o: InfraOptions, tasks: Promise<unknown>[]): Promise<vo
  * artifacts into `<dir>` (`BUILD_FAILED` on error). Health waits are 90 s for Kafka and 30 s for the
  * registry (`HEALTH_TIMEOUT`, the process is killed); a process that exits while starting gives
  * `PROCESS_FAILED`. Start-up errors carry the last 20 lines of the component log and its path.
- * If one component fails the other is left as it is (`down` stops it). Serialised with other
- * up/down/startKafka/stopKafka calls on the same `dir` by a lock file.
+ * If one component fails the other is left as it is (`down` stops it). Asking for a node count other
+ * than that of the infra running in `dir` is `CONFIG_INVALID` (run {@link down} first). Serialised
+ * with other up/down/startKafka/stopKafka calls on the same `dir` by a lock file.
  */
 export async function up(options: Partial<InfraOptions> = {}): Promise<InfraEndpoints> {
   const o = resolveOptions(options);
   const p = paths(o);
-  const kafka = kafkaComponent(o, p);
+  const nodes = kafkaNodes(o, p);
   const registry = registryComponent(o, p);
   await withLock(o, p, async () => {
-    const [kafkaPid, registryPid] = await Promise.all([runningPid(kafka), runningPid(registry)]);
+    await assertSameLayout(o, p);
+    const [kafkaPids, registryPid] = await Promise.all([Promise.all(nodes.map((n) => runningPid(n.component))), runningPid(registry)]);
+    const kafkaMissing = kafkaPids.some((pid) => pid === undefined);
     await checkPrerequisites({
-      java: kafkaPid === undefined,
-      mvn: kafkaPid === undefined && !existsSync(p.libsMarker),
+      java: kafkaMissing,
+      mvn: kafkaMissing && !existsSync(p.libsMarker),
       go: registryPid === undefined && !existsSync(p.registryBin),
     });
-    if (kafkaPid === undefined) await assertPortsFree(kafka);
+    for (const [i, node] of nodes.entries()) if (kafkaPids[i] === undefined) await assertPortsFree(node.component);
     if (registryPid === undefined) await assertPortsFree(registry);
     await settleAll(o, [
       (async () => {
-        if (kafkaPid === undefined) await ensureKafkaJars(o, p);
-        await startKafkaUnlocked(o, p);
+        if (kafkaMissing) await ensureKafkaJars(o, p);
+        await startKafkaUnlocked(o, p, nodes);
       })(),
       (async () => {
         if (registryPid === undefined) await ensureRegistryBinary(o, p);
@@ -901,21 +1021,36 @@ export async function up(options: Partial<InfraOptions> = {}): Promise<InfraEndp
       })(),
     ]);
   });
-  return { brokers: kafka.url, registryUrl: registry.url };
+  return { brokers: bootstrap(nodes), registryUrl: registry.url };
+}
+
+function bootstrap(nodes: KafkaNode[]): string {
+  return nodes.map((n) => n.component.url).join(',');
+}
+
+/** Refuses to start `o.brokers` nodes while the infra in `dir` runs with another count. */
+async function assertSameLayout(o: InfraOptions, p: Paths): Promise<void> {
+  const recorded = recordedNodes(o.dir);
+  if (recorded === undefined || recorded === o.brokers) return;
+  const running = (await Promise.all(kafkaNodes({ ...o, brokers: recorded }, p).map((n) => runningPid(n.component)))).some((pid) => pid !== undefined);
+  if (running) {
+    throw new InfraError('CONFIG_INVALID', `the infra in ${o.dir} runs ${recorded} Kafka node(s), not ${o.brokers}; run \`tao infra down\` first (it wipes the Kafka data)`);
+  }
 }
 
 /**
- * Stops the registry and the broker (SIGTERM to each process group, SIGKILL after 20 s), removes
- * the pid files, then deletes the Kafka data dir: the dev cluster is ephemeral because the registry
- * keeps schemas in memory, and topics whose records reference schema ids the registry forgot would
- * be undecodable. Caches (jars, binary) and logs are kept. Idempotent: logs "not running" for a
- * component that is not. Processes this tool did not start are never touched.
+ * Stops the registry and every Kafka node (SIGTERM to each process group, SIGKILL after 20 s),
+ * removes the pid files, then deletes the Kafka data dirs: the dev cluster is ephemeral because the
+ * registry keeps schemas in memory, and topics whose records reference schema ids the registry forgot
+ * would be undecodable. Caches (jars, binary) and logs are kept. Idempotent: logs "not running" for
+ * a component that is not. Processes this tool did not start are never touched.
  */
 export async function down(options: Partial<InfraOptions> = {}): Promise<void> {
   const o = resolveOptions(options);
   const p = paths(o);
   await withLock(o, p, async () => {
-    await settleAll(o, [stopComponent(o, registryComponent(o, p), 'SIGTERM'), stopComponent(o, kafkaComponent(o, p), 'SIGTERM')]);
+    await settleAll(o, [stopComponent(o, registryComponent(o, p), 'SIGTERM'), ...kafkaNodes(o, p).map((n) => stopComponent(o, n.component, 'SIGTERM'))]);
+    await rm(p.nodesFile, { force: true });
     if (existsSync(p.dataRoot)) {
       await rm(p.dataRoot, { recursive: true, force: true });
       o.log(`kafka: deleted data dir ${p.dataRoot}`);
@@ -923,50 +1058,57 @@ export async function down(options: Partial<InfraOptions> = {}): Promise<void> {
   });
 }
 
-/** Reports each component: whether our process is alive, whether it passes its health check, its pid, address and log. */
+/** Reports each component (every Kafka node, then the registry): whether our process is alive, whether it passes its health check, its pid, address and log. */
 export async function status(options: Partial<InfraOptions> = {}): Promise<ComponentStatus[]> {
   const o = resolveOptions(options);
   const p = paths(o);
+  const components = [...kafkaNodes(o, p).map((n) => ({ c: n.component, nodeId: n.id as number | undefined })), { c: registryComponent(o, p), nodeId: undefined }];
   return Promise.all(
-    [kafkaComponent(o, p), registryComponent(o, p)].map(async (c): Promise<ComponentStatus> => {
+    components.map(async ({ c, nodeId }): Promise<ComponentStatus> => {
       const pid = await runningPid(c);
       const healthy = pid !== undefined && (await c.health()).ok;
-      return { name: c.name, running: pid !== undefined, healthy, ...(pid === undefined ? {} : { pid }), url: c.url, log: c.logFile };
+      return { name: c.name, running: pid !== undefined, healthy, ...(pid === undefined ? {} : { pid }), ...(nodeId === undefined ? {} : { nodeId }), url: c.url, log: c.logFile };
     }),
   );
 }
 
 /**
- * Stops only the broker, keeping its data dir, so {@link startKafka} brings the same cluster back
- * (broker-restart chaos tests). `signal: 'SIGKILL'` simulates a crash; `'SIGTERM'` (default) a
- * clean shutdown, escalating to SIGKILL after 20 s. Logs "not running" if it was not.
+ * Stops Kafka only — every node, or node `node` (1-based) of a cluster — keeping the data dirs, so
+ * {@link startKafka} brings the same cluster back (broker-restart chaos tests). `signal: 'SIGKILL'`
+ * simulates a crash; `'SIGTERM'` (default) a clean shutdown, escalating to SIGKILL after 20 s.
+ * Several nodes are stopped at once. Logs "not running" for a node that was not.
+ * @throws InfraError `CONFIG_INVALID` when `node` is not a node id of the infra.
  */
-export async function stopKafka(options: Partial<InfraOptions> = {}, { signal = 'SIGTERM' }: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> {
+export async function stopKafka(options: Partial<InfraOptions> = {}, { signal = 'SIGTERM', node }: { signal?: 'SIGTERM' | 'SIGKILL'; node?: number } = {}): Promise<void> {
   const o = resolveOptions(options);
   const p = paths(o);
+  const nodes = selectNodes(o, p, node);
   await withLock(o, p, async () => {
-    await stopComponent(o, kafkaComponent(o, p), signal);
+    await settleAll(o, nodes.map((n) => stopComponent(o, n.component, signal)));
   });
 }
 
 /**
- * Starts only the broker on its existing data dir (formatting it if absent) and resolves when it is
- * healthy; "already running" if it is. Same prerequisites and errors as {@link up} for Kafka.
- * Returns the bootstrap address.
+ * Starts Kafka only — every node, or node `node` (1-based) of a cluster — on the existing data dirs
+ * (formatting any that are absent) and resolves when the started nodes are healthy; "already
+ * running" for a node that is. A cluster node is healthy only while a majority of the controller
+ * quorum runs. Same prerequisites and errors as {@link up} for Kafka. Returns the bootstrap address
+ * (every node).
  */
-export async function startKafka(options: Partial<InfraOptions> = {}): Promise<string> {
+export async function startKafka(options: Partial<InfraOptions> = {}, { node }: { node?: number } = {}): Promise<string> {
   const o = resolveOptions(options);
   const p = paths(o);
-  const kafka = kafkaComponent(o, p);
+  const nodes = selectNodes(o, p, node);
   await withLock(o, p, async () => {
-    if ((await runningPid(kafka)) === undefined) {
+    const pids = await Promise.all(nodes.map((n) => runningPid(n.component)));
+    if (pids.some((pid) => pid === undefined)) {
       await checkPrerequisites({ java: true, mvn: !existsSync(p.libsMarker), go: false });
-      await assertPortsFree(kafka);
+      for (const [i, n] of nodes.entries()) if (pids[i] === undefined) await assertPortsFree(n.component);
       await ensureKafkaJars(o, p);
     }
-    await startKafkaUnlocked(o, p);
+    await startKafkaUnlocked(o, p, nodes);
   });
-  return kafka.url;
+  return bootstrap(kafkaNodes(o, p));
 }
 
 /** Where the cached artifacts of {@link ensureArtifacts} are. */

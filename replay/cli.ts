@@ -18,7 +18,7 @@ import { DEFAULT_FLOWS_DIR, loadFlows } from '../processors/thought/planner.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { TaoError } from '../runtime/errors.ts';
-import { createKafka } from '../runtime/kafka.ts';
+import { createKafka, createProducer } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import { createContractAjv } from '../tools/catalog.ts';
 import { listDeadLetters, redriveDeadLetters, showDeadLetter } from './dlq.ts';
@@ -101,7 +101,7 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
       const flows = values.flow ? loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, createContractAjv()) : undefined;
       const fork = planFork(log, { point: values.fork, overrides: values.set, flow: values.flow ?? null }, { thought: await thoughtConfig(env), flows });
       await deps.codec.register(['thoughtRequests']);
-      const producer = deps.kafka.producer({ idempotent: true });
+      const producer = createProducer(deps.kafka);
       await producer.connect();
       try {
         await writeFork(producer, deps.codec, fork);

@@ -15,6 +15,7 @@
 import type { Kafka, Message } from 'kafkajs';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { ContractViolation, TransientError, errorMessage } from '../runtime/errors.ts';
+import { createProducer } from '../runtime/kafka.ts';
 import { DLQ_HEADERS } from '../runtime/processor.ts';
 import { DEAD_LETTERED, TOPICS, type TopicId } from '../topics/catalog.ts';
 import { originalHeaders, readDeadLetter, type DeadLetter, type RecordRef } from './dead-letters.ts';
@@ -147,7 +148,7 @@ export async function showDeadLetter(deps: DlqDeps, topicName: string, partition
 export async function redriveDeadLetters(deps: DlqDeps, topicName: string, selection: RedriveSelection = {}): Promise<RedriveReport> {
   const { id, topic } = resolveDlqTopic(deps.codec, topicName);
   const group = redriveGroup(deps.codec);
-  const producer = deps.kafka.producer({ transactionalId: `${group}.${topic}`, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60000 });
+  const producer = createProducer(deps.kafka, { transactionalId: `${group}.${topic}` });
   const reader = await LogReader.connect(deps.kafka, deps.codec.topics.group('replay'));
   await producer.connect();
   try {

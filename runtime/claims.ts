@@ -17,6 +17,7 @@
  * inside one claim is pinned by test/runtime/claims.test.ts.
  */
 import type { Admin, Kafka, Producer } from 'kafkajs';
+import { createProducer } from './kafka.ts';
 import type { ChangelogStore } from './state-store.ts';
 
 /** A partition taken over: its transactional producers (one per input topic) and each input's committed offset at the time. */
@@ -80,7 +81,7 @@ export class PartitionClaims {
           const fenced = await Promise.allSettled(
             this.res.topics.map(async (topic) => {
               const transactionalId = `${this.res.group}.${topic}.${partition}`;
-              const producer = this.res.kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60000 });
+              const producer = createProducer(this.res.kafka, { transactionalId });
               producers.set(topic, producer);
               await producer.connect();
               // kafkajs initialises the transactional id (InitProducerId: the epoch bump that

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { rootCertificates, type ConnectionOptions } from 'node:tls';
-import kafkajs, { Kafka, logLevel, type KafkaConfig, type LogEntry } from 'kafkajs';
+import kafkajs, { Kafka, logLevel, type KafkaConfig, type LogEntry, type Producer, type ProducerConfig, type RetryOptions } from 'kafkajs';
 import type { RuntimeConfig } from './config.ts';
 import { ConfigError, TransientError, errorMessage } from './errors.ts';
 import type { Logger } from './log.ts';
@@ -100,6 +100,40 @@ export function createKafka(config: RuntimeConfig, clientId: string, logger: Log
   };
   if (config.kafka.sasl) options.sasl = config.kafka.sasl as KafkaConfig['sasl'];
   return new Kafka(options);
+}
+
+/** acks=all (-1): the leader acknowledges a write once every in-sync replica has it, and refuses it while fewer than the topic's `min.insync.replicas` are in sync. */
+export const ACKS_ALL = -1;
+
+/** What a producer of this project may choose; everything else is fixed by {@link producerConfig}. */
+export interface ProducerOptions {
+  /** Makes the producer transactional (fencing by this id); such producers write only inside transactions. */
+  transactionalId?: string;
+  /** Default 1. kafkajs serialises an idempotent producer's produce requests per broker anyway. */
+  maxInFlightRequests?: number;
+  /** Overrides kafkajs' retry of a send (an idempotent producer's default is to retry without end). */
+  retry?: RetryOptions;
+}
+
+/**
+ * The one producer configuration of the project: every producer is idempotent, so a retried send
+ * (a leader moved, a broker restarted, a response was lost) is written once and in order, and
+ * kafkajs then refuses any send that asks for less than {@link ACKS_ALL} ("Not requiring ack for all
+ * messages invalidates the idempotent producer's EoS guarantees"). With a cluster's replication
+ * factor 3 and min.insync.replicas 2 (topics/catalog.ts `replicationFor`), an acknowledged record is
+ * on at least two brokers. Transactional producers (the stages' per-partition producers, the
+ * dead-letter re-drive) also get one request in flight and a 60 s transaction timeout.
+ */
+export function producerConfig(options: ProducerOptions = {}): ProducerConfig {
+  const config: ProducerConfig = { idempotent: true, maxInFlightRequests: options.maxInFlightRequests ?? 1 };
+  if (options.retry) config.retry = options.retry;
+  if (options.transactionalId !== undefined) Object.assign(config, { transactionalId: options.transactionalId, maxInFlightRequests: 1, transactionTimeout: 60000 });
+  return config;
+}
+
+/** A producer with {@link producerConfig}; the only place this project's code makes one (a unit test checks it). */
+export function createProducer(kafka: Pick<Kafka, 'producer'>, options: ProducerOptions = {}): Producer {
+  return kafka.producer(producerConfig(options));
 }
 
 /**

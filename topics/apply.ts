@@ -1,6 +1,6 @@
-import type { Admin, ConfigResourceTypes as ConfigResourceTypesT } from 'kafkajs';
+import type { Admin, ConfigResourceTypes as ConfigResourceTypesT, PartitionMetadata } from 'kafkajs';
 import kafkajs from 'kafkajs';
-import type { TopicNames, TopicSpec } from './catalog.ts';
+import { replicationFor, type Replication, type TopicNames, type TopicSpec } from './catalog.ts';
 
 const { ConfigResourceTypes } = kafkajs as unknown as { ConfigResourceTypes: typeof ConfigResourceTypesT };
 
@@ -13,43 +13,72 @@ export interface TopicReport {
 
 /**
  * Makes the cluster match the catalog, idempotently: creates missing topics, adds partitions,
- * sets retention, cleanup policy and the spec's other configs. Differences it cannot fix (fewer partitions wanted than exist,
- * a replication factor the cluster can't give) are reported as drift, never applied destructively.
+ * sets retention, cleanup policy, `min.insync.replicas` and the spec's other configs, and raises a replication factor below
+ * the wanted one. The replication defaults to {@link replicationFor} the number of brokers the
+ * cluster lists (describeCluster: the live ones), so topics get 3 replicas and 2 in sync on a
+ * cluster of 3 or more, and 1/1 on the single development broker.
+ *
+ * A topic with fewer replicas than wanted is reassigned (kafkajs alterPartitionReassignments: each
+ * partition keeps its replicas and gains the least-used other brokers; Kafka copies the data in the
+ * background) and reported as `updated`; its `min.insync.replicas` is raised only once the new
+ * replicas are in sync, so writes with acks=all are never refused meanwhile (when that takes over
+ * `reassignTimeoutMs` it stays at the topic's old factor and the report says to apply again).
+ * Differences it cannot fix are reported as drift, never applied destructively: fewer partitions
+ * wanted than exist, more replicas than wanted (Kafka would drop copies), a factor the cluster
+ * cannot give.
  */
-export async function applyTopics(admin: Admin, names: TopicNames, replicationFactor = 1): Promise<TopicReport[]> {
+export async function applyTopics(admin: Admin, names: TopicNames, replication?: Replication, options: { reassignTimeoutMs?: number } = {}): Promise<TopicReport[]> {
+  const brokers = (await admin.describeCluster()).brokers.map((b) => b.nodeId).sort((a, b) => a - b);
+  const want = replication ?? replicationFor(Math.max(1, brokers.length));
   const wanted = names.all();
   const existing = new Set(await admin.listTopics());
   const reports: TopicReport[] = [];
-  const configOf = (spec: TopicSpec): Record<string, string> => ({ 'retention.ms': String(spec.retentionMs), 'cleanup.policy': spec.cleanupPolicy, ...spec.configs });
+  const configOf = (spec: TopicSpec, minInsync: number): Record<string, string> => ({ 'retention.ms': String(spec.retentionMs), 'cleanup.policy': spec.cleanupPolicy, 'min.insync.replicas': String(minInsync), ...spec.configs });
 
   const missing = wanted.filter((t) => !existing.has(t.name));
   if (missing.length) {
     await admin.createTopics({
       waitForLeaders: false,
-      topics: missing.map(({ name, spec }) => ({ topic: name, numPartitions: spec.partitions, replicationFactor, configEntries: Object.entries(configOf(spec)).map(([n, value]) => ({ name: n, value })) })),
+      topics: missing.map(({ name, spec }) => ({ topic: name, numPartitions: spec.partitions, replicationFactor: want.replicationFactor, configEntries: Object.entries(configOf(spec, want.minInsyncReplicas)).map(([n, value]) => ({ name: n, value })) })),
     });
     await waitForLeaders(admin, missing.map((t) => t.name));
-    for (const t of missing) reports.push({ topic: t.name, action: 'created', details: [`${t.spec.partitions} partitions, retention ${t.spec.retentionMs} ms, cleanup ${t.spec.cleanupPolicy}`] });
+    for (const t of missing) reports.push({ topic: t.name, action: 'created', details: [`${t.spec.partitions} partitions, replication factor ${want.replicationFactor}, min.insync.replicas ${want.minInsyncReplicas}, retention ${t.spec.retentionMs} ms, cleanup ${t.spec.cleanupPolicy}`] });
   }
 
   const present = wanted.filter((t) => existing.has(t.name));
   if (present.length === 0) return reports;
   const metadata = await admin.fetchTopicMetadata({ topics: present.map((t) => t.name) });
-  const configs = await admin.describeConfigs({ includeSynonyms: false, resources: present.map((t) => ({ type: ConfigResourceTypes.TOPIC, name: t.name, configNames: Object.keys(configOf(t.spec)) })) });
+  const configs = await admin.describeConfigs({ includeSynonyms: false, resources: present.map((t) => ({ type: ConfigResourceTypes.TOPIC, name: t.name, configNames: Object.keys(configOf(t.spec, 1)) })) });
   for (const { name, spec } of present) {
     const details: string[] = [];
     let action: TopicReport['action'] = 'unchanged';
-    const partitions = metadata.topics.find((t) => t.name === name)?.partitions.length ?? 0;
-    if (partitions < spec.partitions) {
+    const partitions = metadata.topics.find((t) => t.name === name)?.partitions ?? [];
+    if (partitions.length < spec.partitions) {
       await admin.createPartitions({ topicPartitions: [{ topic: name, count: spec.partitions }] });
-      details.push(`partitions ${partitions} -> ${spec.partitions}`);
+      details.push(`partitions ${partitions.length} -> ${spec.partitions}`);
       action = 'updated';
-    } else if (partitions > spec.partitions) {
-      details.push(`has ${partitions} partitions, catalog says ${spec.partitions} (Kafka cannot shrink a topic; left as is)`);
+    } else if (partitions.length > spec.partitions) {
+      details.push(`has ${partitions.length} partitions, catalog says ${spec.partitions} (Kafka cannot shrink a topic; left as is)`);
       action = 'drift';
     }
+    // The factor of the topic is its smallest partition's; min.insync.replicas never exceeds what the topic has in sync.
+    let factor = Math.min(...partitions.map((p) => p.replicas.length));
+    if (factor > want.replicationFactor) {
+      details.push(`replication factor ${factor}, wanted ${want.replicationFactor} for ${brokers.length} broker(s) (copies are never dropped; left as is)`);
+      action = 'drift';
+    } else if (factor < want.replicationFactor) {
+      const raised = await raiseReplication(admin, name, partitions, brokers, want.replicationFactor, options.reassignTimeoutMs ?? 60000);
+      if (raised === 'done') {
+        details.push(`replication factor ${factor} -> ${want.replicationFactor} (partitions reassigned)`);
+        factor = want.replicationFactor;
+        if (action === 'unchanged') action = 'updated';
+      } else {
+        details.push(`replication factor ${factor}, wanted ${want.replicationFactor}: ${raised}`);
+        action = 'drift';
+      }
+    }
     const actual = Object.fromEntries((configs.resources.find((r) => r.resourceName === name)?.configEntries ?? []).map((e) => [e.configName, e.configValue]));
-    const wantedConfig = configOf(spec);
+    const wantedConfig = configOf(spec, Math.min(want.minInsyncReplicas, factor));
     const changed = Object.entries(wantedConfig).filter(([k, v]) => actual[k] !== v);
     if (changed.length) {
       await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name, configEntries: Object.entries(wantedConfig).map(([n, value]) => ({ name: n, value })) }] });
@@ -59,6 +88,34 @@ export async function applyTopics(admin: Admin, names: TopicNames, replicationFa
     reports.push({ topic: name, action, details });
   }
   return reports;
+}
+
+/**
+ * Gives every partition of `topic` `factor` replicas: its current ones first (the leader stays),
+ * then the brokers holding the fewest replicas of this topic. Resolves `'done'` once Kafka reports
+ * no reassignment of the topic in progress, or says why it did not get there.
+ */
+async function raiseReplication(admin: Admin, topic: string, partitions: PartitionMetadata[], brokers: number[], factor: number, timeoutMs: number): Promise<'done' | string> {
+  if (brokers.length < factor) return `the cluster lists ${brokers.length} broker(s) (left as is)`;
+  const load = new Map(brokers.map((b) => [b, 0]));
+  for (const p of partitions) for (const r of p.replicas) load.set(r, (load.get(r) ?? 0) + 1);
+  const assignments = partitions.map((p) => {
+    const replicas = [...p.replicas];
+    while (replicas.length < factor) {
+      const next = brokers.filter((b) => !replicas.includes(b)).sort((a, b) => load.get(a)! - load.get(b)! || a - b)[0]!;
+      load.set(next, load.get(next)! + 1);
+      replicas.push(next);
+    }
+    return { partition: p.partitionId, replicas };
+  });
+  await admin.alterPartitionReassignments({ topics: [{ topic, partitionAssignment: assignments }] });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { topics } = await admin.listPartitionReassignments({ topics: [{ topic, partitions: partitions.map((p) => p.partitionId) }] });
+    if (topics.every((t) => t.partitions.length === 0)) return 'done';
+    if (Date.now() > deadline) return `reassignment still in progress after ${timeoutMs} ms (min.insync.replicas left as is; apply again once it is done)`;
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 /**

@@ -53,6 +53,23 @@ export const TOPICS: Readonly<Record<TopicId, TopicSpec>> = {
   outcomes: { name: 'tao.outcomes', partitions: LOOP_PARTITIONS, retentionMs: 30 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'outcome.avsc', doc: 'How each run ended.' },
 };
 
+/** How many copies of each partition a cluster keeps, and how many must have a write before it is acknowledged. */
+export interface Replication {
+  replicationFactor: number;
+  /** `min.insync.replicas`: with producers on acks=all, a write needs this many in-sync copies. */
+  minInsyncReplicas: number;
+}
+
+/**
+ * The replication a cluster of `brokers` brokers gives every topic: 3 copies and 2 in sync from 3
+ * brokers up (one broker may be down, or restarting, with no write refused and none acknowledged on
+ * a single copy); otherwise one copy per broker and 1 in sync (the single development broker).
+ */
+export function replicationFor(brokers: number): Replication {
+  if (!Number.isInteger(brokers) || brokers < 1) throw new RangeError(`brokers must be a positive integer, got ${String(brokers)}`);
+  return brokers >= 3 ? { replicationFactor: 3, minInsyncReplicas: 2 } : { replicationFactor: brokers, minInsyncReplicas: 1 };
+}
+
 /** Topics a stage consumes get a dead-letter topic `<name>.dlq` (outcomes and the store changelog are not consumed by a stage). */
 export const DEAD_LETTERED: readonly TopicId[] = ['tasks', 'thoughtRequests', 'actionResults', 'observationResults'];
 

@@ -9,11 +9,18 @@
  *   with two outcomes, in the committed log (the exactly-once check);
  * - task completion and self-recovery rates of the submitted runs;
  * - recovery time per kill: until the killed stage's consumer-group lag is back under its level
- *   just before the kill, and the longest pause in outcomes after it.
+ *   just before the kill, and the longest pause in outcomes after it;
+ * - on a multi-broker cluster (`brokerFaults`, ./chaos-cluster.ts): leader kills, a rolling restart
+ *   and a whole-cluster outage beside the stage kills, the time from each to the loop committing
+ *   again, and the ingress's answers while every broker is down.
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin } from 'kafkajs';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
+import { startIngress, type Ingress } from '../../ingress/server.ts';
+import { createProducer } from '../../runtime/kafka.ts';
+import { createLogger } from '../../runtime/log.ts';
+import { brokerRecovery, runBrokerFaults, type BrokerFault, type BrokerFaultPlan, type BrokerRecovery, type ClusterControl } from './chaos-cluster.ts';
 import { STAGES } from '../../processors/wiring.ts';
 import type { Task } from '../../schemas/types.gen.ts';
 import { DEAD_LETTERED } from '../../topics/catalog.ts';
@@ -43,6 +50,14 @@ export interface ChaosOptions {
   toolServerErrorRate: number;
   /** Restarts the broker once, after half the kills, with these functions (null: no broker restart). */
   brokerRestart: null | { stop(): Promise<void>; start(): Promise<void> };
+  /**
+   * Broker faults on a multi-broker cluster, run beside the stage kills (./chaos-cluster.ts). With an
+   * outage the driver also runs an ingress and posts a task to it every second while every broker
+   * is down (each must get 503), then until one is accepted.
+   */
+  brokerFaults?: null | { plan: BrokerFaultPlan; cluster: ClusterControl };
+  /** Over how long the runs are submitted (default: the stage kills' span, (kills + 2) × killEveryMs). */
+  submitMs?: number;
   /** Base environment (KAFKA_BROKERS, SCHEMA_REGISTRY_URL of the broker under test). */
   env: NodeJS.ProcessEnv;
   /** The demo tool server the stages call, and how to set its faults. */
@@ -71,7 +86,7 @@ export interface KillRecord {
 /** The chaos report. */
 export interface ChaosReport {
   namespace: string;
-  options: Omit<ChaosOptions, 'brokerRestart' | 'env' | 'log' | 'tools'> & { brokerRestart: boolean };
+  options: Omit<ChaosOptions, 'brokerRestart' | 'brokerFaults' | 'env' | 'log' | 'tools'> & { brokerRestart: boolean; brokerFaults: BrokerFaultPlan | null };
   durationSeconds: number;
   submitted: number;
   /** Task batches written again after a send failed (at-least-once submission). */
@@ -89,6 +104,19 @@ export interface ChaosReport {
   kills: KillRecord[];
   killRecovery: { lagRecoveryMs: ReturnType<typeof summary>; outcomePauseMs: ReturnType<typeof summary>; replacementReadyMs: ReturnType<typeof summary> };
   brokerRestart: null | { atS: number; downMs: number; lagRecoveryMs: number | null; outcomePauseMs: number | null };
+  /** Broker faults on a cluster and how the loop came back from each (null: none). */
+  brokerFaults: null | {
+    recoveries: BrokerRecovery[];
+    /** The whole-cluster outage as the ingress and the runs saw it (null: no outage). */
+    outage: null | {
+      /** Runs submitted without an outcome seen when every broker was stopped. */
+      runsInFlightAtStart: number;
+      /** Answers to the tasks posted while every broker was down, by HTTP status. */
+      answersWhileDown: Record<string, number>;
+      /** From the stop to the first task the ingress accepted after the brokers were back. */
+      firstAcceptedMs: number | null;
+    };
+  };
   /** Processes that exited without being killed by the chaos driver. */
   unexpectedExits: Array<{ name: string; code: number | string; atS: number; lastLines: string[] }>;
   /** Instances whose /health stayed 503 (their consumer had stopped) and were replaced, as a liveness probe would. */
@@ -156,6 +184,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const unhealthyReplaced: ChaosReport['unhealthyReplaced'] = [];
   let brokerRestart: ChaosReport['brokerRestart'] & { at: number; upAt: number } | null = null;
   let stopMonitors = false;
+  // While every broker is down (and for a while after) nothing is killed and no instance is replaced
+  // for failing /health: the outage is to show that the loop comes back by itself.
+  let quietUntil = 0;
+  let outageDown = false;
+  let faults: BrokerFault[] = [];
+  const outage = { runsInFlightAtStart: 0, answersWhileDown: {} as Record<string, number>, acceptedAt: null as number | null, accepted: [] as string[] };
+  let ingress: Ingress | null = null;
+  let ingressProducer: ReturnType<typeof createProducer> | null = null;
   const tasks: Task[] = Array.from({ length: options.runs }, (_, i) => buildTask({ text: `order status for chaos${i}@example.com`, source: 'chaos', external_id: `${ns.namespace}-${i}` }));
   let resubmittedBatches = 0;
   let submitted = 0;
@@ -182,7 +218,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         }));
         // A supervisor's liveness probe: an instance that stays unhealthy for 15 s is replaced.
         for (const i of fleet.alive()) {
-          if (i.opsPort === 0 || Date.now() - i.startedAt < 15000) continue;
+          if (i.opsPort === 0 || Date.now() - i.startedAt < 15000 || Date.now() < quietUntil) continue;
           const h = await getJson<{ lastError?: string | null }>(i.opsPort, '/health', 1000);
           const bad = (i as Instance & { badSince?: number });
           if (h?.status === 200) bad.badSince = undefined;
@@ -200,7 +236,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     })();
 
     const producer = await connectProducer(ns.kafka);
-    const duration = (options.kills + 2) * options.killEveryMs;
+    const duration = options.submitMs ?? (options.kills + 2) * options.killEveryMs;
     const perTick = options.runs / (duration / 200);
     const submitter = (async () => {
       let due = 0;
@@ -248,6 +284,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const stage = live(wanted).length > 0 ? wanted : STAGES.find((s) => live(s).length > 0);
         const candidates = stage ? live(stage) : [];
         const victim = candidates[Math.floor(rnd() * candidates.length)];
+        if (Date.now() < quietUntil) {
+          await sleep(1000);
+          continue;
+        }
         if (!stage || !victim) {
           log(`chaos: no live instance to kill (replacements still starting); waiting`);
           await sleep(1000);
@@ -266,21 +306,75 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
     })();
 
-    await Promise.all([submitter, killer]);
+    const brokerFaults = (async () => {
+      const bf = options.brokerFaults;
+      if (!bf) return;
+      let probe = 0;
+      const post = async (): Promise<{ status: number; thoughtId?: string }> => {
+        const body = JSON.stringify({ text: `order status for outage${probe}@example.com`, source: 'chaos', external_id: `${ns.namespace}-outage-${probe++}` });
+        try {
+          const res = await fetch(`${ingress!.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(15000) });
+          const answer = (await res.json()) as { thought_id?: string };
+          return { status: res.status, thoughtId: answer.thought_id };
+        } catch (err) {
+          return { status: 0, thoughtId: `(${(err as Error).message})` };
+        }
+      };
+      if (bf.plan.outageMs !== null) {
+        const logger = createLogger({ bench: 'chaos-ingress' }, { level: 'error' });
+        ingressProducer = createProducer(ns.kafka, { retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 500 } });
+        await ingressProducer.connect();
+        ingress = await startIngress({ port: 0, host: '127.0.0.1', maxBodyBytes: 65536, sendTimeoutMs: 3000, maxInFlightRuns: 1_000_000 }, { producer: ingressProducer, codec: ns.codec, logger });
+      }
+      faults = await runBrokerFaults(bf.plan, bf.cluster, {
+        admin,
+        loopTopics: loopTopicNames(ns),
+        log,
+        onOutage: (down) => {
+          outageDown = down;
+          if (down) {
+            outage.runsInFlightAtStart = submitted - follower.keys.size;
+            quietUntil = Number.POSITIVE_INFINITY;
+          } else quietUntil = Date.now() + 90000;
+        },
+        duringOutage: async () => {
+          const { status } = await post();
+          // An answer that arrives after the brokers are back is not an answer "while down".
+          if (outageDown) outage.answersWhileDown[status] = (outage.answersWhileDown[status] ?? 0) + 1;
+        },
+      });
+      const back = faults.find((f) => f.kind === 'outage');
+      if (back && ingress) {
+        const deadline = Date.now() + 120000;
+        while (Date.now() < deadline) {
+          const { status, thoughtId } = await post();
+          if (status === 202 && thoughtId) {
+            outage.acceptedAt = Date.now();
+            outage.accepted.push(thoughtId);
+            break;
+          }
+          await sleep(1000);
+        }
+        log(`chaos: the ingress accepted a task ${outage.acceptedAt ? `${outage.acceptedAt - back.at} ms after the outage began` : 'never (within 120 s of the brokers coming back)'}`);
+      }
+    })();
+
+    await Promise.all([submitter, killer, brokerFaults]);
     await producer.disconnect();
     await Promise.all(replacements);
     log(`chaos: ${submitted} runs submitted, ${kills.length} kills; waiting for outcomes`);
     const deadline = Date.now() + options.drainTimeoutMs;
     let lastCount = -1;
     let lastChange = Date.now();
-    while (follower.keys.size < options.runs && Date.now() < deadline) {
+    const expected = () => options.runs + outage.accepted.length;
+    while (follower.keys.size < expected() && Date.now() < deadline) {
       await sleep(500);
       if (follower.keys.size !== lastCount) [lastCount, lastChange] = [follower.keys.size, Date.now()];
       else if (Date.now() - lastChange > 15000) {
         // The follower may have missed records around the broker restart: count from the log itself.
         const n = new Set((await readLog(ns.kafka, [topics.name('outcomes')], { idleMs: 1000, timeoutMs: 30000 })).map((r) => r.key)).size;
         log(`chaos: ${follower.keys.size} outcomes followed, ${n} in the log`);
-        if (n >= options.runs) break;
+        if (n >= expected()) break;
         lastChange = Date.now();
       }
     }
@@ -294,7 +388,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const deadLetters: Record<string, number> = {};
     for (const id of DEAD_LETTERED) deadLetters[topics.dlq(id)] = raw.filter((r) => r.topic === topics.dlq(id)).length;
     const records = await decodeLoopRecords(ns, raw.filter((r) => !r.topic.endsWith('.dlq')));
-    const ids = new Set(tasks.map((t) => t.thought_id));
+    const ids = new Set([...tasks.map((t) => t.thought_id), ...outage.accepted]);
     const outcomeKeys = new Set(records.filter((r) => r.id === 'outcomes').map((r) => r.key));
     const dups = duplicatedSteps(records.filter((r) => ids.has(r.key)));
     keepEvidence = dups.steps.length > 0 || [...ids].some((id) => !outcomeKeys.has(id));
@@ -331,7 +425,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const num = (xs: Array<number | null>) => xs.filter((x): x is number => x !== null);
     return {
       namespace: ns.namespace,
-      options: { runs: options.runs, kills: options.kills, killEveryMs: options.killEveryMs, instances: options.instances, toolServerErrorRate: options.toolServerErrorRate, drainTimeoutMs: options.drainTimeoutMs, seed: options.seed, brokerRestart: options.brokerRestart !== null },
+      options: { runs: options.runs, kills: options.kills, killEveryMs: options.killEveryMs, instances: options.instances, toolServerErrorRate: options.toolServerErrorRate, drainTimeoutMs: options.drainTimeoutMs, seed: options.seed, submitMs: duration, brokerRestart: options.brokerRestart !== null, brokerFaults: options.brokerFaults?.plan ?? null },
       durationSeconds: (Date.now() - started) / 1000,
       submitted,
       resubmittedBatches,
@@ -345,6 +439,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       kills: done,
       killRecovery: { lagRecoveryMs: summary(num(done.map((k) => k.lagRecoveryMs))), outcomePauseMs: summary(num(done.map((k) => k.outcomePauseMs))), replacementReadyMs: summary(num(done.map((k) => k.replacementReadyMs))) },
       brokerRestart: broker,
+      brokerFaults: options.brokerFaults
+        ? {
+            recoveries: brokerRecovery(faults, raw.filter((r) => !r.topic.endsWith('.dlq')), topics.name('outcomes'), started),
+            outage: options.brokerFaults.plan.outageMs === null ? null : { runsInFlightAtStart: outage.runsInFlightAtStart, answersWhileDown: outage.answersWhileDown, firstAcceptedMs: outage.acceptedAt === null ? null : outage.acceptedAt - (faults.find((f) => f.kind === 'outage')?.at ?? outage.acceptedAt) },
+          }
+        : null,
       unexpectedExits: fleet.unexpectedExits.map((e) => ({ ...e, atS: (e.at - started) / 1000 })),
       unhealthyReplaced,
       runMs: summary(runMs),
@@ -352,6 +452,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     };
   } finally {
     stopMonitors = true;
+    await (ingress as Ingress | null)?.close();
+    await (ingressProducer as ReturnType<typeof createProducer> | null)?.disconnect().catch(() => undefined);
     await fleet.stop();
     await admin.disconnect().catch(() => undefined);
     // A namespace with lost or duplicated steps is the evidence: it stays for `tao replay`.

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
+import { createProducer } from '../../runtime/kafka.ts';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import { watchRecords } from '../../client/watch.ts';
 import type { BenchNamespace } from './harness.ts';
@@ -173,7 +174,7 @@ export function iterationLatencies(timelines: Iterable<RunTimeline>): number[] {
 
 /** Producer options shared by the drivers: idempotent, acks from all replicas. */
 export async function connectProducer(kafka: Kafka): Promise<Producer> {
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const producer = createProducer(kafka);
   await producer.connect();
   return producer;
 }

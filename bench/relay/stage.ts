@@ -10,7 +10,7 @@ import type { EachBatchPayload, Message, Producer } from 'kafkajs';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { coPartitionedAssigner } from '../../runtime/assigner.ts';
 import { loadRuntimeConfig, setting } from '../../runtime/config.ts';
-import { createKafka } from '../../runtime/kafka.ts';
+import { createKafka, createProducer } from '../../runtime/kafka.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { startOpsServer } from '../../runtime/ops-server.ts';
 import { HOP_INPUTS, RELAY_HOPS, relayStep, relayTopics, type RelayHop, type RelaySizes } from './relay.ts';
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
     let p = producers.get(transactionalId);
     if (!p) {
       p = (async () => {
-        const producer = kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60000 });
+        const producer = createProducer(kafka, { transactionalId });
         await producer.connect();
         return producer;
       })();

@@ -42,7 +42,7 @@ const HELP: Array<[string[], RegExp]> = [
   [['--help'], /^usage: tao <command>/m],
   [['help'], /^usage: tao <command>/m],
   [['help', 'replay'], /^usage: tao replay <thought_id>/m],
-  [["infra", "--help"], /^usage: tao infra up \[--docker\]\|down\|status/m],
+  [["infra", "--help"], /^usage: tao infra up \[--brokers n \| --docker\] \| down \| status/m],
   [['topics', '--help'], /^usage: tao topics apply/m],
   [['topics', 'apply', '-h'], /^usage: tao topics apply/m],
   [['run', '--help'], /^usage: tao run <thought\|action\|observation\|tools\|ingress\|callbacks\|all> \[--apply-topics\]/m],
