@@ -9,6 +9,7 @@ import { createLogger } from '../runtime/log.ts';
 import type { Outcome } from '../schemas/types.gen.ts';
 import { applyCatalog } from '../topics/apply-catalog.ts';
 import { spawnStage, stopAll, waitForHttpOk, type StageProcess } from './processes.ts';
+import { startModelSim } from '../model-sim/server.ts';
 import { describeRecord } from '../observability/render.ts';
 
 /** One ticket per intent of the demo domain (docs/DEMO-DOMAIN.md), in English and Chinese, plus two the loop must not guess. */
@@ -30,10 +31,16 @@ const SAMPLE_TASKS = [
  * submits a ticket per intent of the demo domain, prints each step as it is committed and every
  * outcome, then stops what it started.
  */
-export async function runDemo(args: string[]): Promise<number> {
-  const keepInfra = args.includes('--keep-infra');
-  // The demo routes tickets with the default planner (the ONNX intent router) unless another is configured.
-  const env: NodeJS.ProcessEnv = { ...process.env };
+export async function runDemo({ keepInfra, planner }: { keepInfra: boolean; planner: 'router' | 'react' }): Promise<number> {
+  // The demo routes tickets with the intent router: to its flows (router), or to a skill whose turns
+  // a model takes (react), played here by the scripted model simulator, offline.
+  const env: NodeJS.ProcessEnv = { ...process.env, TAO_PLANNER: planner };
+  const sim = planner === 'react' ? await startModelSim({ port: 0 }) : null;
+  if (sim) {
+    env.TAO_LLM_BASE_URL = `${sim.url}/v1`;
+    env.TAO_LLM_MODEL = 'tao-model-sim';
+    console.log(`ReAct loop: the model's turns are answered by the scripted model SIMULATOR at ${sim.url} (model-sim/; not a model)`);
+  }
   let startedInfra = false;
   if (!isSet(env, 'KAFKA_BROKERS')) {
     console.log('KAFKA_BROKERS is not set: starting local Kafka and schema registry (npx tao infra up)...');
@@ -99,6 +106,7 @@ export async function runDemo(args: string[]): Promise<number> {
     return 0;
   } finally {
     await stopAll(processes);
+    await sim?.close();
     if (startedInfra && !keepInfra) {
       console.log('Stopping the local Kafka and schema registry this demo started (keep them with --keep-infra)...');
       await infra.down({ log: (line) => console.log(`  ${line}`) });

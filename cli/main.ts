@@ -85,10 +85,12 @@ const USAGES: Record<string, string> = {
   classify: `usage: tao classify "<task text>"
   Prints the intent router's decision for a task text as JSON: intent, confidence, slots.
   Model: TAO_INTENT_MODEL_DIR. Put text that starts with - after --: tao classify -- "-x ..."`,
-  demo: `usage: tao demo [--keep-infra]
+  demo: `usage: tao demo [--keep-infra] [--planner router|react]
   Starts local Kafka and the registry unless KAFKA_BROKERS is set, applies the topics, runs the tool
   server and each stage as its own process, submits a ticket per intent, prints each committed step and
-  each outcome, then stops what it started. --keep-infra leaves Kafka and the registry running.`,
+  each outcome, then stops what it started. --keep-infra leaves Kafka and the registry running.
+  --planner react runs the tickets through the ReAct loop: a model takes the turns, played offline by
+  the scripted model SIMULATOR (model-sim/; it is not a model), started in this process.`,
   skills: `usage: tao skills list|show <name> [--json]
   list   every skill of TAO_SKILLS_DIR (default skills/): name@version, planner, intents, allowed tools
   show   one skill: its frontmatter, budgets, references and prompt`,
@@ -184,10 +186,12 @@ async function dispatch(command: string, args: string[], text: string): Promise<
       return typeof parsed === 'number' ? parsed : classifyCommand(parsed.positionals.join(' '), text);
     }
     case 'demo': {
-      const parsed = parse(command, args, text, { 'keep-infra': { type: 'boolean', default: false } });
+      const parsed = parse(command, args, text, { 'keep-infra': { type: 'boolean', default: false }, planner: { type: 'string' } });
       if (typeof parsed === 'number') return parsed;
       if (parsed.positionals.length) return usage(`demo takes no arguments (got ${parsed.positionals.join(' ')})`, text);
-      return (await import('./demo.ts')).runDemo(parsed.values['keep-infra'] === true ? ['--keep-infra'] : []);
+      const planner = parsed.values.planner;
+      if (planner !== undefined && planner !== 'router' && planner !== 'react') return usage(`--planner must be router or react, got "${String(planner)}"`, text);
+      return (await import('./demo.ts')).runDemo({ keepInfra: parsed.values['keep-infra'] === true, planner: planner ?? 'router' });
     }
     case 'skills':
       return (await import('./skills.ts')).skillsCommand(args);
