@@ -4,6 +4,7 @@
  *   node --import tsx bench/run.ts [--out report.json] [--runs 1200] [--concurrency 256]
  *       [--warmup 100] [--probe-runs 40] [--probe-concurrency 4]
  *       [--patch bench/patches/featurizer-scratch.patch | --no-ab] [--quick] [--budget-s 570]
+ *       [--model | --model-only] [--model-latency-ms 300]
  *
  * Phases, each in a fresh namespace on the broker named by KAFKA_BROKERS / SCHEMA_REGISTRY_URL:
  * 1. the TAO loop, 1 instance per stage, tool latency 0 ms (also calibrates the relay's record sizes);
@@ -14,6 +15,9 @@
  *    loop's action.results records (CPU per record, records/s; two ABBA rounds), (b) the whole loop,
  *    (c) the featurizer of both versions in this process when the patch touches it. A is the code
  *    without the patch, B with it, whether or not the checkout already has it (bench/lib/ab.ts).
+ * 7. with --model (or alone with --model-only): the ReAct loop (TAO_PLANNER=react) against the model
+ *    SIMULATOR (model-sim/, its own process) answering at once, then every answer `model-latency-ms`
+ *    (300) late; runs/s and model turns/s of both side by side.
  * Each phase: warm-up, then `runs` runs with `concurrency` in flight (throughput, saturated), then a
  * latency probe of `probe-runs` runs with `probe-concurrency` in flight. Progress goes to stderr;
  * the table to stdout; the JSON report to `--out`. The code measured is a snapshot of the checkout
@@ -26,7 +30,7 @@ import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { KAFKA_VERSION } from '../infra/local.ts';
 import { abTrees, patchedTree, removeTrees, type Tree } from './lib/ab.ts';
-import { Fleet, progress, quietOwnLogs, startToolServerProcess } from './lib/harness.ts';
+import { Fleet, progress, quietOwnLogs, startModelSimProcess, startToolServerProcess } from './lib/harness.ts';
 import { drainPhase, loopPhase, relayPhase, type DrainResult, type PhaseLoad, type PhaseResult } from './lib/phases.ts';
 import { fmt, table } from './lib/stats.ts';
 import type { ActionResult } from '../schemas/types.gen.ts';
@@ -41,6 +45,10 @@ export interface BenchOptions {
   abRuns: number;
   /** Wall-time budget: the whole-loop A/B phases are skipped once it would be exceeded. */
   budgetSeconds: number;
+  /** The ReAct phases: off, after the others, or alone. */
+  model: 'off' | 'also' | 'only';
+  /** Latency of every model answer in the slow ReAct phase (ms); the other ReAct phase has 0. */
+  modelLatencyMs: number;
 }
 
 /** The JSON report. */
@@ -84,6 +92,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     // The headline pair runs loop, relay, relay, loop (ABBA), so that a drift in the machine's load
     // weighs on both sides of the ratio alike.
+    if (options.model === 'only') {
+      phases.push(...(await modelPhases(fleet, common, load, options.modelLatencyMs)));
+      return report(started, loadBefore, options, phases, [], null);
+    }
     const first = await loopPhase({ ...common, label: 'loop 0ms x1 #1', load, instances: 1, toolLatencyMs: 0 });
     phases.push(first.result);
     const sizes = first.sizes;
@@ -125,6 +137,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         loop: { ...loop, summary: loop.a.length && loop.b.length ? abSummary(loop.a, loop.b) : {} },
       };
     }
+    if (options.model === 'also') phases.push(...(await modelPhases(fleet, common, load, options.modelLatencyMs)));
     const rate = (prefix: string) => {
       const rows = phases.filter((p) => p.label === prefix || p.label.startsWith(`${prefix} #`));
       return rows.reduce((sum, p) => sum + p.runsPerSecond, 0) / rows.length;
@@ -138,20 +151,41 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       ['loop 20ms x1', 'relay x1'],
       ['loop 0ms x2', 'relay x2'],
     ].map(([loop, relay]) => ({ loop: loop!, relay: relay!, ratio: rate(loop!) / rate(relay!), cpuRatio: cpu(loop!) / cpu(relay!) }));
-    return {
-      startedAt: new Date(started).toISOString(),
-      durationSeconds: (Date.now() - started) / 1000,
-      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, kafka: `${KAFKA_VERSION} (the local infra's; the broker at KAFKA_BROKERS may differ)`, brokers: setting(base, 'KAFKA_BROKERS').join(','), loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
-      options,
-      phases,
-      ratios,
-      ab: abReport,
-    };
+    return report(started, loadBefore, options, phases, ratios, abReport);
   } finally {
     await fleet.stop();
     removeTrees();
     progress(started, `free memory ${Math.round(freemem() / 2 ** 20)} MiB`);
   }
+}
+
+function report(started: number, loadBefore: number[], options: BenchOptions, phases: PhaseResult[], ratios: BenchReport['ratios'], ab: BenchReport['ab']): BenchReport {
+  return {
+    startedAt: new Date(started).toISOString(),
+    durationSeconds: (Date.now() - started) / 1000,
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, kafka: `${KAFKA_VERSION} (the local infra's; the broker at KAFKA_BROKERS may differ)`, brokers: setting(process.env, 'KAFKA_BROKERS').join(','), loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
+    options,
+    phases,
+    ratios,
+    ab,
+  };
+}
+
+/**
+ * The ReAct loop against the model simulator (its own process, one per phase so each phase's
+ * latency is set at start): answers at once, then every answer `latencyMs` late, same load.
+ */
+async function modelPhases(fleet: Fleet, common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>, load: PhaseLoad, latencyMs: number): Promise<PhaseResult[]> {
+  const out: PhaseResult[] = [];
+  for (const ms of [0, latencyMs]) {
+    const model = await startModelSimProcess(fleet, common.baseEnv, ms, `model-sim-${ms}ms`);
+    try {
+      out.push((await loopPhase({ ...common, label: `react model ${ms}ms x1`, load, instances: 1, toolLatencyMs: 0, model })).result);
+    } finally {
+      await fleet.kill(model.instance, 'SIGTERM');
+    }
+  }
+  return out;
 }
 
 /**
@@ -216,7 +250,13 @@ export function renderReport(r: BenchReport): string {
   lines.push('');
   lines.push(table(['phase', 'stage', 'handle P50 ms', 'handle P99 ms', 'CPU ms/run', 'records/txn', 'RSS MiB'], r.phases.flatMap((p) => Object.entries(p.stages).map(([s, v]) => [p.label, s, v.handleP50Ms ?? Number.NaN, v.handleP99Ms ?? Number.NaN, v.cpuMsPerRun, v.recordsPerTransaction ?? Number.NaN, v.rssMiB.join('/')]))));
   lines.push('');
-  lines.push(table(['loop', 'relay ceiling', 'loop / ceiling (runs/s)', 'loop CPU per run / relay CPU per run'], r.ratios.map((x) => [x.loop, x.relay, x.ratio, x.cpuRatio])));
+  if (r.ratios.length) lines.push(table(['loop', 'relay ceiling', 'loop / ceiling (runs/s)', 'loop CPU per run / relay CPU per run'], r.ratios.map((x) => [x.loop, x.relay, x.ratio, x.cpuRatio])));
+  const react = r.phases.filter((p) => p.model !== null);
+  if (react.length) {
+    lines.push('');
+    lines.push(table(['ReAct phase', 'model latency ms', 'in flight', 'runs/s', 'model turns/run', 'model turns/s', 'run P50', 'run P95', 'probe run P50'], react.map((p) => [p.label, p.model!.latencyMs, p.concurrency, p.runsPerSecond, p.model!.turnsPerRun, p.model!.turnsPerSecond, p.runMs.p50, p.runMs.p95, p.probe.runMs.p50])));
+    lines.push('(the model is the scripted simulator of model-sim/, not a model; a model turn = one committed model.chat step)');
+  }
   if (r.ab) {
     const rows = (summary: Record<string, { a: number; b: number; change: number }>) => Object.entries(summary).map(([k, v]) => [k, v.a, v.b, `${v.change >= 0 ? '+' : ''}${(100 * v.change).toFixed(1)}%`]);
     lines.push('');
@@ -252,6 +292,9 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       patch: { type: 'string' },
       'no-ab': { type: 'boolean', default: false },
       quick: { type: 'boolean', default: false },
+      model: { type: 'boolean', default: false },
+      'model-only': { type: 'boolean', default: false },
+      'model-latency-ms': { type: 'string' },
     },
   });
   const quick = values.quick;
@@ -271,9 +314,11 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       probeConcurrency: int(values['probe-concurrency'], 4),
       timeoutMs: 120000,
     },
-    patch: values['no-ab'] ? null : (values.patch ?? new URL('./patches/featurizer-scratch.patch', import.meta.url).pathname),
+    patch: values['no-ab'] || values['model-only'] ? null : (values.patch ?? new URL('./patches/featurizer-scratch.patch', import.meta.url).pathname),
     abRuns: int(values['ab-runs'], quick ? 300 : 600),
     budgetSeconds: int(values['budget-s'], 570),
+    model: values['model-only'] ? 'only' : values.model ? 'also' : 'off',
+    modelLatencyMs: int(values['model-latency-ms'], 300),
   };
 }
 

@@ -280,3 +280,39 @@ export function quietOwnLogs(): void {
 export function progress(since: number, message: string): void {
   process.stderr.write(`[${((Date.now() - since) / 1000).toFixed(1).padStart(6)} s] ${message}\n`);
 }
+
+/** The scripted model SIMULATOR (model-sim/, not a model) as its own process, every answer `latencyMs` late. */
+export interface ModelSimProcess {
+  /** Base URL with its version segment, as TAO_LLM_BASE_URL takes it: `http://127.0.0.1:<port>/v1`. */
+  url: string;
+  latencyMs: number;
+  instance: Instance;
+  /** Chat-completions requests answered so far (GET /__control/stats). */
+  requests(): Promise<number>;
+}
+
+/** Starts `tao run model-sim --port 0 --latency-ms <latencyMs>` in `fleet`. */
+export async function startModelSimProcess(fleet: Fleet, env: NodeJS.ProcessEnv, latencyMs: number, name = 'model-sim'): Promise<ModelSimProcess> {
+  let url = '';
+  const instance = await fleet.start({
+    name,
+    args: [`${REPO_ROOT}bin/tao.js`, 'run', 'model-sim', '--port', '0', '--latency-ms', String(latencyMs)],
+    env,
+    ready: (line) => {
+      const m = /listening on (http:\/\/\S+\/v1) /.exec(line);
+      if (!m) return null;
+      url = m[1]!;
+      return 0;
+    },
+  });
+  return {
+    url,
+    latencyMs,
+    instance,
+    requests: async () => {
+      const res = await fetch(`${url.replace(/\/v1$/, '')}/__control/stats`);
+      if (!res.ok) throw new Error(`model-sim GET /__control/stats: HTTP ${res.status}`);
+      return ((await res.json()) as { total: number }).total;
+    },
+  };
+}

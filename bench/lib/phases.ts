@@ -7,12 +7,14 @@ import { loadavg } from 'node:os';
 import type { Kafka } from 'kafkajs';
 import { STAGES } from '../../processors/wiring.ts';
 import { topicNames, type TopicId } from '../../topics/catalog.ts';
-import { Fleet, freshNamespace, getJson, progress, sleep, stageSpec, waitBalanced, type Instance, type ProcessSpec, type ToolServerProcess } from './harness.ts';
+import { Fleet, freshNamespace, getJson, progress, sleep, stageSpec, waitBalanced, type Instance, type ModelSimProcess, type ProcessSpec, type ToolServerProcess } from './harness.ts';
 import { closedLoop, connectProducer, iterationLatencies, loopTarget, readLog, type LoadResult, type LoadTarget, type RunTimeline } from './load.ts';
 import { decodeLoopRecords, loopTimelines, loopTopicNames, recordSizes, type DecodedRecord } from './loop-log.ts';
 import { bucketDelta, bucketSum, counterValue, gauge, histogramBuckets, histogramQuantile, parsePrometheus, summary, type Sample } from './stats.ts';
 import { RELAY_HOPS, HOP_INPUTS, createRelayTopics, relayHopSpec, relayTarget, relayTimelines, relayTopics, type RelaySizes } from '../relay/relay.ts';
 import { setting } from '../../runtime/config.ts';
+import type { ActionResult } from '../../schemas/types.gen.ts';
+import { MODEL_TOOL } from '../../tools/model.ts';
 
 /** Run counts and concurrency of a phase. */
 export interface PhaseLoad {
@@ -35,6 +37,12 @@ export interface PhaseResult {
   kind: 'loop' | 'relay';
   /** Added latency of every tool call (ms); null for the relay, which calls nothing. */
   toolLatencyMs: number | null;
+  /**
+   * ReAct phases only (TAO_PLANNER=react against the model simulator; null otherwise): the
+   * simulator's latency per answer (ms), model turns (committed `model.chat` steps) per completed
+   * run, and model turns per second at the steady-state run rate.
+   */
+  model: null | { latencyMs: number; turnsPerRun: number; turnsPerSecond: number };
   instancesPerStage: number;
   /** Code under test: `current`, or the name of the patch applied. */
   code: string;
@@ -67,15 +75,21 @@ interface PhaseSetup {
   started: number;
 }
 
+/** The demo data's orders (docs/DEMO-DOMAIN.md) the ReAct phases ask about: delivered and shipped take 3 model turns, placed 2. */
+export const REACT_ORDERS = ['O-12345678', 'O-20250002', 'O-20250003'] as const;
+
 /**
  * The loop with real stage processes (`tao run thought|action|observation`, `instances` of each),
  * every tool call slowed to `toolLatencyMs` by the tool server's `slow_body` fault. `bin` runs
- * another checkout's `bin/tao.js` (the A/B of a patch). Also returns the loop's record sizes for
- * the relay.
+ * another checkout's `bin/tao.js` (the A/B of a patch). With `model`, the stages run the ReAct
+ * planner (TAO_PLANNER=react) against that model simulator and the tasks are "Where is my order
+ * <id>?" over {@link REACT_ORDERS}; without, the graph planner's order-status flow. Also returns
+ * the loop's record sizes for the relay.
  */
-export async function loopPhase(setup: PhaseSetup & { toolLatencyMs: number; tools: ToolServerProcess; baseEnv: NodeJS.ProcessEnv; bin?: string; code?: string; extraEnv?: NodeJS.ProcessEnv; nodeArgs?: (stage: string) => string[] }): Promise<{ result: PhaseResult; sizes: RelaySizes; records: DecodedRecord[] }> {
-  const { label, load, instances, started, tools } = setup;
-  const ns = await freshNamespace('bench', setup.baseEnv, { TAO_DEMO_TOOL_ORIGIN: tools.url, ...setup.extraEnv });
+export async function loopPhase(setup: PhaseSetup & { toolLatencyMs: number; tools: ToolServerProcess; baseEnv: NodeJS.ProcessEnv; bin?: string; code?: string; extraEnv?: NodeJS.ProcessEnv; nodeArgs?: (stage: string) => string[]; model?: ModelSimProcess }): Promise<{ result: PhaseResult; sizes: RelaySizes; records: DecodedRecord[] }> {
+  const { label, load, instances, started, tools, model } = setup;
+  const react: NodeJS.ProcessEnv = model ? { TAO_PLANNER: 'react', TAO_LLM_BASE_URL: model.url, TAO_LLM_MODEL: 'sim-1' } : {};
+  const ns = await freshNamespace('bench', setup.baseEnv, { TAO_DEMO_TOOL_ORIGIN: tools.url, ...react, ...setup.extraEnv });
   const fleet = new Fleet();
   try {
     progress(started, `${label}: starting ${instances} instance(s) of each stage in ${ns.namespace}`);
@@ -83,12 +97,14 @@ export async function loopPhase(setup: PhaseSetup & { toolLatencyMs: number; too
     await tools.setFaults(setup.toolLatencyMs > 0 ? [{ route: '*', mode: 'slow_body', delayMs: setup.toolLatencyMs }] : []);
     const producer = await connectProducer(ns.kafka);
     try {
-      const target = loopTarget(ns, producer);
+      const target = model ? loopTarget(ns, producer, (i) => `Where is my order ${REACT_ORDERS[i % REACT_ORDERS.length]}?`) : loopTarget(ns, producer);
       const measured = await measure(label, started, fleet, target, load);
       progress(started, `${label}: reading the log`);
       const records = await decodeLoopRecords(ns, await readLog(ns.kafka, loopTopicNames(ns), { until: untilOutcomes(ns.codec.topics.name('outcomes'), load.warmupRuns + load.runs + load.probeRuns) }));
       progress(started, `${label}: ${records.length} records read`);
-      return { result: row(setup, 'loop', setup.toolLatencyMs, setup.code ?? 'current', measured, loopTimelines(records), fleet), sizes: recordSizes(records), records };
+      const result = row(setup, 'loop', setup.toolLatencyMs, setup.code ?? 'current', measured, loopTimelines(records), fleet);
+      if (model) result.model = modelFigures(model.latencyMs, measured.saturated, records, result.runsPerSecond);
+      return { result, sizes: recordSizes(records), records };
     } finally {
       await producer.disconnect();
     }
@@ -235,6 +251,7 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
     label: setup.label,
     kind,
     toolLatencyMs,
+    model: null,
     instancesPerStage: setup.instances,
     code,
     runs,
@@ -249,6 +266,22 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
     statuses,
     loadAverage: m.loadAverage,
   };
+}
+
+/**
+ * Model turns of the measured runs: committed `model.chat` results (a fallback model's answer
+ * counts as the turn it served) in action.results of the runs that ended, per run and, at the
+ * phase's steady-state run rate, per second.
+ */
+function modelFigures(latencyMs: number, saturated: LoadResult, records: DecodedRecord[], runsPerSecond: number): NonNullable<PhaseResult['model']> {
+  const ended = new Set(saturated.endedAt.keys());
+  let turns = 0;
+  for (const r of records) {
+    if (r.id !== 'actionResults' || !r.decoded || !ended.has(r.key)) continue;
+    for (const s of (r.decoded as unknown as ActionResult).results) if (s.tool === MODEL_TOOL || s.fallback_from === MODEL_TOOL) turns++;
+  }
+  const turnsPerRun = turns / Math.max(1, ended.size);
+  return { latencyMs, turnsPerRun, turnsPerSecond: runsPerSecond * turnsPerRun };
 }
 
 /** What draining a backlog through one stage process cost. */
