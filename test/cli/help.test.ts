@@ -1,13 +1,16 @@
 /**
  * Every `tao` command answers --help (and -h) with its usage and exit 0, without touching Kafka, a
- * model or the network; an unknown flag is one line plus the usage, exit 2. Runs bin/tao.js as a
- * user would, with KAFKA_BROKERS pointing where nothing listens, so a command that tried to connect
- * instead of printing help would hang or fail.
+ * model or the network; an unknown flag is one line plus the usage, exit 2. A few command lines run
+ * bin/tao.js as a user would; the rest call the same `main()` in this process (the CLI prints help
+ * and usage errors through console.log / console.error, captured here), which keeps the file fast.
+ * KAFKA_BROKERS points where nothing listens, so a command that tried to connect instead of
+ * printing help would hang or fail.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
+import { main } from '../../cli/main.ts';
 import { TAO_BIN } from '../../cli/processes.ts';
 
 const exec = promisify(execFile);
@@ -28,6 +31,28 @@ async function tao(args: string[]): Promise<Result> {
     if (e.killed) throw new Error(`tao ${args.join(' ')} did not exit within 30 s`);
     return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
+}
+
+/** `main(args)` in this process, with what it prints captured (help never starts anything). */
+async function taoInProcess(args: string[]): Promise<Result> {
+  const saved = { log: console.log, error: console.error, env: process.env };
+  let stdout = '';
+  let stderr = '';
+  console.log = (...a: unknown[]) => void (stdout += `${a.join(' ')}\n`);
+  console.error = (...a: unknown[]) => void (stderr += `${a.join(' ')}\n`);
+  process.env = ENV;
+  try {
+    return { code: await main(args), stdout, stderr };
+  } finally {
+    console.log = saved.log;
+    console.error = saved.error;
+    process.env = saved.env;
+  }
+}
+
+/** Each case runs through bin/tao.js when `spawn` is true, in this process otherwise. */
+async function taoEither(args: string[], spawn: boolean): Promise<Result> {
+  return spawn ? tao(args) : taoInProcess(args);
 }
 
 /** Runs `jobs` two at a time (the machine is small; each job starts a Node process). */
@@ -63,7 +88,10 @@ const HELP: Array<[string[], RegExp]> = [
 ];
 
 test('every command answers --help / -h with its usage on stdout and exit 0', { timeout: 300000 }, async () => {
-  const results = await inPairs(HELP.map(([args]) => () => tao(args)));
+  // The first two go through the real binary; in-process calls run one after another (they share console).
+  const spawned = await inPairs(HELP.slice(0, 2).map(([args]) => () => tao(args)));
+  const results = [...spawned];
+  for (const [args] of HELP.slice(2)) results.push(await taoEither(args, false));
   HELP.forEach(([args, usage], i) => {
     const r = results[i]!;
     assert.equal(r.code, 0, `tao ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
@@ -90,7 +118,9 @@ test('an unknown flag or command gives one line naming it, then the usage, and e
     [['frobnicate'], /^unknown command "frobnicate"$/m, /^usage: tao <command>/m],
     [['run', 'thinking'], /^unknown process "thinking"/m, /^usage: tao run/m],
   ];
-  const results = await inPairs(cases.map(([args]) => () => tao(args)));
+  const results = [await tao(cases[0]![0])];
+  // replay reports its own usage errors on process.stderr, so it goes through the binary too.
+  for (const [args] of cases.slice(1)) results.push(await taoEither(args, args[0] === 'replay'));
   cases.forEach(([args, problem, usage], i) => {
     const r = results[i]!;
     assert.equal(r.code, 2, `tao ${args.join(' ')} exited ${r.code}`);
