@@ -64,7 +64,7 @@ export async function busiestLeader(admin: Admin, topics: string[]): Promise<{ n
   const { topics: meta } = await admin.fetchTopicMetadata({ topics });
   const load = new Map<number, { led: PartitionRef[]; records: number }>();
   for (const t of meta) {
-    const offsets = await admin.fetchTopicOffsets(t.name);
+    const offsets = await offsetsOnceLeadersAnswer(admin, t.name);
     for (const p of t.partitions) {
       const high = Number(offsets.find((o) => o.partition === p.partitionId)?.high ?? 0);
       const entry = load.get(p.leader) ?? { led: [], records: 0 };
@@ -76,6 +76,23 @@ export async function busiestLeader(admin: Admin, topics: string[]): Promise<{ n
   const [node, best] = [...load].filter(([n]) => n >= 0).sort((a, b) => b[1].records - a[1].records || a[0] - b[0])[0] ?? [-1, { led: [], records: 0 }];
   if (node < 0) throw new Error(`no partition of ${topics.join(', ')} has a leader`);
   return { node, ...best };
+}
+
+/**
+ * A topic's offsets. Just after topics are created or a leader moves, a broker named in the
+ * metadata may not host the partition yet, and kafkajs's fetchTopicOffsets then fails (even with a
+ * TypeError from inside it); the metadata converges within seconds, so ask again for up to 15 s.
+ */
+async function offsetsOnceLeadersAnswer(admin: Admin, topic: string): Promise<Array<{ partition: number; high: string }>> {
+  const deadline = Date.now() + 15000;
+  for (;;) {
+    try {
+      return await admin.fetchTopicOffsets(topic);
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
 }
 
 /** The loop-topic partitions `node` leads now. */
