@@ -86,7 +86,7 @@ export const SETTINGS = {
   TAO_FLOWS_DIR: { kind: 'string', defaultNote: `flows/ ${PACKAGE_PATH}`, meaning: 'folder of flow files', usedBy: ['thought', 'replay'] },
   TAO_ROUTES: { kind: 'string', defaultNote: `flows/routes.json ${PACKAGE_PATH}`, meaning: "the router planner's intent → flow table", usedBy: ['thought', 'replay'] },
   TAO_INTENT_MODEL_DIR: { kind: 'string', defaultNote: `models/intent-router ${PACKAGE_PATH}`, meaning: 'the ONNX intent router model', usedBy: ['thought', 'replay', 'cli'] },
-  TAO_INTENT_THRESHOLD: { kind: 'number', default: '0.6', min: 0, max: 1, meaning: 'confidence below which the router escalates a task', usedBy: ['thought', 'replay'] },
+  TAO_INTENT_THRESHOLD: { kind: 'number', default: '0.4', min: 0, max: 1, meaning: 'confidence below which the router escalates a task', usedBy: ['thought', 'replay'] },
   TAO_LLM_BASE_URL: { kind: 'url', meaning: 'OpenAI-compatible API base (requests go to <base>/chat/completions); required when TAO_PLANNER=llm', usedBy: ['thought', 'replay'] },
   TAO_LLM_MODEL: { kind: 'string', meaning: 'model name; required when TAO_PLANNER=llm', usedBy: ['thought', 'replay'] },
   TAO_LLM_API_KEY_ENV: { kind: 'string', default: 'TAO_LLM_API_KEY', pattern: /^[A-Za-z_][A-Za-z0-9_]*$/, hint: 'the name of an environment variable', meaning: 'name of the variable holding the API key', usedBy: ['thought', 'replay'] },

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { DEFAULT_ERROR_MODEL_DIR } from '../../../processors/observation/classifier.ts';
 import { DEFAULT_INTENT_MODEL_DIR, DEFAULT_INTENT_THRESHOLD, INTENTS, type Intent, IntentRouter, extractSlots } from '../../../processors/thought/intent-router.ts';
 import { TextModel } from '../../../runtime/text-features.ts';
+import { setting } from '../../../runtime/config.ts';
 import { type EvalReport, metrics, readJsonl } from '../../models/eval-metrics.ts';
 
 const MODEL_DIR = new URL('../../../models/intent-router/', import.meta.url);
@@ -187,4 +188,8 @@ describe('extractSlots', () => {
     assert.deepEqual(extractSlots(''), {});
     assert.deepEqual(extractSlots('hello there'), {});
   });
+});
+
+test('the TAO_INTENT_THRESHOLD default is the router\'s own calibrated default (one number, two places)', () => {
+  assert.equal(setting({}, 'TAO_INTENT_THRESHOLD'), DEFAULT_INTENT_THRESHOLD);
 });
