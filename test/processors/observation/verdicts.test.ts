@@ -61,15 +61,18 @@ interface Row {
 
 const email = (tag: string) => ({ tool: 'crm.find_customer', input: { email: `${tag}@example.com` } });
 const ROWS: Row[] = [
-  { name: 'normal answer', step: email('normal'), valid: true, errorType: 'ok', minConfidence: 0.95, checks: [['transport', true], ['status_class', true], ['latency', true], ['response_schema', true], ['forbidden_values', true], ['semantic', true]] },
+  // The classifier's ok-probability on this plain JSON answer is ~0.73 with the hash-v3 model (0.9+ before), so the score is ~0.92.
+  { name: 'normal answer', step: email('normal'), valid: true, errorType: 'ok', minConfidence: 0.9, checks: [['transport', true], ['status_class', true], ['latency', true], ['response_schema', true], ['forbidden_values', true], ['semantic', true]] },
   { name: 'date-time with a +08:00 offset', step: { tool: 'orders.latest', input: { customer_id: 'C-123456' } }, valid: true, errorType: 'ok', minConfidence: 0.9, checks: [['response_schema', true]] },
   { name: 'wrong schema', fault: { route: 'crm.find_customer', mode: 'wrong_schema', match: 'wrongschema' }, step: email('wrongschema'), valid: false, errorType: 'schema_mismatch', checks: [['response_schema', false]], evidence: /must have required property|must be/ },
   { name: '200 with an error body ("token expired")', fault: { route: 'crm.find_customer', mode: 'ok_error_body', match: 'errorbody' }, step: email('errorbody'), valid: false, errorType: 'auth_failed', checks: [['response_schema', false], ['semantic', false]], evidence: /says auth_failed \(0\.9\d+\) >= 0\.95: adopted/ },
-  { name: '200 with an HTML error page', fault: { route: 'crm.find_customer', mode: 'html_error', match: 'htmlpage' }, step: email('htmlpage'), valid: false, errorType: 'server_error', checks: [['transport', false], ['semantic', false]], evidence: /<h1>502 Bad Gateway<\/h1>/ },
+  // A proxy's own error page (nginx 502) is a network_issue, whatever its status (models/README.md).
+  { name: '200 with an HTML error page', fault: { route: 'crm.find_customer', mode: 'html_error', match: 'htmlpage' }, step: email('htmlpage'), valid: false, errorType: 'network_issue', checks: [['transport', false], ['semantic', false]], evidence: /<h1>502 Bad Gateway<\/h1>/ },
   { name: '504 from the upstream', fault: { route: 'crm.find_customer', mode: 'timeout', delayMs: 50, match: 'gateway504' }, step: email('gateway504'), valid: false, errorType: 'timeout', checks: [['status_class', false]], evidence: /"error":"timeout"/ },
   { name: '503 from the upstream', fault: { route: 'crm.find_customer', mode: 'server_error', match: 'unavail503' }, step: email('unavail503'), valid: false, errorType: 'server_error', checks: [['status_class', false]], evidence: /body: \{"error":"unavailable"\}/ },
   { name: '429 every time', fault: { route: 'crm.find_customer', mode: 'rate_limit', retryAfterSeconds: 0, match: 'limited429' }, step: email('limited429'), valid: false, errorType: 'rate_limited', checks: [['status_class', false]], evidence: /"error":"rate_limited"/ },
-  { name: 'malformed JSON', fault: { route: 'crm.find_customer', mode: 'malformed', match: 'brokenjson' }, step: email('brokenjson'), valid: false, errorType: 'malformed', checks: [['transport', false]], evidence: /response is not JSON/ },
+  // The fault cuts the JSON body short: the classifier places it as data_corrupted, more precise than the rules' malformed.
+  { name: 'JSON cut short', fault: { route: 'crm.find_customer', mode: 'malformed', match: 'brokenjson' }, step: email('brokenjson'), valid: false, errorType: 'data_corrupted', checks: [['transport', false], ['semantic', false]], evidence: /response is not JSON/ },
   { name: 'slower than 1.5x the timeout', fault: { route: 'crm.tier', mode: 'slow_body', delayMs: 1000, match: 'C-000777' }, step: { tool: 't.slow_tier', input: { customer_id: 'C-000777' } }, valid: false, errorType: 'timeout', checks: [['transport', false]], evidence: /no complete response within 300 ms/ },
   { name: 'value outside the expected enum', step: { tool: 'crm.tier', input: { customer_id: 'C-000123' }, expect: { type: 'object', properties: { tier: { enum: ['platinum'] } } } }, valid: false, errorType: 'inconsistent', checks: [['response_schema', true], ['consistency', false]], evidence: /expected .*platinum.*\(actual: "(gold|silver|bronze)"\)/ },
 ];
