@@ -84,6 +84,12 @@ export function ratio(numerator: number, denominator: number): number {
 export class RunMetrics {
   readonly ended: Counter<'status' | 'reason_code'>;
   readonly withFailure: Counter<'recovered'>;
+  /** Model turns Thought received a verified answer for, and their tokens and latency, by model and skill. */
+  readonly modelTurns: Counter<'model' | 'skill' | 'kind'>;
+  readonly modelTokens: Counter<'model' | 'skill' | 'type'>;
+  readonly modelLatency: Histogram<'model' | 'skill'>;
+  /** Model turns per ended model-driven run, by skill. */
+  readonly modelTurnsPerRun: Histogram<'skill'>;
   private endedRuns = 0;
   private completedRuns = 0;
   /** Ended runs that hit a failure, and those of them that recovered without a person. */
@@ -92,6 +98,10 @@ export class RunMetrics {
 
   constructor(registry: Registry) {
     this.ended = new Counter({ name: 'tao_runs_ended_total', help: 'Outcome records by status and reason_code (awaiting_input included: it parks a run, the others end it)', labelNames: ['status', 'reason_code'], registers: [registry] });
+    this.modelTurns = new Counter({ name: 'tao_model_turns_total', help: 'Verified model answers Thought acted on, by model, skill and kind (tool_calls, final, reflection)', labelNames: ['model', 'skill', 'kind'], registers: [registry] });
+    this.modelTokens = new Counter({ name: 'tao_model_tokens_total', help: "Tokens of verified model answers (their usage), by model, skill and type (prompt, completion)", labelNames: ['model', 'skill', 'type'], registers: [registry] });
+    this.modelLatency = new Histogram({ name: 'tao_model_latency_seconds', help: 'Time of a model call as Action measured it (retries included), by model and skill', labelNames: ['model', 'skill'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers: [registry] });
+    this.modelTurnsPerRun = new Histogram({ name: 'tao_model_turns_per_run', help: 'Model turns of each ended model-driven run, by skill', labelNames: ['skill'], buckets: [1, 2, 3, 4, 6, 8, 12, 16, 24], registers: [registry] });
     this.withFailure = new Counter({ name: 'tao_runs_with_failure_total', help: 'Ended runs that hit a failure (a step failed, was retried or served by a fallback), by whether they completed without a person', labelNames: ['recovered'], registers: [registry] });
     const self = this;
     new Gauge({ name: 'tao_task_completion_rate', help: 'Runs completed / runs ended, since this process started', registers: [registry], collect() { this.set(ratio(self.completedRuns, self.endedRuns)); } });

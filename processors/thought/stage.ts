@@ -85,6 +85,7 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
     committed(records: readonly HandledRecord[]): void {
       for (const { input, outputs } of records) {
         const fact = facts.get(input);
+        if (runMetrics && input.topic === 'observationResults') countModelTurns(runMetrics, input.value as ObservationResult, outputs.some((o) => o.topic === 'outcomes'), config.model?.tool);
         for (const out of outputs) {
           if (out.topic === 'thoughtRequests') {
             const request = out.value as ThoughtRequest;
@@ -129,4 +130,21 @@ function describeDecision(record: InputRecord, outputs: readonly OutputRecord[])
   if (wave) return { ...read, 'tao.decision': 'wave', 'tao.wave': wave.iteration, 'tao.steps': wave.steps.length };
   if (outcome) return { ...read, 'tao.decision': 'outcome', 'tao.status': outcome.status, 'tao.reason_code': outcome.reason_code };
   return { ...read, 'tao.decision': 'ignored' };
+}
+
+/** The model's part of a committed observation: its verified answer (tokens, latency), and the run's turns when it ended. */
+function countModelTurns(metrics: RunMetrics, obs: ObservationResult, ended: boolean, modelTool: string | undefined): void {
+  if (!modelTool || obs.run.model_state_json === null) return;
+  const state = JSON.parse(obs.run.model_state_json) as { skill: string; turns: number };
+  for (const v of obs.verdicts) {
+    if (v.tool !== modelTool && !v.tool.startsWith(`${modelTool}_`)) continue;
+    const answer = v.valid && v.extracted_data_json ? (JSON.parse(v.extracted_data_json) as { kind: string; model: string | null; usage?: { prompt_tokens?: number; completion_tokens?: number } }) : null;
+    const model = answer?.model ?? 'unknown';
+    metrics.modelLatency.observe({ model, skill: state.skill }, v.response_time_ms / 1000);
+    if (!answer) continue;
+    metrics.modelTurns.inc({ model, skill: state.skill, kind: answer.kind });
+    metrics.modelTokens.inc({ model, skill: state.skill, type: 'prompt' }, answer.usage?.prompt_tokens ?? 0);
+    metrics.modelTokens.inc({ model, skill: state.skill, type: 'completion' }, answer.usage?.completion_tokens ?? 0);
+  }
+  if (ended) metrics.modelTurnsPerRun.observe({ skill: state.skill }, state.turns);
 }

@@ -78,6 +78,15 @@ test('a ReAct run of 3 model turns completes: look the order up, track it, answe
   const answers = records.filter((r) => r.key === id && r.topic === 'actionResults').flatMap((r) => (r.value as unknown as ActionResult).results).filter((s) => s.tool === 'model.chat');
   assert.equal(answers.length, 3);
   for (const a of answers) assert.match(a.response_raw ?? '', /"system_fingerprint":"tao-model-sim"/);
+
+  // Thought's /metrics: model turns, tokens and latency by model and skill, turns per ended run.
+  const started = loop.fleet.lines.find((l) => l.startsWith('thought: ') && l.includes('"msg":"stage started"'))!;
+  const port = (JSON.parse(started.slice('thought: '.length)) as { ops_port: number }).ops_port;
+  const metrics = (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split('\n').filter((l) => l.startsWith('tao_model_')).join('\n');
+  assert.match(metrics, /^tao_model_turns_total\{model="sim-1",skill="order-status@1",kind="final"[^}]*\} [1-9]/m);
+  assert.match(metrics, /^tao_model_tokens_total\{model="sim-1",skill="order-status@1",type="prompt"[^}]*\} [1-9]/m);
+  assert.match(metrics, /^tao_model_latency_seconds_count\{[^}]*model="sim-1",skill="order-status@1"[^}]*\} [1-9]/m);
+  assert.match(metrics, /^tao_model_turns_per_run_count\{[^}]*skill="order-status@1"[^}]*\} [1-9]/m);
 });
 
 test('injected model faults end as designed, and no hallucinated tool or invalid argument reaches Action or the tool server', async () => {
