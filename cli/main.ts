@@ -261,33 +261,30 @@ async function topicsApply(): Promise<number> {
 }
 
 async function runCommand(name: string | undefined, args: string[], applyTopics: boolean, text: string): Promise<number> {
-  const [{ defineStage }, { runStageProcess }, { startToolServer }, { AvroCodec, createRegistry }, { createKafka, createProducer, waitForKafka }, { createLogger }, { startIngress }, { loadSourceConfig, sourceStage }, { ensureTopic }, { WHOLE_CATALOG, prepareCatalog }, { callbackOptionsFromEnv, startCallbackDispatcher }] = await Promise.all([
-    import('../processors/wiring.ts'),
-    import('../runtime/stage-process.ts'),
-    import('../tool-server/server.ts'),
-    import('../runtime/codec.ts'),
-    import('../runtime/kafka.ts'),
-    import('../runtime/log.ts'),
-    import('../ingress/server.ts'),
-    import('../ingress/kafka-source.ts'),
-    import('../topics/apply.ts'),
-    import('../topics/check.ts'),
-    import('../callbacks/dispatcher.ts'),
-  ]);
-  const { ingressAuthFromEnv } = await import('../ingress/api-keys.ts');
+  // Each process loads only its own modules: a stage does not load the ingress, the tool server no ONNX.
   if (name !== 'source' && args.length) return usage(`run ${name} takes no other arguments (got ${args.join(' ')})`, text);
   if (name && (STAGES as readonly string[]).includes(name)) {
     const stage = name as StageName;
+    const [{ defineStage }, { runStageProcess }] = await Promise.all([import('../processors/wiring.ts'), import('../runtime/stage-process.ts')]);
     await runStageProcess(stage, (metrics, logger) => defineStage(stage, process.env, logger, metrics), setting(process.env, 'TAO_OPS_PORT') ?? DEFAULT_OPS_PORTS[stage], { applyTopics });
     return -1; // keeps running until a signal
   }
   if (name === 'tools') {
+    const { startToolServer } = await import('../tool-server/server.ts');
     const server = await startToolServer({ port: setting(process.env, 'TAO_TOOLS_PORT'), host: setting(process.env, 'TAO_BIND_HOST') });
     console.log(JSON.stringify({ msg: 'tool server listening', url: server.url }));
     onSignal(() => server.close());
     return -1;
   }
   if (name === 'ingress') {
+    const [{ ingressAuthFromEnv }, { startIngress }, { AvroCodec }, { createKafka, createProducer, waitForKafka }, { createLogger }, { prepareCatalog }] = await Promise.all([
+      import('../ingress/api-keys.ts'),
+      import('../ingress/server.ts'),
+      import('../runtime/codec.ts'),
+      import('../runtime/kafka.ts'),
+      import('../runtime/log.ts'),
+      import('../topics/check.ts'),
+    ]);
     const config = loadRuntimeConfig();
     // Keys (or the refusal to run open) are settled before anything connects.
     const auth = ingressAuthFromEnv(process.env, config.bindHost);
@@ -311,6 +308,13 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     return -1;
   }
   if (name === 'source') {
+    const [{ loadSourceConfig, sourceStage }, { createRegistry }, { createKafka }, { createLogger }, { runStageProcess }] = await Promise.all([
+      import('../ingress/kafka-source.ts'),
+      import('../runtime/codec.ts'),
+      import('../runtime/kafka.ts'),
+      import('../runtime/log.ts'),
+      import('../runtime/stage-process.ts'),
+    ]);
     const file = args[0];
     if (!file || args.length !== 1) return usage('run source needs one source file: tao run source sources/<name>.json', text);
     const source = loadSourceConfig(file);
@@ -321,6 +325,13 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     return -1;
   }
   if (name === 'callbacks') {
+    const [{ callbackOptionsFromEnv, startCallbackDispatcher }, { AvroCodec }, { createKafka, waitForKafka }, { createLogger }, { prepareCatalog }] = await Promise.all([
+      import('../callbacks/dispatcher.ts'),
+      import('../runtime/codec.ts'),
+      import('../runtime/kafka.ts'),
+      import('../runtime/log.ts'),
+      import('../topics/check.ts'),
+    ]);
     const config = loadRuntimeConfig();
     const logger = createLogger({ stage: 'callbacks', pid: process.pid });
     const kafka = createKafka(config, 'tao-callbacks', logger);
@@ -332,6 +343,12 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     return -1;
   }
   if (name === 'all') {
+    const [{ ingressAuthFromEnv }, { createKafka, waitForKafka }, { createLogger }, { WHOLE_CATALOG, prepareCatalog }] = await Promise.all([
+      import('../ingress/api-keys.ts'),
+      import('../runtime/kafka.ts'),
+      import('../runtime/log.ts'),
+      import('../topics/check.ts'),
+    ]);
     // Checked (or applied) once here, so that missing topics give one line instead of one per process.
     const config = loadRuntimeConfig();
     // The ingress would refuse to start without keys on this address: say so before starting anything.

@@ -744,7 +744,8 @@ function serverProperties(o: InfraOptions, node: KafkaNode): string {
   ].join('\n')}\n`;
 }
 
-const LOG4J_PROPERTIES = `${[
+/** Kafka's log4j configuration, shared by the local broker(s) and the secure broker (infra/secure.ts). */
+export const LOG4J_PROPERTIES = `${[
   'log4j.rootLogger=INFO, stdout',
   'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
   'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',

@@ -26,7 +26,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
-import { InfraError, defaultInfraOptions, ensureArtifacts } from './local.ts';
+import { InfraError, LOG4J_PROPERTIES, defaultInfraOptions, ensureArtifacts } from './local.ts';
 
 /** Options of {@link startSecureBroker}. */
 export interface SecureBrokerOptions {
@@ -147,17 +147,7 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
       'auto.create.topics.enable=false',
     ].join('\n') + '\n',
   );
-  await writeFile(
-    log4j,
-    [
-      'log4j.rootLogger=INFO, stdout',
-      'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
-      'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
-      'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n',
-      'log4j.logger.kafka.request.logger=WARN',
-      'log4j.logger.state.change.logger=WARN',
-    ].join('\n') + '\n',
-  );
+  await writeFile(log4j, LOG4J_PROPERTIES);
 
   const kafkaLog = join(d.logs, 'kafka.log');
   const classpath = ['-cp', `${artifacts.kafkaLibs}/*`, `-Dlog4j.configuration=file:${log4j}`];

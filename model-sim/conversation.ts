@@ -68,15 +68,9 @@ export class InvalidRequestError extends Error {
   }
 }
 
-/** Catalog name of a wire tool name: `orders__get` → `orders.get` (the plan's reversible mapping). */
-export function fromWireName(wire: string): string {
-  return wire.replaceAll('__', '.');
-}
-
-/** Wire name of a catalog tool name: `orders.get` → `orders__get`. */
-export function toWireName(tool: string): string {
-  return tool.replaceAll('.', '__');
-}
+// The wire names are the prompt builder's reversible mapping (`orders.get` ↔ `orders__get`).
+export { fromWireName, toWireName } from '../processors/thought/prompt.ts';
+import { fromWireName } from '../processors/thought/prompt.ts';
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

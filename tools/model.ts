@@ -13,6 +13,7 @@
  * | TAO_LLM_TIMEOUT_MS | budget of one attempt | 20000 |
  * | TAO_LLM_FALLBACK_MODEL | a second model Action calls (same endpoint) when the first fails or its breaker is open | none |
  */
+import { setting } from '../runtime/config.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import type { ToolSpec } from './catalog.ts';
 
@@ -46,14 +47,6 @@ const responseSchema = {
   },
 } as const;
 
-function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  return value;
-}
-
 /**
  * The model tools for the catalog: none without TAO_LLM_BASE_URL; `model.chat`, and
  * `model.chat_fallback` when TAO_LLM_FALLBACK_MODEL is set.
@@ -63,7 +56,7 @@ export function modelToolSpecs(env: NodeJS.ProcessEnv, purpose: 'call' | 'contra
   // Thought, Observation and replay need the model tool's contracts, not its address: without a
   // base URL they get the tool at an address that cannot resolve (RFC 6761 .invalid), so a recorded
   // run verifies the same with the endpoint gone. Action, which calls it, needs the real one.
-  const baseUrl = env.TAO_LLM_BASE_URL || (purpose === 'contracts' ? 'http://model.invalid/v1' : undefined);
+  const baseUrl = setting(env, 'TAO_LLM_BASE_URL') || (purpose === 'contracts' ? 'http://model.invalid/v1' : undefined);
   if (!baseUrl) return [];
   let base: URL;
   try {
@@ -72,10 +65,9 @@ export function modelToolSpecs(env: NodeJS.ProcessEnv, purpose: 'call' | 'contra
     throw new ConfigError(`TAO_LLM_BASE_URL "${baseUrl}" is not a URL`);
   }
   if (!/^https?:$/.test(base.protocol)) throw new ConfigError(`TAO_LLM_BASE_URL must be http:// or https://, got "${baseUrl}"`);
-  const model = env.TAO_LLM_MODEL || (purpose === 'contracts' ? 'unset' : undefined);
+  const model = setting(env, 'TAO_LLM_MODEL') || (purpose === 'contracts' ? 'unset' : undefined);
   if (!model) throw new ConfigError('TAO_LLM_MODEL is required when TAO_LLM_BASE_URL is set');
-  const keyEnv = env.TAO_LLM_API_KEY_ENV || 'TAO_LLM_API_KEY';
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv)) throw new ConfigError(`TAO_LLM_API_KEY_ENV must name an environment variable, got "${keyEnv}"`);
+  const keyEnv = setting(env, 'TAO_LLM_API_KEY_ENV');
   const source = 'TAO_LLM_BASE_URL (tools/model.ts)';
   const primary: ToolSpec = {
     name: MODEL_TOOL,
@@ -86,7 +78,7 @@ export function modelToolSpecs(env: NodeJS.ProcessEnv, purpose: 'call' | 'contra
     path: `${base.pathname.replace(/\/+$/, '')}/chat/completions`,
     parameters: requestSchema,
     response: responseSchema,
-    timeoutMs: intSetting(env, 'TAO_LLM_TIMEOUT_MS', 20000, 1, 600000),
+    timeoutMs: setting(env, 'TAO_LLM_TIMEOUT_MS'),
     retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 5000 },
     maxResponseBytes: 256 * 1024,
     // The key is a reference, resolved by Action when it sends: it is never in a record or a log.
@@ -95,7 +87,7 @@ export function modelToolSpecs(env: NodeJS.ProcessEnv, purpose: 'call' | 'contra
     defaultBody: { model },
     cost: 0,
   };
-  const fallbackModel = env.TAO_LLM_FALLBACK_MODEL;
+  const fallbackModel = setting(env, 'TAO_LLM_FALLBACK_MODEL');
   if (!fallbackModel) return [{ source, spec: primary }];
   const fallback: ToolSpec = { ...primary, name: MODEL_FALLBACK_TOOL, description: `chat completions of ${fallbackModel} (fallback)`, fixedBody: { model: fallbackModel } };
   return [

@@ -134,7 +134,7 @@ export function startReact(thoughtId: string, iteration: number, run: RunState, 
   const plan: Plan = { flow: { id: `react:${skill.name}`, version: skill.version ?? 0 }, steps: [], output: {} };
   // A turn is two waves (the model's, then its tools'): the run's iteration bound follows the skill's turns.
   const started: RunState = { ...run, flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), max_iterations: Math.max(bounds.maxIterations, 2 * skill.maxModelTurns + 1) };
-  return modelTurn(thoughtId, iteration, started, plan, {}, state, skill, 'react', loop, bounds);
+  return modelTurn(thoughtId, iteration, started, plan, {}, state, skill, 'react', loop);
 }
 
 /** Folds a react run's wave into its state and decides: the model's next turn, its calls, or the end. */
@@ -177,7 +177,7 @@ export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig
   if (run.stale_waves >= bounds.noveltyWaves) return end(thoughtId, withState(run, next), obs.iteration, 'budget_exhausted', 'no_novelty', `no new information for ${run.stale_waves} waves`, null);
   // Consecutive failed waves: the model reflects on them before it tries again.
   const mode = next.failed_waves >= bounds.reflectAfter ? 'reflection' : 'react';
-  return modelTurn(thoughtId, obs.iteration, run, plan, outputs, next, skill, mode, loop, bounds);
+  return modelTurn(thoughtId, obs.iteration, run, plan, outputs, next, skill, mode, loop);
 }
 
 function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, history: Record<string, string[]>, streaks: Record<string, number>, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
@@ -189,7 +189,7 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
       const next: ModelState = { ...state, invalid_streak: state.invalid_streak + 1, rejected: [...state.rejected, { turn, error: verdict.error_type, evidence: failedEvidence(verdict).slice(0, 400) }] };
       const failed = withState({ ...run, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } }, next);
       if (next.invalid_streak >= bounds.reflectAfter + 1) return end(thoughtId, failed, obs.iteration, 'failed', 'model_invalid', `the model's last ${next.invalid_streak} answers were rejected (${verdict.error_type}: ${failedEvidence(verdict).slice(0, 200)})`, null);
-      return modelTurn(thoughtId, obs.iteration, failed, plan, outputs, next, skill, 'react', loop, bounds);
+      return modelTurn(thoughtId, obs.iteration, failed, plan, outputs, next, skill, 'react', loop);
     }
     // The endpoint failed after Action's retries (and its fallback model): try the same turn again, then give up.
     const streak = (streaks[verdict.step_id] ?? 0) + 1;
@@ -197,7 +197,7 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
     if (streak >= bounds.reflectAfter || verdict.error_type === 'auth_failed') {
       return end(thoughtId, withState(failedRun, state), obs.iteration, 'failed', 'model_unavailable', `the model endpoint failed turn ${turn}: ${verdict.error_type} (${streak} wave(s), ${verdict.attempts} attempt(s) in the last)`, null);
     }
-    return redispatch(thoughtId, obs.iteration, failedRun, plan, verdict.step_id, state, skill, loop, bounds);
+    return redispatch(thoughtId, obs.iteration, failedRun, plan, verdict.step_id, state, skill, loop);
   }
 
   const answer = jsonField(verdict.extracted_data_json ?? 'null', `verdicts[${verdict.step_id}].extracted_data_json`) as ModelAnswer;
@@ -212,13 +212,13 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
     case 'final':
       return end(thoughtId, run, obs.iteration, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens }));
     case 'reflection':
-      return onReflection(obs, run, plan, outputs, next, skill, answer.reflection, turn, loop, bounds);
+      return onReflection(obs, run, plan, outputs, next, skill, answer.reflection, turn, loop);
     case 'tool_calls':
       return dispatchCalls(thoughtId, obs.iteration, run, plan, turn, answer, next, bounds);
   }
 }
 
-function onReflection(obs: ObservationResult, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, state: ModelState, skill: ReactSkill, r: ModelReflection, turn: number, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+function onReflection(obs: ObservationResult, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, state: ModelState, skill: ReactSkill, r: ModelReflection, turn: number, loop: ModelLoopConfig): ThoughtDecision {
   const thoughtId = obs.thought_id;
   const actions: Record<ModelReflection['action'], ReflectionAction> = { retry_with_changed_input: 'retry_with_changed_input', change_plan: 'change_plan', ask_person: 'ask_human', escalate: 'escalate', fail: 'fail' };
   const dimension = (name: ReflectionDimension['name'], d: DimensionVerdict): ReflectionDimension => ({ name, result: d.verdict, evidence: d.reason, recommendation: d.verdict === 'PASS' ? 'none' : r.reason });
@@ -242,7 +242,7 @@ function onReflection(obs: ObservationResult, run: RunState, plan: Plan, outputs
     case 'fail':
       return end(thoughtId, withState(reflected, next), obs.iteration, 'failed', 'reflection', `the model found no way forward: ${r.reason}`, null);
     default:
-      return modelTurn(thoughtId, obs.iteration, withState(reflected, next), plan, outputs, next, skill, 'react', loop, bounds);
+      return modelTurn(thoughtId, obs.iteration, withState(reflected, next), plan, outputs, next, skill, 'react', loop);
   }
 }
 
@@ -280,25 +280,24 @@ function dispatchCalls(thoughtId: string, iteration: number, run: RunState, plan
 }
 
 /** The next model turn: the prompt built from the run, as one model step in its own wave. */
-function modelTurn(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, state: ModelState, skill: ReactSkill, mode: 'react' | 'reflection', loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+function modelTurn(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, state: ModelState, skill: ReactSkill, mode: 'react' | 'reflection', loop: ModelLoopConfig): ThoughtDecision {
   if (state.turns >= skill.maxModelTurns) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'model_turns', `the skill's ${skill.maxModelTurns} model turns are used up without a final answer`, null);
   if (iteration >= run.max_iterations) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`, null);
   const turn = state.turns + 1;
   const step: PlanStep = { id: modelStep(turn), tool: loop.tool, input: { turn, mode }, depends_on: [] };
   const grown: Plan = { ...plan, steps: [...plan.steps, step] };
-  return dispatchModelStep(thoughtId, iteration, run, grown, outputs, step.id, mode, { ...state, turns: turn }, skill, loop, bounds);
+  return dispatchModelStep(thoughtId, iteration, run, grown, outputs, step.id, mode, { ...state, turns: turn }, skill, loop);
 }
 
 /** The same turn again, after the endpoint failed it (the prompt is rebuilt from the same state, so it is the same). */
-function redispatch(thoughtId: string, iteration: number, run: RunState, plan: Plan, stepId: string, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+function redispatch(thoughtId: string, iteration: number, run: RunState, plan: Plan, stepId: string, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig): ThoughtDecision {
   if (iteration >= run.max_iterations) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`, null);
   const step = plan.steps.find((s) => s.id === stepId)!;
   const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Record<string, Record<string, unknown>>;
-  return dispatchModelStep(thoughtId, iteration, run, plan, outputs, stepId, (step.input as { mode?: 'react' | 'reflection' }).mode ?? 'react', state, skill, loop, bounds);
+  return dispatchModelStep(thoughtId, iteration, run, plan, outputs, stepId, (step.input as { mode?: 'react' | 'reflection' }).mode ?? 'react', state, skill, loop);
 }
 
-function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, stepId: string, mode: 'react' | 'reflection', state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
-  void bounds;
+function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, stepId: string, mode: 'react' | 'reflection', state: ModelState, skill: ReactSkill, loop: ModelLoopConfig): ThoughtDecision {
   const turn = turnOf(stepId);
   const built = buildPrompt(
     {
