@@ -6,6 +6,8 @@
 //   npm run test:integration          files that declare what they need (see below)
 //   npm test -- test/loop             only files under a path (any layer)
 //   npm test -- --concurrency 2       integration files run at once (default 3)
+//   npm test -- --verbose             every file's spec report (by default only failed files' reports)
+//   npm test -- --file-timeout 900    seconds before a file is killed and counted failed
 //
 // A test file declares what it needs in one line near its top:
 //
@@ -20,7 +22,7 @@
 // A file without the line is a unit test: it runs with KAFKA_BROKERS and SCHEMA_REGISTRY_URL
 // pointing at a closed port, so one that reaches for Kafka fails instead of passing by luck.
 // What the selected files need is prepared at the same time as the type-check and the unit tests
-// run; a missing Debian package is installed with apt-get when this runs as root, otherwise the run
+// run, and the integration files start as soon as it is ready; a missing Debian package is installed with apt-get when this runs as root, otherwise the run
 // stops before any integration test with the command that installs it.
 //
 // Every integration file works in a namespace of its own (a random TAO_NAMESPACE: topics, subjects,
@@ -33,14 +35,20 @@ import { delimiter, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const root = new URL('..', import.meta.url).pathname;
-const USAGE = `usage: node scripts/run-tests.js [--layer all|unit|integration] [--concurrency n] [path-prefix...]
+const USAGE = `usage: node scripts/run-tests.js [--layer all|unit|integration] [--concurrency n] [--file-timeout s] [--verbose] [path-prefix...]
   (npm test | npm run test:unit | npm run test:integration, with -- before extra arguments)`;
 
 let args;
 try {
   args = parseArgs({
     allowPositionals: true,
-    options: { layer: { type: 'string', default: 'all' }, concurrency: { type: 'string', default: '3' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      layer: { type: 'string', default: 'all' },
+      concurrency: { type: 'string', default: '3' },
+      'file-timeout': { type: 'string', default: '900' },
+      verbose: { type: 'boolean', short: 'v' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
 } catch (err) {
   console.error(`run-tests: ${err.message}\n${USAGE}`);
@@ -52,8 +60,10 @@ if (args.values.help) {
 }
 const layer = args.values.layer;
 const concurrency = Number(args.values.concurrency);
-if (!['all', 'unit', 'integration'].includes(layer) || !Number.isInteger(concurrency) || concurrency < 1) {
-  console.error(`run-tests: --layer must be all, unit or integration and --concurrency a positive integer\n${USAGE}`);
+const fileTimeoutS = Number(args.values['file-timeout']);
+const verbose = args.values.verbose === true;
+if (!['all', 'unit', 'integration'].includes(layer) || !Number.isInteger(concurrency) || concurrency < 1 || !(fileTimeoutS > 0)) {
+  console.error(`run-tests: --layer must be all, unit or integration, --concurrency a positive integer and --file-timeout a number of seconds\n${USAGE}`);
   process.exit(2);
 }
 
@@ -206,38 +216,132 @@ async function pythonVenv() {
 }
 
 // ---- test runs -----------------------------------------------------------------------------------
+// Each file runs in a process of its own (`node --test-force-exit --test-reporter=spec <file>`, the
+// file's tests in-process), several at once, the longest first: the order comes from the last run's
+// durations (.infra/test-times.json, written after every run) or, on a fresh clone, from the
+// committed scripts/test-times.json. A file's report is printed when it ends, in one piece; a file
+// that does not end within --file-timeout is killed with everything it started and counted failed.
+const TIMES_LOCAL = join(root, '.infra/test-times.json');
+const TIMES_COMMITTED = join(root, 'scripts/test-times.json');
+const readTimes = (path) => {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return {}; // absent or unreadable: no hint
+  }
+};
+const knownTimes = { ...readTimes(TIMES_COMMITTED), ...readTimes(TIMES_LOCAL) };
+const newTimes = {};
 const totals = { pass: 0, fail: 0, files: 0 };
-async function nodeTest(label, testFiles, extraEnv, fileConcurrency) {
-  say(`${label}: ${testFiles.length} files, ${fileConcurrency} at a time`);
-  // --test-force-exit: a failed test that leaks a connection must not keep its file (and CI) hanging.
-  const r = await run(
-    process.execPath,
-    ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${fileConcurrency}`, '--test-timeout=600000', '--test-reporter=spec', ...testFiles],
-    { extraEnv },
-  );
-  const count = (word) => Number(new RegExp(`^ℹ ${word} (\\d+)$`, 'm').exec(r.out)?.[1] ?? 0);
-  totals.pass += count('pass');
-  totals.fail += count('fail') + count('cancelled');
-  totals.files += testFiles.length;
-  if (r.code !== 0 && count('fail') + count('cancelled') === 0) totals.fail += 1; // the runner itself failed
-  say(`${label} done: ${count('pass')} passed, ${count('fail')} failed, ${count('cancelled')} cancelled`);
+const running = new Set();
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const child of running) killGroup(child);
+    process.exit(130);
+  });
+}
+function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
 }
 
-const preparation = [typecheck()];
+/** Runs one test file; resolves with its counts, duration and output. */
+function runFile(file, extraEnv) {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    // detached: its own process group, so a timeout kills the stages and servers the file started too.
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test-force-exit', '--test-reporter=spec', file], {
+      cwd: root,
+      env: { ...env, ...extraEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    running.add(child);
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.stderr.on('data', (chunk) => (out += chunk));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child);
+    }, fileTimeoutS * 1000);
+    const done = (code) => {
+      clearTimeout(timer);
+      running.delete(child);
+      const count = (word) => Number(new RegExp(`^ℹ ${word} (\\d+)$`, 'm').exec(out)?.[1] ?? 0);
+      resolve({ file, code, timedOut, out, seconds: (Date.now() - t0) / 1000, tests: count('tests'), pass: count('pass'), fail: count('fail') + count('cancelled') });
+    };
+    child.on('error', (err) => {
+      out += `${err.message}\n`;
+      done(127);
+    });
+    child.on('close', (code, signal) => done(code ?? (signal ? 128 : 1)));
+  });
+}
+
+async function runLayer(label, testFiles, extraEnv, fileConcurrency) {
+  const queue = [...testFiles].sort((a, b) => (knownTimes[b]?.seconds ?? 30) - (knownTimes[a]?.seconds ?? 30));
+  say(`${label}: ${testFiles.length} file${testFiles.length === 1 ? '' : 's'}, ${Math.min(fileConcurrency, testFiles.length)} at a time, longest first`);
+  const counts = { pass: 0, fail: 0, done: 0 };
+  const worker = async () => {
+    for (let file = queue.shift(); file; file = queue.shift()) {
+      const r = await runFile(file, extraEnv);
+      const failed = r.code !== 0 || r.fail > 0 || r.tests === 0;
+      // A file that exits non-zero with no failed test (a crash, a timeout) counts as one failure.
+      const fails = failed ? Math.max(1, r.fail) : 0;
+      counts.pass += r.pass;
+      counts.fail += fails;
+      counts.done += 1;
+      if (!r.timedOut && r.code === 0) newTimes[file] = { seconds: Math.round(r.seconds), tests: r.tests };
+      const before = knownTimes[file]?.tests;
+      const why = r.timedOut ? `, killed after ${fileTimeoutS} s` : r.tests === 0 ? ', no test reported' : failed ? `, exit ${r.code}` : '';
+      if (failed || verbose) console.log(r.out.trimEnd());
+      console.log(`${failed ? '✖' : '✔'} [${elapsed()}] ${file}: ${r.pass} passed, ${r.fail} failed in ${r.seconds.toFixed(0)} s${why} (${counts.done}/${testFiles.length})`);
+      if (!failed && before !== undefined && r.tests < before) console.log(`  note: ${file} reported ${r.tests} tests, ${before} last time`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(fileConcurrency, testFiles.length) }, worker));
+  totals.pass += counts.pass;
+  totals.fail += counts.fail;
+  totals.files += testFiles.length;
+  say(`${label} done: ${counts.pass} passed, ${counts.fail} failed`);
+}
+
+/** One line per file, longest first (the committed scripts/test-times.json is a copy of this file). */
+const formatTimes = (times) =>
+  `{\n${Object.entries(times)
+    .sort((a, b) => b[1].seconds - a[1].seconds || a[0].localeCompare(b[0]))
+    .map(([file, t]) => ` ${JSON.stringify(file)}: ${JSON.stringify(t)}`)
+    .join(',\n')}\n}\n`;
+
+function saveTimes() {
+  try {
+    writeFileSync(TIMES_LOCAL, formatTimes({ ...readTimes(TIMES_LOCAL), ...newTimes }));
+  } catch {
+    // .infra/ absent (a unit-only run on a clone that never started infra): the next run keeps the committed hints
+  }
+}
+
+// The type-check, the unit layer and the integration layer's preparation start together; the
+// integration layer starts as soon as what it needs is ready (it does not wait for the type-check or
+// the unit layer: on two cores the broker's waits leave room for both).
+const checks = typecheck();
+const preparation = [];
 if (needed.has('kafka')) preparation.push(kafka());
 if (needed.has('python')) preparation.push(pythonVenv());
 if (needed.has('chromium') || needed.has('promtool')) preparation.push(debianPackages());
 
-if (unitFiles.length) {
-  await nodeTest('unit tests', unitFiles, { KAFKA_BROKERS: '127.0.0.1:9', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' }, Math.max(1, availableParallelism()));
-}
-await Promise.all(preparation);
-if (problems.length) {
-  for (const p of problems) console.error(`\nnpm test: ${p}`);
-  console.log(`\ntests: ${totals.pass} passed, ${totals.fail + problems.length} failed`);
-  process.exit(1);
-}
-if (integrationFiles.length) await nodeTest('integration tests', integrationFiles, {}, concurrency);
+const unitLayer = unitFiles.length ? runLayer('unit tests', unitFiles, { KAFKA_BROKERS: '127.0.0.1:9', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' }, Math.max(1, availableParallelism())) : null;
+const integrationLayer = Promise.all(preparation).then(() => {
+  if (problems.length === 0 && integrationFiles.length) return runLayer('integration tests', integrationFiles, {}, concurrency);
+  if (integrationFiles.length) say(`integration tests not run: ${integrationFiles.length} files (see below)`);
+});
+await Promise.all([checks, unitLayer, integrationLayer]);
+saveTimes();
+for (const p of problems) console.error(`\nnpm test: ${p}`);
 console.log(`\nnpm test: ${totals.files} files in ${elapsed()}`);
-console.log(`tests: ${totals.pass} passed, ${totals.fail} failed`);
-process.exit(totals.fail === 0 ? 0 : 1);
+console.log(`tests: ${totals.pass} passed, ${totals.fail + problems.length} failed`);
+process.exit(totals.fail + problems.length === 0 ? 0 : 1);
