@@ -33,6 +33,7 @@ import { abTrees, patchedTree, removeTrees, type Tree } from './lib/ab.ts';
 import { Fleet, progress, quietOwnLogs, startModelSimProcess, startToolServerProcess } from './lib/harness.ts';
 import { drainPhase, loopPhase, relayPhase, type DrainResult, type PhaseLoad, type PhaseResult } from './lib/phases.ts';
 import { fmt, table } from './lib/stats.ts';
+import { peerPhase, type PeerResult } from './lib/peer.ts';
 import type { ActionResult } from '../schemas/types.gen.ts';
 import { setting } from '../runtime/config.ts';
 
@@ -49,6 +50,16 @@ export interface BenchOptions {
   model: 'off' | 'also' | 'only';
   /** Latency of every model answer in the slow ReAct phase (ms); the other ReAct phase has 0. */
   modelLatencyMs: number;
+  /** Action scaling with slow tools: off, after the others, or alone. */
+  scaling: 'off' | 'also' | 'only';
+  /** Latency of every tool call in the scaling phases (ms). */
+  scalingLatencyMs: number;
+  /** Action instance counts of the scaling phases (Thought and Observation: 1 each). */
+  scalingInstances: number[];
+  /** The headline loop/relay pair again with this many runs in flight (0: not), and its run count. */
+  high: { concurrency: number; runs: number };
+  /** LangGraph.js with its SQLite checkpointer on the loop's shape (bench/peer/): off, after the headline pair, or alone. */
+  peer: 'off' | 'also' | 'only';
 }
 
 /** The JSON report. */
@@ -64,6 +75,12 @@ export interface BenchReport {
    * CPU that is Kafka work the relay does too; less sensitive to other load on the machine).
    */
   ratios: Array<{ loop: string; relay: string; ratio: number; cpuRatio: number }>;
+  /** The peer (LangGraph.js + SqliteSaver), with the loop's runs and in-flight count; empty without --peer. */
+  peer: PeerResult[];
+  /** Loop runs/s ÷ peer runs/s at the same in-flight count (the loop: mean of its `#n` repeats). */
+  peerRatios: Array<{ loop: string; peer: string; ratio: number }>;
+  /** Scaling phases: runs/s with n Action instances divided by runs/s with the first count. */
+  scaling: Array<{ label: string; actionInstances: number; runsPerSecond: number; speedup: number }>;
   ab: null | {
     patch: string;
     /** Observation alone on a backlog of the loop's own action.results records. */
@@ -96,16 +113,37 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       phases.push(...(await modelPhases(fleet, common, load, options.modelLatencyMs)));
       return report(started, loadBefore, options, phases, [], null);
     }
+    if (options.scaling === 'only') {
+      phases.push(...(await scalingPhases(common, load, options)));
+      return report(started, loadBefore, options, phases, [], null);
+    }
+    const peer: PeerResult[] = [];
+    if (options.peer === 'only') {
+      // Loop, peer, peer, loop: the ratio's two sides see the same drift in the machine's load.
+      phases.push((await loopPhase({ ...common, label: 'loop 0ms x1 #1', load, instances: 1, toolLatencyMs: 0 })).result);
+      peer.push(await peerPhase({ label: 'peer langgraph+sqlite #1', started, load, tools }));
+      peer.push(await peerPhase({ label: 'peer langgraph+sqlite #2', started, load, tools }));
+      phases.push((await loopPhase({ ...common, label: 'loop 0ms x1 #2', load, instances: 1, toolLatencyMs: 0 })).result);
+      return report(started, loadBefore, options, phases, [], null, peer, peerRatios(phases, peer));
+    }
     const first = await loopPhase({ ...common, label: 'loop 0ms x1 #1', load, instances: 1, toolLatencyMs: 0 });
     phases.push(first.result);
     const sizes = first.sizes;
     progress(started, `relay record sizes from the loop: ${JSON.stringify(sizes)}`);
     phases.push(await relayPhase({ label: 'relay x1 #1', load, instances: 1, started, sizes, baseEnv: base }));
     phases.push(await relayPhase({ label: 'relay x1 #2', load, instances: 1, started, sizes, baseEnv: base }));
+    if (options.peer === 'also') peer.push(await peerPhase({ label: 'peer langgraph+sqlite', started, load, tools }));
     phases.push((await loopPhase({ ...common, label: 'loop 0ms x1 #2', load, instances: 1, toolLatencyMs: 0 })).result);
     phases.push((await loopPhase({ ...common, label: 'loop 20ms x1', load, instances: 1, toolLatencyMs: 20 })).result);
     phases.push((await loopPhase({ ...common, label: 'loop 0ms x2', load, instances: 2, toolLatencyMs: 0 })).result);
     phases.push(await relayPhase({ label: 'relay x2', load, instances: 2, started, sizes, baseEnv: base }));
+    if (options.high.concurrency > 0) {
+      // The high-load pair runs relay first, so that with the 256 pair (loop, relay, relay, loop) the
+      // loop's phases are not all at one end of the run.
+      const high = { ...load, concurrency: options.high.concurrency, runs: options.high.runs, warmupRuns: Math.max(load.warmupRuns, options.high.concurrency) };
+      phases.push(await relayPhase({ label: `relay x1 @${high.concurrency}`, load: high, instances: 1, started, sizes, baseEnv: base }));
+      phases.push((await loopPhase({ ...common, label: `loop 0ms x1 @${high.concurrency}`, load: high, instances: 1, toolLatencyMs: 0 })).result);
+    }
 
     let abReport: BenchReport['ab'] = null;
     if (ab) {
@@ -138,6 +176,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       };
     }
     if (options.model === 'also') phases.push(...(await modelPhases(fleet, common, load, options.modelLatencyMs)));
+    if (options.scaling === 'also') phases.push(...(await scalingPhases(common, load, options)));
     const rate = (prefix: string) => {
       const rows = phases.filter((p) => p.label === prefix || p.label.startsWith(`${prefix} #`));
       return rows.reduce((sum, p) => sum + p.runsPerSecond, 0) / rows.length;
@@ -146,12 +185,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const row = phases.find((p) => p.label === prefix || p.label.startsWith(`${prefix} #`))!;
       return Object.values(row.stages).reduce((sum, st) => sum + st.cpuMsPerRun, 0);
     };
-    const ratios = [
+    const pairs = [
       ['loop 0ms x1', 'relay x1'],
       ['loop 20ms x1', 'relay x1'],
       ['loop 0ms x2', 'relay x2'],
-    ].map(([loop, relay]) => ({ loop: loop!, relay: relay!, ratio: rate(loop!) / rate(relay!), cpuRatio: cpu(loop!) / cpu(relay!) }));
-    return report(started, loadBefore, options, phases, ratios, abReport);
+    ];
+    if (options.high.concurrency > 0) pairs.push([`loop 0ms x1 @${options.high.concurrency}`, `relay x1 @${options.high.concurrency}`]);
+    const ratios = pairs.map(([loop, relay]) => ({ loop: loop!, relay: relay!, ratio: rate(loop!) / rate(relay!), cpuRatio: cpu(loop!) / cpu(relay!) }));
+    return report(started, loadBefore, options, phases, ratios, abReport, peer, peerRatios(phases, peer));
   } finally {
     await fleet.stop();
     removeTrees();
@@ -159,7 +200,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   }
 }
 
-function report(started: number, loadBefore: number[], options: BenchOptions, phases: PhaseResult[], ratios: BenchReport['ratios'], ab: BenchReport['ab']): BenchReport {
+function report(started: number, loadBefore: number[], options: BenchOptions, phases: PhaseResult[], ratios: BenchReport['ratios'], ab: BenchReport['ab'], peer: PeerResult[] = [], peerRatios: BenchReport['peerRatios'] = []): BenchReport {
+  const scaled = phases.filter((p) => p.actionInstances != null);
+  const base = scaled[0];
+  const scaling = scaled.map((p) => ({ label: p.label, actionInstances: p.actionInstances!, runsPerSecond: p.runsPerSecond, speedup: base ? p.runsPerSecond / base.runsPerSecond : Number.NaN }));
   return {
     startedAt: new Date(started).toISOString(),
     durationSeconds: (Date.now() - started) / 1000,
@@ -167,8 +211,38 @@ function report(started: number, loadBefore: number[], options: BenchOptions, ph
     options,
     phases,
     ratios,
+    peer,
+    peerRatios,
+    scaling,
     ab,
   };
+}
+
+/** Loop 0 ms x1 (mean of its repeats at the headline in-flight count) ÷ each peer phase. */
+function peerRatios(phases: PhaseResult[], peer: PeerResult[]): BenchReport['peerRatios'] {
+  const loops = phases.filter((p) => p.label === 'loop 0ms x1' || p.label.startsWith('loop 0ms x1 #'));
+  if (!loops.length || !peer.length) return [];
+  const loop = loops.reduce((s, p) => s + p.runsPerSecond, 0) / loops.length;
+  const peerRate = peer.reduce((s, p) => s + p.runsPerSecond, 0) / peer.length;
+  return [{ loop: 'loop 0ms x1', peer: peer.length > 1 ? 'peer langgraph+sqlite (mean)' : peer[0]!.label, ratio: loop / peerRate }];
+}
+
+/**
+ * Action scaling by consumer groups: every tool call takes `scalingLatencyMs`, Action keeps its
+ * default cap of waves in flight per instance (TAO_ACTION_CONCURRENCY), Thought and Observation run
+ * one instance each, and the same runs and in-flight count go through 1, 2, 3... Action instances.
+ * The tool server answers all of them at once, so what an instance adds is its cap's worth of calls
+ * in flight, not CPU (this machine has 2 cores for everything).
+ */
+async function scalingPhases(common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>, load: PhaseLoad, options: BenchOptions): Promise<PhaseResult[]> {
+  const out: PhaseResult[] = [];
+  // An explicit TAO_ACTION_CONCURRENCY in the bench's environment would measure another cap than the default.
+  const baseEnv = { ...common.baseEnv };
+  delete baseEnv.TAO_ACTION_CONCURRENCY;
+  for (const n of options.scalingInstances) {
+    out.push((await loopPhase({ ...common, baseEnv, label: `loop ${options.scalingLatencyMs}ms action x${n}`, load, instances: 1, actionInstances: n, toolLatencyMs: options.scalingLatencyMs })).result);
+  }
+  return out;
 }
 
 /**
@@ -251,6 +325,20 @@ export function renderReport(r: BenchReport): string {
   lines.push(table(['phase', 'stage', 'handle P50 ms', 'handle P99 ms', 'CPU ms/run', 'records/txn', 'RSS MiB'], r.phases.flatMap((p) => Object.entries(p.stages).map(([s, v]) => [p.label, s, v.handleP50Ms ?? Number.NaN, v.handleP99Ms ?? Number.NaN, v.cpuMsPerRun, v.recordsPerTransaction ?? Number.NaN, v.rssMiB.join('/')]))));
   lines.push('');
   if (r.ratios.length) lines.push(table(['loop', 'relay ceiling', 'loop / ceiling (runs/s)', 'loop CPU per run / relay CPU per run'], r.ratios.map((x) => [x.loop, x.relay, x.ratio, x.cpuRatio])));
+  if (r.peer.length) {
+    lines.push('');
+    lines.push(table(['peer phase', 'runs', 'in flight', 'runs/s', 'iter/run', 'runs completed', 'run P50', 'run P95', 'CPU ms/run (1 process)', 'RSS MiB', 'load avg'], r.peer.map((p) => [p.label, p.runs, p.concurrency, p.runsPerSecond, p.iterationsPerRun, p.completedRuns, p.runMs.p50, p.runMs.p95, p.cpuMsPerRun, p.rssMiB, p.loadAverage.toFixed(2)])));
+    lines.push('(LangGraph.js 1.7.3 + SqliteSaver (better-sqlite3, a WAL file), thought -> action -> observation, 3 iterations per run, the same demo tool server over HTTP at 0 ms: bench/peer/peer.mjs)');
+    if (r.peerRatios.length) lines.push(table(['loop', 'peer', 'loop / peer (runs/s)'], r.peerRatios.map((x) => [x.loop, x.peer, x.ratio])));
+  }
+  if (r.scaling.length) {
+    lines.push('');
+    lines.push(table(['scaling phase', 'Action instances', 'cap per instance', 'runs/s', 'vs 1 instance', 'iter P50', 'Action handle P50 ms', 'load avg'], r.scaling.map((x) => {
+      const p = r.phases.find((q) => q.label === x.label)!;
+      return [x.label, x.actionInstances, p.actionConcurrency ?? Number.NaN, x.runsPerSecond, `${x.speedup.toFixed(2)}x`, p.iterationMs.p50, p.stages.action?.handleP50Ms ?? Number.NaN, p.loadAverage.toFixed(2)];
+    })));
+    lines.push(`(every tool call ${r.options.scalingLatencyMs} ms; Thought and Observation 1 instance each; same runs and in-flight count in each phase)`);
+  }
   const react = r.phases.filter((p) => p.model !== null);
   if (react.length) {
     lines.push('');
@@ -295,6 +383,15 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       model: { type: 'boolean', default: false },
       'model-only': { type: 'boolean', default: false },
       'model-latency-ms': { type: 'string' },
+      scaling: { type: 'boolean', default: false },
+      'scaling-only': { type: 'boolean', default: false },
+      'scaling-latency-ms': { type: 'string' },
+      'scaling-instances': { type: 'string' },
+      high: { type: 'string' },
+      'timeout-s': { type: 'string' },
+      peer: { type: 'boolean', default: false },
+      'peer-only': { type: 'boolean', default: false },
+      'high-runs': { type: 'string' },
     },
   });
   const quick = values.quick;
@@ -312,13 +409,22 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       concurrency: int(values.concurrency, quick ? 128 : 256),
       probeRuns: int(values['probe-runs'], quick ? 20 : 40),
       probeConcurrency: int(values['probe-concurrency'], 4),
-      timeoutMs: 120000,
+      timeoutMs: 1000 * int(values['timeout-s'], 120),
     },
-    patch: values['no-ab'] || values['model-only'] ? null : (values.patch ?? new URL('./patches/featurizer-scratch.patch', import.meta.url).pathname),
+    patch: values['no-ab'] || values['model-only'] || values['scaling-only'] || values['peer-only'] ? null : (values.patch ?? new URL('./patches/featurizer-scratch.patch', import.meta.url).pathname),
     abRuns: int(values['ab-runs'], quick ? 300 : 600),
     budgetSeconds: int(values['budget-s'], 570),
     model: values['model-only'] ? 'only' : values.model ? 'also' : 'off',
     modelLatencyMs: int(values['model-latency-ms'], 300),
+    scaling: values['scaling-only'] ? 'only' : values.scaling ? 'also' : 'off',
+    scalingLatencyMs: int(values['scaling-latency-ms'], 300),
+    scalingInstances: (values['scaling-instances'] ?? '1,2,3').split(',').map((x) => {
+      const n = int(x.trim(), 1);
+      if (n < 1) throw new Error(`--scaling-instances: expected counts of 1 or more, got "${x}"`);
+      return n;
+    }),
+    high: { concurrency: int(values.high, quick ? 512 : 1024), runs: int(values['high-runs'], quick ? 600 : 2000) },
+    peer: values['peer-only'] ? 'only' : values.peer ? 'also' : 'off',
   };
 }
 

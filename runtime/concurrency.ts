@@ -38,3 +38,35 @@ export async function whileHeartbeating<T>(work: Promise<T>, heartbeat: () => Pr
     clearInterval(timer);
   }
 }
+
+/**
+ * At most `limit` calls of {@link run} in progress at once, shared by every caller (a stage
+ * instance's partitions); the others wait in arrival order, so a chunk's last records are not
+ * starved by chunks that came later. A call that throws frees its place like one that returns.
+ */
+export class Limiter {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(readonly limit: number) {
+    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
+  }
+
+  /** Calls in progress now. */
+  get inProgress(): number {
+    return this.active;
+  }
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.active++;
+    try {
+      return await fn();
+    } finally {
+      // The place passes straight to the next waiter (active stays the same), or is given back.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}

@@ -12,7 +12,7 @@ import { traceparentFor } from './trace.ts';
 import { coPartitionedAssigner } from './assigner.ts';
 import { ChangelogStore } from './state-store.ts';
 import { PartitionClaims, type Claim } from './claims.ts';
-import { mapLimit, whileHeartbeating } from './concurrency.ts';
+import { Limiter, mapLimit, whileHeartbeating } from './concurrency.ts';
 import { MAX_DEAD_LETTER_VALUE_BYTES, deadLetter } from './dead-letter.ts';
 import { CompactedView } from './follow.ts';
 import type { TopicId } from '../topics/catalog.ts';
@@ -83,6 +83,17 @@ export interface StageDefinition {
   externalInputs?: readonly ExternalInput[];
   /** Records handled concurrently within one partition's batch (they belong to different runs). */
   concurrency: number;
+  /**
+   * Records handled at once by this instance across all its partitions (unset: no cap beyond
+   * `concurrency` per chunk). With it, an instance's I/O capacity is a fixed number of calls in
+   * flight, so another instance adds that much again (Action: TAO_ACTION_CONCURRENCY).
+   */
+  maxInFlight?: number;
+  /**
+   * Partitions whose batches this instance handles at the same time (default 3). A stage whose
+   * handler mostly waits on I/O raises it so every partition it owns feeds `maxInFlight`.
+   */
+  partitionsConcurrently?: number;
   /** Records per transaction. */
   maxRecordsPerTransaction: number;
   /** Larger input values are dead-lettered unread. */
@@ -197,6 +208,8 @@ export class StageRunner {
   /** Lag gauge label sets this instance has set, so a revoked partition's series can be removed. */
   private readonly lagSeries = new Map<string, { group: string; topic: string; partition: string }>();
   private inFlightView: CompactedView<boolean> | null = null;
+  /** The instance-wide cap of {@link StageDefinition.maxInFlight} (null: none). */
+  private readonly limiter: Limiter | null;
 
   constructor(
     private readonly def: StageDefinition,
@@ -206,6 +219,7 @@ export class StageRunner {
     this.consumer = this.createConsumer();
     this.store = def.storeTopic ? new ChangelogStore(res.kafka, res.codec, def.storeTopic, res.logger, res.onFatal, def.storeRetention?.expirable) : null;
     this.admin = res.kafka.admin();
+    this.limiter = def.maxInFlight ? new Limiter(def.maxInFlight) : null;
     const { codec } = res;
     this.sources = [
       ...def.inputs.map((id): Source => ({ id, name: codec.topics.name(id), dlq: codec.topics.dlq(id), decode: (v) => codec.decode(id, v), keyed: true })),
@@ -281,7 +295,7 @@ export class StageRunner {
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.res.partitionsConsumedConcurrently ?? 3,
+      partitionsConsumedConcurrently: this.res.partitionsConsumedConcurrently ?? this.def.partitionsConcurrently ?? 3,
       eachBatch: (payload) => this.eachBatch(payload),
     });
     this.running = true;
@@ -403,7 +417,7 @@ export class StageRunner {
     const processed = new Map<KafkaMessage, Processed>();
     try {
       await mapLimit([...byKey.values()], this.def.concurrency, async (messages) => {
-        for (const m of messages) processed.set(m, await this.processOne(source, partition, m));
+        for (const m of messages) processed.set(m, await (this.limiter ? this.limiter.run(() => this.processOne(source, partition, m)) : this.processOne(source, partition, m)));
       });
     } catch (err) {
       this.store?.abort(partition);

@@ -44,6 +44,10 @@ export interface PhaseResult {
    */
   model: null | { latencyMs: number; turnsPerRun: number; turnsPerSecond: number };
   instancesPerStage: number;
+  /** Action instances when they differ from `instancesPerStage` (the scaling phases); null otherwise. */
+  actionInstances?: number | null;
+  /** Action's TAO_ACTION_CONCURRENCY in the phase (waves in flight per Action instance). */
+  actionConcurrency?: number;
   /** Code under test: `current`, or the name of the patch applied. */
   code: string;
   runs: number;
@@ -86,14 +90,15 @@ export const REACT_ORDERS = ['O-12345678', 'O-20250002', 'O-20250003'] as const;
  * <id>?" over {@link REACT_ORDERS}; without, the graph planner's order-status flow. Also returns
  * the loop's record sizes for the relay.
  */
-export async function loopPhase(setup: PhaseSetup & { toolLatencyMs: number; tools: ToolServerProcess; baseEnv: NodeJS.ProcessEnv; bin?: string; code?: string; extraEnv?: NodeJS.ProcessEnv; nodeArgs?: (stage: string) => string[]; model?: ModelSimProcess }): Promise<{ result: PhaseResult; sizes: RelaySizes; records: DecodedRecord[] }> {
+export async function loopPhase(setup: PhaseSetup & { actionInstances?: number; toolLatencyMs: number; tools: ToolServerProcess; baseEnv: NodeJS.ProcessEnv; bin?: string; code?: string; extraEnv?: NodeJS.ProcessEnv; nodeArgs?: (stage: string) => string[]; model?: ModelSimProcess }): Promise<{ result: PhaseResult; sizes: RelaySizes; records: DecodedRecord[] }> {
   const { label, load, instances, started, tools, model } = setup;
   const react: NodeJS.ProcessEnv = model ? { TAO_PLANNER: 'react', TAO_LLM_BASE_URL: model.url, TAO_LLM_MODEL: 'sim-1' } : {};
   const ns = await freshNamespace('bench', setup.baseEnv, { TAO_DEMO_TOOL_ORIGIN: tools.url, ...react, ...setup.extraEnv });
   const fleet = new Fleet();
   try {
-    progress(started, `${label}: starting ${instances} instance(s) of each stage in ${ns.namespace}`);
-    await startStages(fleet, ns.env, instances, setup.bin, setup.nodeArgs);
+    const perStage = (stage: string) => (stage === 'action' ? (setup.actionInstances ?? instances) : instances);
+    progress(started, `${label}: starting ${STAGES.map((s) => `${perStage(s)} ${s}`).join(', ')} in ${ns.namespace}`);
+    await startStages(fleet, ns.env, perStage, setup.bin, setup.nodeArgs);
     await tools.setFaults(setup.toolLatencyMs > 0 ? [{ route: '*', mode: 'slow_body', delayMs: setup.toolLatencyMs }] : []);
     const producer = await connectProducer(ns.kafka);
     try {
@@ -103,6 +108,8 @@ export async function loopPhase(setup: PhaseSetup & { toolLatencyMs: number; too
       const records = await decodeLoopRecords(ns, await readLog(ns.kafka, loopTopicNames(ns), { until: untilOutcomes(ns.codec.topics.name('outcomes'), load.warmupRuns + load.runs + load.probeRuns) }));
       progress(started, `${label}: ${records.length} records read`);
       const result = row(setup, 'loop', setup.toolLatencyMs, setup.code ?? 'current', measured, loopTimelines(records), fleet);
+      result.actionInstances = setup.actionInstances ?? null;
+      result.actionConcurrency = setting(ns.env, 'TAO_ACTION_CONCURRENCY');
       if (model) result.model = modelFigures(model.latencyMs, measured.saturated, records, result.runsPerSecond);
       return { result, sizes: recordSizes(records), records };
     } finally {
@@ -150,15 +157,19 @@ export async function relayPhase(setup: PhaseSetup & { sizes: RelaySizes; baseEn
 /** The topics each stage consumes (see each processors/<stage>/stage.ts). */
 export const STAGE_INPUTS: Record<(typeof STAGES)[number], TopicId[]> = { thought: ['tasks', 'observationResults'], action: ['thoughtRequests'], observation: ['actionResults'] };
 
-/** Starts `instances` of each stage (stages in parallel, instances of a stage one after another) and waits for settled groups. */
-export async function startStages(fleet: Fleet, env: NodeJS.ProcessEnv, instances: number, bin?: string, nodeArgs?: (stage: string) => string[]): Promise<void> {
+/**
+ * Starts `instances` of each stage (a number for all, or one per stage name; stages in parallel,
+ * instances of a stage one after another) and waits for settled groups.
+ */
+export async function startStages(fleet: Fleet, env: NodeJS.ProcessEnv, instances: number | ((stage: string) => number), bin?: string, nodeArgs?: (stage: string) => string[]): Promise<void> {
   const topics = topicNames(setting(env, 'TAO_NAMESPACE'));
   await startSet(fleet, STAGES.map((s) => ({ spec: stageSpec(s, env, bin, nodeArgs?.(s)), inputs: STAGE_INPUTS[s].map((id) => topics.name(id)) })), instances);
 }
 
-async function startSet(fleet: Fleet, set: Array<{ spec: ProcessSpec; inputs: string[] }>, instances: number): Promise<void> {
+async function startSet(fleet: Fleet, set: Array<{ spec: ProcessSpec; inputs: string[] }>, instances: number | ((name: string) => number)): Promise<void> {
+  const count = typeof instances === 'number' ? () => instances : instances;
   await Promise.all(set.map(async ({ spec }) => {
-    for (let i = 0; i < instances; i++) await fleet.start(spec);
+    for (let i = 0; i < count(spec.name); i++) await fleet.start(spec);
   }));
   for (const { spec, inputs } of set) await waitBalanced(fleet, spec.name, inputs, 6);
 }

@@ -12,7 +12,10 @@ export interface ActionOptions {
   catalog: ToolCatalog;
   http: HttpDeps;
   env: NodeJS.ProcessEnv;
-  /** Waves handled at once per partition (each wave's steps run concurrently too). */
+  /**
+   * Waves handled at once by this instance, across all its partitions (each wave's steps run
+   * concurrently too): its I/O capacity, about `concurrency / tool latency` waves per second.
+   */
   concurrency: number;
   events?: ExecutorEvents;
   /** One line per executed step. Tool inputs, headers and bodies are never logged: they may hold secrets. */
@@ -33,6 +36,11 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
     inputs: ['thoughtRequests'],
     outputs: ['actionResults'],
     concurrency: options.concurrency,
+    // The cap is per instance, not per partition, and every owned partition is consumed at once: so
+    // one instance keeps `concurrency` calls in flight, and each added instance (up to the topic's
+    // partitions) adds that many more.
+    maxInFlight: options.concurrency,
+    partitionsConcurrently: 12,
     maxRecordsPerTransaction: 100,
     maxInputBytes: 1024 * 1024,
     async handle(record: InputRecord): Promise<OutputRecord[]> {

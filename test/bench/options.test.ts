@@ -1,0 +1,56 @@
+/**
+ * `npm run bench` options for the phases of issue 17 (scaling with slow tools, the peer, the pair
+ * at 1,024 in flight) and how the report shows them. No broker: the report is made by hand.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { benchOptions, renderReport, type BenchReport } from '../../bench/run.ts';
+import type { PhaseResult } from '../../bench/lib/phases.ts';
+
+test('the default bench also runs the headline pair at 1,024 in flight; --quick keeps it short', () => {
+  const full = benchOptions([]);
+  assert.deepEqual(full.high, { concurrency: 1024, runs: 2000 });
+  assert.equal(full.scaling, 'off');
+  assert.equal(full.peer, 'off');
+  assert.deepEqual(benchOptions(['--quick']).high, { concurrency: 512, runs: 600 });
+  assert.equal(benchOptions(['--high', '0']).high.concurrency, 0);
+});
+
+test('--scaling-only and --peer-only run no A/B; instance counts are parsed and checked', () => {
+  const s = benchOptions(['--scaling-only', '--scaling-instances', '1, 2,4']);
+  assert.equal(s.scaling, 'only');
+  assert.equal(s.patch, null);
+  assert.deepEqual(s.scalingInstances, [1, 2, 4]);
+  assert.equal(s.scalingLatencyMs, 300);
+  assert.equal(benchOptions(['--peer-only']).patch, null);
+  assert.equal(benchOptions(['--peer']).peer, 'also');
+  assert.throws(() => benchOptions(['--scaling-instances', '1,0']), /--scaling-instances: expected counts of 1 or more, got "0"/);
+  assert.throws(() => benchOptions(['--scaling-instances', '1,x']), /expected a non-negative integer, got "x"/);
+});
+
+function phase(label: string, runsPerSecond: number, actionInstances: number | null): PhaseResult {
+  const pct = { n: 1, p50: 1, p95: 1, p99: 1, max: 1 };
+  return {
+    label, kind: 'loop', toolLatencyMs: 300, model: null, instancesPerStage: 1, actionInstances, actionConcurrency: 32, code: 'current', runs: 300, concurrency: 256, seconds: 10,
+    runsPerSecond, iterationsPerSecond: 3 * runsPerSecond, iterationMs: pct, runMs: pct, probe: { concurrency: 4, iterationMs: pct, runMs: pct }, stages: {}, statuses: {}, loadAverage: 1,
+  };
+}
+
+test('the report shows runs/s against 1 Action instance, and loop ÷ peer', () => {
+  const options = benchOptions(['--scaling-only']);
+  const report: BenchReport = {
+    startedAt: '2026-12-01T00:00:00.000Z', durationSeconds: 1,
+    machine: { cpus: 2, cpuModel: 'x', memoryGiB: 1, node: 'v20', kafka: '3.9.1', brokers: 'b', loadAverageBefore: [1, 1, 1], loadAverageAfter: [1, 1, 1] },
+    options, phases: [phase('loop 300ms action x1', 20, 1), phase('loop 300ms action x2', 38, 2)], ratios: [], ab: null,
+    scaling: [
+      { label: 'loop 300ms action x1', actionInstances: 1, runsPerSecond: 20, speedup: 1 },
+      { label: 'loop 300ms action x2', actionInstances: 2, runsPerSecond: 38, speedup: 1.9 },
+    ],
+    peer: [{ label: 'peer langgraph+sqlite', runs: 300, concurrency: 256, seconds: 5, runsPerSecond: 50, iterationsPerRun: 3, completedRuns: 300, runMs: { p50: 1, p95: 2, p99: 3 }, cpuMsPerRun: 4, rssMiB: 100, loadAverage: 1 }],
+    peerRatios: [{ loop: 'loop 0ms x1', peer: 'peer langgraph+sqlite', ratio: 2.6 }],
+  };
+  const text = renderReport(report);
+  assert.match(text, /loop 300ms action x2 +2 +32 +38 +1\.90x/);
+  assert.match(text, /peer langgraph\+sqlite/);
+  assert.match(text, /loop \/ peer/);
+});
