@@ -66,7 +66,12 @@ for (const victim of ['action', 'thought'] as const) {
 
       const records = await scan(cluster, ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes'], { idleMs: 3000 });
       assert.equal(records.filter((r) => r.topic === 'outcomes').length, RUNS, 'one committed outcome per run');
-      assert.equal(records.filter((r) => r.topic === 'actionResults').length, RUNS * 3, 'three waves per run, each committed once');
+      // Three waves per run, more when a step times out on a loaded machine and Thought plans a retry
+      // wave: either way every planned wave is answered by exactly one committed result.
+      const waves = records.filter((r) => r.topic === 'thoughtRequests').length;
+      assert.ok(waves >= RUNS * 3, `at least three waves per run (${waves})`);
+      assert.equal(records.filter((r) => r.topic === 'actionResults').length, waves, 'each planned wave answered by one committed result');
+      assert.equal(records.filter((r) => r.topic === 'observationResults').length, waves, 'each result verified by one committed verdict record');
       assert.deepEqual(duplicates(records), []);
     });
   });
