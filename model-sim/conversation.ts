@@ -24,6 +24,8 @@ export interface PastCall {
 export interface PastResult {
   /** Catalog tool name of the call it answers; `null` when no earlier call has its `tool_call_id`. */
   tool: string | null;
+  /** The `tool_call_id` it answers; `null` when no earlier call has it. */
+  callId: string | null;
   /** The content parsed as JSON, or the raw text when it is not JSON. */
   value: unknown;
   /**
@@ -173,7 +175,8 @@ export function readConversation(body: unknown): Conversation {
         // Not JSON: kept as text, and counted as an error result (see PastResult.error).
       }
       const error = !isRecord(value) || (value['error'] !== undefined && value['error'] !== null);
-      results.push({ tool: callsById.get(id)?.tool ?? null, value, error });
+      const call = callsById.get(id);
+      results.push({ tool: call?.tool ?? null, callId: call ? id : null, value, error });
     }
   });
 

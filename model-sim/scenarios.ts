@@ -64,6 +64,8 @@ export interface Scenario {
   rules: Rule[];
   /** Rules for turns whose system message's second line is `Turn: reflection`; without them, the default scenario's are used. */
   reflection?: Rule[];
+  /** Rules for `Turn: plan` (a whole plan, as a `json` answer); without them, the default scenario's are used. */
+  plan?: Rule[];
 }
 
 /** A loaded scenario: its file's content and where it came from. */
@@ -152,6 +154,7 @@ export const SCENARIO_SCHEMA = {
     description: { type: 'string' },
     rules: { type: 'array', items: RULE },
     reflection: { type: 'array', items: RULE },
+    plan: { type: 'array', items: RULE },
   },
 } as const;
 
@@ -175,9 +178,10 @@ function ajvMessage(e: ErrorObject): string {
  * @throws {@link ScenarioError}
  */
 function checkScenario(file: string, s: Scenario): void {
-  const lists: Array<['rules' | 'reflection', Rule[] | undefined]> = [
+  const lists: Array<['rules' | 'reflection' | 'plan', Rule[] | undefined]> = [
     ['rules', s.rules],
     ['reflection', s.reflection],
+    ['plan', s.plan],
   ];
   for (const [list, rules] of lists) {
     (rules ?? []).forEach((rule, i) => {
@@ -245,10 +249,12 @@ export function loadScenarios(dir: string): ScenarioSet {
 // Templates
 // ---------------------------------------------------------------------------
 
-type Token = { kind: 'user'; re: RegExp } | { kind: 'tool'; ref: string } | { kind: 'skill' };
+type Token = { kind: 'user'; re: RegExp } | { kind: 'tool'; ref: string } | { kind: 'skill' } | { kind: 'ref'; ref: string };
 type Part = string | Token;
 
-const TOKEN = /\{\{(?:user:\/((?:\\.|[^\\])*?)\/([a-z]*)|tool:([^{}]+)|(skill))\}\}/g;
+const TOKEN = /\{\{(?:user:\/((?:\\.|[^\\])*?)\/([a-z]*)|tool:([^{}]+)|(skill)|ref:([^{}]+))\}\}/g;
+/** A plan's own reference (`{{S1.order_id}}`), kept as text in a plan answer. */
+const PLAN_REF = /\{\{[A-Za-z][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\}\}/g;
 
 /**
  * Splits a template string into literal text and tokens:
@@ -260,7 +266,7 @@ function parseTemplate(text: string, file: string, path: string): Part[] {
   const parts: Part[] = [];
   let last = 0;
   const literal = (s: string): void => {
-    if (s.includes('{{')) throw new ScenarioError(file, path, `malformed template near "${s.slice(s.indexOf('{{'), s.indexOf('{{') + 40)}" (use {{user:/regex/}}, {{tool:<tool>.<field>}} or {{skill}})`);
+    if (s.replace(PLAN_REF, '').includes('{{')) throw new ScenarioError(file, path, `malformed template near "${s.slice(s.indexOf('{{'), s.indexOf('{{') + 40)}" (use {{user:/regex/}}, {{tool:<tool>.<field>}} or {{skill}})`);
     if (s !== '') parts.push(s);
   };
   for (const m of text.matchAll(TOKEN)) {
@@ -272,6 +278,8 @@ function parseTemplate(text: string, file: string, path: string): Part[] {
       parts.push({ kind: 'user', re: compileRegex(file, path, m[1], flags + 'g') });
     } else if (m[3] !== undefined) {
       parts.push({ kind: 'tool', ref: m[3].trim() });
+    } else if (m[5] !== undefined) {
+      parts.push({ kind: 'ref', ref: m[5].trim() });
     } else {
       parts.push({ kind: 'skill' });
     }
@@ -323,6 +331,13 @@ function resolveToken(t: Token, conv: Conversation): unknown {
       for (const m of conv.userText.matchAll(t.re)) found = m;
       if (found === undefined) return UNFILLED;
       return found[1] ?? found[0];
+    }
+    case 'ref': {
+      // `{{ref:<tool>.<field>}}`: a plan reference to that tool's last successful call, by its call id.
+      const tool = knownTools(conv).find((n) => t.ref.startsWith(`${n}.`));
+      const result = tool === undefined ? undefined : lastResultOf(conv, tool);
+      if (result === undefined || result.error || result.callId === null) return UNFILLED;
+      return `{{${result.callId}.${t.ref.slice(tool!.length + 1)}}}`;
     }
     case 'tool': {
       const tool = knownTools(conv).find((n) => t.ref === n || t.ref.startsWith(`${n}.`));
@@ -479,10 +494,10 @@ function tryRule(rule: Rule, conv: Conversation, opts: DecideOptions): Answer | 
 export function decide(scenarios: ScenarioSet, conv: Conversation, opts: DecideOptions = {}): Decision {
   const own = conv.skill === null ? undefined : scenarios.get(conv.skill);
   const fallback = scenarios.get(DEFAULT_SCENARIO);
-  const reflection = conv.turnKind === 'reflection';
-  const scenario = reflection ? (own?.reflection ? own : fallback?.reflection ? fallback : (own ?? fallback)) : (own ?? fallback);
+  const list = conv.turnKind === 'reflection' ? 'reflection' : conv.turnKind === 'plan' ? 'plan' : 'rules';
+  const scenario = list === 'rules' ? (own ?? fallback) : own?.[list] ? own : fallback?.[list] ? fallback : (own ?? fallback);
   const name = scenario?.name ?? DEFAULT_SCENARIO;
-  const rules = (reflection ? scenario?.reflection : scenario?.rules) ?? [];
+  const rules = scenario?.[list] ?? [];
   for (const rule of rules) {
     const answer = tryRule(rule, conv, opts);
     if (answer !== undefined) return { scenario: name, rule: rule.name, answer };

@@ -55,7 +55,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
   const tools = toolContracts(catalog);
   const validator = new PlanValidator(ajv, setting(env, 'TAO_MAX_PLAN_STEPS'));
   // The skills are loaded (and checked against the catalog) only when a model takes the turns.
-  const skills = setting(env, 'TAO_PLANNER') === 'react' ? loadSkills(skillsOptionsFromEnv(env).dir, catalog) : undefined;
+  const skills = ['react', 'plan-replan'].includes(setting(env, 'TAO_PLANNER')) ? loadSkills(skillsOptionsFromEnv(env).dir, catalog) : undefined;
   return {
     planner: createPlanner(env, { flows, catalog, tools, validator, skills }),
     model: skills && modelLoop(skills, catalog),

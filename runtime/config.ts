@@ -81,7 +81,7 @@ export const SETTINGS = {
   OTEL_SDK_DISABLED: { kind: 'bool', default: 'false', meaning: 'true: no tracing whatever the endpoint', usedBy: ['thought', 'action', 'observation'] },
 
   // Thought
-  TAO_PLANNER: { kind: 'enum', values: ['router', 'graph', 'llm', 'react'], default: 'router', meaning: 'planner: the ONNX intent router, one graph flow, an LLM plan, or react (the router picks a skill, a model takes the turns; docs/PLANNERS.md)', usedBy: ['thought', 'replay'] },
+  TAO_PLANNER: { kind: 'enum', values: ['router', 'graph', 'llm', 'react', 'plan-replan'], default: 'router', meaning: 'planner: the ONNX intent router, one graph flow, an LLM plan, react (the router picks a skill, a model takes the turns), or plan-replan (as react, but a skill that names no mode has the model write whole plans, re-planned on reflection; docs/PLANNERS.md)', usedBy: ['thought', 'replay'] },
   TAO_FLOW: { kind: 'string', default: 'order-status@1', pattern: /^[^@\s]+@[0-9]+$/, hint: '<flow id>@<version>', meaning: "the graph planner's flow (and the LLM planner's fallback)", usedBy: ['thought', 'replay'] },
   TAO_FLOWS_DIR: { kind: 'string', defaultNote: `flows/ ${PACKAGE_PATH}`, meaning: 'folder of flow files', usedBy: ['thought', 'replay'] },
   TAO_ROUTES: { kind: 'string', defaultNote: `flows/routes.json ${PACKAGE_PATH}`, meaning: "the router planner's intent → flow table", usedBy: ['thought', 'replay'] },

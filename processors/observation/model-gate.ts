@@ -4,14 +4,16 @@
  * the model was offered: the run's skill's tools), and the catalog's contracts.
  *
  * Checks, in order: the completion has a message; a reflection turn (a `json_schema` response
- * format named `reflection`) answers JSON matching the reflection schema; otherwise every tool call
+ * format named `reflection`) answers JSON matching the reflection schema; a plan turn (one named
+ * `plan`) answers a JSON plan matching the plan schema whose every step names an offered tool
+ * (else `hallucinated_tool`; Thought then validates the plan as it validates any); otherwise every tool call
  * names an offered tool (else `hallucinated_tool`), its arguments are a JSON object (else
  * `invalid_arguments`) that satisfies the tool's parameter schema (else `invalid_arguments`); an
  * answer with neither tool calls nor text is `malformed`. A passing answer is extracted in the
  * shape Thought reads (processors/thought/react.ts `ModelAnswer`).
  */
 import type { Ajv, ValidateFunction } from 'ajv';
-import { REFLECTION_SCHEMA, fromWireName } from '../thought/prompt.ts';
+import { PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, fromWireName, toWireName } from '../thought/prompt.ts';
 import type { ModelAnswer, Usage } from '../thought/react.ts';
 
 export type GateResult = { ok: true; answer: ModelAnswer & { model: string | null }; evidence: string } | { ok: false; errorType: 'hallucinated_tool' | 'invalid_arguments' | 'malformed'; evidence: string };
@@ -23,6 +25,7 @@ interface Completion {
 }
 
 const reflectionValidators = new WeakMap<Ajv, ValidateFunction>();
+const planValidators = new WeakMap<Ajv, ValidateFunction>();
 
 /**
  * Verifies one model answer.
@@ -62,6 +65,25 @@ export function verifyModelAnswer(data: unknown, requestJson: string, validateAr
   }
 
   const offered = new Set((request.tools ?? []).map((t) => t.function?.name).filter((n): n is string => typeof n === 'string'));
+
+  if (request.response_format?.json_schema?.name === 'plan') {
+    let plan: unknown;
+    try {
+      plan = JSON.parse(content ?? '');
+    } catch {
+      return { ok: false, errorType: 'malformed', evidence: `a plan must be JSON; the answer was: ${(content ?? '(no text)').slice(0, 200)}` };
+    }
+    let validate = planValidators.get(ajv);
+    if (!validate) planValidators.set(ajv, (validate = ajv.compile(PLAN_RESPONSE_SCHEMA)));
+    if (!validate(plan)) return { ok: false, errorType: 'malformed', evidence: `the plan breaks its schema: ${ajv.errorsText(validate.errors)}` };
+    // A step may name a tool by its catalog name or its wire name; the extracted plan has catalog names.
+    const steps = (plan as { steps: Array<{ id: string; tool: string }> }).steps.map((s) => ({ ...s, tool: fromWireName(s.tool) }));
+    plan = { ...(plan as object), steps };
+    const unknown = steps.find((s) => !offered.has(toWireName(s.tool)));
+    if (unknown) return { ok: false, errorType: 'hallucinated_tool', evidence: `plan step ${unknown.id} names "${unknown.tool}", which this skill does not offer (offered: ${[...offered].map(fromWireName).join(', ') || 'none'})` };
+    return { ok: true, answer: { kind: 'plan', content: content!, plan: plan as never, usage, model }, evidence: `a plan of ${steps.length} step(s): ${steps.map((s) => s.tool).join(', ')}` };
+  }
+
   const rawCalls = Array.isArray(message.tool_calls) ? (message.tool_calls as Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }>) : [];
   if (rawCalls.length > 0) {
     const calls: Array<{ id: string; tool: string; arguments: Record<string, unknown> }> = [];

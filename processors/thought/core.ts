@@ -19,7 +19,7 @@ import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../../observability/rates.ts';
 import type { Planner } from './planner.ts';
 import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
-import { onReactObservation, startReact, type ModelLoopConfig } from './react.ts';
+import { onReactObservation, parseModelState, replanTurn, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
 
 export type { ThoughtDecision, ThoughtOutput } from './run-end.ts';
 
@@ -99,7 +99,7 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
   if (result.kind === 'escalate') return end(task.thought_id, run, iteration, 'escalated', 'unroutable', result.reason, null);
   if (result.kind === 'react') {
     if (!config.model) return end(task.thought_id, run, iteration, 'escalated', 'unroutable', `the planner chose skill ${result.skill} for a model, but no model loop is configured`, null);
-    return startReact(task.thought_id, iteration, run, result.skill, result.facts, config.model, config);
+    return startReact(task.thought_id, iteration, run, result.skill, result.facts, config.model, config, result.mode);
   }
   const problems = config.validator.validate(result.plan, config.tools);
   if (problems.length) return end(task.thought_id, run, iteration, 'failed', 'invalid_plan', `invalid plan: ${problems.join('; ')}`, null);
@@ -112,9 +112,15 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
   // A wave is decided on once: a second observation of it (a stage that processed a record twice)
   // would dispatch every later wave twice.
   if (snapshot && obs.iteration < snapshot.iteration) return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which has dispatched wave ${snapshot.iteration}` };
-  if (obs.run.model_state_json !== null) {
+  // A plan-replan run's plan waves are folded below like any plan's; its model turns, like react's.
+  const replanning = obs.run.model_state_json !== null && parseModelState(obs.run).mode === 'plan-replan';
+  if (obs.run.model_state_json !== null && (!replanning || obs.verdicts.some((v) => /^M\d+$/.test(v.step_id)))) {
     if (!config.model) return end(obs.thought_id, obs.run, obs.iteration, 'failed', 'model_unavailable', 'a model drives this run, but this Thought has no model loop configured', null);
-    return onReactObservation(obs, config.model, config);
+    const runner: PlanRunner = {
+      validate: (plan) => config.validator.validate(plan, config.tools),
+      run: (run, plan, outputs) => nextWave(obs.thought_id, obs.iteration, run, plan, outputs, new Set(), config),
+    };
+    return onReactObservation(obs, config.model, config, runner);
   }
   let plan = planOfRun(obs.run.plan_json);
   const outputs = jsonObjectField(obs.run.outputs_json, 'run.outputs_json') as Outputs;
@@ -123,6 +129,7 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
   const seen = new Set(obs.run.seen_data);
   const reflections = [...obs.run.reflections];
   const again = new Set<string>();
+  let replan: string | null = null;
   let newInformation = false;
   let allValid = true;
   const failures = obs.run.failures_seen + waveFailures(obs.verdicts);
@@ -150,12 +157,18 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
       again.add(step.id);
       continue;
     }
-    const reflection = reflect(step, verdict, history[step.id]!, obs.iteration);
+    const reflection = reflect(step, verdict, history[step.id]!, obs.iteration, replanning);
     reflections.push(reflection);
     const run: RunState = { ...obs.run, failure_streaks: streaks, error_history: history, seen_data: [...seen], reflections, failures_seen: failures };
     switch (reflection.action) {
-      case 'fallback':
       case 'change_plan':
+        // No other tool declared: the model writes a new plan once the whole wave is folded.
+        if (replanning && step.fallback === undefined) {
+          replan ??= `step ${step.id} (${verdict.tool}) failed: ${verdict.error_type} after ${obs.run.step_attempts[step.id] ?? 0} attempt(s)`;
+          break;
+        }
+      // falls through
+      case 'fallback':
         plan = { ...plan, steps: plan.steps.map((s) => (s.id === step.id ? { ...s, tool: s.fallback!, fallback: undefined } : s)) };
         streaks[step.id] = 0;
         history[step.id] = [];
@@ -173,6 +186,10 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
   // Only a wave that succeeded and still taught nothing new is stale; failures are the reflection's business.
   const stale = newInformation ? 0 : allValid ? obs.run.stale_waves + 1 : obs.run.stale_waves;
   const run: RunState = { ...obs.run, plan_json: JSON.stringify(plan), outputs_json: JSON.stringify(outputs), failure_streaks: streaks, error_history: history, seen_data: [...seen], stale_waves: stale, reflections, failures_seen: failures };
+  if (replan !== null) {
+    if (!config.model) return end(obs.thought_id, run, obs.iteration, 'failed', 'model_unavailable', `a new plan is needed (${replan}), but this Thought has no model loop configured`, null);
+    return replanTurn(obs.thought_id, obs.iteration, run, plan, outputs, config.model, replan);
+  }
   return nextWave(obs.thought_id, obs.iteration, run, plan, outputs, again, config);
 }
 
@@ -234,7 +251,7 @@ function nextWave(thoughtId: string, iteration: number, run: RunState, plan: Pla
  * The Reflexion record for a step that keeps failing: four dimensions, each PASS, MISSING or
  * INCONSISTENT with evidence and a recommendation, and the one action Thought takes.
  */
-function reflect(step: PlanStep, verdict: Verdict, errors: string[], iteration: number): Reflection {
+function reflect(step: PlanStep, verdict: Verdict, errors: string[], iteration: number, replanning = false): Reflection {
   const streak = errors.length;
   const e = verdict.error_type;
   const failed = verdict.audit_trail.filter((c) => !c.passed).map((c) => `${c.name}: ${c.evidence}`).join(' | ').slice(0, 500) || e;
@@ -243,21 +260,24 @@ function reflect(step: PlanStep, verdict: Verdict, errors: string[], iteration: 
   const refused = e === 'auth_failed';
   const uncertain = !missing && !inconsistent && !refused;
   const canSwitch = step.fallback !== undefined;
+  // In a plan-replan run the model can write a new plan where no other tool is declared.
+  const otherwise = replanning ? 'ask the model for a new plan' : null;
   const dimensions: ReflectionDimension[] = [
     missing
       ? { name: 'data_completeness', result: 'MISSING', evidence: `${step.tool} found nothing for ${JSON.stringify(step.input)}: ${failed}`, recommendation: 'ask a person for the missing or corrected input' }
       : { name: 'data_completeness', result: 'PASS', evidence: 'the step had every input it references', recommendation: 'none' },
     inconsistent
-      ? { name: 'logic_consistency', result: 'INCONSISTENT', evidence: `the answer does not fit the contract or the plan: ${failed}`, recommendation: canSwitch ? `switch to ${step.fallback}` : 'stop: no alternative tool is declared' }
+      ? { name: 'logic_consistency', result: 'INCONSISTENT', evidence: `the answer does not fit the contract or the plan: ${failed}`, recommendation: canSwitch ? `switch to ${step.fallback}` : (otherwise ?? 'stop: no alternative tool is declared') }
       : { name: 'logic_consistency', result: 'PASS', evidence: 'no contradiction between the answer and the plan', recommendation: 'none' },
     refused
       ? { name: 'policy_compliance', result: 'INCONSISTENT', evidence: `the tool refused the call: ${failed}`, recommendation: 'escalate: credentials or permissions need a person' }
       : { name: 'policy_compliance', result: 'PASS', evidence: 'no refusal or policy error', recommendation: 'none' },
     uncertain
-      ? { name: 'uncertainty', result: 'MISSING', evidence: `no usable answer after ${streak} consecutive failure(s) (${e}): ${failed}`, recommendation: canSwitch ? `fall back to ${step.fallback}` : 'stop: the tool keeps failing and has no fallback' }
+      ? { name: 'uncertainty', result: 'MISSING', evidence: `no usable answer after ${streak} consecutive failure(s) (${e}): ${failed}`, recommendation: canSwitch ? `fall back to ${step.fallback}` : (otherwise ?? 'stop: the tool keeps failing and has no fallback') }
       : { name: 'uncertainty', result: 'PASS', evidence: 'the failure is understood', recommendation: 'none' },
   ];
-  const action: ReflectionAction = refused ? 'escalate' : missing ? 'ask_human' : inconsistent ? (canSwitch ? 'change_plan' : 'fail') : canSwitch ? 'fallback' : 'fail';
+  const stuck: ReflectionAction = replanning ? 'change_plan' : 'fail';
+  const action: ReflectionAction = refused ? 'escalate' : missing ? 'ask_human' : inconsistent ? (canSwitch ? 'change_plan' : stuck) : canSwitch ? 'fallback' : stuck;
   return { step_id: step.id, tool: verdict.tool, iteration, error_types: errors, dimensions, action, author: 'rules', summary: '' };
 }
 

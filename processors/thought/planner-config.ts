@@ -7,6 +7,7 @@
  * |---|---|
  * | router (default) | {@link RouterPlanner}: the ONNX intent router picks the flow (routing table TAO_ROUTES, default flows/routes.json; model TAO_INTENT_MODEL_DIR; threshold TAO_INTENT_THRESHOLD, default 0.4); the flow's own input patterns take its inputs from the text; unclear tasks are escalated |
  * | graph | {@link GraphPlanner} on the flow TAO_FLOW (`<id>@<version>`, default order-status@1) |
+ * | react, plan-replan | {@link SkillPlanner}: the router picks a skill; a model takes the run (every turn, or whole plans re-planned on reflection), by default as the value says |
  * | llm | {@link LlmPlanner}: asks an OpenAI-compatible chat-completions endpoint (TAO_LLM_BASE_URL and TAO_LLM_MODEL required; key in the variable TAO_LLM_API_KEY_ENV names; TAO_LLM_TIMEOUT_MS, TAO_LLM_MAX_TOKENS; the prompt states TAO_MAX_PLAN_STEPS); falls back to the graph planner on TAO_FLOW |
  */
 import { setting } from '../../runtime/config.ts';
@@ -43,8 +44,9 @@ export function createPlanner(env: NodeJS.ProcessEnv, deps: PlannerDeps): Planne
     case 'router':
       return routerPlannerFromEnv(env, deps);
     case 'react':
-      if (!deps.skills) throw new ConfigError('TAO_PLANNER=react needs the skills (TAO_SKILLS_DIR)');
-      return new SkillPlanner(routerPlannerFromEnv(env, deps), deps.skills);
+    case 'plan-replan':
+      if (!deps.skills) throw new ConfigError(`TAO_PLANNER=${kind} needs the skills (TAO_SKILLS_DIR)`);
+      return new SkillPlanner(routerPlannerFromEnv(env, deps), deps.skills, kind);
   }
 }
 

@@ -12,8 +12,11 @@ export type PlanningResult =
   | { kind: 'needs_input'; planner: string; flow: { id: string; version: number }; missing: string[]; reason: string }
   /** The planner will not guess (an off-domain or unclear task): a person takes the run. */
   | { kind: 'escalate'; planner: string; reason: string }
-  /** A model takes the run's turns (ReAct) with a skill; `facts` are the slots the model must keep. */
-  | { kind: 'react'; planner: string; skill: string; facts: Record<string, string> };
+  /**
+   * A model takes the run with a skill; `facts` are the slots the model must keep. `mode` `react`
+   * (the default): the model takes every turn; `plan-replan`: it writes whole plans (processors/thought/replan.ts).
+   */
+  | { kind: 'react'; planner: string; skill: string; facts: Record<string, string>; mode?: 'react' | 'plan-replan' };
 
 /** What a planner sees of a task. */
 export interface PlannerTask {

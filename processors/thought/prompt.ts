@@ -18,6 +18,7 @@
  * No I/O, no clock, no randomness: the same input always gives the same bytes, so a replay
  * rebuilds exactly the prompt that was recorded.
  */
+import planSchema from '../../schemas/json/plan.schema.json' with { type: 'json' };
 
 /** A catalog tool as the model sees it. */
 export interface PromptTool {
@@ -66,8 +67,12 @@ export interface PromptInput {
   turns: PromptTurn[];
   /** Reflections written so far (model-written or rule-based), oldest first. */
   reflections: string[];
-  /** `react` asks for tool calls or a final answer; `reflection` asks for a structured reflection. */
-  mode: 'react' | 'reflection';
+  /**
+   * `react` asks for tool calls or a final answer; `reflection` asks for a structured reflection;
+   * `plan` asks for a whole plan as JSON (the tools are listed so the model sees their contracts,
+   * with `tool_choice: none`).
+   */
+  mode: 'react' | 'reflection' | 'plan';
 }
 
 /** Shares of the context window, as fractions that add up to 1. */
@@ -115,7 +120,7 @@ export interface BuiltPrompt {
   messages: ChatMessage[];
   /** Empty for a reflection turn. */
   tools: WireTool[];
-  /** `response_format` for a reflection turn. */
+  /** `response_format` for a reflection or plan turn. */
   responseFormat: Record<string, unknown> | null;
   maxTokens: number;
   tokens: SectionTokens;
@@ -147,6 +152,15 @@ export const REFLECTION_SCHEMA = {
     },
   },
 } as const;
+
+/**
+ * The JSON Schema of a plan answer: schemas/json/plan.schema.json's plan, except that `flow` may be
+ * left out (Thought names the flow after the skill). Not `strict`: a plan's inputs are open objects.
+ */
+export const PLAN_RESPONSE_SCHEMA: Record<string, unknown> = (() => {
+  const { $id: _id, title: _title, ...schema } = planSchema as Record<string, unknown>;
+  return { ...schema, required: ['steps', 'output'] };
+})();
 
 /** OpenAI function names allow `[a-zA-Z0-9_-]{1,64}`; catalog names have dots. The mapping is reversible. */
 export function toWireName(tool: string): string {
@@ -214,7 +228,7 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   const compaction = { reducedObservations: 0, cutOutputs: 0, foldedTurns: 0, omittedTurns: 0, skillCut: false };
 
   // System: runtime rules, then the protected facts. Only the rules may be cut.
-  const header = `Skill: ${input.skill.ref}${input.mode === 'reflection' ? '\nTurn: reflection' : ''}`;
+  const header = `Skill: ${input.skill.ref}${input.mode === 'react' ? '' : `\nTurn: ${input.mode}`}`;
   const factLines = Object.keys(input.facts)
     .sort()
     .map((k) => `- ${k}: ${input.facts[k]}`);
@@ -225,7 +239,7 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   // Skill: its prompt and the tools it allows (the tool list is sent whole: a tool the model
   // cannot see is a tool it cannot call).
   const tools: WireTool[] =
-    input.mode === 'react'
+    input.mode !== 'reflection'
       ? input.skill.tools.map((t) => ({ type: 'function', function: { name: toWireName(t.name), description: t.description, parameters: t.parameters } }))
       : [];
   const toolTokens = tools.reduce((n, t) => n + estimateTokens(json(t)), 0);
@@ -330,7 +344,12 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   return {
     messages,
     tools,
-    responseFormat: input.mode === 'reflection' ? { type: 'json_schema', json_schema: { name: 'reflection', strict: true, schema: REFLECTION_SCHEMA } } : null,
+    responseFormat:
+      input.mode === 'reflection'
+        ? { type: 'json_schema', json_schema: { name: 'reflection', strict: true, schema: REFLECTION_SCHEMA } }
+        : input.mode === 'plan'
+          ? { type: 'json_schema', json_schema: { name: 'plan', strict: false, schema: PLAN_RESPONSE_SCHEMA } }
+          : null,
     maxTokens,
     tokens,
     compaction,

@@ -24,8 +24,9 @@
  */
 import type { ObservationResult, Reflection, ReflectionAction, ReflectionDimension, RunState, StepCall, Verdict } from '../../schemas/types.gen.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
-import { planOfRun, type Plan, type PlanStep } from './plan.ts';
+import { planOfRun, resolveReferences, type Plan, type PlanStep } from './plan.ts';
 import { buildPrompt, type PromptCall, type PromptTool, type PromptTurn } from './prompt.ts';
+import { mergePlan, PLAN_TURN_RULES } from './replan.ts';
 import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
 
 /** What react runs need to know of a skill (processors/thought/skills.ts `Skill` satisfies it). */
@@ -40,6 +41,8 @@ export interface ReactSkill {
   tokenBudget: number;
   contextWindow: number;
   maxTokens: number;
+  /** New plans a `plan-replan` run may ask for after its first. */
+  maxReplans: number;
 }
 
 /** Thought's configuration of the model loop. */
@@ -67,7 +70,9 @@ export interface ReactBounds {
 export type ModelAnswer =
   | { kind: 'tool_calls'; content: string | null; calls: Array<{ id: string; tool: string; arguments: Record<string, unknown> }>; usage: Usage }
   | { kind: 'final'; content: string; usage: Usage }
-  | { kind: 'reflection'; reflection: ModelReflection; usage: Usage };
+  | { kind: 'reflection'; reflection: ModelReflection; usage: Usage }
+  /** A whole plan (a plan turn): `content` is the model's JSON text, `plan` its parsed value (tools by catalog name). */
+  | { kind: 'plan'; content: string; plan: Pick<Plan, 'steps' | 'output'>; usage: Usage };
 
 export interface Usage {
   prompt_tokens: number;
@@ -88,7 +93,10 @@ export interface ModelReflection {
 /** The model part of a run's state (`RunState.model_state_json`). */
 export interface ModelState {
   skill: string;
-  mode: 'react';
+  /** `react`: the model takes every turn; `plan-replan`: it writes whole plans, Thought runs them (replan.ts). */
+  mode: 'react' | 'plan-replan';
+  /** New plans asked for after the first (plan-replan runs only). */
+  replans?: number;
   /** Model turns dispatched so far (reflection turns included). */
   turns: number;
   /** Tokens the model's answers used (their `usage.total_tokens`). */
@@ -104,6 +112,22 @@ export interface ModelState {
   /** Consecutive tool waves with no valid result. */
   failed_waves: number;
 }
+
+/**
+ * How a plan-replan run's plans are run: Thought's plan machinery (core.ts), handed in so that this
+ * module does not import core.
+ */
+export interface PlanRunner {
+  /** Problems of a candidate plan (empty when valid), as Thought validates any plan. */
+  validate(plan: Plan): string[];
+  /** The next wave of `plan` (or the run's end), as for any planned run. */
+  run(run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>): ThoughtDecision;
+}
+
+type TurnMode = 'react' | 'reflection' | 'plan';
+
+/** The turn after a rejected answer or a reflection: a plan-replan run asks for a plan again. */
+const nextTurnMode = (state: ModelState): TurnMode => (state.mode === 'plan-replan' ? 'plan' : 'react');
 
 /** Runtime rules at the top of every system prompt. */
 export const DEFAULT_SYSTEM_RULES = [
@@ -124,21 +148,39 @@ export function parseModelState(run: RunState): ModelState {
 }
 
 /**
- * Starts a react run: its first model turn. `run` is the new run state onTask built (planner, task
- * text, bounds); the skill's bounds decide how many turns and tokens the run may use.
+ * Starts a model run: its first model turn. `run` is the new run state onTask built (planner, task
+ * text, bounds); the skill's bounds decide how many turns and tokens the run may use. `react` asks
+ * for the first tool calls; `plan-replan` for the whole plan.
  */
-export function startReact(thoughtId: string, iteration: number, run: RunState, skillName: string, facts: Record<string, string>, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+export function startReact(thoughtId: string, iteration: number, run: RunState, skillName: string, facts: Record<string, string>, loop: ModelLoopConfig, bounds: ReactBounds, mode: ModelState['mode'] = 'react'): ThoughtDecision {
   const skill = loop.skill(skillName);
   if (!skill) return end(thoughtId, run, iteration, 'escalated', 'unroutable', `no runnable skill "${skillName}": a person takes the run`, null);
-  const state: ModelState = { skill: skill.ref, mode: 'react', turns: 0, tokens: 0, facts, turn_tokens: [], rejected: [], invalid_streak: 0, failed_waves: 0 };
-  const plan: Plan = { flow: { id: `react:${skill.name}`, version: skill.version ?? 0 }, steps: [], output: {} };
-  // A turn is two waves (the model's, then its tools'): the run's iteration bound follows the skill's turns.
-  const started: RunState = { ...run, flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), max_iterations: Math.max(bounds.maxIterations, 2 * skill.maxModelTurns + 1) };
-  return modelTurn(thoughtId, iteration, started, plan, {}, state, skill, 'react', loop);
+  const state: ModelState = { skill: skill.ref, mode, ...(mode === 'plan-replan' ? { replans: 0 } : {}), turns: 0, tokens: 0, facts, turn_tokens: [], rejected: [], invalid_streak: 0, failed_waves: 0 };
+  const plan: Plan = { flow: { id: `${mode}:${skill.name}`, version: skill.version ?? 0 }, steps: [], output: {} };
+  // react: a turn is two waves (the model's, then its tools'), so the iteration bound follows the
+  // skill's turns. plan-replan: each plan turn is one wave on top of the plans' own waves.
+  const maxIterations = mode === 'react' ? Math.max(bounds.maxIterations, 2 * skill.maxModelTurns + 1) : bounds.maxIterations + skill.maxReplans + 1;
+  const started: RunState = { ...run, flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), max_iterations: maxIterations };
+  return modelTurn(thoughtId, iteration, started, plan, {}, state, skill, mode === 'react' ? 'react' : 'plan', loop);
+}
+
+/**
+ * A plan-replan run's reflection called for a new plan: the model is asked again (a plan turn whose
+ * prompt shows the steps that ran, their results and failures, and the reflection), unless the
+ * skill's re-plans are used up (`replan_cap`).
+ * @param why what failed, for the outcome's reason when the cap ends the run
+ */
+export function replanTurn(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, loop: ModelLoopConfig, why: string): ThoughtDecision {
+  const state = parseModelState(run);
+  const skill = loop.skill(state.skill.split('@')[0]!);
+  if (!skill) return end(thoughtId, run, iteration, 'failed', 'model_unavailable', `the run's skill ${state.skill} is no longer loaded: nothing to build its next prompt from`, null);
+  const replans = (state.replans ?? 0) + 1;
+  if (replans > skill.maxReplans) return end(thoughtId, run, iteration, 'budget_exhausted', 'replan_cap', `the skill's ${skill.maxReplans} re-plan(s) are used up: ${why}`, null);
+  return modelTurn(thoughtId, iteration, run, plan, outputs, { ...state, replans }, skill, 'plan', loop);
 }
 
 /** Folds a react run's wave into its state and decides: the model's next turn, its calls, or the end. */
-export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig, bounds: ReactBounds, runner?: PlanRunner): ThoughtDecision {
   const state = parseModelState(obs.run);
   const skillName = state.skill.split('@')[0]!;
   const skill = loop.skill(skillName);
@@ -152,7 +194,7 @@ export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig
   if (!skill) return end(thoughtId, run, obs.iteration, 'failed', 'model_unavailable', `the run's skill ${state.skill} is no longer loaded: nothing to build its next prompt from`, null);
 
   const modelVerdict = obs.verdicts.find((v) => isModelStep(v.step_id));
-  if (modelVerdict) return onModelAnswer(obs, modelVerdict, run, plan, outputs, history, streaks, state, skill, loop, bounds);
+  if (modelVerdict) return onModelAnswer(obs, modelVerdict, run, plan, outputs, history, streaks, state, skill, loop, bounds, runner);
 
   // A tool wave: record what each call found; the next model turn sees it all.
   const seen = new Set(run.seen_data);
@@ -180,7 +222,7 @@ export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig
   return modelTurn(thoughtId, obs.iteration, run, plan, outputs, next, skill, mode, loop);
 }
 
-function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, history: Record<string, string[]>, streaks: Record<string, number>, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, history: Record<string, string[]>, streaks: Record<string, number>, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds, runner?: PlanRunner): ThoughtDecision {
   const thoughtId = obs.thought_id;
   const turn = turnOf(verdict.step_id);
   if (!verdict.valid) {
@@ -189,7 +231,7 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
       const next: ModelState = { ...state, invalid_streak: state.invalid_streak + 1, rejected: [...state.rejected, { turn, error: verdict.error_type, evidence: failedEvidence(verdict).slice(0, 400) }] };
       const failed = withState({ ...run, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } }, next);
       if (next.invalid_streak >= bounds.reflectAfter + 1) return end(thoughtId, failed, obs.iteration, 'failed', 'model_invalid', `the model's last ${next.invalid_streak} answers were rejected (${verdict.error_type}: ${failedEvidence(verdict).slice(0, 200)})`, null);
-      return modelTurn(thoughtId, obs.iteration, failed, plan, outputs, next, skill, 'react', loop);
+      return modelTurn(thoughtId, obs.iteration, failed, plan, outputs, next, skill, nextTurnMode(next), loop);
     }
     // The endpoint failed after Action's retries (and its fallback model): try the same turn again, then give up.
     const streak = (streaks[verdict.step_id] ?? 0) + 1;
@@ -215,7 +257,29 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
       return onReflection(obs, run, plan, outputs, next, skill, answer.reflection, turn, loop);
     case 'tool_calls':
       return dispatchCalls(thoughtId, obs.iteration, run, plan, turn, answer, next, bounds);
+    case 'plan':
+      if (!runner) return end(thoughtId, run, obs.iteration, 'failed', 'model_unavailable', 'the model answered with a plan, but this Thought runs no plans for models', null);
+      return onPlan(thoughtId, obs.iteration, run, plan, outputs, turn, answer, next, skill, loop, bounds, runner);
   }
+}
+
+/**
+ * A verified plan answer: renamed into the run's plan (replan.ts), validated like any plan, and run
+ * in waves; the steps of the earlier plan that had not finished are replaced (skipped). An invalid
+ * plan is a rejected answer: the model hears why in its next plan turn.
+ */
+function onPlan(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, turn: number, answer: Extract<ModelAnswer, { kind: 'plan' }>, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds, runner: PlanRunner): ThoughtDecision {
+  const finished = new Set(Object.keys(outputs).filter((id) => !isModelStep(id)));
+  const merged = mergePlan(plan, answer.plan, turn, finished, new Set(run.skipped));
+  const problems = [...merged.problems, ...runner.validate(merged.candidate)];
+  if (problems.length) {
+    const evidence = `invalid plan: ${problems.join('; ')}`.slice(0, 400);
+    const next: ModelState = { ...state, invalid_streak: state.invalid_streak + 1, rejected: [...state.rejected, { turn, error: 'invalid_plan', evidence }] };
+    const rejected = withState(run, next);
+    if (next.invalid_streak >= bounds.reflectAfter + 1) return end(thoughtId, rejected, iteration, 'failed', 'model_invalid', `the model's last ${next.invalid_streak} answers were rejected (${evidence.slice(0, 200)})`, null);
+    return modelTurn(thoughtId, iteration, rejected, plan, outputs, next, skill, 'plan', loop);
+  }
+  return runner.run(withState({ ...run, plan_json: JSON.stringify(merged.plan), skipped: [...run.skipped, ...merged.replaced] }, state), merged.plan, outputs);
 }
 
 function onReflection(obs: ObservationResult, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, state: ModelState, skill: ReactSkill, r: ModelReflection, turn: number, loop: ModelLoopConfig): ThoughtDecision {
@@ -242,7 +306,7 @@ function onReflection(obs: ObservationResult, run: RunState, plan: Plan, outputs
     case 'fail':
       return end(thoughtId, withState(reflected, next), obs.iteration, 'failed', 'reflection', `the model found no way forward: ${r.reason}`, null);
     default:
-      return modelTurn(thoughtId, obs.iteration, withState(reflected, next), plan, outputs, next, skill, 'react', loop);
+      return modelTurn(thoughtId, obs.iteration, withState(reflected, next), plan, outputs, next, skill, nextTurnMode(next), loop);
   }
 }
 
@@ -280,7 +344,7 @@ function dispatchCalls(thoughtId: string, iteration: number, run: RunState, plan
 }
 
 /** The next model turn: the prompt built from the run, as one model step in its own wave. */
-function modelTurn(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, state: ModelState, skill: ReactSkill, mode: 'react' | 'reflection', loop: ModelLoopConfig): ThoughtDecision {
+function modelTurn(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, state: ModelState, skill: ReactSkill, mode: TurnMode, loop: ModelLoopConfig): ThoughtDecision {
   if (state.turns >= skill.maxModelTurns) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'model_turns', `the skill's ${skill.maxModelTurns} model turns are used up without a final answer`, null);
   if (iteration >= run.max_iterations) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`, null);
   const turn = state.turns + 1;
@@ -294,18 +358,18 @@ function redispatch(thoughtId: string, iteration: number, run: RunState, plan: P
   if (iteration >= run.max_iterations) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`, null);
   const step = plan.steps.find((s) => s.id === stepId)!;
   const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Record<string, Record<string, unknown>>;
-  return dispatchModelStep(thoughtId, iteration, run, plan, outputs, stepId, (step.input as { mode?: 'react' | 'reflection' }).mode ?? 'react', state, skill, loop);
+  return dispatchModelStep(thoughtId, iteration, run, plan, outputs, stepId, (step.input as { mode?: TurnMode }).mode ?? 'react', state, skill, loop);
 }
 
-function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, stepId: string, mode: 'react' | 'reflection', state: ModelState, skill: ReactSkill, loop: ModelLoopConfig): ThoughtDecision {
+function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, stepId: string, mode: TurnMode, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig): ThoughtDecision {
   const turn = turnOf(stepId);
   const built = buildPrompt(
     {
-      system: loop.system,
+      system: mode === 'plan' ? `${loop.system}\n\n${PLAN_TURN_RULES}` : loop.system,
       skill: { ref: state.skill, prompt: skill.prompt, tools: skill.allowedTools.flatMap((t) => loop.toolSpec(t) ?? []) },
       task: run.task_text,
       facts: state.facts,
-      turns: promptTurns(plan, outputs, run.error_history, state.rejected, turn),
+      turns: promptTurns(plan, outputs, run.error_history, state.rejected, turn, new Set(run.skipped)),
       reflections: notes(run),
       mode,
     },
@@ -316,7 +380,8 @@ function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, 
   if (built.overflow) return end(thoughtId, withState(run, next), iteration, 'failed', 'context_overflow', `the task and its facts alone (${built.tokens.system} tokens) do not fit the skill's context window of ${skill.contextWindow}`, null);
   const request: Record<string, unknown> = {
     messages: built.messages,
-    ...(built.tools.length ? { tools: built.tools, tool_choice: 'auto' } : {}),
+    // A plan turn lists the tools for their contracts; the answer is the plan, not a call.
+    ...(built.tools.length ? { tools: built.tools, tool_choice: mode === 'plan' ? 'none' : 'auto' } : {}),
     ...(built.responseFormat ? { response_format: built.responseFormat } : {}),
     temperature: 0,
     max_tokens: Math.min(built.maxTokens, skill.maxTokens),
@@ -339,7 +404,7 @@ function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, 
  * each rejected answer as the model's own turn saying what was wrong with it (the model sees its
  * mistake where it made it, and the conversation moves on).
  */
-function promptTurns(plan: Plan, outputs: Record<string, Record<string, unknown>>, errors: Record<string, string[]>, rejected: ModelState['rejected'], before: number): PromptTurn[] {
+function promptTurns(plan: Plan, outputs: Record<string, Record<string, unknown>>, errors: Record<string, string[]>, rejected: ModelState['rejected'], before: number, skipped: ReadonlySet<string>): PromptTurn[] {
   const turns: PromptTurn[] = [];
   for (const step of plan.steps) {
     if (!isModelStep(step.id) || turnOf(step.id) >= before) continue;
@@ -350,6 +415,10 @@ function promptTurns(plan: Plan, outputs: Record<string, Record<string, unknown>
       continue;
     }
     const answer = outputs[step.id] as unknown as ModelAnswer | undefined;
+    if (answer?.kind === 'plan') {
+      turns.push({ turn, content: answer.content, calls: planCalls(plan, step.id, outputs, errors, skipped) });
+      continue;
+    }
     if (!answer || answer.kind !== 'tool_calls') continue;
     const calls: PromptCall[] = answer.calls.map((c, i) => {
       const id = callStep(turn, i + 1);
@@ -362,10 +431,28 @@ function promptTurns(plan: Plan, outputs: Record<string, Record<string, unknown>
   return turns;
 }
 
-/** Reflections (the model's own, in words), shown in every later prompt. */
+/**
+ * The steps of the plan written in turn `modelStepId` that ran, as that turn's calls (id = the step's
+ * run id, so a later plan can reference a result by it), with what each found or why it failed.
+ */
+function planCalls(plan: Plan, modelStepId: string, outputs: Record<string, Record<string, unknown>>, errors: Record<string, string[]>, skipped: ReadonlySet<string>): PromptCall[] {
+  return plan.steps
+    .filter((s) => s.id.startsWith(`${modelStepId}_`) && (outputs[s.id] !== undefined || (errors[s.id]?.length ?? 0) > 0))
+    .map((s) => {
+      const data = outputs[s.id];
+      const input = resolveReferences(s.input, outputs, skipped);
+      const args = 'value' in input ? (input.value as Record<string, unknown>) : s.input;
+      return { id: s.id, tool: s.tool, arguments: args, valid: data !== undefined, extracted: data ?? null, raw: data !== undefined ? JSON.stringify(data) : '', error: data !== undefined ? null : (errors[s.id]?.at(-1) ?? 'no result') };
+    });
+}
+
+/** Reflections, shown in every later prompt: the model's own in its words, a rule-based one by what it found. */
 function notes(run: RunState): string[] {
-  const reflections = run.reflections.map((r) => (r.author.startsWith('model:') ? `turn ${turnOf(r.step_id)} reflection (${r.action}): ${r.summary}` : `rule-based reflection on ${r.step_id} (${r.action})`));
-  return reflections;
+  return run.reflections.map((r) => {
+    if (r.author.startsWith('model:')) return `turn ${turnOf(r.step_id)} reflection (${r.action}): ${r.summary}`;
+    const found = r.dimensions.filter((d) => d.result !== 'PASS').map((d) => `${d.name} ${d.result}: ${d.evidence}`);
+    return `rule-based reflection on ${r.step_id} (${r.tool}, ${r.action})${found.length ? `: ${found.join('; ')}` : ''}`;
+  });
 }
 
 function failedEvidence(v: Verdict): string {

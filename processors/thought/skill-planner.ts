@@ -11,19 +11,22 @@ export interface RoutableSkill {
 }
 
 /**
- * `TAO_PLANNER=react`: the ONNX intent router picks the skill (the one whose `metadata.intents`
- * names the intent), and the skill's mode decides who takes the run's turns: `react` (the default
- * here) hands it to the model with the router's slots as protected facts; `plan` runs the intent's
- * flows exactly as the router planner does. An unknown intent, or an intent no runnable skill
- * serves, goes to the router planner (which escalates or plans from flows). `gather` is the
- * router's (its decision is recorded); `plan` is pure.
+ * `TAO_PLANNER=react` and `TAO_PLANNER=plan-replan`: the ONNX intent router picks the skill (the one
+ * whose `metadata.intents` names the intent), and the skill's mode decides who takes the run's
+ * turns: `react` hands every turn to the model with the router's slots as protected facts;
+ * `plan-replan` has the model write the whole plan, and a new one only when a reflection calls for
+ * it; `plan` runs the intent's flows exactly as the router planner does. A skill that names no mode
+ * gets the planner's default: `react` or `plan-replan`, as TAO_PLANNER says (that name is also this
+ * planner's recorded kind, so a replay rebuilds the same default). An unknown intent, or an intent
+ * no runnable skill serves, goes to the router planner (which escalates or plans from flows).
+ * `gather` is the router's (its decision is recorded); `plan` is pure.
  */
 export class SkillPlanner implements Planner {
-  readonly name = 'react';
-
   constructor(
     private readonly router: RouterPlanner,
     private readonly skills: { forIntent(intent: string): RoutableSkill | undefined },
+    /** The mode of skills that do not name one; also the planner's name. */
+    readonly name: 'react' | 'plan-replan' = 'react',
   ) {}
 
   get config(): string {
@@ -38,8 +41,8 @@ export class SkillPlanner implements Planner {
     if (record === null) return this.router.plan(task, record);
     const route = JSON.parse(record) as IntentRoute;
     const skill = route.intent === 'unknown' ? undefined : this.skills.forIntent(route.intent);
-    // `plan-replan` is not implemented yet: such a skill is run as `react` (the model re-plans each turn).
     if (!skill || !skill.runnable || skill.planner === 'plan') return this.router.plan(task, record);
-    return { kind: 'react', planner: `react(${route.intent} ${route.confidence.toFixed(3)} ${skill.ref})`, skill: skill.name, facts: route.slots };
+    const mode = skill.planner ?? this.name;
+    return { kind: 'react', planner: `${mode}(${route.intent} ${route.confidence.toFixed(3)} ${skill.ref})`, skill: skill.name, facts: route.slots, mode };
   }
 }

@@ -39,6 +39,7 @@
  * | `token-budget` | tokens (prompt + completion) per run (1-100000000) | 20000 |
  * | `context-window` | tokens of the model's context window (256-10000000) | 8192 |
  * | `max-tokens` | `max_tokens` of one request (1-1000000, below `context-window`) | 512 |
+ * | `max-replans` | new plans a `plan-replan` run may ask for after its first (1-20) | 2 |
  *
  * Why a skill without `version` is loaded but not runnable (rather than given version 1): the
  * `name@version` recorded with a run is what replay and the simulator rely on to know which prompt
@@ -56,7 +57,7 @@ export const SKILL_PLANNERS = ['plan', 'react', 'plan-replan'] as const;
 export type SkillPlanner = (typeof SKILL_PLANNERS)[number];
 
 /** The values a runnable skill gets when its metadata leaves a number out. */
-export const SKILL_DEFAULTS = { maxModelTurns: 8, tokenBudget: 20000, contextWindow: 8192, maxTokens: 512 } as const;
+export const SKILL_DEFAULTS = { maxModelTurns: 8, tokenBudget: 20000, contextWindow: 8192, maxTokens: 512, maxReplans: 2 } as const;
 
 /** A loaded, validated skill. */
 export interface Skill {
@@ -81,6 +82,8 @@ export interface Skill {
   tokenBudget: number;
   contextWindow: number;
   maxTokens: number;
+  /** New plans a `plan-replan` run may ask for after its first (metadata.max-replans). */
+  maxReplans: number;
   /** The Markdown body of SKILL.md, trimmed: the skill's prompt. */
   prompt: string;
   /** Absolute path of the skill's folder. */
@@ -111,6 +114,7 @@ const INTEGER_KEYS = {
   'token-budget': { field: 'tokenBudget', min: 1, max: 100_000_000 },
   'context-window': { field: 'contextWindow', min: 256, max: 10_000_000 },
   'max-tokens': { field: 'maxTokens', min: 1, max: 1_000_000 },
+  'max-replans': { field: 'maxReplans', min: 1, max: 20 },
 } as const;
 
 const FORMAT_KEYS = ['name', 'description', 'license', 'compatibility', 'allowed-tools', 'metadata'] as const;

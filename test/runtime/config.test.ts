@@ -49,7 +49,7 @@ describe('a bad value is refused with one line naming the variable and the value
   });
 
   test('enum', () => {
-    assert.equal(refusal({ TAO_PLANNER: 'oracle' }), 'TAO_PLANNER must be one of router, graph, llm, react, got "oracle"');
+    assert.equal(refusal({ TAO_PLANNER: 'oracle' }), 'TAO_PLANNER must be one of router, graph, llm, react, plan-replan, got "oracle"');
     assert.equal(refusal({ TAO_SEMANTIC_CHECK: 'maybe' }), 'TAO_SEMANTIC_CHECK must be one of on, off, got "maybe"');
   });
 

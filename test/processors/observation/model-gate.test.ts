@@ -37,6 +37,20 @@ describe('verifyModelAnswer', () => {
     }
   });
 
+  test('a plan turn: a JSON plan of offered tools passes (tools by catalog name); prose, a plan that breaks the schema, or an unoffered tool does not', () => {
+    const planRequest = JSON.stringify({ ...JSON.parse(request), tool_choice: 'none', response_format: { type: 'json_schema', json_schema: { name: 'plan', strict: false, schema: {} } } });
+    const plan = { steps: [{ id: 'S1', tool: 'orders__get', input: { order_id: 'O-12345678' }, depends_on: [] }, { id: 'S2', tool: 'shipping.track', input: { order_id: '{{S1.order_id}}' }, depends_on: ['S1'] }], output: { eta: '{{S2.eta}}' } };
+    const ok = verifyModelAnswer(completion({ content: JSON.stringify(plan) }), planRequest, contracts, ajv);
+    assert.ok(ok.ok && ok.answer.kind === 'plan');
+    assert.deepEqual(ok.answer.kind === 'plan' && ok.answer.plan.steps.map((s) => s.tool), ['orders.get', 'shipping.track']);
+    const prose = verifyModelAnswer(completion({ content: 'First look the order up.' }), planRequest, contracts, ajv);
+    assert.equal(prose.ok ? null : prose.errorType, 'malformed');
+    const noOutput = verifyModelAnswer(completion({ content: JSON.stringify({ steps: plan.steps }) }), planRequest, contracts, ajv);
+    assert.match(noOutput.ok ? '' : `${noOutput.errorType}: ${noOutput.evidence}`, /^malformed: the plan breaks its schema: .*output/);
+    const refund = verifyModelAnswer(completion({ content: JSON.stringify({ ...plan, steps: [{ ...plan.steps[0], tool: 'refunds.create' }] }) }), planRequest, contracts, ajv);
+    assert.match(refund.ok ? '' : `${refund.errorType}: ${refund.evidence}`, /^hallucinated_tool: plan step S1 names "refunds.create"/);
+  });
+
   test('text without tool calls is a final answer; neither is malformed', () => {
     const final = verifyModelAnswer(completion({ content: 'Your order shipped.' }), request, contracts, ajv);
     assert.ok(final.ok && final.answer.kind === 'final');

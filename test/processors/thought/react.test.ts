@@ -22,6 +22,7 @@ const skill: ReactSkill = {
   tokenBudget: 5000,
   contextWindow: 8192,
   maxTokens: 512,
+  maxReplans: 2,
 };
 
 const loop: ModelLoopConfig = {

@@ -134,7 +134,7 @@ test('a minimal third-party skill (name and description only) loads, with other 
   assert.equal(pdf.prompt, '# PDFs\n\nUse pdfplumber.');
   assert.deepEqual(pdf.allowedTools, []);
   assert.equal(pdf.planner, undefined);
-  assert.deepEqual({ maxModelTurns: pdf.maxModelTurns, tokenBudget: pdf.tokenBudget, contextWindow: pdf.contextWindow, maxTokens: pdf.maxTokens }, SKILL_DEFAULTS);
+  assert.deepEqual({ maxModelTurns: pdf.maxModelTurns, tokenBudget: pdf.tokenBudget, contextWindow: pdf.contextWindow, maxTokens: pdf.maxTokens, maxReplans: pdf.maxReplans }, SKILL_DEFAULTS);
   assert.throws(() => skills.runnable('pdf-processing'), (err: Error) => err instanceof ConfigError && err.message === 'skill "pdf-processing" is not runnable: its SKILL.md has no metadata.version');
   assert.throws(() => skills.runnable('nope'), /unknown skill "nope" \(known: code-review, données-2, pdf-processing\)/);
   const review = skills.get('code-review')!;
