@@ -284,7 +284,7 @@ describe('createPlanner with TAO_PLANNER=llm', () => {
       [{ TAO_LLM_TIMEOUT_MS: '0' }, /TAO_LLM_TIMEOUT_MS must be a duration from 1ms to 10m/],
       [{ TAO_LLM_API_KEY_ENV: 'not a name' }, /TAO_LLM_API_KEY_ENV/],
       [{ TAO_FLOW: 'nope@1' }, /TAO_FLOW=nope@1/],
-      [{ TAO_PLANNER: 'oracle' }, /TAO_PLANNER must be one of router, graph, llm, react, got "oracle"/],
+      [{ TAO_PLANNER: 'oracle' }, /TAO_PLANNER must be one of router, graph, llm, react, plan-replan, got "oracle"/],
     ];
     for (const [override, message] of cases) assert.throws(() => createPlanner({ ...env, ...override }, deps), (err: unknown) => err instanceof ConfigError && message.test(err.message));
   });
