@@ -16,11 +16,12 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { ErrorClassifier } from '../processors/observation/classifier.ts';
 import { IntentRouter } from '../processors/thought/intent-router.ts';
 import * as ort from 'onnxruntime-node';
-import { FEATURE_DIMS, MAX_INPUT_CODE_POINTS, featurize } from '../runtime/text-features.ts';
+import { FEATURE_DIMS, MAX_INPUT_CODE_POINTS, TextModel, featurize } from '../runtime/text-features.ts';
 
 interface Stats {
   n: number;
@@ -137,16 +138,19 @@ const intentTexts = evalTexts('intent-router');
 await warm(errTexts, (t) => clf.classify(t));
 await warm(intentTexts, (t) => router.route(t));
 
-async function compare(texts: string[], after: (t: string) => unknown, dense: Awaited<ReturnType<typeof denseTwin>>, name: string): Promise<Record<string, Stats>> {
+async function compare(texts: string[], task: string, dense: Awaited<ReturnType<typeof denseTwin>>): Promise<Record<string, Stats>> {
   if (!dense) return {};
-  // The sparse model's own wrapper (label, slots) vs the old path's core (dense featurize + run): the
-  // "sparse run" row is the model run alone, so the comparison does not favour the new path.
-  const r = await abba(texts, PASSES, after, (t) => dense.run(t));
+  // Like for like: TextModel.predict (sparse featurize + typed arrays + run + copy of the probabilities)
+  // against the old predict's body (dense featurize + run + copy), same weights, same texts.
+  const model = await TextModel.load(fileURLToPath(new URL(`${task}/`, here)));
+  await warm(texts, (t) => model.predict([t]));
+  const r = await abba(texts, PASSES, (t) => model.predict([t]), (t) => dense.run(t));
+  await model.close();
   return {
-    [`${name} (A/B, sparse input)`]: r.wall[0]!,
-    [`dense input before issue 17 (A/B)`]: r.wall[1]!,
-    [`${name} (A/B, sparse input), CPU time`]: r.cpu[0]!,
-    [`dense input before issue 17 (A/B), CPU time`]: r.cpu[1]!,
+    'model call, sparse input (A/B)': r.wall[0]!,
+    'model call, dense input before issue 17 (A/B)': r.wall[1]!,
+    'model call, sparse input (A/B), CPU time': r.cpu[0]!,
+    'model call, dense input before issue 17 (A/B), CPU time': r.cpu[1]!,
   };
 }
 
@@ -168,7 +172,7 @@ const report = {
       calls: {
         classify: await time(errTexts, PASSES, (t) => clf.classify(t)),
         'classify, CPU time': await cpuTime(errTexts, PASSES, (t) => clf.classify(t)),
-        ...(await compare(errTexts, (t) => clf.classify(t), errDense, 'classify')),
+        ...(await compare(errTexts, 'error-classifier', errDense)),
         'featurize only': await time(errTexts, PASSES, (t) => featurize(t)),
         [`classify, ${MAX_INPUT_CODE_POINTS} code points`]: await time(errLong, PASSES, (t) => clf.classify(t)),
         'classifyBatch(32), per text': await (async () => {
@@ -189,7 +193,7 @@ const report = {
       calls: {
         route: await time(intentTexts, PASSES, (t) => router.route(t)),
         'route, CPU time': await cpuTime(intentTexts, PASSES, (t) => router.route(t)),
-        ...(await compare(intentTexts, (t) => router.route(t), intentDense, 'route')),
+        ...(await compare(intentTexts, 'intent-router', intentDense)),
         'featurize only': await time(intentTexts, PASSES, (t) => featurize(t)),
         [`route, ${MAX_INPUT_CODE_POINTS} code points`]: await time(intentLong, PASSES, (t) => router.route(t)),
       },

@@ -326,7 +326,18 @@ def ok_plain_formats(g: Gen) -> str:
     return s + g.pick(["", ".", f" (id {any_id(g)})", f": {any_id(g)}", ". Thank you.", " successfully"])
 
 
-OK_REAL = [ok_plain_formats, ok_plain_formats, ok_payments, ok_code_host, ok_messaging, ok_messaging, ok_commerce, ok_crm, ok_aws, ok_gcp, ok_azure, ok_cn_platforms, ok_paginated, ok_paginated, ok_single, ok_single, ok_single, ok_graphql, ok_graphql, ok_text_formats]
+def ok_small_record(g: Gen) -> str:
+    """A small flat record (2-5 fields), the commonest answer of a get-by-id or lookup endpoint."""
+    style = key_style(g)
+    fields = g.r.sample([("id", lambda: any_id(g)), ("email", lambda: f"{g.alnum(g.int(3, 9)).lower()}@{g.pick(['example.com', 'mail.example.org', 'corp.test', 'qq.com'])}"), ("name", lambda: g.pick(PEOPLE)),
+                         ("status", lambda: g.pick(["active", "ok", "shipped", "gold", "pending", "enabled"])), ("tier", lambda: g.pick(["gold", "silver", "bronze", "free", "pro"])), ("count", lambda: g.int(0, 999)),
+                         ("updated_at", lambda: ts(g)), ("amount", lambda: money(g)), ("country", lambda: g.pick(["DE", "US", "CN", "BR", "JP"])), ("phone", lambda: "+" + g.digits(g.int(9, 12)))], g.int(1, 4))
+    rec = {style(g.pick(["id", "customer_id", "user_id", "order_id", "account_id", "uid", "key"])): any_id(g)}
+    rec.update({style(k): f() for k, f in fields if k != "id"})
+    return dumps(g, rec)
+
+
+OK_REAL = [ok_small_record, ok_small_record, ok_plain_formats, ok_plain_formats, ok_payments, ok_code_host, ok_messaging, ok_messaging, ok_commerce, ok_crm, ok_aws, ok_gcp, ok_azure, ok_cn_platforms, ok_paginated, ok_paginated, ok_single, ok_single, ok_single, ok_graphql, ok_graphql, ok_text_formats]
 
 
 # ------------------------------------------------------------------ errors: envelopes and languages
