@@ -385,7 +385,13 @@ def latency_section(task: str) -> list[str]:
         if not t:
             out.append("Not measured yet: run `node --import tsx models/bench-latency.ts`.")
         else:
-            out.append(f"From `models/latency-report.json` ({lat.get('measured_at', '?')}, {lat.get('machine', {}).get('cpus', '?')} × {lat.get('machine', {}).get('cpu_model', '?')}, Node {lat.get('machine', {}).get('node', '?')}, model `{t.get('model', '?')}`), per call over the eval set after warm-up:")
+            m = lat.get("machine", {})
+            load = ""
+            if m.get("load_average_1_5_15_before"):
+                load = (f" Load average (1/5/15 min) {' / '.join(str(x) for x in m['load_average_1_5_15_before'])} before, {' / '.join(str(x) for x in m.get('load_average_1_5_15_after', []))} after: "
+                        "wall-clock tails include waiting for a core; `CPU time` rows are what a call costs (process.cpuUsage, µs resolution).")
+            # the same sentence models/bench-latency.ts writes, so re-rendering leaves the section as it was
+            out.append(f"From `models/latency-report.json` ({lat.get('measured_at', '?')}, {m.get('cpus', '?')} × {m.get('cpu_model', '?')}, Node {m.get('node', '?')}, model `{t.get('model', '?')}`), per call over the eval set after warm-up." + load)
             out.append("")
             out.append("| call | calls | P50 ms | P99 ms | mean ms | max ms |")
             out.append("|---|---:|---:|---:|---:|---:|")
@@ -413,7 +419,31 @@ def calibration_md(r: dict) -> list[str]:
         L += ["| threshold | share adopted | accuracy of the adopted |", "|---:|---:|---:|"]
         for s in c["sweep"]:
             L.append(f"| {s['threshold']:.2f} | {s['share']:.1%} | {fmt(s['accuracy'])} |")
+    L += ["", *threshold_reading(r, c, routed)]
     return L
+
+
+def threshold_reading(r: dict, c: dict, routed: bool) -> list[str]:
+    """One paragraph, computed from the sweep: what the configured threshold buys on this set."""
+    sweep = {s["threshold"]: s for s in c["sweep"]}
+    if routed:
+        t = r["eval"]["routed"]["threshold"]
+        best = max(c["sweep"], key=lambda s: (s["routed_macro_f1"], -s["threshold"]))
+        ok = [s["threshold"] for s in c["sweep"] if s["unknown_precision"] >= 0.9 and s["min_recall"] >= 0.9]
+        here = sweep.get(t)
+        if not here:
+            return []
+        return [f"Reading: routing threshold {t}: routed macro-F1 {here['routed_macro_f1']:.3f}, precision of `unknown` {here['unknown_precision']:.3f}, lowest recall {here['min_recall']:.3f}. "
+                f"The best routed macro-F1 in the sweep is {best['routed_macro_f1']:.3f} at {best['threshold']}; thresholds meeting both `unknown` precision ≥ 0.9 and every recall ≥ 0.9: {', '.join(str(x) for x in ok) or 'none'}. "
+                "A higher threshold sends in-domain tickets to `unknown` (its precision falls fast), a lower one lets off-domain tickets through; the router planner asks for the intent's missing id anyway, so a wrong `unknown` costs more than a low-confidence route."]
+    t = r["eval"]["adoption"]["threshold"]
+    here = sweep.get(t)
+    if not here or here["accuracy"] is None:
+        return []
+    first99 = next((s["threshold"] for s in c["sweep"] if s["accuracy"] is not None and s["accuracy"] >= 0.99), None)
+    return [f"Reading: adoption threshold {t}: {here['share']:.1%} of the held-out bodies are adopted, {here['accuracy']:.3f} of them correctly. "
+            f"The lowest threshold in the sweep whose adopted labels are ≥ 0.99 accurate is {first99}; below it accuracy falls towards the raw argmax's {r['eval']['raw']['accuracy']:.3f}. "
+            "An adopted label overrides Observation's hard checks, so a wrong adoption costs more than a fallback to them: the threshold stays on the high side of that point."]
 
 
 def requirements_md(r: dict) -> list[str]:
