@@ -8,15 +8,20 @@
  * extraction), plus the featurizer alone and worst-case inputs of the full 4096 code points. Wall-clock
  * times include the time the process waits for a core; on a shared, overloaded machine that dominates
  * the tail, so the main call is also measured in CPU time (process.cpuUsage: what the call costs, not when
- * it was scheduled), and the load averages before and after are recorded. Writes
+ * it was scheduled), and the load averages before and after are recorded. When models/train.py has left
+ * the dense-input twin of a model (`model-dense.onnx`, same weights, input `features` float32 [1, 16384]:
+ * the graph before issue 17), the old call path (dense featurize + run) is timed in the same run, wall
+ * and CPU, interleaved pass by pass with the sparse one so that both see the same load. Writes
  * models/latency-report.json and the latency section of each models/<task>/eval-report.md.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { ErrorClassifier } from '../processors/observation/classifier.ts';
 import { IntentRouter } from '../processors/thought/intent-router.ts';
-import { MAX_INPUT_CODE_POINTS, featurize } from '../runtime/text-features.ts';
+import * as ort from 'onnxruntime-node';
+import { FEATURE_DIMS, MAX_INPUT_CODE_POINTS, TextModel, featurize } from '../runtime/text-features.ts';
 
 interface Stats {
   n: number;
@@ -92,6 +97,39 @@ async function warm(texts: string[], fn: (t: string) => unknown) {
   for (let i = 0; i < WARMUP; i++) await fn(texts[i % texts.length]!);
 }
 
+/** The call path before issue 17: a dense Float32Array per text into the dense twin. */
+async function denseTwin(task: string): Promise<{ run: (t: string) => Promise<number>; session: ort.InferenceSession } | null> {
+  const file = new URL(`${task}/model-dense.onnx`, here);
+  if (!existsSync(file)) return null;
+  const session = await ort.InferenceSession.create(readFileSync(file), { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all', logSeverityLevel: 3 });
+  return {
+    session,
+    run: async (t: string) => {
+      const out = await session.run({ features: new ort.Tensor('float32', featurize(t), [1, FEATURE_DIMS]) });
+      return Float32Array.from(out['probabilities']!.data as Float32Array)[0]!;
+    },
+  };
+}
+
+/** Wall and CPU per call of `a` (after) and `b` (before), alternating whole passes A B B A ... */
+async function abba(texts: string[], passes: number, a: (t: string) => unknown, b: (t: string) => unknown) {
+  const wall: [number[], number[]] = [[], []];
+  const cpu: [number[], number[]] = [[], []];
+  for (let p = 0; p < passes * 2; p++) {
+    const which = p % 4 === 0 || p % 4 === 3 ? 0 : 1;
+    const fn = which === 0 ? a : b;
+    for (const t of texts) {
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await fn(t);
+      wall[which].push(performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      cpu[which].push((c.user + c.system) / 1000);
+    }
+  }
+  return { wall: wall.map(stats), cpu: cpu.map(stats) };
+}
+
 const clf = await ErrorClassifier.load();
 const router = await IntentRouter.load();
 const errTexts = evalTexts('error-classifier');
@@ -99,6 +137,27 @@ const intentTexts = evalTexts('intent-router');
 
 await warm(errTexts, (t) => clf.classify(t));
 await warm(intentTexts, (t) => router.route(t));
+
+async function compare(texts: string[], task: string, dense: Awaited<ReturnType<typeof denseTwin>>): Promise<Record<string, Stats>> {
+  if (!dense) return {};
+  // Like for like: TextModel.predict (sparse featurize + typed arrays + run + copy of the probabilities)
+  // against the old predict's body (dense featurize + run + copy), same weights, same texts.
+  const model = await TextModel.load(fileURLToPath(new URL(`${task}/`, here)));
+  await warm(texts, (t) => model.predict([t]));
+  const r = await abba(texts, PASSES, (t) => model.predict([t]), (t) => dense.run(t));
+  await model.close();
+  return {
+    'model call, sparse input (A/B)': r.wall[0]!,
+    'model call, dense input before issue 17 (A/B)': r.wall[1]!,
+    'model call, sparse input (A/B), CPU time': r.cpu[0]!,
+    'model call, dense input before issue 17 (A/B), CPU time': r.cpu[1]!,
+  };
+}
+
+const errDense = await denseTwin('error-classifier');
+const intentDense = await denseTwin('intent-router');
+if (errDense) await warm(errTexts, (t) => errDense.run(t));
+if (intentDense) await warm(intentTexts, (t) => intentDense.run(t));
 
 const loadBefore = loadavg().map((x) => Math.round(x * 100) / 100);
 const errLong = longTexts(errTexts);
@@ -113,6 +172,7 @@ const report = {
       calls: {
         classify: await time(errTexts, PASSES, (t) => clf.classify(t)),
         'classify, CPU time': await cpuTime(errTexts, PASSES, (t) => clf.classify(t)),
+        ...(await compare(errTexts, 'error-classifier', errDense)),
         'featurize only': await time(errTexts, PASSES, (t) => featurize(t)),
         [`classify, ${MAX_INPUT_CODE_POINTS} code points`]: await time(errLong, PASSES, (t) => clf.classify(t)),
         'classifyBatch(32), per text': await (async () => {
@@ -133,6 +193,7 @@ const report = {
       calls: {
         route: await time(intentTexts, PASSES, (t) => router.route(t)),
         'route, CPU time': await cpuTime(intentTexts, PASSES, (t) => router.route(t)),
+        ...(await compare(intentTexts, 'intent-router', intentDense)),
         'featurize only': await time(intentTexts, PASSES, (t) => featurize(t)),
         [`route, ${MAX_INPUT_CODE_POINTS} code points`]: await time(intentLong, PASSES, (t) => router.route(t)),
       },
@@ -142,6 +203,8 @@ const report = {
 report.machine.load_average_1_5_15_after = loadavg().map((x) => Math.round(x * 100) / 100);
 await clf.close();
 await router.close();
+await errDense?.session.release();
+await intentDense?.session.release();
 
 writeFileSync(new URL('latency-report.json', here), JSON.stringify(report, null, 2) + '\n');
 

@@ -7,14 +7,16 @@ For a task directory models/<task>/ this:
 1. generates the training set with models/<task>/generate.py (seeded) into models/<task>/train.jsonl
    (not committed: it is regenerated bit-for-bit; its sha256 is in the report);
 2. featurizes with models/featurize.py (the twin of runtime/text-features.ts);
-3. fits a scikit-learn LogisticRegression (L2, lbfgs, multinomial) and converts it with skl2onnx
-   (no ZipMap: outputs `label` int64 [N] and `probabilities` float32 [N, K]) to models/<task>/model.onnx;
+3. fits a scikit-learn LogisticRegression (L2, lbfgs, multinomial) and writes it as an ONNX graph over
+   the sparse features (inputs `indices` int32 [N, M] and `values` float32 [N, M]; outputs `label` int64
+   [N] and `probabilities` float32 [N, K]) to models/<task>/model.onnx (see sparse_graph), plus its
+   dense-input twin made by skl2onnx (model-dense.onnx, not committed, for the latency comparison);
 4. evaluates the *ONNX file* with onnxruntime (one thread) on the hand-written held-out set
    models/<task>/eval.jsonl and writes labels.json, eval-report.json and eval-report.md.
 
 Prediction rule (the Node classes use the same): predicted = argmax of `probabilities` (first on a tie),
 confidence = that probability. For the intent router the routed intent is `unknown` when the
-confidence is below the routing threshold (0.6); the report gives both the raw and the routed numbers.
+confidence is below the routing threshold (0.4); the report gives both the raw and the routed numbers.
 
 Everything is seeded and single-threaded, so a re-run gives the same training set, the same
 eval numbers and (on the same machine and package versions) the same model bytes.
@@ -135,6 +137,54 @@ def nearest_train_similarity(x_eval, x_train) -> list[float]:
     return [float(v) for v in sims.max(axis=1)] if sims.shape[1] else [0.0] * sims.shape[0]
 
 
+def sparse_input(text: str) -> dict:
+    """The model's inputs for one text, as TextModel.predict builds them: the featurizer's sorted
+    non-zero indices (int32 [1, M]) and values (float32 [1, M]); one (0, 0.0) pair when there are none."""
+    idx, vals = F.featurize_sparse(text)
+    if not idx:
+        idx, vals = [0], [0.0]
+    return {"indices": np.array([idx], dtype=np.int32), "values": np.array([vals], dtype=np.float32)}
+
+
+def sparse_graph(clf, labels: list[str], task: str, cfg: dict):
+    """The fitted multinomial LogisticRegression as an ONNX graph over a *sparse* input (issue 17):
+    inputs `indices` int32 [N, M] and `values` float32 [N, M] (the non-zero features of each row, padded
+    with value 0), logits = sum_m values[n, m] * W[indices[n, m], :] + b (Gather + Mul + ReduceSum),
+    outputs `probabilities` = softmax(logits) float32 [N, K] and `label` = argmax int64 [N], as before.
+    A row costs M x K multiply-adds (M ~ a few hundred) instead of the dense D x K (D = 16,384), and the
+    caller sends ~2 x M numbers instead of a 64 KB vector."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    coef = np.asarray(clf.coef_, dtype=np.float64)
+    if coef.shape != (len(labels), F.DIMS):
+        raise SystemExit(f"{task}: expected a multinomial model with coef_ [{len(labels)}, {F.DIMS}], got {list(coef.shape)}")
+    w = numpy_helper.from_array(np.ascontiguousarray(coef.T.astype(np.float32)), "W")
+    b = numpy_helper.from_array(np.asarray(clf.intercept_, dtype=np.float32), "b")
+    axis_rows = numpy_helper.from_array(np.array([1], dtype=np.int64), "axis_rows")
+    axis_last = numpy_helper.from_array(np.array([2], dtype=np.int64), "axis_last")
+    nodes = [
+        helper.make_node("Gather", ["W", "indices"], ["rows"], axis=0),
+        helper.make_node("Unsqueeze", ["values", "axis_last"], ["values3"]),
+        helper.make_node("Mul", ["rows", "values3"], ["weighted"]),
+        helper.make_node("ReduceSum", ["weighted", "axis_rows"], ["dot"], keepdims=0),
+        helper.make_node("Add", ["dot", "b"], ["logits"]),
+        helper.make_node("Softmax", ["logits"], ["probabilities"], axis=1),
+        helper.make_node("ArgMax", ["probabilities"], ["label"], axis=1, keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        task.replace("-", "_"),
+        [helper.make_tensor_value_info("indices", TensorProto.INT32, ["N", "M"]), helper.make_tensor_value_info("values", TensorProto.FLOAT, ["N", "M"])],
+        [helper.make_tensor_value_info("label", TensorProto.INT64, ["N"]), helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["N", len(labels)])],
+        initializer=[w, b, axis_rows, axis_last],
+    )
+    onx = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET[""])], producer_name="tao-kafka models/train.py")
+    onx.ir_version = 8
+    onx.doc_string = (f"{task}: {cfg['description']} Input: featurizer {F.FEATURIZER_VERSION} non-zero features of each row "
+                      f"(indices int32 [N, M] into {F.DIMS} dims, values float32 [N, M]). Labels: {', '.join(labels)}.")
+    return onx
+
+
 def train_task(task: str) -> dict:
     import onnx
     import onnxruntime as ort
@@ -171,16 +221,18 @@ def train_task(task: str) -> dict:
     t_fit = time.perf_counter() - t2
     train_acc = float((clf.predict(x_train) == y).mean())
 
-    onx = convert_sklearn(clf, initial_types=[("features", FloatTensorType([None, F.DIMS]))], options={id(clf): {"zipmap": False}}, target_opset=OPSET)
-    onx.graph.name = task.replace("-", "_")  # skl2onnx picks a random uuid; keep the bytes reproducible
-    onx.doc_string = f"{task}: {cfg['description']} Input: featurizer {F.FEATURIZER_VERSION} vector [N, {F.DIMS}]. Labels: {', '.join(labels)}."
-    onx.producer_name = "tao-kafka models/train.py"
+    onx = sparse_graph(clf, labels, task, cfg)
     for key, value in (("labels", json.dumps(labels)), ("featurizer", json.dumps(F.CONFIG, sort_keys=True))):
         p = onx.metadata_props.add()
         p.key, p.value = key, value
     model_path = task_dir / "model.onnx"
     model_path.write_bytes(onx.SerializeToString())
     model_sha = sha256_file(model_path)
+    # The dense-input twin (same weights, input `features` [N, D], the graph before issue 17): not
+    # committed (models/.gitignore); models/bench-latency.ts times it beside model.onnx in the same run.
+    dense = convert_sklearn(clf, initial_types=[("features", FloatTensorType([None, F.DIMS]))], options={id(clf): {"zipmap": False}}, target_opset=OPSET)
+    dense.graph.name = task.replace("-", "_") + "_dense"
+    (task_dir / "model-dense.onnx").write_bytes(dense.SerializeToString())
     t_total_train = time.perf_counter() - t0
 
     # ---- evaluate the ONNX file itself
@@ -191,7 +243,6 @@ def train_task(task: str) -> dict:
     ev_texts = [e["text"] for e in ev]
     gold = [e["label"] for e in ev]
     x_eval_sparse = F.featurize_matrix(ev_texts)
-    x_eval = x_eval_sparse.toarray()
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
@@ -200,12 +251,16 @@ def train_task(task: str) -> dict:
     # One row per run, as the Node classes do: onnxruntime takes a different (GEMV vs GEMM) path for a
     # single row than for a batch, which changes the last bits of the probabilities.
     label_rows, prob_rows = [], []
-    for i in range(x_eval.shape[0]):
-        lo, po = sess.run(out_names, {"features": x_eval[i : i + 1]})
+    for t in ev_texts:
+        lo, po = sess.run(out_names, sparse_input(t))
         label_rows.append(lo[0])
         prob_rows.append(po[0])
     label_out = np.array(label_rows)
     probs = np.asarray(prob_rows, dtype=np.float32)
+    # The graph must compute what the fitted model does (the sum runs in another order: float32 noise only).
+    max_dev = float(np.abs(probs - clf.predict_proba(x_eval_sparse)).max())
+    if max_dev > 1e-4:
+        raise SystemExit(f"{task}: model.onnx deviates from the fitted model by {max_dev:.2e} in probability")
     top = probs.argmax(axis=1)
     conf = probs[np.arange(len(top)), top]
     raw_pred = [labels[i] for i in top]
@@ -216,7 +271,7 @@ def train_task(task: str) -> dict:
     report: dict = {
         "task": task,
         "description": cfg["description"],
-        "model": {"file": "model.onnx", "sha256": model_sha, "id": f"{task}@{model_sha[:12]}", "bytes": model_path.stat().st_size, "inputs": [i.name for i in sess.get_inputs()], "outputs": out_names, "opset": OPSET},
+        "model": {"file": "model.onnx", "sha256": model_sha, "id": f"{task}@{model_sha[:12]}", "bytes": model_path.stat().st_size, "inputs": [i.name for i in sess.get_inputs()], "outputs": out_names, "opset": OPSET, "max_probability_deviation_from_sklearn": max_dev},
         "featurizer": F.CONFIG,
         "labels": labels,
         "training": {
@@ -254,6 +309,16 @@ def train_task(task: str) -> dict:
         routed = [p if conf[i] >= rt else "unknown" for i, p in enumerate(raw_pred)]
         report["eval"]["routed"] = {"threshold": rt, **metrics(labels, gold, routed)}
         final_pred = routed
+    # The held-out set grew in rounds written apart from each other (`set`; rows without one are the
+    # first two rounds): each round scored alone shows whether the older, much-scored rows flatter.
+    subsets: dict = {}
+    for name in sorted({e.get("set", "r1-r2") for e in ev}):
+        ix = [i for i, e in enumerate(ev) if e.get("set", "r1-r2") == name]
+        present = sorted({gold[i] for i in ix} | {final_pred[i] for i in ix}, key=labels.index)
+        m = metrics(present, [gold[i] for i in ix], [final_pred[i] for i in ix])
+        subsets[name] = {"n": len(ix), "macro_f1_over_present_labels": m["macro_f1"], "accuracy": m["accuracy"],
+                         "unknown_precision": m["per_label"]["unknown"]["precision"] if "unknown" in m["per_label"] else None, "errors": sum(1 for i in ix if final_pred[i] != gold[i])}
+    report["eval"]["subsets"] = subsets
     report["eval"]["calibration"] = calibration(labels, gold, raw_pred, [float(c) for c in conf], cfg)
     report["eval"]["primary"] = "routed" if cfg["routing_threshold"] is not None else "raw"
     report["eval"]["macro_f1"] = report["eval"]["routed" if cfg["routing_threshold"] is not None else "raw"]["macro_f1"]
@@ -320,7 +385,13 @@ def latency_section(task: str) -> list[str]:
         if not t:
             out.append("Not measured yet: run `node --import tsx models/bench-latency.ts`.")
         else:
-            out.append(f"From `models/latency-report.json` ({lat.get('measured_at', '?')}, {lat.get('machine', {}).get('cpus', '?')} × {lat.get('machine', {}).get('cpu_model', '?')}, Node {lat.get('machine', {}).get('node', '?')}, model `{t.get('model', '?')}`), per call over the eval set after warm-up:")
+            m = lat.get("machine", {})
+            load = ""
+            if m.get("load_average_1_5_15_before"):
+                load = (f" Load average (1/5/15 min) {' / '.join(str(x) for x in m['load_average_1_5_15_before'])} before, {' / '.join(str(x) for x in m.get('load_average_1_5_15_after', []))} after: "
+                        "wall-clock tails include waiting for a core; `CPU time` rows are what a call costs (process.cpuUsage, µs resolution).")
+            # the same sentence models/bench-latency.ts writes, so re-rendering leaves the section as it was
+            out.append(f"From `models/latency-report.json` ({lat.get('measured_at', '?')}, {m.get('cpus', '?')} × {m.get('cpu_model', '?')}, Node {m.get('node', '?')}, model `{t.get('model', '?')}`), per call over the eval set after warm-up." + load)
             out.append("")
             out.append("| call | calls | P50 ms | P99 ms | mean ms | max ms |")
             out.append("|---|---:|---:|---:|---:|---:|")
@@ -348,7 +419,31 @@ def calibration_md(r: dict) -> list[str]:
         L += ["| threshold | share adopted | accuracy of the adopted |", "|---:|---:|---:|"]
         for s in c["sweep"]:
             L.append(f"| {s['threshold']:.2f} | {s['share']:.1%} | {fmt(s['accuracy'])} |")
+    L += ["", *threshold_reading(r, c, routed)]
     return L
+
+
+def threshold_reading(r: dict, c: dict, routed: bool) -> list[str]:
+    """One paragraph, computed from the sweep: what the configured threshold buys on this set."""
+    sweep = {s["threshold"]: s for s in c["sweep"]}
+    if routed:
+        t = r["eval"]["routed"]["threshold"]
+        best = max(c["sweep"], key=lambda s: (s["routed_macro_f1"], -s["threshold"]))
+        ok = [s["threshold"] for s in c["sweep"] if s["unknown_precision"] >= 0.9 and s["min_recall"] >= 0.9]
+        here = sweep.get(t)
+        if not here:
+            return []
+        return [f"Reading: routing threshold {t}: routed macro-F1 {here['routed_macro_f1']:.3f}, precision of `unknown` {here['unknown_precision']:.3f}, lowest recall {here['min_recall']:.3f}. "
+                f"The best routed macro-F1 in the sweep is {best['routed_macro_f1']:.3f} at {best['threshold']}; thresholds meeting both `unknown` precision ≥ 0.9 and every recall ≥ 0.9: {', '.join(str(x) for x in ok) or 'none'}. "
+                "A higher threshold sends in-domain tickets to `unknown` (its precision falls fast), a lower one lets off-domain tickets through; the router planner asks for the intent's missing id anyway, so a wrong `unknown` costs more than a low-confidence route."]
+    t = r["eval"]["adoption"]["threshold"]
+    here = sweep.get(t)
+    if not here or here["accuracy"] is None:
+        return []
+    first99 = next((s["threshold"] for s in c["sweep"] if s["accuracy"] is not None and s["accuracy"] >= 0.99), None)
+    return [f"Reading: adoption threshold {t}: {here['share']:.1%} of the held-out bodies are adopted, {here['accuracy']:.3f} of them correctly. "
+            f"The lowest threshold in the sweep whose adopted labels are ≥ 0.99 accurate is {first99}; below it accuracy falls towards the raw argmax's {r['eval']['raw']['accuracy']:.3f}. "
+            "An adopted label overrides Observation's hard checks, so a wrong adoption costs more than a fallback to them: the threshold stays on the high side of that point."]
 
 
 def requirements_md(r: dict) -> list[str]:
@@ -401,6 +496,12 @@ def render_md(task_dir: Path) -> None:
         "",
     ]
     L += confusion_table(ev[ev["primary"]]) + [""]
+    if ev.get("subsets"):
+        L += ["## By round of the held-out set", "", "Each round was written apart from the generators and from the other rounds (models/README.md says how); rows without a `set` are rounds 1–2.", "",
+              "| set | examples | macro-F1 (labels present) | accuracy | precision of `unknown` | errors |", "|---|---:|---:|---:|---:|---:|"]
+        for name, m in ev["subsets"].items():
+            L.append(f"| {name} | {m['n']} | {m['macro_f1_over_present_labels']:.3f} | {m['accuracy']:.3f} | {fmt(m['unknown_precision'])} | {m['errors']} |")
+        L.append("")
     L += calibration_md(r) + [""]
     o = ev["overlap_with_training"]
     L += [

@@ -411,8 +411,10 @@ export interface TextPrediction {
 }
 
 /**
- * A `model.onnx` + `labels.json` pair made by `models/train.py`: input `features` float32 [N, D]
- * (this module's featurizer), outputs `label` int64 [N] and `probabilities` float32 [N, K].
+ * A `model.onnx` + `labels.json` pair made by `models/train.py`: inputs `indices` int32 [N, M] and
+ * `values` float32 [N, M], the non-zero features of each row from {@link featurizeSparse} (issue 17: a
+ * few hundred numbers per text instead of a dense float32 [D] vector, and a Gather over M weight rows
+ * instead of a D x K product); outputs `label` int64 [N] and `probabilities` float32 [N, K].
  * The session runs on the CPU with one intra-op and one inter-op thread, so the same text always gives
  * bit-identical probabilities.
  */
@@ -462,21 +464,31 @@ export class TextModel {
       graphOptimizationLevel: 'all',
       logSeverityLevel: 3,
     });
+    const inputs = [...session.inputNames].sort().join(',');
+    if (inputs !== 'indices,values') {
+      await session.release();
+      throw new Error(`${dir}: model.onnx takes inputs [${inputs}]; this runtime feeds sparse features [indices, values] (retrain with models/train.py)`);
+    }
     return new TextModel(session, ort, manifest, sha256);
   }
 
   /**
    * Featurizes each text (truncated to {@link MAX_INPUT_CODE_POINTS} code points) and runs the model on
-   * it. Rows run one at a time: onnxruntime computes a single row and a batch along different paths
-   * (GEMV vs GEMM) whose last bits differ, and a text must get the same probabilities whether it comes
-   * alone or in a batch (models/train.py evaluates row by row too). One row is ~0.1 ms of compute.
+   * it. Rows run one at a time, each with its own M (no padding), so a text gets the same probabilities
+   * whether it comes alone or in a batch (models/train.py evaluates row by row too, with the same inputs).
    */
   async predict(texts: readonly string[]): Promise<TextPrediction[]> {
     const k = this.manifest.labels.length;
     const rows: TextPrediction[] = [];
     for (const text of texts) {
-      const input = featurize(String(text ?? ''));
-      const out = await this.session.run({ features: new this.ort.Tensor('float32', input, [1, FEATURE_DIMS]) });
+      const { indices, values } = featurizeSparse(String(text ?? ''));
+      // An empty text has no features; the graph sums over M, so it gets one (0, 0) pair: logits = bias.
+      const m = Math.max(1, indices.length);
+      const idx = new Int32Array(m);
+      const val = new Float32Array(m);
+      idx.set(indices);
+      val.set(values);
+      const out = await this.session.run({ indices: new this.ort.Tensor('int32', idx, [1, m]), values: new this.ort.Tensor('float32', val, [1, m]) });
       const probs = out['probabilities']?.data as Float32Array | undefined;
       if (!probs || probs.length !== k) throw new Error(`${this.id}: unexpected model output (want probabilities [1, ${k}])`);
       const p = Float32Array.from(probs);

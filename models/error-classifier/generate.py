@@ -31,11 +31,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from featurize import json_shape  # noqa: E402
+from vendor_bodies import OK_REAL, for_label  # noqa: E402
 from common import Example, Gen, combo, dumps, envelope, generate_examples, generator_main, random_json, random_object, random_prose, random_xml  # noqa: E402
 
 LABELS = ["ok", "auth_failed", "rate_limited", "not_found", "server_error", "malformed", "data_corrupted", "timeout", "network_issue", "unknown"]
-PER_LABEL = 1200
+PER_LABEL = 1500
 DEFAULT_SEED = 20261129
 
 RESOURCES = ["customer", "order", "invoice", "charge", "subscription", "product", "user", "shipment", "payment", "account", "file", "bucket", "record", "ticket", "claim", "report"]
@@ -877,9 +879,12 @@ def net_combo(g: Gen) -> str:
 
 # ------------------------------------------------------------- damaged bodies (data_corrupted)
 
+OK_SOURCES: list = []  # every `ok` template, filled in below once TEMPLATES is complete
+
+
 def truncated_json(g: Gen) -> str:
     """A JSON body cut short: the data arrived incomplete, whatever it was about."""
-    sources = [ok_order, ok_customer, ok_list, ok_procedural, ok_procedural, ok_vendor, ok_envelope, ok_cn, ok_ack]
+    sources = OK_SOURCES
     if g.chance(0.3):
         sources = [auth_combo, rl_combo, nf_combo, se_combo, mf_combo, to_combo, net_envelope, un_combo, auth_stripe, nf_stripe, un_business]
     for _ in range(100):
@@ -900,7 +905,9 @@ def truncated_json(g: Gen) -> str:
 
 def control_chars(g: Gen) -> str:
     """A success body with control characters or replacement characters inside its fields."""
-    body = g.pick([ok_order, ok_customer, ok_procedural])(g)
+    body = g.pick(OK_SOURCES)(g)
+    while len(body) < 2:
+        body = g.pick(OK_SOURCES)(g)
     chars = list(body)
     junk = g.pick([["\x00"], ["\x01", "\x02", "\x1b"], ["\ufffd"], ["\x00", "\ufffd"], ["\\u0000"], ["\\u001b", "\\u0007"], ["\x7f", "\x85", "\x9c"]])
     for _ in range(g.int(1, 6)):
@@ -1163,6 +1170,16 @@ TEMPLATES = {
     "network_issue": [net_proxy_page, net_proxy_page, net_proxy_procedural, net_proxy_procedural, net_proxy_procedural, net_cloudflare, net_cloudflare, net_cloudfront, net_mesh, net_mesh, net_mesh, net_client, net_client, net_client, net_client, net_envelope, net_envelope, net_cn, net_cn, net_combo, net_combo, net_combo],
     "unknown": [un_business, un_business, un_business, un_cn, un_cn, un_prose, un_prose, un_log, un_other, un_combo, un_combo, un_combo, un_combo, un_prose_proc, un_prose_proc, un_prose_proc],
 }
+
+
+# Issue 15, third revision: real APIs' plain resource bodies for `ok` (vendor_bodies.py), and GraphQL
+# error envelopes, RFC 7807 problem documents and other languages' messages for every other label.
+TEMPLATES["ok"] = TEMPLATES["ok"] + OK_REAL * 2
+# Damage is independent of content: cut and control-character bodies are made from the same mix of
+# success bodies as `ok` (when they came from a few templates, a plain customer record looked damaged).
+OK_SOURCES[:] = TEMPLATES["ok"]
+for _label in LABELS[1:]:
+    TEMPLATES[_label] = TEMPLATES[_label] + for_label(_label) * max(1, len(TEMPLATES[_label]) // 12)
 
 
 def generate(seed: int = DEFAULT_SEED, per_label: int = PER_LABEL) -> list[Example]:

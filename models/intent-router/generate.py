@@ -532,7 +532,33 @@ OFF_ACT = ["book a table for four", "renew my passport", "cancel my gym membersh
 OFF_ZH = ["怎么办理护照", "健身卡怎么退", "附近有好吃的吗", "帮我订个会议室", "年假怎么申请", "打印机连不上", "工位换到哪了", "公司班车几点发车", "怎么预约体检", "周末去哪玩", "电脑能换新的吗", "怎么交社保", "食堂今天吃什么", "VPN怎么装"]
 
 
+# Issue 15, third revision: more off-domain asks, composed (who/what x what is wanted) in English and
+# Chinese, and whole requests in other languages (the router answers `unknown` to them).
+OFF_EXTRA_SUBJ = ["the boiler", "my lawn mower", "the dishwasher", "our office plants", "the yoga class", "my piano lessons", "the swimming pool", "the community garden", "my bike repair",
+                  "the tenant meeting", "my car service", "the kids' football practice", "the vending machine", "the fire drill", "the coffee order for the team", "my tax return",
+                  "the company car", "the badge reader", "our Jira board", "the CI pipeline", "the staging database", "my Slack status", "the team offsite", "the new hire's laptop",
+                  "my health insurance card", "the pharmacy pickup", "my train pass", "my phone bill", "the tent rental", "the catering quote", "the photo shoot", "the translation job"]
+OFF_EXTRA_PRED = ["is making a strange noise", "can we move it to Friday?", "who is in charge of it?", "how much would it cost?", "is it still happening?", "can you send someone?",
+                  "I need a quote", "please book it for me", "what are the options?", "does anyone know how it works?", "keeps failing since this morning", "needs approval from my manager"]
+OFF_EXTRA_ZH = ["热水器", "小区门禁", "停车位", "物业费", "羽毛球场", "瑜伽课", "驾照体检", "孩子的兴趣班", "公司年会", "团建", "工牌", "测试环境", "代码评审", "个税申报", "公积金", "体检报告", "机票改签"]
+OFF_EXTRA_ZH_PRED = ["怎么弄", "找谁", "坏了，能来修吗", "能改时间吗", "多少钱", "还有名额吗", "什么时候开始", "需要准备什么", "怎么申请"]
+OFF_OTHER_LANGS = ["¿Dónde puedo renovar mi pasaporte?", "Quisiera reservar una mesa para cuatro esta noche.", "Mein Fahrrad muss repariert werden, haben Sie Zeit?", "Wann ist das Schwimmbad geöffnet?",
+                   "Je cherche un plombier pour demain matin.", "Est-ce que le cours de yoga a lieu ce soir ?", "Quanto custa o seguro do carro?", "Preciso marcar uma consulta no dentista.",
+                   "明日の会議室を予約したいです。", "駐車場は何時まで使えますか？", "내일 치과 예약하고 싶어요.", "Quando apre la palestra domenica?", "Сколько стоит ремонт стиральной машины?"]
+
+
+def unknown_extra(g: Gen) -> str:
+    k = g.r.random()
+    if k < 0.45:
+        return f"{cap(g.pick(OFF_EXTRA_SUBJ))} {g.pick(OFF_EXTRA_PRED)}" if g.chance(0.6) else f"{cap(g.pick(OFF_EXTRA_PRED).rstrip('?'))} - {g.pick(OFF_EXTRA_SUBJ)}"
+    if k < 0.8:
+        return g.pick(OFF_EXTRA_ZH) + g.pick(OFF_EXTRA_ZH_PRED)
+    return g.pick(OFF_OTHER_LANGS)
+
+
 def unknown_core(g: Gen) -> str:
+    if g.chance(0.15):
+        return unknown_extra(g)
     if g.chance(0.12):
         if g.chance(0.3):
             return g.pick(OFF_ZH)

@@ -46,6 +46,20 @@ describe('ErrorClassifier', () => {
     assert.equal((await clf.classify(ORDER_JSON)).label, 'ok');
   });
 
+  test("the demo's small flat records are ok, confidently enough to adopt", async () => {
+    // The crm answer once scored ~0.92 (a record this small looked a little like a cut body).
+    for (const b of [JSON.stringify({ customer_id: 'C-123456', email: 'normal@example.com', name: 'Ada Lovelace' }), JSON.stringify({ customer_id: 'C-123456', tier: 'gold' })]) {
+      const c = await clf.classify(b);
+      assert.equal(c.label, 'ok', b);
+      assert.ok(c.confidence >= ERROR_ADOPTION_THRESHOLD, `${b}: confidence ${c.confidence}`);
+    }
+  });
+
+  test('a success body with empty error fields is ok, not an error', async () => {
+    const body = JSON.stringify({ sid: 'SM0123456789abcdef0123456789abcdef', status: 'delivered', to: '+4915112345678', error_code: null, error_message: null });
+    assert.equal((await clf.classify(body)).label, 'ok');
+  });
+
   test('a few more kinds, English and Chinese', async () => {
     const cases: Array<[string, string]> = [
       ['{"code":10001,"msg":"登录过期，请重新登录"}', 'auth_failed'],
