@@ -1,4 +1,4 @@
-// test-needs: kafka
+// test-needs: kafka, chromium
 /**
  * A 12-turn ReAct run whose raw history is over 3x the context window, end to end: the three stages
  * as processes, the demo tool server answering every order lookup with a long made-up history
@@ -8,7 +8,7 @@
  * window by the prompt builder's own estimate, and the facts the router extracted are in every one.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -20,7 +20,7 @@ import type { VerifyReport } from '../../replay/verify.ts';
 import type { ActionResult, Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { LoopRecord } from '../../client/watch.ts';
 import { followOutcomes, scan, startLoop, type RunningLoop } from '../helpers/cluster.ts';
-import { runCli } from '../replay/helpers.ts';
+import { chromium, runCli } from '../replay/helpers.ts';
 
 const WINDOW = 4096;
 const ORDERS = Array.from({ length: 11 }, (_, i) => `O-202500${String(i + 1).padStart(2, '0')}`);
@@ -131,4 +131,21 @@ test('replay --verify rebuilds all twelve prompts from the log with the model se
   const report = JSON.parse(stdout) as VerifyReport;
   assert.equal(code, 0, `${stderr}\n${stdout.slice(0, 2000)}`);
   assert.equal(report.drift, false);
+});
+
+test('the HTML report, opened in Chromium, shows each model turn collapsed: its request, answer, tokens and what Thought made of it', async () => {
+  const file = join(dir, 'report.html');
+  const { code, stderr } = await runCli(replayCommand, [id, '--format', 'html', '--out', file], { ...loop.cluster.env, TAO_LLM_BASE_URL: '' });
+  assert.equal(code, 0, stderr);
+  assert.doesNotMatch(readFileSync(file, 'utf8'), /(src|href)=["']?https?:/, 'no external assets');
+  const dom = await chromium(file);
+  const turns = dom.match(/<details class="model-turn"[^>]*>[\s\S]*?<\/details>/g) ?? [];
+  assert.equal(turns.length, 12, 'one view per model turn');
+  assert.ok(turns.every((t) => !/^<details class="model-turn"[^>]*\bopen\b/.test(t)), 'collapsed by default');
+  assert.match(turns[0]!, /<summary>model turn · 2 messages · 1 tools · sim-1 · \d+ tokens<\/summary>/);
+  assert.match(turns[0]!, /<th>max_tokens<\/th><td><code>409<\/code>/);
+  assert.match(turns[0]!, /<div class="msg role-system"><span class="role">system<\/span><pre>Skill: order-history@1/);
+  assert.match(turns[0]!, /The next wave: 1 tool call\(s\)\.<\/p><ul><li><strong>M1_1<\/strong> <code>orders\.get<\/code> <code>\{"order_id":"O-20250001"\}<\/code>/);
+  assert.match(turns[11]!, /The final answer:<\/p><pre class="final">I checked your 11 orders/);
+  assert.match(turns[11]!, /tao-model-sim/, 'the raw answer');
 });
