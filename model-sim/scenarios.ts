@@ -39,6 +39,8 @@ export interface When {
   };
   /** The last result of this tool (`*`: the last tool result of all) is an error. */
   error?: string;
+  /** The request asks for this model turn (1 + the assistant messages so far). */
+  turn?: number;
 }
 
 /** One tool call of an answer; `arguments` is a template (see {@link fill}). */
@@ -120,6 +122,7 @@ const RULE = {
           },
         },
         error: { anyOf: [TOOL_NAME, { const: '*' }] },
+        turn: { type: 'integer', minimum: 1 },
       },
     },
     answer: {
@@ -436,6 +439,7 @@ function deepEqual(a: unknown, b: unknown): boolean {
 
 function holds(when: When | undefined, conv: Conversation): boolean {
   if (when === undefined) return true;
+  if (when.turn !== undefined && conv.turn !== when.turn) return false;
   const called = new Set(conv.calls.map((c) => c.tool));
   if (when.called && !when.called.every((t) => called.has(t))) return false;
   if (when.notCalled?.some((t) => called.has(t))) return false;

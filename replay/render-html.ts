@@ -2,6 +2,7 @@
  * The HTML report of a run: one self-contained page (inline CSS, the plan's DAG as inline SVG, no
  * scripts, no external assets), so it can be archived with an audit and opened offline.
  */
+import { modelTurnView, type ModelTurnView } from './model-turn.ts';
 import type { IterationView, PlanView, StepState, StepView, Timeline } from './timeline.ts';
 
 const STATE_COLOURS: Record<StepState, string> = { verified: '#1f7a3a', failed: '#b3261e', skipped: '#6b6b6b', in_progress: '#2f5fb3', dead_lettered: '#b36b00', not_run: '#8a8a8a' };
@@ -35,7 +36,7 @@ export function renderHtml(t: Timeline): string {
 ${t.tasks.length ? `<section id="tasks"><h2>Tasks</h2><table><thead><tr><th>at</th><th>kind</th><th>text</th><th>source</th><th>metadata</th></tr></thead><tbody>${t.tasks.map((task) => `<tr class="task"><td>${esc(task.at)}</td><td>${esc(task.kind)}</td><td>${esc(task.text)}${task.dead_letter ? ` <span class="tag dlq">dead-lettered ${esc(task.dead_letter.code)}</span>` : ''}</td><td>${esc(task.source)}${task.external_id ? ` · ${esc(task.external_id)}` : ''}</td><td><code>${esc(JSON.stringify(task.metadata))}</code></td></tr>`).join('')}</tbody></table></section>` : ''}
 ${t.plan ? `<section id="plan"><h2>Plan</h2>${dagSvg(t.plan)}${legend()}</section>` : ''}
 <section id="timeline"><h2>Timeline</h2>
-${t.iterations.map(wave).join('\n') || '<p>No wave was requested.</p>'}
+${t.iterations.map((it) => wave(it, t)).join('\n') || '<p>No wave was requested.</p>'}
 </section>
 ${t.reflections.length ? `<section id="reflections"><h2>Reflections</h2>${t.reflections.map((r) => `<div class="reflection" data-step="${esc(r.step_id)}"><h3>Wave ${r.iteration} · ${esc(r.step_id)} ${esc(r.tool)} · ${esc(r.error_types.join(' › '))} → <strong>${esc(r.action)}</strong></h3><table><thead><tr><th>dimension</th><th>result</th><th>evidence</th><th>recommendation</th></tr></thead><tbody>${r.dimensions.map((d) => `<tr class="dim-${esc(d.result.toLowerCase())}"><td>${esc(d.name)}</td><td>${esc(d.result)}</td><td>${esc(d.evidence)}</td><td>${esc(d.recommendation)}</td></tr>`).join('')}</tbody></table></div>`).join('')}</section>` : ''}
 <section id="outcome"><h2>Outcome</h2>
@@ -50,7 +51,7 @@ ${t.state ? `<section id="state"><h2>Run state</h2><details><summary>latest run 
 `;
 }
 
-function wave(it: IterationView): string {
+function wave(it: IterationView, t: Timeline): string {
   const tm = it.timings;
   const timing = [tm.action_ms !== null ? `action ${tm.action_ms} ms` : '', tm.observation_ms !== null ? `observation ${tm.observation_ms} ms` : '', tm.thought_ms !== null ? `thought ${tm.thought_ms} ms` : ''].filter(Boolean).join(' · ');
   const notes = it.requests
@@ -59,11 +60,12 @@ function wave(it: IterationView): string {
   return `<div class="wave" id="wave-${it.iteration}">
 <h3>Wave ${it.iteration} <small>${esc(it.requested_at ?? '')}${timing ? ` · ${esc(timing)}` : ''}</small></h3>${notes}
 <table class="steps"><colgroup><col style="width:6%"><col style="width:17%"><col style="width:10%"><col style="width:11%"><col style="width:6%"><col style="width:8%"><col style="width:7%"><col style="width:8%"><col></colgroup><thead><tr><th>step</th><th>tool</th><th>status</th><th>verdict</th><th>HTTP</th><th>latency</th><th>tries</th><th>confidence</th><th>input</th></tr></thead>
-<tbody>${it.steps.map(stepRow).join('')}</tbody></table></div>`;
+<tbody>${it.steps.map((s) => stepRow(s, t)).join('')}</tbody></table></div>`;
 }
 
-function stepRow(s: StepView): string {
+function stepRow(s: StepView, t: Timeline): string {
   const r = s.result;
+  const turn = modelTurnView(s, t);
   const failed = s.verdict?.checks.filter((c) => !c.passed) ?? [];
   const details = [
     r?.fallback_from ? `<li>fallback: served by <code>${esc(r.tool)}</code> for <code>${esc(r.fallback_from)}</code> (${esc(r.fallback_reason ?? '')})</li>` : '',
@@ -76,7 +78,36 @@ function stepRow(s: StepView): string {
 <td><strong>${esc(s.step_id)}</strong></td><td><code>${esc(s.tool)}</code>${r && r.tool !== s.tool ? ` → <code>${esc(r.tool)}</code>` : ''}</td>
 <td><span class="tag ${esc(s.status)}">${esc(s.status.replace('_', ' '))}</span></td><td>${s.verdict ? esc(s.verdict.error_type) : '–'}${failed.length ? ` <small>(${esc(failed.map((c) => c.name).join(', '))})</small>` : ''}</td>
 <td>${r ? esc(r.status_code !== null ? String(r.status_code) : (r.error?.type ?? '–')) : '–'}</td><td>${r ? `${r.response_time_ms} ms` : '–'}</td><td>${r ? `${r.attempts}${r.retries ? ` (${r.retries} retr${r.retries === 1 ? 'y' : 'ies'})` : ''}` : '–'}</td><td>${s.verdict ? s.verdict.confidence.toFixed(2) : '–'}</td>
-<td><code>${esc(JSON.stringify(s.input))}</code>${details.length ? `<details><summary>audit</summary><ul>${details.join('')}</ul></details>` : ''}</td></tr>`;
+<td>${turn ? modelTurn(turn) : `<code>${esc(JSON.stringify(s.input))}</code>`}${details.length ? `<details><summary>audit</summary><ul>${details.join('')}</ul></details>` : ''}</td></tr>`;
+}
+
+/** A model turn, collapsed: the request, the raw answer, tokens and model, and what Thought made of it. */
+function modelTurn(v: ModelTurnView): string {
+  const tokens = v.usage ? `${v.usage.total_tokens} tokens` : 'no usage';
+  const summary = `model turn · ${v.request.messages.length} messages · ${v.request.tools.length} tools · ${v.model ?? 'model ?'} · ${tokens}`;
+  const message = (m: ModelTurnView['request']['messages'][number]) =>
+    `<div class="msg role-${esc(m.role)}"><span class="role">${esc(m.role)}${m.tool_call_id ? ` · ${esc(m.tool_call_id)}` : ''}</span>${m.content !== null ? `<pre>${esc(m.content)}</pre>` : ''}${m.tool_calls.map((c) => `<p class="call">→ <code>${esc(c.name)}</code> <code>${esc(c.arguments)}</code> <small>${esc(c.id)}</small></p>`).join('')}</div>`;
+  const d = v.decision;
+  const decision =
+    d.kind === 'tool_calls'
+      ? `<p>The next wave: ${d.calls.length} tool call(s).</p><ul>${d.calls.map((c) => `<li><strong>${esc(c.step_id ?? '(not run)')}</strong> <code>${esc(c.tool)}</code> <code>${esc(JSON.stringify(c.arguments))}</code>${c.status ? ` <span class="tag ${esc(c.status)}">${esc(c.status.replace('_', ' '))}</span>` : ''}</li>`).join('')}</ul>`
+      : d.kind === 'final'
+        ? `<p>The final answer:</p><pre class="final">${esc(d.answer)}</pre>`
+        : d.kind === 'plan'
+          ? `<p>A plan of ${d.steps.length} step(s):</p><ul>${d.steps.map((x) => `<li><strong>${esc(x.id)}</strong> <code>${esc(x.tool)}</code>${x.depends_on.length ? ` after ${esc(x.depends_on.join(', '))}` : ''}</li>`).join('')}</ul><p>Output: <code>${esc(JSON.stringify(d.output))}</code></p>`
+          : d.kind === 'reflection'
+            ? `<p>A reflection: <strong>${esc(d.action)}</strong>. ${esc(d.reason)}</p>`
+            : d.kind === 'rejected'
+              ? `<p class="fail">Rejected by Observation's gate (${esc(d.error_type)}): ${esc(d.evidence)}. The model hears why in its next turn.</p>`
+              : '<p>No verified answer yet.</p>';
+  return `<details class="model-turn" data-step="${esc(v.step_id)}"><summary>${esc(summary)}</summary>
+<h4>Request</h4><table class="params"><tbody>${Object.entries(v.request.parameters).map(([k, val]) => `<tr><th>${esc(k)}</th><td><code>${esc(JSON.stringify(val))}</code></td></tr>`).join('')}</tbody></table>
+${v.request.hidden.length ? `<p class="note">Not shown: ${esc(v.request.hidden.join(', '))}.</p>` : ''}
+<p>Tools offered: ${v.request.tools.length ? v.request.tools.map((x) => `<code title="${esc(x.description)}">${esc(x.name)}</code>`).join(' ') : 'none'}</p>
+<div class="messages">${v.request.messages.map(message).join('')}</div>
+<h4>Answer</h4><p>model <code>${esc(v.model ?? '?')}</code>${v.usage ? ` · prompt ${v.usage.prompt_tokens} + completion ${v.usage.completion_tokens} = ${v.usage.total_tokens} tokens` : ''}</p>
+${v.raw_answer !== null ? `<pre class="raw">${esc(v.raw_answer)}</pre>` : '<p>No answer recorded.</p>'}
+<h4>What Thought made of it</h4><div class="decision">${decision}</div></details>`;
 }
 
 /** The plan as a layered DAG: columns by dependency depth, edges from each dependency to its dependant. */
@@ -181,5 +212,6 @@ svg.dag{background:#fff;border:1px solid #dde1e6;border-radius:8px;max-width:100
 svg .edge{fill:none;stroke:#666;stroke-width:1.6}
 svg text{font-family:system-ui,sans-serif}svg .id{font-weight:700;font-size:14px}svg .tool{font-family:ui-monospace,Menlo,monospace;font-size:12px;fill:#333}svg .state{font-size:11px;font-weight:600}
 .legend{display:flex;gap:16px;font-size:12px;color:#444}.legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px;vertical-align:middle}
+details.model-turn h4{font-size:13px;margin:10px 0 4px}table.params{width:auto}.msg{border-left:3px solid #c8ced6;padding:2px 8px;margin:4px 0}.msg .role{font-size:11px;font-weight:600;text-transform:uppercase;color:#555}.msg.role-system{border-color:#8a8a8a}.msg.role-user{border-color:#2f5fb3}.msg.role-assistant{border-color:#1f7a3a}.msg.role-tool{border-color:#b36b00}.msg pre{white-space:pre-wrap;max-height:16em}p.call{margin:2px 0}.decision .fail{color:#b3261e}
 footer{color:#888;font-size:12px;padding:10px 28px 24px}
 `;

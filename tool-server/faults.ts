@@ -17,6 +17,7 @@ export const FAULT_MODES = [
   'auth_failed',
   'html_error',
   'ok_error_body',
+  'large_body',
 ] as const;
 
 /**
@@ -30,7 +31,10 @@ export const FAULT_MODES = [
  * - `slow_body` — the normal response, headers sent at once, body dribbled out over `delayMs` (default 30000);
  * - `auth_failed` — 401 `{ "error": "unauthorized" }` with `WWW-Authenticate`;
  * - `html_error` — 200 `text/html` error page;
- * - `ok_error_body` — 200 `{ "status": "error", "message": "token expired" }`.
+ * - `ok_error_body` — 200 `{ "status": "error", "message": "token expired" }`;
+ * - `large_body` — not an error: the normal 2xx answer with an extra `history` array of
+ *   deterministic, made-up events, so that the body is at least `bytes` characters (default 8192).
+ *   A simulator of a chatty API (a long order history), for context-window tests.
  */
 export type FaultMode = (typeof FAULT_MODES)[number];
 
@@ -38,6 +42,10 @@ export type FaultMode = (typeof FAULT_MODES)[number];
 export const DEFAULT_DELAY_MS = 30_000;
 /** Default `Retry-After` for `rate_limit`. */
 export const DEFAULT_RETRY_AFTER_SECONDS = 1;
+/** Default body size of `large_body`. */
+export const DEFAULT_LARGE_BODY_BYTES = 8192;
+/** Largest accepted `bytes`: below the catalog's usual `maxResponseBytes` (64 KiB). */
+export const MAX_LARGE_BODY_BYTES = 60_000;
 /** Largest accepted `delayMs` (10 minutes). */
 export const MAX_DELAY_MS = 600_000;
 
@@ -59,6 +67,8 @@ export interface FaultSpec {
   retryAfterSeconds?: number;
   /** Milliseconds for `timeout` / `slow_body` (integer 0..600000, default 30000). */
   delayMs?: number;
+  /** Body size in characters for `large_body` (integer 256..60000, default 8192). */
+  bytes?: number;
   /** Only requests whose path (raw or percent-decoded) or, for a POST, body text contains this substring. */
   match?: string;
 }
@@ -87,7 +97,7 @@ export class FaultSpecError extends Error {
   }
 }
 
-const KNOWN_FIELDS = new Set(['route', 'mode', 'times', 'rate', 'retryAfterSeconds', 'delayMs', 'match']);
+const KNOWN_FIELDS = new Set(['route', 'mode', 'times', 'rate', 'retryAfterSeconds', 'delayMs', 'bytes', 'match']);
 const ROUTE_CHOICES: readonly string[] = [...ROUTE_IDS, '*'];
 const MODE_CHOICES: readonly string[] = FAULT_MODES;
 
@@ -111,7 +121,7 @@ export function validateFaultSpec(input: unknown): FaultSpec {
   for (const key of Object.keys(input)) {
     if (!KNOWN_FIELDS.has(key)) throw new FaultSpecError(key, `unknown field "${key}"`);
   }
-  const { route, mode, times, rate, retryAfterSeconds, delayMs, match } = input;
+  const { route, mode, times, rate, retryAfterSeconds, delayMs, bytes, match } = input;
   if (typeof route !== 'string' || !ROUTE_CHOICES.includes(route)) {
     throw new FaultSpecError('route', `route must be one of ${ROUTE_CHOICES.join(', ')}`);
   }
@@ -146,6 +156,13 @@ export function validateFaultSpec(input: unknown): FaultSpec {
       throw new FaultSpecError('delayMs', `delayMs must be an integer between 0 and ${MAX_DELAY_MS}`);
     }
     spec.delayMs = delayMs;
+  }
+  if (bytes !== undefined) {
+    if (mode !== 'large_body') throw new FaultSpecError('bytes', 'bytes applies only to mode large_body');
+    if (!isInt(bytes) || bytes < 256 || bytes > MAX_LARGE_BODY_BYTES) {
+      throw new FaultSpecError('bytes', `bytes must be an integer between 256 and ${MAX_LARGE_BODY_BYTES}`);
+    }
+    spec.bytes = bytes;
   }
   if (match !== undefined) {
     if (typeof match !== 'string' || match.length === 0 || match.length > 2048) {

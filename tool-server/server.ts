@@ -21,7 +21,7 @@
  * `POST` routes take a JSON body (`Content-Type: application/json`) and
  * honour `Idempotency-Key`: repeating a key with the same request replays the
  * stored answer without doing anything again (see {@link processPost}).
- * Faults apply to them too; `timeout`, `malformed` and `slow_body` let the
+ * Faults apply to them too; `timeout`, `malformed`, `slow_body` and `large_body` let the
  * request take effect before the answer is withheld or garbled (as when a
  * response is lost on the way back), so a retry with the same key gets the
  * original answer; the other modes reject the request before it takes effect.
@@ -38,6 +38,7 @@ import { URL } from 'node:url';
 
 import {
   DEFAULT_DELAY_MS,
+  DEFAULT_LARGE_BODY_BYTES,
   DEFAULT_RETRY_AFTER_SECONDS,
   FaultRegistry,
   FaultSpecError,
@@ -171,7 +172,7 @@ const MAX_CONTROL_BODY_BYTES = 64 * 1024;
 /** Largest accepted body of a POST tool request; a larger one is answered 413. */
 export const MAX_TOOL_BODY_BYTES = 16 * 1024;
 /** Fault modes under which a POST still takes effect (the answer is lost or garbled on the way back). */
-const EFFECTIVE_FAULT_MODES: ReadonlySet<FaultMode> = new Set<FaultMode>(['timeout', 'malformed', 'slow_body']);
+const EFFECTIVE_FAULT_MODES: ReadonlySet<FaultMode> = new Set<FaultMode>(['timeout', 'malformed', 'slow_body', 'large_body']);
 /** Chunks a `slow_body` response is split into (at most). */
 const SLOW_BODY_CHUNKS = 10;
 
@@ -206,6 +207,23 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown, heade
     'content-length': Buffer.byteLength(text),
   });
   res.end(text);
+}
+
+/**
+ * `large_body`: a 2xx object answer gains a `history` array of made-up, deterministic events until
+ * its JSON is at least `bytes` characters; anything else is sent as it is.
+ */
+function withHistory(r: JsonResponse, bytes: number): unknown {
+  if (r.status < 200 || r.status > 299 || typeof r.body !== 'object' || r.body === null || Array.isArray(r.body)) return r.body;
+  const history: Array<{ at: string; event: string }> = [];
+  const body = { ...(r.body as Record<string, unknown>), history };
+  let size = JSON.stringify(body).length;
+  for (let i = 0; size < bytes; i++) {
+    const entry = { at: new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString(), event: `note ${i + 1}: record viewed by the back office, no change` };
+    history.push(entry);
+    size += JSON.stringify(entry).length + 1;
+  }
+  return body;
 }
 
 function sendText(res: http.ServerResponse, status: number, contentType: string, text: string): void {
@@ -378,6 +396,11 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
       case 'ok_error_body':
         sendJson(res, 200, { status: 'error', message: 'token expired' });
         return;
+      case 'large_body': {
+        const r = normal();
+        sendJson(res, r.status, withHistory(r, spec.bytes ?? DEFAULT_LARGE_BODY_BYTES));
+        return;
+      }
     }
   };
 

@@ -190,6 +190,15 @@ const messageTokens = (m: ChatMessage): number =>
   estimateTokens(m.content ?? '') +
   ('tool_calls' in m && m.tool_calls ? m.tool_calls.reduce((n, c) => n + estimateTokens(c.function.name) + estimateTokens(c.function.arguments) + MESSAGE_OVERHEAD, 0) : 0);
 
+/**
+ * Estimated prompt tokens of a chat-completions request (its messages and tools) by the builder's
+ * own estimate: what a test or a report uses to check that a recorded prompt fits its window
+ * (`promptTokens(messages, tools) + max_tokens <= context-window`).
+ */
+export function promptTokens(messages: readonly ChatMessage[], tools: readonly WireTool[]): number {
+  return messages.reduce((n, m) => n + messageTokens(m), 0) + tools.reduce((n, t) => n + estimateTokens(json(t)), 0);
+}
+
 /** Cuts `text` to about `tokens` tokens, ending with a marker that says how many characters were cut. */
 export function cutText(text: string, tokens: number): string {
   if (estimateTokens(text) <= tokens) return text;

@@ -526,6 +526,7 @@ test('a scenario folder of its own: rules in order, templates from the user text
             { tool: 'orders.get', arguments: { order_id: '{{user:/order (O-\\d{8})/i}}' } },
             { tool: 'shipping.track', arguments: { order_id: '{{user:/O-\\d{8}/}}' } },
           ] } },
+          { name: 'only at turn 3', when: { turn: 3 }, answer: { content: 'third' } },
           { name: 'typed', answer: { json: { total: '{{tool:orders.get.total_cents}}', text: 'total {{tool:orders.get.total_cents}} for {{skill}}' } } },
         ],
       }),
@@ -541,7 +542,9 @@ test('a scenario folder of its own: rules in order, templates from the user text
         ], 'parallel calls; the last match of the user text wins; a capture group gives its value');
         answerTools(messages, t1.choices[0]!.message);
         const t2 = await chat(messages);
-        assert.deepEqual(JSON.parse(t2.choices[0]?.message.content ?? ''), { total: 38312, text: 'total 38312 for order-status' });
+        assert.deepEqual(JSON.parse(t2.choices[0]?.message.content ?? ''), { total: 38312, text: 'total 38312 for order-status' }, 'a turn condition holds only at its turn');
+        messages.push({ role: 'assistant', content: t2.choices[0]!.message.content });
+        assert.equal((await chat(messages)).choices[0]?.message.content, 'third');
         assert.deepEqual(sim.scenarios, ['order-status']);
         // No default.json in this folder: an unknown skill gets the built-in answer.
         const unknown = await chat(opening('x', 'other@1'));

@@ -338,6 +338,22 @@ test('fault: html_error is a 200 text/html page', T, async () => {
   });
 });
 
+test('large_body: the normal answer plus a deterministic history, at least `bytes` long; errors stay as they are', T, async () => {
+  await withServer(async ({ call, fault }) => {
+    const normal = JSON.parse((await call(TRACK)).text) as Record<string, unknown>;
+    await fault({ route: 'shipping.track', mode: 'large_body', bytes: 6000 });
+    const a = await call(TRACK);
+    const b = await call(TRACK);
+    assert.equal(a.status, 200);
+    assert.ok(a.text.length >= 6000 && a.text.length < 6200, `${a.text.length} characters`);
+    assert.equal(a.text, b.text, 'deterministic');
+    const { history, ...rest } = JSON.parse(a.text) as { history: Array<{ at: string; event: string }> };
+    assert.deepEqual(rest, normal, 'every field of the normal answer, unchanged');
+    assert.ok(history.length > 10 && history.every((h) => typeof h.at === 'string' && typeof h.event === 'string'));
+    assert.equal((await call('/shipping/orders/O-1/tracking')).status, 400, 'a refused request is not padded');
+  });
+});
+
 test('fault: slow_body sends headers, then dribbles the real body over delayMs', T, async () => {
   await withServer(async ({ call, fault, server }) => {
     const normal = (await call(CUSTOMER)).text;
@@ -460,6 +476,8 @@ test('bad fault specs are rejected with 400 naming the field', T, async () => {
       [{ route: 'crm.tier', mode: 'server_error', retryAfterSeconds: 1 }, 'retryAfterSeconds'],
       [{ route: 'crm.tier', mode: 'timeout', delayMs: -5 }, 'delayMs'],
       [{ route: 'crm.tier', mode: 'server_error', delayMs: 5 }, 'delayMs'],
+      [{ route: 'crm.tier', mode: 'large_body', bytes: 100 }, 'bytes'],
+      [{ route: 'crm.tier', mode: 'timeout', bytes: 4096 }, 'bytes'],
       [{ route: 'crm.tier', mode: 'timeout', match: '' }, 'match'],
       [{ route: 'crm.tier', mode: 'timeout', tims: 2 }, 'tims'],
     ];
