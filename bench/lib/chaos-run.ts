@@ -14,6 +14,7 @@
  *   and a whole-cluster outage beside the stage kills, the time from each to the loop committing
  *   again, and the ingress's answers while every broker is down.
  */
+import { createWriteStream } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type { Admin } from 'kafkajs';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
@@ -65,6 +66,8 @@ export interface ChaosOptions {
   /** How long to wait for the last outcomes after the last submission. */
   drainTimeoutMs: number;
   seed: number;
+  /** A file every stage line is appended to (tagged with the instance), to read after a bad run. */
+  stageLog?: string;
   /** Progress lines; default stderr. */
   log?: (line: string) => void;
 }
@@ -170,7 +173,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   await options.tools.setFaults(options.toolServerErrorRate > 0 ? [{ route: '*', mode: 'server_error', rate: options.toolServerErrorRate }] : []);
   const topics = ns.codec.topics;
   const handovers = { skippedBatches: 0, skippedRecords: 0, failedTransactions: 0 };
+  const stageLog = options.stageLog ? createWriteStream(options.stageLog, { flags: 'a' }) : null;
   const fleet = new Fleet((line) => {
+    stageLog?.write(`${line}\n`);
     if (line.includes('records a previous owner committed were skipped')) {
       handovers.skippedBatches++;
       handovers.skippedRecords += Number(/"skipped":(\d+)/.exec(line)?.[1] ?? 0);
@@ -459,6 +464,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // A namespace with lost or duplicated steps is the evidence: it stays for `tao replay`.
     if (keepEvidence) log(`chaos: keeping namespace ${ns.namespace} (lost or duplicated steps) for inspection`);
     else await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
+    stageLog?.end();
   }
 }
 
