@@ -203,8 +203,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const replacements: Array<Promise<unknown>> = [];
   let keepEvidence = false;
 
+  // Like a supervisor with a restart policy: a replacement that exits while starting (a broker
+  // down during its start-up is a normal exit 1) is started again, up to 10 times; without this a
+  // stage whose replacements all failed had no instance left and every run stalled.
   const replace = (stage: Stage) => {
-    const p = fleet.start(stageSpec(stage, ns.env), 120000).catch((err: Error) => log(`chaos: replacement ${stage} failed to start: ${err.message}`));
+    const p = (async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await fleet.start(stageSpec(stage, ns.env), 120000);
+        } catch (err) {
+          log(`chaos: replacement ${stage} failed to start (attempt ${attempt}): ${(err as Error).message.split('\n')[0]}`);
+          if (stopMonitors || attempt >= 10) return undefined;
+          await sleep(2000);
+        }
+      }
+    })();
     replacements.push(p);
     return p;
   };
