@@ -14,7 +14,8 @@
  * Thought's /metrics are read: resident memory (process_resident_memory_bytes), V8 heap used, and
  * the runs in its store (tao_thought_store_runs). The verdict compares the median RSS of the
  * readings taken while the ended runs were within `window` × runs around 20% of the runs (20k of
- * 100k) with the median of those taken over the last `window` × runs: at most +20%. Whether the
+ * 100k) with the median of those taken over the last `window` × runs: at most +20% (readings taken
+ * while the stream was behind its pace are left out). Whether the
  * pace was held is reported (the longest time the stream was behind it, and the rate in each
  * window); a soak that could not hold it says so rather than compare unlike readings silently.
  *
@@ -58,6 +59,8 @@ export interface SoakSample {
   /** Runs with an outcome when the reading was taken. */
   runs: number;
   submitted: number;
+  /** False when the stream was more than a second of submissions behind its pace (runs in flight at the cap). */
+  atPace: boolean;
   elapsedSeconds: number;
   rssMiB: number;
   heapUsedMiB: number;
@@ -132,23 +135,23 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
     const target = loopTarget(namespace, producer, (i) => `Who is soak${i}@example.com?`);
 
     const samples: SoakSample[] = [];
-    const read = async (runs: number, submitted: number) => {
+    const read = async (runs: number, submitted: number, atPace: boolean) => {
       const m = await scrape(thought);
-      const sample: SoakSample = { runs, submitted, elapsedSeconds: Math.round((Date.now() - started) / 1000), rssMiB: round1(m.process_resident_memory_bytes! / MiB), heapUsedMiB: round1(m.nodejs_heap_size_used_bytes! / MiB), storeRuns: m.tao_thought_store_runs ?? Number.NaN };
+      const sample: SoakSample = { runs, submitted, atPace, elapsedSeconds: Math.round((Date.now() - started) / 1000), rssMiB: round1(m.process_resident_memory_bytes! / MiB), heapUsedMiB: round1(m.nodejs_heap_size_used_bytes! / MiB), storeRuns: m.tao_thought_store_runs ?? Number.NaN };
       samples.push(sample);
       return sample;
     };
-    const first = await read(0, 0);
+    const first = await read(0, 0, true);
     log(`0 runs: Thought RSS ${first.rssMiB} MiB, heap ${first.heapUsedMiB} MiB`);
     let nextLog = options.sampleEvery;
-    const stream = await pacedStream(target, options, async (ended, submitted) => {
-      const sample = await read(ended, submitted).catch((err: unknown) => log(`metrics read failed: ${err instanceof Error ? err.message : String(err)}`));
+    const stream = await pacedStream(target, options, async (ended, submitted, atPace) => {
+      const sample = await read(ended, submitted, atPace).catch((err: unknown) => log(`metrics read failed: ${err instanceof Error ? err.message : String(err)}`));
       if (sample && ended >= nextLog) {
         nextLog = (Math.floor(ended / options.sampleEvery) + 1) * options.sampleEvery;
         log(`${ended} runs (${submitted} submitted): Thought RSS ${sample.rssMiB} MiB, heap ${sample.heapUsedMiB} MiB, ${sample.storeRuns} runs in its store`);
       }
     });
-    const last = await read(options.runs, options.runs);
+    const last = await read(options.runs, options.runs, true);
     log(`${options.runs} runs: Thought RSS ${last.rssMiB} MiB, heap ${last.heapUsedMiB} MiB, ${last.storeRuns} runs in its store`);
     const span = Math.max(1, Math.round(options.runs * options.window));
     const fifthAt = Math.round(options.runs / 5);
@@ -197,7 +200,7 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
  * `sampleSeconds` with the runs ended and submitted so far (readings never overlap). Resolves once
  * every run has an outcome; rejects if none arrives for 10 minutes.
  */
-async function pacedStream(target: LoadTarget, options: SoakOptions, onSample: (ended: number, submitted: number) => Promise<void>) {
+async function pacedStream(target: LoadTarget, options: SoakOptions, onSample: (ended: number, submitted: number, atPace: boolean) => Promise<void>) {
   const ids = new Set<string>();
   const statuses: Record<string, number> = {};
   let submitted = 0;
@@ -253,7 +256,7 @@ async function pacedStream(target: LoadTarget, options: SoakOptions, onSample: (
   const sampler = setInterval(() => {
     if (sampling) return;
     sampling = true;
-    void onSample(ended, submitted).finally(() => (sampling = false));
+    void onSample(ended, submitted, behindSince === null).finally(() => (sampling = false));
   }, options.sampleSeconds * 1000);
   try {
     await finished;
@@ -267,10 +270,14 @@ async function pacedStream(target: LoadTarget, options: SoakOptions, onSample: (
   return { statuses, longestBehindMs, submitSeconds: ((submitEnd || Date.now()) - start) / 1000, seconds: (Date.now() - start) / 1000 };
 }
 
-/** The readings taken while the ended runs were in [from, to), with their median RSS. */
+/**
+ * The readings taken at the pace while the ended runs were in [from, to), with their median RSS.
+ * A reading taken while the stream was behind its pace (a stall with runs piling up in flight) is
+ * left out: the store and the allocation rate are then those of a backlog, not of the pace.
+ */
 export function soakWindow(samples: readonly SoakSample[], from: number, to: number): SoakWindow {
-  const inside = samples.filter((s) => s.runs >= from && s.runs < to);
-  if (inside.length < 3) throw new Error(`soak: only ${inside.length} reading(s) while runs ${from}-${to} ended; lower --sample-seconds or the --rate, or widen --window`);
+  const inside = samples.filter((s) => s.runs >= from && s.runs < to && s.atPace);
+  if (inside.length < 3) throw new Error(`soak: only ${inside.length} reading(s) at the pace while runs ${from}-${to} ended; lower --sample-seconds or the --rate, or widen --window`);
   const rss = inside.map((s) => s.rssMiB);
   const a = inside[0]!;
   const b = inside[inside.length - 1]!;
