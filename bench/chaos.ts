@@ -5,6 +5,7 @@
  *
  *   node --import tsx bench/chaos.ts [--out chaos.json] [--runs 1000] [--kills 24] [--kill-every-ms 4000]
  *       [--instances 2] [--seed N] [--fault-mix-runs 300] [--no-fault-mix] [--keep-infra]
+ *       [--stage-log FILE]   append every stage's log lines (tagged by instance) to FILE
  *       [--shared]   use the broker at KAFKA_BROKERS instead of a private one (no broker restart)
  *       [--fault-mix-only]   only the fault-mix run
  *       [--brokers 3 [--leader-kills 5] [--outage 60]]   a private 3-broker cluster: instead of the
@@ -143,6 +144,7 @@ async function main(): Promise<void> {
       brokers: { type: 'string', default: '1' },
       'leader-kills': { type: 'string', default: '5' },
       outage: { type: 'string' },
+      'stage-log': { type: 'string' },
     },
   });
   const brokers = Number(values.brokers);
@@ -182,6 +184,7 @@ async function main(): Promise<void> {
       tools,
       drainTimeoutMs: 240000,
       seed,
+      ...(values['stage-log'] ? { stageLog: values['stage-log'] } : {}),
     });
     let faultMix: FaultMixReport | null = null;
     if (!values['no-fault-mix']) {

@@ -2,16 +2,22 @@
  * `npm run soak`: Thought's memory over a long stream of runs, with the run store bounded by
  * TAO_RUN_RETENTION, and the time a restarted Thought takes to restore its store.
  *
- *   node --import tsx bench/soak.ts [--runs 100000] [--sample-every 5000] [--concurrency 128]
- *       [--retention 30s] [--out soak.json]
+ *   node --import tsx bench/soak.ts [--runs 100000] [--rate 50] [--max-in-flight 2000]
+ *       [--sample-seconds 3] [--window 0.05] [--sample-every 5000] [--retention 30s] [--out soak.json]
  *
  * In a fresh namespace: the demo tool server, one instance of each stage, and the cheapest run
- * there is (a one-step flow: one `crm.find_customer` call), driven by a closed loop of
- * `concurrency` runs in flight. The retention is short (record time) so that the store sweeps all
- * along. Every `sample-every` runs, Thought's /metrics are read: resident memory
- * (process_resident_memory_bytes), V8 heap used, and the runs in its store
- * (tao_thought_store_runs). The verdict compares RSS at 20% of the runs (20k of 100k) with RSS at
- * the end: at most +20%.
+ * there is (a one-step flow: one `crm.find_customer` call), submitted at a fixed pace of `rate`
+ * runs per second (open loop, at most `max-in-flight` runs without an outcome). A fixed pace makes
+ * the memory readings comparable: the allocation rate and the store's size (the runs ended within
+ * the retention) follow the rate, so two readings taken at different rates say little. The
+ * retention is short (record time) so that the store sweeps all along. Every `sample-seconds`,
+ * Thought's /metrics are read: resident memory (process_resident_memory_bytes), V8 heap used, and
+ * the runs in its store (tao_thought_store_runs). The verdict compares the median RSS of the
+ * readings taken while the ended runs were within `window` × runs around 20% of the runs (20k of
+ * 100k) with the median of those taken over the last `window` × runs: at most +20% (readings taken
+ * while the stream was behind its pace are left out). Whether the
+ * pace was held is reported (the longest time the stream was behind it, and the rate in each
+ * window); a soak that could not hold it says so rather than compare unlike readings silently.
  *
  * Then Thought is stopped (SIGTERM) and started again: restore-to-ready is the time from the
  * process start until every partition's store has caught up (the `state store caught up` lines,
@@ -29,36 +35,63 @@ import { partitionForKey } from '../replay/partition.ts';
 import { formatDuration, parseDuration } from '../runtime/config.ts';
 import { TOPICS } from '../topics/catalog.ts';
 import { Fleet, freshNamespace, progress, quietOwnLogs, stageSpec, startToolServerProcess, type BenchNamespace, type Instance } from './lib/harness.ts';
-import { closedLoop, connectProducer, loopTarget } from './lib/load.ts';
+import { randomUUID } from 'node:crypto';
+import { connectProducer, loopTarget, type LoadTarget } from './lib/load.ts';
 import { deleteNamespace } from './lib/phases.ts';
 
 /** Options of one soak. */
 export interface SoakOptions {
   runs: number;
+  /** Runs submitted per second, held from the first run to the last. */
+  rate: number;
+  /** Runs without an outcome beyond which submission waits (the pace is then not held). */
+  maxInFlight: number;
+  sampleSeconds: number;
+  /** The share of the runs each verdict window spans (0.05: 5,000 of 100,000). */
+  window: number;
+  /** Table rows: the first reading past every `sampleEvery` ended runs. */
   sampleEvery: number;
-  concurrency: number;
   retentionMs: number;
 }
 
 /** One reading of Thought's /metrics. */
 export interface SoakSample {
+  /** Runs with an outcome when the reading was taken. */
   runs: number;
+  submitted: number;
+  /** False when the stream was more than a second of submissions behind its pace (runs in flight at the cap). */
+  atPace: boolean;
   elapsedSeconds: number;
   rssMiB: number;
   heapUsedMiB: number;
   storeRuns: number;
 }
 
+/** The readings of one verdict window. */
+export interface SoakWindow {
+  fromRuns: number;
+  toRuns: number;
+  readings: number;
+  medianRssMiB: number;
+  minRssMiB: number;
+  maxRssMiB: number;
+  /** Outcomes per second while the window lasted. */
+  runsPerSecond: number;
+}
+
 export interface SoakReport {
   startedAt: string;
   options: SoakOptions;
+  /** Every reading, one per `sampleSeconds`. */
   samples: SoakSample[];
   /**
-   * RSS at 20% of the runs and at the end, and the change (the criterion: at most +20%). One
-   * reading moves with the garbage collector and the load of the moment, so the medians of the
-   * three readings around each point are given beside them.
+   * The median RSS around 20% of the runs and over the last window, and the change (the
+   * criterion: at most +20%). One reading moves by tens of MiB with the garbage collector, hence
+   * medians of many readings taken at the same pace.
    */
-  rss: { atFifthMiB: number; atEndMiB: number; change: number; pass: boolean; medianAroundFifthMiB: number; medianOfLastThreeMiB: number; medianChange: number };
+  rss: { atFifth: SoakWindow; atEnd: SoakWindow; change: number; pass: boolean };
+  /** The pace: asked, achieved over the whole stream, and the longest stretch behind it. */
+  pace: { rate: number; achieved: number; longestBehindSeconds: number; held: boolean };
   runsPerSecond: number;
   statuses: Record<string, number>;
   restart: { readyLineSeconds: number; restoreToReadySeconds: number; storeRuns: number; changelogRecords: number; catchUps: Array<{ partition: number; durationMs: number }> };
@@ -102,30 +135,32 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
     const target = loopTarget(namespace, producer, (i) => `Who is soak${i}@example.com?`);
 
     const samples: SoakSample[] = [];
-    const statuses: Record<string, number> = {};
-    const read = async (runs: number) => {
+    const read = async (runs: number, submitted: number, atPace: boolean) => {
       const m = await scrape(thought);
-      const s: SoakSample = { runs, elapsedSeconds: Math.round((Date.now() - started) / 1000), rssMiB: round1(m.process_resident_memory_bytes! / MiB), heapUsedMiB: round1(m.nodejs_heap_size_used_bytes! / MiB), storeRuns: m.tao_thought_store_runs ?? Number.NaN };
-      samples.push(s);
-      log(`${runs} runs: Thought RSS ${s.rssMiB} MiB, heap ${s.heapUsedMiB} MiB, ${s.storeRuns} runs in its store`);
+      const sample: SoakSample = { runs, submitted, atPace, elapsedSeconds: Math.round((Date.now() - started) / 1000), rssMiB: round1(m.process_resident_memory_bytes! / MiB), heapUsedMiB: round1(m.nodejs_heap_size_used_bytes! / MiB), storeRuns: m.tao_thought_store_runs ?? Number.NaN };
+      samples.push(sample);
+      return sample;
     };
-    await read(0);
-    let done = 0;
-    let loopSeconds = 0;
-    while (done < options.runs) {
-      const n = Math.min(options.sampleEvery, options.runs - done);
-      const result = await closedLoop(target, { runs: n, concurrency: options.concurrency, timeoutMs: Math.max(600000, n * 100) });
-      loopSeconds += (result.endMs - result.startMs) / 1000;
-      for (const s of result.status.values()) statuses[s] = (statuses[s] ?? 0) + 1;
-      done += n;
-      await read(done);
-    }
-    const fifth = samples.find((s) => s.runs >= options.runs / 5)!;
-    const last = samples[samples.length - 1]!;
-    const change = (last.rssMiB - fifth.rssMiB) / fifth.rssMiB;
-    const at = samples.indexOf(fifth);
-    const aroundFifth = median(samples.slice(Math.max(1, at - 1), at + 2).map((s) => s.rssMiB));
-    const lastThree = median(samples.slice(-3).map((s) => s.rssMiB));
+    const first = await read(0, 0, true);
+    log(`0 runs: Thought RSS ${first.rssMiB} MiB, heap ${first.heapUsedMiB} MiB`);
+    let nextLog = options.sampleEvery;
+    const stream = await pacedStream(target, options, async (ended, submitted, atPace) => {
+      const sample = await read(ended, submitted, atPace).catch((err: unknown) => log(`metrics read failed: ${err instanceof Error ? err.message : String(err)}`));
+      if (sample && ended >= nextLog) {
+        nextLog = (Math.floor(ended / options.sampleEvery) + 1) * options.sampleEvery;
+        log(`${ended} runs (${submitted} submitted): Thought RSS ${sample.rssMiB} MiB, heap ${sample.heapUsedMiB} MiB, ${sample.storeRuns} runs in its store`);
+      }
+    });
+    const last = await read(options.runs, options.runs, true);
+    log(`${options.runs} runs: Thought RSS ${last.rssMiB} MiB, heap ${last.heapUsedMiB} MiB, ${last.storeRuns} runs in its store`);
+    const span = Math.max(1, Math.round(options.runs * options.window));
+    const fifthAt = Math.round(options.runs / 5);
+    const atFifth = soakWindow(samples, fifthAt - Math.floor(span / 2), fifthAt + Math.ceil(span / 2));
+    const atEnd = soakWindow(samples, options.runs - span, options.runs);
+    const change = (atEnd.medianRssMiB - atFifth.medianRssMiB) / atFifth.medianRssMiB;
+    const achieved = options.runs / stream.submitSeconds;
+    const statuses = stream.statuses;
+    const loopSeconds = stream.seconds;
 
     log('restarting Thought');
     const restart = await restartThought(fleet, thought, thoughtSpec, async () => {
@@ -144,7 +179,9 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
       startedAt: new Date(started).toISOString(),
       options,
       samples,
-      rss: { atFifthMiB: fifth.rssMiB, atEndMiB: last.rssMiB, change: round3(change), pass: change <= 0.2, medianAroundFifthMiB: aroundFifth, medianOfLastThreeMiB: lastThree, medianChange: round3((lastThree - aroundFifth) / aroundFifth) },
+      rss: { atFifth, atEnd, change: round3(change), pass: change <= 0.2 },
+      // Behind by more than 5 s of submissions at any time: the readings were not all taken at the pace.
+      pace: { rate: options.rate, achieved: round1(achieved), longestBehindSeconds: round1(stream.longestBehindMs / 1000), held: stream.longestBehindMs <= 5000 },
       runsPerSecond: round1(options.runs / loopSeconds),
       statuses,
       restart: { ...restart.timing, storeRuns, changelogRecords: offsets.reduce((n, p) => n + Number(BigInt(p.high) - BigInt(p.low)), 0) },
@@ -155,6 +192,96 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
     if (ns) await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns!.namespace}.`)).catch(() => undefined);
     rmSync(flowsDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Submits `runs` runs at `rate` per second (checked every 100 ms, so submissions go in small
+ * batches), never more than `maxInFlight` without an outcome, and calls `onSample` every
+ * `sampleSeconds` with the runs ended and submitted so far (readings never overlap). Resolves once
+ * every run has an outcome; rejects if none arrives for 10 minutes.
+ */
+async function pacedStream(target: LoadTarget, options: SoakOptions, onSample: (ended: number, submitted: number, atPace: boolean) => Promise<void>) {
+  const ids = new Set<string>();
+  const statuses: Record<string, number> = {};
+  let submitted = 0;
+  let ended = 0;
+  let submitting = false;
+  let sampling = false;
+  let failed: Error | null = null;
+  let behindSince: number | null = null;
+  let longestBehindMs = 0;
+  let lastOutcomeAt = Date.now();
+  let submitEnd = 0;
+  let finish!: () => void;
+  const finished = new Promise<void>((r) => (finish = r));
+  const follower = await target.follow((id, status) => {
+    if (!ids.delete(id)) return;
+    ended++;
+    lastOutcomeAt = Date.now();
+    statuses[status] = (statuses[status] ?? 0) + 1;
+    if (ended >= options.runs) finish();
+  });
+  const start = Date.now();
+  const tick = async () => {
+    const now = Date.now();
+    const due = Math.min(options.runs, Math.floor((options.rate * (now - start)) / 1000));
+    // More than a second of submissions behind the pace: the stream is not at its rate.
+    if (due - submitted > options.rate && submitted < options.runs) behindSince ??= now;
+    else if (behindSince !== null) {
+      longestBehindMs = Math.max(longestBehindMs, now - behindSince);
+      behindSince = null;
+    }
+    if (now - lastOutcomeAt > 600000) {
+      failed = new Error(`soak: no outcome for 10 minutes (${ended} of ${options.runs} runs ended, ${submitted} submitted)`);
+      finish();
+    }
+    if (submitting) return;
+    const n = Math.min(due - submitted, options.maxInFlight - (submitted - ended));
+    if (n <= 0) return;
+    submitting = true;
+    try {
+      const batch = Array.from({ length: n }, () => randomUUID());
+      for (const id of batch) ids.add(id);
+      submitted += n;
+      await target.submit(batch);
+      if (submitted >= options.runs) submitEnd = Date.now();
+    } catch (err) {
+      failed = err as Error;
+      finish();
+    } finally {
+      submitting = false;
+    }
+  };
+  const pacer = setInterval(() => void tick(), 100);
+  const sampler = setInterval(() => {
+    if (sampling) return;
+    sampling = true;
+    void onSample(ended, submitted, behindSince === null).finally(() => (sampling = false));
+  }, options.sampleSeconds * 1000);
+  try {
+    await finished;
+  } finally {
+    clearInterval(pacer);
+    clearInterval(sampler);
+    await follower.stop();
+  }
+  if (failed) throw failed;
+  if (behindSince !== null) longestBehindMs = Math.max(longestBehindMs, (submitEnd || Date.now()) - behindSince);
+  return { statuses, longestBehindMs, submitSeconds: ((submitEnd || Date.now()) - start) / 1000, seconds: (Date.now() - start) / 1000 };
+}
+
+/**
+ * The readings taken at the pace while the ended runs were in [from, to), with their median RSS.
+ * A reading taken while the stream was behind its pace (a stall with runs piling up in flight) is
+ * left out: the store and the allocation rate are then those of a backlog, not of the pace.
+ */
+export function soakWindow(samples: readonly SoakSample[], from: number, to: number): SoakWindow {
+  const inside = samples.filter((s) => s.runs >= from && s.runs < to && s.atPace);
+  if (inside.length < 3) throw new Error(`soak: only ${inside.length} reading(s) at the pace while runs ${from}-${to} ended; lower --sample-seconds or the --rate, or widen --window`);
+  const rss = inside.map((s) => s.rssMiB);
+  const a = inside[0]!;
+  const b = inside[inside.length - 1]!;
+  return { fromRuns: from, toRuns: to, readings: inside.length, medianRssMiB: median(rss), minRssMiB: Math.min(...rss), maxRssMiB: Math.max(...rss), runsPerSecond: round1((b.runs - a.runs) / Math.max(1, b.elapsedSeconds - a.elapsedSeconds)) };
 }
 
 /** A probe task whose run lands on `partition`. */
@@ -205,20 +332,32 @@ async function scrape(instance: Instance): Promise<Record<string, number>> {
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : round1((sorted[mid - 1]! + sorted[mid]!) / 2);
+};
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
-/** The report as the table docs/BENCHMARKS.md shows. */
+/** The report as the table docs/BENCHMARKS.md shows: one row per `sampleEvery` ended runs. */
 export function soakTable(r: SoakReport): string {
-  const rows = r.samples.map((s) => `| ${s.runs} | ${s.elapsedSeconds} | ${s.rssMiB} | ${s.heapUsedMiB} | ${s.storeRuns} |`);
+  const rows: SoakSample[] = [];
+  let next = 0;
+  for (const sample of r.samples) {
+    if (sample.runs < next) continue;
+    rows.push(sample);
+    next = (Math.floor(sample.runs / r.options.sampleEvery) + 1) * r.options.sampleEvery;
+  }
+  const w = (x: SoakWindow) => `median ${x.medianRssMiB} MiB of ${x.readings} readings while runs ${x.fromRuns}-${x.toRuns} ended (range ${x.minRssMiB}-${x.maxRssMiB}; ${x.runsPerSecond} runs/s)`;
   return [
-    '| runs | elapsed s | Thought RSS MiB | heap used MiB | runs in store |',
-    '|---:|---:|---:|---:|---:|',
-    ...rows,
+    '| runs | submitted | elapsed s | Thought RSS MiB | heap used MiB | runs in store |',
+    '|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((s) => `| ${s.runs} | ${s.submitted} | ${s.elapsedSeconds} | ${s.rssMiB} | ${s.heapUsedMiB} | ${s.storeRuns} |`),
     '',
-    `RSS at ${r.samples.find((s) => s.runs >= r.options.runs / 5)!.runs} runs: ${r.rss.atFifthMiB} MiB; at ${r.options.runs}: ${r.rss.atEndMiB} MiB; change ${(r.rss.change * 100).toFixed(1)}% (${r.rss.pass ? 'PASS' : 'FAIL'}: at most +20%)`,
-    `medians of three readings: ${r.rss.medianAroundFifthMiB} MiB around that point, ${r.rss.medianOfLastThreeMiB} MiB at the end (${(r.rss.medianChange * 100).toFixed(1)}%)`,
-    `${r.runsPerSecond} runs/s; outcomes ${JSON.stringify(r.statuses)}`,
+    `RSS around 20%: ${w(r.rss.atFifth)}`,
+    `RSS at the end: ${w(r.rss.atEnd)}`,
+    `change of the medians ${(r.rss.change * 100).toFixed(1)}% (${r.rss.pass ? 'PASS' : 'FAIL'}: at most +20%)`,
+    `pace: ${r.pace.rate} runs/s asked, ${r.pace.achieved} submitted on average, longest stretch behind ${r.pace.longestBehindSeconds} s (${r.pace.held ? 'held' : 'NOT held: the readings are not all at the same pace'}); outcomes ${JSON.stringify(r.statuses)}`,
     `restart: "stage started" after ${r.restart.readyLineSeconds} s; every partition's store caught up ${r.restart.restoreToReadySeconds} s after the process start; ${r.restart.storeRuns} runs in the store; thought.runs holds ${r.restart.changelogRecords} records`,
   ].join('\n');
 }
@@ -227,8 +366,11 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       runs: { type: 'string', default: '100000' },
+      rate: { type: 'string', default: '50' },
+      'max-in-flight': { type: 'string', default: '2000' },
+      'sample-seconds': { type: 'string', default: '3' },
+      window: { type: 'string', default: '0.05' },
       'sample-every': { type: 'string', default: '5000' },
-      concurrency: { type: 'string', default: '128' },
       retention: { type: 'string', default: '30s' },
       out: { type: 'string' },
     },
@@ -240,7 +382,14 @@ async function main(): Promise<void> {
   };
   const retentionMs = parseDuration(values.retention, 1);
   if (retentionMs === null || retentionMs < 1000) throw new Error(`--retention must be a duration of at least 1s (like 30s, 5m), got "${values.retention}"`);
-  const options: SoakOptions = { runs: int('runs', values.runs), sampleEvery: int('sample-every', values['sample-every']), concurrency: int('concurrency', values.concurrency), retentionMs };
+  const positive = (name: string, text: string) => {
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a number > 0, got "${text}"`);
+    return n;
+  };
+  const window = positive('window', values.window);
+  if (window > 0.4) throw new Error(`--window must be at most 0.4 (a share of the runs), got "${values.window}"`);
+  const options: SoakOptions = { runs: int('runs', values.runs), rate: positive('rate', values.rate), maxInFlight: int('max-in-flight', values['max-in-flight']), sampleSeconds: positive('sample-seconds', values['sample-seconds']), window, sampleEvery: int('sample-every', values['sample-every']), retentionMs };
   quietOwnLogs();
   const since = Date.now();
   const report = await runSoak(options, (m) => progress(since, m));

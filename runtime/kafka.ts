@@ -6,20 +6,30 @@ import type { RuntimeConfig } from './config.ts';
 import { ConfigError, TransientError, errorMessage } from './errors.ts';
 import type { Logger } from './log.ts';
 
-let readCommittedChecked = false;
+let kafkajsFixesChecked = false;
+
+/** The kafkajs files `npm install` replaces (scripts/patch-kafkajs.js), each with its patch's first line. */
+const KAFKAJS_FIXES = [
+  // read_committed consumers got records of aborted transactions when transactions interleave on a partition.
+  { file: 'kafkajs/src/consumer/filterAbortedMessages.js', marker: '// tao-patch: read_committed', what: 'read_committed fix' },
+  // A produce retried across a leader move skipped some partitions and wrote others twice.
+  { file: 'kafkajs/src/producer/sendMessages.js', marker: '// tao-patch: produce retries', what: 'produce-retry fix' },
+];
 
 /**
- * kafkajs 2.2.4 returns records of aborted transactions to read_committed consumers when
- * transactions interleave on a partition (patches/README.md); `npm install` replaces the faulty file
- * (scripts/patch-kafkajs.js). Without the fix exactly-once does not hold, so no client is built.
+ * kafkajs 2.2.4 breaks exactly-once in two places (patches/README.md): its read_committed filter
+ * and its produce retries across a leader change; `npm install` replaces both files
+ * (scripts/patch-kafkajs.js). Without the fixes exactly-once does not hold, so no client is built.
  */
-function assertReadCommittedFix(): void {
-  if (readCommittedChecked) return;
-  const file = createRequire(import.meta.url).resolve('kafkajs/src/consumer/filterAbortedMessages.js');
-  if (!readFileSync(file, 'utf8').startsWith('// tao-patch: read_committed')) {
-    throw new ConfigError(`kafkajs is installed without the read_committed fix (${file}): run \`npm install\` (or \`node scripts/patch-kafkajs.js\`) in the project; installing with --ignore-scripts skips it`);
+function assertKafkajsFixes(): void {
+  if (kafkajsFixesChecked) return;
+  for (const { file, marker, what } of KAFKAJS_FIXES) {
+    const path = createRequire(import.meta.url).resolve(file);
+    if (!readFileSync(path, 'utf8').startsWith(marker)) {
+      throw new ConfigError(`kafkajs is installed without the ${what} (${path}): run \`npm install\` (or \`node scripts/patch-kafkajs.js\`) in the project; installing with --ignore-scripts skips it`);
+    }
   }
-  readCommittedChecked = true;
+  kafkajsFixesChecked = true;
 }
 
 /**
@@ -84,7 +94,7 @@ export function kafkaTlsOptions(kafka: RuntimeConfig['kafka']): boolean | Connec
  * @throws ConfigError when KAFKA_SSL_CA_FILE cannot be used ({@link kafkaTlsOptions}).
  */
 export function createKafka(config: RuntimeConfig, clientId: string, logger: Logger, tuning: { retries?: number } = {}): Kafka {
-  assertReadCommittedFix();
+  assertKafkajsFixes();
   const options: KafkaConfig = {
     clientId,
     brokers: config.kafka.brokers,

@@ -18,6 +18,11 @@ const PATCHES = [
     original: '54ce50f2a41ee1686da8b73bf8b502c7dd07c9d7cb0a494cdb36a7fc536ced8e',
     patch: join(root, 'patches', 'kafkajs', 'filterAbortedMessages.js'),
   },
+  {
+    file: 'src/producer/sendMessages.js',
+    original: '8a120e6993955e040a13014cccebd79b8d41e7355d6eda1065fa83fea2fbbcdb',
+    patch: join(root, 'patches', 'kafkajs', 'sendMessages.js'),
+  },
 ];
 
 if (!existsSync(join(kafkajs, 'package.json'))) {

@@ -14,6 +14,7 @@
  *   and a whole-cluster outage beside the stage kills, the time from each to the loop committing
  *   again, and the ingress's answers while every broker is down.
  */
+import { createWriteStream } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type { Admin } from 'kafkajs';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
@@ -65,6 +66,8 @@ export interface ChaosOptions {
   /** How long to wait for the last outcomes after the last submission. */
   drainTimeoutMs: number;
   seed: number;
+  /** A file every stage line is appended to (tagged with the instance), to read after a bad run. */
+  stageLog?: string;
   /** Progress lines; default stderr. */
   log?: (line: string) => void;
 }
@@ -170,7 +173,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   await options.tools.setFaults(options.toolServerErrorRate > 0 ? [{ route: '*', mode: 'server_error', rate: options.toolServerErrorRate }] : []);
   const topics = ns.codec.topics;
   const handovers = { skippedBatches: 0, skippedRecords: 0, failedTransactions: 0 };
+  const stageLog = options.stageLog ? createWriteStream(options.stageLog, { flags: 'a' }) : null;
   const fleet = new Fleet((line) => {
+    stageLog?.write(`${line}\n`);
     if (line.includes('records a previous owner committed were skipped')) {
       handovers.skippedBatches++;
       handovers.skippedRecords += Number(/"skipped":(\d+)/.exec(line)?.[1] ?? 0);
@@ -198,8 +203,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const replacements: Array<Promise<unknown>> = [];
   let keepEvidence = false;
 
+  // Like a supervisor with a restart policy: a replacement that exits while starting (a broker
+  // down during its start-up is a normal exit 1) is started again, up to 10 times; without this a
+  // stage whose replacements all failed had no instance left and every run stalled.
   const replace = (stage: Stage) => {
-    const p = fleet.start(stageSpec(stage, ns.env), 120000).catch((err: Error) => log(`chaos: replacement ${stage} failed to start: ${err.message}`));
+    const p = (async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await fleet.start(stageSpec(stage, ns.env), 120000);
+        } catch (err) {
+          log(`chaos: replacement ${stage} failed to start (attempt ${attempt}): ${(err as Error).message.split('\n')[0]}`);
+          if (stopMonitors || attempt >= 10) return undefined;
+          await sleep(2000);
+        }
+      }
+    })();
     replacements.push(p);
     return p;
   };
@@ -459,6 +477,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // A namespace with lost or duplicated steps is the evidence: it stays for `tao replay`.
     if (keepEvidence) log(`chaos: keeping namespace ${ns.namespace} (lost or duplicated steps) for inspection`);
     else await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
+    stageLog?.end();
   }
 }
 
