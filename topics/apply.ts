@@ -93,7 +93,8 @@ export async function applyTopics(admin: Admin, names: TopicNames, replication?:
 /**
  * Gives every partition of `topic` `factor` replicas: its current ones first (the leader stays),
  * then the brokers holding the fewest replicas of this topic. Resolves `'done'` once Kafka reports
- * no reassignment of the topic in progress, or says why it did not get there.
+ * no reassignment of the topic in progress and the metadata shows the new replicas, or says why it
+ * did not get there.
  */
 async function raiseReplication(admin: Admin, topic: string, partitions: PartitionMetadata[], brokers: number[], factor: number, timeoutMs: number): Promise<'done' | string> {
   if (brokers.length < factor) return `the cluster lists ${brokers.length} broker(s) (left as is)`;
@@ -112,7 +113,12 @@ async function raiseReplication(admin: Admin, topic: string, partitions: Partiti
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { topics } = await admin.listPartitionReassignments({ topics: [{ topic, partitions: partitions.map((p) => p.partitionId) }] });
-    if (topics.every((t) => t.partitions.length === 0)) return 'done';
+    if (topics.every((t) => t.partitions.length === 0)) {
+      // The controller has finished; the brokers' metadata (what clients and the next apply read)
+      // follows a moment later, and the report says "reassigned" only once it shows the new replicas.
+      const [meta] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+      if (meta?.partitions.every((p) => p.replicas.length >= factor)) return 'done';
+    }
     if (Date.now() > deadline) return `reassignment still in progress after ${timeoutMs} ms (min.insync.replicas left as is; apply again once it is done)`;
     await new Promise((r) => setTimeout(r, 500));
   }
