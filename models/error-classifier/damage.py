@@ -9,6 +9,8 @@
 - What is `unknown`: bodies that say nothing classifiable (an empty object, a bare "error", an opaque
   code with no message, a bare false), business outcomes in success-shaped bodies (refused, declined,
   rejected with a reason) and unrelated text (code, markdown, mail, lorem ipsum).
+- Per-field validation maps of web frameworks (Rails/ActiveRecord, Django REST framework, Laravel, ASP.NET
+  Core, pydantic v1, Joi, express-validator, Go validator) as `malformed`.
 - SOAP 1.1/1.2 faults and plain XML error documents for every error label, with each label's messages.
 """
 from __future__ import annotations
@@ -227,7 +229,7 @@ def opaque(g: Gen) -> str:
     """Bodies that say nothing classifiable."""
     code = g.pick([g.int(1, 99999), f"E{g.int(100, 9999)}", g.alnum(6).upper(), -g.int(1, 999), f"ERR_{g.int(10, 999)}"])
     return g.pick([
-        "{}", "error", "Error", "ERROR", "failed", "FAIL", "false", "fail", "NG", "-1", "0x" + g.hex(8), "nok", "err", "Error.", "An error occurred.", "Request failed",
+        "{}", "error", "Error", "ERROR", "failed", "FAIL", "false", "fail", "NG", "-1", "0x" + g.hex(8), "nok", "err", "Error.",
         dumps(g, {"error": True}), dumps(g, {"ok": False}), dumps(g, {"success": False}), dumps(g, {"status": "error"}), dumps(g, {"status": "fail"}),
         dumps(g, {"code": code}), dumps(g, {"errno": code}), dumps(g, {"status": "error", "code": code}), dumps(g, {"result": "FAIL", "code": code}),
         dumps(g, {"error": "error"}), dumps(g, {"error": code}), dumps(g, {"success": False, "errorCode": code}), dumps(g, {"ret": code, "msg": ""}),
@@ -285,3 +287,30 @@ def xml_error(g: Gen, label: str) -> str:
 
 def xml_templates(label: str) -> list[Callable[[Gen], str]]:
     return [lambda g: soap_fault(g, label), lambda g: xml_error(g, label)]
+
+
+# ------------------------------------------------------------- framework validation (malformed)
+
+VFIELDS = ["email", "name", "phone", "amount", "quantity", "zip", "country", "start_date", "password", "line_items", "currency", "sku"]
+
+
+def framework_validation(g: Gen) -> str:
+    f = g.pick(VFIELDS)
+    f2 = g.pick([x for x in VFIELDS if x != f])
+    cap = f.replace("_", " ").capitalize()
+    k = g.r.random()
+    if k < 0.15:
+        return dumps(g, {"errors": {f: [g.pick(["can't be blank", "is invalid", "is too short (minimum is 8 characters)", "is not a number", "has already been taken"])]} | ({f2: ["can't be blank"]} if g.chance(0.4) else {})})
+    if k < 0.3:
+        return dumps(g, {f: [g.pick(["This field is required.", "Enter a valid email address.", "A valid integer is required.", "This field may not be blank.", "Ensure this field has no more than 64 characters."])]} | ({"non_field_errors": ["Invalid input."]} if g.chance(0.2) else {}))
+    if k < 0.45:
+        return dumps(g, {"message": "The given data was invalid.", "errors": {f: [f"The {f.replace('_', ' ')} field is required."] if g.chance(0.5) else [f"The {f.replace('_', ' ')} must be a valid date."]}})
+    if k < 0.6:
+        return dumps(g, {"type": "https://tools.ietf.org/html/rfc9110#section-15.5.1", "title": "One or more validation errors occurred.", "status": 400, "traceId": f"00-{g.hex(32)}-{g.hex(16)}-00", "errors": {cap.replace(" ", ""): [f"The {cap} field is required."]}})
+    if k < 0.7:
+        return dumps(g, {"detail": [{"loc": ["body", f], "msg": g.pick(["field required", "value is not a valid integer", "value is not a valid email address", "ensure this value is greater than 0"]), "type": g.pick(["value_error.missing", "type_error.integer", "value_error.email"])}]})
+    if k < 0.8:
+        return dumps(g, {"statusCode": 400, "error": "Bad Request", "message": f'"{f}" {g.pick(["is required", "must be a string", "must be a valid email", "is not allowed to be empty"])}', "validation": {"source": "body", "keys": [f]}})
+    if k < 0.9:
+        return dumps(g, {"errors": [{"type": "field", "value": g.pick(["", "abc", "-1"]), "msg": g.pick(["Invalid value", "must be at least 3 chars long"]), "path": f, "location": g.pick(["body", "query"])}]})
+    return f"Key: 'Order.{cap.replace(' ', '')}' Error:Field validation for '{cap.replace(' ', '')}' failed on the '{g.pick(['required', 'email', 'gt', 'oneof'])}' tag"

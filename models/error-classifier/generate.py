@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from featurize import json_shape  # noqa: E402
 from vendor_bodies import OK_REAL, for_label  # noqa: E402
-from damage import UNKNOWN_TEMPLATES, damage_templates, xml_templates  # noqa: E402
+from damage import UNKNOWN_TEMPLATES, damage_templates, framework_validation, xml_templates  # noqa: E402
 from common import Example, Gen, combo, dumps, envelope, generate_examples, generator_main, random_json, random_object, random_prose, random_xml  # noqa: E402
 
 LABELS = ["ok", "auth_failed", "rate_limited", "not_found", "server_error", "malformed", "data_corrupted", "timeout", "network_issue", "unknown"]
@@ -1185,6 +1185,7 @@ for _label in LABELS[1:]:
 # mix; what says nothing classifiable is `unknown`; SOAP faults and XML error documents for every label.
 TEMPLATES["data_corrupted"] = TEMPLATES["data_corrupted"] + damage_templates(OK_SOURCES)
 TEMPLATES["unknown"] = TEMPLATES["unknown"] + UNKNOWN_TEMPLATES
+TEMPLATES["malformed"] = TEMPLATES["malformed"] + [framework_validation, framework_validation]
 for _label in LABELS[1:]:
     TEMPLATES[_label] = TEMPLATES[_label] + xml_templates(_label)
 
