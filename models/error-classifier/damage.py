@@ -156,7 +156,6 @@ TOOL_LINES = [
     "{tool}: {file}: bad CRC {a8} (should be {b8})", "{tool}: {file}: invalid compressed data--format violated", "{tool}: {file}: unexpected end of file",
     "tar: Skipping to next header", "tar: Unexpected EOF in archive", "7z: ERROR: Data Error : {file}", "xz: {file}: Compressed data is corrupt",
     "bzip2: Data integrity error when decompressing.", "rsync: checksum mismatch on {file}, re-transmitting", "zpool status: {n} data errors, use '-v' for a list; permanent errors in {file}",
-    "org.apache.kafka.common.errors.CorruptRecordException: Record is corrupt (stored crc = {n}, computed crc = {m})",
     "org.apache.hadoop.fs.ChecksumException: Checksum error: /data/{file} at {n} exp: {m} got: {n2}",
     "org.apache.parquet.io.ParquetDecodingException: Can not read value at 0 in block -1 in file {file}",
     "java.io.IOException: Stream is corrupted", "ERROR:  invalid memory alloc request size {n}", "ERROR:  could not read block {n} in file \"base/{n2}/{m}\": read only 0 of 8192 bytes",
