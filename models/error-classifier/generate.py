@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from featurize import json_shape  # noqa: E402
 from vendor_bodies import OK_REAL, for_label  # noqa: E402
+from damage import UNKNOWN_TEMPLATES, damage_templates, framework_validation, xml_templates  # noqa: E402
 from common import Example, Gen, combo, dumps, envelope, generate_examples, generator_main, random_json, random_object, random_prose, random_xml  # noqa: E402
 
 LABELS = ["ok", "auth_failed", "rate_limited", "not_found", "server_error", "malformed", "data_corrupted", "timeout", "network_issue", "unknown"]
@@ -1180,6 +1181,13 @@ TEMPLATES["ok"] = TEMPLATES["ok"] + OK_REAL * 2
 OK_SOURCES[:] = TEMPLATES["ok"]
 for _label in LABELS[1:]:
     TEMPLATES[_label] = TEMPLATES[_label] + for_label(_label) * max(1, len(TEMPLATES[_label]) // 12)
+# Issue 15, fourth revision (damage.py): damage made by the process that makes it, over the whole `ok`
+# mix; what says nothing classifiable is `unknown`; SOAP faults and XML error documents for every label.
+TEMPLATES["data_corrupted"] = TEMPLATES["data_corrupted"] + damage_templates(OK_SOURCES)
+TEMPLATES["unknown"] = TEMPLATES["unknown"] + UNKNOWN_TEMPLATES
+TEMPLATES["malformed"] = TEMPLATES["malformed"] + [framework_validation, framework_validation]
+for _label in LABELS[1:]:
+    TEMPLATES[_label] = TEMPLATES[_label] + xml_templates(_label)
 
 
 def generate(seed: int = DEFAULT_SEED, per_label: int = PER_LABEL) -> list[Example]:
