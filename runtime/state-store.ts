@@ -6,6 +6,9 @@ import type { Logger } from './log.ts';
 import type { TopicId } from '../topics/catalog.ts';
 import { expiredKeys, noteWrite, type ExpiryIndex } from './retention.ts';
 
+/** The tail consumer's fetch: answered once this many bytes are readable, or after the wait. */
+const TAIL_FETCH_MIN_BYTES = 64 * 1024;
+const TAIL_FETCH_WAIT_MS = 50;
 const BARRIER_KEY = '__tao_barrier__';
 const BARRIER_HEADER = 'tao.barrier';
 
@@ -72,7 +75,10 @@ export class ChangelogStore<V> {
 
   async start(): Promise<void> {
     const name = this.codec.topics.name(this.topic);
-    const consumer = this.kafka.consumer({ groupId: `${this.codec.topics.group('store')}-${randomUUID()}`, readUncommitted: false, sessionTimeout: 30000 });
+    // The tail only mirrors (this instance's own writes are visible through the own layer at once):
+    // it fetches up to TAIL_FETCH_WAIT_MS late rather than once per committed transaction, which
+    // under load was a fetch request, and its share of the broker's work, per chunk of the stage.
+    const consumer = this.kafka.consumer({ groupId: `${this.codec.topics.group('store')}-${randomUUID()}`, readUncommitted: false, sessionTimeout: 30000, minBytes: TAIL_FETCH_MIN_BYTES, maxWaitTimeInMs: TAIL_FETCH_WAIT_MS });
     this.consumer = consumer;
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (payload.restart) return;
