@@ -7,7 +7,8 @@
  *
  * Lines to stdout are written in batches: a write to a pipe or a file is a synchronous system call
  * in Node, and a loaded stage logs a line per step, so the lines of one turn of the event loop go
- * out in one write at the end of it (and at process exit), in the order they were logged.
+ * out in one write at the end of it (and at process exit), in the order they were logged. A
+ * SIGKILL loses at most the lines of the turn it interrupts.
  */
 import { setting } from './config.ts';
 
