@@ -4,7 +4,7 @@
  *   node --import tsx bench/run.ts [--out report.json] [--runs 1200] [--concurrency 256]
  *       [--warmup 100] [--probe-runs 40] [--probe-concurrency 4]
  *       [--patch bench/patches/featurizer-scratch.patch | --no-ab] [--quick] [--budget-s 570]
- *       [--model | --model-only] [--model-latency-ms 300]
+ *       [--model | --model-only] [--model-latency-ms 300] [--ab-only]
  *
  * Phases, each in a fresh namespace on the broker named by KAFKA_BROKERS / SCHEMA_REGISTRY_URL:
  * 1. the TAO loop, 1 instance per stage, tool latency 0 ms (also calibrates the relay's record sizes);
@@ -49,6 +49,8 @@ export interface BenchOptions {
   model: 'off' | 'also' | 'only';
   /** Latency of every model answer in the slow ReAct phase (ms); the other ReAct phase has 0. */
   modelLatencyMs: number;
+  /** Only the first loop phase (the A/B's corpus) and the A/B phases. */
+  abOnly?: boolean;
 }
 
 /** The JSON report. */
@@ -100,12 +102,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     phases.push(first.result);
     const sizes = first.sizes;
     progress(started, `relay record sizes from the loop: ${JSON.stringify(sizes)}`);
-    phases.push(await relayPhase({ label: 'relay x1 #1', load, instances: 1, started, sizes, baseEnv: base }));
-    phases.push(await relayPhase({ label: 'relay x1 #2', load, instances: 1, started, sizes, baseEnv: base }));
-    phases.push((await loopPhase({ ...common, label: 'loop 0ms x1 #2', load, instances: 1, toolLatencyMs: 0 })).result);
-    phases.push((await loopPhase({ ...common, label: 'loop 20ms x1', load, instances: 1, toolLatencyMs: 20 })).result);
-    phases.push((await loopPhase({ ...common, label: 'loop 0ms x2', load, instances: 2, toolLatencyMs: 0 })).result);
-    phases.push(await relayPhase({ label: 'relay x2', load, instances: 2, started, sizes, baseEnv: base }));
+    // --ab-only: the first loop phase gives the A/B its corpus; the others are left out.
+    if (!options.abOnly) {
+      phases.push(await relayPhase({ label: 'relay x1 #1', load, instances: 1, started, sizes, baseEnv: base }));
+      phases.push(await relayPhase({ label: 'relay x1 #2', load, instances: 1, started, sizes, baseEnv: base }));
+      phases.push((await loopPhase({ ...common, label: 'loop 0ms x1 #2', load, instances: 1, toolLatencyMs: 0 })).result);
+      phases.push((await loopPhase({ ...common, label: 'loop 20ms x1', load, instances: 1, toolLatencyMs: 20 })).result);
+      phases.push((await loopPhase({ ...common, label: 'loop 0ms x2', load, instances: 2, toolLatencyMs: 0 })).result);
+      phases.push(await relayPhase({ label: 'relay x2', load, instances: 2, started, sizes, baseEnv: base }));
+    }
 
     let abReport: BenchReport['ab'] = null;
     if (ab) {
@@ -146,7 +151,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const row = phases.find((p) => p.label === prefix || p.label.startsWith(`${prefix} #`))!;
       return Object.values(row.stages).reduce((sum, st) => sum + st.cpuMsPerRun, 0);
     };
-    const ratios = [
+    const ratios = options.abOnly ? [] : [
       ['loop 0ms x1', 'relay x1'],
       ['loop 20ms x1', 'relay x1'],
       ['loop 0ms x2', 'relay x2'],
@@ -291,6 +296,7 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       'budget-s': { type: 'string' },
       patch: { type: 'string' },
       'no-ab': { type: 'boolean', default: false },
+      'ab-only': { type: 'boolean', default: false },
       quick: { type: 'boolean', default: false },
       model: { type: 'boolean', default: false },
       'model-only': { type: 'boolean', default: false },
@@ -319,6 +325,7 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
     budgetSeconds: int(values['budget-s'], 570),
     model: values['model-only'] ? 'only' : values.model ? 'also' : 'off',
     modelLatencyMs: int(values['model-latency-ms'], 300),
+    abOnly: values['ab-only'],
   };
 }
 
