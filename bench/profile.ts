@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { STAGES } from '../processors/wiring.ts';
-import { patchedTree } from './lib/ab.ts';
+import { patchedTree, removeTrees } from './lib/ab.ts';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './lib/cpuprofile.ts';
-import { Fleet, REPO_ROOT, progress, startToolServerProcess } from './lib/harness.ts';
+import { Fleet, progress, startToolServerProcess } from './lib/harness.ts';
 import { loopPhase } from './lib/phases.ts';
 import { fmt, table } from './lib/stats.ts';
 
@@ -23,9 +23,11 @@ export async function profileStages(options: { runs: number; concurrency: number
   const started = Date.now();
   rmSync(options.dir, { recursive: true, force: true });
   const fleet = new Fleet();
+  // A snapshot (patched or not) runs the compiled stages, as the bench does (bench/lib/ab.ts).
+  progress(started, 'snapshot of the code, compiling it');
+  const tree = await patchedTree(options.patch ?? null);
   try {
     const tools = await startToolServerProcess(fleet, process.env);
-    const tree = options.patch ? await patchedTree(options.patch) : null;
     await loopPhase({
       label: 'profile',
       load: { warmupRuns: 50, runs: options.runs, concurrency: options.concurrency, probeRuns: 0, probeConcurrency: 1, timeoutMs: 600000 },
@@ -34,7 +36,7 @@ export async function profileStages(options: { runs: number; concurrency: number
       toolLatencyMs: 0,
       tools,
       baseEnv: process.env,
-      bin: tree?.bin,
+      bin: tree.bin,
       nodeArgs: (stage) => {
         const dir = join(options.dir, stage);
         mkdirSync(dir, { recursive: true });
@@ -42,10 +44,11 @@ export async function profileStages(options: { runs: number; concurrency: number
       },
     });
     progress(started, 'profiles written; summarizing');
+    return summarizeDir(options.dir, tree.root);
   } finally {
     await fleet.stop();
+    removeTrees();
   }
-  return summarizeDir(options.dir, options.patch ? (await patchedTree(options.patch)).root : REPO_ROOT);
 }
 
 /** Summarizes the profiles under `<dir>/<stage>/` (one stage process each). */

@@ -4,7 +4,7 @@
  *   node --import tsx bench/run.ts [--out report.json] [--runs 1200] [--concurrency 256]
  *       [--warmup 100] [--probe-runs 40] [--probe-concurrency 4]
  *       [--patch bench/patches/featurizer-scratch.patch | --no-ab] [--quick] [--budget-s 570]
- *       [--model | --model-only] [--model-latency-ms 300]
+ *       [--model | --model-only] [--model-latency-ms 300] [--ab-only]
  *
  * Phases, each in a fresh namespace on the broker named by KAFKA_BROKERS / SCHEMA_REGISTRY_URL:
  * 1. the TAO loop, 1 instance per stage, tool latency 0 ms (also calibrates the relay's record sizes);
@@ -60,6 +60,8 @@ export interface BenchOptions {
   high: { concurrency: number; runs: number };
   /** LangGraph.js with its SQLite checkpointer on the loop's shape (bench/peer/): off, after the headline pair, or alone. */
   peer: 'off' | 'also' | 'only';
+  /** Only the first loop phase (the A/B's corpus) and the A/B phases. */
+  abOnly?: boolean;
 }
 
 /** The JSON report. */
@@ -130,14 +132,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     phases.push(first.result);
     const sizes = first.sizes;
     progress(started, `relay record sizes from the loop: ${JSON.stringify(sizes)}`);
-    phases.push(await relayPhase({ label: 'relay x1 #1', load, instances: 1, started, sizes, baseEnv: base }));
-    phases.push(await relayPhase({ label: 'relay x1 #2', load, instances: 1, started, sizes, baseEnv: base }));
-    if (options.peer === 'also') peer.push(await peerPhase({ label: 'peer langgraph+sqlite', started, load, tools }));
-    phases.push((await loopPhase({ ...common, label: 'loop 0ms x1 #2', load, instances: 1, toolLatencyMs: 0 })).result);
-    phases.push((await loopPhase({ ...common, label: 'loop 20ms x1', load, instances: 1, toolLatencyMs: 20 })).result);
-    phases.push((await loopPhase({ ...common, label: 'loop 0ms x2', load, instances: 2, toolLatencyMs: 0 })).result);
-    phases.push(await relayPhase({ label: 'relay x2', load, instances: 2, started, sizes, baseEnv: base }));
-    if (options.high.concurrency > 0) {
+    // --ab-only: the first loop phase gives the A/B its corpus; the others are left out.
+    if (!options.abOnly) {
+      phases.push(await relayPhase({ label: 'relay x1 #1', load, instances: 1, started, sizes, baseEnv: base }));
+      phases.push(await relayPhase({ label: 'relay x1 #2', load, instances: 1, started, sizes, baseEnv: base }));
+      if (options.peer === 'also') peer.push(await peerPhase({ label: 'peer langgraph+sqlite', started, load, tools }));
+      phases.push((await loopPhase({ ...common, label: 'loop 0ms x1 #2', load, instances: 1, toolLatencyMs: 0 })).result);
+      phases.push((await loopPhase({ ...common, label: 'loop 20ms x1', load, instances: 1, toolLatencyMs: 20 })).result);
+      phases.push((await loopPhase({ ...common, label: 'loop 0ms x2', load, instances: 2, toolLatencyMs: 0 })).result);
+      phases.push(await relayPhase({ label: 'relay x2', load, instances: 2, started, sizes, baseEnv: base }));
+    }
+    if (!options.abOnly && options.high.concurrency > 0) {
       // The high-load pair runs relay first, so that with the 256 pair (loop, relay, relay, loop) the
       // loop's phases are not all at one end of the run.
       const high = { ...load, concurrency: options.high.concurrency, runs: options.high.runs, warmupRuns: Math.max(load.warmupRuns, options.high.concurrency) };
@@ -185,7 +190,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const row = phases.find((p) => p.label === prefix || p.label.startsWith(`${prefix} #`))!;
       return Object.values(row.stages).reduce((sum, st) => sum + st.cpuMsPerRun, 0);
     };
-    const pairs = [
+    const pairs = options.abOnly ? [] : [
       ['loop 0ms x1', 'relay x1'],
       ['loop 20ms x1', 'relay x1'],
       ['loop 0ms x2', 'relay x2'],
@@ -379,6 +384,7 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       'budget-s': { type: 'string' },
       patch: { type: 'string' },
       'no-ab': { type: 'boolean', default: false },
+      'ab-only': { type: 'boolean', default: false },
       quick: { type: 'boolean', default: false },
       model: { type: 'boolean', default: false },
       'model-only': { type: 'boolean', default: false },
@@ -425,6 +431,7 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
     }),
     high: { concurrency: int(values.high, quick ? 512 : 1024), runs: int(values['high-runs'], quick ? 600 : 2000) },
     peer: values['peer-only'] ? 'only' : values.peer ? 'also' : 'off',
+    abOnly: values['ab-only'],
   };
 }
 

@@ -4,6 +4,11 @@
  * look like secrets, and strings that look like credentials whatever their key (`Bearer ...`,
  * `Basic ...`), are replaced before writing, so a secret passed by mistake never reaches a log.
  * This is a safety net, not a licence: callers never log tool inputs, headers or bodies.
+ *
+ * Lines to stdout are written in batches: a write to a pipe or a file is a synchronous system call
+ * in Node, and a loaded stage logs a line per step, so the lines of one turn of the event loop go
+ * out in one write at the end of it (and at process exit), in the order they were logged. A
+ * SIGKILL loses at most the lines of the turn it interrupts.
  */
 import { setting } from './config.ts';
 
@@ -31,12 +36,46 @@ export function redact(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/** Lines logged in this turn of the event loop, not yet written to stdout. */
+let pending: string[] = [];
+let flushScheduled = false;
+let exitHooked = false;
+/** A bound on the lines held back, so that a burst of logging cannot hold much memory. */
+const MAX_PENDING_LINES = 512;
+
+function flushStdout(): void {
+  flushScheduled = false;
+  if (pending.length === 0) return;
+  const text = pending.join('\n') + '\n';
+  pending = [];
+  process.stdout.write(text);
+}
+
+/** Queues `line` for stdout; the queue is written at the end of this event-loop turn, or at once when full. */
+function writeStdoutBatched(line: string): void {
+  pending.push(line);
+  if (pending.length >= MAX_PENDING_LINES) return flushStdout();
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(flushStdout);
+  if (!exitHooked) {
+    exitHooked = true;
+    // process.exit() runs no more immediates: whatever is queued goes out with the exit.
+    process.once('exit', flushStdout);
+  }
+}
+
+/** Writes out the lines the default logger still holds (it also does so by itself at the end of each event-loop turn and at exit). */
+export function flushLogs(): void {
+  flushStdout();
+}
+
 export function createLogger(
   bound: Record<string, unknown> = {},
   options: { level?: Level; write?: (line: string) => void } = {},
 ): Logger {
   const min = ORDER[options.level ?? setting(process.env, 'TAO_LOG_LEVEL')];
-  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
+  const write = options.write ?? writeStdoutBatched;
   const emit = (level: Level, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[level] < min) return;
     write(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...(redact({ ...bound, ...fields }) as object) }));

@@ -14,7 +14,6 @@ import { ChangelogStore } from './state-store.ts';
 import { PartitionClaims, type Claim } from './claims.ts';
 import { Limiter, mapLimit, whileHeartbeating } from './concurrency.ts';
 import { MAX_DEAD_LETTER_VALUE_BYTES, deadLetter } from './dead-letter.ts';
-import { CompactedView } from './follow.ts';
 import type { TopicId } from '../topics/catalog.ts';
 
 export { DLQ_HEADERS, MAX_DEAD_LETTER_VALUE_BYTES } from './dead-letter.ts';
@@ -109,8 +108,8 @@ export interface StageDefinition {
   committed?(records: readonly HandledRecord[]): void;
   /**
    * For a stage with a store: whether a stored value is a run in flight. The runner then exports
-   * `tao_runs_in_flight`, the number of such values in the partitions this instance owns, read at
-   * each scrape from a reader of the store topic (so it is right again after a restart).
+   * `tao_runs_in_flight`, the number of such values in the partitions this instance owns, counted
+   * at each scrape in the store's mirror of the store topic (so it is right again after a restart).
    */
   inFlight?(stored: unknown): boolean;
 }
@@ -207,7 +206,6 @@ export class StageRunner {
   private readonly claims: PartitionClaims;
   /** Lag gauge label sets this instance has set, so a revoked partition's series can be removed. */
   private readonly lagSeries = new Map<string, { group: string; topic: string; partition: string }>();
-  private inFlightView: CompactedView<boolean> | null = null;
   /** The instance-wide cap of {@link StageDefinition.maxInFlight} (null: none). */
   private readonly limiter: Limiter | null;
 
@@ -239,11 +237,10 @@ export class StageRunner {
       await store.start();
       res.metrics.trackStoreSize(() => store.size());
     }
-    const { inFlight, storeTopic } = this.def;
-    if (inFlight && storeTopic) {
-      this.inFlightView = await CompactedView.start(res.kafka, res.codec, storeTopic, (value) => inFlight(value), res.logger);
-      res.metrics.trackInFlight(() => this.inFlightView?.count((running) => running, new Set(Object.values(this.assigned).flat())) ?? 0);
-    }
+    const { inFlight } = this.def;
+    // Counted in the store's own mirror of the topic: a second reader of it would fetch and decode
+    // every snapshot again.
+    if (inFlight && store) res.metrics.trackInFlight(() => store.count(inFlight, new Set(Object.values(this.assigned).flat())));
     await this.admin.connect();
     await this.runConsumer();
   }
@@ -337,8 +334,6 @@ export class StageRunner {
     await this.consumer.disconnect();
     await this.admin.disconnect();
     await this.store?.stop();
-    await this.inFlightView?.stop();
-    this.inFlightView = null;
     await this.claims.stop();
   }
 

@@ -6,6 +6,9 @@ import type { Logger } from './log.ts';
 import type { TopicId } from '../topics/catalog.ts';
 import { expiredKeys, noteWrite, type ExpiryIndex } from './retention.ts';
 
+/** The tail consumer's fetch: answered once this many bytes are readable, or after the wait. */
+const TAIL_FETCH_MIN_BYTES = 64 * 1024;
+const TAIL_FETCH_WAIT_MS = 50;
 const BARRIER_KEY = '__tao_barrier__';
 const BARRIER_HEADER = 'tao.barrier';
 
@@ -44,6 +47,8 @@ type OwnWrite<V> = { value: V | null; upTo: bigint | null };
 export class ChangelogStore<V> {
   /** Every committed entry the tail has read. */
   private readonly mirror = new Map<string, V>();
+  /** The changelog partition of each mirror entry. */
+  private readonly mirrorPartitions = new Map<string, number>();
   /** Per partition: this instance's committed writes (null: a tombstone) the tail may not have read yet. */
   private readonly own = new Map<number, Map<string, OwnWrite<V>>>();
   /** Per partition: the own writes of each commit, in commit order, until the tail reads past them. */
@@ -70,7 +75,10 @@ export class ChangelogStore<V> {
 
   async start(): Promise<void> {
     const name = this.codec.topics.name(this.topic);
-    const consumer = this.kafka.consumer({ groupId: `${this.codec.topics.group('store')}-${randomUUID()}`, readUncommitted: false, sessionTimeout: 30000 });
+    // The tail only mirrors (this instance's own writes are visible through the own layer at once):
+    // it fetches up to TAIL_FETCH_WAIT_MS late rather than once per committed transaction, which
+    // under load was a fetch request, and its share of the broker's work, per chunk of the stage.
+    const consumer = this.kafka.consumer({ groupId: `${this.codec.topics.group('store')}-${randomUUID()}`, readUncommitted: false, sessionTimeout: 30000, minBytes: TAIL_FETCH_MIN_BYTES, maxWaitTimeInMs: TAIL_FETCH_WAIT_MS });
     this.consumer = consumer;
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (payload.restart) return;
@@ -105,8 +113,13 @@ export class ChangelogStore<V> {
             return;
           }
         }
-        if (value === null) this.mirror.delete(key);
-        else this.mirror.set(key, value);
+        if (value === null) {
+          this.mirror.delete(key);
+          this.mirrorPartitions.delete(key);
+        } else {
+          this.mirror.set(key, value);
+          this.mirrorPartitions.set(key, partition);
+        }
         // An own write of the key is newer than (or the same as) this record: it keeps the index.
         if (!this.own.get(partition)?.has(key)) noteWrite(this.expiryOf(partition), key, writtenMs, value !== null && this.expirable(value));
         this.forgetOwnUpTo(partition, offset);
@@ -194,6 +207,16 @@ export class ChangelogStore<V> {
   /** Entries in the mirror (every partition this instance follows). */
   size(): number {
     return this.mirror.size;
+  }
+
+  /**
+   * Committed entries of `partitions` for which `predicate` holds, as far as the tail has read
+   * (every partition is followed from the beginning, so the count is right after a restart too).
+   */
+  count(predicate: (value: V) => boolean, partitions: ReadonlySet<number>): number {
+    let n = 0;
+    for (const [key, value] of this.mirror) if (partitions.has(this.mirrorPartitions.get(key)!) && predicate(value)) n++;
+    return n;
   }
 
   private expiryOf(partition: number): ExpiryIndex {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * W3C trace context for a run. The trace id is derived from the thought_id, so every record of a
@@ -12,10 +12,10 @@ export function traceparentFor(thoughtId: string, span: string): string {
 
 /** The run's trace id: 32 lowercase hex digits derived from its thought_id. */
 export function traceIdFor(thoughtId: string): string {
-  return createHash('sha256').update(`trace:${thoughtId}`).digest('hex').slice(0, 32);
+  return hash('sha256', `trace:${thoughtId}`, 'hex').slice(0, 32);
 }
 
 /** The span id of a writer of the run's records (`action:2`, `observation:2`, ...): 16 lowercase hex digits. */
 export function spanIdFor(thoughtId: string, span: string): string {
-  return createHash('sha256').update(`span:${thoughtId}:${span}`).digest('hex').slice(0, 16);
+  return hash('sha256', `span:${thoughtId}:${span}`, 'hex').slice(0, 16);
 }

@@ -2,7 +2,8 @@
  * Two versions of the code, run back to back in one bench: snapshots of this checkout (taken at
  * the same moment, so edits made meanwhile touch neither) with and without a patch, each a full
  * tree whose `node_modules` links to this checkout's. Stage processes of a version are started
- * from its `bin/tao.js`.
+ * from its `bin/tao.js`, which runs the tree's compiled `dist/` (built here, as a deployment runs
+ * the stages), not the TypeScript sources through tsx.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -38,9 +39,21 @@ export async function patchedTree(patch: string | string[] | null, base = '/tmp/
     cpSync(REPO_ROOT, root, { recursive: true, filter: (src) => !SKIP.has(basename(src)) || src === REPO_ROOT.replace(/\/$/, '') });
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
     for (const p of reverse ? [...patches].reverse() : patches) execFileSync('git', ['apply', ...(reverse ? ['-R'] : []), '--whitespace=nowarn', resolve(p)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    build(root);
   }
   const names = patches.map((p) => basename(p)).join(' + ');
   return { root: `${root}/`, bin: join(root, 'bin/tao.js'), code: patches.length ? `${reverse ? 'without' : 'with'} ${names}` : 'current' };
+}
+
+/**
+ * Compiles the tree into its `dist/` (`npm run build`'s tsc call, without the type check: the
+ * checkout has its own). Built after the copy, `dist/` is newer than every source, so the tree's
+ * `bin/tao.js` runs it.
+ * @throws when the tree does not compile.
+ */
+function build(root: string): void {
+  rmSync(join(root, 'dist'), { recursive: true, force: true });
+  execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--noCheck'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /**

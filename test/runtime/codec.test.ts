@@ -1,0 +1,21 @@
+// test-needs: kafka
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Outcome } from '../../schemas/types.gen.ts';
+import { outcome as makeOutcome } from '../../schemas/records.ts';
+import { freshCluster } from '../helpers/cluster.ts';
+
+test('the codec writes the bytes the registry client writes, and reads them back', async () => {
+  const cluster = await freshCluster();
+  const value: Outcome = makeOutcome({ thought_id: 'codec-1', task_id: 't-1', reason: 'all good — ✓', iterations: 3, steps_executed: 4 });
+  const encoded = await cluster.codec.encode('outcomes', value);
+  const schemaId = encoded.readInt32BE(1);
+  assert.deepEqual(encoded, await cluster.codec.registry.encode(schemaId, value), 'same framing and Avro body as @kafkajs/confluent-schema-registry');
+  assert.deepEqual({ ...(await cluster.codec.decode<Outcome>('outcomes', encoded)) }, value);
+});
+
+test('a value that does not fit the schema is refused with the field named, as before', async () => {
+  const cluster = await freshCluster();
+  const bad = { ...makeOutcome({ thought_id: 'codec-2', task_id: 't-2', reason: 'r', iterations: 1, steps_executed: 1 }), iterations: 'three' };
+  await assert.rejects(cluster.codec.encode('outcomes', bad), (err: Error) => /iterations/.test(err.message) || /iterations/.test(JSON.stringify((err as { paths?: unknown }).paths)));
+});
