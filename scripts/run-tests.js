@@ -156,24 +156,24 @@ async function typecheck() {
   if (gen.code !== 0) problems.push('schemas/types.gen.ts is stale (node --import tsx scripts/gen-types.ts)');
 }
 
-async function debianPackages() {
+async function debianPackages(fail) {
   const missing = [];
   if (needed.has('chromium') && !existsSync('/usr/bin/chromium')) missing.push('chromium');
   if (needed.has('promtool') && !onPath('promtool')) missing.push('prometheus');
   if (missing.length === 0) return;
   const how = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
   if (process.getuid?.() !== 0 || !onPath('apt-get')) {
-    return problems.push(`missing Debian packages ${missing.join(', ')} (tests need chromium for the HTML report and promtool for the alert rules); install them with: sudo ${how}`);
+    return fail(`missing Debian packages ${missing.join(', ')} (tests need chromium for the HTML report and promtool for the alert rules); install them with: sudo ${how}`);
   }
   say(`installing Debian packages the tests need: ${missing.join(', ')} (apt-get, about a minute)`);
   const extraEnv = { DEBIAN_FRONTEND: 'noninteractive' };
   const update = await run('apt-get', ['update', '-qq'], { prefix: 'apt', quiet: true, extraEnv });
   const install = update.code === 0 ? await run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { prefix: 'apt', quiet: true, extraEnv }) : update;
-  if (install.code !== 0) return problems.push(`could not install ${missing.join(', ')} with apt-get (exit ${install.code}):\n${install.tail.join('\n')}\nrun: ${how}`);
+  if (install.code !== 0) return fail(`could not install ${missing.join(', ')} with apt-get (exit ${install.code}):\n${install.tail.join('\n')}\nrun: ${how}`);
   say(`installed ${missing.join(', ')}`);
 }
 
-async function kafka() {
+async function kafka(fail) {
   if (env.KAFKA_BROKERS) {
     say(`using KAFKA_BROKERS=${env.KAFKA_BROKERS} SCHEMA_REGISTRY_URL=${env.SCHEMA_REGISTRY_URL ?? '(default)'}`);
     return;
@@ -187,7 +187,7 @@ async function kafka() {
       env.KAFKA_BROKERS = started.brokers;
       env.SCHEMA_REGISTRY_URL = started.registryUrl;
     } catch (err) {
-      problems.push(err.message);
+      fail(err.message);
     }
     return;
   }
@@ -197,10 +197,10 @@ async function kafka() {
     const m = /^(KAFKA_BROKERS|SCHEMA_REGISTRY_URL)=(.+)$/.exec(line.trim());
     if (m) env[m[1]] = m[2];
   }
-  if (up.code !== 0 || !env.KAFKA_BROKERS) problems.push(`local infrastructure did not start (tao infra up exit ${up.code}); see infra/README.md`);
+  if (up.code !== 0 || !env.KAFKA_BROKERS) fail(`local infrastructure did not start (tao infra up exit ${up.code}); see infra/README.md`);
 }
 
-async function pythonVenv() {
+async function pythonVenv(fail) {
   if (env.TAO_INTEROP_PYTHON) return;
   const venv = join(root, '.infra/interop-venv');
   const requirements = readFileSync(join(root, 'test/interop/requirements.txt'));
@@ -209,7 +209,7 @@ async function pythonVenv() {
     say('preparing the Python venv for the interop test (confluent-kafka from PyPI)');
     const mk = await run('python3', ['-m', 'venv', venv], { prefix: 'venv' });
     const pip = mk.code === 0 ? await run(join(venv, 'bin/pip'), ['install', '--quiet', '--disable-pip-version-check', '-r', 'test/interop/requirements.txt'], { prefix: 'venv' }) : mk;
-    if (pip.code !== 0) return problems.push('the Python venv for the interop test could not be prepared (python3 -m venv + pip, above)');
+    if (pip.code !== 0) return fail('the Python venv for the interop test could not be prepared (python3 -m venv + pip, above)');
     writeFileSync(marker, '');
   }
   env.TAO_INTEROP_PYTHON = join(venv, 'bin/python');
@@ -288,6 +288,12 @@ async function runLayer(label, testFiles, extraEnv, fileConcurrency) {
   const counts = { pass: 0, fail: 0, done: 0 };
   const worker = async () => {
     for (let file = queue.shift(); file; file = queue.shift()) {
+      const missing = await unmet(file);
+      if (missing.length) {
+        counts.done += 1;
+        console.log(`✖ [${elapsed()}] ${file}: not run, what it needs is not there (see the end) (${counts.done}/${testFiles.length})`);
+        continue;
+      }
       const r = await runFile(file, extraEnv);
       const failed = r.code !== 0 || r.fail > 0 || r.tests === 0;
       // A file that exits non-zero with no failed test (a crash, a timeout) counts as one failure.
@@ -329,14 +335,31 @@ function saveTimes() {
 // integration layer starts as soon as what it needs is ready (it does not wait for the type-check or
 // the unit layer: on two cores the broker's waits leave room for both).
 const checks = typecheck();
-const preparation = [];
-if (needed.has('kafka')) preparation.push(kafka());
-if (needed.has('python')) preparation.push(pythonVenv());
-if (needed.has('chromium') || needed.has('promtool')) preparation.push(debianPackages());
+/** Each need's preparation resolves with its problem, or null when it is ready. */
+const ready = new Map();
+const prepare = (fn) =>
+  new Promise((resolve) => {
+    let problem = null;
+    fn((msg) => {
+      problem = msg;
+      problems.push(msg);
+    }).then(() => resolve(problem));
+  });
+if (needed.has('kafka')) ready.set('kafka', prepare(kafka));
+if (needed.has('python')) ready.set('python', prepare(pythonVenv));
+if (needed.has('chromium') || needed.has('promtool')) {
+  const packages = prepare(debianPackages);
+  ready.set('chromium', packages);
+  ready.set('promtool', packages);
+}
+/** Resolves with the problems of what `file` needs (empty: all of it is ready). */
+const unmet = async (file) => (await Promise.all(needsOf.get(file).map((n) => ready.get(n) ?? null))).filter(Boolean);
 
 const unitLayer = unitFiles.length ? runLayer('unit tests', unitFiles, { KAFKA_BROKERS: '127.0.0.1:9', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' }, Math.max(1, availableParallelism())) : null;
-const integrationLayer = Promise.all(preparation).then(() => {
-  if (problems.length === 0 && integrationFiles.length) return runLayer('integration tests', integrationFiles, {}, concurrency);
+// Integration files start once the broker is ready; a file that also needs the venv or a Debian
+// package waits for that (the longest files go first, and they need only Kafka).
+const integrationLayer = (ready.get('kafka') ?? Promise.resolve(null)).then((problem) => {
+  if (problem === null && integrationFiles.length) return runLayer('integration tests', integrationFiles, {}, concurrency);
   if (integrationFiles.length) say(`integration tests not run: ${integrationFiles.length} files (see below)`);
 });
 await Promise.all([checks, unitLayer, integrationLayer]);
