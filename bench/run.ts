@@ -369,11 +369,34 @@ export function renderReport(r: BenchReport): string {
   return lines.join('\n');
 }
 
-/** Parses the command line into {@link BenchOptions} plus the report path. */
+const USAGE = `usage: npm run bench -- [options]
+  (the loop against the relay ceiling on KAFKA_BROKERS / SCHEMA_REGISTRY_URL; docs/BENCHMARKS.md)
+
+  --out FILE                 also write the JSON report
+  --quick                    smaller counts (~5 min), for trying things out
+  --runs N / --warmup N      measured runs / warm-up runs per phase (1000 / 100)
+  --concurrency N            runs in flight in the headline phases (256)
+  --probe-runs N             runs of the light-load latency probe (40), with
+  --probe-concurrency N      runs in flight (4)
+  --high N / --high-runs N   the headline pair again at N in flight (1024; 0: off), with this many runs (2000)
+  --timeout-s N              give up a phase after N s without progress (120)
+  --patch FILE               A/B this patch (default bench/patches/featurizer-scratch.patch)
+  --no-ab | --ab-only        skip the A/B phases | only the A/B (and the loop phase it needs)
+  --ab-runs N                runs per A/B loop phase (600)
+  --budget-s N               time budget for the A/B phases (570)
+  --model | --model-only     also | only the ReAct loop against the model simulator, 0 ms and
+  --model-latency-ms N       N ms answers (300)
+  --scaling | --scaling-only also | only Action with N ms tools at 1, 2, 3 instances:
+  --scaling-latency-ms N     (300) and --scaling-instances 1,2,3
+  --peer | --peer-only       also | only LangGraph.js + SQLite checkpointer on the same loop (bench/peer/)
+  -h, --help                 this text`;
+
+/** Parses the command line into {@link BenchOptions} plus the report path; throws on a bad option. */
 export function benchOptions(argv: string[]): BenchOptions & { out: string | null } {
   const { values } = parseArgs({
     args: argv,
     options: {
+      help: { type: 'boolean', short: 'h', default: false },
       out: { type: 'string' },
       runs: { type: 'string' },
       warmup: { type: 'string' },
@@ -401,35 +424,35 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
     },
   });
   const quick = values.quick;
-  const int = (v: string | undefined, fallback: number) => {
+  const int = (v: string | undefined, fallback: number, name = 'the option') => {
     const n = v === undefined ? fallback : Number(v);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`expected a non-negative integer, got "${v}"`);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${name}: expected a non-negative integer, got "${v}"`);
     return n;
   };
-  const runs = int(values.runs, quick ? 300 : 1000);
+  const runs = int(values.runs, quick ? 300 : 1000, '--runs');
   return {
     out: values.out ?? null,
     load: {
-      warmupRuns: int(values.warmup, quick ? 50 : 100),
+      warmupRuns: int(values.warmup, quick ? 50 : 100, '--warmup'),
       runs,
-      concurrency: int(values.concurrency, quick ? 128 : 256),
-      probeRuns: int(values['probe-runs'], quick ? 20 : 40),
-      probeConcurrency: int(values['probe-concurrency'], 4),
-      timeoutMs: 1000 * int(values['timeout-s'], 120),
+      concurrency: int(values.concurrency, quick ? 128 : 256, '--concurrency'),
+      probeRuns: int(values['probe-runs'], quick ? 20 : 40, '--probe-runs'),
+      probeConcurrency: int(values['probe-concurrency'], 4, '--probe-concurrency'),
+      timeoutMs: 1000 * int(values['timeout-s'], 120, '--timeout-s'),
     },
     patch: values['no-ab'] || values['model-only'] || values['scaling-only'] || values['peer-only'] ? null : (values.patch ?? new URL('./patches/featurizer-scratch.patch', import.meta.url).pathname),
-    abRuns: int(values['ab-runs'], quick ? 300 : 600),
-    budgetSeconds: int(values['budget-s'], 570),
+    abRuns: int(values['ab-runs'], quick ? 300 : 600, '--ab-runs'),
+    budgetSeconds: int(values['budget-s'], 570, '--budget-s'),
     model: values['model-only'] ? 'only' : values.model ? 'also' : 'off',
-    modelLatencyMs: int(values['model-latency-ms'], 300),
+    modelLatencyMs: int(values['model-latency-ms'], 300, '--model-latency-ms'),
     scaling: values['scaling-only'] ? 'only' : values.scaling ? 'also' : 'off',
-    scalingLatencyMs: int(values['scaling-latency-ms'], 300),
+    scalingLatencyMs: int(values['scaling-latency-ms'], 300, '--scaling-latency-ms'),
     scalingInstances: (values['scaling-instances'] ?? '1,2,3').split(',').map((x) => {
       const n = int(x.trim(), 1);
       if (n < 1) throw new Error(`--scaling-instances: expected counts of 1 or more, got "${x}"`);
       return n;
     }),
-    high: { concurrency: int(values.high, quick ? 512 : 1024), runs: int(values['high-runs'], quick ? 600 : 2000) },
+    high: { concurrency: int(values.high, quick ? 512 : 1024, '--high'), runs: int(values['high-runs'], quick ? 600 : 2000, '--high-runs') },
     peer: values['peer-only'] ? 'only' : values.peer ? 'also' : 'off',
     abOnly: values['ab-only'],
   };
@@ -437,7 +460,19 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
 
 async function main(): Promise<void> {
   quietOwnLogs();
-  const { out, ...options } = benchOptions(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
+  let parsed: ReturnType<typeof benchOptions>;
+  try {
+    parsed = benchOptions(argv);
+  } catch (err) {
+    console.error(`bench: ${(err as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+  const { out, ...options } = parsed;
   const report = await runBench(options);
   console.log(renderReport(report));
   if (out) {
