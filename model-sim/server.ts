@@ -19,8 +19,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 
+import { packagePath } from '../runtime/paths.ts';
 import { InvalidRequestError, readConversation, toWireName, type Conversation } from './conversation.ts';
 import {
   DEFAULT_RETRY_AFTER_SECONDS,
@@ -46,7 +46,7 @@ export const OWNED_BY = 'tao-model-sim (simulator)';
 /** `system_fingerprint` of every answer. */
 export const SYSTEM_FINGERPRINT = 'tao-model-sim';
 /** The scenarios shipped with the simulator. */
-export const DEFAULT_SCENARIOS_DIR = fileURLToPath(new URL('./scenarios', import.meta.url));
+export const DEFAULT_SCENARIOS_DIR = packagePath('model-sim', 'scenarios');
 /** Default TCP port of `tao run model-sim`. */
 export const DEFAULT_MODEL_SIM_PORT = 7071;
 /** Largest accepted request body; a larger one is answered 413. */

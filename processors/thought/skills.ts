@@ -51,6 +51,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseDocument } from 'yaml';
 import { setting } from '../../runtime/config.ts';
 import { ConfigError } from '../../runtime/errors.ts';
+import { packagePath } from '../../runtime/paths.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
 
 export const SKILL_PLANNERS = ['plan', 'react', 'plan-replan'] as const;
@@ -217,7 +218,7 @@ export interface SkillsOptions {
   dir: string;
 }
 
-export const DEFAULT_SKILLS_DIR = new URL('../../skills/', import.meta.url).pathname;
+export const DEFAULT_SKILLS_DIR = packagePath('skills');
 
 /**
  * TAO_SKILLS_DIR (default: `skills/` at the package root).

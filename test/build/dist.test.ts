@@ -28,7 +28,9 @@ before(async () => {
   mkdirSync(pkg);
   cpSync(join(PACKAGE_ROOT, 'package.json'), join(pkg, 'package.json'));
   cpSync(join(PACKAGE_ROOT, 'bin'), join(pkg, 'bin'), { recursive: true });
-  for (const dir of ['flows', 'rules', 'tools', 'models', 'schemas', 'infra']) symlinkSync(join(PACKAGE_ROOT, dir), join(pkg, dir));
+  for (const dir of ['flows', 'rules', 'tools', 'models', 'schemas', 'infra', 'skills']) symlinkSync(join(PACKAGE_ROOT, dir), join(pkg, dir));
+  mkdirSync(join(pkg, 'model-sim'));
+  symlinkSync(join(PACKAGE_ROOT, 'model-sim', 'scenarios'), join(pkg, 'model-sim', 'scenarios'));
   // Only the production tree: each top-level package `npm ls --omit=dev` lists.
   const listed = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: PACKAGE_ROOT, encoding: 'utf8' });
   assert.equal(listed.status, 0, listed.stderr);
@@ -61,6 +63,14 @@ test('`tao --help` and `tao classify` run from dist/ without tsx', async () => {
   const routed = JSON.parse((await run(process.execPath, [bin, 'classify', '我的订单 O-12345678 到哪了'])).stdout) as { intent: string; slots: Record<string, string> };
   assert.equal(routed.intent, 'order_status');
   assert.equal(routed.slots.order_id, 'O-12345678');
+});
+
+test('the skills folder and the model simulator\'s scenarios are found from dist/ (they sit at the package root)', async () => {
+  const skills = await run(process.execPath, [bin, 'skills', 'list']);
+  assert.match(skills.stdout, /^order-status@1 /m);
+  const sim = await startUntil(['run', 'model-sim', '--port', '0'], process.env, /a scripted SIMULATOR, not a model, listening on/);
+  sim.child.kill('SIGTERM');
+  await sim.exited;
 });
 
 /** Starts `tao <args>` from the package and resolves with the first stdout/stderr line matching `ready`. */
