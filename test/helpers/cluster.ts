@@ -7,11 +7,13 @@ import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import { applyCatalog } from '../../topics/apply-catalog.ts';
 import { spawnStage, stopAll, type StageProcess } from '../../cli/processes.ts';
+import { submitTasks } from '../../client/tasks.ts';
 import { watchRecords, type LoopRecord } from '../../client/watch.ts';
 import { AvroCodec } from '../../runtime/codec.ts';
 import { loadRuntimeConfig, type RuntimeConfig } from '../../runtime/config.ts';
 import { createKafka } from '../../runtime/kafka.ts';
 import { createLogger } from '../../runtime/log.ts';
+import type { Outcome, Task } from '../../schemas/types.gen.ts';
 import type { TopicId } from '../../topics/catalog.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 
@@ -154,4 +156,23 @@ export async function startLoop(extraEnv: NodeJS.ProcessEnv = {}): Promise<Runni
       await tools.close();
     },
   };
+}
+
+/**
+ * Submits `tasks` to a running loop and resolves with each one's committed outcome, by thought id,
+ * once every one has one (read_committed); rejects after `timeoutMs`.
+ */
+export async function runTasks(cluster: TestCluster, tasks: Task[], timeoutMs: number): Promise<Map<string, Outcome>> {
+  const follower = await followOutcomes(cluster);
+  try {
+    const producer = cluster.kafka.producer({ idempotent: true });
+    await producer.connect();
+    await submitTasks(producer, cluster.codec, tasks);
+    await producer.disconnect();
+    const ids = new Set(tasks.map((t) => t.thought_id));
+    await follower.waitUntil((o) => [...ids].every((id) => o.has(id)), timeoutMs);
+    return new Map([...ids].map((id) => [id, follower.outcomes.get(id)!.value as unknown as Outcome]));
+  } finally {
+    await follower.stop();
+  }
 }

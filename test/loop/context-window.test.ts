@@ -12,14 +12,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { buildTask, submitTasks } from '../../client/tasks.ts';
+import { buildTask } from '../../client/tasks.ts';
 import { startModelSim, type ModelSim } from '../../model-sim/server.ts';
 import { estimateTokens, promptTokens, type ChatMessage, type WireTool } from '../../processors/thought/prompt.ts';
 import { replayCommand } from '../../replay/cli.ts';
 import type { VerifyReport } from '../../replay/verify.ts';
 import type { ActionResult, Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { LoopRecord } from '../../client/watch.ts';
-import { followOutcomes, scan, startLoop, type RunningLoop } from '../helpers/cluster.ts';
+import { runTasks, scan, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { chromium, runCli } from '../replay/helpers.ts';
 
 const WINDOW = 4096;
@@ -71,19 +71,9 @@ before(async () => {
   sim = await startModelSim({ port: 0, scenariosDir: join(dir, 'scenarios') });
   loop = await startLoop({ TAO_PLANNER: 'react', TAO_SKILLS_DIR: join(dir, 'skills'), TAO_LLM_BASE_URL: `${sim.url}/v1`, TAO_LLM_MODEL: 'sim-1', TAO_LLM_TIMEOUT_MS: '5000' });
   loop.tools.setFault({ route: 'orders.get', mode: 'large_body', bytes: 6000 });
-  const follower = await followOutcomes(loop.cluster);
-  try {
-    const task = buildTask({ text: TICKET, source: 'test', external_id: `${loop.cluster.namespace}-window` });
-    id = task.thought_id;
-    const producer = loop.cluster.kafka.producer({ idempotent: true });
-    await producer.connect();
-    await submitTasks(producer, loop.cluster.codec, [task]);
-    await producer.disconnect();
-    await follower.waitFor(1, 120000);
-    outcome = follower.outcomes.get(id)!.value as unknown as Outcome;
-  } finally {
-    await follower.stop();
-  }
+  const task = buildTask({ text: TICKET, source: 'test', external_id: `${loop.cluster.namespace}-window` });
+  id = task.thought_id;
+  outcome = (await runTasks(loop.cluster, [task], 120000)).get(id)!;
   // 12 model waves + 11 tool waves, each one request and one result record (read_committed).
   const mine = (rs: LoopRecord[], topic: string) => rs.filter((r) => r.key === id && r.topic === topic).length;
   records = await scan(loop.cluster, ['thoughtRequests', 'actionResults'], { until: (rs) => mine(rs, 'thoughtRequests') >= 23 && mine(rs, 'actionResults') >= 23 });

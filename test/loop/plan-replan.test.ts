@@ -8,12 +8,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { buildTask, submitTasks } from '../../client/tasks.ts';
+import { buildTask } from '../../client/tasks.ts';
 import { startModelSim, type ModelSim } from '../../model-sim/server.ts';
 import { replayCommand } from '../../replay/cli.ts';
 import type { VerifyReport } from '../../replay/verify.ts';
 import type { ActionResult, Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
-import { followOutcomes, scan, startLoop, type RunningLoop } from '../helpers/cluster.ts';
+import { runTasks, scan, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { runCli } from '../replay/helpers.ts';
 
 let sim: ModelSim;
@@ -25,19 +25,9 @@ before(async () => {
   sim = await startModelSim({ port: 0 });
   loop = await startLoop({ TAO_PLANNER: 'plan-replan', TAO_LLM_BASE_URL: `${sim.url}/v1`, TAO_LLM_MODEL: 'sim-1', TAO_LLM_TIMEOUT_MS: '5000' });
   loop.tools.setFault({ route: 'orders.get', mode: 'server_error' });
-  const follower = await followOutcomes(loop.cluster);
-  try {
-    const task = buildTask({ text: 'Where is my order O-78711382? It has not arrived. (maria@example.com)', source: 'test', external_id: `${loop.cluster.namespace}-replan` });
-    id = task.thought_id;
-    const producer = loop.cluster.kafka.producer({ idempotent: true });
-    await producer.connect();
-    await submitTasks(producer, loop.cluster.codec, [task]);
-    await producer.disconnect();
-    await follower.waitFor(1, 120000);
-    outcome = follower.outcomes.get(id)!.value as unknown as Outcome;
-  } finally {
-    await follower.stop();
-  }
+  const task = buildTask({ text: 'Where is my order O-78711382? It has not arrived. (maria@example.com)', source: 'test', external_id: `${loop.cluster.namespace}-replan` });
+  id = task.thought_id;
+  outcome = (await runTasks(loop.cluster, [task], 120000)).get(id)!;
 });
 
 after(async () => {

@@ -7,12 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { buildTask, submitTasks } from '../../client/tasks.ts';
+import { buildTask } from '../../client/tasks.ts';
 import { startModelSim, type ModelSim } from '../../model-sim/server.ts';
 import { replayCommand } from '../../replay/cli.ts';
 import type { VerifyReport } from '../../replay/verify.ts';
 import type { ActionResult, Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
-import { followOutcomes, scan, startLoop, type RunningLoop } from '../helpers/cluster.ts';
+import { runTasks, scan, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { runCli } from '../replay/helpers.ts';
 
 let sim: ModelSim;
@@ -34,22 +34,13 @@ const ids = new Map<keyof typeof TICKETS, string>();
 before(async () => {
   sim = await startModelSim({ port: 0 });
   loop = await startLoop({ TAO_PLANNER: 'react', TAO_LLM_BASE_URL: `${sim.url}/v1`, TAO_LLM_MODEL: 'sim-1', TAO_LLM_TIMEOUT_MS: '5000' });
-  const follower = await followOutcomes(loop.cluster);
-  try {
-    const tasks = Object.entries(TICKETS).map(([name, text]) => {
-      const task = buildTask({ text, source: 'test', external_id: `${loop.cluster.namespace}-${name}` });
-      ids.set(name as keyof typeof TICKETS, task.thought_id);
-      return task;
-    });
-    const producer = loop.cluster.kafka.producer({ idempotent: true });
-    await producer.connect();
-    await submitTasks(producer, loop.cluster.codec, tasks);
-    await producer.disconnect();
-    await follower.waitFor(tasks.length, 150000);
-    for (const [name, id] of ids) outcomes.set(name, follower.outcomes.get(id)!.value as unknown as Outcome);
-  } finally {
-    await follower.stop();
-  }
+  const tasks = Object.entries(TICKETS).map(([name, text]) => {
+    const task = buildTask({ text, source: 'test', external_id: `${loop.cluster.namespace}-${name}` });
+    ids.set(name as keyof typeof TICKETS, task.thought_id);
+    return task;
+  });
+  const byId = await runTasks(loop.cluster, tasks, 150000);
+  for (const [name, id] of ids) outcomes.set(name, byId.get(id)!);
 });
 
 after(async () => {
