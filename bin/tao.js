@@ -5,13 +5,14 @@
 // without a rebuild; a production install (`npm ci --omit=dev`, no tsx) always runs dist/.
 // TAO_RUN_FROM=dist|source forces one of the two. Child stages (`run all`, the demo) are started
 // through this file too, so they make the same choice.
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { compiledEntry, distIsCurrent } from './dist-state.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const compiled = join(root, 'dist', 'cli', 'main.js');
+const compiled = compiledEntry(root);
 
 function fail(message) {
   console.error(`tao: ${message}`);
@@ -28,24 +29,6 @@ function tsxInstalled() {
   }
 }
 
-/** Newest modification time of tsconfig.build.json and the .ts files it compiles (0 where there are none). */
-function newestSourceMs() {
-  const config = join(root, 'tsconfig.build.json');
-  if (!existsSync(config)) return 0;
-  let newest = statSync(config).mtimeMs;
-  const walk = (dir) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
-    }
-  };
-  for (const dir of JSON.parse(readFileSync(config, 'utf8')).include) {
-    if (existsSync(join(root, dir))) walk(join(root, dir));
-  }
-  return newest;
-}
-
 function chooseCode() {
   const forced = process.env.TAO_RUN_FROM || undefined; // empty means unset
   if (forced !== undefined && forced !== 'dist' && forced !== 'source') fail(`TAO_RUN_FROM must be "dist" or "source", not "${forced}"`);
@@ -53,7 +36,7 @@ function chooseCode() {
   if (forced) return forced;
   if (!existsSync(compiled)) return 'source';
   if (!tsxInstalled()) return 'dist';
-  return statSync(compiled).mtimeMs >= newestSourceMs() ? 'dist' : 'source';
+  return distIsCurrent(root) ? 'dist' : 'source';
 }
 
 let main;

@@ -29,10 +29,11 @@
 // consumer groups), so several run at once. The closing line is "tests: N passed, N failed".
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { delimiter, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
+import { distIsCurrent } from '../bin/dist-state.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const USAGE = `usage: node scripts/run-tests.js [--layer all|unit|integration] [--concurrency n] [--file-timeout s] [--verbose] [path-prefix...]
@@ -215,6 +216,27 @@ async function pythonVenv(fail) {
   env.TAO_INTEROP_PYTHON = join(venv, 'bin/python');
 }
 
+// The integration files' `tao` processes (stages, servers, the CLI) run what a deployment runs: the
+// compiled dist/, built here when it is not current (bin/tao.js runs a current dist/ and ignores a
+// stale one). It is built beside the old one and moved into place, so a `tao` started meanwhile
+// finds either no dist/ (and runs the sources) or a whole one. TAO_RUN_FROM, when set, decides.
+async function compiledBuild(fail) {
+  if (env.TAO_RUN_FROM || distIsCurrent(root)) return;
+  say('building dist/ (tsc -p tsconfig.build.json) for the integration tests\' tao processes');
+  const next = join(root, `.dist-next-${process.pid}`);
+  const built = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', next], { prefix: 'build', quiet: true });
+  if (built.code !== 0) {
+    rmSync(next, { recursive: true, force: true });
+    // The type-check reports the errors; the tests run from the sources (a stale dist/ is ignored).
+    env.TAO_RUN_FROM = 'source';
+    return fail(`the compiled build failed (tsc -p tsconfig.build.json):\n${built.tail.join('\n')}`);
+  }
+  const old = join(root, `.dist-old-${process.pid}`);
+  if (existsSync(join(root, 'dist'))) renameSync(join(root, 'dist'), old);
+  renameSync(next, join(root, 'dist'));
+  rmSync(old, { recursive: true, force: true });
+}
+
 // ---- test runs -----------------------------------------------------------------------------------
 // Each file runs in a process of its own (`node --test-force-exit --test-reporter=spec <file>`, the
 // file's tests in-process), several at once, the longest first: the order comes from the last run's
@@ -346,6 +368,7 @@ const prepare = (fn) =>
     }).then(() => resolve(problem));
   });
 if (needed.has('kafka')) ready.set('kafka', prepare(kafka));
+const build = integrationFiles.length ? prepare(compiledBuild) : Promise.resolve(null);
 if (needed.has('python')) ready.set('python', prepare(pythonVenv));
 if (needed.has('chromium') || needed.has('promtool')) {
   const packages = prepare(debianPackages);
@@ -356,9 +379,9 @@ if (needed.has('chromium') || needed.has('promtool')) {
 const unmet = async (file) => (await Promise.all(needsOf.get(file).map((n) => ready.get(n) ?? null))).filter(Boolean);
 
 const unitLayer = unitFiles.length ? runLayer('unit tests', unitFiles, { KAFKA_BROKERS: '127.0.0.1:9', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' }, Math.max(1, availableParallelism())) : null;
-// Integration files start once the broker is ready; a file that also needs the venv or a Debian
+// Integration files start once the broker and the compiled build are ready; a file that also needs the venv or a Debian
 // package waits for that (the longest files go first, and they need only Kafka).
-const integrationLayer = (ready.get('kafka') ?? Promise.resolve(null)).then((problem) => {
+const integrationLayer = Promise.all([ready.get('kafka') ?? null, build]).then(([problem]) => {
   if (problem === null && integrationFiles.length) return runLayer('integration tests', integrationFiles, {}, concurrency);
   if (integrationFiles.length) say(`integration tests not run: ${integrationFiles.length} files (see below)`);
 });
