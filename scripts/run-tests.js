@@ -353,10 +353,10 @@ function saveTimes() {
   }
 }
 
-// The type-check, the unit layer and the integration layer's preparation start together; the
-// integration layer starts as soon as what it needs is ready (it does not wait for the type-check or
-// the unit layer: on two cores the broker's waits leave room for both).
-const checks = typecheck();
+// The unit layer and the integration layer's preparation start together; the integration layer
+// starts as soon as what it needs is ready (it does not wait for the type-check or the unit layer:
+// on two cores the broker's waits leave room for both). The type-check starts once the compiled
+// build is done: both are tsc, and the build is on the integration layer's path, the check is not.
 /** Each need's preparation resolves with its problem, or null when it is ready. */
 const ready = new Map();
 const prepare = (fn) =>
@@ -369,6 +369,7 @@ const prepare = (fn) =>
   });
 if (needed.has('kafka')) ready.set('kafka', prepare(kafka));
 const build = integrationFiles.length ? prepare(compiledBuild) : Promise.resolve(null);
+const checks = build.then(() => typecheck());
 if (needed.has('python')) ready.set('python', prepare(pythonVenv));
 if (needed.has('chromium') || needed.has('promtool')) {
   const packages = prepare(debianPackages);
