@@ -18,7 +18,9 @@ let tools: ToolServer;
 let fleet: StageFleet;
 
 before(async () => {
-  loop = await startLoop({ TAO_PLANNER: 'router' });
+  // npm test runs the other files' stages from the compiled dist/; these run the TypeScript sources
+  // through tsx, as `npm ci && npm run demo` does on a fresh clone, so both ways stay covered.
+  loop = await startLoop({ TAO_PLANNER: 'router', TAO_RUN_FROM: 'source' });
   ({ cluster, tools, fleet } = loop);
 });
 after(async () => {
