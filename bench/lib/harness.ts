@@ -100,7 +100,8 @@ export interface Instance {
 
 /**
  * Processes of one bench phase. Every output line is kept (the last 400) for failure messages; a
- * process that exits without being asked to is recorded in {@link unexpectedExits}.
+ * process that exits without being asked to after it was ready is recorded in {@link unexpectedExits}
+ * (one that exits before, `start()` rejects).
  */
 export class Fleet {
   readonly instances: Instance[] = [];
@@ -138,9 +139,13 @@ export class Fleet {
         if (port !== null) ready(port);
       });
     }
+    let wasReady = false;
+    void started.then(() => (wasReady = true));
     void instance.exited.then((code) => {
       instance.exit = { code, at: Date.now() };
-      if (!instance.expectedExit) this.unexpectedExits.push({ name: spec.name, code, at: Date.now(), lastLines: own.slice(-20) });
+      // An exit before the ready line is start()'s rejection, which the caller handles (the chaos
+      // driver starts a replacement again, as a supervisor would): only a ready process that dies counts.
+      if (!instance.expectedExit && wasReady) this.unexpectedExits.push({ name: spec.name, code, at: Date.now(), lastLines: own.slice(-20) });
     });
     this.instances.push(instance);
     let timer: NodeJS.Timeout | undefined;

@@ -111,7 +111,7 @@ test('a leader SIGKILL, a 15 s whole-cluster outage and stage SIGKILLs during 10
   assert.equal(report.outcomes, 101);
   assert.deepEqual(report.duplicatedSteps, [], 'no (thought_id, iteration, step) and no outcome committed twice');
   assert.equal(report.undecodable, 0);
-  assert.deepEqual(report.unexpectedExits.map((e) => `${e.name} exited ${e.code}`), [], 'no stage died: the loop came back by itself');
+  assert.deepEqual(report.unexpectedExits.map((e) => `${e.name} exited ${e.code}`), [], `no running stage died: the loop came back by itself\n${report.unexpectedExits.map((e) => e.lastLines.join('\n')).join('\n---\n')}`);
   assert.deepEqual(report.unhealthyReplaced.map((u) => u.name), [], 'no instance had to be replaced for failing /health');
   for (const r of report.brokerFaults!.recoveries) assert.notEqual(r.firstCommitMs, null, `the loop committed again after the ${r.kind}`);
   assert.notEqual(report.brokerFaults!.recoveries[1]!.firstOutcomeAfterUpMs, null, 'outcomes are committed again after the outage');
