@@ -25,6 +25,7 @@ import { brokerRecovery, runBrokerFaults, type BrokerFault, type BrokerFaultPlan
 import { STAGES } from '../../processors/wiring.ts';
 import type { Task } from '../../schemas/types.gen.ts';
 import { DEAD_LETTERED } from '../../topics/catalog.ts';
+import type { FaultSpec } from '../../tool-server/server.ts';
 import { Fleet, freshNamespace, getJson, progress, sleep, stageSpec, type BenchNamespace, type Instance } from './harness.ts';
 import { connectProducer, readLog } from './load.ts';
 import { decodeLoopRecords, duplicatedSteps, loopTopicNames, runRates, type RunRates } from './loop-log.ts';
@@ -37,6 +38,17 @@ type Stage = (typeof STAGES)[number];
 export interface ToolControl {
   url: string;
   setFaults(faults: Array<Record<string, unknown>>): Promise<void>;
+}
+
+/** The {@link ToolControl} of a tool server running in this process (the chaos tests start one). */
+export function inProcessToolControl(server: { url: string; clearFaults(): void; setFault(spec: FaultSpec): unknown }): ToolControl {
+  return {
+    url: server.url,
+    setFaults: async (faults) => {
+      server.clearFaults();
+      for (const f of faults) server.setFault(f as unknown as FaultSpec);
+    },
+  };
 }
 
 /** How a chaos run is driven. */

@@ -33,6 +33,20 @@ const planValidators = new WeakMap<Ajv, ValidateFunction>();
  * @param requestJson the step's input as sent (the chat-completions request)
  * @param validateArguments the parameter contract of a catalog tool, or undefined for a tool not in the catalog
  */
+/** A structured answer's content parsed as JSON and checked against its schema (compiled once per Ajv). */
+function jsonAnswer(kind: 'plan' | 'reflection', content: string | null, cache: WeakMap<Ajv, ValidateFunction>, schema: object, ajv: Ajv): { ok: true; value: unknown } | Extract<GateResult, { ok: false }> {
+  let value: unknown;
+  try {
+    value = JSON.parse(content ?? '');
+  } catch {
+    return { ok: false, errorType: 'malformed', evidence: `a ${kind} must be JSON; the answer was: ${(content ?? '(no text)').slice(0, 200)}` };
+  }
+  let validate = cache.get(ajv);
+  if (!validate) cache.set(ajv, (validate = ajv.compile(schema)));
+  if (!validate(value)) return { ok: false, errorType: 'malformed', evidence: `the ${kind} breaks its schema: ${ajv.errorsText(validate.errors)}` };
+  return { ok: true, value };
+}
+
 export function verifyModelAnswer(data: unknown, requestJson: string, validateArguments: (tool: string) => ValidateFunction | undefined, ajv: Ajv): GateResult {
   const completion = data as Completion;
   const message = completion.choices?.[0]?.message;
@@ -52,30 +66,18 @@ export function verifyModelAnswer(data: unknown, requestJson: string, validateAr
   const content = typeof message.content === 'string' ? message.content : null;
 
   if (request.response_format?.json_schema?.name === 'reflection') {
-    let reflection: unknown;
-    try {
-      reflection = JSON.parse(content ?? '');
-    } catch {
-      return { ok: false, errorType: 'malformed', evidence: `a reflection must be JSON; the answer was: ${(content ?? '(no text)').slice(0, 200)}` };
-    }
-    let validate = reflectionValidators.get(ajv);
-    if (!validate) reflectionValidators.set(ajv, (validate = ajv.compile(REFLECTION_SCHEMA)));
-    if (!validate(reflection)) return { ok: false, errorType: 'malformed', evidence: `the reflection breaks its schema: ${ajv.errorsText(validate.errors)}` };
+    const parsed = jsonAnswer('reflection', content, reflectionValidators, REFLECTION_SCHEMA, ajv);
+    if (!parsed.ok) return parsed;
+    const reflection = parsed.value;
     return { ok: true, answer: { kind: 'reflection', reflection: reflection as never, usage, model }, evidence: `a reflection with action ${(reflection as { action: string }).action}` };
   }
 
   const offered = new Set((request.tools ?? []).map((t) => t.function?.name).filter((n): n is string => typeof n === 'string'));
 
   if (request.response_format?.json_schema?.name === 'plan') {
-    let plan: unknown;
-    try {
-      plan = JSON.parse(content ?? '');
-    } catch {
-      return { ok: false, errorType: 'malformed', evidence: `a plan must be JSON; the answer was: ${(content ?? '(no text)').slice(0, 200)}` };
-    }
-    let validate = planValidators.get(ajv);
-    if (!validate) planValidators.set(ajv, (validate = ajv.compile(PLAN_RESPONSE_SCHEMA)));
-    if (!validate(plan)) return { ok: false, errorType: 'malformed', evidence: `the plan breaks its schema: ${ajv.errorsText(validate.errors)}` };
+    const parsed = jsonAnswer('plan', content, planValidators, PLAN_RESPONSE_SCHEMA, ajv);
+    if (!parsed.ok) return parsed;
+    let plan = parsed.value;
     // A step may name a tool by its catalog name or its wire name; the extracted plan has catalog names.
     const steps = (plan as { steps: Array<{ id: string; tool: string }> }).steps.map((s) => ({ ...s, tool: fromWireName(s.tool) }));
     plan = { ...(plan as object), steps };

@@ -1,8 +1,8 @@
 // test-needs: kafka
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { runChaos } from '../../bench/lib/chaos-run.ts';
-import { startToolServer, type FaultSpec, type ToolServer } from '../../tool-server/server.ts';
+import { inProcessToolControl, runChaos } from '../../bench/lib/chaos-run.ts';
+import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 
 let tools: ToolServer;
 
@@ -22,13 +22,7 @@ test('SIGKILL of each stage during a 100-run load: no run lost, no step committe
     toolServerErrorRate: 0.05,
     brokerRestart: null,
     env: process.env,
-    tools: {
-      url: tools.url,
-      setFaults: async (faults) => {
-        tools.clearFaults();
-        for (const f of faults) tools.setFault(f as unknown as FaultSpec);
-      },
-    },
+    tools: inProcessToolControl(tools),
     drainTimeoutMs: 90000,
     seed: 9,
     log: () => undefined,

@@ -17,12 +17,12 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import kafkajs from 'kafkajs';
 import { chaosInfraUp, localClusterControl } from '../../bench/chaos.ts';
-import { runChaos } from '../../bench/lib/chaos-run.ts';
+import { inProcessToolControl, runChaos } from '../../bench/lib/chaos-run.ts';
 import { down, status } from '../../infra/local.ts';
 import { loadRuntimeConfig } from '../../runtime/config.ts';
 import { createKafka } from '../../runtime/kafka.ts';
 import { createLogger } from '../../runtime/log.ts';
-import { startToolServer, type FaultSpec, type ToolServer } from '../../tool-server/server.ts';
+import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { applyTopics, waitForLeaders } from '../../topics/apply.ts';
 import { topicNames } from '../../topics/catalog.ts';
 
@@ -87,13 +87,7 @@ test('a leader SIGKILL, a 15 s whole-cluster outage and stage SIGKILLs during 10
     brokerFaults: { plan: { leaderKills: 1, downMs: 2000, rollingRestart: false, outageMs: 15000, settleMs: 2000, startAfterMs: 3000 }, cluster: localClusterControl(infra, () => undefined) },
     submitMs: 40000,
     env,
-    tools: {
-      url: tools.url,
-      setFaults: async (faults) => {
-        tools.clearFaults();
-        for (const f of faults) tools.setFault(f as unknown as FaultSpec);
-      },
-    },
+    tools: inProcessToolControl(tools),
     drainTimeoutMs: 120000,
     seed: 14,
     log: () => undefined,

@@ -9,11 +9,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildTask } from '../../client/tasks.ts';
 import { startModelSim, type ModelSim } from '../../model-sim/server.ts';
-import { replayCommand } from '../../replay/cli.ts';
-import type { VerifyReport } from '../../replay/verify.ts';
 import type { ActionResult, Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { runTasks, scan, startLoop, type RunningLoop } from '../helpers/cluster.ts';
-import { runCli } from '../replay/helpers.ts';
+import { verifyWithoutModel } from '../replay/helpers.ts';
 
 let sim: ModelSim;
 let loop: RunningLoop;
@@ -107,8 +105,7 @@ test('replay --verify re-decides the ReAct run from the log with the model serve
   await loop.fleet.stop();
   await sim.close();
   const id = ids.get('orderStatus')!;
-  const { code, stdout, stderr } = await runCli(replayCommand, [id, '--verify', '--format', 'json'], { ...loop.cluster.env, TAO_PLANNER: 'graph', TAO_LLM_BASE_URL: '' });
-  const report = JSON.parse(stdout) as VerifyReport;
-  assert.equal(code, 0, `${stderr}\n${stdout.slice(0, 2000)}`);
-  assert.equal(report.drift, false);
+  const { run, drift } = await verifyWithoutModel(id, loop.cluster.env);
+  assert.equal(run.code, 0, `${run.stderr}\n${run.stdout.slice(0, 2000)}`);
+  assert.equal(drift, false);
 });

@@ -20,6 +20,16 @@ export async function runCli(command: (argv: string[], io?: CliIo) => Promise<nu
   return { code, stdout, stderr };
 }
 
+/**
+ * `tao replay <id> --verify --format json` in this process with no model configured (the caller has
+ * stopped the model server): Thought's decisions are re-made from the recorded answers alone.
+ */
+export async function verifyWithoutModel(id: string, env: NodeJS.ProcessEnv): Promise<{ run: CliRun; drift: boolean | null }> {
+  const { replayCommand } = await import('../../replay/cli.ts');
+  const run = await runCli(replayCommand, [id, '--verify', '--format', 'json'], { ...env, TAO_PLANNER: 'graph', TAO_LLM_BASE_URL: '' });
+  return { run, drift: run.code === 0 ? (JSON.parse(run.stdout) as { drift: boolean }).drift : null };
+}
+
 export const CHROMIUM = '/usr/bin/chromium';
 
 /**
