@@ -84,6 +84,11 @@ export async function applyTopics(admin: Admin, names: TopicNames, replication?:
       await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name, configEntries: Object.entries(wantedConfig).map(([n, value]) => ({ name: n, value })) }] });
       for (const [k, v] of changed) details.push(`${k} ${actual[k]} -> ${v}`);
       if (action === 'unchanged') action = 'updated';
+      const visible = await configVisible(admin, name, wantedConfig, 15000);
+      if (visible !== 'done') {
+        details.push(visible);
+        action = 'drift';
+      }
     }
     reports.push({ topic: name, action, details });
   }
@@ -121,6 +126,23 @@ async function raiseReplication(admin: Admin, topic: string, partitions: Partiti
     }
     if (Date.now() > deadline) return `reassignment still in progress after ${timeoutMs} ms (min.insync.replicas left as is; apply again once it is done)`;
     await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/**
+ * Resolves `'done'` once describeConfigs shows `wanted` for `topic`. An accepted alterConfigs
+ * reaches the broker that answers describeConfigs a moment later (KRaft's metadata log), and the
+ * report says the config was changed only once a reader sees it; otherwise it says why not.
+ */
+async function configVisible(admin: Admin, topic: string, wanted: Record<string, string>, timeoutMs: number): Promise<'done' | string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: Object.keys(wanted) }] });
+    const seen = Object.fromEntries((described.resources[0]?.configEntries ?? []).map((e) => [e.configName, e.configValue]));
+    const pending = Object.entries(wanted).filter(([k, v]) => seen[k] !== v);
+    if (!pending.length) return 'done';
+    if (Date.now() > deadline) return `config change accepted but not visible after ${timeoutMs} ms (${pending.map(([k]) => k).join(', ')}; apply again to check)`;
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
