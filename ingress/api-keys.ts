@@ -25,7 +25,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { setting } from '../runtime/config.ts';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
 
@@ -60,8 +60,9 @@ const entrySchema = {
   },
 } as const;
 
-const ajv = new Ajv({ allErrors: false });
-const validateEntry = ajv.compile<ApiKeyEntry>(entrySchema);
+let compiledEntry: ValidateFunction<ApiKeyEntry> | undefined;
+/** Compiled on first use: every `tao` command imports this module (for `--help`), few parse keys. */
+const entryValidator = () => (compiledEntry ??= new Ajv({ allErrors: false }).compile<ApiKeyEntry>(entrySchema));
 
 /** Hex SHA-256 of a key, the form configured in `sha256`. */
 export function hashApiKey(key: string): string {
@@ -91,6 +92,7 @@ export function parseApiKeys(text: string, origin: string): ApiKeyEntry[] {
   const entries: ApiKeyEntry[] = [];
   list.forEach((entry: unknown, i) => {
     const name = `entry ${i}${isObject(entry) && typeof entry.id === 'string' ? ` ("${entry.id.slice(0, 64)}")` : ''}`;
+    const validateEntry = entryValidator();
     if (!validateEntry(entry)) {
       const e = validateEntry.errors![0]!;
       const params = e.params as { missingProperty?: string; additionalProperty?: string };

@@ -9,19 +9,11 @@ import type { ExecutorEvents } from './action/executor.ts';
 import type { StageDefinition } from '../runtime/processor.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../tools/catalog.ts';
 import type { Ajv, ValidateFunction } from 'ajv';
-import { actionStage } from './action/stage.ts';
-import { realHttpDeps } from './action/invoke.ts';
-import { DEFAULT_RULES_FILE, loadObservationRules } from './observation/rules.ts';
-import { observationStage } from './observation/stage.ts';
-import { PlanValidator, type ToolContracts } from './thought/plan.ts';
-import { DEFAULT_FLOWS_DIR, loadFlows } from './thought/planner.ts';
-import { createPlanner } from './thought/planner-config.ts';
+import type { ToolContracts } from './thought/plan.ts';
 import type { ThoughtConfig } from './thought/core.ts';
 import type { ObservationConfig, PayloadClassifier } from './observation/core.ts';
-import { DEFAULT_ERROR_MODEL_DIR, ErrorClassifier } from './observation/classifier.ts';
-import { thoughtStage } from './thought/stage.ts';
-import { DEFAULT_SYSTEM_RULES, type ModelLoopConfig } from './thought/react.ts';
-import { loadSkills, skillsOptionsFromEnv, type SkillSet } from './thought/skills.ts';
+import type { ModelLoopConfig } from './thought/react.ts';
+import type { SkillSet } from './thought/skills.ts';
 import { MODEL_TOOL, modelToolSpecs } from '../tools/model.ts';
 
 export { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
@@ -35,20 +27,34 @@ import { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
  * @throws ConfigError naming the variable whose value does not parse, or the file that does not load.
  */
 export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logger: Logger, metrics?: StageMetrics): Promise<StageDefinition> {
+  // Each stage imports only its own code: a stage process neither loads nor keeps in memory the
+  // others' (undici and the tool client in Action, the ONNX classifier in Observation, the planners in Thought).
   switch (name) {
-    case 'thought':
+    case 'thought': {
+      const { thoughtStage } = await import('./thought/stage.ts');
       return thoughtStage(await thoughtConfig(env), logger, metrics?.runMetrics(), { runRetentionMs: setting(env, 'TAO_RUN_RETENTION') });
+    }
     case 'action': {
+      const [{ actionStage }, { realHttpDeps }] = await Promise.all([import('./action/stage.ts'), import('./action/invoke.ts')]);
       const catalog = loadCatalog(env, createContractAjv(), 'call');
       return actionStage({ catalog, http: realHttpDeps(), env, concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'), events: metrics && toolMetrics(metrics), logger });
     }
-    case 'observation':
+    case 'observation': {
+      const { observationStage } = await import('./observation/stage.ts');
       return observationStage(await observationConfig(env), { logger, stepMetrics: metrics?.stepMetrics() });
+    }
   }
 }
 
 /** Thought's configuration, as the stage runs it (also used by replay to re-decide recorded runs). */
 export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConfig> {
+  const [{ PlanValidator }, { DEFAULT_FLOWS_DIR, loadFlows }, { createPlanner }, { loadSkills, skillsOptionsFromEnv }, { DEFAULT_SYSTEM_RULES }] = await Promise.all([
+    import('./thought/plan.ts'),
+    import('./thought/planner.ts'),
+    import('./thought/planner-config.ts'),
+    import('./thought/skills.ts'),
+    import('./thought/react.ts'),
+  ]);
   const ajv = createContractAjv();
   const catalog = loadCatalog(env, ajv, 'contracts');
   const flows = loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, ajv);
@@ -58,7 +64,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
   const skills = ['react', 'plan-replan'].includes(setting(env, 'TAO_PLANNER')) ? loadSkills(skillsOptionsFromEnv(env).dir, catalog) : undefined;
   return {
     planner: createPlanner(env, { flows, catalog, tools, validator, skills }),
-    model: skills && modelLoop(skills, catalog),
+    model: skills && modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES),
     validator,
     tools,
     maxIterations: setting(env, 'TAO_MAX_ITERATIONS'),
@@ -71,6 +77,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
 
 /** Observation's configuration, as the stage runs it (also used by replay). */
 export async function observationConfig(env: NodeJS.ProcessEnv): Promise<ObservationConfig> {
+  const { DEFAULT_RULES_FILE, loadObservationRules } = await import('./observation/rules.ts');
   const ajv = createContractAjv();
   const catalog = loadCatalog(env, ajv, 'contracts');
   const rules = loadObservationRules(setting(env, 'TAO_OBSERVATION_RULES') ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
@@ -80,6 +87,7 @@ export async function observationConfig(env: NodeJS.ProcessEnv): Promise<Observa
 /** The ONNX error-payload classifier (TAO_ERROR_MODEL_DIR; `TAO_SEMANTIC_CHECK=off` runs without it). */
 export async function semanticClassifier(env: NodeJS.ProcessEnv): Promise<PayloadClassifier | null> {
   if (setting(env, 'TAO_SEMANTIC_CHECK') === 'off') return null;
+  const { DEFAULT_ERROR_MODEL_DIR, ErrorClassifier } = await import('./observation/classifier.ts');
   const model = await ErrorClassifier.load(setting(env, 'TAO_ERROR_MODEL_DIR') ?? DEFAULT_ERROR_MODEL_DIR);
   return { model: model.modelId, classify: (text) => model.classify(text) };
 }
@@ -94,7 +102,7 @@ export function loadCatalog(env: NodeJS.ProcessEnv, ajv: Ajv, purpose: 'call' | 
 }
 
 /** Thought's model loop: runnable skills by name, the catalog tools as the model sees them. */
-function modelLoop(skills: SkillSet, catalog: ToolCatalog): ModelLoopConfig {
+function modelLoop(skills: SkillSet, catalog: ToolCatalog, system: string): ModelLoopConfig {
   return {
     tool: MODEL_TOOL,
     skill: (name) => {
@@ -105,7 +113,7 @@ function modelLoop(skills: SkillSet, catalog: ToolCatalog): ModelLoopConfig {
       const spec = catalog.get(name)?.spec;
       return spec && { name: spec.name, description: spec.description, parameters: spec.parameters };
     },
-    system: DEFAULT_SYSTEM_RULES,
+    system,
   };
 }
 

@@ -156,11 +156,10 @@ export class ToolCatalog {
         throw new ConfigError(`${source}: origin "${resolved}" (from "${spec.origin}") is not a URL`);
       }
       if (origin.pathname !== '/' || origin.search || !/^https?:$/.test(origin.protocol)) throw new ConfigError(`${source}: origin must be scheme://host[:port] only, got ${origin.href}`);
-      try {
-        tools.set(spec.name, { spec, origin, source, validateInput: ajv.compile(spec.parameters), validateResponse: ajv.compile(spec.response) });
-      } catch (err) {
-        throw new ConfigError(`${source}: invalid JSON Schema: ${(err as Error).message}`);
+      for (const contract of [spec.parameters, spec.response]) {
+        if (!ajv.validateSchema(contract)) throw new ConfigError(`${source}: invalid JSON Schema: ${ajv.errorsText(ajv.errors)}`);
       }
+      tools.set(spec.name, { spec, origin, source, validateInput: lazyValidator(ajv, spec.parameters, `tool ${spec.name}'s parameters`), validateResponse: lazyValidator(ajv, spec.response, `tool ${spec.name}'s response`) });
     }
     for (const tool of tools.values()) {
       const fallback = tool.spec.fallbackTool;
@@ -178,6 +177,33 @@ export class ToolCatalog {
   names(): string[] {
     return [...this.tools.keys()];
   }
+}
+
+/**
+ * A contract's validator, compiled on its first call: compiling every contract was most of a
+ * stage's start-up work, and each stage checks few of them. The schema was checked against the
+ * JSON Schema meta-schema at load, so a malformed contract still stops start-up; one that passes
+ * that check and still does not compile (an unresolvable `$ref`) fails every check it takes part
+ * in, with an error naming the tool.
+ */
+function lazyValidator(ajv: Ajv, schema: object, what: string): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown) => {
+    if (!compiled) {
+      try {
+        compiled = ajv.compile(schema);
+      } catch (err) {
+        const errors = [{ instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message: `${what}: invalid JSON Schema: ${(err as Error).message}` }];
+        compiled = Object.assign(() => false, { errors, schema }) as unknown as ValidateFunction;
+      }
+    }
+    const valid = compiled(data) as boolean;
+    validate.errors = compiled.errors;
+    return valid;
+  }) as ValidateFunction;
+  validate.errors = null;
+  validate.schema = schema;
+  return validate;
 }
 
 function describeSpecErrors(errors: NonNullable<ValidateFunction['errors']>): string {

@@ -8,7 +8,11 @@
  * breaks the rules) ends in a plan that Thought can run: the model's when it is valid, else the
  * fallback planner's.
  */
-import { errors as undiciErrors, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+
+/** undici is loaded on the first model call: a stage whose planner never calls a model does not pay for it at start-up. */
+let undiciModule: Promise<typeof import('undici')> | undefined;
+const undici = () => (undiciModule ??= import('undici'));
 import { ConfigError, errorMessage } from '../../runtime/errors.ts';
 import planSchema from '../../schemas/json/plan.schema.json' with { type: 'json' };
 import type { ToolCatalog } from '../../tools/catalog.ts';
@@ -133,6 +137,7 @@ export class LlmPlanner implements Planner {
     let status: number;
     let text: string;
     try {
+      const { request } = await undici();
       const res = await request(this.url, {
         method: 'POST',
         headers,
@@ -155,7 +160,7 @@ export class LlmPlanner implements Planner {
       }
       text = Buffer.concat(chunks).toString('utf8');
     } catch (err) {
-      if (isTimeout(err)) return { ok: false, error: 'timeout', message: `no complete answer within ${this.timeoutMs} ms` };
+      if (await isTimeout(err)) return { ok: false, error: 'timeout', message: `no complete answer within ${this.timeoutMs} ms` };
       const code = (err as { code?: unknown } | null)?.code;
       return { ok: false, error: 'network', message: `${typeof code === 'string' ? code : err instanceof Error ? err.name : 'Error'}: ${errorMessage(err)}` };
     }
@@ -336,7 +341,8 @@ function positive(name: string, value: number): number {
   return value;
 }
 
-function isTimeout(err: unknown): boolean {
+async function isTimeout(err: unknown): Promise<boolean> {
+  const { errors: undiciErrors } = await undici();
   if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) return true;
   const name = (err as { name?: unknown } | null)?.name;
   return name === 'TimeoutError' || name === 'AbortError';
