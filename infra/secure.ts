@@ -26,7 +26,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
-import { InfraError, LOG4J_PROPERTIES, defaultInfraOptions, ensureArtifacts } from './local.ts';
+import { InfraError, LOG4J_PROPERTIES, SHORT_LIVED_JVM, defaultInfraOptions, ensureArtifacts } from './local.ts';
 
 /** Options of {@link startSecureBroker}. */
 export interface SecureBrokerOptions {
@@ -155,7 +155,7 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
   // --add-scram writes the SCRAM credentials into the bootstrap metadata, so the users exist before
   // the broker's first request (the inter-broker login needs its own at start-up).
   const scram = (user: string, password: string) => ['--add-scram', `SCRAM-SHA-512=[name=${user},password=${password}]`];
-  const format = await runCommand('java', [...classpath, 'kafka.tools.StorageTool', 'format', '--ignore-formatted', '-t', clusterId, '-c', serverProperties, ...scram(options.user, options.password), ...scram(brokerUser, brokerPassword)], dir);
+  const format = await runCommand('java', [...SHORT_LIVED_JVM, ...classpath, 'kafka.tools.StorageTool', 'format', '--ignore-formatted', '-t', clusterId, '-c', serverProperties, ...scram(options.user, options.password), ...scram(brokerUser, brokerPassword)], dir);
   await appendFile(kafkaLog, `=== infra/secure.ts: format ${d.data} (cluster id ${clusterId}, SCRAM-SHA-512 users ${options.user} and ${brokerUser}) ===\n${format.output}`);
   if (format.code !== 0) throw new InfraError('PROCESS_FAILED', `secure broker: formatting ${d.data} failed (exit ${format.code}); see ${kafkaLog}`);
 
@@ -164,7 +164,7 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
     await Promise.all(started.map((s) => s.stop()));
   };
   try {
-    const kafka = await startDetached('kafka', 'java', ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC', '-XX:+ExitOnOutOfMemoryError', '-Djava.awt.headless=true', ...classpath, 'kafka.Kafka', serverProperties], dir, process.env, kafkaLog);
+    const kafka = await startDetached('kafka', 'java', ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC', ...SHORT_LIVED_JVM, '-XX:+ExitOnOutOfMemoryError', '-Djava.awt.headless=true', ...classpath, 'kafka.Kafka', serverProperties], dir, process.env, kafkaLog);
     started.push(kafka);
     const brokers = `127.0.0.1:${kafkaPort}`;
     const sasl = { mechanism: 'scram-sha-512' as const, username: options.user, password: options.password };

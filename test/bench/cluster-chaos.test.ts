@@ -29,7 +29,7 @@ import { topicNames } from '../../topics/catalog.ts';
 const { ConfigResourceTypes } = kafkajs as unknown as { ConfigResourceTypes: { TOPIC: number } };
 
 // Ports below the ephemeral range; nodes n = 1..3 listen on 26292 + 2(n-1), controllers on 26293 + 2(n-1).
-const infra = { dir: mkdtempSync(join(tmpdir(), 'tao-cluster-')), kafkaPort: 26292, controllerPort: 26293, registryPort: 26281, brokers: 3, log: () => undefined };
+const infra = { dir: mkdtempSync(join(tmpdir(), 'tao-cluster-')), kafkaPort: 26292, controllerPort: 26293, registryPort: 26281, brokers: 3, shortLived: true, log: () => undefined };
 let env: NodeJS.ProcessEnv;
 let tools: ToolServer;
 

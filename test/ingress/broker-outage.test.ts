@@ -23,7 +23,7 @@ import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { StageFleet, followOutcomes, type TestCluster } from '../helpers/cluster.ts';
 
 // Ports below the ephemeral range (32768-60999 on Linux): a client socket can hold a port in it for a moment.
-const infra = { dir: mkdtempSync(join(tmpdir(), 'tao-outage-')), kafkaPort: 27092, controllerPort: 27093, registryPort: 27081, log: () => undefined };
+const infra = { dir: mkdtempSync(join(tmpdir(), 'tao-outage-')), kafkaPort: 27092, controllerPort: 27093, registryPort: 27081, shortLived: true, log: () => undefined };
 let env: NodeJS.ProcessEnv;
 let tools: ToolServer;
 let fleet: StageFleet;
