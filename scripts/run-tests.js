@@ -5,7 +5,7 @@
 //   npm run test:unit                 files that need nothing: no Kafka, no registry, no tools (< 60 s)
 //   npm run test:integration          files that declare what they need (see below)
 //   npm test -- test/loop             only files under a path (any layer)
-//   npm test -- --concurrency 2       integration files run at once (default 4)
+//   npm test -- --concurrency 2       integration files run at once (default 5)
 //   npm test -- --verbose             every file's spec report (by default only failed files' reports)
 //   npm test -- --file-timeout 900    seconds before a file is killed and counted failed
 //
@@ -45,7 +45,7 @@ try {
     allowPositionals: true,
     options: {
       layer: { type: 'string', default: 'all' },
-      concurrency: { type: 'string', default: '4' },
+      concurrency: { type: 'string', default: '5' },
       'file-timeout': { type: 'string', default: '900' },
       verbose: { type: 'boolean', short: 'v' },
       help: { type: 'boolean', short: 'h' },
