@@ -120,6 +120,11 @@ export interface StageResources {
   logger: Logger;
   metrics: StageMetrics;
   sessionTimeoutMs: number;
+  /**
+   * How long the group waits for every member to rejoin a rebalance; a member still handling a chunk
+   * by then is removed. Default the larger of 30 s and twice the session timeout.
+   */
+  rebalanceTimeoutMs?: number;
   /** Partitions of different topics/partitions processed at the same time. */
   partitionsConsumedConcurrently?: number;
   /** Called when the consumer has stopped for good (kafkajs will not restart it). */
@@ -253,7 +258,7 @@ export class StageRunner {
       readUncommitted: false,
       sessionTimeout: res.sessionTimeoutMs,
       heartbeatInterval: this.heartbeatIntervalMs,
-      rebalanceTimeout: Math.max(30000, res.sessionTimeoutMs * 2),
+      rebalanceTimeout: res.rebalanceTimeoutMs ?? Math.max(30000, res.sessionTimeoutMs * 2),
       maxBytesPerPartition: 1024 * 1024,
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10000 },
       partitionAssigners: [coPartitionedAssigner],

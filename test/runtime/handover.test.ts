@@ -4,8 +4,8 @@
  * behind the duplicated steps the chaos bench found at a fast kill pace. Two StageRunners of one
  * group run in this process on the real broker; their handlers are held open by the test to force
  * the interleaving: the old owner (A) is removed from the group while handling (it heartbeats, but
- * cannot rejoin within the 30 s rebalance timeout while its batch is held), the new owner (B) takes every
- * partition over and is handling too, then A tries to commit, then B.
+ * cannot rejoin within the group's rebalance timeout, 12 s here, while its batch is held), the new
+ * owner (B) takes every partition over and is handling too, then A tries to commit, then B.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -67,7 +67,7 @@ after(async () => {
 
 test('a partition taken over from a live owner mid-chunk is committed once: every commit follows a fence and a fresh read of the committed offsets, and the fenced owner rejoins instead of stopping', async () => {
   const { kafka, codec } = cluster;
-  const resources = (name: string) => ({ kafka, codec, logger: createLogger({ runner: name }, { level: 'error' }), metrics: new StageMetrics(`handover-${name}`), sessionTimeoutMs: 6000, partitionsConsumedConcurrently: PARTITIONS });
+  const resources = (name: string) => ({ kafka, codec, logger: createLogger({ runner: name }, { level: 'error' }), metrics: new StageMetrics(`handover-${name}`), sessionTimeoutMs: 6000, rebalanceTimeoutMs: 12000, partitionsConsumedConcurrently: PARTITIONS });
   const releaseA = latch();
   const releaseB = latch();
   const seenA: string[] = [];
