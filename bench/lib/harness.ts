@@ -7,6 +7,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Kafka } from 'kafkajs';
 import { AvroCodec } from '../../runtime/codec.ts';
 import { loadRuntimeConfig, type RuntimeConfig } from '../../runtime/config.ts';
@@ -70,13 +72,17 @@ export interface ProcessSpec {
 }
 
 /**
- * A `tao run <stage>` process from `bin` (default: this checkout's `bin/tao.js`), with ops port 0;
- * `nodeArgs` go before the script (e.g. `--cpu-prof`, which NODE_OPTIONS does not accept).
+ * A `tao run <stage>` process from `bin` (default: this checkout's `bin/tao.js`), with ops port 0,
+ * and the node flags that tree gives its stages (runtime/stage-node-flags.json, as `tao run all`
+ * does; none in a tree without the file, so an A/B can measure them); `nodeArgs` go after those
+ * (e.g. `--cpu-prof`, which NODE_OPTIONS does not accept).
  */
 export function stageSpec(stage: string, env: NodeJS.ProcessEnv, bin = `${REPO_ROOT}bin/tao.js`, nodeArgs: string[] = []): ProcessSpec {
+  const flagsFile = join(dirname(bin), '..', 'runtime', 'stage-node-flags.json');
+  const treeFlags = existsSync(flagsFile) ? (JSON.parse(readFileSync(flagsFile, 'utf8')) as string[]) : [];
   return {
     name: stage,
-    args: [...nodeArgs, bin, 'run', stage],
+    args: [...treeFlags, ...nodeArgs, bin, 'run', stage],
     env: { ...env, TAO_OPS_PORT: '0' },
     ready: (line) => (line.includes('"msg":"stage started"') ? (JSON.parse(line) as { ops_port: number }).ops_port : null),
   };
