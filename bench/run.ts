@@ -195,7 +195,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       ['loop 20ms x1', 'relay x1'],
       ['loop 0ms x2', 'relay x2'],
     ];
-    if (options.high.concurrency > 0) pairs.push([`loop 0ms x1 @${options.high.concurrency}`, `relay x1 @${options.high.concurrency}`]);
+    if (!options.abOnly && options.high.concurrency > 0) pairs.push([`loop 0ms x1 @${options.high.concurrency}`, `relay x1 @${options.high.concurrency}`]);
     const ratios = pairs.map(([loop, relay]) => ({ loop: loop!, relay: relay!, ratio: rate(loop!) / rate(relay!), cpuRatio: cpu(loop!) / cpu(relay!) }));
     return report(started, loadBefore, options, phases, ratios, abReport, peer, peerRatios(phases, peer));
   } finally {
