@@ -19,9 +19,10 @@ export interface StageProcess {
 
 /**
  * Node flags of a stage process (runtime/stage-node-flags.json): a 4 MiB young-generation
- * semi-space instead of V8's 16 MiB. A stage's allocations live for one transaction at most, and
- * the bench measured ~20 MiB less peak RSS per stage under load with no CPU cost it could see
- * (docs/BENCHMARKS.md). V8 reads it only at start: a deployment that starts `tao run <stage>`
+ * semi-space instead of V8's 16 MiB. A stage's allocations live for one transaction at most; the
+ * bench's A/B measured 17-25 MiB less peak RSS per stage under load, and a CPU cost it has not
+ * settled (+8-12% per run in Thought and Action in one pair, noise in the others;
+ * docs/BENCHMARKS.md). V8 reads it only at start: a deployment that starts `tao run <stage>`
  * itself puts it on node's command line or in NODE_OPTIONS (README, "Build and deploy").
  */
 export const STAGE_NODE_FLAGS: readonly string[] = stageNodeFlags;
