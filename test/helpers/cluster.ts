@@ -12,6 +12,7 @@ import { watchRecords, type LoopRecord } from '../../client/watch.ts';
 import { AvroCodec } from '../../runtime/codec.ts';
 import { loadRuntimeConfig, type RuntimeConfig } from '../../runtime/config.ts';
 import { createKafka } from '../../runtime/kafka.ts';
+import { followFromBeginning } from '../../runtime/follow.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { Outcome, Task } from '../../schemas/types.gen.ts';
 import type { TopicId } from '../../topics/catalog.ts';
@@ -99,6 +100,34 @@ export async function scan(cluster: TestCluster, topics: TopicId[], options: { i
     return records;
   } finally {
     await watcher.stop();
+  }
+}
+
+/**
+ * Every committed record of `topics` up to the end each partition had when the call began: the
+ * log as it stands, read to its end (a read_committed reader also waits out a transaction still
+ * open there). For "nothing more was written" after a write that was acknowledged before the
+ * call, instead of waiting for a silence.
+ */
+export async function scanToEnd(cluster: TestCluster, topics: TopicId[], timeoutMs = 60000): Promise<LoopRecord[]> {
+  const records: LoopRecord[] = [];
+  const ids = new Map(topics.map((id) => [cluster.codec.topics.name(id), id]));
+  const follower = await followFromBeginning(cluster.kafka, [...ids.keys()], {
+    groupPrefix: `${cluster.namespace}-scan`,
+    onMessage: async (topic, partition, message) => {
+      const id = ids.get(topic)!;
+      const value = await cluster.codec.decode<LoopRecord['value']>(id, message.value);
+      const headers = Object.fromEntries(Object.entries(message.headers ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [[k, v.toString()]])));
+      records.push({ topic: id, partition, offset: message.offset, key: message.key?.toString('utf8') ?? '', value, headers });
+    },
+  });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([follower.reachedEnd, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`scan of ${topics.join(', ')} did not reach the end within ${timeoutMs} ms (${records.length} records read)`)), timeoutMs)))]);
+    return records;
+  } finally {
+    clearTimeout(timer);
+    await follower.stop();
   }
 }
 

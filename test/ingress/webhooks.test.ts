@@ -9,7 +9,7 @@ import { startIngress, type Ingress } from '../../ingress/server.ts';
 import { signGithub, signTao } from '../../ingress/signature.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { Outcome, Task } from '../../schemas/types.gen.ts';
-import { freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
+import { freshCluster, scanToEnd, type TestCluster } from '../helpers/cluster.ts';
 import { outcome as makeOutcome } from '../../schemas/records.ts';
 
 const GH_SECRET = 'gh-test-secret';
@@ -73,9 +73,9 @@ async function json<T = Json>(res: Response): Promise<T> {
   return (await res.json()) as T;
 }
 
-/** Every task in tao.tasks (reads until nothing new arrives for 3 s). */
+/** Every task in tao.tasks, read to the log's end (each write the ingress acknowledged is in it). */
 async function allTasks(): Promise<Task[]> {
-  return (await scan(cluster, ['tasks'], { idleMs: 3000 })).map((r) => r.value as unknown as Task);
+  return (await scanToEnd(cluster, ['tasks'])).map((r) => r.value as unknown as Task);
 }
 
 test('the same GitHub webhook delivered 3 times starts one run; a comment on the issue replies to it', { timeout: 90000 }, async () => {
