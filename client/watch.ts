@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka } from 'kafkajs';
+import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { TopicId } from '../topics/catalog.ts';
@@ -20,6 +20,14 @@ export interface WatchOptions {
   from: 'end' | 'beginning';
   onRecord: (record: LoopRecord) => void;
   onError?: (err: Error, where: { topic: string; partition: number; offset: string }) => void;
+}
+
+/** A consumed message of the loop topic `id`, decoded through the registry. */
+export async function decodeLoopRecord(codec: AvroCodec, id: TopicId, partition: number, message: KafkaMessage): Promise<LoopRecord> {
+  const value = await codec.decode<LoopRecord['value']>(id, message.value);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
+  return { topic: id, partition, offset: message.offset, key: message.key?.toString('utf8') ?? '', value, headers };
 }
 
 /**
@@ -47,11 +55,7 @@ export async function watchRecords(kafka: Kafka, codec: AvroCodec, options: Watc
     autoCommit: false,
     eachMessage: async ({ topic, partition, message }) => {
       try {
-        const id = names.get(topic)!;
-        const value = await codec.decode<LoopRecord['value']>(id, message.value);
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
-        options.onRecord({ topic: id, partition, offset: message.offset, key: message.key?.toString('utf8') ?? '', value, headers });
+        options.onRecord(await decodeLoopRecord(codec, names.get(topic)!, partition, message));
       } catch (err) {
         if (options.onError) options.onError(err as Error, { topic, partition, offset: message.offset });
         else throw new Error(`cannot decode ${topic}/${partition}@${message.offset}: ${errorMessage(err)}`);

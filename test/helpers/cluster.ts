@@ -8,7 +8,7 @@ import type { Kafka } from 'kafkajs';
 import { applyCatalog } from '../../topics/apply-catalog.ts';
 import { spawnStage, stopAll, type StageProcess } from '../../cli/processes.ts';
 import { submitTasks } from '../../client/tasks.ts';
-import { watchRecords, type LoopRecord } from '../../client/watch.ts';
+import { decodeLoopRecord, watchRecords, type LoopRecord } from '../../client/watch.ts';
 import { AvroCodec } from '../../runtime/codec.ts';
 import { loadRuntimeConfig, type RuntimeConfig } from '../../runtime/config.ts';
 import { createKafka } from '../../runtime/kafka.ts';
@@ -115,10 +115,7 @@ export async function scanToEnd(cluster: TestCluster, topics: TopicId[], timeout
   const follower = await followFromBeginning(cluster.kafka, [...ids.keys()], {
     groupPrefix: `${cluster.namespace}-scan`,
     onMessage: async (topic, partition, message) => {
-      const id = ids.get(topic)!;
-      const value = await cluster.codec.decode<LoopRecord['value']>(id, message.value);
-      const headers = Object.fromEntries(Object.entries(message.headers ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [[k, v.toString()]])));
-      records.push({ topic: id, partition, offset: message.offset, key: message.key?.toString('utf8') ?? '', value, headers });
+      records.push(await decodeLoopRecord(cluster.codec, ids.get(topic)!, partition, message));
     },
   });
   let timer: NodeJS.Timeout | undefined;

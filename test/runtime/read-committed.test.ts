@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Producer } from 'kafkajs';
+import { ensureTopic } from '../../topics/apply.ts';
 import { freshCluster, type TestCluster } from '../helpers/cluster.ts';
 
 let cluster: TestCluster;
@@ -30,11 +31,12 @@ async function transactional(id: string): Promise<Producer> {
   return p;
 }
 
-test('a read_committed consumer gets only committed records when aborted transactions interleave (first begun, last aborted)', { timeout: 60000 }, async () => {
+test('a read_committed consumer gets only committed records when aborted transactions interleave (first begun, last aborted)', { timeout: 120000 }, async () => {
   const topic = `${cluster.namespace}.interleaved`;
   const admin = cluster.kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+  // kafkajs' own waitForLeaders gives up on the UNKNOWN_TOPIC_OR_PARTITION a broker can answer right after creation (seen once).
+  await ensureTopic(admin, topic, 1);
   await admin.disconnect();
   const [a, b, c] = await Promise.all([transactional('a'), transactional('b'), transactional('c')]);
 
@@ -55,8 +57,9 @@ test('a read_committed consumer gets only committed records when aborted transac
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({ eachMessage: async ({ message }) => void seen.push(`${message.key}@${message.offset}`) });
-  const deadline = Date.now() + 20000;
-  while (!seen.includes('c1@4') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  // A group join on a loaded machine can take most of this; the assertion shows what was read.
+  const deadline = Date.now() + 45000;
+  while (!seen.some((r) => r.startsWith('c1@')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   await consumer.disconnect();
   assert.deepEqual(seen, ['c1@4']);
 });
