@@ -7,7 +7,7 @@ import type { ActionResult, ObservationResult, Outcome, ThoughtRequest } from '.
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { StageFleet, followOutcomes, freshCluster, scan } from '../helpers/cluster.ts';
 
-const RUNS = 200;
+const RUNS = 120;
 
 /** Identities of the committed records: a duplicate means a step was written twice. */
 function duplicates(records: LoopRecord[]): string[] {
