@@ -18,7 +18,8 @@ export interface StageProcess {
 }
 
 /**
- * Node flags of a stage process (runtime/stage-node-flags.json): a 4 MiB young-generation
+ * Node flags of every process {@link spawnStage} starts, stages and servers alike
+ * (runtime/stage-node-flags.json): a 4 MiB young-generation
  * semi-space instead of V8's 16 MiB. A stage's allocations live for one transaction at most; the
  * bench's A/B measured 17-25 MiB less peak RSS per stage under load, and a CPU cost it has not
  * settled (+8-12% per run in Thought and Action in one pair, noise in the others;

@@ -229,7 +229,8 @@ async function compiledBuild(fail) {
   const built = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--noCheck', '--outDir', next], { prefix: 'build', quiet: true });
   if (built.code !== 0) {
     rmSync(next, { recursive: true, force: true });
-    // The type-check reports the errors; the tests run from the sources (a stale dist/ is ignored).
+    // With --noCheck only a syntax or configuration error gets here (the type-check reports type
+    // errors); the tests run from the sources (a stale dist/ is ignored).
     env.TAO_RUN_FROM = 'source';
     return fail(`the compiled build failed (tsc -p tsconfig.build.json):\n${built.tail.join('\n')}`);
   }

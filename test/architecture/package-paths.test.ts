@@ -11,8 +11,8 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { PACKAGE_ROOT } from '../../runtime/paths.ts';
 
-/** Top-level folders whose modules ship in the compiled build (tsconfig.build.json and what they import). */
-const BUILT = ['cli', 'client', 'callbacks', 'runtime', 'topics', 'schemas', 'processors', 'tools', 'tool-server', 'ingress', 'infra', 'replay', 'observability', 'model-sim'];
+/** Top-level folders whose modules ship in the compiled build: tsconfig.build.json's `include`. */
+const BUILT = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] }).include;
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));

@@ -26,6 +26,16 @@ export interface TestCluster {
   codec: AvroCodec;
 }
 
+/** `promise`, or a rejection with `message()` once `timeoutMs` have passed first. */
+async function within<T>(promise: Promise<T>, timeoutMs: number, message: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message())), timeoutMs)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A fresh namespace with every catalog topic created and every schema registered. */
 export async function freshCluster(extraEnv: NodeJS.ProcessEnv = {}): Promise<TestCluster> {
   const namespace = `t${randomUUID().slice(0, 8)}`;
@@ -59,12 +69,10 @@ export class StageFleet {
       }
     });
     this.processes.push(proc);
-    let timer: NodeJS.Timeout | undefined;
     const exited = proc.exited.then((code) => {
       throw new Error(`${name} exited (${code}) before it started:\n${this.lines.slice(-20).join('\n')}`);
     });
-    await Promise.race([started, exited, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${name} did not start within ${timeoutMs} ms`)), timeoutMs)))]);
-    clearTimeout(timer);
+    await within(Promise.race([started, exited]), timeoutMs, () => `${name} did not start within ${timeoutMs} ms`);
     exited.catch(() => undefined);
     return { ...proc, opsPort };
   }
@@ -118,12 +126,10 @@ export async function scanToEnd(cluster: TestCluster, topics: TopicId[], timeout
       records.push(await decodeLoopRecord(cluster.codec, ids.get(topic)!, partition, message));
     },
   });
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([follower.reachedEnd, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`scan of ${topics.join(', ')} did not reach the end within ${timeoutMs} ms (${records.length} records read)`)), timeoutMs)))]);
+    await within(follower.reachedEnd, timeoutMs, () => `scan of ${topics.join(', ')} did not reach the end within ${timeoutMs} ms (${records.length} records read)`);
     return records;
   } finally {
-    clearTimeout(timer);
     await follower.stop();
   }
 }
