@@ -7,7 +7,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { REPO_ROOT } from './harness.ts';
 
@@ -39,10 +40,45 @@ export async function patchedTree(patch: string | string[] | null, base = '/tmp/
     cpSync(REPO_ROOT, root, { recursive: true, filter: (src) => !SKIP.has(basename(src)) || src === REPO_ROOT.replace(/\/$/, '') });
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
     for (const p of reverse ? [...patches].reverse() : patches) execFileSync('git', ['apply', ...(reverse ? ['-R'] : []), '--whitespace=nowarn', resolve(p)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (kafkajsPatchFiles(root).some((f) => !sameFile(join(root, f), join(REPO_ROOT, f)))) ownKafkajs(root);
     build(root);
   }
   const names = patches.map((p) => basename(p)).join(' + ');
   return { root: `${root}/`, bin: join(root, 'bin/tao.js'), code: patches.length ? `${reverse ? 'without' : 'with'} ${names}` : 'current' };
+}
+
+/** The files that decide how kafkajs is patched at install (scripts/patch-kafkajs.js), relative to a tree's root. */
+function kafkajsPatchFiles(root: string): string[] {
+  const dirs = [root, REPO_ROOT].map((r) => join(r, 'patches', 'kafkajs')).filter((d) => existsSync(d));
+  const names = new Set(dirs.flatMap((d) => readdirSync(d)));
+  return ['scripts/patch-kafkajs.js', ...[...names].map((n) => join('patches', 'kafkajs', n))];
+}
+
+function sameFile(a: string, b: string): boolean {
+  return existsSync(a) && existsSync(b) && readFileSync(a).equals(readFileSync(b));
+}
+
+/**
+ * A tree whose kafkajs patches differ from the checkout's gets `node_modules` of its own: links to
+ * the checkout's packages, and kafkajs unpacked afresh (`npm pack`, from npm's cache when it has it)
+ * and patched by the tree's own scripts/patch-kafkajs.js, so an A/B measures a change to kafkajs too.
+ * @throws when npm, tar or the patch script fails.
+ */
+function ownKafkajs(root: string): void {
+  const modules = join(root, 'node_modules');
+  rmSync(modules, { force: true });
+  mkdirSync(modules);
+  for (const entry of readdirSync(join(REPO_ROOT, 'node_modules'))) if (entry !== 'kafkajs') symlinkSync(join(REPO_ROOT, 'node_modules', entry), join(modules, entry));
+  const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', 'kafkajs', 'package.json'), 'utf8')) as { version: string };
+  const packDir = mkdtempSync(join(tmpdir(), 'tao-ab-kafkajs-'));
+  try {
+    const tgz = execFileSync('npm', ['pack', `kafkajs@${version}`, '--pack-destination', packDir, '--silent'], { cwd: packDir, stdio: ['ignore', 'pipe', 'pipe'] }).toString().trim().split('\n').at(-1)!;
+    mkdirSync(join(modules, 'kafkajs'));
+    execFileSync('tar', ['-xzf', join(packDir, tgz), '-C', join(modules, 'kafkajs'), '--strip-components=1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  } finally {
+    rmSync(packDir, { recursive: true, force: true });
+  }
+  execFileSync(process.execPath, [join(root, 'scripts', 'patch-kafkajs.js')], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /**
