@@ -26,13 +26,28 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
+/** Whether a key names a secret, remembered per key (a logger sees the same few dozen keys again and again). */
+const secretKeys = new Map<string, boolean>();
+function isSecretKey(key: string): boolean {
+  let secret = secretKeys.get(key);
+  if (secret === undefined) {
+    secret = SECRET_KEY.test(key);
+    if (secretKeys.size < 4096) secretKeys.set(key, secret);
+  }
+  return secret;
+}
+
 export function redact(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return value.replace(CREDENTIAL_VALUE, (m) => `${m.split(/\s+/)[0]} [redacted]`);
   if (depth > 6 || value === null || typeof value !== 'object') return value;
   if (value instanceof Error) return { name: value.name, message: redact(value.message, depth + 1), code: (value as { code?: unknown }).code };
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? '[redacted]' : redact(v, depth + 1);
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    const v = (value as Record<string, unknown>)[k];
+    out[k] = isSecretKey(k) ? '[redacted]' : redact(v, depth + 1);
+  }
   return out;
 }
 
@@ -76,9 +91,22 @@ export function createLogger(
 ): Logger {
   const min = ORDER[options.level ?? setting(process.env, 'TAO_LOG_LEVEL')];
   const write = options.write ?? writeStdoutBatched;
+  // The bound fields, redacted and serialized once: `,"stage":"action",...` (empty without any).
+  const boundJson = JSON.stringify(redact(bound)).slice(1, -1);
+  const boundPart = boundJson === '' ? '' : `,${boundJson}`;
+  const reserved = (k: string) => k === 'ts' || k === 'level' || k === 'msg' || Object.hasOwn(bound, k);
+  const splice = !Object.keys(bound).some((k) => k === 'ts' || k === 'level' || k === 'msg');
   const emit = (level: Level, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[level] < min) return;
-    write(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...(redact({ ...bound, ...fields }) as object) }));
+    // A field that rebinds ts, level, msg or a bound key replaces it in place, as the object spread
+    // does; otherwise the line is spliced from its parts, the bound ones serialized once.
+    if (!splice || (fields !== undefined && Object.keys(fields).some(reserved))) {
+      return write(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...(redact({ ...bound, ...fields }) as object) }));
+    }
+    const head = `{"ts":"${new Date().toISOString()}","level":"${level}","msg":${JSON.stringify(msg)}${boundPart}`;
+    if (fields === undefined) return write(`${head}}`);
+    const fieldsJson = JSON.stringify(redact(fields)).slice(1, -1);
+    write(fieldsJson === '' ? `${head}}` : `${head},${fieldsJson}}`);
   };
   return {
     debug: (m, f) => emit('debug', m, f),

@@ -93,3 +93,19 @@ test('the logger redacts credential-looking values under innocent keys, and valu
   assert.ok(!line.includes('k-123'));
   assert.match(line, /Basic checks passed/, 'prose is left alone');
 });
+
+test('a line is one JSON object: ts, level and msg first, then bound fields, then the call\'s; a call\'s field replaces a bound one in place, and bound secrets are redacted too', () => {
+  const lines: string[] = [];
+  const logger = createLogger({ stage: 'action', token: 'tok-bound-secret' }, { write: (l) => lines.push(l) }).child({ pid: 7 });
+  logger.info('step executed', { thought_id: 't-1', note: `Bearer ${INPUT_SECRET}`, skipped: undefined });
+  logger.warn('rebound', { stage: 'thought', msg: 'not the message' });
+  logger.error('bare');
+  assert.equal(lines.length, 3);
+  assert.deepEqual(Object.keys(JSON.parse(lines[0]!)), ['ts', 'level', 'msg', 'stage', 'token', 'pid', 'thought_id', 'note']);
+  assert.ok(!lines.join('\n').includes('tok-bound-secret') && !lines.join('\n').includes(INPUT_SECRET));
+  const rebound = JSON.parse(lines[1]!) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(rebound), ['ts', 'level', 'msg', 'stage', 'token', 'pid']);
+  assert.equal(rebound.stage, 'thought');
+  assert.equal(rebound.msg, 'not the message');
+  assert.deepEqual(JSON.parse(lines[2]!), { ts: JSON.parse(lines[2]!).ts, level: 'error', msg: 'bare', stage: 'action', token: '[redacted]', pid: 7 });
+});
