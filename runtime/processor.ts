@@ -152,6 +152,8 @@ interface Source {
   decode(value: Buffer | null): Promise<unknown>;
   /** Catalog records are keyed by the thought_id their value carries. */
   keyed: boolean;
+  /** `tao_records_in_total` of this stage and topic (the labelled series, looked up once). */
+  recordsIn: { inc(): void };
 }
 
 /** Read access to the stage's state store (empty when the stage declares none). */
@@ -213,6 +215,7 @@ export class StageRunner {
   private readonly lagSeries = new Map<string, { group: string; topic: string; partition: string }>();
   /** The instance-wide cap of {@link StageDefinition.maxInFlight} (null: none). */
   private readonly limiter: Limiter | null;
+  private readonly series: { handle: { startTimer(): () => void }; batch: { startTimer(): () => void }; committed: { inc(): void }; aborted: { inc(): void } };
 
   constructor(
     private readonly def: StageDefinition,
@@ -223,11 +226,19 @@ export class StageRunner {
     this.store = def.storeTopic ? new ChangelogStore(res.kafka, res.codec, def.storeTopic, res.logger, res.onFatal, def.storeRetention?.expirable) : null;
     this.admin = res.kafka.admin();
     this.limiter = def.maxInFlight ? new Limiter(def.maxInFlight) : null;
-    const { codec } = res;
+    const { codec, metrics } = res;
+    const recordsIn = (topic: string) => metrics.recordsIn.labels({ stage: def.stage, topic });
     this.sources = [
-      ...def.inputs.map((id): Source => ({ id, name: codec.topics.name(id), dlq: codec.topics.dlq(id), decode: (v) => codec.decode(id, v), keyed: true })),
-      ...(def.externalInputs ?? []).map((x): Source => ({ id: 'external', name: x.topic, dlq: x.dlq, decode: (v) => x.decode(v), keyed: false })),
+      ...def.inputs.map((id): Source => ({ id, name: codec.topics.name(id), dlq: codec.topics.dlq(id), decode: (v) => codec.decode(id, v), keyed: true, recordsIn: recordsIn(codec.topics.name(id)) })),
+      ...(def.externalInputs ?? []).map((x): Source => ({ id: 'external', name: x.topic, dlq: x.dlq, decode: (v) => x.decode(v), keyed: false, recordsIn: recordsIn(x.topic) })),
     ];
+    // The per-record and per-transaction series, looked up once: prom-client hashes the labels of every call that passes them.
+    this.series = {
+      handle: metrics.handleSeconds.labels({ stage: def.stage }),
+      batch: metrics.batchSeconds.labels({ stage: def.stage }),
+      committed: metrics.transactions.labels({ stage: def.stage, result: 'committed' }),
+      aborted: metrics.transactions.labels({ stage: def.stage, result: 'aborted' }),
+    };
     this.claims = new PartitionClaims({ kafka: res.kafka, admin: this.admin, group: this.group, topics: this.sources.map((s) => s.name), store: this.store });
   }
 
@@ -406,13 +417,15 @@ export class StageRunner {
   /** Handles a chunk of one partition and commits its outputs with the offset `next` (after the chunk), in one transaction. */
   private async processChunk(source: Source, partition: number, chunk: KafkaMessage[], next: bigint, claim: Promise<Claim>): Promise<void> {
     const { metrics, logger } = this.res;
-    const endBatch = metrics.batchSeconds.startTimer({ stage: this.def.stage });
+    const endBatch = this.series.batch.startTimer();
     // Records of one run are handled in order (a later one may read what an earlier one stored);
     // different runs are handled concurrently.
     const byKey = new Map<string, KafkaMessage[]>();
     for (const m of chunk) {
       const key = m.key?.toString('utf8') ?? '';
-      byKey.set(key, [...(byKey.get(key) ?? []), m]);
+      const same = byKey.get(key);
+      if (same) same.push(m);
+      else byKey.set(key, [m]);
     }
     const processed = new Map<KafkaMessage, Processed>();
     try {
@@ -439,10 +452,10 @@ export class StageRunner {
       this.store?.commit(partition, this.lastStoreOffset(partition, topicMessages, written));
       // The stream time moves with the committed chunk (a retried chunk sees the same one).
       for (const m of chunk) this.store?.observe(partition, Number(m.timestamp));
-      metrics.transactions.inc({ stage: this.def.stage, result: 'committed' });
+      this.series.committed.inc();
       for (const { topic, messages } of topicMessages) metrics.recordsOut.inc({ stage: this.def.stage, topic }, messages.length);
     } catch (err) {
-      metrics.transactions.inc({ stage: this.def.stage, result: 'aborted' });
+      this.series.aborted.inc();
       this.store?.abort(partition);
       await transaction?.abort().catch((abortErr: Error) => logger.warn('transaction abort failed', { error: abortErr }));
       // The producer can't be reused: the next attempt claims the partition again (fence, then read
@@ -518,8 +531,8 @@ export class StageRunner {
   private async processOne(source: Source, partition: number, message: KafkaMessage): Promise<Processed> {
     const { codec, metrics, logger } = this.res;
     const sourceTopic = source.name;
-    metrics.recordsIn.inc({ stage: this.def.stage, topic: sourceTopic });
-    const endHandle = metrics.handleSeconds.startTimer({ stage: this.def.stage });
+    source.recordsIn.inc();
+    const endHandle = this.series.handle.startTimer();
     const key = message.key?.toString('utf8') ?? '';
     try {
       if (message.value && message.value.length > this.def.maxInputBytes) {
@@ -579,6 +592,10 @@ function stringHeaders(headers: IHeaders | undefined): Record<string, string> {
 
 function mergeByTopic(items: TopicMessages[]): TopicMessages[] {
   const byTopic = new Map<string, Message[]>();
-  for (const { topic, messages } of items) byTopic.set(topic, [...(byTopic.get(topic) ?? []), ...messages]);
+  for (const { topic, messages } of items) {
+    const merged = byTopic.get(topic);
+    if (merged) for (const m of messages) merged.push(m);
+    else byTopic.set(topic, messages.slice());
+  }
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
