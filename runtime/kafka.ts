@@ -8,7 +8,11 @@ import type { Logger } from './log.ts';
 
 let kafkajsFixesChecked = false;
 
-/** The kafkajs files `npm install` replaces (scripts/patch-kafkajs.js), each with its patch's first line. */
+/**
+ * The kafkajs fixes `npm install` applies (scripts/patch-kafkajs.js) without which exactly-once does not
+ * hold, each with its patch's first line. The third patch (eosManager.js, coordinator lookups) is a
+ * performance patch and is not required here.
+ */
 const KAFKAJS_FIXES = [
   // read_committed consumers got records of aborted transactions when transactions interleave on a partition.
   { file: 'kafkajs/src/consumer/filterAbortedMessages.js', marker: '// tao-patch: read_committed', what: 'read_committed fix' },

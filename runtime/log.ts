@@ -94,8 +94,9 @@ export function createLogger(
   // The bound fields, redacted and serialized once: `,"stage":"action",...` (empty without any).
   const boundJson = JSON.stringify(redact(bound)).slice(1, -1);
   const boundPart = boundJson === '' ? '' : `,${boundJson}`;
-  const reserved = (k: string) => k === 'ts' || k === 'level' || k === 'msg' || Object.hasOwn(bound, k);
-  const splice = !Object.keys(bound).some((k) => k === 'ts' || k === 'level' || k === 'msg');
+  const lineKey = (k: string) => k === 'ts' || k === 'level' || k === 'msg';
+  const reserved = (k: string) => lineKey(k) || Object.hasOwn(bound, k);
+  const splice = !Object.keys(bound).some(lineKey);
   const emit = (level: Level, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[level] < min) return;
     // A field that rebinds ts, level, msg or a bound key replaces it in place, as the object spread

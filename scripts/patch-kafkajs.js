@@ -35,13 +35,13 @@ if (!existsSync(join(kafkajs, 'package.json'))) {
   process.exit(0);
 }
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
+const firstLine = (data) => data.subarray(0, data.indexOf(10)).toString('utf8');
 for (const { file, original, patch } of PATCHES) {
   const target = join(kafkajs, file);
   const current = readFileSync(target);
   const wanted = readFileSync(patch);
   if (current.equals(wanted)) continue;
   // An earlier version of the same patch (its first line is the patch's marker) is replaced too.
-  const firstLine = (data) => data.subarray(0, data.indexOf(10)).toString('utf8');
   const earlierPatch = firstLine(current).startsWith('// tao-patch:') && firstLine(current) === firstLine(wanted);
   if (!earlierPatch && sha256(current) !== original) {
     console.error(`patch-kafkajs: ${target} is not the kafkajs 2.2.4 file the patch was made for (sha256 ${sha256(current)}); check whether the new kafkajs still needs patches/kafkajs/ (see patches/README.md) and update scripts/patch-kafkajs.js`);
