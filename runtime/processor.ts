@@ -13,6 +13,7 @@ import { coPartitionedAssigner } from './assigner.ts';
 import { ChangelogStore } from './state-store.ts';
 import { PartitionClaims, type Claim } from './claims.ts';
 import { Limiter, mapLimit, whileHeartbeating } from './concurrency.ts';
+import { PartitionPipeline } from './pipeline.ts';
 import { MAX_DEAD_LETTER_VALUE_BYTES, deadLetter } from './dead-letter.ts';
 import type { TopicId } from '../topics/catalog.ts';
 
@@ -95,6 +96,14 @@ export interface StageDefinition {
   partitionsConcurrently?: number;
   /** Records per transaction. */
   maxRecordsPerTransaction: number;
+  /**
+   * Hand each chunk to its partition's pipeline and return to kafkajs at once (./pipeline.ts): the
+   * next fetch comes while earlier chunks are still being handled, and chunks commit one after
+   * another in offset order. For a stage whose records mostly wait on I/O (Action); not with a
+   * store. A partition holding `maxRecordsPerTransaction` uncommitted records or more is paused
+   * until it has fewer.
+   */
+  pipelined?: boolean;
   /** Larger input values are dead-lettered unread. */
   maxInputBytes: number;
   /** Stage-specific state for /health (for example breaker states). */
@@ -180,6 +189,8 @@ export interface StoreRetention {
 export const MAX_OUTPUT_VALUE_BYTES = MAX_DEAD_LETTER_VALUE_BYTES;
 
 type TopicMessages = { topic: string; messages: Message[] };
+/** A pipelined input topic-partition: its chunks in flight, why kafkajs is not fetching it, failed recoveries in a row. */
+type Pipelined = { topic: string; partition: number; pipeline: PartitionPipeline; paused: Set<'backlog' | 'retry'>; failures: number };
 /** What processing one record produced: the encoded records, and what to report once they commit. */
 type Processed = { encoded: TopicMessages[]; handled: HandledRecord | null; deadLetter: { topic: string; reason: string } | null };
 
@@ -215,6 +226,8 @@ export class StageRunner {
   private readonly lagSeries = new Map<string, { group: string; topic: string; partition: string }>();
   /** The instance-wide cap of {@link StageDefinition.maxInFlight} (null: none). */
   private readonly limiter: Limiter | null;
+  /** Pipelined stages: per input topic-partition, its chunks in flight and why it is paused (see {@link StageDefinition.pipelined}). */
+  private readonly pipelines = new Map<string, Pipelined>();
   private readonly series: { handle: { startTimer(): () => void }; batch: { startTimer(): () => void }; committed: { inc(): void }; aborted: { inc(): void } };
 
   constructor(
@@ -226,6 +239,7 @@ export class StageRunner {
     this.store = def.storeTopic ? new ChangelogStore(res.kafka, res.codec, def.storeTopic, res.logger, res.onFatal, def.storeRetention?.expirable) : null;
     this.admin = res.kafka.admin();
     this.limiter = def.maxInFlight ? new Limiter(def.maxInFlight) : null;
+    if (def.pipelined && def.storeTopic) throw new TaoError('INTERNAL', `stage ${def.stage}: a pipelined stage can't have a store (its staged writes settle with one chunk at a time)`);
     const { codec, metrics } = res;
     const recordsIn = (topic: string) => metrics.recordsIn.labels({ stage: def.stage, topic });
     this.sources = [
@@ -348,6 +362,8 @@ export class StageRunner {
     this.stopping = true;
     this.running = false;
     await this.consumer.disconnect();
+    // Chunks already handed to a pipeline commit (or fail) before their producers go.
+    await Promise.all([...this.pipelines.values()].map((p) => p.pipeline.drained()));
     await this.admin.disconnect();
     await this.store?.stop();
     await this.claims.stop();
@@ -368,6 +384,10 @@ export class StageRunner {
     const generation = this.generation;
     const current = () => generation === this.generation && this.assigned[batch.topic]?.includes(batch.partition) === true;
     if (!current()) return;
+    const pipelined = this.def.pipelined ? this.pipelined(batch.topic, batch.partition) : null;
+    // A failed chunk: the partition is paused and will be read again from its last committed chunk;
+    // what kafkajs fetched before the pause is not handled.
+    if (pipelined?.pipeline.failure) return;
     // A member the group has evicted learns it here and rejoins, instead of claiming (and fencing
     // the partition's real owner) again and again while kafkajs retries the batch.
     await heartbeat();
@@ -400,6 +420,13 @@ export class StageRunner {
       // The batch's last chunk commits past the batch's trailing transaction markers too
       // (lastOffset() counts them), which would otherwise read as a lag of 1 on an idle partition.
       const next = i + chunk.length >= messages.length ? max(BigInt(batch.lastOffset()), BigInt(last.offset)) + 1n : BigInt(last.offset) + 1n;
+      if (pipelined) {
+        if (pipelined.pipeline.failure) return;
+        // kafkajs reads on from here; a failure rewinds it (see recover).
+        this.enqueue(pipelined, source, batch, chunk, next, claimed);
+        resolveOffset(last.offset);
+        continue;
+      }
       await whileHeartbeating(this.claims.runChunk(batch.partition, () => this.processChunk(source, batch.partition, chunk, next, claimed)), heartbeat, this.heartbeatIntervalMs);
       // Committed; after a rejoin kafkajs starts again from the committed offsets, nothing to resolve.
       if (!current()) return;
@@ -407,6 +434,68 @@ export class StageRunner {
       resolveOffset(last.offset);
       await heartbeat();
     }
+    if (pipelined && pipelined.pipeline.records >= this.def.maxRecordsPerTransaction) this.pause(pipelined, 'backlog');
+  }
+
+  /** The pipeline of one input topic-partition (made on first use, kept across assignments). */
+  private pipelined(topic: string, partition: number): Pipelined {
+    const key = `${topic}\u0000${partition}`;
+    let p = this.pipelines.get(key);
+    if (!p) this.pipelines.set(key, (p = { topic, partition, pipeline: new PartitionPipeline(), paused: new Set(), failures: 0 }));
+    return p;
+  }
+
+  /** Hands a chunk to its partition's pipeline: handled now, committed after the chunks before it. */
+  private enqueue(p: Pipelined, source: Source, batch: EachBatchPayload['batch'], chunk: KafkaMessage[], next: bigint, claim: Promise<Claim>): void {
+    const { pipeline, partition } = p;
+    const endBatch = this.series.batch.startTimer();
+    const commit = async (processed: Processed[]) => {
+      await this.commitChunk(source, partition, chunk, next, claim, processed, endBatch);
+      p.failures = 0;
+      this.setLag(batch.topic, partition, BigInt(batch.highWatermark) - next);
+    };
+    const settled = this.claims.runChunk(partition, () => pipeline.add(chunk.length, BigInt(chunk[0]!.offset), next, () => this.handleChunk(source, partition, chunk, pipeline), commit));
+    void settled.then(() => {
+      if (pipeline.failure) this.pause(p, 'retry');
+      else if (pipeline.records < this.def.maxRecordsPerTransaction) this.unpause(p, 'backlog');
+    });
+  }
+
+  /** Stops fetching a pipelined partition; on a failure, also schedules reading it again ({@link recover}). */
+  private pause(p: Pipelined, reason: 'backlog' | 'retry'): void {
+    if (p.paused.has(reason)) return;
+    p.paused.add(reason);
+    this.consumer.pause([{ topic: p.topic, partitions: [p.partition] }]);
+    if (reason === 'retry') void this.recover(p);
+  }
+
+  private unpause(p: Pipelined, reason: 'backlog' | 'retry'): void {
+    if (!p.paused.delete(reason) || p.paused.size > 0) return;
+    this.consumer.resume([{ topic: p.topic, partitions: [p.partition] }]);
+  }
+
+  /**
+   * After a chunk of a pipelined partition failed: once every chunk of it has settled, and after a
+   * backoff that grows with failures in a row (300 ms to 10 s, as kafkajs retries a batch), kafkajs
+   * reads the partition again from the offset after its last committed chunk. The next batch claims
+   * the partition again if the failed transaction dropped the claim.
+   */
+  private async recover(p: Pipelined): Promise<void> {
+    const { pipeline } = p;
+    await pipeline.drained();
+    // Nothing is held any more; a backlog pause that the failure kept in place goes with it.
+    p.paused.delete('backlog');
+    p.failures++;
+    const delayMs = Math.min(10000, 300 * 2 ** (p.failures - 1));
+    const resumeAt = pipeline.resumeAt;
+    this.lastError = errorMessage(pipeline.failure);
+    this.res.logger.warn('a chunk failed; the partition is read again from its last committed chunk', { group: this.group, topic: p.topic, partition: p.partition, offset: resumeAt?.toString() ?? null, retry_in_ms: delayMs, error: errorMessage(pipeline.failure) });
+    await new Promise((r) => setTimeout(r, delayMs));
+    if (this.stopping) return;
+    // Not ours any more: the next owner (or our next assignment) starts from the committed offsets.
+    if (resumeAt !== null && this.assigned[p.topic]?.includes(p.partition)) this.consumer.seek({ topic: p.topic, partition: p.partition, offset: resumeAt.toString() });
+    pipeline.reset();
+    this.unpause(p, 'retry');
   }
 
   /** The group heartbeat's interval: kafkajs's own, and the runner's while a claim or chunk is in progress. */
@@ -416,8 +505,23 @@ export class StageRunner {
 
   /** Handles a chunk of one partition and commits its outputs with the offset `next` (after the chunk), in one transaction. */
   private async processChunk(source: Source, partition: number, chunk: KafkaMessage[], next: bigint, claim: Promise<Claim>): Promise<void> {
-    const { metrics, logger } = this.res;
     const endBatch = this.series.batch.startTimer();
+    let processed: Processed[];
+    try {
+      processed = await this.handleChunk(source, partition, chunk, null);
+    } catch (err) {
+      this.store?.abort(partition);
+      throw err;
+    }
+    await this.commitChunk(source, partition, chunk, next, claim, processed, endBatch);
+  }
+
+  /**
+   * Handles every record of a chunk of one partition (dead letters included) and returns what each
+   * produced, in the chunk's order. In a pipeline, a run's records also wait for its records of
+   * earlier chunks. Throws the first retriable error, once nothing of the chunk is still running.
+   */
+  private async handleChunk(source: Source, partition: number, chunk: KafkaMessage[], pipeline: PartitionPipeline | null): Promise<Processed[]> {
     // Records of one run are handled in order (a later one may read what an earlier one stored);
     // different runs are handled concurrently.
     const byKey = new Map<string, KafkaMessage[]>();
@@ -428,15 +532,17 @@ export class StageRunner {
       else byKey.set(key, [m]);
     }
     const processed = new Map<KafkaMessage, Processed>();
-    try {
-      await mapLimit([...byKey.values()], this.def.concurrency, async (messages) => {
-        for (const m of messages) processed.set(m, await (this.limiter ? this.limiter.run(() => this.processOne(source, partition, m)) : this.processOne(source, partition, m)));
-      });
-    } catch (err) {
-      this.store?.abort(partition);
-      throw err;
-    }
-    const outputs = chunk.map((m) => processed.get(m)!.encoded);
+    const one = (m: KafkaMessage) => (this.limiter ? this.limiter.run(() => this.processOne(source, partition, m)) : this.processOne(source, partition, m));
+    await mapLimit([...byKey.entries()], this.def.concurrency, async ([key, messages]) => {
+      for (const m of messages) processed.set(m, await (pipeline ? pipeline.inKeyOrder(key, () => one(m)) : one(m)));
+    });
+    return chunk.map((m) => processed.get(m)!);
+  }
+
+  /** Commits what a chunk of one partition produced with the offset `next` (after the chunk), in one transaction. */
+  private async commitChunk(source: Source, partition: number, chunk: KafkaMessage[], next: bigint, claim: Promise<Claim>, processed: Processed[], endBatch: () => void): Promise<void> {
+    const { metrics, logger } = this.res;
+    const outputs = processed.map((p) => p.encoded);
     const swept = this.sweep(partition, chunk);
     let transaction: Transaction | null = null;
     try {
@@ -471,7 +577,7 @@ export class StageRunner {
     }
     endBatch();
     if (swept.length) logger.debug('expired store entries tombstoned', { group: this.group, partition, entries: swept[0]!.messages.length });
-    this.reportCommitted(chunk.map((m) => processed.get(m)!));
+    this.reportCommitted(processed);
   }
 
   /**

@@ -41,6 +41,9 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
     // partitions) adds that many more.
     maxInFlight: options.concurrency,
     partitionsConcurrently: 12,
+    // A partition's next records are fetched and started while earlier ones still wait on their
+    // tools (commits stay in offset order): an instance's slots do not idle behind the slowest call of a fetch.
+    pipelined: true,
     maxRecordsPerTransaction: 100,
     maxInputBytes: 1024 * 1024,
     async handle(record: InputRecord): Promise<OutputRecord[]> {
