@@ -10,18 +10,40 @@
  * hands each chunk to its partition's pipeline and returns to kafkajs at once, so the next fetch
  * brings the next records while the earlier ones are still being handled.
  *
- * What keeps exactly-once: a chunk still commits its outputs and the offset after it in one
+ * What keeps exactly-once: the outputs of a chunk and the offset after it commit in one
  * transaction, and the chunks of a partition commit one after another, in offset order, each only
  * after every earlier one has committed; once one fails, none after it commits, and the runner
  * reads the partition again from the offset after the last committed chunk ({@link resumeAt}).
- * The committed log therefore sees exactly what the one-chunk-at-a-time mode writes. Records of one
- * run (one key) are handled in offset order across chunks too ({@link inKeyOrder}).
+ * The committed log therefore sees what the one-chunk-at-a-time mode writes. Records of one run
+ * (one key) are handled in offset order across chunks too ({@link inKeyOrder}).
+ *
+ * Chunks that are handled while a transaction of their partition is committing wait for it and then
+ * commit together, in one transaction (up to {@link PipelineCommitter.maxRecords} records): under
+ * load, transactions grow with the records waiting, as Kafka Streams' do with its commit interval,
+ * without a timer; with one record at a time, each commits as soon as it is handled.
  */
 
+/** How a pipeline commits (the stage runner's transaction). */
+export interface PipelineCommitter<T> {
+  /**
+   * Commits chunks handled in a row, in offset order, in one transaction whose offset is `next`
+   * (after the last of them). Called for one group at a time; a rejection fails the group and
+   * every chunk after it.
+   */
+  commit(handled: T[], next: bigint): Promise<void>;
+  /** Whether two handled chunks may share a transaction (the runner: the same claim's producer). */
+  mergeable(a: T, b: T): boolean;
+  /** Records one transaction takes at most when it merges chunks (a chunk alone may have more). */
+  maxRecords: number;
+}
+
+type Entry<T> = { seq: number; records: number; next: bigint; state: 'handling' | 'handled' | 'failed'; result?: T; settle(): void };
+
 /** One partition's chunks in flight. */
-export class PartitionPipeline {
-  /** The commit of the latest chunk added: the next chunk's commit waits for it (it never rejects). */
-  private commitTail: Promise<void> = Promise.resolve();
+export class PartitionPipeline<T> {
+  /** Chunks not yet committed or given up, in offset order. */
+  private readonly queue: Entry<T>[] = [];
+  private committing = false;
   /** Per key, the handling of its latest record: the next record of the key waits for it. */
   private readonly keyTails = new Map<string, Promise<unknown>>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -31,6 +53,8 @@ export class PartitionPipeline {
   private firstFailure: unknown = null;
   private resume: bigint | null = null;
   private held = 0;
+
+  constructor(private readonly committer: PipelineCommitter<T>) {}
 
   /** Records of the chunks added and not yet settled (committed, failed or given up). */
   get records(): number {
@@ -51,48 +75,36 @@ export class PartitionPipeline {
   }
 
   /**
-   * Adds a chunk whose records start at offset `from` and whose commit moves the partition to
-   * `next`. `handle` starts at once; `commit` runs with its result once every earlier chunk has
-   * committed, and not at all if `handle` or an earlier chunk failed. Settles when the chunk has
-   * committed or been given up; never rejects (the error is in {@link failure}).
+   * Adds a chunk of `records` records from offset `from`, whose commit moves the partition to
+   * `next`. `handle` starts at once; its result is committed once every earlier chunk has, and not
+   * at all if `handle` or an earlier chunk failed. Settles when the chunk has committed, or has
+   * been given up and its `handle` has settled; never rejects (the error is in {@link failure}).
    */
-  add<T>(records: number, from: bigint, next: bigint, handle: () => Promise<T>, commit: (handled: T) => Promise<void>): Promise<void> {
+  add(records: number, from: bigint, next: bigint, handle: () => Promise<T>): Promise<void> {
     const seq = this.added++;
     if (this.resume === null) this.resume = from;
     this.held += records;
-    const handled = handle();
-    // Rejections are read below, after the wait for earlier commits; not an unhandled rejection meanwhile.
-    handled.catch(() => undefined);
-    const previous = this.commitTail;
-    const chunk = (async () => {
-      try {
-        let result: T;
-        try {
-          result = await handled;
-        } catch (err) {
-          this.fail(seq, err);
-          return;
-        }
-        await previous;
-        if (this.failedFrom !== null && seq >= this.failedFrom) return;
-        try {
-          await commit(result);
-          this.resume = next;
-        } catch (err) {
-          this.fail(seq, err);
-        }
-      } finally {
-        this.held -= records;
-      }
-    })();
-    this.commitTail = chunk;
-    this.inFlight.add(chunk);
-    void chunk.finally(() => this.inFlight.delete(chunk));
-    return chunk;
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    const entry: Entry<T> = { seq, records, next, state: 'handling', settle };
+    this.queue.push(entry);
+    this.inFlight.add(settled);
+    void settled.then(() => this.inFlight.delete(settled));
+    handle().then(
+      (result) => {
+        entry.state = 'handled';
+        entry.result = result;
+      },
+      (err: unknown) => {
+        entry.state = 'failed';
+        this.fail(seq, err);
+      },
+    ).finally(() => this.pump());
+    return settled;
   }
 
   /** Runs `fn` once the handling of every earlier record of `key` in this pipeline has settled. */
-  inKeyOrder<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  inKeyOrder<R>(key: string, fn: () => Promise<R>): Promise<R> {
     const before = this.keyTails.get(key);
     const run = before ? before.then(fn, fn) : fn();
     const tail = run.catch(() => undefined);
@@ -113,6 +125,45 @@ export class PartitionPipeline {
     this.failedFrom = null;
     this.firstFailure = null;
     this.resume = null;
+  }
+
+  /** Commits the handled chunks at the head of the queue, or gives up those past a failure. */
+  private pump(): void {
+    if (this.committing) return;
+    const failedFrom = this.failedFrom;
+    const head = this.queue[0];
+    if (!head) return;
+    if (failedFrom !== null && head.seq >= failedFrom) {
+      // Nothing from here on can commit: settle each chunk whose handling is over (the others when theirs is).
+      for (const e of this.queue.filter((e) => e.state !== 'handling')) this.finish(e);
+      return;
+    }
+    if (head.state !== 'handled') return;
+    const group = [head];
+    let records = head.records;
+    for (const e of this.queue.slice(1)) {
+      if (e.state !== 'handled' || (failedFrom !== null && e.seq >= failedFrom) || records + e.records > this.committer.maxRecords || !this.committer.mergeable(head.result as T, e.result as T)) break;
+      group.push(e);
+      records += e.records;
+    }
+    this.queue.splice(0, group.length);
+    this.committing = true;
+    const next = group[group.length - 1]!.next;
+    this.committer.commit(group.map((e) => e.result as T), next).then(
+      () => void (this.resume = next),
+      (err: unknown) => this.fail(head.seq, err),
+    ).finally(() => {
+      this.committing = false;
+      for (const e of group) this.finish(e);
+      this.pump();
+    });
+  }
+
+  private finish(e: Entry<T>): void {
+    const i = this.queue.indexOf(e);
+    if (i >= 0) this.queue.splice(i, 1);
+    this.held -= e.records;
+    e.settle();
   }
 
   private fail(seq: number, err: unknown): void {

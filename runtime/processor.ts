@@ -99,9 +99,10 @@ export interface StageDefinition {
   /**
    * Hand each chunk to its partition's pipeline and return to kafkajs at once (./pipeline.ts): the
    * next fetch comes while earlier chunks are still being handled, and chunks commit one after
-   * another in offset order. For a stage whose records mostly wait on I/O (Action); not with a
-   * store. A partition holding `maxRecordsPerTransaction` uncommitted records or more is paused
-   * until it has fewer.
+   * another in offset order, those handled while a transaction of their partition commits
+   * together in the next one (up to `maxRecordsPerTransaction`). For a stage whose records mostly
+   * wait on I/O (Action), or any without a store. A partition holding twice
+   * `maxRecordsPerTransaction` uncommitted records or more is not fetched until it holds fewer.
    */
   pipelined?: boolean;
   /** Larger input values are dead-lettered unread. */
@@ -190,7 +191,9 @@ export const MAX_OUTPUT_VALUE_BYTES = MAX_DEAD_LETTER_VALUE_BYTES;
 
 type TopicMessages = { topic: string; messages: Message[] };
 /** A pipelined input topic-partition: its chunks in flight, why kafkajs is not fetching it, failed recoveries in a row. */
-type Pipelined = { topic: string; partition: number; pipeline: PartitionPipeline; paused: Set<'backlog' | 'retry'>; failures: number };
+type Pipelined = { topic: string; partition: number; pipeline: PartitionPipeline<HandledChunk>; paused: Set<'backlog' | 'retry'>; failures: number };
+/** A chunk of a pipelined partition, handled and waiting for its transaction. */
+type HandledChunk = { messages: KafkaMessage[]; processed: Processed[]; claim: Promise<Claim>; endBatch: () => void; highWatermark: bigint };
 /** What processing one record produced: the encoded records, and what to report once they commit. */
 type Processed = { encoded: TopicMessages[]; handled: HandledRecord | null; deadLetter: { topic: string; reason: string } | null };
 
@@ -434,31 +437,49 @@ export class StageRunner {
       resolveOffset(last.offset);
       await heartbeat();
     }
-    if (pipelined && pipelined.pipeline.records >= this.def.maxRecordsPerTransaction) this.pause(pipelined, 'backlog');
+    if (pipelined && pipelined.pipeline.records >= this.backlogLimit) this.pause(pipelined, 'backlog');
   }
 
   /** The pipeline of one input topic-partition (made on first use, kept across assignments). */
   private pipelined(topic: string, partition: number): Pipelined {
     const key = `${topic}\u0000${partition}`;
     let p = this.pipelines.get(key);
-    if (!p) this.pipelines.set(key, (p = { topic, partition, pipeline: new PartitionPipeline(), paused: new Set(), failures: 0 }));
+    if (!p) {
+      const source = this.sourceOf(topic);
+      const pipeline = new PartitionPipeline<HandledChunk>({
+        maxRecords: this.def.maxRecordsPerTransaction,
+        // One transaction is one claim's producer.
+        mergeable: (a, b) => a.claim === b.claim,
+        commit: async (chunks, next) => {
+          const messages = chunks.flatMap((c) => c.messages);
+          await this.commitChunk(source, partition, messages, next, chunks[0]!.claim, chunks.flatMap((c) => c.processed), () => {
+            for (const c of chunks) c.endBatch();
+          });
+          p!.failures = 0;
+          this.setLag(topic, partition, chunks[chunks.length - 1]!.highWatermark - next);
+        },
+      });
+      this.pipelines.set(key, (p = { topic, partition, pipeline, paused: new Set(), failures: 0 }));
+    }
     return p;
   }
 
-  /** Hands a chunk to its partition's pipeline: handled now, committed after the chunks before it. */
-  private enqueue(p: Pipelined, source: Source, batch: EachBatchPayload['batch'], chunk: KafkaMessage[], next: bigint, claim: Promise<Claim>): void {
+  /** Hands a chunk to its partition's pipeline: handled now, committed after the chunks before it (with those waiting beside it). */
+  private enqueue(p: Pipelined, source: Source, batch: EachBatchPayload['batch'], messages: KafkaMessage[], next: bigint, claim: Promise<Claim>): void {
     const { pipeline, partition } = p;
     const endBatch = this.series.batch.startTimer();
-    const commit = async (processed: Processed[]) => {
-      await this.commitChunk(source, partition, chunk, next, claim, processed, endBatch);
-      p.failures = 0;
-      this.setLag(batch.topic, partition, BigInt(batch.highWatermark) - next);
-    };
-    const settled = this.claims.runChunk(partition, () => pipeline.add(chunk.length, BigInt(chunk[0]!.offset), next, () => this.handleChunk(source, partition, chunk, pipeline), commit));
+    const highWatermark = BigInt(batch.highWatermark);
+    const handle = async (): Promise<HandledChunk> => ({ messages, claim, endBatch, highWatermark, processed: await this.handleChunk(source, partition, messages, pipeline) });
+    const settled = this.claims.runChunk(partition, () => pipeline.add(messages.length, BigInt(messages[0]!.offset), next, handle));
     void settled.then(() => {
       if (pipeline.failure) this.pause(p, 'retry');
-      else if (pipeline.records < this.def.maxRecordsPerTransaction) this.unpause(p, 'backlog');
+      else if (pipeline.records < this.backlogLimit) this.unpause(p, 'backlog');
     });
+  }
+
+  /** Uncommitted records at which a pipelined partition stops being fetched: two full transactions. */
+  private get backlogLimit(): number {
+    return 2 * this.def.maxRecordsPerTransaction;
   }
 
   /** Stops fetching a pipelined partition; on a failure, also schedules reading it again ({@link recover}). */
@@ -521,7 +542,7 @@ export class StageRunner {
    * produced, in the chunk's order. In a pipeline, a run's records also wait for its records of
    * earlier chunks. Throws the first retriable error, once nothing of the chunk is still running.
    */
-  private async handleChunk(source: Source, partition: number, chunk: KafkaMessage[], pipeline: PartitionPipeline | null): Promise<Processed[]> {
+  private async handleChunk(source: Source, partition: number, chunk: KafkaMessage[], pipeline: PartitionPipeline<HandledChunk> | null): Promise<Processed[]> {
     // Records of one run are handled in order (a later one may read what an earlier one stored);
     // different runs are handled concurrently.
     const byKey = new Map<string, KafkaMessage[]>();

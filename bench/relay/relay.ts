@@ -38,11 +38,14 @@ export function relayTopics(ns: string) {
   return { tasks: t('tasks'), requests: t('requests'), results: t('results'), observations: t('observations'), outcomes: t('outcomes'), runs: t('runs') };
 }
 
-/** What each hop reads, and its records per transaction (the loop's stage settings). */
-export const HOP_INPUTS: Record<RelayHop, { inputs: Array<keyof ReturnType<typeof relayTopics>>; chunk: number }> = {
-  thought: { inputs: ['tasks', 'observations'], chunk: 200 },
-  action: { inputs: ['requests'], chunk: 100 },
-  observation: { inputs: ['results'], chunk: 200 },
+/**
+ * What each hop reads, its records per transaction, and whether it pipelines its partitions
+ * (runtime/pipeline.ts): the loop's stage settings.
+ */
+export const HOP_INPUTS: Record<RelayHop, { inputs: Array<keyof ReturnType<typeof relayTopics>>; chunk: number; pipelined: boolean }> = {
+  thought: { inputs: ['tasks', 'observations'], chunk: 200, pipelined: false },
+  action: { inputs: ['requests'], chunk: 100, pipelined: true },
+  observation: { inputs: ['results'], chunk: 200, pipelined: true },
 };
 
 /** Creates the relay's topics (6 partitions, like the loop's) and waits until every partition has a leader. */

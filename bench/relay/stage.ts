@@ -2,18 +2,20 @@
  * One hop of the relay ceiling as a process: `node --import tsx bench/relay/stage.ts <hop>` with
  * TAO_NAMESPACE, KAFKA_BROKERS and TAO_RELAY_SIZES (JSON {@link RelaySizes}). The Kafka usage is the
  * StageRunner's (same client settings, consumer settings, co-partitioned assignment, one
- * transactional producer per input partition, chunked transactions with sendOffsets), minus
- * decoding, deciding and encoding. Prints `{"msg":"relay started","ops_port":N}` when running and
+ * transactional producer per input partition, chunked transactions with sendOffsets, and for the
+ * hops whose stage pipelines its partitions the same {@link PartitionPipeline}), minus decoding,
+ * deciding and encoding. Prints `{"msg":"relay started","ops_port":N}` when running and
  * serves GET /health (assigned partitions) and GET /metrics (process metrics, and the runner's
  * `tao_transactions_total` / `tao_records_in_total`) on that port.
  */
-import type { EachBatchPayload, Message, Producer } from 'kafkajs';
+import type { EachBatchPayload, KafkaMessage, Message, Producer } from 'kafkajs';
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import { coPartitionedAssigner } from '../../runtime/assigner.ts';
 import { loadRuntimeConfig, setting } from '../../runtime/config.ts';
 import { createKafka, createProducer } from '../../runtime/kafka.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { startOpsServer } from '../../runtime/ops-server.ts';
+import { PartitionPipeline } from '../../runtime/pipeline.ts';
 import { HOP_INPUTS, RELAY_HOPS, relayStep, relayTopics, type RelayHop, type RelaySizes } from './relay.ts';
 
 /** A fixed header as long as the loop's `traceparent`, so records weigh the same on the wire. */
@@ -28,7 +30,7 @@ async function main(): Promise<void> {
   const kafka = createKafka(config, `relay-${hop}`, logger);
   const topics = relayTopics(config.namespace);
   const group = `${config.namespace}.relay-${hop}`;
-  const { inputs, chunk: perTransaction } = HOP_INPUTS[hop];
+  const { inputs, chunk: perTransaction, pipelined } = HOP_INPUTS[hop];
   const sessionTimeout = config.kafka.sessionTimeoutMs;
   const consumer = kafka.consumer({
     groupId: group,
@@ -64,51 +66,122 @@ async function main(): Promise<void> {
   let assigned: Record<string, number[]> = {};
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => (assigned = payload.memberAssignment));
 
+  const outputsOf = (chunk: KafkaMessage[], partition: number): Map<string, Message[]> => {
+    const byTopic = new Map<string, Message[]>();
+    for (const m of chunk) {
+      if (!m.value || m.value.length < 4) continue;
+      for (const out of relayStep(hop, m.value, sizes)) {
+        const name = topics[out.topic];
+        let list = byTopic.get(name);
+        if (!list) byTopic.set(name, (list = []));
+        list.push({ key: m.key, value: out.value, headers: { traceparent: TRACEPARENT }, ...(out.topic === 'runs' ? { partition } : {}) });
+      }
+    }
+    return byTopic;
+  };
+  /** One transaction: the outputs, and the input offset `next`. A failed one drops the partition's producer. */
+  const commit = async (topic: string, partition: number, byTopic: Map<string, Message[]>, next: bigint, records: number) => {
+    const producer = await producerFor(topic, partition);
+    const txn = await producer.transaction();
+    try {
+      if (byTopic.size > 0) await txn.sendBatch({ topicMessages: [...byTopic].map(([t, messages]) => ({ topic: t, messages })) });
+      await txn.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: [{ partition, offset: next.toString() }] }] });
+      await txn.commit();
+      transactions.inc({ result: 'committed' });
+      recordsIn.inc(records);
+    } catch (err) {
+      await txn.abort().catch(() => undefined);
+      const id = `${group}.${topic}.${partition}`;
+      const p = producers.get(id);
+      producers.delete(id);
+      await (await p?.catch(() => null))?.disconnect().catch(() => undefined);
+      throw err;
+    }
+  };
+
+  // The pipelined hops: the StageRunner's pipelined mode without claims (the relay has no rebalances
+  // to survive in a bench phase): chunks handed to the partition's pipeline, kafkajs fetching on,
+  // chunks handled meanwhile merged into the next transaction, the partition paused at twice a
+  // chunk's records, and after a failure read again from its last commit.
+  type Chunk = { byTopic: Map<string, Message[]>; records: number };
+  const pipelines = new Map<string, PartitionPipeline<Chunk>>();
+  const pausedFor = new Map<string, Set<string>>();
+  const pause = (topic: string, partition: number, reason: string) => {
+    const key = `${topic}|${partition}`;
+    const reasons = pausedFor.get(key) ?? new Set();
+    pausedFor.set(key, reasons);
+    if (reasons.has(reason)) return false;
+    reasons.add(reason);
+    consumer.pause([{ topic, partitions: [partition] }]);
+    return true;
+  };
+  const unpause = (topic: string, partition: number, reason: string) => {
+    const reasons = pausedFor.get(`${topic}|${partition}`);
+    if (!reasons?.delete(reason) || reasons.size > 0) return;
+    consumer.resume([{ topic, partitions: [partition] }]);
+  };
+  const pipelineFor = (topic: string, partition: number) => {
+    const key = `${topic}|${partition}`;
+    let pipeline = pipelines.get(key);
+    if (!pipeline) {
+      pipeline = new PartitionPipeline<Chunk>({
+        maxRecords: perTransaction,
+        mergeable: () => true,
+        commit: async (chunks, next) => {
+          const byTopic = new Map<string, Message[]>();
+          for (const c of chunks) for (const [t, messages] of c.byTopic) byTopic.set(t, [...(byTopic.get(t) ?? []), ...messages]);
+          await commit(topic, partition, byTopic, next, chunks.reduce((n, c) => n + c.records, 0));
+        },
+      });
+      pipelines.set(key, pipeline);
+    }
+    return pipeline;
+  };
+  const recover = async (topic: string, partition: number, pipeline: PartitionPipeline<Chunk>) => {
+    await pipeline.drained();
+    pausedFor.get(`${topic}|${partition}`)?.delete('backlog');
+    const resumeAt = pipeline.resumeAt;
+    console.error(JSON.stringify({ level: 'warn', msg: 'relay chunk failed; reading the partition again', topic, partition, error: String(pipeline.failure) }));
+    await new Promise((r) => setTimeout(r, 300));
+    if (resumeAt !== null) consumer.seek({ topic, partition, offset: resumeAt.toString() });
+    pipeline.reset();
+    unpause(topic, partition, 'retry');
+  };
+
   const eachBatch = async ({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) => {
+    const pipeline = pipelined ? pipelineFor(batch.topic, batch.partition) : null;
     for (let i = 0; i < batch.messages.length; i += perTransaction) {
-      if (!isRunning() || isStale()) return;
+      if (!isRunning() || isStale() || pipeline?.failure) return;
       const chunk = batch.messages.slice(i, i + perTransaction);
-      const byTopic = new Map<string, Message[]>();
-      for (const m of chunk) {
-        if (!m.value || m.value.length < 4) continue;
-        for (const out of relayStep(hop, m.value, sizes)) {
-          const name = topics[out.topic];
-          let list = byTopic.get(name);
-          if (!list) byTopic.set(name, (list = []));
-          list.push({ key: m.key, value: out.value, headers: { traceparent: TRACEPARENT }, ...(out.topic === 'runs' ? { partition: batch.partition } : {}) });
-        }
-      }
-      const producer = await producerFor(batch.topic, batch.partition);
-      const txn = await producer.transaction();
       const last = chunk[chunk.length - 1]!;
-      try {
-        if (byTopic.size > 0) await txn.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
-        await txn.sendOffsets({ consumerGroupId: group, topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() }] }] });
-        await txn.commit();
-        transactions.inc({ result: 'committed' });
-        recordsIn.inc(chunk.length);
-      } catch (err) {
-        await txn.abort().catch(() => undefined);
-        const id = `${group}.${batch.topic}.${batch.partition}`;
-        const p = producers.get(id);
-        producers.delete(id);
-        await (await p?.catch(() => null))?.disconnect().catch(() => undefined);
-        throw err;
+      const next = BigInt(last.offset) + 1n;
+      if (pipeline) {
+        const settled = pipeline.add(chunk.length, BigInt(chunk[0]!.offset), next, async () => ({ byTopic: outputsOf(chunk, batch.partition), records: chunk.length }));
+        void settled.then(() => {
+          if (pipeline.failure) {
+            if (pause(batch.topic, batch.partition, 'retry')) void recover(batch.topic, batch.partition, pipeline);
+          } else if (pipeline.records < 2 * perTransaction) unpause(batch.topic, batch.partition, 'backlog');
+        });
+        resolveOffset(last.offset);
+        continue;
       }
+      await commit(batch.topic, batch.partition, outputsOf(chunk, batch.partition), next, chunk.length);
       resolveOffset(last.offset);
       await heartbeat();
     }
+    if (pipeline && pipeline.records >= 2 * perTransaction) pause(batch.topic, batch.partition, 'backlog');
   };
 
   const ops = await startOpsServer(setting(process.env, 'TAO_OPS_PORT') ?? 0, registry, () => ({ ok: true, stage: `relay-${hop}`, assigned }), config.bindHost);
   await consumer.connect();
   for (const input of inputs) await consumer.subscribe({ topic: topics[input], fromBeginning: true });
-  await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: 3, eachBatch });
+  // The loop's stages: Action takes all its partitions at once (partitionsConcurrently 12), the others 3.
+  await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: hop === 'action' ? 12 : 3, eachBatch });
   // Printed directly: it is the line the bench waits for, whatever the log level.
   console.log(JSON.stringify({ msg: 'relay started', group, ops_port: ops.port }));
 
   const stop = () => {
-    Promise.all([consumer.disconnect(), ops.close(), ...[...producers.values()].map(async (p) => (await p.catch(() => null))?.disconnect())]).then(
+    Promise.all([consumer.disconnect().then(() => Promise.all([...pipelines.values()].map((p) => p.drained()))), ops.close(), ...[...producers.values()].map(async (p) => (await p.catch(() => null))?.disconnect())]).then(
       () => process.exit(0),
       () => process.exit(1),
     );
