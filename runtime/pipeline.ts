@@ -53,6 +53,7 @@ export class PartitionPipeline<T> {
   private firstFailure: unknown = null;
   private resume: bigint | null = null;
   private held = 0;
+  private waiters: Array<{ records: number; resolve(): void }> = [];
 
   constructor(private readonly committer: PipelineCommitter<T>) {}
 
@@ -115,6 +116,12 @@ export class PartitionPipeline<T> {
     return run;
   }
 
+  /** Resolves once the pipeline holds fewer than `records` records (at once if it does). */
+  below(records: number): Promise<void> {
+    if (this.held < records) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ records, resolve }));
+  }
+
   /** Settles once every chunk added so far has settled. */
   async drained(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
@@ -164,6 +171,10 @@ export class PartitionPipeline<T> {
     if (i >= 0) this.queue.splice(i, 1);
     this.held -= e.records;
     e.settle();
+    if (this.waiters.length === 0) return;
+    const ready = this.waiters.filter((w) => this.held < w.records);
+    this.waiters = this.waiters.filter((w) => this.held >= w.records);
+    for (const w of ready) w.resolve();
   }
 
   private fail(seq: number, err: unknown): void {

@@ -102,7 +102,8 @@ export interface StageDefinition {
    * another in offset order, those handled while a transaction of their partition commits
    * together in the next one (up to `maxRecordsPerTransaction`). For a stage whose records mostly
    * wait on I/O (Action), or any without a store. A partition holding twice
-   * `maxRecordsPerTransaction` uncommitted records or more is not fetched until it holds fewer.
+   * `maxRecordsPerTransaction` uncommitted records or more keeps its batch until it holds fewer
+   * (kafkajs fetches again once every batch of its last fetch has returned).
    */
   pipelined?: boolean;
   /** Larger input values are dead-lettered unread. */
@@ -190,8 +191,8 @@ export interface StoreRetention {
 export const MAX_OUTPUT_VALUE_BYTES = MAX_DEAD_LETTER_VALUE_BYTES;
 
 type TopicMessages = { topic: string; messages: Message[] };
-/** A pipelined input topic-partition: its chunks in flight, why kafkajs is not fetching it, failed recoveries in a row. */
-type Pipelined = { topic: string; partition: number; pipeline: PartitionPipeline<HandledChunk>; paused: Set<'backlog' | 'retry'>; failures: number };
+/** A pipelined input topic-partition: its chunks in flight, whether it is paused after a failure, failures in a row. */
+type Pipelined = { topic: string; partition: number; pipeline: PartitionPipeline<HandledChunk>; paused: boolean; failures: number };
 /** A chunk of a pipelined partition, handled and waiting for its transaction. */
 type HandledChunk = { messages: KafkaMessage[]; processed: Processed[]; claim: Promise<Claim>; endBatch: () => void; highWatermark: bigint };
 /** What processing one record produced: the encoded records, and what to report once they commit. */
@@ -437,7 +438,10 @@ export class StageRunner {
       resolveOffset(last.offset);
       await heartbeat();
     }
-    if (pipelined && pipelined.pipeline.records >= this.backlogLimit) this.pause(pipelined, 'backlog');
+    // Back-pressure: kafkajs fetches again once this returns. (Pausing the partition instead would
+    // stall it: kafkajs sleeps its whole fetch wait when every partition is paused, and a resumed
+    // partition waits for a fetch already in progress without it.)
+    if (pipelined) await whileHeartbeating(pipelined.pipeline.below(this.backlogLimit), heartbeat, this.heartbeatIntervalMs);
   }
 
   /** The pipeline of one input topic-partition (made on first use, kept across assignments). */
@@ -459,7 +463,7 @@ export class StageRunner {
           this.setLag(topic, partition, chunks[chunks.length - 1]!.highWatermark - next);
         },
       });
-      this.pipelines.set(key, (p = { topic, partition, pipeline, paused: new Set(), failures: 0 }));
+      this.pipelines.set(key, (p = { topic, partition, pipeline, paused: false, failures: 0 }));
     }
     return p;
   }
@@ -472,8 +476,7 @@ export class StageRunner {
     const handle = async (): Promise<HandledChunk> => ({ messages, claim, endBatch, highWatermark, processed: await this.handleChunk(source, partition, messages, pipeline) });
     const settled = this.claims.runChunk(partition, () => pipeline.add(messages.length, BigInt(messages[0]!.offset), next, handle));
     void settled.then(() => {
-      if (pipeline.failure) this.pause(p, 'retry');
-      else if (pipeline.records < this.backlogLimit) this.unpause(p, 'backlog');
+      if (pipeline.failure) this.pause(p);
     });
   }
 
@@ -482,17 +485,12 @@ export class StageRunner {
     return 2 * this.def.maxRecordsPerTransaction;
   }
 
-  /** Stops fetching a pipelined partition; on a failure, also schedules reading it again ({@link recover}). */
-  private pause(p: Pipelined, reason: 'backlog' | 'retry'): void {
-    if (p.paused.has(reason)) return;
-    p.paused.add(reason);
+  /** Stops fetching a pipelined partition whose chunk failed, and schedules reading it again ({@link recover}). */
+  private pause(p: Pipelined): void {
+    if (p.paused) return;
+    p.paused = true;
     this.consumer.pause([{ topic: p.topic, partitions: [p.partition] }]);
-    if (reason === 'retry') void this.recover(p);
-  }
-
-  private unpause(p: Pipelined, reason: 'backlog' | 'retry'): void {
-    if (!p.paused.delete(reason) || p.paused.size > 0) return;
-    this.consumer.resume([{ topic: p.topic, partitions: [p.partition] }]);
+    void this.recover(p);
   }
 
   /**
@@ -504,8 +502,6 @@ export class StageRunner {
   private async recover(p: Pipelined): Promise<void> {
     const { pipeline } = p;
     await pipeline.drained();
-    // Nothing is held any more; a backlog pause that the failure kept in place goes with it.
-    p.paused.delete('backlog');
     p.failures++;
     const delayMs = Math.min(10000, 300 * 2 ** (p.failures - 1));
     const resumeAt = pipeline.resumeAt;
@@ -516,7 +512,8 @@ export class StageRunner {
     // Not ours any more: the next owner (or our next assignment) starts from the committed offsets.
     if (resumeAt !== null && this.assigned[p.topic]?.includes(p.partition)) this.consumer.seek({ topic: p.topic, partition: p.partition, offset: resumeAt.toString() });
     pipeline.reset();
-    this.unpause(p, 'retry');
+    p.paused = false;
+    this.consumer.resume([{ topic: p.topic, partitions: [p.partition] }]);
   }
 
   /** The group heartbeat's interval: kafkajs's own, and the runner's while a claim or chunk is in progress. */

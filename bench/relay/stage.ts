@@ -101,25 +101,12 @@ async function main(): Promise<void> {
 
   // The pipelined hops: the StageRunner's pipelined mode without claims (the relay has no rebalances
   // to survive in a bench phase): chunks handed to the partition's pipeline, kafkajs fetching on,
-  // chunks handled meanwhile merged into the next transaction, the partition paused at twice a
-  // chunk's records, and after a failure read again from its last commit.
+  // chunks handled meanwhile merged into the next transaction, a batch held back while its
+  // partition has twice a chunk's records uncommitted, and after a failure the partition paused and
+  // read again from its last commit.
   type Chunk = { byTopic: Map<string, Message[]>; records: number };
   const pipelines = new Map<string, PartitionPipeline<Chunk>>();
-  const pausedFor = new Map<string, Set<string>>();
-  const pause = (topic: string, partition: number, reason: string) => {
-    const key = `${topic}|${partition}`;
-    const reasons = pausedFor.get(key) ?? new Set();
-    pausedFor.set(key, reasons);
-    if (reasons.has(reason)) return false;
-    reasons.add(reason);
-    consumer.pause([{ topic, partitions: [partition] }]);
-    return true;
-  };
-  const unpause = (topic: string, partition: number, reason: string) => {
-    const reasons = pausedFor.get(`${topic}|${partition}`);
-    if (!reasons?.delete(reason) || reasons.size > 0) return;
-    consumer.resume([{ topic, partitions: [partition] }]);
-  };
+  const paused = new Set<string>();
   const pipelineFor = (topic: string, partition: number) => {
     const key = `${topic}|${partition}`;
     let pipeline = pipelines.get(key);
@@ -139,13 +126,13 @@ async function main(): Promise<void> {
   };
   const recover = async (topic: string, partition: number, pipeline: PartitionPipeline<Chunk>) => {
     await pipeline.drained();
-    pausedFor.get(`${topic}|${partition}`)?.delete('backlog');
     const resumeAt = pipeline.resumeAt;
     console.error(JSON.stringify({ level: 'warn', msg: 'relay chunk failed; reading the partition again', topic, partition, error: String(pipeline.failure) }));
     await new Promise((r) => setTimeout(r, 300));
     if (resumeAt !== null) consumer.seek({ topic, partition, offset: resumeAt.toString() });
     pipeline.reset();
-    unpause(topic, partition, 'retry');
+    paused.delete(`${topic}|${partition}`);
+    consumer.resume([{ topic, partitions: [partition] }]);
   };
 
   const eachBatch = async ({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) => {
@@ -158,9 +145,11 @@ async function main(): Promise<void> {
       if (pipeline) {
         const settled = pipeline.add(chunk.length, BigInt(chunk[0]!.offset), next, async () => ({ byTopic: outputsOf(chunk, batch.partition), records: chunk.length }));
         void settled.then(() => {
-          if (pipeline.failure) {
-            if (pause(batch.topic, batch.partition, 'retry')) void recover(batch.topic, batch.partition, pipeline);
-          } else if (pipeline.records < 2 * perTransaction) unpause(batch.topic, batch.partition, 'backlog');
+          const key = `${batch.topic}|${batch.partition}`;
+          if (!pipeline.failure || paused.has(key)) return;
+          paused.add(key);
+          consumer.pause([{ topic: batch.topic, partitions: [batch.partition] }]);
+          void recover(batch.topic, batch.partition, pipeline);
         });
         resolveOffset(last.offset);
         continue;
@@ -169,7 +158,7 @@ async function main(): Promise<void> {
       resolveOffset(last.offset);
       await heartbeat();
     }
-    if (pipeline && pipeline.records >= 2 * perTransaction) pause(batch.topic, batch.partition, 'backlog');
+    if (pipeline) await pipeline.below(2 * perTransaction);
   };
 
   const ops = await startOpsServer(setting(process.env, 'TAO_OPS_PORT') ?? 0, registry, () => ({ ok: true, stage: `relay-${hop}`, assigned }), config.bindHost);

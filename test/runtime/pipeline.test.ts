@@ -152,3 +152,18 @@ test("a run's records are handled one after another across chunks; other runs do
   }), /boom/);
   assert.equal(await pipeline.inKeyOrder('run-a', async () => 'after'), 'after');
 });
+
+test('below(n) resolves once the uncommitted records drop under n: the back-pressure on kafkajs', async () => {
+  const { pipeline } = recorded();
+  const gate = deferred<string>();
+  pipeline.add(150, 0n, 150n, () => gate.promise);
+  pipeline.add(100, 150n, 250n, async () => 'c:150');
+  let released = false;
+  const waiting = pipeline.below(200).then(() => (released = true));
+  await turn();
+  assert.equal(released, false, '250 records held, the batch waits');
+  await pipeline.below(300);
+  gate.resolve('c:0');
+  await waiting;
+  assert.ok(pipeline.records < 200);
+});
