@@ -82,7 +82,8 @@ export interface BenchReport {
   /** Loop runs/s ÷ peer runs/s at the same in-flight count (the loop: mean of its `#n` repeats). */
   peerRatios: Array<{ loop: string; peer: string; ratio: number }>;
   /** Scaling phases: runs/s with n Action instances divided by runs/s with the first count. */
-  scaling: Array<{ label: string; actionInstances: number; runsPerSecond: number; speedup: number }>;
+  /** Each scaling phase against the first phase of its set; `code` tells the sides of an A/B apart. */
+  scaling: Array<{ label: string; code: string; actionInstances: number; runsPerSecond: number; speedup: number }>;
   ab: null | {
     patch: string;
     /** Observation alone on a backlog of the loop's own action.results records. */
@@ -116,7 +117,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       return report(started, loadBefore, options, phases, [], null);
     }
     if (options.scaling === 'only') {
-      phases.push(...(await scalingPhases(common, load, options)));
+      if (!ab) phases.push(...(await scalingPhases(common, load, options)));
+      // --scaling-only --patch: every instance count with and without the patch, sets in ABBA order.
+      else for (const [which, tree] of [['A', ab.a], ['B', ab.b], ['B', ab.b], ['A', ab.a]] as const) phases.push(...(await scalingPhases({ ...common, bin: tree.bin, code: tree.code }, load, options, ` ${which}`)));
       return report(started, loadBefore, options, phases, [], null);
     }
     const peer: PeerResult[] = [];
@@ -206,9 +209,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 }
 
 function report(started: number, loadBefore: number[], options: BenchOptions, phases: PhaseResult[], ratios: BenchReport['ratios'], ab: BenchReport['ab'], peer: PeerResult[] = [], peerRatios: BenchReport['peerRatios'] = []): BenchReport {
-  const scaled = phases.filter((p) => p.actionInstances != null);
-  const base = scaled[0];
-  const scaling = scaled.map((p) => ({ label: p.label, actionInstances: p.actionInstances!, runsPerSecond: p.runsPerSecond, speedup: base ? p.runsPerSecond / base.runsPerSecond : Number.NaN }));
+  const scaling = scalingRows(phases, options.scalingInstances[0]!);
   return {
     startedAt: new Date(started).toISOString(),
     durationSeconds: (Date.now() - started) / 1000,
@@ -221,6 +222,18 @@ function report(started: number, loadBefore: number[], options: BenchOptions, ph
     scaling,
     ab,
   };
+}
+
+/**
+ * The scaling phases, each against the first phase of its set: a run of instance counts of the same
+ * code, starting with `firstCount` instances (an A/B has four sets, in ABBA order).
+ */
+export function scalingRows(phases: PhaseResult[], firstCount: number): BenchReport['scaling'] {
+  let base: PhaseResult | undefined;
+  return phases.filter((p) => p.actionInstances != null).map((p) => {
+    if (p.actionInstances === firstCount || base?.code !== p.code) base = p;
+    return { label: p.label, code: p.code, actionInstances: p.actionInstances!, runsPerSecond: p.runsPerSecond, speedup: p.runsPerSecond / base.runsPerSecond };
+  });
 }
 
 /** Loop 0 ms x1 (mean of its repeats at the headline in-flight count) ÷ each peer phase. */
@@ -239,13 +252,13 @@ function peerRatios(phases: PhaseResult[], peer: PeerResult[]): BenchReport['pee
  * The tool server answers all of them at once, so what an instance adds is its cap's worth of calls
  * in flight, not CPU (this machine has 2 cores for everything).
  */
-async function scalingPhases(common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>, load: PhaseLoad, options: BenchOptions): Promise<PhaseResult[]> {
+async function scalingPhases(common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>, load: PhaseLoad, options: BenchOptions, suffix = ''): Promise<PhaseResult[]> {
   const out: PhaseResult[] = [];
   // An explicit TAO_ACTION_CONCURRENCY in the bench's environment would measure another cap than the default.
   const baseEnv = { ...common.baseEnv };
   delete baseEnv.TAO_ACTION_CONCURRENCY;
   for (const n of options.scalingInstances) {
-    out.push((await loopPhase({ ...common, baseEnv, label: `loop ${options.scalingLatencyMs}ms action x${n}`, load, instances: 1, actionInstances: n, toolLatencyMs: options.scalingLatencyMs })).result);
+    out.push((await loopPhase({ ...common, baseEnv, label: `loop ${options.scalingLatencyMs}ms action x${n}${suffix}`, load, instances: 1, actionInstances: n, toolLatencyMs: options.scalingLatencyMs })).result);
   }
   return out;
 }
@@ -343,6 +356,15 @@ export function renderReport(r: BenchReport): string {
       return [x.label, x.actionInstances, p.actionConcurrency ?? Number.NaN, x.runsPerSecond, `${x.speedup.toFixed(2)}x`, p.iterationMs.p50, p.stages.action?.handleP50Ms ?? Number.NaN, p.loadAverage.toFixed(2)];
     })));
     lines.push(`(every tool call ${r.options.scalingLatencyMs} ms; Thought and Observation 1 instance each; same runs and in-flight count in each phase)`);
+    const codes = [...new Set(r.scaling.map((x) => x.code))];
+    if (codes.length > 1) {
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      const counts = [...new Set(r.scaling.map((x) => x.actionInstances))];
+      lines.push(table(['code (means of its sets)', ...counts.flatMap((n) => [`x${n} runs/s`, `x${n} vs x${counts[0]}`])], codes.map((code) => [code, ...counts.flatMap((n) => {
+        const rows = r.scaling.filter((x) => x.code === code && x.actionInstances === n);
+        return [mean(rows.map((x) => x.runsPerSecond)), `${mean(rows.map((x) => x.speedup)).toFixed(2)}x`];
+      })])));
+    }
   }
   const react = r.phases.filter((p) => p.model !== null);
   if (react.length) {
@@ -440,7 +462,8 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       probeConcurrency: int(values['probe-concurrency'], 4, '--probe-concurrency'),
       timeoutMs: 1000 * int(values['timeout-s'], 120, '--timeout-s'),
     },
-    patch: values['no-ab'] || values['model-only'] || values['scaling-only'] || values['peer-only'] ? null : (values.patch ?? new URL('./patches/featurizer-scratch.patch', import.meta.url).pathname),
+    // --scaling-only A/Bs only a patch it is given; the other single-purpose modes none.
+    patch: values['no-ab'] || values['model-only'] || values['peer-only'] ? null : values['scaling-only'] ? (values.patch ?? null) : (values.patch ?? new URL('./patches/featurizer-scratch.patch', import.meta.url).pathname),
     abRuns: int(values['ab-runs'], quick ? 300 : 600, '--ab-runs'),
     budgetSeconds: int(values['budget-s'], 570, '--budget-s'),
     model: values['model-only'] ? 'only' : values.model ? 'also' : 'off',

@@ -45,7 +45,7 @@ export function relayTopics(ns: string) {
 export const HOP_INPUTS: Record<RelayHop, { inputs: Array<keyof ReturnType<typeof relayTopics>>; chunk: number; pipelined: boolean }> = {
   thought: { inputs: ['tasks', 'observations'], chunk: 200, pipelined: false },
   action: { inputs: ['requests'], chunk: 100, pipelined: true },
-  observation: { inputs: ['results'], chunk: 200, pipelined: true },
+  observation: { inputs: ['results'], chunk: 200, pipelined: false },
 };
 
 /** Creates the relay's topics (6 partitions, like the loop's) and waits until every partition has a leader. */

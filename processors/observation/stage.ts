@@ -24,9 +24,6 @@ export function observationStage(config: ObservationConfig, reporting: Observati
     outputs: ['observationResults'],
     concurrency: 16,
     maxRecordsPerTransaction: 200,
-    // Stateless: a partition's next records are fetched and verified while earlier verdicts commit,
-    // and verdicts handled meanwhile share the next transaction.
-    pipelined: true,
     maxInputBytes: 4 * 1024 * 1024,
     async handle(record: InputRecord): Promise<OutputRecord[]> {
       const result = record.value as ActionResult;

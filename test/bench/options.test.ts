@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { benchOptions, renderReport, type BenchReport } from '../../bench/run.ts';
+import { benchOptions, renderReport, scalingRows, type BenchReport } from '../../bench/run.ts';
 import type { PhaseResult } from '../../bench/lib/phases.ts';
 
 test('the default bench also runs the headline pair at 1,024 in flight; --quick keeps it short', () => {
@@ -23,6 +23,7 @@ test('--scaling-only and --peer-only run no A/B; instance counts are parsed and 
   assert.deepEqual(s.scalingInstances, [1, 2, 4]);
   assert.equal(s.scalingLatencyMs, 300);
   assert.equal(benchOptions(['--peer-only']).patch, null);
+  assert.equal(benchOptions(['--scaling-only', '--patch', 'x.patch']).patch, 'x.patch', 'scaling A/Bs a patch it is given');
   assert.equal(benchOptions(['--peer']).peer, 'also');
   assert.throws(() => benchOptions(['--scaling-instances', '1,0']), /--scaling-instances: expected counts of 1 or more, got "0"/);
   assert.throws(() => benchOptions(['--scaling-instances', '1,x']), /expected a non-negative integer, got "x"/);
@@ -43,8 +44,8 @@ test('the report shows runs/s against 1 Action instance, and loop ÷ peer', () =
     machine: { cpus: 2, cpuModel: 'x', memoryGiB: 1, node: 'v20', kafka: '3.9.1', brokers: 'b', loadAverageBefore: [1, 1, 1], loadAverageAfter: [1, 1, 1] },
     options, phases: [phase('loop 300ms action x1', 20, 1), phase('loop 300ms action x2', 38, 2)], ratios: [], ab: null,
     scaling: [
-      { label: 'loop 300ms action x1', actionInstances: 1, runsPerSecond: 20, speedup: 1 },
-      { label: 'loop 300ms action x2', actionInstances: 2, runsPerSecond: 38, speedup: 1.9 },
+      { label: 'loop 300ms action x1', code: 'current', actionInstances: 1, runsPerSecond: 20, speedup: 1 },
+      { label: 'loop 300ms action x2', code: 'current', actionInstances: 2, runsPerSecond: 38, speedup: 1.9 },
     ],
     peer: [{ label: 'peer langgraph+sqlite', runs: 300, concurrency: 256, seconds: 5, runsPerSecond: 50, iterationsPerRun: 3, completedRuns: 300, runMs: { p50: 1, p95: 2, p99: 3 }, cpuMsPerRun: 4, rssMiB: 100, loadAverage: 1 }],
     peerRatios: [{ loop: 'loop 0ms x1', peer: 'peer langgraph+sqlite', ratio: 2.6 }],
@@ -53,4 +54,19 @@ test('the report shows runs/s against 1 Action instance, and loop ÷ peer', () =
   assert.match(text, /loop 300ms action x2 +2 +32 +38 +1\.90x/);
   assert.match(text, /peer langgraph\+sqlite/);
   assert.match(text, /loop \/ peer/);
+});
+
+test('a scaling A/B reports each side against its own 1-instance phase, and the means per side', () => {
+  const options = benchOptions(['--scaling-only', '--patch', 'p.patch']);
+  const side = (code: string, x1: number, x2: number) => [{ ...phase(`loop 300ms action x1 ${code}`, x1, 1), code }, { ...phase(`loop 300ms action x2 ${code}`, x2, 2), code }];
+  const phases = [...side('A', 20, 30), ...side('B', 30, 60), ...side('B', 30, 54), ...side('A', 20, 34)];
+  const report: BenchReport = {
+    startedAt: '2026-12-01T00:00:00.000Z', durationSeconds: 1,
+    machine: { cpus: 2, cpuModel: 'x', memoryGiB: 1, node: 'v20', kafka: '3.9.1', brokers: 'b', loadAverageBefore: [1, 1, 1], loadAverageAfter: [1, 1, 1] },
+    options, phases, ratios: [], ab: null, peer: [], peerRatios: [],
+    scaling: scalingRows(phases, 1),
+  };
+  const text = renderReport(report);
+  assert.match(text, /^A +20 +1\.00x +32 +1\.60x/m, 'A: 30 and 34 against 20');
+  assert.match(text, /^B +30 +1\.00x +57 +1\.90x/m, 'B: 60 and 54 against 30');
 });
