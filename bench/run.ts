@@ -119,7 +119,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     if (options.scaling === 'only') {
       if (!ab) phases.push(...(await scalingPhases(common, load, options)));
       // --scaling-only --patch: every instance count with and without the patch, sets in ABBA order.
-      else for (const [which, tree] of [['A', ab.a], ['B', ab.b], ['B', ab.b], ['A', ab.a]] as const) phases.push(...(await scalingPhases({ ...common, bin: tree.bin, code: tree.code }, load, options, ` ${which}`)));
+      else for (const [which, tree] of [['A #1', ab.a], ['B #1', ab.b], ['B #2', ab.b], ['A #2', ab.a]] as const) phases.push(...(await scalingPhases({ ...common, bin: tree.bin, code: tree.code }, load, options, ` ${which}`)));
       return report(started, loadBefore, options, phases, [], null);
     }
     const peer: PeerResult[] = [];
