@@ -22,7 +22,7 @@ import { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
 
 /**
  * Each stage's options come from its variables in runtime/config.ts (TAO_TOOL_CATALOG_DIR,
- * TAO_FLOWS_DIR, TAO_PLANNER and the planner's settings, the loop bounds, TAO_RUN_RETENTION, TAO_ACTION_CONCURRENCY,
+ * TAO_FLOWS_DIR, TAO_PLANNER and the planner's settings, the loop bounds, TAO_RUN_RETENTION, TAO_ACTION_CONCURRENCY, TAO_ACTION_COMMIT_LINGER_MS,
  * TAO_OBSERVATION_RULES, TAO_SEMANTIC_CHECK, TAO_ERROR_MODEL_DIR); the README lists them.
  * @throws ConfigError naming the variable whose value does not parse, or the file that does not load.
  */
@@ -37,7 +37,7 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
     case 'action': {
       const [{ actionStage }, { realHttpDeps }] = await Promise.all([import('./action/stage.ts'), import('./action/invoke.ts')]);
       const catalog = loadCatalog(env, createContractAjv(), 'call');
-      return actionStage({ catalog, http: realHttpDeps(), env, concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'), events: metrics && toolMetrics(metrics), logger });
+      return actionStage({ catalog, http: realHttpDeps(), env, concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'), commitLingerMs: setting(env, 'TAO_ACTION_COMMIT_LINGER_MS'), events: metrics && toolMetrics(metrics), logger });
     }
     case 'observation': {
       const { observationStage } = await import('./observation/stage.ts');

@@ -19,8 +19,10 @@
  *
  * Chunks that are handled while a transaction of their partition is committing wait for it and then
  * commit together, in one transaction (up to {@link PipelineCommitter.maxRecords} records): under
- * load, transactions grow with the records waiting, as Kafka Streams' do with its commit interval,
- * without a timer; with one record at a time, each commits as soon as it is handled.
+ * load, transactions grow with the records waiting. With slow calls, chunks finish one at a time,
+ * each a few milliseconds after the last; {@link PipelineCommitter.lingerMs} lets a handled chunk
+ * wait that long for the chunks behind it that are still being handled, so that they share its
+ * transaction (as Kafka Streams' commit interval does). A chunk with nothing behind it commits at once.
  */
 
 /** How a pipeline commits (the stage runner's transaction). */
@@ -35,9 +37,14 @@ export interface PipelineCommitter<T> {
   mergeable(a: T, b: T): boolean;
   /** Records one transaction takes at most when it merges chunks (a chunk alone may have more). */
   maxRecords: number;
+  /**
+   * How long a handled chunk waits, at most, for later chunks of its partition that are still
+   * being handled, to commit with them (0: commit at once).
+   */
+  lingerMs?: number;
 }
 
-type Entry<T> = { seq: number; records: number; next: bigint; state: 'handling' | 'handled' | 'failed'; result?: T; settle(): void };
+type Entry<T> = { seq: number; records: number; next: bigint; state: 'handling' | 'handled' | 'failed'; result?: T; handledAt?: number; settle(): void };
 
 /** One partition's chunks in flight. */
 export class PartitionPipeline<T> {
@@ -54,6 +61,8 @@ export class PartitionPipeline<T> {
   private resume: bigint | null = null;
   private held = 0;
   private waiters: Array<{ records: number; resolve(): void }> = [];
+  /** The pending wake-up of a lingering head chunk. */
+  private lingering: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly committer: PipelineCommitter<T>) {}
 
@@ -95,6 +104,7 @@ export class PartitionPipeline<T> {
       (result) => {
         entry.state = 'handled';
         entry.result = result;
+        entry.handledAt = performance.now();
       },
       (err: unknown) => {
         entry.state = 'failed';
@@ -152,6 +162,24 @@ export class PartitionPipeline<T> {
       if (e.state !== 'handled' || (failedFrom !== null && e.seq >= failedFrom) || records + e.records > this.committer.maxRecords || !this.committer.mergeable(head.result as T, e.result as T)) break;
       group.push(e);
       records += e.records;
+    }
+    // Later chunks still being handled (nothing failed): wait a little for them, while the group has room.
+    const linger = this.committer.lingerMs ?? 0;
+    if (linger > 0 && failedFrom === null && records < this.committer.maxRecords && this.queue.length > group.length && this.queue[group.length]!.state === 'handling') {
+      const left = head.handledAt! + linger - performance.now();
+      if (left > 0) {
+        if (this.lingering === null) {
+          this.lingering = setTimeout(() => {
+            this.lingering = null;
+            this.pump();
+          }, left);
+        }
+        return;
+      }
+    }
+    if (this.lingering !== null) {
+      clearTimeout(this.lingering);
+      this.lingering = null;
     }
     this.queue.splice(0, group.length);
     this.committing = true;

@@ -13,7 +13,7 @@ import { coPartitionedAssigner } from './assigner.ts';
 import { ChangelogStore } from './state-store.ts';
 import { PartitionClaims, type Claim } from './claims.ts';
 import { Limiter, mapLimit, whileHeartbeating } from './concurrency.ts';
-import { PartitionPipeline } from './pipeline.ts';
+import { PartitionPipeline, type PipelineCommitter } from './pipeline.ts';
 import { MAX_DEAD_LETTER_VALUE_BYTES, deadLetter } from './dead-letter.ts';
 import type { TopicId } from '../topics/catalog.ts';
 
@@ -103,9 +103,11 @@ export interface StageDefinition {
    * together in the next one (up to `maxRecordsPerTransaction`). For a stage whose records mostly
    * wait on I/O (Action), or any without a store. A partition holding twice
    * `maxRecordsPerTransaction` uncommitted records or more keeps its batch until it holds fewer
-   * (kafkajs fetches again once every batch of its last fetch has returned).
+   * (kafkajs fetches again once every batch of its last fetch has returned). `lingerMs`: how long a
+   * handled chunk waits, at most, for the chunks behind it still being handled, to share their
+   * transaction ({@link PipelineCommitter.lingerMs}).
    */
-  pipelined?: boolean;
+  pipelined?: { lingerMs: number };
   /** Larger input values are dead-lettered unread. */
   maxInputBytes: number;
   /** Stage-specific state for /health (for example breaker states). */
@@ -452,6 +454,7 @@ export class StageRunner {
       const source = this.sourceOf(topic);
       const pipeline = new PartitionPipeline<HandledChunk>({
         maxRecords: this.def.maxRecordsPerTransaction,
+        lingerMs: this.def.pipelined?.lingerMs ?? 0,
         // One transaction is one claim's producer.
         mergeable: (a, b) => a.claim === b.claim,
         commit: async (chunks, next) => {

@@ -17,6 +17,11 @@ export interface ActionOptions {
    * concurrently too): its I/O capacity, about `concurrency / tool latency` waves per second.
    */
   concurrency: number;
+  /**
+   * How long a finished wave waits, at most, for waves of its partition still being handled, to
+   * commit in one transaction with them (TAO_ACTION_COMMIT_LINGER_MS; 0: at once).
+   */
+  commitLingerMs?: number;
   events?: ExecutorEvents;
   /** One line per executed step. Tool inputs, headers and bodies are never logged: they may hold secrets. */
   logger?: Logger;
@@ -43,7 +48,7 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
     partitionsConcurrently: 12,
     // A partition's next records are fetched and started while earlier ones still wait on their
     // tools (commits stay in offset order): an instance's slots do not idle behind the slowest call of a fetch.
-    pipelined: true,
+    pipelined: { lingerMs: options.commitLingerMs ?? 0 },
     maxRecordsPerTransaction: 100,
     maxInputBytes: 1024 * 1024,
     async handle(record: InputRecord): Promise<OutputRecord[]> {

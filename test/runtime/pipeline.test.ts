@@ -17,12 +17,13 @@ function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void; r
 const turn = () => new Promise((r) => setImmediate(r));
 
 /** A pipeline whose transactions are recorded: each commit is the list of chunks it took. */
-function recorded(options: { maxRecords?: number; failCommit?: (chunks: string[]) => boolean } = {}) {
+function recorded(options: { maxRecords?: number; lingerMs?: number; failCommit?: (chunks: string[]) => boolean } = {}) {
   const commits: string[][] = [];
   const started: string[] = [];
   let gate: Promise<void> | null = null;
   const pipeline = new PartitionPipeline<string>({
     maxRecords: options.maxRecords ?? 100,
+    lingerMs: options.lingerMs ?? 0,
     mergeable: (a, b) => a.split(':')[0] === b.split(':')[0],
     commit: async (chunks) => {
       started.push(chunks.join('+'));
@@ -166,4 +167,31 @@ test('below(n) resolves once the uncommitted records drop under n: the back-pres
   gate.resolve('c:0');
   await waiting;
   assert.ok(pipeline.records < 200);
+});
+
+test('with a linger, a handled chunk waits for the chunk behind it still being handled and they share a transaction', async () => {
+  const { pipeline, commits } = recorded({ lingerMs: 60000 });
+  const second = deferred<string>();
+  const a = pipeline.add(1, 0n, 1n, async () => 'c:0');
+  const b = pipeline.add(1, 1n, 2n, () => second.promise);
+  await turn();
+  assert.deepEqual(commits, [], 'the first waits: the second is still being handled');
+  second.resolve('c:1');
+  await Promise.all([a, b]);
+  assert.deepEqual(commits, [['c:0', 'c:1']]);
+  // Nothing behind it: a chunk commits at once, whatever the linger.
+  await pipeline.add(1, 2n, 3n, async () => 'c:2');
+  assert.deepEqual(commits, [['c:0', 'c:1'], ['c:2']]);
+});
+
+test('the linger is a bound: once it has passed the handled chunk commits without waiting any longer', async () => {
+  const { pipeline, commits } = recorded({ lingerMs: 1 });
+  const never = deferred<string>();
+  const a = pipeline.add(1, 0n, 1n, async () => 'c:0');
+  pipeline.add(1, 1n, 2n, () => never.promise);
+  await a;
+  assert.deepEqual(commits, [['c:0']], 'committed after the linger, alone');
+  never.resolve('c:1');
+  await pipeline.drained();
+  assert.deepEqual(commits, [['c:0'], ['c:1']]);
 });
