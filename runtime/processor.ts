@@ -101,7 +101,7 @@ export interface StageDefinition {
    * next fetch comes while earlier chunks are still being handled, and chunks commit one after
    * another in offset order, those handled while a transaction of their partition commits
    * together in the next one (up to `maxRecordsPerTransaction`). For a stage whose records mostly
-   * wait on I/O (Action), or any without a store. A partition holding twice
+   * wait on I/O (Action); not with a store. A partition holding twice
    * `maxRecordsPerTransaction` uncommitted records or more keeps its batch until it holds fewer
    * (kafkajs fetches again once every batch of its last fetch has returned). `lingerMs`: how long a
    * handled chunk waits, at most, for the chunks behind it still being handled, to share their
@@ -232,7 +232,7 @@ export class StageRunner {
   private readonly lagSeries = new Map<string, { group: string; topic: string; partition: string }>();
   /** The instance-wide cap of {@link StageDefinition.maxInFlight} (null: none). */
   private readonly limiter: Limiter | null;
-  /** Pipelined stages: per input topic-partition, its chunks in flight and why it is paused (see {@link StageDefinition.pipelined}). */
+  /** Pipelined stages: per input topic-partition, its chunks in flight and its recovery state (see {@link StageDefinition.pipelined}). */
   private readonly pipelines = new Map<string, Pipelined>();
   private readonly series: { handle: { startTimer(): () => void }; batch: { startTimer(): () => void }; committed: { inc(): void }; aborted: { inc(): void } };
 
@@ -483,7 +483,7 @@ export class StageRunner {
     });
   }
 
-  /** Uncommitted records at which a pipelined partition stops being fetched: two full transactions. */
+  /** Uncommitted records at which a pipelined partition's next batch waits (and so kafkajs's next fetch): two full transactions. */
   private get backlogLimit(): number {
     return 2 * this.def.maxRecordsPerTransaction;
   }

@@ -113,6 +113,8 @@ async function main(): Promise<void> {
     if (!pipeline) {
       pipeline = new PartitionPipeline<Chunk>({
         maxRecords: perTransaction,
+        // Action's commit linger (its stage reads the same variable).
+        lingerMs: setting(process.env, 'TAO_ACTION_COMMIT_LINGER_MS'),
         mergeable: () => true,
         commit: async (chunks, next) => {
           const byTopic = new Map<string, Message[]>();
