@@ -103,7 +103,13 @@ export class ChangelogStore<V> {
         const writtenMs = Number(message.timestamp);
         this.observe(partition, writtenMs);
         let value: V | null = null;
-        if (message.value !== null) {
+        // This instance's own committed write of the key, at this offset or after it: the record is
+        // that write or an older one it supersedes, so its value is already known, and decoding it
+        // again (every snapshot Thought writes comes back through here) would only cost CPU.
+        const mine = this.own.get(partition)?.get(key);
+        if (mine && mine.upTo !== null && mine.upTo >= offset) {
+          value = mine.value;
+        } else if (message.value !== null) {
           try {
             value = await this.codec.decode<V>(this.topic, message.value);
           } catch (err) {

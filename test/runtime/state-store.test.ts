@@ -31,9 +31,13 @@ async function startStore() {
     disconnect: async () => undefined,
   } as unknown as Consumer;
   const kafka = { consumer: () => consumer } as unknown as Kafka;
+  const decoded: string[] = [];
   const codec = {
     topics: { name: (id: string) => (id === 'thoughtRuns' ? TOPIC : `ns.${id}`), group: (s: string) => `ns.${s}` },
-    decode: async (_id: string, bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as unknown,
+    decode: async (_id: string, bytes: Buffer) => {
+      decoded.push(bytes.toString('utf8'));
+      return JSON.parse(bytes.toString('utf8')) as unknown;
+    },
   } as unknown as AvroCodec;
   const quiet = () => undefined;
   const logger: Logger = { debug: quiet, info: quiet, warn: quiet, error: (msg) => void errors.push(msg), child: () => logger };
@@ -44,7 +48,7 @@ async function startStore() {
     await eachMessage!({ topic: TOPIC, partition, message: m, heartbeat: async () => undefined, pause: () => () => undefined });
   };
   const committed = (partition: number, key: string, value: Value | null, timestampMs = 0) => deliver(partition, { key, value: value === null ? null : Buffer.from(JSON.stringify(value)), timestamp: String(timestampMs) });
-  return { store, deliver, committed, errors, fatal, nextOffset: () => BigInt(offset), crash: (error: Error, restart: boolean) => crash!({ payload: { error, restart } }) };
+  return { store, deliver, committed, errors, fatal, decoded, nextOffset: () => BigInt(offset), crash: (error: Error, restart: boolean) => crash!({ payload: { error, restart } }) };
 }
 
 /** A claim's transactional producer; the barriers it commits are kept for the test to deliver. */
@@ -193,11 +197,16 @@ describe('ChangelogStore tombstones and retention', () => {
   });
 
   test("an own write leaves the own layer once the tail has read the offset it was committed at (the layer does not grow with every run)", async () => {
-    const { store, committed, nextOffset } = await startStore();
+    const { store, committed, nextOffset, decoded } = await startStore();
     store.stage(0, 'run-o', { status: 'ended' }, 1000);
     store.commit(0, nextOffset());
-    await committed(0, 'run-o', { status: 'ended (as the tail read it)' }, 1000);
-    assert.deepEqual(store.get(0, 'run-o'), { status: 'ended (as the tail read it)' }, 'read from the mirror: the own copy is gone');
+    await committed(0, 'run-o', { status: 'ended' }, 1000);
+    assert.deepEqual(decoded, [], 'the tail took the value of its own write instead of decoding it again');
+    assert.deepEqual(store.get(0, 'run-o'), { status: 'ended' });
+    // A later write by another owner (after a hand-over) is read from the mirror: the own copy is gone.
+    await committed(0, 'run-o', { status: 'running (another owner)' }, 2000);
+    assert.deepEqual(store.get(0, 'run-o'), { status: 'running (another owner)' });
+    assert.equal(decoded.length, 1);
   });
 
   test('a later own write of the key stays on top when the tail reads an earlier one', async () => {
