@@ -15,6 +15,8 @@
  *    loop's action.results records (CPU per record, records/s; two ABBA rounds), (b) the whole loop,
  *    (c) the featurizer of both versions in this process when the patch touches it. A is the code
  *    without the patch, B with it, whether or not the checkout already has it (bench/lib/ab.ts).
+ * With --scaling (or alone with --scaling-only): every tool call 300 ms, Action at 1, 2 and 3
+ *    instances; --scaling-only --patch runs those in ABBA sets without and with the patch.
  * 7. with --model (or alone with --model-only): the ReAct loop (TAO_PLANNER=react) against the model
  *    SIMULATOR (model-sim/, its own process) answering at once, then every answer `model-latency-ms`
  *    (300) late; runs/s and model turns/s of both side by side.
@@ -409,7 +411,8 @@ const USAGE = `usage: npm run bench -- [options]
   --model | --model-only     also | only the ReAct loop against the model simulator, 0 ms and
   --model-latency-ms N       N ms answers (300)
   --scaling | --scaling-only also | only Action with N ms tools at 1, 2, 3 instances:
-  --scaling-latency-ms N     (300) and --scaling-instances 1,2,3
+  --scaling-latency-ms N     (300) and --scaling-instances 1,2,3; --scaling-only --patch FILE runs
+                             them in ABBA sets without and with the patch
   --peer | --peer-only       also | only LangGraph.js + SQLite checkpointer on the same loop (bench/peer/)
   -h, --help                 this text`;
 
