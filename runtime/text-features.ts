@@ -463,6 +463,10 @@ export class TextModel {
       executionMode: 'sequential',
       graphOptimizationLevel: 'all',
       logSeverityLevel: 3,
+      // A linear model over a few hundred sparse features: onnxruntime's CPU arena and memory-pattern
+      // planning reserve blocks sized for large tensors that this model never needs.
+      enableCpuMemArena: false,
+      enableMemPattern: false,
     });
     const inputs = [...session.inputNames].sort().join(',');
     if (inputs !== 'indices,values') {
