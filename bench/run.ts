@@ -121,7 +121,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     if (options.scaling === 'only') {
       if (!ab) phases.push(...(await scalingPhases(common, load, options)));
       // --scaling-only --patch: every instance count with and without the patch, sets in ABBA order.
-      else for (const [which, tree] of [['A #1', ab.a], ['B #1', ab.b], ['B #2', ab.b], ['A #2', ab.a]] as const) phases.push(...(await scalingPhases({ ...common, bin: tree.bin, code: tree.code }, load, options, ` ${which}`)));
+      else for (const [which, tree] of abbaOrder(ab)) phases.push(...(await scalingPhases({ ...common, bin: tree.bin, code: tree.code }, load, options, ` ${which}`)));
       return report(started, loadBefore, options, phases, [], null);
     }
     const peer: PeerResult[] = [];
@@ -157,7 +157,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     let abReport: BenchReport['ab'] = null;
     if (ab) {
-      const abba = [['A', ab.a], ['B', ab.b], ['B', ab.b], ['A', ab.a]] as const;
+      const abba = abbaOrder(ab).map(([which, tree]) => [which.slice(0, 1) as 'A' | 'B', tree] as const);
       const corpus = first.records.filter((r) => r.id === 'actionResults' && r.decoded).map((r) => r.decoded as Record<string, unknown> & { thought_id: string });
       const drain = { a: [] as DrainResult[], b: [] as DrainResult[] };
       // Draining is short and the machine noisy: two ABBA rounds.
@@ -224,6 +224,11 @@ function report(started: number, loadBefore: number[], options: BenchOptions, ph
     scaling,
     ab,
   };
+}
+
+/** The two sides of an A/B in ABBA order, each named by its side and its round (`A #1`, `B #1`, `B #2`, `A #2`). */
+function abbaOrder<T>(ab: { a: T; b: T }): Array<readonly [string, T]> {
+  return [['A #1', ab.a], ['B #1', ab.b], ['B #2', ab.b], ['A #2', ab.a]];
 }
 
 /**

@@ -53,7 +53,6 @@ export class PartitionPipeline<T> {
   private committing = false;
   /** Per key, the handling of its latest record: the next record of the key waits for it. */
   private readonly keyTails = new Map<string, Promise<unknown>>();
-  private readonly inFlight = new Set<Promise<void>>();
   private added = 0;
   /** Sequence number of the earliest chunk that failed since the last {@link reset} (no chunk from it on commits). */
   private failedFrom: number | null = null;
@@ -85,7 +84,7 @@ export class PartitionPipeline<T> {
   }
 
   /**
-   * Adds a chunk of `records` records from offset `from`, whose commit moves the partition to
+   * Adds a chunk of `records` (at least one) records from offset `from`, whose commit moves the partition to
    * `next`. `handle` starts at once; its result is committed once every earlier chunk has, and not
    * at all if `handle` or an earlier chunk failed. Settles when the chunk has committed, or has
    * been given up and its `handle` has settled; never rejects (the error is in {@link failure}).
@@ -98,8 +97,6 @@ export class PartitionPipeline<T> {
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const entry: Entry<T> = { seq, records, next, state: 'handling', settle };
     this.queue.push(entry);
-    this.inFlight.add(settled);
-    void settled.then(() => this.inFlight.delete(settled));
     handle().then(
       (result) => {
         entry.state = 'handled';
@@ -132,9 +129,9 @@ export class PartitionPipeline<T> {
     return new Promise((resolve) => this.waiters.push({ records, resolve }));
   }
 
-  /** Settles once every chunk added so far has settled. */
-  async drained(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  /** Settles once every chunk added so far has settled (a chunk holds at least one record). */
+  drained(): Promise<void> {
+    return this.below(1);
   }
 
   /** Forgets the failure and the resume offset: the partition is being read again from {@link resumeAt}. */
@@ -158,7 +155,8 @@ export class PartitionPipeline<T> {
     if (head.state !== 'handled') return;
     const group = [head];
     let records = head.records;
-    for (const e of this.queue.slice(1)) {
+    for (let i = 1; i < this.queue.length; i++) {
+      const e = this.queue[i]!;
       if (e.state !== 'handled' || (failedFrom !== null && e.seq >= failedFrom) || records + e.records > this.committer.maxRecords || !this.committer.mergeable(head.result as T, e.result as T)) break;
       group.push(e);
       records += e.records;

@@ -427,7 +427,6 @@ export class StageRunner {
       // (lastOffset() counts them), which would otherwise read as a lag of 1 on an idle partition.
       const next = i + chunk.length >= messages.length ? max(BigInt(batch.lastOffset()), BigInt(last.offset)) + 1n : BigInt(last.offset) + 1n;
       if (pipelined) {
-        if (pipelined.pipeline.failure) return;
         // kafkajs reads on from here; a failure rewinds it (see recover).
         this.enqueue(pipelined, source, batch, chunk, next, claimed);
         resolveOffset(last.offset);

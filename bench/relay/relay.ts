@@ -39,13 +39,14 @@ export function relayTopics(ns: string) {
 }
 
 /**
- * What each hop reads, its records per transaction, and whether it pipelines its partitions
- * (runtime/pipeline.ts): the loop's stage settings.
+ * What each hop reads, its records per transaction, whether it pipelines its partitions
+ * (runtime/pipeline.ts) and how many partitions' batches it takes at once: the loop's stage
+ * settings (processors/<stage>/stage.ts; the runner's default of 3 where a stage sets none).
  */
-export const HOP_INPUTS: Record<RelayHop, { inputs: Array<keyof ReturnType<typeof relayTopics>>; chunk: number; pipelined: boolean }> = {
-  thought: { inputs: ['tasks', 'observations'], chunk: 200, pipelined: false },
-  action: { inputs: ['requests'], chunk: 100, pipelined: true },
-  observation: { inputs: ['results'], chunk: 200, pipelined: false },
+export const HOP_INPUTS: Record<RelayHop, { inputs: Array<keyof ReturnType<typeof relayTopics>>; chunk: number; pipelined: boolean; partitionsConcurrently: number }> = {
+  thought: { inputs: ['tasks', 'observations'], chunk: 200, pipelined: false, partitionsConcurrently: 3 },
+  action: { inputs: ['requests'], chunk: 100, pipelined: true, partitionsConcurrently: 12 },
+  observation: { inputs: ['results'], chunk: 200, pipelined: false, partitionsConcurrently: 3 },
 };
 
 /** Creates the relay's topics (6 partitions, like the loop's) and waits until every partition has a leader. */

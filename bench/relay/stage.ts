@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   const kafka = createKafka(config, `relay-${hop}`, logger);
   const topics = relayTopics(config.namespace);
   const group = `${config.namespace}.relay-${hop}`;
-  const { inputs, chunk: perTransaction, pipelined } = HOP_INPUTS[hop];
+  const { inputs, chunk: perTransaction, pipelined, partitionsConcurrently } = HOP_INPUTS[hop];
   const sessionTimeout = config.kafka.sessionTimeoutMs;
   const consumer = kafka.consumer({
     groupId: group,
@@ -118,7 +118,13 @@ async function main(): Promise<void> {
         mergeable: () => true,
         commit: async (chunks, next) => {
           const byTopic = new Map<string, Message[]>();
-          for (const c of chunks) for (const [t, messages] of c.byTopic) byTopic.set(t, [...(byTopic.get(t) ?? []), ...messages]);
+          for (const c of chunks) {
+            for (const [t, messages] of c.byTopic) {
+              const merged = byTopic.get(t);
+              if (merged) merged.push(...messages);
+              else byTopic.set(t, messages.slice());
+            }
+          }
           await commit(topic, partition, byTopic, next, chunks.reduce((n, c) => n + c.records, 0));
         },
       });
@@ -166,13 +172,14 @@ async function main(): Promise<void> {
   const ops = await startOpsServer(setting(process.env, 'TAO_OPS_PORT') ?? 0, registry, () => ({ ok: true, stage: `relay-${hop}`, assigned }), config.bindHost);
   await consumer.connect();
   for (const input of inputs) await consumer.subscribe({ topic: topics[input], fromBeginning: true });
-  // The loop's stages: Action takes all its partitions at once (partitionsConcurrently 12), the others 3.
-  await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: hop === 'action' ? 12 : 3, eachBatch });
+  await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: partitionsConcurrently, eachBatch });
   // Printed directly: it is the line the bench waits for, whatever the log level.
   console.log(JSON.stringify({ msg: 'relay started', group, ops_port: ops.port }));
 
   const stop = () => {
-    Promise.all([consumer.disconnect().then(() => Promise.all([...pipelines.values()].map((p) => p.drained()))), ops.close(), ...[...producers.values()].map(async (p) => (await p.catch(() => null))?.disconnect())]).then(
+    // Chunks already in a pipeline commit before their producers go.
+    const drained = consumer.disconnect().then(() => Promise.all([...pipelines.values()].map((p) => p.drained())));
+    Promise.all([drained.then(() => Promise.all([...producers.values()].map(async (p) => (await p.catch(() => null))?.disconnect()))), ops.close()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );
