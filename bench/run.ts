@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: the loop's speed measured against the best this design can do on this machine.
  *
- *   node --import tsx bench/run.ts [--out report.json] [--runs 1200] [--concurrency 256]
- *       [--warmup 100] [--probe-runs 40] [--probe-concurrency 4]
+ *   node --import tsx bench/run.ts [--out report.json] [--runs 2000] [--concurrency 256]
+ *       [--warmup 2000] [--probe-runs 40] [--probe-concurrency 4]
  *       [--patch bench/patches/featurizer-scratch.patch | --no-ab] [--quick] [--budget-s 570]
  *       [--model | --model-only] [--model-latency-ms 300] [--ab-only]
  *
@@ -114,14 +114,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     // The headline pair runs loop, relay, relay, loop (ABBA), so that a drift in the machine's load
     // weighs on both sides of the ratio alike.
+    // Phases bound by waiting (300 ms tools, a model's answers), not by CPU: the JIT's warm-up does
+    // not move them, and 4,000 runs at 38 runs/s would take 105 s a phase.
+    const waitingLoad = { ...load, warmupRuns: Math.min(load.warmupRuns, 100), runs: Math.min(load.runs, 1000) };
     if (options.model === 'only') {
-      phases.push(...(await modelPhases(fleet, common, load, options.modelLatencyMs)));
+      phases.push(...(await modelPhases(fleet, common, waitingLoad, options.modelLatencyMs)));
       return report(started, loadBefore, options, phases, [], null);
     }
     if (options.scaling === 'only') {
-      if (!ab) phases.push(...(await scalingPhases(common, load, options)));
+      if (!ab) phases.push(...(await scalingPhases(common, waitingLoad, options)));
       // --scaling-only --patch: every instance count with and without the patch, sets in ABBA order.
-      else for (const [which, tree] of abbaOrder(ab)) phases.push(...(await scalingPhases({ ...common, bin: tree.bin, code: tree.code }, load, options, ` ${which}`)));
+      else for (const [which, tree] of abbaOrder(ab)) phases.push(...(await scalingPhases({ ...common, bin: tree.bin, code: tree.code }, waitingLoad, options, ` ${which}`)));
       return report(started, loadBefore, options, phases, [], null);
     }
     const peer: PeerResult[] = [];
@@ -185,24 +188,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         loop: { ...loop, summary: loop.a.length && loop.b.length ? abSummary(loop.a, loop.b) : {} },
       };
     }
-    if (options.model === 'also') phases.push(...(await modelPhases(fleet, common, load, options.modelLatencyMs)));
-    if (options.scaling === 'also') phases.push(...(await scalingPhases(common, load, options)));
-    const rate = (prefix: string) => {
-      const rows = phases.filter((p) => p.label === prefix || p.label.startsWith(`${prefix} #`));
-      return rows.reduce((sum, p) => sum + p.runsPerSecond, 0) / rows.length;
-    };
-    const cpu = (prefix: string) => {
-      const row = phases.find((p) => p.label === prefix || p.label.startsWith(`${prefix} #`))!;
-      return Object.values(row.stages).reduce((sum, st) => sum + st.cpuMsPerRun, 0);
-    };
+    if (options.model === 'also') phases.push(...(await modelPhases(fleet, common, waitingLoad, options.modelLatencyMs)));
+    if (options.scaling === 'also') phases.push(...(await scalingPhases(common, waitingLoad, options)));
     const pairs = options.abOnly ? [] : [
       ['loop 0ms x1', 'relay x1'],
       ['loop 20ms x1', 'relay x1'],
       ['loop 0ms x2', 'relay x2'],
     ];
     if (!options.abOnly && options.high.concurrency > 0) pairs.push([`loop 0ms x1 @${options.high.concurrency}`, `relay x1 @${options.high.concurrency}`]);
-    const ratios = pairs.map(([loop, relay]) => ({ loop: loop!, relay: relay!, ratio: rate(loop!) / rate(relay!), cpuRatio: cpu(loop!) / cpu(relay!) }));
-    return report(started, loadBefore, options, phases, ratios, abReport, peer, peerRatios(phases, peer));
+    return report(started, loadBefore, options, phases, pairRatios(phases, pairs), abReport, peer, peerRatios(phases, peer));
   } finally {
     await fleet.stop();
     removeTrees();
@@ -244,6 +238,21 @@ export function scalingRows(phases: PhaseResult[], firstCount: number): BenchRep
 }
 
 /** Loop 0 ms x1 (mean of its repeats at the headline in-flight count) ÷ each peer phase. */
+/**
+ * Loop ÷ relay for each pair of labels: runs/s, and stage CPU per run (relay ÷ loop inverted). Both
+ * are means over a label's phases (#1 and #2 of the ABBA pair), so that the bench's first phase, on
+ * a broker and JIT still cold, weighs no more than the last.
+ */
+export function pairRatios(phases: PhaseResult[], pairs: string[][]): BenchReport['ratios'] {
+  const mean = (prefix: string, figure: (p: PhaseResult) => number) => {
+    const rows = phases.filter((p) => p.label === prefix || p.label.startsWith(`${prefix} #`));
+    return rows.reduce((sum, p) => sum + figure(p), 0) / rows.length;
+  };
+  const rate = (prefix: string) => mean(prefix, (p) => p.runsPerSecond);
+  const cpu = (prefix: string) => mean(prefix, (p) => Object.values(p.stages).reduce((sum, st) => sum + st.cpuMsPerRun, 0));
+  return pairs.map(([loop, relay]) => ({ loop: loop!, relay: relay!, ratio: rate(loop!) / rate(relay!), cpuRatio: cpu(loop!) / cpu(relay!) }));
+}
+
 function peerRatios(phases: PhaseResult[], peer: PeerResult[]): BenchReport['peerRatios'] {
   const loops = phases.filter((p) => p.label === 'loop 0ms x1' || p.label.startsWith('loop 0ms x1 #'));
   if (!loops.length || !peer.length) return [];
@@ -349,6 +358,17 @@ export function renderReport(r: BenchReport): string {
   lines.push('');
   lines.push(table(['phase', 'stage', 'handle P50 ms', 'handle P99 ms', 'CPU ms/run', 'records/txn', 'RSS MiB'], r.phases.flatMap((p) => Object.entries(p.stages).map(([s, v]) => [p.label, s, v.handleP50Ms ?? Number.NaN, v.handleP99Ms ?? Number.NaN, v.cpuMsPerRun, v.recordsPerTransaction ?? Number.NaN, v.rssMiB.join('/')]))));
   lines.push('');
+  const others = r.phases.filter((p) => p.otherCpuMsPerRun);
+  if (others.length) {
+    const cell = (x: number | null | undefined) => (x == null ? '-' : x);
+    lines.push(table(['phase', 'stages CPU ms/run', 'broker', 'tool server', 'bench driver', 'all'], others.map((p) => {
+      const o = p.otherCpuMsPerRun!;
+      const stages = Object.values(p.stages).reduce((sum, st) => sum + st.cpuMsPerRun, 0);
+      return [p.label, stages, cell(o.broker), cell(o.tools), o.driver, stages + (o.broker ?? 0) + (o.tools ?? 0) + o.driver];
+    })));
+    lines.push(`(where the machine's ${m.cpus} cores went per run, over the throughput measurement; broker "-": not on this machine; the relay calls no tool)`);
+    lines.push('');
+  }
   if (r.ratios.length) lines.push(table(['loop', 'relay ceiling', 'loop / ceiling (runs/s)', 'loop CPU per run / relay CPU per run'], r.ratios.map((x) => [x.loop, x.relay, x.ratio, x.cpuRatio])));
   if (r.peer.length) {
     lines.push('');
@@ -403,7 +423,8 @@ const USAGE = `usage: npm run bench -- [options]
 
   --out FILE                 also write the JSON report
   --quick                    smaller counts (~5 min), for trying things out
-  --runs N / --warmup N      measured runs / warm-up runs per phase (1000 / 100)
+  --runs N / --warmup N      measured runs / warm-up runs per phase (2000 / 2000: a steady state;
+                             the scaling and model phases, bound by waiting, take at most 1000 / 100)
   --concurrency N            runs in flight in the headline phases (256)
   --probe-runs N             runs of the light-load latency probe (40), with
   --probe-concurrency N      runs in flight (4)
@@ -459,11 +480,14 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
     if (!Number.isInteger(n) || n < 0) throw new Error(`${name}: expected a non-negative integer, got "${v}"`);
     return n;
   };
-  const runs = int(values.runs, quick ? 300 : 1000, '--runs');
+  // Steady state by default: 2,000 warm-up runs before each measurement. After 100, a phase measured
+  // the JIT compiling the stages as much as the stages (28% of a stage's CPU on compiler threads),
+  // and the loop, with more code to compile, more than the relay.
+  const runs = int(values.runs, quick ? 300 : 2000, '--runs');
   return {
     out: values.out ?? null,
     load: {
-      warmupRuns: int(values.warmup, quick ? 50 : 100, '--warmup'),
+      warmupRuns: int(values.warmup, quick ? 50 : 2000, '--warmup'),
       runs,
       concurrency: int(values.concurrency, quick ? 128 : 256, '--concurrency'),
       probeRuns: int(values['probe-runs'], quick ? 20 : 40, '--probe-runs'),

@@ -3,7 +3,7 @@
  * ceiling, each in a fresh namespace, warmed up, then driven by a closed loop of a fixed number of
  * runs. Each phase returns the figures of one row of the report.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { Kafka } from 'kafkajs';
 import { STAGES } from '../../processors/wiring.ts';
@@ -67,6 +67,13 @@ export interface PhaseResult {
   probe: { concurrency: number; iterationMs: Percentiles; runMs: Percentiles };
   /** Per stage (or hop): P99 of tao_record_handle_seconds over the measured runs (ms), and peak RSS per process (MiB). */
   stages: Record<string, { handleP99Ms: number | null; handleP50Ms: number | null; rssMiB: number[]; recordsPerTransaction: number | null; cpuMsPerRun: number }>;
+  /**
+   * CPU ms per run, over the same window as the stages' figure, of the other processes on this
+   * machine: the local Kafka broker(s) (null when KAFKA_BROKERS names a broker elsewhere), the demo
+   * tool server (null in relay phases, which call no tool), and this bench process (load driver and
+   * log reader). With the stages' figures, where the machine's cores went.
+   */
+  otherCpuMsPerRun?: { broker: number | null; tools: number | null; driver: number };
   /** Outcome statuses of the measured runs. */
   statuses: Record<string, number>;
   /** The machine's 1-minute load average at the end of the measurement (other work on the machine shows here). */
@@ -104,7 +111,7 @@ export async function loopPhase(setup: PhaseSetup & { actionInstances?: number; 
     const producer = await connectProducer(ns.kafka);
     try {
       const target = model ? loopTarget(ns, producer, (i) => `Where is my order ${REACT_ORDERS[i % REACT_ORDERS.length]}?`) : loopTarget(ns, producer);
-      const measured = await measure(label, started, fleet, target, load);
+      const measured = await measure(label, started, fleet, target, load, tools);
       progress(started, `${label}: reading the log`);
       const records = await decodeLoopRecords(ns, await readLog(ns.kafka, loopTopicNames(ns), { until: untilOutcomes(ns.codec.topics.name('outcomes'), load.warmupRuns + load.runs + load.probeRuns) }));
       progress(started, `${label}: ${records.length} records read`);
@@ -181,6 +188,7 @@ interface Measured {
   before: Map<Instance, Sample[]>;
   after: Map<Instance, Sample[]>;
   rssMax: Map<Instance, number>;
+  others: { broker: number | null; tools: number | null; driver: number };
   loadAverage: number;
 }
 
@@ -188,9 +196,10 @@ interface Measured {
  * Warm-up, the throughput measurement (scrapes of every process before and after, RSS sampled
  * every second), then the latency probe.
  */
-async function measure(label: string, started: number, fleet: Fleet, target: LoadTarget, load: PhaseLoad): Promise<Measured> {
+async function measure(label: string, started: number, fleet: Fleet, target: LoadTarget, load: PhaseLoad, tools: ToolServerProcess | null = null): Promise<Measured> {
   progress(started, `${label}: warm-up, ${load.warmupRuns} runs`);
   await closedLoop(target, { runs: load.warmupRuns, concurrency: load.concurrency, timeoutMs: load.timeoutMs });
+  const othersBefore = otherCpu(tools);
   const before = await scrapeAll(fleet);
   const rssMax = new Map<Instance, number>();
   // Read from /proc, not /metrics: a scrape a second cost each stage 3-5% of its CPU (bench/profile.ts).
@@ -200,10 +209,12 @@ async function measure(label: string, started: number, fleet: Fleet, target: Loa
   progress(started, `${label}: measuring ${load.runs} runs, ${load.concurrency} in flight`);
   let saturated: LoadResult;
   let after: Map<Instance, Sample[]>;
+  let others: Measured['others'];
   let loadAverage = Number.NaN;
   try {
     saturated = await closedLoop(target, { ...load, onProgress: (done) => progress(started, `${label}: ${done}/${load.runs} runs ended`) });
     after = await scrapeAll(fleet);
+    others = otherCpuDelta(othersBefore, otherCpu(tools));
     loadAverage = loadavg()[0]!;
     for (const [i, samples] of after) rssMax.set(i, Math.max(rssMax.get(i) ?? 0, gauge(samples, 'process_resident_memory_bytes')));
   } finally {
@@ -211,7 +222,36 @@ async function measure(label: string, started: number, fleet: Fleet, target: Loa
   }
   progress(started, `${label}: latency probe, ${load.probeRuns} runs, ${load.probeConcurrency} in flight`);
   const probe = await closedLoop(target, { runs: load.probeRuns, concurrency: load.probeConcurrency, timeoutMs: load.timeoutMs });
-  return { saturated, probe, before, after, rssMax, loadAverage };
+  return { saturated, probe, before, after, rssMax, others, loadAverage };
+}
+
+/** CPU ms so far of the local broker processes (null when none runs here), the tool server (null without one) and this process. */
+function otherCpu(tools: ToolServerProcess | null): { broker: number | null; tools: number | null; driver: number } {
+  let broker: number | null = null;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('kafka.Kafka')) continue;
+      broker = (broker ?? 0) + processCpuMs(Number(entry));
+    } catch {
+      // a process that exited while the directory was read
+    }
+  }
+  const pid = tools?.instance.child.pid;
+  const usage = process.cpuUsage();
+  return { broker, tools: pid === undefined ? null : processCpuMs(pid), driver: (usage.user + usage.system) / 1000 };
+}
+
+function otherCpuDelta(a: ReturnType<typeof otherCpu>, b: ReturnType<typeof otherCpu>): Measured['others'] {
+  const d = (x: number | null, y: number | null) => (x === null || y === null ? null : y - x);
+  return { broker: d(a.broker, b.broker), tools: d(a.tools, b.tools), driver: b.driver - a.driver };
+}
+
+/** utime + stime of a process from /proc/<pid>/stat, in ms (USER_HZ is 100 on Linux). */
+function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** The process's resident set size now (VmRSS), 0 when it cannot be read. */
@@ -246,6 +286,7 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
   const runMs = timelines.filter((t) => t.endedAt !== null).map((t) => t.endedAt! - t.startedAt);
   const probeTimelines = of(m.probe.ids);
   const runs = m.saturated.ids.length;
+  const perRun = (ms: number | null) => (ms === null ? null : ms / runs);
   const ends = [...m.saturated.endedAt.values()].sort((a, b) => a - b);
   const [from, to] = [ends[Math.floor(0.1 * (ends.length - 1))]!, ends[Math.floor(0.9 * (ends.length - 1))]!];
   const runsPerSecond = to > from ? (ends.filter((t) => t > from && t <= to).length / (to - from)) * 1000 : runs / ((m.saturated.endMs - m.saturated.startMs) / 1000);
@@ -284,6 +325,7 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
     runMs: summary(runMs),
     probe: { concurrency: setup.load.probeConcurrency, iterationMs: summary(iterationLatencies(probeTimelines)), runMs: summary(probeTimelines.filter((t) => t.endedAt !== null).map((t) => t.endedAt! - t.startedAt)) },
     stages,
+    otherCpuMsPerRun: { broker: perRun(m.others.broker), tools: kind === 'loop' ? perRun(m.others.tools) : null, driver: m.others.driver / runs },
     statuses,
     loadAverage: m.loadAverage,
   };

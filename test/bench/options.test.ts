@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { benchOptions, renderReport, scalingRows, type BenchReport } from '../../bench/run.ts';
+import { benchOptions, pairRatios, renderReport, scalingRows, type BenchReport } from '../../bench/run.ts';
 import type { PhaseResult } from '../../bench/lib/phases.ts';
 
 test('the default bench also runs the headline pair at 1,024 in flight; --quick keeps it short', () => {
@@ -14,6 +14,14 @@ test('the default bench also runs the headline pair at 1,024 in flight; --quick 
   assert.equal(full.peer, 'off');
   assert.deepEqual(benchOptions(['--quick']).high, { concurrency: 512, runs: 600 });
   assert.equal(benchOptions(['--high', '0']).high.concurrency, 0);
+});
+
+test('the default bench measures a steady state: 2,000 warm-up runs, then 2,000 runs a phase', () => {
+  const full = benchOptions([]);
+  assert.equal(full.load.warmupRuns, 2000);
+  assert.equal(full.load.runs, 2000);
+  assert.deepEqual([benchOptions(['--quick']).load.warmupRuns, benchOptions(['--quick']).load.runs], [50, 300]);
+  assert.equal(benchOptions(['--warmup', '0']).load.warmupRuns, 0);
 });
 
 test('--scaling-only and --peer-only run no A/B; instance counts are parsed and checked', () => {
@@ -69,4 +77,34 @@ test('a scaling A/B reports each side against its own 1-instance phase, and the 
   const text = renderReport(report);
   assert.match(text, /^A +20 +1\.00x +32 +1\.60x/m, 'A: 30 and 34 against 20');
   assert.match(text, /^B +30 +1\.00x +57 +1\.90x/m, 'B: 60 and 54 against 30');
+});
+
+function withCpu(p: PhaseResult, stageCpuMsPerRun: number[]): PhaseResult {
+  const stages = Object.fromEntries(stageCpuMsPerRun.map((cpuMsPerRun, i) => [`s${i}`, { handleP50Ms: null, handleP99Ms: null, rssMiB: [100], recordsPerTransaction: 10, cpuMsPerRun }]));
+  return { ...p, stages };
+}
+
+test('loop ÷ relay averages both phases of a pair, runs/s and CPU per run alike', () => {
+  const phases = [
+    withCpu(phase('loop 0ms x1 #1', 200, null), [2, 2, 2]), // the cold first phase of a bench
+    withCpu(phase('relay x1 #1', 500, null), [1, 1, 1]),
+    withCpu(phase('relay x1 #2', 700, null), [1, 0.5, 0.5]),
+    withCpu(phase('loop 0ms x1 #2', 400, null), [1, 1, 1]),
+  ];
+  const [r] = pairRatios(phases, [['loop 0ms x1', 'relay x1']]);
+  assert.equal(r!.ratio, 300 / 600);
+  assert.equal(r!.cpuRatio, 4.5 / 2.5, 'the mean of 6 and 3 ms against the mean of 3 and 2');
+});
+
+test('the report says where the cores went per run: stages, broker, tool server, bench driver', () => {
+  const loop = { ...withCpu(phase('loop 0ms x1 #1', 300, null), [1, 1.25, 1]), otherCpuMsPerRun: { broker: 1.5, tools: 0.25, driver: 0.5 } };
+  const relay = { ...withCpu(phase('relay x1 #1', 600, null), [0.5, 0.5, 0.25]), kind: 'relay' as const, otherCpuMsPerRun: { broker: null, tools: null, driver: 0.25 } };
+  const report: BenchReport = {
+    startedAt: '2026-12-01T00:00:00.000Z', durationSeconds: 1,
+    machine: { cpus: 2, cpuModel: 'x', memoryGiB: 1, node: 'v20', kafka: '3.9.1', brokers: 'b', loadAverageBefore: [1, 1, 1], loadAverageAfter: [1, 1, 1] },
+    options: benchOptions([]), phases: [loop, relay], ratios: [], ab: null, peer: [], peerRatios: [], scaling: [],
+  };
+  const text = renderReport(report);
+  assert.match(text, /^loop 0ms x1 #1 +3\.25 +1\.50 +0\.25 +0\.50 +5\.50 *$/m);
+  assert.match(text, /^relay x1 #1 +1\.25 +- +- +0\.25 +1\.50 *$/m, 'no local broker, no tool: dashes, not zeros');
 });
