@@ -3,7 +3,7 @@
  *
  *   node --import tsx bench/run.ts [--out report.json] [--runs 2000] [--concurrency 256]
  *       [--warmup 2000] [--probe-runs 40] [--probe-concurrency 4]
- *       [--patch bench/patches/featurizer-scratch.patch | --no-ab] [--quick] [--budget-s 570]
+ *       [--patch bench/patches/<name>.patch] [--quick] [--budget-s 570]
  *       [--model | --model-only] [--model-latency-ms 300] [--ab-only]
  *
  * Phases, each in a fresh namespace on the broker named by KAFKA_BROKERS / SCHEMA_REGISTRY_URL:
@@ -430,8 +430,8 @@ const USAGE = `usage: npm run bench -- [options]
   --probe-concurrency N      runs in flight (4)
   --high N / --high-runs N   the headline pair again at N in flight (1024; 0: off), with this many runs (2000)
   --timeout-s N              give up a phase after N s without progress (120)
-  --patch FILE               A/B this patch (default bench/patches/featurizer-scratch.patch)
-  --no-ab | --ab-only        skip the A/B phases | only the A/B (and the loop phase it needs)
+  --patch FILE               also A/B this patch (bench/patches/; none by default)
+  --no-ab | --ab-only        no A/B even with --patch | only the A/B of --patch (and the loop phase it needs)
   --ab-runs N                runs per A/B loop phase (600)
   --budget-s N               time budget for the A/B phases (570)
   --model | --model-only     also | only the ReAct loop against the model simulator, 0 ms and
@@ -474,6 +474,7 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       'high-runs': { type: 'string' },
     },
   });
+  if (values['ab-only'] && values.patch === undefined) throw new Error('--ab-only: name the patch to A/B with --patch FILE (bench/patches/)');
   const quick = values.quick;
   const int = (v: string | undefined, fallback: number, name = 'the option') => {
     const n = v === undefined ? fallback : Number(v);
@@ -495,7 +496,8 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       timeoutMs: 1000 * int(values['timeout-s'], 120, '--timeout-s'),
     },
     // --scaling-only A/Bs only a patch it is given; the other single-purpose modes none.
-    patch: values['no-ab'] || values['model-only'] || values['peer-only'] ? null : values['scaling-only'] ? (values.patch ?? null) : (values.patch ?? new URL('./patches/featurizer-scratch.patch', import.meta.url).pathname),
+    // An A/B needs a patch named: a fixed default one stops applying as the code moves on.
+    patch: values['no-ab'] || values['model-only'] || values['peer-only'] ? null : (values.patch ?? null),
     abRuns: int(values['ab-runs'], quick ? 300 : 600, '--ab-runs'),
     budgetSeconds: int(values['budget-s'], 570, '--budget-s'),
     model: values['model-only'] ? 'only' : values.model ? 'also' : 'off',

@@ -16,6 +16,13 @@ test('the default bench also runs the headline pair at 1,024 in flight; --quick 
   assert.equal(benchOptions(['--high', '0']).high.concurrency, 0);
 });
 
+test('the default bench runs no A/B; --ab-only without a patch says what it needs', () => {
+  assert.equal(benchOptions([]).patch, null);
+  assert.equal(benchOptions(['--patch', 'x.patch']).patch, 'x.patch');
+  assert.equal(benchOptions(['--patch', 'x.patch', '--no-ab']).patch, null);
+  assert.throws(() => benchOptions(['--ab-only']), /--ab-only: name the patch to A\/B with --patch FILE/);
+});
+
 test('the default bench measures a steady state: 2,000 warm-up runs, then 2,000 runs a phase', () => {
   const full = benchOptions([]);
   assert.equal(full.load.warmupRuns, 2000);
