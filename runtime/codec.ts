@@ -31,6 +31,8 @@ export class AvroCodec {
   private readonly decoders = new Map<string, (payload: Buffer) => unknown>();
   /** Writer schemas by registry id (an id's schema never changes). */
   private readonly writers = new Map<number, avro.Type>();
+  /** Where {@link encode} writes a record before copying it out (encoding is synchronous: calls never share it). */
+  private scratch = Buffer.allocUnsafe(16 * 1024);
 
   constructor(
     readonly registry: SchemaRegistry,
@@ -59,18 +61,24 @@ export class AvroCodec {
     if (schemaId === undefined) throw new Error(`schema of ${id} not registered by this process (call register first)`);
     // The schema registered under `schemaId` is this code's own schema of `id`: its compiled type
     // writes the same bytes the registry client would, without the client's per-call lookups.
-    let body: Buffer;
+    // Written once, behind the 5-byte header, into a scratch buffer that grows to the largest record
+    // seen, then copied out: avsc's toBuffer writes into a 1 KiB buffer and, for a larger record
+    // (most of the loop's are 1-2 KiB), allocates a zero-filled one and writes the record again.
+    const type = this.reader(id);
+    let end: number;
     try {
-      body = this.reader(id).toBuffer(value);
+      end = type.encode(value, this.scratch, 5);
+      if (end < 0) {
+        this.scratch = Buffer.allocUnsafe(2 * (this.scratch.length - end));
+        end = type.encode(value, this.scratch, 5);
+      }
     } catch {
       // The registry client's error names the fields that do not fit the schema.
       return this.registry.encode(schemaId, value);
     }
-    const framed = Buffer.allocUnsafe(5 + body.length);
-    framed[0] = 0;
-    framed.writeInt32BE(schemaId, 1);
-    body.copy(framed, 5);
-    return framed;
+    this.scratch[0] = 0;
+    this.scratch.writeInt32BE(schemaId, 1);
+    return Buffer.from(this.scratch.subarray(0, end));
   }
 
   /**

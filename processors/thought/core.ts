@@ -122,7 +122,8 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
     };
     return onReactObservation(obs, config.model, config, runner);
   }
-  let plan = planOfRun(obs.run.plan_json);
+  const carried = planOfRun(obs.run.plan_json);
+  let plan = carried;
   const outputs = jsonObjectField(obs.run.outputs_json, 'run.outputs_json') as Outputs;
   const streaks = { ...obs.run.failure_streaks };
   const history: Record<string, string[]> = { ...obs.run.error_history };
@@ -185,7 +186,8 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
 
   // Only a wave that succeeded and still taught nothing new is stale; failures are the reflection's business.
   const stale = newInformation ? 0 : allValid ? obs.run.stale_waves + 1 : obs.run.stale_waves;
-  const run: RunState = { ...obs.run, plan_json: JSON.stringify(plan), outputs_json: JSON.stringify(outputs), failure_streaks: streaks, error_history: history, seen_data: [...seen], stale_waves: stale, reflections, failures_seen: failures };
+  // An unchanged plan keeps the text it came in (the JSON.stringify of the same plan, written when it was planned).
+  const run: RunState = { ...obs.run, plan_json: plan === carried ? obs.run.plan_json : JSON.stringify(plan), outputs_json: JSON.stringify(outputs), failure_streaks: streaks, error_history: history, seen_data: [...seen], stale_waves: stale, reflections, failures_seen: failures };
   if (replan !== null) {
     if (!config.model) return end(obs.thought_id, run, obs.iteration, 'failed', 'model_unavailable', `a new plan is needed (${replan}), but this Thought has no model loop configured`, null);
     return replanTurn(obs.thought_id, obs.iteration, run, plan, outputs, config.model, replan);
