@@ -27,6 +27,7 @@ test('the default bench measures a steady state: 2,000 warm-up runs, then 2,000 
   const full = benchOptions([]);
   assert.equal(full.load.warmupRuns, 2000);
   assert.equal(full.load.runs, 2000);
+  assert.equal(full.abRuns, 2000, 'an A/B loop phase as long as the others');
   assert.deepEqual([benchOptions(['--quick']).load.warmupRuns, benchOptions(['--quick']).load.runs], [50, 300]);
   assert.equal(benchOptions(['--warmup', '0']).load.warmupRuns, 0);
 });
