@@ -21,6 +21,9 @@ const INIT_PRODUCER_RETRIABLE_PROTOCOL_ERRORS = [
    */
   'CONCURRENT_TRANSACTIONS',
 ]
+// PATCHED: AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS is asked again this often, this far apart.
+const CONCURRENT_TRANSACTIONS_ATTEMPTS = 10
+const CONCURRENT_TRANSACTIONS_WAIT_MS = 20
 const COMMIT_RETRIABLE_PROTOCOL_ERRORS = [
   'UNKNOWN_TOPIC_OR_PARTITION',
   'COORDINATOR_LOAD_IN_PROGRESS',
@@ -143,13 +146,16 @@ module.exports = ({
     return broker
   }
 
-  /** Runs `request` against the transaction coordinator; a failure makes the next request look it up again. */
+  /**
+   * Runs `request` against the transaction coordinator; a failure makes the next request look it up
+   * again, except CONCURRENT_TRANSACTIONS, which only the right coordinator can answer.
+   */
   const withTransactionCoordinator = async request => {
     const broker = await findTransactionCoordinator()
     try {
       return await request(broker)
     } catch (e) {
-      transactionCoordinatorId = null
+      if (e.type !== 'CONCURRENT_TRANSACTIONS') transactionCoordinatorId = null
       throw e
     }
   }
@@ -333,9 +339,22 @@ module.exports = ({
         }))
 
         if (topics.length) {
-          await withTransactionCoordinator(broker =>
-            broker.addPartitionsToTxn({ transactionalId, producerId, producerEpoch, topics })
-          )
+          // PATCHED: right after a commit, the coordinator may still be writing the previous
+          // transaction's markers and answers CONCURRENT_TRANSACTIONS for a few milliseconds. Ask
+          // again after a short wait, as the Java client does (20 ms), instead of failing the send
+          // into the client's retry (200 ms and up here): a pipelined stage commits a partition's
+          // transactions back to back and met this in about one transaction in six.
+          for (let attempt = 1; ; attempt++) {
+            try {
+              await withTransactionCoordinator(broker =>
+                broker.addPartitionsToTxn({ transactionalId, producerId, producerEpoch, topics })
+              )
+              break
+            } catch (e) {
+              if (e.type !== 'CONCURRENT_TRANSACTIONS' || attempt >= CONCURRENT_TRANSACTIONS_ATTEMPTS) throw e
+              await new Promise(resolve => setTimeout(resolve, CONCURRENT_TRANSACTIONS_WAIT_MS))
+            }
+          }
         }
 
         topics.forEach(({ topic, partitions }) => {
