@@ -21,9 +21,6 @@ const INIT_PRODUCER_RETRIABLE_PROTOCOL_ERRORS = [
    */
   'CONCURRENT_TRANSACTIONS',
 ]
-// PATCHED: AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS is asked again this often, this far apart.
-const CONCURRENT_TRANSACTIONS_ATTEMPTS = 10
-const CONCURRENT_TRANSACTIONS_WAIT_MS = 20
 const COMMIT_RETRIABLE_PROTOCOL_ERRORS = [
   'UNKNOWN_TOPIC_OR_PARTITION',
   'COORDINATOR_LOAD_IN_PROGRESS',
@@ -146,16 +143,13 @@ module.exports = ({
     return broker
   }
 
-  /**
-   * Runs `request` against the transaction coordinator; a failure makes the next request look it up
-   * again, except CONCURRENT_TRANSACTIONS, which only the right coordinator can answer.
-   */
+  /** Runs `request` against the transaction coordinator; a failure makes the next request look it up again. */
   const withTransactionCoordinator = async request => {
     const broker = await findTransactionCoordinator()
     try {
       return await request(broker)
     } catch (e) {
-      if (e.type !== 'CONCURRENT_TRANSACTIONS') transactionCoordinatorId = null
+      transactionCoordinatorId = null
       throw e
     }
   }
@@ -339,22 +333,9 @@ module.exports = ({
         }))
 
         if (topics.length) {
-          // PATCHED: right after a commit, the coordinator may still be writing the previous
-          // transaction's markers and answers CONCURRENT_TRANSACTIONS for a few milliseconds. Ask
-          // again after a short wait, as the Java client does (20 ms), instead of failing the send
-          // into the client's retry (200 ms and up here): a pipelined stage commits a partition's
-          // transactions back to back and met this in about one transaction in six.
-          for (let attempt = 1; ; attempt++) {
-            try {
-              await withTransactionCoordinator(broker =>
-                broker.addPartitionsToTxn({ transactionalId, producerId, producerEpoch, topics })
-              )
-              break
-            } catch (e) {
-              if (e.type !== 'CONCURRENT_TRANSACTIONS' || attempt >= CONCURRENT_TRANSACTIONS_ATTEMPTS) throw e
-              await new Promise(resolve => setTimeout(resolve, CONCURRENT_TRANSACTIONS_WAIT_MS))
-            }
-          }
+          await withTransactionCoordinator(broker =>
+            broker.addPartitionsToTxn({ transactionalId, producerId, producerEpoch, topics })
+          )
         }
 
         topics.forEach(({ topic, partitions }) => {

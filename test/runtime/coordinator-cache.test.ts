@@ -22,20 +22,14 @@ const createEosManager = require('kafkajs/src/producer/eosManager') as (deps: Re
 const { KafkaJSProtocolError } = require('kafkajs/src/errors') as { KafkaJSProtocolError: new (e: Record<string, unknown>) => Error };
 const { createErrorFromCode } = require('kafkajs/src/protocol/error') as { createErrorFromCode: (code: number) => Record<string, unknown> };
 const NOT_COORDINATOR = 16;
-const CONCURRENT_TRANSACTIONS = 51;
 
 /** Two nodes; the transaction and group coordinators are on `coordinator`, which a test may move. */
 function scriptedCluster() {
-  // `concurrent`: how many AddPartitionsToTxn the coordinator answers CONCURRENT_TRANSACTIONS (still completing the last commit).
-  const state = { coordinator: 1, concurrent: 0, lookups: [] as string[], requests: [] as string[] };
+  const state = { coordinator: 1, lookups: [] as string[], requests: [] as string[] };
   const broker = (nodeId: number) => {
     const answer = (api: string) => async () => {
       state.requests.push(`${api}@${nodeId}`);
       if (nodeId !== state.coordinator) throw new KafkaJSProtocolError(createErrorFromCode(NOT_COORDINATOR));
-      if (api === 'addPartitionsToTxn' && state.concurrent > 0) {
-        state.concurrent--;
-        throw new KafkaJSProtocolError(createErrorFromCode(CONCURRENT_TRANSACTIONS));
-      }
       return api === 'initProducerId' ? { producerId: 7, producerEpoch: 0 } : {};
     };
     return { nodeId, initProducerId: answer('initProducerId'), addPartitionsToTxn: answer('addPartitionsToTxn'), addOffsetsToTxn: answer('addOffsetsToTxn'), txnOffsetCommit: answer('txnOffsetCommit'), endTxn: answer('endTxn') };
@@ -99,28 +93,4 @@ test('a coordinator that moved fails one request; the next request finds the new
     'txnOffsetCommit@2',
     'endTxn@2',
   ]);
-});
-
-test('CONCURRENT_TRANSACTIONS right after a commit: AddPartitionsToTxn is asked again at the same coordinator, no lookup, the transaction goes through', async () => {
-  const { state, eos } = scriptedCluster();
-  await eos.initProducerId();
-  await transaction(eos);
-  state.requests.length = 0;
-  state.concurrent = 3;
-  await transaction(eos);
-  assert.deepEqual(state.lookups, ['tx-1', 'group-a'], 'the coordinators were not looked up again');
-  assert.deepEqual(state.requests, ['addPartitionsToTxn@1', 'addPartitionsToTxn@1', 'addPartitionsToTxn@1', 'addPartitionsToTxn@1', 'addOffsetsToTxn@1', 'txnOffsetCommit@1', 'endTxn@1']);
-});
-
-test('a coordinator that keeps answering CONCURRENT_TRANSACTIONS fails the request after 10 tries, and stays the known coordinator', async () => {
-  const { state, eos } = scriptedCluster();
-  await eos.initProducerId();
-  state.concurrent = 100;
-  eos.beginTransaction();
-  await assert.rejects(eos.addPartitionsToTransaction([{ topic: 'out', partitions: [{ partition: 0 }] }]), (err: Error & { type?: string }) => err.type === 'CONCURRENT_TRANSACTIONS');
-  assert.equal(state.requests.filter((r) => r === 'addPartitionsToTxn@1').length, 10);
-  await eos.abort();
-  state.concurrent = 0;
-  await transaction(eos);
-  assert.deepEqual(state.lookups, ['tx-1', 'group-a'], 'no lookup after the failure: the coordinator was right all along');
 });
