@@ -237,11 +237,15 @@ export function scalingRows(phases: PhaseResult[], firstCount: number): BenchRep
   });
 }
 
-/** Loop 0 ms x1 (mean of its repeats at the headline in-flight count) ÷ each peer phase. */
+/** CPU ms per run of a phase's stages (or relay hops) together. */
+function stageCpuMsPerRun(p: PhaseResult): number {
+  return Object.values(p.stages).reduce((sum, st) => sum + st.cpuMsPerRun, 0);
+}
+
 /**
- * Loop ÷ relay for each pair of labels: runs/s, and stage CPU per run (relay ÷ loop inverted). Both
- * are means over a label's phases (#1 and #2 of the ABBA pair), so that the bench's first phase, on
- * a broker and JIT still cold, weighs no more than the last.
+ * Loop ÷ relay for each pair of labels: runs/s, and stage CPU per run. Both are means over a
+ * label's phases (#1 and #2 of the ABBA pair), so that the bench's first phase, on a broker and JIT
+ * still cold, weighs no more than the last.
  */
 export function pairRatios(phases: PhaseResult[], pairs: string[][]): BenchReport['ratios'] {
   const mean = (prefix: string, figure: (p: PhaseResult) => number) => {
@@ -249,10 +253,11 @@ export function pairRatios(phases: PhaseResult[], pairs: string[][]): BenchRepor
     return rows.reduce((sum, p) => sum + figure(p), 0) / rows.length;
   };
   const rate = (prefix: string) => mean(prefix, (p) => p.runsPerSecond);
-  const cpu = (prefix: string) => mean(prefix, (p) => Object.values(p.stages).reduce((sum, st) => sum + st.cpuMsPerRun, 0));
+  const cpu = (prefix: string) => mean(prefix, stageCpuMsPerRun);
   return pairs.map(([loop, relay]) => ({ loop: loop!, relay: relay!, ratio: rate(loop!) / rate(relay!), cpuRatio: cpu(loop!) / cpu(relay!) }));
 }
 
+/** Loop 0 ms x1 (mean of its repeats at the headline in-flight count) ÷ each peer phase. */
 function peerRatios(phases: PhaseResult[], peer: PeerResult[]): BenchReport['peerRatios'] {
   const loops = phases.filter((p) => p.label === 'loop 0ms x1' || p.label.startsWith('loop 0ms x1 #'));
   if (!loops.length || !peer.length) return [];
@@ -363,7 +368,7 @@ export function renderReport(r: BenchReport): string {
     const cell = (x: number | null | undefined) => (x == null ? '-' : x);
     lines.push(table(['phase', 'stages CPU ms/run', 'broker', 'tool server', 'bench driver', 'all'], others.map((p) => {
       const o = p.otherCpuMsPerRun!;
-      const stages = Object.values(p.stages).reduce((sum, st) => sum + st.cpuMsPerRun, 0);
+      const stages = stageCpuMsPerRun(p);
       return [p.label, stages, cell(o.broker), cell(o.tools), o.driver, stages + (o.broker ?? 0) + (o.tools ?? 0) + o.driver];
     })));
     lines.push(`(where the machine's ${m.cpus} cores went per run, over the throughput measurement; broker "-": not on this machine; the relay calls no tool)`);
@@ -422,7 +427,7 @@ const USAGE = `usage: npm run bench -- [options]
   (the loop against the relay ceiling on KAFKA_BROKERS / SCHEMA_REGISTRY_URL; docs/BENCHMARKS.md)
 
   --out FILE                 also write the JSON report
-  --quick                    smaller counts (~5 min), for trying things out
+  --quick                    smaller counts, for trying things out
   --runs N / --warmup N      measured runs / warm-up runs per phase (2000 / 2000: a steady state;
                              the scaling and model phases, bound by waiting, take at most 1000 / 100)
   --concurrency N            runs in flight in the headline phases (256)
@@ -495,8 +500,8 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       probeConcurrency: int(values['probe-concurrency'], 4, '--probe-concurrency'),
       timeoutMs: 1000 * int(values['timeout-s'], 120, '--timeout-s'),
     },
-    // --scaling-only A/Bs only a patch it is given; the other single-purpose modes none.
-    // An A/B needs a patch named: a fixed default one stops applying as the code moves on.
+    // An A/B needs a patch named (a fixed default one stops applying as the code moves on); the
+    // model-only and peer-only modes run none.
     patch: values['no-ab'] || values['model-only'] || values['peer-only'] ? null : (values.patch ?? null),
     abRuns: int(values['ab-runs'], quick ? 300 : 2000, '--ab-runs'),
     budgetSeconds: int(values['budget-s'], 570, '--budget-s'),

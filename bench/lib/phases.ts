@@ -325,7 +325,7 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
     runMs: summary(runMs),
     probe: { concurrency: setup.load.probeConcurrency, iterationMs: summary(iterationLatencies(probeTimelines)), runMs: summary(probeTimelines.filter((t) => t.endedAt !== null).map((t) => t.endedAt! - t.startedAt)) },
     stages,
-    otherCpuMsPerRun: { broker: perRun(m.others.broker), tools: kind === 'loop' ? perRun(m.others.tools) : null, driver: m.others.driver / runs },
+    otherCpuMsPerRun: { broker: perRun(m.others.broker), tools: perRun(m.others.tools), driver: m.others.driver / runs },
     statuses,
     loadAverage: m.loadAverage,
   };
