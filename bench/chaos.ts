@@ -81,7 +81,7 @@ export function renderChaos(r: ChaosCommandReport): string {
     table(['figure', 'value'], [
       ['runs submitted', c.submitted],
       ['runs with a committed outcome', c.outcomes],
-      ['lost runs (no outcome)', c.lostRuns.length],
+      ['lost runs (no outcome)', c.lostRuns.length ? `${c.lostRuns.length}: last committed at ${Object.entries(c.lostAt).map(([at, e]) => `${at} ${e.runs} (partitions ${e.partitions.join(',')})`).join('; ')}` : 0],
       ['duplicated steps (read_committed scan)', c.duplicatedSteps.length],
       ['task records re-sent by the submitter (ignored by Thought)', c.duplicatedTasks],
       ['dead letters', Object.values(c.deadLetters).reduce((a, b) => a + b, 0)],

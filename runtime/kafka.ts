@@ -92,6 +92,9 @@ export function kafkaTlsOptions(kafka: RuntimeConfig['kafka']): boolean | Connec
   return options;
 }
 
+/** How long a connection to a broker (TCP and, with KAFKA_SSL, the TLS handshake) may take. */
+export const KAFKA_CONNECTION_TIMEOUT_MS = 5000;
+
 /**
  * Builds a kafkajs client from the runtime configuration; kafkajs' own logs go through `logger` as
  * JSON lines. `retries`: how often kafkajs retries a failed request or connection (default 8).
@@ -110,6 +113,9 @@ export function createKafka(config: RuntimeConfig, clientId: string, logger: Log
       if (level <= logLevel.ERROR && !isTransientKafkaLog(entry)) logger.warn(log.message, fields);
       else logger.debug(log.message, fields);
     },
+    // kafkajs' default of 1 s includes the TLS handshake: on a loaded host (or a remote cluster)
+    // that is too short, and a connection that would have succeeded reads as an unreachable broker.
+    connectionTimeout: KAFKA_CONNECTION_TIMEOUT_MS,
     retry: { retries: tuning.retries ?? 8, initialRetryTime: 200, maxRetryTime: 5000 },
   };
   if (config.kafka.sasl) options.sasl = config.kafka.sasl as KafkaConfig['sasl'];

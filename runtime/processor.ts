@@ -491,8 +491,22 @@ export class StageRunner {
   private pause(p: Pipelined): void {
     if (p.paused) return;
     p.paused = true;
-    this.consumer.pause([{ topic: p.topic, partitions: [p.partition] }]);
-    void this.recover(p);
+    this.onConsumer('pause', p, (c) => c.pause([{ topic: p.topic, partitions: [p.partition] }]));
+    this.recover(p).catch((err: unknown) => this.res.logger.error('recovering a failed partition failed', { group: this.group, topic: p.topic, partition: p.partition, error: err as Error }));
+  }
+
+  /**
+   * Pauses, seeks or resumes the current consumer. kafkajs refuses these (throws) between a crash
+   * and its restart, and a rebuilt consumer refuses them until it runs: a consumer in either state
+   * joins the group again with nothing paused and reads every partition from its committed offset,
+   * which is where a failed partition is to be read again from anyway, so the call is skipped.
+   */
+  private onConsumer(what: 'pause' | 'seek' | 'resume', p: Pipelined, call: (consumer: Consumer) => void): void {
+    try {
+      call(this.consumer);
+    } catch (err) {
+      this.res.logger.info(`${what} skipped: the consumer is restarting and reads the partition from its committed offset`, { group: this.group, topic: p.topic, partition: p.partition, error: errorMessage(err) });
+    }
   }
 
   /**
@@ -512,10 +526,10 @@ export class StageRunner {
     await new Promise((r) => setTimeout(r, delayMs));
     if (this.stopping) return;
     // Not ours any more: the next owner (or our next assignment) starts from the committed offsets.
-    if (resumeAt !== null && this.assigned[p.topic]?.includes(p.partition)) this.consumer.seek({ topic: p.topic, partition: p.partition, offset: resumeAt.toString() });
+    if (resumeAt !== null && this.assigned[p.topic]?.includes(p.partition)) this.onConsumer('seek', p, (c) => c.seek({ topic: p.topic, partition: p.partition, offset: resumeAt.toString() }));
     pipeline.reset();
     p.paused = false;
-    this.consumer.resume([{ topic: p.topic, partitions: [p.partition] }]);
+    this.onConsumer('resume', p, (c) => c.resume([{ topic: p.topic, partitions: [p.partition] }]));
   }
 
   /** The group heartbeat's interval: kafkajs's own, and the runner's while a claim or chunk is in progress. */

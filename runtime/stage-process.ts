@@ -20,6 +20,11 @@ import { prepareCatalog } from '../topics/check.ts';
 export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number, options: { applyTopics?: boolean } = {}): Promise<void> {
   const config = loadRuntimeConfig();
   const logger = createLogger({ stage, pid: process.pid });
+  // A bug that escapes every handler still ends in one JSON line a log pipeline can alert on.
+  process.on('uncaughtException', (err) => {
+    logger.error('uncaught error; exit 1 for the supervisor to restart this stage', { error: err });
+    process.exit(1);
+  });
   const metrics = new StageMetrics(`tao-${stage}`);
   const tracing = await startTracing(process.env, `tao-${stage}`, logger);
   const def = await define(metrics, logger);

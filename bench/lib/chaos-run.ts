@@ -108,6 +108,13 @@ export interface ChaosReport {
   resubmittedBatches: number;
   outcomes: number;
   lostRuns: string[];
+  /**
+   * Where the lost runs stopped: per loop topic, how many lost runs have that as their last
+   * committed record (`tasks` = Thought never planned; `thoughtRequests` = Action never answered the
+   * wave; `actionResults` = Observation never verified it; `observationResults` = Thought never
+   * went on), and the partitions those last records are on. Empty when none was lost.
+   */
+  lostAt: Record<string, { runs: number; partitions: number[] }>;
   duplicatedSteps: string[];
   /** Task records written twice by the submitter's retries (Thought ignores them). */
   duplicatedTasks: number;
@@ -461,6 +468,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       resubmittedBatches,
       outcomes: [...ids].filter((id) => outcomeKeys.has(id)).length,
       lostRuns: [...ids].filter((id) => !outcomeKeys.has(id)),
+      lostAt: whereLost(records, [...ids].filter((id) => !outcomeKeys.has(id))),
       duplicatedSteps: dups.steps,
       duplicatedTasks: dups.tasks.length,
       deadLetters,
@@ -528,4 +536,26 @@ async function followOutcomeKeys(ns: BenchNamespace, log: (line: string) => void
 /** A unique seed when none is given. */
 export function randomSeed(): number {
   return Number.parseInt(randomUUID().slice(0, 8), 16);
+}
+
+/** For `ChaosReport.lostAt`: the last committed loop record of each lost run (by its CreateTime), counted by topic. */
+export function whereLost(records: ReadonlyArray<{ id: string; key: string; partition: number; timestamp: number }>, lost: readonly string[]): ChaosReport['lostAt'] {
+  const wanted = new Set(lost);
+  const order = ['tasks', 'thoughtRequests', 'actionResults', 'observationResults'];
+  const last = new Map<string, { id: string; partition: number; timestamp: number }>();
+  for (const r of records) {
+    if (!wanted.has(r.key) || !order.includes(r.id)) continue;
+    const seen = last.get(r.key);
+    // One stage's record follows the one it answers; equal timestamps are ordered by stage.
+    if (!seen || r.timestamp > seen.timestamp || (r.timestamp === seen.timestamp && order.indexOf(r.id) > order.indexOf(seen.id))) last.set(r.key, r);
+  }
+  const out: ChaosReport['lostAt'] = {};
+  for (const id of lost) {
+    const at = last.get(id);
+    const entry = (out[at?.id ?? 'nothing committed'] ??= { runs: 0, partitions: [] });
+    entry.runs++;
+    if (at && !entry.partitions.includes(at.partition)) entry.partitions.push(at.partition);
+  }
+  for (const e of Object.values(out)) e.partitions.sort((a, b) => a - b);
+  return out;
 }

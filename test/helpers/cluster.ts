@@ -80,6 +80,16 @@ export class StageFleet {
   async stop(): Promise<void> {
     await stopAll(this.processes);
   }
+
+  /** `promise`, or its rejection with the stages' last warnings and errors appended: what a failed wait needs to be understood from CI output. */
+  async explained<T>(promise: Promise<T>, lines = 30): Promise<T> {
+    try {
+      return await promise;
+    } catch (err) {
+      const problems = this.lines.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-lines);
+      throw new Error(`${(err as Error).message}\nthe stages' last ${problems.length} warnings and errors:\n${problems.join('\n')}`);
+    }
+  }
 }
 
 /**

@@ -51,14 +51,14 @@ for (const victim of ['action', 'thought'] as const) {
       for (let i = 0; i < RUNS; i += 20) await submitTasks(producer, cluster.codec, tasks.slice(i, i + 20));
       await producer.disconnect();
 
-      await follower.waitFor(RUNS / 5, 60000);
+      await fleet.explained(follower.waitFor(RUNS / 5, 60000));
       const before = follower.outcomes.size;
       assert.ok(before < RUNS, `the kill must land mid-flight (${before} of ${RUNS} runs already done)`);
       procs[victim].child.kill('SIGKILL');
       assert.equal(await procs[victim].exited, 'SIGKILL');
       await fleet.start(victim);
 
-      await follower.waitFor(RUNS, 150000);
+      await fleet.explained(follower.waitFor(RUNS, 150000));
       await follower.stop();
       const outcomes = [...follower.outcomes.values()].map((r) => r.value as unknown as Outcome);
       assert.equal(outcomes.length, RUNS);
