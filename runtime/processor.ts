@@ -392,8 +392,12 @@ export class StageRunner {
     if (!current()) return;
     const pipelined = this.def.pipelined ? this.pipelined(batch.topic, batch.partition) : null;
     // A failed chunk: the partition is paused and will be read again from its last committed chunk;
-    // what kafkajs fetched before the pause is not handled.
-    if (pipelined?.pipeline.failure) return;
+    // what kafkajs fetched before the pause is not handled. A consumer restarted by kafkajs since
+    // has lost the pause: paused again here, or it would fetch the partition in a loop until then.
+    if (pipelined?.pipeline.failure) {
+      this.onConsumer('pause', pipelined, (c) => c.pause([{ topic: batch.topic, partitions: [batch.partition] }]));
+      return;
+    }
     // A member the group has evicted learns it here and rejoins, instead of claiming (and fencing
     // the partition's real owner) again and again while kafkajs retries the batch.
     await heartbeat();
