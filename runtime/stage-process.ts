@@ -20,9 +20,10 @@ import { prepareCatalog } from '../topics/check.ts';
 export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number, options: { applyTopics?: boolean } = {}): Promise<void> {
   const config = loadRuntimeConfig();
   const logger = createLogger({ stage, pid: process.pid });
-  // A bug that escapes every handler still ends in one JSON line a log pipeline can alert on.
+  // A bug that escapes every handler still ends in one JSON line a log pipeline can alert on (the
+  // stack's frames without its message line, which the error field carries redacted).
   process.on('uncaughtException', (err) => {
-    logger.error('uncaught error; exit 1 for the supervisor to restart this stage', { error: err });
+    logger.error('uncaught error; exit 1 for the supervisor to restart this stage', { error: err, at: err.stack?.split('\n').slice(1, 9).map((l) => l.trim()) });
     process.exit(1);
   });
   const metrics = new StageMetrics(`tao-${stage}`);
