@@ -67,8 +67,15 @@ const TRANSIENT_CONNECTION_MESSAGES = ['Connection error: ', 'Connection timeout
 export function isTransientKafkaLog(entry: Pick<LogEntry, 'log'>): boolean {
   const { message, error } = entry.log as { message: string; error?: unknown };
   if (typeof error === 'string' && transientProtocolMessages().has(error)) return true;
-  return TRANSIENT_CONNECTION_MESSAGES.some((m) => message.startsWith(m));
+  // A producer's send it retries (kafkajs logs only retriable errors and closed connections under
+  // this prefix): a transaction's coordinator still writing the previous one's markers, a leader
+  // moving. A send that runs out of retries fails its transaction, which this runtime reports.
+  const sent = message.startsWith(SEND_RETRIED) ? message.slice(SEND_RETRIED.length) : null;
+  if (sent !== null && (transientProtocolMessages().has(sent) || sent === 'Closed connection')) return true;
+  return TRANSIENT_CONNECTION_MESSAGES.some((m) => (sent ?? message).startsWith(m));
 }
+
+const SEND_RETRIED = 'Failed to send messages: ';
 
 /**
  * The kafkajs `ssl` option: false without KAFKA_SSL; with KAFKA_SSL_CA_FILE, the system CAs plus
