@@ -423,8 +423,11 @@ export class StageRunner {
     }
     for (let i = 0; i < messages.length; i += this.def.maxRecordsPerTransaction) {
       // A batch of an earlier assignment or claim stops here: the partition may be another
-      // instance's now, and kafkajs delivers the rest again from the last resolved offset.
-      if (!isRunning() || isStale() || !current() || this.claims.current(batch.partition) !== claimed) return;
+      // instance's now, and kafkajs delivers the rest again from the last resolved offset. So does
+      // a pipelined partition whose chunk failed while this batch waited for its claim: a chunk
+      // added now could still be in hand when the recovery resets the failure, and would then
+      // commit an offset past the failed records.
+      if (!isRunning() || isStale() || !current() || this.claims.current(batch.partition) !== claimed || pipelined?.pipeline.failure) return;
       const chunk = messages.slice(i, i + this.def.maxRecordsPerTransaction);
       const last = chunk[chunk.length - 1]!;
       // The batch's last chunk commits past the batch's trailing transaction markers too
@@ -496,7 +499,11 @@ export class StageRunner {
     if (p.paused) return;
     p.paused = true;
     this.onConsumer('pause', p, (c) => c.pause([{ topic: p.topic, partitions: [p.partition] }]));
-    this.recover(p).catch((err: unknown) => this.res.logger.error('recovering a failed partition failed', { group: this.group, topic: p.topic, partition: p.partition, error: err as Error }));
+    this.recover(p).catch((err: unknown) => {
+      // The partition would stay paused for good: exit for the supervisor instead.
+      this.res.logger.error('recovering a failed partition failed', { group: this.group, topic: p.topic, partition: p.partition, error: err as Error });
+      this.res.onFatal?.(err as Error);
+    });
   }
 
   /**

@@ -23,7 +23,7 @@ export async function runStageProcess(stage: string, define: (metrics: StageMetr
   // A bug that escapes every handler still ends in one JSON line a log pipeline can alert on (the
   // stack's frames without its message line, which the error field carries redacted).
   process.on('uncaughtException', (err) => {
-    logger.error('uncaught error; exit 1 for the supervisor to restart this stage', { error: err, at: err.stack?.split('\n').slice(1, 9).map((l) => l.trim()) });
+    logger.error('uncaught error; exit 1 for the supervisor to restart this stage', { error: err, at: (err as Error | null)?.stack?.split('\n').slice(1, 9).map((l) => l.trim()) });
     process.exit(1);
   });
   const metrics = new StageMetrics(`tao-${stage}`);
