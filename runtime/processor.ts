@@ -220,6 +220,8 @@ export class StageRunner {
   private readonly sources: Source[];
   private readonly group: string;
   private running = false;
+  /** Consumers kafkajs stopped for good (a crash without restart): one may crash inside its own `run()`. */
+  private readonly stoppedConsumers = new WeakSet<Consumer>();
   private lastError: string | null = null;
   private assigned: Record<string, number[]> = {};
   private readonly store: ChangelogStore<unknown> | null;
@@ -315,6 +317,7 @@ export class StageRunner {
       if (consumer !== this.consumer) return;
       this.lastError = errorMessage(payload.error);
       this.running = payload.restart;
+      if (!payload.restart) this.stoppedConsumers.add(consumer);
       res.logger.error('consumer crashed', { group: this.group, error: payload.error, restart: payload.restart });
       if (!payload.restart) void this.rebuild(payload.error);
     });
@@ -331,7 +334,9 @@ export class StageRunner {
       partitionsConsumedConcurrently: this.res.partitionsConsumedConcurrently ?? this.def.partitionsConcurrently ?? 3,
       eachBatch: (payload) => this.eachBatch(payload),
     });
-    this.running = true;
+    // kafkajs's run() resolves even when its first join failed for good (it reports that as a
+    // crash, already handled above): such a consumer is not running.
+    if (!this.stoppedConsumers.has(consumer)) this.running = true;
   }
 
   /**
