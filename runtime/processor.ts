@@ -400,7 +400,7 @@ export class StageRunner {
     // what kafkajs fetched before the pause is not handled. A consumer restarted by kafkajs since
     // has lost the pause: paused again here, or it would fetch the partition in a loop until then.
     if (pipelined?.pipeline.failure) {
-      this.onConsumer('pause', pipelined, (c) => c.pause([{ topic: batch.topic, partitions: [batch.partition] }]));
+      this.pauseFetching(pipelined);
       return;
     }
     // A member the group has evicted learns it here and rejoins, instead of claiming (and fencing
@@ -415,7 +415,10 @@ export class StageRunner {
       this.lastError = errorMessage(err);
       throw new TransientError(`claiming ${batch.topic}[${batch.partition}] failed (${errorMessage(err)}); retried`);
     }
-    if (!current()) return;
+    // A chunk of the pipelined partition may have failed while this batch waited for its claim: a
+    // chunk added now could still be in hand when the recovery resets the failure, and would then
+    // commit an offset past the failed records. kafkajs delivers the batch again after the rewind.
+    if (!current() || pipelined?.pipeline.failure) return;
     let messages = batch.messages;
     if (floor !== undefined) {
       const first = messages.findIndex((m) => BigInt(m.offset) >= floor);
@@ -428,11 +431,8 @@ export class StageRunner {
     }
     for (let i = 0; i < messages.length; i += this.def.maxRecordsPerTransaction) {
       // A batch of an earlier assignment or claim stops here: the partition may be another
-      // instance's now, and kafkajs delivers the rest again from the last resolved offset. So does
-      // a pipelined partition whose chunk failed while this batch waited for its claim: a chunk
-      // added now could still be in hand when the recovery resets the failure, and would then
-      // commit an offset past the failed records.
-      if (!isRunning() || isStale() || !current() || this.claims.current(batch.partition) !== claimed || pipelined?.pipeline.failure) return;
+      // instance's now, and kafkajs delivers the rest again from the last resolved offset.
+      if (!isRunning() || isStale() || !current() || this.claims.current(batch.partition) !== claimed) return;
       const chunk = messages.slice(i, i + this.def.maxRecordsPerTransaction);
       const last = chunk[chunk.length - 1]!;
       // The batch's last chunk commits past the batch's trailing transaction markers too
@@ -503,12 +503,16 @@ export class StageRunner {
   private pause(p: Pipelined): void {
     if (p.paused) return;
     p.paused = true;
-    this.onConsumer('pause', p, (c) => c.pause([{ topic: p.topic, partitions: [p.partition] }]));
+    this.pauseFetching(p);
     this.recover(p).catch((err: unknown) => {
       // The partition would stay paused for good: exit for the supervisor instead.
       this.res.logger.error('recovering a failed partition failed', { group: this.group, topic: p.topic, partition: p.partition, error: err as Error });
       this.res.onFatal?.(err as Error);
     });
+  }
+
+  private pauseFetching(p: Pipelined): void {
+    this.onConsumer('pause', p, (c) => c.pause([{ topic: p.topic, partitions: [p.partition] }]));
   }
 
   /**

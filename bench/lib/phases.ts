@@ -73,7 +73,7 @@ export interface PhaseResult {
    * tool server (null in relay phases, which call no tool), and this bench process (load driver and
    * log reader). With the stages' figures, where the machine's cores went.
    */
-  otherCpuMsPerRun?: { broker: number | null; tools: number | null; driver: number };
+  otherCpuMsPerRun?: OtherCpu;
   /** Outcome statuses of the measured runs. */
   statuses: Record<string, number>;
   /** The machine's 1-minute load average at the end of the measurement (other work on the machine shows here). */
@@ -188,7 +188,7 @@ interface Measured {
   before: Map<Instance, Sample[]>;
   after: Map<Instance, Sample[]>;
   rssMax: Map<Instance, number>;
-  others: { broker: number | null; tools: number | null; driver: number };
+  others: OtherCpu;
   loadAverage: number;
 }
 
@@ -209,7 +209,7 @@ async function measure(label: string, started: number, fleet: Fleet, target: Loa
   progress(started, `${label}: measuring ${load.runs} runs, ${load.concurrency} in flight`);
   let saturated: LoadResult;
   let after: Map<Instance, Sample[]>;
-  let others: Measured['others'];
+  let others: OtherCpu;
   let loadAverage = Number.NaN;
   try {
     saturated = await closedLoop(target, { ...load, onProgress: (done) => progress(started, `${label}: ${done}/${load.runs} runs ended`) });
@@ -225,8 +225,11 @@ async function measure(label: string, started: number, fleet: Fleet, target: Loa
   return { saturated, probe, before, after, rssMax, others, loadAverage };
 }
 
-/** CPU ms so far of the local broker processes (null when none runs here), the tool server (null without one) and this process. */
-function otherCpu(tools: ToolServerProcess | null): { broker: number | null; tools: number | null; driver: number } {
+/** CPU ms (so far, over a window, or per run) of the local broker processes (null when none runs here), the tool server (null without one) and this process. */
+type OtherCpu = { broker: number | null; tools: number | null; driver: number };
+
+/** {@link OtherCpu} so far. */
+function otherCpu(tools: ToolServerProcess | null): OtherCpu {
   let broker: number | null = null;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -242,7 +245,7 @@ function otherCpu(tools: ToolServerProcess | null): { broker: number | null; too
   return { broker, tools: pid === undefined ? null : processCpuMs(pid), driver: (usage.user + usage.system) / 1000 };
 }
 
-function otherCpuDelta(a: ReturnType<typeof otherCpu>, b: ReturnType<typeof otherCpu>): Measured['others'] {
+function otherCpuDelta(a: OtherCpu, b: OtherCpu): OtherCpu {
   const d = (x: number | null, y: number | null) => (x === null || y === null ? null : y - x);
   return { broker: d(a.broker, b.broker), tools: d(a.tools, b.tools), driver: b.driver - a.driver };
 }
