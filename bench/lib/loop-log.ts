@@ -70,7 +70,10 @@ export function recordSizes(records: readonly DecodedRecord[]): RelaySizes {
   for (const r of records) {
     if (!r.decoded || !r.value || waves.get(r.key) !== iterations) continue;
     const it = (r.decoded as { iteration?: number }).iteration;
-    if (r.id === 'thoughtRuns') add(`snapshot:${(r.decoded as unknown as RunSnapshot).status === 'running' ? 'start' : 'end'}`, r.value.length);
+    if (r.id === 'thoughtRuns') {
+      const snapshot = r.decoded as unknown as RunSnapshot;
+      add(snapshot.status === 'running' ? `snapshot:${snapshot.iteration}` : 'snapshot:end', r.value.length);
+    }
     else if (r.id === 'tasks' || r.id === 'outcomes') add(r.id, r.value.length);
     else add(`${r.id}:${it}`, r.value.length);
   }
@@ -79,8 +82,8 @@ export function recordSizes(records: readonly DecodedRecord[]): RelaySizes {
     if (!a) throw new Error(`no ${k} records to calibrate the relay from`);
     return Math.round(a.sum / a.n);
   };
-  const per = (id: TopicId) => Array.from({ length: iterations }, (_, i) => size(`${id}:${i + 1}`));
-  return { iterations, task: size('tasks'), request: per('thoughtRequests'), result: per('actionResults'), observation: per('observationResults'), outcome: size('outcomes'), snapshotStart: size('snapshot:start'), snapshotEnd: size('snapshot:end') };
+  const per = (id: TopicId | 'snapshot') => Array.from({ length: iterations }, (_, i) => size(`${id}:${i + 1}`));
+  return { iterations, task: size('tasks'), request: per('thoughtRequests'), result: per('actionResults'), observation: per('observationResults'), outcome: size('outcomes'), snapshot: per('snapshot'), snapshotEnd: size('snapshot:end') };
 }
 
 function mode(values: number[]): number {

@@ -3,9 +3,12 @@
  * (`thought`, `action`, `observation`), each a separate process and consumer group, each a
  * read_committed consume → produce → sendOffsets → commit relay with one transactional producer
  * per input partition and the loop's chunk sizes. A run is a task that goes round the ring
- * `iterations` times and ends with an outcome; every record has the byte size the loop's record
- * at that point has (calibrated from a loop run), so the only difference to the loop is the work
- * the loop does per record. Whatever the loop reaches is measured against this.
+ * `iterations` times and ends with an outcome; it writes the records the loop writes (Thought's
+ * `thought.runs` snapshot with every dispatched wave and with the outcome included), each of the
+ * byte size the loop's record at that point has (calibrated from a loop run), so the difference to
+ * the loop is the work the loop does per record, and Thought's store tail, a consumer of
+ * `thought.runs` the relay does not run (the loop's design, not Kafka's, needs it). Whatever the
+ * loop reaches is measured against this.
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin, Kafka, Message, Producer } from 'kafkajs';
@@ -24,7 +27,9 @@ export interface RelaySizes {
   result: number[];
   observation: number[];
   outcome: number;
-  snapshotStart: number;
+  /** Index i: the `thought.runs` snapshot written with wave i + 1's request (Thought writes one per dispatched wave). */
+  snapshot: number[];
+  /** The snapshot written with the outcome. */
   snapshotEnd: number;
 }
 
@@ -82,8 +87,9 @@ export function relayStep(hop: RelayHop, value: Buffer, sizes: RelaySizes): Arra
   const iteration = value.readUInt16BE(2);
   switch (hop) {
     case 'thought':
-      if (kind === KIND.task) return [{ topic: 'requests', value: relayValue(KIND.request, 1, sizes.request[0]!) }, { topic: 'runs', value: relayValue(KIND.snapshot, 0, sizes.snapshotStart) }];
-      if (iteration < sizes.iterations) return [{ topic: 'requests', value: relayValue(KIND.request, iteration + 1, sizes.request[iteration]!) }];
+      // Every dispatched wave is recorded in the store, so that a wave is decided on once.
+      if (kind === KIND.task) return [{ topic: 'requests', value: relayValue(KIND.request, 1, sizes.request[0]!) }, { topic: 'runs', value: relayValue(KIND.snapshot, 1, sizes.snapshot[0]!) }];
+      if (iteration < sizes.iterations) return [{ topic: 'requests', value: relayValue(KIND.request, iteration + 1, sizes.request[iteration]!) }, { topic: 'runs', value: relayValue(KIND.snapshot, iteration + 1, sizes.snapshot[iteration]!) }];
       return [{ topic: 'outcomes', value: relayValue(KIND.outcome, iteration, sizes.outcome) }, { topic: 'runs', value: relayValue(KIND.snapshot, iteration, sizes.snapshotEnd) }];
     case 'action':
       return [{ topic: 'results', value: relayValue(KIND.result, iteration, sizes.result[iteration - 1]!) }];
