@@ -20,8 +20,31 @@ import type { Admin, Kafka, Producer } from 'kafkajs';
 import { createProducer } from './kafka.ts';
 import type { ChangelogStore } from './state-store.ts';
 
-/** A partition taken over: its transactional producers (one per input topic) and each input's committed offset at the time. */
+/**
+ * A partition taken over: its transactional producers (one per input topic) and, per input, the
+ * floor below which records are not to be handled again: the committed offset at the time of the
+ * claim, moved on by the runner as the claim hands records on ({@link advanceFloor}).
+ */
 export type Claim = { producers: Map<string, Producer>; floors: Map<string, bigint> };
+
+/**
+ * Moves the claim's floor of `topic` to `next` (never back), once the records before it are
+ * committed or, in a pipelined stage, handed to the partition's pipeline. kafkajs can deliver
+ * records again within one claim: after a leader change, a fetch from the new leader that was asked
+ * from the last resolved offset while a batch of the old one was still being handled. Below the
+ * moved floor they are skipped, as a previous owner's are. (A pipeline's failure moves it back to
+ * the first record not committed.)
+ */
+export function advanceFloor(claim: Claim, topic: string, next: bigint): void {
+  const floor = claim.floors.get(topic);
+  if (floor === undefined || next > floor) claim.floors.set(topic, next);
+}
+
+/** How many of `messages` (in offset order) lie below `floor`: the leading records to skip. */
+export function below(messages: ReadonlyArray<{ offset: string }>, floor: bigint): number {
+  const first = messages.findIndex((m) => BigInt(m.offset) >= floor);
+  return first === -1 ? messages.length : first;
+}
 
 /** What a claim works with. */
 export interface ClaimResources {
@@ -38,6 +61,12 @@ export interface ClaimResources {
    * offsets, and the chunks of one partition then run one after another (see {@link PartitionClaims.runChunk}).
    */
   store: Pick<ChangelogStore<unknown>, 'catchUp'> | null;
+  /**
+   * Whether the chunks of one partition run one after another without a store too (a stage that is
+   * not pipelined: its batches of a partition follow each other anyway, unless kafkajs delivers
+   * some records twice, and then the second chunk must see the first one's floor).
+   */
+  serialChunks?: boolean;
 }
 
 /**
@@ -146,12 +175,13 @@ export class PartitionClaims {
   /**
    * Runs one chunk of `partition`, visible to a claim of the partition until it has settled. With a
    * state store, chunks of one partition (of its different input topics) run one after another: the
-   * store's staged writes are per partition and settle with one chunk's transaction.
+   * store's staged writes are per partition and settle with one chunk's transaction. With
+   * `serialChunks` too.
    */
   async runChunk(partition: number, chunk: () => Promise<void>): Promise<void> {
     let chunks = this.chunksInFlight.get(partition);
     if (!chunks) this.chunksInFlight.set(partition, (chunks = new Set()));
-    const before = this.res.store ? [...chunks] : [];
+    const before = this.res.store || this.res.serialChunks ? [...chunks] : [];
     const running = before.length ? Promise.allSettled(before).then(chunk) : chunk();
     chunks.add(running);
     try {

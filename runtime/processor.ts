@@ -11,7 +11,7 @@ import type { StageMetrics } from './metrics.ts';
 import { traceparentFor } from './trace.ts';
 import { coPartitionedAssigner } from './assigner.ts';
 import { ChangelogStore } from './state-store.ts';
-import { PartitionClaims, type Claim } from './claims.ts';
+import { PartitionClaims, advanceFloor, below, type Claim } from './claims.ts';
 import { Limiter, mapLimit, whileHeartbeating } from './concurrency.ts';
 import { PartitionPipeline, type PipelineCommitter } from './pipeline.ts';
 import { MAX_DEAD_LETTER_VALUE_BYTES, deadLetter } from './dead-letter.ts';
@@ -194,7 +194,7 @@ export const MAX_OUTPUT_VALUE_BYTES = MAX_DEAD_LETTER_VALUE_BYTES;
 
 type TopicMessages = { topic: string; messages: Message[] };
 /** A pipelined input topic-partition: its chunks in flight, whether it is paused after a failure, failures in a row. */
-type Pipelined = { topic: string; partition: number; pipeline: PartitionPipeline<HandledChunk>; paused: boolean; failures: number };
+type Pipelined = { topic: string; partition: number; pipeline: PartitionPipeline<HandledChunk>; paused: boolean; failures: number; claim: Claim | null };
 /** A chunk of a pipelined partition, handled and waiting for its transaction. */
 type HandledChunk = { messages: KafkaMessage[]; processed: Processed[]; claim: Promise<Claim>; endBatch: () => void; highWatermark: bigint };
 /** What processing one record produced: the encoded records, and what to report once they commit. */
@@ -261,7 +261,7 @@ export class StageRunner {
       committed: metrics.transactions.labels({ stage: def.stage, result: 'committed' }),
       aborted: metrics.transactions.labels({ stage: def.stage, result: 'aborted' }),
     };
-    this.claims = new PartitionClaims({ kafka: res.kafka, admin: this.admin, group: this.group, topics: this.sources.map((s) => s.name), store: this.store });
+    this.claims = new PartitionClaims({ kafka: res.kafka, admin: this.admin, group: this.group, topics: this.sources.map((s) => s.name), store: this.store, serialChunks: !def.pipelined });
   }
 
   health(): { ok: boolean; stage: string; group: string; running: boolean; assigned: Record<string, number[]>; lastError: string | null } & Record<string, unknown> {
@@ -407,10 +407,10 @@ export class StageRunner {
     // the partition's real owner) again and again while kafkajs retries the batch.
     await heartbeat();
     let claimed: Promise<Claim>;
-    let floor: bigint | undefined;
+    let claim: Claim;
     try {
       claimed = this.claims.claim(batch.partition);
-      floor = (await whileHeartbeating(claimed, heartbeat, this.heartbeatIntervalMs)).floors.get(batch.topic);
+      claim = await whileHeartbeating(claimed, heartbeat, this.heartbeatIntervalMs);
     } catch (err) {
       this.lastError = errorMessage(err);
       throw new TransientError(`claiming ${batch.topic}[${batch.partition}] failed (${errorMessage(err)}); retried`);
@@ -419,15 +419,16 @@ export class StageRunner {
     // chunk added now could still be in hand when the recovery resets the failure, and would then
     // commit an offset past the failed records. kafkajs delivers the batch again after the rewind.
     if (!current() || pipelined?.pipeline.failure) return;
+    // The claim's floor: what a previous owner committed, moved on by what this claim has handed
+    // on since (see advanceFloor). From here to the last enqueue nothing awaits, so two batches of
+    // one pipelined partition can't both take the same records.
     let messages = batch.messages;
-    if (floor !== undefined) {
-      const first = messages.findIndex((m) => BigInt(m.offset) >= floor);
-      const skipped = first === -1 ? messages.length : first;
-      if (skipped > 0) {
-        logger.info('records a previous owner committed were skipped', { group: this.group, topic: batch.topic, partition: batch.partition, skipped, committed: floor.toString() });
-        resolveOffset(messages[skipped - 1]!.offset);
-        messages = messages.slice(skipped);
-      }
+    const floor = claim.floors.get(batch.topic);
+    const skipped = floor === undefined ? 0 : below(messages, floor);
+    if (skipped > 0) {
+      logger.info('records committed before were skipped (a previous owner\'s, or delivered again by kafkajs)', { group: this.group, topic: batch.topic, partition: batch.partition, skipped, committed: floor!.toString() });
+      resolveOffset(messages[skipped - 1]!.offset);
+      messages = messages.slice(skipped);
     }
     for (let i = 0; i < messages.length; i += this.def.maxRecordsPerTransaction) {
       // A batch of an earlier assignment or claim stops here: the partition may be another
@@ -441,12 +442,26 @@ export class StageRunner {
       if (pipelined) {
         // kafkajs reads on from here; a failure rewinds it (see recover).
         this.enqueue(pipelined, source, batch, chunk, next, claimed);
+        pipelined.claim = claim;
+        advanceFloor(claim, batch.topic, next);
         resolveOffset(last.offset);
         continue;
       }
-      await whileHeartbeating(this.claims.runChunk(batch.partition, () => this.processChunk(source, batch.partition, chunk, next, claimed)), heartbeat, this.heartbeatIntervalMs);
+      // The chunks of a partition run one after another (./claims.ts): a chunk kafkajs delivered
+      // again in a second batch meanwhile finds the records the first one committed below the floor.
+      let committed = false;
+      const run = async () => {
+        // The chunk before it failed and dropped the claim: kafkajs delivers this one again too.
+        if (this.claims.current(batch.partition) !== claimed) return;
+        const floorNow = claim.floors.get(batch.topic);
+        const fresh = floorNow === undefined ? chunk : chunk.slice(below(chunk, floorNow));
+        if (fresh.length > 0) await this.processChunk(source, batch.partition, fresh, next, claimed);
+        advanceFloor(claim, batch.topic, next);
+        committed = true;
+      };
+      await whileHeartbeating(this.claims.runChunk(batch.partition, run), heartbeat, this.heartbeatIntervalMs);
       // Committed; after a rejoin kafkajs starts again from the committed offsets, nothing to resolve.
-      if (!current()) return;
+      if (!committed || !current()) return;
       this.setLag(batch.topic, batch.partition, BigInt(batch.highWatermark) - next);
       resolveOffset(last.offset);
       await heartbeat();
@@ -477,7 +492,7 @@ export class StageRunner {
           this.setLag(topic, partition, chunks[chunks.length - 1]!.highWatermark - next);
         },
       });
-      this.pipelines.set(key, (p = { topic, partition, pipeline, paused: false, failures: 0 }));
+      this.pipelines.set(key, (p = { topic, partition, pipeline, paused: false, failures: 0, claim: null }));
     }
     return p;
   }
@@ -547,6 +562,8 @@ export class StageRunner {
     if (this.stopping) return;
     // Not ours any more: the next owner (or our next assignment) starts from the committed offsets.
     if (resumeAt !== null && this.assigned[p.topic]?.includes(p.partition)) this.onConsumer('seek', p, (c) => c.seek({ topic: p.topic, partition: p.partition, offset: resumeAt.toString() }));
+    // The records from resumeAt on were handed on but not committed: the claim takes them again.
+    if (resumeAt !== null && p.claim) p.claim.floors.set(p.topic, resumeAt);
     pipeline.reset();
     p.paused = false;
     this.onConsumer('resume', p, (c) => c.resume([{ topic: p.topic, partitions: [p.partition] }]));

@@ -9,12 +9,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Producer, ProducerConfig } from 'kafkajs';
-import { PartitionClaims, type ClaimResources } from '../../runtime/claims.ts';
+import { PartitionClaims, advanceFloor, below, type ClaimResources } from '../../runtime/claims.ts';
 
 type Offsets = Record<string, Record<number, string>>;
 
 /** The claim's collaborators, logging each call. `committed` is what the group has committed. */
-function world(options: { store?: boolean; committed?: Offsets; failFence?: string; failOffsets?: boolean } = {}) {
+function world(options: { store?: boolean; serialChunks?: boolean; committed?: Offsets; failFence?: string; failOffsets?: boolean } = {}) {
   const log: string[] = [];
   const configs: ProducerConfig[] = [];
   const res: ClaimResources = {
@@ -52,6 +52,7 @@ function world(options: { store?: boolean; committed?: Offsets; failFence?: stri
           },
         }
       : null,
+    serialChunks: options.serialChunks,
   };
   return { log, configs, claims: new PartitionClaims(res) };
 }
@@ -176,7 +177,24 @@ describe('PartitionClaims.runChunk', () => {
     assert.deepEqual(order, ['a starts', 'c runs (partition 1)', 'a ends', 'b runs']);
   });
 
-  test('without a store, chunks of one partition run side by side', async () => {
+  test('without a store but with serialChunks (a stage that is not pipelined), they run one after another too', async () => {
+    const { claims } = world({ serialChunks: true });
+    const order: string[] = [];
+    const first = deferred();
+    const a = claims.runChunk(0, async () => {
+      order.push('a starts');
+      await first.promise;
+      order.push('a ends');
+    });
+    const b = claims.runChunk(0, async () => void order.push('b runs'));
+    await settle();
+    assert.deepEqual(order, ['a starts']);
+    first.resolve();
+    await Promise.all([a, b]);
+    assert.deepEqual(order, ['a starts', 'a ends', 'b runs']);
+  });
+
+  test('without a store or serialChunks (a pipelined stage), chunks of one partition run side by side', async () => {
     const { claims } = world();
     const order: string[] = [];
     const first = deferred();
@@ -199,6 +217,24 @@ describe('PartitionClaims.runChunk', () => {
     claims.drop(0, first);
     await claims.claim(0);
     assert.equal(log.filter((l) => l.startsWith('fence')).length, 4, 'claimed again after the failed chunk settled');
+  });
+});
+
+describe("a claim's floor", () => {
+  test('moves on with what the claim hands on, never back, per input topic', async () => {
+    const { claims } = world({ committed: { 'ns.a': { 0: '100' } } });
+    const claim = await claims.claim(0);
+    advanceFloor(claim, 'ns.a', 150n);
+    advanceFloor(claim, 'ns.a', 120n);
+    advanceFloor(claim, 'ns.b', 7n);
+    assert.deepEqual([...claim.floors], [['ns.a', 150n], ['ns.b', 7n]]);
+  });
+
+  test('a batch delivered again skips exactly the records below it', () => {
+    const batch = ['148', '149', '150', '151'].map((offset) => ({ offset }));
+    assert.equal(below(batch, 150n), 2);
+    assert.equal(below(batch, 100n), 0);
+    assert.equal(below(batch, 152n), 4);
   });
 });
 
