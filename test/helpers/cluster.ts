@@ -53,6 +53,7 @@ export async function freshCluster(extraEnv: NodeJS.ProcessEnv = {}): Promise<Te
 export class StageFleet {
   readonly processes: StageProcess[] = [];
   readonly lines: string[] = [];
+  private readonly lineWaiters = new Set<(line: string) => void>();
 
   constructor(private readonly env: NodeJS.ProcessEnv) {}
 
@@ -63,6 +64,7 @@ export class StageFleet {
     const started = new Promise<void>((r) => (ready = r));
     const proc = spawnStage(name, { ...this.env, TAO_OPS_PORT: '0' }, (who, line) => {
       this.lines.push(`${who}: ${line}`);
+      for (const w of this.lineWaiters) w(`${who}: ${line}`);
       if (line.includes('"msg":"stage started"')) {
         opsPort = (JSON.parse(line) as { ops_port: number }).ops_port;
         ready();
@@ -79,6 +81,28 @@ export class StageFleet {
 
   async stop(): Promise<void> {
     await stopAll(this.processes);
+  }
+
+  /** Resolves with the first line (`<stage>: <line>`) a stage printed, or prints, that contains `text`. */
+  waitForLine(text: string, timeoutMs: number): Promise<string> {
+    const seen = this.lines.find((l) => l.includes(text));
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const check = (line: string) => {
+        if (!line.includes(text)) return;
+        cleanup();
+        resolve(line);
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`no stage printed "${text}" within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.lineWaiters.delete(check);
+      };
+      this.lineWaiters.add(check);
+    });
   }
 
   /** `promise`, or its rejection with the stages' last warnings and errors appended: what a failed wait needs to be understood from CI output. */
