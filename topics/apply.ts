@@ -134,7 +134,7 @@ async function raiseReplication(admin: Admin, topic: string, partitions: Partiti
  * reaches the broker that answers describeConfigs a moment later (KRaft's metadata log), and the
  * report says the config was changed only once a reader sees it; otherwise it says why not.
  */
-async function configVisible(admin: Admin, topic: string, wanted: Record<string, string>, timeoutMs: number): Promise<'done' | string> {
+export async function configVisible(admin: Admin, topic: string, wanted: Record<string, string>, timeoutMs: number): Promise<'done' | string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: Object.keys(wanted) }] });

@@ -12,6 +12,7 @@ import { after, before, test } from 'node:test';
 import kafkajs, { type Admin, type ConfigResourceTypes as ConfigResourceTypesT } from 'kafkajs';
 import { buildTask, submitTasks } from '../../../client/tasks.ts';
 import type { ActionResult, Outcome, ThoughtRequest } from '../../../schemas/types.gen.ts';
+import { configVisible } from '../../../topics/apply.ts';
 import { followOutcomes, scanToEnd, startLoop, type RunningLoop } from '../../helpers/cluster.ts';
 
 // kafkajs is CommonJS: its enums are on the default export.
@@ -50,6 +51,8 @@ test('failed transactions of a pipelined partition are retried from its last com
   const original = await topicConfig(results);
   // A result record is 1-2 KiB: the broker refuses every one of Action's transactions.
   await setTopicConfig(results, [...original.filter((e) => e.name !== 'max.message.bytes'), { name: 'max.message.bytes', value: '256' }]);
+  // The broker applies an accepted change a moment later: no task goes in before it refuses results.
+  assert.equal(await configVisible(admin, results, { 'max.message.bytes': '256' }, 30000), 'done');
   const follower = await followOutcomes(cluster);
   const producer = cluster.kafka.producer({ idempotent: true });
   await producer.connect();
