@@ -194,7 +194,16 @@ export const MAX_OUTPUT_VALUE_BYTES = MAX_DEAD_LETTER_VALUE_BYTES;
 
 type TopicMessages = { topic: string; messages: Message[] };
 /** A pipelined input topic-partition: its chunks in flight, whether it is paused after a failure, failures in a row. */
-type Pipelined = { topic: string; partition: number; pipeline: PartitionPipeline<HandledChunk>; paused: boolean; failures: number; claim: Claim | null };
+type Pipelined = {
+  topic: string;
+  partition: number;
+  pipeline: PartitionPipeline<HandledChunk>;
+  paused: boolean;
+  failures: number;
+  /** The claim its latest chunks were enqueued under, and that claim's floor when it enqueued its first (what others had committed). */
+  claim: Claim | null;
+  claimFloor: bigint | undefined;
+};
 /** A chunk of a pipelined partition, handled and waiting for its transaction. */
 type HandledChunk = { messages: KafkaMessage[]; processed: Processed[]; claim: Promise<Claim>; endBatch: () => void; highWatermark: bigint };
 /** What processing one record produced: the encoded records, and what to report once they commit. */
@@ -426,7 +435,7 @@ export class StageRunner {
     const floor = claim.floors.get(batch.topic);
     const skipped = floor === undefined ? 0 : below(messages, floor);
     if (skipped > 0) {
-      logger.info('records committed before were skipped (a previous owner\'s, or delivered again by kafkajs)', { group: this.group, topic: batch.topic, partition: batch.partition, skipped, committed: floor!.toString() });
+      logger.info('records below the claim\'s floor were skipped (committed by a previous owner, or taken already and delivered again by kafkajs)', { group: this.group, topic: batch.topic, partition: batch.partition, skipped, committed: floor!.toString() });
       resolveOffset(messages[skipped - 1]!.offset);
       messages = messages.slice(skipped);
     }
@@ -440,9 +449,16 @@ export class StageRunner {
       // (lastOffset() counts them), which would otherwise read as a lag of 1 on an idle partition.
       const next = i + chunk.length >= messages.length ? max(BigInt(batch.lastOffset()), BigInt(last.offset)) + 1n : BigInt(last.offset) + 1n;
       if (pipelined) {
+        if (pipelined.claim !== claim) {
+          // A new claim's first chunk: the pipeline's offset to resume from after a failure dates
+          // from before the claim (perhaps before another owner's commits); it starts again here.
+          // (The claim waited for the partition's chunks in flight, so none is held.)
+          if (pipelined.pipeline.records === 0) pipelined.pipeline.reset();
+          pipelined.claim = claim;
+          pipelined.claimFloor = claim.floors.get(batch.topic);
+        }
         // kafkajs reads on from here; a failure rewinds it (see recover).
         this.enqueue(pipelined, source, batch, chunk, next, claimed);
-        pipelined.claim = claim;
         advanceFloor(claim, batch.topic, next);
         resolveOffset(last.offset);
         continue;
@@ -460,7 +476,9 @@ export class StageRunner {
         committed = true;
       };
       await whileHeartbeating(this.claims.runChunk(batch.partition, run), heartbeat, this.heartbeatIntervalMs);
-      // Committed; after a rejoin kafkajs starts again from the committed offsets, nothing to resolve.
+      // Not committed (the claim was dropped): kafkajs fetches again from the last resolved offset.
+      // Committed, but the partition was reassigned meanwhile: kafkajs starts again from the
+      // committed offsets. Either way there is nothing to resolve.
       if (!committed || !current()) return;
       this.setLag(batch.topic, batch.partition, BigInt(batch.highWatermark) - next);
       resolveOffset(last.offset);
@@ -492,7 +510,7 @@ export class StageRunner {
           this.setLag(topic, partition, chunks[chunks.length - 1]!.highWatermark - next);
         },
       });
-      this.pipelines.set(key, (p = { topic, partition, pipeline, paused: false, failures: 0, claim: null }));
+      this.pipelines.set(key, (p = { topic, partition, pipeline, paused: false, failures: 0, claim: null, claimFloor: undefined }));
     }
     return p;
   }
@@ -555,7 +573,8 @@ export class StageRunner {
     await pipeline.drained();
     p.failures++;
     const delayMs = Math.min(10000, 300 * 2 ** (p.failures - 1));
-    const resumeAt = pipeline.resumeAt;
+    // The first record not committed, never below what others had committed when the claim was taken.
+    const resumeAt = pipeline.resumeAt !== null && p.claimFloor !== undefined ? max(pipeline.resumeAt, p.claimFloor) : pipeline.resumeAt;
     this.lastError = errorMessage(pipeline.failure);
     this.res.logger.warn('a chunk failed; the partition is read again from its last committed chunk', { group: this.group, topic: p.topic, partition: p.partition, offset: resumeAt?.toString() ?? null, retry_in_ms: delayMs, error: errorMessage(pipeline.failure) });
     await new Promise((r) => setTimeout(r, delayMs));
