@@ -200,6 +200,8 @@ type Pipelined = {
   pipeline: PartitionPipeline<HandledChunk>;
   paused: boolean;
   failures: number;
+  /** Failures noticed so far (each pauses the partition and schedules a recovery). */
+  failuresNoticed: number;
   /** The claim its latest chunks were enqueued under, and that claim's floor when it enqueued its first (what others had committed). */
   claim: Claim | null;
   claimFloor: bigint | undefined;
@@ -412,6 +414,7 @@ export class StageRunner {
       this.pauseFetching(pipelined);
       return;
     }
+    const noticed = pipelined?.failuresNoticed;
     // A member the group has evicted learns it here and rejoins, instead of claiming (and fencing
     // the partition's real owner) again and again while kafkajs retries the batch.
     await heartbeat();
@@ -427,7 +430,10 @@ export class StageRunner {
     // A chunk of the pipelined partition may have failed while this batch waited for its claim: a
     // chunk added now could still be in hand when the recovery resets the failure, and would then
     // commit an offset past the failed records. kafkajs delivers the batch again after the rewind.
-    if (!current() || pipelined?.pipeline.failure) return;
+    // So may a chunk that failed and was already recovered from meanwhile (a slow claim): this batch
+    // was fetched before the recovery's rewind, and its records after the failed ones would
+    // otherwise be handed on ahead of them.
+    if (!current() || pipelined?.pipeline.failure || pipelined?.failuresNoticed !== noticed) return;
     // The claim's floor: what a previous owner committed, moved on by what this claim has handed
     // on since (see advanceFloor). From here to the last enqueue nothing awaits, so two batches of
     // one pipelined partition can't both take the same records.
@@ -510,7 +516,7 @@ export class StageRunner {
           this.setLag(topic, partition, chunks[chunks.length - 1]!.highWatermark - next);
         },
       });
-      this.pipelines.set(key, (p = { topic, partition, pipeline, paused: false, failures: 0, claim: null, claimFloor: undefined }));
+      this.pipelines.set(key, (p = { topic, partition, pipeline, paused: false, failures: 0, failuresNoticed: 0, claim: null, claimFloor: undefined }));
     }
     return p;
   }
@@ -536,6 +542,7 @@ export class StageRunner {
   private pause(p: Pipelined): void {
     if (p.paused) return;
     p.paused = true;
+    p.failuresNoticed++;
     this.pauseFetching(p);
     this.recover(p).catch((err: unknown) => {
       // The partition would stay paused for good: exit for the supervisor instead.
