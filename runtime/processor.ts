@@ -456,10 +456,7 @@ export class StageRunner {
       const next = i + chunk.length >= messages.length ? max(BigInt(batch.lastOffset()), BigInt(last.offset)) + 1n : BigInt(last.offset) + 1n;
       if (pipelined) {
         if (pipelined.claim !== claim) {
-          // A new claim's first chunk: the pipeline's offset to resume from after a failure dates
-          // from before the claim (perhaps before another owner's commits); it starts again here.
-          // (The claim waited for the partition's chunks in flight, so none is held.)
-          if (pipelined.pipeline.records === 0) pipelined.pipeline.reset();
+          // A new claim's first chunk: what others had committed when it was taken (see recover).
           pipelined.claim = claim;
           pipelined.claimFloor = claim.floors.get(batch.topic);
         }
@@ -580,7 +577,9 @@ export class StageRunner {
     await pipeline.drained();
     p.failures++;
     const delayMs = Math.min(10000, 300 * 2 ** (p.failures - 1));
-    // The first record not committed, never below what others had committed when the claim was taken.
+    // The first record not committed. The pipeline outlives assignments, and until this claim's
+    // first commit its offset may date from before the claim (before another owner's commits):
+    // never below what others had committed when the claim was taken.
     const resumeAt = pipeline.resumeAt !== null && p.claimFloor !== undefined ? max(pipeline.resumeAt, p.claimFloor) : pipeline.resumeAt;
     this.lastError = errorMessage(pipeline.failure);
     this.res.logger.warn('a chunk failed; the partition is read again from its last committed chunk', { group: this.group, topic: p.topic, partition: p.partition, offset: resumeAt?.toString() ?? null, retry_in_ms: delayMs, error: errorMessage(pipeline.failure) });

@@ -25,6 +25,7 @@ import { createLogger } from '../../runtime/log.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { applyTopics, waitForLeaders } from '../../topics/apply.ts';
 import { topicNames } from '../../topics/catalog.ts';
+import { warningsAndErrors } from '../helpers/cluster.ts';
 
 const { ConfigResourceTypes } = kafkajs as unknown as { ConfigResourceTypes: { TOPIC: number } };
 
@@ -103,7 +104,7 @@ test('a leader SIGKILL, a 15 s whole-cluster outage and stage SIGKILLs during 10
     log: () => undefined,
   });
   // On a failure, where the lost runs stopped and the stages' last warnings and errors (the whole log stays in the temp dir).
-  const evidence = () => `lost runs last committed at: ${JSON.stringify(report.lostAt)}\nunexpected exits: ${report.unexpectedExits.map((e) => `${e.name} exited ${e.code} at ${e.atS} s:\n${e.lastLines.join('\n')}`).join('\n') || 'none'}\nstage log ${stageLog}, its last warnings and errors:\n${readFileSync(stageLog, 'utf8').split('\n').filter((l) => /"level":"(warn|error)"/.test(l)).slice(-40).join('\n')}`;
+  const evidence = () => `lost runs last committed at: ${JSON.stringify(report.lostAt)}\nunexpected exits: ${report.unexpectedExits.map((e) => `${e.name} exited ${e.code} at ${e.atS} s:\n${e.lastLines.join('\n')}`).join('\n') || 'none'}\nstage log ${stageLog}, its last warnings and errors:\n${warningsAndErrors(readFileSync(stageLog, 'utf8').split('\n'), 40).join('\n')}`;
   const outage = report.brokerFaults?.outage;
   assert.ok(outage, 'the outage ran');
   assert.deepEqual(report.brokerFaults!.recoveries.map((r) => r.kind), ['leader-kill', 'outage']);

@@ -84,25 +84,17 @@ export class StageFleet {
   }
 
   /** Resolves with the first line (`<stage>: <line>`) a stage printed, or prints, that contains `text`. */
-  waitForLine(text: string, timeoutMs: number): Promise<string> {
+  async waitForLine(text: string, timeoutMs: number): Promise<string> {
     const seen = this.lines.find((l) => l.includes(text));
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const check = (line: string) => {
-        if (!line.includes(text)) return;
-        cleanup();
-        resolve(line);
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new Error(`no stage printed "${text}" within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const cleanup = () => {
-        clearTimeout(timer);
-        this.lineWaiters.delete(check);
-      };
-      this.lineWaiters.add(check);
-    });
+    if (seen) return seen;
+    let check!: (line: string) => void;
+    const found = new Promise<string>((resolve) => (check = (line) => void (line.includes(text) && resolve(line))));
+    this.lineWaiters.add(check);
+    try {
+      return await within(found, timeoutMs, () => `no stage printed "${text}" within ${timeoutMs} ms`);
+    } finally {
+      this.lineWaiters.delete(check);
+    }
   }
 
   /** `promise`, or its rejection with the stages' last warnings and errors appended: what a failed wait needs to be understood from CI output. */
@@ -110,10 +102,15 @@ export class StageFleet {
     try {
       return await promise;
     } catch (err) {
-      const problems = this.lines.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-lines);
+      const problems = warningsAndErrors(this.lines, lines);
       throw new Error(`${(err as Error).message}\nthe stages' last ${problems.length} warnings and errors:\n${problems.join('\n')}`);
     }
   }
+}
+
+/** The last `n` of `lines` (JSON log lines, perhaps prefixed) at level warn or error. */
+export function warningsAndErrors(lines: readonly string[], n: number): string[] {
+  return lines.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-n);
 }
 
 /**

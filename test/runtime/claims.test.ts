@@ -157,56 +157,42 @@ describe('PartitionClaims.claim', () => {
   });
 });
 
-describe('PartitionClaims.runChunk', () => {
-  test('with a state store, chunks of one partition run one after another; other partitions are not held', async () => {
-    const { claims } = world({ store: true });
-    const order: string[] = [];
-    const first = deferred();
-    const a = claims.runChunk(0, async () => {
-      order.push('a starts');
-      await first.promise;
-      order.push('a ends');
-    });
-    const b = claims.runChunk(0, async () => void order.push('b runs'));
-    const c = claims.runChunk(1, async () => void order.push('c runs (partition 1)'));
-    await c;
-    await settle();
-    assert.deepEqual(order, ['a starts', 'c runs (partition 1)']);
-    first.resolve();
-    await Promise.all([a, b]);
-    assert.deepEqual(order, ['a starts', 'c runs (partition 1)', 'a ends', 'b runs']);
+/** Chunk a of partition 0 (held until `release()`), then chunk b of partition 0 and chunk c of partition 1; `order` says what ran. */
+function threeChunks(claims: PartitionClaims) {
+  const order: string[] = [];
+  const first = deferred();
+  const a = claims.runChunk(0, async () => {
+    order.push('a starts');
+    await first.promise;
+    order.push('a ends');
   });
+  const b = claims.runChunk(0, async () => void order.push('b runs'));
+  const c = claims.runChunk(1, async () => void order.push('c runs (partition 1)'));
+  return { order, release: first.resolve, b, c, all: Promise.all([a, b, c]) };
+}
 
-  test('without a store but with serialChunks (a stage that is not pipelined), they run one after another too', async () => {
-    const { claims } = world({ serialChunks: true });
-    const order: string[] = [];
-    const first = deferred();
-    const a = claims.runChunk(0, async () => {
-      order.push('a starts');
-      await first.promise;
-      order.push('a ends');
+describe('PartitionClaims.runChunk', () => {
+  for (const [what, options] of [
+    ['with a state store', { store: true }],
+    ['without a store but with serialChunks (a stage that is not pipelined)', { serialChunks: true }],
+  ] as const) {
+    test(`${what}, chunks of one partition run one after another; other partitions are not held`, async () => {
+      const { order, release, c, all } = threeChunks(world(options).claims);
+      await c;
+      await settle();
+      assert.deepEqual(order, ['a starts', 'c runs (partition 1)']);
+      release();
+      await all;
+      assert.deepEqual(order, ['a starts', 'c runs (partition 1)', 'a ends', 'b runs']);
     });
-    const b = claims.runChunk(0, async () => void order.push('b runs'));
-    await settle();
-    assert.deepEqual(order, ['a starts']);
-    first.resolve();
-    await Promise.all([a, b]);
-    assert.deepEqual(order, ['a starts', 'a ends', 'b runs']);
-  });
+  }
 
   test('without a store or serialChunks (a pipelined stage), chunks of one partition run side by side', async () => {
-    const { claims } = world();
-    const order: string[] = [];
-    const first = deferred();
-    const a = claims.runChunk(0, async () => {
-      order.push('a starts');
-      await first.promise;
-      order.push('a ends');
-    });
-    await claims.runChunk(0, async () => void order.push('b runs'));
-    assert.deepEqual(order, ['a starts', 'b runs']);
-    first.resolve();
-    await a;
+    const { order, release, b, c, all } = threeChunks(world().claims);
+    await Promise.all([b, c]);
+    assert.deepEqual(order, ['a starts', 'b runs', 'c runs (partition 1)']);
+    release();
+    await all;
   });
 
   test("a failed chunk's error reaches its caller, and the chunk no longer holds up a claim", async () => {

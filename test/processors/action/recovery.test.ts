@@ -49,6 +49,12 @@ test('failed transactions of a pipelined partition are retried from its last com
   const { cluster, fleet } = loop;
   const results = cluster.codec.topics.name('actionResults');
   const original = await topicConfig(results);
+  let restored = false;
+  const restore = async () => {
+    if (restored) return;
+    restored = true;
+    await setTopicConfig(results, original);
+  };
   // A result record is 1-2 KiB: the broker refuses every one of Action's transactions.
   await setTopicConfig(results, [...original.filter((e) => e.name !== 'max.message.bytes'), { name: 'max.message.bytes', value: '256' }]);
   // The broker applies an accepted change a moment later: no task goes in before it refuses results.
@@ -63,10 +69,10 @@ test('failed transactions of a pipelined partition are retried from its last com
     await fleet.explained(fleet.waitForLine('"msg":"transaction aborted; the chunk is retried', 60000));
     await fleet.explained(fleet.waitForLine('"msg":"a chunk failed; the partition is read again from its last committed chunk"', 60000));
     assert.equal(follower.outcomes.size, 0, 'no run can end while its results are refused');
-    await setTopicConfig(results, original);
+    await restore();
     await fleet.explained(follower.waitUntil((o) => tasks.every((t) => o.has(t.thought_id)), 90000));
   } finally {
-    await setTopicConfig(results, original).catch(() => undefined);
+    await restore().catch(() => undefined);
     await producer.disconnect();
     await follower.stop();
   }
