@@ -18,7 +18,11 @@
  */
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import { createProducer } from './kafka.ts';
+import type { Logger } from './log.ts';
 import type { ChangelogStore } from './state-store.ts';
+
+/** A claim still under way after this long is logged with the step it waits in (nothing of the partition is processed meanwhile). */
+export const CLAIM_SLOW_MS = 10000;
 
 /**
  * A partition taken over: its transactional producers (one per input topic) and, per input, the
@@ -67,6 +71,9 @@ export interface ClaimResources {
    * some records twice, and then the second chunk must see the first one's floor).
    */
   serialChunks?: boolean;
+  /** Where a slow claim is reported, once it has taken `slowClaimMs` (default {@link CLAIM_SLOW_MS}). */
+  logger?: Pick<Logger, 'warn'>;
+  slowClaimMs?: number;
 }
 
 /**
@@ -102,37 +109,13 @@ export class PartitionClaims {
       const claims = this.claims;
       const previous = this.latestClaims.get(partition);
       claim = (async (): Promise<Claim> => {
-        const before = await previous?.catch(() => null);
-        await Promise.allSettled(this.chunksInFlight.get(partition) ?? []);
-        await disconnectAll(before?.producers);
-        const producers = new Map<string, Producer>();
+        let step = 'waiting for the previous claim and the chunks in flight';
+        const slowMs = this.res.slowClaimMs ?? CLAIM_SLOW_MS;
+        const slow = setTimeout(() => this.res.logger?.warn('partition claim slow; nothing of the partition is processed until it ends', { partition, step, waited_ms: slowMs }), slowMs);
         try {
-          const fenced = await Promise.allSettled(
-            this.res.topics.map(async (topic) => {
-              const transactionalId = `${this.res.group}.${topic}.${partition}`;
-              const producer = createProducer(this.res.kafka, { transactionalId });
-              producers.set(topic, producer);
-              await producer.connect();
-              // kafkajs initialises the transactional id (InitProducerId: the epoch bump that
-              // fences) when the producer's first transaction begins; an empty one ends without a request.
-              await (await producer.transaction()).abort();
-            }),
-          );
-          const failed = fenced.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-          if (failed) throw failed.reason;
-          await this.res.store?.catchUp(partition, [...producers.values()]);
-          // After the fence no earlier owner can commit; a commit it had asked for is complete, its
-          // offsets included (Kafka >= 3.9.1 answers InitProducerId only once they are materialised).
-          const offsets = await this.res.admin.fetchOffsets({ groupId: this.res.group, topics: [...this.res.topics] });
-          const floors = new Map<string, bigint>();
-          for (const { topic, partitions } of offsets) {
-            const committed = partitions.find((p) => p.partition === partition)?.offset;
-            if (committed !== undefined && BigInt(committed) >= 0n) floors.set(topic, BigInt(committed));
-          }
-          return { producers, floors };
-        } catch (err) {
-          await disconnectAll(producers);
-          throw err;
+          return await this.take(partition, previous, (s) => (step = s));
+        } finally {
+          clearTimeout(slow);
         }
       })();
       claim.catch(() => {
@@ -142,6 +125,45 @@ export class PartitionClaims {
       this.latestClaims.set(partition, claim);
     }
     return claim;
+  }
+
+  /** The steps of one claim ({@link claim}); `at` names each step as it begins, for the slow-claim line. */
+  private async take(partition: number, previous: Promise<Claim> | undefined, at: (step: string) => void): Promise<Claim> {
+    const before = await previous?.catch(() => null);
+    await Promise.allSettled(this.chunksInFlight.get(partition) ?? []);
+    await disconnectAll(before?.producers);
+    const producers = new Map<string, Producer>();
+    try {
+      at('fencing the transactional ids');
+      const fenced = await Promise.allSettled(
+        this.res.topics.map(async (topic) => {
+          const transactionalId = `${this.res.group}.${topic}.${partition}`;
+          const producer = createProducer(this.res.kafka, { transactionalId });
+          producers.set(topic, producer);
+          await producer.connect();
+          // kafkajs initialises the transactional id (InitProducerId: the epoch bump that
+          // fences) when the producer's first transaction begins; an empty one ends without a request.
+          await (await producer.transaction()).abort();
+        }),
+      );
+      const failed = fenced.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      at('catching the state store up');
+      await this.res.store?.catchUp(partition, [...producers.values()]);
+      at('reading the committed offsets');
+      // After the fence no earlier owner can commit; a commit it had asked for is complete, its
+      // offsets included (Kafka >= 3.9.1 answers InitProducerId only once they are materialised).
+      const offsets = await this.res.admin.fetchOffsets({ groupId: this.res.group, topics: [...this.res.topics] });
+      const floors = new Map<string, bigint>();
+      for (const { topic, partitions } of offsets) {
+        const committed = partitions.find((p) => p.partition === partition)?.offset;
+        if (committed !== undefined && BigInt(committed) >= 0n) floors.set(topic, BigInt(committed));
+      }
+      return { producers, floors };
+    } catch (err) {
+      await disconnectAll(producers);
+      throw err;
+    }
   }
 
   /** The claim chunks of `partition` commit under now: a chunk whose claim is no longer this one stops. */

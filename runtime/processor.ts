@@ -272,7 +272,7 @@ export class StageRunner {
       committed: metrics.transactions.labels({ stage: def.stage, result: 'committed' }),
       aborted: metrics.transactions.labels({ stage: def.stage, result: 'aborted' }),
     };
-    this.claims = new PartitionClaims({ kafka: res.kafka, admin: this.admin, group: this.group, topics: this.sources.map((s) => s.name), store: this.store, serialChunks: !def.pipelined });
+    this.claims = new PartitionClaims({ kafka: res.kafka, admin: this.admin, group: this.group, topics: this.sources.map((s) => s.name), store: this.store, serialChunks: !def.pipelined, logger: res.logger });
   }
 
   health(): { ok: boolean; stage: string; group: string; running: boolean; assigned: Record<string, number[]>; lastError: string | null } & Record<string, unknown> {

@@ -81,7 +81,8 @@ export class ChangelogStore<V> {
     const consumer = this.kafka.consumer({ groupId: `${this.codec.topics.group('store')}-${randomUUID()}`, readUncommitted: false, sessionTimeout: 30000, minBytes: TAIL_FETCH_MIN_BYTES, maxWaitTimeInMs: TAIL_FETCH_WAIT_MS });
     this.consumer = consumer;
     consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (payload.restart) return;
+      // A restart is kafkajs's own recovery, but a catch-up waits on this consumer meanwhile.
+      if (payload.restart) return this.logger.warn('state store tail consumer crashed; kafkajs restarts it', { topic: this.codec.topics.name(this.topic), error: errorMessage(payload.error) });
       this.logger.error('state store tail consumer stopped for good', { topic: this.codec.topics.name(this.topic), error: payload.error });
       this.onFatal?.(payload.error);
     });

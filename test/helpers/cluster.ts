@@ -97,13 +97,19 @@ export class StageFleet {
     }
   }
 
-  /** `promise`, or its rejection with the stages' last warnings and errors appended: what a failed wait needs to be understood from CI output. */
-  async explained<T>(promise: Promise<T>, lines = 30): Promise<T> {
+  /**
+   * `promise`, or its rejection with what a failed wait needs to be understood from CI output: the
+   * stages' last warnings and errors (their last lines when there are none), and with `cluster`, how
+   * many committed records each loop topic holds (where the runs stand).
+   */
+  async explained<T>(promise: Promise<T>, cluster?: TestCluster): Promise<T> {
     try {
       return await promise;
     } catch (err) {
-      const problems = warningsAndErrors(this.lines, lines);
-      throw new Error(`${(err as Error).message}\nthe stages' last ${problems.length} warnings and errors:\n${problems.join('\n')}`);
+      const problems = warningsAndErrors(this.lines, 30);
+      const last = problems.length > 0 ? '' : `\nthe stages' last lines:\n${this.lines.slice(-30).join('\n')}`;
+      const counts = cluster ? `\ncommitted records, read after the wait failed: ${await committedCounts(cluster).catch((e: Error) => `not read (${e.message})`)}` : '';
+      throw new Error(`${(err as Error).message}${counts}\nthe stages' last ${problems.length} warnings and errors:\n${problems.join('\n')}${last}`);
     }
   }
 }
@@ -111,6 +117,13 @@ export class StageFleet {
 /** The last `n` of `lines` (JSON log lines, perhaps prefixed) at level warn or error. */
 export function warningsAndErrors(lines: readonly string[], n: number): string[] {
   return lines.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-n);
+}
+
+/** "tasks 120, thoughtRequests 240, ...": the committed records of each loop topic, for failure messages. */
+async function committedCounts(cluster: TestCluster): Promise<string> {
+  const topics: TopicId[] = ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes'];
+  const records = await scan(cluster, topics, { idleMs: 2000, timeoutMs: 20000 });
+  return topics.map((t) => `${t} ${records.filter((r) => r.topic === t).length}`).join(', ');
 }
 
 /**

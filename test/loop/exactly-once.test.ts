@@ -39,7 +39,7 @@ for (const victim of ['action', 'thought'] as const) {
       await tools?.close();
     });
 
-    test('every run completes and no (thought_id, iteration, step) is committed twice', { timeout: 240000 }, async () => {
+    test('every run completes and no (thought_id, iteration, step) is committed twice', { timeout: 420000 }, async () => {
       const cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url });
       fleet = new StageFleet(cluster.env);
       const procs = { thought: await fleet.start('thought'), action: await fleet.start('action'), observation: await fleet.start('observation') };
@@ -51,14 +51,14 @@ for (const victim of ['action', 'thought'] as const) {
       for (let i = 0; i < RUNS; i += 20) await submitTasks(producer, cluster.codec, tasks.slice(i, i + 20));
       await producer.disconnect();
 
-      await fleet.explained(follower.waitFor(RUNS / 5, 60000));
+      await fleet.explained(follower.waitFor(RUNS / 5, 150000), cluster);
       const before = follower.outcomes.size;
       assert.ok(before < RUNS, `the kill must land mid-flight (${before} of ${RUNS} runs already done)`);
       procs[victim].child.kill('SIGKILL');
       assert.equal(await procs[victim].exited, 'SIGKILL');
       await fleet.start(victim);
 
-      await fleet.explained(follower.waitFor(RUNS, 150000));
+      await fleet.explained(follower.waitFor(RUNS, 150000), cluster);
       await follower.stop();
       const outcomes = [...follower.outcomes.values()].map((r) => r.value as unknown as Outcome);
       assert.equal(outcomes.length, RUNS);

@@ -57,7 +57,7 @@ test(`kill -9 of Thought, Action and Observation during ${RUNS} ReAct runs: ever
   try {
     await submitBatch();
     for (const victim of STAGES) {
-      await fleet.explained(follower.waitFor(submitted - batch + 5, 90000));
+      await fleet.explained(follower.waitFor(submitted - batch + 5, 90000), cluster);
       const ended = follower.outcomes.size;
       assert.ok(ended < submitted, `the kill of ${victim} must land mid-flight (${ended} of ${submitted} submitted runs already ended)`);
       procs[victim].child.kill('SIGKILL');
@@ -70,7 +70,7 @@ test(`kill -9 of Thought, Action and Observation during ${RUNS} ReAct runs: ever
   }
   assert.equal(submitted, RUNS);
 
-  await fleet.explained(follower.waitFor(RUNS, 150000));
+  await fleet.explained(follower.waitFor(RUNS, 150000), cluster);
   await follower.stop();
 
   const records = await scan(cluster, ['thoughtRequests', 'actionResults', 'observationResults', 'outcomes'], { idleMs: 3000 });

@@ -223,7 +223,7 @@ test(`${RUNS} runs with injected tool faults: counters match the log, the rates 
   assert.ok(actionHealth?.reachable && actionHealth.breakers !== undefined, `the action process reports its breakers: ${JSON.stringify(report.endpoints)}`);
   assert.deepEqual(report.endpoints.filter((e) => !e.reachable).map((e) => e.url), ['http://127.0.0.1:1'], 'an unreachable endpoint is reported, not fatal');
 
-  await fleet.explained(follower.waitFor(RUNS, 240000));
+  await fleet.explained(follower.waitFor(RUNS, 240000), cluster);
   await follower.stop();
 
   // The log, as committed, read to the end of every partition (the last outcome is the last record of its run).

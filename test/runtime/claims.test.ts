@@ -14,7 +14,7 @@ import { PartitionClaims, advanceFloor, below, type ClaimResources } from '../..
 type Offsets = Record<string, Record<number, string>>;
 
 /** The claim's collaborators, logging each call. `committed` is what the group has committed. */
-function world(options: { store?: boolean; serialChunks?: boolean; committed?: Offsets; failFence?: string; failOffsets?: boolean } = {}) {
+function world(options: { store?: boolean; serialChunks?: boolean; committed?: Offsets; failFence?: string; failOffsets?: boolean; catchUpWaits?: Promise<void>; onWarn?: (msg: string, fields: Record<string, unknown>) => void } = {}) {
   const log: string[] = [];
   const configs: ProducerConfig[] = [];
   const res: ClaimResources = {
@@ -49,10 +49,13 @@ function world(options: { store?: boolean; serialChunks?: boolean; committed?: O
       ? {
           async catchUp(partition: number, producers: Producer[]) {
             log.push(`catch up ${partition} with ${producers.length} producers`);
+            await options.catchUpWaits;
           },
         }
       : null,
     serialChunks: options.serialChunks,
+    logger: { warn: (msg: string, fields?: Record<string, unknown>) => options.onWarn?.(msg, fields ?? {}) },
+    slowClaimMs: 20,
   };
   return { log, configs, claims: new PartitionClaims(res) };
 }
@@ -154,6 +157,19 @@ describe('PartitionClaims.claim', () => {
     await assert.rejects(claims.claim(0), /coordinator not available/);
     assert.deepEqual(log.slice(-3), ['read offsets', 'disconnect g.ns.a.0', 'disconnect g.ns.b.0']);
     assert.equal(claims.current(0), undefined);
+  });
+
+  test('a claim that takes long says so, naming the step it waits in, and still completes', async () => {
+    const catchUp = deferred();
+    let warned!: (w: { msg: string; fields: Record<string, unknown> }) => void;
+    const warning = new Promise<{ msg: string; fields: Record<string, unknown> }>((r) => (warned = r));
+    const { claims } = world({ store: true, catchUpWaits: catchUp.promise, onWarn: (msg, fields) => warned({ msg, fields }) });
+    const claim = claims.claim(4);
+    const { msg, fields } = await warning;
+    assert.match(msg, /^partition claim slow/);
+    assert.deepEqual(fields, { partition: 4, step: 'catching the state store up', waited_ms: 20 });
+    catchUp.resolve();
+    assert.ok((await claim).producers.size === 2);
   });
 });
 
