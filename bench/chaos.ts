@@ -20,7 +20,6 @@
  */
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import * as infra from '../infra/local.ts';
 import { KAFKA_VERSION, REGISTRY_VERSION, type InfraOptions } from '../infra/local.ts';
@@ -28,6 +27,7 @@ import type { ClusterControl } from './lib/chaos-cluster.ts';
 import { runChaos, randomSeed, type ChaosReport } from './lib/chaos-run.ts';
 import { runFaultMix, type FaultMixReport } from './lib/fault-mix-run.ts';
 import { Fleet, REPO_ROOT, progress, quietOwnLogs, startToolServerProcess } from './lib/harness.ts';
+import { commandOptions, usageError } from './lib/command-line.ts';
 import { fmt, table } from './lib/stats.ts';
 import { setting } from '../runtime/config.ts';
 
@@ -127,31 +127,58 @@ export function renderChaos(r: ChaosCommandReport): string {
   return lines.join('\n');
 }
 
+const USAGE = `usage: npm run chaos -- [options]
+  (1,000 runs while stage instances are SIGKILLed and the broker restarts, then the fault-mix run;
+  on a private broker and registry under /tmp/tao-chaos unless --shared; docs/BENCHMARKS.md)
+
+  --out FILE               also write the JSON report
+  --stage-log FILE         append every stage's log lines (tagged by instance) to FILE
+  --runs N                 runs under the kills (1000)
+  --kills N                SIGKILLs of a random stage instance, each replaced (24), one every
+  --kill-every-ms N        N ms (4000)
+  --instances N            instances of each stage (2)
+  --seed N                 the kills' random seed (random; printed, to repeat a run)
+  --fault-mix-runs N       runs of the fault-mix run (300), or --no-fault-mix, or
+  --fault-mix-only         only the fault-mix run
+  --keep-infra             leave the private broker and registry running
+  --shared                 use KAFKA_BROKERS / SCHEMA_REGISTRY_URL instead (no broker restart)
+  --brokers 3              a private 3-broker cluster (/tmp/tao-chaos-cluster): instead of the broker
+                           restart, SIGKILL the busiest leader --leader-kills times (5), a rolling
+                           restart of every broker, and with
+  --outage S               every broker down for S seconds
+  -h, --help               this text`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      out: { type: 'string' },
-      runs: { type: 'string', default: '1000' },
-      kills: { type: 'string', default: '24' },
-      'kill-every-ms': { type: 'string', default: '4000' },
-      instances: { type: 'string', default: '2' },
-      seed: { type: 'string' },
-      'fault-mix-runs': { type: 'string', default: '300' },
-      'no-fault-mix': { type: 'boolean', default: false },
-      'keep-infra': { type: 'boolean', default: false },
-      shared: { type: 'boolean', default: false },
-      'fault-mix-only': { type: 'boolean', default: false },
-      brokers: { type: 'string', default: '1' },
-      'leader-kills': { type: 'string', default: '5' },
-      outage: { type: 'string' },
-      'stage-log': { type: 'string' },
-    },
+  const values = commandOptions('chaos', USAGE, {
+    out: { type: 'string' },
+    runs: { type: 'string', default: '1000' },
+    kills: { type: 'string', default: '24' },
+    'kill-every-ms': { type: 'string', default: '4000' },
+    instances: { type: 'string', default: '2' },
+    seed: { type: 'string' },
+    'fault-mix-runs': { type: 'string', default: '300' },
+    'no-fault-mix': { type: 'boolean', default: false },
+    'keep-infra': { type: 'boolean', default: false },
+    shared: { type: 'boolean', default: false },
+    'fault-mix-only': { type: 'boolean', default: false },
+    brokers: { type: 'string', default: '1' },
+    'leader-kills': { type: 'string', default: '5' },
+    outage: { type: 'string' },
+    'stage-log': { type: 'string' },
   });
+  const bad = (message: string) => usageError('chaos', USAGE, message);
   const brokers = Number(values.brokers);
-  if (![1, 3].includes(brokers)) throw new Error(`--brokers must be 1 or 3, got ${values.brokers}`);
-  if (brokers === 3 && values.shared) throw new Error('--brokers 3 starts its own cluster; it does not go with --shared');
+  if (![1, 3].includes(brokers)) bad(`--brokers must be 1 or 3, got ${values.brokers}`);
+  if (brokers === 3 && values.shared) bad('--brokers 3 starts its own cluster; it does not go with --shared');
   const outageS = values.outage === undefined ? null : Number(values.outage);
-  if (outageS !== null && (brokers !== 3 || !(outageS > 0))) throw new Error(`--outage needs --brokers 3 and a positive number of seconds, got ${values.outage}`);
+  if (outageS !== null && (brokers !== 3 || !(outageS > 0))) bad(`--outage needs --brokers 3 and a positive number of seconds, got ${values.outage}`);
+  const count = (name: 'runs' | 'kills' | 'kill-every-ms' | 'instances' | 'fault-mix-runs' | 'leader-kills', min: number): number => {
+    const n = Number(values[name]);
+    return Number.isInteger(n) && n >= min ? n : bad(`--${name} must be an integer >= ${min}, got "${values[name]}"`);
+  };
+  const counts = { runs: count('runs', 1), kills: count('kills', 0), killEveryMs: count('kill-every-ms', 1), instances: count('instances', 1), faultMixRuns: count('fault-mix-runs', 1), leaderKills: count('leader-kills', 0) };
+  const seedValue = values.seed === undefined ? null : Number(values.seed);
+  if (seedValue !== null && !Number.isInteger(seedValue)) bad(`--seed must be an integer, got "${values.seed}"`);
   const infraOptions = brokers === 3 ? CHAOS_CLUSTER_INFRA : CHAOS_INFRA;
   quietOwnLogs();
   const started = Date.now();
@@ -166,17 +193,17 @@ async function main(): Promise<void> {
   const fleet = new Fleet();
   try {
     const tools = await startToolServerProcess(fleet, env);
-    const seed = values.seed ? Number(values.seed) : randomSeed();
+    const seed = seedValue ?? randomSeed();
     log(`chaos seed ${seed}`);
     const chaos = values['fault-mix-only'] ? null : await runChaos({
-      runs: Number(values.runs),
-      kills: Number(values.kills),
-      killEveryMs: Number(values['kill-every-ms']),
-      instances: Number(values.instances),
+      runs: counts.runs,
+      kills: counts.kills,
+      killEveryMs: counts.killEveryMs,
+      instances: counts.instances,
       toolServerErrorRate: 0.05,
       brokerRestart: ownInfra && brokers === 1 ? { stop: () => infra.stopKafka({ ...CHAOS_INFRA, log }), start: async () => void (await infra.startKafka({ ...CHAOS_INFRA, log })) } : null,
       brokerFaults: brokers === 3
-        ? { plan: { leaderKills: Number(values['leader-kills']), downMs: 3000, rollingRestart: true, outageMs: outageS === null ? null : outageS * 1000, settleMs: 5000, startAfterMs: 8000 }, cluster: localClusterControl(infraOptions, log) }
+        ? { plan: { leaderKills: counts.leaderKills, downMs: 3000, rollingRestart: true, outageMs: outageS === null ? null : outageS * 1000, settleMs: 5000, startAfterMs: 8000 }, cluster: localClusterControl(infraOptions, log) }
         : null,
       // The broker faults take ~3 min (plus the outage): the runs are spread over them.
       ...(brokers === 3 ? { submitMs: 180000 + (outageS ?? 0) * 1000 } : {}),
@@ -189,7 +216,7 @@ async function main(): Promise<void> {
     let faultMix: FaultMixReport | null = null;
     if (!values['no-fault-mix']) {
       const replica = await startToolServerProcess(fleet, env, 'replica');
-      faultMix = await runFaultMix({ runs: Number(values['fault-mix-runs']), concurrency: 32, env, primary: tools, replica, catalogDir: join(CHAOS_INFRA.dir, `fault-mix-catalog-${process.pid}`), timeoutMs: 300000 });
+      faultMix = await runFaultMix({ runs: counts.faultMixRuns, concurrency: 32, env, primary: tools, replica, catalogDir: join(CHAOS_INFRA.dir, `fault-mix-catalog-${process.pid}`), timeoutMs: 300000 });
     }
     const report: ChaosCommandReport = { startedAt: new Date(started).toISOString(), broker: setting(env, 'KAFKA_BROKERS').join(','), chaos, faultMix };
     console.log(renderChaos(report));

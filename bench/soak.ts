@@ -28,7 +28,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { buildTask, submitTasks } from '../client/tasks.ts';
 import { partitionForKey } from '../replay/partition.ts';
@@ -36,6 +35,7 @@ import { formatDuration, parseDuration } from '../runtime/config.ts';
 import { TOPICS } from '../topics/catalog.ts';
 import { Fleet, freshNamespace, progress, quietOwnLogs, stageSpec, startToolServerProcess, type BenchNamespace, type Instance } from './lib/harness.ts';
 import { randomUUID } from 'node:crypto';
+import { commandOptions, usageError } from './lib/command-line.ts';
 import { connectProducer, loopTarget, type LoadTarget } from './lib/load.ts';
 import { deleteNamespace } from './lib/phases.ts';
 
@@ -362,33 +362,44 @@ export function soakTable(r: SoakReport): string {
   ].join('\n');
 }
 
+const USAGE = `usage: npm run soak -- [options]
+  (Thought's memory over a long stream of runs with TAO_RUN_RETENTION, then a restart; on
+  KAFKA_BROKERS / SCHEMA_REGISTRY_URL; docs/BENCHMARKS.md)
+
+  --runs N                 one-step runs in all (100000)
+  --rate R                 runs submitted per second, held throughout (50)
+  --max-in-flight N        runs without an outcome beyond which submission waits (2000)
+  --sample-seconds S       how often Thought's /metrics are read (3)
+  --window W               the share of the runs each verdict window spans (0.05)
+  --sample-every N         a table row per N ended runs (5000)
+  --retention D            TAO_RUN_RETENTION of the run store, a duration like 30s or 5m (30s)
+  --out FILE               also write the JSON report
+  -h, --help               this text`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      runs: { type: 'string', default: '100000' },
-      rate: { type: 'string', default: '50' },
-      'max-in-flight': { type: 'string', default: '2000' },
-      'sample-seconds': { type: 'string', default: '3' },
-      window: { type: 'string', default: '0.05' },
-      'sample-every': { type: 'string', default: '5000' },
-      retention: { type: 'string', default: '30s' },
-      out: { type: 'string' },
-    },
+  const values = commandOptions('soak', USAGE, {
+    runs: { type: 'string', default: '100000' },
+    rate: { type: 'string', default: '50' },
+    'max-in-flight': { type: 'string', default: '2000' },
+    'sample-seconds': { type: 'string', default: '3' },
+    window: { type: 'string', default: '0.05' },
+    'sample-every': { type: 'string', default: '5000' },
+    retention: { type: 'string', default: '30s' },
+    out: { type: 'string' },
   });
+  const bad = (message: string) => usageError('soak', USAGE, message);
   const int = (name: string, text: string) => {
     const n = Number(text);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be an integer >= 1, got "${text}"`);
-    return n;
+    return Number.isInteger(n) && n >= 1 ? n : bad(`--${name} must be an integer >= 1, got "${text}"`);
   };
   const retentionMs = parseDuration(values.retention, 1);
-  if (retentionMs === null || retentionMs < 1000) throw new Error(`--retention must be a duration of at least 1s (like 30s, 5m), got "${values.retention}"`);
+  if (retentionMs === null || retentionMs < 1000) return bad(`--retention must be a duration of at least 1s (like 30s, 5m), got "${values.retention}"`);
   const positive = (name: string, text: string) => {
     const n = Number(text);
-    if (text.trim() === '' || !Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a number > 0, got "${text}"`);
-    return n;
+    return text.trim() !== '' && Number.isFinite(n) && n > 0 ? n : bad(`--${name} must be a number > 0, got "${text}"`);
   };
   const window = positive('window', values.window);
-  if (window > 0.4) throw new Error(`--window must be at most 0.4 (a share of the runs), got "${values.window}"`);
+  if (window > 0.4) bad(`--window must be at most 0.4 (a share of the runs), got "${values.window}"`);
   const options: SoakOptions = { runs: int('runs', values.runs), rate: positive('rate', values.rate), maxInFlight: int('max-in-flight', values['max-in-flight']), sampleSeconds: positive('sample-seconds', values['sample-seconds']), window, sampleEvery: int('sample-every', values['sample-every']), retentionMs };
   quietOwnLogs();
   const since = Date.now();

@@ -17,7 +17,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
+import { commandOptions, usageError } from './lib/command-line.ts';
 import { Fleet, REPO_ROOT, freshNamespace, stageSpec } from './lib/harness.ts';
 import { deleteNamespace } from './lib/phases.ts';
 import { percentile } from './lib/stats.ts';
@@ -40,20 +41,30 @@ interface Sample {
   rssMiB?: number;
 }
 
+const USAGE = `usage: npm run bench:startup -- [options]
+  (start-up time and idle RSS of each stage from the sources through tsx against dist/, interleaved;
+  on KAFKA_BROKERS / SCHEMA_REGISTRY_URL)
+
+  --reps N                 repetitions (5), each stage and code once per repetition
+  --stages LIST            comma-separated, of thought, action, observation (all three)
+  --settle-ms N            idle time after "stage started" before RSS is read (3000)
+  --no-build               use dist/ as it is (default: npm run build first)
+  -h, --help               this text`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      reps: { type: 'string', default: '5' },
-      stages: { type: 'string', default: 'thought,action,observation' },
-      'settle-ms': { type: 'string', default: '3000' },
-      'no-build': { type: 'boolean', default: false },
-    },
+  const values = commandOptions('bench/startup', USAGE, {
+    reps: { type: 'string', default: '5' },
+    stages: { type: 'string', default: 'thought,action,observation' },
+    'settle-ms': { type: 'string', default: '3000' },
+    'no-build': { type: 'boolean', default: false },
   });
   const reps = Number(values.reps);
   const settleMs = Number(values['settle-ms']);
   const stages = values.stages.split(',');
-  if (!Number.isInteger(reps) || reps < 1) throw new Error(`--reps must be a positive integer, not "${values.reps}"`);
-  if (!Number.isFinite(settleMs) || settleMs < 0) throw new Error(`--settle-ms must be a number of ms >= 0, not "${values['settle-ms']}"`);
+  if (!Number.isInteger(reps) || reps < 1) usageError('bench/startup', USAGE, `--reps must be a positive integer, not "${values.reps}"`);
+  if (!Number.isFinite(settleMs) || settleMs < 0) usageError('bench/startup', USAGE, `--settle-ms must be a number of ms >= 0, not "${values['settle-ms']}"`);
+  const unknown = stages.filter((s) => !['thought', 'action', 'observation'].includes(s));
+  if (unknown.length) usageError('bench/startup', USAGE, `--stages takes thought, action and observation, not "${unknown.join(',')}"`);
 
   if (!values['no-build']) {
     process.stderr.write('compiling (npm run build)…\n');

@@ -1,0 +1,46 @@
+/**
+ * The bench commands other than `npm run bench` (test/bench/options.test.ts) answer --help with
+ * their usage and exit 0, and a mistake on the command line with one line naming it, then the
+ * usage, and exit 2: no stack trace, and nothing started (KAFKA_BROKERS points where nothing
+ * listens, and the chaos command would otherwise start its private broker).
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+const ENV = { ...process.env, KAFKA_BROKERS: '127.0.0.1:9', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' };
+
+async function bench(script: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, ['--import', 'tsx', `bench/${script}`, ...args], { env: ENV, timeout: 30000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string; killed?: boolean };
+    if (e.killed) throw new Error(`bench/${script} ${args.join(' ')} did not exit within 30 s`);
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+const COMMANDS = [
+  { script: 'chaos.ts', usage: 'usage: npm run chaos', badValue: ['--kills', 'many'], says: /^chaos: --kills must be an integer >= 0, got "many"$/m },
+  { script: 'soak.ts', usage: 'usage: npm run soak', badValue: ['--retention', '10ms'], says: /^soak: --retention must be a duration of at least 1s/m },
+  { script: 'startup.ts', usage: 'usage: npm run bench:startup', badValue: ['--stages', 'thought,planner'], says: /^bench\/startup: --stages takes thought, action and observation, not "planner"$/m },
+];
+
+for (const c of COMMANDS) {
+  test(`bench/${c.script}: --help prints the usage; an unknown option or a bad value is one line and the usage, exit 2`, async () => {
+    const [help, unknown, bad] = await Promise.all([bench(c.script, ['--help']), bench(c.script, ['--frobnicate']), bench(c.script, c.badValue)]);
+    assert.equal(help.code, 0, help.stderr);
+    assert.ok(help.stdout.startsWith(c.usage), help.stdout);
+    assert.match(help.stdout, /-h, --help/);
+    for (const r of [unknown, bad]) {
+      assert.equal(r.code, 2, r.stderr);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+      assert.ok(r.stderr.includes(`\n${c.usage}`), r.stderr);
+    }
+    assert.match(unknown.stderr, /Unknown option '--frobnicate'/);
+    assert.match(bad.stderr, c.says);
+  });
+}
