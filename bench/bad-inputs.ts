@@ -12,13 +12,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import kafkajs, { type ConfigResourceTypes as ConfigResourceTypesT } from 'kafkajs';
 import { DLQ_HEADERS } from '../runtime/processor.ts';
 import type { Outcome } from '../schemas/types.gen.ts';
 import { DEAD_LETTERED, TOPICS, type TopicId } from '../topics/catalog.ts';
 import { patchedTree, removeTrees } from './lib/ab.ts';
+import { commandOptions } from './lib/command-line.ts';
 import { corpus, sentinel, type BadInputKind, type Expect, type Sent } from './lib/bad-input-kinds.ts';
 import { Fleet, REPO_ROOT, freshNamespace, getJson, progress, quietOwnLogs, startToolServerProcess, type BenchNamespace } from './lib/harness.ts';
 import { followLog, type RawRecord } from './lib/load.ts';
@@ -271,8 +271,16 @@ export function corpusPassed(r: BadInputReport): boolean {
   return r.kinds.every((k) => k.accounted) && r.rounds.every((x) => x.stalls.every((s) => s.processed) && x.crashes.length === 0 && x.unhealthy.length === 0) && r.unattributedDeadLetters === 0;
 }
 
+const USAGE = `usage: node --import tsx bench/bad-inputs.ts [options]
+  (every kind of bad input of bench/lib/bad-input-kinds.ts at a running loop, on KAFKA_BROKERS /
+  SCHEMA_REGISTRY_URL: each accounted for, no process crashed, no partition stalled)
+
+  --out FILE               also write the JSON report
+  --patch FILE             run the code with this patch applied (bench/patches/); repeatable
+  -h, --help               this text`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { out: { type: 'string' }, patch: { type: 'string', multiple: true } } });
+  const values = commandOptions('bad-inputs', USAGE, { out: { type: 'string' }, patch: { type: 'string', multiple: true } });
   quietOwnLogs();
   const tree = values.patch?.length ? await patchedTree(values.patch) : null;
   let report: BadInputReport;

@@ -9,10 +9,10 @@
  */
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { STAGES } from '../processors/wiring.ts';
 import { patchedTree, removeTrees } from './lib/ab.ts';
+import { commandOptions, usageError } from './lib/command-line.ts';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './lib/cpuprofile.ts';
 import { Fleet, progress, startToolServerProcess } from './lib/harness.ts';
 import { loopPhase } from './lib/phases.ts';
@@ -78,9 +78,25 @@ export function renderProfiles(summaries: Record<string, ProfileSummary>, top = 
   return parts.join('\n');
 }
 
+const USAGE = `usage: node --import tsx bench/profile.ts [options]
+  (the loop with node --cpu-prof in every stage, 1 instance each, 0 ms tools, on KAFKA_BROKERS /
+  SCHEMA_REGISTRY_URL; prints each stage's costliest functions and self time by origin)
+
+  --runs N                 measured runs (600), after 50 warm-up runs
+  --concurrency N          runs in flight (64)
+  --dir DIR                where the .cpuprofile files go (/tmp/tao-prof; emptied first)
+  --top N                  functions listed per stage (15)
+  --patch FILE             profile the code with this patch applied (bench/patches/)
+  --out FILE               also write the summaries as JSON
+  -h, --help               this text`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '600' }, concurrency: { type: 'string', default: '64' }, dir: { type: 'string', default: '/tmp/tao-prof' }, out: { type: 'string' }, patch: { type: 'string' }, top: { type: 'string', default: '15' } } });
-  const summaries = await profileStages({ runs: Number(values.runs), concurrency: Number(values.concurrency), dir: values.dir!, patch: values.patch });
+  const values = commandOptions('profile', USAGE, { runs: { type: 'string', default: '600' }, concurrency: { type: 'string', default: '64' }, dir: { type: 'string', default: '/tmp/tao-prof' }, out: { type: 'string' }, patch: { type: 'string' }, top: { type: 'string', default: '15' } });
+  for (const name of ['runs', 'concurrency', 'top'] as const) {
+    const n = Number(values[name]);
+    if (!Number.isInteger(n) || n < 1) usageError('profile', USAGE, `--${name} must be an integer >= 1, got "${values[name]}"`);
+  }
+  const summaries = await profileStages({ runs: Number(values.runs), concurrency: Number(values.concurrency), dir: values.dir, patch: values.patch });
   console.log(renderProfiles(summaries, Number(values.top)));
   if (values.out) writeFileSync(values.out, JSON.stringify(Object.fromEntries(Object.entries(summaries).map(([k, s]) => [k, { ...s, functions: s.functions.slice(0, 60) }])), null, 2));
 }

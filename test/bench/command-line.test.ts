@@ -1,8 +1,9 @@
 /**
- * The bench commands other than `npm run bench` (test/bench/options.test.ts) answer --help with
- * their usage and exit 0, and a mistake on the command line with one line naming it, then the
- * usage, and exit 2: no stack trace, and nothing started (KAFKA_BROKERS points where nothing
- * listens, and the chaos command would otherwise start its private broker).
+ * The bench commands other than `npm run bench` (test/bench/options.test.ts): chaos, soak,
+ * profile, bad-inputs and startup answer --help with their usage and exit 0, and a mistake on the
+ * command line with one line naming it, then the usage, and exit 2: no stack trace, and nothing
+ * started (KAFKA_BROKERS points where nothing listens, and the chaos command would otherwise start
+ * its private broker).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -26,6 +27,8 @@ async function bench(script: string, args: string[]): Promise<{ code: number; st
 const COMMANDS = [
   { script: 'chaos.ts', usage: 'usage: npm run chaos', badValue: ['--kills', 'many'], says: /^chaos: --kills must be an integer >= 0, got "many"$/m },
   { script: 'soak.ts', usage: 'usage: npm run soak', badValue: ['--retention', '10ms'], says: /^soak: --retention must be a duration of at least 1s/m },
+  { script: 'profile.ts', usage: 'usage: node --import tsx bench/profile.ts', badValue: ['--top', 'x'], says: /^profile: --top must be an integer >= 1, got "x"$/m },
+  { script: 'bad-inputs.ts', usage: 'usage: node --import tsx bench/bad-inputs.ts', badValue: ['--out'], says: /^bad-inputs: Option '--out <value>' argument missing$/m },
   { script: 'startup.ts', usage: 'usage: npm run bench:startup', badValue: ['--stages', 'thought,planner'], says: /^bench\/startup: --stages takes thought, action and observation, not "planner"$/m },
 ];
 
