@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { ErrorClassifier } from '../processors/observation/classifier.ts';
 import { IntentRouter } from '../processors/thought/intent-router.ts';
+import { commandOptions, usageError } from '../bench/lib/command-line.ts';
 import * as ort from 'onnxruntime-node';
 import { FEATURE_DIMS, MAX_INPUT_CODE_POINTS, TextModel, featurize } from '../runtime/text-features.ts';
 
@@ -31,13 +32,20 @@ interface Stats {
   max_ms: number;
 }
 
-const args = process.argv.slice(2);
-const opt = (name: string, dflt: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : dflt;
+const USAGE = `usage: npm run models:bench -- [options]
+  (inference latency of the two classifiers over their eval sets; writes models/latency-report.json
+  and the latency section of each models/<task>/eval-report.md)
+
+  --passes N               timed passes over each eval set (5)
+  --warmup N               warm-up calls per model (200)
+  -h, --help               this text`;
+const values = commandOptions('models:bench', USAGE, { passes: { type: 'string', default: '5' }, warmup: { type: 'string', default: '200' } });
+const count = (name: 'passes' | 'warmup', min: number): number => {
+  const n = Number(values[name]);
+  return Number.isInteger(n) && n >= min ? n : usageError('models:bench', USAGE, `--${name} must be an integer >= ${min}, got "${values[name]}"`);
 };
-const PASSES = opt('passes', 5);
-const WARMUP = opt('warmup', 200);
+const PASSES = count('passes', 1);
+const WARMUP = count('warmup', 0);
 const here = new URL('./', import.meta.url);
 
 function quantile(sorted: number[], q: number): number {

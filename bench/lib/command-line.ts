@@ -1,9 +1,9 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /**
- * The options of a bench command (`npm run chaos`, `npm run soak`, `npm run bench:startup`):
- * `--help`/`-h` prints `usage` and exits 0; an unknown option or a missing value prints one line
- * naming it, then `usage`, and exits 2 (no stack trace).
+ * The options of a bench command (`npm run chaos`, `soak`, `bench:startup`, `models:bench`,
+ * bench/profile.ts, bench/bad-inputs.ts): `--help`/`-h` prints `usage` and exits 0; an unknown
+ * option or a missing value prints node's message naming it, then `usage`, and exits 2 (no stack trace).
  */
 export function commandOptions<O extends NonNullable<ParseArgsConfig['options']>>(command: string, usage: string, options: O, argv = process.argv.slice(2)) {
   if (argv.includes('--help') || argv.includes('-h')) {
