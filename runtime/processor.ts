@@ -110,6 +110,13 @@ export interface StageDefinition {
   pipelined?: { lingerMs: number };
   /** Larger input values are dead-lettered unread. */
   maxInputBytes: number;
+  /**
+   * Called when an output of `input` would be over {@link MAX_OUTPUT_VALUE_BYTES} (the broker would
+   * refuse it): the outputs to write instead, smaller (Action drops the largest responses, Thought
+   * ends the run as failed), or null to dead-letter the input as RECORD_TOO_LARGE. Replacements
+   * over the limit are dead-lettered too.
+   */
+  fitOutputs?(input: InputRecord, outputs: readonly OutputRecord[], over: OversizedOutput): OutputRecord[] | null;
   /** Stage-specific state for /health (for example breaker states). */
   describe?(): Record<string, unknown>;
   /**
@@ -189,8 +196,16 @@ export interface StoreRetention {
   sweepPerTransaction: number;
 }
 
-/** Largest output value a stage writes; an input whose output is larger is dead-lettered as RECORD_TOO_LARGE. */
+/** Largest output value a stage writes; an input whose output is larger is dead-lettered as RECORD_TOO_LARGE (unless the stage's {@link StageDefinition.fitOutputs} makes it fit). */
 export const MAX_OUTPUT_VALUE_BYTES = MAX_DEAD_LETTER_VALUE_BYTES;
+
+/** The output that did not fit: which of the handler's outputs, and its encoded size. */
+export interface OversizedOutput {
+  index: number;
+  topic: TopicId;
+  bytes: number;
+  limit: number;
+}
 
 type TopicMessages = { topic: string; messages: Message[] };
 /** A pipelined input topic-partition: its chunks in flight, whether it is paused after a failure, failures in a row. */
@@ -748,20 +763,29 @@ export class StageRunner {
       const state: StateView = { get: <V>(k: string) => store?.get(partition, k) as V | undefined, streamTimeMs: () => store?.streamTime(partition) ?? null };
       const timestampMs = Number(message.timestamp);
       const input: InputRecord = { topic: source.id, partition, offset: message.offset, timestampMs, key, value, headers: stringHeaders(message.headers) };
-      const outputs = await this.def.handle(input, state);
-      const encoded: TopicMessages[] = [];
-      for (const out of outputs) {
-        const value = await codec.encode(out.topic, out.value);
-        // The broker would refuse it and fail the whole transaction, again at every retry: the
-        // input that produced it is dead-lettered instead, so the partition moves on.
-        if (value.length > MAX_OUTPUT_VALUE_BYTES) {
-          throw new ContractViolation(`the ${out.topic} record this input produces is ${value.length} bytes, over the ${MAX_OUTPUT_VALUE_BYTES}-byte limit of loop records (topics keep the broker's 1 MiB max.message.bytes)`, { code: 'RECORD_TOO_LARGE' });
+      let outputs = await this.def.handle(input, state);
+      let values = await Promise.all(outputs.map((out) => codec.encode(out.topic, out.value)));
+      let over = oversized(outputs, values);
+      if (over !== null && this.def.fitOutputs) {
+        const fitted = this.def.fitOutputs(input, outputs, over);
+        if (fitted !== null) {
+          logger.warn('output over the loop record limit; the stage wrote a smaller one instead', { thought_id: key, topic: sourceTopic, partition, offset: message.offset, output_topic: over.topic, bytes: over.bytes, limit: over.limit });
+          outputs = fitted;
+          values = await Promise.all(outputs.map((out) => codec.encode(out.topic, out.value)));
+          over = oversized(outputs, values);
         }
+      }
+      // The broker would refuse it and fail the whole transaction, again at every retry: the
+      // input that produced it is dead-lettered instead, so the partition moves on.
+      if (over !== null) {
+        throw new ContractViolation(`the ${over.topic} record this input produces is ${over.bytes} bytes, over the ${over.limit}-byte limit of loop records (topics keep the broker's 1 MiB max.message.bytes)`, { code: 'RECORD_TOO_LARGE' });
+      }
+      const encoded: TopicMessages[] = outputs.map((out, i) => {
         const toStore = store !== null && out.topic === store.topic;
         // A store entry lives in the partition of the input that wrote it (the one this instance
         // owns) and carries the input's record time, from which retention is measured.
-        encoded.push({ topic: codec.topics.name(out.topic), messages: [{ key: out.key, value, headers: { traceparent: traceparentFor(out.key, out.span) }, ...(toStore ? { partition, timestamp: String(timestampMs) } : {}) }] });
-      }
+        return { topic: codec.topics.name(out.topic), messages: [{ key: out.key, value: values[i]!, headers: { traceparent: traceparentFor(out.key, out.span) }, ...(toStore ? { partition, timestamp: String(timestampMs) } : {}) }] };
+      });
       // Staged only once every output is known to be writable (a dead-lettered input stages nothing).
       for (const out of outputs) if (store !== null && out.topic === store.topic) store.stage(partition, out.key, out.value, timestampMs);
       return { encoded, handled: { input, outputs }, deadLetter: null };
@@ -780,6 +804,12 @@ export class StageRunner {
       endHandle();
     }
   }
+}
+
+/** The first of `outputs` whose encoded value (`values`, in the same order) is over the loop record limit. */
+function oversized(outputs: readonly OutputRecord[], values: readonly Buffer[]): OversizedOutput | null {
+  const index = values.findIndex((v) => v.length > MAX_OUTPUT_VALUE_BYTES);
+  return index === -1 ? null : { index, topic: outputs[index]!.topic, bytes: values[index]!.length, limit: MAX_OUTPUT_VALUE_BYTES };
 }
 
 function max(a: bigint, b: bigint): bigint {

@@ -177,7 +177,7 @@ export interface Outcome {
 
 export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted';
 
-export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap';
+export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap' | 'record_too_large';
 
 /** Thought's last word on a run (thought.runs, compacted, keyed by thought_id): whether it is running, waiting for a human, or over. Lets Thought ignore redelivered tasks and resume a run when a reply arrives. */
 export interface RunSnapshot {

@@ -44,8 +44,8 @@ export const DEFAULT_DELAY_MS = 30_000;
 export const DEFAULT_RETRY_AFTER_SECONDS = 1;
 /** Default body size of `large_body`. */
 export const DEFAULT_LARGE_BODY_BYTES = 8192;
-/** Largest accepted `bytes`: below the catalog's usual `maxResponseBytes` (64 KiB). */
-export const MAX_LARGE_BODY_BYTES = 60_000;
+/** Largest accepted `bytes`: past a Kafka record (1 MiB), for the tests of responses a wave's result cannot hold. */
+export const MAX_LARGE_BODY_BYTES = 2_000_000;
 /** Largest accepted `delayMs` (10 minutes). */
 export const MAX_DELAY_MS = 600_000;
 

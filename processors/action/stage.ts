@@ -1,6 +1,6 @@
 import { ContractViolation } from '../../runtime/errors.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { InputRecord, OutputRecord, StageDefinition } from '../../runtime/processor.ts';
+import type { InputRecord, OutputRecord, OversizedOutput, StageDefinition } from '../../runtime/processor.ts';
 import { traceparentFor } from '../../runtime/trace.ts';
 import { traceStage } from '../../runtime/tracing.ts';
 import type { ActionResult, ThoughtRequest } from '../../schemas/types.gen.ts';
@@ -51,6 +51,14 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
     pipelined: { lingerMs: options.commitLingerMs ?? 0 },
     maxRecordsPerTransaction: 100,
     maxInputBytes: 1024 * 1024,
+    // A wave whose responses make its result record too large for the topic: the largest responses
+    // become `too_large` errors (Observation then fails those steps, and Thought decides), instead
+    // of the wave being dead-lettered and its run left without an outcome.
+    fitOutputs(_input, outputs, over) {
+      const result = outputs[0]?.value as ActionResult | undefined;
+      const fitted = result && over.topic === 'actionResults' ? withoutLargestResponses(result, over) : null;
+      return fitted ? [{ ...outputs[0]!, value: fitted }] : null;
+    },
     async handle(record: InputRecord): Promise<OutputRecord[]> {
       const request = record.value as ThoughtRequest;
       const calls = request.steps.map((step) => {
@@ -88,6 +96,36 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
       return [{ topic: 'actionResults', key: request.thought_id, value, span: writer }];
     },
   }, describeWave);
+}
+
+/** Room left for the error messages that replace the responses, and the record's own framing. */
+const FIT_MARGIN_BYTES = 16 * 1024;
+
+/**
+ * `result` with its largest responses (body and parsed data) replaced by `too_large` errors, as
+ * few as bring the record `over.bytes - over.limit` bytes down and some margin; null when dropping
+ * every response would not be enough (the run state itself is too large).
+ */
+export function withoutLargestResponses(result: ActionResult, over: Pick<OversizedOutput, 'bytes' | 'limit'>): ActionResult | null {
+  const sizes = result.results.map((r) => Buffer.byteLength(r.response_raw ?? '') + Buffer.byteLength(r.data_json ?? ''));
+  const order = sizes.map((_, i) => i).filter((i) => sizes[i]! > 0).sort((a, b) => sizes[b]! - sizes[a]!);
+  const needed = over.bytes - over.limit + FIT_MARGIN_BYTES;
+  const dropped = new Set<number>();
+  let freed = 0;
+  for (const i of order) {
+    if (freed >= needed) break;
+    dropped.add(i);
+    freed += sizes[i]!;
+  }
+  if (freed < needed) return null;
+  return {
+    ...result,
+    results: result.results.map((r, i) =>
+      dropped.has(i)
+        ? { ...r, response_raw: null, data_json: null, error: { type: 'too_large', message: `the response (${sizes[i]} bytes with its parsed data) would make the wave's result record ${over.bytes} bytes, over the ${over.limit}-byte limit of loop records`, retryable: false } }
+        : r,
+    ),
+  };
 }
 
 /** Span attributes of an Action handling: the wave and how its steps ended (never their inputs). */

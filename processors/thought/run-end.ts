@@ -3,7 +3,7 @@
  * react.ts for runs a model drives). Pure: no I/O, no clock.
  */
 import { createHash } from 'node:crypto';
-import type { Outcome, OutcomeReason, OutcomeStatus, RunSnapshot, RunState, ThoughtRequest } from '../../schemas/types.gen.ts';
+import type { ObservationResult, Outcome, OutcomeReason, OutcomeStatus, RunSnapshot, RunState, ThoughtRequest } from '../../schemas/types.gen.ts';
 
 export type ThoughtOutput = { topic: 'thoughtRequests'; value: ThoughtRequest } | { topic: 'outcomes'; value: Outcome } | { topic: 'thoughtRuns'; value: RunSnapshot };
 
@@ -41,6 +41,15 @@ export function end(thoughtId: string, run: RunState, iterations: number, status
       { topic: 'thoughtRuns', value: snapshotOf(thoughtId, parked ? 'awaiting_input' : 'ended', iterations, run, missing, parked ? null : status) },
     ],
   };
+}
+
+/**
+ * Ends the run of `obs` as failed (`record_too_large`): Thought's decision on it would write a
+ * record over the loop record limit (`over`), its state having grown past what a record holds.
+ */
+export function endTooLarge(obs: ObservationResult, over: { topic: string; bytes: number; limit: number }): ThoughtDecision {
+  const reason = `the run's next ${over.topic} record would be ${over.bytes} bytes, over the ${over.limit}-byte limit of loop records: its state (the data of every step so far) has grown too large`;
+  return end(obs.thought_id, obs.run, obs.iteration, 'failed', 'record_too_large', reason, null);
 }
 
 export function snapshotOf(thoughtId: string, status: RunSnapshot['status'], iteration: number, run: RunState, missing: string[], outcome: string | null): RunSnapshot {

@@ -5,6 +5,7 @@ import { traceStage } from '../../runtime/tracing.ts';
 import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { classifyRunEnd, endsRun, waveFailures } from '../../observability/rates.ts';
 import { onObservation, onTask, planningText, type ThoughtConfig } from './core.ts';
+import { endTooLarge } from './run-end.ts';
 import { lateInput } from '../../runtime/retention.ts';
 
 /** How long an ended run stays in the store, in record time, unless TAO_RUN_RETENTION says otherwise. */
@@ -52,6 +53,15 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
     maxRecordsPerTransaction: 200,
     maxInputBytes: 4 * 1024 * 1024,
     inFlight: (stored) => (stored as RunSnapshot).status === 'running',
+    // A decision whose records are too large for the topics (the run's state has grown past what a
+    // record holds, with the data of every step it carries) ends the run as failed, with an outcome
+    // that says so, rather than dead-lettering the observation and leaving the run without one.
+    fitOutputs(input, _outputs, over) {
+      if (input.topic !== 'observationResults') return null;
+      const obs = input.value as ObservationResult;
+      const writer = `thought:observation:${obs.iteration}`;
+      return endTooLarge(obs, over).outputs.map((o) => ({ topic: o.topic, key: o.value.thought_id, value: o.value, span: writer }));
+    },
     async handle(record: InputRecord, state: StateView): Promise<OutputRecord[]> {
       const started = performance.now();
       const snapshot = state.get<RunSnapshot>(record.key);

@@ -2,7 +2,9 @@
 /**
  * A handler whose output is larger than the topics accept (the broker's 1 MiB max.message.bytes):
  * the broker would refuse it and fail the transaction at every retry, blocking the partition. The
- * input is dead-lettered as RECORD_TOO_LARGE instead, and the records after it are processed.
+ * input is dead-lettered as RECORD_TOO_LARGE instead, and the records after it are processed; a
+ * stage's `fitOutputs` may write a smaller record instead (Action, Thought), and what it gives is
+ * checked against the limit again.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -24,9 +26,10 @@ after(async () => {
   await runner?.stop();
 });
 
-test('an input whose output would exceed the topic limit is dead-lettered as RECORD_TOO_LARGE and the partition moves on', { timeout: 90000 }, async () => {
+test('an input whose output would exceed the topic limit is dead-lettered as RECORD_TOO_LARGE, unless the stage fits it, and the partition moves on', { timeout: 90000 }, async () => {
   const { kafka, codec, namespace } = cluster;
-  const ids = ['before', 'huge', 'after'].map((n) => `${namespace}-${n}`);
+  // huge: no smaller record; shrinkable: fitOutputs gives a small one; stubborn: fitOutputs gives one still too large.
+  const ids = ['before', 'huge', 'shrinkable', 'stubborn', 'after'].map((n) => `${namespace}-${n}`);
   const producer = kafka.producer();
   await producer.connect();
   await producer.send({
@@ -45,16 +48,23 @@ test('an input whose output would exceed the topic limit is dead-lettered as REC
       maxInputBytes: 1024 * 1024,
       async handle(record: InputRecord) {
         const task = record.value as Task;
-        const reason = task.thought_id.endsWith('-huge') ? 'x'.repeat(2 * 1024 * 1024) : 'fits';
+        const reason = /-(huge|shrinkable|stubborn)$/.test(task.thought_id) ? 'x'.repeat(2 * 1024 * 1024) : 'fits';
         return [{ topic: 'outcomes', key: task.thought_id, value: outcome({ thought_id: task.thought_id, task_id: task.task_id, reason }), span: 'test' }];
+      },
+      fitOutputs(record: InputRecord, outputs, over) {
+        const task = record.value as Task;
+        if (task.thought_id.endsWith('-huge')) return null;
+        const reason = task.thought_id.endsWith('-shrinkable') ? `shrunk from ${over.bytes} bytes of ${over.topic} (limit ${over.limit})` : 'y'.repeat(over.bytes);
+        return [{ ...outputs[0]!, value: outcome({ thought_id: task.thought_id, task_id: task.task_id, reason }) }];
       },
     },
     { kafka, codec, logger: createLogger({}, { level: 'error' }), metrics: new StageMetrics('oversized'), sessionTimeoutMs: 6000 },
   );
   await runner.start();
 
-  const outcomes = await scan(cluster, ['outcomes'], { until: (rs) => rs.length >= 2, timeoutMs: 60000 });
-  assert.deepEqual(outcomes.map((r) => r.key).sort(), [ids[0]!, ids[2]!].sort(), 'the records before and after the oversized one were processed');
+  const outcomes = await scan(cluster, ['outcomes'], { until: (rs) => rs.length >= 3, timeoutMs: 60000 });
+  assert.deepEqual(outcomes.map((r) => r.key).sort(), [ids[0]!, ids[2]!, ids[4]!].sort(), 'the records before and after the oversized ones were processed, and the fitted one written');
+  assert.match(String(outcomes.find((r) => r.key === ids[2])!.value.reason), /^shrunk from \d+ bytes of outcomes \(limit \d+\)$/);
 
   const consumer = kafka.consumer({ groupId: `${namespace}.dlq-reader` });
   const letters: Array<{ key: string; code: string; message: string }> = [];
@@ -62,10 +72,9 @@ test('an input whose output would exceed the topic limit is dead-lettered as REC
   await consumer.subscribe({ topic: codec.topics.dlq('tasks'), fromBeginning: true });
   await consumer.run({ eachMessage: async ({ message }) => void letters.push({ key: String(message.key), code: String(message.headers?.[DLQ_HEADERS.errorCode]), message: String(message.headers?.[DLQ_HEADERS.errorMessage]) }) });
   const deadline = Date.now() + 20000;
-  while (letters.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (letters.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   await consumer.disconnect();
-  assert.equal(letters.length, 1);
-  assert.deepEqual([letters[0]!.key, letters[0]!.code], [ids[1], 'RECORD_TOO_LARGE']);
-  assert.match(letters[0]!.message, /the outcomes record this input produces is \d+ bytes, over the \d+-byte limit/);
+  assert.deepEqual(letters.map((l) => [l.key, l.code]), [ids[1], ids[3]].map((id) => [id, 'RECORD_TOO_LARGE']), 'the input without a smaller record, and the one whose smaller record is still too large');
+  for (const l of letters) assert.match(l.message, /the outcomes record this input produces is \d+ bytes, over the \d+-byte limit/);
   assert.equal(runner.health().running, true);
 });
