@@ -17,6 +17,7 @@
 import type { ObservationConfig } from '../processors/observation/core.ts';
 import { observe } from '../processors/observation/core.ts';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../processors/thought/core.ts';
+import { endTooLarge, tooLargeOf } from '../processors/thought/run-end.ts';
 import type { ActionResult, ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../schemas/types.gen.ts';
 import type { TopicId } from '../topics/catalog.ts';
 import type { RecordRef } from './dead-letters.ts';
@@ -154,7 +155,17 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
       if (!first) notes.push(`${where(input)}: no recorded decision to take the planner's answer from; re-planned without one`);
       decision = onTask(input.value as unknown as Task, configs.thought, snapshot, plannerRecord);
     } else {
-      decision = onObservation(input.value as unknown as ObservationResult, configs.thought, snapshot);
+      const obs = input.value as unknown as ObservationResult;
+      decision = onObservation(obs, configs.thought, snapshot);
+      // A run the runner ended because Thought's decision was too large for a record (Thought's
+      // fitOutputs): today's decision is taken as that too large record when it writes the same kind
+      // of record; its size is a property of the transport, not measured again here.
+      const endedTooLarge = options.find((o): o is Rec<Outcome> => o.topic === 'outcomes' && (o.value as Outcome).reason_code === 'record_too_large');
+      const over = endedTooLarge ? tooLargeOf(endedTooLarge.value.reason) : null;
+      if (over && decision.outputs.some((o) => o.topic === over.topic)) {
+        decision = endTooLarge(obs, over);
+        notes.push(`${where(input)}: the run ended record_too_large (its next ${over.topic} record was ${over.bytes} bytes); today's decision writes such a record too, taken as too large without measuring it again`);
+      }
     }
     const main = decision.outputs.find((o) => o.topic === 'thoughtRequests' || o.topic === 'outcomes');
     // The recorded decisions this input may skip over are those a later input of the same wave can own.

@@ -47,9 +47,22 @@ export function end(thoughtId: string, run: RunState, iterations: number, status
  * Ends the run of `obs` as failed (`record_too_large`): Thought's decision on it would write a
  * record over the loop record limit (`over`), its state having grown past what a record holds.
  */
-export function endTooLarge(obs: ObservationResult, over: { topic: string; bytes: number; limit: number }): ThoughtDecision {
+export function endTooLarge(obs: ObservationResult, over: TooLarge): ThoughtDecision {
   const reason = `the run's next ${over.topic} record would be ${over.bytes} bytes, over the ${over.limit}-byte limit of loop records: its state (the data of every step so far) has grown too large`;
   return end(obs.thought_id, obs.run, obs.iteration, 'failed', 'record_too_large', reason, null);
+}
+
+/** Which record was too large, and by how much (what {@link endTooLarge} puts in its reason). */
+export interface TooLarge {
+  topic: string;
+  bytes: number;
+  limit: number;
+}
+
+/** The {@link TooLarge} a `record_too_large` outcome's reason states, or null for any other reason text. */
+export function tooLargeOf(reason: string): TooLarge | null {
+  const m = /^the run's next (\w+) record would be (\d+) bytes, over the (\d+)-byte limit of loop records/.exec(reason);
+  return m ? { topic: m[1]!, bytes: Number(m[2]), limit: Number(m[3]) } : null;
 }
 
 export function snapshotOf(thoughtId: string, status: RunSnapshot['status'], iteration: number, run: RunState, missing: string[], outcome: string | null): RunSnapshot {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { observe, type ObservationConfig } from '../../processors/observation/core.ts';
 import { onObservation, onTask, type ThoughtConfig } from '../../processors/thought/core.ts';
+import { endTooLarge } from '../../processors/thought/run-end.ts';
 import { DEFAULT_FLOWS_DIR, loadFlows } from '../../processors/thought/planner.ts';
 import { observationConfig, thoughtConfig } from '../../processors/wiring.ts';
 import { decodeOffsets, encodeOffsets } from '../../replay/dlq.ts';
@@ -50,6 +51,8 @@ class Recorder {
   private clock = 1_700_000_000_000;
   private readonly offsets = new Map<TopicId, number>();
   private snapshot: RunSnapshot | undefined;
+  /** The wave after whose observation the runner found Thought's decision too large for a record (Thought's fitOutputs). */
+  tooLargeAfterWave: number | null = null;
 
   constructor(private readonly thought: ThoughtConfig, private readonly observation: ObservationConfig) {}
 
@@ -78,7 +81,8 @@ class Recorder {
       const obs = await observe(result, this.observation);
       this.add('observationResults', obs);
       const wave = pending.iteration;
-      pending = this.decide(onObservation(obs, this.thought, this.snapshot).outputs);
+      const decision = wave === this.tooLargeAfterWave ? endTooLarge(obs, { topic: 'thoughtRequests', bytes: 1_200_000, limit: 983_040 }) : onObservation(obs, this.thought, this.snapshot);
+      pending = this.decide(decision.outputs);
       between(wave);
     }
   }
@@ -129,6 +133,24 @@ test('an untouched recorded run verifies without drift; redelivered tasks and a 
   assert.equal(t.status, 'completed');
   const parkedReport = await verifyRun(parked.log(), configs);
   assert.equal(parkedReport.drift, false, JSON.stringify(parkedReport.first_divergence, null, 2));
+});
+
+test('a run ended record_too_large verifies without drift: today the same decision writes the record that was too large', async () => {
+  const rec = new Recorder(configs.thought, configs.observation);
+  rec.tooLargeAfterWave = 1;
+  await rec.task(task('Where is my order? alice@example.com'));
+  assert.deepEqual(rec.records.filter((r) => r.topic === 'outcomes').map((r) => r.value!.reason_code), ['record_too_large']);
+  const report = await verifyRun(rec.log(), configs);
+  assert.equal(report.drift, false, JSON.stringify(report.first_divergence, null, 2));
+  assert.ok(report.notes.some((n) => n.includes('ended record_too_large (its next thoughtRequests record was 1200000 bytes)')), report.notes.join('\n'));
+
+  // Recorded as too large for a record today's decision does not write (an outcome): drift.
+  const other = structuredClone(rec.records);
+  const ended = other.find((r) => r.topic === 'outcomes')!;
+  ended.value!.reason = String(ended.value!.reason).replace("run's next thoughtRequests record", "run's next outcomes record");
+  const drifted = await verifyRun(rec.log(other), configs);
+  assert.equal(drifted.drift, true);
+  assert.match(drifted.first_divergence!.explanation, /today's Thought writes a next wave where the run recorded an outcome/);
 });
 
 test('a snapshot compacted away from thought.runs is noted, not reported as drift', async () => {
