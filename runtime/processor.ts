@@ -769,10 +769,14 @@ export class StageRunner {
       if (over !== null && this.def.fitOutputs) {
         const fitted = this.def.fitOutputs(input, outputs, over);
         if (fitted !== null) {
-          logger.warn('output over the loop record limit; the stage wrote a smaller one instead', { thought_id: key, topic: sourceTopic, partition, offset: message.offset, output_topic: over.topic, bytes: over.bytes, limit: over.limit });
-          outputs = fitted;
-          values = await Promise.all(outputs.map((out) => codec.encode(out.topic, out.value)));
-          over = oversized(outputs, values);
+          const fittedValues = await Promise.all(fitted.map((out) => codec.encode(out.topic, out.value)));
+          const still = oversized(fitted, fittedValues);
+          if (still === null) {
+            logger.warn('output over the loop record limit; the stage wrote a smaller one instead', { thought_id: key, topic: sourceTopic, partition, offset: message.offset, output_topic: over.topic, bytes: over.bytes, limit: over.limit });
+            outputs = fitted;
+            values = fittedValues;
+          }
+          over = still;
         }
       }
       // The broker would refuse it and fail the whole transaction, again at every retry: the
