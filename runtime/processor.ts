@@ -764,12 +764,12 @@ export class StageRunner {
       const timestampMs = Number(message.timestamp);
       const input: InputRecord = { topic: source.id, partition, offset: message.offset, timestampMs, key, value, headers: stringHeaders(message.headers) };
       let outputs = await this.def.handle(input, state);
-      let values = await Promise.all(outputs.map((out) => codec.encode(out.topic, out.value)));
+      let values = await encodeAll(codec, outputs);
       let over = oversized(outputs, values);
       if (over !== null && this.def.fitOutputs) {
         const fitted = this.def.fitOutputs(input, outputs, over);
         if (fitted !== null) {
-          const fittedValues = await Promise.all(fitted.map((out) => codec.encode(out.topic, out.value)));
+          const fittedValues = await encodeAll(codec, fitted);
           const still = oversized(fitted, fittedValues);
           if (still === null) {
             logger.warn('output over the loop record limit; the stage wrote a smaller one instead', { thought_id: key, topic: sourceTopic, partition, offset: message.offset, output_topic: over.topic, bytes: over.bytes, limit: over.limit });
@@ -808,6 +808,13 @@ export class StageRunner {
       endHandle();
     }
   }
+}
+
+/** Each of `outputs` encoded, in order, one after another (as the runner always has: no Promise.all on the hot path). */
+async function encodeAll(codec: AvroCodec, outputs: readonly OutputRecord[]): Promise<Buffer[]> {
+  const values: Buffer[] = [];
+  for (const out of outputs) values.push(await codec.encode(out.topic, out.value));
+  return values;
 }
 
 /** The first of `outputs` whose encoded value (`values`, in the same order) is over the loop record limit. */
