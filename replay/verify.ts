@@ -18,6 +18,7 @@ import type { ObservationConfig } from '../processors/observation/core.ts';
 import { observe } from '../processors/observation/core.ts';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../processors/thought/core.ts';
 import { endTooLarge, tooLargeOf } from '../processors/thought/run-end.ts';
+import { encodedValueBytes } from '../runtime/codec.ts';
 import type { ActionResult, ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../schemas/types.gen.ts';
 import type { TopicId } from '../topics/catalog.ts';
 import type { RecordRef } from './dead-letters.ts';
@@ -158,13 +159,16 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
       const obs = input.value as unknown as ObservationResult;
       decision = onObservation(obs, configs.thought, snapshot);
       // A run the runner ended because Thought's decision was too large for a record (Thought's
-      // fitOutputs): today's decision is taken as that too large record when it writes the same kind
-      // of record; its size is a property of the transport, not measured again here.
+      // fitOutputs): today's decision ends it the same way when the record it writes on that topic
+      // is too large today too (measured with this code's schema); otherwise the decision stands and
+      // is compared as it is.
       const endedTooLarge = options.find((o): o is Rec<Outcome> => o.topic === 'outcomes' && (o.value as Outcome).reason_code === 'record_too_large');
       const over = endedTooLarge ? tooLargeOf(endedTooLarge.value.reason) : null;
-      if (over && decision.outputs.some((o) => o.topic === over.topic)) {
-        decision = endTooLarge(obs, over);
-        notes.push(`${where(input)}: the run ended record_too_large (its next ${over.topic} record was ${over.bytes} bytes); today's decision writes such a record too, taken as too large without measuring it again`);
+      const large = over && decision.outputs.find((o) => o.topic === over.topic && encodedValueBytes(o.topic, o.value) > over.limit);
+      if (over && large) {
+        const bytes = encodedValueBytes(large.topic, large.value);
+        decision = endTooLarge(obs, { ...over, bytes });
+        notes.push(`${where(input)}: the run ended record_too_large (its next ${over.topic} record was ${over.bytes} bytes); today's decision writes one of ${bytes} bytes, over the ${over.limit}-byte limit too`);
       }
     }
     const main = decision.outputs.find((o) => o.topic === 'thoughtRequests' || o.topic === 'outcomes');

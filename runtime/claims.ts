@@ -109,7 +109,7 @@ export class PartitionClaims {
       const claims = this.claims;
       const previous = this.latestClaims.get(partition);
       claim = (async (): Promise<Claim> => {
-        let step = 'waiting for the previous claim and the chunks in flight';
+        let step = 'waiting for the previous claim and the chunks in flight, disconnecting its producers';
         const slowMs = this.res.slowClaimMs ?? CLAIM_SLOW_MS;
         const slow = setTimeout(() => this.res.logger?.warn('partition claim slow; nothing of the partition is processed until it ends', { partition, step, waited_ms: slowMs }), slowMs);
         try {

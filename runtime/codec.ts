@@ -14,6 +14,19 @@ export function readValueSchema(id: TopicId): Record<string, unknown> {
   return JSON.parse(readFileSync(join(SCHEMA_DIR, TOPICS[id].valueSchema!), 'utf8')) as Record<string, unknown>;
 }
 
+const localTypes = new Map<TopicId, avro.Type>();
+
+/**
+ * The size `value` has as a record of topic `id` (this code's schema, the 5-byte wire-format header
+ * included), without a registry: for checks that measure a record they do not write (replay's
+ * verify re-measuring a decision the runner found too large).
+ */
+export function encodedValueBytes(id: TopicId, value: unknown): number {
+  let type = localTypes.get(id);
+  if (!type) localTypes.set(id, (type = avro.Type.forSchema(readValueSchema(id) as avro.Schema)));
+  return 5 + type.toBuffer(value).length;
+}
+
 export function createRegistry(config: RuntimeConfig): SchemaRegistry {
   const { url, username, password } = config.registry;
   return new SchemaRegistry({ host: url, auth: username && password ? { username, password } : undefined, retry: { retries: 3 } });

@@ -103,8 +103,9 @@ const FIT_MARGIN_BYTES = 16 * 1024;
 
 /**
  * `result` with its largest responses (body and parsed data) replaced by `too_large` errors, as
- * few as bring the record `over.bytes - over.limit` bytes down and some margin; null when dropping
- * every response would not be enough (the run state itself is too large).
+ * few as bring the record `over.bytes - over.limit` bytes down and some margin (all of them when
+ * that is not enough: the runner measures again and dead-letters what still does not fit); null
+ * when it has no response to drop.
  */
 export function withoutLargestResponses(result: ActionResult, over: Pick<OversizedOutput, 'bytes' | 'limit'>): ActionResult | null {
   const sizes = result.results.map((r) => Buffer.byteLength(r.response_raw ?? '') + Buffer.byteLength(r.data_json ?? ''));
@@ -117,7 +118,7 @@ export function withoutLargestResponses(result: ActionResult, over: Pick<Oversiz
     dropped.add(i);
     freed += sizes[i]!;
   }
-  if (freed < needed) return null;
+  if (dropped.size === 0) return null;
   return {
     ...result,
     results: result.results.map((r, i) =>

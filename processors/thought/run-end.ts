@@ -3,6 +3,7 @@
  * react.ts for runs a model drives). Pure: no I/O, no clock.
  */
 import { createHash } from 'node:crypto';
+import { TOPICS, type TopicId } from '../../topics/catalog.ts';
 import type { ObservationResult, Outcome, OutcomeReason, OutcomeStatus, RunSnapshot, RunState, ThoughtRequest } from '../../schemas/types.gen.ts';
 
 export type ThoughtOutput = { topic: 'thoughtRequests'; value: ThoughtRequest } | { topic: 'outcomes'; value: Outcome } | { topic: 'thoughtRuns'; value: RunSnapshot };
@@ -48,21 +49,23 @@ export function end(thoughtId: string, run: RunState, iterations: number, status
  * record over the loop record limit (`over`), its state having grown past what a record holds.
  */
 export function endTooLarge(obs: ObservationResult, over: TooLarge): ThoughtDecision {
-  const reason = `the run's next ${over.topic} record would be ${over.bytes} bytes, over the ${over.limit}-byte limit of loop records: its state (the data of every step so far) has grown too large`;
+  const reason = `the run's next ${over.topic} record would be ${over.bytes} bytes, over the ${over.limit}-byte limit of loop records: the run has grown past what a record holds (its state carries the data of every step so far)`;
   return end(obs.thought_id, obs.run, obs.iteration, 'failed', 'record_too_large', reason, null);
 }
 
 /** Which record was too large, and by how much (what {@link endTooLarge} puts in its reason). */
 export interface TooLarge {
-  topic: string;
+  topic: TopicId;
   bytes: number;
   limit: number;
 }
 
+const isTopicId = (name: string): name is TopicId => Object.hasOwn(TOPICS, name);
+
 /** The {@link TooLarge} a `record_too_large` outcome's reason states, or null for any other reason text. */
 export function tooLargeOf(reason: string): TooLarge | null {
   const m = /^the run's next (\w+) record would be (\d+) bytes, over the (\d+)-byte limit of loop records/.exec(reason);
-  return m ? { topic: m[1]!, bytes: Number(m[2]), limit: Number(m[3]) } : null;
+  return m && isTopicId(m[1]!) ? { topic: m[1], bytes: Number(m[2]), limit: Number(m[3]) } : null;
 }
 
 export function snapshotOf(thoughtId: string, status: RunSnapshot['status'], iteration: number, run: RunState, missing: string[], outcome: string | null): RunSnapshot {

@@ -11,6 +11,8 @@ import { before, test } from 'node:test';
 import { observe, type ObservationConfig } from '../../processors/observation/core.ts';
 import { onObservation, onTask, type ThoughtConfig } from '../../processors/thought/core.ts';
 import { endTooLarge } from '../../processors/thought/run-end.ts';
+import { encodedValueBytes } from '../../runtime/codec.ts';
+import { MAX_OUTPUT_VALUE_BYTES } from '../../runtime/processor.ts';
 import { DEFAULT_FLOWS_DIR, loadFlows } from '../../processors/thought/planner.ts';
 import { observationConfig, thoughtConfig } from '../../processors/wiring.ts';
 import { decodeOffsets, encodeOffsets } from '../../replay/dlq.ts';
@@ -38,10 +40,12 @@ function task(text: string, kind: Task['kind'] = 'NEW', n = 0): Task {
 }
 
 /** The tool answers of the order-status flow (a 404 for `unknown` customers). */
-function answer(call: StepCall): StepResult {
+function answer(call: StepCall, padBytes = 0): StepResult {
   const base = { step_id: call.step_id, tool: call.tool, input_json: call.input_json, idempotency_key: call.idempotency_key, attempts: 1, response_time_ms: 12, error: null, fallback_from: null, fallback_reason: null };
   if (call.input_json.includes('unknown')) return { ...base, status_code: 404, response_raw: '{"error":"customer_not_found"}', data_json: '{"error":"customer_not_found"}' };
-  const data = JSON.stringify(DATA[call.step_id as keyof typeof DATA]);
+  const known = DATA[call.step_id as keyof typeof DATA];
+  // A chatty API: the customer record with a long made-up history, carried in the run's state from then on.
+  const data = JSON.stringify(padBytes && call.step_id === 'S1' ? { ...known, history: 'h'.repeat(padBytes) } : known);
   return { ...base, status_code: 200, response_raw: data, data_json: data };
 }
 
@@ -53,6 +57,8 @@ class Recorder {
   private snapshot: RunSnapshot | undefined;
   /** The wave after whose observation the runner found Thought's decision too large for a record (Thought's fitOutputs). */
   tooLargeAfterWave: number | null = null;
+  /** Characters of history added to step S1's answer (0: none). */
+  padS1 = 0;
 
   constructor(private readonly thought: ThoughtConfig, private readonly observation: ObservationConfig) {}
 
@@ -76,12 +82,15 @@ class Recorder {
     let pending = this.decide(onTask(t, this.thought, this.snapshot, null).outputs);
     between(0);
     while (pending) {
-      const result: ActionResult = { thought_id: ID, iteration: pending.iteration, run: pending.run, results: pending.steps.map(answer) };
+      const result: ActionResult = { thought_id: ID, iteration: pending.iteration, run: pending.run, results: pending.steps.map((c) => answer(c, this.padS1)) };
       this.add('actionResults', result);
       const obs = await observe(result, this.observation);
       this.add('observationResults', obs);
       const wave = pending.iteration;
-      const decision = wave === this.tooLargeAfterWave ? endTooLarge(obs, { topic: 'thoughtRequests', bytes: 1_200_000, limit: 983_040 }) : onObservation(obs, this.thought, this.snapshot);
+      let decision = onObservation(obs, this.thought, this.snapshot);
+      // As the runner would: the next wave measured, and the run ended in its place.
+      const next = decision.outputs.find((o) => o.topic === 'thoughtRequests');
+      if (wave === this.tooLargeAfterWave && next) decision = endTooLarge(obs, { topic: 'thoughtRequests', bytes: encodedValueBytes('thoughtRequests', next.value), limit: MAX_OUTPUT_VALUE_BYTES });
       pending = this.decide(decision.outputs);
       between(wave);
     }
@@ -135,16 +144,26 @@ test('an untouched recorded run verifies without drift; redelivered tasks and a 
   assert.equal(parkedReport.drift, false, JSON.stringify(parkedReport.first_divergence, null, 2));
 });
 
-test('a run ended record_too_large verifies without drift: today the same decision writes the record that was too large', async () => {
+test("a run ended record_too_large verifies when today's decision writes a record too large as well, and drifts when it does not", async () => {
+  // S1 answers with ~1 MB: the wave after it would carry that in its run state.
   const rec = new Recorder(configs.thought, configs.observation);
   rec.tooLargeAfterWave = 1;
+  rec.padS1 = 1_000_000;
   await rec.task(task('Where is my order? alice@example.com'));
   assert.deepEqual(rec.records.filter((r) => r.topic === 'outcomes').map((r) => r.value!.reason_code), ['record_too_large']);
   const report = await verifyRun(rec.log(), configs);
   assert.equal(report.drift, false, JSON.stringify(report.first_divergence, null, 2));
-  assert.ok(report.notes.some((n) => n.includes('ended record_too_large (its next thoughtRequests record was 1200000 bytes)')), report.notes.join('\n'));
+  assert.ok(report.notes.some((n) => /ended record_too_large \(its next thoughtRequests record was (\d{7}) bytes\); today's decision writes one of \1 bytes, over the 983040-byte limit too/.test(n)), report.notes.join('\n'));
 
-  // Recorded as too large for a record today's decision does not write (an outcome): drift.
+  // The same end recorded for a run whose next wave fits (a history that says so falsely, or a limit since raised): drift, at that wave.
+  const small = new Recorder(configs.thought, configs.observation);
+  small.tooLargeAfterWave = 1;
+  await small.task(task('Where is my order? alice@example.com'));
+  const fits = await verifyRun(small.log(), configs);
+  assert.equal(fits.drift, true);
+  assert.match(fits.first_divergence!.explanation, /today's Thought writes a next wave where the run recorded an outcome/);
+
+  // Recorded as too large on a topic today's decision does not write (an outcome): drift too.
   const other = structuredClone(rec.records);
   const ended = other.find((r) => r.topic === 'outcomes')!;
   ended.value!.reason = String(ended.value!.reason).replace("run's next thoughtRequests record", "run's next outcomes record");

@@ -7,6 +7,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { withoutLargestResponses } from '../../../processors/action/stage.ts';
 import type { ActionResult, StepResult } from '../../../schemas/types.gen.ts';
+import { onTask } from '../../../processors/thought/core.ts';
+import { encodedValueBytes } from '../../../runtime/codec.ts';
+import { MAX_OUTPUT_VALUE_BYTES } from '../../../runtime/processor.ts';
+import { loadWorld, onlyRequest, task, thoughtConfig } from '../fixtures.ts';
 
 function step(id: string, bodyBytes: number): StepResult {
   const raw = bodyBytes ? JSON.stringify({ blob: 'b'.repeat(bodyBytes) }) : null;
@@ -37,6 +41,18 @@ test('several responses go when one is not enough, largest first', () => {
   assert.deepEqual(fitted.results.map((r) => r.error?.type ?? 'ok'), ['too_large', 'too_large', 'ok', 'ok']);
 });
 
-test('null when dropping every response would not be enough (the run state itself is too large)', () => {
-  assert.equal(withoutLargestResponses(wave(step('a', 1000), step('none', 0)), { bytes: 1_500_000, limit: 1_000_000 }), null);
+test('every response goes when even that is not enough (the runner measures again); null when there is none to drop', () => {
+  const fitted = withoutLargestResponses(wave(step('a', 1000), step('none', 0)), { bytes: 1_500_000, limit: 1_000_000 })!;
+  assert.deepEqual(fitted.results.map((r) => r.error?.type ?? 'ok'), ['too_large', 'ok']);
+  assert.equal(withoutLargestResponses(wave(step('none', 0)), { bytes: 1_500_000, limit: 1_000_000 }), null);
+});
+
+test('measured with the real schema: a wave over the record limit fits once fitted, the small response kept', () => {
+  const run = onlyRequest(onTask(task('Where is my order? alice@example.com', 'big'), thoughtConfig(loadWorld()))).run;
+  const result: ActionResult = { ...wave(step('S2', 300_000), step('S3', 200), step('S4', 250_000)), run };
+  const bytes = encodedValueBytes('actionResults', result);
+  assert.ok(bytes > MAX_OUTPUT_VALUE_BYTES, `${bytes} bytes`);
+  const fitted = withoutLargestResponses(result, { bytes, limit: MAX_OUTPUT_VALUE_BYTES })!;
+  assert.ok(encodedValueBytes('actionResults', fitted) <= MAX_OUTPUT_VALUE_BYTES);
+  assert.deepEqual(fitted.results.map((r) => r.error?.type ?? 'ok'), ['too_large', 'ok', 'ok']);
 });

@@ -31,7 +31,7 @@ test('an observation whose next record is too large ends its run as failed, reco
   ]);
   const outcome = outputs[0]!.value as Outcome;
   assert.deepEqual([outcome.status, outcome.reason_code, outcome.task_id, outcome.iterations], ['failed', 'record_too_large', t.task_id, obs.iteration]);
-  assert.equal(outcome.reason, "the run's next thoughtRequests record would be 1200000 bytes, over the 983040-byte limit of loop records: its state (the data of every step so far) has grown too large");
+  assert.equal(outcome.reason, "the run's next thoughtRequests record would be 1200000 bytes, over the 983040-byte limit of loop records: the run has grown past what a record holds (its state carries the data of every step so far)");
   const snapshot = outputs[1]!.value as RunSnapshot;
   assert.deepEqual([snapshot.status, snapshot.outcome_status, snapshot.run], ['ended', 'failed', null], 'the stored run is ended and holds no state');
 });
