@@ -27,7 +27,7 @@ import type { ClusterControl } from './lib/chaos-cluster.ts';
 import { runChaos, randomSeed, type ChaosReport } from './lib/chaos-run.ts';
 import { runFaultMix, type FaultMixReport } from './lib/fault-mix-run.ts';
 import { Fleet, REPO_ROOT, progress, quietOwnLogs, startToolServerProcess } from './lib/harness.ts';
-import { commandOptions, usageError } from './lib/command-line.ts';
+import { commandOptions, integerOption, usageError } from './lib/command-line.ts';
 import { fmt, table } from './lib/stats.ts';
 import { setting } from '../runtime/config.ts';
 
@@ -172,10 +172,7 @@ async function main(): Promise<void> {
   if (brokers === 3 && values.shared) bad('--brokers 3 starts its own cluster; it does not go with --shared');
   const outageS = values.outage === undefined ? null : Number(values.outage);
   if (outageS !== null && (brokers !== 3 || !(outageS > 0))) bad(`--outage needs --brokers 3 and a positive number of seconds, got ${values.outage}`);
-  const count = (name: 'runs' | 'kills' | 'kill-every-ms' | 'instances' | 'fault-mix-runs' | 'leader-kills', min: number): number => {
-    const n = Number(values[name]);
-    return Number.isInteger(n) && n >= min ? n : bad(`--${name} must be an integer >= ${min}, got "${values[name]}"`);
-  };
+  const count = (name: string, min: number) => integerOption('chaos', USAGE, values, name, min);
   const counts = { runs: count('runs', 1), kills: count('kills', 0), killEveryMs: count('kill-every-ms', 1), instances: count('instances', 1), faultMixRuns: count('fault-mix-runs', 1), leaderKills: count('leader-kills', 0) };
   const seedValue = values.seed === undefined ? null : Number(values.seed);
   if (seedValue !== null && !Number.isInteger(seedValue)) bad(`--seed must be an integer, got "${values.seed}"`);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { STAGES } from '../processors/wiring.ts';
 import { patchedTree, removeTrees } from './lib/ab.ts';
-import { commandOptions, usageError } from './lib/command-line.ts';
+import { commandOptions, integerOption } from './lib/command-line.ts';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './lib/cpuprofile.ts';
 import { Fleet, progress, startToolServerProcess } from './lib/harness.ts';
 import { loopPhase } from './lib/phases.ts';
@@ -92,12 +92,9 @@ const USAGE = `usage: node --import tsx bench/profile.ts [options]
 
 async function main(): Promise<void> {
   const values = commandOptions('profile', USAGE, { runs: { type: 'string', default: '600' }, concurrency: { type: 'string', default: '64' }, dir: { type: 'string', default: '/tmp/tao-prof' }, out: { type: 'string' }, patch: { type: 'string' }, top: { type: 'string', default: '15' } });
-  for (const name of ['runs', 'concurrency', 'top'] as const) {
-    const n = Number(values[name]);
-    if (!Number.isInteger(n) || n < 1) usageError('profile', USAGE, `--${name} must be an integer >= 1, got "${values[name]}"`);
-  }
-  const summaries = await profileStages({ runs: Number(values.runs), concurrency: Number(values.concurrency), dir: values.dir, patch: values.patch });
-  console.log(renderProfiles(summaries, Number(values.top)));
+  const [runs, concurrency, top] = (['runs', 'concurrency', 'top'] as const).map((name) => integerOption('profile', USAGE, values, name, 1));
+  const summaries = await profileStages({ runs: runs!, concurrency: concurrency!, dir: values.dir, patch: values.patch });
+  console.log(renderProfiles(summaries, top!));
   if (values.out) writeFileSync(values.out, JSON.stringify(Object.fromEntries(Object.entries(summaries).map(([k, s]) => [k, { ...s, functions: s.functions.slice(0, 60) }])), null, 2));
 }
 

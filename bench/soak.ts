@@ -35,7 +35,7 @@ import { formatDuration, parseDuration } from '../runtime/config.ts';
 import { TOPICS } from '../topics/catalog.ts';
 import { Fleet, freshNamespace, progress, quietOwnLogs, stageSpec, startToolServerProcess, type BenchNamespace, type Instance } from './lib/harness.ts';
 import { randomUUID } from 'node:crypto';
-import { commandOptions, usageError } from './lib/command-line.ts';
+import { commandOptions, integerOption, usageError } from './lib/command-line.ts';
 import { connectProducer, loopTarget, type LoadTarget } from './lib/load.ts';
 import { deleteNamespace } from './lib/phases.ts';
 
@@ -388,10 +388,7 @@ async function main(): Promise<void> {
     out: { type: 'string' },
   });
   const bad = (message: string) => usageError('soak', USAGE, message);
-  const int = (name: string, text: string) => {
-    const n = Number(text);
-    return Number.isInteger(n) && n >= 1 ? n : bad(`--${name} must be an integer >= 1, got "${text}"`);
-  };
+  const int = (name: string) => integerOption('soak', USAGE, values, name, 1);
   const retentionMs = parseDuration(values.retention, 1);
   if (retentionMs === null || retentionMs < 1000) return bad(`--retention must be a duration of at least 1s (like 30s, 5m), got "${values.retention}"`);
   const positive = (name: string, text: string) => {
@@ -400,7 +397,7 @@ async function main(): Promise<void> {
   };
   const window = positive('window', values.window);
   if (window > 0.4) bad(`--window must be at most 0.4 (a share of the runs), got "${values.window}"`);
-  const options: SoakOptions = { runs: int('runs', values.runs), rate: positive('rate', values.rate), maxInFlight: int('max-in-flight', values['max-in-flight']), sampleSeconds: positive('sample-seconds', values['sample-seconds']), window, sampleEvery: int('sample-every', values['sample-every']), retentionMs };
+  const options: SoakOptions = { runs: int('runs'), rate: positive('rate', values.rate), maxInFlight: int('max-in-flight'), sampleSeconds: positive('sample-seconds', values['sample-seconds']), window, sampleEvery: int('sample-every'), retentionMs };
   quietOwnLogs();
   const since = Date.now();
   const report = await runSoak(options, (m) => progress(since, m));

@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { commandOptions, usageError } from './lib/command-line.ts';
+import { commandOptions, integerOption, usageError } from './lib/command-line.ts';
 import { Fleet, REPO_ROOT, freshNamespace, stageSpec } from './lib/harness.ts';
 import { deleteNamespace } from './lib/phases.ts';
 import { percentile } from './lib/stats.ts';
@@ -58,10 +58,9 @@ async function main(): Promise<void> {
     'settle-ms': { type: 'string', default: '3000' },
     'no-build': { type: 'boolean', default: false },
   });
-  const reps = Number(values.reps);
+  const reps = integerOption('bench/startup', USAGE, values, 'reps', 1);
   const settleMs = Number(values['settle-ms']);
   const stages = values.stages.split(',');
-  if (!Number.isInteger(reps) || reps < 1) usageError('bench/startup', USAGE, `--reps must be a positive integer, not "${values.reps}"`);
   if (!Number.isFinite(settleMs) || settleMs < 0) usageError('bench/startup', USAGE, `--settle-ms must be a number of ms >= 0, not "${values['settle-ms']}"`);
   const unknown = stages.filter((s) => !['thought', 'action', 'observation'].includes(s));
   if (unknown.length) usageError('bench/startup', USAGE, `--stages takes thought, action and observation, not "${unknown.join(',')}"`);

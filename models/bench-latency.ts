@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { ErrorClassifier } from '../processors/observation/classifier.ts';
 import { IntentRouter } from '../processors/thought/intent-router.ts';
-import { commandOptions, usageError } from '../bench/lib/command-line.ts';
+import { commandOptions, integerOption } from '../bench/lib/command-line.ts';
 import * as ort from 'onnxruntime-node';
 import { FEATURE_DIMS, MAX_INPUT_CODE_POINTS, TextModel, featurize } from '../runtime/text-features.ts';
 
@@ -40,12 +40,8 @@ const USAGE = `usage: npm run models:bench -- [options]
   --warmup N               warm-up calls per model (200)
   -h, --help               this text`;
 const values = commandOptions('models:bench', USAGE, { passes: { type: 'string', default: '5' }, warmup: { type: 'string', default: '200' } });
-const count = (name: 'passes' | 'warmup', min: number): number => {
-  const n = Number(values[name]);
-  return Number.isInteger(n) && n >= min ? n : usageError('models:bench', USAGE, `--${name} must be an integer >= ${min}, got "${values[name]}"`);
-};
-const PASSES = count('passes', 1);
-const WARMUP = count('warmup', 0);
+const PASSES = integerOption('models:bench', USAGE, values, 'passes', 1);
+const WARMUP = integerOption('models:bench', USAGE, values, 'warmup', 0);
 const here = new URL('./', import.meta.url);
 
 function quantile(sorted: number[], q: number): number {

@@ -164,9 +164,8 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
       // is compared as it is.
       const endedTooLarge = options.find((o): o is Rec<Outcome> => o.topic === 'outcomes' && (o.value as Outcome).reason_code === 'record_too_large');
       const over = endedTooLarge ? tooLargeOf(endedTooLarge.value.reason) : null;
-      const large = over && decision.outputs.find((o) => o.topic === over.topic && encodedValueBytes(o.topic, o.value) > over.limit);
-      if (over && large) {
-        const bytes = encodedValueBytes(large.topic, large.value);
+      const bytes = over ? Math.max(0, ...decision.outputs.filter((o) => o.topic === over.topic).map((o) => encodedValueBytes(o.topic, o.value))) : 0;
+      if (over && bytes > over.limit) {
         decision = endTooLarge(obs, { ...over, bytes });
         notes.push(`${where(input)}: the run ended record_too_large (its next ${over.topic} record was ${over.bytes} bytes); today's decision writes one of ${bytes} bytes, over the ${over.limit}-byte limit too`);
       }

@@ -16,15 +16,20 @@ export function readValueSchema(id: TopicId): Record<string, unknown> {
 
 const localTypes = new Map<TopicId, avro.Type>();
 
+/** This code's compiled Avro type of topic `id`'s values, built once per process. */
+function localType(id: TopicId): avro.Type {
+  let type = localTypes.get(id);
+  if (!type) localTypes.set(id, (type = avro.Type.forSchema(readValueSchema(id) as avro.Schema)));
+  return type;
+}
+
 /**
  * The size `value` has as a record of topic `id` (this code's schema, the 5-byte wire-format header
  * included), without a registry: for checks that measure a record they do not write (replay's
  * verify re-measuring a decision the runner found too large).
  */
 export function encodedValueBytes(id: TopicId, value: unknown): number {
-  let type = localTypes.get(id);
-  if (!type) localTypes.set(id, (type = avro.Type.forSchema(readValueSchema(id) as avro.Schema)));
-  return 5 + type.toBuffer(value).length;
+  return 5 + localType(id).toBuffer(value).length;
 }
 
 export function createRegistry(config: RuntimeConfig): SchemaRegistry {
@@ -40,7 +45,6 @@ export function createRegistry(config: RuntimeConfig): SchemaRegistry {
  */
 export class AvroCodec {
   private readonly ids = new Map<TopicId, number>();
-  private readonly readers = new Map<TopicId, avro.Type>();
   private readonly decoders = new Map<string, (payload: Buffer) => unknown>();
   /** Writer schemas by registry id (an id's schema never changes). */
   private readonly writers = new Map<number, avro.Type>();
@@ -77,7 +81,7 @@ export class AvroCodec {
     // Written once, behind the 5-byte header, into a scratch buffer that grows to the largest record
     // seen, then copied out: avsc's toBuffer writes into a 1 KiB buffer and, for a larger record
     // (most of the loop's are 1-2 KiB), allocates a zero-filled one and writes the record again.
-    const type = this.reader(id);
+    const type = localType(id);
     let end: number;
     try {
       end = type.encode(value, this.scratch, 5);
@@ -131,7 +135,7 @@ export class AvroCodec {
     const key = `${id}:${schemaId}`;
     let read = this.decoders.get(key);
     if (!read) {
-      const reader = this.reader(id);
+      const reader = localType(id);
       if (reader.equals(writer)) {
         read = (payload) => reader.fromBuffer(payload);
       } else {
@@ -143,12 +147,4 @@ export class AvroCodec {
     return read;
   }
 
-  private reader(id: TopicId): avro.Type {
-    let type = this.readers.get(id);
-    if (!type) {
-      type = avro.Type.forSchema(readValueSchema(id) as avro.Schema);
-      this.readers.set(id, type);
-    }
-    return type;
-  }
 }

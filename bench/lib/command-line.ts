@@ -23,3 +23,10 @@ export function usageError(command: string, usage: string, message: string): nev
   console.error(`${command}: ${message}\n${usage}`);
   process.exit(2);
 }
+
+/** The integer option `--name` (its text in `values`), at least `min`; otherwise a {@link usageError}. */
+export function integerOption(command: string, usage: string, values: Record<string, unknown>, name: string, min: number): number {
+  const text = values[name];
+  const n = Number(text);
+  return typeof text === 'string' && text.trim() !== '' && Number.isInteger(n) && n >= min ? n : usageError(command, usage, `--${name} must be an integer >= ${min}, got "${String(text)}"`);
+}

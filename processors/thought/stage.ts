@@ -5,7 +5,7 @@ import { traceStage } from '../../runtime/tracing.ts';
 import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { classifyRunEnd, endsRun, waveFailures } from '../../observability/rates.ts';
 import { onObservation, onTask, planningText, type ThoughtConfig } from './core.ts';
-import { endTooLarge } from './run-end.ts';
+import { endTooLarge, type ThoughtOutput } from './run-end.ts';
 import { lateInput } from '../../runtime/retention.ts';
 
 /** How long an ended run stays in the store, in record time, unless TAO_RUN_RETENTION says otherwise. */
@@ -58,9 +58,7 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
     // that says so, rather than dead-lettering the observation and leaving the run without one.
     fitOutputs(input, _outputs, over) {
       if (input.topic !== 'observationResults') return null;
-      const obs = input.value as ObservationResult;
-      const writer = `thought:observation:${obs.iteration}`;
-      return endTooLarge(obs, over).outputs.map((o) => ({ topic: o.topic, key: o.value.thought_id, value: o.value, span: writer }));
+      return asOutputs(input, endTooLarge(input.value as ObservationResult, over).outputs);
     },
     async handle(record: InputRecord, state: StateView): Promise<OutputRecord[]> {
       const started = performance.now();
@@ -88,9 +86,7 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
       }
       if (decision.ignored) logger.info('input ignored', { thought_id: record.key, topic: record.topic, offset: record.offset, reason: decision.ignored });
       facts.set(record, { ...fact, durationMs: Math.round((performance.now() - started) * 1000) / 1000 });
-      // Every record of one decision names the same writer: the span of this handling (runtime/tracing.ts).
-      const writer = record.topic === 'tasks' ? `thought:task:${(record.value as Task).task_id}` : `thought:observation:${(record.value as ObservationResult).iteration}`;
-      return decision.outputs.map((o) => ({ topic: o.topic, key: o.value.thought_id, value: o.value, span: writer }));
+      return asOutputs(record, decision.outputs);
     },
     committed(records: readonly HandledRecord[]): void {
       for (const { input, outputs } of records) {
@@ -130,6 +126,12 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
       }
     },
   }, describeDecision);
+}
+
+/** A decision's records as the runner writes them, keyed by thought id; every record of one decision names the same writer, the span of its input's handling (runtime/tracing.ts). */
+function asOutputs(record: InputRecord, outputs: ThoughtOutput[]): OutputRecord[] {
+  const writer = record.topic === 'tasks' ? `thought:task:${(record.value as Task).task_id}` : `thought:observation:${(record.value as ObservationResult).iteration}`;
+  return outputs.map((o) => ({ topic: o.topic, key: o.value.thought_id, value: o.value, span: writer }));
 }
 
 /** Span attributes of a Thought decision: what it read and what it decided. */

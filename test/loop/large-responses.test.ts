@@ -7,48 +7,35 @@
  * outcome. The demo tool server (a SIMULATOR of the CRM API) pads its answer with `large_body`.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { buildTask } from '../../client/tasks.ts';
 import type { ActionResult } from '../../schemas/types.gen.ts';
-import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, freshCluster, runTasks, scanToEnd, type TestCluster } from '../helpers/cluster.ts';
+import { catalogCopy } from '../helpers/catalog.ts';
+import { runTasks, scanToEnd, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 
-let tools: ToolServer;
-let cluster: TestCluster;
-let fleet: StageFleet;
+let loop: RunningLoop;
 
 before(async () => {
-  tools = await startToolServer({ port: 0 });
-  const dir = mkdtempSync(join(tmpdir(), 'tao-large-catalog-'));
-  const catalogDir = new URL('../../tools/catalog/', import.meta.url).pathname;
-  for (const file of readdirSync(catalogDir).filter((f) => f.endsWith('.json'))) {
-    const spec = JSON.parse(readFileSync(join(catalogDir, file), 'utf8')) as Record<string, unknown>;
+  const dir = catalogCopy('tao-large-catalog', (spec) => {
     if (spec.name === 'crm.find_customer') Object.assign(spec, { maxResponseBytes: 2 * 1024 * 1024, retry: { maxAttempts: 1, baseDelayMs: 10, maxDelayMs: 10 } });
-    writeFileSync(join(dir, file), JSON.stringify(spec));
-  }
-  cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_TOOL_CATALOG_DIR: dir });
-  fleet = new StageFleet(cluster.env);
-  await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
+  });
+  loop = await startLoop({ TAO_TOOL_CATALOG_DIR: dir });
 });
 
 after(async () => {
-  await fleet?.stop();
-  await tools?.close();
+  await loop?.stop();
 });
 
 test('a response too large for the wave record fails its step with too_large, and the run ends with an outcome', { timeout: 120000 }, async () => {
-  tools.setFault({ route: 'crm.find_customer', mode: 'large_body', bytes: 700_000 });
-  const task = buildTask({ text: 'order status for big@example.com', source: 'large', external_id: `${cluster.namespace}-big` });
-  const outcomes = await fleet.explained(runTasks(cluster, [task], 90000), cluster);
+  loop.tools.setFault({ route: 'crm.find_customer', mode: 'large_body', bytes: 700_000 });
+  const task = buildTask({ text: 'order status for big@example.com', source: 'large', external_id: `${loop.cluster.namespace}-big` });
+  const outcomes = await loop.fleet.explained(runTasks(loop.cluster, [task], 90000), loop.cluster);
   const outcome = outcomes.get(task.thought_id)!;
   assert.equal(outcome.status, 'failed');
   assert.equal(outcome.reason_code, 'step_failed');
   assert.match(outcome.reason, /crm\.find_customer.*response_too_large/);
 
-  const records = await scanToEnd(cluster, ['actionResults']);
+  const records = await scanToEnd(loop.cluster, ['actionResults']);
   const results = records.filter((r) => r.topic === 'actionResults').flatMap((r) => (r.value as unknown as ActionResult).results);
   assert.ok(results.length >= 1);
   for (const r of results) {
@@ -59,6 +46,6 @@ test('a response too large for the wave record fails its step with too_large, an
     assert.equal(r.status_code, 200, 'the tool answered; the record could not hold the answer');
   }
   // Every wave was handled before the outcome was written, so a dead letter would have been logged by now.
-  assert.deepEqual(fleet.lines.filter((l) => l.includes('"msg":"record dead-lettered"')), [], 'no wave was dead-lettered');
-  assert.ok(fleet.lines.some((l) => l.startsWith('action:') && l.includes('"msg":"output over the loop record limit; the stage wrote a smaller one instead"')));
+  assert.deepEqual(loop.fleet.lines.filter((l) => l.includes('"msg":"record dead-lettered"')), [], 'no wave was dead-lettered');
+  assert.ok(loop.fleet.lines.some((l) => l.startsWith('action:') && l.includes('"msg":"output over the loop record limit; the stage wrote a smaller one instead"')));
 });

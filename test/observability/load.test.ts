@@ -8,8 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
@@ -23,6 +22,7 @@ import { DLQ_HEADERS } from '../../runtime/processor.ts';
 import type { ActionResult, ObservationResult, Outcome, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { TopicId } from '../../topics/catalog.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
+import { catalogCopy } from '../helpers/catalog.ts';
 import { StageFleet, followOutcomes, freshCluster, type TestCluster } from '../helpers/cluster.ts';
 import { runState } from '../../schemas/records.ts';
 import { samples, scrape, type Sample } from './metrics-text.ts';
@@ -44,18 +44,16 @@ before(async () => {
   backup = await startToolServer({ port: 0 });
   // The shipped catalog with short timeouts (so injected timeouts cost 300 ms, not 2 s), quick
   // retries, and a breaker plus a fallback on crm.tier.
-  const dir = mkdtempSync(join(tmpdir(), 'tao-obs-catalog-'));
-  const catalogDir = new URL('../../tools/catalog/', import.meta.url).pathname;
-  for (const file of readdirSync(catalogDir).filter((f) => f.endsWith('.json'))) {
-    const spec = JSON.parse(readFileSync(join(catalogDir, file), 'utf8')) as Record<string, unknown>;
+  let backupSpec: Record<string, unknown> = {};
+  const dir = catalogCopy('tao-obs-catalog', (spec) => {
     const held = spec.name === 'crm.find_customer';
     Object.assign(spec, { timeoutMs: held ? 6000 : 300, retry: { maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 100 } });
     if (spec.name === 'crm.tier') {
       Object.assign(spec, { breaker: { failureThreshold: 4, coolDownMs: 1500 }, fallbackTool: 'crm.tier_backup' });
-      writeFileSync(join(dir, 'crm.tier_backup.json'), JSON.stringify({ ...spec, name: 'crm.tier_backup', origin: backup.url, breaker: undefined, fallbackTool: undefined }));
+      backupSpec = { ...spec, name: 'crm.tier_backup', origin: backup.url, breaker: undefined, fallbackTool: undefined };
     }
-    writeFileSync(join(dir, file), JSON.stringify(spec));
-  }
+  });
+  writeFileSync(join(dir, 'crm.tier_backup.json'), JSON.stringify(backupSpec));
   cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_TOOL_CATALOG_DIR: dir });
   fleet = new StageFleet(cluster.env);
   const [thought, action, observation] = await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
