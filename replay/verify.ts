@@ -17,7 +17,7 @@
 import type { ObservationConfig } from '../processors/observation/core.ts';
 import { observe } from '../processors/observation/core.ts';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../processors/thought/core.ts';
-import { endTooLarge, tooLargeOf } from '../processors/thought/run-end.ts';
+import { endTooLarge, type ThoughtInput, tooLargeOf } from '../processors/thought/run-end.ts';
 import { encodedValueBytes } from '../runtime/codec.ts';
 import type { ActionResult, ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../schemas/types.gen.ts';
 import type { TopicId } from '../topics/catalog.ts';
@@ -156,19 +156,19 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
       if (!first) notes.push(`${where(input)}: no recorded decision to take the planner's answer from; re-planned without one`);
       decision = onTask(input.value as unknown as Task, configs.thought, snapshot, plannerRecord);
     } else {
-      const obs = input.value as unknown as ObservationResult;
-      decision = onObservation(obs, configs.thought, snapshot);
-      // A run the runner ended because Thought's decision was too large for a record (Thought's
-      // fitOutputs): today's decision ends it the same way when the record it writes on that topic
-      // is too large today too (measured with this code's schema); otherwise the decision stands and
-      // is compared as it is.
-      const endedTooLarge = options.find((o): o is Rec<Outcome> => o.topic === 'outcomes' && (o.value as Outcome).reason_code === 'record_too_large');
-      const over = endedTooLarge ? tooLargeOf(endedTooLarge.value.reason) : null;
-      const bytes = over ? Math.max(0, ...decision.outputs.filter((o) => o.topic === over.topic).map((o) => encodedValueBytes(o.topic, o.value))) : 0;
-      if (over && bytes > over.limit) {
-        decision = endTooLarge(obs, { ...over, bytes });
-        notes.push(`${where(input)}: the run ended record_too_large (its next ${over.topic} record was ${over.bytes} bytes); today's decision writes one of ${bytes} bytes, over the ${over.limit}-byte limit too`);
-      }
+      decision = onObservation(input.value as unknown as ObservationResult, configs.thought, snapshot);
+    }
+    // A run the runner ended because Thought's decision was too large for a record (Thought's
+    // fitOutputs): today's decision ends it the same way when the record it writes on that topic is
+    // too large today too (measured with this code's schema); otherwise the decision stands and is
+    // compared as it is.
+    const endedTooLarge = options.find((o): o is Rec<Outcome> => o.topic === 'outcomes' && (o.value as Outcome).reason_code === 'record_too_large');
+    const over = endedTooLarge ? tooLargeOf(endedTooLarge.value.reason) : null;
+    const bytes = over ? Math.max(0, ...decision.outputs.filter((o) => o.topic === over.topic).map((o) => encodedValueBytes(o.topic, o.value))) : 0;
+    const ended = over && bytes > over.limit ? endTooLarge({ topic: input.topic, value: input.value } as unknown as ThoughtInput, decision.outputs, { ...over, bytes }) : null;
+    if (over && ended) {
+      decision = ended;
+      notes.push(`${where(input)}: the run ended record_too_large (its next ${over.topic} record was ${over.bytes} bytes); today's decision writes one of ${bytes} bytes, over the ${over.limit}-byte limit too`);
     }
     const main = decision.outputs.find((o) => o.topic === 'thoughtRequests' || o.topic === 'outcomes');
     // The recorded decisions this input may skip over are those a later input of the same wave can own.

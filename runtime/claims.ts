@@ -71,8 +71,8 @@ export interface ClaimResources {
    * some records twice, and then the second chunk must see the first one's floor).
    */
   serialChunks?: boolean;
-  /** Where a slow claim is reported, once it has taken `slowClaimMs` (default {@link CLAIM_SLOW_MS}). */
-  logger?: Pick<Logger, 'warn'>;
+  /** Where a slow claim is reported, once it has taken `slowClaimMs` (default {@link CLAIM_SLOW_MS}), and again when it ends. */
+  logger?: Pick<Logger, 'warn' | 'info'>;
   slowClaimMs?: number;
 }
 
@@ -111,11 +111,21 @@ export class PartitionClaims {
       claim = (async (): Promise<Claim> => {
         let step = 'waiting for the previous claim and the chunks in flight, disconnecting its producers';
         const slowMs = this.res.slowClaimMs ?? CLAIM_SLOW_MS;
-        const slow = setTimeout(() => this.res.logger?.warn('partition claim slow; nothing of the partition is processed until it ends', { partition, step, waited_ms: slowMs }), slowMs);
+        const started = performance.now();
+        let warned = false;
+        const slow = setTimeout(() => {
+          warned = true;
+          this.res.logger?.warn('partition claim slow; nothing of the partition is processed until it ends', { partition, step, waited_ms: slowMs });
+        }, slowMs);
+        let ended = 'failed';
         try {
-          return await this.take(partition, previous, (s) => (step = s));
+          const taken = await this.take(partition, previous, (s) => (step = s));
+          ended = 'claimed';
+          return taken;
         } finally {
           clearTimeout(slow);
+          // The slow line's other end: the partition is processed again (or the claim is tried anew).
+          if (warned) this.res.logger?.info('partition claim ended after a slow wait', { partition, status: ended, waited_ms: Math.round(performance.now() - started) });
         }
       })();
       claim.catch(() => {

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
-import type { ObservationResult, Outcome, OutcomeReason, OutcomeStatus, RunSnapshot, RunState, ThoughtRequest } from '../../schemas/types.gen.ts';
+import type { ObservationResult, Outcome, OutcomeReason, OutcomeStatus, RunSnapshot, RunState, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 
 export type ThoughtOutput = { topic: 'thoughtRequests'; value: ThoughtRequest } | { topic: 'outcomes'; value: Outcome } | { topic: 'thoughtRuns'; value: RunSnapshot };
 
@@ -45,13 +45,22 @@ export function end(thoughtId: string, run: RunState, iterations: number, status
 }
 
 /**
- * Ends the run of `obs` as failed (`record_too_large`): Thought's decision on it would write a
- * record over the loop record limit (`over`), its state having grown past what a record holds.
+ * Ends a run as failed (`record_too_large`) because Thought's decision on `input` would write a
+ * record over the loop record limit (`over`), the run's state having grown past what a record holds.
+ * An observation's run ends with the state it carried and the waves it completed. A task (a new run,
+ * or a person's reply resuming a parked one) ends with the state of the wave it would have
+ * dispatched, one wave short of it; a task whose decision dispatches no wave has no smaller
+ * decision: null.
  */
-export function endTooLarge(obs: ObservationResult, over: TooLarge): ThoughtDecision {
+export function endTooLarge(input: ThoughtInput, outputs: readonly ThoughtOutput[], over: TooLarge): ThoughtDecision | null {
   const reason = `the run's next ${over.topic} record would be ${over.bytes} bytes, over the ${over.limit}-byte limit of loop records: the run has grown past what a record holds (its state carries the data of every step so far)`;
-  return end(obs.thought_id, obs.run, obs.iteration, 'failed', 'record_too_large', reason, null);
+  if (input.topic === 'observationResults') return end(input.value.thought_id, input.value.run, input.value.iteration, 'failed', 'record_too_large', reason, null);
+  const wave = outputs.find((o): o is Extract<ThoughtOutput, { topic: 'thoughtRequests' }> => o.topic === 'thoughtRequests');
+  return wave ? end(wave.value.thought_id, wave.value.run, wave.value.iteration - 1, 'failed', 'record_too_large', reason, null) : null;
 }
+
+/** An input Thought decides on. */
+export type ThoughtInput = { topic: 'tasks'; value: Task } | { topic: 'observationResults'; value: ObservationResult };
 
 /** Which record was too large, and by how much (what {@link endTooLarge} puts in its reason). */
 export interface TooLarge {

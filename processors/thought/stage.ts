@@ -5,7 +5,7 @@ import { traceStage } from '../../runtime/tracing.ts';
 import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { classifyRunEnd, endsRun, waveFailures } from '../../observability/rates.ts';
 import { onObservation, onTask, planningText, type ThoughtConfig } from './core.ts';
-import { endTooLarge, type ThoughtOutput } from './run-end.ts';
+import { endTooLarge, type ThoughtInput, type ThoughtOutput } from './run-end.ts';
 import { lateInput } from '../../runtime/retention.ts';
 
 /** How long an ended run stays in the store, in record time, unless TAO_RUN_RETENTION says otherwise. */
@@ -56,9 +56,9 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
     // A decision whose records are too large for the topics (the run's state has grown past what a
     // record holds, with the data of every step it carries) ends the run as failed, with an outcome
     // that says so, rather than dead-lettering the observation and leaving the run without one.
-    fitOutputs(input, _outputs, over) {
-      if (input.topic !== 'observationResults') return null;
-      return asOutputs(input, endTooLarge(input.value as ObservationResult, over).outputs);
+    fitOutputs(input, outputs, over) {
+      const ended = endTooLarge(input as InputRecord & ThoughtInput, outputs as unknown as ThoughtOutput[], over);
+      return ended && asOutputs(input, ended.outputs);
     },
     async handle(record: InputRecord, state: StateView): Promise<OutputRecord[]> {
       const started = performance.now();

@@ -90,7 +90,7 @@ class Recorder {
       let decision = onObservation(obs, this.thought, this.snapshot);
       // As the runner would: the next wave measured, and the run ended in its place.
       const next = decision.outputs.find((o) => o.topic === 'thoughtRequests');
-      if (wave === this.tooLargeAfterWave && next) decision = endTooLarge(obs, { topic: 'thoughtRequests', bytes: encodedValueBytes('thoughtRequests', next.value), limit: MAX_OUTPUT_VALUE_BYTES });
+      if (wave === this.tooLargeAfterWave && next) decision = endTooLarge({ topic: 'observationResults', value: obs }, decision.outputs, { topic: 'thoughtRequests', bytes: encodedValueBytes('thoughtRequests', next.value), limit: MAX_OUTPUT_VALUE_BYTES })!;
       pending = this.decide(decision.outputs);
       between(wave);
     }

@@ -14,7 +14,7 @@ import { PartitionClaims, advanceFloor, below, type ClaimResources } from '../..
 type Offsets = Record<string, Record<number, string>>;
 
 /** The claim's collaborators, logging each call. `committed` is what the group has committed. */
-function world(options: { store?: boolean; serialChunks?: boolean; committed?: Offsets; failFence?: string; failOffsets?: boolean; catchUpWaits?: Promise<void>; onWarn?: (msg: string, fields: Record<string, unknown>) => void } = {}) {
+function world(options: { store?: boolean; serialChunks?: boolean; committed?: Offsets; failFence?: string; failOffsets?: boolean; catchUpWaits?: Promise<void>; onWarn?: (msg: string, fields: Record<string, unknown>) => void; onInfo?: (msg: string, fields: Record<string, unknown>) => void } = {}) {
   const log: string[] = [];
   const configs: ProducerConfig[] = [];
   const res: ClaimResources = {
@@ -54,7 +54,7 @@ function world(options: { store?: boolean; serialChunks?: boolean; committed?: O
         }
       : null,
     serialChunks: options.serialChunks,
-    logger: { warn: (msg: string, fields?: Record<string, unknown>) => options.onWarn?.(msg, fields ?? {}) },
+    logger: { warn: (msg: string, fields?: Record<string, unknown>) => options.onWarn?.(msg, fields ?? {}), info: (msg: string, fields?: Record<string, unknown>) => options.onInfo?.(msg, fields ?? {}) },
     slowClaimMs: 20,
   };
   return { log, configs, claims: new PartitionClaims(res) };
@@ -163,13 +163,20 @@ describe('PartitionClaims.claim', () => {
     const catchUp = deferred();
     let warned!: (w: { msg: string; fields: Record<string, unknown> }) => void;
     const warning = new Promise<{ msg: string; fields: Record<string, unknown> }>((r) => (warned = r));
-    const { claims } = world({ store: true, catchUpWaits: catchUp.promise, onWarn: (msg, fields) => warned({ msg, fields }) });
+    let ended: (msg: string, fields: Record<string, unknown>) => void = () => undefined;
+    const { claims } = world({ store: true, catchUpWaits: catchUp.promise, onWarn: (msg, fields) => warned({ msg, fields }), onInfo: (msg, fields) => ended(msg, fields) });
     const claim = claims.claim(4);
     const { msg, fields } = await warning;
     assert.match(msg, /^partition claim slow/);
     assert.deepEqual(fields, { partition: 4, step: 'catching the state store up', waited_ms: 20 });
-    catchUp.resolve();
+    const { msg: endMsg, fields: endFields } = await new Promise<{ msg: string; fields: Record<string, unknown> }>((r) => {
+      ended = (m, f) => r({ msg: m, fields: f });
+      catchUp.resolve();
+    });
     assert.ok((await claim).producers.size === 2);
+    assert.equal(endMsg, 'partition claim ended after a slow wait', 'the slow line has an end');
+    assert.deepEqual([endFields.partition, endFields.status], [4, 'claimed']);
+    assert.ok((endFields.waited_ms as number) >= 20, `waited_ms ${String(endFields.waited_ms)} counts the whole claim`);
   });
 });
 
