@@ -24,6 +24,11 @@ const PATCHES = [
     patch: join(root, 'patches', 'kafkajs', 'sendMessages.js'),
   },
   {
+    file: 'src/network/requestQueue/index.js',
+    original: 'b55986089c14f8f7bfc377922e2e65b3e4c1e7c7af2752d3b10a75dfe9e9260c',
+    patch: join(root, 'patches', 'kafkajs', 'requestQueue.js'),
+  },
+  {
     file: 'src/producer/eosManager/index.js',
     original: 'a74ae029d7aa786b8616b77f922d30a81bec2833878769dbfa6b4a9dab66db22',
     patch: join(root, 'patches', 'kafkajs', 'eosManager.js'),
