@@ -361,6 +361,10 @@ export function renderReport(r: BenchReport): string {
   ));
   lines.push('(latencies in ms; "iter" = one Thought -> Action -> Observation -> Thought turn, from record timestamps; probe = ' + `${r.phases[0]?.probe.concurrency ?? '-'} runs in flight)`);
   lines.push('');
+  const hop = (p: PhaseResult, h: keyof PhaseResult['probe']['hopMs']) => p.probe.hopMs?.[h]?.p50 ?? Number.NaN;
+  lines.push(table(['phase', 'probe iter P50', 'request -> result (Action)', 'result -> verdicts (Observation)', 'verdicts -> next (Thought)'], r.phases.map((p) => [p.label, p.probe.iterationMs.p50, hop(p, 'action'), hop(p, 'observation'), hop(p, 'thought')])));
+  lines.push('(the probe\'s iteration by hop, P50 ms: each hop is the wait for the previous record\'s transaction to commit and be fetched, plus the stage\'s work up to its send)');
+  lines.push('');
   lines.push(table(['phase', 'stage', 'handle P50 ms', 'handle P99 ms', 'CPU ms/run', 'records/txn', 'RSS MiB'], r.phases.flatMap((p) => Object.entries(p.stages).map(([s, v]) => [p.label, s, v.handleP50Ms ?? Number.NaN, v.handleP99Ms ?? Number.NaN, v.cpuMsPerRun, v.recordsPerTransaction ?? Number.NaN, v.rssMiB.join('/')]))));
   lines.push('');
   const others = r.phases.filter((p) => p.otherCpuMsPerRun);

@@ -154,8 +154,16 @@ export interface RunTimeline {
   startedAt: number;
   /** Timestamps of wave 1, 2, ... requests. */
   waves: number[];
+  /** Timestamps of wave 1, 2, ... results (Action's records) and verdicts (Observation's). */
+  results: number[];
+  verdicts: number[];
   endedAt: number | null;
   status: string | null;
+}
+
+/** A run's timeline before any of its records is read. */
+export function emptyTimeline(): RunTimeline {
+  return { startedAt: Number.NaN, waves: [], results: [], verdicts: [], endedAt: null, status: null };
 }
 
 /**
@@ -168,6 +176,28 @@ export function iterationLatencies(timelines: Iterable<RunTimeline>): number[] {
   for (const t of timelines) {
     if (t.endedAt === null) continue;
     for (let i = 0; i < t.waves.length; i++) out.push((t.waves[i + 1] ?? t.endedAt) - t.waves[i]!);
+  }
+  return out;
+}
+
+/**
+ * An iteration's latency split by the hop that ends it (ms), for complete runs whose every record of
+ * the wave was read: `action` from the wave's request record to Action's result, `observation` from
+ * the result to Observation's verdicts, `thought` from the verdicts to the record Thought wrote
+ * next. Each hop is the wait for the previous record's transaction to commit and be fetched, plus
+ * the stage's own work up to its send, so the three add up to the iteration.
+ */
+export function hopLatencies(timelines: Iterable<RunTimeline>): { action: number[]; observation: number[]; thought: number[] } {
+  const out = { action: [] as number[], observation: [] as number[], thought: [] as number[] };
+  for (const t of timelines) {
+    if (t.endedAt === null) continue;
+    for (let i = 0; i < t.waves.length; i++) {
+      const [request, result, verdict, next] = [t.waves[i], t.results[i], t.verdicts[i], t.waves[i + 1] ?? t.endedAt];
+      if (request === undefined || result === undefined || verdict === undefined) continue;
+      out.action.push(result - request);
+      out.observation.push(verdict - result);
+      out.thought.push(next - verdict);
+    }
   }
   return out;
 }

@@ -7,7 +7,7 @@ import { waveFailures } from '../../observability/rates.ts';
 import type { ActionResult, ObservationResult, Outcome, RunSnapshot, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
 import type { BenchNamespace } from './harness.ts';
-import type { RawRecord, RunTimeline } from './load.ts';
+import { emptyTimeline, type RawRecord, type RunTimeline } from './load.ts';
 import type { RelaySizes } from '../relay/relay.ts';
 
 /** A committed loop record, decoded (null `value` when it does not decode: never expected on these topics). */
@@ -34,18 +34,20 @@ export async function decodeLoopRecords(ns: BenchNamespace, records: readonly Ra
   return out;
 }
 
-/** Per run: task time, wave request times, outcome time and status. */
+/** Per run: task time, each wave's request, result and verdict times, outcome time and status. */
 export function loopTimelines(records: readonly DecodedRecord[]): Map<string, RunTimeline> {
   const runs = new Map<string, RunTimeline>();
   const get = (key: string) => {
     let t = runs.get(key);
-    if (!t) runs.set(key, (t = { startedAt: Number.NaN, waves: [], endedAt: null, status: null }));
+    if (!t) runs.set(key, (t = emptyTimeline()));
     return t;
   };
   for (const r of records) {
     if (!r.decoded) continue;
     if (r.id === 'tasks') get(r.key).startedAt = r.timestamp;
     else if (r.id === 'thoughtRequests') get(r.key).waves[(r.decoded as unknown as ThoughtRequest).iteration - 1] = r.timestamp;
+    else if (r.id === 'actionResults') get(r.key).results[(r.decoded as unknown as ActionResult).iteration - 1] = r.timestamp;
+    else if (r.id === 'observationResults') get(r.key).verdicts[(r.decoded as unknown as ObservationResult).iteration - 1] = r.timestamp;
     else if (r.id === 'outcomes') Object.assign(get(r.key), { endedAt: r.timestamp, status: (r.decoded as unknown as Outcome).status });
   }
   return runs;

@@ -9,7 +9,7 @@ import type { Kafka } from 'kafkajs';
 import { STAGES } from '../../processors/wiring.ts';
 import { topicNames, type TopicId } from '../../topics/catalog.ts';
 import { Fleet, freshNamespace, getJson, progress, sleep, stageSpec, waitBalanced, type Instance, type ModelSimProcess, type ProcessSpec, type ToolServerProcess } from './harness.ts';
-import { closedLoop, connectProducer, iterationLatencies, loopTarget, readLog, type LoadResult, type LoadTarget, type RunTimeline } from './load.ts';
+import { closedLoop, connectProducer, hopLatencies, iterationLatencies, loopTarget, readLog, type LoadResult, type LoadTarget, type RunTimeline } from './load.ts';
 import { decodeLoopRecords, loopTimelines, loopTopicNames, recordSizes, type DecodedRecord } from './loop-log.ts';
 import { bucketDelta, bucketSum, counterValue, gauge, histogramBuckets, histogramQuantile, parsePrometheus, summary, type Sample } from './stats.ts';
 import { RELAY_HOPS, HOP_INPUTS, createRelayTopics, relayHopSpec, relayTarget, relayTimelines, relayTopics, type RelaySizes } from '../relay/relay.ts';
@@ -63,8 +63,8 @@ export interface PhaseResult {
   iterationMs: Percentiles;
   /** Run latency (ms) under saturation: task record → outcome record. */
   runMs: Percentiles;
-  /** The same two latencies with only `probeConcurrency` runs in flight. */
-  probe: { concurrency: number; iterationMs: Percentiles; runMs: Percentiles };
+  /** The same two latencies with only `probeConcurrency` runs in flight, and the iteration split by hop ({@link hopLatencies}). */
+  probe: { concurrency: number; iterationMs: Percentiles; runMs: Percentiles; hopMs: { action: Percentiles; observation: Percentiles; thought: Percentiles } };
   /** Per stage (or hop): P99 of tao_record_handle_seconds over the measured runs (ms), and peak RSS per process (MiB). */
   stages: Record<string, { handleP99Ms: number | null; handleP50Ms: number | null; rssMiB: number[]; recordsPerTransaction: number | null; cpuMsPerRun: number }>;
   /**
@@ -151,7 +151,7 @@ export async function relayPhase(setup: PhaseSetup & { sizes: RelaySizes; baseEn
     const producer = await connectProducer(ns.kafka);
     try {
       const measured = await measure(label, started, fleet, relayTarget(ns.kafka, producer, ns.namespace, sizes), load);
-      const records = await readLog(ns.kafka, [topics.tasks, topics.requests, topics.outcomes], { until: untilOutcomes(topics.outcomes, load.warmupRuns + load.runs + load.probeRuns) });
+      const records = await readLog(ns.kafka, [topics.tasks, topics.requests, topics.results, topics.observations, topics.outcomes], { until: untilOutcomes(topics.outcomes, load.warmupRuns + load.runs + load.probeRuns) });
       return row(setup, 'relay', null, 'relay', measured, relayTimelines(records, ns.namespace), fleet);
     } finally {
       await producer.disconnect();
@@ -288,6 +288,7 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
   const iterations = iterationLatencies(timelines);
   const runMs = timelines.filter((t) => t.endedAt !== null).map((t) => t.endedAt! - t.startedAt);
   const probeTimelines = of(m.probe.ids);
+  const hops = hopLatencies(probeTimelines);
   const runs = m.saturated.ids.length;
   const perRun = (ms: number | null) => (ms === null ? null : ms / runs);
   const ends = [...m.saturated.endedAt.values()].sort((a, b) => a - b);
@@ -326,7 +327,7 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
     iterationsPerSecond: runsPerSecond * (iterations.length / Math.max(1, timelines.filter((t) => t.endedAt !== null).length)),
     iterationMs: summary(iterations),
     runMs: summary(runMs),
-    probe: { concurrency: setup.load.probeConcurrency, iterationMs: summary(iterationLatencies(probeTimelines)), runMs: summary(probeTimelines.filter((t) => t.endedAt !== null).map((t) => t.endedAt! - t.startedAt)) },
+    probe: { concurrency: setup.load.probeConcurrency, iterationMs: summary(iterationLatencies(probeTimelines)), runMs: summary(probeTimelines.filter((t) => t.endedAt !== null).map((t) => t.endedAt! - t.startedAt)), hopMs: { action: summary(hops.action), observation: summary(hops.observation), thought: summary(hops.thought) } },
     stages,
     otherCpuMsPerRun: { broker: perRun(m.others.broker), tools: perRun(m.others.tools), driver: m.others.driver / runs },
     statuses,

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin, Kafka, Message, Producer } from 'kafkajs';
 import { REPO_ROOT, type ProcessSpec } from '../lib/harness.ts';
-import type { LoadTarget, RawRecord, RunTimeline } from '../lib/load.ts';
+import { emptyTimeline, type LoadTarget, type RawRecord, type RunTimeline } from '../lib/load.ts';
 
 /** Record kinds, in byte 1 of every relay value. */
 export const KIND = { task: 0, request: 1, result: 2, observation: 3, outcome: 4, snapshot: 5 } as const;
@@ -137,13 +137,15 @@ export function relayTimelines(records: readonly RawRecord[], ns: string): Map<s
   const runs = new Map<string, RunTimeline>();
   const get = (key: string) => {
     let t = runs.get(key);
-    if (!t) runs.set(key, (t = { startedAt: Number.NaN, waves: [], endedAt: null, status: null }));
+    if (!t) runs.set(key, (t = emptyTimeline()));
     return t;
   };
   for (const r of records) {
     if (!r.value) continue;
     if (r.topic === topics.tasks) get(r.key).startedAt = r.timestamp;
     else if (r.topic === topics.requests) get(r.key).waves[r.value.readUInt16BE(2) - 1] = r.timestamp;
+    else if (r.topic === topics.results) get(r.key).results[r.value.readUInt16BE(2) - 1] = r.timestamp;
+    else if (r.topic === topics.observations) get(r.key).verdicts[r.value.readUInt16BE(2) - 1] = r.timestamp;
     else if (r.topic === topics.outcomes) Object.assign(get(r.key), { endedAt: r.timestamp, status: 'completed' });
   }
   return runs;

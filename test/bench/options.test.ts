@@ -49,7 +49,7 @@ function phase(label: string, runsPerSecond: number, actionInstances: number | n
   const pct = { n: 1, p50: 1, p95: 1, p99: 1, max: 1 };
   return {
     label, kind: 'loop', toolLatencyMs: 300, model: null, instancesPerStage: 1, actionInstances, actionConcurrency: 32, code: 'current', runs: 300, concurrency: 256, seconds: 10,
-    runsPerSecond, iterationsPerSecond: 3 * runsPerSecond, iterationMs: pct, runMs: pct, probe: { concurrency: 4, iterationMs: pct, runMs: pct }, stages: {}, statuses: {}, loadAverage: 1,
+    runsPerSecond, iterationsPerSecond: 3 * runsPerSecond, iterationMs: pct, runMs: pct, probe: { concurrency: 4, iterationMs: pct, runMs: pct, hopMs: { action: pct, observation: pct, thought: pct } }, stages: {}, statuses: {}, loadAverage: 1,
   };
 }
 
