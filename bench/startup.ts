@@ -3,13 +3,14 @@
  * same stage run from the compiled dist/ (`npm run build`), interleaved in one run so that the
  * ratio compares like with like on a shared machine.
  *
- *   npm run bench:startup [-- --reps 5 --stages thought,action,observation --settle-ms 3000 --no-build]
+ *   npm run bench:startup [-- --reps 5 --stages thought,action,observation --settle-ms 3000 --idle-ms 5000 --no-build]
  *
  * For each repetition, each stage and each of the two codes (TAO_RUN_FROM=source|dist, the order
  * alternating between repetitions): `node bin/tao.js run <stage>` is spawned in a fresh namespace
  * on KAFKA_BROKERS; start-up is the time from the spawn to its "stage started" log line (code
  * loading, config, model loading, the group join and the partition claim); RSS is the process's
- * VmRSS `--settle-ms` after that line, idle. The stage is then stopped with SIGTERM before the
+ * VmRSS `--settle-ms` after that line, idle, and idle CPU is the CPU time it uses over the next
+ * `--idle-ms`, per second (a stage with nothing to do: fetch long-polls, heartbeats, timers). The stage is then stopped with SIGTERM before the
  * next one starts. `tao --help` (code loading alone) is timed the same way. Prints a table; the
  * sources are compiled first (as `npm run build`) unless --no-build.
  */
@@ -39,15 +40,24 @@ interface Sample {
   what: string;
   ms: number;
   rssMiB?: number;
+  /** CPU the idle stage used over `--idle-ms`, per second of it. */
+  idleCpuMsPerS?: number;
+}
+
+/** CPU time (user + system) of a live process so far, ms (Linux /proc, 100 ticks a second). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 const USAGE = `usage: npm run bench:startup -- [options]
-  (start-up time and idle RSS of each stage from the sources through tsx against dist/, interleaved;
-  on KAFKA_BROKERS / SCHEMA_REGISTRY_URL)
+  (start-up time, idle RSS and idle CPU of each stage from the sources through tsx against dist/,
+  interleaved; on KAFKA_BROKERS / SCHEMA_REGISTRY_URL)
 
   --reps N                 repetitions (5), each stage and code once per repetition
   --stages LIST            comma-separated, of thought, action, observation (all three)
   --settle-ms N            idle time after "stage started" before RSS is read (3000)
+  --idle-ms N              then the CPU the idle stage uses over this long is read, per second (5000)
   --no-build               use dist/ as it is (default: npm run build first)
   -h, --help               this text`;
 
@@ -56,9 +66,11 @@ async function main(): Promise<void> {
     reps: { type: 'string', default: '5' },
     stages: { type: 'string', default: 'thought,action,observation' },
     'settle-ms': { type: 'string', default: '3000' },
+    'idle-ms': { type: 'string', default: '5000' },
     'no-build': { type: 'boolean', default: false },
   });
   const reps = integerOption('bench/startup', USAGE, values, 'reps', 1);
+  const idleMs = integerOption('bench/startup', USAGE, values, 'idle-ms', 1000);
   const settleMs = Number(values['settle-ms']);
   const stages = values.stages.split(',');
   if (!Number.isFinite(settleMs) || settleMs < 0) usageError('bench/startup', USAGE, `--settle-ms must be a number of ms >= 0, not "${values['settle-ms']}"`);
@@ -88,9 +100,13 @@ async function main(): Promise<void> {
           const instance = await fleet.start(stageSpec(stage, env, bin));
           const ms = performance.now() - started;
           await sleep(settleMs);
-          samples.push({ code, what: stage, ms, rssMiB: rssMiB(instance.child.pid!) });
+          const rss = rssMiB(instance.child.pid!);
+          const cpuBefore = cpuMs(instance.child.pid!);
+          await sleep(idleMs);
+          const idleCpuMsPerS = ((cpuMs(instance.child.pid!) - cpuBefore) / idleMs) * 1000;
+          samples.push({ code, what: stage, ms, rssMiB: rss, idleCpuMsPerS });
           await fleet.stop();
-          process.stderr.write(`rep ${rep + 1}/${reps} ${code.padEnd(6)} ${stage.padEnd(11)} ${ms.toFixed(0)} ms  ${samples.at(-1)!.rssMiB!.toFixed(0)} MiB  load ${loads.at(-1)!.toFixed(1)}\n`);
+          process.stderr.write(`rep ${rep + 1}/${reps} ${code.padEnd(6)} ${stage.padEnd(11)} ${ms.toFixed(0)} ms  ${rss.toFixed(0)} MiB  idle ${idleCpuMsPerS.toFixed(0)} CPU ms/s  load ${loads.at(-1)!.toFixed(1)}\n`);
         }
       }
     }
@@ -100,14 +116,15 @@ async function main(): Promise<void> {
 
   const median = (xs: number[]) => percentile(xs, 50);
   const rows: string[] = [];
-  rows.push('| what | source (tsx): start-up ms, median [min-max] | dist: start-up ms, median [min-max] | dist/source | source RSS MiB | dist RSS MiB | dist/source |');
-  rows.push('|---|---|---|---|---|---|---|');
+  rows.push('| what | source (tsx): start-up ms, median [min-max] | dist: start-up ms, median [min-max] | dist/source | source RSS MiB | dist RSS MiB | dist/source | source idle CPU ms/s | dist idle CPU ms/s |');
+  rows.push('|---|---|---|---|---|---|---|---|---|');
   for (const what of ['--help', ...stages]) {
     const of = (code: Code) => samples.filter((s) => s.code === code && s.what === what);
     const ms = (code: Code) => of(code).map((s) => s.ms);
     const rss = (code: Code) => of(code).map((s) => s.rssMiB ?? NaN);
     const cell = (xs: number[]) => `${median(xs).toFixed(0)} [${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)}]`;
-    const rssCells = what === '--help' ? '| | | |' : `| ${median(rss('source')).toFixed(0)} | ${median(rss('dist')).toFixed(0)} | ${(median(rss('dist')) / median(rss('source'))).toFixed(2)} |`;
+    const idle = (code: Code) => median(of(code).map((s) => s.idleCpuMsPerS ?? NaN)).toFixed(0);
+    const rssCells = what === '--help' ? '| | | | | |' : `| ${median(rss('source')).toFixed(0)} | ${median(rss('dist')).toFixed(0)} | ${(median(rss('dist')) / median(rss('source'))).toFixed(2)} | ${idle('source')} | ${idle('dist')} |`;
     rows.push(`| ${what} | ${cell(ms('source'))} | ${cell(ms('dist'))} | ${(median(ms('dist')) / median(ms('source'))).toFixed(2)} ${rssCells}`);
   }
   console.log(`${reps} repetitions, node ${process.version}, 1-min load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}\n`);
