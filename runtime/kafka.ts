@@ -10,8 +10,8 @@ let kafkajsFixesChecked = false;
 
 /**
  * The kafkajs fixes `npm install` applies (scripts/patch-kafkajs.js) without which exactly-once does not
- * hold, each with its patch's first line. The third patch (eosManager.js, coordinator lookups) is a
- * performance patch and is not required here.
+ * hold, each with its patch's first line. The other two (eosManager.js, coordinator lookups;
+ * requestQueue.js, no idle 1 ms timer per connection) are performance patches and not required here.
  */
 const KAFKAJS_FIXES = [
   // read_committed consumers got records of aborted transactions when transactions interleave on a partition.
