@@ -59,6 +59,8 @@ class Recorder {
   tooLargeAfterWave: number | null = null;
   /** Characters of history added to step S1's answer (0: none). */
   padS1 = 0;
+  /** The record limit (bytes) the runner measured a task's wave against (Thought's fitOutputs on a task); null: none. */
+  taskWaveLimit: number | null = null;
 
   constructor(private readonly thought: ThoughtConfig, private readonly observation: ObservationConfig) {}
 
@@ -79,7 +81,10 @@ class Recorder {
   async task(t: Task, between: (wave: number) => void = () => undefined, early: Task[] = []): Promise<void> {
     this.add('tasks', t);
     for (const e of early) this.add('tasks', e);
-    let pending = this.decide(onTask(t, this.thought, this.snapshot, null).outputs);
+    let decision = onTask(t, this.thought, this.snapshot, null);
+    const first = decision.outputs.find((o) => o.topic === 'thoughtRequests');
+    if (this.taskWaveLimit !== null && first) decision = endTooLarge({ topic: 'tasks', value: t }, decision.outputs, { topic: 'thoughtRequests', bytes: encodedValueBytes('thoughtRequests', first.value), limit: this.taskWaveLimit })!;
+    let pending = this.decide(decision.outputs);
     between(0);
     while (pending) {
       const result: ActionResult = { thought_id: ID, iteration: pending.iteration, run: pending.run, results: pending.steps.map((c) => answer(c, this.padS1)) };
@@ -170,6 +175,23 @@ test("a run ended record_too_large verifies when today's decision writes a recor
   const drifted = await verifyRun(rec.log(other), configs);
   assert.equal(drifted.drift, true);
   assert.match(drifted.first_divergence!.explanation, /today's Thought writes a next wave where the run recorded an outcome/);
+});
+
+test('a parked run that a reply would have resumed into a wave too large verifies as ended record_too_large, and drifts when the wave fits', async () => {
+  // The limit recorded in the outcome's reason is what the runner measured against: 500 bytes
+  // (a wave is more), then 10 MB (a wave is less: the recorded end is not what today's code does).
+  for (const [limit, drift] of [[500, false], [10_000_000, true]] as const) {
+    const rec = new Recorder(configs.thought, configs.observation);
+    await rec.task(task('Where is my order? It never came.'));
+    rec.taskWaveLimit = limit;
+    await rec.task(task('It is bob@example.com', 'REPLY', 1));
+    const outcomes = rec.records.filter((r) => r.topic === 'outcomes').map((r) => [r.value!.status, r.value!.reason_code]);
+    assert.deepEqual(outcomes, [['awaiting_input', 'needs_input'], ['failed', 'record_too_large']]);
+    const report = await verifyRun(rec.log(), configs);
+    assert.equal(report.drift, drift, JSON.stringify(report.first_divergence, null, 2));
+    if (drift) assert.match(report.first_divergence!.explanation, /today's Thought writes a next wave where the run recorded an outcome/);
+    else assert.ok(report.notes.some((n) => /ended record_too_large .*over the 500-byte limit too/.test(n)), report.notes.join('\n'));
+  }
 });
 
 test('a snapshot compacted away from thought.runs is noted, not reported as drift', async () => {
