@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { commandOptions, integerOption, usageError } from './lib/command-line.ts';
 import { Fleet, REPO_ROOT, freshNamespace, stageSpec } from './lib/harness.ts';
-import { deleteNamespace } from './lib/phases.ts';
+import { deleteNamespace, processCpuMs } from './lib/phases.ts';
 import { percentile } from './lib/stats.ts';
 
 const CODES = ['source', 'dist'] as const;
@@ -44,11 +44,6 @@ interface Sample {
   idleCpuMsPerS?: number;
 }
 
-/** CPU time (user + system) of a live process so far, ms (Linux /proc, 100 ticks a second). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 const USAGE = `usage: npm run bench:startup -- [options]
   (start-up time, idle RSS and idle CPU of each stage from the sources through tsx against dist/,
@@ -101,9 +96,9 @@ async function main(): Promise<void> {
           const ms = performance.now() - started;
           await sleep(settleMs);
           const rss = rssMiB(instance.child.pid!);
-          const cpuBefore = cpuMs(instance.child.pid!);
+          const cpuBefore = processCpuMs(instance.child.pid!);
           await sleep(idleMs);
-          const idleCpuMsPerS = ((cpuMs(instance.child.pid!) - cpuBefore) / idleMs) * 1000;
+          const idleCpuMsPerS = ((processCpuMs(instance.child.pid!) - cpuBefore) / idleMs) * 1000;
           samples.push({ code, what: stage, ms, rssMiB: rss, idleCpuMsPerS });
           await fleet.stop();
           process.stderr.write(`rep ${rep + 1}/${reps} ${code.padEnd(6)} ${stage.padEnd(11)} ${ms.toFixed(0)} ms  ${rss.toFixed(0)} MiB  idle ${idleCpuMsPerS.toFixed(0)} CPU ms/s  load ${loads.at(-1)!.toFixed(1)}\n`);

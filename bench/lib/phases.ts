@@ -251,7 +251,7 @@ function otherCpuDelta(a: OtherCpu, b: OtherCpu): OtherCpu {
 }
 
 /** utime + stime of a process from /proc/<pid>/stat, in ms (USER_HZ is 100 on Linux). */
-function processCpuMs(pid: number): number {
+export function processCpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
