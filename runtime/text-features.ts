@@ -97,7 +97,11 @@ const RE_ID_RUN = /[0-9a-z#]+(?:[-_][0-9a-z#]+)*/g;
 const RE_JSON_CONTROL_ESCAPE = /\\u00(?:0[0-8bcef]|1[0-9a-f]|7f)/g;
 
 function charClass(ch: string): number {
-  const cp = ch.codePointAt(0)!;
+  return codePointClass(ch.codePointAt(0)!, ch);
+}
+
+/** The class of code point `cp`; `ch`, the same character as a string, when the caller has it. */
+function codePointClass(cp: number, ch?: string): number {
   // ASCII first: it is most of every text and never CJK (the CJK ranges start at U+3040).
   if (cp < 0x80) {
     if ((cp >= 0x30 && cp <= 0x39) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a) || cp === 0x5f) return WORD;
@@ -106,6 +110,7 @@ function charClass(ch: string): number {
     return OTHER;
   }
   for (const [lo, hi] of CJK_RANGES) if (cp >= lo && cp <= hi) return CJK;
+  ch ??= String.fromCodePoint(cp);
   if (RE_WORD.test(ch)) return WORD;
   if (RE_DROP.test(ch)) return DROP;
   if (RE_SPACE.test(ch) || cp === 0x85) return SPACE;
@@ -300,45 +305,174 @@ const H_CHAR = fnvContinue(FNV_OFFSET, 'c:');
 const H_WORD = fnvContinue(FNV_OFFSET, 'w:');
 const H_BIGRAM = fnvContinue(FNV_OFFSET, 'b:');
 
+// Scratch space of the hashing below, grown on demand and reused by every call: the functions are
+// synchronous, so calls never interleave. A Set of the hashes (most of them above 2^30, so each one
+// a heap number) was 40% of what Observation allocated under load; sorting them to drop duplicates
+// took longer than the Set (session 13). Duplicates are dropped with an open-addressing table whose
+// slots count as empty unless stamped with the current call's number, so it is never cleared.
+let cpScratch = new Int32Array(0);
+let tokenScratch = new Int32Array(0);
+let hashScratch = new Uint32Array(0);
+let tableBits = 0;
+let tableKeys = new Uint32Array(0);
+let tableStamps = new Uint32Array(0);
+let tableCall = 0;
+
+/** Makes the table ready for a call that adds at most `count` hashes (at most half full). */
+function resetTable(count: number): void {
+  if (tableKeys.length < 2 * count) {
+    tableBits = Math.max(14, Math.ceil(Math.log2(2 * count)));
+    tableKeys = new Uint32Array(1 << tableBits);
+    tableStamps = new Uint32Array(1 << tableBits);
+    tableCall = 0;
+  }
+  if (tableCall === 0xffffffff) {
+    tableStamps.fill(0);
+    tableCall = 0;
+  }
+  tableCall++;
+}
+
+/** Adds `h` to the table; true if this call had not added it yet. */
+function addOnce(h: number): boolean {
+  const mask = tableKeys.length - 1;
+  // Fibonacci hashing: the top bits of h times 2^32/phi spread FNV's hashes over the slots.
+  let slot = Math.imul(h, 0x9e3779b1) >>> (32 - tableBits);
+  for (;;) {
+    if (tableStamps[slot] !== tableCall) {
+      tableStamps[slot] = tableCall;
+      tableKeys[slot] = h;
+      return true;
+    }
+    if (tableKeys[slot] === h) return false;
+    slot = (slot + 1) & mask;
+  }
+}
+
+/** Hash of code points `cps[from..to)` continued from `h`. */
+function fnvRange(h: number, cps: Int32Array, from: number, to: number): number {
+  for (let k = from; k < to; k++) h = fnvCodePoint(h, cps[k]!);
+  return h;
+}
+
 /**
- * The distinct FNV-1a hashes of the feature strings of a normalized text — the same set as
- * `new Set([...featureStrings(t)].map(fnv1a32))`, computed incrementally without building the strings.
+ * The distinct FNV-1a hashes of the feature strings of a normalized text, plus `extra` (when the text
+ * has features), in the order first met, in a scratch array that the next call overwrites. The same set
+ * as `new Set([...featureStrings(t)].map(fnv1a32))`, computed over the text's code points without
+ * building the strings.
  */
-export function featureHashes(normalized: string): Set<number> {
-  const hashes = new Set<number>();
-  if (!normalized) return hashes;
-  const cps: number[] = [2];
-  for (const ch of normalized) cps.push(ch.codePointAt(0)!);
-  cps.push(3);
-  const [lo, hi] = CHAR_NGRAMS;
-  for (let i = 0; i < cps.length; i++) {
-    let h = H_CHAR;
-    for (let n = 1; n <= hi && i + n <= cps.length; n++) {
-      h = fnvCodePoint(h, cps[i + n - 1]!);
-      if (n >= lo) hashes.add(h);
+function distinctFeatureHashes(normalized: string, extra: () => readonly number[]): Uint32Array {
+  if (!normalized) return hashScratch.subarray(0, 0);
+  // The text's code points between the STX and ETX marks (a lone surrogate stays one code point, as
+  // a string iterator yields it).
+  if (cpScratch.length < normalized.length + 2) cpScratch = new Int32Array(Math.max(normalized.length + 2, 2 * cpScratch.length));
+  const cps = cpScratch;
+  let n = 0;
+  cps[n++] = 2;
+  for (let i = 0; i < normalized.length; i++) {
+    let c = normalized.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < normalized.length) {
+      const d = normalized.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        c = ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
+        i++;
+      }
+    }
+    cps[n++] = c;
+  }
+  cps[n++] = 3;
+  // Word tokens (see tokenize) as [start, end) pairs of code-point positions.
+  if (tokenScratch.length < 2 * n) tokenScratch = new Int32Array(Math.max(2 * n, 2 * tokenScratch.length));
+  const toks = tokenScratch;
+  let t = 0;
+  let wordStart = -1;
+  for (let j = 1; j < n - 1; j++) {
+    const c = codePointClass(cps[j]!);
+    if (c === WORD) {
+      if (wordStart < 0) wordStart = j;
+      continue;
+    }
+    if (wordStart >= 0) {
+      toks[t++] = wordStart;
+      toks[t++] = j;
+      wordStart = -1;
+    }
+    if (c === CJK) {
+      toks[t++] = j;
+      toks[t++] = j + 1;
     }
   }
-  const toks = tokenize(normalized);
-  for (let i = 0; i < toks.length; i++) {
-    hashes.add(fnvContinue(H_WORD, toks[i]!));
-    if (i + 1 < toks.length) hashes.add(fnvContinue(fnvCodePoint(fnvContinue(H_BIGRAM, toks[i]!), 0x20), toks[i + 1]!));
+  if (wordStart >= 0) {
+    toks[t++] = wordStart;
+    toks[t++] = n - 1;
   }
-  return hashes;
+  const [lo, hi] = CHAR_NGRAMS;
+  const more = extra();
+  const bound = hi * n + t + more.length;
+  if (hashScratch.length < bound) hashScratch = new Uint32Array(Math.max(bound, 2 * hashScratch.length));
+  const hashes = hashScratch;
+  resetTable(bound);
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    let h = H_CHAR;
+    for (let len = 1; len <= hi && i + len <= n; len++) {
+      h = fnvCodePoint(h, cps[i + len - 1]!);
+      if (len >= lo && addOnce(h)) hashes[m++] = h;
+    }
+  }
+  for (let k = 0; k < t; k += 2) {
+    const word = fnvRange(H_WORD, cps, toks[k]!, toks[k + 1]!);
+    if (addOnce(word)) hashes[m++] = word;
+    if (k + 2 >= t) continue;
+    const bigram = fnvRange(fnvCodePoint(fnvRange(H_BIGRAM, cps, toks[k]!, toks[k + 1]!), 0x20), cps, toks[k + 2]!, toks[k + 3]!);
+    if (addOnce(bigram)) hashes[m++] = bigram;
+  }
+  for (const h of more) if (addOnce(h)) hashes[m++] = h;
+  return hashes.subarray(0, m);
+}
+
+/** {@link distinctFeatureHashes} as a Set of its own: `new Set([...featureStrings(t)].map(fnv1a32))`. */
+export function featureHashes(normalized: string): Set<number> {
+  return new Set(distinctFeatureHashes(normalized, () => []));
 }
 
 // Scratch space of featurizeSparse, allocated on first use and reused by every call: the function
 // is synchronous, so calls never interleave, and it leaves the arrays zeroed. A per-call Map of
 // [index, count] pairs and the arrays sorting it cost more than hashing the features did
 // (bench/patches/README.md).
-let scratch: { counts: Int32Array; touched: Int32Array; seen: Uint8Array } | null = null;
+let scratch: { counts: Int32Array; touched: Int32Array; spare: Int32Array; seen: Uint8Array } | null = null;
+
+const RADIX_BITS = 7;
+const RADIX = 1 << RADIX_BITS;
+const RADIX_PASSES = Math.ceil(Math.log2(FEATURE_DIMS) / RADIX_BITS);
+const radixCounts = new Int32Array(RADIX + 1);
+
+/**
+ * Sorts the first `n` feature indices of `a` (each below FEATURE_DIMS) with an LSD radix sort that
+ * moves them between `a` and `spare`; returns the array that holds them sorted. TypedArray#sort
+ * took a quarter of featurizeSparse's time (session 13).
+ */
+function sortIndices(a: Int32Array, n: number, spare: Int32Array): Int32Array {
+  let from = a;
+  let to = spare;
+  for (let pass = 0; pass < RADIX_PASSES; pass++) {
+    const shift = pass * RADIX_BITS;
+    radixCounts.fill(0);
+    for (let i = 0; i < n; i++) radixCounts[((from[i]! >> shift) & (RADIX - 1)) + 1]!++;
+    for (let d = 1; d <= RADIX; d++) radixCounts[d]! += radixCounts[d - 1]!;
+    for (let i = 0; i < n; i++) to[radixCounts[(from[i]! >> shift) & (RADIX - 1)]!++] = from[i]!;
+    [from, to] = [to, from];
+  }
+  return from;
+}
 
 /** Featurizes `text` into sparse form (sorted indices, float32-rounded values). */
 export function featurizeSparse(text: string, maxCodePoints: number = MAX_INPUT_CODE_POINTS): SparseFeatures {
-  const s = (scratch ??= { counts: new Int32Array(FEATURE_DIMS), touched: new Int32Array(FEATURE_DIMS), seen: new Uint8Array(FEATURE_DIMS) });
+  const s = (scratch ??= { counts: new Int32Array(FEATURE_DIMS), touched: new Int32Array(FEATURE_DIMS), spare: new Int32Array(FEATURE_DIMS), seen: new Uint8Array(FEATURE_DIMS) });
   let touched = 0;
-  const hashes = featureHashes(normalizeText(text, maxCodePoints));
-  if (hashes.size > 0) for (const signal of structureSignals(text, maxCodePoints)) hashes.add(fnv1a32('s:' + signal));
-  for (const h of hashes) {
+  const hashes = distinctFeatureHashes(normalizeText(text, maxCodePoints), () => structureSignals(text, maxCodePoints).map((signal) => fnv1a32('s:' + signal)));
+  for (let k = 0; k < hashes.length; k++) {
+    const h = hashes[k]!;
     const idx = h & (FEATURE_DIMS - 1);
     if (s.seen[idx] === 0) {
       s.seen[idx] = 1;
@@ -349,7 +483,9 @@ export function featurizeSparse(text: string, maxCodePoints: number = MAX_INPUT_
   const indices: number[] = [];
   const counts: number[] = [];
   let sq = 0;
-  for (const idx of s.touched.subarray(0, touched).sort()) {
+  const order = sortIndices(s.touched, touched, s.spare);
+  for (let k = 0; k < touched; k++) {
+    const idx = order[k]!;
     const v = s.counts[idx]!;
     s.counts[idx] = 0;
     s.seen[idx] = 0;

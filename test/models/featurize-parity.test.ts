@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { FEATURE_DIMS, FEATURIZER_CONFIG, featurize, featurizeSparse, jsonShape, normalizeText, structureSignals, truncateCodePoints } from '../../runtime/text-features.ts';
+import { FEATURE_DIMS, FEATURIZER_CONFIG, featureHashes, featureStrings, featurize, featurizeSparse, fnv1a32, jsonShape, normalizeText, structureSignals, truncateCodePoints } from '../../runtime/text-features.ts';
 
 interface Vector {
   text: string;
@@ -56,6 +56,24 @@ describe('text featurizer parity with models/featurize.py', () => {
     assert.ok(featurizeSparse(long).indices.length > 0);
     assert.deepEqual(structureSignals('  at a.b(C.java:1)\n  at d.e(F.java:2)'), ['trace']);
     assert.deepEqual(structureSignals('  at a.b(C.java:1) only one frame'), []);
+  });
+
+  test('the hashes computed over code points are the hashes of the feature strings, for every kind of character', () => {
+    const texts = [
+      ...file.vectors.map((v) => v.text),
+      '订单 O-20231105-88812 退款失败：支付网关超时',
+      'ｆｕｌｌｗｉｄｔｈ ﬁle ①②, emoji 😀😀 and 𠀋𠀋 astral CJK',
+      'lone \ud800 surrogate and \u200b zero width; tab\there',
+      'a',
+      'x'.repeat(5000) + ' tail beyond the truncation',
+    ];
+    for (const text of texts) {
+      const normalized = normalizeText(text);
+      const expected = new Set([...featureStrings(normalized)].map(fnv1a32));
+      // Twice: the second call reuses the scratch space the first one grew.
+      for (let i = 0; i < 2; i++) assert.deepEqual(featureHashes(normalized), expected, JSON.stringify(text.slice(0, 40)));
+    }
+    assert.equal(featureHashes('').size, 0);
   });
 
   test('truncation counts code points and never splits a surrogate pair', () => {
