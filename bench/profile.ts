@@ -2,10 +2,13 @@
  * Profiles the stages under load: runs the loop (1 instance per stage, tool latency 0 ms) with
  * `node --cpu-prof` in every stage process (a node argument: NODE_OPTIONS refuses it), stops them cleanly so the
  * profiles are written, and prints per stage the costliest functions by self time, our own
- * functions by total time, and self time by origin (our code, each dependency, Node, GC).
+ * functions by total time, and self time by origin (our code, each dependency, Node, GC). With
+ * `--alloc`, an allocation profile instead (bench/lib/alloc-sampler.mjs in every stage): bytes
+ * allocated per function, per origin and per package, and per nearest function of ours.
  *
  *   node --import tsx bench/profile.ts [--runs 600] [--concurrency 64] [--dir /tmp/tao-prof] [--out profile.json]
  *       [--patch bench/patches/<name>.patch]   profile the code with a patch applied instead
+ *       [--alloc]                               where the stages allocate, not where they spend CPU
  */
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,12 +17,15 @@ import { STAGES } from '../processors/wiring.ts';
 import { patchedTree, removeTrees } from './lib/ab.ts';
 import { commandOptions, integerOption } from './lib/command-line.ts';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './lib/cpuprofile.ts';
+import { summarizeHeapProfile, type AllocationSummary, type HeapProfile } from './lib/heapprofile.ts';
 import { Fleet, progress, startToolServerProcess } from './lib/harness.ts';
 import { loopPhase } from './lib/phases.ts';
 import { fmt, table } from './lib/stats.ts';
 
-/** Runs the profile and returns the summary per stage. */
-export async function profileStages(options: { runs: number; concurrency: number; dir: string; patch?: string }): Promise<Record<string, ProfileSummary>> {
+const ALLOC_SAMPLER = new URL('./lib/alloc-sampler.mjs', import.meta.url);
+
+/** Runs the loop under the profiler, CPU (`.cpuprofile`) or allocations (`.heapprofile`), into `<dir>/<stage>/`; returns the snapshot's root. */
+async function runProfiled(options: { runs: number; concurrency: number; dir: string; patch?: string; alloc: boolean }): Promise<string> {
   const started = Date.now();
   rmSync(options.dir, { recursive: true, force: true });
   const fleet = new Fleet();
@@ -40,15 +46,52 @@ export async function profileStages(options: { runs: number; concurrency: number
       nodeArgs: (stage) => {
         const dir = join(options.dir, stage);
         mkdirSync(dir, { recursive: true });
-        return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+        if (!options.alloc) return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+        const sampler = new URL(ALLOC_SAMPLER);
+        sampler.searchParams.set('dir', dir);
+        return ['--import', sampler.href];
       },
     });
     progress(started, 'profiles written; summarizing');
-    return summarizeDir(options.dir, tree.root);
+    return tree.root;
   } finally {
     await fleet.stop();
     removeTrees();
   }
+}
+
+/** Runs the loop with `node --cpu-prof` in every stage and returns the summary per stage. */
+export async function profileStages(options: { runs: number; concurrency: number; dir: string; patch?: string }): Promise<Record<string, ProfileSummary>> {
+  return summarizeDir(options.dir, await runProfiled({ ...options, alloc: false }));
+}
+
+/** Runs the loop with the allocation sampler in every stage and returns the summary per stage. */
+export async function profileAllocations(options: { runs: number; concurrency: number; dir: string; patch?: string }): Promise<Record<string, AllocationSummary>> {
+  const root = await runProfiled({ ...options, alloc: true });
+  const out: Record<string, AllocationSummary> = {};
+  for (const stage of STAGES) {
+    const files = readdirSync(join(options.dir, stage)).filter((f) => f.endsWith('.heapprofile'));
+    if (files.length !== 1) throw new Error(`${stage}: ${files.length} .heapprofile files in ${join(options.dir, stage)}, want 1 (did the process exit cleanly?)`);
+    out[stage] = summarizeHeapProfile(JSON.parse(readFileSync(join(options.dir, stage, files[0]!), 'utf8')) as HeapProfile, root);
+  }
+  return out;
+}
+
+/** The report printed by `bench/profile.ts --alloc`. */
+export function renderAllocations(summaries: Record<string, AllocationSummary>, top = 15): string {
+  const mib = (bytes: number) => bytes / 1048576;
+  const parts: string[] = [];
+  for (const [stage, s] of Object.entries(summaries)) {
+    const pct = (bytes: number) => (s.totalBytes > 0 ? (100 * bytes) / s.totalBytes : 0);
+    parts.push(`\n=== ${stage}: ${fmt(mib(s.totalBytes))} MiB allocated (freed objects included)`);
+    parts.push(table(['origin', 'MiB', '%'], Object.entries(s.byOrigin).filter(([, v]) => v > 0).map(([o, v]) => [o, mib(v), pct(v)])));
+    parts.push(table(['package', 'MiB', '%'], Object.entries(s.byPackage).slice(0, 8).map(([p, v]) => [p, mib(v), pct(v)])));
+    parts.push(`-- top ${top} functions by bytes they allocated themselves`);
+    parts.push(table(['function', 'origin', 'MiB', '%'], s.self.slice(0, top).map((f) => [f.frame, f.pkg ?? f.origin, mib(f.bytes), pct(f.bytes)])));
+    parts.push(`-- our functions, with what dependencies and Node allocated for them`);
+    parts.push(table(['function', 'MiB', '%'], s.ours.slice(0, top).map((f) => [f.frame, mib(f.bytes), pct(f.bytes)])));
+  }
+  return parts.join('\n');
 }
 
 /** Summarizes the profiles under `<dir>/<stage>/` (one stage process each). */
@@ -87,13 +130,22 @@ const USAGE = `usage: node --import tsx bench/profile.ts [options]
   --dir DIR                where the .cpuprofile files go (/tmp/tao-prof; emptied first)
   --top N                  functions listed per stage (15)
   --patch FILE             profile the code with this patch applied (bench/patches/)
+  --alloc                  profile allocations instead of CPU (V8's sampling heap profiler, freed
+                           objects included): bytes per function, origin, package
   --out FILE               also write the summaries as JSON
   -h, --help               this text`;
 
 async function main(): Promise<void> {
-  const values = commandOptions('profile', USAGE, { runs: { type: 'string', default: '600' }, concurrency: { type: 'string', default: '64' }, dir: { type: 'string', default: '/tmp/tao-prof' }, out: { type: 'string' }, patch: { type: 'string' }, top: { type: 'string', default: '15' } });
+  const values = commandOptions('profile', USAGE, { runs: { type: 'string', default: '600' }, concurrency: { type: 'string', default: '64' }, dir: { type: 'string', default: '/tmp/tao-prof' }, out: { type: 'string' }, patch: { type: 'string' }, top: { type: 'string', default: '15' }, alloc: { type: 'boolean', default: false } });
   const [runs, concurrency, top] = (['runs', 'concurrency', 'top'] as const).map((name) => integerOption('profile', USAGE, values, name, 1));
-  const summaries = await profileStages({ runs: runs!, concurrency: concurrency!, dir: values.dir, patch: values.patch });
+  const options = { runs: runs!, concurrency: concurrency!, dir: values.dir, patch: values.patch };
+  if (values.alloc) {
+    const allocations = await profileAllocations(options);
+    console.log(renderAllocations(allocations, top!));
+    if (values.out) writeFileSync(values.out, JSON.stringify(Object.fromEntries(Object.entries(allocations).map(([k, s]) => [k, { ...s, self: s.self.slice(0, 60), ours: s.ours.slice(0, 60) }])), null, 2));
+    return;
+  }
+  const summaries = await profileStages(options);
   console.log(renderProfiles(summaries, top!));
   if (values.out) writeFileSync(values.out, JSON.stringify(Object.fromEntries(Object.entries(summaries).map(([k, s]) => [k, { ...s, functions: s.functions.slice(0, 60) }])), null, 2));
 }
