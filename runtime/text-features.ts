@@ -270,10 +270,10 @@ export function fnv1a32(s: string): number {
   return fnvContinue(FNV_OFFSET, s.replace(RE_LONE_SURROGATE, '\uFFFD'));
 }
 
-/** Sparse form of a feature vector: sorted indices and their float32 values. */
+/** Sparse form of a feature vector: sorted indices and their values, as the model's input tensors take them. */
 export interface SparseFeatures {
-  indices: number[];
-  values: number[];
+  indices: Int32Array;
+  values: Float32Array;
 }
 
 const FNV_OFFSET = 0x811c9dc5;
@@ -480,24 +480,27 @@ export function featurizeSparse(text: string, maxCodePoints: number = MAX_INPUT_
     }
     s.counts[idx]! += h >>> 31 ? -1 : 1;
   }
-  const indices: number[] = [];
-  const counts: number[] = [];
-  let sq = 0;
   const order = sortIndices(s.touched, touched, s.spare);
+  let nonZero = 0;
+  let sq = 0;
   for (let k = 0; k < touched; k++) {
+    const v = s.counts[order[k]!]!;
+    if (v === 0) continue;
+    nonZero++;
+    sq += v * v;
+  }
+  const norm = Math.sqrt(sq);
+  const indices = new Int32Array(nonZero);
+  const values = new Float32Array(nonZero);
+  for (let k = 0, j = 0; k < touched; k++) {
     const idx = order[k]!;
     const v = s.counts[idx]!;
     s.counts[idx] = 0;
     s.seen[idx] = 0;
     if (v === 0) continue;
-    indices.push(idx);
-    counts.push(v);
-    sq += v * v;
+    indices[j] = idx;
+    values[j++] = v / norm;
   }
-  if (indices.length === 0) return { indices: [], values: [] };
-  const norm = Math.sqrt(sq);
-  const values = new Array<number>(counts.length);
-  for (let k = 0; k < counts.length; k++) values[k] = Math.fround(counts[k]! / norm);
   return { indices, values };
 }
 
@@ -621,13 +624,11 @@ export class TextModel {
     const k = this.manifest.labels.length;
     const rows: TextPrediction[] = [];
     for (const text of texts) {
-      const { indices, values } = featurizeSparse(String(text ?? ''));
+      const features = featurizeSparse(String(text ?? ''));
       // An empty text has no features; the graph sums over M, so it gets one (0, 0) pair: logits = bias.
-      const m = Math.max(1, indices.length);
-      const idx = new Int32Array(m);
-      const val = new Float32Array(m);
-      idx.set(indices);
-      val.set(values);
+      const m = Math.max(1, features.indices.length);
+      const idx = features.indices.length > 0 ? features.indices : new Int32Array(1);
+      const val = features.values.length > 0 ? features.values : new Float32Array(1);
       const out = await this.session.run({ indices: new this.ort.Tensor('int32', idx, [1, m]), values: new this.ort.Tensor('float32', val, [1, m]) });
       const probs = out['probabilities']?.data as Float32Array | undefined;
       if (!probs || probs.length !== k) throw new Error(`${this.id}: unexpected model output (want probabilities [1, ${k}])`);

@@ -24,7 +24,8 @@ describe('text featurizer parity with models/featurize.py', () => {
       assert.equal(normalizeText(v.text), v.normalized);
       assert.deepEqual(structureSignals(v.text), v.structure);
       const got = featurizeSparse(v.text);
-      assert.deepEqual(got.indices, v.indices);
+      assert.ok(got.indices instanceof Int32Array && got.values instanceof Float32Array, 'the model input tensors\' types');
+      assert.deepEqual(Array.from(got.indices), v.indices);
       assert.equal(got.values.length, v.values.length);
       for (let k = 0; k < v.values.length; k++) assert.ok(Math.abs(got.values[k]! - v.values[k]!) <= 1e-6, `value ${k}: ${got.values[k]} vs ${v.values[k]}`);
       const dense = featurize(v.text);
@@ -36,7 +37,7 @@ describe('text featurizer parity with models/featurize.py', () => {
   }
 
   test('empty and whitespace-only texts give the zero vector; vectors are unit length otherwise', () => {
-    assert.deepEqual(featurizeSparse(''), { indices: [], values: [] });
+    assert.deepEqual(featurizeSparse(''), { indices: new Int32Array(0), values: new Float32Array(0) });
     const { values } = featurizeSparse('token expired');
     const norm = Math.sqrt(values.reduce((s, x) => s + x * x, 0));
     assert.ok(Math.abs(norm - 1) < 1e-6);
