@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { buildRequest, createToolDispatcher, invokeTool, type HttpDeps, type InvokeContext } from '../../../processors/action/invoke.ts';
 import { realRetryDeps } from '../../../runtime/retry.ts';
@@ -231,5 +233,70 @@ describe('buildRequest', () => {
 
   test('a missing path parameter is a contract violation', () => {
     assert.throws(() => buildRequest(tool('crm.tier'), {}), /path parameter customer_id is missing/);
+  });
+});
+
+/**
+ * A tool API simulator of its own for the answers the demo tool server does not give: a body
+ * trickled out in small pieces, and a redirect.
+ */
+describe('invokeTool against a simulated tool API that trickles or redirects', () => {
+  let api: Server;
+  let origin: URL;
+  let hits: string[] = [];
+  before(async () => {
+    api = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      if (req.url?.startsWith('/redirect')) {
+        res.writeHead(302, { location: '/elsewhere', 'content-type': 'application/json' });
+        res.end('{"moved":true}');
+        return;
+      }
+      // Headers at once, then a byte every 60 ms: no gap reaches the tool's timeout, the whole answer does.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      let sent = 0;
+      const body = '{"customer_id":"C-123456"}';
+      const tick = setInterval(() => {
+        if (res.destroyed || sent >= body.length) {
+          clearInterval(tick);
+          if (!res.destroyed) res.end();
+          return;
+        }
+        res.write(body[sent++]!);
+      }, 60);
+      res.on('close', () => clearInterval(tick));
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    origin = new URL(`http://127.0.0.1:${(api.address() as AddressInfo).port}`);
+  });
+  after(async () => {
+    api.closeAllConnections();
+    await new Promise((resolve) => api.close(resolve));
+  });
+  beforeEach(() => {
+    hits = [];
+  });
+
+  const simulated = (path: string, timeoutMs: number): Tool => {
+    const base = variant('crm.find_customer', { path, timeoutMs, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+    return { ...base, origin };
+  };
+
+  test('a body trickled out past timeoutMs is a timeout, though no gap between its pieces reaches it', async () => {
+    const t = simulated('/trickle', 400);
+    const r = await invokeTool(t, 'S1', alice, ctx(), deps);
+    assert.equal(r.error?.type, 'timeout');
+    assert.equal(r.status_code, null);
+    assert.equal(r.response_raw, null);
+    assert.ok(r.response_time_ms < 1500, `took ${r.response_time_ms} ms: the whole answer takes ~1,560 ms`);
+  });
+
+  test('a redirect is not followed: the 3xx is the answer, and its Location is never requested', async () => {
+    const t = simulated('/redirect', 2000);
+    const r = await invokeTool(t, 'S1', alice, ctx(), deps);
+    assert.equal(r.status_code, 302);
+    assert.deepEqual(r.error, { type: 'http_status', message: 'HTTP 302', retryable: false });
+    assert.equal(r.response_raw, '{"moved":true}');
+    assert.deepEqual(hits.map((h) => h.split('?')[0]), ['/redirect']);
   });
 });
