@@ -127,7 +127,7 @@ const USAGE = `usage: node --import tsx bench/profile.ts [options]
 
   --runs N                 measured runs (600), after 50 warm-up runs
   --concurrency N          runs in flight (64)
-  --dir DIR                where the .cpuprofile files go (/tmp/tao-prof; emptied first)
+  --dir DIR                where the .cpuprofile (.heapprofile) files go (/tmp/tao-prof; emptied first)
   --top N                  functions listed per stage (15)
   --patch FILE             profile the code with this patch applied (bench/patches/)
   --alloc                  profile allocations instead of CPU (V8's sampling heap profiler, freed

@@ -357,11 +357,11 @@ function fnvRange(h: number, cps: Int32Array, from: number, to: number): number 
 
 /**
  * The distinct FNV-1a hashes of the feature strings of a normalized text, plus `extra` (when the text
- * has features), in the order first met, in a scratch array that the next call overwrites. The same set
+ * is not empty), in the order first met, in a scratch array that the next call overwrites. The same set
  * as `new Set([...featureStrings(t)].map(fnv1a32))`, computed over the text's code points without
  * building the strings.
  */
-function distinctFeatureHashes(normalized: string, extra: () => readonly number[]): Uint32Array {
+function distinctFeatureHashes(normalized: string, extra: readonly number[]): Uint32Array {
   if (!normalized) return hashScratch.subarray(0, 0);
   // The text's code points between the STX and ETX marks (a lone surrogate stays one code point, as
   // a string iterator yields it).
@@ -407,8 +407,7 @@ function distinctFeatureHashes(normalized: string, extra: () => readonly number[
     toks[t++] = n - 1;
   }
   const [lo, hi] = CHAR_NGRAMS;
-  const more = extra();
-  const bound = hi * n + t + more.length;
+  const bound = hi * n + t + extra.length;
   if (hashScratch.length < bound) hashScratch = new Uint32Array(Math.max(bound, 2 * hashScratch.length));
   const hashes = hashScratch;
   resetTable(bound);
@@ -427,13 +426,13 @@ function distinctFeatureHashes(normalized: string, extra: () => readonly number[
     const bigram = fnvRange(fnvCodePoint(fnvRange(H_BIGRAM, cps, toks[k]!, toks[k + 1]!), 0x20), cps, toks[k + 2]!, toks[k + 3]!);
     if (addOnce(bigram)) hashes[m++] = bigram;
   }
-  for (const h of more) if (addOnce(h)) hashes[m++] = h;
+  for (const h of extra) if (addOnce(h)) hashes[m++] = h;
   return hashes.subarray(0, m);
 }
 
 /** {@link distinctFeatureHashes} as a Set of its own: `new Set([...featureStrings(t)].map(fnv1a32))`. */
 export function featureHashes(normalized: string): Set<number> {
-  return new Set(distinctFeatureHashes(normalized, () => []));
+  return new Set(distinctFeatureHashes(normalized, []));
 }
 
 // Scratch space of featurizeSparse, allocated on first use and reused by every call: the function
@@ -470,7 +469,10 @@ function sortIndices(a: Int32Array, n: number, spare: Int32Array): Int32Array {
 export function featurizeSparse(text: string, maxCodePoints: number = MAX_INPUT_CODE_POINTS): SparseFeatures {
   const s = (scratch ??= { counts: new Int32Array(FEATURE_DIMS), touched: new Int32Array(FEATURE_DIMS), spare: new Int32Array(FEATURE_DIMS), seen: new Uint8Array(FEATURE_DIMS) });
   let touched = 0;
-  const hashes = distinctFeatureHashes(normalizeText(text, maxCodePoints), () => structureSignals(text, maxCodePoints).map((signal) => fnv1a32('s:' + signal)));
+  const normalized = normalizeText(text, maxCodePoints);
+  // A text without features (empty once normalized) gets no structure signals either: the zero vector.
+  const signals = normalized ? structureSignals(text, maxCodePoints).map((signal) => fnv1a32('s:' + signal)) : [];
+  const hashes = distinctFeatureHashes(normalized, signals);
   for (let k = 0; k < hashes.length; k++) {
     const h = hashes[k]!;
     const idx = h & (FEATURE_DIMS - 1);

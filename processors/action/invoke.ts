@@ -197,7 +197,8 @@ function answered(tool: Tool, status: number, text: string, retryAfterHeader: st
 
 /** The attempt an exchange that failed before a complete response makes: timeout or network. */
 function failed(tool: Tool, err: Error, timeoutMs: number): Attempt {
-  const timeout = err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError || err.name === 'TimeoutError';
+  // The whole-answer deadline settles the attempt itself (attemptOnce's timer); these are undici's gap timeouts.
+  const timeout = err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError;
   if (timeout) return { status: null, body: null, error: { type: 'timeout', message: `no complete response within ${timeoutMs} ms`, retryable: retriesOn(tool, 'timeout') } };
   return { status: null, body: null, error: { type: 'network', message: `${(err as { code?: string }).code ?? err.name}: ${err.message}`, retryable: retriesOn(tool, 'network') } };
 }
