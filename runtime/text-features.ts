@@ -309,7 +309,7 @@ const H_BIGRAM = fnvContinue(FNV_OFFSET, 'b:');
 // synchronous, so calls never interleave. A Set of the hashes (most of them above 2^30, so each one
 // a heap number) was 40% of what Observation allocated under load; sorting them to drop duplicates
 // took longer than the Set (session 13). Duplicates are dropped with an open-addressing table whose
-// slots count as empty unless stamped with the current call's number, so it is never cleared.
+// slots count as empty unless stamped with the current call's number: cleared only when it wraps.
 let cpScratch = new Int32Array(0);
 let tokenScratch = new Int32Array(0);
 let hashScratch = new Uint32Array(0);
