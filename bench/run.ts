@@ -64,6 +64,11 @@ export interface BenchOptions {
   peer: 'off' | 'also' | 'only';
   /** Only the first loop phase (the A/B's corpus) and the A/B phases. */
   abOnly?: boolean;
+  /**
+   * Runs of an unreported loop phase before the first measured one (0: none), so that no measured
+   * phase meets a cold broker, tool server or bench process (see {@link primePhase}).
+   */
+  primeRuns: number;
 }
 
 /** The JSON report. */
@@ -127,6 +132,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       else for (const [which, tree] of abbaOrder(ab)) phases.push(...(await scalingPhases({ ...common, bin: tree.bin, code: tree.code }, waitingLoad, options, ` ${which}`)));
       return report(started, loadBefore, options, phases, [], null);
     }
+    await primePhase(common, load, options.primeRuns);
     const peer: PeerResult[] = [];
     if (options.peer === 'only') {
       // Loop, peer, peer, loop: the ratio's two sides see the same drift in the machine's load.
@@ -439,6 +445,8 @@ const USAGE = `usage: npm run bench -- [options]
   --probe-concurrency N      runs in flight (4)
   --high N / --high-runs N   the headline pair again at N in flight (1024; 0: off), with this many runs (2000)
   --timeout-s N              give up a phase after N s without progress (120)
+  --prime-runs N             runs of an unreported loop phase first, which warms a freshly started
+                             broker, the tool server and the bench itself (4000; 0: none)
   --patch FILE               also A/B this patch (bench/patches/; none by default)
   --no-ab | --ab-only        no A/B even with --patch | only the A/B of --patch (and the loop phase it needs)
   --ab-runs N                runs per A/B loop phase (2000: at 400 runs/s, 600 measured runs were 1.5 s)
@@ -450,6 +458,19 @@ const USAGE = `usage: npm run bench -- [options]
                              them in ABBA sets without and with the patch
   --peer | --peer-only       also | only LangGraph.js + SQLite checkpointer on the same loop (bench/peer/)
   -h, --help                 this text`;
+
+/**
+ * The loop at the headline load for `runs` runs, reported nowhere. On a broker that had just
+ * started (`tao infra up`, as docs/BENCHMARKS.md asks before a bench), the bench's first phase cost
+ * the broker 2.5x its CPU per run of the same phase later in the run (session 14: 4.9 against 2.0
+ * ms), and the tool server and this process were cold too; the first phase is always the loop's,
+ * so ABBA could not cancel it, and it lowered every loop ÷ relay ratio. Priming warms them all.
+ */
+async function primePhase(common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>, load: PhaseLoad, runs: number): Promise<void> {
+  if (runs === 0) return;
+  progress(common.started, `priming the broker, the tool server and this process: ${runs} loop runs, not reported`);
+  await loopPhase({ ...common, label: 'prime (not reported)', load: { ...load, warmupRuns: runs, runs: Math.min(load.runs, 200), probeRuns: 0 }, instances: 1, toolLatencyMs: 0 });
+}
 
 /** Parses the command line into {@link BenchOptions} plus the report path; throws on a bad option. */
 export function benchOptions(argv: string[]): BenchOptions & { out: string | null } {
@@ -481,6 +502,7 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       peer: { type: 'boolean', default: false },
       'peer-only': { type: 'boolean', default: false },
       'high-runs': { type: 'string' },
+      'prime-runs': { type: 'string' },
     },
   });
   if (values['ab-only'] && values.patch === undefined) throw new Error('--ab-only: name the patch to A/B with --patch FILE (bench/patches/)');
@@ -521,6 +543,7 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
     high: { concurrency: int(values.high, quick ? 512 : 1024, '--high'), runs: int(values['high-runs'], quick ? 600 : 2000, '--high-runs') },
     peer: values['peer-only'] ? 'only' : values.peer ? 'also' : 'off',
     abOnly: values['ab-only'],
+    primeRuns: int(values['prime-runs'], quick ? 300 : 4000, '--prime-runs'),
   };
 }
 

@@ -32,6 +32,13 @@ test('the default bench measures a steady state: 2,000 warm-up runs, then 2,000 
   assert.equal(benchOptions(['--warmup', '0']).load.warmupRuns, 0);
 });
 
+test('the default bench primes the broker with 4,000 unreported loop runs first; --prime-runs 0 does not', () => {
+  assert.equal(benchOptions([]).primeRuns, 4000);
+  assert.equal(benchOptions(['--quick']).primeRuns, 300);
+  assert.equal(benchOptions(['--prime-runs', '0']).primeRuns, 0);
+  assert.throws(() => benchOptions(['--prime-runs', 'many']), /--prime-runs: expected a non-negative integer, got "many"/);
+});
+
 test('--scaling-only and --peer-only run no A/B; instance counts are parsed and checked', () => {
   const s = benchOptions(['--scaling-only', '--scaling-instances', '1, 2,4']);
   assert.equal(s.scaling, 'only');
