@@ -132,7 +132,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       else for (const [which, tree] of abbaOrder(ab)) phases.push(...(await scalingPhases({ ...common, bin: tree.bin, code: tree.code }, waitingLoad, options, ` ${which}`)));
       return report(started, loadBefore, options, phases, [], null);
     }
-    await primePhase(common, load, options.primeRuns);
+    // --ab-only: its first loop phase (the corpus) already comes before anything it compares.
+    if (!options.abOnly) await primePhase(common, load, options.primeRuns);
     const peer: PeerResult[] = [];
     if (options.peer === 'only') {
       // Loop, peer, peer, loop: the ratio's two sides see the same drift in the machine's load.
@@ -446,7 +447,8 @@ const USAGE = `usage: npm run bench -- [options]
   --high N / --high-runs N   the headline pair again at N in flight (1024; 0: off), with this many runs (2000)
   --timeout-s N              give up a phase after N s without progress (120)
   --prime-runs N             runs of an unreported loop phase first, which warms a freshly started
-                             broker, the tool server and the bench itself (4000; 0: none)
+                             broker, the tool server and the bench itself (4000; 0: none; not
+                             with --ab-only)
   --patch FILE               also A/B this patch (bench/patches/; none by default)
   --no-ab | --ab-only        no A/B even with --patch | only the A/B of --patch (and the loop phase it needs)
   --ab-runs N                runs per A/B loop phase (2000: at 400 runs/s, 600 measured runs were 1.5 s)
@@ -461,10 +463,12 @@ const USAGE = `usage: npm run bench -- [options]
 
 /**
  * The loop at the headline load for `runs` runs, reported nowhere. On a broker that had just
- * started (`tao infra up`, as docs/BENCHMARKS.md asks before a bench), the bench's first phase cost
- * the broker 2.5x its CPU per run of the same phase later in the run (session 14: 4.9 against 2.0
- * ms), and the tool server and this process were cold too; the first phase is always the loop's,
- * so ABBA could not cancel it, and it lowered every loop ÷ relay ratio. Priming warms them all.
+ * started (`tao infra up`, as NOTES.md asks before a bench), the bench's first phase cost the broker
+ * 2.5x its CPU per run of the same phase later in the run (session 14: 4.9 against 2.0 ms; the
+ * broker's JIT was compiling), and the tool server and this process were cold too. The first phase
+ * is always the loop's, so ABBA could not cancel it, and it lowered every loop ÷ relay ratio.
+ * Priming took most of it away (loop #1 ÷ loop #2 from 0.58 to 0.81-1.01); the rest is not
+ * explained (NOTES.md, "Session 14").
  */
 async function primePhase(common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>, load: PhaseLoad, runs: number): Promise<void> {
   if (runs === 0) return;
