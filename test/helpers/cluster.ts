@@ -122,7 +122,7 @@ export function warningsAndErrors(lines: readonly string[], n: number): string[]
 /** "tasks 120, thoughtRequests 240, ...": the committed records of each loop topic, for failure messages. */
 async function committedCounts(cluster: TestCluster): Promise<string> {
   const topics: TopicId[] = ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes'];
-  const records = await scan(cluster, topics, { idleMs: 2000, timeoutMs: 20000 });
+  const records = await scanToEnd(cluster, topics, 20000);
   return topics.map((t) => `${t} ${records.filter((r) => r.topic === t).length}`).join(', ');
 }
 

@@ -5,7 +5,7 @@ import { buildTask, submitTasks } from '../../client/tasks.ts';
 import type { LoopRecord } from '../../client/watch.ts';
 import type { ActionResult, ObservationResult, Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, followOutcomes, freshCluster, scan } from '../helpers/cluster.ts';
+import { StageFleet, followOutcomes, freshCluster, scanToEnd } from '../helpers/cluster.ts';
 
 const RUNS = 120;
 
@@ -64,7 +64,7 @@ for (const victim of ['action', 'thought'] as const) {
       assert.equal(outcomes.length, RUNS);
       assert.deepEqual(outcomes.filter((o) => o.status !== 'completed').map((o) => `${o.thought_id}: ${o.reason}`), []);
 
-      const records = await scan(cluster, ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes'], { idleMs: 3000 });
+      const records = await scanToEnd(cluster, ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes']);
       assert.equal(records.filter((r) => r.topic === 'outcomes').length, RUNS, 'one committed outcome per run');
       // Three waves per run, more when a step times out on a loaded machine and Thought plans a retry
       // wave: either way every planned wave is answered by exactly one committed result.

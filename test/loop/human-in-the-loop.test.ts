@@ -7,7 +7,7 @@ import { TAO_BIN } from '../../cli/processes.ts';
 import { buildTask, submitTasks, thoughtIdFor } from '../../client/tasks.ts';
 import type { Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, followOutcomes, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
+import { StageFleet, followOutcomes, scan, scanToEnd, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
 
 let loop: RunningLoop;
 let cluster: TestCluster;
@@ -61,7 +61,7 @@ test('the same task delivered 3 times starts one run', { timeout: 120000 }, asyn
   await submit(copies[1]!, copies[2]!);
   await follower.waitFor(1, 60000);
   await follower.stop();
-  const records = await scan(cluster, ['thoughtRequests', 'outcomes'], { idleMs: 3000 });
+  const records = await scanToEnd(cluster, ['thoughtRequests', 'outcomes']);
   const mine = records.filter((r) => r.key === thoughtId);
   assert.equal(mine.filter((r) => r.topic === 'outcomes').length, 1, 'one outcome');
   assert.equal(mine.filter((r) => r.topic === 'thoughtRequests' && (r.value as unknown as ThoughtRequest).iteration === 1).length, 1, 'one first wave');

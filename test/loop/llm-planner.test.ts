@@ -5,7 +5,7 @@ import { buildTask, submitTasks } from '../../client/tasks.ts';
 import type { LlmRecord } from '../../processors/thought/llm-planner.ts';
 import type { Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { ToolServer } from '../../tool-server/server.ts';
-import { followOutcomes, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
+import { followOutcomes, scan, scanToEnd, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server.ts';
 
 const KEY = 'sk-loop-test-5f1d2c3b4a';
@@ -130,7 +130,7 @@ test('TAO_PLANNER=llm: valid and fenced LLM plans run as planned; bad JSON, a cy
   assert.equal(paths.length, 5 * 4, 'four tool calls per run');
 
   // The key is in no record of the loop and in no line the stages logged.
-  const all = await scan(cluster, ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes'], { idleMs: 2000 });
+  const all = await scanToEnd(cluster, ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes']);
   assert.ok(all.length >= 5 + 15 + 15 + 15 + 5);
   assert.ok(!JSON.stringify(all).includes(KEY), 'the API key is in no record');
   assert.ok(!loop.fleet.lines.some((l) => l.includes(KEY)), 'the API key is in no log line');

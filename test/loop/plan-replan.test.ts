@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import { buildTask } from '../../client/tasks.ts';
 import { startModelSim, type ModelSim } from '../../model-sim/server.ts';
 import type { ActionResult, Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
-import { runTasks, scan, startLoop, type RunningLoop } from '../helpers/cluster.ts';
+import { runTasks, scanToEnd, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { verifyWithoutModel } from '../replay/helpers.ts';
 
 let sim: ModelSim;
@@ -43,7 +43,7 @@ test('the first plan fails, a reflection calls for a new plan, the model re-plan
   const reflection = outcome.reflections.at(-1)!;
   assert.deepEqual([reflection.step_id, reflection.tool, reflection.action, reflection.author], ['M1_S1', 'orders.get', 'change_plan', 'rules']);
 
-  const records = await scan(loop.cluster, ['thoughtRequests', 'actionResults'], { idleMs: 1500 });
+  const records = await scanToEnd(loop.cluster, ['thoughtRequests', 'actionResults']);
   const requests = records.filter((r) => r.key === id && r.topic === 'thoughtRequests').map((r) => r.value as unknown as ThoughtRequest);
   const steps = requests.flatMap((r) => r.steps);
   assert.deepEqual(steps.filter((s) => s.tool === 'model.chat').map((s) => s.step_id), ['M1', 'M2'], 'the plan and the re-plan, each once');

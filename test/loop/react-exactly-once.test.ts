@@ -13,7 +13,7 @@ import type { LoopRecord } from '../../client/watch.ts';
 import { startModelSim, type ModelSim } from '../../model-sim/server.ts';
 import type { ActionResult, ObservationResult, Outcome, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, followOutcomes, freshCluster, scan } from '../helpers/cluster.ts';
+import { StageFleet, followOutcomes, freshCluster, scanToEnd } from '../helpers/cluster.ts';
 
 const RUNS = 100;
 const STAGES = ['thought', 'action', 'observation'] as const;
@@ -73,7 +73,7 @@ test(`kill -9 of Thought, Action and Observation during ${RUNS} ReAct runs: ever
   await fleet.explained(follower.waitFor(RUNS, 150000), cluster);
   await follower.stop();
 
-  const records = await scan(cluster, ['thoughtRequests', 'actionResults', 'observationResults', 'outcomes'], { idleMs: 3000 });
+  const records = await scanToEnd(cluster, ['thoughtRequests', 'actionResults', 'observationResults', 'outcomes']);
   const of = (topic: LoopRecord['topic']) => records.filter((r) => r.topic === topic);
 
   // Every run: exactly one committed outcome, and it is completed.

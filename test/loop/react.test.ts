@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { buildTask } from '../../client/tasks.ts';
 import { startModelSim, type ModelSim } from '../../model-sim/server.ts';
 import type { ActionResult, Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
-import { runTasks, scan, startLoop, type RunningLoop } from '../helpers/cluster.ts';
+import { runTasks, scan, scanToEnd, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { verifyWithoutModel } from '../replay/helpers.ts';
 
 let sim: ModelSim;
@@ -93,7 +93,7 @@ test('injected model faults end as designed, and no hallucinated tool or invalid
   // Observation's gate stopped the bad answers: Action never got a call that breaks its contract
   // (no invalid_input result), and the tool server no request outside its routes.
   const gated = new Set([ids.get('hallucinated')!, ids.get('badArguments')!]);
-  const records = await scan(loop.cluster, ['actionResults'], { idleMs: 1500 });
+  const records = await scanToEnd(loop.cluster, ['actionResults']);
   const results = records.filter((r) => gated.has(r.key) && r.topic === 'actionResults').flatMap((r) => (r.value as unknown as ActionResult).results);
   assert.ok(results.some((r) => r.tool === 'orders.get'), 'the runs recovered and looked the order up');
   assert.deepEqual(results.filter((r) => r.error?.type === 'invalid_input'), []);

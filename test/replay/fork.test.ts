@@ -8,7 +8,7 @@ import type { Timeline } from '../../replay/timeline.ts';
 import type { VerifyReport } from '../../replay/verify.ts';
 import type { ActionResult, ObservationResult, Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, followOutcomes, freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
+import { StageFleet, followOutcomes, freshCluster, scan, scanToEnd, type TestCluster } from '../helpers/cluster.ts';
 import { runCli } from './helpers.ts';
 
 let cluster: TestCluster;
@@ -41,7 +41,8 @@ after(async () => {
 
 /** Every committed record of `thoughtId` on the loop topics, as comparable JSON. */
 async function recordsOf(thoughtId: string, until?: (rs: LoopRecord[]) => boolean): Promise<LoopRecord[]> {
-  const all = await scan(cluster, [...LOOP], until ? { until: (rs) => until(rs.filter((r) => r.key === thoughtId)) } : { idleMs: 2500 });
+  // Without `until` the run has ended: its records are the committed log as it stands.
+  const all = until ? await scan(cluster, [...LOOP], { until: (rs) => until(rs.filter((r) => r.key === thoughtId)) }) : await scanToEnd(cluster, [...LOOP]);
   const order = (r: LoopRecord) => `${r.topic}/${r.partition}/${r.offset.padStart(12, '0')}`;
   return all.filter((r) => r.key === thoughtId).sort((a, b) => (order(a) < order(b) ? -1 : 1));
 }
