@@ -13,7 +13,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { observationConfig, thoughtConfig } from '../processors/wiring.ts';
+import { thoughtConfig } from '../processors/wiring.ts';
 import { DEFAULT_FLOWS_DIR, loadFlows } from '../processors/thought/planner.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { loadRuntimeConfig, setting } from '../runtime/config.ts';
@@ -32,7 +32,7 @@ import { verifyRun } from './verify.ts';
 import { DLQ_USAGE, REPLAY_USAGE } from './usage.ts';
 
 export { DLQ_USAGE, REPLAY_USAGE } from './usage.ts';
-import { thoughtConfigForRun } from './verify-config.ts';
+import { verifyConfigsForRun } from './verify-config.ts';
 
 /** Where a command reads its configuration and writes its output (the process's by default; tests pass their own). */
 export interface CliIo {
@@ -92,8 +92,7 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
       return 1;
     }
     if (values.verify) {
-      const run = await thoughtConfigForRun(log, env);
-      const report = await verifyRun(log, { thought: run.thought, observation: await observationConfig(env), configurationDrift: run.drift, notes: run.notes });
+      const report = await verifyRun(log, await verifyConfigsForRun(log, env));
       emit(out, values.out, format === 'json' ? JSON.stringify(report, null, 2) + '\n' : renderVerify(report));
       return report.drift ? 1 : 0;
     }

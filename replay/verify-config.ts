@@ -5,15 +5,15 @@
  * was made with (a flow version gone, another routing table), that is configuration drift, reported
  * apart from code drift (same configuration, another decision).
  */
-import { thoughtConfig } from '../processors/wiring.ts';
+import { observationConfig, thoughtConfig } from '../processors/wiring.ts';
 import type { ThoughtConfig } from '../processors/thought/core.ts';
 import { DEFAULT_FLOWS_DIR, loadFlows, type Flow } from '../processors/thought/planner.ts';
-import type { Outcome, RunSnapshot, RunState, ThoughtRequest } from '../schemas/types.gen.ts';
+import type { ObservationResult, Outcome, RunSnapshot, RunState, ThoughtRequest } from '../schemas/types.gen.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { setting } from '../runtime/config.ts';
 import { createContractAjv } from '../tools/catalog.ts';
 import type { RunLog } from './log.ts';
-import type { ConfigDrift } from './verify.ts';
+import type { ConfigDrift, VerifyConfigs } from './verify.ts';
 
 /** What a run's records say it was planned with (the first planning; a resumed run may re-plan). */
 export interface RecordedPlanner {
@@ -95,4 +95,31 @@ export async function thoughtConfigForRun(log: RunLog, env: NodeJS.ProcessEnv): 
     }
   }
   return { thought, recorded, drift, notes };
+}
+
+/**
+ * Observation's rules the run's verdicts were judged by (`rules_version`), against today's: each
+ * recorded version that is not today's is configuration drift (pure). Verdict records written
+ * before the field carry none and add nothing.
+ */
+export function observationRulesDrift(log: RunLog, today: string): ConfigDrift[] {
+  const recorded = new Set<string>();
+  for (const r of log.records) {
+    const version = r.topic === 'observationResults' && r.value !== null ? (r.value as unknown as ObservationResult).rules_version : null;
+    if (version) recorded.add(version);
+  }
+  return [...recorded]
+    .filter((v) => v !== today)
+    .map((v) => ({ setting: 'observation_rules' as const, recorded: v, today, explanation: `the run's verdicts were judged by Observation rules ${v}; today's are ${today} (TAO_OBSERVATION_RULES, rules/observation.json)` }));
+}
+
+/**
+ * Everything `replay --verify` re-decides `log` with: Thought as the run recorded it
+ * ({@link thoughtConfigForRun}), today's Observation, and every configuration drift of both.
+ * @throws ConfigError as {@link thoughtConfigForRun}, or for an invalid Observation setting of `env`.
+ */
+export async function verifyConfigsForRun(log: RunLog, env: NodeJS.ProcessEnv): Promise<VerifyConfigs> {
+  const run = await thoughtConfigForRun(log, env);
+  const observation = await observationConfig(env);
+  return { thought: run.thought, observation, configurationDrift: [...run.drift, ...observationRulesDrift(log, observation.rulesVersion)], notes: run.notes };
 }

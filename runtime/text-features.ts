@@ -32,6 +32,7 @@
  * No state, no import-time side effects.
  */
 import type * as Ort from 'onnxruntime-node';
+import { canonicalJson } from './json-field.ts';
 
 /** Name of this featurizer; a model's `labels.json` names the featurizer it was trained with. */
 export const FEATURIZER_NAME = 'hash-v3';
@@ -533,10 +534,6 @@ export interface TextModelManifest {
   model_sha256: string;
   adoption_threshold?: number;
   routing_threshold?: number;
-}
-
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
 }
 
 /** One row of a {@link TextModel} prediction. */

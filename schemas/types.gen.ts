@@ -124,6 +124,8 @@ export interface ObservationResult {
   iteration: number;
   run: RunState;
   verdicts: Array<Verdict>;
+  /** The Observation rules these verdicts were judged by: '<version>#<first 12 hex of the sha256 of the rules' canonical JSON>', e.g. '1#0123456789ab'; null in records written before this field. */
+  rules_version: null | string;
 }
 
 export interface Verdict {

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Ajv } from 'ajv';
 import { ConfigError } from '../../runtime/errors.ts';
+import { canonicalJson } from '../../runtime/json-field.ts';
 import { packagePath } from '../../runtime/paths.ts';
 
 /** A value that must never appear at a JSON pointer of a tool's data. */
@@ -72,4 +74,13 @@ export function loadObservationRules(path: string, ajv: Ajv, knownTools: (name: 
   const unknown = Object.keys(raw.tools).filter((t) => !knownTools(t));
   if (unknown.length) throw new ConfigError(`${path}: rules for tools that are not in the catalog: ${unknown.join(', ')}`);
   return raw;
+}
+
+/**
+ * What Observation writes in `rules_version` with its verdicts: `<version>#<first 12 hex of the
+ * sha256 of the rules' canonical JSON>`. The hash changes with any edit, so a rules file changed
+ * without a new `version` still shows in `replay --verify` as configuration drift, not code drift.
+ */
+export function rulesVersion(rules: ObservationRules): string {
+  return `${rules.version}#${createHash('sha256').update(canonicalJson(rules)).digest('hex').slice(0, 12)}`;
 }

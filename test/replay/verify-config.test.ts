@@ -12,11 +12,12 @@ import { observe, type ObservationConfig } from '../../processors/observation/co
 import { onObservation, onTask, type ThoughtConfig } from '../../processors/thought/core.ts';
 import { DEFAULT_FLOWS_DIR } from '../../processors/thought/planner.ts';
 import { observationConfig, thoughtConfig } from '../../processors/wiring.ts';
+import { DEFAULT_RULES_FILE, rulesVersion, type ObservationRules } from '../../processors/observation/rules.ts';
 import type { LoggedRecord, RunLog } from '../../replay/log.ts';
 import { renderVerify } from '../../replay/render-reports.ts';
 import { verifyRun } from '../../replay/verify.ts';
-import { recordedPlanner, thoughtConfigForRun } from '../../replay/verify-config.ts';
-import type { ActionResult, RunSnapshot, StepCall, StepResult, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
+import { recordedPlanner, verifyConfigsForRun } from '../../replay/verify-config.ts';
+import type { ActionResult, ObservationResult, RunSnapshot, StepCall, StepResult, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { TopicId } from '../../topics/catalog.ts';
 import { DATA } from '../processors/fixtures.ts';
 
@@ -84,9 +85,9 @@ function flowsWithOrderStatusV2(): { dir: string; routes: string } {
   return { dir, routes };
 }
 
+/** What `tao replay --verify` does (replay/cli.ts), without the classifier the recorded runs ran without. */
 async function verify(log: RunLog, env: NodeJS.ProcessEnv) {
-  const run = await thoughtConfigForRun(log, env);
-  return verifyRun(log, { thought: run.thought, observation: await observationConfig({ ...env, TAO_SEMANTIC_CHECK: 'off' }), configurationDrift: run.drift, notes: run.notes });
+  return verifyRun(log, await verifyConfigsForRun(log, { ...env, TAO_SEMANTIC_CHECK: 'off' }));
 }
 
 test('a run made with the router planner records it, and verifies without drift from a shell without TAO_PLANNER or with another one', async () => {
@@ -132,4 +133,46 @@ test('a flow version the run was made with that today has not is configuration d
   const c = await verify(mutated, {});
   assert.deepEqual([c.drift, c.code_drift, c.configuration_drift.length], [true, true, 0]);
   assert.match(renderVerify(c), /CODE DRIFT \(DETERMINISM_VIOLATION\) in thought/);
+});
+
+/** A copy of rules/observation.json with `edit` applied, as a file for TAO_OBSERVATION_RULES. */
+function rulesFile(edit: (rules: Record<string, unknown>) => void): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tao-rules-'));
+  dirs.push(dir);
+  const rules = JSON.parse(readFileSync(DEFAULT_RULES_FILE, 'utf8')) as Record<string, unknown>;
+  edit(rules);
+  writeFileSync(join(dir, 'observation.json'), JSON.stringify(rules));
+  return join(dir, 'observation.json');
+}
+
+test("Observation's verdicts name the rules that judged them; other rules today are configuration drift, not code drift, and verdicts recorded before the field verify", async () => {
+  const observation = await observationConfig({ TAO_SEMANTIC_CHECK: 'off' });
+  const log = await recordRun(await thoughtConfig({ TAO_PLANNER: 'router' }), observation, ROUTE);
+  const recorded = log.records.filter((r) => r.topic === 'observationResults').map((r) => (r.value as unknown as ObservationResult).rules_version);
+  assert.match(observation.rulesVersion, /^1#[0-9a-f]{12}$/);
+  assert.deepEqual(new Set(recorded), new Set([observation.rulesVersion]), 'every verdict record names the rules');
+  const reordered = Object.fromEntries(Object.entries(JSON.parse(readFileSync(DEFAULT_RULES_FILE, 'utf8')) as Record<string, unknown>).reverse());
+  assert.equal(rulesVersion(reordered as unknown as ObservationRules), observation.rulesVersion, 'the same rules with their keys in another order are the same version');
+
+  // A looser latency limit changes every verdict's latency evidence: the decisions differ, with the rules named as the reason.
+  const looser = rulesFile((r) => (r.latencyFactor = 2));
+  const changed = await verify(log, { TAO_OBSERVATION_RULES: looser });
+  const today = (await observationConfig({ TAO_OBSERVATION_RULES: looser, TAO_SEMANTIC_CHECK: 'off' })).rulesVersion;
+  assert.notEqual(today, observation.rulesVersion, 'an edit without a new version number is another version');
+  assert.deepEqual(changed.configuration_drift.map((c) => [c.setting, c.recorded, c.today]), [['observation_rules', observation.rulesVersion, today]]);
+  assert.deepEqual([changed.drift, changed.code_drift, changed.first_divergence?.stage], [true, false, 'observation']);
+  assert.match(renderVerify(changed), /DECISIONS DIFFER \(with the configuration drift above, not necessarily a code change\)/);
+  assert.doesNotMatch(renderVerify(changed), /CODE DRIFT/);
+
+  // A rule for a value no step returned: other rules, the same decisions.
+  const unused = rulesFile((r) => ((r.tools as Record<string, unknown>)['crm.tier'] = { forbidden: [{ path: '/tier', values: ['revoked'], reason: 'a revoked tier is no tier' }] }));
+  const same = await verify(log, { TAO_OBSERVATION_RULES: unused });
+  assert.deepEqual([same.drift, same.code_drift, same.first_divergence, same.configuration_drift.length], [true, false, null, 1]);
+  assert.match(renderVerify(same), /today decides every recorded input as recorded, despite the configuration drift/);
+
+  // Verdict records written before rules_version existed: nothing to compare the rules with, and the verdicts match.
+  const old = structuredClone(log);
+  for (const r of old.records) if (r.topic === 'observationResults') (r.value as unknown as ObservationResult).rules_version = null;
+  const before = await verify(old, {});
+  assert.deepEqual([before.drift, before.configuration_drift.length], [false, 0], JSON.stringify(before.first_divergence?.diff));
 });
