@@ -199,7 +199,7 @@ test('verify re-decides each untouched run with today\'s code and finds no drift
   assert.equal(tools.stats().total, before, 'verify and dlq list sent no request to the tool server');
 });
 
-test('verify names the first divergent record after a rule threshold changes (Observation) and after a Thought setting changes', { timeout: 60000 }, async () => {
+test('verify names the first divergent record after a rule threshold changes (Observation: the rules are configuration drift) and after a Thought setting changes', { timeout: 60000 }, async () => {
   const rules = JSON.parse(readFileSync(new URL('../../rules/observation.json', import.meta.url), 'utf8')) as { latencyFactor: number };
   rules.latencyFactor = 0.0001;
   const rulesFile = join(tmp, 'observation-strict.json');
@@ -210,6 +210,9 @@ test('verify names the first divergent record after a rule threshold changes (Ob
   assert.equal(strict.code, 1, strict.stderr);
   const report = JSON.parse(strict.stdout) as VerifyReport;
   assert.equal(report.drift, true);
+  // Other rules today: configuration drift, so the different verdicts are not called a code change.
+  assert.deepEqual(report.configuration_drift.map((c) => c.setting), ['observation_rules']);
+  assert.equal(report.code_drift, false);
   const d = report.first_divergence!;
   assert.equal(d.stage, 'observation');
   assert.equal(d.input.topic, 'actionResults');
@@ -219,7 +222,8 @@ test('verify names the first divergent record after a rule threshold changes (Ob
   assert.ok(paths.includes('verdicts[0].valid') && paths.includes('verdicts[0].error_type'), paths.join(', '));
   assert.deepEqual(d.diff.find((f) => f.path === 'verdicts[0].error_type'), { path: 'verdicts[0].error_type', recorded: 'ok', today: 'timeout' });
   const text = await runCli(replayCommand, [runs.completed, '--verify'], { ...cluster.env, TAO_OBSERVATION_RULES: rulesFile });
-  assert.match(text.stdout, /DRIFT \(DETERMINISM_VIOLATION\) in observation/);
+  assert.match(text.stdout, /observation_rules +1#[0-9a-f]{12} +1#[0-9a-f]{12}/);
+  assert.match(text.stdout, /DECISIONS DIFFER \(with the configuration drift above, not necessarily a code change\) \(DETERMINISM_VIOLATION\) in observation/);
   assert.match(text.stdout, /RECORDED +TODAY/);
   assert.match(text.stdout, /verdicts\[0\]\.error_type +"ok" +"timeout"/);
 
