@@ -7,6 +7,7 @@
  */
 import { observationConfig, thoughtConfig } from '../processors/wiring.ts';
 import type { ThoughtConfig } from '../processors/thought/core.ts';
+import type { ObservationConfig } from '../processors/observation/core.ts';
 import { DEFAULT_FLOWS_DIR, loadFlows, type Flow } from '../processors/thought/planner.ts';
 import type { ObservationResult, Outcome, RunSnapshot, RunState, ThoughtRequest } from '../schemas/types.gen.ts';
 import { ConfigError } from '../runtime/errors.ts';
@@ -98,19 +99,27 @@ export async function thoughtConfigForRun(log: RunLog, env: NodeJS.ProcessEnv): 
 }
 
 /**
- * Observation's rules the run's verdicts were judged by (`rules_version`), against today's: each
- * recorded version that is not today's is configuration drift (pure). Verdict records written
- * before the field carry none and add nothing.
+ * The rules and the classifier the run's verdicts were judged by (`rules_version`,
+ * `classifier_model`), against today's Observation: each recorded one that is not today's is
+ * configuration drift (pure). Verdict records written before the fields carry neither and add nothing.
  */
-export function observationRulesDrift(log: RunLog, today: string): ConfigDrift[] {
-  const recorded = new Set<string>();
+export function observationDrift(log: RunLog, today: Pick<ObservationConfig, 'rulesVersion' | 'classifier'>): ConfigDrift[] {
+  const rules = new Set<string>();
+  const classifiers = new Set<string | null>();
   for (const r of log.records) {
-    const version = r.topic === 'observationResults' && r.value !== null ? (r.value as unknown as ObservationResult).rules_version : null;
-    if (version) recorded.add(version);
+    if (r.topic !== 'observationResults' || r.value === null) continue;
+    const obs = r.value as unknown as ObservationResult;
+    // A record without rules_version predates both fields: its null classifier says nothing.
+    if (obs.rules_version === null || obs.rules_version === undefined) continue;
+    rules.add(obs.rules_version);
+    classifiers.add(obs.classifier_model ?? null);
   }
-  return [...recorded]
-    .filter((v) => v !== today)
-    .map((v) => ({ setting: 'observation_rules' as const, recorded: v, today, explanation: `the run's verdicts were judged by Observation rules ${v}; today's are ${today} (TAO_OBSERVATION_RULES, rules/observation.json)` }));
+  const todayClassifier = today.classifier?.model ?? null;
+  const none = 'none (TAO_SEMANTIC_CHECK=off)';
+  return [
+    ...[...rules].filter((v) => v !== today.rulesVersion).map((v) => ({ setting: 'observation_rules' as const, recorded: v, today: today.rulesVersion, explanation: `the run's verdicts were judged by Observation rules ${v}; today's are ${today.rulesVersion} (TAO_OBSERVATION_RULES, rules/observation.json)` })),
+    ...[...classifiers].filter((c) => c !== todayClassifier).map((c) => ({ setting: 'classifier_model' as const, recorded: c ?? none, today: todayClassifier, explanation: `the run's semantic checks ran with ${c ?? 'no classifier'}; today's Observation has ${todayClassifier ?? 'none'} (TAO_ERROR_MODEL_DIR, TAO_SEMANTIC_CHECK)` })),
+  ];
 }
 
 /**
@@ -121,5 +130,5 @@ export function observationRulesDrift(log: RunLog, today: string): ConfigDrift[]
 export async function verifyConfigsForRun(log: RunLog, env: NodeJS.ProcessEnv): Promise<VerifyConfigs> {
   const run = await thoughtConfigForRun(log, env);
   const observation = await observationConfig(env);
-  return { thought: run.thought, observation, configurationDrift: [...run.drift, ...observationRulesDrift(log, observation.rulesVersion)], notes: run.notes };
+  return { thought: run.thought, observation, configurationDrift: [...run.drift, ...observationDrift(log, observation)], notes: run.notes };
 }

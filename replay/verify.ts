@@ -39,7 +39,7 @@ export interface VerifyConfigs {
 
 /** A versioned setting the run was made with that today's configuration does not have. */
 export interface ConfigDrift {
-  setting: 'planner' | 'planner_config' | 'flow' | 'observation_rules';
+  setting: 'planner' | 'planner_config' | 'flow' | 'observation_rules' | 'classifier_model';
   /** What the run recorded, e.g. `order-status@1`, `routes@1` or (Observation's rules) `1#0123456789ab`. */
   recorded: string;
   /** Today's, or null when today's configuration has none. */
@@ -139,9 +139,10 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
       }
       consumed.add(recorded);
       compared++;
-      // Which rules judged is configuration, reported as configuration drift (replay/verify-config.ts),
-      // and records written before the field have none: the verdicts themselves are compared.
-      const diff = diffValues({ ...recorded.value, rules_version: null }, { ...today, rules_version: null });
+      // Which rules and classifier judged is configuration, reported as configuration drift
+      // (replay/verify-config.ts), and records written before the fields have none: the verdicts
+      // themselves are compared.
+      const diff = diffValues({ ...recorded.value, rules_version: null, classifier_model: null }, { ...today, rules_version: null, classifier_model: null });
       if (diff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'observation', input: inputOf(input), recorded: { topic: 'observationResults', ref: recorded.ref, value: recorded.value }, today: { topic: 'observationResults', value: today }, diff, explanation: `today's Observation judges wave ${result.iteration} differently` });
       continue;
     }

@@ -126,6 +126,8 @@ export interface ObservationResult {
   verdicts: Array<Verdict>;
   /** The Observation rules these verdicts were judged by: '<version>#<first 12 hex of the sha256 of the rules' canonical JSON>', e.g. '1#0123456789ab'; null in records written before this field. */
   rules_version: null | string;
+  /** The payload classifier of the semantic check, e.g. 'error-classifier@40fb93b7e03d'; null when Observation ran without one (TAO_SEMANTIC_CHECK=off), and in records written before this field (their rules_version is null too). */
+  classifier_model: null | string;
 }
 
 export interface Verdict {

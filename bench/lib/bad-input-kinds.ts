@@ -122,7 +122,7 @@ function okVerdict(overrides: Partial<Verdict> = {}): Verdict {
 
 /** An observation.results value for `key` with `verdicts`, carrying plan `p`. */
 export function observation(key: string, p: unknown, verdicts: Verdict[], run: Partial<RunState> = {}, iteration = 1): ObservationResult {
-  return { thought_id: key, iteration, run: runStateFor(p, run), verdicts, rules_version: null };
+  return { thought_id: key, iteration, run: runStateFor(p, run), verdicts, rules_version: null, classifier_model: null };
 }
 
 function outcomeValue(key: string): Outcome {

@@ -46,7 +46,7 @@ export async function observe(result: ActionResult, config: ObservationConfig): 
   const expectations = new Map(plan.steps.map((s) => [s.id, s.expect]));
   const verdicts: Verdict[] = [];
   for (const r of result.results) verdicts.push(await judge(r, expectations.get(r.step_id), config));
-  return { thought_id: result.thought_id, iteration: result.iteration, run: result.run, verdicts, rules_version: config.rulesVersion };
+  return { thought_id: result.thought_id, iteration: result.iteration, run: result.run, verdicts, rules_version: config.rulesVersion, classifier_model: config.classifier?.model ?? null };
 }
 
 async function judge(r: StepResult, expect: Record<string, unknown> | undefined, config: ObservationConfig): Promise<Verdict> {

@@ -96,7 +96,7 @@ export const TOOL = { S1: 'crm.find_customer', S2: 'orders.latest', S3: 'crm.tie
 
 /** What Observation would answer to a wave: one verdict per dispatched step, chosen by `verdictFor`. */
 export function observe(request: ThoughtRequest, verdictFor: (call: StepCall) => Verdict): ObservationResult {
-  return { thought_id: request.thought_id, iteration: request.iteration, run: request.run, verdicts: request.steps.map(verdictFor), rules_version: null };
+  return { thought_id: request.thought_id, iteration: request.iteration, run: request.run, verdicts: request.steps.map(verdictFor), rules_version: null, classifier_model: null };
 }
 
 /** A valid verdict for every step of the order-status flow, with its realistic DATA. */

@@ -172,7 +172,19 @@ test("Observation's verdicts name the rules that judged them; other rules today 
 
   // Verdict records written before rules_version existed: nothing to compare the rules with, and the verdicts match.
   const old = structuredClone(log);
-  for (const r of old.records) if (r.topic === 'observationResults') (r.value as unknown as ObservationResult).rules_version = null;
+  for (const r of old.records) if (r.topic === 'observationResults') Object.assign(r.value as unknown as ObservationResult, { rules_version: null, classifier_model: null });
   const before = await verify(old, {});
   assert.deepEqual([before.drift, before.configuration_drift.length], [false, 0], JSON.stringify(before.first_divergence?.diff));
+});
+
+test("a run judged without the classifier, verified where Observation has one, is configuration drift (classifier_model), not code drift", async () => {
+  const log = await recordRun(await thoughtConfig({ TAO_PLANNER: 'router' }), await observationConfig({ TAO_SEMANTIC_CHECK: 'off' }), ROUTE);
+  assert.deepEqual(new Set(log.records.filter((r) => r.topic === 'observationResults').map((r) => (r.value as unknown as ObservationResult).classifier_model)), new Set([null]));
+  const observation = await observationConfig({});
+  assert.match(observation.classifier!.model, /^error-classifier@[0-9a-f]{12}$/);
+  const run = await verifyConfigsForRun(log, {});
+  const report = await verifyRun(log, run);
+  assert.deepEqual(report.configuration_drift.map((c) => [c.setting, c.recorded, c.today]), [['classifier_model', 'none (TAO_SEMANTIC_CHECK=off)', observation.classifier!.model]]);
+  assert.deepEqual([report.drift, report.code_drift], [true, false]);
+  assert.ok(report.first_divergence?.diff.some((f) => f.path.startsWith('verdicts[0].audit_trail')), 'the semantic check is in today\'s audit trail');
 });

@@ -66,7 +66,7 @@ function verdict(stepId: string, tool: string, data: unknown, errorType: ErrorTy
 /** Observation's result for the wave `d` dispatched. */
 function observed(d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict[]): ObservationResult {
   const req = request(d)!;
-  return { thought_id: req.thought_id, iteration: req.iteration, run: req.run, verdicts: verdicts(req), rules_version: null };
+  return { thought_id: req.thought_id, iteration: req.iteration, run: req.run, verdicts: verdicts(req), rules_version: null, classifier_model: null };
 }
 
 const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', a)];

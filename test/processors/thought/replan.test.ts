@@ -65,7 +65,7 @@ function verdict(stepId: string, tool: string, data: unknown, errorType: ErrorTy
 
 function observed(d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict[]): ObservationResult {
   const req = request(d)!;
-  return { thought_id: req.thought_id, iteration: req.iteration, run: req.run, verdicts: verdicts(req), rules_version: null };
+  return { thought_id: req.thought_id, iteration: req.iteration, run: req.run, verdicts: verdicts(req), rules_version: null, classifier_model: null };
 }
 
 const planAnswer = (plan: Pick<Plan, 'steps' | 'output'>): ModelAnswer => ({ kind: 'plan', content: JSON.stringify(plan), plan, usage });
