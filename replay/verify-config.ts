@@ -3,7 +3,9 @@
  * configuration the run RECORDED (`RunState.planner_kind` / `planner_config`, written by Thought),
  * not the shell's TAO_PLANNER or TAO_FLOW. Where today's configuration no longer has what the run
  * was made with (a flow version gone, another routing table), that is configuration drift, reported
- * apart from code drift (same configuration, another decision).
+ * apart from code drift (same configuration, another decision). Observation re-judges with today's
+ * rules and classifier; those the run's verdicts name, where they are not today's, are configuration
+ * drift too.
  */
 import { observationConfig, thoughtConfig } from '../processors/wiring.ts';
 import type { ThoughtConfig } from '../processors/thought/core.ts';

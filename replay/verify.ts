@@ -40,7 +40,7 @@ export interface VerifyConfigs {
 /** A versioned setting the run was made with that today's configuration does not have. */
 export interface ConfigDrift {
   setting: 'planner' | 'planner_config' | 'flow' | 'observation_rules' | 'classifier_model';
-  /** What the run recorded, e.g. `order-status@1`, `routes@1` or (Observation's rules) `1#0123456789ab`. */
+  /** What the run recorded, e.g. `order-status@1`, `routes@1`, (Observation's rules) `1#0123456789ab` or `error-classifier@40fb93b7e03d`. */
   recorded: string;
   /** Today's, or null when today's configuration has none. */
   today: string | null;
