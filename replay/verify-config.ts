@@ -112,9 +112,9 @@ export function observationDrift(log: RunLog, today: Pick<ObservationConfig, 'ru
     if (r.topic !== 'observationResults' || r.value === null) continue;
     const obs = r.value as unknown as ObservationResult;
     // A record without rules_version predates both fields: its null classifier says nothing.
-    if (obs.rules_version === null || obs.rules_version === undefined) continue;
+    if (obs.rules_version === null) continue;
     rules.add(obs.rules_version);
-    classifiers.add(obs.classifier_model ?? null);
+    classifiers.add(obs.classifier_model);
   }
   const todayClassifier = today.classifier?.model ?? null;
   const none = 'none (TAO_SEMANTIC_CHECK=off)';
