@@ -77,11 +77,11 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
 
 /** Observation's configuration, as the stage runs it (also used by replay). */
 export async function observationConfig(env: NodeJS.ProcessEnv): Promise<ObservationConfig> {
-  const { DEFAULT_RULES_FILE, loadObservationRules, rulesVersion } = await import('./observation/rules.ts');
+  const { DEFAULT_RULES_FILE, loadObservationRules } = await import('./observation/rules.ts');
   const ajv = createContractAjv();
   const catalog = loadCatalog(env, ajv, 'contracts');
   const rules = loadObservationRules(setting(env, 'TAO_OBSERVATION_RULES') ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
-  return { catalog, ajv, rules, rulesVersion: rulesVersion(rules), classifier: await semanticClassifier(env) };
+  return { catalog, ajv, rules, classifier: await semanticClassifier(env) };
 }
 
 /** The ONNX error-payload classifier (TAO_ERROR_MODEL_DIR; `TAO_SEMANTIC_CHECK=off` runs without it). */

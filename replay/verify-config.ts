@@ -105,7 +105,7 @@ export async function thoughtConfigForRun(log: RunLog, env: NodeJS.ProcessEnv): 
  * `classifier_model`), against today's Observation: each recorded one that is not today's is
  * configuration drift (pure). Verdict records written before the fields carry neither and add nothing.
  */
-export function observationDrift(log: RunLog, today: Pick<ObservationConfig, 'rulesVersion' | 'classifier'>): ConfigDrift[] {
+export function observationDrift(log: RunLog, today: Pick<ObservationConfig, 'rules' | 'classifier'>): ConfigDrift[] {
   const rules = new Set<string>();
   const classifiers = new Set<string | null>();
   for (const r of log.records) {
@@ -116,10 +116,11 @@ export function observationDrift(log: RunLog, today: Pick<ObservationConfig, 'ru
     rules.add(obs.rules_version);
     classifiers.add(obs.classifier_model);
   }
+  const todayRules = today.rules.fingerprint;
   const todayClassifier = today.classifier?.model ?? null;
   const none = 'none (TAO_SEMANTIC_CHECK=off)';
   return [
-    ...[...rules].filter((v) => v !== today.rulesVersion).map((v) => ({ setting: 'observation_rules' as const, recorded: v, today: today.rulesVersion, explanation: `the run's verdicts were judged by Observation rules ${v}; today's are ${today.rulesVersion} (TAO_OBSERVATION_RULES, rules/observation.json)` })),
+    ...[...rules].filter((v) => v !== todayRules).map((v) => ({ setting: 'observation_rules' as const, recorded: v, today: todayRules, explanation: `the run's verdicts were judged by Observation rules ${v}; today's are ${todayRules} (TAO_OBSERVATION_RULES, rules/observation.json)` })),
     ...[...classifiers].filter((c) => c !== todayClassifier).map((c) => ({ setting: 'classifier_model' as const, recorded: c ?? none, today: todayClassifier, explanation: `the run's semantic checks ran with ${c ?? 'no classifier'}; today's Observation has ${todayClassifier ?? 'none'} (TAO_ERROR_MODEL_DIR, TAO_SEMANTIC_CHECK)` })),
   ];
 }

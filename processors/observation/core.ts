@@ -31,8 +31,6 @@ export interface ObservationConfig {
   catalog: ToolCatalog;
   ajv: Ajv;
   rules: ObservationRules;
-  /** `rulesVersion(rules)` (./rules.ts), written with every verdict record as `rules_version`. */
-  rulesVersion: string;
   /** Null runs without the semantic check; its weight then counts as not earned. */
   classifier: PayloadClassifier | null;
 }
@@ -46,7 +44,7 @@ export async function observe(result: ActionResult, config: ObservationConfig): 
   const expectations = new Map(plan.steps.map((s) => [s.id, s.expect]));
   const verdicts: Verdict[] = [];
   for (const r of result.results) verdicts.push(await judge(r, expectations.get(r.step_id), config));
-  return { thought_id: result.thought_id, iteration: result.iteration, run: result.run, verdicts, rules_version: config.rulesVersion, classifier_model: config.classifier?.model ?? null };
+  return { thought_id: result.thought_id, iteration: result.iteration, run: result.run, verdicts, rules_version: config.rules.fingerprint, classifier_model: config.classifier?.model ?? null };
 }
 
 async function judge(r: StepResult, expect: Record<string, unknown> | undefined, config: ObservationConfig): Promise<Verdict> {

@@ -15,6 +15,13 @@ export interface ForbiddenRule {
 /** Observation's versioned configuration (`rules/observation.json`, or TAO_OBSERVATION_RULES). */
 export interface ObservationRules {
   version: number;
+  /**
+   * Not in the file: set by {@link loadObservationRules}, and written with every verdict record as
+   * `rules_version`: `<version>#<first 12 hex of the sha256 of the file's canonical JSON>`. The hash
+   * changes with any edit, so rules changed without a new `version` still show in `replay --verify`
+   * as configuration drift, not code drift.
+   */
+  fingerprint: string;
   /** A result whose total response time exceeds this multiple of the tool's timeout fails the latency check. */
   latencyFactor: number;
   /** Weights of the check groups in the confidence score; they sum to 1. */
@@ -67,20 +74,11 @@ export function loadObservationRules(path: string, ajv: Ajv, knownTools: (name: 
   } catch (err) {
     throw new ConfigError(`${path}: ${(err as Error).message}`);
   }
-  const validate = ajv.compile<ObservationRules>(rulesSchema);
+  const validate = ajv.compile<Omit<ObservationRules, 'fingerprint'>>(rulesSchema);
   if (!validate(raw)) throw new ConfigError(`${path}: ${ajv.errorsText(validate.errors)}`);
   const { hard, semantic, consistency } = raw.weights;
   if (Math.abs(hard + semantic + consistency - 1) > 1e-9) throw new ConfigError(`${path}: weights must sum to 1 (got ${hard + semantic + consistency})`);
   const unknown = Object.keys(raw.tools).filter((t) => !knownTools(t));
   if (unknown.length) throw new ConfigError(`${path}: rules for tools that are not in the catalog: ${unknown.join(', ')}`);
-  return raw;
-}
-
-/**
- * What Observation writes in `rules_version` with its verdicts: `<version>#<first 12 hex of the
- * sha256 of the rules' canonical JSON>`. The hash changes with any edit, so a rules file changed
- * without a new `version` still shows in `replay --verify` as configuration drift, not code drift.
- */
-export function rulesVersion(rules: ObservationRules): string {
-  return `${rules.version}#${createHash('sha256').update(canonicalJson(rules)).digest('hex').slice(0, 12)}`;
+  return { ...raw, fingerprint: `${raw.version}#${createHash('sha256').update(canonicalJson(raw)).digest('hex').slice(0, 12)}` };
 }

@@ -5,7 +5,7 @@
 import type { Ajv } from 'ajv';
 import type { Check, ObservationResult, Outcome, RunSnapshot, RunState, StepCall, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools/catalog.ts';
-import { DEFAULT_RULES_FILE, loadObservationRules, rulesVersion } from '../../processors/observation/rules.ts';
+import { DEFAULT_RULES_FILE, loadObservationRules } from '../../processors/observation/rules.ts';
 import type { ObservationConfig } from '../../processors/observation/core.ts';
 import type { ThoughtConfig, ThoughtDecision } from '../../processors/thought/core.ts';
 import { toolContracts } from '../../processors/wiring.ts';
@@ -46,8 +46,7 @@ export function thoughtConfig(world: World, overrides: Partial<ThoughtConfig> = 
 
 /** ObservationConfig as wiring.ts builds it. */
 export function observationConfig(world: World): ObservationConfig {
-  const rules = loadObservationRules(DEFAULT_RULES_FILE, world.ajv, (t) => world.catalog.get(t) !== undefined);
-  return { catalog: world.catalog, ajv: world.ajv, rules, rulesVersion: rulesVersion(rules), classifier: null };
+  return { catalog: world.catalog, ajv: world.ajv, rules: loadObservationRules(DEFAULT_RULES_FILE, world.ajv, (t) => world.catalog.get(t) !== undefined), classifier: null };
 }
 
 /** The plan the graph planner makes from the real flow for a task text that names an e-mail. */

@@ -12,7 +12,7 @@ import { observe, type ObservationConfig } from '../../processors/observation/co
 import { onObservation, onTask, type ThoughtConfig } from '../../processors/thought/core.ts';
 import { DEFAULT_FLOWS_DIR } from '../../processors/thought/planner.ts';
 import { observationConfig, thoughtConfig } from '../../processors/wiring.ts';
-import { DEFAULT_RULES_FILE, rulesVersion, type ObservationRules } from '../../processors/observation/rules.ts';
+import { DEFAULT_RULES_FILE } from '../../processors/observation/rules.ts';
 import type { LoggedRecord, RunLog } from '../../replay/log.ts';
 import { renderVerify } from '../../replay/render-reports.ts';
 import { verifyRun } from '../../replay/verify.ts';
@@ -149,17 +149,24 @@ test("Observation's verdicts name the rules that judged them; other rules today 
   const observation = await observationConfig({ TAO_SEMANTIC_CHECK: 'off' });
   const log = await recordRun(await thoughtConfig({ TAO_PLANNER: 'router' }), observation, ROUTE);
   const recorded = log.records.filter((r) => r.topic === 'observationResults').map((r) => (r.value as unknown as ObservationResult).rules_version);
-  assert.match(observation.rulesVersion, /^1#[0-9a-f]{12}$/);
-  assert.deepEqual(new Set(recorded), new Set([observation.rulesVersion]), 'every verdict record names the rules');
-  const reordered = Object.fromEntries(Object.entries(JSON.parse(readFileSync(DEFAULT_RULES_FILE, 'utf8')) as Record<string, unknown>).reverse());
-  assert.equal(rulesVersion(reordered as unknown as ObservationRules), observation.rulesVersion, 'the same rules with their keys in another order are the same version');
+  assert.match(observation.rules.fingerprint, /^1#[0-9a-f]{12}$/);
+  assert.deepEqual(new Set(recorded), new Set([observation.rules.fingerprint]), 'every verdict record names the rules');
+  const reordered = rulesFile((r) => {
+    for (const [k, v] of Object.entries(r).reverse()) {
+      delete r[k];
+      r[k] = v;
+    }
+  });
+  const reorderedRules = (await observationConfig({ TAO_OBSERVATION_RULES: reordered, TAO_SEMANTIC_CHECK: 'off' })).rules;
+  assert.ok(Object.keys(reorderedRules)[0] !== 'version', 'the keys are in another order');
+  assert.equal(reorderedRules.fingerprint, observation.rules.fingerprint, 'the same rules with their keys in another order are the same version');
 
   // A looser latency limit changes every verdict's latency evidence: the decisions differ, with the rules named as the reason.
   const looser = rulesFile((r) => (r.latencyFactor = 2));
   const changed = await verify(log, { TAO_OBSERVATION_RULES: looser });
-  const today = (await observationConfig({ TAO_OBSERVATION_RULES: looser, TAO_SEMANTIC_CHECK: 'off' })).rulesVersion;
-  assert.notEqual(today, observation.rulesVersion, 'an edit without a new version number is another version');
-  assert.deepEqual(changed.configuration_drift.map((c) => [c.setting, c.recorded, c.today]), [['observation_rules', observation.rulesVersion, today]]);
+  const today = (await observationConfig({ TAO_OBSERVATION_RULES: looser, TAO_SEMANTIC_CHECK: 'off' })).rules.fingerprint;
+  assert.notEqual(today, observation.rules.fingerprint, 'an edit without a new version number is another version');
+  assert.deepEqual(changed.configuration_drift.map((c) => [c.setting, c.recorded, c.today]), [['observation_rules', observation.rules.fingerprint, today]]);
   assert.deepEqual([changed.drift, changed.code_drift, changed.first_divergence?.stage], [true, false, 'observation']);
   assert.match(renderVerify(changed), /DECISIONS DIFFER \(with the configuration drift above, not necessarily a code change\)/);
   assert.doesNotMatch(renderVerify(changed), /CODE DRIFT/);

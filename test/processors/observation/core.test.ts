@@ -226,7 +226,7 @@ describe('observe: invalid results', () => {
 
 test('every verdict record names the rules and the classifier that judged it, for replay to tell a configuration change from a code change', async () => {
   const out = await observe({ thought_id: 't-1', iteration: 1, run: runState(flowPlan(world)), results: [result('S1')] }, config);
-  assert.equal(out.rules_version, config.rulesVersion);
+  assert.equal(out.rules_version, config.rules.fingerprint);
   assert.match(out.rules_version!, /^1#[0-9a-f]{12}$/);
   assert.equal(out.classifier_model, config.classifier!.model);
   const without = await observe({ thought_id: 't-1', iteration: 1, run: runState(flowPlan(world)), results: [result('S1')] }, { ...config, classifier: null });

@@ -5,7 +5,7 @@ import { verifyModelAnswer } from '../../../processors/observation/model-gate.ts
 import { observe } from '../../../processors/observation/core.ts';
 import { ToolCatalog, DEFAULT_CATALOG_DIR, createContractAjv } from '../../../tools/catalog.ts';
 import { modelToolSpecs } from '../../../tools/model.ts';
-import { DEFAULT_RULES_FILE, loadObservationRules, rulesVersion } from '../../../processors/observation/rules.ts';
+import { DEFAULT_RULES_FILE, loadObservationRules } from '../../../processors/observation/rules.ts';
 import { runState } from '../../../schemas/records.ts';
 
 const ajv = createContractAjv();
@@ -69,8 +69,7 @@ describe('verifyModelAnswer', () => {
 });
 
 test('observe(): a model answer becomes a verdict whose extracted data is the verified answer; a rejected one names the gate', async () => {
-  const rules = loadObservationRules(DEFAULT_RULES_FILE, ajv, (t) => catalog.get(t) !== undefined);
-  const config = { catalog, ajv, rules, rulesVersion: rulesVersion(rules), classifier: { model: 'must-not-run', classify: async () => { throw new Error('the classifier must not read model answers'); } } };
+  const config = { catalog, ajv, rules: loadObservationRules(DEFAULT_RULES_FILE, ajv, (t) => catalog.get(t) !== undefined), classifier: { model: 'must-not-run', classify: async () => { throw new Error('the classifier must not read model answers'); } } };
   const step = (body: unknown) => ({ step_id: 'M1', tool: 'model.chat', input_json: request, idempotency_key: 't:1:M1', attempts: 1, status_code: 200, response_time_ms: 30, response_raw: JSON.stringify(body), data_json: JSON.stringify(body), error: null, fallback_from: null, fallback_reason: null });
   const run = runState({ plan_json: JSON.stringify({ flow: { id: 'react:order-status', version: 1 }, steps: [], output: {} }) });
   const good = await observe({ thought_id: 't', iteration: 1, run, results: [step(completion({ tool_calls: [call('orders__get', '{"order_id":"O-12345678"}')] }))] }, config);
