@@ -463,12 +463,12 @@ const USAGE = `usage: npm run bench -- [options]
 
 /**
  * The loop at the headline load for `runs` runs, reported nowhere. On a broker that had just
- * started (`tao infra up`, as NOTES.md asks before a bench), the bench's first phase cost the broker
- * 2.5x its CPU per run of the same phase later in the run (session 14: 4.9 against 2.0 ms; the
+ * started (`tao infra up`, as docs/BENCHMARKS.md asks before a bench), the bench's first phase cost
+ * the broker 2.5x its CPU per run of the same phase later in the run (4.9 against 2.0 ms; the
  * broker's JIT was compiling), and the tool server and this process were cold too. The first phase
  * is always the loop's, so ABBA could not cancel it, and it lowered every loop ÷ relay ratio.
  * Priming took most of it away (loop #1 ÷ loop #2 from 0.58 to 0.81-1.01); the rest is not
- * explained (NOTES.md, "Session 14").
+ * explained (NOTES.md lists it).
  */
 async function primePhase(common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>, load: PhaseLoad, runs: number): Promise<void> {
   if (runs === 0) return;

@@ -1,6 +1,7 @@
 /**
- * The run-level reliability rates (seed document 001, section 2.3), defined once over the records
- * the loop writes, so the stages' metrics and anyone reading the log compute the same thing:
+ * The run-level reliability rates (docs/OBSERVABILITY.md, "Run-level rates"), defined once over
+ * the records the loop writes, so the stages' metrics and anyone reading the log compute the same
+ * thing:
  *
  * - task completion rate (TCR) = runs completed / runs ended;
  * - self-recovery rate (SRR) = runs that hit a failure and still completed without a human /

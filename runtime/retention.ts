@@ -14,7 +14,8 @@
  *   redelivery from a new key and must not act on it. (Every input that wrote an entry swept since
  *   has a record time at or before that entry's, hence at or before `streamTime - retentionMs`.)
  *
- * NOTES.md ("A bounded run store") says why this covers the redeliveries the loop can see.
+ * docs/ARCHITECTURE.md ("A bounded run store") says why this covers the redeliveries the loop
+ * can see.
  */
 
 /** Per partition: expirable keys with the record time that wrote them, oldest write first. */

@@ -309,7 +309,7 @@ const H_BIGRAM = fnvContinue(FNV_OFFSET, 'b:');
 // Scratch space of the hashing below, grown on demand and reused by every call: the functions are
 // synchronous, so calls never interleave. A Set of the hashes (most of them above 2^30, so each one
 // a heap number) was 40% of what Observation allocated under load; sorting them to drop duplicates
-// took longer than the Set (session 13). Duplicates are dropped with an open-addressing table whose
+// took longer than the Set. Duplicates are dropped with an open-addressing table whose
 // slots count as empty unless stamped with the current call's number: cleared only when it wraps.
 let cpScratch = new Int32Array(0);
 let tokenScratch = new Int32Array(0);
@@ -450,7 +450,7 @@ const radixCounts = new Int32Array(RADIX + 1);
 /**
  * Sorts the first `n` feature indices of `a` (each below FEATURE_DIMS) with an LSD radix sort that
  * moves them between `a` and `spare`; returns the array that holds them sorted. TypedArray#sort
- * took a quarter of featurizeSparse's time (session 13).
+ * took a quarter of featurizeSparse's time.
  */
 function sortIndices(a: Int32Array, n: number, spare: Int32Array): Int32Array {
   let from = a;
