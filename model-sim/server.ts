@@ -14,6 +14,10 @@
  * - Control API (never authenticated, never counted): `POST|GET|DELETE
  *   /__control/faults`, `GET|DELETE /__control/stats`.
  *
+ * A PROFILE (`openai`, `ollama`, `llamacpp`, `vllm`; default `lenient`) makes
+ * the simulator refuse what that server refuses, in its error shape, and shape
+ * answers as it does (model-sim/profiles.ts).
+ *
  * @module
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -26,17 +30,34 @@ import {
   DEFAULT_RETRY_AFTER_SECONDS,
   FaultRegistry,
   FaultSpecError,
+  applyQuirk,
   badArguments,
   hallucinated,
+  isQuirkKind,
+  quirkApplies,
   repeated,
   type ChosenFault,
   type FaultKind,
   type FaultSpec,
   type FaultState,
 } from './faults.ts';
+import {
+  checkRequest,
+  profileConfig,
+  reasoningKey,
+  shapeAnswer,
+  validateProfileConfig,
+  type ProfileConfig,
+  type ProfileName,
+  type ProfileQuirk,
+  type RuleName,
+  type WireCompletion,
+  type WireMessage,
+} from './profiles.ts';
 import { decide, loadScenarios, type Answer, type ScenarioSet } from './scenarios.ts';
 
-export { FAULT_KINDS, FaultSpecError, HALLUCINATED_TOOL, type FaultKind, type FaultSpec, type FaultState } from './faults.ts';
+export { FAULT_KINDS, FaultSpecError, HALLUCINATED_TOOL, PROSE_INSTEAD, QUIRK_KINDS, REFUSAL_TEXT, type FaultKind, type FaultSpec, type FaultState } from './faults.ts';
+export { PROFILES, RULES, type ProfileName, type ProfileQuirk, type RuleName } from './profiles.ts';
 export { ScenarioError } from './scenarios.ts';
 
 /** The model id `GET /v1/models` lists (requests may name any model; it is echoed back). */
@@ -70,6 +91,14 @@ export interface ModelSimOptions {
   keepAliveTimeoutMs: number;
   /** Clock for the `created` field, ms since the epoch. Default `Date.now`. */
   clock: () => number;
+  /** The server the simulator behaves like (model-sim/profiles.ts). Default `lenient` (accepts what real servers refuse). */
+  profile: ProfileName;
+  /** Models refused `max_tokens` and `temperature` ≠ 1 under any profile (under `openai` also `o<digit>…`/`gpt-5…`). Default none. */
+  reasoningModels?: string[];
+  /** Context window in tokens (prompt = ceil(JSON of messages+tools / 4)); over it a 400, or under `ollama` a silent truncation. Default none. */
+  contextWindow?: number;
+  /** `vllm` only: `mistral` — tool-call ids of 9 `[a-zA-Z0-9]` required and answered. Default `random`. */
+  toolIdFormat?: 'random' | 'mistral';
 }
 
 /** What became of a chat-completions request. */
@@ -95,6 +124,14 @@ export interface RecordedRequest {
   faultId: string | null;
   /** HTTP status sent (`null` while a `timeout` holds the request). */
   status: number | null;
+  /** The simulator's profile. */
+  profile: ProfileName;
+  /** The profile rule that refused the request (model-sim/profiles.ts `RULES`), or `null`. */
+  refused: RuleName | null;
+  /** Profile quirks applied to the answer (`prefill`, `parallel_tool_calls_trimmed`, `context_truncated`). */
+  quirks: ProfileQuirk[];
+  /** llamacpp: the trailing assistant text the answer continued (the request ended with an assistant message); else `null`. */
+  prefill: string | null;
 }
 
 /** Request accounting, as returned by `GET /__control/stats`. */
@@ -104,6 +141,10 @@ export interface ModelSimStats {
   bySkill: Record<string, number>;
   byOutcome: Record<string, number>;
   byFault: Record<string, number>;
+  /** Refused requests per profile rule. */
+  byRefused: Record<string, number>;
+  /** The simulator's profile. */
+  profile: ProfileName;
   /** The most recent {@link MAX_RECORDED_REQUESTS} requests, oldest first. */
   requests: RecordedRequest[];
 }
@@ -133,6 +174,7 @@ const DEFAULTS: ModelSimOptions = {
   latencyMs: 0,
   keepAliveTimeoutMs: 5000,
   clock: Date.now,
+  profile: 'lenient',
 };
 
 function validateOptions(o: ModelSimOptions): void {
@@ -185,7 +227,7 @@ function bearerMatches(header: string | undefined, key: string): boolean {
 }
 
 /** The assistant message of an answer. */
-function assistantMessage(answer: Answer, turn: number): Record<string, unknown> {
+function assistantMessage(answer: Answer, turn: number): WireMessage {
   switch (answer.kind) {
     case 'tool_calls':
       return {
@@ -216,6 +258,13 @@ function assistantMessage(answer: Answer, turn: number): Record<string, unknown>
 export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promise<ModelSim> {
   const options: ModelSimOptions = { ...DEFAULTS, ...stripUndefined(opts) };
   validateOptions(options);
+  const profile: ProfileConfig = profileConfig({
+    profile: options.profile,
+    reasoningModels: options.reasoningModels,
+    contextWindow: options.contextWindow,
+    toolIdFormat: options.toolIdFormat,
+  });
+  validateProfileConfig(profile);
   const scenarios: ScenarioSet = loadScenarios(options.scenariosDir);
   const { apiKey, clock } = options;
 
@@ -226,6 +275,7 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
   let bySkill: Record<string, number> = {};
   let byOutcome: Record<string, number> = {};
   let byFault: Record<string, number> = {};
+  let byRefused: Record<string, number> = {};
   let records: RecordedRequest[] = [];
 
   const resetStats = (): void => {
@@ -233,6 +283,7 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
     bySkill = {};
     byOutcome = {};
     byFault = {};
+    byRefused = {};
     records = [];
   };
 
@@ -241,6 +292,7 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
     bySkill[rec.skill] = (bySkill[rec.skill] ?? 0) + 1;
     byOutcome[rec.outcome] = (byOutcome[rec.outcome] ?? 0) + 1;
     if (rec.fault !== null) byFault[rec.fault] = (byFault[rec.fault] ?? 0) + 1;
+    if (rec.refused !== null) byRefused[rec.refused] = (byRefused[rec.refused] ?? 0) + 1;
     records.push(rec);
     if (records.length > MAX_RECORDED_REQUESTS) records.splice(0, records.length - MAX_RECORDED_REQUESTS);
   };
@@ -250,7 +302,9 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
     bySkill: { ...bySkill },
     byOutcome: { ...byOutcome },
     byFault: { ...byFault },
-    requests: records.map((r) => ({ ...r })),
+    byRefused: { ...byRefused },
+    profile: profile.profile,
+    requests: records.map((r) => ({ ...r, quirks: [...r.quirks] })),
   });
 
   /** setTimeout cleared when the response closes or the server stops. */
@@ -272,10 +326,10 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
     else schedule(res, options.latencyMs, send);
   };
 
-  const completion = (model: string, bodyText: string, answer: Answer, conv: Conversation): Record<string, unknown> => {
+  const completion = (model: string, bodyText: string, answer: Answer, conv: Conversation): WireCompletion => {
     const message = assistantMessage(answer, conv.turn);
     const promptTokens = Math.ceil(bodyText.length / 4);
-    const answerText = typeof message['content'] === 'string' ? message['content'] : JSON.stringify(message['tool_calls'] ?? '');
+    const answerText = typeof message.content === 'string' ? message.content : JSON.stringify(message.tool_calls ?? '');
     const completionTokens = Math.max(1, Math.ceil(answerText.length / 4));
     return {
       id: `chatcmpl-sim-${createHash('sha256').update(bodyText).digest('hex').slice(0, 24)}`,
@@ -289,7 +343,22 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
   };
 
   const handleChat = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-    const rec: RecordedRequest = { at: clock(), skill: '(unread)', turn: 0, turnKind: null, scenario: null, rule: null, outcome: 'invalid_request', fault: null, faultId: null, status: 400 };
+    const rec: RecordedRequest = {
+      at: clock(),
+      skill: '(unread)',
+      turn: 0,
+      turnKind: null,
+      scenario: null,
+      rule: null,
+      outcome: 'invalid_request',
+      fault: null,
+      faultId: null,
+      status: 400,
+      profile: profile.profile,
+      refused: null,
+      quirks: [],
+      prefill: null,
+    };
     const refuse = (status: number, body: unknown, outcome: Outcome = 'invalid_request'): void => {
       rec.outcome = outcome;
       rec.status = status;
@@ -323,6 +392,20 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
       refuse(400, openAiError('model must be a non-empty string', 'invalid_request_error', 'model', 'missing_required_parameter'));
       return;
     }
+    const refusal = checkRequest(profile, body);
+    if (refusal !== null) {
+      try {
+        const read = readConversation(body);
+        rec.skill = read.skill ?? '(none)';
+        rec.turn = read.turn;
+        rec.turnKind = read.turnKind;
+      } catch {
+        // The record keeps '(unread)': the profile's refusal is what is sent.
+      }
+      rec.refused = refusal.rule;
+      refuse(refusal.status, refusal.body);
+      return;
+    }
     let conv: Conversation;
     try {
       conv = readConversation(body);
@@ -348,7 +431,16 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
       rec.fault = fault.kind;
       rec.faultId = fault.id;
     }
-    const normal = (): void => sendJson(res, 200, completion(model, bodyText, answer ?? decision.answer, conv));
+    const quirk = fault !== undefined && answer !== null && isQuirkKind(fault.kind) ? fault.kind : undefined;
+    // The profile's shaping is a function of the request, so it is known before the answer is sent.
+    const shape = (c: WireCompletion): WireCompletion => {
+      const shaped = shapeAnswer(profile, c, { requestKey, body });
+      rec.quirks = shaped.quirks;
+      rec.prefill = shaped.prefill;
+      return quirk === undefined ? shaped.completion : applyQuirk(quirk, shaped.completion, { reasoningKey: reasoningKey(profile.profile) });
+    };
+    const final = shape(completion(model, bodyText, answer ?? decision.answer, conv));
+    const normal = (): void => sendJson(res, 200, { ...final, created: Math.floor(clock() / 1000) });
     switch (fault === undefined || answer === null ? undefined : fault.kind) {
       case 'timeout':
         if (fault?.delayMs === undefined) {
@@ -459,7 +551,7 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
       } else if (pathname === '/health') {
         only('GET', () => {
           req.resume();
-          sendJson(res, 200, { ok: true, simulator: true, scenarios: [...scenarios.keys()] });
+          sendJson(res, 200, { ok: true, simulator: true, profile: profile.profile, scenarios: [...scenarios.keys()] });
         });
       } else if (pathname === '/__control' || pathname.startsWith('/__control/')) {
         handleControl(req, res, pathname).catch(fail);
@@ -521,6 +613,7 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
  * offers no tool): then the normal answer is sent and no fault is recorded.
  */
 function faultyAnswer(fault: ChosenFault, normal: Answer, conv: Conversation): Answer | null {
+  if (isQuirkKind(fault.kind)) return quirkApplies(fault.kind, normal) ? normal : null;
   switch (fault.kind) {
     case 'hallucinated_tool':
       return hallucinated(normal);
