@@ -16,11 +16,13 @@ import { isSet, loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { TaoError } from '../runtime/errors.ts';
 import type { createKafka } from '../runtime/kafka.ts';
 import { checkStartupEnvironment, configCommand } from './config-command.ts';
+import { MODEL_USAGE } from './model-command.ts';
 import { spawnStage, stopAll } from './processes.ts';
 
 /** One line per command, for `tao --help`. */
 const USAGE = `usage: tao <command> [options]      (tao <command> --help for a command's options)
   infra up|down|status        start, stop or check local Kafka (1 broker, or up --brokers 3) + schema registry (up --docker: containers, until Ctrl-C)
+  model up|down|status        start, stop or check a real local model server (llama.cpp + SmolLM2-135M, OpenAI-compatible)
   topics apply                create or update every topic of the catalog, register the schemas
   run <thought|action|observation|tools|ingress|callbacks|all> [--apply-topics]
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
@@ -51,6 +53,7 @@ const USAGES: Record<string, string> = {
            stays in the foreground, Ctrl-C removes them
   down     stop them (their data is wiped)
   status   whether each (every Kafka node) is running and healthy; exit 1 when one is not`,
+  model: MODEL_USAGE,
   topics: `usage: tao topics apply
   Creates or updates every topic of the catalog (topics/catalog.ts) in TAO_NAMESPACE, registers every
   value schema under <topic>-value with BACKWARD compatibility, and reports drift it will not fix.
@@ -150,6 +153,8 @@ async function dispatch(command: string, args: string[], text: string): Promise<
       if (!/^[1-5]$/.test(String(raw)) || !Number.isInteger(brokers)) return usage(`--brokers must be a whole number from 1 to 5, got "${String(raw)}"`, text);
       return infraCommand(sub, { docker, nodes: brokers });
     }
+    case 'model':
+      return (await import('./model-command.ts')).modelCommand(args);
     case 'topics': {
       const parsed = parse(command, args, text, {});
       if (typeof parsed === 'number') return parsed;

