@@ -695,7 +695,13 @@ export function shapeAnswer(profile: ProfileName | Partial<ProfileConfig>, compl
   return { completion: out, quirks, prefill };
 }
 
-/** Where the profile puts reasoning text: Ollama's OpenAI layer uses `reasoning` (openai/openai.go `Message.Reasoning`), llama.cpp and vLLM `reasoning_content`. */
+/**
+ * Where the profile puts reasoning text. Ollama's OpenAI layer: `reasoning` — verified,
+ * ollama/ollama openai/openai.go `Message.Reasoning` (`json:"reasoning,omitempty"`). llama.cpp with a
+ * reasoning format and vLLM with a reasoning parser: `reasoning_content` (llama.cpp: verified in its
+ * Responses conversion in tools/server/server-common.cpp; vLLM: its long-standing field name — recent
+ * vLLM releases also use `reasoning`, not verified here).
+ */
 export function reasoningKey(profile: ProfileName): 'reasoning' | 'reasoning_content' {
   return profile === 'ollama' ? 'reasoning' : 'reasoning_content';
 }
