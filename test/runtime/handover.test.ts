@@ -40,6 +40,7 @@ function heldStage(name: string, release: Promise<void>, seen: string[], committ
     inputs: ['tasks'],
     outputs: ['outcomes'],
     concurrency: 1,
+    partitionsConcurrently: PARTITIONS,
     maxRecordsPerTransaction: 10,
     maxInputBytes: 1024 * 1024,
     async handle(record: InputRecord) {
@@ -67,7 +68,7 @@ after(async () => {
 
 test('a partition taken over from a live owner mid-chunk is committed once: every commit follows a fence and a fresh read of the committed offsets, and the fenced owner rejoins instead of stopping', async () => {
   const { kafka, codec } = cluster;
-  const resources = (name: string) => ({ kafka, codec, logger: createLogger({ runner: name }, { level: 'error' }), metrics: new StageMetrics(`handover-${name}`), sessionTimeoutMs: 6000, rebalanceTimeoutMs: 12000, partitionsConsumedConcurrently: PARTITIONS });
+  const resources = (name: string) => ({ kafka, codec, logger: createLogger({ runner: name }, { level: 'error' }), metrics: new StageMetrics(`handover-${name}`), sessionTimeoutMs: 6000, rebalanceTimeoutMs: 12000 });
   const releaseA = latch();
   const releaseB = latch();
   const seenA: string[] = [];
