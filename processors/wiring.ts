@@ -64,7 +64,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
   const skills = ['react', 'plan-replan'].includes(setting(env, 'TAO_PLANNER')) ? loadSkills(skillsOptionsFromEnv(env).dir, catalog) : undefined;
   return {
     planner: createPlanner(env, { flows, catalog, tools, validator, skills }),
-    model: skills && modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES),
+    model: skills && { ...modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES), params: setting(env, 'TAO_LLM_PARAMS'), toolCalls: setting(env, 'TAO_LLM_TOOL_CALLS') },
     validator,
     tools,
     maxIterations: setting(env, 'TAO_MAX_ITERATIONS'),

@@ -7,6 +7,12 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** Give up instead of sleeping past this absolute time (ms, from `now`). */
   deadlineMs?: number;
+  /**
+   * A delay the error asks for (`retryAfterMs`, a 429's Retry-After) up to this long is waited even
+   * past `deadlineMs`: the server said when it will answer, and giving up earlier would fail a call
+   * that a little patience saves. Longer asks give up at the deadline as before. Default 0.
+   */
+  maxRetryAfterMs?: number;
 }
 
 export interface RetryDeps {
@@ -44,7 +50,8 @@ export async function retry<T>(
       const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1)) * deps.random();
       const asked = typeof err.details.retryAfterMs === 'number' ? err.details.retryAfterMs : 0;
       const delay = Math.max(backoff, asked);
-      if (policy.deadlineMs !== undefined && deps.now() + delay >= policy.deadlineMs) throw new RetriesExhausted(attempt, err);
+      const honoured = asked > 0 && asked <= (policy.maxRetryAfterMs ?? 0);
+      if (policy.deadlineMs !== undefined && !honoured && deps.now() + delay >= policy.deadlineMs) throw new RetriesExhausted(attempt, err);
       onRetry?.(err, attempt, delay);
       await deps.sleep(delay);
     }

@@ -20,6 +20,8 @@ export interface RetryPolicySpec {
   maxDelayMs: number;
   /** Failure classes that are retried (default: all of {@link RETRY_CLASSES}). */
   retryOn?: RetryClass[];
+  /** A 429's Retry-After up to this long is waited even past the call's window (default 0: not past it). */
+  maxRetryAfterMs?: number;
 }
 
 export interface BreakerSpec {
@@ -91,6 +93,7 @@ const toolSpecSchema = {
         baseDelayMs: { type: 'integer', minimum: 0 },
         maxDelayMs: { type: 'integer', minimum: 0 },
         retryOn: { type: 'array', uniqueItems: true, items: { enum: RETRY_CLASSES } },
+        maxRetryAfterMs: { type: 'integer', minimum: 0, maximum: 600000 },
       },
     },
     maxResponseBytes: { type: 'integer', minimum: 1 },

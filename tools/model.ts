@@ -1,6 +1,5 @@
 /**
- * The model endpoint as catalog tools. A model call is a step like any other (shared/DESIGN.md,
- * "The model in the loop"): Thought emits it, Action performs it with the catalog's resilience
+ * The model endpoint as catalog tools. A model call is a step like any other (docs/ARCHITECTURE.md): Thought emits it, Action performs it with the catalog's resilience
  * (timeout, retries by class with 429 Retry-After, breaker, fallback model), Observation verifies
  * the answer. These specs are built from the TAO_LLM_* settings, not from a file, so that one
  * setting (the base URL) serves the planner and the loop alike.
@@ -32,6 +31,9 @@ const requestSchema = {
     tool_choice: {},
     temperature: { type: 'number' },
     max_tokens: { type: 'integer', minimum: 1 },
+    // Reasoning models refuse max_tokens and ask for this instead (TAO_LLM_PARAMS=reasoning).
+    max_completion_tokens: { type: 'integer', minimum: 1 },
+    parallel_tool_calls: { type: 'boolean' },
     response_format: { type: 'object' },
     stream: { const: false },
   },
@@ -79,7 +81,9 @@ export function modelToolSpecs(env: NodeJS.ProcessEnv, purpose: 'call' | 'contra
     parameters: requestSchema,
     response: responseSchema,
     timeoutMs: setting(env, 'TAO_LLM_TIMEOUT_MS'),
-    retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 5000 },
+    // A rate-limited model says when it will answer again: wait for it (up to 2 minutes) rather than
+    // fail a turn that costs the run its progress.
+    retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 5000, maxRetryAfterMs: 120_000 },
     maxResponseBytes: 256 * 1024,
     // The key is a reference, resolved by Action when it sends: it is never in a record or a log.
     ...(env[keyEnv] ? { headers: { authorization: `Bearer \${${keyEnv}}` } } : {}),

@@ -108,7 +108,7 @@ const CUSTOMER = { customer_id: 'C-000001', email: 'corpus@example.com', name: '
 
 function okResult(key: string, overrides: Partial<StepResult> = {}): StepResult {
   const body = JSON.stringify(CUSTOMER);
-  return { step_id: 'S1', tool: 'crm.find_customer', input_json: JSON.stringify({ email: CUSTOMER.email }), idempotency_key: `${key}:1:S1`, attempts: 1, status_code: 200, response_time_ms: 4, response_raw: body, data_json: body, error: null, fallback_from: null, fallback_reason: null, ...overrides };
+  return { step_id: 'S1', tool: 'crm.find_customer', input_json: JSON.stringify({ email: CUSTOMER.email }), idempotency_key: `${key}:1:S1`, attempts: 1, status_code: 200, response_time_ms: 4, response_raw: body, data_json: body, error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null, ...overrides };
 }
 
 /** An action.results value for `key` with `results`, carrying plan `p`. */

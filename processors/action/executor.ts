@@ -59,6 +59,7 @@ export class ToolExecutor {
         error: { type: 'circuit_open', message: `circuit breaker of ${tool.spec.name} is open${until ? ` until ${new Date(until).toISOString()}` : ' (half-open probe in flight)'}; no request sent`, retryable: true },
         fallback_from: null,
         fallback_reason: null,
+        attempt_time_ms: null,
       };
     }
     const result = await invokeTool(tool, stepId, input, ctx, this.http);

@@ -90,19 +90,21 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
 
   const started = deps.now();
   let attempts = 0;
+  let attemptStarted = started;
   let last: Attempt = { status: null, body: null, error: null };
   const { maxAttempts, baseDelayMs, maxDelayMs } = tool.spec.retry;
   try {
     last = await retry(
       async () => {
         attempts++;
+        attemptStarted = deps.now();
         const span = startToolAttempt(ctx.traceparent, { tool: tool.spec.name, step: stepId, thoughtId: ctx.thoughtId ?? null, attempt: attempts, method: tool.spec.method, server: url.host });
         last = await attemptOnce(tool, url, body, { ...headers, traceparent: span.traceparent }, deps);
         span.end({ status: last.status, errorType: last.error?.type ?? null });
         if (last.error?.retryable) throw new TransientError(last.error.message, { details: last.retryAfterMs === undefined ? {} : { retryAfterMs: last.retryAfterMs } });
         return last;
       },
-      { maxAttempts, baseDelayMs, maxDelayMs, deadlineMs: started + tool.spec.timeoutMs * maxAttempts + maxDelayMs },
+      { maxAttempts, baseDelayMs, maxDelayMs, deadlineMs: started + tool.spec.timeoutMs * maxAttempts + maxDelayMs, ...(tool.spec.retry.maxRetryAfterMs ? { maxRetryAfterMs: tool.spec.retry.maxRetryAfterMs } : {}) },
       deps.retry,
     );
   } catch (err) {
@@ -117,11 +119,12 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
       last = { ...last, error: { type: 'malformed', message: `response is not JSON: ${(err as Error).message}`, retryable: false } };
     }
   }
-  return { ...base, attempts, status_code: last.status, response_time_ms: Math.max(0, Math.round(deps.now() - started)), response_raw: last.body, data_json: data, error: last.error, fallback_from: null, fallback_reason: null };
+  const ended = deps.now();
+  return { ...base, attempts, status_code: last.status, response_time_ms: Math.max(0, Math.round(ended - started)), response_raw: last.body, data_json: data, error: last.error, fallback_from: null, fallback_reason: null, attempt_time_ms: Math.max(0, Math.round(ended - attemptStarted)) };
 }
 
 function invalidInput(base: Pick<StepResult, 'step_id' | 'tool' | 'input_json' | 'idempotency_key'>, message: string): StepResult {
-  return { ...base, attempts: 0, status_code: null, response_time_ms: 0, response_raw: null, data_json: null, error: { type: 'invalid_input', message, retryable: false }, fallback_from: null, fallback_reason: null };
+  return { ...base, attempts: 0, status_code: null, response_time_ms: 0, response_raw: null, data_json: null, error: { type: 'invalid_input', message, retryable: false }, fallback_from: null, fallback_reason: null, attempt_time_ms: null };
 }
 
 /**

@@ -3,8 +3,10 @@
  * classifier model). It reports what happened; it never turns an error into a friendly story.
  *
  * Checks, in order, each recorded in the audit trail with its evidence:
- * - hard (weight `hard`): transport (an answer arrived), status class (2xx), latency (total time
- *   within `latencyFactor` × the tool's timeout), response schema, forbidden values. Any hard
+ * - hard (weight `hard`): transport (an answer arrived), status class (2xx), latency (the time of
+ *   the attempt that answered — retries and Retry-After waits before it are not the tool being slow —
+ *   within `latencyFactor` × the tool's timeout; records without `attempt_time_ms` are judged by
+ *   their total time), response schema, forbidden values. Any hard
  *   failure makes the verdict invalid with confidence 0.
  * - consistency (weight `consistency`): the data satisfies what the plan expected of the step.
  * - semantic (weight `semantic`): the ONNX classifier reads the body. Its label replaces the rules'
@@ -18,7 +20,10 @@ import { planOfRun } from '../thought/plan.ts';
 import { jsonField } from '../../runtime/json-field.ts';
 import type { ObservationRules } from './rules.ts';
 import { valueAt } from '../../runtime/json-pointer.ts';
-import { verifyModelAnswer } from './model-gate.ts';
+import { modelErrorOf, verifyModelAnswer } from './model-gate.ts';
+
+/** The model turn a model step answers (`M3` → 3): its calls' ids are made from it. */
+const turnOf = (stepId: string): number => Number(/^M(\d+)/.exec(stepId)?.[1] ?? 0);
 
 /** The semantic classifier as the core sees it (processors/observation/classifier.ts implements it with onnxruntime). */
 export interface PayloadClassifier {
@@ -70,8 +75,11 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
 
   if (tool) {
     const limit = rules.latencyFactor * tool.spec.timeoutMs;
-    const passed = r.response_time_ms <= limit;
-    checks.push({ name: 'latency', passed, evidence: `${r.response_time_ms} ms, limit ${limit} ms (${rules.latencyFactor} x timeout ${tool.spec.timeoutMs} ms)` });
+    const attempt = r.attempt_time_ms ?? null;
+    const took = attempt ?? r.response_time_ms;
+    const passed = took <= limit;
+    const measured = attempt === null || r.attempts <= 1 ? `${took} ms` : `${took} ms for the attempt that answered (${r.response_time_ms} ms over ${r.attempts} attempts)`;
+    checks.push({ name: 'latency', passed, evidence: `${measured}, limit ${limit} ms (${rules.latencyFactor} x timeout ${tool.spec.timeoutMs} ms)` });
     if (!passed) fail('timeout');
   }
 
@@ -91,7 +99,7 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
   // A model's answer: the gate where a hallucinated tool or invalid arguments stop, before any tool runs.
   const isModel = tool?.spec.kind === 'model';
   if (errorType === 'ok' && isModel) {
-    const gate = verifyModelAnswer(data, r.input_json, (name) => config.catalog.get(name)?.validateInput, config.ajv);
+    const gate = verifyModelAnswer(data, r.input_json, (name) => config.catalog.get(name)?.validateInput, config.ajv, turnOf(r.step_id));
     checks.push({ name: 'model_answer', passed: gate.ok, evidence: gate.evidence });
     if (gate.ok) data = gate.answer;
     else fail(gate.errorType);
@@ -140,13 +148,16 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
   }
 
   const valid = errorType === 'ok';
+  const serverError = isModel ? modelErrorOf(r.status_code, r.response_raw) : null;
   const { hard, semantic, consistency } = rules.weights;
   const confidence = valid ? round(hard * 1 + semantic * semanticScore + consistency * consistencyScore) : 0;
   return {
     step_id: r.step_id,
     tool: r.tool,
     valid,
-    extracted_data_json: valid ? JSON.stringify(data) : null,
+    // A model endpoint's refusal of the request is data Thought acts on (a smaller prompt for a
+    // context-length error): kept as fields, never read back from the audit trail's text.
+    extracted_data_json: valid ? JSON.stringify(data) : isModel && serverError ? JSON.stringify({ server_error: serverError }) : null,
     confidence_score: confidence,
     error_type: errorType,
     audit_trail: checks,

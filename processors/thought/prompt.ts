@@ -3,7 +3,7 @@
  * skill, the facts the user gave, the earlier turns and their observations, reflections) to an
  * OpenAI chat-completions request that fits a context window.
  *
- * The window is shared out as seed 004's Harness does it: system 20%, skill 15%, tool results 30%,
+ * The window is shared out in fixed shares: system 20%, skill 15%, tool results 30%,
  * history 25%, generation 10% (the request's `max_tokens`). A section that needs less than its
  * share lends the rest to tool results, then history. When the prompt is over, it is compacted
  * deterministically, oldest first:
@@ -18,7 +18,9 @@
  * No I/O, no clock, no randomness: the same input always gives the same bytes, so a replay
  * rebuilds exactly the prompt that was recorded.
  */
-import planSchema from '../../schemas/json/plan.schema.json' with { type: 'json' };
+import { ASK_CUSTOMER_TOOL, FORMAT, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, toWireName, turnSchema } from '../model-wire.ts';
+
+export { fromWireName, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, toWireName } from '../model-wire.ts';
 
 /** A catalog tool as the model sees it. */
 export interface PromptTool {
@@ -52,6 +54,8 @@ export interface PromptTurn {
   /** The assistant's text beside its tool calls (its reasoning), if any. */
   content: string | null;
   calls: PromptCall[];
+  /** The gate rejected this turn's answer: why, told to the model in a user turn after it. */
+  rejected?: { error: string; evidence: string };
 }
 
 /** Everything a model turn is built from. */
@@ -73,6 +77,12 @@ export interface PromptInput {
    * with `tool_choice: none`).
    */
   mode: 'react' | 'reflection' | 'plan';
+  /**
+   * How a react turn asks for tool calls: `native` offers `tools` (and `ask_customer`);
+   * `json_schema` asks for a `response_format` that is one call, a final answer or a question
+   * (model-wire.ts `turnSchema`), with the tools described in the system message. Default native.
+   */
+  toolCalls?: 'native' | 'json_schema';
 }
 
 /** Shares of the context window, as fractions that add up to 1. */
@@ -86,10 +96,16 @@ export interface BudgetShares {
 
 export const SEED_SHARES: BudgetShares = { system: 0.2, skill: 0.15, results: 0.3, history: 0.25, generation: 0.1 };
 
-/** A chat-completions message as sent. */
+/**
+ * A chat-completions message as sent. The builder keeps the rules the strictest servers and chat
+ * templates enforce: one system message, first; then user and assistant turns alternating, where an
+ * assistant turn with tool calls is followed by one tool message per call; assistant content is a
+ * string, never null (Ollama refuses null); the last message is never an assistant's (llama.cpp
+ * would continue it as a prefill, and refuses two at the end).
+ */
 export type ChatMessage =
   | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[] }
+  | { role: 'assistant'; content: string; tool_calls?: WireToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 
 export interface WireToolCall {
@@ -118,7 +134,7 @@ export interface SectionTokens {
 /** The result of {@link buildPrompt}. */
 export interface BuiltPrompt {
   messages: ChatMessage[];
-  /** Empty for a reflection turn. */
+  /** Empty for a reflection turn and a constrained (`json_schema`) turn. */
   tools: WireTool[];
   /** `response_format` for a reflection or plan turn. */
   responseFormat: Record<string, unknown> | null;
@@ -130,46 +146,16 @@ export interface BuiltPrompt {
   overflow: boolean;
 }
 
-/** The JSON Schema of a reflection answer (seed 001's four dimensions and one action). */
-export const REFLECTION_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['data_completeness', 'logic_consistency', 'policy_compliance', 'uncertainty', 'action', 'reason'],
-  properties: {
-    data_completeness: { $ref: '#/$defs/dimension' },
-    logic_consistency: { $ref: '#/$defs/dimension' },
-    policy_compliance: { $ref: '#/$defs/dimension' },
-    uncertainty: { $ref: '#/$defs/dimension' },
-    action: { enum: ['retry_with_changed_input', 'change_plan', 'ask_person', 'escalate', 'fail'] },
-    reason: { type: 'string' },
-  },
-  $defs: {
-    dimension: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['verdict', 'reason'],
-      properties: { verdict: { enum: ['PASS', 'MISSING', 'INCONSISTENT'] }, reason: { type: 'string' } },
-    },
-  },
-} as const;
+/** How a native react turn asks the customer (the `ask_customer` tool is offered beside the skill's). */
+const NATIVE_RULES = 'To ask the customer for something the ticket lacks, call ask_customer; the run waits for the reply.';
 
-/**
- * The JSON Schema of a plan answer: schemas/json/plan.schema.json's plan, except that `flow` may be
- * left out (Thought names the flow after the skill). Not `strict`: a plan's inputs are open objects.
- */
-export const PLAN_RESPONSE_SCHEMA: Record<string, unknown> = (() => {
-  const { $id: _id, title: _title, ...schema } = planSchema as Record<string, unknown>;
-  return { ...schema, required: ['steps', 'output'] };
-})();
-
-/** OpenAI function names allow `[a-zA-Z0-9_-]{1,64}`; catalog names have dots. The mapping is reversible. */
-export function toWireName(tool: string): string {
-  return tool.replaceAll('.', '__');
-}
-
-export function fromWireName(wire: string): string {
-  return wire.replaceAll('__', '.');
-}
+/** How a constrained turn answers (model-wire.ts `turnSchema`). */
+const CONSTRAINED_RULES = [
+  'Answer with exactly one JSON object and nothing else:',
+  '- {"tool": "<tool name>", "arguments": {...}} to call one of the tools below;',
+  '- {"final_answer": "<your reply to the customer>"} once tool results hold everything the reply needs;',
+  '- {"ask_customer": "<your question>"} when the ticket lacks something you need.',
+].join('\n');
 
 const CJK = /[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]/gu;
 
@@ -187,7 +173,7 @@ export function estimateTokens(text: string): number {
 const MESSAGE_OVERHEAD = 4;
 const messageTokens = (m: ChatMessage): number =>
   MESSAGE_OVERHEAD +
-  estimateTokens(m.content ?? '') +
+  estimateTokens(m.content) +
   ('tool_calls' in m && m.tool_calls ? m.tool_calls.reduce((n, c) => n + estimateTokens(c.function.name) + estimateTokens(c.function.arguments) + MESSAGE_OVERHEAD, 0) : 0);
 
 /**
@@ -247,16 +233,18 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
 
   // Skill: its prompt and the tools it allows (the tool list is sent whole: a tool the model
   // cannot see is a tool it cannot call).
-  const tools: WireTool[] =
-    input.mode !== 'reflection'
-      ? input.skill.tools.map((t) => ({ type: 'function', function: { name: toWireName(t.name), description: t.description, parameters: t.parameters } }))
-      : [];
-  const toolTokens = tools.reduce((n, t) => n + estimateTokens(json(t)), 0);
+  const constrained = input.mode === 'react' && input.toolCalls === 'json_schema';
+  const offered: PromptTool[] = input.mode === 'reflection' ? [] : input.mode === 'react' ? [...input.skill.tools, ASK_CUSTOMER_TOOL] : input.skill.tools;
+  const wireTools: WireTool[] = offered.map((t) => ({ type: 'function', function: { name: toWireName(t.name), description: t.description, parameters: t.parameters } }));
+  const tools = constrained ? [] : wireTools;
+  // A constrained turn sends no `tools`: the model reads them here, and the schema holds their parameters.
+  const toolList = constrained ? `\n\n${CONSTRAINED_RULES}\nTools:\n${input.skill.tools.map((t) => `- ${toWireName(t.name)}: ${t.description} Arguments: ${json(t.parameters)}`).join('\n')}` : '';
+  const toolTokens = constrained ? estimateTokens(toolList) : tools.reduce((n, t) => n + estimateTokens(json(t)), 0);
   const skillRoom = Math.max(0, cap('skill') - toolTokens);
   const skillPrompt = cutText(input.skill.prompt, skillRoom);
   compaction.skillCut = skillPrompt !== input.skill.prompt;
 
-  const systemText = `${header}\n\n${rules}\n\n${skillPrompt}${factsText}`;
+  const systemText = `${header}\n\n${rules}${constrained ? '' : input.mode === 'react' ? `\n${NATIVE_RULES}` : ''}\n\n${skillPrompt}${toolList}${factsText}`;
   const systemTokens = estimateTokens(`${header}\n\n${rules}${factsText}`) + estimateTokens(input.task) + 2 * MESSAGE_OVERHEAD;
   const skillTokens = estimateTokens(skillPrompt) + toolTokens;
   const lent = Math.max(0, cap('system') - systemTokens) + Math.max(0, cap('skill') - skillTokens);
@@ -283,33 +271,41 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
     const results: ChatMessage[] = [];
     const all: ChatMessage[] = [];
     const summary = omitted ? `Earlier turns: ${folded} omitted (their facts are listed above).` : folded ? `Earlier turns (compacted):\n${turns.slice(0, folded).map(summaryLine).join('\n')}` : '';
+    // The notes join the one system message (a second system message breaks strict templates); they count as history.
     const notes = [summary, reflectionsText].filter(Boolean).join('\n\n');
-    if (notes) {
-      const m: ChatMessage = { role: 'system', content: notes };
-      history.push(m);
+    const push = (m: ChatMessage, section: ChatMessage[]) => {
+      section.push(m);
       all.push(m);
-    }
+    };
     turns.slice(folded).forEach((t, i) => {
       const index = folded + i;
-      const assistant: ChatMessage = {
-        role: 'assistant',
-        content: t.content,
-        tool_calls: t.calls.map((c) => ({ id: c.id, type: 'function', function: { name: toWireName(c.tool), arguments: json(c.arguments) } })),
-      };
-      if (assistant.tool_calls!.length === 0) delete assistant.tool_calls;
-      history.push(assistant);
-      all.push(assistant);
-      for (const c of t.calls) {
-        let text = observationText(c, reduced.has(index));
-        const cut = cuts.get(c.id);
-        if (cut !== undefined) text = cutText(text, cut);
-        const m: ChatMessage = { role: 'tool', tool_call_id: c.id, content: text };
-        results.push(m);
-        all.push(m);
+      if (t.rejected) {
+        push({ role: 'assistant', content: `[answer rejected: ${t.rejected.error}]` }, history);
+        push({ role: 'user', content: `Your last answer was rejected before anything ran (${t.rejected.error}): ${t.rejected.evidence}\n${constrained ? 'Answer again with one JSON object.' : 'Answer again: call a tool, ask the customer, or give the final answer.'}` }, history);
+        return;
       }
+      const observed = t.calls.map((c) => {
+        const text = observationText(c, reduced.has(index));
+        const cut = cuts.get(c.id);
+        return cut === undefined ? text : cutText(text, cut);
+      });
+      if (constrained) {
+        // No `tools` in a constrained run: calls are the JSON the model wrote, results a user turn.
+        const written = t.calls.map((c) => json({ tool: toWireName(c.tool), arguments: c.arguments })).join('\n');
+        push({ role: 'assistant', content: written || (t.content ?? '') }, history);
+        if (t.calls.length) push({ role: 'user', content: t.calls.map((c, k) => `Result of ${toWireName(c.tool)}: ${observed[k]}`).join('\n') }, results);
+        return;
+      }
+      const assistant: ChatMessage = { role: 'assistant', content: t.content ?? '' };
+      if (t.calls.length) assistant.tool_calls = t.calls.map((c) => ({ id: c.id, type: 'function', function: { name: toWireName(c.tool), arguments: json(c.arguments) } }));
+      push(assistant, history);
+      t.calls.forEach((c, k) => push({ role: 'tool', tool_call_id: c.id, content: observed[k]! }, results));
     });
+    // Never end on the assistant's turn: a server would continue it as a prefill (llama.cpp) or refuse it.
+    if (all.at(-1)?.role === 'assistant') push({ role: 'user', content: 'Continue.' }, history);
     const sum = (ms: ChatMessage[]) => ms.reduce((n, m) => n + messageTokens(m), 0);
-    return { all, historyTokens: sum(history), resultsTokens: sum(results) };
+    const notesTokens = notes ? estimateTokens(notes) : 0;
+    return { all, notes, historyTokens: sum(history) + notesTokens, resultsTokens: sum(results) };
   };
 
   let r = render();
@@ -341,7 +337,7 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   compaction.foldedTurns = omitted ? 0 : folded;
   compaction.omittedTurns = omitted ? folded : 0;
 
-  const messages: ChatMessage[] = [{ role: 'system', content: systemText }, { role: 'user', content: input.task }, ...r.all];
+  const messages: ChatMessage[] = [{ role: 'system', content: r.notes ? `${systemText}\n\n${r.notes}` : systemText }, { role: 'user', content: input.task }, ...r.all];
   const tokens: SectionTokens = {
     system: systemTokens,
     skill: skillTokens,
@@ -355,10 +351,12 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
     tools,
     responseFormat:
       input.mode === 'reflection'
-        ? { type: 'json_schema', json_schema: { name: 'reflection', strict: true, schema: REFLECTION_SCHEMA } }
+        ? { type: 'json_schema', json_schema: { name: FORMAT.reflection, strict: true, schema: REFLECTION_SCHEMA } }
         : input.mode === 'plan'
-          ? { type: 'json_schema', json_schema: { name: 'plan', strict: false, schema: PLAN_RESPONSE_SCHEMA } }
-          : null,
+          ? { type: 'json_schema', json_schema: { name: FORMAT.plan, strict: false, schema: PLAN_RESPONSE_SCHEMA } }
+          : constrained
+            ? { type: 'json_schema', json_schema: { name: FORMAT.turn, strict: false, schema: turnSchema(wireTools.filter((t) => t.function.name !== ASK_CUSTOMER_TOOL.name).map((t) => ({ wire: t.function.name, parameters: t.function.parameters }))) } }
+            : null,
     maxTokens,
     tokens,
     compaction,

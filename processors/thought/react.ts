@@ -1,6 +1,6 @@
 /**
  * Runs a model drives (ReAct), as pure functions like the rest of Thought's core: no I/O, no clock,
- * no randomness. A model call is a step (shared/DESIGN.md, "The model in the loop"):
+ * no randomness. A model call is a step (docs/ARCHITECTURE.md, the model in the loop):
  *
  *   turn n:  a wave with one model step `M<n>` (tool `model.chat`): its input is the whole
  *            chat-completions request, built here by the prompt builder from the run's state;
@@ -19,13 +19,15 @@
  * answers the gate rejected (`model_invalid`), a model endpoint that keeps failing after Action's
  * retries and fallback (`model_unavailable`), and a prompt whose protected facts alone exceed the
  * skill's context window (`context_overflow`). After `reflectAfter` consecutive failed tool waves the
- * model is asked for a Reflexion (seed 001's four dimensions and one action), kept in the run and
+ * model is asked for a Reflexion (four dimensions — data completeness, logic consistency, policy
+ * compliance, uncertainty — each PASS, MISSING or INCONSISTENT, and one action), kept in the run and
  * shown in every later prompt.
  */
 import type { ObservationResult, Reflection, ReflectionAction, ReflectionDimension, RunState, StepCall, Verdict } from '../../schemas/types.gen.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { planOfRun, resolveReferences, type Plan, type PlanStep } from './plan.ts';
 import { buildPrompt, type PromptCall, type PromptTool, type PromptTurn } from './prompt.ts';
+import type { DimensionVerdict, ModelAnswer, ModelReflection } from '../model-wire.ts';
 import { mergePlan, PLAN_TURN_RULES } from './replan.ts';
 import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
 
@@ -43,6 +45,13 @@ export interface ReactSkill {
   maxTokens: number;
   /** New plans a `plan-replan` run may ask for after its first. */
   maxReplans: number;
+  /**
+   * Tools one of whose verified results a final answer needs (metadata.grounded-by): a final answer
+   * before any of them returned a valid result goes back to the model. Empty: no such rule.
+   */
+  groundedBy?: readonly string[];
+  /** How this skill's react turns ask for tool calls (metadata.tool-calls); unset: the loop's default. */
+  toolCalls?: 'native' | 'json_schema';
 }
 
 /** Thought's configuration of the model loop. */
@@ -55,6 +64,13 @@ export interface ModelLoopConfig {
   toolSpec(name: string): PromptTool | undefined;
   /** The runtime's rules, the first part of every system prompt. */
   system: string;
+  /**
+   * Sampling parameters (TAO_LLM_PARAMS): `chat` sends `temperature: 0` and `max_tokens`;
+   * `reasoning` sends `max_completion_tokens` and no temperature (reasoning models refuse both). Default chat.
+   */
+  params?: 'chat' | 'reasoning';
+  /** How react turns ask for tool calls when the skill names no mode (TAO_LLM_TOOL_CALLS). Default native. */
+  toolCalls?: 'native' | 'json_schema';
 }
 
 /** The settings of Thought a react run uses (a subset of ThoughtConfig). */
@@ -66,29 +82,7 @@ export interface ReactBounds {
   costBudget: number;
 }
 
-/** A verified model answer, as Observation extracts it (processors/observation/model-gate.ts). */
-export type ModelAnswer =
-  | { kind: 'tool_calls'; content: string | null; calls: Array<{ id: string; tool: string; arguments: Record<string, unknown> }>; usage: Usage }
-  | { kind: 'final'; content: string; usage: Usage }
-  | { kind: 'reflection'; reflection: ModelReflection; usage: Usage }
-  /** A whole plan (a plan turn): `content` is the model's JSON text, `plan` its parsed value (tools by catalog name). */
-  | { kind: 'plan'; content: string; plan: Pick<Plan, 'steps' | 'output'>; usage: Usage };
-
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-}
-
-type DimensionVerdict = { verdict: 'PASS' | 'MISSING' | 'INCONSISTENT'; reason: string };
-export interface ModelReflection {
-  data_completeness: DimensionVerdict;
-  logic_consistency: DimensionVerdict;
-  policy_compliance: DimensionVerdict;
-  uncertainty: DimensionVerdict;
-  action: 'retry_with_changed_input' | 'change_plan' | 'ask_person' | 'escalate' | 'fail';
-  reason: string;
-}
+export type { ModelAnswer, ModelReflection, Usage } from '../model-wire.ts';
 
 /** The model part of a run's state (`RunState.model_state_json`). */
 export interface ModelState {
@@ -104,7 +98,12 @@ export interface ModelState {
   /** Extracted slots and values the user gave: in every prompt, never compacted away. */
   facts: Record<string, string>;
   /** Estimated prompt tokens per section of each turn, as the prompt builder counted them. */
-  turn_tokens: Array<{ turn: number; system: number; skill: number; results: number; history: number; generation: number; prompt: number }>;
+  turn_tokens: Array<{ turn: number; system: number; skill: number; results: number; history: number; generation: number; prompt: number; window?: number; reported?: number }>;
+  /**
+   * The share of the skill's window the prompts are built for: below 1 after the server refused a
+   * prompt as longer than its context (each refusal takes a quarter off). Unset: 1.
+   */
+  window_scale?: number;
   /** Answers the gate rejected, fed back to the model in the next turn. */
   rejected: Array<{ turn: number; error: string; evidence: string }>;
   /** Consecutive rejected answers. */
@@ -225,34 +224,66 @@ export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig
 function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, history: Record<string, string[]>, streaks: Record<string, number>, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds, runner?: PlanRunner): ThoughtDecision {
   const thoughtId = obs.thought_id;
   const turn = turnOf(verdict.step_id);
+  const reject = (error: string, evidence: string, from: RunState, nextState: ModelState): ThoughtDecision => {
+    // The gate (or the skill's grounding) stopped the answer before anything acted on it; the model hears why in its next turn.
+    const next: ModelState = { ...nextState, invalid_streak: nextState.invalid_streak + 1, rejected: [...nextState.rejected, { turn, error, evidence: evidence.slice(0, 400) }] };
+    const failed = withState({ ...from, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), error] } }, next);
+    if (next.invalid_streak >= bounds.reflectAfter + 1) {
+      if (error === 'ungrounded') return end(thoughtId, failed, obs.iteration, 'escalated', 'ungrounded', `the model's last ${next.invalid_streak} answers were not grounded: ${evidence.slice(0, 200)}`, null);
+      return end(thoughtId, failed, obs.iteration, 'failed', 'model_invalid', `the model's last ${next.invalid_streak} answers were rejected (${error}: ${evidence.slice(0, 200)})`, null);
+    }
+    return modelTurn(thoughtId, obs.iteration, failed, plan, outputs, next, skill, nextTurnMode(next), loop);
+  };
   if (!verdict.valid) {
     if (verdict.error_type === 'hallucinated_tool' || verdict.error_type === 'invalid_arguments' || verdict.error_type === 'schema_mismatch' || verdict.error_type === 'malformed') {
-      // The gate stopped the answer before any tool saw it; the model hears why in its next turn.
-      const next: ModelState = { ...state, invalid_streak: state.invalid_streak + 1, rejected: [...state.rejected, { turn, error: verdict.error_type, evidence: failedEvidence(verdict).slice(0, 400) }] };
-      const failed = withState({ ...run, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } }, next);
-      if (next.invalid_streak >= bounds.reflectAfter + 1) return end(thoughtId, failed, obs.iteration, 'failed', 'model_invalid', `the model's last ${next.invalid_streak} answers were rejected (${verdict.error_type}: ${failedEvidence(verdict).slice(0, 200)})`, null);
-      return modelTurn(thoughtId, obs.iteration, failed, plan, outputs, next, skill, nextTurnMode(next), loop);
+      return reject(verdict.error_type, failedEvidence(verdict), run, state);
     }
+    const failedRun: RunState = { ...run, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } };
+    // The server refused the request itself (a 4xx other than 408/429): sending it again unchanged
+    // would be refused again, so only a prompt that was too long is sent again, smaller.
+    const refused = serverErrorOf(verdict);
+    if (refused?.kind === 'context_length') {
+      const scale = (state.window_scale ?? 1) * 0.75;
+      if (scale < 0.3) return end(thoughtId, withState(failedRun, state), obs.iteration, 'failed', 'context_overflow', `the model's server refused turn ${turn}'s prompt as too long even at ${Math.round(scale / 0.75 * 100)}% of the skill's window: ${refused.message}`, null);
+      return redispatch(thoughtId, obs.iteration, failedRun, plan, verdict.step_id, { ...state, window_scale: scale }, skill, loop);
+    }
+    if (refused) return end(thoughtId, withState(failedRun, state), obs.iteration, 'failed', 'model_request_refused', `the model's server refused turn ${turn} with HTTP ${refused.status}${refused.code ? ` ${refused.code}` : ''}: ${refused.message}`, null);
     // The endpoint failed after Action's retries (and its fallback model): try the same turn again, then give up.
     const streak = (streaks[verdict.step_id] ?? 0) + 1;
-    const failedRun: RunState = { ...run, failure_streaks: { ...streaks, [verdict.step_id]: streak }, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } };
+    const retried: RunState = { ...failedRun, failure_streaks: { ...streaks, [verdict.step_id]: streak } };
     if (streak >= bounds.reflectAfter || verdict.error_type === 'auth_failed') {
-      return end(thoughtId, withState(failedRun, state), obs.iteration, 'failed', 'model_unavailable', `the model endpoint failed turn ${turn}: ${verdict.error_type} (${streak} wave(s), ${verdict.attempts} attempt(s) in the last)`, null);
+      return end(thoughtId, withState(retried, state), obs.iteration, 'failed', 'model_unavailable', `the model endpoint failed turn ${turn}: ${verdict.error_type} (${streak} wave(s), ${verdict.attempts} attempt(s) in the last)`, null);
     }
-    return redispatch(thoughtId, obs.iteration, failedRun, plan, verdict.step_id, state, skill, loop);
+    return redispatch(thoughtId, obs.iteration, retried, plan, verdict.step_id, state, skill, loop);
   }
 
   const answer = jsonField(verdict.extracted_data_json ?? 'null', `verdicts[${verdict.step_id}].extracted_data_json`) as ModelAnswer;
-  const tokens = state.tokens + (answer.usage?.total_tokens ?? 0);
-  const next: ModelState = { ...state, tokens, invalid_streak: 0 };
+  const used = answer.usage?.total_tokens ?? 0;
+  const tokens = state.tokens + used;
+  // The server's count of this turn's prompt, beside the builder's estimate: later prompts are built for a window scaled by the two's ratio.
+  const reported = answer.usage?.prompt_tokens ?? 0;
+  const turnTokens = reported > 0 ? state.turn_tokens.map((t) => (t.turn === turn ? { ...t, reported } : t)) : state.turn_tokens;
+  const next: ModelState = { ...state, tokens, invalid_streak: 0, turn_tokens: turnTokens };
   outputs[verdict.step_id] = answer as unknown as Record<string, unknown>;
-  run = withState({ ...run, outputs_json: JSON.stringify(outputs), failure_streaks: { ...streaks, [verdict.step_id]: 0 }, cost_spent: run.cost_spent + (answer.usage?.total_tokens ?? 0) / 1000 }, next);
+  run = withState({ ...run, outputs_json: JSON.stringify(outputs), failure_streaks: { ...streaks, [verdict.step_id]: 0 }, cost_spent: run.cost_spent + used / 1000 }, next);
+
+  if (answer.kind === 'final') {
+    const missing = ungrounded(skill, plan, outputs);
+    // A grounded final answer is kept even when it crossed the budget: it is paid for, and it is the run's result.
+    if (!missing) return end(thoughtId, run, obs.iteration, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens }));
+    if (tokens <= skill.tokenBudget) return reject('ungrounded', missing, run, next);
+  }
+  if (answer.kind === 'refusal') {
+    return end(thoughtId, run, obs.iteration, 'escalated', 'model_refused', answer.reason === 'refusal' ? `the model refused: ${(answer.content ?? '').slice(0, 200)}` : 'the model\'s server withheld the answer (content_filter): a person takes the run', null);
+  }
   if (tokens > skill.tokenBudget) return end(thoughtId, run, obs.iteration, 'budget_exhausted', 'token_budget', `the model used ${tokens} tokens, over the skill's budget of ${skill.tokenBudget}`, null);
   if (run.cost_budget > 0 && run.cost_spent > run.cost_budget) return end(thoughtId, run, obs.iteration, 'budget_exhausted', 'cost_budget', `${run.cost_spent} cost units spent of the budget ${run.cost_budget}`, null);
 
   switch (answer.kind) {
     case 'final':
-      return end(thoughtId, run, obs.iteration, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens }));
+      return reject('ungrounded', ungrounded(skill, plan, outputs)!, run, next);
+    case 'ask':
+      return end(thoughtId, run, obs.iteration, 'awaiting_input', 'needs_input', `the model asks the customer: ${answer.question}`, JSON.stringify({ question: answer.question, skill: state.skill, turns: state.turns, tokens }), ['reply']);
     case 'reflection':
       return onReflection(obs, run, plan, outputs, next, skill, answer.reflection, turn, loop);
     case 'tool_calls':
@@ -264,13 +295,33 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
 }
 
 /**
+ * Why a final answer is not grounded yet (null when it is): the skill names tools one of whose
+ * verified results the answer needs, and none of them has returned one in this run.
+ */
+function ungrounded(skill: ReactSkill, plan: Plan, outputs: Record<string, Record<string, unknown>>): string | null {
+  const needed = skill.groundedBy ?? [];
+  if (!needed.length) return null;
+  const verified = new Set(plan.steps.filter((s) => !isModelStep(s.id) && outputs[s.id] !== undefined).map((s) => s.tool));
+  if (needed.some((t) => verified.has(t))) return null;
+  return `a final answer needs a verified result of ${needed.join(' or ')} first, and none has one yet: call the tool, or ask the customer for what it needs`;
+}
+
+/** The server's own refusal of a model request, as Observation recorded it (model-gate.ts `modelErrorOf`). */
+function serverErrorOf(v: Verdict): { status: number | null; code: string | null; kind: string; message: string } | null {
+  if (v.extracted_data_json === null) return null;
+  const data = jsonField(v.extracted_data_json, `verdicts[${v.step_id}].extracted_data_json`) as { server_error?: { status: number | null; code: string | null; kind: string; message: string } } | null;
+  return data?.server_error ?? null;
+}
+
+/**
  * A verified plan answer: renamed into the run's plan (replan.ts), validated like any plan, and run
  * in waves; the steps of the earlier plan that had not finished are replaced (skipped). An invalid
  * plan is a rejected answer: the model hears why in its next plan turn.
  */
 function onPlan(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, turn: number, answer: Extract<ModelAnswer, { kind: 'plan' }>, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds, runner: PlanRunner): ThoughtDecision {
   const finished = new Set(Object.keys(outputs).filter((id) => !isModelStep(id)));
-  const merged = mergePlan(plan, answer.plan, turn, finished, new Set(run.skipped));
+  // The gate checked the answer against the plan schema: its steps are plan steps.
+  const merged = mergePlan(plan, answer.plan as Pick<Plan, 'steps' | 'output'>, turn, finished, new Set(run.skipped));
   const problems = [...merged.problems, ...runner.validate(merged.candidate)];
   if (problems.length) {
     const evidence = `invalid plan: ${problems.join('; ')}`.slice(0, 400);
@@ -345,7 +396,12 @@ function dispatchCalls(thoughtId: string, iteration: number, run: RunState, plan
 
 /** The next model turn: the prompt built from the run, as one model step in its own wave. */
 function modelTurn(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, state: ModelState, skill: ReactSkill, mode: TurnMode, loop: ModelLoopConfig): ThoughtDecision {
-  if (state.turns >= skill.maxModelTurns) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'model_turns', `the skill's ${skill.maxModelTurns} model turns are used up without a final answer`, null);
+  if (state.turns >= skill.maxModelTurns) {
+    const last = state.rejected.at(-1);
+    // Out of turns right after an ungrounded answer: say that, rather than "no final answer".
+    if (last && last.turn === state.turns && last.error === 'ungrounded') return end(thoughtId, withState(run, state), iteration, 'escalated', 'ungrounded', `the skill's ${skill.maxModelTurns} model turns are used up without a grounded final answer: ${last.evidence.slice(0, 200)}`, null);
+    return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'model_turns', `the skill's ${skill.maxModelTurns} model turns are used up without a final answer`, null);
+  }
   if (iteration >= run.max_iterations) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`, null);
   const turn = state.turns + 1;
   const step: PlanStep = { id: modelStep(turn), tool: loop.tool, input: { turn, mode }, depends_on: [] };
@@ -363,6 +419,8 @@ function redispatch(thoughtId: string, iteration: number, run: RunState, plan: P
 
 function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, stepId: string, mode: TurnMode, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig): ThoughtDecision {
   const turn = turnOf(stepId);
+  const toolCalls = skill.toolCalls ?? loop.toolCalls ?? 'native';
+  const window = promptWindow(skill.contextWindow, state);
   const built = buildPrompt(
     {
       system: mode === 'plan' ? `${loop.system}\n\n${PLAN_TURN_RULES}` : loop.system,
@@ -372,19 +430,22 @@ function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, 
       turns: promptTurns(plan, outputs, run.error_history, state.rejected, turn, new Set(run.skipped)),
       reflections: notes(run),
       mode,
+      toolCalls,
     },
-    skill.contextWindow,
+    window,
   );
-  const tokensOfTurn = { turn, ...built.tokens };
+  const tokensOfTurn = { turn, ...built.tokens, ...(window !== skill.contextWindow ? { window } : {}) };
   const next: ModelState = { ...state, turn_tokens: [...state.turn_tokens.filter((t) => t.turn !== turn), tokensOfTurn] };
   if (built.overflow) return end(thoughtId, withState(run, next), iteration, 'failed', 'context_overflow', `the task and its facts alone (${built.tokens.system} tokens) do not fit the skill's context window of ${skill.contextWindow}`, null);
+  const maxTokens = Math.min(built.maxTokens, skill.maxTokens);
   const request: Record<string, unknown> = {
     messages: built.messages,
-    // A plan turn lists the tools for their contracts; the answer is the plan, not a call.
-    ...(built.tools.length ? { tools: built.tools, tool_choice: mode === 'plan' ? 'none' : 'auto' } : {}),
+    // A plan turn lists the tools for their contracts; the answer is the plan, not a call. Parallel
+    // calls are asked for: llama.cpp makes one per turn without the flag.
+    ...(built.tools.length ? { tools: built.tools, tool_choice: mode === 'plan' ? 'none' : 'auto', ...(mode === 'plan' ? {} : { parallel_tool_calls: true }) } : {}),
     ...(built.responseFormat ? { response_format: built.responseFormat } : {}),
-    temperature: 0,
-    max_tokens: Math.min(built.maxTokens, skill.maxTokens),
+    // Reasoning models refuse `temperature` other than their default and `max_tokens`.
+    ...(loop.params === 'reasoning' ? { max_completion_tokens: maxTokens } : { temperature: 0, max_tokens: maxTokens }),
     ...(skill.model ? { model: skill.model } : {}),
   };
   const wave = iteration + 1;
@@ -411,7 +472,7 @@ function promptTurns(plan: Plan, outputs: Record<string, Record<string, unknown>
     const turn = turnOf(step.id);
     const refused = rejected.find((r) => r.turn === turn);
     if (refused) {
-      turns.push({ turn, content: `[my answer in this turn was rejected before any tool ran (${refused.error}): ${refused.evidence}]`, calls: [] });
+      turns.push({ turn, content: null, calls: [], rejected: { error: refused.error, evidence: refused.evidence } });
       continue;
     }
     const answer = outputs[step.id] as unknown as ModelAnswer | undefined;
@@ -457,6 +518,19 @@ function notes(run: RunState): string[] {
 
 function failedEvidence(v: Verdict): string {
   return v.audit_trail.filter((c) => !c.passed).map((c) => `${c.name}: ${c.evidence}`).join(' | ') || v.error_type;
+}
+
+/**
+ * The window a turn's prompt is built for: the skill's, scaled down by what the recorded turns say.
+ * The builder estimates tokens (one per four characters, one per CJK character); the server's
+ * `usage.prompt_tokens` of each earlier turn says how far off that was for this model and template,
+ * and a prompt the server refused as too long (`window_scale`) takes a quarter off each time. Only
+ * recorded numbers are read, so a replay builds the same prompt.
+ */
+export function promptWindow(contextWindow: number, state: Pick<ModelState, 'turn_tokens' | 'window_scale'>): number {
+  const ratios = state.turn_tokens.filter((t) => t.reported !== undefined && t.prompt > 0).map((t) => t.reported! / t.prompt);
+  const undercount = Math.max(1, ...ratios);
+  return Math.max(256, Math.floor((contextWindow * (state.window_scale ?? 1)) / undercount));
 }
 
 function withState(run: RunState, state: ModelState): RunState {

@@ -40,6 +40,8 @@
  * | `context-window` | tokens of the model's context window (256-10000000) | 8192 |
  * | `max-tokens` | `max_tokens` of one request (1-1000000, below `context-window`) | 512 |
  * | `max-replans` | new plans a `plan-replan` run may ask for after its first (1-20) | 2 |
+ * | `grounded-by` | space-separated tools of `allowed-tools`: a final answer needs a verified result of one of them first | none: any final answer |
+ * | `tool-calls` | `native` (the request offers `tools`) or `json_schema` (a constrained `response_format`: one call, a final answer or a question) | TAO_LLM_TOOL_CALLS |
  *
  * Why a skill without `version` is loaded but not runnable (rather than given version 1): the
  * `name@version` recorded with a run is what replay and the simulator rely on to know which prompt
@@ -79,6 +81,10 @@ export interface Skill {
   planner?: SkillPlanner;
   /** Model name override for this skill's requests. */
   model?: string;
+  /** Tools one of whose verified results a final answer needs (metadata.grounded-by); empty: none. */
+  groundedBy: string[];
+  /** How react turns ask for tool calls (metadata.tool-calls); unset: TAO_LLM_TOOL_CALLS. */
+  toolCalls?: (typeof TOOL_CALL_MODES)[number];
   maxModelTurns: number;
   tokenBudget: number;
   contextWindow: number;
@@ -119,7 +125,8 @@ const INTEGER_KEYS = {
 } as const;
 
 const FORMAT_KEYS = ['name', 'description', 'license', 'compatibility', 'allowed-tools', 'metadata'] as const;
-const OUR_METADATA_KEYS = ['version', 'intents', 'planner', 'model', ...Object.keys(INTEGER_KEYS)];
+const OUR_METADATA_KEYS = ['version', 'intents', 'planner', 'model', 'grounded-by', 'tool-calls', ...Object.keys(INTEGER_KEYS)];
+export const TOOL_CALL_MODES = ['native', 'json_schema'] as const;
 
 /** The one schema for a skill's frontmatter, our metadata keys included. */
 const frontmatterSchema = {
@@ -140,6 +147,8 @@ const frontmatterSchema = {
         intents: { type: 'string', pattern: `^\\s*${INTENT}(\\s*,\\s*${INTENT})*\\s*$` },
         planner: { type: 'string', enum: SKILL_PLANNERS },
         model: { type: 'string', minLength: 1, maxLength: 200 },
+        'grounded-by': { type: 'string', pattern: '\\S' },
+        'tool-calls': { type: 'string', enum: TOOL_CALL_MODES },
         ...Object.fromEntries(Object.keys(INTEGER_KEYS).map((k) => [k, { type: 'string', pattern: POSITIVE_INT }])),
       },
     },
@@ -168,6 +177,8 @@ const RULES: Record<string, string> = {
   'metadata.intents': 'must be comma-separated intent names (lowercase letters, digits, underscores)',
   'metadata.planner': `must be one of ${SKILL_PLANNERS.join(', ')}`,
   'metadata.model': 'must be a model name of 1-200 characters',
+  'metadata.grounded-by': 'must name one or more tools of allowed-tools, separated by spaces',
+  'metadata.tool-calls': `must be one of ${TOOL_CALL_MODES.join(', ')}`,
   ...Object.fromEntries(Object.entries(INTEGER_KEYS).map(([k, r]) => [`metadata.${k}`, `must be an integer from ${r.min} to ${r.max} written as a string, e.g. "${r.min}"`])),
 };
 
@@ -304,6 +315,9 @@ function parseSkill(skillDir: string, folder: string, catalog: Pick<ToolCatalog,
     if (value < rule.min || value > rule.max) fail(`metadata.${key} ${RULES[`metadata.${key}`]} (got "${text}")`);
     numbers[rule.field] = value;
   }
+  const groundedBy = metadata['grounded-by']?.split(/\s+/).filter(Boolean) ?? [];
+  const outside = groundedBy.find((t) => !allowedTools.includes(t));
+  if (outside) fail(`metadata.grounded-by names "${outside}", which is not in allowed-tools (${allowedTools.join(' ') || 'none'})`);
   if (numbers.maxTokens >= numbers.contextWindow) fail(`metadata.max-tokens (${numbers.maxTokens}) must be below metadata.context-window (${numbers.contextWindow})`);
 
   for (const link of body.matchAll(/\]\(\s*(?:\.\/)?references\/([^)\s#?]+)/g)) {
@@ -324,6 +338,8 @@ function parseSkill(skillDir: string, folder: string, catalog: Pick<ToolCatalog,
     intents,
     ...(metadata.planner !== undefined ? { planner: metadata.planner as SkillPlanner } : {}),
     ...(metadata.model !== undefined ? { model: metadata.model } : {}),
+    groundedBy,
+    ...(metadata['tool-calls'] !== undefined ? { toolCalls: metadata['tool-calls'] as (typeof TOOL_CALL_MODES)[number] } : {}),
     ...numbers,
     prompt: body,
     dir: skillDir,

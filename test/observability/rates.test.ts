@@ -51,7 +51,7 @@ describe('classifyRunEnd', () => {
 });
 
 describe('evidenceComplete', () => {
-  const ok: StepResult = { step_id: 'S1', tool: 't', input_json: '{"email":"a@example.com"}', idempotency_key: 'r:1:S1', attempts: 1, status_code: 200, response_time_ms: 12, response_raw: '{}', data_json: '{}', error: null, fallback_from: null, fallback_reason: null };
+  const ok: StepResult = { step_id: 'S1', tool: 't', input_json: '{"email":"a@example.com"}', idempotency_key: 'r:1:S1', attempts: 1, status_code: 200, response_time_ms: 12, response_raw: '{}', data_json: '{}', error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null };
   test('a step with id, input, response, duration and status code is complete; so is a timeout with its error', () => {
     assert.equal(evidenceComplete(ok), true);
     assert.equal(evidenceComplete({ ...ok, status_code: null, response_raw: null, error: { type: 'timeout', message: 'no response within 300 ms', retryable: true } }), true);
@@ -144,7 +144,7 @@ describe('Observation stage counting', () => {
     const logger = createLogger({ stage: 'observation' }, { write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) });
     const stage = observationStage(observationConfig(world), { logger, stepMetrics: metrics.stepMetrics() });
     const wave = onlyRequest(onTask(task('Where is my order? alice@example.com', 'r1'), config));
-    const step = (over: Partial<StepResult>): StepResult => ({ step_id: 'S1', tool: 'crm.find_customer', input_json: '{"email":"alice@example.com"}', idempotency_key: 'r1:1:S1', attempts: 1, status_code: 200, response_time_ms: 20, response_raw: '{"customer_id":"C-123456","email":"alice@example.com","name":"A"}', data_json: '{"customer_id":"C-123456","email":"alice@example.com","name":"A"}', error: null, fallback_from: null, fallback_reason: null, ...over });
+    const step = (over: Partial<StepResult>): StepResult => ({ step_id: 'S1', tool: 'crm.find_customer', input_json: '{"email":"alice@example.com"}', idempotency_key: 'r1:1:S1', attempts: 1, status_code: 200, response_time_ms: 20, response_raw: '{"customer_id":"C-123456","email":"alice@example.com","name":"A"}', data_json: '{"customer_id":"C-123456","email":"alice@example.com","name":"A"}', error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null, ...over });
     const results: ActionResult = { thought_id: 'r1', iteration: 1, run: wave.run, results: [step({}), step({ step_id: 'S9', idempotency_key: 'r1:1:S9', status_code: null, response_raw: null, data_json: null, error: { type: 'timeout', message: 'no complete response within 300 ms', retryable: true } }), step({ step_id: 'S8', idempotency_key: '', input_json: '{}' })] };
     const input: InputRecord = { topic: 'actionResults', partition: 0, offset: '0', key: 'r1', value: results, headers: {} };
     const outputs = await stage.handle(input, { get: () => undefined });

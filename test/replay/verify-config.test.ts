@@ -34,7 +34,7 @@ const ROUTE = JSON.stringify({ intent: 'order_status', confidence: 0.982, slots:
 
 function answer(call: StepCall): StepResult {
   const data = JSON.stringify(DATA[call.step_id as keyof typeof DATA]);
-  return { step_id: call.step_id, tool: call.tool, input_json: call.input_json, idempotency_key: call.idempotency_key, attempts: 1, response_time_ms: 12, error: null, fallback_from: null, fallback_reason: null, status_code: 200, response_raw: data, data_json: data };
+  return { step_id: call.step_id, tool: call.tool, input_json: call.input_json, idempotency_key: call.idempotency_key, attempts: 1, response_time_ms: 12, error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null, status_code: 200, response_raw: data, data_json: data };
 }
 
 /** Records one run to its end the way the three stages write it. */

@@ -41,7 +41,7 @@ function task(text: string, kind: Task['kind'] = 'NEW', n = 0): Task {
 
 /** The tool answers of the order-status flow (a 404 for `unknown` customers). */
 function answer(call: StepCall, padBytes = 0): StepResult {
-  const base = { step_id: call.step_id, tool: call.tool, input_json: call.input_json, idempotency_key: call.idempotency_key, attempts: 1, response_time_ms: 12, error: null, fallback_from: null, fallback_reason: null };
+  const base = { step_id: call.step_id, tool: call.tool, input_json: call.input_json, idempotency_key: call.idempotency_key, attempts: 1, response_time_ms: 12, error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null };
   if (call.input_json.includes('unknown')) return { ...base, status_code: 404, response_raw: '{"error":"customer_not_found"}', data_json: '{"error":"customer_not_found"}' };
   const known = DATA[call.step_id as keyof typeof DATA];
   // A chatty API: the customer record with a long made-up history, carried in the run's state from then on.

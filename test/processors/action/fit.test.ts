@@ -14,7 +14,7 @@ import { loadWorld, onlyRequest, task, thoughtConfig } from '../fixtures.ts';
 
 function step(id: string, bodyBytes: number): StepResult {
   const raw = bodyBytes ? JSON.stringify({ blob: 'b'.repeat(bodyBytes) }) : null;
-  return { step_id: id, tool: 'crm.find_customer', input_json: '{}', idempotency_key: id, attempts: 1, status_code: 200, response_time_ms: 5, response_raw: raw, data_json: raw, error: null, fallback_from: null, fallback_reason: null };
+  return { step_id: id, tool: 'crm.find_customer', input_json: '{}', idempotency_key: id, attempts: 1, status_code: 200, response_time_ms: 5, response_raw: raw, data_json: raw, error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null };
 }
 
 function wave(...steps: StepResult[]): ActionResult {

@@ -18,9 +18,10 @@ const call = (name: string, args: string) => ({ id: 'call_1', type: 'function', 
 
 describe('verifyModelAnswer', () => {
   test('offered tools with valid arguments pass and are extracted under their catalog names', () => {
-    const r = verifyModelAnswer(completion({ content: null, tool_calls: [call('orders__get', '{"order_id":"O-12345678"}'), call('shipping__track', '{"order_id":"O-12345678"}')] }), request, contracts, ajv);
+    // Both calls carry the server's id call_1: the extracted calls get the runtime's own, unique and deterministic.
+    const r = verifyModelAnswer(completion({ content: null, tool_calls: [call('orders__get', '{"order_id":"O-12345678"}'), call('shipping__track', '{"order_id":"O-12345678"}')] }), request, contracts, ajv, 3);
     assert.ok(r.ok);
-    assert.deepEqual(r.answer, { kind: 'tool_calls', content: null, calls: [{ id: 'call_1', tool: 'orders.get', arguments: { order_id: 'O-12345678' } }, { id: 'call_1', tool: 'shipping.track', arguments: { order_id: 'O-12345678' } }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }, model: 'sim-1' });
+    assert.deepEqual(r.answer, { kind: 'tool_calls', content: null, calls: [{ id: 'c0003n001', tool: 'orders.get', arguments: { order_id: 'O-12345678' } }, { id: 'c0003n002', tool: 'shipping.track', arguments: { order_id: 'O-12345678' } }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }, model: 'sim-1', reasoning: null });
   });
 
   test('a tool the skill does not offer is hallucinated_tool, even when the catalog has it', () => {
@@ -70,7 +71,7 @@ describe('verifyModelAnswer', () => {
 
 test('observe(): a model answer becomes a verdict whose extracted data is the verified answer; a rejected one names the gate', async () => {
   const config = { catalog, ajv, rules: loadObservationRules(DEFAULT_RULES_FILE, ajv, (t) => catalog.get(t) !== undefined), classifier: { model: 'must-not-run', classify: async () => { throw new Error('the classifier must not read model answers'); } } };
-  const step = (body: unknown) => ({ step_id: 'M1', tool: 'model.chat', input_json: request, idempotency_key: 't:1:M1', attempts: 1, status_code: 200, response_time_ms: 30, response_raw: JSON.stringify(body), data_json: JSON.stringify(body), error: null, fallback_from: null, fallback_reason: null });
+  const step = (body: unknown) => ({ step_id: 'M1', tool: 'model.chat', input_json: request, idempotency_key: 't:1:M1', attempts: 1, status_code: 200, response_time_ms: 30, response_raw: JSON.stringify(body), data_json: JSON.stringify(body), error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null });
   const run = runState({ plan_json: JSON.stringify({ flow: { id: 'react:order-status', version: 1 }, steps: [], output: {} }) });
   const good = await observe({ thought_id: 't', iteration: 1, run, results: [step(completion({ tool_calls: [call('orders__get', '{"order_id":"O-12345678"}')] }))] }, config);
   assert.equal(good.verdicts[0]!.valid, true);

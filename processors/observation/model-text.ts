@@ -1,0 +1,82 @@
+/**
+ * Reading a model's text the way real servers and models write it, before the gate judges it. Pure.
+ *
+ * - Reasoning is kept apart from the answer: a `<think>…</think>` block at the start of the content
+ *   (reasoning models served without a reasoning parser) and the `reasoning_content` / `reasoning`
+ *   field (llama.cpp, vLLM and others with one) are the model's reasoning, recorded, never the answer.
+ * - JSON answers (plans, reflections, constrained turns) are accepted inside a Markdown fence.
+ * - Tool calls written as text (`<tool_call>{"name": …, "arguments": …}</tool_call>`, the Hermes /
+ *   ChatML convention, or a whole answer that is such an object) are read as tool calls, so that the
+ *   gate verifies them like native ones instead of taking them as a final answer.
+ */
+
+/** The content without its leading reasoning block, and the reasoning (null when there is none). */
+export function splitReasoning(content: string | null, field: unknown): { text: string | null; reasoning: string | null } {
+  const parts: string[] = [];
+  if (typeof field === 'string' && field.trim()) parts.push(field.trim());
+  let text = content;
+  if (text !== null) {
+    // An opening tag is optional: some chat templates put `<think>` in the prompt, so the answer starts inside it.
+    const m = /^\s*(?:<think>)?([\s\S]*?)<\/think>\s*/.exec(text);
+    if (m && (/^\s*<think>/.test(text) || !text.slice(0, m.index + m[0].length).includes('<think>'))) {
+      if (m[1]!.trim()) parts.push(m[1]!.trim());
+      text = text.slice(m[0].length);
+    } else if (/^\s*<think>/.test(text)) {
+      // Opened and never closed: all of it is reasoning (the answer was cut off inside it).
+      parts.push(text.replace(/^\s*<think>/, '').trim());
+      text = '';
+    }
+  }
+  return { text, reasoning: parts.length ? parts.join('\n\n') : null };
+}
+
+/** The JSON inside a Markdown fence (```json … ```), or the text itself, trimmed. */
+export function unfence(text: string): string {
+  const m = /^\s*```[a-zA-Z]*\s*\n?([\s\S]*?)\n?```\s*$/.exec(text);
+  return (m ? m[1]! : text).trim();
+}
+
+/** A tool call read from text: the wire name and its arguments as written. */
+export interface TextToolCall {
+  name: string;
+  arguments: unknown;
+}
+
+/**
+ * Tool calls written in the answer's text instead of `tool_calls`.
+ * @returns `calls` when the text is one or more calls; `broken` when it has a `<tool_call>` block
+ *   that is not a JSON call (the gate rejects it, naming what was written); null when the text is
+ *   not a tool call at all (prose: a candidate final answer).
+ */
+export function toolCallsInText(text: string): { calls: TextToolCall[] } | { broken: string } | null {
+  const blocks = [...text.matchAll(/<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g)].map((m) => m[1]!.trim());
+  if (blocks.length) {
+    const calls: TextToolCall[] = [];
+    for (const block of blocks) {
+      const call = asCall(parseJson(unfence(block)));
+      if (!call) return { broken: block.slice(0, 200) };
+      calls.push(call);
+    }
+    return { calls };
+  }
+  const whole = parseJson(unfence(text));
+  const list = Array.isArray(whole) ? whole : [whole];
+  const calls = list.map(asCall);
+  return calls.length && calls.every((c): c is TextToolCall => c !== null) ? { calls } : null;
+}
+
+function asCall(v: unknown): TextToolCall | null {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return null;
+  const o = v as Record<string, unknown>;
+  const fn = o.function && typeof o.function === 'object' ? (o.function as Record<string, unknown>) : o;
+  if (typeof fn.name !== 'string' || !('arguments' in fn || 'parameters' in fn)) return null;
+  return { name: fn.name, arguments: 'arguments' in fn ? fn.arguments : fn.parameters };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
