@@ -271,7 +271,8 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
     const missing = ungrounded(skill, plan, outputs);
     // A grounded final answer is kept even when it crossed the budget: it is paid for, and it is the run's result.
     if (!missing) return end(thoughtId, run, obs.iteration, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens }));
-    if (tokens <= skill.tokenBudget) return reject('ungrounded', missing, run, next);
+    // Ungrounded answers count toward the streak of rejected answers like any other.
+    if (tokens <= skill.tokenBudget) return reject('ungrounded', missing, run, { ...next, invalid_streak: state.invalid_streak });
   }
   if (answer.kind === 'refusal') {
     return end(thoughtId, run, obs.iteration, 'escalated', 'model_refused', answer.reason === 'refusal' ? `the model refused: ${(answer.content ?? '').slice(0, 200)}` : 'the model\'s server withheld the answer (content_filter): a person takes the run', null);
@@ -281,7 +282,7 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
 
   switch (answer.kind) {
     case 'final':
-      return reject('ungrounded', ungrounded(skill, plan, outputs)!, run, next);
+      return reject('ungrounded', ungrounded(skill, plan, outputs)!, run, { ...next, invalid_streak: state.invalid_streak });
     case 'ask':
       return end(thoughtId, run, obs.iteration, 'awaiting_input', 'needs_input', `the model asks the customer: ${answer.question}`, JSON.stringify({ question: answer.question, skill: state.skill, turns: state.turns, tokens }), ['reply']);
     case 'reflection':
