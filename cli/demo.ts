@@ -31,16 +31,38 @@ const SAMPLE_TASKS = [
  * submits a ticket per intent of the demo domain, prints each step as it is committed and every
  * outcome, then stops what it started.
  */
-export async function runDemo({ keepInfra, planner }: { keepInfra: boolean; planner: 'router' | 'react' }): Promise<number> {
+export interface DemoOptions {
+  keepInfra: boolean;
+  planner: 'router' | 'react';
+  /** react only: `local`, the real open-weights model `tao model up` serves; `sim`, the scripted simulator. */
+  model: 'local' | 'sim';
+  /** react only: how the model's turns ask for tool calls (TAO_LLM_TOOL_CALLS). */
+  toolCalls: 'native' | 'json_schema';
+}
+
+export async function runDemo({ keepInfra, planner, model, toolCalls }: DemoOptions): Promise<number> {
   // The demo routes tickets with the intent router: to its flows (router), or to a skill whose turns
-  // a model takes (react), played here by the scripted model simulator, offline.
+  // a model takes (react): by default the real local model, or the scripted simulator (--model sim).
   const env: NodeJS.ProcessEnv = { ...process.env, TAO_PLANNER: planner };
-  const sim = planner === 'react' ? await startModelSim({ port: 0 }) : null;
+  const sim = planner === 'react' && model === 'sim' ? await startModelSim({ port: 0 }) : null;
+  let localModel = false;
   if (sim) {
     env.TAO_LLM_BASE_URL = `${sim.url}/v1`;
     env.TAO_LLM_MODEL = 'tao-model-sim';
     console.log(`ReAct loop: the model's turns are answered by the scripted model SIMULATOR at ${sim.url} (model-sim/; not a model)`);
+  } else if (planner === 'react') {
+    console.log('ReAct loop: starting the local model server (npx tao model up; the first run builds llama.cpp, about 8 minutes on 2 cores)...');
+    const { modelUp, modelStatus } = await import('../infra/model/server.ts');
+    localModel = !(await modelStatus()).healthy;
+    const endpoint = await modelUp({ log: (line) => console.log(`  ${line}`) });
+    env.TAO_LLM_BASE_URL = endpoint.baseUrl;
+    env.TAO_LLM_MODEL = endpoint.model;
+    // A 135M model on 2 cores: a turn takes seconds, and the prompt must fit one server slot.
+    env.TAO_LLM_TIMEOUT_MS ??= '120000';
+    console.log(`ReAct loop: the model's turns are answered by ${endpoint.model} (a real open-weights model) at ${endpoint.baseUrl}, tool calls ${toolCalls}`);
   }
+  if (planner === 'react') env.TAO_LLM_TOOL_CALLS = toolCalls;
+  const waitMs = planner === 'react' && model === 'local' ? 900_000 : 120_000;
   let startedInfra = false;
   if (!isSet(env, 'KAFKA_BROKERS')) {
     console.log('KAFKA_BROKERS is not set: starting local Kafka and schema registry (npx tao infra up)...');
@@ -93,13 +115,16 @@ export async function runDemo({ keepInfra, planner }: { keepInfra: boolean; plan
     await producer.disconnect();
     console.log(`Submitted ${tasks.length} tasks.\n`);
     let timer: NodeJS.Timeout | undefined;
-    const finished = await Promise.race([allDone.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 120000)))]);
+    const finished = await Promise.race([allDone.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), waitMs)))]);
     clearTimeout(timer);
     await watcher.stop();
     console.log('\nOutcomes:');
     for (const o of outcomes) console.log(`  ${o.thought_id}  ${o.status.padEnd(15)} ${o.reason}`);
+    const counts = new Map<string, number>();
+    for (const o of outcomes) counts.set(o.status, (counts.get(o.status) ?? 0) + 1);
+    console.log(`\n${[...counts].map(([status, n]) => `${n} ${status}`).join(', ')}${planner === 'react' ? ' (a run is completed only with a final answer the gate accepted and its skill\'s grounding allows)' : ''}`);
     if (!finished) {
-      console.error(`${pending.size} run(s) had no outcome within 120 s: ${[...pending].join(', ')}`);
+      console.error(`${pending.size} run(s) had no outcome within ${waitMs / 1000} s: ${[...pending].join(', ')}`);
       return 1;
     }
     console.log('\nEvery line above is a committed Kafka record, keyed by its run\'s thought_id.');
@@ -107,6 +132,10 @@ export async function runDemo({ keepInfra, planner }: { keepInfra: boolean; plan
   } finally {
     await stopAll(processes);
     await sim?.close();
+    if (localModel && !keepInfra) {
+      const { modelDown } = await import('../infra/model/server.ts');
+      await modelDown({ log: (line) => console.log(`  ${line}`) });
+    }
     if (startedInfra && !keepInfra) {
       console.log('Stopping the local Kafka and schema registry this demo started (keep them with --keep-infra)...');
       await infra.down({ log: (line) => console.log(`  ${line}`) });

