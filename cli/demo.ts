@@ -13,7 +13,7 @@ import { startModelSim } from '../model-sim/server.ts';
 import { describeRecord } from '../observability/render.ts';
 
 /** One ticket per intent of the demo domain (docs/DEMO-DOMAIN.md), in English and Chinese, plus two the loop must not guess. */
-const SAMPLE_TASKS = [
+export const SAMPLE_TASKS = [
   '我的订单 O-12345678 到哪了',
   'Where is my order? My e-mail is ada.lovelace@example.com',
   'I want a refund for order O-12345678',

@@ -3,7 +3,7 @@
  * Every request the loop builds is sent to the model SIMULATOR under a server profile (model-sim/
  * profiles.ts: openai, ollama, llamacpp, vllm), which refuses what that server refuses; every
  * answer quirk a real server or model produces is injected with a `[sim:kind@turn]` marker. The
- * stages' cores run as the processes run them (test/loop/cores-over-http.ts), with Action's real
+ * stages' cores run as the processes run them (bench/lib/cores-over-http.ts), with Action's real
  * executor and the real demo tool server; no Kafka (the broker tests are beside this file).
  */
 import assert from 'node:assert/strict';
@@ -16,7 +16,7 @@ import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoop
 import type { Planner } from '../../processors/thought/planner.ts';
 import type { ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
 import { loadWorld, task, thoughtConfig as coreConfig } from '../processors/fixtures.ts';
-import { runTicket } from './cores-over-http.ts';
+import { runTicket } from '../../bench/lib/cores-over-http.ts';
 
 const STRICT = ['openai', 'ollama', 'llamacpp', 'vllm'] as const;
 let tools: ToolServer;

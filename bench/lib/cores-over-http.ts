@@ -4,7 +4,8 @@
  * the real demo tool server over HTTP, Observation's core judges. Each record a stage would write is
  * handed to the next stage's core in order, so what a model server refuses or answers is met exactly
  * as the running loop meets it. For the wire rules of real servers; the loop on the broker is tested
- * in test/loop/*.test.ts files that declare `test-needs: kafka`.
+ * in test/loop/*.test.ts files that declare `test-needs: kafka`. Used by test/loop/real-server-rules.test.ts
+ * and by `npm run models:loop` (bench/model-loop.ts).
  */
 import { onObservation, onTask } from '../../processors/thought/core.ts';
 import { observe } from '../../processors/observation/core.ts';

@@ -1,0 +1,154 @@
+/**
+ * `npm run models:loop`: the demo's tickets through a real model, in each tool-call mode, and the
+ * prompt builder's token estimate against the model's own count.
+ *
+ * Runs the stages' cores over HTTP (bench/lib/cores-over-http.ts: Thought's and Observation's cores,
+ * Action's real executor, the real demo tool server; no Kafka, which does not change what a model
+ * answers) against the local model `tao model up` serves, or any OpenAI-compatible server
+ * (--base-url, --model). Reports per mode: runs by outcome, gate rejections, turns and tokens per
+ * run, wall time per turn, and the number of runs `completed` without a final answer the gate
+ * accepted and the skill's grounding allows (must be 0). Then, per shipped skill, in English and in
+ * Chinese: the builder's estimate of the first turn's prompt against the server's `usage.prompt_tokens`
+ * (llama-server counts with the model's tokenizer and chat template).
+ */
+import { parseArgs } from 'node:util';
+import { runTicket, type LoopRun } from './lib/cores-over-http.ts';
+import { SAMPLE_TASKS } from '../cli/demo.ts';
+import { startToolServer } from '../tool-server/server.ts';
+import { buildPrompt, promptTokens } from '../processors/thought/prompt.ts';
+import { DEFAULT_SYSTEM_RULES } from '../processors/thought/react.ts';
+import { loadSkills, DEFAULT_SKILLS_DIR } from '../processors/thought/skills.ts';
+import { loadCatalog } from '../processors/wiring.ts';
+import { createContractAjv } from '../tools/catalog.ts';
+import type { ModelAnswer } from '../processors/model-wire.ts';
+
+const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--json]
+  Runs the demo's ${SAMPLE_TASKS.length} tickets through a real model in each tool-call mode, then measures the prompt
+  builder's token estimate per skill (English, Chinese) against the server's own count.
+  Default server: the local model (npx tao model up; built once, about 8 minutes on 2 cores).
+  --json prints the results as one JSON document instead of tables.`;
+
+const { values } = parseArgs({ options: { 'tool-calls': { type: 'string', default: 'both' }, 'base-url': { type: 'string' }, model: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', default: false } } });
+if (values.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+const modes = values['tool-calls'] === 'both' ? (['native', 'json_schema'] as const) : [values['tool-calls'] as 'native' | 'json_schema'];
+if (!modes.every((m) => m === 'native' || m === 'json_schema')) {
+  console.error(`--tool-calls must be native, json_schema or both, got "${values['tool-calls']}"\n${HELP}`);
+  process.exit(2);
+}
+if ((values['base-url'] === undefined) !== (values.model === undefined)) {
+  console.error(`--base-url and --model go together\n${HELP}`);
+  process.exit(2);
+}
+
+const log = (line: string) => {
+  if (!values.json) console.log(line);
+};
+let baseUrl = values['base-url'];
+let model = values.model;
+let stop = async () => {};
+if (!baseUrl) {
+  const { modelDown, modelStatus, modelUp } = await import('../infra/model/server.ts');
+  const started = !(await modelStatus()).healthy;
+  const endpoint = await modelUp({ log: (line) => log(`  ${line}`) });
+  baseUrl = endpoint.baseUrl;
+  model = endpoint.model;
+  if (started) stop = async () => void (await modelDown({ log: () => {} }));
+}
+const tools = await startToolServer({ port: 0 });
+const env: NodeJS.ProcessEnv = { TAO_LLM_BASE_URL: baseUrl, TAO_LLM_MODEL: model, TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_LLM_TIMEOUT_MS: '120000' };
+
+interface ModeResult {
+  mode: string;
+  runs: number;
+  byStatus: Record<string, number>;
+  byReason: Record<string, number>;
+  gateRejections: number;
+  turnsPerRun: number;
+  tokensPerRun: number;
+  msPerTurn: number;
+  completedWithoutGroundedAnswer: number;
+}
+
+const GATE_ERRORS = new Set(['hallucinated_tool', 'invalid_arguments', 'malformed', 'schema_mismatch']);
+
+function summarize(mode: string, runs: LoopRun[]): ModeResult {
+  const count = (xs: string[]) => xs.reduce<Record<string, number>>((m, x) => ({ ...m, [x]: (m[x] ?? 0) + 1 }), {});
+  const modelResults = runs.flatMap((r) => r.actions.flatMap((a) => a.results.filter((s) => s.tool === 'model.chat')));
+  const modelVerdicts = runs.flatMap((r) => r.observations.flatMap((o) => o.verdicts.filter((v) => v.tool === 'model.chat')));
+  const tokens = modelResults.reduce((n, s) => n + ((JSON.parse(s.data_json ?? '{}') as { usage?: { total_tokens?: number } }).usage?.total_tokens ?? 0), 0);
+  const routed = runs.filter((r) => r.modelRequests.length > 0);
+  let bad = 0;
+  for (const r of runs) {
+    if (r.outcome.status !== 'completed') continue;
+    const verdicts = r.observations.flatMap((o) => o.verdicts);
+    const last = verdicts.filter((v) => v.tool === 'model.chat').at(-1);
+    const final = last?.valid && (JSON.parse(last.extracted_data_json!) as ModelAnswer).kind === 'final';
+    if (!final || !verdicts.some((v) => v.tool !== 'model.chat' && v.valid)) bad++;
+  }
+  return {
+    mode,
+    runs: runs.length,
+    byStatus: count(runs.map((r) => r.outcome.status)),
+    byReason: count(runs.map((r) => r.outcome.reason_code)),
+    gateRejections: modelVerdicts.filter((v) => GATE_ERRORS.has(v.error_type)).length,
+    turnsPerRun: round(routed.reduce((n, r) => n + r.modelRequests.length, 0) / Math.max(1, routed.length)),
+    tokensPerRun: Math.round(tokens / Math.max(1, routed.length)),
+    msPerTurn: Math.round(modelResults.reduce((n, s) => n + (s.attempt_time_ms ?? s.response_time_ms), 0) / Math.max(1, modelResults.length)),
+    completedWithoutGroundedAnswer: bad,
+  };
+}
+
+const round = (x: number) => Math.round(x * 100) / 100;
+const results: ModeResult[] = [];
+try {
+  for (const mode of modes) {
+    const runs: LoopRun[] = [];
+    for (const [i, text] of SAMPLE_TASKS.entries()) {
+      const started = Date.now();
+      const run = await runTicket(text, { ...env, TAO_LLM_TOOL_CALLS: mode }, `bench-${mode}-${i}`);
+      runs.push(run);
+      log(`  ${mode} ${i + 1}/${SAMPLE_TASKS.length} ${run.outcome.status} (${run.outcome.reason_code}) ${run.modelRequests.length} turn(s), ${((Date.now() - started) / 1000).toFixed(1)} s: ${text}`);
+    }
+    results.push(summarize(mode, runs));
+  }
+
+  // The estimate against the model's count, per skill, for a ticket in English and one in Chinese.
+  const catalog = loadCatalog(env, createContractAjv(), 'contracts');
+  const skills = loadSkills(DEFAULT_SKILLS_DIR, catalog);
+  const tickets = { en: 'Please help me with this request, here are the details I have.', zh: '请帮我处理这个请求，以下是我掌握的详细信息。' };
+  const tokenRows: Array<{ skill: string; lang: string; estimate: number; server: number; error: number }> = [];
+  for (const skill of skills.list().filter((s) => s.runnable)) {
+    for (const [lang, task] of Object.entries(tickets)) {
+      const tools = skill.allowedTools.map((t) => catalog.get(t)!.spec).map((s) => ({ name: s.name, description: s.description, parameters: s.parameters }));
+      const built = buildPrompt({ system: DEFAULT_SYSTEM_RULES, skill: { ref: skill.ref, prompt: skill.prompt, tools }, task, facts: {}, turns: [], reflections: [], mode: 'react' }, skill.contextWindow);
+      const res = await fetch(`${baseUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: built.messages, tools: built.tools, max_tokens: 1, temperature: 0 }) });
+      const body = (await res.json()) as { usage?: { prompt_tokens?: number } };
+      const server = body.usage?.prompt_tokens ?? 0;
+      const estimate = promptTokens(built.messages, built.tools);
+      tokenRows.push({ skill: skill.ref, lang, estimate, server, error: round((estimate - server) / Math.max(1, server)) });
+    }
+  }
+
+  if (values.json) console.log(JSON.stringify({ model, baseUrl, modes: results, tokens: tokenRows }, null, 2));
+  else {
+    console.log(`\nModel ${model} at ${baseUrl}, ${SAMPLE_TASKS.length} tickets per mode`);
+    console.log('| mode | runs by outcome | reasons | gate rejections | turns / run | tokens / run | ms / turn | completed without a grounded, accepted answer |');
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const r of results) console.log(`| ${r.mode} | ${fmt(r.byStatus)} | ${fmt(r.byReason)} | ${r.gateRejections} | ${r.turnsPerRun} | ${r.tokensPerRun} | ${r.msPerTurn} | ${r.completedWithoutGroundedAnswer} |`);
+    console.log('\n| skill | ticket | estimate | server | error |');
+    console.log('|---|---|---|---|---|');
+    for (const t of tokenRows) console.log(`| ${t.skill} | ${t.lang} | ${t.estimate} | ${t.server} | ${(t.error * 100).toFixed(0)}% |`);
+  }
+} finally {
+  await tools.close();
+  await stop();
+}
+
+function fmt(m: Record<string, number>): string {
+  return Object.entries(m)
+    .map(([k, v]) => `${v} ${k}`)
+    .join(', ');
+}
