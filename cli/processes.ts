@@ -20,7 +20,7 @@ export interface StageProcess {
 /**
  * Node flags of every process {@link spawnStage} starts, stages and servers alike
  * (runtime/stage-node-flags.json): an 8 MiB young-generation semi-space instead of V8's 16 MiB.
- * A stage's allocations live for one transaction at most; the bench's A/B (session 6) measured
+ * A stage's allocations live for one transaction at most; the bench's A/B measured
  * 10-25 MiB less peak RSS per stage under load and no CPU cost, where 4 MiB cost 16-26% more CPU
  * per run (docs/BENCHMARKS.md). V8 reads it only at start: a deployment that starts `tao run <stage>`
  * itself puts it on node's command line or in NODE_OPTIONS (README, "Build and deploy").

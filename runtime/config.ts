@@ -103,7 +103,7 @@ export const SETTINGS = {
   TAO_NOVELTY_WAVES: { kind: 'int', default: '3', min: 1, max: 100, meaning: 'waves without new information that end a run', usedBy: ['thought', 'replay'] },
   TAO_REPEAT_CAP: { kind: 'int', default: '3', min: 1, max: 100, meaning: 'identical calls (tool + input) per run', usedBy: ['thought', 'replay'] },
   TAO_REFLECT_AFTER: { kind: 'int', default: '2', min: 1, max: 20, meaning: 'consecutive failures of a step before reflection', usedBy: ['thought', 'replay'] },
-  TAO_RUN_RETENTION: { kind: 'duration', default: '7d', min: 1000, max: 365 * 86400000, meaning: "record time an ended run stays in Thought's store (thought.runs) before it is tombstoned; a task or observation of an unknown run that far behind the partition's record time is ignored (NOTES.md, A bounded run store)", usedBy: ['thought'] },
+  TAO_RUN_RETENTION: { kind: 'duration', default: '7d', min: 1000, max: 365 * 86400000, meaning: "record time an ended run stays in Thought's store (thought.runs) before it is tombstoned; a task or observation of an unknown run that far behind the partition's record time is ignored (docs/ARCHITECTURE.md, section A bounded run store)", usedBy: ['thought'] },
 
   // Action
   TAO_TOOL_CATALOG_DIR: { kind: 'string', defaultNote: `tools/catalog ${PACKAGE_PATH}`, meaning: 'tool catalog folder (docs/TOOLS.md)', usedBy: ['thought', 'action', 'observation', 'replay'] },

@@ -130,7 +130,7 @@ function invalidInput(base: Pick<StepResult, 'step_id' | 'tool' | 'input_json' |
 /**
  * One HTTP exchange, through undici's dispatch API: the handler collects the body itself, with no
  * response stream, async iterator or abort signal per call (half the client CPU of undici's
- * `request`, measured in session 13). Redirects are not followed (dispatch has no redirect handler).
+ * `request`, measured by the bench). Redirects are not followed (dispatch has no redirect handler).
  * Never rejects: whatever happens is an {@link Attempt}.
  */
 function attemptOnce(tool: Tool, url: URL, body: string | null, headers: Record<string, string>, deps: HttpDeps): Promise<Attempt> {

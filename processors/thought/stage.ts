@@ -19,7 +19,7 @@ export interface ThoughtStageOptions {
   /**
    * Record time an ended run stays in `thought.runs` (TAO_RUN_RETENTION). An input of a run the
    * store does not know whose record time is this far behind the partition's is ignored: its run
-   * may have been swept (NOTES.md, "A bounded run store").
+   * may have been swept (docs/ARCHITECTURE.md, "A bounded run store").
    */
   runRetentionMs?: number;
 }

@@ -47,7 +47,7 @@ after(async () => {
 
 test('infra status lists the three nodes, each healthy', { timeout: 90000 }, async () => {
   // A node's health is a describeCluster that lists it: on a loaded machine right after start-up a
-  // single read has found one node missing (a fresh clone's .ci/run, session 8), so status is read
+  // single read has found one node missing (seen in a fresh clone's .ci/run), so status is read
   // again until every node answers, for up to 60 s, and the last read is the one asserted.
   const deadline = Date.now() + 60000;
   let nodes = (await status(infra)).filter((c) => c.name.startsWith('kafka'));

@@ -1,6 +1,6 @@
 /**
  * The run-level rates as the stages count them, without Kafka: Thought's and Observation's
- * `committed` hooks driven with the real cores, checked against the definitions (seed 001 §2.3)
+ * `committed` hooks driven with the real cores, checked against the definitions (observability/rates.ts, docs/ARCHITECTURE.md)
  * and against what the core itself records in the run state.
  */
 import assert from 'node:assert/strict';
