@@ -147,7 +147,7 @@ export interface BuiltPrompt {
 }
 
 /** How a native react turn asks the customer (the `ask_customer` tool is offered beside the skill's). */
-const NATIVE_RULES = 'To ask the customer for something the ticket lacks, call ask_customer; the run waits for the reply.';
+const NATIVE_RULES = 'Give the final answer as plain text. To ask the customer for something the ticket lacks, call ask_customer; the run waits for the reply.';
 
 /** How a constrained turn answers (model-wire.ts `turnSchema`). */
 const CONSTRAINED_RULES = [

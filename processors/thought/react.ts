@@ -131,7 +131,8 @@ const nextTurnMode = (state: ModelState): TurnMode => (state.mode === 'plan-repl
 /** Runtime rules at the top of every system prompt. */
 export const DEFAULT_SYSTEM_RULES = [
   'You resolve a customer-service ticket by calling the tools you are given, then answering.',
-  'Each turn, either call one or more tools (calls in the same turn run in parallel) or give the final answer as plain text.',
+  'Each turn, either call one or more tools (calls in the same turn run in parallel) or give the final answer.',
+  'A final answer needs tool results behind it: say only what the ticket or a tool result says.',
   'Use only values from the ticket, the facts below, or earlier tool results. Never invent an id.',
   'Do not call a tool again with the same arguments: its result will not change.',
   'A tool result that is an error object means the call failed; decide what to do about it.',
