@@ -130,7 +130,7 @@ test('the HTML report, opened in Chromium, shows each model turn collapsed: its 
   const turns = dom.match(/<details class="model-turn"[^>]*>[\s\S]*?<\/details>/g) ?? [];
   assert.equal(turns.length, 12, 'one view per model turn');
   assert.ok(turns.every((t) => !/^<details class="model-turn"[^>]*\bopen\b/.test(t)), 'collapsed by default');
-  assert.match(turns[0]!, /<summary>model turn · 2 messages · 1 tools · sim-1 · \d+ tokens<\/summary>/);
+  assert.match(turns[0]!, /<summary>model turn · 2 messages · 2 tools · sim-1 · \d+ tokens<\/summary>/);
   assert.match(turns[0]!, /<th>max_tokens<\/th><td><code>409<\/code>/);
   assert.match(turns[0]!, /<div class="msg role-system"><span class="role">system<\/span><pre>Skill: order-history@1/);
   assert.match(turns[0]!, /The next wave: 1 tool call\(s\)\.<\/p><ul><li><strong>M1_1<\/strong> <code>orders\.get<\/code> <code>\{"order_id":"O-20250001"\}<\/code>/);
