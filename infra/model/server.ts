@@ -183,7 +183,7 @@ export async function modelUp(options: Partial<ModelOptions> = {}): Promise<Mode
     await assertPortFree(o, p);
     const { url, baseUrl } = serverUrls(o.port);
     const spawned = await spawnServer(o, p);
-    o.log(`model: started llama-server pid ${spawned.pid} (${MODEL.alias}, ${o.parallel} slots of ${o.contextSize / o.parallel} tokens, ${o.threads} threads; log ${p.logFile})`);
+    o.log(`model: started llama-server pid ${spawned.pid} (${MODEL.alias}, ${o.parallel} slots of ${o.contextSize / o.parallel} tokens, ${o.threads} thread${o.threads === 1 ? '' : 's'}; log ${p.logFile})`);
     await waitHealthy(o, p, url, spawned.pid, spawned);
     return { url, baseUrl, model: MODEL.alias, pid: spawned.pid };
   });

@@ -15,7 +15,7 @@ import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { TAO_BIN } from '../../cli/processes.ts';
 import { missingPrerequisites } from '../../infra/model/build.ts';
-import { COMMAND_MARKER, LLAMA_CPP, MODEL, defaultCacheDir, defaultModelOptions, modelPaths, resolveModelOptions, serverArgs, serverEnv, serverUrls } from '../../infra/model/options.ts';
+import { COMMAND_MARKER, LLAMA_CPP, MODEL, defaultCacheDir, defaultThreads, defaultModelOptions, modelPaths, resolveModelOptions, serverArgs, serverEnv, serverUrls } from '../../infra/model/options.ts';
 import { ModelError, withFileLock } from '../../infra/model/process.ts';
 import { modelStatus, modelUp } from '../../infra/model/server.ts';
 import { packagePath } from '../../runtime/paths.ts';
@@ -72,7 +72,12 @@ test("llama-server's command line: loopback only, the alias, jinja with the ship
 });
 
 test('llama-server does not inherit LLAMA_* variables (it reads LLAMA_ARG_* as flags and LLAMA_API_KEY as a key)', () => {
-  assert.deepEqual(serverEnv({ PATH: '/bin', LLAMA_ARG_CTX_SIZE: '512', LLAMA_API_KEY: 'k', HOME: '/h' }), { PATH: '/bin', HOME: '/h' });
+  assert.deepEqual(serverEnv({ PATH: '/bin', LLAMA_ARG_CTX_SIZE: '512', LLAMA_API_KEY: 'k', HOME: '/h' }), { OMP_WAIT_POLICY: 'passive', PATH: '/bin', HOME: '/h' });
+  assert.equal(serverEnv({ OMP_WAIT_POLICY: 'active' }).OMP_WAIT_POLICY, 'active', 'a policy the user set is kept');
+});
+
+test('decoding threads leave one core to the rest of the machine: 1 on 2 cores, at most 4', () => {
+  assert.deepEqual([1, 2, 3, 4, 8, 64].map(defaultThreads), [1, 1, 2, 3, 4, 4]);
 });
 
 test('a first build without its tools names each missing one, one line each, with the package that installs it', async () => {
