@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { verifyModelAnswer } from '../../../processors/observation/model-gate.ts';
+import { turnSchema } from '../../../processors/model-wire.ts';
 import { observe } from '../../../processors/observation/core.ts';
 import { ToolCatalog, DEFAULT_CATALOG_DIR, createContractAjv } from '../../../tools/catalog.ts';
 import { modelToolSpecs } from '../../../tools/model.ts';
@@ -57,6 +58,30 @@ describe('verifyModelAnswer', () => {
     assert.ok(final.ok && final.answer.kind === 'final');
     const empty = verifyModelAnswer(completion({ content: '' }), request, contracts, ajv);
     assert.equal(empty.ok ? null : empty.errorType, 'malformed');
+  });
+
+  test('a constrained turn (tool-calls: json_schema) is one call of an offered tool, a final answer or a question; the contract still decides', () => {
+    const schema = turnSchema([{ wire: 'orders__get', parameters: catalog.get('orders.get')!.spec.parameters as Record<string, unknown> }]);
+    const turnRequest = JSON.stringify({ messages: [], response_format: { type: 'json_schema', json_schema: { name: 'turn', schema } } });
+    const asked = (content: string) => verifyModelAnswer(completion({ content }), turnRequest, contracts, ajv, 2);
+    const call1 = asked('```json\n{"tool": "orders__get", "arguments": {"order_id": "O-12345678"}}\n```');
+    assert.ok(call1.ok && call1.answer.kind === 'tool_calls');
+    assert.deepEqual(call1.ok && call1.answer.kind === 'tool_calls' && call1.answer.calls, [{ id: 'c0002n001', tool: 'orders.get', arguments: { order_id: 'O-12345678' } }]);
+    const done = asked('{"final_answer": "Order O-12345678 shipped."}');
+    assert.deepEqual(done.ok && done.answer.kind === 'final' && done.answer.content, 'Order O-12345678 shipped.');
+    const question = asked('{"ask_customer": "What is your order number?"}');
+    assert.deepEqual(question.ok && question.answer.kind === 'ask' && question.answer.question, 'What is your order number?');
+    assert.equal(((r) => (r.ok ? null : r.errorType))(asked('{"tool": "shipping__track", "arguments": {"order_id": "O-12345678"}}')), 'hallucinated_tool');
+    assert.equal(((r) => (r.ok ? null : r.errorType))(asked('{"tool": "orders__get", "arguments": {"order_id": "12"}}')), 'invalid_arguments');
+    assert.equal(((r) => (r.ok ? null : r.errorType))(asked('Sure! Let me look that up.')), 'malformed');
+  });
+
+  test('ask_customer is a question to the customer, and only alone in its turn', () => {
+    const withAsk = JSON.stringify({ messages: [], tools: [{ type: 'function', function: { name: 'orders__get' } }, { type: 'function', function: { name: 'ask_customer' } }] });
+    const q = verifyModelAnswer(completion({ tool_calls: [call('ask_customer', '{"question":"Which order?"}')] }), withAsk, contracts, ajv);
+    assert.deepEqual(q.ok && q.answer.kind === 'ask' && q.answer.question, 'Which order?');
+    const both = verifyModelAnswer(completion({ tool_calls: [call('ask_customer', '{"question":"Which order?"}'), call('orders__get', '{"order_id":"O-12345678"}')] }), withAsk, contracts, ajv);
+    assert.equal(both.ok ? null : both.errorType, 'invalid_arguments');
   });
 
   test('a reflection turn must answer JSON matching the reflection schema', () => {
