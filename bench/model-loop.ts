@@ -22,13 +22,14 @@ import { loadCatalog } from '../processors/wiring.ts';
 import { createContractAjv } from '../tools/catalog.ts';
 import type { ModelAnswer } from '../processors/model-wire.ts';
 
-const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--json]
+const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--concurrency N] [--json]
   Runs the demo's ${SAMPLE_TASKS.length} tickets through a real model in each tool-call mode, then measures the prompt
   builder's token estimate per skill (English, Chinese) against the server's own count.
   Default server: the local model (npx tao model up; built once, about 8 minutes on 2 cores).
+  --concurrency N runs N tickets at once (default 2: the local server's slots).
   --json prints the results as one JSON document instead of tables.`;
 
-const { values } = parseArgs({ options: { 'tool-calls': { type: 'string', default: 'both' }, 'base-url': { type: 'string' }, model: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { 'tool-calls': { type: 'string', default: 'both' }, 'base-url': { type: 'string' }, model: { type: 'string' }, json: { type: 'boolean', default: false }, concurrency: { type: 'string', default: '2' }, help: { type: 'boolean', default: false } } });
 if (values.help) {
   console.log(HELP);
   process.exit(0);
@@ -36,6 +37,10 @@ if (values.help) {
 const modes = values['tool-calls'] === 'both' ? (['native', 'json_schema'] as const) : [values['tool-calls'] as 'native' | 'json_schema'];
 if (!modes.every((m) => m === 'native' || m === 'json_schema')) {
   console.error(`--tool-calls must be native, json_schema or both, got "${values['tool-calls']}"\n${HELP}`);
+  process.exit(2);
+}
+if (!/^[1-9][0-9]?$/.test(values.concurrency!)) {
+  console.error(`--concurrency must be an integer from 1 to 99, got "${values.concurrency}"\n${HELP}`);
   process.exit(2);
 }
 if ((values['base-url'] === undefined) !== (values.model === undefined)) {
@@ -105,13 +110,18 @@ const round = (x: number) => Math.round(x * 100) / 100;
 const results: ModeResult[] = [];
 try {
   for (const mode of modes) {
-    const runs: LoopRun[] = [];
-    for (const [i, text] of SAMPLE_TASKS.entries()) {
-      const started = Date.now();
-      const run = await runTicket(text, { ...env, TAO_LLM_TOOL_CALLS: mode }, `bench-${mode}-${i}`);
-      runs.push(run);
-      log(`  ${mode} ${i + 1}/${SAMPLE_TASKS.length} ${run.outcome.status} (${run.outcome.reason_code}) ${run.modelRequests.length} turn(s), ${((Date.now() - started) / 1000).toFixed(1)} s: ${text}`);
-    }
+    const runs: LoopRun[] = new Array(SAMPLE_TASKS.length);
+    let next = 0;
+    // As many runs at once as the server has slots (llama-server --parallel 2 for the local model).
+    const worker = async () => {
+      for (let i = next++; i < SAMPLE_TASKS.length; i = next++) {
+        const started = Date.now();
+        const run = await runTicket(SAMPLE_TASKS[i]!, { ...env, TAO_LLM_TOOL_CALLS: mode }, `bench-${mode}-${i}`);
+        runs[i] = run;
+        log(`  ${mode} ${i + 1}/${SAMPLE_TASKS.length} ${run.outcome.status} (${run.outcome.reason_code}) ${run.modelRequests.length} turn(s), ${((Date.now() - started) / 1000).toFixed(1)} s: ${SAMPLE_TASKS[i]}`);
+      }
+    };
+    await Promise.all(Array.from({ length: Number(values.concurrency) }, worker));
     results.push(summarize(mode, runs));
   }
 
