@@ -19,6 +19,8 @@ import { ModelError, elapsed, lastLines, probe, run, withFileLock, type RunResul
 
 /** A progress line at most this often during a long step. */
 export const PROGRESS_EVERY_MS = 30_000;
+/** Priority of the compilers (0 normal, 19 lowest): they take what the rest of the machine leaves. */
+const BUILD_NICE = 10;
 /** How long a process waits for another one's build (a slow machine takes 15 minutes). */
 const BUILD_LOCK_WAIT_MS = 45 * 60_000;
 
@@ -103,11 +105,11 @@ export async function sha256(file: string): Promise<string> {
 }
 
 /** One step of a build: runs the command with its output appended to the build log; throws BUILD_FAILED with the log's tail. */
-async function step(label: string, what: string, log: string, cmd: string, args: string[], options: { cwd?: string; onOutput?: (text: string) => void } = {}): Promise<RunResult> {
+async function step(label: string, what: string, log: string, cmd: string, args: string[], options: { cwd?: string; onOutput?: (text: string) => void; nice?: number } = {}): Promise<RunResult> {
   await appendFile(log, `\n=== ${new Date().toISOString()} ${what}: ${cmd} ${args.join(' ')}\n`);
   let result: RunResult;
   try {
-    result = await run(cmd, args, { cwd: options.cwd, onOutput: options.onOutput });
+    result = await run(cmd, args, options);
   } catch (err) {
     throw new ModelError('BUILD_FAILED', `${label}: ${what} could not start ${cmd}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
@@ -162,6 +164,8 @@ async function buildServer(o: ModelOptions, p: ModelPaths): Promise<void> {
     let progress = '';
     await withProgress(
       step(label, 'compiling (ninja llama-server)', p.buildLog, 'ninja', ['-C', build, 'llama-server'], {
+        // Low priority: npm test builds while the unit tests and the broker run on the same cores.
+        nice: BUILD_NICE,
         onOutput: (text) => {
           const steps = [...text.matchAll(/\[(\d+)\/(\d+)\]/g)].at(-1);
           if (steps) progress = `, step ${steps[1]}/${steps[2]}`;

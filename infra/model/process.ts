@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { link, mkdir, open, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { setPriority } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -63,11 +64,19 @@ export interface RunResult {
 
 /**
  * Runs a command to completion, capturing (the last 256 KiB of) stdout+stderr; `onOutput` sees
- * every chunk as it comes. Rejects only if the command cannot start (ENOENT: not installed).
+ * every chunk as it comes. `nice`: the command (and the processes it starts from then on) runs at
+ * that lower priority. Rejects only if the command cannot start (ENOENT: not installed).
  */
-export function run(cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; onOutput?: (text: string) => void } = {}): Promise<RunResult> {
+export function run(cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; onOutput?: (text: string) => void; nice?: number } = {}): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(cmd, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (options.nice !== undefined && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, options.nice);
+      } catch {
+        // Not allowed here, or already gone: it runs at normal priority.
+      }
+    }
     let output = '';
     const collect = (chunk: Buffer): void => {
       const text = chunk.toString('utf8');

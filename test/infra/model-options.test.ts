@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { TAO_BIN } from '../../cli/processes.ts';
 import { missingPrerequisites } from '../../infra/model/build.ts';
 import { COMMAND_MARKER, LLAMA_CPP, MODEL, defaultCacheDir, defaultThreads, defaultModelOptions, modelPaths, resolveModelOptions, serverArgs, serverEnv, serverUrls } from '../../infra/model/options.ts';
-import { ModelError, withFileLock } from '../../infra/model/process.ts';
+import { ModelError, run, withFileLock } from '../../infra/model/process.ts';
 import { modelStatus, modelUp } from '../../infra/model/server.ts';
 import { packagePath } from '../../runtime/paths.ts';
 
@@ -95,6 +95,12 @@ test('a first build without its tools names each missing one, one line each, wit
   } finally {
     process.env.PATH = saved;
   }
+});
+
+test('the build runs at low priority: the command and what it starts later (ninja\'s compilers) get the niceness', async () => {
+  const r = await run('sh', ['-c', 'sleep 0.2; nice'], { nice: 10 });
+  assert.equal(r.code, 0);
+  assert.equal(r.output.trim(), '10');
 });
 
 test('up on a port held by another process is PORT_IN_USE before anything is built', async () => {
