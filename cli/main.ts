@@ -17,6 +17,7 @@ import { TaoError } from '../runtime/errors.ts';
 import type { createKafka } from '../runtime/kafka.ts';
 import { checkStartupEnvironment, configCommand } from './config-command.ts';
 import { MODEL_USAGE } from './model-command.ts';
+import { TOOLS_USAGE } from './tools-command.ts';
 import { spawnStage, stopAll } from './processes.ts';
 
 /** One line per command, for `tao --help`. */
@@ -27,6 +28,8 @@ const USAGE = `usage: tao <command> [options]      (tao <command> --help for a c
   run <thought|action|observation|tools|ingress|callbacks|all> [--apply-topics]
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
   run model-sim               the scripted model SIMULATOR (OpenAI-compatible, answers from scenario files)
+  run mcp-tools               the demo tools served by a real MCP server (Streamable HTTP)
+  tools import-mcp <url>      catalog entries for an MCP server's tools (pinned by digest)
   submit --text "..."         submit a task (or a reply) and optionally wait for its outcome
   ingress key --id --sources  make an API key for POST /v1/tasks (printed once) and its hashed entry
   tail [--thought <id>]       follow runs live: a line per step, a progress summary
@@ -68,6 +71,7 @@ const USAGES: Record<string, string> = {
   all                            all of the above as separate processes, output prefixed
   source <file>                  tasks from an existing topic, as declared in a sources/*.json file
   model-sim                      the scripted model SIMULATOR (tao run model-sim --help for its flags)
+  mcp-tools                      the demo tools over MCP (tao run mcp-tools --help for its flags)
   Once Kafka answers (waiting up to TAO_STARTUP_WAIT_MS), a process checks that its topics and schemas
   exist and exits 1 saying so when not. --apply-topics applies the catalog first (as tao topics apply).`,
   submit: `usage: tao submit --text "..." [--source cli] [--external-id id] [--reply thought_id] [--wait] [--timeout-s 60]
@@ -79,6 +83,7 @@ const USAGES: Record<string, string> = {
   --timeout-s    how long --wait waits (default 60)
   Without --wait prints {"thought_id","task_id"}.`,
   ingress: INGRESS_USAGE,
+  tools: TOOLS_USAGE,
   tail: TAIL_USAGE,
   status: STATUS_USAGE,
   replay: REPLAY_USAGE,
@@ -126,7 +131,7 @@ export async function main(argv: string[]): Promise<number> {
   const text = USAGES[command];
   if (!text) return usage(`unknown command "${command}"`);
   // `run model-sim` and `skills` parse their own flags (and answer --help themselves).
-  const ownHelp = (command === 'run' && rest[0] === 'model-sim') || command === 'skills' || command === 'config';
+  const ownHelp = (command === 'run' && (rest[0] === 'model-sim' || rest[0] === 'mcp-tools')) || command === 'skills' || command === 'config' || command === 'tools';
   if (wantsHelp(rest) && !ownHelp) {
     console.log(text);
     return 0;
@@ -170,6 +175,7 @@ async function dispatch(command: string, args: string[], text: string): Promise<
     }
     case 'run': {
       if (args[0] === 'model-sim') return (await import('../model-sim/cli.ts')).modelSimCommand(args.slice(1), onSignal);
+      if (args[0] === 'mcp-tools') return (await import('./tools-command.ts')).mcpToolsCommand(args.slice(1), onSignal);
       const parsed = parse(command, args, text, { 'apply-topics': { type: 'boolean', default: false } });
       if (typeof parsed === 'number') return parsed;
       const [name, ...extra] = parsed.positionals;
@@ -177,6 +183,8 @@ async function dispatch(command: string, args: string[], text: string): Promise<
     }
     case 'submit':
       return submitCommand(args, text);
+    case 'tools':
+      return (await import('./tools-command.ts')).toolsCommand(args);
     case 'ingress':
       return (await import('../ingress/cli.ts')).ingressCommand(args);
     case 'tail':
@@ -383,7 +391,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     }
     return -1;
   }
-  return usage(`unknown process "${name ?? ''}" (choose ${[...RUN_NAMES, 'source', 'model-sim'].join(', ')})`, text);
+  return usage(`unknown process "${name ?? ''}" (choose ${[...RUN_NAMES, 'source', 'model-sim', 'mcp-tools'].join(', ')})`, text);
 }
 
 /** Creates a topic if it does not exist yet (3 partitions, the broker's replication default). */

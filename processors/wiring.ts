@@ -37,7 +37,13 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
     case 'action': {
       const [{ actionStage }, { realHttpDeps }] = await Promise.all([import('./action/stage.ts'), import('./action/invoke.ts')]);
       const catalog = loadCatalog(env, createContractAjv(), 'call');
-      return actionStage({ catalog, http: realHttpDeps(), env, concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'), commitLingerMs: setting(env, 'TAO_ACTION_COMMIT_LINGER_MS'), events: metrics && toolMetrics(metrics), logger });
+      const http = realHttpDeps();
+      // The MCP SDK is loaded only when the catalog has MCP tools (transport "mcp", docs/TOOLS.md).
+      if (catalog.names().some((n) => catalog.get(n)!.spec.transport === 'mcp')) {
+        const { McpClients } = await import('./action/mcp.ts');
+        http.mcp = new McpClients({ listTtlMs: setting(env, 'TAO_MCP_LIST_TTL_MS') });
+      }
+      return actionStage({ catalog, http, env, concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'), commitLingerMs: setting(env, 'TAO_ACTION_COMMIT_LINGER_MS'), events: metrics && toolMetrics(metrics), logger });
     }
     case 'observation': {
       const { observationStage } = await import('./observation/stage.ts');

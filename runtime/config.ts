@@ -107,6 +107,7 @@ export const SETTINGS = {
 
   // Action
   TAO_TOOL_CATALOG_DIR: { kind: 'string', defaultNote: `tools/catalog ${PACKAGE_PATH}`, meaning: 'tool catalog folder (docs/TOOLS.md)', usedBy: ['thought', 'action', 'observation', 'replay'] },
+  TAO_MCP_LIST_TTL_MS: { kind: 'duration', default: '60s', min: 0, max: 86400000, meaning: "how long Action trusts an MCP server's tools/list before the next call to that server lists again, so at most how long after a tool's definition changed on the server (since `tao tools import-mcp`) it is still called; from then on it is refused (a tools/list_changed notification refreshes the list at once; 0: list before every call; docs/TOOLS.md, MCP tools)", usedBy: ['action'] },
   TAO_ACTION_CONCURRENCY: { kind: 'int', default: '32', min: 1, max: 1000, meaning: 'waves in flight per Action instance, across its partitions (its I/O capacity: size it as target waves/s × tool latency in s; docs/BENCHMARKS.md, Scaling Action)', usedBy: ['action'] },
   TAO_ACTION_COMMIT_LINGER_MS: { kind: 'int', default: '20', min: 0, max: 1000, meaning: "how long a finished wave waits, at most, for its partition's waves still in flight, to commit with them in one transaction (fewer, larger transactions with slow tools, at that much latency; docs/BENCHMARKS.md, Scaling Action)", usedBy: ['action'] },
   TAO_DEMO_TOOL_ORIGIN: { kind: 'url', defaultNote: 'http://127.0.0.1:7070, written in the catalog files', meaning: 'origin of the demo tools, referenced by the catalog', usedBy: ['action', 'thought', 'observation'] },

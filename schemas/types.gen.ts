@@ -112,7 +112,7 @@ export interface StepResult {
 }
 
 export interface ToolError {
-  /** timeout | network | http_status | malformed | too_large | invalid_input | circuit_open */
+  /** timeout | network | http_status | malformed | too_large | invalid_input | circuit_open | schema_changed (an MCP tool whose definition changed on its server since import: not called) | tool_error (an MCP tool result with isError: the message is the tool's error text) */
   type: string;
   message: string;
   retryable: boolean;

@@ -60,6 +60,23 @@ export interface ToolSpec {
   defaultBody?: Record<string, unknown>;
   /** JSON body fields that override the input (e.g. a fallback tool's other model). */
   fixedBody?: Record<string, unknown>;
+  /**
+   * `mcp`: a tool of an MCP server, called with `tools/call` over Streamable HTTP (tools/mcp.ts);
+   * `http` (default): an HTTP request built from `origin`, `method` and `path`.
+   */
+  transport?: 'http' | 'mcp';
+  /** The MCP server and tool (transport `mcp`): written by `tao tools import-mcp`. */
+  mcp?: McpBinding;
+}
+
+/** Where an MCP tool lives and what it was when it was imported. */
+export interface McpBinding {
+  /** The server's Streamable HTTP endpoint; may reference the environment as `${NAME}` or `${NAME:-default}`. */
+  url: string;
+  /** The tool's name on the server (the catalog name may differ). */
+  tool: string;
+  /** `sha256:<hex>` of the tool's definition when imported (tools/mcp.ts `mcpToolDigest`); a call is refused while the server lists another. */
+  digest: string;
 }
 
 /** A loaded tool: its spec, resolved origin and compiled contract validators. */
@@ -69,12 +86,18 @@ export interface Tool {
   validateInput: ValidateFunction;
   validateResponse: ValidateFunction;
   source: string;
+  /** The MCP endpoint, resolved (transport `mcp` only). */
+  mcpUrl?: URL;
 }
 
 const toolSpecSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['name', 'description', 'origin', 'method', 'path', 'parameters', 'response', 'timeoutMs', 'retry', 'maxResponseBytes'],
+  required: ['name', 'description', 'parameters', 'response', 'timeoutMs', 'retry', 'maxResponseBytes'],
+  // An HTTP tool is addressed by origin, method and path; an MCP tool by its server and tool name.
+  if: { required: ['transport'], properties: { transport: { const: 'mcp' } } },
+  then: { required: ['mcp'], not: { anyOf: [{ required: ['origin'] }, { required: ['method'] }, { required: ['path'] }, { required: ['query'] }, { required: ['defaultBody'] }, { required: ['fixedBody'] }] } },
+  else: { required: ['origin', 'method', 'path'], not: { required: ['mcp'] } },
   properties: {
     name: { type: 'string', pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$' },
     description: { type: 'string' },
@@ -110,6 +133,13 @@ const toolSpecSchema = {
     kind: { enum: ['http', 'model'] },
     defaultBody: { type: 'object' },
     fixedBody: { type: 'object' },
+    transport: { enum: ['http', 'mcp'] },
+    mcp: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['url', 'tool', 'digest'],
+      properties: { url: { type: 'string', minLength: 1 }, tool: { type: 'string', minLength: 1 }, digest: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' } },
+    },
   },
 } as const;
 
@@ -151,6 +181,18 @@ export class ToolCatalog {
       if (!validateSpec(spec)) throw new ConfigError(`${source}: ${describeSpecErrors(validateSpec.errors ?? [])}`);
       const existing = tools.get(spec.name);
       if (existing) throw new ConfigError(`tool "${spec.name}" is defined twice: in ${existing.source} and in ${source}`);
+      let mcpUrl: URL | undefined;
+      if (spec.transport === 'mcp') {
+        // An MCP tool is POSTed to its server's endpoint: that is its origin, method and path.
+        const url = interpolateEnv(spec.mcp!.url, env, source);
+        try {
+          mcpUrl = new URL(url);
+        } catch {
+          throw new ConfigError(`${source}: mcp.url "${url}" (from "${spec.mcp!.url}") is not a URL`);
+        }
+        if (!/^https?:$/.test(mcpUrl.protocol) || mcpUrl.username || mcpUrl.password || mcpUrl.hash) throw new ConfigError(`${source}: mcp.url must be an http(s) URL without credentials or fragment, got ${mcpUrl.protocol}//${mcpUrl.host}${mcpUrl.pathname}`);
+        Object.assign(spec, { origin: mcpUrl.origin, method: 'POST', path: mcpUrl.pathname });
+      }
       const resolved = interpolateEnv(spec.origin, env, source);
       let origin: URL;
       try {
@@ -162,7 +204,7 @@ export class ToolCatalog {
       for (const contract of [spec.parameters, spec.response]) {
         if (!ajv.validateSchema(contract)) throw new ConfigError(`${source}: invalid JSON Schema: ${ajv.errorsText(ajv.errors)}`);
       }
-      tools.set(spec.name, { spec, origin, source, validateInput: lazyValidator(ajv, spec.parameters, `tool ${spec.name}'s parameters`), validateResponse: lazyValidator(ajv, spec.response, `tool ${spec.name}'s response`) });
+      tools.set(spec.name, { spec, origin, source, validateInput: lazyValidator(ajv, spec.parameters, `tool ${spec.name}'s parameters`), validateResponse: lazyValidator(ajv, spec.response, `tool ${spec.name}'s response`), ...(mcpUrl ? { mcpUrl } : {}) });
     }
     for (const tool of tools.values()) {
       const fallback = tool.spec.fallbackTool;
@@ -211,7 +253,11 @@ function lazyValidator(ajv: Ajv, schema: object, what: string): ValidateFunction
 
 function describeSpecErrors(errors: NonNullable<ValidateFunction['errors']>): string {
   return errors
+    // `if`/`then` add a summary error of their own; the specific errors say what is wrong.
+    .filter((e) => e.keyword !== 'if')
     .map((e) => {
+      if (e.keyword === 'not' && e.schemaPath.startsWith('#/then')) return 'an MCP tool (transport "mcp") is addressed by mcp.url and mcp.tool: origin, method, path, query, defaultBody and fixedBody do not apply';
+      if (e.keyword === 'not' && e.schemaPath.startsWith('#/else')) return 'mcp is set but transport is not "mcp"';
       const params = e.params as { additionalProperty?: string; missingProperty?: string };
       if (params.additionalProperty) return `unknown key "${[e.instancePath, params.additionalProperty].join('/').replace(/^\//, '')}"`;
       if (params.missingProperty) return `missing key "${[e.instancePath, params.missingProperty].join('/').replace(/^\//, '')}"`;

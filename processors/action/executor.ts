@@ -63,8 +63,9 @@ export class ToolExecutor {
       };
     }
     const result = await invokeTool(tool, stepId, input, ctx, this.http);
-    // Input the caller got wrong says nothing about the tool's health.
-    if (breaker && result.error?.type !== 'invalid_input') breaker.record(!isUpstreamFailure(result));
+    // Input the caller got wrong says nothing about the tool's health, nor does an MCP tool refused
+    // because its definition changed on the server (nothing was called).
+    if (breaker && result.error?.type !== 'invalid_input' && result.error?.type !== 'schema_changed') breaker.record(!isUpstreamFailure(result));
     this.events.onCall?.(tool.spec.name, result);
     return result;
   }
@@ -82,11 +83,13 @@ export class ToolExecutor {
 
 /**
  * The tool (not the caller) failed: no usable answer after retries. Client errors other than 429
- * (bad request, auth, not found) are answers about the request, not upstream failures.
+ * (bad request, auth, not found) are answers about the request, not upstream failures, and so is an
+ * MCP tool's own error result (`tool_error`: the server answered). An MCP tool refused because its
+ * definition changed (`schema_changed`) cannot be used: its fallback is.
  */
 export function isUpstreamFailure(result: StepResult): boolean {
   const error = result.error;
-  if (!error || error.type === 'invalid_input') return false;
+  if (!error || error.type === 'invalid_input' || error.type === 'tool_error') return false;
   if (error.type === 'http_status' && result.status_code !== null && result.status_code >= 400 && result.status_code < 500 && result.status_code !== 429) return false;
   return true;
 }

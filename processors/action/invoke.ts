@@ -5,6 +5,7 @@ import { retry, realRetryDeps, type RetryDeps } from '../../runtime/retry.ts';
 import { startToolAttempt } from '../../runtime/tracing.ts';
 import type { StepResult, ToolError } from '../../schemas/types.gen.ts';
 import { RETRY_CLASSES, interpolateEnv, type RetryClass, type Tool } from '../../tools/catalog.ts';
+import type { McpClients } from './mcp.ts';
 
 export interface InvokeContext {
   idempotencyKey: string;
@@ -20,6 +21,8 @@ export interface HttpDeps {
   dispatcher: Agent;
   retry: RetryDeps;
   now: () => number;
+  /** The MCP sessions (processors/action/mcp.ts), when the catalog has MCP tools. */
+  mcp?: McpClients;
 }
 
 /**
@@ -34,12 +37,15 @@ export function realHttpDeps(): HttpDeps {
   return { dispatcher: createToolDispatcher(), retry: realRetryDeps, now: () => Date.now() };
 }
 
-interface Attempt {
+/** What one attempt of a call came to (an HTTP exchange, or an MCP `tools/call`). */
+export interface Attempt {
   status: number | null;
   body: string | null;
   error: ToolError | null;
   /** Delay the tool asked for (429 Retry-After), honoured by the retry helper. */
   retryAfterMs?: number;
+  /** The step's data as JSON, when it is not the body itself (an MCP result's structured content). */
+  data?: string;
 }
 
 /** Builds the request URL and body: path parameters are URL-encoded into their segment, so no input can change host, scheme or path. */
@@ -76,17 +82,30 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
     const problems = (tool.validateInput.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
     return invalidInput(base, `input breaks the ${tool.spec.name} contract: ${problems}`);
   }
-  let built: { url: URL; body: string | null };
-  try {
-    built = buildRequest(tool, input as Record<string, unknown>);
-  } catch (err) {
-    if (!(err instanceof ContractViolation)) throw err;
-    return invalidInput(base, err.message);
+  // One attempt, given the attempt's traceparent: an HTTP exchange, or an MCP tools/call (processors/action/mcp.ts).
+  let send: (traceparent: string) => Promise<Attempt>;
+  let server: string;
+  if (tool.spec.transport === 'mcp') {
+    const mcp = deps.mcp;
+    if (!mcp) throw new Error(`tool ${tool.spec.name} is an MCP tool, but this Action has no MCP client`);
+    const retries = (cls: RetryClass) => retriesOn(tool, cls);
+    send = (traceparent) => mcp.attempt(tool, input, { idempotencyKey: ctx.idempotencyKey, traceparent, env: ctx.env, retries });
+    server = tool.mcpUrl!.host;
+  } else {
+    let built: { url: URL; body: string | null };
+    try {
+      built = buildRequest(tool, input as Record<string, unknown>);
+    } catch (err) {
+      if (!(err instanceof ContractViolation)) throw err;
+      return invalidInput(base, err.message);
+    }
+    const { url, body } = built;
+    const headers: Record<string, string> = { accept: 'application/json', 'idempotency-key': ctx.idempotencyKey, 'x-request-id': randomUUID(), traceparent: ctx.traceparent };
+    if (body !== null) headers['content-type'] = 'application/json';
+    for (const [name, value] of Object.entries(tool.spec.headers ?? {})) headers[name.toLowerCase()] = interpolateEnv(value, ctx.env, `tool ${tool.spec.name} header ${name}`);
+    send = (traceparent) => attemptOnce(tool, url, body, { ...headers, traceparent }, deps);
+    server = url.host;
   }
-  const { url, body } = built;
-  const headers: Record<string, string> = { accept: 'application/json', 'idempotency-key': ctx.idempotencyKey, 'x-request-id': randomUUID(), traceparent: ctx.traceparent };
-  if (body !== null) headers['content-type'] = 'application/json';
-  for (const [name, value] of Object.entries(tool.spec.headers ?? {})) headers[name.toLowerCase()] = interpolateEnv(value, ctx.env, `tool ${tool.spec.name} header ${name}`);
 
   const started = deps.now();
   let attempts = 0;
@@ -98,8 +117,8 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
       async () => {
         attempts++;
         attemptStarted = deps.now();
-        const span = startToolAttempt(ctx.traceparent, { tool: tool.spec.name, step: stepId, thoughtId: ctx.thoughtId ?? null, attempt: attempts, method: tool.spec.method, server: url.host });
-        last = await attemptOnce(tool, url, body, { ...headers, traceparent: span.traceparent }, deps);
+        const span = startToolAttempt(ctx.traceparent, { tool: tool.spec.name, step: stepId, thoughtId: ctx.thoughtId ?? null, attempt: attempts, method: tool.spec.method, server });
+        last = await send(span.traceparent);
         span.end({ status: last.status, errorType: last.error?.type ?? null });
         if (last.error?.retryable) throw new TransientError(last.error.message, { details: last.retryAfterMs === undefined ? {} : { retryAfterMs: last.retryAfterMs } });
         return last;
@@ -111,8 +130,8 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
     // Retries exhausted: `last` holds the final attempt, which is the result to report.
     if (!(err instanceof RetriesExhausted) && !(err instanceof TaoError && err.code === 'TRANSIENT')) throw err;
   }
-  let data: string | null = null;
-  if (last.error === null && last.body !== null) {
+  let data: string | null = last.error === null && last.data !== undefined ? last.data : null;
+  if (last.error === null && last.data === undefined && last.body !== null) {
     try {
       data = JSON.stringify(JSON.parse(last.body));
     } catch (err) {

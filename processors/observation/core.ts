@@ -181,6 +181,10 @@ function errorTypeOf(r: StepResult): ErrorType {
     case 'invalid_input': return 'invalid_input';
     case 'malformed': return 'malformed';
     case 'circuit_open': return 'circuit_open';
+    // An MCP tool whose definition changed on the server since it was imported: refused, not called.
+    case 'schema_changed': return 'schema_mismatch';
+    // An MCP tool's own error result (isError): what went wrong is in its text, for the classifier.
+    case 'tool_error': return 'unknown';
   }
   const s = r.status_code;
   if (s === null) return 'network_issue';

@@ -1,0 +1,346 @@
+/**
+ * Action's MCP client: catalog tools with `transport: "mcp"` are called with `tools/call` over
+ * Streamable HTTP through the official TypeScript SDK (`@modelcontextprotocol/sdk`), one attempt at
+ * a time, inside invoke.ts's resilience (the same timeout per attempt, retries by class, breaker,
+ * fallback tool, size cap, idempotency key as HTTP tools).
+ *
+ * - One MCP session per server (endpoint URL and header templates), opened on the first call and
+ *   shared by every call to that server; a session the server no longer knows (HTTP 404) is opened
+ *   again at once, and a session whose transport failed is dropped so the next attempt opens a new one.
+ * - Every call carries the step's idempotency key in the request's `_meta`
+ *   (`dev.tao/idempotency-key`) and in an `Idempotency-Key` header, and the attempt's `traceparent`.
+ * - **Pinned definitions.** An imported tool records the digest of its definition
+ *   (tools/mcp.ts). Before a call, the server's `tools/list` (cached per server, refreshed when
+ *   older than TAO_MCP_LIST_TTL_MS and when the server announces `notifications/tools/list_changed`)
+ *   must list the tool with that digest; otherwise the call is refused, nothing is sent, and the
+ *   result is a `schema_changed` error naming both digests. Checked here, at call time, rather than
+ *   at start-up: an MCP server is deployed on its own schedule, so a definition that changes while
+ *   Action runs is refused within the cache's age (start-up alone would call a changed tool until the
+ *   next restart), and Action starts, and serves every other tool, while a server is down.
+ * - Errors map to the catalog's error classes: a transport failure is `network`; no answer within
+ *   the tool's timeout is `timeout`; an HTTP error status of the endpoint is `http_status` with that
+ *   status (429 rate_limited and 5xx server_error retried by class); a JSON-RPC error answer is
+ *   `http_status` with the equivalent status ({@link RPC_STATUS}: internal error 500, invalid
+ *   params 400, method not found 404, ...), its code and message in the error and the raw JSON-RPC
+ *   error as the body; a result that is not a CallToolResult is `malformed`; a result with
+ *   `isError: true` is a `tool_error` (not retried, not a breaker failure, no fallback: the server
+ *   answered) that Observation marks invalid, the tool's error text as the message.
+ * - The answer's bytes on the wire are counted as they arrive: past the tool's `maxResponseBytes`
+ *   the attempt is a `too_large` error and the request is cancelled.
+ *
+ * Secrets: the catalog's `headers` hold `${NAME}` references, resolved when a session is opened and
+ * kept in memory only.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Agent, fetch as undiciFetch, Response as UndiciResponse } from 'undici';
+import { interpolateEnv, type Tool } from '../../tools/catalog.ts';
+import { IDEMPOTENCY_META_KEY, mcpResultData, mcpResultText, mcpToolDigest, type McpToolDefinition } from '../../tools/mcp.ts';
+import type { Attempt } from './invoke.ts';
+
+/** What one attempt needs besides the tool and its input. */
+export interface McpCallContext {
+  idempotencyKey: string;
+  traceparent: string;
+  env: NodeJS.ProcessEnv;
+  /** Whether a failure class is retried for this tool (its `retry.retryOn`). */
+  retries(cls: 'rate_limited' | 'timeout' | 'server_error' | 'network'): boolean;
+}
+
+export interface McpClientsOptions {
+  /** How long a server's `tools/list` is trusted before the next call lists again (TAO_MCP_LIST_TTL_MS). */
+  listTtlMs: number;
+  now?: () => number;
+  /** Client name and version sent in `initialize`. */
+  clientInfo?: { name: string; version: string };
+}
+
+/** The HTTP status a JSON-RPC error code is reported as (`http_status` results need one for Observation). */
+export const RPC_STATUS: Readonly<Record<number, number>> = {
+  [ErrorCode.ParseError]: 400,
+  [ErrorCode.InvalidRequest]: 400,
+  [ErrorCode.InvalidParams]: 400,
+  [ErrorCode.MethodNotFound]: 404,
+  [ErrorCode.InternalError]: 500,
+};
+
+/** The state of one `tools/call` exchange, found by the transport's fetch from the request body. */
+interface CallWatch {
+  traceparent: string;
+  maxBytes: number;
+  /** Called once when the answer passes maxBytes. */
+  onTooLarge(): void;
+}
+
+interface Listing {
+  at: number;
+  digests: Map<string, string>;
+}
+
+interface Server {
+  key: string;
+  url: URL;
+  headers: Record<string, string>;
+  session: Promise<Client> | null;
+  listing: Listing | null;
+  /** A `tools/list` in progress: concurrent calls share it. */
+  listingInFlight: Promise<Listing> | null;
+}
+
+/** Raised by the counting fetch when an answer is larger than the call allows. */
+class TooLarge extends Error {}
+
+/** Sessions, listings and in-flight calls of every MCP server this Action calls. */
+export class McpClients {
+  private readonly servers = new Map<string, Server>();
+  private readonly watches = new Map<string, CallWatch>();
+  private readonly dispatcher = new Agent({ keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, connections: 64, connect: { timeout: 2000 } });
+  private readonly now: () => number;
+  private closed = false;
+
+  constructor(private readonly options: McpClientsOptions) {
+    this.now = options.now ?? (() => Date.now());
+  }
+
+  /**
+   * One attempt of a `tools/call`, within `timeoutMs` (opening the session and listing the tools
+   * included). Never rejects: whatever happens is an {@link Attempt}.
+   */
+  async attempt(tool: Tool, input: unknown, ctx: McpCallContext): Promise<Attempt> {
+    const { timeoutMs, maxResponseBytes } = tool.spec;
+    const binding = tool.spec.mcp!;
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    let settle!: (a: Attempt) => void;
+    const stopped = new Promise<Attempt>((resolve) => (settle = resolve));
+    timer = setTimeout(() => {
+      settle({ status: null, body: null, error: { type: 'timeout', message: `no complete answer from MCP server ${tool.mcpUrl!.host} within ${timeoutMs} ms`, retryable: ctx.retries('timeout') } });
+      abort.abort(new Error('attempt timed out'));
+    }, timeoutMs);
+    const watchKey = `${ctx.idempotencyKey}\u0000${binding.tool}`;
+    this.watches.set(watchKey, {
+      traceparent: ctx.traceparent,
+      maxBytes: maxResponseBytes,
+      onTooLarge: () => {
+        settle({ status: 200, body: null, error: { type: 'too_large', message: `answer exceeds ${maxResponseBytes} bytes`, retryable: false } });
+        abort.abort(new TooLarge('answer too large'));
+      },
+    });
+    const server = this.serverFor(tool, ctx.env);
+    try {
+      return await Promise.race([stopped, this.call(server, tool, input, ctx, abort.signal)]);
+    } finally {
+      clearTimeout(timer);
+      this.watches.delete(watchKey);
+      if (!abort.signal.aborted) abort.abort(new Error('attempt ended'));
+    }
+  }
+
+  /** Closes every session (the servers are told with DELETE). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const sessions = [...this.servers.values()].map((s) => s.session);
+    this.servers.clear();
+    await Promise.allSettled(sessions.map(async (p) => (await p)?.close()));
+    await this.dispatcher.close();
+  }
+
+  private async call(server: Server, tool: Tool, input: unknown, ctx: McpCallContext, signal: AbortSignal): Promise<Attempt> {
+    const binding = tool.spec.mcp!;
+    // A session the server forgot (it restarted) is opened again once within the attempt.
+    for (let round = 1; ; round++) {
+      let client: Client;
+      try {
+        client = await this.session(server, signal);
+        const listed = await this.digestOf(server, client, binding.tool, signal);
+        if (listed === undefined) return refused(`MCP server ${server.url.host} no longer lists tool ${binding.tool}: re-import it (tao tools import-mcp)`);
+        if (listed !== binding.digest) return refused(`the definition of ${binding.tool} on MCP server ${server.url.host} changed since it was imported (digest ${listed}, imported ${binding.digest}): not called; review the change and re-import it (tao tools import-mcp)`);
+        const result = await client.request(
+          { method: 'tools/call', params: { name: binding.tool, arguments: input as Record<string, unknown>, _meta: { [IDEMPOTENCY_META_KEY]: ctx.idempotencyKey } } },
+          CallToolResultSchema,
+          // The attempt's own timer decides; the SDK's default (60 s) must not fire first.
+          { signal, timeout: tool.spec.timeoutMs + 60_000 },
+        );
+        const body = JSON.stringify(result);
+        if (result.isError === true) return { status: 200, body, error: { type: 'tool_error', message: `${binding.tool} reported an error: ${mcpResultText(result).slice(0, 500) || '(no text)'}`, retryable: false } };
+        return { status: 200, body, error: null, data: JSON.stringify(mcpResultData(result)) };
+      } catch (err) {
+        if (signal.aborted) return { status: null, body: null, error: { type: 'network', message: 'attempt ended', retryable: false } }; // settled by the timer or the size cap
+        // The server restarted and forgot the session: open a new one, once.
+        const sessionLost = err instanceof StreamableHTTPError && err.code === 404;
+        if (sessionLost || isTransportFailure(err)) this.dropSession(server);
+        if (sessionLost && round === 1) continue;
+        return failure(err, ctx);
+      }
+    }
+  }
+
+  private serverFor(tool: Tool, env: NodeJS.ProcessEnv): Server {
+    const headersTemplate = tool.spec.headers ?? {};
+    const key = `${tool.mcpUrl!.href}\u0000${JSON.stringify(headersTemplate)}`;
+    let server = this.servers.get(key);
+    if (!server) {
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(headersTemplate)) headers[name.toLowerCase()] = interpolateEnv(value, env, `tool ${tool.spec.name} header ${name}`);
+      server = { key, url: tool.mcpUrl!, headers, session: null, listing: null, listingInFlight: null };
+      this.servers.set(key, server);
+    }
+    return server;
+  }
+
+  /** The server's session, opened when there is none; waited for no longer than the attempt. */
+  private session(server: Server, signal: AbortSignal): Promise<Client> {
+    if (this.closed) return Promise.reject(new Error('MCP clients closed'));
+    if (!server.session) {
+      const client = new Client(this.options.clientInfo ?? { name: 'tao-action', version: '0.1.0' }, { capabilities: {} });
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        server.listing = null;
+      });
+      const transport = new StreamableHTTPClientTransport(server.url, {
+        requestInit: { headers: server.headers },
+        fetch: this.fetchFor() as never,
+        // Redirects are not followed, as for HTTP tools.
+        redirectPolicy: 'same-origin',
+        reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
+      });
+      // Not the attempt's signal: concurrent calls share the session, and one call's timeout must not fail the others'.
+      const opened = client.connect(transport, { timeout: 60_000 }).then(() => client);
+      server.session = opened;
+      opened.catch(() => {
+        if (server.session === opened) server.session = null;
+        void client.close().catch(() => undefined);
+      });
+    }
+    return abortable(server.session, signal);
+  }
+
+  private dropSession(server: Server): void {
+    const session = server.session;
+    server.session = null;
+    server.listing = null;
+    void session?.then((c) => c.close()).catch(() => undefined);
+  }
+
+  /** The digest the server lists for `name` now (undefined: not listed), from the cached listing or a new one. */
+  private async digestOf(server: Server, client: Client, name: string, signal: AbortSignal): Promise<string | undefined> {
+    const fresh = server.listing && this.now() - server.listing.at < this.options.listTtlMs ? server.listing : null;
+    if (fresh) return fresh.digests.get(name);
+    server.listingInFlight ??= this.list(client).finally(() => (server.listingInFlight = null));
+    const listing = await abortable(server.listingInFlight, signal);
+    server.listing = listing;
+    return listing.digests.get(name);
+  }
+
+  private async list(client: Client): Promise<Listing> {
+    const digests = new Map<string, string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ListToolsResultSchema, { timeout: 60_000 });
+      for (const t of result.tools) digests.set(t.name, mcpToolDigest(t as McpToolDefinition));
+      cursor = result.nextCursor;
+      if (!cursor) break;
+    }
+    return { at: this.now(), digests };
+  }
+
+  /**
+   * The fetch of every session: undici with Action's keep-alive; a `tools/call` gets the
+   * idempotency key and traceparent as headers and its answer counted against the call's size cap.
+   */
+  private fetchFor(): (url: string | URL, init?: RequestInit) => Promise<UndiciResponse> {
+    return async (url, init) => {
+      const headers = new Headers(init?.headers);
+      let watch: CallWatch | undefined;
+      if (init?.method === 'POST' && typeof init.body === 'string' && init.body.includes('"tools/call"')) {
+        const message = parseCall(init.body);
+        if (message) {
+          headers.set('idempotency-key', message.key);
+          watch = this.watches.get(`${message.key}\u0000${message.tool}`);
+          if (watch) headers.set('traceparent', watch.traceparent);
+        }
+      }
+      const response = await undiciFetch(url, { ...(init as object), headers, dispatcher: this.dispatcher } as unknown as Parameters<typeof undiciFetch>[1]);
+      if (!watch || !response.body) return response;
+      const { maxBytes, onTooLarge } = watch;
+      let size = 0;
+      const counted = (response.body as unknown as ReadableStream<Uint8Array>).pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            size += chunk.byteLength;
+            if (size > maxBytes) {
+              onTooLarge();
+              controller.error(new TooLarge(`answer exceeds ${maxBytes} bytes`));
+              return;
+            }
+            controller.enqueue(chunk);
+          },
+        }),
+      );
+      return new UndiciResponse(counted as never, { status: response.status, statusText: response.statusText, headers: response.headers });
+    };
+  }
+}
+
+/** The idempotency key and tool of a `tools/call` request body, or null for any other message. */
+function parseCall(body: string): { key: string; tool: string } | null {
+  try {
+    const m = JSON.parse(body) as { method?: unknown; params?: { name?: unknown; _meta?: Record<string, unknown> } };
+    const key = m.params?._meta?.[IDEMPOTENCY_META_KEY];
+    return m.method === 'tools/call' && typeof key === 'string' && typeof m.params?.name === 'string' ? { key, tool: m.params.name } : null;
+  } catch {
+    return null;
+  }
+}
+
+function refused(message: string): Attempt {
+  return { status: null, body: null, error: { type: 'schema_changed', message, retryable: false } };
+}
+
+/** A failure of the session's transport (not an answer): the session may be gone with the server. */
+function isTransportFailure(err: unknown): boolean {
+  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
+  if (err instanceof StreamableHTTPError) return err.code === undefined || err.code < 0;
+  return !(err instanceof Error && err.name === 'ZodError');
+}
+
+/** The attempt a failed exchange makes, by the error's class. */
+function failure(err: unknown, ctx: McpCallContext): Attempt {
+  if (err instanceof StreamableHTTPError && err.code !== undefined && err.code >= 100) {
+    const status = err.code;
+    const cls = status === 429 ? 'rate_limited' : status >= 500 ? 'server_error' : null;
+    return { status, body: err.message, error: { type: 'http_status', message: `HTTP ${status} from the MCP endpoint: ${err.message.slice(0, 300)}`, retryable: cls !== null && ctx.retries(cls) } };
+  }
+  if (err instanceof StreamableHTTPError) return { status: null, body: null, error: { type: 'malformed', message: `MCP transport: ${err.message.slice(0, 300)}`, retryable: false } };
+  if (err instanceof McpError) {
+    if (err.code === ErrorCode.RequestTimeout) return { status: null, body: null, error: { type: 'timeout', message: err.message, retryable: ctx.retries('timeout') } };
+    if (err.code === ErrorCode.ConnectionClosed) return { status: null, body: null, error: { type: 'network', message: err.message, retryable: ctx.retries('network') } };
+    // A server-defined code (-32000 to -32099 besides the SDK's own) or another: the server failed.
+    const status = RPC_STATUS[err.code] ?? 500;
+    const rpc = JSON.stringify({ code: err.code, message: err.message.replace(/^MCP error -?\d+: /, ''), ...(err.data === undefined ? {} : { data: err.data }) });
+    return { status, body: rpc, error: { type: 'http_status', message: `JSON-RPC error ${err.code} from the MCP server (reported as HTTP ${status}): ${err.message.slice(0, 300)}`, retryable: status >= 500 && ctx.retries('server_error') } };
+  }
+  if (err instanceof Error && err.name === 'ZodError') return { status: 200, body: null, error: { type: 'malformed', message: `the answer is not an MCP tool result: ${err.message.slice(0, 300)}`, retryable: false } };
+  const e = err as Error & { cause?: { code?: string; message?: string } };
+  const code = e.cause?.code ?? (e as { code?: string }).code ?? e.name;
+  return { status: null, body: null, error: { type: 'network', message: `${code}: ${e.cause?.message ?? e.message}`.slice(0, 300), retryable: ctx.retries('network') } };
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts (the promise itself runs on for others). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

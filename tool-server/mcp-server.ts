@@ -1,0 +1,399 @@
+/**
+ * tao-mcp-tools: the demo tools served by a real MCP server (Model Context Protocol, Streamable
+ * HTTP at `/mcp`), built with the official TypeScript SDK's low-level `Server`. For tests and the
+ * demo of MCP tools (`tao run mcp-tools`, `tao tools import-mcp`; docs/TOOLS.md, MCP tools).
+ *
+ * Each tool is a demo catalog tool (tools/catalog/*.json): the same name and description, its
+ * parameter schema as `inputSchema` and its response schema as `outputSchema`, and the same
+ * deterministic data and side effects as the demo HTTP tool server (tool-server/routes.ts, over
+ * tool-server/data.ts): a call is answered as the HTTP route would answer, a 2xx body as
+ * `structuredContent` (and its JSON as text content), any other status as a result with
+ * `isError: true` whose text is the error body. POST tools (refunds.create, ...) de-duplicate by the
+ * idempotency key the caller sends in `_meta` (`dev.tao/idempotency-key`), as the HTTP routes do by
+ * their `Idempotency-Key` header: a repeated key performs no second side effect.
+ *
+ * Stateful sessions (`Mcp-Session-Id`); a request naming a session the server does not know is
+ * answered 404 (the client opens a new one). Faults and definition changes for tests, in process or
+ * through the control API: `POST|GET|DELETE /__control/faults`, `GET|DELETE /__control/stats`,
+ * `POST /__control/tools` (change a tool's description or input schema; sessions are notified with
+ * `notifications/tools/list_changed`). `GET /health`.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, isInitializeRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { DEFAULT_CATALOG_DIR } from '../tools/catalog.ts';
+import { IDEMPOTENCY_META_KEY } from '../tools/mcp.ts';
+import { ToolLedger, matchRoute, normalResponse, processPost, type JsonResponse } from './routes.ts';
+
+/** Default TCP port of `tao run mcp-tools`. */
+export const DEFAULT_MCP_TOOLS_PORT = 7072;
+/** Largest accepted request body; a larger one is answered 413. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * A fault of the MCP server:
+ * - `rpc_error` — the call is answered with a JSON-RPC error (`code`, default -32603 internal error);
+ * - `http_error` — the endpoint answers the call's POST with HTTP `status` (default 503), no JSON-RPC;
+ * - `tool_error` — a result with `isError: true` and the text "simulated failure of <tool>";
+ * - `timeout` — no answer (held until the client cancels or the server closes); with `delayMs`,
+ *   held that long and then answered normally;
+ * - `large` — the normal answer, its structured content padded with a `history` array to at least
+ *   `bytes` characters (default 300000).
+ */
+export type McpFaultMode = 'rpc_error' | 'http_error' | 'tool_error' | 'timeout' | 'large';
+export const MCP_FAULT_MODES: readonly McpFaultMode[] = ['rpc_error', 'http_error', 'tool_error', 'timeout', 'large'];
+
+export interface McpFaultSpec {
+  mode: McpFaultMode;
+  /** Only calls of this tool; default every tool. */
+  tool?: string;
+  /** Only the next N matching calls; default unlimited. */
+  times?: number;
+  status?: number;
+  code?: number;
+  delayMs?: number;
+  bytes?: number;
+}
+
+export interface McpFaultState {
+  id: string;
+  spec: McpFaultSpec;
+  applied: number;
+}
+
+/** Request accounting (`GET /__control/stats`). */
+export interface McpToolStats {
+  /** `tools/call` requests that reached a tool (faults included), per tool. */
+  calls: Record<string, number>;
+  /** `tools/call` requests per idempotency key (`_meta`), so a test sees what was called more than once. */
+  keys: Record<string, number>;
+  /** Side effects performed (refunds created, copies sent, resets issued), per tool. */
+  effects: Record<string, number>;
+  /** Calls of POST tools answered from the result stored under their idempotency key (nothing done again). */
+  replays: Record<string, number>;
+  /** `tools/list` requests answered. */
+  lists: number;
+  /** Sessions opened (initialize), and open now. */
+  sessionsOpened: number;
+  sessionsOpen: number;
+  /** Requests refused for a missing or wrong bearer token. */
+  unauthorized: number;
+}
+
+export interface McpToolServerOptions {
+  /** TCP port; 0 picks any free port. Default 7072. */
+  port?: number;
+  host?: string;
+  /** Catalog names of the demo tools to serve; default all. */
+  tools?: string[];
+  /** Require `Authorization: Bearer <token>` on /mcp. */
+  token?: string;
+  /** Where the demo tool definitions are read; default the shipped catalog. */
+  catalogDir?: string;
+}
+
+export interface McpToolServer {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:7072/mcp`. */
+  url: string;
+  port: number;
+  /** Names of the tools served. */
+  tools: string[];
+  close(): Promise<void>;
+  stats(): McpToolStats;
+  resetStats(): void;
+  setFault(spec: McpFaultSpec): string;
+  clearFaults(): void;
+  faults(): McpFaultState[];
+  /** Changes a tool's definition as listed (the tool keeps working); open sessions are notified. */
+  changeTool(name: string, change: { description?: string; inputSchema?: Record<string, unknown> }): Promise<void>;
+}
+
+interface DemoTool {
+  name: string;
+  description: string;
+  method: string;
+  path: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
+  validate: ValidateFunction;
+}
+
+/** The demo catalog tools (HTTP tool files of `dir`), as MCP tools. */
+function demoTools(dir: string, only?: string[]): DemoTool[] {
+  const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+  const tools: DemoTool[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.openapi.json')).sort()) {
+    const spec = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { name: string; description: string; method?: string; path?: string; parameters: Record<string, unknown>; response: Record<string, unknown>; transport?: string };
+    if (spec.transport === 'mcp' || !spec.path || !spec.method) continue;
+    if (only && !only.includes(spec.name)) continue;
+    tools.push({ name: spec.name, description: spec.description, method: spec.method, path: spec.path, inputSchema: spec.parameters, outputSchema: spec.response, validate: ajv.compile(spec.parameters) });
+  }
+  const unknown = (only ?? []).filter((n) => !tools.some((t) => t.name === n));
+  if (unknown.length) throw new RangeError(`no demo tool named ${unknown.join(', ')} (have ${demoTools(dir).map((t) => t.name).join(', ')})`);
+  return tools;
+}
+
+/** Starts the demo MCP server. */
+export async function startMcpToolServer(options: McpToolServerOptions = {}): Promise<McpToolServer> {
+  const tools = demoTools(options.catalogDir ?? DEFAULT_CATALOG_DIR, options.tools);
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const ledger = new ToolLedger();
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const servers = new Set<Server>();
+  const sockets = new Set<Socket>();
+  const held = new Set<() => void>();
+  let faults: McpFaultState[] = [];
+  let faultSeq = 0;
+  const empty = (): McpToolStats => ({ calls: {}, keys: {}, effects: {}, replays: {}, lists: 0, sessionsOpened: 0, sessionsOpen: 0, unauthorized: 0 });
+  let stats = empty();
+  const bump = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
+
+  const chooseFault = (tool: string, modes: readonly McpFaultMode[]): McpFaultSpec | null => {
+    for (const f of faults) {
+      if (!modes.includes(f.spec.mode) || (f.spec.tool !== undefined && f.spec.tool !== tool)) continue;
+      if (f.spec.times !== undefined && f.applied >= f.spec.times) continue;
+      f.applied++;
+      return f.spec;
+    }
+    return null;
+  };
+
+  const listed = () => tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema }));
+
+  const answer = (tool: DemoTool, args: Record<string, unknown>, key: string | null): JsonResponse => {
+    const rest = { ...args };
+    const path = tool.path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+      const v = rest[name];
+      delete rest[name];
+      return encodeURIComponent(String(v));
+    });
+    const match = matchRoute(path);
+    if (!match) return { status: 404, body: { error: 'no_such_route' } };
+    if (tool.method === 'GET') return normalResponse(match);
+    const done = processPost(match, { body: JSON.stringify(rest), contentType: 'application/json', idempotencyKey: key }, ledger);
+    if (done.effect) bump(stats.effects, tool.name);
+    if (done.replayed) bump(stats.replays, tool.name);
+    return done.response;
+  };
+
+  const hold = (ms: number | undefined, signal: AbortSignal): Promise<void> =>
+    new Promise((resolve) => {
+      const release = () => {
+        held.delete(release);
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = ms === undefined ? undefined : setTimeout(release, ms);
+      held.add(release);
+      signal.addEventListener('abort', release, { once: true });
+    });
+
+  const newServer = (): Server => {
+    const server = new Server({ name: 'tao-mcp-tools', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+    server.setRequestHandler(ListToolsRequestSchema, () => {
+      stats.lists++;
+      return { tools: listed() };
+    });
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      const name = request.params.name;
+      const tool = byName.get(name);
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      const meta = request.params._meta as Record<string, unknown> | undefined;
+      const key = typeof meta?.[IDEMPOTENCY_META_KEY] === 'string' ? (meta[IDEMPOTENCY_META_KEY] as string) : null;
+      bump(stats.calls, name);
+      if (key) bump(stats.keys, key);
+      const fault = chooseFault(name, ['rpc_error', 'tool_error', 'timeout', 'large']);
+      if (fault?.mode === 'rpc_error') throw new McpError(fault.code ?? ErrorCode.InternalError, `simulated JSON-RPC error of ${name} (tao-mcp-tools)`);
+      if (fault?.mode === 'tool_error') return { content: [{ type: 'text', text: `simulated failure of ${name} (tao-mcp-tools)` }], isError: true };
+      if (fault?.mode === 'timeout') {
+        await hold(fault.delayMs, extra.signal);
+        if (fault.delayMs === undefined) return { content: [{ type: 'text', text: 'cancelled' }], isError: true };
+      }
+      const args = request.params.arguments ?? {};
+      if (!tool.validate(args)) {
+        return { content: [{ type: 'text', text: `invalid arguments for ${name}: ${(tool.validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}` }], isError: true };
+      }
+      const res = answer(tool, args, key);
+      if (res.status < 200 || res.status >= 300) return { content: [{ type: 'text', text: JSON.stringify(res.body) }], isError: true };
+      let body = res.body as Record<string, unknown>;
+      if (fault?.mode === 'large') {
+        const bytes = fault.bytes ?? 300_000;
+        const item = { at: '2025-01-01T00:00:00+08:00', note: 'x'.repeat(200) };
+        body = { ...body, history: Array.from({ length: Math.ceil(bytes / JSON.stringify(item).length) }, () => item) };
+      }
+      return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+    });
+    servers.add(server);
+    server.onclose = () => servers.delete(server);
+    return server;
+  };
+
+  const send = (res: http.ServerResponse, status: number, body: unknown): void => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+  const rpcError = (res: http.ServerResponse, status: number, message: string): void => send(res, status, { jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+
+  const readBody = (req: http.IncomingMessage): Promise<string | null> =>
+    new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size <= MAX_BODY_BYTES) chunks.push(c);
+      });
+      req.on('end', () => resolve(size > MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8')));
+      req.on('error', reject);
+    });
+
+  const handleMcp = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    if (options.token !== undefined && req.headers.authorization !== `Bearer ${options.token}`) {
+      stats.unauthorized++;
+      send(res, 401, { error: 'unauthorized' });
+      return;
+    }
+    const sid = req.headers['mcp-session-id'];
+    const sessionId = Array.isArray(sid) ? sid[0] : sid;
+    if (req.method === 'POST') {
+      const text = await readBody(req);
+      if (text === null) return send(res, 413, { error: 'body_too_large' });
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return send(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
+      }
+      const call = body as { method?: unknown; params?: { name?: unknown } };
+      if (call.method === 'tools/call' && typeof call.params?.name === 'string') {
+        const fault = chooseFault(call.params.name, ['http_error']);
+        if (fault) return send(res, fault.status ?? 503, { error: 'simulated HTTP error (tao-mcp-tools)' });
+      }
+      let transport = sessionId ? transports.get(sessionId) : undefined;
+      if (!transport) {
+        if (sessionId) return rpcError(res, 404, 'Session not found');
+        if (!isInitializeRequest(body)) return rpcError(res, 400, 'Bad Request: no session id, and not an initialize request');
+        const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => {
+            transports.set(id, created);
+            stats.sessionsOpened++;
+          },
+        });
+        created.onclose = () => {
+          if (created.sessionId) transports.delete(created.sessionId);
+        };
+        await newServer().connect(created);
+        transport = created;
+      }
+      await transport.handleRequest(req, res, body);
+      return;
+    }
+    if (req.method === 'GET' || req.method === 'DELETE') {
+      const transport = sessionId ? transports.get(sessionId) : undefined;
+      if (!transport) return rpcError(res, sessionId ? 404 : 400, sessionId ? 'Session not found' : 'Bad Request: no session id');
+      await transport.handleRequest(req, res);
+      return;
+    }
+    send(res, 405, { error: 'method_not_allowed' });
+  };
+
+  const handleControl = async (req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> => {
+    if (path === '/__control/faults') {
+      if (req.method === 'DELETE') {
+        faults = [];
+        return send(res, 200, { faults: [] });
+      }
+      if (req.method === 'GET') return send(res, 200, { faults });
+      if (req.method === 'POST') {
+        const text = (await readBody(req)) ?? '';
+        try {
+          return send(res, 201, { id: setFault(JSON.parse(text) as McpFaultSpec) });
+        } catch (err) {
+          return send(res, 400, { error: 'invalid_fault', message: (err as Error).message });
+        }
+      }
+    }
+    if (path === '/__control/stats') {
+      if (req.method === 'DELETE') stats = empty();
+      return send(res, 200, { ...stats, sessionsOpen: transports.size });
+    }
+    if (path === '/__control/tools' && req.method === 'POST') {
+      const text = (await readBody(req)) ?? '';
+      try {
+        const change = JSON.parse(text) as { name: string; description?: string; inputSchema?: Record<string, unknown> };
+        await changeTool(change.name, change);
+        return send(res, 200, { tools: listed() });
+      } catch (err) {
+        return send(res, 400, { error: 'invalid_change', message: (err as Error).message });
+      }
+    }
+    send(res, 404, { error: 'not_found' });
+  };
+
+  const setFault = (spec: McpFaultSpec): string => {
+    if (!spec || !MCP_FAULT_MODES.includes(spec.mode)) throw new RangeError(`mode must be one of ${MCP_FAULT_MODES.join(', ')}`);
+    if (spec.tool !== undefined && !byName.has(spec.tool)) throw new RangeError(`no tool named ${spec.tool}`);
+    const id = `f${++faultSeq}`;
+    faults.push({ id, spec: { ...spec }, applied: 0 });
+    return id;
+  };
+
+  const changeTool = async (name: string, change: { description?: string; inputSchema?: Record<string, unknown> }): Promise<void> => {
+    const tool = byName.get(name);
+    if (!tool) throw new RangeError(`no tool named ${name}`);
+    if (change.description !== undefined) tool.description = change.description;
+    if (change.inputSchema !== undefined) tool.inputSchema = change.inputSchema;
+    await Promise.allSettled([...servers].map((s) => s.sendToolListChanged()));
+  };
+
+  const server = http.createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const work = path === '/mcp' ? handleMcp(req, res) : path.startsWith('/__control/') ? handleControl(req, res, path) : path === '/health' ? Promise.resolve(send(res, 200, { status: 'ok' })) : Promise.resolve(send(res, 404, { error: 'not_found' }));
+    work.catch((err: unknown) => {
+      if (!res.headersSent) send(res, 500, { error: 'internal', message: String(err) });
+      else res.destroy();
+    });
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? DEFAULT_MCP_TOOLS_PORT, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as { port: number }).port;
+  const host = options.host ?? '127.0.0.1';
+  let closing: Promise<void> | null = null;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`,
+    port,
+    tools: tools.map((t) => t.name),
+    stats: () => ({ ...stats, calls: { ...stats.calls }, keys: { ...stats.keys }, effects: { ...stats.effects }, replays: { ...stats.replays }, sessionsOpen: transports.size }),
+    resetStats: () => {
+      stats = empty();
+    },
+    setFault,
+    clearFaults: () => {
+      faults = [];
+    },
+    faults: () => faults.map((f) => ({ ...f, spec: { ...f.spec } })),
+    changeTool,
+    close: () =>
+      (closing ??= (async () => {
+        for (const release of [...held]) release();
+        await Promise.allSettled([...transports.values()].map((t) => t.close()));
+        for (const s of sockets) s.destroy();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      })()),
+  };
+}
