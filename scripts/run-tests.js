@@ -23,6 +23,13 @@
 //           llama.cpp's llama-server with SmolLM2-135M-Instruct; left running for the next run). Its
 //           first run builds llama-server from PyPI's llama.cpp source (about 7 minutes on 2 cores,
 //           cached outside the clone in TAO_MODEL_CACHE), so it is started before anything else
+// helm      helm and kubeconform (go install at pinned versions) and the Kubernetes JSON schemas
+//           (PyPI kubernetes-validate, rewritten to validate offline): DEPLOY_HELM, DEPLOY_KUBECONFORM,
+//           DEPLOY_K8S_SCHEMAS, DEPLOY_K8S_VERSIONS (node deploy/prepare.js helm; built once, about
+//           2 minutes on 2 cores, cached outside the clone in ~/.cache/tao-kafka/deploy)
+// podman    podman with a private configuration and store, and the local base images (Debian's
+//           podman, runc, catatonit and debootstrap packages; node deploy/prepare.js podman):
+//           CONTAINERS_CONF, CONTAINERS_STORAGE_CONF, DEPLOY_BASE_IMAGE, DEPLOY_NODE_IMAGE
 //
 // A file without the line is a unit test: it runs with KAFKA_BROKERS and SCHEMA_REGISTRY_URL
 // pointing at a closed port, so one that reaches for Kafka fails instead of passing by luck.
@@ -79,7 +86,7 @@ const say = (msg) => console.log(`\n== [${elapsed()}] ${msg}`);
 const env = { ...process.env };
 
 // ---- which files, and what they need ----------------------------------------------------------
-const KNOWN_NEEDS = ['kafka', 'python', 'chromium', 'promtool', 'model'];
+const KNOWN_NEEDS = ['kafka', 'python', 'chromium', 'promtool', 'model', 'helm', 'podman'];
 const files = [];
 const walk = (dir) => {
   for (const name of readdirSync(dir).sort()) {
@@ -166,10 +173,11 @@ async function debianPackages(fail) {
   const missing = [];
   if (needed.has('chromium') && !existsSync('/usr/bin/chromium')) missing.push('chromium');
   if (needed.has('promtool') && !onPath('promtool')) missing.push('prometheus');
+  if (needed.has('podman')) for (const [cmd, pkg] of [['podman', 'podman'], ['runc', 'runc'], ['catatonit', 'catatonit'], ['debootstrap', 'debootstrap']]) if (!onPath(cmd) && !existsSync(`/usr/libexec/podman/${cmd}`)) missing.push(pkg);
   if (missing.length === 0) return;
   const how = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
   if (process.getuid?.() !== 0 || !onPath('apt-get')) {
-    return fail(`missing Debian packages ${missing.join(', ')} (tests need chromium for the HTML report and promtool for the alert rules); install them with: sudo ${how}`);
+    return fail(`missing Debian packages ${missing.join(', ')} (tests need chromium for the HTML report, promtool for the alert rules, podman, runc, catatonit and debootstrap for the image test); install them with: sudo ${how}`);
   }
   say(`installing Debian packages the tests need: ${missing.join(', ')} (apt-get, about a minute)`);
   const extraEnv = { DEBIAN_FRONTEND: 'noninteractive' };
@@ -229,6 +237,18 @@ async function localModel(fail) {
   env.TAO_TEST_MODEL_NAME = found.TAO_LLM_MODEL;
   say(`model server ready: TAO_TEST_MODEL_URL=${env.TAO_TEST_MODEL_URL} TAO_TEST_MODEL_NAME=${env.TAO_TEST_MODEL_NAME}`);
 }
+
+// helm, podman: deploy/prepare.js builds or fetches what the deployment tests need into a cache
+// outside the clone and prints the variables they read (NAME=value lines).
+const deployPrepare = (kind) => async (fail) => {
+  say(`preparing ${kind} for the deployment tests (node deploy/prepare.js ${kind}; the first run builds or fetches for a few minutes, then cached)`);
+  const r = await run(process.execPath, [join(root, 'deploy/prepare.js'), kind], { prefix: kind });
+  for (const line of r.out.split('\n')) {
+    const m = /^([A-Z][A-Z0-9_]*)=(.+)$/.exec(line.trim());
+    if (m) env[m[1]] = m[2];
+  }
+  if (r.code !== 0) fail(`${kind} for the deployment tests could not be prepared (node deploy/prepare.js ${kind} exit ${r.code}):\n${r.tail.slice(-10).join('\n')}`);
+};
 
 async function pythonVenv(fail) {
   if (env.TAO_INTEROP_PYTHON) return;
@@ -405,11 +425,13 @@ if (needed.has('kafka')) ready.set('kafka', prepare(kafka));
 const build = integrationFiles.length ? prepare(compiledBuild) : Promise.resolve(null);
 const checks = build.then(() => typecheck());
 if (needed.has('python')) ready.set('python', prepare(pythonVenv));
-if (needed.has('chromium') || needed.has('promtool')) {
+if (needed.has('chromium') || needed.has('promtool') || needed.has('podman')) {
   const packages = prepare(debianPackages);
   ready.set('chromium', packages);
   ready.set('promtool', packages);
+  if (needed.has('podman')) ready.set('podman', packages.then((problem) => problem ?? prepare(deployPrepare('podman'))));
 }
+if (needed.has('helm')) ready.set('helm', prepare(deployPrepare('helm')));
 /** Resolves with the problems of what `file` needs (empty: all of it is ready). */
 const unmet = async (file) => (await Promise.all(needsOf.get(file).map((n) => ready.get(n) ?? null))).filter(Boolean);
 
