@@ -36,6 +36,7 @@ export const FAULT_KINDS = [
   'timeout',
   'rate_limit',
   'server_error',
+  'model_not_found',
   'not_json',
   'hallucinated_tool',
   'bad_arguments',
@@ -48,7 +49,8 @@ export const FAULT_KINDS = [
  * - `timeout` — no answer: the request is held until the client gives up (or
  *   the server closes); with `delayMs`, held that long and then answered normally;
  * - `rate_limit` — 429 with `Retry-After: retryAfterSeconds` (default 1) and an OpenAI error body;
- * - `server_error` — 500 with an OpenAI error body;
+ * - `server_error` — 500 (or `status`, 500-599: 503 for an overloaded model) with an OpenAI error body;
+ * - `model_not_found` — 404 with OpenAI's `model_not_found` error (the requested model is not served);
  * - `not_json` — 200 `application/json` whose body is the normal answer cut in half;
  * - `hallucinated_tool` — a tool call of {@link HALLUCINATED_TOOL}, which no request offers;
  * - `bad_arguments` — the normal tool call with arguments that break the tool's parameter schema;
@@ -104,6 +106,8 @@ export interface FaultSpec {
   delayMs?: number;
   /** `rate_limit` only: the `Retry-After` seconds. */
   retryAfterSeconds?: number;
+  /** `server_error` only: the HTTP status, 500-599 (default 500). */
+  status?: number;
 }
 
 /** A registered fault and its counters. */
@@ -122,6 +126,7 @@ export interface ChosenFault {
   id: string;
   delayMs?: number;
   retryAfterSeconds?: number;
+  status?: number;
 }
 
 /** A fault spec was rejected; `field` is its JSON path. */
@@ -153,6 +158,7 @@ const FAULT_SCHEMA = {
     },
     delayMs: { type: 'integer', minimum: 0, maximum: MAX_DELAY_MS },
     retryAfterSeconds: { type: 'integer', minimum: 0 },
+    status: { type: 'integer', minimum: 500, maximum: 599 },
   },
 } as const;
 
@@ -177,6 +183,7 @@ export function validateFaultSpec(input: unknown): FaultSpec {
   if (input.retryAfterSeconds !== undefined && input.kind !== 'rate_limit') {
     throw new FaultSpecError('retryAfterSeconds', 'applies only to kind rate_limit');
   }
+  if (input.status !== undefined && input.kind !== 'server_error') throw new FaultSpecError('status', 'applies only to kind server_error');
   return structuredClone(input);
 }
 
@@ -250,7 +257,7 @@ export class FaultRegistry {
       if (match?.turn !== undefined && match.turn !== conv.turn) continue;
       f.applied += 1;
       if (f.spec.times !== undefined && f.applied >= f.spec.times) f.exhausted = true;
-      return { kind: f.spec.kind, id: f.id, delayMs: f.spec.delayMs, retryAfterSeconds: f.spec.retryAfterSeconds };
+      return { kind: f.spec.kind, id: f.id, delayMs: f.spec.delayMs, retryAfterSeconds: f.spec.retryAfterSeconds, status: f.spec.status };
     }
     const markers = markersIn(conv.userText).filter((m) => m.turn === null || m.turn === conv.turn);
     const first = markers[0];

@@ -459,10 +459,18 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
         later(res, () => sendJson(res, 429, openAiError(`Rate limit reached (simulated by tao-model-sim). Please try again in ${seconds}s.`, 'requests', null, 'rate_limit_exceeded'), { 'retry-after': String(seconds) }));
         return;
       }
-      case 'server_error':
-        rec.status = 500;
+      case 'server_error': {
+        const status = fault?.status ?? 500;
+        rec.status = status;
         count(rec);
-        later(res, () => sendJson(res, 500, openAiError('The server had an error while processing your request (simulated by tao-model-sim).', 'server_error')));
+        const message = status === 503 ? 'The model is overloaded or not ready yet; please try again later (simulated by tao-model-sim).' : 'The server had an error while processing your request (simulated by tao-model-sim).';
+        later(res, () => sendJson(res, status, openAiError(message, 'server_error')));
+        return;
+      }
+      case 'model_not_found':
+        rec.status = 404;
+        count(rec);
+        later(res, () => sendJson(res, 404, openAiError(`The model \`${model}\` does not exist or you do not have access to it (simulated by tao-model-sim).`, 'invalid_request_error', null, 'model_not_found')));
         return;
       case 'not_json': {
         count(rec);

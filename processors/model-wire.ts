@@ -47,7 +47,7 @@ export type ModelAnswer = (
   | { kind: 'reflection'; reflection: ModelReflection }
   /** A whole plan (a plan turn): `content` is the model's JSON text, `plan` its parsed value (tools by catalog name). */
   | { kind: 'plan'; content: string; plan: { steps: Array<{ id: string; tool: string }>; output: Record<string, string> } }
-) & { usage: Usage; reasoning?: string | null };
+) & { usage: Usage; reasoning?: string | null; /** The completion's `model`: which model answered (null when the server did not say). */ model?: string | null };
 
 /** OpenAI function names allow `[a-zA-Z0-9_-]{1,64}`; catalog names have dots. The mapping is reversible. */
 export function toWireName(tool: string): string {

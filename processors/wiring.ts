@@ -14,7 +14,7 @@ import type { ThoughtConfig } from './thought/core.ts';
 import type { ObservationConfig, PayloadClassifier } from './observation/core.ts';
 import type { ModelLoopConfig } from './thought/react.ts';
 import type { SkillSet } from './thought/skills.ts';
-import { MODEL_TOOL, modelToolSpecs } from '../tools/model.ts';
+import { MODEL_TOOL, modelNames, modelToolSpecs } from '../tools/model.ts';
 
 export { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
 import { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
@@ -70,7 +70,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
   const skills = ['react', 'plan-replan'].includes(setting(env, 'TAO_PLANNER')) ? loadSkills(skillsOptionsFromEnv(env).dir, catalog) : undefined;
   return {
     planner: createPlanner(env, { flows, catalog, tools, validator, skills }),
-    model: skills && { ...modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES), params: setting(env, 'TAO_LLM_PARAMS'), toolCalls: setting(env, 'TAO_LLM_TOOL_CALLS') },
+    model: skills && { ...modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES), params: setting(env, 'TAO_LLM_PARAMS'), toolCalls: setting(env, 'TAO_LLM_TOOL_CALLS'), models: modelNames(env) },
     validator,
     tools,
     maxIterations: setting(env, 'TAO_MAX_ITERATIONS'),

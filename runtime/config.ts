@@ -91,7 +91,9 @@ export const SETTINGS = {
   TAO_LLM_MODEL: { kind: 'string', meaning: 'model name; required when TAO_PLANNER=llm', usedBy: ['thought', 'action', 'observation', 'replay'] },
   TAO_LLM_API_KEY_ENV: { kind: 'string', default: 'TAO_LLM_API_KEY', pattern: /^[A-Za-z_][A-Za-z0-9_]*$/, hint: 'the name of an environment variable', meaning: 'name of the variable holding the API key', usedBy: ['thought', 'action', 'observation', 'replay'] },
   TAO_LLM_API_KEY: { kind: 'secret', meaning: 'API key, sent as a Bearer token (unset: no Authorization header)', usedBy: ['thought', 'action', 'observation', 'replay'] },
-  TAO_LLM_FALLBACK_MODEL: { kind: 'string', meaning: 'a second model at the same endpoint that Action asks (tool model.chat_fallback) when the first fails or its breaker is open (TAO_PLANNER=react)', usedBy: ['action', 'observation'] },
+  TAO_LLM_FALLBACK_MODEL: { kind: 'string', meaning: "a second model Action asks (tool model.chat_fallback) when the first answers 5xx, times out, is unreachable, rate-limited after its retries, says the model or its capacity is unavailable (404 model_not_found, 503), or its breaker is open (not on other 4xx); at TAO_LLM_FALLBACK_BASE_URL, else at the primary's endpoint with its key (TAO_PLANNER=react)", usedBy: ['thought', 'action', 'observation', 'replay'] },
+  TAO_LLM_FALLBACK_BASE_URL: { kind: 'url', meaning: "OpenAI-compatible API base of the fallback model, another endpoint than TAO_LLM_BASE_URL; with it alone the fallback is TAO_LLM_MODEL there (unset: the fallback model at the primary's endpoint)", usedBy: ['thought', 'action', 'observation', 'replay'] },
+  TAO_LLM_FALLBACK_API_KEY_ENV: { kind: 'string', pattern: /^[A-Za-z_][A-Za-z0-9_]*$/, hint: 'the name of an environment variable', meaning: "name of the variable holding the fallback endpoint's API key (with TAO_LLM_FALLBACK_BASE_URL; unset: no key is sent there: the primary's key never goes to another endpoint)", usedBy: ['action', 'observation', 'replay'] },
   TAO_LLM_TIMEOUT_MS: { kind: 'duration', default: '20s', min: 1, max: 600000, meaning: 'budget of one LLM request', usedBy: ['thought', 'action', 'observation', 'replay'] },
   TAO_LLM_MAX_TOKENS: { kind: 'int', default: '2048', min: 1, max: 1000000, meaning: '`max_tokens` of an LLM request', usedBy: ['thought', 'replay'] },
   TAO_LLM_PARAMS: { kind: 'enum', values: ['chat', 'reasoning'], default: 'chat', meaning: 'sampling parameters of model requests: `chat` sends `temperature: 0` and `max_tokens`; `reasoning` (OpenAI o-series, gpt-5 and other reasoning models, which refuse both) sends `max_completion_tokens` and no temperature', usedBy: ['thought', 'replay'] },
@@ -278,13 +280,12 @@ export function formatDuration(ms: number): string {
 /**
  * Every problem of the environment, one line each: values that do not parse, and `TAO_*` names
  * that are not declared (with the closest declared name). `alsoKnown`: more accepted names (those
- * a tool catalog references, the variable TAO_LLM_API_KEY_ENV names).
+ * a tool catalog references, the variables TAO_LLM_API_KEY_ENV and TAO_LLM_FALLBACK_API_KEY_ENV name).
  */
 export function environmentProblems(env: NodeJS.ProcessEnv, options: { alsoKnown?: Iterable<string> } = {}): string[] {
   const problems: string[] = [];
   const known = new Set<string>([...Object.keys(SETTINGS), ...(options.alsoKnown ?? [])]);
-  const keyEnv = env.TAO_LLM_API_KEY_ENV;
-  if (keyEnv) known.add(keyEnv);
+  for (const keyEnv of [env.TAO_LLM_API_KEY_ENV, env.TAO_LLM_FALLBACK_API_KEY_ENV]) if (keyEnv) known.add(keyEnv);
   for (const name of Object.keys(env).sort()) {
     if (name in SETTINGS) {
       try {

@@ -1,5 +1,6 @@
 import type { StepResult } from '../../schemas/types.gen.ts';
 import type { Tool, ToolCatalog } from '../../tools/catalog.ts';
+import { modelUnavailable } from '../../tools/model.ts';
 import { CircuitBreaker, type BreakerState } from './breaker.ts';
 import { invokeTool, type HttpDeps, type InvokeContext } from './invoke.ts';
 
@@ -29,7 +30,7 @@ export class ToolExecutor {
   async execute(tool: Tool, stepId: string, input: unknown, ctx: InvokeContext): Promise<StepResult> {
     const primary = await this.callGuarded(tool, stepId, input, ctx);
     const fallbackName = tool.spec.fallbackTool;
-    if (!isUpstreamFailure(primary) || !fallbackName) return primary;
+    if (!isUpstreamFailure(primary, tool) || !fallbackName) return primary;
     const fallback = this.catalog.get(fallbackName)!;
     const reason = `${tool.spec.name}: ${primary.error!.type}: ${primary.error!.message}`;
     this.events.onFallback?.(tool.spec.name, fallbackName, reason);
@@ -65,7 +66,7 @@ export class ToolExecutor {
     const result = await invokeTool(tool, stepId, input, ctx, this.http);
     // Input the caller got wrong says nothing about the tool's health, nor does an MCP tool refused
     // because its definition changed on the server (nothing was called).
-    if (breaker && result.error?.type !== 'invalid_input' && result.error?.type !== 'schema_changed') breaker.record(!isUpstreamFailure(result));
+    if (breaker && result.error?.type !== 'invalid_input' && result.error?.type !== 'schema_changed') breaker.record(!isUpstreamFailure(result, tool));
     this.events.onCall?.(tool.spec.name, result);
     return result;
   }
@@ -85,11 +86,15 @@ export class ToolExecutor {
  * The tool (not the caller) failed: no usable answer after retries. Client errors other than 429
  * (bad request, auth, not found) are answers about the request, not upstream failures, and so is an
  * MCP tool's own error result (`tool_error`: the server answered). An MCP tool refused because its
- * definition changed (`schema_changed`) cannot be used: its fallback is.
+ * definition changed (`schema_changed`) cannot be used: its fallback is. For a model endpoint
+ * (`kind: model`), a 4xx that says the model or its capacity is unavailable (404 model_not_found,
+ * tools/model.ts `modelUnavailable`) is an upstream failure too: another model may answer.
  */
-export function isUpstreamFailure(result: StepResult): boolean {
+export function isUpstreamFailure(result: StepResult, tool?: Tool): boolean {
   const error = result.error;
   if (!error || error.type === 'invalid_input' || error.type === 'tool_error') return false;
-  if (error.type === 'http_status' && result.status_code !== null && result.status_code >= 400 && result.status_code < 500 && result.status_code !== 429) return false;
+  if (error.type === 'http_status' && result.status_code !== null && result.status_code >= 400 && result.status_code < 500 && result.status_code !== 429) {
+    return tool?.spec.kind === 'model' && modelUnavailable(result.status_code, result.response_raw);
+  }
   return true;
 }

@@ -71,6 +71,11 @@ export interface ModelLoopConfig {
   params?: 'chat' | 'reasoning';
   /** How react turns ask for tool calls when the skill names no mode (TAO_LLM_TOOL_CALLS). Default native. */
   toolCalls?: 'native' | 'json_schema';
+  /**
+   * The models Action's model tools ask (TAO_LLM_MODEL, TAO_LLM_FALLBACK_MODEL): what answered when
+   * a completion does not name its model, by the tool that answered (`fallbackTool`: the fallback's).
+   */
+  models?: { primary?: string; fallback?: string; fallbackTool?: string };
 }
 
 /** The settings of Thought a react run uses (a subset of ThoughtConfig). */
@@ -271,7 +276,9 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
   if (answer.kind === 'final') {
     const missing = ungrounded(skill, plan, outputs);
     // A grounded final answer is kept even when it crossed the budget: it is paid for, and it is the run's result.
-    if (!missing) return end(thoughtId, run, obs.iteration, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens }));
+    // The outcome names the model that answered it, and the model it stood in for when a fallback did.
+    const by = { model: answeredModel(verdict, answer, skill, loop), ...(verdict.fallback_from ? { fallback_from: verdict.fallback_from } : {}) };
+    if (!missing) return end(thoughtId, run, obs.iteration, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens, ...by }));
     // Ungrounded answers count toward the streak of rejected answers like any other.
     if (tokens <= skill.tokenBudget) return reject('ungrounded', missing, run, { ...next, invalid_streak: state.invalid_streak });
   }
@@ -294,6 +301,18 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
       if (!runner) return end(thoughtId, run, obs.iteration, 'failed', 'model_unavailable', 'the model answered with a plan, but this Thought runs no plans for models', null);
       return onPlan(thoughtId, obs.iteration, run, plan, outputs, turn, answer, next, skill, loop, bounds, runner);
   }
+}
+
+/**
+ * The model that answered a turn: the completion's own `model`, else the one the request named (the
+ * skill's), else the configured model of the tool that answered (primary or fallback); `unknown`
+ * when none is known.
+ */
+export function answeredModel(verdict: Pick<Verdict, 'tool' | 'fallback_from'>, answer: { model?: string | null }, skill: Pick<ReactSkill, 'model'>, loop: Pick<ModelLoopConfig, 'models'>): string {
+  if (answer.model) return answer.model;
+  const fromFallback = verdict.fallback_from !== null && (loop.models?.fallbackTool === undefined || verdict.tool === loop.models.fallbackTool);
+  if (fromFallback) return loop.models?.fallback ?? 'unknown';
+  return skill.model ?? loop.models?.primary ?? 'unknown';
 }
 
 /**

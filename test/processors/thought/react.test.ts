@@ -101,7 +101,7 @@ describe('react runs', () => {
     const end = onObservation(observed(t2, answer({ kind: 'final', content: 'Order O-12345678 is in transit, ETA 3 December.', usage })), c);
     const o = outcome(end)!;
     assert.deepEqual([o.status, o.reason_code], ['completed', 'completed']);
-    assert.deepEqual(JSON.parse(o.output_json!), { answer: 'Order O-12345678 is in transit, ETA 3 December.', skill: 'order-status@1', turns: 2, tokens: 880 });
+    assert.deepEqual(JSON.parse(o.output_json!), { answer: 'Order O-12345678 is in transit, ETA 3 December.', skill: 'order-status@1', turns: 2, tokens: 880, model: 'unknown' });
   });
 
   test('a rejected answer is shown to the model in its next turn; three in a row end the run as model_invalid', () => {
