@@ -4,20 +4,23 @@
  * local ones, `npx tao infra up`), in a fresh TAO_NAMESPACE deleted by nobody (topics are small).
  *
  *   node deploy/prepare.js podman          # once: the private podman setup and the base images
- *   node --import tsx deploy/measure-startup.ts [--reps 3] [--no-build]
+ *   node --import tsx deploy/measure-startup.ts [--reps 3] [--no-build] [--host]
+ *
+ * --host: each start is paired with the same process started on the host from dist/ (node
+ * --max-semi-space-size=8 bin/tao.js ...), alternating, so the container's cost is read at one load.
  *
  * One container at a time, each a new container from the image; the time includes podman's own
  * start (about 0.1-0.3 s here), node's, loading the code and models, waiting for Kafka, checking
  * the topics and schemas, joining the group and claiming partitions. Prints a table and JSON.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PACKAGE_ROOT } from '../runtime/paths.ts';
 import { DEFAULT_IMAGE, buildImage, freePort, imageSize, podmanSetupFromEnv, runContainer, stopContainers, waitHealthy, type PodmanSetup } from './containers.ts';
 
-const { values } = parseArgs({ options: { reps: { type: 'string', default: '3' }, 'no-build': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { reps: { type: 'string', default: '3' }, 'no-build': { type: 'boolean', default: false }, host: { type: 'boolean', default: false } } });
 const reps = Number(values.reps);
 
 function setup(): PodmanSetup {
@@ -46,6 +49,7 @@ const applied = runContainer(s, `tao-measure-${ns}-topics`, ['topics', 'apply'],
 if ((await applied.exited) !== 0) throw new Error(`topics apply failed:\n${applied.lines.join('\n')}`);
 
 const results: Record<string, { ms: number[]; stopMs: number[] }> = {};
+const hostResults: Record<string, { ms: number[]; stopMs: number[] }> = {};
 const processes: Array<{ name: string; args: string[]; portVar: string }> = [
   { name: 'thought', args: ['run', 'thought'], portVar: 'TAO_OPS_PORT' },
   { name: 'action', args: ['run', 'action'], portVar: 'TAO_OPS_PORT' },
@@ -53,6 +57,23 @@ const processes: Array<{ name: string; args: string[]; portVar: string }> = [
   { name: 'ingress', args: ['run', 'ingress'], portVar: 'TAO_INGRESS_PORT' },
   { name: 'tools', args: ['run', 'tools'], portVar: 'TAO_TOOLS_PORT' },
 ];
+/** The same process on the host, from dist/ (TAO_RUN_FROM=dist), as bin/tao.js's child stages run. */
+async function hostStart(args: string[], env: Record<string, string>, port: number): Promise<{ ms: number; stopMs: number }> {
+  const t0 = Date.now();
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', join(PACKAGE_ROOT, 'bin', 'tao.js'), ...args], { env: { ...process.env, ...env, TAO_RUN_FROM: 'dist' }, stdio: 'ignore' });
+  const exited = new Promise<number>((r) => child.once('exit', (code) => r(code ?? 1)));
+  try {
+    const ms = await waitHealthy(`http://127.0.0.1:${port}/health`, t0, 180_000, exited);
+    const t1 = Date.now();
+    child.kill('SIGTERM');
+    await exited;
+    return { ms, stopMs: Date.now() - t1 };
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+}
+
 for (let rep = 0; rep < reps; rep++) {
   for (const p of processes) {
     const port = await freePort();
@@ -71,11 +92,22 @@ for (let rep = 0; rep < reps; rep++) {
       await stopContainers(s, [name]);
       throw err;
     }
+    if (values.host) {
+      const hostPort = await freePort();
+      const h = await hostStart(p.args, { ...base, [p.portVar]: String(hostPort) }, hostPort);
+      (hostResults[p.name] ??= { ms: [], stopMs: [] }).ms.push(h.ms);
+      hostResults[p.name]!.stopMs.push(h.stopMs);
+      console.error(`${p.name} #${rep + 1} on the host: ready in ${h.ms} ms, stopped in ${h.stopMs} ms`);
+    }
   }
 }
 const load = (await import('node:os')).loadavg()[0]!.toFixed(1);
 console.log(`image ${DEFAULT_IMAGE}: ${(size / 1e6).toFixed(0)} MB; ${reps} cold starts each, one at a time, load average ${load} at the end`);
-console.log('| process | ready ms, median [min-max] | stop ms, median |');
-console.log('|---|---|---|');
-for (const [name, r] of Object.entries(results)) console.log(`| ${name} | ${median(r.ms)} [${Math.min(...r.ms)}-${Math.max(...r.ms)}] | ${median(r.stopMs)} |`);
-console.log(JSON.stringify({ image: DEFAULT_IMAGE, bytes: size, results }));
+const range = (xs: number[]) => `${median(xs)} [${Math.min(...xs)}-${Math.max(...xs)}]`;
+console.log(`| process | container: ready ms, median [min-max] | stop ms, median |${values.host ? ' host (dist/): ready ms | stop ms |' : ''}`);
+console.log(`|---|---|---|${values.host ? '---|---|' : ''}`);
+for (const [name, r] of Object.entries(results)) {
+  const h = hostResults[name];
+  console.log(`| ${name} | ${range(r.ms)} | ${median(r.stopMs)} |${h ? ` ${range(h.ms)} | ${median(h.stopMs)} |` : ''}`);
+}
+console.log(JSON.stringify({ image: DEFAULT_IMAGE, bytes: size, results, host: values.host ? hostResults : undefined }));
