@@ -6,9 +6,9 @@
  * prefix of the caller's so that it removes only its own.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { homedir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PACKAGE_ROOT } from '../runtime/paths.ts';
@@ -52,23 +52,44 @@ export function podman(setup: PodmanSetup, args: string[], options: { timeoutMs?
   });
 }
 
+/** Where the two build stages' results are kept (tagged, so that pruning keeps them and their layers as the next build's cache). */
+export const CACHE_IMAGE = 'localhost/tao-kafka-build-cache';
+
 /**
  * Builds deploy/Containerfile from the repository root with the local base images (no registry:
  * --pull=never). npm ci reaches the npm registry over the host network; the host's CA bundle is
  * mounted for it (egress through a TLS-inspecting proxy) and the host's npm cache, so a cold build
- * downloads only what the machine has not.
+ * downloads only what the machine has not. The `deps` and `build` stages are built and tagged first
+ * (CACHE_IMAGE:deps, :build; cached steps cost seconds), then the image; then untagged images are
+ * pruned: earlier builds' results, whose layers would otherwise pile up in the store with every
+ * source or dependency change, while the tagged stages keep this build's layers for the next.
+ * Resolves with the image's id: run that, not the tag, which another clone may move meanwhile.
  */
-export async function buildImage(setup: PodmanSetup, tag = DEFAULT_IMAGE, options: { timeoutMs?: number; onLine?: (line: string) => void } = {}): Promise<{ seconds: number; cached: number; steps: number }> {
+export async function buildImage(setup: PodmanSetup, tag = DEFAULT_IMAGE, options: { timeoutMs?: number; onLine?: (line: string) => void } = {}): Promise<{ id: string; seconds: number; cached: number; steps: number }> {
   const t0 = Date.now();
-  const args = ['build', '--pull=never', '--network', 'host', '-f', CONTAINERFILE, '--build-arg', `NODE_IMAGE=${setup.nodeImage}`, '--build-arg', `RUNTIME_IMAGE=${setup.baseImage}`, '-t', tag];
+  const common = ['build', '--pull=never', '--network', 'host', '-f', CONTAINERFILE, '--build-arg', `NODE_IMAGE=${setup.nodeImage}`, '--build-arg', `RUNTIME_IMAGE=${setup.baseImage}`];
   const ca = '/etc/ssl/certs/ca-certificates.crt';
-  if (existsSync(ca)) args.push('-v', `${ca}:/run/host-ca.pem:ro`, '--build-arg', 'NODE_EXTRA_CA_CERTS=/run/host-ca.pem');
+  if (existsSync(ca)) common.push('-v', `${ca}:/run/host-ca.pem:ro`, '--build-arg', 'NODE_EXTRA_CA_CERTS=/run/host-ca.pem');
   const npmCache = join(homedir(), '.npm');
-  if (existsSync(npmCache)) args.push('-v', `${npmCache}:/root/.npm`);
-  args.push(PACKAGE_ROOT);
-  const r = await podman(setup, args, options);
-  if (r.code !== 0) throw new Error(`podman build exited ${r.code}:\n${`${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-30).join('\n')}`);
-  return { seconds: (Date.now() - t0) / 1000, cached: (r.stdout.match(/^--> Using cache/gm) ?? []).length, steps: (r.stdout.match(/^\[\d\/\d\] STEP /gm) ?? []).length };
+  if (existsSync(npmCache)) common.push('-v', `${npmCache}:/root/.npm`);
+  let cached = 0;
+  let steps = 0;
+  const iidfile = join(tmpdir(), `tao-image-${process.pid}-${Date.now()}.iid`);
+  for (const [target, name] of [['deps', `${CACHE_IMAGE}:deps`], ['build', `${CACHE_IMAGE}:build`], [null, tag]] as const) {
+    const left = options.timeoutMs === undefined ? undefined : Math.max(1000, options.timeoutMs - (Date.now() - t0));
+    const r = await podman(setup, [...common, ...(target ? ['--target', target] : ['--iidfile', iidfile]), '-t', name, PACKAGE_ROOT], { ...options, timeoutMs: left });
+    if (r.code !== 0) throw new Error(`podman build${target ? ` --target ${target}` : ''} exited ${r.code}:\n${`${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-30).join('\n')}`);
+    if (!target) {
+      cached = (r.stdout.match(/^--> Using cache/gm) ?? []).length;
+      steps = (r.stdout.match(/^\[\d\/\d\] STEP /gm) ?? []).length;
+    }
+  }
+  const id = readFileSync(iidfile, 'utf8').trim();
+  rmSync(iidfile, { force: true });
+  // Untagged images over an hour old: not this build's (its layers are held by the tags) nor one
+  // running beside it in another clone sharing the store (its new layers are minutes old).
+  await podman(setup, ['image', 'prune', '-f', '--filter', 'until=1h'], { timeoutMs: 120_000 });
+  return { id, seconds: (Date.now() - t0) / 1000, cached, steps };
 }
 
 /** The image's size in bytes, as podman reports it. */

@@ -11,8 +11,10 @@
  *   ops ports (processors/stages.ts), and each stage's consumer group and input topics with their
  *   partition counts (topics/catalog.ts), which cap KEDA's replica counts.
  *
- *   node --import tsx deploy/gen-chart.ts           # rewrite the three files
+ *   npm run deploy:chart                            # rewrite the three files (node --import tsx deploy/gen-chart.ts)
  *   node --import tsx deploy/gen-chart.ts --check   # exit 1 when one is stale (test/deploy/chart-generated.test.ts checks it too)
+ *
+ * Run it with scripts/gen-config-docs.ts whenever runtime/config.ts changes.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -330,7 +332,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--check')) {
     const stale = staleFiles();
     if (stale.length) {
-      console.error(`stale: ${stale.join(', ')}: run \`node --import tsx deploy/gen-chart.ts\``);
+      console.error(`stale: ${stale.join(', ')}: run \`npm run deploy:chart\` (node --import tsx deploy/gen-chart.ts)`);
       process.exit(1);
     }
   } else {

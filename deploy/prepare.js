@@ -57,8 +57,11 @@ function goTool(name, module, version) {
   rmSync(next, { recursive: true, force: true });
   // Outside any module (GOFLAGS/GOWORK from the environment would apply to the project's own modules).
   sh('go', ['install', `${module}@${version}`], { cwd: cacheDir(), env: { ...process.env, GOBIN: next, GOFLAGS: '', GOWORK: 'off' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(next, dir);
+  if (existsSync(bin)) rmSync(next, { recursive: true, force: true }); // another clone was quicker
+  else {
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(next, dir);
+  }
   log(`built ${name} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   return bin;
 }
@@ -96,8 +99,12 @@ function kubernetesSchemas() {
   rmSync(join(work, wheel));
   rmSync(unpacked, { recursive: true, force: true });
   writeFileSync(join(work, '.complete'), `${new Date().toISOString()}\n`);
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(work, dir);
+  // Another clone may have finished the same meanwhile (the cache is shared): keep the first.
+  if (existsSync(done)) rmSync(work, { recursive: true, force: true });
+  else {
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(work, dir);
+  }
   return dir;
 }
 
@@ -189,8 +196,8 @@ function baseImage(env) {
       }
       for (const path of ['usr/share/doc', 'usr/share/man', 'usr/share/info', 'usr/share/locale', 'var/lib/apt/lists/partial', 'var/cache/apt/archives/partial', 'var/log']) mkdirSync(join(rootfs, path), { recursive: true });
       mkdirSync(dirname(tar), { recursive: true });
-      sh('tar', ['-C', rootfs, '--numeric-owner', '-cf', `${tar}.tmp`, '.']);
-      renameSync(`${tar}.tmp`, tar);
+      sh('tar', ['-C', rootfs, '--numeric-owner', '-cf', `${tar}.tmp-${process.pid}`, '.']);
+      renameSync(`${tar}.tmp-${process.pid}`, tar);
     } finally {
       rmSync(rootfs, { recursive: true, force: true });
     }

@@ -18,7 +18,7 @@ import { PACKAGE_ROOT } from '../../runtime/paths.ts';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
 
 test('the chart\'s generated files are current (node --import tsx deploy/gen-chart.ts)', () => {
-  assert.deepEqual(staleFiles(), [], 'run `node --import tsx deploy/gen-chart.ts` and commit the result');
+  assert.deepEqual(staleFiles(), [], 'run `npm run deploy:chart` (node --import tsx deploy/gen-chart.ts) and commit the result');
 });
 
 test('every declared variable is in the chart (config or secrets) or left out with a reason', () => {

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { watchRecords } from '../../client/watch.ts';
-import { DEFAULT_IMAGE, buildImage, containersNamed, freePort, imageSize, podmanSetupFromEnv, runContainer, stopContainers, waitHealthy, type Container } from '../../deploy/containers.ts';
+import { buildImage, containersNamed, freePort, imageSize, podman, podmanSetupFromEnv, runContainer, stopContainers, waitHealthy, type Container } from '../../deploy/containers.ts';
 import { AvroCodec } from '../../runtime/codec.ts';
 import { loadRuntimeConfig } from '../../runtime/config.ts';
 import { createKafka } from '../../runtime/kafka.ts';
@@ -33,26 +33,29 @@ const base = {
   TAO_SESSION_TIMEOUT_MS: '6000',
 };
 const started: Container[] = [];
-let built = false;
+/** This run's image: a tag of its own (clones may share the store and build at the same time), run by id. */
+const tag = `localhost/tao-kafka:test-${ns}`;
+let image = '';
 
 // Bounded so that the build and the loop together end inside the runner's per-file timeout (15
 // minutes): a cold build (both npm ci) took 5-6 minutes here at load ~18, a cached one seconds.
 before(async () => {
   const t0 = Date.now();
-  const r = await buildImage(setup, DEFAULT_IMAGE, { timeoutMs: 9 * 60_000 });
-  built = true;
-  console.log(`image ${DEFAULT_IMAGE}: built in ${((Date.now() - t0) / 1000).toFixed(0)} s (${r.cached}/${r.steps} steps cached), ${((await imageSize(setup)) / 1e6).toFixed(0)} MB`);
+  const r = await buildImage(setup, tag, { timeoutMs: 9 * 60_000 });
+  image = r.id;
+  console.log(`image ${tag}: built in ${((Date.now() - t0) / 1000).toFixed(0)} s (${r.cached}/${r.steps} steps cached), ${((await imageSize(setup, image)) / 1e6).toFixed(0)} MB`);
 });
 
 after(async () => {
   // Only this file's containers (named with its prefix).
   await stopContainers(setup, [...new Set([...started.map((c) => c.name), ...containersNamed(setup, prefix)])], 5);
+  await podman(setup, ['untag', tag, tag], { timeoutMs: 30000 });
 });
 
 test('a ticket through the containerised ingress completes, and replay --verify finds no drift', { timeout: 5 * 60_000 }, async () => {
-  assert.ok(built);
+  assert.ok(image);
   const t0 = Date.now();
-  const applied = runContainer(setup, `${prefix}topics`, ['topics', 'apply'], base);
+  const applied = runContainer(setup, `${prefix}topics`, ['topics', 'apply'], base, image);
   assert.equal(await applied.exited, 0, applied.lines.join('\n'));
   assert.ok(applied.lines.some((l) => /schemas registered/.test(l)), applied.lines.join('\n'));
 
@@ -66,7 +69,7 @@ test('a ticket through the containerised ingress completes, and replay --verify 
   const ready = await Promise.all(
     processes.map(async (p) => {
       const since = Date.now();
-      const c = runContainer(setup, `${prefix}${p.name}`, p.args, p.env);
+      const c = runContainer(setup, `${prefix}${p.name}`, p.args, p.env, image);
       started.push(c);
       return { name: p.name, ms: await waitHealthy(p.health, since, 180_000, c.exited) };
     }),
@@ -93,7 +96,7 @@ test('a ticket through the containerised ingress completes, and replay --verify 
     await watcher.stop();
   }
 
-  const verify = runContainer(setup, `${prefix}replay`, ['replay', thoughtId, '--verify'], base);
+  const verify = runContainer(setup, `${prefix}replay`, ['replay', thoughtId, '--verify'], base, image);
   assert.equal(await verify.exited, 0, verify.lines.join('\n'));
   assert.ok(verify.lines.some((l) => /^NO DRIFT/.test(l)), verify.lines.join('\n'));
 
