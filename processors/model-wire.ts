@@ -11,6 +11,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Prompt tokens the server served from its prompt cache (`usage.prompt_tokens_details.cached_tokens`), when it said. */
+  cached_tokens?: number;
 }
 
 export type DimensionVerdict = { verdict: 'PASS' | 'MISSING' | 'INCONSISTENT'; reason: string };

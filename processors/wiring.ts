@@ -14,6 +14,8 @@ import type { ThoughtConfig } from './thought/core.ts';
 import type { ObservationConfig, PayloadClassifier } from './observation/core.ts';
 import type { ModelLoopConfig } from './thought/react.ts';
 import type { SkillSet } from './thought/skills.ts';
+import type { PriceTable } from './thought/prices.ts';
+import { ConfigError } from '../runtime/errors.ts';
 import { MODEL_TOOL, modelNames, modelToolSpecs } from '../tools/model.ts';
 
 export { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
@@ -70,7 +72,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
   const skills = ['react', 'plan-replan'].includes(setting(env, 'TAO_PLANNER')) ? loadSkills(skillsOptionsFromEnv(env).dir, catalog) : undefined;
   return {
     planner: createPlanner(env, { flows, catalog, tools, validator, skills }),
-    model: skills && { ...modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES), params: setting(env, 'TAO_LLM_PARAMS'), toolCalls: setting(env, 'TAO_LLM_TOOL_CALLS'), models: modelNames(env) },
+    model: skills && { ...modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES), params: setting(env, 'TAO_LLM_PARAMS'), toolCalls: setting(env, 'TAO_LLM_TOOL_CALLS'), models: modelNames(env), ...(await moneySettings(env, skills)) },
     validator,
     tools,
     maxIterations: setting(env, 'TAO_MAX_ITERATIONS'),
@@ -79,6 +81,40 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
     repeatCap: setting(env, 'TAO_REPEAT_CAP'),
     reflectAfter: setting(env, 'TAO_REFLECT_AFTER'),
   };
+}
+
+/**
+ * The price table (TAO_LLM_PRICES: inline JSON, or the path of a JSON file) and the money budget
+ * (TAO_MONEY_BUDGET) of the model loop.
+ * @throws ConfigError (one line) for a table that does not parse, or a budget without a price for
+ *   every model a turn may ask: TAO_LLM_MODEL, the fallback model, and the runnable skills' models.
+ */
+export async function moneySettings(env: NodeJS.ProcessEnv, skills?: SkillSet): Promise<{ prices?: PriceTable; moneyBudget?: number }> {
+  const { parsePriceTable, priceOf } = await import('./thought/prices.ts');
+  const raw = setting(env, 'TAO_LLM_PRICES');
+  const budget = setting(env, 'TAO_MONEY_BUDGET');
+  let prices: PriceTable | undefined;
+  if (raw !== undefined) {
+    if (raw.trimStart().startsWith('{')) prices = parsePriceTable(raw, 'TAO_LLM_PRICES');
+    else {
+      const { readFileSync } = await import('node:fs');
+      let text: string;
+      try {
+        text = readFileSync(raw, 'utf8');
+      } catch (err) {
+        throw new ConfigError(`TAO_LLM_PRICES: cannot read the price file ${raw} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      }
+      prices = parsePriceTable(text, `TAO_LLM_PRICES file ${raw}`);
+    }
+  }
+  if (budget > 0) {
+    const names = modelNames(env);
+    const asked = [...new Set([names.primary, names.fallback, ...(skills?.list().filter((s) => s.runnable).map((s) => s.model) ?? [])].filter((m): m is string => !!m))];
+    if (!prices) throw new ConfigError(`TAO_MONEY_BUDGET=${budget} needs TAO_LLM_PRICES: a price for ${asked.join(', ') || 'the models'}`);
+    const unpriced = asked.filter((m) => !priceOf(prices!, m));
+    if (unpriced.length) throw new ConfigError(`TAO_MONEY_BUDGET=${budget} needs a price for every model a turn may ask: TAO_LLM_PRICES prices no ${unpriced.join(', ')} (add it, or "*")`);
+  }
+  return { ...(prices ? { prices } : {}), ...(budget > 0 ? { moneyBudget: budget } : {}) };
 }
 
 /** Observation's configuration, as the stage runs it (also used by replay). */

@@ -102,6 +102,8 @@ export const SETTINGS = {
   TAO_MAX_PLAN_STEPS: { kind: 'int', default: '50', min: 1, max: 1000, meaning: 'steps a plan may have', usedBy: ['thought', 'replay'] },
   TAO_MAX_ITERATIONS: { kind: 'int', default: '10', min: 1, max: 1000, meaning: 'waves per run before budget_exhausted', usedBy: ['thought', 'replay'] },
   TAO_COST_BUDGET: { kind: 'int', default: '0', min: 0, max: 1000000, meaning: 'cost units per run (0: unlimited)', usedBy: ['thought', 'replay'] },
+  TAO_LLM_PRICES: { kind: 'string', meaning: 'price table of the models, per million tokens: a JSON object {"<model>": {"input": 0.15, "output": 0.6, "cached": 0.075}, "*": {...}} or the path of a JSON file holding one (checked at start, one line naming the model and field); with it every model answer is priced: the outcome\'s model_cost, tao_model_cost_total by model and skill (docs/PLANNERS.md, Money)', usedBy: ['thought', 'replay'] },
+  TAO_MONEY_BUDGET: { kind: 'number', default: '0', min: 0, max: 1000000000, meaning: "money a run's model turns may cost, in the price table's currency (0: unlimited); a run ends budget_exhausted / money_budget before the turn whose prompt estimate × input price + max_tokens × output price would cross it (needs TAO_LLM_PRICES pricing the models asked)", usedBy: ['thought', 'replay'] },
   TAO_NOVELTY_WAVES: { kind: 'int', default: '3', min: 1, max: 100, meaning: 'waves without new information that end a run', usedBy: ['thought', 'replay'] },
   TAO_REPEAT_CAP: { kind: 'int', default: '3', min: 1, max: 100, meaning: 'identical calls (tool + input) per run', usedBy: ['thought', 'replay'] },
   TAO_REFLECT_AFTER: { kind: 'int', default: '2', min: 1, max: 20, meaning: 'consecutive failures of a step before reflection', usedBy: ['thought', 'replay'] },

@@ -90,6 +90,8 @@ export class RunMetrics {
   readonly modelLatency: Histogram<'model' | 'skill'>;
   /** Model turns per ended model-driven run, by skill. */
   readonly modelTurnsPerRun: Histogram<'skill'>;
+  /** What model answers cost by the price table (TAO_LLM_PRICES), by the model that answered and skill. */
+  readonly modelCost: Counter<'model' | 'skill'>;
   private endedRuns = 0;
   private completedRuns = 0;
   /** Ended runs that hit a failure, and those of them that recovered without a person. */
@@ -101,6 +103,7 @@ export class RunMetrics {
     this.modelTurns = new Counter({ name: 'tao_model_turns_total', help: 'Verified model answers Thought acted on, by model, skill and kind (tool_calls, final, reflection)', labelNames: ['model', 'skill', 'kind'], registers: [registry] });
     this.modelTokens = new Counter({ name: 'tao_model_tokens_total', help: "Tokens of verified model answers (their usage), by model, skill and type (prompt, completion)", labelNames: ['model', 'skill', 'type'], registers: [registry] });
     this.modelLatency = new Histogram({ name: 'tao_model_latency_seconds', help: 'Time of a model call as Action measured it (retries included), by model and skill', labelNames: ['model', 'skill'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers: [registry] });
+    this.modelCost = new Counter({ name: 'tao_model_cost_total', help: "What model answers cost by the price table (TAO_LLM_PRICES, in its currency), rejected answers included, by the model that answered and skill; cost per run: divide by tao_model_turns_per_run_count", labelNames: ['model', 'skill'], registers: [registry] });
     this.modelTurnsPerRun = new Histogram({ name: 'tao_model_turns_per_run', help: 'Model turns of each ended model-driven run, by skill', labelNames: ['skill'], buckets: [1, 2, 3, 4, 6, 8, 12, 16, 24], registers: [registry] });
     this.withFailure = new Counter({ name: 'tao_runs_with_failure_total', help: 'Ended runs that hit a failure (a step failed, was retried or served by a fallback), by whether they completed without a person', labelNames: ['recovered'], registers: [registry] });
     const self = this;

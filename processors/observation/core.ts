@@ -20,7 +20,7 @@ import { planOfRun } from '../thought/plan.ts';
 import { jsonField } from '../../runtime/json-field.ts';
 import type { ObservationRules } from './rules.ts';
 import { valueAt } from '../../runtime/json-pointer.ts';
-import { modelErrorOf, verifyModelAnswer } from './model-gate.ts';
+import { modelErrorOf, usageOf, verifyModelAnswer } from './model-gate.ts';
 
 /** The model turn a model step answers (`M3` → 3): its calls' ids are made from it. */
 const turnOf = (stepId: string): number => Number(/^M(\d+)/.exec(stepId)?.[1] ?? 0);
@@ -98,11 +98,16 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
   }
   // A model's answer: the gate where a hallucinated tool or invalid arguments stop, before any tool runs.
   const isModel = tool?.spec.kind === 'model';
+  // A model answer the gate rejected was still paid for: its usage is kept for Thought's accounting.
+  let spent: ReturnType<typeof usageOf> = null;
   if (errorType === 'ok' && isModel) {
     const gate = verifyModelAnswer(data, r.input_json, (name) => config.catalog.get(name)?.validateInput, config.ajv, turnOf(r.step_id));
     checks.push({ name: 'model_answer', passed: gate.ok, evidence: gate.evidence });
     if (gate.ok) data = gate.answer;
-    else fail(gate.errorType);
+    else {
+      fail(gate.errorType);
+      spent = usageOf(data);
+    }
   }
   if (errorType === 'ok') {
     const violations = [...rules.defaults.forbidden, ...(rules.tools[r.tool]?.forbidden ?? [])].flatMap((rule) => {
@@ -157,7 +162,7 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
     valid,
     // A model endpoint's refusal of the request is data Thought acts on (a smaller prompt for a
     // context-length error): kept as fields, never read back from the audit trail's text.
-    extracted_data_json: valid ? JSON.stringify(data) : isModel && serverError ? JSON.stringify({ server_error: serverError }) : null,
+    extracted_data_json: valid ? JSON.stringify(data) : isModel && serverError ? JSON.stringify({ server_error: serverError }) : spent ? JSON.stringify({ spent }) : null,
     confidence_score: confidence,
     error_type: errorType,
     audit_trail: checks,

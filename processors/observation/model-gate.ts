@@ -31,7 +31,24 @@ export type GateResult = { ok: true; answer: ModelAnswer & { model: string | nul
 interface Completion {
   model?: unknown;
   choices?: Array<{ message?: { content?: unknown; tool_calls?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown }; finish_reason?: unknown }>;
-  usage?: Partial<Usage>;
+  usage?: Partial<Usage> & { prompt_tokens_details?: { cached_tokens?: unknown } };
+}
+
+/**
+ * The token counts and model a completion reports (`usage`, `model`): what the answer cost, whether
+ * the gate accepts it or not. Null when `data` reports no usage.
+ */
+export function usageOf(data: unknown): { usage: Usage; model: string | null } | null {
+  const completion = (data ?? {}) as Completion;
+  if (!completion.usage || typeof completion.usage !== 'object') return null;
+  const cached = num(completion.usage.prompt_tokens_details?.cached_tokens);
+  const usage: Usage = {
+    prompt_tokens: num(completion.usage.prompt_tokens),
+    completion_tokens: num(completion.usage.completion_tokens),
+    total_tokens: num(completion.usage.total_tokens) || num(completion.usage.prompt_tokens) + num(completion.usage.completion_tokens),
+    ...(cached > 0 ? { cached_tokens: cached } : {}),
+  };
+  return { usage, model: typeof completion.model === 'string' ? completion.model : null };
 }
 
 interface SentRequest {
@@ -69,11 +86,7 @@ export function verifyModelAnswer(data: unknown, requestJson: string, validateAr
   const choice = completion.choices?.[0];
   const message = choice?.message;
   if (!message || typeof message !== 'object') return { ok: false, errorType: 'malformed', evidence: 'the completion has no message' };
-  const usage: Usage = {
-    prompt_tokens: num(completion.usage?.prompt_tokens),
-    completion_tokens: num(completion.usage?.completion_tokens),
-    total_tokens: num(completion.usage?.total_tokens) || num(completion.usage?.prompt_tokens) + num(completion.usage?.completion_tokens),
-  };
+  const usage: Usage = usageOf(completion)?.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   const model = typeof completion.model === 'string' ? completion.model : null;
   let request: SentRequest;
   try {

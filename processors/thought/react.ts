@@ -30,6 +30,7 @@ import { buildPrompt, type PromptCall, type PromptTool, type PromptTurn } from '
 import type { DimensionVerdict, ModelAnswer, ModelReflection } from '../model-wire.ts';
 import { mergePlan, PLAN_TURN_RULES } from './replan.ts';
 import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
+import { priceOf, roundMoney, turnCeiling, usageCost, type PriceTable, type PricedUsage } from './prices.ts';
 
 /** What react runs need to know of a skill (processors/thought/skills.ts `Skill` satisfies it). */
 export interface ReactSkill {
@@ -76,6 +77,14 @@ export interface ModelLoopConfig {
    * a completion does not name its model, by the tool that answered (`fallbackTool`: the fallback's).
    */
   models?: { primary?: string; fallback?: string; fallbackTool?: string };
+  /** The price table (TAO_LLM_PRICES, prices.ts): with it, every model answer is priced and the run's cost recorded. */
+  prices?: PriceTable;
+  /**
+   * Money a run's model turns may cost (TAO_MONEY_BUDGET, in the price table's currency; 0 or unset:
+   * unlimited). A turn is not dispatched when what was spent plus the most it can cost (its prompt
+   * estimate at the input price, its max_tokens at the output price) would cross it.
+   */
+  moneyBudget?: number;
 }
 
 /** The settings of Thought a react run uses (a subset of ThoughtConfig). */
@@ -115,6 +124,9 @@ export interface ModelState {
   invalid_streak: number;
   /** Consecutive tool waves with no valid result. */
   failed_waves: number;
+  /** What the model's answers cost so far (rejected answers included), with a price table; and per model. */
+  cost?: number;
+  costs?: Record<string, number>;
 }
 
 /**
@@ -160,7 +172,7 @@ export function parseModelState(run: RunState): ModelState {
 export function startReact(thoughtId: string, iteration: number, run: RunState, skillName: string, facts: Record<string, string>, loop: ModelLoopConfig, bounds: ReactBounds, mode: ModelState['mode'] = 'react'): ThoughtDecision {
   const skill = loop.skill(skillName);
   if (!skill) return end(thoughtId, run, iteration, 'escalated', 'unroutable', `no runnable skill "${skillName}": a person takes the run`, null);
-  const state: ModelState = { skill: skill.ref, mode, ...(mode === 'plan-replan' ? { replans: 0 } : {}), turns: 0, tokens: 0, facts, turn_tokens: [], rejected: [], invalid_streak: 0, failed_waves: 0 };
+  const state: ModelState = { skill: skill.ref, mode, ...(mode === 'plan-replan' ? { replans: 0 } : {}), turns: 0, tokens: 0, facts, turn_tokens: [], rejected: [], invalid_streak: 0, failed_waves: 0, ...(loop.prices ? { cost: 0, costs: {} } : {}) };
   const plan: Plan = { flow: { id: `${mode}:${skill.name}`, version: skill.version ?? 0 }, steps: [], output: {} };
   // react: a turn is two waves (the model's, then its tools'), so the iteration bound follows the
   // skill's turns. plan-replan: each plan turn is one wave on top of the plans' own waves.
@@ -227,9 +239,11 @@ export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig
   return modelTurn(thoughtId, obs.iteration, run, plan, outputs, next, skill, mode, loop);
 }
 
-function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, history: Record<string, string[]>, streaks: Record<string, number>, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds, runner?: PlanRunner): ThoughtDecision {
+function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, history: Record<string, string[]>, streaks: Record<string, number>, unpaid: ModelState, skill: ReactSkill, loop: ModelLoopConfig, bounds: ReactBounds, runner?: PlanRunner): ThoughtDecision {
   const thoughtId = obs.thought_id;
   const turn = turnOf(verdict.step_id);
+  // Every answer the server sent is paid for, one the gate rejected too.
+  const state = charged(unpaid, verdict, skill, loop);
   const reject = (error: string, evidence: string, from: RunState, nextState: ModelState): ThoughtDecision => {
     // The gate (or the skill's grounding) stopped the answer before anything acted on it; the model hears why in its next turn.
     const next: ModelState = { ...nextState, invalid_streak: nextState.invalid_streak + 1, rejected: [...nextState.rejected, { turn, error, evidence: evidence.slice(0, 400) }] };
@@ -286,6 +300,8 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
     return end(thoughtId, run, obs.iteration, 'escalated', 'model_refused', answer.reason === 'refusal' ? `the model refused: ${(answer.content ?? '').slice(0, 200)}` : 'the model\'s server withheld the answer (content_filter): a person takes the run', null);
   }
   if (tokens > skill.tokenBudget) return end(thoughtId, run, obs.iteration, 'budget_exhausted', 'token_budget', `the model used ${tokens} tokens, over the skill's budget of ${skill.tokenBudget}`, null);
+  const budget = loop.moneyBudget ?? 0;
+  if (budget > 0 && (next.cost ?? 0) > budget) return end(thoughtId, run, obs.iteration, 'budget_exhausted', 'money_budget', `the model's answers cost ${money(next.cost ?? 0)}, over the run's money budget of ${money(budget)}`, null);
   if (run.cost_budget > 0 && run.cost_spent > run.cost_budget) return end(thoughtId, run, obs.iteration, 'budget_exhausted', 'cost_budget', `${run.cost_spent} cost units spent of the budget ${run.cost_budget}`, null);
 
   switch (answer.kind) {
@@ -427,7 +443,7 @@ function modelTurn(thoughtId: string, iteration: number, run: RunState, plan: Pl
   const turn = state.turns + 1;
   const step: PlanStep = { id: modelStep(turn), tool: loop.tool, input: { turn, mode }, depends_on: [] };
   const grown: Plan = { ...plan, steps: [...plan.steps, step] };
-  return dispatchModelStep(thoughtId, iteration, run, grown, outputs, step.id, mode, { ...state, turns: turn }, skill, loop);
+  return dispatchModelStep(thoughtId, iteration, run, grown, outputs, step.id, mode, { ...state, turns: turn }, skill, loop, true);
 }
 
 /** The same turn again, after the endpoint failed it (the prompt is rebuilt from the same state, so it is the same). */
@@ -438,7 +454,8 @@ function redispatch(thoughtId: string, iteration: number, run: RunState, plan: P
   return dispatchModelStep(thoughtId, iteration, run, plan, outputs, stepId, (step.input as { mode?: TurnMode }).mode ?? 'react', state, skill, loop);
 }
 
-function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, stepId: string, mode: TurnMode, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig): ThoughtDecision {
+/** @param fresh the turn is dispatched for the first time (`state.turns` already counts it) */
+function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, stepId: string, mode: TurnMode, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, fresh = false): ThoughtDecision {
   const turn = turnOf(stepId);
   const toolCalls = skill.toolCalls ?? loop.toolCalls ?? 'native';
   const window = promptWindow(skill.contextWindow, state);
@@ -459,6 +476,15 @@ function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, 
   const next: ModelState = { ...state, turn_tokens: [...state.turn_tokens.filter((t) => t.turn !== turn), tokensOfTurn] };
   if (built.overflow) return end(thoughtId, withState(run, next), iteration, 'failed', 'context_overflow', `the task and its facts alone (${built.tokens.system} tokens) do not fit the skill's context window of ${skill.contextWindow}`, null);
   const maxTokens = Math.min(built.maxTokens, skill.maxTokens);
+  // The money budget: this turn is not sent when it could cross it. Only recorded numbers (the
+  // prompt estimate, scaled as the window is by what the server counted) and configuration.
+  const budget = loop.moneyBudget ?? 0;
+  const ceiling = budget > 0 ? turnCeilingOf(skill, loop, Math.ceil(built.tokens.prompt * promptUndercount(state)), maxTokens) : null;
+  if (ceiling && (state.cost ?? 0) + ceiling.cost > budget) {
+    const spent = state.cost ?? 0;
+    const before: ModelState = { ...state, turns: fresh ? turn - 1 : state.turns };
+    return end(thoughtId, withState(run, before), iteration, 'budget_exhausted', 'money_budget', `model turn ${turn} could cost up to ${money(ceiling.cost)} (about ${ceiling.promptTokens} prompt tokens and ${maxTokens} max_tokens at ${ceiling.model}'s prices) on top of ${money(spent)} spent: over the run's money budget of ${money(budget)}`, null);
+  }
   const request: Record<string, unknown> = {
     messages: built.messages,
     // A plan turn lists the tools for their contracts; the answer is the plan, not a call. Parallel
@@ -549,9 +575,60 @@ function failedEvidence(v: Verdict): string {
  * recorded numbers are read, so a replay builds the same prompt.
  */
 export function promptWindow(contextWindow: number, state: Pick<ModelState, 'turn_tokens' | 'window_scale'>): number {
+  return Math.max(256, Math.floor((contextWindow * (state.window_scale ?? 1)) / promptUndercount(state)));
+}
+
+/** How far the server's count of earlier prompts exceeded the builder's estimate (at least 1), from the recorded turns. */
+export function promptUndercount(state: Pick<ModelState, 'turn_tokens'>): number {
   const ratios = state.turn_tokens.filter((t) => t.reported !== undefined && t.prompt > 0).map((t) => t.reported! / t.prompt);
-  const undercount = Math.max(1, ...ratios);
-  return Math.max(256, Math.floor((contextWindow * (state.window_scale ?? 1)) / undercount));
+  return Math.max(1, ...ratios);
+}
+
+/** A money figure as the reasons show it (up to 6 decimals, no trailing zeros). */
+function money(x: number): string {
+  return String(Number(x.toFixed(6)));
+}
+
+/**
+ * The most the next turn can cost: `promptTokens` at the input price and `maxTokens` at the output
+ * price of the model that will be asked (the skill's, else TAO_LLM_MODEL), or of the fallback model
+ * when that costs more (Action may ask it). Null when neither is priced.
+ */
+export function turnCeilingOf(skill: Pick<ReactSkill, 'model'>, loop: Pick<ModelLoopConfig, 'prices' | 'models'>, promptTokens: number, maxTokens: number): { model: string; cost: number; promptTokens: number } | null {
+  if (!loop.prices) return null;
+  let best: { model: string; cost: number; promptTokens: number } | null = null;
+  for (const model of [skill.model ?? loop.models?.primary, loop.models?.fallback]) {
+    const price = priceOf(loop.prices, model);
+    if (!model || !price) continue;
+    const cost = turnCeiling(price, promptTokens, maxTokens);
+    if (!best || cost > best.cost) best = { model, cost, promptTokens };
+  }
+  return best;
+}
+
+/**
+ * What a model verdict's answer cost, by the model that answered: a verified answer's usage, or the
+ * usage Observation recorded of an answer its gate rejected (`spent`). Priced by the answering
+ * model's entry, else by the entry of the model the tool asked. Null without a price table, usage
+ * or a price.
+ */
+export function answerCost(verdict: Pick<Verdict, 'tool' | 'fallback_from' | 'valid' | 'extracted_data_json' | 'step_id'>, skill: Pick<ReactSkill, 'model'>, loop: Pick<ModelLoopConfig, 'prices' | 'models'>): { model: string; cost: number } | null {
+  if (!loop.prices || verdict.extracted_data_json === null) return null;
+  const data = jsonField(verdict.extracted_data_json, `verdicts[${verdict.step_id}].extracted_data_json`) as { usage?: PricedUsage; model?: string | null; spent?: { usage?: PricedUsage; model?: string | null } } | null;
+  const paid = verdict.valid ? data : data?.spent;
+  if (!paid?.usage) return null;
+  const model = answeredModel(verdict, { model: paid.model ?? null }, skill, loop);
+  const price = priceOf(loop.prices, model) ?? priceOf(loop.prices, answeredModel(verdict, { model: null }, skill, loop));
+  return price ? { model, cost: usageCost(price, paid.usage) } : null;
+}
+
+/** `state` with the cost of `verdict`'s answer added (unchanged when it is not priced). */
+function charged(state: ModelState, verdict: Verdict, skill: ReactSkill, loop: ModelLoopConfig): ModelState {
+  if (!loop.prices) return state;
+  const paid = answerCost(verdict, skill, loop);
+  const cost = roundMoney((state.cost ?? 0) + (paid?.cost ?? 0));
+  const costs = paid ? { ...state.costs, [paid.model]: roundMoney((state.costs?.[paid.model] ?? 0) + paid.cost) } : (state.costs ?? {});
+  return { ...state, cost, costs };
 }
 
 function withState(run: RunState, state: ModelState): RunState {

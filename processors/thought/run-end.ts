@@ -34,6 +34,7 @@ export function end(thoughtId: string, run: RunState, iterations: number, status
     reflections: run.reflections,
     planner_kind: run.planner_kind,
     planner_config: run.planner_config,
+    model_cost: modelCostOf(run),
   };
   const parked = status === 'awaiting_input';
   return {
@@ -42,6 +43,16 @@ export function end(thoughtId: string, run: RunState, iterations: number, status
       { topic: 'thoughtRuns', value: snapshotOf(thoughtId, parked ? 'awaiting_input' : 'ended', iterations, run, missing, parked ? null : status) },
     ],
   };
+}
+
+/**
+ * What the run's model turns cost (`ModelState.cost`, react.ts), or null when they were not priced
+ * (no price table) or no model took turns in the run.
+ */
+export function modelCostOf(run: RunState): number | null {
+  if (!run.model_state_json) return null;
+  const cost = (JSON.parse(run.model_state_json) as { cost?: unknown }).cost;
+  return typeof cost === 'number' && Number.isFinite(cost) ? cost : null;
 }
 
 /**

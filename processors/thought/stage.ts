@@ -6,6 +6,7 @@ import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } fr
 import { classifyRunEnd, endsRun, waveFailures } from '../../observability/rates.ts';
 import { onObservation, onTask, planningText, type ThoughtConfig } from './core.ts';
 import { endTooLarge, type ThoughtInput, type ThoughtOutput } from './run-end.ts';
+import { answerCost, type ModelLoopConfig } from './react.ts';
 import { lateInput } from '../../runtime/retention.ts';
 
 /** How long an ended run stays in the store, in record time, unless TAO_RUN_RETENTION says otherwise. */
@@ -91,7 +92,7 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
     committed(records: readonly HandledRecord[]): void {
       for (const { input, outputs } of records) {
         const fact = facts.get(input);
-        if (runMetrics && input.topic === 'observationResults') countModelTurns(runMetrics, input.value as ObservationResult, outputs.some((o) => o.topic === 'outcomes'), config.model?.tool);
+        if (runMetrics && input.topic === 'observationResults') countModelTurns(runMetrics, input.value as ObservationResult, outputs.some((o) => o.topic === 'outcomes'), config.model);
         for (const out of outputs) {
           if (out.topic === 'thoughtRequests') {
             const request = out.value as ThoughtRequest;
@@ -144,12 +145,17 @@ function describeDecision(record: InputRecord, outputs: readonly OutputRecord[])
   return { ...read, 'tao.decision': 'ignored' };
 }
 
-/** The model's part of a committed observation: its verified answer (tokens, latency), and the run's turns when it ended. */
-function countModelTurns(metrics: RunMetrics, obs: ObservationResult, ended: boolean, modelTool: string | undefined): void {
-  if (!modelTool || obs.run.model_state_json === null) return;
+/** The model's part of a committed observation: its verified answer (tokens, latency, cost), and the run's turns when it ended. */
+function countModelTurns(metrics: RunMetrics, obs: ObservationResult, ended: boolean, loop: ModelLoopConfig | undefined): void {
+  const modelTool = loop?.tool;
+  if (!loop || !modelTool || obs.run.model_state_json === null) return;
   const state = JSON.parse(obs.run.model_state_json) as { skill: string; turns: number };
+  const skill = loop.skill(state.skill.split('@')[0]!) ?? {};
   for (const v of obs.verdicts) {
     if (v.tool !== modelTool && !v.tool.startsWith(`${modelTool}_`)) continue;
+    // Priced as Thought's core priced it (the same function, the same recorded usage).
+    const paid = answerCost(v, skill, loop);
+    if (paid) metrics.modelCost.inc({ model: paid.model, skill: state.skill }, paid.cost);
     const answer = v.valid && v.extracted_data_json ? (JSON.parse(v.extracted_data_json) as { kind: string; model: string | null; usage?: { prompt_tokens?: number; completion_tokens?: number } }) : null;
     const model = answer?.model ?? 'unknown';
     metrics.modelLatency.observe({ model, skill: state.skill }, v.response_time_ms / 1000);
