@@ -34,6 +34,7 @@ import { setting } from '../runtime/config.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { PACKAGE_ROOT, packagePath } from '../runtime/paths.ts';
 import { replicationFor } from '../topics/catalog.ts';
+import { elapsed, errorText, isErrno, lastLines, logTail, readPid, run, signalable, type RunResult } from './process.ts';
 
 /** Apache Kafka version run by the local infra (must match `infra/kafka/pom.xml`). */
 export const KAFKA_VERSION = '3.9.1';
@@ -365,46 +366,9 @@ async function registryHealth(url: string): Promise<Health> {
   }
 }
 
-function errorText(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause = err.cause instanceof Error ? ` (${err.cause.message})` : '';
-  return `${err.message}${cause}`;
-}
-
-function isErrno(err: unknown, ...codes: string[]): boolean {
-  return err instanceof Error && codes.includes((err as NodeJS.ErrnoException).code ?? '');
-}
-
-function elapsed(since: number): string {
-  return `${((Date.now() - since) / 1000).toFixed(1)}s`;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Processes
 // ---------------------------------------------------------------------------------------------
-
-async function readPid(file: string): Promise<number | undefined> {
-  let raw: string;
-  try {
-    raw = await readFile(file, 'utf8');
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return undefined;
-    throw err;
-  }
-  const pid = Number(raw.trim());
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-}
-
-/** True when `pid` exists and we may signal it (EPERM means another user's process: never ours). */
-function signalable(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    if (isErrno(err, 'ESRCH', 'EPERM')) return false;
-    throw err;
-  }
-}
 
 /** The process's command line, or undefined when it is gone (zombies have an empty cmdline). */
 async function commandLine(pid: number): Promise<string | undefined> {
@@ -457,55 +421,8 @@ async function waitGone(c: Component, pid: number, timeoutMs: number): Promise<b
   return !(await isOurs(c, pid));
 }
 
-interface RunResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  output: string;
-}
-
-/** Runs a command to completion, capturing (the last 256 KiB of) stdout+stderr. Rejects only if it cannot start. */
-function run(cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const collect = (chunk: Buffer): void => {
-      output += chunk.toString('utf8');
-      if (output.length > 256 * 1024) output = output.slice(-256 * 1024);
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
-    child.once('error', reject);
-    child.once('close', (code, signal) => resolvePromise({ code, signal, output }));
-  });
-}
-
-function lastLines(text: string, n = LOG_TAIL_LINES): string {
-  const lines = text.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  return lines.slice(-n).join('\n');
-}
-
-async function logTail(file: string): Promise<string> {
-  let fh;
-  try {
-    fh = await open(file, 'r');
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return '(the log file does not exist)';
-    throw err;
-  }
-  try {
-    const { size } = await fh.stat();
-    const length = Math.min(size, 64 * 1024);
-    const buf = Buffer.alloc(length);
-    await fh.read(buf, 0, length, size - length);
-    return lastLines(buf.toString('utf8'));
-  } finally {
-    await fh.close();
-  }
-}
-
 async function failureWithLog(code: InfraErrorCode, c: Component, message: string): Promise<InfraError> {
-  return new InfraError(code, `${message}\nLast ${LOG_TAIL_LINES} lines of ${c.logFile}:\n${await logTail(c.logFile)}`);
+  return new InfraError(code, `${message}\nLast ${LOG_TAIL_LINES} lines of ${c.logFile}:\n${await logTail(c.logFile, LOG_TAIL_LINES)}`);
 }
 
 /** Calls `tick` every PROGRESS_EVERY_MS while `work` runs, so long first-run steps show they are alive. */
