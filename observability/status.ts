@@ -105,7 +105,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     consumerLag(deps, has),
     has(topics.name('thoughtRuns')) ? runCounts(deps) : Promise.resolve(null),
     deadLetterCounts(deps, has),
-    Promise.all(deps.endpoints.map((url) => probe(url, deps.httpTimeoutMs ?? 2000))),
+    Promise.all(deps.endpoints.map((url) => probeEndpoint(url, deps.httpTimeoutMs ?? 5000))),
   ]);
   return { namespace: topics.namespace, at: new Date().toISOString(), ...offsets, runs, endpoints, deadLetters: deadLetters.rows, deadLettersReadToEnd: deadLetters.readToEnd, missingTopics: missing };
 }
@@ -178,7 +178,17 @@ async function deadLetterCounts({ kafka, codec, readTimeoutMs }: StatusDeps, has
   }
 }
 
-async function probe(url: string, timeoutMs: number): Promise<EndpointReport> {
+/**
+ * A stage busy with a burst of work can miss one /health deadline; a second try tells a slow
+ * process from a gone one. A refused connection is final at once.
+ */
+export async function probeEndpoint(url: string, timeoutMs: number): Promise<EndpointReport> {
+  const first = await probe(url, timeoutMs);
+  const { timedOut, ...report } = first.timedOut ? await probe(url, timeoutMs) : first;
+  return report;
+}
+
+async function probe(url: string, timeoutMs: number): Promise<EndpointReport & { timedOut?: boolean }> {
   const base = url.replace(/\/+$/, '');
   try {
     const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
@@ -192,7 +202,8 @@ async function probe(url: string, timeoutMs: number): Promise<EndpointReport> {
     };
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code;
-    return { url: base, reachable: false, error: cause ? `${errorMessage(err)} (${cause})` : errorMessage(err) };
+    const timedOut = (err as { name?: string }).name === 'TimeoutError';
+    return { url: base, reachable: false, error: cause ? `${errorMessage(err)} (${cause})` : errorMessage(err), ...(timedOut ? { timedOut } : {}) };
   }
 }
 

@@ -219,7 +219,7 @@ test(`${RUNS} runs with injected tool faults: counters match the log, the rates 
   const actionHealth = report.endpoints.find((e) => e.stage === 'action');
   // Breakers appear once their tool was first called; the settled status below shows crm.tier's.
   assert.ok(actionHealth?.reachable && actionHealth.breakers !== undefined, `the action process reports its breakers: ${JSON.stringify(report.endpoints)}`);
-  assert.deepEqual(report.endpoints.filter((e) => !e.reachable).map((e) => e.url), ['http://127.0.0.1:1'], 'an unreachable endpoint is reported, not fatal');
+  assert.deepEqual(report.endpoints.filter((e) => !e.reachable).map((e) => e.url), ['http://127.0.0.1:1'], `an unreachable endpoint is reported, not fatal: ${JSON.stringify(report.endpoints)}`);
 
   await fleet.explained(follower.waitFor(RUNS, 240000), cluster);
   await follower.stop();
