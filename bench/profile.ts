@@ -13,7 +13,7 @@
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { STAGES } from '../processors/wiring.ts';
+import { STAGES } from '../processors/wiring/index.ts';
 import { patchedTree, removeTrees } from './lib/ab.ts';
 import { commandOptions, integerOption } from './lib/command-line.ts';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './lib/cpuprofile.ts';

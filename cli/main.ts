@@ -280,7 +280,7 @@ async function infraCommand(sub: string | undefined, options: { docker: boolean;
 }
 
 async function topicsApply(): Promise<number> {
-  const { applyCatalog } = await import('../topics/apply-catalog.ts');
+  const { applyCatalog } = await import('../runtime/apply-catalog.ts');
   await applyCatalog();
   return 0;
 }
@@ -290,7 +290,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
   if (name !== 'source' && args.length) return usage(`run ${name} takes no other arguments (got ${args.join(' ')})`, text);
   if (name && (STAGES as readonly string[]).includes(name)) {
     const stage = name as StageName;
-    const [{ defineStage }, { runStageProcess }] = await Promise.all([import('../processors/wiring.ts'), import('../runtime/stage-process.ts')]);
+    const [{ defineStage }, { runStageProcess }] = await Promise.all([import('../processors/wiring/index.ts'), import('../runtime/stage-process.ts')]);
     await runStageProcess(stage, (metrics, logger) => defineStage(stage, process.env, logger, metrics), setting(process.env, 'TAO_OPS_PORT') ?? DEFAULT_OPS_PORTS[stage], { applyTopics });
     return -1; // keeps running until a signal
   }
@@ -308,7 +308,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
       import('../runtime/codec.ts'),
       import('../runtime/kafka.ts'),
       import('../runtime/log.ts'),
-      import('../topics/check.ts'),
+      import('../runtime/catalog-check.ts'),
     ]);
     const config = loadRuntimeConfig();
     // Keys (or the refusal to run open) are settled before anything connects.
@@ -355,7 +355,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
       import('../runtime/codec.ts'),
       import('../runtime/kafka.ts'),
       import('../runtime/log.ts'),
-      import('../topics/check.ts'),
+      import('../runtime/catalog-check.ts'),
     ]);
     const config = loadRuntimeConfig();
     const logger = createLogger({ stage: 'callbacks', pid: process.pid });
@@ -372,7 +372,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
       import('../ingress/api-keys.ts'),
       import('../runtime/kafka.ts'),
       import('../runtime/log.ts'),
-      import('../topics/check.ts'),
+      import('../runtime/catalog-check.ts'),
     ]);
     // Checked (or applied) once here, so that missing topics give one line instead of one per process.
     const config = loadRuntimeConfig();

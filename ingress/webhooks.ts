@@ -22,7 +22,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Ajv, type ErrorObject } from 'ajv';
 import { thoughtIdFor, type NewTask } from '../client/tasks.ts';
 import { setting } from '../runtime/config.ts';
-import { TAO_SIGNATURE_HEADER, verifyGithub, verifyTao, type SignatureCheck } from './signature.ts';
+import { TAO_SIGNATURE_HEADER, verifyGithub, verifyTao, type SignatureCheck } from '../runtime/signature.ts';
 
 export const WEBHOOK_SOURCES = ['github', 'jira'] as const;
 export type WebhookSource = (typeof WEBHOOK_SOURCES)[number];

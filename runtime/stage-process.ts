@@ -6,7 +6,7 @@ import { StageMetrics } from './metrics.ts';
 import { startOpsServer } from './ops-server.ts';
 import { StageRunner, type StageDefinition } from './processor.ts';
 import { startTracing } from './tracing.ts';
-import { prepareCatalog } from '../topics/check.ts';
+import { prepareCatalog } from './catalog-check.ts';
 
 /**
  * Runs one stage as a process: waits for Kafka (TAO_STARTUP_WAIT_MS), checks that its topics and

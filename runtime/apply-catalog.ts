@@ -1,9 +1,9 @@
-import { AvroCodec } from '../runtime/codec.ts';
-import { loadRuntimeConfig, type RuntimeConfig } from '../runtime/config.ts';
-import { createKafka } from '../runtime/kafka.ts';
-import { createLogger } from '../runtime/log.ts';
-import { applyTopics } from './apply.ts';
-import { TOPICS, type TopicId } from './catalog.ts';
+import { AvroCodec } from './codec.ts';
+import { loadRuntimeConfig, type RuntimeConfig } from './config.ts';
+import { createKafka } from './kafka.ts';
+import { createLogger } from './log.ts';
+import { applyTopics } from '../topics/apply.ts';
+import { TOPICS, type TopicId } from '../topics/catalog.ts';
 
 /** Applies the topic catalog and registers every value schema; exported for the demo and tests. */
 export async function applyCatalog(env: NodeJS.ProcessEnv = process.env, print: (line: string) => void = console.log): Promise<void> {
