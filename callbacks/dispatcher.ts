@@ -83,7 +83,7 @@ export interface CallbackDispatcher {
  * (declared in runtime/config.ts).
  * @throws ConfigError naming the missing secret or the first malformed variable.
  */
-export function callbackOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CallbackDispatcherOptions {
+export function callbackOptionsFromEnv(env: NodeJS.ProcessEnv): CallbackDispatcherOptions {
   const secret = setting(env, 'TAO_CALLBACK_SECRET');
   if (!secret) throw new ConfigError('TAO_CALLBACK_SECRET is required (callbacks are always signed)');
   return {

@@ -61,7 +61,7 @@ export interface WebhookOptions {
  * (comma list), declared in runtime/config.ts. Empty values count as unset.
  * @throws ConfigError naming a variable whose value does not parse.
  */
-export function webhookOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookOptions {
+export function webhookOptionsFromEnv(env: NodeJS.ProcessEnv): WebhookOptions {
   const secrets: Partial<Record<WebhookSource, string>> = {};
   for (const source of WEBHOOK_SOURCES) {
     const value = setting(env, WEBHOOK_SECRET_ENV[source]);

@@ -45,7 +45,7 @@ export async function assertCatalogApplied(admin: Admin, config: RuntimeConfig, 
  * otherwise checks what `needs` names with {@link assertCatalogApplied}.
  */
 export async function prepareCatalog(kafka: Kafka, config: RuntimeConfig, needs: CatalogNeeds, options: { apply: boolean; print: (line: string) => void }): Promise<void> {
-  if (options.apply) return applyCatalogWith(config, options.print);
+  if (options.apply) return applyCatalogWith(config, kafka, options.print);
   const admin = kafka.admin();
   await admin.connect();
   try {
