@@ -26,8 +26,8 @@
  * taken at the start (bench/lib/ab.ts), so edits made while the bench runs do not leak in.
  */
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { writeFileSync } from 'node:fs';
+
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { KAFKA_VERSION } from '../infra/local.ts';

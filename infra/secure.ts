@@ -24,7 +24,7 @@ import { closeSync, openSync } from 'node:fs';
 import { appendFile, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+
 import { Kafka, logLevel } from 'kafkajs';
 import { logTail, waitUntilHealthy, type Health } from './process.ts';
 import { InfraError, LOG4J_PROPERTIES, SHORT_LIVED_JVM, defaultInfraOptions, ensureArtifacts } from './local.ts';

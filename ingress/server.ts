@@ -10,7 +10,7 @@ import { ingressAuthFromEnv, type IngressAuth } from './api-keys.ts';
 import { ApiKeyGuard } from './auth.ts';
 import { DeliveryLedger } from './deliveries.ts';
 import { InFlightRuns, followOutcomes } from './in-flight.ts';
-import { WEBHOOK_SECRET_ENV, WEBHOOK_SOURCES, fieldErrors, webhookHandlers, webhookOptionsFromEnv, type FieldError, type WebhookOptions, type WebhookSource } from './webhooks.ts';
+import { WEBHOOK_SECRET_ENV, WEBHOOK_SOURCES, fieldErrors, webhookHandlers, type FieldError, type WebhookOptions, type WebhookSource } from './webhooks.ts';
 
 export interface IngressOptions {
   port: number;
@@ -29,7 +29,7 @@ export interface IngressOptions {
   retryAfterSeconds?: number;
   /** Longest wait for Kafka to acknowledge a task before answering 503. Default 5000 ms. */
   sendTimeoutMs?: number;
-  /** Webhook sources (the composition root reads them with {@link webhookOptionsFromEnv}); default none. */
+  /** Webhook sources (the composition root reads them with `webhookOptionsFromEnv`); default none. */
   webhooks?: WebhookOptions;
   /**
    * How `POST /v1/tasks` is authenticated (the composition root reads it with {@link ingressAuthFromEnv});

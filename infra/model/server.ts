@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { appendFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
+
 import { ensureArtifacts } from './build.ts';
 import { COMMAND_MARKER, MODEL, modelPaths, resolveModelOptions, serverArgs, serverEnv, serverUrls, type ModelOptions, type ModelPaths } from './options.ts';
 import { ModelError, commandLine, elapsed, errorText, isErrno, logTail, portFree, readPid, signalGroup, signalable, waitGone, waitUntilHealthy, withFileLock, type Health } from './process.ts';

@@ -19,8 +19,7 @@ import { ConfigError } from '../../runtime/errors.ts';
 import { MODEL_TOOL, modelNames, modelToolSpecs } from '../../tools/model.ts';
 
 export { DEFAULT_OPS_PORTS, STAGES, type StageName } from '../stages.ts';
-import { DEFAULT_OPS_PORTS, STAGES, type StageName } from '../stages.ts';
-
+import { type StageName } from '../stages.ts';
 
 /**
  * Each stage's options come from its variables in runtime/config.ts (TAO_TOOL_CATALOG_DIR,

@@ -3,44 +3,18 @@
  * lower layers only: the shared runtime knows nothing of the stages, no stage imports another
  * stage, the stages' cores import no observability, and nothing in the product imports the
  * repository's tools (bench, tests, scripts). A piece two parts need moves down a layer; a new
- * folder must be given its place here before its first import is accepted. Every import counts,
+ * folder must be given its place (scripts/layers.js) before its first import is accepted. Every import counts,
  * type-only ones too: they couple the modules as much as runtime imports do.
  */
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
+import { LAYERS, TOOLS, partOf } from '../../scripts/layers.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 
-/**
- * The product's layers, bottom first. Parts of one layer do not import each other. Under
- * processors/, each folder is a part of its own and the files at its top are the stages' shared
- * vocabulary (the plan model, the model wire format, the rate definitions, the stage names).
- */
-const LAYERS: readonly (readonly string[])[] = [
-  ['schemas', 'topics'],
-  ['runtime'],
-  ['tools', 'client'],
-  ['processors'],
-  ['processors/thought', 'processors/action', 'processors/observation'],
-  ['processors/wiring'],
-  ['observability', 'callbacks', 'ingress', 'model-sim', 'tool-server', 'infra'],
-  ['replay'],
-  ['cli'],
-];
-
-/** The repository's tools: they may import anything, and no product module imports them. */
-const TOOLS = ['bench', 'deploy', 'models', 'scripts', 'test'];
-
 const IGNORED = new Set(['node_modules', 'dist', '.git', '.infra']);
-
-/** The part of the tree `path` (relative to the root) belongs to. */
-export function partOf(path: string): string {
-  const [top, second, ...rest] = path.split('/');
-  if (top === 'processors' && rest.length + (second === undefined ? 0 : 1) > 1) return `processors/${second}`;
-  return second === undefined ? '.' : top!;
-}
 
 /** Every module specifier a TypeScript file imports or re-exports (static, type-only and dynamic). */
 function specifiers(text: string): string[] {
