@@ -15,6 +15,8 @@ const root = new URL('../../', import.meta.url).pathname;
 const RULES: Record<string, readonly string[]> = {
   runtime: ['observability', 'cli', 'processors', 'ingress', 'replay'],
   observability: ['cli'],
+  // The text featurizer and its ONNX model runner, used by two stages: below every stage and service.
+  features: ['observability', 'cli', 'processors', 'ingress', 'replay', 'callbacks', 'tools', 'topics', 'infra'],
 };
 
 /** Every module specifier a TypeScript file imports or re-exports (static, type-only and dynamic). */
