@@ -46,19 +46,17 @@ import {
   type FaultSpec,
   type FaultState,
 } from './faults.ts';
+import { processPost, ToolLedger, type PostOutcome } from './post-routes.ts';
 import {
   matchRoute,
   normalResponse,
   POST_ROUTE_IDS,
-  processPost,
   ROUTE_IDS,
-  ToolLedger,
-  wrongSchemaBody,
   type JsonResponse,
-  type PostOutcome,
   type RouteId,
   type RouteMatch,
 } from './routes.ts';
+import { wrongSchemaBody } from './wrong-schema.ts';
 
 export type { FaultMode, FaultSpec, FaultState } from './faults.ts';
 export { FaultSpecError } from './faults.ts';
