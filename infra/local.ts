@@ -35,11 +35,27 @@ import { type KafkaNode, assertPortsFree, kafkaNodes, registryComponent, running
 import { InfraError } from './local/errors.ts';
 import { settleAll, startKafkaUnlocked, startRegistryUnlocked, stopComponent } from './local/lifecycle.ts';
 import { withLock } from './local/lock.ts';
-import { type ComponentStatus, type InfraEndpoints, type InfraOptions, type Paths, paths, recordedNodes, resolveOptions } from './local/options.ts';
+import {
+  type ComponentStatus,
+  type InfraEndpoints,
+  type InfraOptions,
+  type Paths,
+  paths,
+  recordedNodes,
+  resolveOptions,
+} from './local/options.ts';
 
 export { LOG4J_PROPERTIES, SHORT_LIVED_JVM } from './local/config-files.ts';
 export { InfraError, type InfraErrorCode } from './local/errors.ts';
-export { type ComponentName, type ComponentStatus, type InfraEndpoints, type InfraOptions, KAFKA_VERSION, REGISTRY_VERSION, defaultInfraOptions } from './local/options.ts';
+export {
+  type ComponentName,
+  type ComponentStatus,
+  type InfraEndpoints,
+  type InfraOptions,
+  KAFKA_VERSION,
+  REGISTRY_VERSION,
+  defaultInfraOptions,
+} from './local/options.ts';
 
 /**
  * Starts (or adopts) the local Kafka broker — or the `brokers`-node cluster — and schema registry

@@ -27,7 +27,16 @@ import { appendFile, chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { InfraError, LOG4J_PROPERTIES, SHORT_LIVED_JVM, defaultInfraOptions, ensureArtifacts } from './local.ts';
 import { makeCertificates } from './secure/certificates.ts';
-import { type Started, freePort, kafkaHealth, portFree, registryHealth, runCommand, startDetached, waitHealthy } from './secure/processes.ts';
+import {
+  type Started,
+  freePort,
+  kafkaHealth,
+  portFree,
+  registryHealth,
+  runCommand,
+  startDetached,
+  waitHealthy,
+} from './secure/processes.ts';
 
 /** Options of {@link startSecureBroker}. */
 export interface SecureBrokerOptions {

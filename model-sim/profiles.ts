@@ -31,7 +31,26 @@
  *
  * @module
  */
-export { PROFILES, REASONING_MODEL_PATTERN, RULES, estimatePromptTokens, isReasoningModel, profileConfig, type ProfileConfig, type ProfileName, type RuleName, validateProfileConfig } from './profiles/config.ts';
-export { type ProfileQuirk, type Refusal, type ShapedAnswer, type WireCompletion, type WireMessage, type WireToolCall, type WireUsage } from './profiles/wire.ts';
+export {
+  PROFILES,
+  REASONING_MODEL_PATTERN,
+  RULES,
+  estimatePromptTokens,
+  isReasoningModel,
+  profileConfig,
+  type ProfileConfig,
+  type ProfileName,
+  type RuleName,
+  validateProfileConfig,
+} from './profiles/config.ts';
+export {
+  type ProfileQuirk,
+  type Refusal,
+  type ShapedAnswer,
+  type WireCompletion,
+  type WireMessage,
+  type WireToolCall,
+  type WireUsage,
+} from './profiles/wire.ts';
 export { checkRequest } from './profiles/request-rules.ts';
 export { reasoningKey, shapeAnswer, toolCallId, type ShapeContext } from './profiles/answers.ts';

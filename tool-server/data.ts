@@ -15,5 +15,45 @@
  * @module
  */
 export { PARAM_PATTERNS, isValidParam, type ParamField } from './data/params.ts';
-export { customerTier, findCustomerByEmail, isUnknownCustomerEmail, latestOrder, orderTracking, type Carrier, type Customer, type CustomerTier, type CustomerTierRecord, type Order, type OrderStatus, type Tracking, type TrackingState } from './data/customers.ts';
-export { DEMO_NOW_MS, SERVICES, SERVICE_STATES, expenseClaim, invoiceById, invoiceCopy, isRefundable, isUnknownInvoice, latestIncident, newPasswordReset, newRefund, orderById, serviceStatus, type ClaimState, type ExpenseClaim, type Incident, type IncidentState, type Invoice, type InvoiceCopy, type PasswordReset, type Refund, type RefundState, type ServiceName, type ServiceState, type ServiceStatus } from './data/domain.ts';
+export {
+  customerTier,
+  findCustomerByEmail,
+  isUnknownCustomerEmail,
+  latestOrder,
+  orderTracking,
+  type Carrier,
+  type Customer,
+  type CustomerTier,
+  type CustomerTierRecord,
+  type Order,
+  type OrderStatus,
+  type Tracking,
+  type TrackingState,
+} from './data/customers.ts';
+export {
+  DEMO_NOW_MS,
+  SERVICES,
+  SERVICE_STATES,
+  expenseClaim,
+  invoiceById,
+  invoiceCopy,
+  isRefundable,
+  isUnknownInvoice,
+  latestIncident,
+  newPasswordReset,
+  newRefund,
+  orderById,
+  serviceStatus,
+  type ClaimState,
+  type ExpenseClaim,
+  type Incident,
+  type IncidentState,
+  type Invoice,
+  type InvoiceCopy,
+  type PasswordReset,
+  type Refund,
+  type RefundState,
+  type ServiceName,
+  type ServiceState,
+  type ServiceStatus,
+} from './data/domain.ts';

@@ -8,7 +8,20 @@
  *
  * @module
  */
-import { type ParamField, type ServiceName, customerTier, expenseClaim, findCustomerByEmail, invoiceById, isValidParam, latestIncident, latestOrder, orderById, orderTracking, serviceStatus } from './data.ts';
+import {
+  type ParamField,
+  type ServiceName,
+  customerTier,
+  expenseClaim,
+  findCustomerByEmail,
+  invoiceById,
+  isValidParam,
+  latestIncident,
+  latestOrder,
+  orderById,
+  orderTracking,
+  serviceStatus,
+} from './data.ts';
 
 /** Ids of the tool routes, as used in fault specs and stats (the same names as the catalog's tools). */
 export const ROUTE_IDS = [

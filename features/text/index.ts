@@ -33,7 +33,16 @@
  * `normalize.ts` (steps 1-6 and tokens), `signals.ts` (structural signals), `hashing.ts` (step 8's
  * hashes), `vector.ts` (the vector), `model.ts` (the ONNX model). Import from this file.
  */
-export { CHAR_NGRAMS, FEATURE_DIMS, FEATURIZER_CONFIG, FEATURIZER_NAME, ID_MASK, ID_MIN_DIGITS, MAX_INPUT_CODE_POINTS, type FeaturizerConfig } from './config.ts';
+export {
+  CHAR_NGRAMS,
+  FEATURE_DIMS,
+  FEATURIZER_CONFIG,
+  FEATURIZER_NAME,
+  ID_MASK,
+  ID_MIN_DIGITS,
+  MAX_INPUT_CODE_POINTS,
+  type FeaturizerConfig,
+} from './config.ts';
 export { featureHashes, featureStrings, fnv1a32 } from './hashing.ts';
 export { TextModel, type TextModelManifest, type TextPrediction } from './model.ts';
 export { maskIds, normalizeText, tokenize, truncateCodePoints } from './normalize.ts';
