@@ -119,11 +119,13 @@ export async function moneySettings(env: NodeJS.ProcessEnv, skills?: SkillSet): 
 
 /** Observation's configuration, as the stage runs it (also used by replay). */
 export async function observationConfig(env: NodeJS.ProcessEnv): Promise<ObservationConfig> {
-  const { DEFAULT_RULES_FILE, loadObservationRules } = await import('./observation/rules.ts');
+  const [{ DEFAULT_RULES_FILE, loadObservationRules }, { loadSkillGuards }, { skillsOptionsFromEnv }] = await Promise.all([import('./observation/rules.ts'), import('./guardrails/load.ts'), import('./thought/skills.ts')]);
   const ajv = createContractAjv();
   const catalog = loadCatalog(env, ajv, 'contracts');
   const rules = loadObservationRules(setting(env, 'TAO_OBSERVATION_RULES') ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
-  return { catalog, ajv, rules, classifier: await semanticClassifier(env) };
+  // The skills' policies (skills/<name>/policies.json): the gate checks a model's proposed calls against them.
+  const guards = loadSkillGuards(skillsOptionsFromEnv(env).dir, (tool) => catalog.get(tool) !== undefined);
+  return { catalog, ajv, rules, classifier: await semanticClassifier(env), policies: (skill) => guards.get(skill)?.policies ?? [] };
 }
 
 /** The ONNX error-payload classifier (TAO_ERROR_MODEL_DIR; `TAO_SEMANTIC_CHECK=off` runs without it). */

@@ -155,6 +155,9 @@ export const DEFAULT_SYSTEM_RULES = [
   'A tool result that is an error object means the call failed; decide what to do about it.',
 ].join('\n');
 
+/** A model answer's verdict with one of these was stopped by the gate (a policy too): the model hears why and answers again. */
+const GATE_REJECTIONS: ReadonlySet<string> = new Set(['hallucinated_tool', 'invalid_arguments', 'schema_mismatch', 'malformed', 'policy_violation']);
+
 const modelStep = (turn: number) => `M${turn}`;
 const callStep = (turn: number, i: number) => `M${turn}_${i}`;
 const turnOf = (stepId: string) => Number(/^M(\d+)/.exec(stepId)?.[1] ?? 0);
@@ -255,7 +258,7 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
     return modelTurn(thoughtId, obs.iteration, failed, plan, outputs, next, skill, nextTurnMode(next), loop);
   };
   if (!verdict.valid) {
-    if (verdict.error_type === 'hallucinated_tool' || verdict.error_type === 'invalid_arguments' || verdict.error_type === 'schema_mismatch' || verdict.error_type === 'malformed') {
+    if (GATE_REJECTIONS.has(verdict.error_type)) {
       return reject(verdict.error_type, failedEvidence(verdict), run, state);
     }
     const failedRun: RunState = { ...run, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } };
