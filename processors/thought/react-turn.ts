@@ -51,6 +51,7 @@ export function dispatchModelStep(thoughtId: string, iteration: number, run: Run
       reflections: notes(run),
       mode,
       toolCalls,
+      ...(skill.outputSchema ? { output: skill.outputSchema } : {}),
     },
     window,
   );

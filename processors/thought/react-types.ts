@@ -31,6 +31,11 @@ export interface ReactSkill {
   groundedBy?: readonly string[];
   /** How this skill's react turns ask for tool calls (metadata.tool-calls); unset: the loop's default. */
   toolCalls?: 'native' | 'json_schema';
+  /**
+   * The JSON Schema of the final answer (skills/<name>/output.schema.json): the answer is a
+   * `final_answer` call or object matching it, and the outcome carries it as `result_json`. Unset: text.
+   */
+  outputSchema?: Record<string, unknown>;
 }
 
 /** Thought's configuration of the model loop. */

@@ -170,7 +170,8 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
     // A grounded final answer is kept even when it crossed the budget: it is paid for, and it is the run's result.
     // The outcome names the model that answered it, and the model it stood in for when a fallback did.
     const by = { model: answeredModel(verdict, answer, skill, loop), ...(verdict.fallback_from ? { fallback_from: verdict.fallback_from } : {}) };
-    if (!missing) return end(thoughtId, run, obs.iteration, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens, ...by }));
+    // A structured answer (the skill's output schema, checked by the gate) is the outcome's result, beside the text.
+    if (!missing) return end(thoughtId, run, obs.iteration, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens, ...by }), [], answer.result ? JSON.stringify(answer.result) : null);
     // Ungrounded answers count toward the streak of rejected answers like any other.
     if (tokens <= skill.tokenBudget) return reject('ungrounded', missing, run, { ...next, invalid_streak: state.invalid_streak });
   }
