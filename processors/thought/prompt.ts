@@ -56,6 +56,8 @@ export interface PromptTurn {
   calls: PromptCall[];
   /** The gate rejected this turn's answer: why, told to the model in a user turn after it. */
   rejected?: { error: string; evidence: string };
+  /** The model asked the customer (`ask_customer`): its question, then the customer's reply as a user turn. */
+  asked?: { question: string; reply: string | null };
 }
 
 /** Everything a model turn is built from. */
@@ -215,6 +217,7 @@ function observationText(call: PromptCall, reduced: boolean): string {
 }
 
 function summaryLine(turn: PromptTurn): string {
+  if (turn.asked) return `turn ${turn.turn}: asked the customer ${json(turn.asked.question)}; reply: ${json(turn.asked.reply ?? '(none)')}`;
   const calls = turn.calls.map((c) => `${c.tool}(${json(c.arguments)}) -> ${c.valid ? json(c.extracted ?? {}) : `invalid: ${c.error ?? ''}`}`);
   return `turn ${turn.turn}: ${calls.join('; ') || (turn.content ?? '')}`;
 }
@@ -291,6 +294,11 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
       if (t.rejected) {
         push({ role: 'assistant', content: `[answer rejected: ${t.rejected.error}]` }, history);
         push({ role: 'user', content: `Your last answer was rejected before anything ran (${t.rejected.error}): ${t.rejected.evidence}\n${constrained ? 'Answer again with one JSON object.' : 'Answer again: call a tool, ask the customer, or give the final answer.'}` }, history);
+        return;
+      }
+      if (t.asked) {
+        push({ role: 'assistant', content: constrained ? json({ ask_customer: t.asked.question }) : t.asked.question }, history);
+        if (t.asked.reply !== null) push({ role: 'user', content: t.asked.reply }, history);
         return;
       }
       const observed = t.calls.map((c) => {

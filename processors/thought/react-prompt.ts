@@ -14,7 +14,7 @@ import { callStep, isModelStep, turnOf, type ModelState } from './react-types.ts
  * each rejected answer as the model's own turn saying what was wrong with it (the model sees its
  * mistake where it made it, and the conversation moves on).
  */
-export function promptTurns(plan: Plan, outputs: Record<string, Record<string, unknown>>, errors: Record<string, string[]>, rejected: ModelState['rejected'], before: number, skipped: ReadonlySet<string>): PromptTurn[] {
+export function promptTurns(plan: Plan, outputs: Record<string, Record<string, unknown>>, errors: Record<string, string[]>, rejected: ModelState['rejected'], before: number, skipped: ReadonlySet<string>, replies: ModelState['replies'] = []): PromptTurn[] {
   const turns: PromptTurn[] = [];
   for (const step of plan.steps) {
     if (!isModelStep(step.id) || turnOf(step.id) >= before) continue;
@@ -27,6 +27,11 @@ export function promptTurns(plan: Plan, outputs: Record<string, Record<string, u
     const answer = outputs[step.id] as unknown as ModelAnswer | undefined;
     if (answer?.kind === 'plan') {
       turns.push({ turn, content: answer.content, calls: planCalls(plan, step.id, outputs, errors, skipped) });
+      continue;
+    }
+    // The model asked the customer: its question, and the reply once it came, are part of the conversation.
+    if (answer?.kind === 'ask') {
+      turns.push({ turn, content: null, calls: [], asked: { question: answer.question, reply: replies.find((r) => r.turn === turn)?.text ?? null } });
       continue;
     }
     if (!answer || answer.kind !== 'tool_calls') continue;

@@ -45,9 +45,10 @@ export function dispatchModelStep(thoughtId: string, iteration: number, run: Run
     {
       system: mode === 'plan' ? `${loop.system}\n\n${PLAN_TURN_RULES}` : loop.system,
       skill: { ref: state.skill, prompt: skill.prompt, tools: skill.allowedTools.flatMap((t) => loop.toolSpec(t) ?? []) },
-      task: run.task_text,
+      // After a reply the run's text holds it too; the conversation opens with the original text and the reply follows the question.
+      task: state.opening ?? run.task_text,
       facts: state.facts,
-      turns: promptTurns(plan, outputs, run.error_history, state.rejected, turn, new Set(run.skipped)),
+      turns: promptTurns(plan, outputs, run.error_history, state.rejected, turn, new Set(run.skipped), state.replies),
       reflections: notes(run),
       mode,
       toolCalls,

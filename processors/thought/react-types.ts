@@ -110,6 +110,13 @@ export interface ModelState {
   /** What the model's answers cost so far (rejected answers included), with a price table; and per model. */
   cost?: number;
   costs?: Record<string, number>;
+  /**
+   * The customer's replies to the model's questions (`ask_customer`), by the turn that asked: the
+   * conversation goes on after each with the reply as the customer's message. Unset: none yet.
+   */
+  replies?: Array<{ turn: number; text: string }>;
+  /** The run's opening text (its first user message) once a reply has been added to `task_text`. */
+  opening?: string;
 }
 
 /**

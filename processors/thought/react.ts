@@ -74,6 +74,35 @@ export function replanTurn(thoughtId: string, iteration: number, run: RunState, 
   return modelTurn(thoughtId, iteration, run, plan, outputs, { ...state, replans }, skill, 'plan', loop);
 }
 
+/**
+ * Whether a parked run is waiting for the customer's answer to its model's question: a react run
+ * whose last model turn asked (`ask_customer`). Its reply continues the conversation ({@link resumeReact}).
+ */
+export function askedCustomer(run: RunState): boolean {
+  if (run.model_state_json === null) return false;
+  const state = parseModelState(run);
+  if (state.mode !== 'react') return false;
+  const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Record<string, { kind?: unknown }>;
+  return outputs[modelStep(state.turns)]?.kind === 'ask';
+}
+
+/**
+ * The customer replied to the model's question: the same conversation goes on. The run keeps its
+ * plan, outputs, turns, tokens and cost; the reply becomes the customer's message after the question,
+ * the facts the planner found in the whole text are added, and the next model turn is dispatched.
+ * @param parked the run as it was parked
+ * @param changes what the reply changes in the run (its task id and text, planner cost, `human_involved`)
+ */
+export function resumeReact(thoughtId: string, iteration: number, parked: RunState, changes: Partial<RunState>, reply: string, facts: Record<string, string>, loop: ModelLoopConfig): ThoughtDecision {
+  const state = parseModelState(parked);
+  const run: RunState = { ...parked, ...changes };
+  const skill = loop.skill(state.skill.split('@')[0]!);
+  if (!skill) return end(thoughtId, run, iteration, 'failed', 'model_unavailable', `the run's skill ${state.skill} is no longer loaded: nothing to build its next prompt from`, null);
+  const next: ModelState = { ...state, facts: { ...state.facts, ...facts }, replies: [...(state.replies ?? []), { turn: state.turns, text: reply }], opening: state.opening ?? parked.task_text, invalid_streak: 0 };
+  const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Record<string, Record<string, unknown>>;
+  return modelTurn(thoughtId, iteration, run, planOfRun(run.plan_json), outputs, next, skill, 'react', loop);
+}
+
 /** Folds a react run's wave into its state and decides: the model's next turn, its calls, or the end. */
 export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig, bounds: ReactBounds, runner?: PlanRunner): ThoughtDecision {
   const state = parseModelState(obs.run);
