@@ -17,7 +17,6 @@ const NOT_YET_SPLIT: readonly string[] = [
   'cli/main.ts',
   'ingress/server.ts',
   'model-sim/scenarios.ts',
-  'processors/thought/skills.ts',
   'replay/timeline.ts',
   'runtime/config.ts',
 ];
