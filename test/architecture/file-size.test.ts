@@ -16,7 +16,6 @@ const MAX_LINES = 400;
 const NOT_YET_SPLIT: readonly string[] = [
   'cli/main.ts',
   'ingress/server.ts',
-  'model-sim/scenarios.ts',
   'replay/timeline.ts',
   'runtime/config.ts',
 ];
