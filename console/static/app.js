@@ -215,7 +215,16 @@ async function healthPage() {
 <h2 class="section">Tools</h2><table class="grid" id="tools"><thead><tr><th>tool</th><th>calls</th><th>errors</th><th>error rate</th><th>mean latency</th><th>max latency</th></tr></thead><tbody>${h.tools.map((t) => `<tr><td class="mono">${esc(t.tool)}</td><td class="num">${t.calls}</td><td class="num">${t.errors}</td><td class="num">${pct(t.calls ? t.errors / t.calls : null)}</td><td class="num">${fmtMs(t.calls ? t.total_ms / t.calls : null)}</td><td class="num">${fmtMs(t.max_ms)}</td></tr>`).join('') || '<tr><td colspan="6">No tool calls yet.</td></tr>'}</tbody></table>
 <h2 class="section">Breakers and stage processes</h2><table class="grid" id="breakers"><thead><tr><th>process</th><th>stage</th><th>reachable</th><th>breakers (tool: state)</th></tr></thead><tbody>${s.endpoints.map((e) => `<tr><td class="mono">${esc(e.url)}</td><td>${esc(e.stage ?? '–')}</td><td>${e.reachable ? 'yes' : `no <span class="muted">${esc(e.error ?? '')}</span>`}</td><td>${breakers.filter((b) => b.url === e.url).map((b) => `<code>${esc(b.tool)}</code>: ${esc(b.state)}`).join(', ') || '–'}</td></tr>`).join('')}</tbody></table>
 <h2 class="section">Dead letters</h2><table class="grid"><thead><tr><th>topic</th><th>records</th><th>by reason</th></tr></thead><tbody>${s.deadLetters.map((d) => `<tr><td class="mono">${esc(d.topic)}</td><td class="num">${d.records}</td><td>${esc(Object.entries(d.byReason).map(([k, v]) => `${k} ${v}`).join(', '))}</td></tr>`).join('')}</tbody></table>`;
+  await loadScript('/static/vendor/uplot.iife.min.js');
   chart(document.getElementById('chart'), h.perMinute);
+}
+
+/** Loads a classic script once (the chart library only on the page that draws charts). */
+function loadScript(src) {
+  return new Promise((resolve, reject) => {
+    const s = Object.assign(document.createElement('script'), { src, onload: resolve, onerror: () => reject(new Error(`could not load ${src}`)) });
+    document.head.append(s);
+  });
 }
 
 function chart(el, perMinute) {
