@@ -28,6 +28,8 @@ export interface Feed {
   readonly rebuildMs: number | null;
   /** Calls `listener` with each changed run (after the rebuild: live changes only). Returns the unsubscribe function. */
   subscribe(listener: (changes: RunChange[]) => void): () => void;
+  /** Why the feed stopped following the log (the index is no longer live), or null while it follows. */
+  readonly stopped: string | null;
   stop(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export async function startFeed(deps: FeedDeps): Promise<Feed> {
   let timer: NodeJS.Timeout | null = null;
   let isReady = false;
   let rebuildMs: number | null = null;
+  let stopped: string | null = null;
   const flush = () => {
     timer = null;
     const changes = [...pending].map((id) => index.get(id)).filter((s): s is RunSummary => s !== null);
@@ -61,6 +64,12 @@ export async function startFeed(deps: FeedDeps): Promise<Feed> {
   let follower: Follower;
   follower = await followFromBeginning(deps.kafka, [...byName.keys()], {
     groupPrefix: codec.topics.group('console'),
+    // The rebuild reads every retained record; smaller fetches keep the process's peak memory down.
+    fetchMaxBytes: 1048576,
+    onStopped: (err) => {
+      stopped = err.message;
+      logger.error('console feed stopped: the index is no longer live (restart tao ui)', { error: err.message });
+    },
     onMessage: async (topic, partition, message) => {
       const id = byName.get(topic)!;
       if (message.value === null) return;
@@ -89,6 +98,9 @@ export async function startFeed(deps: FeedDeps): Promise<Feed> {
     ready,
     get rebuildMs() {
       return rebuildMs;
+    },
+    get stopped() {
+      return stopped;
     },
     subscribe(listener) {
       listeners.add(listener);

@@ -9,7 +9,7 @@
  * counts keyed by wave) and an outcome decides the status only while no later wave exists.
  *
  * Memory: a summary holds short strings and numbers (the task text is cut to {@link TEXT_CHARS}),
- * about 1 KiB a run; rates and tool figures are counters. What is bounded and how is in
+ * about 0.7 KiB a run; rates and tool figures are counters. What is bounded and how is in
  * docs/CONSOLE.md.
  */
 import { classifyRunEnd, endsRun, evidenceComplete } from '../observability/rates.ts';

@@ -159,7 +159,7 @@ function runs(deps: ConsoleServerDeps, url: URL, res: ServerResponse): void {
   if (fromMs === null || toMs === null) return json(res, 400, { error: 'from and to take ISO times or milliseconds since the epoch' });
   const { feed } = deps;
   const result = feed.index.query({ status: p.get('status') || undefined, flow: p.get('flow') || undefined, source: p.get('source') || undefined, fromMs, toMs, q: p.get('q') || undefined, limit: num('limit'), offset: num('offset') });
-  json(res, 200, { ready: feed.rebuildMs !== null, rebuild_ms: feed.rebuildMs, indexed: feed.index.size, now: (deps.now ?? Date.now)(), ...feed.index.facets(), ...result });
+  json(res, 200, { ready: feed.rebuildMs !== null, rebuild_ms: feed.rebuildMs, stopped: feed.stopped, indexed: feed.index.size, now: (deps.now ?? Date.now)(), ...feed.index.facets(), ...result });
 }
 
 function events(deps: ConsoleServerDeps, streams: Set<ServerResponse>, res: ServerResponse): void {
