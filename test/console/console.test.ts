@@ -84,6 +84,17 @@ test('a submitted run appears on the runs page and its outcome updates without a
   assert.match(zhRow!, /我的订单 O-87654321 到哪了/);
   assert.match(zhRow!, /order-status@1/);
   await page.screenshot({ path: join(SCREENSHOTS, 'runs.png'), fullPage: true });
+  // Search by external id, then by a thought_id prefix; clear it; filter by a count's status.
+  await page.fill('input[name=q]', tickets.zh.external_id!.toLowerCase());
+  await page.waitForFunction((id) => [...document.querySelectorAll('#runs tbody tr.run')].map((r) => (r as HTMLElement).dataset.thoughtId).join() === id, tickets.zh.thought_id);
+  await page.fill('input[name=q]', tickets.en.thought_id.slice(0, 12));
+  await page.waitForFunction((id) => [...document.querySelectorAll('#runs tbody tr.run')].map((r) => (r as HTMLElement).dataset.thoughtId).join() === id, tickets.en.thought_id);
+  assert.match(page.url(), new RegExp(`q=${tickets.en.thought_id.slice(0, 12)}`), 'the filters are in the address, so a view can be shared');
+  await page.fill('input[name=q]', '');
+  await page.selectOption('select[name=status]', 'failed');
+  await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr.run').length === 0 && document.querySelector('#runs-meta')?.textContent?.startsWith('0 run(s)'));
+  await page.click('[data-count="completed"]');
+  await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr.run[data-status="completed"]').length === 2);
   await page.close();
 });
 
