@@ -49,6 +49,26 @@ export function admit(auth: ConsoleAuth, req: IncomingMessage): ConsoleAdmission
   return { ok: false, status: 401, message: 'an API key with the console scope is needed' };
 }
 
+/**
+ * True for a request a page of another site made the browser send (its `Origin` is not this
+ * console's `Host`, or the browser says `Sec-Fetch-Site: cross-site`). The console refuses such
+ * requests that act (POST): a page elsewhere must not fork or re-drive through an operator's
+ * browser, even on loopback where no key is asked. Scripts send neither header and are not
+ * cross-site.
+ */
+export function crossSite(req: IncomingMessage): boolean {
+  // A browser's own word, where it gives one (a page with no referrer sends `Origin: null` even to its own site).
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined) return site !== 'same-origin' && site !== 'none';
+  const origin = req.headers.origin;
+  if (origin === undefined) return false;
+  try {
+    return new URL(origin).host !== req.headers.host;
+  } catch {
+    return true; // an Origin that is not a URL ("null" from a sandboxed page) is not this console
+  }
+}
+
 /** Checks a key typed on the login page (without taking a token from its bucket twice: this is the one request). */
 export function admitKey(auth: ConsoleAuth, key: string): boolean {
   return auth.mode === 'loopback' || auth.guard.admit(`Bearer ${key}`).ok;

@@ -18,7 +18,8 @@
  * | `GET /api/health` | `tao status` with the index's rates, tool figures and outcomes per minute |
  * | `GET /api/events` | server-sent events: `ready`, `runs` (changed summaries) |
  *
- * Errors are JSON `{"error"}` with a status: 400 a bad request, 401/403 see console/auth.ts, 404
+ * A POST must be `application/json` (415 otherwise) and not cross-site (403; console/auth.ts
+ * `crossSite`). Errors are JSON `{"error"}` with a status: 400 a bad request, 401/403 see console/auth.ts, 404
  * unknown run or route, 409 a request the log refuses (a fork Thought would end at once), 413 a body
  * over 64 KiB, 503 when the cluster does not answer. While the index is rebuilt `/api/runs` says
  * `"ready": false`.
@@ -32,7 +33,7 @@ import { toTaoError } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import { packagePath } from '../runtime/paths.ts';
 import type { ConsoleActions } from './actions.ts';
-import { admit, admitKey, KEY_COOKIE, type ConsoleAuth } from './auth.ts';
+import { admit, admitKey, crossSite, KEY_COOKIE, type ConsoleAuth } from './auth.ts';
 import type { Feed } from './feed.ts';
 import { loginPage } from './login.ts';
 
@@ -95,7 +96,8 @@ async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req
   const url = new URL(req.url ?? '/', 'http://console');
   const path = url.pathname;
   res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Referrer-Policy', 'same-origin');
+  if (req.method === 'POST' && crossSite(req)) return json(res, 403, { error: 'a request from another site may not act on the console' });
   if (req.method === 'POST' && path === '/login') return login(deps, req, res);
   const admission = admit(deps.auth, req);
   if (!admission.ok) {
@@ -103,6 +105,8 @@ async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req
     if (admission.status === 401 && !path.startsWith('/api/') && req.method === 'GET') return send(res, 401, TYPES['.html']!, loginPage(null));
     return json(res, admission.status, { error: admission.message });
   }
+  // JSON only: a form of another site cannot send it without a CORS preflight, which is never answered.
+  if (req.method === 'POST' && !/^application\/json\b/i.test(req.headers['content-type'] ?? '')) return json(res, 415, { error: 'send the request body as application/json' });
   if (req.method === 'GET' && PAGES.test(path)) return send(res, 200, TYPES['.html']!, readFileSync(join(STATIC_DIR, 'index.html')), { 'Cache-Control': 'no-store' });
   if (req.method === 'GET' && path.startsWith('/static/')) return asset(res, path.slice('/static/'.length));
   if (req.method === 'GET' && path === '/report.css') return send(res, 200, TYPES['.css']!, REPORT_CSS);
@@ -110,7 +114,12 @@ async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req
   if (req.method === 'GET' && path === '/api/runs') return runs(deps, url, res);
   const run = /^\/api\/runs\/([^/]+)(\/report|\/verify|\/fork)?$/.exec(path);
   if (run) {
-    const id = decodeURIComponent(run[1]!);
+    let id: string;
+    try {
+      id = decodeURIComponent(run[1]!);
+    } catch {
+      return json(res, 400, { error: 'the run id is not a valid URL component' });
+    }
     const what = run[2] ?? '';
     if (req.method === 'GET' && (what === '' || what === '/report')) {
       const timeline = await deps.actions.timeline(id);

@@ -55,8 +55,9 @@ after(async () => {
   await ui?.stop();
 });
 
-async function status(method: string, path: string, authorization?: string): Promise<number> {
-  const res = await fetch(`${base}${path}`, { method, headers: authorization ? { authorization } : {}, body: method === 'POST' ? '{}' : undefined });
+async function status(method: string, path: string, authorization?: string, headers: Record<string, string> = {}): Promise<number> {
+  const json: Record<string, string> = method === 'POST' ? { 'content-type': 'application/json' } : {};
+  const res = await fetch(`${base}${path}`, { method, headers: { ...json, ...(authorization ? { authorization } : {}), ...headers }, body: method === 'POST' ? '{}' : undefined });
   await res.body?.cancel();
   return res.status;
 }
@@ -76,6 +77,13 @@ test('with the console key the same routes answer (none 401)', async () => {
     assert.ok([200, 400, 404, 409].includes(code), `${method} ${path} answered ${code}`);
   }
   assert.equal(await status('GET', '/api/runs', `Bearer ${consoleKey}`), 200);
+});
+
+test('a POST from another site is refused 403 even with the key, and a POST that is not JSON 415', async () => {
+  for (const [method, path] of ROUTES.filter(([m]) => m === 'POST')) {
+    assert.equal(await status(method, path, `Bearer ${consoleKey}`, { origin: 'https://attacker.example' }), 403, `${path} from another origin`);
+    assert.equal(await status(method, path, `Bearer ${consoleKey}`, { 'content-type': 'text/plain' }), 415, `${path} as text/plain`);
+  }
 });
 
 test('a browser gets the login page with 401, and the runs page once it gives the console key', { timeout: 60000 }, async () => {

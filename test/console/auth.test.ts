@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { admit, decideConsoleAuth, KEY_COOKIE } from '../../console/auth.ts';
+import { admit, crossSite, decideConsoleAuth, KEY_COOKIE } from '../../console/auth.ts';
 import { hashApiKey, newApiKey, parseApiKeys, type ApiKeyEntry } from '../../ingress/api-keys.ts';
 import { ApiKeyGuard } from '../../ingress/auth.ts';
 import { ConfigError } from '../../runtime/errors.ts';
@@ -49,4 +49,14 @@ test('key entries take an optional scopes list; the ingress admits only keys of 
   const ingress = new ApiKeyGuard(keys, () => 0);
   assert.equal(ingress.admit(`Bearer ${tasksKey}`).ok, true);
   assert.equal(ingress.admit(`Bearer ${consoleKey}`).ok, false, 'a console-only key cannot submit tasks');
+});
+
+test("a request another site's page makes the browser send is cross-site; the console's own and scripts' are not", () => {
+  assert.equal(crossSite(req({ host: '127.0.0.1:7088', origin: 'http://127.0.0.1:7088' })), false);
+  assert.equal(crossSite(req({ host: '127.0.0.1:7088' })), false, 'curl sends no Origin');
+  assert.equal(crossSite(req({ host: '127.0.0.1:7088', origin: 'https://attacker.example' })), true);
+  assert.equal(crossSite(req({ host: '127.0.0.1:7088', origin: 'null' })), true);
+  assert.equal(crossSite(req({ host: '127.0.0.1:7088', 'sec-fetch-site': 'cross-site' })), true);
+  assert.equal(crossSite(req({ host: '127.0.0.1:7088', 'sec-fetch-site': 'same-site', origin: 'http://other.localhost:7088' })), true);
+  assert.equal(crossSite(req({ host: '127.0.0.1:7088', 'sec-fetch-site': 'same-origin', origin: 'null' })), false, "a form of the console's own page with no referrer");
 });
