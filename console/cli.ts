@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { apiKeysFromEnv } from '../ingress/api-keys.ts';
 import { statusEndpoints } from '../observability/cli.ts';
-import { thoughtConfig } from '../processors/wiring.ts';
+import { thoughtConfig } from '../processors/wiring/index.ts';
 import { verifyConfigsForRun } from '../replay/verify-config.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { loadRuntimeConfig, setting } from '../runtime/config.ts';

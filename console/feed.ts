@@ -61,8 +61,7 @@ export async function startFeed(deps: FeedDeps): Promise<Feed> {
   };
   const byName = new Map<string, (typeof FEED_TOPICS)[number]>(FEED_TOPICS.map((id) => [codec.topics.name(id), id]));
   const started = now();
-  let follower: Follower;
-  follower = await followFromBeginning(deps.kafka, [...byName.keys()], {
+  const follower: Follower = await followFromBeginning(deps.kafka, [...byName.keys()], {
     groupPrefix: codec.topics.group('console'),
     // The rebuild reads every retained record; smaller fetches keep the process's peak memory down.
     fetchMaxBytes: 1048576,

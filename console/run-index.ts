@@ -12,7 +12,7 @@
  * about 0.7 KiB a run; rates and tool figures are counters. What is bounded and how is in
  * docs/CONSOLE.md.
  */
-import { classifyRunEnd, endsRun, evidenceComplete } from '../observability/rates.ts';
+import { classifyRunEnd, endsRun, evidenceComplete } from '../processors/rates.ts';
 import type { ActionResult, ObservationResult, Outcome, OutcomeStatus, RunState, Task, ThoughtRequest } from '../schemas/types.gen.ts';
 
 /** The task text kept per run (enough for the runs page and search). */
@@ -56,7 +56,7 @@ export interface ToolFigures {
   max_ms: number;
 }
 
-/** The run-level rates (observability/rates.ts) over the runs in the index. */
+/** The run-level rates (processors/rates.ts) over the runs in the index. */
 export interface RateFigures {
   ended: number;
   completed: number;

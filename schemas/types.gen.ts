@@ -181,11 +181,22 @@ export interface Outcome {
   planner_config: null | string;
   /** What the run's model turns cost, by the price table (TAO_LLM_PRICES: per million input, cached input and output tokens, in its currency), rejected answers included; null without a price table, for runs no model took turns in, and in runs recorded before this field. */
   model_cost: null | number;
+  /** For reason_code record_too_large: which record was too large and by how much (replay --verify reads it); null otherwise, and in outcomes recorded before this field. */
+  too_large: null | TooLarge;
 }
 
 export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted';
 
 export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap' | 'record_too_large' | 'ungrounded' | 'model_refused' | 'model_request_refused' | 'money_budget';
+
+export interface TooLarge {
+  /** The catalog topic id of the record that would have been written (thoughtRequests, outcomes, ...). */
+  topic: string;
+  /** Its encoded size. */
+  bytes: number;
+  /** The loop records' size limit it was over. */
+  limit: number;
+}
 
 /** Thought's last word on a run (thought.runs, compacted, keyed by thought_id): whether it is running, waiting for a human, or over. Lets Thought ignore redelivered tasks and resume a run when a reply arrives. */
 export interface RunSnapshot {

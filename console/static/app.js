@@ -88,7 +88,10 @@ function renderRuns(data, form) {
     const keep = sel.value;
     sel.innerHTML = `<option value="">any</option>${values.map((v) => `<option ${v === keep ? 'selected' : ''}>${esc(v)}</option>`).join('')}`;
   }
-  if (data.stopped) ((live.textContent = `not live: ${data.stopped}`), (live.className = 'live off'));
+  if (data.stopped) {
+    live.textContent = `not live: ${data.stopped}`;
+    live.className = 'live off';
+  }
   document.getElementById('runs-meta').textContent = `${data.total} run(s) match · showing ${data.runs.length} · ${data.indexed} indexed${data.ready ? ` · index rebuilt in ${fmtMs(data.rebuild_ms)}` : ' · the index is being rebuilt…'}`;
   const now = data.now;
   document.querySelector('#runs tbody').innerHTML = data.runs

@@ -1,0 +1,198 @@
+/**
+ * The one place where stages are declared and wired to their configuration. Each stage's options
+ * come from the environment, are validated here, and a bad value stops the process at start-up.
+ */
+import { setting } from '../../runtime/config.ts';
+import type { Logger } from '../../runtime/log.ts';
+import type { StageMetrics } from '../../runtime/metrics.ts';
+import type { ExecutorEvents } from '../action/executor.ts';
+import type { StageDefinition } from '../../runtime/processor.ts';
+import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools/catalog.ts';
+import type { Ajv, ValidateFunction } from 'ajv';
+import type { ToolContracts } from '../plan.ts';
+import type { ThoughtConfig } from '../thought/core.ts';
+import type { ObservationConfig, PayloadClassifier } from '../observation/core.ts';
+import type { ModelLoopConfig } from '../thought/react.ts';
+import type { SkillSet } from '../thought/skills.ts';
+import type { PriceTable } from '../thought/prices.ts';
+import { ConfigError } from '../../runtime/errors.ts';
+import { MODEL_TOOL, modelNames, modelToolSpecs } from '../../tools/model.ts';
+
+export { DEFAULT_OPS_PORTS, STAGES, type StageName } from '../stages.ts';
+import { type StageName } from '../stages.ts';
+
+/**
+ * Each stage's options come from its variables in runtime/config.ts (TAO_TOOL_CATALOG_DIR,
+ * TAO_FLOWS_DIR, TAO_PLANNER and the planner's settings, the loop bounds, TAO_RUN_RETENTION, TAO_ACTION_CONCURRENCY, TAO_ACTION_COMMIT_LINGER_MS,
+ * TAO_OBSERVATION_RULES, TAO_SEMANTIC_CHECK, TAO_ERROR_MODEL_DIR); the README lists them.
+ * @throws ConfigError naming the variable whose value does not parse, or the file that does not load.
+ */
+export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logger: Logger, metrics?: StageMetrics): Promise<StageDefinition> {
+  // Each stage imports only its own code: a stage process neither loads nor keeps in memory the
+  // others' (undici and the tool client in Action, the ONNX classifier in Observation, the planners in Thought).
+  switch (name) {
+    case 'thought': {
+      const { thoughtStage } = await import('../thought/stage.ts');
+      return thoughtStage(await thoughtConfig(env), logger, metrics?.runMetrics(), { runRetentionMs: setting(env, 'TAO_RUN_RETENTION') });
+    }
+    case 'action': {
+      const [{ actionStage }, { realHttpDeps }] = await Promise.all([import('../action/stage.ts'), import('../action/invoke.ts')]);
+      const catalog = loadCatalog(env, createContractAjv(), 'call');
+      const http = realHttpDeps();
+      // The MCP SDK is loaded only when the catalog has MCP tools (transport "mcp", docs/TOOLS.md).
+      if (catalog.names().some((n) => catalog.get(n)!.spec.transport === 'mcp')) {
+        const { McpClients } = await import('../action/mcp.ts');
+        http.mcp = new McpClients({ listTtlMs: setting(env, 'TAO_MCP_LIST_TTL_MS') });
+      }
+      return actionStage({ catalog, http, env, concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'), commitLingerMs: setting(env, 'TAO_ACTION_COMMIT_LINGER_MS'), events: metrics && toolMetrics(metrics), logger });
+    }
+    case 'observation': {
+      const { observationStage } = await import('../observation/stage.ts');
+      return observationStage(await observationConfig(env), { logger, stepMetrics: metrics?.stepMetrics() });
+    }
+  }
+}
+
+/** Thought's configuration, as the stage runs it (also used by replay to re-decide recorded runs). */
+export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConfig> {
+  const [{ PlanValidator }, { DEFAULT_FLOWS_DIR, loadFlows }, { createPlanner }, { loadSkills, skillsOptionsFromEnv }, { DEFAULT_SYSTEM_RULES }] = await Promise.all([
+    import('../plan.ts'),
+    import('../thought/planner.ts'),
+    import('../thought/planner-config.ts'),
+    import('../thought/skills.ts'),
+    import('../thought/react.ts'),
+  ]);
+  const ajv = createContractAjv();
+  const catalog = loadCatalog(env, ajv, 'contracts');
+  const flows = loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, ajv);
+  const tools = toolContracts(catalog);
+  const validator = new PlanValidator(ajv, setting(env, 'TAO_MAX_PLAN_STEPS'));
+  // The skills are loaded (and checked against the catalog) only when a model takes the turns.
+  const skills = ['react', 'plan-replan'].includes(setting(env, 'TAO_PLANNER')) ? loadSkills(skillsOptionsFromEnv(env).dir, catalog) : undefined;
+  return {
+    planner: createPlanner(env, { flows, catalog, tools, validator, skills }),
+    model: skills && { ...modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES), params: setting(env, 'TAO_LLM_PARAMS'), toolCalls: setting(env, 'TAO_LLM_TOOL_CALLS'), models: modelNames(env), ...(await moneySettings(env, skills)) },
+    validator,
+    tools,
+    maxIterations: setting(env, 'TAO_MAX_ITERATIONS'),
+    costBudget: setting(env, 'TAO_COST_BUDGET'),
+    noveltyWaves: setting(env, 'TAO_NOVELTY_WAVES'),
+    repeatCap: setting(env, 'TAO_REPEAT_CAP'),
+    reflectAfter: setting(env, 'TAO_REFLECT_AFTER'),
+  };
+}
+
+/**
+ * The price table (TAO_LLM_PRICES: inline JSON, or the path of a JSON file) and the money budget
+ * (TAO_MONEY_BUDGET) of the model loop.
+ * @throws ConfigError (one line) for a table that does not parse, or a budget without a price for
+ *   every model a turn may ask: TAO_LLM_MODEL, the fallback model, and the runnable skills' models.
+ */
+export async function moneySettings(env: NodeJS.ProcessEnv, skills?: SkillSet): Promise<{ prices?: PriceTable; moneyBudget?: number }> {
+  const { parsePriceTable, priceOf } = await import('../thought/prices.ts');
+  const raw = setting(env, 'TAO_LLM_PRICES');
+  const budget = setting(env, 'TAO_MONEY_BUDGET');
+  let prices: PriceTable | undefined;
+  if (raw !== undefined) {
+    if (raw.trimStart().startsWith('{')) prices = parsePriceTable(raw, 'TAO_LLM_PRICES');
+    else {
+      const { readFileSync } = await import('node:fs');
+      let text: string;
+      try {
+        text = readFileSync(raw, 'utf8');
+      } catch (err) {
+        throw new ConfigError(`TAO_LLM_PRICES: cannot read the price file ${raw} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      }
+      prices = parsePriceTable(text, `TAO_LLM_PRICES file ${raw}`);
+    }
+  }
+  if (budget > 0) {
+    const names = modelNames(env);
+    const asked = [...new Set([names.primary, names.fallback, ...(skills?.list().filter((s) => s.runnable).map((s) => s.model) ?? [])].filter((m): m is string => !!m))];
+    if (!prices) throw new ConfigError(`TAO_MONEY_BUDGET=${budget} needs TAO_LLM_PRICES: a price for ${asked.join(', ') || 'the models'}`);
+    const unpriced = asked.filter((m) => !priceOf(prices!, m));
+    if (unpriced.length) throw new ConfigError(`TAO_MONEY_BUDGET=${budget} needs a price for every model a turn may ask: TAO_LLM_PRICES prices no ${unpriced.join(', ')} (add it, or "*")`);
+  }
+  return { ...(prices ? { prices } : {}), ...(budget > 0 ? { moneyBudget: budget } : {}) };
+}
+
+/** Observation's configuration, as the stage runs it (also used by replay). */
+export async function observationConfig(env: NodeJS.ProcessEnv): Promise<ObservationConfig> {
+  const { DEFAULT_RULES_FILE, loadObservationRules } = await import('../observation/rules.ts');
+  const ajv = createContractAjv();
+  const catalog = loadCatalog(env, ajv, 'contracts');
+  const rules = loadObservationRules(setting(env, 'TAO_OBSERVATION_RULES') ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
+  return { catalog, ajv, rules, classifier: await semanticClassifier(env) };
+}
+
+/** The ONNX error-payload classifier (TAO_ERROR_MODEL_DIR; `TAO_SEMANTIC_CHECK=off` runs without it). */
+export async function semanticClassifier(env: NodeJS.ProcessEnv): Promise<PayloadClassifier | null> {
+  if (setting(env, 'TAO_SEMANTIC_CHECK') === 'off') return null;
+  const { DEFAULT_ERROR_MODEL_DIR, ErrorClassifier } = await import('../observation/classifier.ts');
+  const model = await ErrorClassifier.load(setting(env, 'TAO_ERROR_MODEL_DIR') ?? DEFAULT_ERROR_MODEL_DIR);
+  return { model: model.modelId, classify: (text) => model.classify(text) };
+}
+
+/**
+ * The tool catalog: TAO_TOOL_CATALOG_DIR's files and the model tools (tools/model.ts). Action
+ * (`call`) gets the model endpoint TAO_LLM_BASE_URL names; Thought, Observation and replay
+ * (`contracts`) need only its contracts, so they work without the endpoint.
+ */
+export function loadCatalog(env: NodeJS.ProcessEnv, ajv: Ajv, purpose: 'call' | 'contracts'): ToolCatalog {
+  return ToolCatalog.load(setting(env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, env, ajv, modelToolSpecs(env, purpose));
+}
+
+/** Thought's model loop: runnable skills by name, the catalog tools as the model sees them. */
+function modelLoop(skills: SkillSet, catalog: ToolCatalog, system: string): ModelLoopConfig {
+  return {
+    tool: MODEL_TOOL,
+    skill: (name) => {
+      const skill = skills.get(name);
+      return skill?.runnable ? skill : undefined;
+    },
+    toolSpec: (name) => {
+      const spec = catalog.get(name)?.spec;
+      return spec && { name: spec.name, description: spec.description, parameters: spec.parameters };
+    },
+    system,
+  };
+}
+
+/** What plan validation and the planners need to know of the catalog. */
+export function toolContracts(catalog: ToolCatalog): ToolContracts {
+  let ajv: Ajv | null = null;
+  const fieldChecks = new Map<string, ValidateFunction | null>();
+  return {
+    refusesInput: (tool, field, value) => {
+      const key = `${tool}\u0000${field}`;
+      if (!fieldChecks.has(key)) {
+        const schema = (catalog.get(tool)?.spec.parameters as { properties?: Record<string, unknown> } | undefined)?.properties?.[field];
+        ajv ??= createContractAjv();
+        fieldChecks.set(key, schema === undefined ? null : ajv.compile(schema as object));
+      }
+      const check = fieldChecks.get(key)!;
+      if (check === null || check(value)) return null;
+      return (check.errors ?? []).map((e) => e.message ?? 'invalid').join(', ');
+    },
+    has: (tool) => catalog.get(tool) !== undefined,
+    responseFields: (tool) => {
+      const props = (catalog.get(tool)?.spec.response as { properties?: Record<string, unknown> } | undefined)?.properties;
+      return props ? Object.keys(props) : null;
+    },
+    cost: (tool) => catalog.get(tool)?.spec.cost ?? 1,
+  };
+}
+
+const BREAKER_LEVEL = { closed: 0, half_open: 1, open: 2 } as const;
+
+function toolMetrics(metrics: StageMetrics): ExecutorEvents {
+  return {
+    onCall: (tool, result) => {
+      const status = result.status_code !== null ? String(result.status_code) : (result.error?.type ?? 'none');
+      metrics.toolCallSeconds.observe({ tool, status }, result.response_time_ms / 1000);
+      if (result.attempts > 1) metrics.toolRetries.inc({ tool }, result.attempts - 1);
+    },
+    onFallback: (tool, fallback) => metrics.fallbacks.inc({ tool, fallback }),
+    onBreaker: (tool, state) => metrics.breakerState.set({ tool }, BREAKER_LEVEL[state]),
+  };
+}
