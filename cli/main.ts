@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DLQ_USAGE, REPLAY_USAGE } from '../replay/usage.ts';
+import { UI_USAGE } from '../console/usage.ts';
 import { STATUS_USAGE, TAIL_USAGE } from '../observability/usage.ts';
 import { DEFAULT_OPS_PORTS, STAGES, type StageName } from '../processors/stages.ts';
 import { INGRESS_USAGE } from '../ingress/cli.ts';
@@ -36,6 +37,7 @@ const USAGE = `usage: tao <command> [options]      (tao <command> --help for a c
   status [--json]             consumer lag, runs in flight, breakers, dead letters
   replay <thought_id>         a run's timeline (terminal, json, html); --verify, --fork
   dlq list|show|redrive       dead letters: list, show one, re-drive selected ones exactly once
+  ui [--port N] [--host H]    the operator console in the browser: runs live, timelines, verify, fork, dead letters, health
   classify-error <file|->     the ONNX classifier's label and confidence for an error payload (JSON)
   classify "<text>"           the intent router's intent, confidence and slots for a task text (JSON)
   skills list|show [--json]   the skills (skills/<name>/SKILL.md): name@version, planner, intents, tools
@@ -88,6 +90,7 @@ const USAGES: Record<string, string> = {
   status: STATUS_USAGE,
   replay: REPLAY_USAGE,
   dlq: DLQ_USAGE,
+  ui: UI_USAGE,
   'classify-error': `usage: tao classify-error <file|->
   Prints the ONNX error classifier's label, confidence, and whether Observation would adopt it, for an
   error payload read from <file> (or standard input with -). Model: TAO_ERROR_MODEL_DIR.`,
@@ -195,6 +198,8 @@ async function dispatch(command: string, args: string[], text: string): Promise<
       return (await import('../replay/cli.ts')).replayCommand(args);
     case 'dlq':
       return (await import('../replay/cli.ts')).dlqCommand(args);
+    case 'ui':
+      return (await import('../console/cli.ts')).uiCommand(args, onSignal);
     case 'classify-error': {
       const parsed = parse(command, args, text, {});
       if (typeof parsed === 'number') return parsed;

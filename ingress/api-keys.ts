@@ -19,6 +19,7 @@
  * | `sources` | required | the task `source` values the key may submit as; `"*"` for any |
  * | `rate_per_minute` | required | token-bucket refill, requests per minute |
  * | `burst` | optional | bucket size, default `rate_per_minute` |
+ * | `scopes` | optional | what the key may do: `tasks` (`POST /v1/tasks`), `console` (the operator console, `tao ui`); default `["tasks"]` |
  * | `revoked` | optional | `true`: refused like an unknown key |
  * | `note` | optional | free text for people (who holds it, when it was made) |
  */
@@ -38,8 +39,18 @@ export interface ApiKeyEntry {
   sources: string[];
   rate_per_minute: number;
   burst?: number;
+  /** What the key may do (default `["tasks"]`). */
+  scopes?: ApiKeyScope[];
   revoked?: boolean;
   note?: string;
+}
+
+/** What a key may be used for: submitting tasks (the ingress), or the operator console (`tao ui`). */
+export type ApiKeyScope = 'tasks' | 'console';
+
+/** The scopes of an entry (`tasks` when it names none). */
+export function scopesOf(entry: ApiKeyEntry): ApiKeyScope[] {
+  return entry.scopes ?? ['tasks'];
 }
 
 /** A key id, and each source a key is scoped to: the same rule as a task's `source` (ingress/server.ts). */
@@ -55,6 +66,7 @@ const entrySchema = {
     sources: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', anyOf: [{ const: '*' }, { pattern: NAME }] } },
     rate_per_minute: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
     burst: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['tasks', 'console'] } },
     revoked: { type: 'boolean' },
     note: { type: 'string', maxLength: 500 },
   },
@@ -97,7 +109,7 @@ export function parseApiKeys(text: string, origin: string): ApiKeyEntry[] {
       const e = validateEntry.errors![0]!;
       const params = e.params as { missingProperty?: string; additionalProperty?: string };
       const field = [e.instancePath, params.missingProperty ?? params.additionalProperty].filter(Boolean).join('/').replace(/^\/?/, '/');
-      const what = params.missingProperty ? 'is missing' : params.additionalProperty ? 'is not a known field' : e.instancePath === '/sha256' ? 'must be the 64 lower-case hex digits of the key\'s SHA-256' : e.instancePath === '/sources' ? 'must be a non-empty list of distinct source names or "*"' : e.instancePath.startsWith('/sources/') ? 'must be a source name (lower case letters, digits, _ . -) or "*"' : (e.message ?? 'is invalid');
+      const what = params.missingProperty ? 'is missing' : params.additionalProperty ? 'is not a known field' : e.instancePath === '/sha256' ? 'must be the 64 lower-case hex digits of the key\'s SHA-256' : e.instancePath === '/sources' ? 'must be a non-empty list of distinct source names or "*"' : e.instancePath.startsWith('/sources/') ? 'must be a source name (lower case letters, digits, _ . -) or "*"' : e.instancePath.startsWith('/scopes') ? 'must be a non-empty list of distinct scopes: tasks, console' : (e.message ?? 'is invalid');
       throw new ConfigError(`${origin}: ${name}: ${field} ${what}`);
     }
     entries.push(entry);
@@ -162,6 +174,15 @@ export function decideIngressAuth(keys: ApiKeyEntry[] | null, mode: 'auto' | 'on
  * (see {@link decideIngressAuth}).
  */
 export function ingressAuthFromEnv(env: NodeJS.ProcessEnv, host: string): IngressAuth {
+  return decideIngressAuth(apiKeysFromEnv(env), setting(env, 'TAO_INGRESS_AUTH'), host);
+}
+
+/**
+ * Every configured key entry (`TAO_INGRESS_KEYS_FILE`, read now, and `TAO_INGRESS_API_KEYS`), of
+ * every scope; null when neither is set. The ingress and the console (`tao ui`) read the same keys.
+ * @throws ConfigError when a file cannot be read or an entry is invalid.
+ */
+export function apiKeysFromEnv(env: NodeJS.ProcessEnv): ApiKeyEntry[] | null {
   const lists: Array<{ origin: string; entries: ApiKeyEntry[] }> = [];
   const file = setting(env, 'TAO_INGRESS_KEYS_FILE');
   if (file) {
@@ -176,7 +197,7 @@ export function ingressAuthFromEnv(env: NodeJS.ProcessEnv, host: string): Ingres
   }
   const inline = setting(env, 'TAO_INGRESS_API_KEYS');
   if (inline) lists.push({ origin: 'TAO_INGRESS_API_KEYS', entries: parseApiKeys(inline, 'TAO_INGRESS_API_KEYS') });
-  return decideIngressAuth(lists.length ? mergeApiKeys(lists) : null, setting(env, 'TAO_INGRESS_AUTH'), host);
+  return lists.length ? mergeApiKeys(lists) : null;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

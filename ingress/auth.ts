@@ -3,7 +3,7 @@
  * to sources, and rate limited per key by a token bucket. Configuration is ingress/api-keys.ts.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { ApiKeyEntry } from './api-keys.ts';
+import { scopesOf, type ApiKeyEntry, type ApiKeyScope } from './api-keys.ts';
 
 /** Why a request was refused 401. Logged and counted, never told to the client. */
 export type UnauthorizedReason = 'missing' | 'malformed' | 'unknown' | 'revoked';
@@ -57,7 +57,7 @@ interface KnownKey {
 }
 
 /**
- * The configured keys, ready for requests. A presented key is hashed and looked up by its digest,
+ * The configured keys of one scope, ready for requests (a key without the scope is unknown here). A presented key is hashed and looked up by its digest,
  * then the digests are compared with `timingSafeEqual` (fixed length, 32 bytes): no comparison
  * ever runs over the plaintext, and the time taken does not depend on how much of a configured
  * key a guess got right.
@@ -69,8 +69,10 @@ export class ApiKeyGuard {
   constructor(
     keys: readonly ApiKeyEntry[],
     private readonly now: () => number,
+    scope: ApiKeyScope = 'tasks',
   ) {
     for (const entry of keys) {
+      if (!scopesOf(entry).includes(scope)) continue;
       const bucket = entry.revoked ? null : new TokenBucket(entry.rate_per_minute, entry.burst ?? Math.max(1, Math.floor(entry.rate_per_minute)), now());
       this.byDigest.set(entry.sha256, { entry, digest: Buffer.from(entry.sha256, 'hex'), bucket });
       this.byId.set(entry.id, entry);

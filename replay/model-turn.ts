@@ -46,6 +46,12 @@ export interface ModelTurnView {
   /** The raw answer (cut at 2,000 characters, as in the timeline), masked. */
   raw_answer: string | null;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+  /**
+   * The prompt builder's estimate of each section of this turn (the run state's
+   * `model_state_json.turn_tokens`), with its share of the tokens sent (prompt + generation); null
+   * when the run state does not record it.
+   */
+  sections: { window: number | null; rows: Array<{ section: string; tokens: number; share: number }> } | null;
   decision: ModelDecisionView;
 }
 
@@ -98,8 +104,29 @@ export function modelTurnView(s: StepView, t: Timeline): ModelTurnView | null {
     request: { messages, tools, parameters, hidden: Object.keys(input).filter((k) => !SHOWN.has(k)) },
     raw_answer: s.result?.response == null ? null : mask(s.result.response),
     usage,
+    sections: sectionsOf(s, t),
     decision: decisionOf(s, answer, t),
   };
+}
+
+const SECTIONS = ['system', 'skill', 'results', 'history', 'generation'] as const;
+
+/** Turn n's section estimates, for a step `M<n>` (the model loop names its turns so). */
+function sectionsOf(s: StepView, t: Timeline): ModelTurnView['sections'] {
+  const turn = /^M(\d+)$/.exec(s.step_id)?.[1];
+  const raw = t.state?.['model_state_json'];
+  if (!turn || typeof raw !== 'string') return null;
+  let state: unknown;
+  try {
+    state = JSON.parse(raw);
+  } catch {
+    return null; // a run state whose model state does not parse shows the turn without its sections
+  }
+  const entry = isRecord(state) && Array.isArray(state['turn_tokens']) ? state['turn_tokens'].filter(isRecord).find((x) => x['turn'] === Number(turn)) : undefined;
+  if (!entry) return null;
+  const tokens = SECTIONS.map((section) => ({ section, tokens: typeof entry[section] === 'number' ? entry[section] : 0 }));
+  const total = tokens.reduce((n, x) => n + x.tokens, 0);
+  return { window: typeof entry['window'] === 'number' ? entry['window'] : null, rows: tokens.map((x) => ({ ...x, share: total ? x.tokens / total : 0 })) };
 }
 
 function decisionOf(s: StepView, answer: Record<string, unknown> | null, t: Timeline): ModelDecisionView {

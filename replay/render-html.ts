@@ -8,19 +8,30 @@ import type { IterationView, PlanView, StepState, StepView, Timeline } from './t
 const STATE_COLOURS: Record<StepState, string> = { verified: '#1f7a3a', failed: '#b3261e', skipped: '#6b6b6b', in_progress: '#2f5fb3', dead_lettered: '#b36b00', not_run: '#8a8a8a' };
 const STATUS_COLOURS: Record<string, string> = { completed: '#1f7a3a', failed: '#b3261e', escalated: '#b36b00', awaiting_input: '#2f5fb3', budget_exhausted: '#b3261e', in_progress: '#2f5fb3' };
 
-/** The self-contained HTML report of a run (`--format html`). */
+/** The self-contained HTML report of a run (`--format html`): {@link renderReportBody} in a page with {@link REPORT_CSS}. */
 export function renderHtml(t: Timeline): string {
-  const title = `Run ${t.thought_id}`;
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title>
-<style>${CSS}</style>
+<title>${esc(`Run ${t.thought_id}`)}</title>
+<style>${REPORT_CSS}</style>
 </head>
 <body>
-<header>
+${renderReportBody(t)}
+</body>
+</html>
+`;
+}
+
+/**
+ * The report's content (header, sections, footer) without the page around it: the HTML report
+ * and the operator console's run page (console/) both show a run through this one renderer.
+ */
+export function renderReportBody(t: Timeline): string {
+  const title = `Run ${t.thought_id}`;
+  return `<header>
   <h1>${esc(title)}</h1>
   <p class="status" style="background:${STATUS_COLOURS[t.status] ?? '#555'}">${esc(t.status.replace('_', ' '))}${t.outcome && t.outcome.reason_code !== t.status ? ` · ${esc(t.outcome.reason_code.replace('_', ' '))}` : ''}</p>
   <dl class="facts">
@@ -45,10 +56,7 @@ ${t.outcomes.length ? t.outcomes.map((o) => `<div class="outcome" style="border-
 ${t.dead_letters.length ? `<section id="dead-letters"><h2>Dead letters</h2><table><thead><tr><th>dead letter</th><th>code</th><th>from</th><th>stage</th><th>message</th><th>original</th></tr></thead><tbody>${t.dead_letters.map((d) => `<tr class="dead-letter"><td>${esc(`${d.ref.topic}[${d.ref.partition}]@${d.ref.offset}`)}</td><td>${esc(d.code)}</td><td>${d.source ? esc(`${d.source.topic}[${d.source.partition}]@${d.source.offset}`) : '?'}</td><td>${esc(d.stage)} (attempt ${d.attempt})</td><td>${esc(d.message)}</td><td>${d.original.value !== null ? `<details><summary>decoded</summary><pre>${esc(JSON.stringify(d.original.value, null, 2))}</pre></details>` : `<code>${esc(d.original.utf8)}</code>`}</td></tr>`).join('')}</tbody></table></section>` : ''}
 ${t.state ? `<section id="state"><h2>Run state</h2><details><summary>latest run state</summary><pre>${esc(JSON.stringify(t.state, null, 2))}</pre></details></section>` : ''}
 </main>
-<footer>tao replay · format ${esc(t.format)} · ${t.scanned.length} partition range(s) read</footer>
-</body>
-</html>
-`;
+<footer>tao replay · format ${esc(t.format)} · ${t.scanned.length} partition range(s) read</footer>`;
 }
 
 function wave(it: IterationView, t: Timeline): string {
@@ -104,6 +112,7 @@ function modelTurn(v: ModelTurnView): string {
 <h4>Request</h4><table class="params"><tbody>${Object.entries(v.request.parameters).map(([k, val]) => `<tr><th>${esc(k)}</th><td><code>${esc(JSON.stringify(val))}</code></td></tr>`).join('')}</tbody></table>
 ${v.request.hidden.length ? `<p class="note">Not shown: ${esc(v.request.hidden.join(', '))}.</p>` : ''}
 <p>Tools offered: ${v.request.tools.length ? v.request.tools.map((x) => `<code title="${esc(x.description)}">${esc(x.name)}</code>`).join(' ') : 'none'}</p>
+${v.sections ? `<table class="params sections"><thead><tr><th>prompt section</th><th>tokens (estimated)</th><th>share</th></tr></thead><tbody>${v.sections.rows.map((r) => `<tr><td>${esc(r.section)}</td><td>${r.tokens}</td><td><span class="share" style="width:${Math.round(r.share * 80)}px"></span> ${(r.share * 100).toFixed(1)}%</td></tr>`).join('')}</tbody></table>${v.sections.window !== null ? `<p class="note">Window ${v.sections.window} tokens.</p>` : ''}` : ''}
 <div class="messages">${v.request.messages.map(message).join('')}</div>
 <h4>Answer</h4><p>model <code>${esc(v.model ?? '?')}</code>${v.usage ? ` · prompt ${v.usage.prompt_tokens} + completion ${v.usage.completion_tokens} = ${v.usage.total_tokens} tokens` : ''}</p>
 ${v.raw_answer !== null ? `<pre class="raw">${esc(v.raw_answer)}</pre>` : '<p>No answer recorded.</p>'}
@@ -179,7 +188,8 @@ export function esc(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
-const CSS = `
+/** The report's style sheet (inline in the HTML report; served to the console's run page). */
+export const REPORT_CSS = `
 :root{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d1d1f;background:#f6f7f9}
 body{margin:0}
 header{background:#fff;border-bottom:1px solid #dde1e6;padding:18px 28px}
@@ -214,4 +224,5 @@ svg text{font-family:system-ui,sans-serif}svg .id{font-weight:700;font-size:14px
 .legend{display:flex;gap:16px;font-size:12px;color:#444}.legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px;vertical-align:middle}
 details.model-turn h4{font-size:13px;margin:10px 0 4px}table.params{width:auto}.msg{border-left:3px solid #c8ced6;padding:2px 8px;margin:4px 0}.msg .role{font-size:11px;font-weight:600;text-transform:uppercase;color:#555}.msg.role-system{border-color:#8a8a8a}.msg.role-user{border-color:#2f5fb3}.msg.role-assistant{border-color:#1f7a3a}.msg.role-tool{border-color:#b36b00}.msg pre{white-space:pre-wrap;max-height:16em}p.call{margin:2px 0}.decision .fail{color:#b3261e}
 footer{color:#888;font-size:12px;padding:10px 28px 24px}
+.share{display:inline-block;height:8px;background:#2f5fb3;border-radius:2px;vertical-align:middle}
 `;

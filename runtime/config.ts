@@ -139,6 +139,8 @@ export const SETTINGS = {
   TAO_CALLBACK_TIMEOUT_MS: { kind: 'duration', default: '10s', min: 100, max: 600000, meaning: 'budget of one callback request', usedBy: ['callbacks'] },
 
   // Operations
+  TAO_UI_HOST: { kind: 'string', default: '127.0.0.1', pattern: /^[A-Za-z0-9.:-]+$/, hint: 'a host name or IP address', meaning: 'address the operator console binds (`tao ui`; --host wins). Any address but loopback needs an API key with the console scope (TAO_INGRESS_KEYS_FILE / TAO_INGRESS_API_KEYS)', usedBy: ['cli'] },
+  TAO_UI_PORT: { kind: 'port', default: '7088', min: 0, max: 65535, meaning: 'port of the operator console (`tao ui`; --port wins)', usedBy: ['cli'] },
   TAO_STATUS_ENDPOINTS: { kind: 'list', urlItems: true, defaultNote: 'the default stage ports on 127.0.0.1', meaning: 'stage ops URLs `tao status` asks for /health', usedBy: ['cli'] },
 
   // Local infra

@@ -43,7 +43,14 @@ export interface Follower {
 export async function followFromBeginning(
   kafka: Kafka,
   topics: readonly string[],
-  options: { groupPrefix: string; onMessage(topic: string, partition: number, message: KafkaMessage): Promise<void> | void },
+  options: {
+    groupPrefix: string;
+    onMessage(topic: string, partition: number, message: KafkaMessage): Promise<void> | void;
+    /** Caps one fetch (default kafkajs's 10 MiB): a reader of a long log that keeps a small view holds less at once. */
+    fetchMaxBytes?: number;
+    /** Called when the reader stops for good (kafkajs gave up restarting it), before or after `reachedEnd`. */
+    onStopped?: (err: Error) => void;
+  },
 ): Promise<Follower> {
   const pending = new Map<string, bigint>();
   const admin = kafka.admin();
@@ -69,10 +76,14 @@ export async function followFromBeginning(
     }
   };
 
-  const consumer = kafka.consumer({ groupId: `${options.groupPrefix}-${randomUUID()}`, readUncommitted: false, sessionTimeout: 10000, heartbeatInterval: 1000 });
+  const limit = options.fetchMaxBytes === undefined ? {} : { maxBytes: options.fetchMaxBytes, maxBytesPerPartition: Math.min(options.fetchMaxBytes, 1048576) };
+  const consumer = kafka.consumer({ groupId: `${options.groupPrefix}-${randomUUID()}`, readUncommitted: false, sessionTimeout: 10000, heartbeatInterval: 1000, ...limit });
   consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => advance(payload.topic, payload.partition, BigInt(payload.lastOffset) + 1n));
   consumer.on(consumer.events.CRASH, ({ payload }) => {
-    if (!payload.restart) failed(new TaoError('TRANSIENT', `reader of ${topics.join(', ')} stopped: ${errorMessage(payload.error)}`, { cause: payload.error }));
+    if (payload.restart) return;
+    const err = new TaoError('TRANSIENT', `reader of ${topics.join(', ')} stopped: ${errorMessage(payload.error)}`, { cause: payload.error });
+    failed(err);
+    options.onStopped?.(err);
   });
   await consumer.connect();
   await consumer.subscribe({ topics: [...topics], fromBeginning: true });

@@ -14,6 +14,7 @@ export const LAYERS = [
   ['processors/wiring'],
   ['observability', 'callbacks', 'ingress', 'model-sim', 'tool-server', 'infra'],
   ['replay'],
+  ['console'],
   ['cli'],
 ];
 

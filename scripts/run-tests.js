@@ -17,7 +17,7 @@
 // kafka     a broker and a schema registry: KAFKA_BROKERS / SCHEMA_REGISTRY_URL, or the local ones
 //           started through infra/ (`tao infra up`; left running for the next run)
 // python    the venv for the Confluent interop reader (confluent-kafka from PyPI, in .infra/)
-// chromium  headless Chromium (Debian package `chromium`)
+// chromium  headless Chromium and CJK fonts (Debian packages `chromium`, `fonts-noto-cjk`)
 // promtool  Prometheus' promtool (Debian package `prometheus`)
 // model     a real OpenAI-compatible model server: TAO_TEST_MODEL_URL (base URL ending in /v1) and
 //           TAO_TEST_MODEL_NAME, or the local one started through infra/model/ (`tao model up`:
@@ -177,12 +177,14 @@ async function typecheck() {
 async function debianPackages(fail) {
   const missing = [];
   if (needed.has('chromium') && !existsSync('/usr/bin/chromium')) missing.push('chromium');
+  // The console's screenshots show Chinese tickets: without a CJK font Chromium draws boxes.
+  if (needed.has('chromium') && !existsSync('/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc')) missing.push('fonts-noto-cjk');
   if (needed.has('promtool') && !onPath('promtool')) missing.push('prometheus');
   if (needed.has('podman')) for (const [cmd, pkg] of [['podman', 'podman'], ['runc', 'runc'], ['catatonit', 'catatonit'], ['debootstrap', 'debootstrap']]) if (!onPath(cmd) && !existsSync(`/usr/libexec/podman/${cmd}`)) missing.push(pkg);
   if (missing.length === 0) return;
   const how = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
   if (process.getuid?.() !== 0 || !onPath('apt-get')) {
-    return fail(`missing Debian packages ${missing.join(', ')} (tests need chromium for the HTML report, promtool for the alert rules, podman, runc, catatonit and debootstrap for the image test); install them with: sudo ${how}`);
+    return fail(`missing Debian packages ${missing.join(', ')} (tests need chromium and fonts-noto-cjk for the HTML report and the console, promtool for the alert rules, podman, runc, catatonit and debootstrap for the image test); install them with: sudo ${how}`);
   }
   say(`installing Debian packages the tests need: ${missing.join(', ')} (apt-get, about a minute)`);
   const extraEnv = { DEBIAN_FRONTEND: 'noninteractive' };

@@ -1,0 +1,93 @@
+/**
+ * What the console's pages read and do, through the same code as the CLI: a run's timeline
+ * (`tao replay`), verify (`tao replay --verify`), fork (`tao replay --fork`), the dead letters and
+ * their exactly-once re-drive (`tao dlq`), and the loop's status (`tao status`). The configuration
+ * they need (today's Thought and Observation settings) is handed in by the composition root
+ * (console/cli.ts); nothing here reads the environment.
+ */
+import type { Kafka } from 'kafkajs';
+import { listDeadLetters, redriveDeadLetters, type DlqListing, type RedriveReport } from '../replay/dlq.ts';
+import { planFork, writeFork } from '../replay/fork.ts';
+import { readRunLog, type RunLog } from '../replay/log.ts';
+import { renderVerify } from '../replay/render-reports.ts';
+import { buildTimeline, type Timeline } from '../replay/timeline.ts';
+import { verifyRun, type VerifyConfigs, type VerifyReport } from '../replay/verify.ts';
+import { collectStatus, type StatusReport } from '../observability/status.ts';
+import type { ThoughtConfig } from '../processors/thought/core.ts';
+import type { AvroCodec } from '../runtime/codec.ts';
+import { createProducer } from '../runtime/kafka.ts';
+import type { Logger } from '../runtime/log.ts';
+
+/** The console's read and write side over the log. */
+export interface ConsoleActions {
+  /** The run's timeline, or null when the log has no record of it. */
+  timeline(thoughtId: string): Promise<Timeline | null>;
+  /** The drift report and its text (as `tao replay --verify` prints it), or null for an unknown run. */
+  verify(thoughtId: string): Promise<{ report: VerifyReport; text: string } | null>;
+  /**
+   * Forks the run from `point` (a wave number or a step id) into the live loop.
+   * @throws ContractViolation when the point is not in the run or Thought would end the fork at once.
+   */
+  fork(thoughtId: string, point: string): Promise<{ thought_id: string; parent: string; point: string; iteration: number } | null>;
+  deadLetters(filters: { topic: string | null; reason: string | null }): Promise<DlqListing>;
+  /** Re-drives the chosen dead letters of one topic exactly once (a second re-drive reports them `already`). */
+  redrive(topic: string, offsets: Array<{ partition: number; offset: string }>): Promise<RedriveReport>;
+  status(): Promise<StatusReport>;
+}
+
+export interface ActionDeps {
+  kafka: Kafka;
+  codec: AvroCodec;
+  logger: Logger;
+  /** Today's configurations to verify a run with (replay/verify-config.ts, from the environment). */
+  verifyConfigs(log: RunLog): Promise<VerifyConfigs>;
+  /** Today's Thought configuration, for forks. */
+  thoughtConfig(): Promise<ThoughtConfig>;
+  /** Stage processes' ops base URLs, for breakers and health. */
+  statusEndpoints: readonly string[];
+  /** How long a partition may take to be read to its end. */
+  readTimeoutMs: number;
+}
+
+/** The actions over `deps`' cluster. */
+export function consoleActions(deps: ActionDeps): ConsoleActions {
+  const logDeps = { kafka: deps.kafka, codec: deps.codec, timeoutMs: deps.readTimeoutMs };
+  const runLog = async (id: string): Promise<RunLog | null> => {
+    const log = await readRunLog(logDeps, id);
+    return log.records.length === 0 && log.deadLetters.length === 0 ? null : log;
+  };
+  return {
+    async timeline(id) {
+      const log = await runLog(id);
+      return log && buildTimeline(log);
+    },
+    async verify(id) {
+      const log = await runLog(id);
+      if (!log) return null;
+      const report = await verifyRun(log, await deps.verifyConfigs(log));
+      return { report, text: renderVerify(report) };
+    },
+    async fork(id, point) {
+      const log = await runLog(id);
+      if (!log) return null;
+      const fork = planFork(log, { point, overrides: [], flow: null }, { thought: await deps.thoughtConfig() });
+      await deps.codec.register(['thoughtRequests']);
+      const producer = createProducer(deps.kafka);
+      await producer.connect();
+      try {
+        await writeFork(producer, deps.codec, fork);
+      } finally {
+        await producer.disconnect();
+      }
+      deps.logger.info('run forked from the console', { parent: fork.parent, point: fork.point, thought_id: fork.thought_id });
+      return { thought_id: fork.thought_id, parent: fork.parent, point: fork.point, iteration: fork.iteration };
+    },
+    deadLetters: (filters) => listDeadLetters(logDeps, filters),
+    async redrive(topic, offsets) {
+      const report = await redriveDeadLetters(logDeps, topic, { offsets });
+      deps.logger.info('dead letters re-driven from the console', { topic, redriven: report.redriven.length, already: report.already.length, missing: report.missing.length });
+      return report;
+    },
+    status: () => collectStatus({ kafka: deps.kafka, codec: deps.codec, logger: deps.logger, endpoints: deps.statusEndpoints, readTimeoutMs: deps.readTimeoutMs, httpTimeoutMs: 2000 }),
+  };
+}

@@ -1,0 +1,235 @@
+/**
+ * The console's HTTP server: the page shell and its static assets (console/static/), a JSON API
+ * over the index and the actions, the run report fragment (the HTML report's renderer,
+ * replay/render-html.ts), and server-sent events fed from the log (`/api/events`): the browser
+ * never polls.
+ *
+ * | route | answers |
+ * |---|---|
+ * | `GET /`, `/runs/<id>`, `/dead-letters`, `/health` | the page shell (console/static/index.html) |
+ * | `GET /static/<file>`, `/report.css` | the page's assets; the report's style sheet |
+ * | `GET /api/runs?status&flow&source&from&to&q&limit&offset` | runs newest first, counts by status, facets |
+ * | `GET /api/runs/<id>` | the run's timeline (`tao replay --format json`) |
+ * | `GET /api/runs/<id>/report` | the run's report body (HTML fragment) |
+ * | `POST /api/runs/<id>/verify` | the drift report |
+ * | `POST /api/runs/<id>/fork` `{"point"}` | the new run's thought_id |
+ * | `GET /api/dead-letters?topic&reason` | the `tao dlq list` document |
+ * | `POST /api/dead-letters/redrive` `{"topic","offsets":[{"partition","offset"}]}` | the re-drive report |
+ * | `GET /api/health` | `tao status` with the index's rates, tool figures and outcomes per minute |
+ * | `GET /api/events` | server-sent events: `ready`, `runs` (changed summaries) |
+ *
+ * A POST must be `application/json` (415 otherwise) and not cross-site (403; console/auth.ts
+ * `crossSite`). Errors are JSON `{"error"}` with a status: 400 a bad request, 401/403 see console/auth.ts, 404
+ * unknown run or route, 409 a request the log refuses (a fork Thought would end at once), 413 a body
+ * over 64 KiB, 503 when the cluster does not answer. While the index is rebuilt `/api/runs` says
+ * `"ready": false`.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join } from 'node:path';
+import { renderReportBody, REPORT_CSS } from '../replay/render-html.ts';
+import { toTaoError } from '../runtime/errors.ts';
+import type { Logger } from '../runtime/log.ts';
+import { packagePath } from '../runtime/paths.ts';
+import type { ConsoleActions } from './actions.ts';
+import { admit, admitKey, crossSite, KEY_COOKIE, type ConsoleAuth } from './auth.ts';
+import type { Feed } from './feed.ts';
+import { loginPage } from './login.ts';
+
+/** Where the page's files are (not copied into dist/: served from the package's console/static/). */
+export const STATIC_DIR = packagePath('console', 'static');
+
+const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
+const PAGES = /^\/(?:|runs\/[^/]+|dead-letters|health)$/;
+const MAX_BODY = 64 * 1024;
+
+export interface ConsoleServerDeps {
+  feed: Feed;
+  actions: ConsoleActions;
+  auth: ConsoleAuth;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** A running console server. */
+export interface ConsoleServer {
+  readonly server: Server;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Starts serving on `host:port` (0: any free port). */
+export async function startConsoleServer(deps: ConsoleServerDeps, host: string, port: number): Promise<ConsoleServer> {
+  const streams = new Set<ServerResponse>();
+  const server = createServer((req, res) => {
+    handle(deps, streams, req, res).catch((err: unknown) => {
+      if ((err as { status?: number }).status === 413) return json(res, 413, { error: 'request body over 64 KiB' });
+      const e = toTaoError(err);
+      deps.logger.warn('console request failed', { method: req.method, url: req.url?.split('?')[0], code: e.code, error: e.message });
+      if (!res.headersSent) json(res, e.retriable ? 503 : e.code === 'CONTRACT_VIOLATION' ? 409 : 500, { error: e.message, code: e.code });
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const keepAlive = setInterval(() => {
+    for (const s of streams) s.write(': keep-alive\n\n');
+  }, 15000);
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    server,
+    url: `http://${shown}:${address.port}`,
+    async close() {
+      clearInterval(keepAlive);
+      for (const s of streams) s.end();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+    },
+  };
+}
+
+async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://console');
+  const path = url.pathname;
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'same-origin');
+  if (req.method === 'POST' && crossSite(req)) return json(res, 403, { error: 'a request from another site may not act on the console' });
+  if (req.method === 'POST' && path === '/login') return login(deps, req, res);
+  const admission = admit(deps.auth, req);
+  if (!admission.ok) {
+    if (admission.retryAfterSeconds) res.setHeader('Retry-After', String(admission.retryAfterSeconds));
+    if (admission.status === 401 && !path.startsWith('/api/') && req.method === 'GET') return send(res, 401, TYPES['.html']!, loginPage(null));
+    return json(res, admission.status, { error: admission.message });
+  }
+  // JSON only: a form of another site cannot send it without a CORS preflight, which is never answered.
+  if (req.method === 'POST' && !/^application\/json\b/i.test(req.headers['content-type'] ?? '')) return json(res, 415, { error: 'send the request body as application/json' });
+  if (req.method === 'GET' && PAGES.test(path)) return send(res, 200, TYPES['.html']!, readFileSync(join(STATIC_DIR, 'index.html')), { 'Cache-Control': 'no-store' });
+  if (req.method === 'GET' && path.startsWith('/static/')) return asset(res, path.slice('/static/'.length));
+  if (req.method === 'GET' && path === '/report.css') return send(res, 200, TYPES['.css']!, REPORT_CSS);
+  if (req.method === 'GET' && path === '/api/events') return events(deps, streams, res);
+  if (req.method === 'GET' && path === '/api/runs') return runs(deps, url, res);
+  const run = /^\/api\/runs\/([^/]+)(\/report|\/verify|\/fork)?$/.exec(path);
+  if (run) {
+    let id: string;
+    try {
+      id = decodeURIComponent(run[1]!);
+    } catch {
+      return json(res, 400, { error: 'the run id is not a valid URL component' });
+    }
+    const what = run[2] ?? '';
+    if (req.method === 'GET' && (what === '' || what === '/report')) {
+      const timeline = await deps.actions.timeline(id);
+      if (!timeline) return json(res, 404, { error: `no record of run ${id}` });
+      return what === '' ? json(res, 200, timeline) : send(res, 200, TYPES['.html']!, renderReportBody(timeline), { 'Cache-Control': 'no-store' });
+    }
+    if (req.method === 'POST' && what === '/verify') {
+      const verified = await deps.actions.verify(id);
+      return verified ? json(res, 200, verified) : json(res, 404, { error: `no record of run ${id}` });
+    }
+    if (req.method === 'POST' && what === '/fork') {
+      const body = await readJson(req);
+      const point = typeof body?.['point'] === 'string' || typeof body?.['point'] === 'number' ? String(body['point']) : '';
+      if (!/^(?:\d+|[A-Za-z][A-Za-z0-9_.-]*)$/.test(point)) return json(res, 400, { error: 'fork needs {"point": a wave number (2) or a step id (S2)}' });
+      const fork = await deps.actions.fork(id, point);
+      return fork ? json(res, 200, fork) : json(res, 404, { error: `no record of run ${id}` });
+    }
+  }
+  if (req.method === 'GET' && path === '/api/dead-letters') return json(res, 200, await deps.actions.deadLetters({ topic: url.searchParams.get('topic') || null, reason: url.searchParams.get('reason') || null }));
+  if (req.method === 'POST' && path === '/api/dead-letters/redrive') {
+    const body = await readJson(req);
+    const topic = body?.['topic'];
+    const offsets = body?.['offsets'];
+    const valid = Array.isArray(offsets) && offsets.length > 0 && offsets.every((o) => Number.isInteger(o?.partition) && o.partition >= 0 && /^\d+$/.test(String(o?.offset)));
+    if (typeof topic !== 'string' || !topic || !valid) return json(res, 400, { error: 're-drive needs {"topic": a dead-letter topic, "offsets": [{"partition": 0, "offset": "12"}, ...]}' });
+    return json(res, 200, await deps.actions.redrive(topic, (offsets as Array<{ partition: number; offset: unknown }>).map((o) => ({ partition: o.partition, offset: String(o.offset) }))));
+  }
+  if (req.method === 'GET' && path === '/api/health') {
+    const status = await deps.actions.status();
+    return json(res, 200, { status, ...deps.feed.index.health((deps.now ?? Date.now)()), index: { runs: deps.feed.index.size, records: deps.feed.index.records, rebuild_ms: deps.feed.rebuildMs } });
+  }
+  json(res, 404, { error: `no route ${req.method} ${path}` });
+}
+
+function runs(deps: ConsoleServerDeps, url: URL, res: ServerResponse): void {
+  const p = url.searchParams;
+  const time = (name: string) => {
+    const v = p.get(name);
+    if (!v) return undefined;
+    const ms = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+    return Number.isNaN(ms) ? null : ms;
+  };
+  const fromMs = time('from');
+  const toMs = time('to');
+  const num = (name: string) => (p.get(name) && /^\d+$/.test(p.get(name)!) ? Number(p.get(name)) : undefined);
+  if (fromMs === null || toMs === null) return json(res, 400, { error: 'from and to take ISO times or milliseconds since the epoch' });
+  const { feed } = deps;
+  const result = feed.index.query({ status: p.get('status') || undefined, flow: p.get('flow') || undefined, source: p.get('source') || undefined, fromMs, toMs, q: p.get('q') || undefined, limit: num('limit'), offset: num('offset') });
+  json(res, 200, { ready: feed.rebuildMs !== null, rebuild_ms: feed.rebuildMs, stopped: feed.stopped, indexed: feed.index.size, now: (deps.now ?? Date.now)(), ...feed.index.facets(), ...result });
+}
+
+function events(deps: ConsoleServerDeps, streams: Set<ServerResponse>, res: ServerResponse): void {
+  res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
+  streams.add(res);
+  const sendEvent = (name: string, data: unknown) => res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+  const unsubscribe = deps.feed.subscribe((changes) => sendEvent('runs', changes));
+  deps.feed.ready.then(
+    () => sendEvent('ready', { rebuild_ms: deps.feed.rebuildMs, runs: deps.feed.index.size }),
+    () => undefined,
+  );
+  res.on('close', () => {
+    unsubscribe();
+    streams.delete(res);
+  });
+}
+
+async function login(deps: ConsoleServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const form = new URLSearchParams(await readBody(req));
+  const key = form.get('key') ?? '';
+  if (!key || !admitKey(deps.auth, key)) return send(res, 401, TYPES['.html']!, loginPage('That key is not a console key.'));
+  res.writeHead(303, { Location: '/', 'Set-Cookie': `${KEY_COOKIE}=${encodeURIComponent(key)}; HttpOnly; SameSite=Strict; Path=/` });
+  res.end();
+}
+
+function asset(res: ServerResponse, name: string): void {
+  if (!/^(?:vendor\/)?[a-z0-9][a-z0-9.-]*\.(?:js|css|svg)$/.test(name)) return json(res, 404, { error: 'no such asset' });
+  let body: Buffer;
+  try {
+    body = readFileSync(join(STATIC_DIR, name));
+  } catch {
+    return json(res, 404, { error: `no asset ${name}` }); // a missing file is a 404, not a failure of the server
+  }
+  send(res, 200, TYPES[extname(name)]!, body, { 'Cache-Control': 'no-cache' });
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw Object.assign(new Error('request body over 64 KiB'), { status: 413 });
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown> | null> {
+  try {
+    const v: unknown = JSON.parse(await readBody(req));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null; // not JSON: the route answers 400 with what it needs
+  }
+}
+
+function json(res: ServerResponse, status: number, value: unknown): void {
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(value), { 'Cache-Control': 'no-store' });
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': type, ...headers });
+  res.end(body);
+}
