@@ -125,7 +125,8 @@ const INTEGER_KEYS = {
 } as const;
 
 const FORMAT_KEYS = ['name', 'description', 'license', 'compatibility', 'allowed-tools', 'metadata'] as const;
-const OUR_METADATA_KEYS = ['version', 'intents', 'planner', 'model', 'grounded-by', 'tool-calls', ...Object.keys(INTEGER_KEYS)];
+// `approval` and `approval-timeout` are read by processors/thought/approval-rules.ts (skillApprovals).
+const OUR_METADATA_KEYS = ['version', 'intents', 'planner', 'model', 'grounded-by', 'tool-calls', 'approval', 'approval-timeout', ...Object.keys(INTEGER_KEYS)];
 export const TOOL_CALL_MODES = ['native', 'json_schema'] as const;
 
 /** The one schema for a skill's frontmatter, our metadata keys included. */
