@@ -19,6 +19,7 @@
  * | `sources` | required | the task `source` values the key may submit as; `"*"` for any |
  * | `rate_per_minute` | required | token-bucket refill, requests per minute |
  * | `burst` | optional | bucket size, default `rate_per_minute` |
+ * | `scopes` | optional | what the key may do: `tasks` (`POST /v1/tasks`), `approve` (`POST /v1/runs/{id}/approve\|deny`, ingress/approvals.ts); default `["tasks"]` |
  * | `revoked` | optional | `true`: refused like an unknown key |
  * | `note` | optional | free text for people (who holds it, when it was made) |
  */
@@ -38,9 +39,15 @@ export interface ApiKeyEntry {
   sources: string[];
   rate_per_minute: number;
   burst?: number;
+  /** What the key may do; default `['tasks']`. */
+  scopes?: ApiKeyScope[];
   revoked?: boolean;
   note?: string;
 }
+
+/** What a key may do: submit tasks, or decide runs awaiting approval. */
+export const API_KEY_SCOPES = ['tasks', 'approve'] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 /** A key id, and each source a key is scoped to: the same rule as a task's `source` (ingress/server.ts). */
 export const NAME = '^[a-z0-9][a-z0-9_.-]{0,63}$';
@@ -55,6 +62,7 @@ const entrySchema = {
     sources: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', anyOf: [{ const: '*' }, { pattern: NAME }] } },
     rate_per_minute: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
     burst: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: API_KEY_SCOPES } },
     revoked: { type: 'boolean' },
     note: { type: 'string', maxLength: 500 },
   },
@@ -97,7 +105,7 @@ export function parseApiKeys(text: string, origin: string): ApiKeyEntry[] {
       const e = validateEntry.errors![0]!;
       const params = e.params as { missingProperty?: string; additionalProperty?: string };
       const field = [e.instancePath, params.missingProperty ?? params.additionalProperty].filter(Boolean).join('/').replace(/^\/?/, '/');
-      const what = params.missingProperty ? 'is missing' : params.additionalProperty ? 'is not a known field' : e.instancePath === '/sha256' ? 'must be the 64 lower-case hex digits of the key\'s SHA-256' : e.instancePath === '/sources' ? 'must be a non-empty list of distinct source names or "*"' : e.instancePath.startsWith('/sources/') ? 'must be a source name (lower case letters, digits, _ . -) or "*"' : (e.message ?? 'is invalid');
+      const what = params.missingProperty ? 'is missing' : params.additionalProperty ? 'is not a known field' : e.instancePath === '/sha256' ? 'must be the 64 lower-case hex digits of the key\'s SHA-256' : e.instancePath === '/sources' ? 'must be a non-empty list of distinct source names or "*"' : e.instancePath.startsWith('/sources/') ? 'must be a source name (lower case letters, digits, _ . -) or "*"' : e.instancePath.startsWith('/scopes') ? `must be a non-empty list of distinct scopes: ${API_KEY_SCOPES.join(', ')}` : (e.message ?? 'is invalid');
       throw new ConfigError(`${origin}: ${name}: ${field} ${what}`);
     }
     entries.push(entry);

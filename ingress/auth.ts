@@ -3,7 +3,7 @@
  * to sources, and rate limited per key by a token bucket. Configuration is ingress/api-keys.ts.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { ApiKeyEntry } from './api-keys.ts';
+import type { ApiKeyEntry, ApiKeyScope } from './api-keys.ts';
 
 /** Why a request was refused 401. Logged and counted, never told to the client. */
 export type UnauthorizedReason = 'missing' | 'malformed' | 'unknown' | 'revoked';
@@ -99,9 +99,15 @@ export class ApiKeyGuard {
     return { ok: true, keyId: known.entry.id };
   }
 
-  /** Whether the key `keyId` may submit tasks as `source`. */
+  /** Whether the key `keyId` may submit tasks (scope `tasks`) as `source`. */
   allows(keyId: string, source: string): boolean {
     const entry = this.byId.get(keyId);
-    return !!entry && !entry.revoked && (entry.sources.includes('*') || entry.sources.includes(source));
+    return !!entry && this.has(keyId, 'tasks') && (entry.sources.includes('*') || entry.sources.includes(source));
+  }
+
+  /** Whether the key `keyId` is active and has `scope` (a key without `scopes` has `tasks` only). */
+  has(keyId: string, scope: ApiKeyScope): boolean {
+    const entry = this.byId.get(keyId);
+    return !!entry && !entry.revoked && (entry.scopes ?? ['tasks']).includes(scope);
   }
 }

@@ -2,9 +2,9 @@
  * `tao ingress key`: makes an API key for `POST /v1/tasks` and the entry that configures it.
  */
 import { parseArgs } from 'node:util';
-import { NAME, hashApiKey, newApiKey, parseApiKeys, type ApiKeyEntry } from './api-keys.ts';
+import { API_KEY_SCOPES, NAME, hashApiKey, newApiKey, parseApiKeys, type ApiKeyEntry } from './api-keys.ts';
 
-export const INGRESS_USAGE = `usage: tao ingress key --id <id> --sources <list|*> [--rate-per-minute 60] [--burst n] [--note "..."] [--json]
+export const INGRESS_USAGE = `usage: tao ingress key --id <id> --sources <list|*> [--rate-per-minute 60] [--burst n] [--note "..."] [--scopes tasks,approve] [--json]
   Makes a new random API key for POST /v1/tasks and prints it ONCE (give it to the client; it is
   stored nowhere), then the entry to add to the "keys" array of TAO_INGRESS_KEYS_FILE (it holds only
   the key's SHA-256). Restart the ingress to load it. See docs/INGRESS.md (rotate, revoke).
@@ -13,6 +13,8 @@ export const INGRESS_USAGE = `usage: tao ingress key --id <id> --sources <list|*
   --rate-per-minute  token-bucket refill (default 60)
   --burst            bucket size (default: the rate per minute)
   --note             free text kept in the entry (who holds the key)
+  --scopes           what the key may do, comma-separated: tasks (POST /v1/tasks), approve
+                     (POST /v1/runs/<id>/approve|deny); default tasks
   --json             print {"key", "entry"} as one JSON line instead`;
 
 /** Where the command writes (the process's streams by default; tests pass their own). */
@@ -35,7 +37,7 @@ export async function ingressCommand(argv: string[], io: IngressCliIo = {}): Pro
       args: argv,
       allowPositionals: true,
       strict: true,
-      options: { id: { type: 'string' }, sources: { type: 'string' }, 'rate-per-minute': { type: 'string', default: '60' }, burst: { type: 'string' }, note: { type: 'string' }, json: { type: 'boolean', default: false } },
+      options: { id: { type: 'string' }, sources: { type: 'string' }, 'rate-per-minute': { type: 'string', default: '60' }, burst: { type: 'string' }, note: { type: 'string' }, scopes: { type: 'string' }, json: { type: 'boolean', default: false } },
     });
   } catch (e) {
     return usage((e as Error).message);
@@ -52,11 +54,14 @@ export async function ingressCommand(argv: string[], io: IngressCliIo = {}): Pro
   const burst = values.burst === undefined ? undefined : Number(values.burst);
   if (burst !== undefined && !(Number.isInteger(burst) && burst >= 1 && burst <= 1_000_000)) return usage(`--burst must be an integer from 1 to 1000000, got "${values.burst}"`);
   if (values.note !== undefined && values.note.length > 500) return usage('--note must be at most 500 characters');
+  const scopes = values.scopes === undefined ? undefined : [...new Set(values.scopes.split(',').map((s) => s.trim()).filter(Boolean))];
+  if (scopes && (!scopes.length || scopes.some((s) => !(API_KEY_SCOPES as readonly string[]).includes(s)))) return usage(`--scopes must be a comma-separated list of ${API_KEY_SCOPES.join(', ')}, got "${values.scopes}"`);
 
   const key = newApiKey();
   const entry: ApiKeyEntry = { id: values.id, sha256: hashApiKey(key), sources: [...new Set(sources)], rate_per_minute: rate };
   if (burst !== undefined) entry.burst = burst;
   if (values.note !== undefined) entry.note = values.note;
+  if (scopes) entry.scopes = scopes as ApiKeyEntry['scopes'];
   // The ingress's own validation: an entry printed here is one it accepts (throws if the checks above drifted).
   parseApiKeys(JSON.stringify([entry]), 'the new entry');
   if (values.json) {
