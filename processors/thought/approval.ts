@@ -77,7 +77,8 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
   const ids = new Set(targets.map((c) => c.step_id));
   const calls = approval.calls.map((c) => (ids.has(c.step_id) ? { ...c, decision: d.verdict, decided_by: d.decided_by, decided_at_ms: d.decided_at_ms, decision_reason: d.reason } : c));
   const decided: ApprovalRequest = { ...approval, calls };
-  const run = snapshot.run;
+  // A person's decision (not the scheduler's time-out) involves a person in the run, for the self-recovery rate.
+  const run: RunState = d.verdict === 'timeout' ? snapshot.run : { ...snapshot.run, human_involved: true };
   const steps = snapshot.parked_steps;
   const wave: ThoughtRequest = { thought_id: task.thought_id, iteration: approval.wave, run, steps };
   if (calls.some((c) => c.decision === null)) return park(wave, decided, steps);

@@ -101,6 +101,8 @@ describe('a decision resumes or ends the parked run', () => {
     assert.deepEqual(wave.steps, snapshot.parked_steps);
     assert.equal(onlySnapshot(decision).status, 'running');
     assert.equal(onlySnapshot(decision).approval, null);
+    assert.equal(wave.run.human_involved, true, 'a person decided: the run does not count as recovered without one');
+    assert.equal(onlyOutcome(onTask(decide('timeout', { decided_by: 'scheduler' }), cfg, snapshot)).reason_code, 'approval_timeout');
   });
 
   test('a second decision on a run no longer awaiting approval is ignored and writes nothing', () => {
