@@ -3,7 +3,8 @@
  * Approval before side effects, on the real broker and registry with the three stages as processes
  * and the demo tool server (which counts every request): refunds above 50.00 (5000 cents) wait for a
  * person. `tao approve` lets exactly one refund reach the tool server, `tao deny` ends the run with
- * none, an approval nobody answers is timed out by `tao run scheduler`, a second decision does
+ * none, the ingress's approve route (a key with scope approve) does what `tao approve` does, an
+ * approval nobody answers is timed out by `tao run scheduler`, a second decision does
  * nothing, and `replay --verify` re-decides all three runs from the log without drift.
  */
 import assert from 'node:assert/strict';
@@ -16,11 +17,14 @@ import type { Outcome, Task } from '../../schemas/types.gen.ts';
 import { followOutcomes, scanToEnd, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { verifyWithoutModel } from '../replay/helpers.ts';
 import { submitTasks } from '../../client/tasks.ts';
+import { hashApiKey, newApiKey } from '../../ingress/api-keys.ts';
+import { startIngress } from '../../ingress/server.ts';
+import { createLogger } from '../../runtime/log.ts';
 
 const run = promisify(execFile);
 let loop: RunningLoop;
-/** Shipped or delivered orders (tool-server/data.ts), each over the threshold: 1277.88, 2867.13, 1991.72. */
-const ORDERS = { approve: 'O-20250002', deny: 'O-20250006', timeout: 'O-20250010' } as const;
+/** Shipped or delivered orders (tool-server/data.ts), each over the threshold: 1277.88, 2867.13, 1991.72, 92.73. */
+const ORDERS = { approve: 'O-20250002', deny: 'O-20250006', timeout: 'O-20250010', http: 'O-20250016' } as const;
 const tasks: Record<keyof typeof ORDERS, Task> = {} as Record<keyof typeof ORDERS, Task>;
 
 before(async () => {
@@ -53,7 +57,7 @@ test('a refund above the threshold parks its run awaiting_approval with the call
   await producer.connect();
   await submitTasks(producer, cluster.codec, Object.values(tasks));
   await producer.disconnect();
-  await fleet.explained(follower.waitFor(3, 90000), cluster);
+  await fleet.explained(follower.waitFor(4, 90000), cluster);
   await follower.stop();
   for (const [name, task] of Object.entries(tasks)) {
     const parked = follower.outcomes.get(task.thought_id)!.value as unknown as Outcome;
@@ -98,6 +102,30 @@ test('`tao deny` ends the run failed (approval_denied) with who and why, and no 
   assert.ok(!refundCalls().some((k) => k.startsWith(id)), 'no refund for the denied run');
 });
 
+test('POST /v1/runs/{id}/approve on the ingress, with a key of scope approve, resumes the run: one refund, decided by the key', { timeout: 120000 }, async () => {
+  const { cluster } = loop;
+  const id = tasks.http.thought_id;
+  const key = newApiKey();
+  const producer = cluster.kafka.producer({ idempotent: true });
+  await producer.connect();
+  const ingress = await startIngress({ port: 0, host: '127.0.0.1', maxBodyBytes: 8192, auth: { mode: 'keys', keys: [{ id: 'supervisor', sha256: hashApiKey(key), sources: ['*'], rate_per_minute: 60, scopes: ['approve'] }] } }, { producer, codec: cluster.codec, logger: createLogger({}, { level: 'error' }) });
+  const follower = await followOutcomes(cluster);
+  try {
+    const res = await fetch(`${ingress.url}/v1/runs/${id}/approve`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'within policy' }) });
+    assert.equal(res.status, 202);
+    await loop.fleet.explained(follower.waitUntil((o) => (o.get(id)?.value as unknown as Outcome | undefined)?.status === 'completed', 60000), cluster);
+  } finally {
+    await follower.stop();
+    await ingress.close();
+    await producer.disconnect();
+  }
+  assert.deepEqual(refundCalls().filter((k) => k.startsWith(id)), [`${id}:2:S2`]);
+  assert.equal(loop.tools.stats().effects['refunds.create'], 2, 'one more refund created');
+  const decision = (await scanToEnd(cluster, ['tasks'])).map((r) => r.value as unknown as Task).find((t) => t.thought_id === id && t.kind === 'DECISION');
+  assert.equal(decision?.decision?.decided_by, 'key:supervisor');
+  assert.equal(decision?.decision?.reason, 'within policy');
+});
+
 test('an approval nobody answers is timed out by the scheduler: the run ends approval_timeout without a refund', { timeout: 120000 }, async () => {
   const { cluster, fleet } = loop;
   const id = tasks.timeout.thought_id;
@@ -114,7 +142,7 @@ test('an approval nobody answers is timed out by the scheduler: the run ends app
   assert.deepEqual(decisions.map((r) => (r.value as unknown as Task).decision?.verdict), ['timeout']);
 });
 
-test('replay --verify re-decides the approved, denied and timed-out runs from the log: no drift', { timeout: 120000 }, async () => {
+test('replay --verify re-decides the approved (CLI and HTTP), denied and timed-out runs from the log: no drift', { timeout: 120000 }, async () => {
   for (const [name, task] of Object.entries(tasks)) {
     const { run: cli, drift } = await verifyWithoutModel(task.thought_id, loop.cluster.env);
     assert.equal(cli.code, 0, `${name}: ${cli.stderr}`);
