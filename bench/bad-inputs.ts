@@ -8,7 +8,7 @@
  * - no partition stalled: a good record written after the bad ones on the same partition of each
  *   topic is processed through to an outcome.
  *
- *   node --import tsx bench/bad-inputs.ts [--out bad-inputs.json] [--patch bench/patches/<name>.patch ...]
+ *   node --import tsx bench/bad-inputs.ts [--out bad-inputs.json] [--at REV]
  */
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ import kafkajs, { type ConfigResourceTypes as ConfigResourceTypesT } from 'kafka
 import { DLQ_HEADERS } from '../runtime/processor.ts';
 import type { Outcome } from '../schemas/types.gen.ts';
 import { DEAD_LETTERED, TOPICS, type TopicId } from '../topics/catalog.ts';
-import { patchedTree, removeTrees } from './lib/ab.ts';
+import { commitTree, removeTrees } from './lib/ab.ts';
 import { commandOptions } from './lib/command-line.ts';
 import { corpus, sentinel, type BadInputKind, type Expect, type Sent } from './lib/bad-input-kinds.ts';
 import { Fleet, REPO_ROOT, freshNamespace, getJson, progress, quietOwnLogs, startToolServerProcess, type BenchNamespace } from './lib/harness.ts';
@@ -34,7 +34,7 @@ export interface KindResult {
   expected: string;
   observed: string;
   accounted: boolean;
-  /** The patch (bench/patches/) that fixed the defect this kind found, when it found one. */
+  /** The defect this kind once found, when it found one (a failure is a regression of its fix). */
   knownIssue: string | null;
 }
 
@@ -140,7 +140,7 @@ function account(ns: BenchNamespace, kind: BadInputKind, sent: Sent, o: Observed
 
 /**
  * Runs the corpus against a fresh loop on the broker named by `env`. `bin` runs the stages and the
- * ingress from another tree (a snapshot with patches applied, bench/lib/ab.ts).
+ * ingress from another tree (a commit's, bench/lib/ab.ts).
  */
 export async function runBadInputs(options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; log?: (line: string) => void; bin?: string } = {}): Promise<BadInputReport> {
   const started = Date.now();
@@ -276,13 +276,13 @@ const USAGE = `usage: node --import tsx bench/bad-inputs.ts [options]
   SCHEMA_REGISTRY_URL: each accounted for, no process crashed, no partition stalled)
 
   --out FILE               also write the JSON report
-  --patch FILE             run the code with this patch applied (bench/patches/); repeatable
+  --at REV                 run the code of commit REV (HEAD~1, a sha, a tag) instead of the checkout
   -h, --help               this text`;
 
 async function main(): Promise<void> {
-  const values = commandOptions('bad-inputs', USAGE, { out: { type: 'string' }, patch: { type: 'string', multiple: true } });
+  const values = commandOptions('bad-inputs', USAGE, { out: { type: 'string' }, at: { type: 'string' } });
   quietOwnLogs();
-  const tree = values.patch?.length ? await patchedTree(values.patch) : null;
+  const tree = values.at ? await commitTree(values.at) : null;
   let report: BadInputReport;
   try {
     report = await runBadInputs({ bin: tree?.bin });

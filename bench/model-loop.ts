@@ -18,7 +18,7 @@ import { startToolServer } from '../tool-server/server.ts';
 import { buildPrompt, promptTokens } from '../processors/thought/prompt.ts';
 import { DEFAULT_SYSTEM_RULES } from '../processors/thought/react.ts';
 import { loadSkills, DEFAULT_SKILLS_DIR } from '../processors/thought/skills.ts';
-import { loadCatalog } from '../processors/wiring.ts';
+import { loadCatalog } from '../processors/wiring/index.ts';
 import { createContractAjv } from '../tools/catalog.ts';
 import type { ModelAnswer } from '../processors/model-wire.ts';
 

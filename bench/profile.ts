@@ -7,14 +7,14 @@
  * allocated per function, per origin and per package, and per nearest function of ours.
  *
  *   node --import tsx bench/profile.ts [--runs 600] [--concurrency 64] [--dir /tmp/tao-prof] [--out profile.json]
- *       [--patch bench/patches/<name>.patch]   profile the code with a patch applied instead
+ *       [--at REV]   profile the code of commit REV instead of the checkout
  *       [--alloc]                               where the stages allocate, not where they spend CPU
  */
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { STAGES } from '../processors/wiring.ts';
-import { patchedTree, removeTrees } from './lib/ab.ts';
+import { STAGES } from '../processors/wiring/index.ts';
+import { checkoutTree, commitTree, removeTrees } from './lib/ab.ts';
 import { commandOptions, integerOption } from './lib/command-line.ts';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './lib/cpuprofile.ts';
 import { summarizeHeapProfile, type AllocationSummary, type HeapProfile } from './lib/heapprofile.ts';
@@ -25,13 +25,13 @@ import { fmt, table } from './lib/stats.ts';
 const ALLOC_SAMPLER = new URL('./lib/alloc-sampler.mjs', import.meta.url);
 
 /** Runs the loop under the profiler, CPU (`.cpuprofile`) or allocations (`.heapprofile`), into `<dir>/<stage>/`; returns the snapshot's root. */
-async function runProfiled(options: { runs: number; concurrency: number; dir: string; patch?: string; alloc: boolean }): Promise<string> {
+async function runProfiled(options: { runs: number; concurrency: number; dir: string; at?: string; alloc: boolean }): Promise<string> {
   const started = Date.now();
   rmSync(options.dir, { recursive: true, force: true });
   const fleet = new Fleet();
-  // A snapshot (patched or not) runs the compiled stages, as the bench does (bench/lib/ab.ts).
+  // A snapshot (of the checkout or of a commit) runs the compiled stages, as the bench does (bench/lib/ab.ts).
   progress(started, 'snapshot of the code, compiling it');
-  const tree = await patchedTree(options.patch ?? null);
+  const tree = options.at ? await commitTree(options.at) : await checkoutTree();
   try {
     const tools = await startToolServerProcess(fleet, process.env);
     await loopPhase({
@@ -61,12 +61,12 @@ async function runProfiled(options: { runs: number; concurrency: number; dir: st
 }
 
 /** Runs the loop with `node --cpu-prof` in every stage and returns the summary per stage. */
-export async function profileStages(options: { runs: number; concurrency: number; dir: string; patch?: string }): Promise<Record<string, ProfileSummary>> {
+export async function profileStages(options: { runs: number; concurrency: number; dir: string; at?: string }): Promise<Record<string, ProfileSummary>> {
   return summarizeDir(options.dir, await runProfiled({ ...options, alloc: false }));
 }
 
 /** Runs the loop with the allocation sampler in every stage and returns the summary per stage. */
-export async function profileAllocations(options: { runs: number; concurrency: number; dir: string; patch?: string }): Promise<Record<string, AllocationSummary>> {
+export async function profileAllocations(options: { runs: number; concurrency: number; dir: string; at?: string }): Promise<Record<string, AllocationSummary>> {
   const root = await runProfiled({ ...options, alloc: true });
   const out: Record<string, AllocationSummary> = {};
   for (const stage of STAGES) {
@@ -129,16 +129,16 @@ const USAGE = `usage: node --import tsx bench/profile.ts [options]
   --concurrency N          runs in flight (64)
   --dir DIR                where the .cpuprofile (.heapprofile) files go (/tmp/tao-prof; emptied first)
   --top N                  functions listed per stage (15)
-  --patch FILE             profile the code with this patch applied (bench/patches/)
+  --at REV                 profile the code of commit REV (HEAD~1, a sha, a tag) instead of the checkout
   --alloc                  profile allocations instead of CPU (V8's sampling heap profiler, freed
                            objects included): bytes per function, origin, package
   --out FILE               also write the summaries as JSON
   -h, --help               this text`;
 
 async function main(): Promise<void> {
-  const values = commandOptions('profile', USAGE, { runs: { type: 'string', default: '600' }, concurrency: { type: 'string', default: '64' }, dir: { type: 'string', default: '/tmp/tao-prof' }, out: { type: 'string' }, patch: { type: 'string' }, top: { type: 'string', default: '15' }, alloc: { type: 'boolean', default: false } });
+  const values = commandOptions('profile', USAGE, { runs: { type: 'string', default: '600' }, concurrency: { type: 'string', default: '64' }, dir: { type: 'string', default: '/tmp/tao-prof' }, out: { type: 'string' }, at: { type: 'string' }, top: { type: 'string', default: '15' }, alloc: { type: 'boolean', default: false } });
   const [runs, concurrency, top] = (['runs', 'concurrency', 'top'] as const).map((name) => integerOption('profile', USAGE, values, name, 1));
-  const options = { runs: runs!, concurrency: concurrency!, dir: values.dir, patch: values.patch };
+  const options = { runs: runs!, concurrency: concurrency!, dir: values.dir, at: values.at };
   if (values.alloc) {
     const allocations = await profileAllocations(options);
     console.log(renderAllocations(allocations, top!));

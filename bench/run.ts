@@ -3,7 +3,7 @@
  *
  *   node --import tsx bench/run.ts [--out report.json] [--runs 2000] [--concurrency 256]
  *       [--warmup 2000] [--probe-runs 40] [--probe-concurrency 4]
- *       [--patch bench/patches/<name>.patch] [--quick] [--budget-s 570]
+ *       [--ab A | A..B] [--quick] [--budget-s 570]
  *       [--model | --model-only] [--model-latency-ms 300] [--ab-only]
  *
  * Phases, each in a fresh namespace on the broker named by KAFKA_BROKERS / SCHEMA_REGISTRY_URL:
@@ -11,12 +11,12 @@
  * 2. the relay ceiling (bench/relay/), 1 process per hop;
  * 3. the loop with every tool call taking 20 ms;
  * 4-5. the loop and the relay with 2 instances per stage / hop (the topics have 6 partitions);
- * 6. A/B of a patch, in ABBA order so that drift cancels out: (a) Observation alone draining the
- *    loop's action.results records (CPU per record, records/s; two ABBA rounds), (b) the whole loop,
- *    (c) the featurizer of both versions in this process when the patch touches it. A is the code
- *    without the patch, B with it, whether or not the checkout already has it (bench/lib/ab.ts).
+ * 6. A/B of two versions, in ABBA order so that drift cancels out: (a) Observation alone draining
+ *    the loop's action.results records (CPU per record, records/s; two ABBA rounds), (b) the whole
+ *    loop, (c) the featurizer of both versions in this process when the change touches it. A is
+ *    commit A, B commit B or the checkout as it is (bench/lib/ab.ts).
  * With --scaling (or alone with --scaling-only): every tool call 300 ms, Action at 1, 2 and 3
- *    instances; --scaling-only --patch runs those in ABBA sets without and with the patch.
+ *    instances; --scaling-only --ab runs those in ABBA sets of A and B.
  * 7. with --model (or alone with --model-only): the ReAct loop (TAO_PLANNER=react) against the model
  *    SIMULATOR (model-sim/, its own process) answering at once, then every answer `model-latency-ms`
  *    (300) late; runs/s and model turns/s of both side by side.
@@ -26,12 +26,12 @@
  * taken at the start (bench/lib/ab.ts), so edits made while the bench runs do not leak in.
  */
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { writeFileSync } from 'node:fs';
+
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { KAFKA_VERSION } from '../infra/local.ts';
-import { abTrees, patchedTree, removeTrees, type Tree } from './lib/ab.ts';
+import { abTrees, checkoutTree, removeTrees, type Tree } from './lib/ab.ts';
 import { Fleet, progress, quietOwnLogs, startModelSimProcess, startToolServerProcess } from './lib/harness.ts';
 import { drainPhase, loopPhase, relayPhase, type DrainResult, type PhaseLoad, type PhaseResult } from './lib/phases.ts';
 import { fmt, table } from './lib/stats.ts';
@@ -42,8 +42,8 @@ import { setting } from '../runtime/config.ts';
 /** Options of one bench run. */
 export interface BenchOptions {
   load: PhaseLoad;
-  /** Patch to A/B (null: no A/B phases). */
-  patch: string | null;
+  /** The versions to A/B: `A` (commit A against the checkout) or `A..B` (two commits); null: no A/B phases. */
+  ab: string | null;
   /** Runs per A/B phase. */
   abRuns: number;
   /** Wall-time budget: the whole-loop A/B phases are skipped once it would be exceeded. */
@@ -92,12 +92,13 @@ export interface BenchReport {
   /** Each scaling phase against the first phase of its set; `code` tells the sides of an A/B apart. */
   scaling: Array<{ label: string; code: string; actionInstances: number; runsPerSecond: number; speedup: number }>;
   ab: null | {
-    patch: string;
+    /** `A <rev> (<sha>) against B ...`. */
+    versions: string;
     /** Observation alone on a backlog of the loop's own action.results records. */
     drain: { a: DrainResult[]; b: DrainResult[]; summary: Record<string, { a: number; b: number; change: number }> };
     /** The whole loop, 1 instance per stage, tool latency 0 ms. */
     loop: { a: PhaseResult[]; b: PhaseResult[]; summary: Record<string, { a: number; b: number; change: number }>; skipped: string | null };
-    /** When the patch changes the featurizer: both versions in this process, on the loop's own response bodies (µs per call). */
+    /** When the change touches the featurizer: both versions in this process, on the loop's own response bodies (µs per call). */
     featurizer: null | { bodies: number; aMicros: number[]; bMicros: number[] };
   };
 }
@@ -111,8 +112,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const base = process.env;
   let current: Tree | null = null;
   try {
-    current = await patchedTree(null);
-    const ab = options.patch ? await abTrees(options.patch) : null;
+    current = await checkoutTree();
+    const ab = options.ab ? await abTrees(options.ab) : null;
     const tools = await startToolServerProcess(fleet, base);
     const load = options.load;
     const common = { started, tools, baseEnv: base, bin: current.bin, code: 'current' };
@@ -128,7 +129,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }
     if (options.scaling === 'only') {
       if (!ab) phases.push(...(await scalingPhases(common, waitingLoad, options)));
-      // --scaling-only --patch: every instance count with and without the patch, sets in ABBA order.
+      // --scaling-only --ab: every instance count with A and with B, sets in ABBA order.
       else for (const [which, tree] of abbaOrder(ab)) phases.push(...(await scalingPhases({ ...common, bin: tree.bin, code: tree.code }, waitingLoad, options, ` ${which}`)));
       return report(started, loadBefore, options, phases, [], null);
     }
@@ -187,9 +188,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         (which === 'A' ? loop.a : loop.b).push(r);
       }
       const bodies = first.records.flatMap((r) => (r.id === 'actionResults' && r.decoded ? (r.decoded as unknown as ActionResult).results.map((x) => x.response_raw ?? '') : []));
-      const featurizer = readFileSync(options.patch!, 'utf8').includes('runtime/text-features.ts') ? await featurizerAB(ab.a.root, ab.b.root, bodies) : null;
+      const featurizer = ab.changed.some((f) => f.includes('text-features')) ? await featurizerAB(ab.a.root, ab.b.root, bodies) : null;
       abReport = {
-        patch: `${basename(options.patch!)}${ab.applied ? ' (already in the checkout: A has it reverted)' : ''}`,
+        versions: `${ab.a.code} against ${ab.b.code}`,
         featurizer,
         drain: { ...drain, summary: compare(drain.a, drain.b, { 'observation CPU ms/record': (d) => d.cpuMsPerRecord, 'observation records/s': (d) => d.recordsPerSecond, 'records/transaction': (d) => d.recordsPerTransaction }) },
         loop: { ...loop, summary: loop.a.length && loop.b.length ? abSummary(loop.a, loop.b) : {} },
@@ -310,7 +311,7 @@ async function modelPhases(fleet: Fleet, common: Omit<Parameters<typeof loopPhas
 
 /**
  * Times `featurizeSparse` of both trees in this process on `texts`, alternating A and B three
- * times: the patch's effect on the function alone, free of the other processes' noise.
+ * times: the change's effect on the function alone, free of the other processes' noise.
  */
 async function featurizerAB(aRoot: string, bRoot: string, texts: string[]): Promise<{ bodies: number; aMicros: number[]; bMicros: number[] }> {
   type Featurizer = { featurizeSparse(text: string): unknown };
@@ -418,7 +419,7 @@ export function renderReport(r: BenchReport): string {
   if (r.ab) {
     const rows = (summary: Record<string, { a: number; b: number; change: number }>) => Object.entries(summary).map(([k, v]) => [k, v.a, v.b, `${v.change >= 0 ? '+' : ''}${(100 * v.change).toFixed(1)}%`]);
     lines.push('');
-    lines.push(`A/B of ${r.ab.patch} (A = without, B = with; ABBA order, means)`);
+    lines.push(`A/B of ${r.ab.versions} (ABBA order, means)`);
     const f = r.ab.featurizer;
     if (f) {
       const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
@@ -449,15 +450,16 @@ const USAGE = `usage: npm run bench -- [options]
   --prime-runs N             runs of an unreported loop phase first, which warms a freshly started
                              broker, the tool server and the bench itself (4000; 0: none; not
                              with --ab-only)
-  --patch FILE               also A/B this patch (bench/patches/; none by default)
-  --no-ab | --ab-only        no A/B even with --patch | only the A/B of --patch (and the loop phase it needs)
+  --ab A | A..B              also A/B two versions: commit A against the checkout as it is, or commit
+                             A against commit B (any name git takes: HEAD~1, a sha, a tag; none by default)
+  --no-ab | --ab-only        no A/B even with --ab | only the A/B of --ab (and the loop phase it needs)
   --ab-runs N                runs per A/B loop phase (2000: at 400 runs/s, 600 measured runs were 1.5 s)
   --budget-s N               time budget for the A/B phases (570)
   --model | --model-only     also | only the ReAct loop against the model simulator, 0 ms and
   --model-latency-ms N       N ms answers (300)
   --scaling | --scaling-only also | only Action with N ms tools at 1, 2, 3 instances:
-  --scaling-latency-ms N     (300) and --scaling-instances 1,2,3; --scaling-only --patch FILE runs
-                             them in ABBA sets without and with the patch
+  --scaling-latency-ms N     (300) and --scaling-instances 1,2,3; --scaling-only --ab A[..B] runs
+                             them in ABBA sets of A and B
   --peer | --peer-only       also | only LangGraph.js + SQLite checkpointer on the same loop (bench/peer/)
   -h, --help                 this text`;
 
@@ -490,7 +492,7 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       'probe-concurrency': { type: 'string' },
       'ab-runs': { type: 'string' },
       'budget-s': { type: 'string' },
-      patch: { type: 'string' },
+      ab: { type: 'string' },
       'no-ab': { type: 'boolean', default: false },
       'ab-only': { type: 'boolean', default: false },
       quick: { type: 'boolean', default: false },
@@ -509,7 +511,7 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       'prime-runs': { type: 'string' },
     },
   });
-  if (values['ab-only'] && values.patch === undefined) throw new Error('--ab-only: name the patch to A/B with --patch FILE (bench/patches/)');
+  if (values['ab-only'] && values.ab === undefined) throw new Error('--ab-only: name the versions to A/B with --ab A or --ab A..B (commits)');
   const quick = values.quick;
   const int = (v: string | undefined, fallback: number, name = 'the option') => {
     const n = v === undefined ? fallback : Number(v);
@@ -530,9 +532,8 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
       probeConcurrency: int(values['probe-concurrency'], 4, '--probe-concurrency'),
       timeoutMs: 1000 * int(values['timeout-s'], 120, '--timeout-s'),
     },
-    // An A/B needs a patch named (a fixed default one stops applying as the code moves on); the
-    // model-only and peer-only modes run none.
-    patch: values['no-ab'] || values['model-only'] || values['peer-only'] ? null : (values.patch ?? null),
+    // An A/B needs its versions named; the model-only and peer-only modes run none.
+    ab: values['no-ab'] || values['model-only'] || values['peer-only'] ? null : (values.ab ?? null),
     abRuns: int(values['ab-runs'], quick ? 300 : 2000, '--ab-runs'),
     budgetSeconds: int(values['budget-s'], 570, '--budget-s'),
     model: values['model-only'] ? 'only' : values.model ? 'also' : 'off',

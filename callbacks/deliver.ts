@@ -1,5 +1,5 @@
 import { TaoError, TransientError, errorMessage } from '../runtime/errors.ts';
-import { signTao, TAO_SIGNATURE_HEADER } from '../ingress/signature.ts';
+import { signTao, TAO_SIGNATURE_HEADER } from '../runtime/signature.ts';
 
 /**
  * Parses an allow-list entry list (`TAO_CALLBACK_ALLOWED_HOSTS`): each entry is a host name or

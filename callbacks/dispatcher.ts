@@ -4,7 +4,7 @@
  * Delivery is at-least-once: the consumer group `<ns.>tao-callbacks` reads `tao.outcomes`
  * (read_committed) and commits an outcome's offset only after its callback was delivered, refused,
  * or given up on; a crash in between delivers it again. Receivers de-duplicate on the
- * `Idempotency-Key` ({@link callbackIdempotencyKey}) and verify `X-Tao-Signature` (ingress/signature.ts).
+ * `Idempotency-Key` ({@link callbackIdempotencyKey}) and verify `X-Tao-Signature` (runtime/signature.ts).
  * A run awaiting approval is announced too (status `awaiting_approval`, the calls in `approval`), so
  * the ticketing system can ask a person.
  * Outcomes of one partition are delivered in order, so a slow receiver delays the others of that
@@ -85,7 +85,7 @@ export interface CallbackDispatcher {
  * (declared in runtime/config.ts).
  * @throws ConfigError naming the missing secret or the first malformed variable.
  */
-export function callbackOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CallbackDispatcherOptions {
+export function callbackOptionsFromEnv(env: NodeJS.ProcessEnv): CallbackDispatcherOptions {
   const secret = setting(env, 'TAO_CALLBACK_SECRET');
   if (!secret) throw new ConfigError('TAO_CALLBACK_SECRET is required (callbacks are always signed)');
   return {

@@ -43,7 +43,7 @@ export async function decisionCommand(verdict: 'approve' | 'deny', args: string[
     console.error(`tao ${verdict}: ${problem}\n${DECISION_USAGE}`);
     return 2;
   }
-  const [{ buildTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka, createProducer }, { createLogger }, { loadRuntimeConfig }] = await Promise.all([
+  const [{ buildTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka, createProducer }, { createLogger }, { loadRuntimeConfig, setting }] = await Promise.all([
     import('../client/tasks.ts'),
     import('../client/watch.ts'),
     import('../runtime/codec.ts'),
@@ -51,8 +51,8 @@ export async function decisionCommand(verdict: 'approve' | 'deny', args: string[
     import('../runtime/log.ts'),
     import('../runtime/config.ts'),
   ]);
-  const config = loadRuntimeConfig();
-  const logger = createLogger({ command: verdict }, { write: (line) => process.stderr.write(line + '\n') });
+  const config = loadRuntimeConfig(process.env);
+  const logger = createLogger({ command: verdict }, { level: setting(process.env, 'TAO_LOG_LEVEL'), write: (line) => process.stderr.write(line + '\n') });
   const kafka = createKafka(config, `tao-${verdict}`, logger);
   const codec = AvroCodec.create(config);
   await codec.register(['tasks']);

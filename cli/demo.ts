@@ -1,13 +1,13 @@
 import { buildTask, submitTasks } from '../client/tasks.ts';
 import { watchRecords } from '../client/watch.ts';
 import * as infra from '../infra/local.ts';
-import { DEFAULT_OPS_PORTS, STAGES } from '../processors/wiring.ts';
+import { DEFAULT_OPS_PORTS, STAGES } from '../processors/wiring/index.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { isSet, loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { createKafka, createProducer } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import type { Outcome } from '../schemas/types.gen.ts';
-import { applyCatalog } from '../topics/apply-catalog.ts';
+import { applyCatalog } from '../runtime/apply-catalog.ts';
 import { spawnStage, stopAll, waitForHttpOk, type StageProcess } from './processes.ts';
 import { startModelSim } from '../model-sim/server.ts';
 import { describeRecord } from '../observability/render.ts';

@@ -288,8 +288,8 @@ async function infraCommand(sub: string | undefined, options: { docker: boolean;
 }
 
 async function topicsApply(): Promise<number> {
-  const { applyCatalog } = await import('../topics/apply-catalog.ts');
-  await applyCatalog();
+  const { applyCatalog } = await import('../runtime/apply-catalog.ts');
+  await applyCatalog(process.env);
   return 0;
 }
 
@@ -298,8 +298,8 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
   if (name !== 'source' && args.length) return usage(`run ${name} takes no other arguments (got ${args.join(' ')})`, text);
   if (name && (STAGES as readonly string[]).includes(name)) {
     const stage = name as StageName;
-    const [{ defineStage }, { runStageProcess }] = await Promise.all([import('../processors/wiring.ts'), import('../runtime/stage-process.ts')]);
-    await runStageProcess(stage, (metrics, logger) => defineStage(stage, process.env, logger, metrics), setting(process.env, 'TAO_OPS_PORT') ?? DEFAULT_OPS_PORTS[stage], { applyTopics });
+    const [{ defineStage }, { runStageProcess }] = await Promise.all([import('../processors/wiring/index.ts'), import('../runtime/stage-process.ts')]);
+    await runStageProcess(stage, (metrics, logger) => defineStage(stage, process.env, logger, metrics), setting(process.env, 'TAO_OPS_PORT') ?? DEFAULT_OPS_PORTS[stage], { env: process.env, applyTopics });
     return -1; // keeps running until a signal
   }
   if (name === 'tools') {
@@ -310,18 +310,19 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     return -1;
   }
   if (name === 'ingress') {
-    const [{ ingressAuthFromEnv }, { startIngress }, { AvroCodec }, { createKafka, createProducer, waitForKafka }, { createLogger }, { prepareCatalog }] = await Promise.all([
+    const [{ ingressAuthFromEnv }, { startIngress }, { webhookOptionsFromEnv }, { AvroCodec }, { createKafka, createProducer, waitForKafka }, { createLogger }, { prepareCatalog }] = await Promise.all([
       import('../ingress/api-keys.ts'),
       import('../ingress/server.ts'),
+      import('../ingress/webhooks.ts'),
       import('../runtime/codec.ts'),
       import('../runtime/kafka.ts'),
       import('../runtime/log.ts'),
-      import('../topics/check.ts'),
+      import('../runtime/catalog-check.ts'),
     ]);
-    const config = loadRuntimeConfig();
+    const config = loadRuntimeConfig(process.env);
     // Keys (or the refusal to run open) are settled before anything connects.
     const auth = ingressAuthFromEnv(process.env, config.bindHost);
-    const logger = createLogger({ stage: 'ingress', pid: process.pid });
+    const logger = createLogger({ stage: 'ingress', pid: process.pid }, { level: setting(process.env, 'TAO_LOG_LEVEL') });
     const kafka = createKafka(config, 'tao-ingress', logger);
     await waitForKafka(config, logger);
     await prepareCatalog(kafka, config, { topics: ['tasks'] }, { apply: applyTopics, print: (line) => logger.info('topics apply', { line }) });
@@ -330,7 +331,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     const producer = createProducer(kafka, { maxInFlightRequests: 5 });
     await producer.connect();
     const ingress = await startIngress(
-      { port: setting(process.env, 'TAO_INGRESS_PORT'), host: config.bindHost, maxBodyBytes: 256 * 1024, maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT'), auth },
+      { port: setting(process.env, 'TAO_INGRESS_PORT'), host: config.bindHost, maxBodyBytes: 256 * 1024, maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT'), auth, webhooks: webhookOptionsFromEnv(process.env) },
       { producer, codec, logger, kafka },
     );
     logger.info('ingress listening', { url: ingress.url });
@@ -352,10 +353,10 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     const file = args[0];
     if (!file || args.length !== 1) return usage('run source needs one source file: tao run source sources/<name>.json', text);
     const source = loadSourceConfig(file);
-    const config = loadRuntimeConfig();
-    const logger = createLogger({ stage: `source-${source.name}`, pid: process.pid });
+    const config = loadRuntimeConfig(process.env);
+    const logger = createLogger({ stage: `source-${source.name}`, pid: process.pid }, { level: setting(process.env, 'TAO_LOG_LEVEL') });
     await ensureTopicExists(createKafka(config, 'tao-source-admin', logger), source.dlq ?? `${source.topic}.dlq`);
-    await runStageProcess(`source-${source.name}`, async () => sourceStage(source, createRegistry(config)), setting(process.env, 'TAO_OPS_PORT') ?? 9404, { applyTopics });
+    await runStageProcess(`source-${source.name}`, async () => sourceStage(source, createRegistry(config)), setting(process.env, 'TAO_OPS_PORT') ?? 9404, { env: process.env, applyTopics });
     return -1;
   }
   if (name === 'callbacks') {
@@ -364,14 +365,14 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
       import('../runtime/codec.ts'),
       import('../runtime/kafka.ts'),
       import('../runtime/log.ts'),
-      import('../topics/check.ts'),
+      import('../runtime/catalog-check.ts'),
     ]);
-    const config = loadRuntimeConfig();
-    const logger = createLogger({ stage: 'callbacks', pid: process.pid });
+    const config = loadRuntimeConfig(process.env);
+    const logger = createLogger({ stage: 'callbacks', pid: process.pid }, { level: setting(process.env, 'TAO_LOG_LEVEL') });
     const kafka = createKafka(config, 'tao-callbacks', logger);
     await waitForKafka(config, logger);
     await prepareCatalog(kafka, config, { topics: ['outcomes'] }, { apply: applyTopics, print: (line) => logger.info('topics apply', { line }) });
-    const dispatcher = await startCallbackDispatcher(callbackOptionsFromEnv(), { kafka, codec: AvroCodec.create(config), logger, sessionTimeoutMs: config.kafka.sessionTimeoutMs });
+    const dispatcher = await startCallbackDispatcher(callbackOptionsFromEnv(process.env), { kafka, codec: AvroCodec.create(config), logger, sessionTimeoutMs: config.kafka.sessionTimeoutMs });
     logger.info('callback dispatcher running');
     onSignal(() => dispatcher.stop());
     return -1;
@@ -381,13 +382,13 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
       import('../ingress/api-keys.ts'),
       import('../runtime/kafka.ts'),
       import('../runtime/log.ts'),
-      import('../topics/check.ts'),
+      import('../runtime/catalog-check.ts'),
     ]);
     // Checked (or applied) once here, so that missing topics give one line instead of one per process.
-    const config = loadRuntimeConfig();
+    const config = loadRuntimeConfig(process.env);
     // The ingress would refuse to start without keys on this address: say so before starting anything.
     ingressAuthFromEnv(process.env, config.bindHost);
-    const logger = createLogger({ command: 'run all' });
+    const logger = createLogger({ command: 'run all' }, { level: setting(process.env, 'TAO_LOG_LEVEL') });
     const kafka = createKafka(config, 'tao-run-all', logger);
     await waitForKafka(config, logger);
     await prepareCatalog(kafka, config, WHOLE_CATALOG, { apply: applyTopics, print: (line) => console.log(`${'topics'.padEnd(11)} | ${line}`) });
@@ -459,8 +460,8 @@ async function submitCommand(args: string[], text: string): Promise<number> {
   if (!values.text) return usage('submit needs --text "..."', text);
   const timeoutS = Number(values['timeout-s']);
   if (!Number.isFinite(timeoutS) || timeoutS <= 0) return usage(`--timeout-s must be a positive number of seconds, got "${values['timeout-s']}"`, text);
-  const config = loadRuntimeConfig();
-  const logger = createLogger({ command: 'submit' }, { write: (line) => process.stderr.write(line + '\n') });
+  const config = loadRuntimeConfig(process.env);
+  const logger = createLogger({ command: 'submit' }, { level: setting(process.env, 'TAO_LOG_LEVEL'), write: (line) => process.stderr.write(line + '\n') });
   const kafka = createKafka(config, 'tao-submit', logger);
   const codec = AvroCodec.create(config);
   await codec.register(['tasks']);

@@ -42,8 +42,8 @@ export async function skillsCommand(args: string[]): Promise<number> {
 }
 
 function load(): SkillSet {
-  const catalog = ToolCatalog.load(setting(process.env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR);
-  return loadSkills(skillsOptionsFromEnv().dir, catalog);
+  const catalog = ToolCatalog.load(setting(process.env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, process.env);
+  return loadSkills(skillsOptionsFromEnv(process.env).dir, catalog);
 }
 
 function fail(problem: string): number {

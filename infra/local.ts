@@ -25,7 +25,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { appendFile, link, mkdir, open, readFile, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, link, mkdir, readFile, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -34,7 +34,7 @@ import { setting } from '../runtime/config.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { PACKAGE_ROOT, packagePath } from '../runtime/paths.ts';
 import { replicationFor } from '../topics/catalog.ts';
-import { elapsed, errorText, isErrno, lastLines, logTail, readPid, run, signalable, type RunResult } from './process.ts';
+import { elapsed, errorText, isErrno, lastLines, logTail, readPid, run, signalable, waitUntilHealthy, type Health, type RunResult } from './process.ts';
 
 /** Apache Kafka version run by the local infra (must match `infra/kafka/pom.xml`). */
 export const KAFKA_VERSION = '3.9.1';
@@ -47,6 +47,8 @@ const MIN_JAVA = 17;
 const MIN_GO_LOCAL = [1, 21] as const;
 const MIN_GO_MODULE = [1, 26] as const;
 const KAFKA_HEALTH_TIMEOUT_MS = 90_000;
+/** Past its time-out, a component gets more time while its log moved in the last 30 s (a broker loading thousands of partitions). */
+const LOG_QUIET_MS = 30_000;
 const REGISTRY_HEALTH_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 20_000;
 const KILL_WAIT_MS = 5_000;
@@ -260,8 +262,6 @@ function paths(o: InfraOptions): Paths {
     nodesFile: join(run, NODES_FILE),
   };
 }
-
-type Health = { ok: true } | { ok: false; reason: string };
 
 interface Component {
   name: ComponentName;
@@ -776,36 +776,23 @@ async function spawnDetached(c: Component, cmd: string, args: string[], cwd: str
  * a failed start never leaves a half-started component behind.
  */
 async function waitHealthy(o: InfraOptions, c: Component, pid: number, spawned?: Spawned): Promise<void> {
-  const since = Date.now();
-  o.log(`${c.name}: waiting for ${c.url} to become healthy (pid ${pid}, up to ${c.healthTimeoutMs / 1000}s)…`);
-  let nextProgress = since + PROGRESS_EVERY_MS;
-  for (;;) {
-    const health = await c.health();
-    if (health.ok) {
-      o.log(`${c.name}: healthy after ${elapsed(since)} at ${c.url} (pid ${pid})`);
-      return;
-    }
-    const exit = spawned?.exit() ?? ((await isOurs(c, pid)) ? undefined : 'exited');
-    if (exit !== undefined) {
-      await rm(c.pidFile, { force: true });
-      throw await failureWithLog('PROCESS_FAILED', c, `${c.name}: process ${pid} ${exit} before becoming healthy`);
-    }
-    if (Date.now() - since > c.healthTimeoutMs) {
-      signalGroup(pid, 'SIGKILL');
-      await waitGone(c, pid, KILL_WAIT_MS);
-      await rm(c.pidFile, { force: true });
-      throw await failureWithLog(
-        'HEALTH_TIMEOUT',
-        c,
-        `${c.name}: not healthy after ${c.healthTimeoutMs / 1000}s (last check: ${health.reason}); process ${pid} was killed`,
-      );
-    }
-    if (Date.now() >= nextProgress) {
-      o.log(`${c.name}: still waiting (${elapsed(since)}; last check: ${health.reason})…`);
-      nextProgress += PROGRESS_EVERY_MS;
-    }
-    await sleep(500);
+  o.log(`${c.name}: waiting for ${c.url} to become healthy (pid ${pid}, up to ${c.healthTimeoutMs / 1000}s, longer while its log grows)…`);
+  const failure = await waitUntilHealthy({
+    name: c.name,
+    health: c.health,
+    gone: async () => spawned?.exit() ?? ((await isOurs(c, pid)) ? undefined : 'exited'),
+    logFile: c.logFile,
+    timeoutMs: c.healthTimeoutMs,
+    quietMs: LOG_QUIET_MS,
+    log: o.log,
+  });
+  if (!failure) return;
+  if (failure.code === 'HEALTH_TIMEOUT') {
+    signalGroup(pid, 'SIGKILL');
+    await waitGone(c, pid, KILL_WAIT_MS);
   }
+  await rm(c.pidFile, { force: true });
+  throw await failureWithLog(failure.code, c, `${failure.message}; process ${pid} ${failure.code === 'HEALTH_TIMEOUT' ? 'was killed' : 'is gone'}`);
 }
 
 /** If our process is alive: returns true once it is healthy ("already running"), waiting for it if it is still starting. */

@@ -4,7 +4,7 @@
  * output, pid files, log tails, error text. No kafkajs here, so `tao model` loads none.
  */
 import { spawn } from 'node:child_process';
-import { open, readFile } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 
 export function errorText(err: unknown): string {
@@ -120,3 +120,73 @@ export function signalable(pid: number): boolean {
   }
 }
 
+
+export type Health = { ok: true } | { ok: false; reason: string };
+
+/** What {@link waitUntilHealthy} watches: a started process, its health check and its log. */
+export interface HealthWatch {
+  /** How messages name it: `kafka`, `model`, `secure broker: kafka`. */
+  name: string;
+  health: () => Promise<Health>;
+  /** Why the process is gone (`exited with code 1`), or undefined while it lives. */
+  gone: () => Promise<string | undefined>;
+  logFile: string;
+  timeoutMs: number;
+  /** Past `timeoutMs`, wait on while the log grew in the last `quietMs` (default: don't). */
+  quietMs?: number;
+  /** Never wait longer than this in all (default 15 min). */
+  hardLimitMs?: number;
+  pollMs?: number;
+  /** A progress line every 10 s. */
+  log?: (line: string) => void;
+}
+
+export interface HealthFailure {
+  code: 'PROCESS_FAILED' | 'HEALTH_TIMEOUT';
+  /** One line: what happened and the last check's reason; the caller adds the log's tail. */
+  message: string;
+}
+
+/**
+ * Polls `health` until it passes (null) or the process fails (`PROCESS_FAILED`) or the wait runs
+ * out (`HEALTH_TIMEOUT`: the caller then stops the process). A component whose log still grows past
+ * its time-out is working (a broker restarted on thousands of partitions loads them one by one), so
+ * with `quietMs` it gets more time while its log moves, up to `hardLimitMs`.
+ */
+export async function waitUntilHealthy(w: HealthWatch): Promise<HealthFailure | null> {
+  const since = Date.now();
+  const hardLimit = w.hardLimitMs ?? 15 * 60_000;
+  let nextProgress = since + 10_000;
+  let logSize = await fileSize(w.logFile);
+  let logMoved = since;
+  for (;;) {
+    const health = await w.health();
+    if (health.ok) {
+      w.log?.(`${w.name}: healthy after ${elapsed(since)}`);
+      return null;
+    }
+    const gone = await w.gone();
+    if (gone !== undefined) return { code: 'PROCESS_FAILED', message: `${w.name}: ${gone} before becoming healthy (last check: ${health.reason})` };
+    const size = await fileSize(w.logFile);
+    if (size !== logSize) [logSize, logMoved] = [size, Date.now()];
+    const overdue = Date.now() - since > w.timeoutMs;
+    const quiet = w.quietMs === undefined || Date.now() - logMoved > w.quietMs;
+    if (overdue && (quiet || Date.now() - since > hardLimit)) {
+      const log = w.quietMs === undefined ? '' : `; its log quiet for ${elapsed(logMoved)}`;
+      return { code: 'HEALTH_TIMEOUT', message: `${w.name}: not healthy after ${elapsed(since)} (last check: ${health.reason}${log})` };
+    }
+    if (Date.now() >= nextProgress) {
+      const working = overdue ? `; past ${w.timeoutMs / 1000}s, waiting on while its log grows` : '';
+      w.log?.(`${w.name}: still waiting (${elapsed(since)}; last check: ${health.reason}${working})…`);
+      nextProgress += 10_000;
+    }
+    await new Promise((resolve) => setTimeout(resolve, w.pollMs ?? 500));
+  }
+}
+
+async function fileSize(path: string): Promise<number> {
+  return stat(path).then(
+    (s) => s.size,
+    () => 0,
+  );
+}

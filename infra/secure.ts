@@ -24,8 +24,9 @@ import { closeSync, openSync } from 'node:fs';
 import { appendFile, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+
 import { Kafka, logLevel } from 'kafkajs';
+import { logTail, waitUntilHealthy, type Health } from './process.ts';
 import { InfraError, LOG4J_PROPERTIES, SHORT_LIVED_JVM, defaultInfraOptions, ensureArtifacts } from './local.ts';
 
 /** Options of {@link startSecureBroker}. */
@@ -382,32 +383,11 @@ async function startDetached(name: string, cmd: string, args: string[], cwd: str
   };
 }
 
-type Health = { ok: true } | { ok: false; reason: string };
-
 async function waitHealthy(name: string, s: Started, logFile: string, health: () => Promise<Health>, log: (line: string) => void): Promise<void> {
-  const since = Date.now();
-  for (;;) {
-    const h = await health();
-    if (h.ok) {
-      log(`secure broker: ${name} healthy after ${((Date.now() - since) / 1000).toFixed(1)}s (pid ${s.child.pid})`);
-      return;
-    }
-    const exit = s.exit();
-    if (exit !== undefined) throw new InfraError('PROCESS_FAILED', `secure broker: ${name} ${exit} before becoming healthy (last check: ${h.reason}).\nLast lines of ${logFile}:\n${await tail(logFile)}`);
-    if (Date.now() - since > HEALTH_TIMEOUT_MS) {
-      await s.stop();
-      throw new InfraError('HEALTH_TIMEOUT', `secure broker: ${name} not healthy after ${HEALTH_TIMEOUT_MS / 1000}s (last check: ${h.reason}); stopped.\nLast lines of ${logFile}:\n${await tail(logFile)}`);
-    }
-    await sleep(500);
-  }
-}
-
-async function tail(file: string): Promise<string> {
-  try {
-    return (await readFile(file, 'utf8')).trimEnd().split('\n').slice(-20).join('\n');
-  } catch (err) {
-    return `(cannot read it: ${(err as Error).message})`;
-  }
+  const failure = await waitUntilHealthy({ name: `secure broker: ${name}`, health, gone: async () => s.exit(), logFile, timeoutMs: HEALTH_TIMEOUT_MS, log });
+  if (!failure) return;
+  if (failure.code === 'HEALTH_TIMEOUT') await s.stop();
+  throw new InfraError(failure.code, `${failure.message}${failure.code === 'HEALTH_TIMEOUT' ? '; stopped' : ''}.\nLast lines of ${logFile}:\n${await logTail(logFile)}`);
 }
 
 async function kafkaHealth(brokers: string, caPem: string, sasl: { mechanism: 'scram-sha-512'; username: string; password: string }): Promise<Health> {

@@ -14,7 +14,7 @@ import { parseJson, pathOf, readBody, tooLarge, writeWithin, type Reply } from '
 export { writeWithin } from './http-body.ts';
 import { DeliveryLedger } from './deliveries.ts';
 import { InFlightRuns, followOutcomes } from './in-flight.ts';
-import { WEBHOOK_SECRET_ENV, WEBHOOK_SOURCES, fieldErrors, webhookHandlers, webhookOptionsFromEnv, type WebhookOptions, type WebhookSource } from './webhooks.ts';
+import { WEBHOOK_SECRET_ENV, WEBHOOK_SOURCES, fieldErrors, webhookHandlers, type WebhookOptions, type WebhookSource } from './webhooks.ts';
 
 export interface IngressOptions {
   port: number;
@@ -33,11 +33,11 @@ export interface IngressOptions {
   retryAfterSeconds?: number;
   /** Longest wait for Kafka to acknowledge a task before answering 503. Default 5000 ms. */
   sendTimeoutMs?: number;
-  /** Webhook sources; default {@link webhookOptionsFromEnv}(process.env), read when the ingress starts. */
+  /** Webhook sources (the composition root reads them with `webhookOptionsFromEnv`); default none. */
   webhooks?: WebhookOptions;
   /**
-   * How `POST /v1/tasks` is authenticated; default {@link ingressAuthFromEnv}(process.env, host),
-   * read when the ingress starts (so without keys it runs open on a loopback `host` only).
+   * How `POST /v1/tasks` is authenticated (the composition root reads it with {@link ingressAuthFromEnv});
+   * default: no keys, so it runs open on a loopback `host` only.
    */
   auth?: IngressAuth;
 }
@@ -135,13 +135,13 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
   const { producer, codec, logger } = deps;
   const now = deps.now ?? Date.now;
   const validate = new Ajv({ allErrors: true }).compile<TaskRequest>(taskRequestSchema);
-  const webhookOptions = options.webhooks ?? webhookOptionsFromEnv(process.env);
+  const webhookOptions = options.webhooks ?? { secrets: {} };
   const handlers = webhookHandlers(webhookOptions);
   const deliveries = new DeliveryLedger(webhookOptions.deliveryWindowMs ?? 60 * 60 * 1000, webhookOptions.maxRememberedDeliveries ?? 100_000, now);
   const maxEventAgeMs = webhookOptions.maxEventAgeMs ?? 7 * 24 * 60 * 60 * 1000;
   const sendTimeoutMs = options.sendTimeoutMs ?? 5000;
   const retryAfter = String(options.retryAfterSeconds ?? 5);
-  const auth = options.auth ?? ingressAuthFromEnv(process.env, options.host);
+  const auth = options.auth ?? ingressAuthFromEnv({}, options.host);
   const guard = auth.mode === 'keys' ? new ApiKeyGuard(auth.keys, now) : null;
   if (auth.mode === 'open') logger.warn('POST /v1/tasks is open: no API key is asked for', { reason: auth.reason });
   else logger.info('POST /v1/tasks needs an API key', { keys: guard!.active, revoked: auth.keys.length - guard!.active });

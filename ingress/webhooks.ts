@@ -22,7 +22,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Ajv, type ErrorObject } from 'ajv';
 import { thoughtIdFor, type NewTask } from '../client/tasks.ts';
 import { setting } from '../runtime/config.ts';
-import { TAO_SIGNATURE_HEADER, verifyGithub, verifyTao, type SignatureCheck } from './signature.ts';
+import { TAO_SIGNATURE_HEADER, verifyGithub, verifyTao, type SignatureCheck } from '../runtime/signature.ts';
 
 export const WEBHOOK_SOURCES = ['github', 'jira'] as const;
 export type WebhookSource = (typeof WEBHOOK_SOURCES)[number];
@@ -61,7 +61,7 @@ export interface WebhookOptions {
  * (comma list), declared in runtime/config.ts. Empty values count as unset.
  * @throws ConfigError naming a variable whose value does not parse.
  */
-export function webhookOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookOptions {
+export function webhookOptionsFromEnv(env: NodeJS.ProcessEnv): WebhookOptions {
   const secrets: Partial<Record<WebhookSource, string>> = {};
   for (const source of WEBHOOK_SOURCES) {
     const value = setting(env, WEBHOOK_SECRET_ENV[source]);

@@ -229,7 +229,7 @@ def train_task(task: str) -> dict:
     model_path.write_bytes(onx.SerializeToString())
     model_sha = sha256_file(model_path)
     # The dense-input twin (same weights, input `features` [N, D], the graph before issue 17): not
-    # committed (models/.gitignore); models/bench-latency.ts times it beside model.onnx in the same run.
+    # committed (models/.gitignore); bench/models-latency.ts times it beside model.onnx in the same run.
     dense = convert_sklearn(clf, initial_types=[("features", FloatTensorType([None, F.DIMS]))], options={id(clf): {"zipmap": False}}, target_opset=OPSET)
     dense.graph.name = task.replace("-", "_") + "_dense"
     (task_dir / "model-dense.onnx").write_bytes(dense.SerializeToString())
@@ -378,19 +378,19 @@ def latency_section(task: str) -> list[str]:
     p = MODELS / "latency-report.json"
     out = ["<!-- latency:start -->", "## Inference latency (Node, onnxruntime-node, CPU, 1 thread)", ""]
     if not p.exists():
-        out.append("Not measured yet: run `node --import tsx models/bench-latency.ts`.")
+        out.append("Not measured yet: run `node --import tsx bench/models-latency.ts`.")
     else:
         lat = json.loads(p.read_text(encoding="utf-8"))
         t = lat.get("tasks", {}).get(task)
         if not t:
-            out.append("Not measured yet: run `node --import tsx models/bench-latency.ts`.")
+            out.append("Not measured yet: run `node --import tsx bench/models-latency.ts`.")
         else:
             m = lat.get("machine", {})
             load = ""
             if m.get("load_average_1_5_15_before"):
                 load = (f" Load average (1/5/15 min) {' / '.join(str(x) for x in m['load_average_1_5_15_before'])} before, {' / '.join(str(x) for x in m.get('load_average_1_5_15_after', []))} after: "
                         "wall-clock tails include waiting for a core; `CPU time` rows are what a call costs (process.cpuUsage, µs resolution).")
-            # the same sentence models/bench-latency.ts writes, so re-rendering leaves the section as it was
+            # the same sentence bench/models-latency.ts writes, so re-rendering leaves the section as it was
             out.append(f"From `models/latency-report.json` ({lat.get('measured_at', '?')}, {m.get('cpus', '?')} × {m.get('cpu_model', '?')}, Node {m.get('node', '?')}, model `{t.get('model', '?')}`), per call over the eval set after warm-up." + load)
             out.append("")
             out.append("| call | calls | P50 ms | P99 ms | mean ms | max ms |")

@@ -13,7 +13,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { thoughtConfig } from '../processors/wiring.ts';
+import { thoughtConfig } from '../processors/wiring/index.ts';
 import { DEFAULT_FLOWS_DIR, loadFlows } from '../processors/thought/planner.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { loadRuntimeConfig, setting } from '../runtime/config.ts';

@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Producer } from 'kafkajs';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../processors/thought/core.ts';
-import type { Plan } from '../processors/thought/plan.ts';
+import type { Plan } from '../processors/plan.ts';
 import { GraphPlanner, type Flow, type Planner } from '../processors/thought/planner.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { ContractViolation } from '../runtime/errors.ts';
@@ -38,7 +38,7 @@ export interface ForkSpec {
 
 /** What planning a fork needs besides the parent's log. */
 export interface ForkDeps {
-  /** Today's Thought configuration (processors/wiring.ts thoughtConfig). */
+  /** Today's Thought configuration (processors/wiring/index.ts thoughtConfig). */
   thought: ThoughtConfig;
   /** Loaded flows, needed only with `flow`. */
   flows?: Map<string, Flow>;

@@ -7,7 +7,7 @@
  * rules and classifier; those the run's verdicts name, where they are not today's, are configuration
  * drift too.
  */
-import { observationConfig, thoughtConfig } from '../processors/wiring.ts';
+import { observationConfig, thoughtConfig } from '../processors/wiring/index.ts';
 import type { ThoughtConfig } from '../processors/thought/core.ts';
 import type { ObservationConfig } from '../processors/observation/core.ts';
 import { DEFAULT_FLOWS_DIR, loadFlows, type Flow } from '../processors/thought/planner.ts';

@@ -26,7 +26,7 @@ import { diffValues, type FieldDiff } from './diff.ts';
 import type { LoggedRecord, RunLog } from './log.ts';
 import { FORK_HEADERS, REDRIVEN_FROM_HEADER, refKey } from './timeline.ts';
 
-/** Today's configurations to re-decide with (processors/wiring.ts thoughtConfig and observationConfig). */
+/** Today's configurations to re-decide with (processors/wiring/index.ts thoughtConfig and observationConfig). */
 export interface VerifyConfigs {
   /** Thought as the run recorded it where today's configuration allows (replay/verify-config.ts). */
   thought: ThoughtConfig;

@@ -395,7 +395,7 @@ export interface RuntimeConfig {
  * @throws ConfigError naming the first variable that does not parse, the SASL settings that are
  *   missing, or a KAFKA_SSL_* setting given without KAFKA_SSL=true.
  */
-export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
+export function loadRuntimeConfig(env: NodeJS.ProcessEnv): RuntimeConfig {
   const mechanism = setting(env, 'KAFKA_SASL_MECHANISM');
   const username = setting(env, 'KAFKA_SASL_USERNAME');
   const password = setting(env, 'KAFKA_SASL_PASSWORD');

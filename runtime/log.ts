@@ -10,7 +10,6 @@
  * out in one write at the end of it (and at process exit), in the order they were logged. A
  * SIGKILL loses at most the lines of the turn it interrupts.
  */
-import { setting } from './config.ts';
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -89,7 +88,7 @@ export function createLogger(
   bound: Record<string, unknown> = {},
   options: { level?: Level; write?: (line: string) => void } = {},
 ): Logger {
-  const min = ORDER[options.level ?? setting(process.env, 'TAO_LOG_LEVEL')];
+  const min = ORDER[options.level ?? 'info'];
   const write = options.write ?? writeStdoutBatched;
   // The bound fields, redacted and serialized once: `,"stage":"action",...` (empty without any).
   const boundJson = JSON.stringify(redact(bound)).slice(1, -1);

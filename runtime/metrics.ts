@@ -60,7 +60,7 @@ export class StageMetrics {
 }
 
 /**
- * What the end of one run contributes to the rates; `classifyRunEnd` (observability/rates.ts)
+ * What the end of one run contributes to the rates; `classifyRunEnd` (processors/rates.ts)
  * decides it from the run's outcome and state.
  */
 export interface RunEnd {
@@ -137,7 +137,7 @@ export class StepMetrics {
     new Gauge({ name: 'tao_traceability_index', help: 'Steps with complete evidence / all steps observed, since this process started', registers: [registry], collect() { this.set(ratio(self.complete, self.all)); } });
   }
 
-  /** Counts one committed step; `complete` as decided by `evidenceComplete` (observability/rates.ts). */
+  /** Counts one committed step; `complete` as decided by `evidenceComplete` (processors/rates.ts). */
   step(complete: boolean): void {
     this.all++;
     if (complete) this.complete++;

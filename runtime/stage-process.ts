@@ -1,12 +1,12 @@
 import { AvroCodec } from './codec.ts';
-import { loadRuntimeConfig } from './config.ts';
+import { loadRuntimeConfig, setting } from './config.ts';
 import { createKafka, waitForKafka } from './kafka.ts';
 import { createLogger, type Logger } from './log.ts';
 import { StageMetrics } from './metrics.ts';
 import { startOpsServer } from './ops-server.ts';
 import { StageRunner, type StageDefinition } from './processor.ts';
 import { startTracing } from './tracing.ts';
-import { prepareCatalog } from '../topics/check.ts';
+import { prepareCatalog } from './catalog-check.ts';
 
 /**
  * Runs one stage as a process: waits for Kafka (TAO_STARTUP_WAIT_MS), checks that its topics and
@@ -17,9 +17,9 @@ import { prepareCatalog } from '../topics/check.ts';
  * over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, as service `tao-<stage>` (runtime/tracing.ts).
  * @throws ConfigError (before joining the group) when a topic or schema subject of the stage is missing.
  */
-export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number, options: { applyTopics?: boolean } = {}): Promise<void> {
-  const config = loadRuntimeConfig();
-  const logger = createLogger({ stage, pid: process.pid });
+export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number, options: { env: NodeJS.ProcessEnv; applyTopics?: boolean }): Promise<void> {
+  const config = loadRuntimeConfig(options.env);
+  const logger = createLogger({ stage, pid: process.pid }, { level: setting(options.env, 'TAO_LOG_LEVEL') });
   // A bug that escapes every handler still ends in one JSON line a log pipeline can alert on (the
   // stack's frames without its message line, which the error field carries redacted).
   process.on('uncaughtException', (err) => {
@@ -27,7 +27,7 @@ export async function runStageProcess(stage: string, define: (metrics: StageMetr
     process.exit(1);
   });
   const metrics = new StageMetrics(`tao-${stage}`);
-  const tracing = await startTracing(process.env, `tao-${stage}`, logger);
+  const tracing = await startTracing(options.env, `tao-${stage}`, logger);
   const def = await define(metrics, logger);
   const kafka = createKafka(config, `tao-${def.stage}`, logger);
   const codec = AvroCodec.create(config);

@@ -8,10 +8,10 @@ export async function runScheduler(applyTopics: boolean, onSignal: (stop: () => 
     import('../runtime/codec.ts'),
     import('../runtime/kafka.ts'),
     import('../runtime/log.ts'),
-    import('../topics/check.ts'),
+    import('../runtime/catalog-check.ts'),
   ]);
-  const config = loadRuntimeConfig();
-  const logger = createLogger({ stage: 'scheduler', pid: process.pid });
+  const config = loadRuntimeConfig(process.env);
+  const logger = createLogger({ stage: 'scheduler', pid: process.pid }, { level: setting(process.env, 'TAO_LOG_LEVEL') });
   const kafka = createKafka(config, 'tao-scheduler', logger);
   await waitForKafka(config, logger);
   await prepareCatalog(kafka, config, { topics: ['tasks', 'thoughtRuns'] }, { apply: applyTopics, print: (line) => logger.info('topics apply', { line }) });

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The test command, in layers.
 //
-//   npm test                          every layer: type-check, unit, integration
+//   npm test                          every layer: type-check and lint, unit, integration (a run of
+//                                     some files only type-checks)
 //   npm run test:unit                 files that need nothing: no Kafka, no registry, no tools (< 60 s)
 //   npm run test:integration          files that declare what they need (see below)
 //   npm test -- test/loop             only files under a path (any layer)
@@ -167,6 +168,10 @@ async function typecheck() {
   if (tsc.code !== 0) return problems.push('the type-check failed (tsc --noEmit, above)');
   const gen = await run(process.execPath, ['--import', 'tsx', 'scripts/gen-types.ts', '--check'], { prefix: 'types' });
   if (gen.code !== 0) problems.push('schemas/types.gen.ts is stale (node --import tsx scripts/gen-types.ts)');
+  // The whole tree's lint, when the whole suite runs (a run of some files is for trying things out).
+  if (filters.length > 0) return;
+  const lint = await run(process.execPath, [join(root, 'node_modules/eslint/bin/eslint.js'), '--max-warnings', '0', '.'], { prefix: 'lint' });
+  if (lint.code !== 0) problems.push('the linter found problems (npm run lint, above)');
 }
 
 async function debianPackages(fail) {

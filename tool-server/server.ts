@@ -46,19 +46,7 @@ import {
   type FaultSpec,
   type FaultState,
 } from './faults.ts';
-import {
-  matchRoute,
-  normalResponse,
-  POST_ROUTE_IDS,
-  processPost,
-  ROUTE_IDS,
-  ToolLedger,
-  wrongSchemaBody,
-  type JsonResponse,
-  type PostOutcome,
-  type RouteId,
-  type RouteMatch,
-} from './routes.ts';
+import { matchRoute, normalResponse, POST_ROUTE_IDS, processPost, ROUTE_IDS, ToolLedger, wrongSchemaBody, type JsonResponse, type PostOutcome, type RouteId } from './routes.ts';
 
 export type { FaultMode, FaultSpec, FaultState } from './faults.ts';
 export { FaultSpecError } from './faults.ts';

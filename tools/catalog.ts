@@ -168,7 +168,7 @@ export class ToolCatalog {
    * endpoint's tools, tools/model.ts), checked exactly like files.
    * @throws ConfigError naming the file and the problem (invalid spec, bad origin, duplicate name with both sources).
    */
-  static load(dir: string, env: NodeJS.ProcessEnv = process.env, ajv: Ajv = createContractAjv(), extra: Array<{ source: string; spec: unknown }> = []): ToolCatalog {
+  static load(dir: string, env: NodeJS.ProcessEnv, ajv: Ajv = createContractAjv(), extra: Array<{ source: string; spec: unknown }> = []): ToolCatalog {
     const validateSpec = ajv.compile<ToolSpec>(toolSpecSchema);
     const tools = new Map<string, Tool>();
     const candidates: Array<{ source: string; spec: unknown }> = [...extra];

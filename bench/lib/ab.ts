@@ -1,15 +1,14 @@
 /**
- * Two versions of the code, run back to back in one bench: snapshots of this checkout (taken at
- * the same moment, so edits made meanwhile touch neither) with and without a patch, each a full
- * tree whose `node_modules` links to this checkout's. Stage processes of a version are started
+ * Two versions of the code, run back to back in one bench: two commits, or a commit and a snapshot
+ * of this checkout (taken at the start, so edits made meanwhile touch neither), each a full tree
+ * whose `node_modules` links to this checkout's. Stage processes of a version are started
  * from its `bin/tao.js`, which runs the tree's compiled `dist/` (built here, as a deployment runs
  * the stages), not the TypeScript sources through tsx.
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, join } from 'node:path';
 import { REPO_ROOT } from './harness.ts';
 
 const SKIP = new Set(['node_modules', '.infra', '.git', 'reports']);
@@ -19,32 +18,54 @@ export interface Tree {
   /** The tree's root, with a trailing slash. */
   root: string;
   bin: string;
-  /** `current`, or the patch file's name. */
+  /** `current`, or the commit it was made from. */
   code: string;
 }
 
 /**
- * Copies the checkout to `/tmp/tao-ab/<id>/` (skipping node_modules, .infra, .git) and applies
- * `patch` (one unified diff against the repository root, or several applied in order) when given;
- * with `reverse`, takes the patches out instead (the checkout already has them).
- * @throws when a patch does not apply.
+ * A snapshot of this checkout, as it is now (uncommitted edits included), at `/tmp/tao-ab/current-<pid>/`
+ * (skipping node_modules, .infra, .git).
  */
-export async function patchedTree(patch: string | string[] | null, base = '/tmp/tao-ab', { reverse = false }: { reverse?: boolean } = {}): Promise<Tree> {
-  const patches = patch === null ? [] : Array.isArray(patch) ? patch : [patch];
-  const text = patches.map((p) => readFileSync(resolve(p), 'utf8')).join('\n');
-  const name = `${reverse ? 'without-' : ''}${patches.map((p) => basename(p, '.patch')).join('+')}`;
-  const id = patches.length ? `${name}-${createHash('sha256').update(text).digest('hex').slice(0, 8)}` : 'current';
-  const root = join(base, `${id}-${process.pid}`);
+export async function checkoutTree(base = '/tmp/tao-ab'): Promise<Tree> {
+  const root = join(base, `current-${process.pid}`);
   if (!existsSync(join(root, 'bin/tao.js'))) {
     rmSync(root, { recursive: true, force: true });
     cpSync(REPO_ROOT, root, { recursive: true, filter: (src) => !SKIP.has(basename(src)) || src === REPO_ROOT.replace(/\/$/, '') });
-    symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
-    for (const p of reverse ? [...patches].reverse() : patches) execFileSync('git', ['apply', ...(reverse ? ['-R'] : []), '--whitespace=nowarn', resolve(p)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (kafkajsPatchFiles(root).some((f) => !sameFile(join(root, f), join(REPO_ROOT, f)))) ownKafkajs(root);
-    build(root);
+    prepare(root);
   }
-  const names = patches.map((p) => basename(p)).join(' + ');
-  return { root: `${root}/`, bin: join(root, 'bin/tao.js'), code: patches.length ? `${reverse ? 'without' : 'with'} ${names}` : 'current' };
+  return { root: `${root}/`, bin: join(root, 'bin/tao.js'), code: 'current' };
+}
+
+/**
+ * The tree of commit `rev` (any name git takes: a sha, a tag, `HEAD~3`) at
+ * `/tmp/tao-ab/<sha>-<pid>/`, exported by `git archive`.
+ * @throws when `rev` names no commit, or the tree does not build.
+ */
+export async function commitTree(rev: string, base = '/tmp/tao-ab'): Promise<Tree> {
+  const sha = commitOf(rev);
+  const root = join(base, `${sha.slice(0, 12)}-${process.pid}`);
+  if (!existsSync(join(root, 'bin/tao.js'))) {
+    rmSync(root, { recursive: true, force: true });
+    mkdirSync(root, { recursive: true });
+    execFileSync('sh', ['-c', `git archive --format=tar ${sha} | tar -x -C "${root}"`], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    prepare(root);
+  }
+  return { root: `${root}/`, bin: join(root, 'bin/tao.js'), code: `${rev} (${sha.slice(0, 9)})` };
+}
+
+function commitOf(rev: string): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--verify', `${rev}^{commit}`], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] }).toString().trim();
+  } catch {
+    throw new Error(`"${rev}" names no commit of this repository (git rev-parse --verify)`);
+  }
+}
+
+/** Links the checkout's node_modules into a tree (a kafkajs of its own when its patches differ) and builds it. */
+function prepare(root: string): void {
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
+  if (kafkajsPatchFiles(root).some((f) => !sameFile(join(root, f), join(REPO_ROOT, f)))) ownKafkajs(root);
+  build(root);
 }
 
 /** The files that decide how kafkajs is patched at install (scripts/patch-kafkajs.js), relative to a tree's root. */
@@ -93,24 +114,19 @@ function build(root: string): void {
 }
 
 /**
- * The two sides of an A/B of `patch` against this checkout: A without it, B with it. When the
- * checkout already has the patch (it was applied and committed), A is the checkout with the patch
- * taken out and B the checkout as is; otherwise A is the checkout and B has the patch applied.
- * @throws when the patch neither applies nor reverts cleanly.
+ * The two sides of an A/B: `A..B` compares two commits; a single `A` compares commit A with the
+ * checkout as it is (so a change is measured before it is committed: `--ab HEAD`).
+ * `changed` lists the files that differ between the two, as paths from the repository root.
+ * @throws when a side names no commit or does not build.
  */
-export async function abTrees(patch: string, base = '/tmp/tao-ab'): Promise<{ a: Tree; b: Tree; applied: boolean }> {
-  const current = await patchedTree(null, base);
-  const check = (reverse: boolean) => {
-    try {
-      execFileSync('git', ['apply', '--check', ...(reverse ? ['-R'] : []), resolve(patch)], { cwd: current.root, stdio: ['ignore', 'pipe', 'pipe'] });
-      return true;
-    } catch {
-      return false; // the check's exit status is the answer
-    }
-  };
-  if (check(false)) return { a: { ...current, code: `without ${basename(patch)}` }, b: await patchedTree(patch, base), applied: false };
-  if (check(true)) return { a: await patchedTree(patch, base, { reverse: true }), b: { ...current, code: `with ${basename(patch)} (as committed)` }, applied: true };
-  throw new Error(`${patch} neither applies to nor reverts from this checkout`);
+export async function abTrees(spec: string, base = '/tmp/tao-ab'): Promise<{ a: Tree; b: Tree; changed: string[] }> {
+  const [aRev, bRev] = spec.split('..') as [string, string | undefined];
+  if (!aRev || bRev === '') throw new Error(`--ab takes A or A..B (two commits), got "${spec}"`);
+  const a = await commitTree(aRev, base);
+  const b = bRev === undefined ? await checkoutTree(base) : await commitTree(bRev, base);
+  const range = bRev === undefined ? [commitOf(aRev)] : [commitOf(aRev), commitOf(bRev)];
+  const changed = execFileSync('git', ['diff', '--name-only', ...range], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] }).toString().split('\n').filter(Boolean);
+  return { a: { ...a, code: `A ${a.code}` }, b: { ...b, code: bRev === undefined ? 'B the checkout' : `B ${b.code}` }, changed };
 }
 
 /** Removes the snapshots this process made. */

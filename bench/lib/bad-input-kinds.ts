@@ -64,7 +64,7 @@ export interface BadInputKind {
    * stage down, so they cannot hide what the others do.
    */
   last?: boolean;
-  /** The defect this kind found, by the patch under bench/patches/ that fixes it (applied in 9f1b575). */
+  /** The defect this kind once found (fixed in commit 9f1b575): a failure of it is a regression of that fix. */
   knownIssue?: string;
   send(ctx: CorpusContext): Promise<Sent>;
 }
@@ -233,13 +233,13 @@ function avroWithInvalidUtf8(bytes: Buffer, marker: string): Buffer {
 const http4xx = (status: number): Expect => ({ http: [status] });
 
 /**
- * Over a stage's size limit: before dlq-oversized.patch the dead letter (original bytes) was larger
+ * Over a stage's size limit: before 9f1b575 the dead letter (original bytes) was larger
  * than the dead-letter topic accepts and the stage's consumer stopped; sent last so that a
  * regression cannot hide what the other kinds do.
  */
-const OVERSIZED = { last: true, knownIssue: 'dlq-oversized.patch' } as const;
-/** Before ingress-strict-utf8.patch the ingress turned invalid UTF-8 into U+FFFD instead of answering 400. */
-const LENIENT_UTF8 = 'ingress-strict-utf8.patch';
+const OVERSIZED = { last: true, knownIssue: 'an oversized record stopped the stage (fixed in 9f1b575)' } as const;
+/** Before 9f1b575 the ingress turned invalid UTF-8 into U+FFFD instead of answering 400. */
+const LENIENT_UTF8 = 'the ingress replaced invalid UTF-8 with U+FFFD (fixed in 9f1b575)';
 
 /** Every kind of the corpus. */
 export function corpus(): BadInputKind[] {

@@ -22,7 +22,7 @@ import { startIngress, type Ingress } from '../../ingress/server.ts';
 import { createProducer } from '../../runtime/kafka.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { brokerRecovery, runBrokerFaults, type BrokerFault, type BrokerFaultPlan, type BrokerRecovery, type ClusterControl } from './chaos-cluster.ts';
-import { STAGES } from '../../processors/wiring.ts';
+import { STAGES } from '../../processors/wiring/index.ts';
 import type { Task } from '../../schemas/types.gen.ts';
 import { DEAD_LETTERED } from '../../topics/catalog.ts';
 import type { FaultSpec } from '../../tool-server/server.ts';

@@ -11,7 +11,7 @@ import { onObservation, onTask } from '../../processors/thought/core.ts';
 import { observe } from '../../processors/observation/core.ts';
 import { ToolExecutor } from '../../processors/action/executor.ts';
 import { realHttpDeps } from '../../processors/action/invoke.ts';
-import { loadCatalog, observationConfig, thoughtConfig } from '../../processors/wiring.ts';
+import { loadCatalog, observationConfig, thoughtConfig } from '../../processors/wiring/index.ts';
 import { createContractAjv } from '../../tools/catalog.ts';
 import type { ActionResult, ObservationResult, Outcome, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 

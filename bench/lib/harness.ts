@@ -14,7 +14,7 @@ import { AvroCodec } from '../../runtime/codec.ts';
 import { loadRuntimeConfig, type RuntimeConfig } from '../../runtime/config.ts';
 import { createKafka } from '../../runtime/kafka.ts';
 import { createLogger } from '../../runtime/log.ts';
-import { applyCatalog } from '../../topics/apply-catalog.ts';
+import { applyCatalog } from '../../runtime/apply-catalog.ts';
 import type { TopicId } from '../../topics/catalog.ts';
 
 /** The repository root (where `node_modules` and `bin/tao.js` live). */

@@ -3,7 +3,7 @@
  * calibrate the relay), duplicated steps (the exactly-once check), and the run-level rates. The
  * log, read with read_committed, is the only source: whatever the driver saw live is not trusted.
  */
-import { waveFailures } from '../../observability/rates.ts';
+import { waveFailures } from '../../processors/rates.ts';
 import type { ActionResult, ObservationResult, Outcome, RunSnapshot, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
 import type { BenchNamespace } from './harness.ts';
@@ -135,7 +135,7 @@ export interface RunRates {
 }
 
 /**
- * Task completion and self-recovery rates as observability/rates.ts defines them (a failure is a
+ * Task completion and self-recovery rates as processors/rates.ts defines them (a failure is a
  * verdict that is invalid, needed retries, or came from a fallback; recovered = completed without
  * a human), computed from the log for the runs in `ids`.
  */

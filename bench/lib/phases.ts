@@ -6,7 +6,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { Kafka } from 'kafkajs';
-import { STAGES } from '../../processors/wiring.ts';
+import { STAGES } from '../../processors/wiring/index.ts';
 import { topicNames, type TopicId } from '../../topics/catalog.ts';
 import { Fleet, freshNamespace, getJson, progress, sleep, stageSpec, waitBalanced, type Instance, type ModelSimProcess, type ProcessSpec, type ToolServerProcess } from './harness.ts';
 import { closedLoop, connectProducer, hopLatencies, iterationLatencies, loopTarget, readLog, type LoadResult, type LoadTarget, type RunTimeline } from './load.ts';

@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const hop = process.argv[2] as RelayHop;
   if (!RELAY_HOPS.includes(hop)) throw new Error(`usage: stage.ts <${RELAY_HOPS.join('|')}>`);
   const sizes = JSON.parse(setting(process.env, 'TAO_RELAY_SIZES') ?? '') as RelaySizes;
-  const config = loadRuntimeConfig();
+  const config = loadRuntimeConfig(process.env);
   const logger = createLogger({ stage: `relay-${hop}`, pid: process.pid });
   const kafka = createKafka(config, `relay-${hop}`, logger);
   const topics = relayTopics(config.namespace);

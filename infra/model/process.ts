@@ -36,7 +36,7 @@ export class ModelError extends Error {
   }
 }
 
-export { errorText, isErrno, elapsed, run, probe, lastLines, logTail, readPid, signalable, type RunResult } from '../process.ts';
+export { errorText, isErrno, elapsed, run, probe, lastLines, logTail, readPid, signalable, waitUntilHealthy, type Health, type RunResult } from '../process.ts';
 
 /** The process's command line (arguments joined by spaces), or undefined when it is gone. */
 export async function commandLine(pid: number): Promise<string | undefined> {

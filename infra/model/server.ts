@@ -11,17 +11,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { appendFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
+
 import { ensureArtifacts } from './build.ts';
 import { COMMAND_MARKER, MODEL, modelPaths, resolveModelOptions, serverArgs, serverEnv, serverUrls, type ModelOptions, type ModelPaths } from './options.ts';
-import { ModelError, commandLine, elapsed, errorText, isErrno, logTail, portFree, readPid, signalGroup, signalable, waitGone, withFileLock } from './process.ts';
+import { ModelError, commandLine, elapsed, errorText, isErrno, logTail, portFree, readPid, signalGroup, signalable, waitGone, waitUntilHealthy, withFileLock, type Health } from './process.ts';
 
 const HEALTH_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 10_000;
 const KILL_WAIT_MS = 5_000;
 /** `up` may wait this long for another `up` (which may be building for 15 minutes). */
 const RUN_LOCK_WAIT_MS = 50 * 60_000;
-const PROGRESS_EVERY_MS = 10_000;
 
 /** A running (and healthy) model server. */
 export interface ModelEndpoint {
@@ -52,8 +51,6 @@ export interface ModelStatus {
   fetched: boolean;
   log: string;
 }
-
-type Health = { ok: true } | { ok: false; reason: string };
 
 async function health(url: string): Promise<Health> {
   try {
@@ -119,31 +116,23 @@ async function failureWithLog(code: 'PROCESS_FAILED' | 'HEALTH_TIMEOUT', p: Mode
 
 /** Polls /health until 200. Fails fast if the process dies; on timeout kills it. */
 async function waitHealthy(o: ModelOptions, p: ModelPaths, url: string, pid: number, spawned?: Spawned): Promise<void> {
-  const since = Date.now();
-  let nextProgress = since + PROGRESS_EVERY_MS;
-  for (;;) {
-    const h = await health(url);
-    if (h.ok) {
-      o.log(`model: healthy after ${elapsed(since)} at ${url} (pid ${pid})`);
-      return;
-    }
-    const exit = spawned?.exit() ?? ((await isAlive(p, pid)) ? undefined : 'exited');
-    if (exit !== undefined) {
-      await rm(p.pidFile, { force: true });
-      throw await failureWithLog('PROCESS_FAILED', p, `model: llama-server (pid ${pid}) ${exit} before becoming healthy`);
-    }
-    if (Date.now() - since > HEALTH_TIMEOUT_MS) {
-      signalGroup(pid, 'SIGKILL');
-      await waitGone(() => isAlive(p, pid), KILL_WAIT_MS);
-      await rm(p.pidFile, { force: true });
-      throw await failureWithLog('HEALTH_TIMEOUT', p, `model: not healthy after ${HEALTH_TIMEOUT_MS / 1000}s (last check: ${h.reason}); pid ${pid} was killed`);
-    }
-    if (Date.now() >= nextProgress) {
-      o.log(`model: still waiting for ${url}/health (${elapsed(since)}; last check: ${h.reason})…`);
-      nextProgress += PROGRESS_EVERY_MS;
-    }
-    await sleep(200);
+  o.log(`model: waiting for ${url}/health (pid ${pid}, up to ${HEALTH_TIMEOUT_MS / 1000}s)…`);
+  const failure = await waitUntilHealthy({
+    name: 'model',
+    health: () => health(url),
+    gone: async () => spawned?.exit() ?? ((await isAlive(p, pid)) ? undefined : 'exited'),
+    logFile: p.logFile,
+    timeoutMs: HEALTH_TIMEOUT_MS,
+    pollMs: 200,
+    log: o.log,
+  });
+  if (!failure) return;
+  if (failure.code === 'HEALTH_TIMEOUT') {
+    signalGroup(pid, 'SIGKILL');
+    await waitGone(() => isAlive(p, pid), KILL_WAIT_MS);
   }
+  await rm(p.pidFile, { force: true });
+  throw await failureWithLog(failure.code, p, `${failure.message}; llama-server (pid ${pid}) ${failure.code === 'HEALTH_TIMEOUT' ? 'was killed' : 'is gone'}`);
 }
 
 function runLock<T>(o: ModelOptions, p: ModelPaths, work: () => Promise<T>): Promise<T> {

@@ -111,10 +111,9 @@ export class McpClients {
     const { timeoutMs, maxResponseBytes } = tool.spec;
     const binding = tool.spec.mcp!;
     const abort = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
     let settle!: (a: Attempt) => void;
     const stopped = new Promise<Attempt>((resolve) => (settle = resolve));
-    timer = setTimeout(() => {
+    const timer = setTimeout(() => {
       settle({ status: null, body: null, error: { type: 'timeout', message: `no complete answer from MCP server ${tool.mcpUrl!.host} within ${timeoutMs} ms`, retryable: ctx.retries('timeout') } });
       abort.abort(new Error('attempt timed out'));
     }, timeoutMs);

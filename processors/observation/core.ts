@@ -16,7 +16,7 @@
 import type { Ajv, ValidateFunction } from 'ajv';
 import type { ActionResult, Check, ErrorType, ObservationResult, StepResult, Verdict } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
-import { planOfRun } from '../thought/plan.ts';
+import { planOfRun } from '../plan.ts';
 import { jsonField } from '../../runtime/json-field.ts';
 import type { ObservationRules } from './rules.ts';
 import { valueAt } from '../../runtime/json-pointer.ts';

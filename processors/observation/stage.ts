@@ -2,7 +2,7 @@ import type { Logger } from '../../runtime/log.ts';
 import type { StepMetrics } from '../../runtime/metrics.ts';
 import type { HandledRecord, InputRecord, OutputRecord, StageDefinition } from '../../runtime/processor.ts';
 import type { ActionResult, ObservationResult } from '../../schemas/types.gen.ts';
-import { evidenceComplete } from '../../observability/rates.ts';
+import { evidenceComplete } from '../rates.ts';
 import { traceStage } from '../../runtime/tracing.ts';
 import { observe, type ObservationConfig } from './core.ts';
 

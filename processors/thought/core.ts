@@ -13,10 +13,10 @@
  *   retrying can't fix) Thought writes a Reflexion record and acts on it: a fallback tool or a
  *   changed plan, asking a human (awaiting_input), escalating, or failing.
  */
-import type { ErrorType, ObservationResult, Outcome, OutcomeReason, OutcomeStatus, Reflection, ReflectionAction, ReflectionDimension, RunSnapshot, RunState, StepCall, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
-import { holds, planOfRun, resolveReferences, type Plan, type PlanStep, type PlanValidator, type ToolContracts } from './plan.ts';
+import type { ErrorType, ObservationResult, Reflection, ReflectionAction, ReflectionDimension, RunSnapshot, RunState, StepCall, Task, Verdict } from '../../schemas/types.gen.ts';
+import { holds, planOfRun, resolveReferences, type Plan, type PlanStep, type PlanValidator, type ToolContracts } from '../plan.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
-import { waveFailures } from '../../observability/rates.ts';
+import { waveFailures } from '../rates.ts';
 import type { Planner } from './planner.ts';
 import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
 import { onReactObservation, parseModelState, replanTurn, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';

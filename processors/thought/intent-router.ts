@@ -92,7 +92,7 @@ function escapeRegExp(s: string): string {
 }
 
 const SERVICE_PATTERNS: ReadonlyArray<{ service: string; re: RegExp }> = Object.entries(SERVICES).flatMap(([service, aliases]) =>
-  aliases.map((alias) => ({ service, re: /^[\x00-\x7f]+$/.test(alias) ? new RegExp(`(?<![A-Za-z0-9_])${escapeRegExp(alias)}(?![A-Za-z0-9_])`, 'i') : new RegExp(escapeRegExp(alias)) })),
+  aliases.map((alias) => ({ service, re: [...alias].every((c) => c.charCodeAt(0) < 0x80) ? new RegExp(`(?<![A-Za-z0-9_])${escapeRegExp(alias)}(?![A-Za-z0-9_])`, 'i') : new RegExp(escapeRegExp(alias)) })),
 );
 
 /**

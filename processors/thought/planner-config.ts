@@ -17,7 +17,7 @@ import { LlmPlanner } from './llm-planner.ts';
 import { DEFAULT_INTENT_MODEL_DIR, IntentRouter } from './intent-router.ts';
 import { DEFAULT_ROUTES_FILE, RouterPlanner, loadRoutes } from './router-planner.ts';
 import { createContractAjv } from '../../tools/catalog.ts';
-import type { PlanValidator, ToolContracts } from './plan.ts';
+import type { PlanValidator, ToolContracts } from '../plan.ts';
 import { GraphPlanner, type Flow, type Planner } from './planner.ts';
 import { SkillPlanner, type RoutableSkill } from './skill-planner.ts';
 

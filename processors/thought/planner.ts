@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Ajv } from 'ajv';
 import { ConfigError } from '../../runtime/errors.ts';
 import { packagePath } from '../../runtime/paths.ts';
-import type { Condition, Plan, PlanStep, ToolContracts } from './plan.ts';
+import type { Condition, Plan, PlanStep, ToolContracts } from '../plan.ts';
 import { SlotExtractor, slotSpecSchema, type SlotSpec } from './slots.ts';
 
 /** What a planner returns: a candidate plan (validated by the caller), or the inputs it still needs. */

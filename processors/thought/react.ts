@@ -25,7 +25,7 @@
  */
 import type { ObservationResult, Reflection, ReflectionAction, ReflectionDimension, RunState, StepCall, Verdict } from '../../schemas/types.gen.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
-import { planOfRun, resolveReferences, type Plan, type PlanStep } from './plan.ts';
+import { planOfRun, resolveReferences, type Plan, type PlanStep } from '../plan.ts';
 import { buildPrompt, type PromptCall, type PromptTool, type PromptTurn } from './prompt.ts';
 import type { DimensionVerdict, ModelAnswer, ModelReflection } from '../model-wire.ts';
 import { mergePlan, PLAN_TURN_RULES } from './replan.ts';

@@ -14,7 +14,7 @@
  * plan may reference a finished step of an earlier plan by its run id (`{{M1_S1.customer_id}}`, the
  * id the model saw as that call's `tool_call_id`); such a reference makes the step depend on it.
  */
-import { referencesIn, type Plan, type PlanStep } from './plan.ts';
+import { referencesIn, type Plan, type PlanStep } from '../plan.ts';
 
 /** What a plan turn adds to the runtime's rules (the system prompt's first part). */
 export const PLAN_TURN_RULES = [

@@ -3,7 +3,7 @@ import type { Ajv } from 'ajv';
 import { ConfigError } from '../../runtime/errors.ts';
 import { packagePath } from '../../runtime/paths.ts';
 import { INTENTS, type IntentRoute } from './intent-router.ts';
-import type { ToolContracts } from './plan.ts';
+import type { ToolContracts } from '../plan.ts';
 import { GraphPlanner, type Flow, type Planner, type PlannerTask, type PlanningResult } from './planner.ts';
 
 /** The routing table (flows/routes.json): for each intent, the flows that serve it, preferred first. */

@@ -235,7 +235,7 @@ export const DEFAULT_SKILLS_DIR = packagePath('skills');
 /**
  * TAO_SKILLS_DIR (default: `skills/` at the package root).
  */
-export function skillsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): SkillsOptions {
+export function skillsOptionsFromEnv(env: NodeJS.ProcessEnv): SkillsOptions {
   // As for every setting (runtime/config.ts), an empty value counts as unset.
   const dir = setting(env, 'TAO_SKILLS_DIR');
   return { dir: dir ? resolve(dir) : DEFAULT_SKILLS_DIR };

@@ -3,7 +3,7 @@ import type { Logger } from '../../runtime/log.ts';
 import type { RunMetrics } from '../../runtime/metrics.ts';
 import { traceStage } from '../../runtime/tracing.ts';
 import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
-import { classifyRunEnd, endsRun, waveFailures } from '../../observability/rates.ts';
+import { classifyRunEnd, endsRun, waveFailures } from '../rates.ts';
 import { onObservation, onTask, planningText, type ThoughtConfig } from './core.ts';
 import { endTooLarge, type ThoughtInput, type ThoughtOutput } from './run-end.ts';
 import { answerCost, type ModelLoopConfig } from './react.ts';

@@ -8,11 +8,10 @@
  */
 import type { Kafka } from 'kafkajs';
 import type { AvroCodec } from '../codec.ts';
-import type { TaoError } from '../errors.ts';
+
 import type { Logger } from '../log.ts';
 import type { StageMetrics } from '../metrics.ts';
-import type { ChangelogStore } from '../state-store.ts';
-import type { PipelineCommitter } from '../pipeline.ts';
+
 import { MAX_DEAD_LETTER_VALUE_BYTES } from '../dead-letter.ts';
 import type { TopicId } from '../../topics/catalog.ts';
 
@@ -54,7 +53,7 @@ export interface HandledRecord {
  *
  * `handle` contract:
  * - returns the records to write (possibly none);
- * - throws a {@link TaoError} that is not `retriable` for input that can never be processed: the
+ * - throws a `TaoError` that is not `retriable` for input that can never be processed: the
  *   record goes to `<input>.dlq` with the error in its headers and the partition moves on;
  * - throws a `retriable` TaoError when a dependency is down: nothing is committed and the batch is
  *   retried from the last committed offset.
@@ -69,7 +68,7 @@ export interface StageDefinition {
   inputs: readonly TopicId[];
   outputs: readonly TopicId[];
   /**
-   * A keyed state store backed by this compacted output topic (see {@link ChangelogStore}). Records
+   * A keyed state store backed by this compacted output topic (see `ChangelogStore`). Records
    * the handler writes to it are visible through `state.get` to later records at once.
    */
   storeTopic?: TopicId;
@@ -108,7 +107,7 @@ export interface StageDefinition {
    * `maxRecordsPerTransaction` uncommitted records or more keeps its batch until it holds fewer
    * (kafkajs fetches again once every batch of its last fetch has returned). `lingerMs`: how long a
    * handled chunk waits, at most, for the chunks behind it still being handled, to share their
-   * transaction ({@link PipelineCommitter.lingerMs}).
+   * transaction (`PipelineCommitter.lingerMs`).
    */
   pipelined?: { lingerMs: number };
   /** Larger input values are dead-lettered unread. */

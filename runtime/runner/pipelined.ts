@@ -29,7 +29,7 @@ import type { Logger } from '../log.ts';
 import { advanceFloor, type Claim } from '../claims.ts';
 import { whileHeartbeating } from '../concurrency.ts';
 import { PartitionPipeline } from '../pipeline.ts';
-import type { StageDefinition } from './contract.ts';
+
 import type { Processed } from './record-processor.ts';
 import type { ConsumerSupervisor } from './supervisor.ts';
 import type { BatchContext, BatchTurn, Chunk, PartitionStrategy, StrategyParts } from './strategy.ts';

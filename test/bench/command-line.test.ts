@@ -29,7 +29,7 @@ const COMMANDS = [
   { script: 'bench/soak.ts', usage: 'usage: npm run soak', badValue: ['--retention', '10ms'], says: /^soak: --retention must be a duration of at least 1s/m },
   { script: 'bench/profile.ts', usage: 'usage: node --import tsx bench/profile.ts', badValue: ['--top', 'x'], says: /^profile: --top must be an integer >= 1, got "x"$/m },
   { script: 'bench/bad-inputs.ts', usage: 'usage: node --import tsx bench/bad-inputs.ts', badValue: ['--out'], says: /^bad-inputs: Option '--out <value>' argument missing$/m },
-  { script: 'models/bench-latency.ts', usage: 'usage: npm run models:bench', badValue: ['--warmup', 'lots'], says: /^models:bench: --warmup must be an integer >= 0, got "lots"$/m },
+  { script: 'bench/models-latency.ts', usage: 'usage: npm run models:bench', badValue: ['--warmup', 'lots'], says: /^models:bench: --warmup must be an integer >= 0, got "lots"$/m },
   { script: 'bench/startup.ts', usage: 'usage: npm run bench:startup', badValue: ['--stages', 'thought,planner'], says: /^bench\/startup: --stages takes thought, action and observation, not "planner"$/m },
 ];
 

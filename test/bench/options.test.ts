@@ -16,11 +16,11 @@ test('the default bench also runs the headline pair at 1,024 in flight; --quick 
   assert.equal(benchOptions(['--high', '0']).high.concurrency, 0);
 });
 
-test('the default bench runs no A/B; --ab-only without a patch says what it needs', () => {
-  assert.equal(benchOptions([]).patch, null);
-  assert.equal(benchOptions(['--patch', 'x.patch']).patch, 'x.patch');
-  assert.equal(benchOptions(['--patch', 'x.patch', '--no-ab']).patch, null);
-  assert.throws(() => benchOptions(['--ab-only']), /--ab-only: name the patch to A\/B with --patch FILE/);
+test('the default bench runs no A/B; --ab-only without versions says what it needs', () => {
+  assert.equal(benchOptions([]).ab, null);
+  assert.equal(benchOptions(['--ab', 'HEAD~1']).ab, 'HEAD~1');
+  assert.equal(benchOptions(['--ab', 'v1..v2', '--no-ab']).ab, null);
+  assert.throws(() => benchOptions(['--ab-only']), /--ab-only: name the versions to A\/B with --ab A or --ab A..B/);
 });
 
 test('the default bench measures a steady state: 2,000 warm-up runs, then 2,000 runs a phase', () => {
@@ -42,11 +42,11 @@ test('the default bench primes the broker with 4,000 unreported loop runs first;
 test('--scaling-only and --peer-only run no A/B; instance counts are parsed and checked', () => {
   const s = benchOptions(['--scaling-only', '--scaling-instances', '1, 2,4']);
   assert.equal(s.scaling, 'only');
-  assert.equal(s.patch, null);
+  assert.equal(s.ab, null);
   assert.deepEqual(s.scalingInstances, [1, 2, 4]);
   assert.equal(s.scalingLatencyMs, 300);
-  assert.equal(benchOptions(['--peer-only']).patch, null);
-  assert.equal(benchOptions(['--scaling-only', '--patch', 'x.patch']).patch, 'x.patch', 'scaling A/Bs a patch it is given');
+  assert.equal(benchOptions(['--peer-only']).ab, null);
+  assert.equal(benchOptions(['--scaling-only', '--ab', 'HEAD~2']).ab, 'HEAD~2', 'scaling A/Bs the versions it is given');
   assert.equal(benchOptions(['--peer']).peer, 'also');
   assert.throws(() => benchOptions(['--scaling-instances', '1,0']), /--scaling-instances: expected counts of 1 or more, got "0"/);
   assert.throws(() => benchOptions(['--scaling-instances', '1,x']), /expected a non-negative integer, got "x"/);
@@ -80,7 +80,7 @@ test('the report shows runs/s against 1 Action instance, and loop ÷ peer', () =
 });
 
 test('a scaling A/B reports each side against its own 1-instance phase, and the means per side', () => {
-  const options = benchOptions(['--scaling-only', '--patch', 'p.patch']);
+  const options = benchOptions(['--scaling-only', '--ab', 'HEAD~1']);
   const side = (code: string, x1: number, x2: number) => [{ ...phase(`loop 300ms action x1 ${code}`, x1, 1), code }, { ...phase(`loop 300ms action x2 ${code}`, x2, 2), code }];
   const phases = [...side('A', 20, 30), ...side('B', 30, 60), ...side('B', 30, 54), ...side('A', 20, 34)];
   const report: BenchReport = {

@@ -7,7 +7,7 @@ import type { Producer } from 'kafkajs';
 import { checkCallbackUrl, parseAllowedHosts } from '../../callbacks/deliver.ts';
 import { callbackIdempotencyKey, callbackOptionsFromEnv, startCallbackDispatcher, type CallbackDispatcher, type CallbackDispatcherOptions } from '../../callbacks/dispatcher.ts';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
-import { verifyTao } from '../../ingress/signature.ts';
+import { verifyTao } from '../../runtime/signature.ts';
 import { ConfigError } from '../../runtime/errors.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { Outcome } from '../../schemas/types.gen.ts';

@@ -22,7 +22,7 @@ import { callbackOptionsFromEnv } from '../../callbacks/dispatcher.ts';
 import { checkStartupEnvironment } from '../../cli/config-command.ts';
 import { generatedFacts } from '../../deploy/gen-chart.ts';
 import { ingressAuthFromEnv } from '../../ingress/api-keys.ts';
-import { defineStage } from '../../processors/wiring.ts';
+import { defineStage } from '../../processors/wiring/index.ts';
 import { DEFAULT_OPS_PORTS, STAGES, type StageName } from '../../processors/stages.ts';
 import { loadRuntimeConfig, setting } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/log.ts';

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { createToolDispatcher, invokeTool, type HttpDeps } from '../../processors/action/invoke.ts';
-import { PlanValidator, holds, resolveReferences, type Plan } from '../../processors/thought/plan.ts';
+import { PlanValidator, holds, resolveReferences, type Plan } from '../../processors/plan.ts';
 import { DEFAULT_FLOWS_DIR, GraphPlanner, loadFlows, type Flow } from '../../processors/thought/planner.ts';
-import { toolContracts } from '../../processors/wiring.ts';
+import { toolContracts } from '../../processors/wiring/index.ts';
 import { realRetryDeps } from '../../runtime/retry.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools/catalog.ts';

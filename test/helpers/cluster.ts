@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
-import { applyCatalog } from '../../topics/apply-catalog.ts';
+import { applyCatalog } from '../../runtime/apply-catalog.ts';
 import { spawnStage, stopAll, type StageProcess } from '../../cli/processes.ts';
 import { submitTasks } from '../../client/tasks.ts';
 import { decodeLoopRecord, watchRecords, type LoopRecord } from '../../client/watch.ts';

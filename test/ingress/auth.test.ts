@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Producer } from 'kafkajs';
 import { hashApiKey, newApiKey, type ApiKeyEntry } from '../../ingress/api-keys.ts';
 import { startIngress, type Ingress } from '../../ingress/server.ts';
-import { signGithub } from '../../ingress/signature.ts';
+import { signGithub } from '../../runtime/signature.ts';
 import type { AvroCodec } from '../../runtime/codec.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { IngressMetrics } from '../../runtime/metrics.ts';

@@ -17,7 +17,7 @@ import { AvroCodec } from '../../runtime/codec.ts';
 import { loadRuntimeConfig } from '../../runtime/config.ts';
 import { createKafka } from '../../runtime/kafka.ts';
 import { createLogger } from '../../runtime/log.ts';
-import { applyCatalog } from '../../topics/apply-catalog.ts';
+import { applyCatalog } from '../../runtime/apply-catalog.ts';
 import type { Outcome } from '../../schemas/types.gen.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { StageFleet, followOutcomes, type TestCluster } from '../helpers/cluster.ts';

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { DeliveryLedger } from '../../ingress/deliveries.ts';
 import { InFlightRuns } from '../../ingress/in-flight.ts';
 import { writeWithin } from '../../ingress/server.ts';
-import { signGithub, signTao, verifyGithub, verifyTao } from '../../ingress/signature.ts';
+import { signGithub, signTao, verifyGithub, verifyTao } from '../../runtime/signature.ts';
 import { jiraPlainText, webhookOptionsFromEnv } from '../../ingress/webhooks.ts';
 import { TaoError } from '../../runtime/errors.ts';
 

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { thoughtIdFor } from '../../client/tasks.ts';
 import { startIngress, type Ingress } from '../../ingress/server.ts';
-import { signGithub, signTao } from '../../ingress/signature.ts';
+import { signGithub, signTao } from '../../runtime/signature.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { Outcome, Task } from '../../schemas/types.gen.ts';
 import { freshCluster, scanToEnd, type TestCluster } from '../helpers/cluster.ts';

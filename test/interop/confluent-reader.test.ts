@@ -6,8 +6,8 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import type { TopicId } from '../../topics/catalog.ts';
-import type { ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, followOutcomes, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
+
+import { followOutcomes, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
 
 const run = promisify(execFile);
 /** The venv `npm test` prepares from test/interop/requirements.txt (scripts/run-tests.js). */
@@ -16,12 +16,10 @@ const READER = new URL('./confluent_avro_reader.py', import.meta.url).pathname;
 
 let loop: RunningLoop;
 let cluster: TestCluster;
-let tools: ToolServer;
-let fleet: StageFleet;
 
 before(async () => {
   loop = await startLoop();
-  ({ cluster, tools, fleet } = loop);
+  ({ cluster } = loop);
 });
 after(async () => {
   await loop?.stop();

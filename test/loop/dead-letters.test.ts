@@ -6,18 +6,16 @@ import type { KafkaMessage } from 'kafkajs';
 import { DLQ_HEADERS } from '../../runtime/processor.ts';
 import type { ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { TopicId } from '../../topics/catalog.ts';
-import type { ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
+
+import { scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
 import { runState } from '../../schemas/records.ts';
 
 let loop: RunningLoop;
 let cluster: TestCluster;
-let tools: ToolServer;
-let fleet: StageFleet;
 
 before(async () => {
   loop = await startLoop();
-  ({ cluster, tools, fleet } = loop);
+  ({ cluster } = loop);
 });
 after(async () => {
   await loop?.stop();

@@ -6,17 +6,16 @@ import { promisify } from 'node:util';
 import { TAO_BIN } from '../../cli/processes.ts';
 import { buildTask, submitTasks, thoughtIdFor } from '../../client/tasks.ts';
 import type { Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
-import type { ToolServer } from '../../tool-server/server.ts';
+
 import { StageFleet, followOutcomes, scan, scanToEnd, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
 
 let loop: RunningLoop;
 let cluster: TestCluster;
-let tools: ToolServer;
 let fleet: StageFleet;
 
 before(async () => {
   loop = await startLoop();
-  ({ cluster, tools, fleet } = loop);
+  ({ cluster, fleet } = loop);
 });
 after(async () => {
   await loop?.stop();

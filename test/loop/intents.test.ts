@@ -9,19 +9,17 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import type { Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
-import type { ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, followOutcomes, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
+
+import { followOutcomes, scan, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
 
 let loop: RunningLoop;
 let cluster: TestCluster;
-let tools: ToolServer;
-let fleet: StageFleet;
 
 before(async () => {
   // npm test runs the other files' stages from the compiled dist/; these run the TypeScript sources
   // through tsx, as `npm ci && npm run demo` does on a fresh clone, so both ways stay covered.
   loop = await startLoop({ TAO_PLANNER: 'router', TAO_RUN_FROM: 'source' });
-  ({ cluster, tools, fleet } = loop);
+  ({ cluster } = loop);
 });
 after(async () => {
   await loop?.stop();

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Producer } from 'kafkajs';
 import { startIngress } from '../../ingress/server.ts';
-import { signGithub } from '../../ingress/signature.ts';
+import { signGithub } from '../../runtime/signature.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { Outcome } from '../../schemas/types.gen.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';

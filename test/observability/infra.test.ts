@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { DEFAULT_PORTS } from '../../cli/processes.ts';
-import { DEFAULT_OPS_PORTS } from '../../processors/wiring.ts';
+import { DEFAULT_OPS_PORTS } from '../../processors/wiring/index.ts';
 import { StageMetrics } from '../../runtime/metrics.ts';
 import { parseYamlSubset } from './yaml-subset.ts';
 

@@ -16,7 +16,7 @@ import type { IHeaders } from 'kafkajs';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import type { LoopRecord } from '../../client/watch.ts';
 import { followFromBeginning } from '../../runtime/follow.ts';
-import { evidenceComplete, waveFailures } from '../../observability/rates.ts';
+import { evidenceComplete, waveFailures } from '../../processors/rates.ts';
 import type { StatusReport } from '../../observability/status.ts';
 import { DLQ_HEADERS } from '../../runtime/processor.ts';
 import type { ActionResult, ObservationResult, Outcome, Task, ThoughtRequest } from '../../schemas/types.gen.ts';

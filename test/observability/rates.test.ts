@@ -1,6 +1,6 @@
 /**
  * The run-level rates as the stages count them, without Kafka: Thought's and Observation's
- * `committed` hooks driven with the real cores, checked against the definitions (observability/rates.ts, docs/ARCHITECTURE.md)
+ * `committed` hooks driven with the real cores, checked against the definitions (processors/rates.ts, docs/ARCHITECTURE.md)
  * and against what the core itself records in the run state.
  */
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { observationStage } from '../../processors/observation/stage.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { StageMetrics } from '../../runtime/metrics.ts';
 import type { InputRecord, OutputRecord, StageDefinition } from '../../runtime/processor.ts';
-import { classifyRunEnd, evidenceComplete, waveFailures } from '../../observability/rates.ts';
+import { classifyRunEnd, evidenceComplete, waveFailures } from '../../processors/rates.ts';
 import type { ActionResult, ObservationResult, RunSnapshot, StepCall, StepResult, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
 import { allValid, failedVerdict, loadWorld, observationConfig, observe, onlyRequest, task, thoughtConfig } from '../processors/fixtures.ts';
 import { parseMetrics, sample } from './metrics-text.ts';

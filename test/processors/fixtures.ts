@@ -1,6 +1,6 @@
 /**
  * Shared fixtures for the pure-core tests: the real catalog, the real order-status flow and the
- * ThoughtConfig / ObservationConfig built the way processors/wiring.ts builds them.
+ * ThoughtConfig / ObservationConfig built the way processors/wiring/index.ts builds them.
  */
 import type { Ajv } from 'ajv';
 import type { Check, ObservationResult, Outcome, RunSnapshot, RunState, StepCall, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
@@ -8,9 +8,9 @@ import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools
 import { DEFAULT_RULES_FILE, loadObservationRules } from '../../processors/observation/rules.ts';
 import type { ObservationConfig } from '../../processors/observation/core.ts';
 import type { ThoughtConfig, ThoughtDecision } from '../../processors/thought/core.ts';
-import { toolContracts } from '../../processors/wiring.ts';
+import { toolContracts } from '../../processors/wiring/index.ts';
 import { runState as makeRunState } from '../../schemas/records.ts';
-import { PlanValidator, type Plan, type ToolContracts } from '../../processors/thought/plan.ts';
+import { PlanValidator, type Plan, type ToolContracts } from '../../processors/plan.ts';
 import { DEFAULT_FLOWS_DIR, GraphPlanner, loadFlows, type Flow, type Planner } from '../../processors/thought/planner.ts';
 
 export interface World {

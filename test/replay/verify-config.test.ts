@@ -11,7 +11,7 @@ import { after, test } from 'node:test';
 import { observe, type ObservationConfig } from '../../processors/observation/core.ts';
 import { onObservation, onTask, type ThoughtConfig } from '../../processors/thought/core.ts';
 import { DEFAULT_FLOWS_DIR } from '../../processors/thought/planner.ts';
-import { observationConfig, thoughtConfig } from '../../processors/wiring.ts';
+import { observationConfig, thoughtConfig } from '../../processors/wiring/index.ts';
 import { DEFAULT_RULES_FILE } from '../../processors/observation/rules.ts';
 import type { LoggedRecord, RunLog } from '../../replay/log.ts';
 import { renderVerify } from '../../replay/render-reports.ts';

@@ -12,7 +12,7 @@ import { TOPICS, topicNames } from '../../topics/catalog.ts';
 const { ConfigResourceTypes } = kafkajs as unknown as { ConfigResourceTypes: { TOPIC: number } };
 
 test('topics apply creates every catalog topic, is idempotent, repairs what it can and reports the drift it cannot', { timeout: 60000 }, async () => {
-  const config = loadRuntimeConfig();
+  const config = loadRuntimeConfig(process.env);
   const kafka = createKafka(config, 'test-topics', createLogger({}, { level: 'error' }));
   const admin = kafka.admin();
   await admin.connect();

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { observe } from '../../../processors/observation/core.ts';
-import { semanticClassifier } from '../../../processors/wiring.ts';
-import type { Plan } from '../../../processors/thought/plan.ts';
+import { semanticClassifier } from '../../../processors/wiring/index.ts';
+import type { Plan } from '../../../processors/plan.ts';
 import type { StepResult, ToolError, Verdict } from '../../../schemas/types.gen.ts';
 import { latestOrder } from '../../../tool-server/data.ts';
 import { DATA, flowPlan, loadWorld, observationConfig, runState } from '../fixtures.ts';

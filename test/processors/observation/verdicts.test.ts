@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { KafkaMessage } from 'kafkajs';
 import { observe } from '../../../processors/observation/core.ts';
-import { observationConfig } from '../../../processors/wiring.ts';
+import { observationConfig } from '../../../processors/wiring/index.ts';
 import type { ActionResult, Check, ErrorType, Verdict } from '../../../schemas/types.gen.ts';
 import { DEFAULT_CATALOG_DIR } from '../../../tools/catalog.ts';
 import { startToolServer, type FaultSpec, type ToolServer } from '../../../tool-server/server.ts';

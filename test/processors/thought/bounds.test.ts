@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig } from '../../../processors/thought/core.ts';
-import type { Plan, PlanStep } from '../../../processors/thought/plan.ts';
+import type { Plan, PlanStep } from '../../../processors/plan.ts';
 import type { StepCall, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { DATA, allValid, failedVerdict, fixedPlanner, flowPlan, loadWorld, observe, onlyOutcome, onlyRequest, onlySnapshot, stepsOf, task, thoughtConfig, validVerdict, withTools } from '../fixtures.ts';
 

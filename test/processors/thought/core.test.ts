@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
-import type { Plan } from '../../../processors/thought/plan.ts';
+import type { Plan } from '../../../processors/plan.ts';
 import type { Check, ErrorType, Reflection, ReflectionAspect, ReflectionResult, RunSnapshot, StepCall, Verdict } from '../../../schemas/types.gen.ts';
 import { DATA, allValid, failedVerdict, fixedPlanner, flowPlan, loadWorld, observe, onlyOutcome, onlyRequest, onlySnapshot, reply, stepsOf, task, thoughtConfig, validVerdict, withTools } from '../fixtures.ts';
 

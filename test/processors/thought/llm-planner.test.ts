@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { onTask } from '../../../processors/thought/core.ts';
 import { LlmPlanner, MAX_PLANNER_NAME, extractJsonObject, type LlmRecord } from '../../../processors/thought/llm-planner.ts';
-import { PlanValidator } from '../../../processors/thought/plan.ts';
+import { PlanValidator } from '../../../processors/plan.ts';
 import { createPlanner } from '../../../processors/thought/planner-config.ts';
 import { GraphPlanner, loadFlows, DEFAULT_FLOWS_DIR, type PlannerTask } from '../../../processors/thought/planner.ts';
 import { ConfigError } from '../../../runtime/errors.ts';

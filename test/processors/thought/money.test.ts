@@ -12,7 +12,7 @@ import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from 
 import { parsePriceTable, priceOf, turnCeiling, usageCost } from '../../../processors/thought/prices.ts';
 import { DEFAULT_SYSTEM_RULES, parseModelState, promptUndercount, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
 import type { Planner } from '../../../processors/thought/planner.ts';
-import { moneySettings } from '../../../processors/wiring.ts';
+import { moneySettings } from '../../../processors/wiring/index.ts';
 import { ConfigError } from '../../../runtime/errors.ts';
 import type { ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PlanValidator, referencesIn, resolveReferences, type Plan } from '../../../processors/thought/plan.ts';
+import { PlanValidator, referencesIn, resolveReferences, type Plan } from '../../../processors/plan.ts';
 import { flowPlan, loadWorld } from '../fixtures.ts';
 
 const world = loadWorld();

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { IntentRoute } from '../../../processors/thought/intent-router.ts';
-import type { Plan } from '../../../processors/thought/plan.ts';
+import type { Plan } from '../../../processors/plan.ts';
 import { createPlanner } from '../../../processors/thought/planner-config.ts';
 import type { Planner } from '../../../processors/thought/planner.ts';
-import { PlanValidator } from '../../../processors/thought/plan.ts';
+import { PlanValidator } from '../../../processors/plan.ts';
 import { DEFAULT_FLOWS_DIR, loadFlows } from '../../../processors/thought/planner.ts';
 import { loadWorld } from '../fixtures.ts';
 

@@ -11,7 +11,7 @@ import { ConfigError } from '../../../runtime/errors.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog } from '../../../tools/catalog.ts';
 
 const run = promisify(execFile);
-const catalog = ToolCatalog.load(DEFAULT_CATALOG_DIR);
+const catalog = ToolCatalog.load(DEFAULT_CATALOG_DIR, {});
 const root = mkdtempSync(join(tmpdir(), 'tao-skills-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError } from '../../../runtime/errors.ts';
 import { SlotExtractor } from '../../../processors/thought/slots.ts';
-import { toolContracts } from '../../../processors/wiring.ts';
+import { toolContracts } from '../../../processors/wiring/index.ts';
 import { loadWorld } from '../fixtures.ts';
 
 test('the value is the named group `value` when the pattern has one, else the whole match; the last mention wins', () => {

@@ -1,8 +1,8 @@
 import type { Ajv, ValidateFunction } from 'ajv';
-import { ContractViolation } from '../../runtime/errors.ts';
-import { jsonObjectField } from '../../runtime/json-field.ts';
-import { valueAt } from '../../runtime/json-pointer.ts';
-import planSchema from '../../schemas/json/plan.schema.json' with { type: 'json' };
+import { ContractViolation } from '../runtime/errors.ts';
+import { jsonObjectField } from '../runtime/json-field.ts';
+import { valueAt } from '../runtime/json-pointer.ts';
+import planSchema from '../schemas/json/plan.schema.json' with { type: 'json' };
 
 /** A condition on JSON data: exactly one of `equals`, `in`, `notEquals` at a JSON pointer. */
 export interface Condition {

@@ -2,26 +2,25 @@
  * The one place where stages are declared and wired to their configuration. Each stage's options
  * come from the environment, are validated here, and a bad value stops the process at start-up.
  */
-import { parseDuration, setting } from '../runtime/config.ts';
-import type { Logger } from '../runtime/log.ts';
-import type { StageMetrics } from '../runtime/metrics.ts';
-import type { ExecutorEvents } from './action/executor.ts';
-import type { StageDefinition } from '../runtime/processor.ts';
-import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../tools/catalog.ts';
+import { parseDuration, setting } from '../../runtime/config.ts';
+import type { Logger } from '../../runtime/log.ts';
+import type { StageMetrics } from '../../runtime/metrics.ts';
+import type { ExecutorEvents } from '../action/executor.ts';
+import type { StageDefinition } from '../../runtime/processor.ts';
+import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools/catalog.ts';
 import type { Ajv, ValidateFunction } from 'ajv';
-import type { ToolContracts } from './thought/plan.ts';
-import type { ThoughtConfig } from './thought/core.ts';
-import type { ObservationConfig, PayloadClassifier } from './observation/core.ts';
-import type { ModelLoopConfig } from './thought/react.ts';
-import type { SkillSet } from './thought/skills.ts';
-import type { PriceTable } from './thought/prices.ts';
-import type { ApprovalConfig, ApprovalRule } from './thought/approval-rules.ts';
-import { ConfigError } from '../runtime/errors.ts';
-import { MODEL_TOOL, modelNames, modelToolSpecs } from '../tools/model.ts';
+import type { ToolContracts } from '../plan.ts';
+import type { ThoughtConfig } from '../thought/core.ts';
+import type { ObservationConfig, PayloadClassifier } from '../observation/core.ts';
+import type { ModelLoopConfig } from '../thought/react.ts';
+import type { SkillSet } from '../thought/skills.ts';
+import type { PriceTable } from '../thought/prices.ts';
+import type { ApprovalConfig, ApprovalRule } from '../thought/approval-rules.ts';
+import { ConfigError } from '../../runtime/errors.ts';
+import { MODEL_TOOL, modelNames, modelToolSpecs } from '../../tools/model.ts';
 
-export { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
-import { DEFAULT_OPS_PORTS, STAGES, type StageName } from './stages.ts';
-
+export { DEFAULT_OPS_PORTS, STAGES, type StageName } from '../stages.ts';
+import { type StageName } from '../stages.ts';
 
 /**
  * Each stage's options come from its variables in runtime/config.ts (TAO_TOOL_CATALOG_DIR,
@@ -34,22 +33,22 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
   // others' (undici and the tool client in Action, the ONNX classifier in Observation, the planners in Thought).
   switch (name) {
     case 'thought': {
-      const { thoughtStage } = await import('./thought/stage.ts');
+      const { thoughtStage } = await import('../thought/stage.ts');
       return thoughtStage(await thoughtConfig(env), logger, metrics?.runMetrics(), { runRetentionMs: setting(env, 'TAO_RUN_RETENTION') });
     }
     case 'action': {
-      const [{ actionStage }, { realHttpDeps }] = await Promise.all([import('./action/stage.ts'), import('./action/invoke.ts')]);
+      const [{ actionStage }, { realHttpDeps }] = await Promise.all([import('../action/stage.ts'), import('../action/invoke.ts')]);
       const catalog = loadCatalog(env, createContractAjv(), 'call');
       const http = realHttpDeps();
       // The MCP SDK is loaded only when the catalog has MCP tools (transport "mcp", docs/TOOLS.md).
       if (catalog.names().some((n) => catalog.get(n)!.spec.transport === 'mcp')) {
-        const { McpClients } = await import('./action/mcp.ts');
+        const { McpClients } = await import('../action/mcp.ts');
         http.mcp = new McpClients({ listTtlMs: setting(env, 'TAO_MCP_LIST_TTL_MS') });
       }
       return actionStage({ catalog, http, env, concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'), commitLingerMs: setting(env, 'TAO_ACTION_COMMIT_LINGER_MS'), events: metrics && toolMetrics(metrics), logger });
     }
     case 'observation': {
-      const { observationStage } = await import('./observation/stage.ts');
+      const { observationStage } = await import('../observation/stage.ts');
       return observationStage(await observationConfig(env), { logger, stepMetrics: metrics?.stepMetrics() });
     }
   }
@@ -58,11 +57,11 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
 /** Thought's configuration, as the stage runs it (also used by replay to re-decide recorded runs). */
 export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConfig> {
   const [{ PlanValidator }, { DEFAULT_FLOWS_DIR, loadFlows }, { createPlanner }, { loadSkills, skillsOptionsFromEnv }, { DEFAULT_SYSTEM_RULES }] = await Promise.all([
-    import('./thought/plan.ts'),
-    import('./thought/planner.ts'),
-    import('./thought/planner-config.ts'),
-    import('./thought/skills.ts'),
-    import('./thought/react.ts'),
+    import('../plan.ts'),
+    import('../thought/planner.ts'),
+    import('../thought/planner-config.ts'),
+    import('../thought/skills.ts'),
+    import('../thought/react.ts'),
   ]);
   const ajv = createContractAjv();
   const catalog = loadCatalog(env, ajv, 'contracts');
@@ -91,7 +90,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
  * @throws ConfigError (one line) for a rule that does not parse or names a tool without side effects.
  */
 export async function approvalSettings(env: NodeJS.ProcessEnv, catalog: ToolCatalog, skills?: SkillSet): Promise<ApprovalConfig> {
-  const { parseApprovalRules } = await import('./thought/approval-rules.ts');
+  const { parseApprovalRules } = await import('../thought/approval-rules.ts');
   const sideEffects = (tool: string) => (catalog.get(tool) ? catalog.get(tool)!.spec.side_effects === true : undefined);
   const bySkill = new Map<string, { rules: ApprovalRule[]; timeoutMs?: number }>();
   for (const skill of skills?.list() ?? []) {
@@ -116,7 +115,7 @@ export async function approvalSettings(env: NodeJS.ProcessEnv, catalog: ToolCata
  *   every model a turn may ask: TAO_LLM_MODEL, the fallback model, and the runnable skills' models.
  */
 export async function moneySettings(env: NodeJS.ProcessEnv, skills?: SkillSet): Promise<{ prices?: PriceTable; moneyBudget?: number }> {
-  const { parsePriceTable, priceOf } = await import('./thought/prices.ts');
+  const { parsePriceTable, priceOf } = await import('../thought/prices.ts');
   const raw = setting(env, 'TAO_LLM_PRICES');
   const budget = setting(env, 'TAO_MONEY_BUDGET');
   let prices: PriceTable | undefined;
@@ -145,7 +144,7 @@ export async function moneySettings(env: NodeJS.ProcessEnv, skills?: SkillSet): 
 
 /** Observation's configuration, as the stage runs it (also used by replay). */
 export async function observationConfig(env: NodeJS.ProcessEnv): Promise<ObservationConfig> {
-  const { DEFAULT_RULES_FILE, loadObservationRules } = await import('./observation/rules.ts');
+  const { DEFAULT_RULES_FILE, loadObservationRules } = await import('../observation/rules.ts');
   const ajv = createContractAjv();
   const catalog = loadCatalog(env, ajv, 'contracts');
   const rules = loadObservationRules(setting(env, 'TAO_OBSERVATION_RULES') ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
@@ -155,7 +154,7 @@ export async function observationConfig(env: NodeJS.ProcessEnv): Promise<Observa
 /** The ONNX error-payload classifier (TAO_ERROR_MODEL_DIR; `TAO_SEMANTIC_CHECK=off` runs without it). */
 export async function semanticClassifier(env: NodeJS.ProcessEnv): Promise<PayloadClassifier | null> {
   if (setting(env, 'TAO_SEMANTIC_CHECK') === 'off') return null;
-  const { DEFAULT_ERROR_MODEL_DIR, ErrorClassifier } = await import('./observation/classifier.ts');
+  const { DEFAULT_ERROR_MODEL_DIR, ErrorClassifier } = await import('../observation/classifier.ts');
   const model = await ErrorClassifier.load(setting(env, 'TAO_ERROR_MODEL_DIR') ?? DEFAULT_ERROR_MODEL_DIR);
   return { model: model.modelId, classify: (text) => model.classify(text) };
 }

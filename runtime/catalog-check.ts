@@ -1,9 +1,9 @@
 import type { Admin } from 'kafkajs';
-import type { RuntimeConfig } from '../runtime/config.ts';
-import { ConfigError, TransientError, errorMessage } from '../runtime/errors.ts';
+import type { RuntimeConfig } from './config.ts';
+import { ConfigError, TransientError, errorMessage } from './errors.ts';
 import type { Kafka } from 'kafkajs';
 import { applyCatalogWith } from './apply-catalog.ts';
-import { DEAD_LETTERED, TOPICS, topicNames, type TopicId, type TopicNames } from './catalog.ts';
+import { DEAD_LETTERED, TOPICS, topicNames, type TopicId, type TopicNames } from '../topics/catalog.ts';
 
 /** What a process needs of the catalog before it starts: its topics (and their dead-letter topics) and their value schemas. */
 export interface CatalogNeeds {
@@ -45,7 +45,7 @@ export async function assertCatalogApplied(admin: Admin, config: RuntimeConfig, 
  * otherwise checks what `needs` names with {@link assertCatalogApplied}.
  */
 export async function prepareCatalog(kafka: Kafka, config: RuntimeConfig, needs: CatalogNeeds, options: { apply: boolean; print: (line: string) => void }): Promise<void> {
-  if (options.apply) return applyCatalogWith(config, options.print);
+  if (options.apply) return applyCatalogWith(config, kafka, options.print);
   const admin = kafka.admin();
   await admin.connect();
   try {

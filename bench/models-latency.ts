@@ -1,7 +1,7 @@
 /**
  * Inference latency of the two text classifiers as the runtime calls them.
  *
- *   node --import tsx models/bench-latency.ts [--passes 5] [--warmup 200]
+ *   node --import tsx bench/models-latency.ts [--passes 5] [--warmup 200]
  *
  * For each model: warm-up calls first, then `passes` sequential passes over its eval.jsonl, timing every
  * single `ErrorClassifier.classify` / `IntentRouter.route` call (featurize + onnxruntime run + slot
@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { ErrorClassifier } from '../processors/observation/classifier.ts';
 import { IntentRouter } from '../processors/thought/intent-router.ts';
-import { commandOptions, integerOption } from '../bench/lib/command-line.ts';
+import { commandOptions, integerOption } from './lib/command-line.ts';
 import * as ort from 'onnxruntime-node';
 import { FEATURE_DIMS, MAX_INPUT_CODE_POINTS, TextModel, featurize } from '../runtime/text-features.ts';
 
@@ -42,7 +42,7 @@ const USAGE = `usage: npm run models:bench -- [options]
 const values = commandOptions('models:bench', USAGE, { passes: { type: 'string', default: '5' }, warmup: { type: 'string', default: '200' } });
 const PASSES = integerOption('models:bench', USAGE, values, 'passes', 1);
 const WARMUP = integerOption('models:bench', USAGE, values, 'warmup', 0);
-const here = new URL('./', import.meta.url);
+const here = new URL('../models/', import.meta.url);
 
 function quantile(sorted: number[], q: number): number {
   // nearest-rank
