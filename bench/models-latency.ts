@@ -22,7 +22,7 @@ import { ErrorClassifier } from '../processors/observation/classifier.ts';
 import { IntentRouter } from '../processors/thought/intent-router.ts';
 import { commandOptions, integerOption } from './lib/command-line.ts';
 import * as ort from 'onnxruntime-node';
-import { FEATURE_DIMS, MAX_INPUT_CODE_POINTS, TextModel, featurize } from '../runtime/text-features.ts';
+import { FEATURE_DIMS, MAX_INPUT_CODE_POINTS, TextModel, featurize } from '../features/text/index.ts';
 
 interface Stats {
   n: number;

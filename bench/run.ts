@@ -26,8 +26,7 @@
  * taken at the start (bench/lib/ab.ts), so edits made while the bench runs do not leak in.
  */
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
-import { writeFileSync } from 'node:fs';
-
+import { existsSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { KAFKA_VERSION } from '../infra/local.ts';
@@ -188,7 +187,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         (which === 'A' ? loop.a : loop.b).push(r);
       }
       const bodies = first.records.flatMap((r) => (r.id === 'actionResults' && r.decoded ? (r.decoded as unknown as ActionResult).results.map((x) => x.response_raw ?? '') : []));
-      const featurizer = ab.changed.some((f) => f.includes('text-features')) ? await featurizerAB(ab.a.root, ab.b.root, bodies) : null;
+      const featurizer = ab.changed.some((f) => /features\/text\/|runtime\/text-features\.ts/.test(f)) ? await featurizerAB(ab.a.root, ab.b.root, bodies) : null;
       abReport = {
         versions: `${ab.a.code} against ${ab.b.code}`,
         featurizer,
@@ -315,8 +314,10 @@ async function modelPhases(fleet: Fleet, common: Omit<Parameters<typeof loopPhas
  */
 async function featurizerAB(aRoot: string, bRoot: string, texts: string[]): Promise<{ bodies: number; aMicros: number[]; bMicros: number[] }> {
   type Featurizer = { featurizeSparse(text: string): unknown };
-  const a = (await import(pathToFileURL(`${aRoot}runtime/text-features.ts`).href)) as Featurizer;
-  const b = (await import(pathToFileURL(`${bRoot}runtime/text-features.ts`).href)) as Featurizer;
+  // features/text/ since the featurizer left runtime/; a tree from before that has runtime/text-features.ts.
+  const entry = (root: string) => (existsSync(`${root}features/text/index.ts`) ? `${root}features/text/index.ts` : `${root}runtime/text-features.ts`);
+  const a = (await import(pathToFileURL(entry(aRoot)).href)) as Featurizer;
+  const b = (await import(pathToFileURL(entry(bRoot)).href)) as Featurizer;
   const time = (f: Featurizer) => {
     const t0 = performance.now();
     for (const t of texts) f.featurizeSparse(t);

@@ -17,17 +17,26 @@
  * Secrets: the client password reaches the broker only through `kafka-storage format --add-scram`
  * (on that short-lived process's command line, never in a file or log this module writes); the
  * registry password only through the registry's environment (SCHEMA_REGISTRY_BOOTSTRAP_PASSWORD).
+ *
+ * This file holds the options and {@link startSecureBroker} (the configuration it writes and the
+ * order it starts things in); `secure/certificates.ts` makes the CA and the broker certificate,
+ * `secure/processes.ts` runs, watches and stops the processes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync } from 'node:fs';
-import { appendFile, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { appendFile, chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-
-import { Kafka, logLevel } from 'kafkajs';
-import { logTail, waitUntilHealthy, type Health } from './process.ts';
 import { InfraError, LOG4J_PROPERTIES, SHORT_LIVED_JVM, defaultInfraOptions, ensureArtifacts } from './local.ts';
+import { makeCertificates } from './secure/certificates.ts';
+import {
+  type Started,
+  freePort,
+  kafkaHealth,
+  portFree,
+  registryHealth,
+  runCommand,
+  startDetached,
+  waitHealthy,
+} from './secure/processes.ts';
 
 /** Options of {@link startSecureBroker}. */
 export interface SecureBrokerOptions {
@@ -66,9 +75,6 @@ export interface SecureBroker {
 }
 
 const SAFE_SECRET = /^[A-Za-z0-9._~-]+$/;
-const HEALTH_TIMEOUT_MS = 90_000;
-const STOP_GRACE_MS = 20_000;
-const CERT_DAYS = 7;
 
 /**
  * Starts a single-node Kafka whose client listener is SASL_SSL (SCRAM-SHA-512) and, if
@@ -255,177 +261,4 @@ function kafkaClusterId(): string {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Certificates
-// ---------------------------------------------------------------------------------------------
-
-interface Certificates {
-  caFile: string;
-  caPem: string;
-  keystore: string;
-  keystorePassword: string;
-}
-
-/** A fresh CA and a broker certificate for 127.0.0.1/localhost signed by it, as PEM (CA) and PKCS12 (broker). */
-async function makeCertificates(dir: string): Promise<Certificates> {
-  const f = (name: string) => join(dir, name);
-  const keystorePassword = randomBytes(18).toString('base64url');
-  await writeFile(f('broker.ext'), ['subjectAltName=IP:127.0.0.1,DNS:localhost', 'extendedKeyUsage=serverAuth,clientAuth', 'keyUsage=critical,digitalSignature,keyEncipherment'].join('\n') + '\n');
-  const steps: string[][] = [
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', String(CERT_DAYS), '-subj', '/CN=tao local test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'],
-    ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('broker.key'), '-out', f('broker.csr'), '-subj', '/CN=127.0.0.1'],
-    ['x509', '-req', '-in', f('broker.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('broker.pem'), '-days', String(CERT_DAYS), '-extfile', f('broker.ext')],
-    // The password travels in the environment, not on the command line.
-    ['pkcs12', '-export', '-in', f('broker.pem'), '-inkey', f('broker.key'), '-certfile', f('ca.pem'), '-name', 'broker', '-out', f('broker.p12'), '-passout', 'env:TAO_SECURE_KEYSTORE_PASSWORD'],
-  ];
-  for (const args of steps) {
-    let r: RunResult;
-    try {
-      r = await runCommand('openssl', args, dir, { ...process.env, TAO_SECURE_KEYSTORE_PASSWORD: keystorePassword });
-    } catch (err) {
-      throw new InfraError('PREREQUISITE_MISSING', `secure broker: \`openssl\` is needed on PATH to make the test CA and broker certificate (${(err as Error).message})`, { cause: err });
-    }
-    if (r.code !== 0) throw new InfraError('PROCESS_FAILED', `secure broker: openssl ${args[0]} failed (exit ${r.code}): ${r.output.trim().split('\n').slice(-3).join(' | ')}`);
-  }
-  await Promise.all(['ca.key', 'broker.key', 'broker.p12'].map((n) => chmod(f(n), 0o600)));
-  return { caFile: f('ca.pem'), caPem: await readFile(f('ca.pem'), 'utf8'), keystore: f('broker.p12'), keystorePassword };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Processes
-// ---------------------------------------------------------------------------------------------
-
-interface RunResult {
-  code: number | null;
-  output: string;
-}
-
-/** Runs a command to completion with stdout+stderr captured. Rejects only when it cannot start. */
-function runCommand(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<RunResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const collect = (chunk: Buffer) => {
-      output = (output + chunk.toString('utf8')).slice(-64 * 1024);
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
-    child.once('error', reject);
-    child.once('close', (code) => resolvePromise({ code, output }));
-  });
-}
-
-interface Started {
-  child: ChildProcess;
-  /** How it ended, once it has. */
-  exit(): string | undefined;
-  stop(): Promise<void>;
-}
-
-const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-/** Kills what is still running when the process that started it exits without calling stop() (a crashed test). */
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const child of live) killGroup(child, 'SIGKILL');
-  });
-}
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
-  }
-}
-
-async function startDetached(name: string, cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, logFile: string): Promise<Started> {
-  installExitHook();
-  await appendFile(logFile, `=== infra/secure.ts: starting ${name} at ${new Date().toISOString()}: ${cmd} ${args.join(' ')} ===\n`);
-  const fd = openSync(logFile, 'a');
-  let child: ChildProcess;
-  try {
-    // Own process group, so stop() reaches anything the component forks.
-    child = spawn(cmd, args, { cwd, env, detached: true, stdio: ['ignore', fd, fd] });
-  } finally {
-    closeSync(fd);
-  }
-  await new Promise<void>((resolvePromise, reject) => {
-    child.once('spawn', resolvePromise);
-    child.once('error', (err) => reject(new InfraError('PROCESS_FAILED', `secure broker: could not start ${name} (${cmd}): ${err.message}`, { cause: err })));
-  });
-  live.add(child);
-  let exit: string | undefined;
-  const exited = new Promise<void>((r) =>
-    child.once('exit', (code, signal) => {
-      exit = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-      live.delete(child);
-      r();
-    }),
-  );
-  child.unref();
-  return {
-    child,
-    exit: () => exit,
-    stop: async () => {
-      if (exit !== undefined) return;
-      killGroup(child, 'SIGTERM');
-      const timer = setTimeout(() => killGroup(child, 'SIGKILL'), STOP_GRACE_MS);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
-async function waitHealthy(name: string, s: Started, logFile: string, health: () => Promise<Health>, log: (line: string) => void): Promise<void> {
-  const failure = await waitUntilHealthy({ name: `secure broker: ${name}`, health, gone: async () => s.exit(), logFile, timeoutMs: HEALTH_TIMEOUT_MS, log });
-  if (!failure) return;
-  if (failure.code === 'HEALTH_TIMEOUT') await s.stop();
-  throw new InfraError(failure.code, `${failure.message}${failure.code === 'HEALTH_TIMEOUT' ? '; stopped' : ''}.\nLast lines of ${logFile}:\n${await logTail(logFile)}`);
-}
-
-async function kafkaHealth(brokers: string, caPem: string, sasl: { mechanism: 'scram-sha-512'; username: string; password: string }): Promise<Health> {
-  const admin = new Kafka({ clientId: 'tao-secure-health', brokers: [brokers], ssl: { ca: [caPem] }, sasl, logLevel: logLevel.NOTHING, connectionTimeout: 2000, requestTimeout: 3000, retry: { retries: 0 } }).admin();
-  try {
-    await admin.connect();
-    const cluster = await admin.describeCluster();
-    return cluster.brokers.length > 0 ? { ok: true } : { ok: false, reason: 'describeCluster returned no brokers' };
-  } catch (err) {
-    return { ok: false, reason: (err as Error).message };
-  } finally {
-    await admin.disconnect();
-  }
-}
-
-async function registryHealth(url: string, authorization: string): Promise<Health> {
-  try {
-    const res = await fetch(`${url}/subjects`, { headers: { authorization }, signal: AbortSignal.timeout(2000) });
-    await res.arrayBuffer();
-    return res.status === 200 ? { ok: true } : { ok: false, reason: `GET /subjects answered ${res.status}` };
-  } catch (err) {
-    return { ok: false, reason: (err as Error).message };
-  }
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolvePromise) => {
-    const server = createServer();
-    server.once('error', () => resolvePromise(false));
-    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolvePromise(true)));
-  });
-}
-
-/** A port from 20000-32767 that is free now: below the ephemeral range, so no client socket takes it meanwhile. */
-async function freePort(exclude: number[] = []): Promise<number> {
-  for (let i = 0; i < 200; i++) {
-    const port = 20000 + Math.floor(Math.random() * 12768);
-    if (!exclude.includes(port) && (await portFree(port))) return port;
-  }
-  throw new InfraError('PORT_IN_USE', 'secure broker: found no free port in 20000-32767 after 200 tries');
 }

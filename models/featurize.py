@@ -1,4 +1,4 @@
-"""Deterministic hashed text featurizer, shared with runtime/text-features.ts.
+"""Deterministic hashed text featurizer, shared with features/text/ (TypeScript).
 
 The two implementations must produce the same vector for the same text; the committed test vectors
 (models/featurize-vectors.json, written by `python3 models/featurize.py --write-vectors`) are

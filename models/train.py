@@ -6,7 +6,7 @@
 For a task directory models/<task>/ this:
 1. generates the training set with models/<task>/generate.py (seeded) into models/<task>/train.jsonl
    (not committed: it is regenerated bit-for-bit; its sha256 is in the report);
-2. featurizes with models/featurize.py (the twin of runtime/text-features.ts);
+2. featurizes with models/featurize.py (the twin of features/text/);
 3. fits a scikit-learn LogisticRegression (L2, lbfgs, multinomial) and writes it as an ONNX graph over
    the sparse features (inputs `indices` int32 [N, M] and `values` float32 [N, M]; outputs `label` int64
    [N] and `probabilities` float32 [N, K]) to models/<task>/model.onnx (see sparse_graph), plus its

@@ -166,7 +166,7 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
     // too large today too (measured with this code's schema); otherwise the decision stands and is
     // compared as it is.
     const endedTooLarge = options.find((o): o is Rec<Outcome> => o.topic === 'outcomes' && (o.value as Outcome).reason_code === 'record_too_large');
-    const over = endedTooLarge ? tooLargeOf(endedTooLarge.value.reason) : null;
+    const over = endedTooLarge ? tooLargeOf(endedTooLarge.value) : null;
     const bytes = over ? Math.max(0, ...decision.outputs.filter((o) => o.topic === over.topic).map((o) => encodedValueBytes(o.topic, o.value))) : 0;
     const ended = over && bytes > over.limit ? endTooLarge({ topic: input.topic, value: input.value } as unknown as ThoughtInput, decision.outputs, { ...over, bytes }) : null;
     if (over && ended) {

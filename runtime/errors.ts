@@ -1,21 +1,25 @@
 /**
  * The one error taxonomy of the runtime. Every error that crosses a module boundary is a
- * {@link TaoError} with a code from {@link ERROR_CODES}; behaviour (retry, dead-letter) is decided
- * from the data on the error, never from its message.
+ * {@link TaoError} with a code from {@link ERROR_CODES}; behaviour is decided from the data on the
+ * error, never from its message. What the stage runner does with an error a record's handling
+ * throws (runtime/runner/record-processor.ts): a `retriable` one aborts the chunk, which is read
+ * again; any other, whatever its code, sends the record to its topic's dead-letter topic with the
+ * code in the `tao.error.code` header, so a bad record or a bug it triggers never blocks the
+ * partition.
  */
 
 export const ERROR_CODES = [
-  /** The bytes are not a Confluent-framed Avro record we can read. Dead-lettered. */
+  /** The bytes are not a Confluent-framed Avro record we can read. */
   'DECODE_FAILED',
-  /** The record names a schema id the registry does not know. Dead-lettered. */
+  /** The record names a schema id the registry does not know. */
   'UNKNOWN_SCHEMA',
-  /** The record decodes but breaks a contract (plan, tool input, JSON payload). Dead-lettered. */
+  /** The record decodes but breaks a contract (plan, tool input, JSON payload). */
   'CONTRACT_VIOLATION',
-  /** The record names a tool that is not in the catalog. Dead-lettered. */
+  /** The record names a tool that is not in the catalog. */
   'UNKNOWN_TOOL',
-  /** The record is larger than the stage accepts. Dead-lettered. */
+  /** The record is larger than the stage accepts. */
   'RECORD_TOO_LARGE',
-  /** A dependency (broker, registry, tool) failed in a way that may pass on retry. */
+  /** A dependency (broker, registry, tool) failed in a way that may pass on retry (retriable). */
   'TRANSIENT',
   /** A retried operation failed on every attempt; `cause` is the last failure. */
   'RETRIES_EXHAUSTED',
@@ -28,8 +32,6 @@ export const ERROR_CODES = [
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
-
-const DEAD_LETTER_CODES: ReadonlySet<ErrorCode> = new Set(['DECODE_FAILED', 'UNKNOWN_SCHEMA', 'CONTRACT_VIOLATION', 'UNKNOWN_TOOL', 'RECORD_TOO_LARGE']);
 
 export interface TaoErrorOptions {
   retriable?: boolean;
@@ -50,11 +52,6 @@ export class TaoError extends Error {
     this.code = code;
     this.retriable = options.retriable ?? code === 'TRANSIENT';
     this.details = options.details ?? {};
-  }
-
-  /** True when the input that caused this error must go to the dead-letter topic. */
-  get deadLetter(): boolean {
-    return DEAD_LETTER_CODES.has(this.code);
   }
 }
 
@@ -99,6 +96,18 @@ export class ConfigError extends TaoError {
 export function toTaoError(err: unknown): TaoError {
   if (err instanceof TaoError) return err;
   return new TaoError('INTERNAL', errorMessage(err), { cause: err });
+}
+
+/** What /health shows of an error: a code to alert on (the TaoError's, kafkajs's error type, or the error's class) and its message. */
+export interface ErrorReport {
+  code: string;
+  message: string;
+}
+
+export function errorReport(err: unknown): ErrorReport {
+  const type = (err as { type?: unknown } | null)?.type;
+  const code = err instanceof TaoError ? err.code : typeof type === 'string' ? type : err instanceof Error ? err.name : 'INTERNAL';
+  return { code, message: errorMessage(err) };
 }
 
 export function errorMessage(err: unknown): string {

@@ -14,7 +14,7 @@
  *   the lag gauge.
  */
 import type { Admin, EachBatchPayload } from 'kafkajs';
-import { TaoError, TransientError, errorMessage } from './errors.ts';
+import { TaoError, TransientError, errorMessage, errorReport, type ErrorReport } from './errors.ts';
 import { ChangelogStore } from './state-store.ts';
 import { PartitionClaims, below, type Claim } from './claims.ts';
 import { Limiter, whileHeartbeating } from './concurrency.ts';
@@ -52,7 +52,7 @@ export class StageRunner {
   private readonly supervisor: ConsumerSupervisor;
   private readonly sources: Source[];
   private readonly group: string;
-  private lastError: string | null = null;
+  private lastError: ErrorReport | null = null;
   private assigned: Record<string, number[]> = {};
   private readonly store: ChangelogStore<unknown> | null;
   private readonly admin: Admin;
@@ -71,7 +71,7 @@ export class StageRunner {
   ) {
     if (def.pipelined && def.storeTopic) throw new TaoError('INTERNAL', `stage ${def.stage}: a pipelined stage can't have a store (its staged writes settle with one chunk at a time)`);
     const { kafka, codec, logger, metrics } = res;
-    const noteError = (message: string) => void (this.lastError = message);
+    const noteError = (err: unknown) => void (this.lastError = errorReport(err));
     this.group = codec.topics.group(def.stage);
     this.heartbeatIntervalMs = Math.max(500, Math.floor(res.sessionTimeoutMs / 5));
     this.sources = sourcesOf(def, codec, metrics);
@@ -124,7 +124,7 @@ export class StageRunner {
       : new SerialStrategy(parts);
   }
 
-  health(): { ok: boolean; stage: string; group: string; running: boolean; assigned: Record<string, number[]>; lastError: string | null } & Record<string, unknown> {
+  health(): { ok: boolean; stage: string; group: string; running: boolean; assigned: Record<string, number[]>; lastError: ErrorReport | null } & Record<string, unknown> {
     const running = this.supervisor.isRunning;
     return { ok: running, stage: this.def.stage, group: this.group, running, assigned: this.assigned, lastError: this.lastError, ...this.def.describe?.() };
   }
@@ -197,7 +197,7 @@ export class StageRunner {
       claimed = this.claims.claim(batch.partition);
       claim = await whileHeartbeating(claimed, heartbeat, this.heartbeatIntervalMs);
     } catch (err) {
-      this.lastError = errorMessage(err);
+      this.lastError = errorReport(err);
       throw new TransientError(`claiming ${batch.topic}[${batch.partition}] failed (${errorMessage(err)}); retried`);
     }
     if (!current() || !turn.admits()) return;

@@ -181,6 +181,8 @@ export interface Outcome {
   planner_config: null | string;
   /** What the run's model turns cost, by the price table (TAO_LLM_PRICES: per million input, cached input and output tokens, in its currency), rejected answers included; null without a price table, for runs no model took turns in, and in runs recorded before this field. */
   model_cost: null | number;
+  /** For reason_code record_too_large: which record was too large and by how much (replay --verify reads it); null otherwise, and in outcomes recorded before this field. */
+  too_large: null | TooLarge;
   /** With awaiting_approval: the proposed calls, their arguments, the rule that matched and why; decisions so far. Null otherwise and in runs recorded before this field. */
   approval: null | ApprovalRequest;
 }
@@ -188,6 +190,15 @@ export interface Outcome {
 export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted' | 'awaiting_approval';
 
 export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap' | 'record_too_large' | 'ungrounded' | 'model_refused' | 'model_request_refused' | 'money_budget' | 'approval_required' | 'approval_denied' | 'approval_timeout';
+
+export interface TooLarge {
+  /** The catalog topic id of the record that would have been written (thoughtRequests, outcomes, ...). */
+  topic: string;
+  /** Its encoded size. */
+  bytes: number;
+  /** The loop records' size limit it was over. */
+  limit: number;
+}
 
 /** Calls of one wave parked until a person approves or denies them (awaiting_approval). */
 export interface ApprovalRequest {

@@ -8,7 +8,7 @@
 export const LAYERS = [
   ['schemas', 'topics'],
   ['runtime'],
-  ['tools', 'client'],
+  ['tools', 'client', 'features'],
   ['processors'],
   ['processors/thought', 'processors/action', 'processors/observation'],
   ['processors/wiring'],

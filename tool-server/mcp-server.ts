@@ -31,7 +31,8 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, isI
 import { Ajv, type ValidateFunction } from 'ajv';
 import { DEFAULT_CATALOG_DIR } from '../tools/catalog.ts';
 import { IDEMPOTENCY_META_KEY } from '../tools/mcp.ts';
-import { ToolLedger, matchRoute, normalResponse, processPost, type JsonResponse } from './routes.ts';
+import { ToolLedger, processPost } from './post-routes.ts';
+import { matchRoute, normalResponse, type JsonResponse } from './routes.ts';
 
 /** Default TCP port of `tao run mcp-tools`. */
 export const DEFAULT_MCP_TOOLS_PORT = 7072;

@@ -6,14 +6,14 @@
  * A small logistic-regression model (`models/error-classifier/model.onnx`, trained by
  * `models/train.py` on generated data, evaluated on a hand-written held-out set, see
  * `models/error-classifier/eval-report.md`) over hashed character/word n-gram features
- * (`runtime/text-features.ts`). Its output is a discrete label and a probability; callers adopt the
+ * (`features/text/`). Its output is a discrete label and a probability; callers adopt the
  * label only at confidence ≥ {@link ERROR_ADOPTION_THRESHOLD} and otherwise keep their hard checks.
  *
  * Inputs are truncated to {@link MAX_INPUT_CODE_POINTS} (4096) Unicode code points before featurizing.
  * Same text → same output (onnxruntime CPU, one thread). Nothing is loaded at import time.
  */
 import { packagePath } from '../../runtime/paths.ts';
-import { MAX_INPUT_CODE_POINTS, TextModel } from '../../runtime/text-features.ts';
+import { MAX_INPUT_CODE_POINTS, TextModel } from '../../features/text/index.ts';
 
 export { MAX_INPUT_CODE_POINTS };
 

@@ -5,7 +5,7 @@
  * The intent comes from a small logistic-regression model (`models/intent-router/model.onnx`, trained
  * by `models/train.py` on generated tickets, evaluated on a hand-written held-out set, see
  * `models/intent-router/eval-report.md`) over hashed character/word n-gram features
- * (`runtime/text-features.ts`), which mask id-like tokens (`<id>`): the intent comes from the wording,
+ * (`features/text/`), which mask id-like tokens (`<id>`): the intent comes from the wording,
  * never from the shape of an id. It never guesses: below the confidence threshold (default 0.4), or
  * when the model's best class is `unknown`, the intent is `unknown`.
  *
@@ -13,7 +13,7 @@
  * ASCII), independent of the intent. Same text → same output. Nothing is loaded at import time.
  */
 import { packagePath } from '../../runtime/paths.ts';
-import { MAX_INPUT_CODE_POINTS, TextModel } from '../../runtime/text-features.ts';
+import { MAX_INPUT_CODE_POINTS, TextModel } from '../../features/text/index.ts';
 
 /** The intents the router knows; `unknown` means off-domain or not confident enough. */
 export const INTENTS = ['order_status', 'refund_request', 'invoice_copy', 'account_access', 'outage_report', 'expense_claim_status', 'unknown'] as const;

@@ -35,6 +35,7 @@ export function end(thoughtId: string, run: RunState, iterations: number, status
     planner_kind: run.planner_kind,
     planner_config: run.planner_config,
     model_cost: modelCostOf(run),
+    too_large: null,
     approval: null,
   };
   const parked = status === 'awaiting_input' || status === 'awaiting_approval';
@@ -66,9 +67,12 @@ export function modelCostOf(run: RunState): number | null {
  */
 export function endTooLarge(input: ThoughtInput, outputs: readonly ThoughtOutput[], over: TooLarge): ThoughtDecision | null {
   const reason = `the run's next ${over.topic} record would be ${over.bytes} bytes, over the ${over.limit}-byte limit of loop records: the run has grown past what a record holds (its state carries the data of every step so far)`;
-  if (input.topic === 'observationResults') return end(input.value.thought_id, input.value.run, input.value.iteration, 'failed', 'record_too_large', reason, null);
+  const withDetails = (decision: ThoughtDecision): ThoughtDecision => ({
+    outputs: decision.outputs.map((o) => (o.topic === 'outcomes' ? { ...o, value: { ...o.value, too_large: { ...over } } } : o)),
+  });
+  if (input.topic === 'observationResults') return withDetails(end(input.value.thought_id, input.value.run, input.value.iteration, 'failed', 'record_too_large', reason, null));
   const wave = outputs.find((o): o is Extract<ThoughtOutput, { topic: 'thoughtRequests' }> => o.topic === 'thoughtRequests');
-  return wave ? end(wave.value.thought_id, wave.value.run, wave.value.iteration - 1, 'failed', 'record_too_large', reason, null) : null;
+  return wave ? withDetails(end(wave.value.thought_id, wave.value.run, wave.value.iteration - 1, 'failed', 'record_too_large', reason, null)) : null;
 }
 
 /** An input Thought decides on. */
@@ -83,8 +87,14 @@ export interface TooLarge {
 
 const isTopicId = (name: string): name is TopicId => Object.hasOwn(TOPICS, name);
 
-/** The {@link TooLarge} a `record_too_large` outcome's reason states, or null for any other reason text. */
-export function tooLargeOf(reason: string): TooLarge | null {
+/**
+ * The {@link TooLarge} of a `record_too_large` outcome: its `too_large` field, or for an outcome
+ * recorded before that field existed, what its reason text states (the wording of those records
+ * is fixed: they are in the log); null for any other outcome.
+ */
+export function tooLargeOf(outcome: Pick<Outcome, 'reason' | 'too_large'>): TooLarge | null {
+  if (outcome.too_large) return isTopicId(outcome.too_large.topic) ? { ...outcome.too_large, topic: outcome.too_large.topic } : null;
+  const reason = outcome.reason;
   const m = /^the run's next (\w+) record would be (\d+) bytes, over the (\d+)-byte limit of loop records/.exec(reason);
   return m && isTopicId(m[1]!) ? { topic: m[1], bytes: Number(m[2]), limit: Number(m[3]) } : null;
 }

@@ -43,7 +43,7 @@ export interface CommitterOptions {
   /** `tao_transactions_total` of the stage, by result (looked up once). */
   transactions: { committed: { inc(): void }; aborted: { inc(): void } };
   /** Notes an error for /health's `lastError`. */
-  noteError(message: string): void;
+  noteError(err: unknown): void;
 }
 
 export class TransactionCommitter {
@@ -81,7 +81,7 @@ export class TransactionCommitter {
       // The producer can't be reused: the next attempt claims the partition again (fence, then read
       // the committed offsets; PartitionClaims.drop says why).
       this.o.claims.drop(partition, claim);
-      this.o.noteError(errorMessage(err));
+      this.o.noteError(err);
       logger.warn('transaction aborted; the chunk is retried from the last committed offset', { group: this.o.group, topic: source.name, partition, records: chunk.length, error: errorMessage(err) });
       // Retriable whatever the cause, so that kafkajs retries the batch from the last committed
       // offset (and rejoins the group) instead of stopping this consumer for good: a producer fenced

@@ -68,7 +68,7 @@ export interface PipelinedOptions extends StrategyParts {
   /** Whether the instance's current assignment has the topic-partition. */
   owns(topic: string, partition: number): boolean;
   /** Notes an error for /health's `lastError`. */
-  noteError(message: string): void;
+  noteError(err: unknown): void;
   /** Called when a partition could not be recovered (it would stay paused for good). */
   onFatal?(error: Error): void;
 }
@@ -201,7 +201,7 @@ export class PipelinedStrategy implements PartitionStrategy {
     // first commit its offset may date from before the claim (before another owner's commits):
     // never below what others had committed when the claim was taken.
     const resumeAt = pipeline.resumeAt !== null && p.claimFloor !== undefined ? max(pipeline.resumeAt, p.claimFloor) : pipeline.resumeAt;
-    this.o.noteError(errorMessage(pipeline.failure));
+    this.o.noteError(pipeline.failure);
     logger.warn('a chunk failed; the partition is read again from its last committed chunk', { group: this.o.group, topic: p.topic, partition: p.partition, offset: resumeAt?.toString() ?? null, retry_in_ms: delayMs, error: errorMessage(pipeline.failure) });
     await new Promise((r) => setTimeout(r, delayMs));
     if (consumer.isStopping) return;

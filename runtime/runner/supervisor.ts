@@ -60,7 +60,7 @@ export interface SupervisorHooks {
   emptyFetch(topic: string, partition: number, lag: bigint): void;
   eachBatch(payload: EachBatchPayload): Promise<void>;
   /** An error for /health's `lastError`. */
-  noteError(message: string): void;
+  noteError(err: unknown): void;
 }
 
 export class ConsumerSupervisor {
@@ -134,7 +134,7 @@ export class ConsumerSupervisor {
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (consumer !== this.consumer) return;
-      hooks.noteError(errorMessage(payload.error));
+      hooks.noteError(payload.error);
       this.running = payload.restart;
       if (!payload.restart) this.stoppedConsumers.add(consumer);
       o.logger.error('consumer crashed', { group: o.group, error: payload.error, restart: payload.restart });
@@ -178,7 +178,7 @@ export class ConsumerSupervisor {
         await this.run();
         return;
       } catch (err) {
-        this.hooks.noteError(errorMessage(err));
+        this.hooks.noteError(err);
         error = err as Error;
       }
     }

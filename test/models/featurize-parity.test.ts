@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { FEATURE_DIMS, FEATURIZER_CONFIG, featureHashes, featureStrings, featurize, featurizeSparse, fnv1a32, jsonShape, normalizeText, structureSignals, truncateCodePoints } from '../../runtime/text-features.ts';
+import { FEATURE_DIMS, FEATURIZER_CONFIG, featureHashes, featureStrings, featurize, featurizeSparse, fnv1a32, jsonShape, normalizeText, structureSignals, truncateCodePoints } from '../../features/text/index.ts';
 
 interface Vector {
   text: string;

@@ -171,7 +171,7 @@ test("a run ended record_too_large verifies when today's decision writes a recor
   // Recorded as too large on a topic today's decision does not write (an outcome): drift too.
   const other = structuredClone(rec.records);
   const ended = other.find((r) => r.topic === 'outcomes')!;
-  ended.value!.reason = String(ended.value!.reason).replace("run's next thoughtRequests record", "run's next outcomes record");
+  (ended.value!.too_large as { topic: string }).topic = 'outcomes';
   const drifted = await verifyRun(rec.log(other), configs);
   assert.equal(drifted.drift, true);
   assert.match(drifted.first_divergence!.explanation, /today's Thought writes a next wave where the run recorded an outcome/);

@@ -101,7 +101,7 @@ test('a partition taken over from a live owner mid-chunk is committed once: ever
 
   // Now the removed A finishes its chunks and tries to commit them.
   releaseA.open();
-  await until('A to commit or fail each chunk', () => committedA.length === PARTITIONS || /transaction/.test(a.health().lastError ?? ''), 30000);
+  await until('A to commit or fail each chunk', () => committedA.length === PARTITIONS || /transaction/.test(a.health().lastError?.message ?? ''), 30000);
   await new Promise((r) => setTimeout(r, 1000));
   releaseB.open();
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { DEFAULT_ERROR_MODEL_DIR } from '../../../processors/observation/classifier.ts';
 import { DEFAULT_INTENT_MODEL_DIR, DEFAULT_INTENT_THRESHOLD, INTENTS, type Intent, IntentRouter, extractSlots } from '../../../processors/thought/intent-router.ts';
-import { TextModel } from '../../../runtime/text-features.ts';
+import { TextModel } from '../../../features/text/index.ts';
 import { setting } from '../../../runtime/config.ts';
 import { type EvalReport, metrics, readJsonl } from '../../models/eval-metrics.ts';
 

@@ -2,6 +2,7 @@
  * The consumer supervisor without a broker: kafkajs's consumer events are emitted by hand on fake
  * consumers (./fakes.ts), and the rebuild pauses go to a recording sleep.
  */
+import { errorMessage } from '../../../runtime/errors.ts';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createLogger } from '../../../runtime/log.ts';
@@ -28,7 +29,7 @@ function supervised() {
       onFatal: (e) => void fatal.push(e),
       sleep: async (ms) => void pauses.push(ms),
     },
-    { assigned: (a) => void assignments.push(a), emptyFetch: () => undefined, eachBatch: async () => undefined, noteError: (m) => void errors.push(m) },
+    { assigned: (a) => void assignments.push(a), emptyFetch: () => undefined, eachBatch: async () => undefined, noteError: (e) => void errors.push(errorMessage(e)) },
   );
   const crash = (restart: boolean, i = fakes.consumers.length - 1) => fakes.consumers[i]!.emit('consumer.crash', { error: new Error(`crash ${i}`), restart, groupId: 'g' });
   return { ...fakes, supervisor, pauses, fatal, assignments, errors, lines, crash };

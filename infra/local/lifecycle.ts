@@ -1,0 +1,193 @@
+/**
+ * Starting and stopping components: spawn detached with a pid file and a rotated log, wait for health
+ * (killing a start that times out), adopt a process already running, stop a process group with
+ * SIGTERM then SIGKILL.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { appendFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { elapsed, errorText, isErrno, waitUntilHealthy } from '../process.ts';
+import {
+  type Component,
+  type KafkaNode,
+  assertPortsFree,
+  failureWithLog,
+  isOurs,
+  kafkaNodes,
+  registryComponent,
+  runningPid,
+  signalGroup,
+  waitGone,
+} from './components.ts';
+import {
+  LOG4J_PROPERTIES,
+  SHORT_LIVED_JVM,
+  existingClusterId,
+  formatKafkaStorage,
+  kafkaClusterId,
+  registryYaml,
+  serverProperties,
+} from './config-files.ts';
+import { InfraError } from './errors.ts';
+import type { InfraOptions, Paths } from './options.ts';
+
+/** Past its time-out, a component gets more time while its log moved in the last 30 s (a broker loading thousands of partitions). */
+const LOG_QUIET_MS = 30_000;
+const STOP_GRACE_MS = 20_000;
+const KILL_WAIT_MS = 5_000;
+
+async function rotateLog(c: Component): Promise<void> {
+  try {
+    await rename(c.logFile, `${c.logFile}.1`);
+  } catch (err) {
+    if (!isErrno(err, 'ENOENT')) throw err;
+  }
+}
+
+/** A process we spawned; `exit()` describes how it ended, once it has (recorded from the start so no early exit is missed). */
+interface Spawned {
+  pid: number;
+  exit: () => string | undefined;
+}
+
+async function spawnDetached(c: Component, cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Spawned> {
+  await appendFile(c.logFile, `=== tao infra: starting ${c.name} at ${new Date().toISOString()}: ${cmd} ${args.join(' ')} ===\n`);
+  const fd = openSync(c.logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(cmd, args, { cwd, env, detached: true, stdio: ['ignore', fd, fd] });
+  } finally {
+    closeSync(fd);
+  }
+  let exit: string | undefined;
+  child.once('exit', (code, signal) => {
+    exit = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+  });
+  await new Promise<void>((resolvePromise, reject) => {
+    child.once('spawn', resolvePromise);
+    child.once('error', (err) => reject(new InfraError('PROCESS_FAILED', `${c.name}: could not start ${cmd}: ${err.message}`, { cause: err })));
+  });
+  child.unref();
+  if (child.pid === undefined) throw new InfraError('PROCESS_FAILED', `${c.name}: ${cmd} started without a pid`);
+  await writeFile(c.pidFile, `${child.pid}\n`);
+  return { pid: child.pid, exit: () => exit };
+}
+
+/**
+ * Polls the health check until it passes. Fails fast if the process dies; on timeout kills it, so
+ * a failed start never leaves a half-started component behind.
+ */
+async function waitHealthy(o: InfraOptions, c: Component, pid: number, spawned?: Spawned): Promise<void> {
+  o.log(`${c.name}: waiting for ${c.url} to become healthy (pid ${pid}, up to ${c.healthTimeoutMs / 1000}s, longer while its log grows)…`);
+  const failure = await waitUntilHealthy({
+    name: c.name,
+    health: c.health,
+    gone: async () => spawned?.exit() ?? ((await isOurs(c, pid)) ? undefined : 'exited'),
+    logFile: c.logFile,
+    timeoutMs: c.healthTimeoutMs,
+    quietMs: LOG_QUIET_MS,
+    log: o.log,
+  });
+  if (!failure) return;
+  if (failure.code === 'HEALTH_TIMEOUT') {
+    signalGroup(pid, 'SIGKILL');
+    await waitGone(c, pid, KILL_WAIT_MS);
+  }
+  await rm(c.pidFile, { force: true });
+  throw await failureWithLog(failure.code, c, `${failure.message}; process ${pid} ${failure.code === 'HEALTH_TIMEOUT' ? 'was killed' : 'is gone'}`);
+}
+
+/** If our process is alive: returns true once it is healthy ("already running"), waiting for it if it is still starting. */
+async function adoptRunning(o: InfraOptions, c: Component): Promise<boolean> {
+  const pid = await runningPid(c);
+  if (pid === undefined) {
+    await rm(c.pidFile, { force: true });
+    return false;
+  }
+  if ((await c.health()).ok) {
+    o.log(`${c.name}: already running (pid ${pid}) at ${c.url}`);
+    return true;
+  }
+  await waitHealthy(o, c, pid);
+  return true;
+}
+
+/** Starts (or adopts) `nodes` in parallel; a cluster node becomes healthy only once a quorum of controllers runs. */
+export async function startKafkaUnlocked(o: InfraOptions, p: Paths, nodes: KafkaNode[]): Promise<void> {
+  await Promise.all([mkdir(p.config, { recursive: true }), mkdir(p.logs, { recursive: true }), mkdir(p.run, { recursive: true })]);
+  await writeFile(p.nodesFile, `${o.brokers}\n`);
+  const clusterId = (await existingClusterId(kafkaNodes(o, p))) ?? kafkaClusterId();
+  await settleAll(o, nodes.map((node) => startKafkaNode(o, p, node, clusterId)));
+}
+
+async function startKafkaNode(o: InfraOptions, p: Paths, node: KafkaNode, clusterId: string): Promise<void> {
+  const c = node.component;
+  if (await adoptRunning(o, c)) return;
+  await assertPortsFree(c);
+  await writeFile(node.serverProperties, serverProperties(o, node));
+  await writeFile(p.log4j, LOG4J_PROPERTIES);
+  await rotateLog(c);
+  await formatKafkaStorage(o, p, node, clusterId);
+  const args = [
+    // Three nodes share the machine: half the single broker's heap each.
+    ...(o.brokers === 1 ? ['-Xms256m', '-Xmx1g'] : ['-Xms128m', '-Xmx512m']),
+    '-XX:+UseG1GC',
+    '-XX:MaxGCPauseMillis=20',
+    ...(o.shortLived ? SHORT_LIVED_JVM : []),
+    '-XX:+ExitOnOutOfMemoryError',
+    '-Djava.awt.headless=true',
+    `-Dlog4j.configuration=file:${p.log4j}`,
+    '-cp',
+    `${p.libs}/*`,
+    'kafka.Kafka',
+    node.serverProperties,
+  ];
+  const spawned = await spawnDetached(c, 'java', args, p.dir, process.env);
+  o.log(`${c.name}: started pid ${spawned.pid} (log ${c.logFile})`);
+  await waitHealthy(o, c, spawned.pid, spawned);
+}
+
+export async function startRegistryUnlocked(o: InfraOptions, p: Paths): Promise<void> {
+  const c = registryComponent(o, p);
+  if (await adoptRunning(o, c)) return;
+  await assertPortsFree(c);
+  await Promise.all([mkdir(p.config, { recursive: true }), mkdir(p.logs, { recursive: true }), mkdir(p.run, { recursive: true })]);
+  await writeFile(p.registryYaml, registryYaml(o));
+  await rotateLog(c);
+  // The binary lets SCHEMA_REGISTRY_* variables override its config file; ours (e.g. SCHEMA_REGISTRY_URL for clients) must not leak in.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SCHEMA_REGISTRY_')));
+  const spawned = await spawnDetached(c, p.registryBin, ['-config', p.registryYaml], p.dir, env);
+  o.log(`schema-registry: started pid ${spawned.pid} (log ${c.logFile})`);
+  await waitHealthy(o, c, spawned.pid, spawned);
+}
+
+/** Stops our process of `c` (whole process group). Returns false when it was not running. */
+export async function stopComponent(o: InfraOptions, c: Component, signal: 'SIGTERM' | 'SIGKILL'): Promise<boolean> {
+  const pid = await runningPid(c);
+  if (pid === undefined) {
+    await rm(c.pidFile, { force: true });
+    o.log(`${c.name}: not running`);
+    return false;
+  }
+  const since = Date.now();
+  o.log(`${c.name}: stopping pid ${pid} (${signal})…`);
+  signalGroup(pid, signal);
+  let gone = await waitGone(c, pid, signal === 'SIGKILL' ? KILL_WAIT_MS : STOP_GRACE_MS);
+  if (!gone && signal !== 'SIGKILL') {
+    o.log(`${c.name}: pid ${pid} still alive after ${STOP_GRACE_MS / 1000}s; sending SIGKILL`);
+    signalGroup(pid, 'SIGKILL');
+    gone = await waitGone(c, pid, KILL_WAIT_MS);
+  }
+  if (!gone) throw new InfraError('PROCESS_FAILED', `${c.name}: pid ${pid} did not exit after SIGKILL; pid file ${c.pidFile} kept`);
+  await rm(c.pidFile, { force: true });
+  o.log(`${c.name}: stopped in ${elapsed(since)}`);
+  return true;
+}
+
+/** Waits for every task; rethrows the first failure after reporting any others through `log`. */
+export async function settleAll(o: InfraOptions, tasks: Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(tasks);
+  const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+  for (const extra of failures.slice(1)) o.log(`infra: also failed: ${errorText(extra)}`);
+  if (failures.length > 0) throw failures[0];
+}

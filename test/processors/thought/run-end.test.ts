@@ -1,0 +1,31 @@
+/**
+ * A run whose next record would be over the loop records' limit ends `failed` / `record_too_large`,
+ * and the outcome says which record and by how much in fields, so `replay --verify` re-decides it
+ * from data, not from the wording of a message. Outcomes written before those fields existed are
+ * still read from their reason text.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { endTooLarge, tooLargeOf } from '../../../processors/thought/run-end.ts';
+import type { Outcome } from '../../../schemas/types.gen.ts';
+import { flowPlan, loadWorld, runState } from '../fixtures.ts';
+
+const over = { topic: 'thoughtRequests' as const, bytes: 1_300_000, limit: 1_000_000 };
+
+test('the outcome of a run grown too large carries the record, its size and the limit as fields', () => {
+  const value = { thought_id: 't-1', iteration: 2, run: runState(flowPlan(loadWorld())), verdicts: [], rules_version: null, classifier_model: null };
+  const decision = endTooLarge({ topic: 'observationResults', value }, [], over);
+  const outcome = decision!.outputs.find((o) => o.topic === 'outcomes')!.value as Outcome;
+  assert.deepEqual([outcome.status, outcome.reason_code, outcome.too_large], ['failed', 'record_too_large', over]);
+  assert.deepEqual(tooLargeOf(outcome), over);
+});
+
+test('the fields are read whatever the reason says: rewording the message does not change what replay re-decides', () => {
+  assert.deepEqual(tooLargeOf({ reason: 'the run outgrew its records', too_large: over }), over);
+});
+
+test('an outcome recorded before the fields is read from its reason; any other outcome has nothing to read', () => {
+  const legacy = "the run's next outcomes record would be 2000000 bytes, over the 1000000-byte limit of loop records: the run has grown past what a record holds";
+  assert.deepEqual(tooLargeOf({ reason: legacy, too_large: null }), { topic: 'outcomes', bytes: 2_000_000, limit: 1_000_000 });
+  assert.equal(tooLargeOf({ reason: 'done', too_large: null }), null);
+});
