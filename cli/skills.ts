@@ -4,11 +4,12 @@
  */
 import { parseArgs } from 'node:util';
 import { loadSkills, skillsOptionsFromEnv, type Skill, type SkillSet } from '../processors/thought/skills.ts';
+import { loadSkillGuards, type SkillGuards } from '../processors/guardrails/load.ts';
 import { setting } from '../runtime/config.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog } from '../tools/catalog.ts';
 
 const HELP = `usage: tao skills list [--json]      every skill: name@version, planner, intents, tools
-       tao skills show <name> [--json]  one skill: frontmatter, prompt (body) and references
+       tao skills show <name> [--json]  one skill: frontmatter, policies, output schema, prompt (body) and references
 
 Skills are folders <dir>/<name>/SKILL.md in the Agent Skills format (docs/PLANNERS.md, "Skills").
   TAO_SKILLS_DIR        the skills folder (default: skills/ of the package)
@@ -26,7 +27,7 @@ export async function skillsCommand(args: string[]): Promise<number> {
   if (sub !== 'list' && sub !== 'show') return fail(`unknown skills command "${sub ?? ''}"`);
   const unexpected = sub === 'list' ? [name, ...extra].filter((a) => a !== undefined) : extra;
   if (unexpected.length) return fail(`unexpected argument "${unexpected[0]}"`);
-  const skills = load();
+  const { skills, guards } = load();
   if (sub === 'list') {
     const all = skills.list();
     if (values.json) console.log(JSON.stringify(all.map(summary), null, 2));
@@ -36,14 +37,17 @@ export async function skillsCommand(args: string[]): Promise<number> {
   if (!name) return fail('skills show needs a skill name: tao skills show refund-request');
   const skill = skills.get(name);
   if (!skill) return fail(`no skill "${name}" (have: ${skills.list().map((s) => s.name).join(', ') || 'none'})`);
-  if (values.json) console.log(JSON.stringify({ ...summary(skill), prompt: skill.prompt }, null, 2));
-  else console.log(show(skill));
+  const guard = guards.get(skill.name);
+  if (values.json) console.log(JSON.stringify({ ...summary(skill), policies: guard?.policies.map(({ name, description, tools, schema }) => ({ name, description, tools, schema })) ?? [], output_schema: guard?.outputSchema ?? null, prompt: skill.prompt }, null, 2));
+  else console.log(show(skill, guard));
   return 0;
 }
 
-function load(): SkillSet {
+function load(): { skills: SkillSet; guards: Map<string, SkillGuards> } {
   const catalog = ToolCatalog.load(setting(process.env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, process.env);
-  return loadSkills(skillsOptionsFromEnv(process.env).dir, catalog);
+  const dir = skillsOptionsFromEnv(process.env).dir;
+  // The guardrail files too (policies.json, output.schema.json), checked as Thought and Observation check them.
+  return { skills: loadSkills(dir, catalog), guards: loadSkillGuards(dir, (tool) => catalog.get(tool) !== undefined) };
 }
 
 function fail(problem: string): number {
@@ -81,7 +85,7 @@ function table(skills: Skill[]): string {
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
 }
 
-function show(s: Skill): string {
+function show(s: Skill, guard?: SkillGuards): string {
   const refs = s.references();
   const lines = [
     `${s.ref}${s.runnable ? '' : '  (not runnable: no metadata.version)'}`,
@@ -96,6 +100,8 @@ function show(s: Skill): string {
     ...(Object.keys(s.metadata).length ? [`  metadata        ${Object.entries(s.metadata).map(([k, v]) => `${k}=${v}`).join(' ')}`] : []),
     ...(s.ignoredKeys.length ? [`  ignored keys    ${s.ignoredKeys.join(', ')} (not part of the Agent Skills format)`] : []),
     `  references      ${refs.length ? refs.map((r) => `references/${r}`).join(', ') : '-'}`,
+    `  policies        ${guard?.policies.length ? guard.policies.map((p) => `${p.name} (${p.tools.join(' ') || 'every call'}): ${p.description}`).join('\n                  ') : '-'}`,
+    `  output schema   ${guard?.outputSchema ? JSON.stringify(guard.outputSchema) : '- (the final answer is text)'}`,
     `  folder          ${s.dir}`,
     '',
     s.prompt,

@@ -252,10 +252,10 @@ export function loadScenarios(dir: string): ScenarioSet {
 // Templates
 // ---------------------------------------------------------------------------
 
-type Token = { kind: 'user'; re: RegExp } | { kind: 'tool'; ref: string } | { kind: 'skill' } | { kind: 'ref'; ref: string };
+type Token = { kind: 'user'; re: RegExp; number?: boolean } | { kind: 'tool'; ref: string } | { kind: 'skill' } | { kind: 'ref'; ref: string };
 type Part = string | Token;
 
-const TOKEN = /\{\{(?:user:\/((?:\\.|[^\\])*?)\/([a-z]*)|tool:([^{}]+)|(skill)|ref:([^{}]+))\}\}/g;
+const TOKEN = /\{\{(?:(user|number):\/((?:\\.|[^\\])*?)\/([a-z]*)|tool:([^{}]+)|(skill)|ref:([^{}]+))\}\}/g;
 /** A plan's own reference (`{{S1.order_id}}`), kept as text in a plan answer. */
 const PLAN_REF = /\{\{[A-Za-z][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\}\}/g;
 
@@ -275,14 +275,14 @@ function parseTemplate(text: string, file: string, path: string): Part[] {
   for (const m of text.matchAll(TOKEN)) {
     literal(text.slice(last, m.index));
     last = m.index + m[0].length;
-    if (m[1] !== undefined) {
-      const flags = m[2] ?? '';
-      if (flags.includes('g') || flags.includes('y')) throw new ScenarioError(file, path, 'the g and y flags are not allowed in {{user:/regex/}}');
-      parts.push({ kind: 'user', re: compileRegex(file, path, m[1], flags + 'g') });
-    } else if (m[3] !== undefined) {
-      parts.push({ kind: 'tool', ref: m[3].trim() });
-    } else if (m[5] !== undefined) {
-      parts.push({ kind: 'ref', ref: m[5].trim() });
+    if (m[2] !== undefined) {
+      const flags = m[3] ?? '';
+      if (flags.includes('g') || flags.includes('y')) throw new ScenarioError(file, path, `the g and y flags are not allowed in {{${m[1]}:/regex/}}`);
+      parts.push({ kind: 'user', re: compileRegex(file, path, m[2], flags + 'g'), ...(m[1] === 'number' ? { number: true } : {}) });
+    } else if (m[4] !== undefined) {
+      parts.push({ kind: 'tool', ref: m[4].trim() });
+    } else if (m[6] !== undefined) {
+      parts.push({ kind: 'ref', ref: m[6].trim() });
     } else {
       parts.push({ kind: 'skill' });
     }
@@ -333,7 +333,11 @@ function resolveToken(t: Token, conv: Conversation): unknown {
       let found: RegExpExecArray | undefined;
       for (const m of conv.userText.matchAll(t.re)) found = m;
       if (found === undefined) return UNFILLED;
-      return found[1] ?? found[0];
+      const text = found[1] ?? found[0];
+      // `{{number:/regex/}}`: the match as a JSON number (an amount the customer asked for).
+      if (!t.number) return text;
+      const n = Number(text);
+      return text.trim() !== '' && Number.isFinite(n) ? n : UNFILLED;
     }
     case 'ref': {
       // `{{ref:<tool>.<field>}}`: a plan reference to that tool's last successful call, by its call id.

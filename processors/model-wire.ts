@@ -41,7 +41,12 @@ export interface AnswerCall {
  */
 export type ModelAnswer = (
   | { kind: 'tool_calls'; content: string | null; calls: AnswerCall[] }
-  | { kind: 'final'; content: string }
+  /**
+   * A final answer. `result`: the structured answer when the skill declares an output schema (the
+   * `final_answer` tool's arguments, or a constrained turn's `final_answer` object), which the gate
+   * checked against that schema; `content` is then the model's text beside it, or the result as JSON.
+   */
+  | { kind: 'final'; content: string; result?: Record<string, unknown> }
   /** The model asks the customer (the `ask_customer` tool, or a constrained turn's `ask_customer`). */
   | { kind: 'ask'; question: string }
   /** The server or the model refused to answer (finish_reason `content_filter`, or `message.refusal`). */
@@ -76,6 +81,14 @@ export const ASK_CUSTOMER_TOOL = {
   description: 'Ask the customer for something the ticket lacks and you need (an id, an e-mail address, a detail). The run waits for their reply. Never ask for what the ticket or a tool result already gives.',
   parameters: { type: 'object', additionalProperties: false, required: ['question'], properties: { question: { type: 'string', minLength: 1, maxLength: 1000 } } },
 } as const;
+
+/** The pseudo-tool a native react turn offers when the skill declares an output schema: its arguments are the final answer. */
+export const FINAL_ANSWER = 'final_answer';
+
+/** The `final_answer` tool of a skill whose final answer must match `schema` (skills/<name>/output.schema.json). */
+export function finalAnswerTool(schema: Record<string, unknown>): { name: string; description: string; parameters: Record<string, unknown> } {
+  return { name: FINAL_ANSWER, description: 'Give the final answer: call this once tool results hold everything it needs, with arguments that match its schema. It ends the run.', parameters: schema };
+}
 
 /** `response_format.json_schema.name` of each structured turn. */
 export const FORMAT = { reflection: 'reflection', plan: 'plan', turn: 'turn' } as const;
@@ -121,17 +134,19 @@ export interface TurnTool {
 /**
  * The schema of a constrained turn (`tool-calls: json_schema`): exactly one of a call of an offered
  * tool (`{"tool": <wire name>, "arguments": <its parameters>}`), a final answer (`{"final_answer":
- * text}`) or a question to the customer (`{"ask_customer": text}`). `anyOf` rather than `oneOf`:
+ * text}`, or an object of the skill's output schema when it declares one) or a question to the
+ * customer (`{"ask_customer": text}`). `anyOf` rather than `oneOf`:
  * the branches exclude each other by their required keys, and `anyOf` is what OpenAI's structured
  * outputs and llama.cpp's grammar conversion both support. A server that decodes under this schema
  * cannot produce an unknown tool or unparseable arguments; the gate still checks everything.
  */
-export function turnSchema(tools: readonly TurnTool[]): Record<string, unknown> {
+export function turnSchema(tools: readonly TurnTool[], output?: Record<string, unknown>): Record<string, unknown> {
   const text = { type: 'string', minLength: 1 };
   return {
     anyOf: [
       ...tools.map((t) => ({ type: 'object', additionalProperties: false, required: ['tool', 'arguments'], properties: { tool: { const: t.wire }, arguments: t.parameters } })),
-      { type: 'object', additionalProperties: false, required: ['final_answer'], properties: { final_answer: text } },
+      // With the skill's output schema, the final answer is an object of that schema, not text.
+      { type: 'object', additionalProperties: false, required: ['final_answer'], properties: { final_answer: output ?? text } },
       { type: 'object', additionalProperties: false, required: ['ask_customer'], properties: { ask_customer: text } },
     ],
   };
@@ -141,4 +156,11 @@ export function turnSchema(tools: readonly TurnTool[]): Record<string, unknown> 
 export function turnSchemaTools(schema: unknown): string[] {
   const branches = (schema as { anyOf?: Array<{ properties?: { tool?: { const?: unknown } } }> } | undefined)?.anyOf ?? [];
   return branches.map((b) => b.properties?.tool?.const).filter((c): c is string => typeof c === 'string');
+}
+
+/** The final answer's schema a constrained turn's schema carries (its `final_answer` branch), or null when that is text. */
+export function turnSchemaOutput(schema: unknown): Record<string, unknown> | null {
+  const branches = (schema as { anyOf?: Array<{ required?: unknown; properties?: { final_answer?: { type?: unknown } } }> } | undefined)?.anyOf ?? [];
+  const final = branches.find((b) => Array.isArray(b.required) && b.required[0] === 'final_answer')?.properties?.final_answer;
+  return final && final.type !== 'string' ? (final as Record<string, unknown>) : null;
 }

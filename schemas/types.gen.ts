@@ -147,7 +147,7 @@ export interface Verdict {
   fallback_from: null | string;
 }
 
-export type ErrorType = 'ok' | 'timeout' | 'rate_limited' | 'auth_failed' | 'not_found' | 'client_error' | 'server_error' | 'network_issue' | 'malformed' | 'schema_mismatch' | 'inconsistent' | 'response_too_large' | 'invalid_input' | 'data_corrupted' | 'circuit_open' | 'unknown' | 'hallucinated_tool' | 'invalid_arguments' | 'approval_denied';
+export type ErrorType = 'ok' | 'timeout' | 'rate_limited' | 'auth_failed' | 'not_found' | 'client_error' | 'server_error' | 'network_issue' | 'malformed' | 'schema_mismatch' | 'inconsistent' | 'response_too_large' | 'invalid_input' | 'data_corrupted' | 'circuit_open' | 'unknown' | 'hallucinated_tool' | 'invalid_arguments' | 'policy_violation' | 'approval_denied';
 
 export interface Check {
   name: string;
@@ -183,6 +183,8 @@ export interface Outcome {
   model_cost: null | number;
   /** For reason_code record_too_large: which record was too large and by how much (replay --verify reads it); null otherwise, and in outcomes recorded before this field. */
   too_large: null | TooLarge;
+  /** A completed run's structured result (JSON) when its skill declares an output schema (skills/<name>/output.schema.json): the final answer's value, which the gate checked against that schema; null otherwise, and in runs recorded before this field. */
+  result_json: null | string;
   /** With awaiting_approval: the proposed calls, their arguments, the rule that matched and why; decisions so far. Null otherwise and in runs recorded before this field. */
   approval: null | ApprovalRequest;
 }

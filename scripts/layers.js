@@ -9,7 +9,7 @@ export const LAYERS = [
   ['schemas', 'topics'],
   ['runtime'],
   ['tools', 'client', 'features'],
-  ['processors'],
+  ['processors', 'processors/guardrails'],
   ['processors/thought', 'processors/action', 'processors/observation'],
   ['processors/wiring'],
   ['observability', 'callbacks', 'ingress', 'scheduler', 'model-sim', 'tool-server', 'infra'],

@@ -14,13 +14,15 @@
  *   audit trail says so. It can make a verdict invalid (a 200 that says "token expired"), never valid.
  */
 import type { Ajv, ValidateFunction } from 'ajv';
-import type { ActionResult, Check, ErrorType, ObservationResult, StepResult, Verdict } from '../../schemas/types.gen.ts';
+import type { ActionResult, Check, ErrorType, ObservationResult, RunState, StepResult, Verdict } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
 import { planOfRun } from '../plan.ts';
 import { jsonField } from '../../runtime/json-field.ts';
 import type { ObservationRules } from './rules.ts';
 import { valueAt } from '../../runtime/json-pointer.ts';
 import { modelErrorOf, usageOf, verifyModelAnswer } from './model-gate.ts';
+import { policyCheck } from './policy-gate.ts';
+import type { CompiledPolicy } from '../guardrails/policies.ts';
 
 /** The model turn a model step answers (`M3` → 3): its calls' ids are made from it. */
 const turnOf = (stepId: string): number => Number(/^M(\d+)/.exec(stepId)?.[1] ?? 0);
@@ -38,9 +40,14 @@ export interface ObservationConfig {
   rules: ObservationRules;
   /** Null runs without the semantic check; its weight then counts as not earned. */
   classifier: PayloadClassifier | null;
+  /**
+   * The policies of a skill, by name (skills/<name>/policies.json, processors/guardrails/): the
+   * calls a model answer proposes in a run of that skill are checked against them. Unset: none.
+   */
+  policies?: (skill: string) => readonly CompiledPolicy[];
 }
 
-const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>(['ok', 'timeout', 'rate_limited', 'auth_failed', 'not_found', 'client_error', 'server_error', 'network_issue', 'malformed', 'schema_mismatch', 'inconsistent', 'response_too_large', 'invalid_input', 'data_corrupted', 'circuit_open', 'unknown', 'hallucinated_tool', 'invalid_arguments']);
+const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>(['ok', 'timeout', 'rate_limited', 'auth_failed', 'not_found', 'client_error', 'server_error', 'network_issue', 'malformed', 'schema_mismatch', 'inconsistent', 'response_too_large', 'invalid_input', 'data_corrupted', 'circuit_open', 'unknown', 'hallucinated_tool', 'invalid_arguments', 'policy_violation']);
 /** Rule outcomes vague enough for the classifier to place more precisely. */
 const REFINABLE: ReadonlySet<ErrorType> = new Set(['schema_mismatch', 'malformed', 'client_error', 'unknown', 'data_corrupted']);
 
@@ -48,11 +55,11 @@ export async function observe(result: ActionResult, config: ObservationConfig): 
   const plan = planOfRun(result.run.plan_json);
   const expectations = new Map(plan.steps.map((s) => [s.id, s.expect]));
   const verdicts: Verdict[] = [];
-  for (const r of result.results) verdicts.push(await judge(r, expectations.get(r.step_id), config));
+  for (const r of result.results) verdicts.push(await judge(r, expectations.get(r.step_id), config, result.run));
   return { thought_id: result.thought_id, iteration: result.iteration, run: result.run, verdicts, rules_version: config.rules.fingerprint, classifier_model: config.classifier?.model ?? null };
 }
 
-async function judge(r: StepResult, expect: Record<string, unknown> | undefined, config: ObservationConfig): Promise<Verdict> {
+async function judge(r: StepResult, expect: Record<string, unknown> | undefined, config: ObservationConfig, run: RunState): Promise<Verdict> {
   const { rules } = config;
   const tool = config.catalog.get(r.tool);
   const checks: Check[] = [];
@@ -103,9 +110,12 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
   if (errorType === 'ok' && isModel) {
     const gate = verifyModelAnswer(data, r.input_json, (name) => config.catalog.get(name)?.validateInput, config.ajv, turnOf(r.step_id));
     checks.push({ name: 'model_answer', passed: gate.ok, evidence: gate.evidence });
-    if (gate.ok) data = gate.answer;
+    // The skill's policies judge the calls the answer proposes, on the run's recorded data only.
+    const policies = gate.ok && gate.answer.kind === 'tool_calls' && config.policies ? policyCheck(gate.answer.calls, run, config.policies) : null;
+    if (policies) checks.push(policies);
+    if (gate.ok && policies?.passed !== false) data = gate.answer;
     else {
-      fail(gate.errorType);
+      fail(gate.ok ? 'policy_violation' : gate.errorType);
       spent = usageOf(data);
     }
   }

@@ -17,15 +17,18 @@
  *    (else `invalid_arguments`) satisfying the tool's parameter schema (else `invalid_arguments`); a
  *    call of `ask_customer` is a question to the customer, alone in its turn;
  * 7. other non-empty text is a candidate final answer (Thought still checks the skill's grounding);
- *    no tool call and no text is `malformed`.
+ *    no tool call and no text is `malformed`;
+ * 8. a skill with an output schema (the request offers `final_answer`, or a constrained turn's
+ *    `final_answer` branch is an object schema): the final answer is a `final_answer` call (alone in
+ *    its turn) or object matching that schema, else `schema_mismatch`; text is then `malformed`.
  * A passing answer is extracted as {@link ModelAnswer}, its calls renamed with the runtime's ids
  * ({@link callId}): the model's own may be missing or repeated.
  */
 import type { Ajv, ValidateFunction } from 'ajv';
-import { ASK_CUSTOMER, FORMAT, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, callId, fromWireName, toWireName, turnSchemaTools, type AnswerCall, type ModelAnswer, type Usage } from '../model-wire.ts';
+import { ASK_CUSTOMER, FINAL_ANSWER, FORMAT, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, callId, fromWireName, toWireName, turnSchemaOutput, turnSchemaTools, type AnswerCall, type ModelAnswer, type Usage } from '../model-wire.ts';
 import { splitReasoning, toolCallsInText, unfence } from './model-text.ts';
 
-type Rejection = { ok: false; errorType: 'hallucinated_tool' | 'invalid_arguments' | 'malformed'; evidence: string };
+type Rejection = { ok: false; errorType: 'hallucinated_tool' | 'invalid_arguments' | 'malformed' | 'schema_mismatch'; evidence: string };
 export type GateResult = { ok: true; answer: ModelAnswer & { model: string | null }; evidence: string } | Rejection;
 
 interface Completion {
@@ -52,11 +55,33 @@ export function usageOf(data: unknown): { usage: Usage; model: string | null } |
 }
 
 interface SentRequest {
-  tools?: Array<{ function?: { name?: string } }>;
+  tools?: Array<{ function?: { name?: string; parameters?: unknown } }>;
   response_format?: { json_schema?: { name?: string; schema?: unknown } };
 }
 
 const reflectionValidators = new WeakMap<Ajv, ValidateFunction>();
+const outputValidators = new WeakMap<Ajv, Map<string, ValidateFunction>>();
+
+/**
+ * A structured final answer checked against the skill's output schema as the request carried it (the
+ * `final_answer` tool's parameters, or a constrained turn's `final_answer` branch), so replay checks
+ * it against exactly what the model was asked for.
+ */
+function structuredFinal(value: unknown, schema: Record<string, unknown>, content: string | null, extra: Extra, ajv: Ajv): GateResult {
+  let cache = outputValidators.get(ajv);
+  if (!cache) outputValidators.set(ajv, (cache = new Map()));
+  const key = JSON.stringify(schema);
+  let validate = cache.get(key);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    if (cache.size < 100) cache.set(key, validate);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !validate(value)) {
+    return { ok: false, errorType: 'schema_mismatch', evidence: `the final answer breaks the skill's output schema: ${typeof value === 'object' && value !== null && !Array.isArray(value) ? ajv.errorsText(validate.errors) : 'it is not an object'} (got ${JSON.stringify(value)?.slice(0, 200)})` };
+  }
+  const result = value as Record<string, unknown>;
+  return { ok: true, answer: { kind: 'final', content: content && content.trim() ? content.trim() : JSON.stringify(result), result, ...extra }, evidence: 'a final answer matching the skill\'s output schema' };
+}
 const planValidators = new WeakMap<Ajv, ValidateFunction>();
 
 /** A structured answer's text parsed as JSON (a Markdown fence around it is accepted) and checked against its schema. */
@@ -132,21 +157,28 @@ export function verifyModelAnswer(data: unknown, requestJson: string, validateAr
     if (!parsed.ok) return parsed;
     const v = parsed.value as Record<string, unknown> | null;
     const choices = new Set(turnSchemaTools(request.response_format?.json_schema?.schema));
-    if (v && typeof v === 'object' && typeof v.final_answer === 'string' && v.final_answer.trim() && Object.keys(v).length === 1) return final(v.final_answer, extra);
+    const output = turnSchemaOutput(request.response_format?.json_schema?.schema);
+    if (output && v && typeof v === 'object' && 'final_answer' in v && Object.keys(v).length === 1) return structuredFinal(v.final_answer, output, null, extra, ajv);
+    if (!output && v && typeof v === 'object' && typeof v.final_answer === 'string' && v.final_answer.trim() && Object.keys(v).length === 1) return final(v.final_answer, extra);
     if (v && typeof v === 'object' && typeof v.ask_customer === 'string' && v.ask_customer.trim() && Object.keys(v).length === 1) return ask(v.ask_customer, extra);
     if (v && typeof v === 'object' && typeof v.tool === 'string' && 'arguments' in v) return checkCalls([{ name: v.tool, arguments: v.arguments }], choices, validateArguments, ajv, turn, null, extra, 'the constrained answer');
     return { ok: false, errorType: 'malformed', evidence: `a constrained turn answers {"tool", "arguments"}, {"final_answer"} or {"ask_customer"}; got ${(text ?? '').slice(0, 200)}` };
   }
 
+  // The skill's output schema, when the request offered the `final_answer` tool.
+  const finalTool = (request.tools ?? []).find((t) => t.function?.name === FINAL_ANSWER)?.function?.parameters;
+  const outputSchema = finalTool && typeof finalTool === 'object' ? (finalTool as Record<string, unknown>) : null;
   const native = Array.isArray(message.tool_calls) ? (message.tool_calls as Array<{ function?: { name?: unknown; arguments?: unknown } }>) : [];
   if (native.length > 0) {
     const calls = native.map((c) => ({ name: typeof c.function?.name === 'string' ? c.function.name : '', arguments: c.function?.arguments }));
-    return checkCalls(calls, offered, validateArguments, ajv, turn, text, extra, null);
+    return checkCalls(calls, offered, validateArguments, ajv, turn, text, extra, null, outputSchema);
   }
   if (text && text.trim()) {
     const written = toolCallsInText(text);
     if (written && 'broken' in written) return { ok: false, errorType: 'malformed', evidence: `a tool call written as text that is not a JSON call: ${written.broken}` };
-    if (written) return checkCalls(written.calls, offered, validateArguments, ajv, turn, null, extra, 'written as text');
+    if (written) return checkCalls(written.calls, offered, validateArguments, ajv, turn, null, extra, 'written as text', outputSchema);
+    // The skill's final answer has a schema: text is not an answer of it.
+    if (outputSchema) return { ok: false, errorType: 'malformed', evidence: `this skill's final answer is a call of ${FINAL_ANSWER} with arguments matching its output schema; the answer was text: ${text.slice(0, 200)}` };
     return final(text, extra);
   }
   return { ok: false, errorType: 'malformed', evidence: `no tool call and no text (finish_reason ${String(finish)})` };
@@ -163,7 +195,7 @@ function ask(question: string, extra: Extra): GateResult {
 }
 
 /** The calls of an answer, each checked against what was offered and its tool's contract. */
-function checkCalls(raw: Array<{ name: string; arguments: unknown }>, offered: ReadonlySet<string>, validateArguments: (tool: string) => ValidateFunction | undefined, ajv: Ajv, turn: number, content: string | null, extra: Extra, how: string | null): GateResult {
+function checkCalls(raw: Array<{ name: string; arguments: unknown }>, offered: ReadonlySet<string>, validateArguments: (tool: string) => ValidateFunction | undefined, ajv: Ajv, turn: number, content: string | null, extra: Extra, how: string | null, outputSchema: Record<string, unknown> | null = null): GateResult {
   const calls: AnswerCall[] = [];
   const source = how ? ` (${how})` : '';
   for (const [i, call] of raw.entries()) {
@@ -181,6 +213,10 @@ function checkCalls(raw: Array<{ name: string; arguments: unknown }>, offered: R
       if (typeof question !== 'string' || !question.trim()) return { ok: false, errorType: 'invalid_arguments', evidence: `${ASK_CUSTOMER} needs {"question": text}; got ${JSON.stringify(args).slice(0, 200)}` };
       if (raw.length > 1) return { ok: false, errorType: 'invalid_arguments', evidence: `${ASK_CUSTOMER} must be the only call of its turn (the run waits for the reply); this turn made ${raw.length}` };
       return ask(question, extra);
+    }
+    if (tool === FINAL_ANSWER && outputSchema) {
+      if (raw.length > 1) return { ok: false, errorType: 'invalid_arguments', evidence: `${FINAL_ANSWER} must be the only call of its turn (it ends the run); this turn made ${raw.length}` };
+      return structuredFinal(args, outputSchema, content, extra, ajv);
     }
     const validate = validateArguments(tool);
     if (!validate) return { ok: false, errorType: 'hallucinated_tool', evidence: `${tool} is offered but not in the catalog` };

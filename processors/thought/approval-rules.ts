@@ -15,7 +15,7 @@
  *
  * Which rule applies to a call: the skill's rule for the tool in that skill's runs, else the
  * deployment's, else none (no approval). Only tools with side effects may be named
- * (docs/decisions/0016-approval-in-thought.md).
+ * (docs/decisions/0017-approval-in-thought.md).
  */
 import { ConfigError } from '../../runtime/errors.ts';
 

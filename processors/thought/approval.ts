@@ -1,5 +1,5 @@
 /**
- * Approval before side effects, in Thought's pure core (docs/decisions/0016-approval-in-thought.md).
+ * Approval before side effects, in Thought's pure core (docs/decisions/0017-approval-in-thought.md).
  *
  * - {@link gateWave}: every wave Thought is about to dispatch passes here. A call of a tool with
  *   side effects that an approval rule (approval-rules.ts) catches parks the run instead: an

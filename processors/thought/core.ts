@@ -19,7 +19,7 @@ import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../rates.ts';
 import type { Planner } from './planner.ts';
 import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
-import { onReactObservation, parseModelState, replanTurn, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
+import { askedCustomer, onReactObservation, parseModelState, replanTurn, resumeReact, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
 import { gateWave, onDecision } from './approval.ts';
 import type { ApprovalConfig } from './approval-rules.ts';
 
@@ -59,7 +59,8 @@ export function planningText(task: Task, snapshot?: RunSnapshot): string | null 
 
 /**
  * Starts a run from a task, or resumes one: a NEW task for a run that already exists is a
- * redelivery and is ignored; a REPLY to a run awaiting input resumes it: re-planned with the reply's
+ * redelivery and is ignored; a REPLY to a run whose model asked the customer continues that
+ * conversation (react.ts `resumeReact`); a REPLY to another run awaiting input resumes it: re-planned with the reply's
  * text added, step attempts counting afresh for the new plan, while the run's bounds (identical-call
  * counts, cost) and reflections carry over; a REPLY to an unknown run starts it. A DECISION task
  * decides a run awaiting approval (approval.ts); a first wave with calls that need approval parks
@@ -80,6 +81,11 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
   const iteration = snapshot?.iteration ?? 0;
   const result = config.planner.plan({ thought_id: task.thought_id, text, metadata: task.metadata }, plannerRecord);
   const parked = snapshot?.run;
+  // The model asked the customer: the reply continues the same conversation (history, outputs, tokens kept).
+  if (parked && config.model && askedCustomer(parked)) {
+    const changes: Partial<RunState> = { task_id: task.task_id, task_text: text, planner_record: plannerRecord, cost_spent: parked.cost_spent + plannerCost(plannerRecord), human_involved: true };
+    return resumeReact(task.thought_id, iteration, parked, changes, task.text, result.kind === 'react' ? result.facts : {}, config.model);
+  }
   const run: RunState = {
     task_id: task.task_id,
     task_text: text,

@@ -18,7 +18,7 @@
  * No I/O, no clock, no randomness: the same input always gives the same bytes, so a replay
  * rebuilds exactly the prompt that was recorded.
  */
-import { ASK_CUSTOMER_TOOL, FORMAT, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, toWireName, turnSchema } from '../model-wire.ts';
+import { ASK_CUSTOMER_TOOL, FINAL_ANSWER, FORMAT, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, finalAnswerTool, toWireName, turnSchema } from '../model-wire.ts';
 
 export { fromWireName, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, toWireName } from '../model-wire.ts';
 
@@ -56,6 +56,8 @@ export interface PromptTurn {
   calls: PromptCall[];
   /** The gate rejected this turn's answer: why, told to the model in a user turn after it. */
   rejected?: { error: string; evidence: string };
+  /** The model asked the customer (`ask_customer`): its question, then the customer's reply as a user turn. */
+  asked?: { question: string; reply: string | null };
 }
 
 /** Everything a model turn is built from. */
@@ -83,6 +85,12 @@ export interface PromptInput {
    * (model-wire.ts `turnSchema`), with the tools described in the system message. Default native.
    */
   toolCalls?: 'native' | 'json_schema';
+  /**
+   * The skill's output schema (skills/<name>/output.schema.json), if it declares one: a react turn's
+   * final answer is then a `final_answer` call with arguments of that schema (native), or a
+   * `final_answer` object of it (constrained), never plain text.
+   */
+  output?: Record<string, unknown>;
 }
 
 /** Shares of the context window, as fractions that add up to 1. */
@@ -148,6 +156,8 @@ export interface BuiltPrompt {
 
 /** How a native react turn asks the customer (the `ask_customer` tool is offered beside the skill's). */
 const NATIVE_RULES = 'Give the final answer as plain text. To ask the customer for something the ticket lacks, call ask_customer; the run waits for the reply.';
+/** The same, for a skill whose final answer has a schema (the `final_answer` tool is offered). */
+const STRUCTURED_RULES = 'Give the final answer by calling final_answer with arguments that match its schema, never as plain text. To ask the customer for something the ticket lacks, call ask_customer; the run waits for the reply.';
 
 /** How a constrained turn answers (model-wire.ts `turnSchema`). */
 const CONSTRAINED_RULES = [
@@ -207,6 +217,7 @@ function observationText(call: PromptCall, reduced: boolean): string {
 }
 
 function summaryLine(turn: PromptTurn): string {
+  if (turn.asked) return `turn ${turn.turn}: asked the customer ${json(turn.asked.question)}; reply: ${json(turn.asked.reply ?? '(none)')}`;
   const calls = turn.calls.map((c) => `${c.tool}(${json(c.arguments)}) -> ${c.valid ? json(c.extracted ?? {}) : `invalid: ${c.error ?? ''}`}`);
   return `turn ${turn.turn}: ${calls.join('; ') || (turn.content ?? '')}`;
 }
@@ -234,17 +245,18 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   // Skill: its prompt and the tools it allows (the tool list is sent whole: a tool the model
   // cannot see is a tool it cannot call).
   const constrained = input.mode === 'react' && input.toolCalls === 'json_schema';
-  const offered: PromptTool[] = input.mode === 'reflection' ? [] : input.mode === 'react' ? [...input.skill.tools, ASK_CUSTOMER_TOOL] : input.skill.tools;
+  const offered: PromptTool[] = input.mode === 'reflection' ? [] : input.mode === 'react' ? [...input.skill.tools, ASK_CUSTOMER_TOOL, ...(input.output ? [finalAnswerTool(input.output)] : [])] : input.skill.tools;
   const wireTools: WireTool[] = offered.map((t) => ({ type: 'function', function: { name: toWireName(t.name), description: t.description, parameters: t.parameters } }));
   const tools = constrained ? [] : wireTools;
   // A constrained turn sends no `tools`: the model reads them here, and the schema holds their parameters.
-  const toolList = constrained ? `\n\n${CONSTRAINED_RULES}\nTools:\n${input.skill.tools.map((t) => `- ${toWireName(t.name)}: ${t.description} Arguments: ${json(t.parameters)}`).join('\n')}` : '';
+  const rulesText = input.output ? CONSTRAINED_RULES.replace('{"final_answer": "<your reply to the customer>"}', `{"final_answer": {...}} (an object matching ${json(input.output)})`) : CONSTRAINED_RULES;
+  const toolList = constrained ? `\n\n${rulesText}\nTools:\n${input.skill.tools.map((t) => `- ${toWireName(t.name)}: ${t.description} Arguments: ${json(t.parameters)}`).join('\n')}` : '';
   const toolTokens = constrained ? estimateTokens(toolList) : tools.reduce((n, t) => n + estimateTokens(json(t)), 0);
   const skillRoom = Math.max(0, cap('skill') - toolTokens);
   const skillPrompt = cutText(input.skill.prompt, skillRoom);
   compaction.skillCut = skillPrompt !== input.skill.prompt;
 
-  const systemText = `${header}\n\n${rules}${constrained ? '' : input.mode === 'react' ? `\n${NATIVE_RULES}` : ''}\n\n${skillPrompt}${toolList}${factsText}`;
+  const systemText = `${header}\n\n${rules}${constrained ? '' : input.mode === 'react' ? `\n${input.output ? STRUCTURED_RULES : NATIVE_RULES}` : ''}\n\n${skillPrompt}${toolList}${factsText}`;
   const systemTokens = estimateTokens(`${header}\n\n${rules}${factsText}`) + estimateTokens(input.task) + 2 * MESSAGE_OVERHEAD;
   const skillTokens = estimateTokens(skillPrompt) + toolTokens;
   const lent = Math.max(0, cap('system') - systemTokens) + Math.max(0, cap('skill') - skillTokens);
@@ -282,6 +294,11 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
       if (t.rejected) {
         push({ role: 'assistant', content: `[answer rejected: ${t.rejected.error}]` }, history);
         push({ role: 'user', content: `Your last answer was rejected before anything ran (${t.rejected.error}): ${t.rejected.evidence}\n${constrained ? 'Answer again with one JSON object.' : 'Answer again: call a tool, ask the customer, or give the final answer.'}` }, history);
+        return;
+      }
+      if (t.asked) {
+        push({ role: 'assistant', content: constrained ? json({ ask_customer: t.asked.question }) : t.asked.question }, history);
+        if (t.asked.reply !== null) push({ role: 'user', content: t.asked.reply }, history);
         return;
       }
       const observed = t.calls.map((c) => {
@@ -355,7 +372,7 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
         : input.mode === 'plan'
           ? { type: 'json_schema', json_schema: { name: FORMAT.plan, strict: false, schema: PLAN_RESPONSE_SCHEMA } }
           : constrained
-            ? { type: 'json_schema', json_schema: { name: FORMAT.turn, strict: false, schema: turnSchema(wireTools.filter((t) => t.function.name !== ASK_CUSTOMER_TOOL.name).map((t) => ({ wire: t.function.name, parameters: t.function.parameters }))) } }
+            ? { type: 'json_schema', json_schema: { name: FORMAT.turn, strict: false, schema: turnSchema(wireTools.filter((t) => t.function.name !== ASK_CUSTOMER_TOOL.name && t.function.name !== FINAL_ANSWER).map((t) => ({ wire: t.function.name, parameters: t.function.parameters })), input.output) } }
             : null,
     maxTokens,
     tokens,

@@ -22,147 +22,25 @@
  * model is asked for a Reflexion (four dimensions — data completeness, logic consistency, policy
  * compliance, uncertainty — each PASS, MISSING or INCONSISTENT, and one action), kept in the run and
  * shown in every later prompt.
+ *
+ * This module decides on each answer; beside it: react-types.ts (the run's model state and the
+ * configuration), react-turn.ts (dispatching a model turn), react-prompt.ts (what a prompt is built
+ * from) and react-cost.ts (what answers cost).
  */
 import type { ObservationResult, Reflection, ReflectionAction, ReflectionDimension, RunState, StepCall, Verdict } from '../../schemas/types.gen.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
-import { planOfRun, resolveReferences, type Plan, type PlanStep } from '../plan.ts';
-import { buildPrompt, type PromptCall, type PromptTool, type PromptTurn } from './prompt.ts';
+import { planOfRun, type Plan, type PlanStep } from '../plan.ts';
 import type { DimensionVerdict, ModelAnswer, ModelReflection } from '../model-wire.ts';
-import { mergePlan, PLAN_TURN_RULES } from './replan.ts';
+import { mergePlan } from './replan.ts';
 import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
-import { priceOf, roundMoney, turnCeiling, usageCost, type PriceTable, type PricedUsage } from './prices.ts';
+import { callStep, GATE_REJECTIONS, isModelStep, modelStep, nextTurnMode, parseModelState, turnOf, withState, type ModelLoopConfig, type ModelState, type PlanRunner, type ReactBounds, type ReactSkill } from './react-types.ts';
+import { failedEvidence } from './react-prompt.ts';
+import { answeredModel, charged, money } from './react-cost.ts';
+import { modelTurn, redispatch } from './react-turn.ts';
 
-/** What react runs need to know of a skill (processors/thought/skills.ts `Skill` satisfies it). */
-export interface ReactSkill {
-  name: string;
-  version: number | null;
-  ref: string;
-  prompt: string;
-  allowedTools: string[];
-  model?: string;
-  maxModelTurns: number;
-  tokenBudget: number;
-  contextWindow: number;
-  maxTokens: number;
-  /** New plans a `plan-replan` run may ask for after its first. */
-  maxReplans: number;
-  /**
-   * Tools one of whose verified results a final answer needs (metadata.grounded-by): a final answer
-   * before any of them returned a valid result goes back to the model. Empty: no such rule.
-   */
-  groundedBy?: readonly string[];
-  /** How this skill's react turns ask for tool calls (metadata.tool-calls); unset: the loop's default. */
-  toolCalls?: 'native' | 'json_schema';
-}
-
-/** Thought's configuration of the model loop. */
-export interface ModelLoopConfig {
-  /** Catalog name of the model tool (tools/model.ts). */
-  tool: string;
-  /** Skills by name (the run records `name@version`). */
-  skill(name: string): ReactSkill | undefined;
-  /** A catalog tool as the model sees it (name, description, parameter schema). */
-  toolSpec(name: string): PromptTool | undefined;
-  /** The runtime's rules, the first part of every system prompt. */
-  system: string;
-  /**
-   * Sampling parameters (TAO_LLM_PARAMS): `chat` sends `temperature: 0` and `max_tokens`;
-   * `reasoning` sends `max_completion_tokens` and no temperature (reasoning models refuse both). Default chat.
-   */
-  params?: 'chat' | 'reasoning';
-  /** How react turns ask for tool calls when the skill names no mode (TAO_LLM_TOOL_CALLS). Default native. */
-  toolCalls?: 'native' | 'json_schema';
-  /**
-   * The models Action's model tools ask (TAO_LLM_MODEL, TAO_LLM_FALLBACK_MODEL): what answered when
-   * a completion does not name its model, by the tool that answered (`fallbackTool`: the fallback's).
-   */
-  models?: { primary?: string; fallback?: string; fallbackTool?: string };
-  /** The price table (TAO_LLM_PRICES, prices.ts): with it, every model answer is priced and the run's cost recorded. */
-  prices?: PriceTable;
-  /**
-   * Money a run's model turns may cost (TAO_MONEY_BUDGET, in the price table's currency; 0 or unset:
-   * unlimited). A turn is not dispatched when what was spent plus the most it can cost (its prompt
-   * estimate at the input price, its max_tokens at the output price) would cross it.
-   */
-  moneyBudget?: number;
-}
-
-/** The settings of Thought a react run uses (a subset of ThoughtConfig). */
-export interface ReactBounds {
-  maxIterations: number;
-  noveltyWaves: number;
-  repeatCap: number;
-  reflectAfter: number;
-  costBudget: number;
-}
-
-export type { ModelAnswer, ModelReflection, Usage } from '../model-wire.ts';
-
-/** The model part of a run's state (`RunState.model_state_json`). */
-export interface ModelState {
-  skill: string;
-  /** `react`: the model takes every turn; `plan-replan`: it writes whole plans, Thought runs them (replan.ts). */
-  mode: 'react' | 'plan-replan';
-  /** New plans asked for after the first (plan-replan runs only). */
-  replans?: number;
-  /** Model turns dispatched so far (reflection turns included). */
-  turns: number;
-  /** Tokens the model's answers used (their `usage.total_tokens`). */
-  tokens: number;
-  /** Extracted slots and values the user gave: in every prompt, never compacted away. */
-  facts: Record<string, string>;
-  /** Estimated prompt tokens per section of each turn, as the prompt builder counted them. */
-  turn_tokens: Array<{ turn: number; system: number; skill: number; results: number; history: number; generation: number; prompt: number; window?: number; reported?: number }>;
-  /**
-   * The share of the skill's window the prompts are built for: below 1 after the server refused a
-   * prompt as longer than its context (each refusal takes a quarter off). Unset: 1.
-   */
-  window_scale?: number;
-  /** Answers the gate rejected, fed back to the model in the next turn. */
-  rejected: Array<{ turn: number; error: string; evidence: string }>;
-  /** Consecutive rejected answers. */
-  invalid_streak: number;
-  /** Consecutive tool waves with no valid result. */
-  failed_waves: number;
-  /** What the model's answers cost so far (rejected answers included), with a price table; and per model. */
-  cost?: number;
-  costs?: Record<string, number>;
-}
-
-/**
- * How a plan-replan run's plans are run: Thought's plan machinery (core.ts), handed in so that this
- * module does not import core.
- */
-export interface PlanRunner {
-  /** Problems of a candidate plan (empty when valid), as Thought validates any plan. */
-  validate(plan: Plan): string[];
-  /** The next wave of `plan` (or the run's end), as for any planned run. */
-  run(run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>): ThoughtDecision;
-}
-
-type TurnMode = 'react' | 'reflection' | 'plan';
-
-/** The turn after a rejected answer or a reflection: a plan-replan run asks for a plan again. */
-const nextTurnMode = (state: ModelState): TurnMode => (state.mode === 'plan-replan' ? 'plan' : 'react');
-
-/** Runtime rules at the top of every system prompt. */
-export const DEFAULT_SYSTEM_RULES = [
-  'You resolve a customer-service ticket by calling the tools you are given, then answering.',
-  'Each turn, either call one or more tools (calls in the same turn run in parallel) or give the final answer.',
-  'A final answer needs tool results behind it: say only what the ticket or a tool result says.',
-  'Use only values from the ticket, the facts below, or earlier tool results. Never invent an id.',
-  'Do not call a tool again with the same arguments: its result will not change.',
-  'A tool result that is an error object means the call failed; decide what to do about it.',
-].join('\n');
-
-const modelStep = (turn: number) => `M${turn}`;
-const callStep = (turn: number, i: number) => `M${turn}_${i}`;
-const turnOf = (stepId: string) => Number(/^M(\d+)/.exec(stepId)?.[1] ?? 0);
-const isModelStep = (stepId: string) => /^M\d+$/.test(stepId);
-
-export function parseModelState(run: RunState): ModelState {
-  return jsonObjectField(run.model_state_json ?? 'null', 'run.model_state_json') as unknown as ModelState;
-}
+export { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ModelReflection, type ModelState, type PlanRunner, type ReactBounds, type ReactSkill, type Usage } from './react-types.ts';
+export { promptUndercount, promptWindow } from './react-prompt.ts';
+export { answerCost, answeredModel, turnCeilingOf } from './react-cost.ts';
 
 /**
  * Starts a model run: its first model turn. `run` is the new run state onTask built (planner, task
@@ -194,6 +72,35 @@ export function replanTurn(thoughtId: string, iteration: number, run: RunState, 
   const replans = (state.replans ?? 0) + 1;
   if (replans > skill.maxReplans) return end(thoughtId, run, iteration, 'budget_exhausted', 'replan_cap', `the skill's ${skill.maxReplans} re-plan(s) are used up: ${why}`, null);
   return modelTurn(thoughtId, iteration, run, plan, outputs, { ...state, replans }, skill, 'plan', loop);
+}
+
+/**
+ * Whether a parked run is waiting for the customer's answer to its model's question: a react run
+ * whose last model turn asked (`ask_customer`). Its reply continues the conversation ({@link resumeReact}).
+ */
+export function askedCustomer(run: RunState): boolean {
+  if (run.model_state_json === null) return false;
+  const state = parseModelState(run);
+  if (state.mode !== 'react') return false;
+  const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Record<string, { kind?: unknown }>;
+  return outputs[modelStep(state.turns)]?.kind === 'ask';
+}
+
+/**
+ * The customer replied to the model's question: the same conversation goes on. The run keeps its
+ * plan, outputs, turns, tokens and cost; the reply becomes the customer's message after the question,
+ * the facts the planner found in the whole text are added, and the next model turn is dispatched.
+ * @param parked the run as it was parked
+ * @param changes what the reply changes in the run (its task id and text, planner cost, `human_involved`)
+ */
+export function resumeReact(thoughtId: string, iteration: number, parked: RunState, changes: Partial<RunState>, reply: string, facts: Record<string, string>, loop: ModelLoopConfig): ThoughtDecision {
+  const state = parseModelState(parked);
+  const run: RunState = { ...parked, ...changes };
+  const skill = loop.skill(state.skill.split('@')[0]!);
+  if (!skill) return end(thoughtId, run, iteration, 'failed', 'model_unavailable', `the run's skill ${state.skill} is no longer loaded: nothing to build its next prompt from`, null);
+  const next: ModelState = { ...state, facts: { ...state.facts, ...facts }, replies: [...(state.replies ?? []), { turn: state.turns, text: reply }], opening: state.opening ?? parked.task_text, invalid_streak: 0 };
+  const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Record<string, Record<string, unknown>>;
+  return modelTurn(thoughtId, iteration, run, planOfRun(run.plan_json), outputs, next, skill, 'react', loop);
 }
 
 /** Folds a react run's wave into its state and decides: the model's next turn, its calls, or the end. */
@@ -255,7 +162,7 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
     return modelTurn(thoughtId, obs.iteration, failed, plan, outputs, next, skill, nextTurnMode(next), loop);
   };
   if (!verdict.valid) {
-    if (verdict.error_type === 'hallucinated_tool' || verdict.error_type === 'invalid_arguments' || verdict.error_type === 'schema_mismatch' || verdict.error_type === 'malformed') {
+    if (GATE_REJECTIONS.has(verdict.error_type)) {
       return reject(verdict.error_type, failedEvidence(verdict), run, state);
     }
     const failedRun: RunState = { ...run, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } };
@@ -292,7 +199,8 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
     // A grounded final answer is kept even when it crossed the budget: it is paid for, and it is the run's result.
     // The outcome names the model that answered it, and the model it stood in for when a fallback did.
     const by = { model: answeredModel(verdict, answer, skill, loop), ...(verdict.fallback_from ? { fallback_from: verdict.fallback_from } : {}) };
-    if (!missing) return end(thoughtId, run, obs.iteration, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens, ...by }));
+    // A structured answer (the skill's output schema, checked by the gate) is the outcome's result, beside the text.
+    if (!missing) return end(thoughtId, run, obs.iteration, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens, ...by }), [], answer.result ? JSON.stringify(answer.result) : null);
     // Ungrounded answers count toward the streak of rejected answers like any other.
     if (tokens <= skill.tokenBudget) return reject('ungrounded', missing, run, { ...next, invalid_streak: state.invalid_streak });
   }
@@ -319,17 +227,6 @@ function onModelAnswer(obs: ObservationResult, verdict: Verdict, run: RunState, 
   }
 }
 
-/**
- * The model that answered a turn: the completion's own `model`, else the one the request named (the
- * skill's), else the configured model of the tool that answered (primary or fallback); `unknown`
- * when none is known.
- */
-export function answeredModel(verdict: Pick<Verdict, 'tool' | 'fallback_from'>, answer: { model?: string | null }, skill: Pick<ReactSkill, 'model'>, loop: Pick<ModelLoopConfig, 'models'>): string {
-  if (answer.model) return answer.model;
-  const fromFallback = verdict.fallback_from !== null && (loop.models?.fallbackTool === undefined || verdict.tool === loop.models.fallbackTool);
-  if (fromFallback) return loop.models?.fallback ?? 'unknown';
-  return skill.model ?? loop.models?.primary ?? 'unknown';
-}
 
 /**
  * Why a final answer is not grounded yet (null when it is): the skill names tools one of whose
@@ -431,206 +328,3 @@ function dispatchCalls(thoughtId: string, iteration: number, run: RunState, plan
   };
 }
 
-/** The next model turn: the prompt built from the run, as one model step in its own wave. */
-function modelTurn(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, state: ModelState, skill: ReactSkill, mode: TurnMode, loop: ModelLoopConfig): ThoughtDecision {
-  if (state.turns >= skill.maxModelTurns) {
-    const last = state.rejected.at(-1);
-    // Out of turns right after an ungrounded answer: say that, rather than "no final answer".
-    if (last && last.turn === state.turns && last.error === 'ungrounded') return end(thoughtId, withState(run, state), iteration, 'escalated', 'ungrounded', `the skill's ${skill.maxModelTurns} model turns are used up without a grounded final answer: ${last.evidence.slice(0, 200)}`, null);
-    return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'model_turns', `the skill's ${skill.maxModelTurns} model turns are used up without a final answer`, null);
-  }
-  if (iteration >= run.max_iterations) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`, null);
-  const turn = state.turns + 1;
-  const step: PlanStep = { id: modelStep(turn), tool: loop.tool, input: { turn, mode }, depends_on: [] };
-  const grown: Plan = { ...plan, steps: [...plan.steps, step] };
-  return dispatchModelStep(thoughtId, iteration, run, grown, outputs, step.id, mode, { ...state, turns: turn }, skill, loop, true);
-}
-
-/** The same turn again, after the endpoint failed it (the prompt is rebuilt from the same state, so it is the same). */
-function redispatch(thoughtId: string, iteration: number, run: RunState, plan: Plan, stepId: string, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig): ThoughtDecision {
-  if (iteration >= run.max_iterations) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`, null);
-  const step = plan.steps.find((s) => s.id === stepId)!;
-  const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Record<string, Record<string, unknown>>;
-  return dispatchModelStep(thoughtId, iteration, run, plan, outputs, stepId, (step.input as { mode?: TurnMode }).mode ?? 'react', state, skill, loop);
-}
-
-/** @param fresh the turn is dispatched for the first time (`state.turns` already counts it) */
-function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, stepId: string, mode: TurnMode, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, fresh = false): ThoughtDecision {
-  const turn = turnOf(stepId);
-  const toolCalls = skill.toolCalls ?? loop.toolCalls ?? 'native';
-  const window = promptWindow(skill.contextWindow, state);
-  const built = buildPrompt(
-    {
-      system: mode === 'plan' ? `${loop.system}\n\n${PLAN_TURN_RULES}` : loop.system,
-      skill: { ref: state.skill, prompt: skill.prompt, tools: skill.allowedTools.flatMap((t) => loop.toolSpec(t) ?? []) },
-      task: run.task_text,
-      facts: state.facts,
-      turns: promptTurns(plan, outputs, run.error_history, state.rejected, turn, new Set(run.skipped)),
-      reflections: notes(run),
-      mode,
-      toolCalls,
-    },
-    window,
-  );
-  const tokensOfTurn = { turn, ...built.tokens, ...(window !== skill.contextWindow ? { window } : {}) };
-  const next: ModelState = { ...state, turn_tokens: [...state.turn_tokens.filter((t) => t.turn !== turn), tokensOfTurn] };
-  if (built.overflow) return end(thoughtId, withState(run, next), iteration, 'failed', 'context_overflow', `the task and its facts alone (${built.tokens.system} tokens) do not fit the skill's context window of ${skill.contextWindow}`, null);
-  const maxTokens = Math.min(built.maxTokens, skill.maxTokens);
-  // The money budget: this turn is not sent when it could cross it. Only recorded numbers (the
-  // prompt estimate, scaled as the window is by what the server counted) and configuration.
-  const budget = loop.moneyBudget ?? 0;
-  const ceiling = budget > 0 ? turnCeilingOf(skill, loop, Math.ceil(built.tokens.prompt * promptUndercount(state)), maxTokens) : null;
-  if (ceiling && (state.cost ?? 0) + ceiling.cost > budget) {
-    const spent = state.cost ?? 0;
-    const before: ModelState = { ...state, turns: fresh ? turn - 1 : state.turns };
-    return end(thoughtId, withState(run, before), iteration, 'budget_exhausted', 'money_budget', `model turn ${turn} could cost up to ${money(ceiling.cost)} (about ${ceiling.promptTokens} prompt tokens and ${maxTokens} max_tokens at ${ceiling.model}'s prices) on top of ${money(spent)} spent: over the run's money budget of ${money(budget)}`, null);
-  }
-  const request: Record<string, unknown> = {
-    messages: built.messages,
-    // A plan turn lists the tools for their contracts; the answer is the plan, not a call. Parallel
-    // calls are asked for: llama.cpp makes one per turn without the flag.
-    ...(built.tools.length ? { tools: built.tools, tool_choice: mode === 'plan' ? 'none' : 'auto', ...(mode === 'plan' ? {} : { parallel_tool_calls: true }) } : {}),
-    ...(built.responseFormat ? { response_format: built.responseFormat } : {}),
-    // Reasoning models refuse `temperature` other than their default and `max_tokens`.
-    ...(loop.params === 'reasoning' ? { max_completion_tokens: maxTokens } : { temperature: 0, max_tokens: maxTokens }),
-    ...(skill.model ? { model: skill.model } : {}),
-  };
-  const wave = iteration + 1;
-  const attempts = { ...run.step_attempts, [stepId]: (run.step_attempts[stepId] ?? 0) + 1 };
-  const dispatched: RunState = withState({ ...run, plan_json: JSON.stringify(plan), step_attempts: attempts }, next);
-  const steps: StepCall[] = [{ step_id: stepId, tool: loop.tool, input_json: JSON.stringify(request), idempotency_key: `${thoughtId}:${wave}:${stepId}`, attempt: attempts[stepId]! }];
-  return {
-    outputs: [
-      { topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: dispatched, steps } },
-      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, 'running', wave, dispatched, [], null) },
-    ],
-  };
-}
-
-/**
- * The earlier turns for the prompt builder: each with its tool calls and what each call found, and
- * each rejected answer as the model's own turn saying what was wrong with it (the model sees its
- * mistake where it made it, and the conversation moves on).
- */
-function promptTurns(plan: Plan, outputs: Record<string, Record<string, unknown>>, errors: Record<string, string[]>, rejected: ModelState['rejected'], before: number, skipped: ReadonlySet<string>): PromptTurn[] {
-  const turns: PromptTurn[] = [];
-  for (const step of plan.steps) {
-    if (!isModelStep(step.id) || turnOf(step.id) >= before) continue;
-    const turn = turnOf(step.id);
-    const refused = rejected.find((r) => r.turn === turn);
-    if (refused) {
-      turns.push({ turn, content: null, calls: [], rejected: { error: refused.error, evidence: refused.evidence } });
-      continue;
-    }
-    const answer = outputs[step.id] as unknown as ModelAnswer | undefined;
-    if (answer?.kind === 'plan') {
-      turns.push({ turn, content: answer.content, calls: planCalls(plan, step.id, outputs, errors, skipped) });
-      continue;
-    }
-    if (!answer || answer.kind !== 'tool_calls') continue;
-    const calls: PromptCall[] = answer.calls.map((c, i) => {
-      const id = callStep(turn, i + 1);
-      const data = outputs[id];
-      const failure = errors[id]?.at(-1) ?? null;
-      return { id: c.id, tool: c.tool, arguments: c.arguments, valid: data !== undefined, extracted: data ?? null, raw: data !== undefined ? JSON.stringify(data) : '', error: data !== undefined ? null : (failure ?? 'no result') };
-    });
-    turns.push({ turn, content: answer.content, calls });
-  }
-  return turns;
-}
-
-/**
- * The steps of the plan written in turn `modelStepId` that ran, as that turn's calls (id = the step's
- * run id, so a later plan can reference a result by it), with what each found or why it failed.
- */
-function planCalls(plan: Plan, modelStepId: string, outputs: Record<string, Record<string, unknown>>, errors: Record<string, string[]>, skipped: ReadonlySet<string>): PromptCall[] {
-  return plan.steps
-    .filter((s) => s.id.startsWith(`${modelStepId}_`) && (outputs[s.id] !== undefined || (errors[s.id]?.length ?? 0) > 0))
-    .map((s) => {
-      const data = outputs[s.id];
-      const input = resolveReferences(s.input, outputs, skipped);
-      const args = 'value' in input ? (input.value as Record<string, unknown>) : s.input;
-      return { id: s.id, tool: s.tool, arguments: args, valid: data !== undefined, extracted: data ?? null, raw: data !== undefined ? JSON.stringify(data) : '', error: data !== undefined ? null : (errors[s.id]?.at(-1) ?? 'no result') };
-    });
-}
-
-/** Reflections, shown in every later prompt: the model's own in its words, a rule-based one by what it found. */
-function notes(run: RunState): string[] {
-  return run.reflections.map((r) => {
-    if (r.author.startsWith('model:')) return `turn ${turnOf(r.step_id)} reflection (${r.action}): ${r.summary}`;
-    const found = r.dimensions.filter((d) => d.result !== 'PASS').map((d) => `${d.name} ${d.result}: ${d.evidence}`);
-    return `rule-based reflection on ${r.step_id} (${r.tool}, ${r.action})${found.length ? `: ${found.join('; ')}` : ''}`;
-  });
-}
-
-function failedEvidence(v: Verdict): string {
-  return v.audit_trail.filter((c) => !c.passed).map((c) => `${c.name}: ${c.evidence}`).join(' | ') || v.error_type;
-}
-
-/**
- * The window a turn's prompt is built for: the skill's, scaled down by what the recorded turns say.
- * The builder estimates tokens (one per four characters, one per CJK character); the server's
- * `usage.prompt_tokens` of each earlier turn says how far off that was for this model and template,
- * and a prompt the server refused as too long (`window_scale`) takes a quarter off each time. Only
- * recorded numbers are read, so a replay builds the same prompt.
- */
-export function promptWindow(contextWindow: number, state: Pick<ModelState, 'turn_tokens' | 'window_scale'>): number {
-  return Math.max(256, Math.floor((contextWindow * (state.window_scale ?? 1)) / promptUndercount(state)));
-}
-
-/** How far the server's count of earlier prompts exceeded the builder's estimate (at least 1), from the recorded turns. */
-export function promptUndercount(state: Pick<ModelState, 'turn_tokens'>): number {
-  const ratios = state.turn_tokens.filter((t) => t.reported !== undefined && t.prompt > 0).map((t) => t.reported! / t.prompt);
-  return Math.max(1, ...ratios);
-}
-
-/** A money figure as the reasons show it (up to 6 decimals, no trailing zeros). */
-function money(x: number): string {
-  return String(Number(x.toFixed(6)));
-}
-
-/**
- * The most the next turn can cost: `promptTokens` at the input price and `maxTokens` at the output
- * price of the model that will be asked (the skill's, else TAO_LLM_MODEL), or of the fallback model
- * when that costs more (Action may ask it). Null when neither is priced.
- */
-export function turnCeilingOf(skill: Pick<ReactSkill, 'model'>, loop: Pick<ModelLoopConfig, 'prices' | 'models'>, promptTokens: number, maxTokens: number): { model: string; cost: number; promptTokens: number } | null {
-  if (!loop.prices) return null;
-  let best: { model: string; cost: number; promptTokens: number } | null = null;
-  for (const model of [skill.model ?? loop.models?.primary, loop.models?.fallback]) {
-    const price = priceOf(loop.prices, model);
-    if (!model || !price) continue;
-    const cost = turnCeiling(price, promptTokens, maxTokens);
-    if (!best || cost > best.cost) best = { model, cost, promptTokens };
-  }
-  return best;
-}
-
-/**
- * What a model verdict's answer cost, by the model that answered: a verified answer's usage, or the
- * usage Observation recorded of an answer its gate rejected (`spent`). Priced by the answering
- * model's entry, else by the entry of the model the tool asked. Null without a price table, usage
- * or a price.
- */
-export function answerCost(verdict: Pick<Verdict, 'tool' | 'fallback_from' | 'valid' | 'extracted_data_json' | 'step_id'>, skill: Pick<ReactSkill, 'model'>, loop: Pick<ModelLoopConfig, 'prices' | 'models'>): { model: string; cost: number } | null {
-  if (!loop.prices || verdict.extracted_data_json === null) return null;
-  const data = jsonField(verdict.extracted_data_json, `verdicts[${verdict.step_id}].extracted_data_json`) as { usage?: PricedUsage; model?: string | null; spent?: { usage?: PricedUsage; model?: string | null } } | null;
-  const paid = verdict.valid ? data : data?.spent;
-  if (!paid?.usage) return null;
-  const model = answeredModel(verdict, { model: paid.model ?? null }, skill, loop);
-  const price = priceOf(loop.prices, model) ?? priceOf(loop.prices, answeredModel(verdict, { model: null }, skill, loop));
-  return price ? { model, cost: usageCost(price, paid.usage) } : null;
-}
-
-/** `state` with the cost of `verdict`'s answer added (unchanged when it is not priced). */
-function charged(state: ModelState, verdict: Verdict, skill: ReactSkill, loop: ModelLoopConfig): ModelState {
-  if (!loop.prices) return state;
-  const paid = answerCost(verdict, skill, loop);
-  const cost = roundMoney((state.cost ?? 0) + (paid?.cost ?? 0));
-  const costs = paid ? { ...state.costs, [paid.model]: roundMoney((state.costs?.[paid.model] ?? 0) + paid.cost) } : (state.costs ?? {});
-  return { ...state, cost, costs };
-}
-
-function withState(run: RunState, state: ModelState): RunState {
-  return { ...run, model_state_json: JSON.stringify(state) };
-}

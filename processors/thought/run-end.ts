@@ -15,8 +15,11 @@ export interface ThoughtDecision {
   ignored?: string;
 }
 
-/** Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it. */
-export function end(thoughtId: string, run: RunState, iterations: number, status: OutcomeStatus, code: OutcomeReason, reason: string, output: string | null, missing: string[] = []): ThoughtDecision {
+/**
+ * Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it.
+ * @param result a completed run's structured result (JSON), when its skill declares an output schema
+ */
+export function end(thoughtId: string, run: RunState, iterations: number, status: OutcomeStatus, code: OutcomeReason, reason: string, output: string | null, missing: string[] = [], result: string | null = null): ThoughtDecision {
   const stepsExecuted = Object.values(run.step_attempts).reduce((a, b) => a + b, 0);
   const outcome: Outcome = {
     thought_id: thoughtId,
@@ -36,6 +39,7 @@ export function end(thoughtId: string, run: RunState, iterations: number, status
     planner_config: run.planner_config,
     model_cost: modelCostOf(run),
     too_large: null,
+    result_json: result,
     approval: null,
   };
   const parked = status === 'awaiting_input' || status === 'awaiting_approval';

@@ -70,9 +70,11 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
   const validator = new PlanValidator(ajv, setting(env, 'TAO_MAX_PLAN_STEPS'));
   // The skills are loaded (and checked against the catalog) only when a model takes the turns.
   const skills = ['react', 'plan-replan'].includes(setting(env, 'TAO_PLANNER')) ? loadSkills(skillsOptionsFromEnv(env).dir, catalog) : undefined;
+  // The skills' output schemas (skills/<name>/output.schema.json): the final turn asks for an answer of that schema.
+  const guards = skills && (await import('../guardrails/load.ts')).loadSkillGuards(skillsOptionsFromEnv(env).dir, (tool) => catalog.get(tool) !== undefined);
   return {
     planner: createPlanner(env, { flows, catalog, tools, validator, skills }),
-    model: skills && { ...modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES), params: setting(env, 'TAO_LLM_PARAMS'), toolCalls: setting(env, 'TAO_LLM_TOOL_CALLS'), models: modelNames(env), ...(await moneySettings(env, skills)) },
+    model: skills && { ...modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES, (name) => guards?.get(name)?.outputSchema), params: setting(env, 'TAO_LLM_PARAMS'), toolCalls: setting(env, 'TAO_LLM_TOOL_CALLS'), models: modelNames(env), ...(await moneySettings(env, skills)) },
     validator,
     tools,
     maxIterations: setting(env, 'TAO_MAX_ITERATIONS'),
@@ -144,11 +146,13 @@ export async function moneySettings(env: NodeJS.ProcessEnv, skills?: SkillSet): 
 
 /** Observation's configuration, as the stage runs it (also used by replay). */
 export async function observationConfig(env: NodeJS.ProcessEnv): Promise<ObservationConfig> {
-  const { DEFAULT_RULES_FILE, loadObservationRules } = await import('../observation/rules.ts');
+  const [{ DEFAULT_RULES_FILE, loadObservationRules }, { loadSkillGuards }, { skillsOptionsFromEnv }] = await Promise.all([import('../observation/rules.ts'), import('../guardrails/load.ts'), import('../thought/skills.ts')]);
   const ajv = createContractAjv();
   const catalog = loadCatalog(env, ajv, 'contracts');
   const rules = loadObservationRules(setting(env, 'TAO_OBSERVATION_RULES') ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
-  return { catalog, ajv, rules, classifier: await semanticClassifier(env) };
+  // The skills' policies (skills/<name>/policies.json): the gate checks a model's proposed calls against them.
+  const guards = loadSkillGuards(skillsOptionsFromEnv(env).dir, (tool) => catalog.get(tool) !== undefined);
+  return { catalog, ajv, rules, classifier: await semanticClassifier(env), policies: (skill) => guards.get(skill)?.policies ?? [] };
 }
 
 /** The ONNX error-payload classifier (TAO_ERROR_MODEL_DIR; `TAO_SEMANTIC_CHECK=off` runs without it). */
@@ -169,12 +173,14 @@ export function loadCatalog(env: NodeJS.ProcessEnv, ajv: Ajv, purpose: 'call' | 
 }
 
 /** Thought's model loop: runnable skills by name, the catalog tools as the model sees them. */
-function modelLoop(skills: SkillSet, catalog: ToolCatalog, system: string): ModelLoopConfig {
+function modelLoop(skills: SkillSet, catalog: ToolCatalog, system: string, outputSchema: (skill: string) => Record<string, unknown> | undefined): ModelLoopConfig {
   return {
     tool: MODEL_TOOL,
     skill: (name) => {
       const skill = skills.get(name);
-      return skill?.runnable ? skill : undefined;
+      if (!skill?.runnable) return undefined;
+      const output = outputSchema(name);
+      return output ? { ...skill, outputSchema: output } : skill;
     },
     toolSpec: (name) => {
       const spec = catalog.get(name)?.spec;

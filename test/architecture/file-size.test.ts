@@ -16,7 +16,6 @@ const MAX_LINES = 400;
 const NOT_YET_SPLIT: readonly string[] = [
   'cli/main.ts',
   'model-sim/scenarios.ts',
-  'processors/thought/react.ts',
   'processors/thought/skills.ts',
   'replay/timeline.ts',
   'runtime/config.ts',

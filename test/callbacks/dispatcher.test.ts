@@ -64,7 +64,7 @@ async function task(callbackUrl?: string): Promise<{ thought_id: string; task_id
 }
 
 async function outcome(ids: { thought_id: string; task_id: string }, status: Outcome['status'] = 'completed'): Promise<Outcome> {
-  const value: Outcome = makeOutcome({ ...ids, status, reason: 'order found', iterations: 2, steps_executed: 3, output_json: '{"order":"1234"}', flow_id: 'orders' });
+  const value: Outcome = makeOutcome({ ...ids, status, reason: 'order found', iterations: 2, steps_executed: 3, output_json: '{"order":"1234"}', flow_id: 'orders', result_json: '{"order_id":"O-12345678","status":"shipped"}' });
   await producer.send({ topic: cluster.codec.topics.name('outcomes'), acks: -1, messages: [{ key: ids.thought_id, value: await cluster.codec.encode('outcomes', value) }] });
   return value;
 }
