@@ -141,7 +141,7 @@ function runRecords(i: number, at: number): Rec[] {
     ['M1', 'model.chat', modelInput, answer],
     ['M1_1', 'orders.get', JSON.stringify({ order_id: order }), JSON.stringify({ order_id: order, status: 'shipped', carrier: 'DHL', items: 2 })],
   ];
-  const task: Task = { thought_id: id, task_id: `${id}-t`, kind: 'NEW', text, source: i % 3 === 0 ? 'jira' : 'github', external_id: `TICKET-${i}`, metadata: {}, submitted_at_ms: at };
+  const task: Task = { thought_id: id, task_id: `${id}-t`, kind: 'NEW', text, source: i % 3 === 0 ? 'jira' : 'github', external_id: `TICKET-${i}`, metadata: {}, submitted_at_ms: at, decision: null };
   const out: Rec[] = [['tasks', task, at]];
   waves.forEach(([step, tool, input, raw], w) => {
     const iteration = w + 1;
@@ -151,6 +151,6 @@ function runRecords(i: number, at: number): Rec[] {
     out.push(['actionResults', { thought_id: id, iteration, run, results: [{ step_id: step, tool, input_json: input, idempotency_key: key, attempts: 1, status_code: 200, response_time_ms: 120, response_raw: raw, data_json: raw, error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: 120 }] } as ActionResult, t + 150]);
     out.push(['observationResults', { thought_id: id, iteration, run, verdicts: [{ step_id: step, tool, valid: true, extracted_data_json: raw, confidence_score: 0.97, error_type: 'ok', audit_trail: [{ name: 'status', passed: true, evidence: '200' }, { name: 'response_schema', passed: true, evidence: 'valid' }], status_code: 200, response_time_ms: 120, attempts: 1, fallback_from: null }], rules_version: 'observation@1#abc', classifier_model: 'error-classifier@1' } as ObservationResult, t + 250]);
   });
-  out.push(['outcomes', { thought_id: id, task_id: `${id}-t`, status: 'completed', reason: 'the model answered after 2 turn(s)', iterations: 2, steps_executed: 2, output_json: JSON.stringify({ answer: `Order ${order} has shipped.` }), missing_fields: [], planner: 'react', flow_id: 'react:order-status', flow_version: 1, reason_code: 'completed', reflections: [], planner_kind: 'react', planner_config: null, model_cost: null, too_large: null, result_json: null } as Outcome, at + 1000]);
+  out.push(['outcomes', { thought_id: id, task_id: `${id}-t`, status: 'completed', reason: 'the model answered after 2 turn(s)', iterations: 2, steps_executed: 2, output_json: JSON.stringify({ answer: `Order ${order} has shipped.` }), missing_fields: [], planner: 'react', flow_id: 'react:order-status', flow_version: 1, reason_code: 'completed', reflections: [], planner_kind: 'react', planner_config: null, model_cost: null, too_large: null, result_json: null, approval: null } as Outcome, at + 1000]);
   return out;
 }

@@ -3,8 +3,10 @@
  *
  * Delivery is at-least-once: the consumer group `<ns.>tao-callbacks` reads `tao.outcomes`
  * (read_committed) and commits an outcome's offset only after its callback was delivered, refused,
- * or given up on; a crash in between delivers it again. Receivers de-duplicate on
- * `Idempotency-Key: <thought_id>:<task_id>` and verify `X-Tao-Signature` (runtime/signature.ts).
+ * or given up on; a crash in between delivers it again. Receivers de-duplicate on the
+ * `Idempotency-Key` ({@link callbackIdempotencyKey}) and verify `X-Tao-Signature` (runtime/signature.ts).
+ * A run awaiting approval is announced too (status `awaiting_approval`, the calls in `approval`), so
+ * the ticketing system can ask a person.
  * Outcomes of one partition are delivered in order, so a slow receiver delays the others of that
  * partition for at most `maxAttempts` attempts.
  */
@@ -153,7 +155,7 @@ export async function startCallbackDispatcher(options: CallbackDispatcherOptions
       return;
     }
     const body = JSON.stringify(outcome);
-    const idempotencyKey = `${outcome.thought_id}:${outcome.task_id}`;
+    const idempotencyKey = callbackIdempotencyKey(outcome);
     const beat = () => heartbeat().catch((err: unknown) => logger.debug('heartbeat failed during a callback', { error: err }));
     try {
       const { status } = await retry(
@@ -213,4 +215,16 @@ export async function startCallbackDispatcher(options: CallbackDispatcherOptions
       await index?.stop();
     },
   };
+}
+
+/**
+ * The callback's `Idempotency-Key`: `<thought_id>:<task_id>`, the same for every delivery of one
+ * outcome. A run awaiting approval shares its task id with the outcome that ends it (a decision
+ * starts no new task), so its outcomes get `:approval:<wave>:<calls decided>` added: the
+ * announcement, each partial decision and the end are three different messages.
+ */
+export function callbackIdempotencyKey(outcome: Outcome): string {
+  const key = `${outcome.thought_id}:${outcome.task_id}`;
+  if (outcome.status !== 'awaiting_approval' || !outcome.approval) return key;
+  return `${key}:approval:${outcome.approval.wave}:${outcome.approval.calls.filter((c) => c.decision !== null).length}`;
 }

@@ -19,6 +19,7 @@ import type { createKafka } from '../runtime/kafka.ts';
 import { checkStartupEnvironment, configCommand } from './config-command.ts';
 import { MODEL_USAGE } from './model-command.ts';
 import { TOOLS_USAGE } from './tools-command.ts';
+import { DECISION_USAGE } from './approve.ts';
 import { spawnStage, stopAll } from './processes.ts';
 
 /** One line per command, for `tao --help`. */
@@ -26,12 +27,13 @@ const USAGE = `usage: tao <command> [options]      (tao <command> --help for a c
   infra up|down|status        start, stop or check local Kafka (1 broker, or up --brokers 3) + schema registry (up --docker: containers, until Ctrl-C)
   model up|down|status        start, stop or check a real local model server (llama.cpp + SmolLM2-135M, OpenAI-compatible)
   topics apply                create or update every topic of the catalog, register the schemas
-  run <thought|action|observation|tools|ingress|callbacks|all> [--apply-topics]
+  run <thought|action|observation|tools|ingress|callbacks|scheduler|all> [--apply-topics]
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
   run model-sim               the scripted model SIMULATOR (OpenAI-compatible, answers from scenario files)
   run mcp-tools               the demo tools served by a real MCP server (Streamable HTTP)
   tools import-mcp <url>      catalog entries for an MCP server's tools (pinned by digest)
   submit --text "..."         submit a task (or a reply) and optionally wait for its outcome
+  approve|deny <thought_id>   decide a run awaiting approval (--step S, --reason TEXT)
   ingress key --id --sources  make an API key for POST /v1/tasks (printed once) and its hashed entry
   tail [--thought <id>]       follow runs live: a line per step, a progress summary
   status [--json]             consumer lag, runs in flight, breakers, dead letters
@@ -46,7 +48,7 @@ const USAGE = `usage: tao <command> [options]      (tao <command> --help for a c
   config [--json]             the effective configuration (every variable, its value and source; secrets masked)
   help [command]              this text, or a command's usage`;
 
-const RUN_NAMES = [...STAGES, 'tools', 'ingress', 'callbacks', 'all'] as const;
+const RUN_NAMES = [...STAGES, 'tools', 'ingress', 'callbacks', 'scheduler', 'all'] as const;
 
 /** Each command's usage, printed by `tao <command> --help` (exit 0) and after a usage error (exit 2). */
 const USAGES: Record<string, string> = {
@@ -70,6 +72,7 @@ const USAGES: Record<string, string> = {
   tools                          the demo tool server (TAO_TOOLS_PORT, default 7070)
   ingress                        the HTTP ingress (TAO_INGRESS_PORT, default 8080)
   callbacks                      the outcome callback dispatcher (needs TAO_CALLBACK_SECRET)
+  scheduler                      writes approval time-outs as records (TAO_APPROVAL_TIMEOUT)
   all                            all of the above as separate processes, output prefixed
   source <file>                  tasks from an existing topic, as declared in a sources/*.json file
   model-sim                      the scripted model SIMULATOR (tao run model-sim --help for its flags)
@@ -85,6 +88,8 @@ const USAGES: Record<string, string> = {
   --timeout-s    how long --wait waits (default 60)
   Without --wait prints {"thought_id","task_id"}.`,
   ingress: INGRESS_USAGE,
+  approve: DECISION_USAGE,
+  deny: DECISION_USAGE,
   tools: TOOLS_USAGE,
   tail: TAIL_USAGE,
   status: STATUS_USAGE,
@@ -186,6 +191,9 @@ async function dispatch(command: string, args: string[], text: string): Promise<
     }
     case 'submit':
       return submitCommand(args, text);
+    case 'approve':
+    case 'deny':
+      return (await import('./approve.ts')).decisionCommand(command, args);
     case 'tools':
       return (await import('./tools-command.ts')).toolsCommand(args);
     case 'ingress':
@@ -338,6 +346,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     });
     return -1;
   }
+  if (name === 'scheduler') return (await import('../scheduler/cli.ts')).runScheduler(applyTopics, onSignal);
   if (name === 'source') {
     const [{ loadSourceConfig, sourceStage }, { createRegistry }, { createKafka }, { createLogger }, { runStageProcess }] = await Promise.all([
       import('../ingress/kafka-source.ts'),
@@ -389,7 +398,7 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     await waitForKafka(config, logger);
     await prepareCatalog(kafka, config, WHOLE_CATALOG, { apply: applyTopics, print: (line) => console.log(`${'topics'.padEnd(11)} | ${line}`) });
     // The callback dispatcher needs a signing secret; it joins only when one is configured.
-    const names = ['tools', ...STAGES, 'ingress', ...(isSet(process.env, 'TAO_CALLBACK_SECRET') ? ['callbacks'] : [])];
+    const names = ['tools', ...STAGES, 'ingress', 'scheduler', ...(isSet(process.env, 'TAO_CALLBACK_SECRET') ? ['callbacks'] : [])];
     const processes = names.map((n) => spawnStage(n, process.env, (who, line) => console.log(`${who.padEnd(11)} | ${line}`)));
     onSignal(() => stopAll(processes));
     for (const p of processes) {

@@ -12,6 +12,8 @@ export interface LoopRecord {
   key: string;
   value: Record<string, unknown> & { thought_id: string };
   headers: Record<string, string>;
+  /** The record's Kafka timestamp (ms), where the reader kept it. */
+  timestampMs?: number;
 }
 
 export interface WatchOptions {
@@ -27,7 +29,7 @@ export async function decodeLoopRecord(codec: AvroCodec, id: TopicId, partition:
   const value = await codec.decode<LoopRecord['value']>(id, message.value);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
-  return { topic: id, partition, offset: message.offset, key: message.key?.toString('utf8') ?? '', value, headers };
+  return { topic: id, partition, offset: message.offset, key: message.key?.toString('utf8') ?? '', value, headers, timestampMs: Number(message.timestamp) };
 }
 
 /**

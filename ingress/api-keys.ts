@@ -19,7 +19,7 @@
  * | `sources` | required | the task `source` values the key may submit as; `"*"` for any |
  * | `rate_per_minute` | required | token-bucket refill, requests per minute |
  * | `burst` | optional | bucket size, default `rate_per_minute` |
- * | `scopes` | optional | what the key may do: `tasks` (`POST /v1/tasks`), `console` (the operator console, `tao ui`); default `["tasks"]` |
+ * | `scopes` | optional | what the key may do: `tasks` (`POST /v1/tasks`), `console` (the operator console, `tao ui`), `approve` (`POST /v1/runs/{id}/approve\|deny`, ingress/approvals.ts); default `["tasks"]` |
  * | `revoked` | optional | `true`: refused like an unknown key |
  * | `note` | optional | free text for people (who holds it, when it was made) |
  */
@@ -45,8 +45,9 @@ export interface ApiKeyEntry {
   note?: string;
 }
 
-/** What a key may be used for: submitting tasks (the ingress), or the operator console (`tao ui`). */
-export type ApiKeyScope = 'tasks' | 'console';
+/** What a key may be used for: submitting tasks (the ingress), the operator console (`tao ui`), deciding runs awaiting approval. */
+export const API_KEY_SCOPES = ['tasks', 'console', 'approve'] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 /** The scopes of an entry (`tasks` when it names none). */
 export function scopesOf(entry: ApiKeyEntry): ApiKeyScope[] {
@@ -66,7 +67,7 @@ const entrySchema = {
     sources: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', anyOf: [{ const: '*' }, { pattern: NAME }] } },
     rate_per_minute: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
     burst: { type: 'integer', minimum: 1, maximum: 1_000_000 },
-    scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['tasks', 'console'] } },
+    scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: API_KEY_SCOPES } },
     revoked: { type: 'boolean' },
     note: { type: 'string', maxLength: 500 },
   },
@@ -109,7 +110,7 @@ export function parseApiKeys(text: string, origin: string): ApiKeyEntry[] {
       const e = validateEntry.errors![0]!;
       const params = e.params as { missingProperty?: string; additionalProperty?: string };
       const field = [e.instancePath, params.missingProperty ?? params.additionalProperty].filter(Boolean).join('/').replace(/^\/?/, '/');
-      const what = params.missingProperty ? 'is missing' : params.additionalProperty ? 'is not a known field' : e.instancePath === '/sha256' ? 'must be the 64 lower-case hex digits of the key\'s SHA-256' : e.instancePath === '/sources' ? 'must be a non-empty list of distinct source names or "*"' : e.instancePath.startsWith('/sources/') ? 'must be a source name (lower case letters, digits, _ . -) or "*"' : e.instancePath.startsWith('/scopes') ? 'must be a non-empty list of distinct scopes: tasks, console' : (e.message ?? 'is invalid');
+      const what = params.missingProperty ? 'is missing' : params.additionalProperty ? 'is not a known field' : e.instancePath === '/sha256' ? 'must be the 64 lower-case hex digits of the key\'s SHA-256' : e.instancePath === '/sources' ? 'must be a non-empty list of distinct source names or "*"' : e.instancePath.startsWith('/sources/') ? 'must be a source name (lower case letters, digits, _ . -) or "*"' : e.instancePath.startsWith('/scopes') ? `must be a non-empty list of distinct scopes: ${API_KEY_SCOPES.join(', ')}` : (e.message ?? 'is invalid');
       throw new ConfigError(`${origin}: ${name}: ${field} ${what}`);
     }
     entries.push(entry);

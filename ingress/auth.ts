@@ -57,7 +57,9 @@ interface KnownKey {
 }
 
 /**
- * The configured keys of one scope, ready for requests (a key without the scope is unknown here). A presented key is hashed and looked up by its digest,
+ * The configured keys of the given scopes, ready for requests (a key with none of them is unknown
+ * here: the ingress takes `tasks` and `approve` keys, the console `console` keys). A presented key
+ * is hashed and looked up by its digest,
  * then the digests are compared with `timingSafeEqual` (fixed length, 32 bytes): no comparison
  * ever runs over the plaintext, and the time taken does not depend on how much of a configured
  * key a guess got right.
@@ -69,10 +71,11 @@ export class ApiKeyGuard {
   constructor(
     keys: readonly ApiKeyEntry[],
     private readonly now: () => number,
-    scope: ApiKeyScope = 'tasks',
+    scopes: ApiKeyScope | readonly ApiKeyScope[] = 'tasks',
   ) {
+    const wanted: readonly ApiKeyScope[] = typeof scopes === 'string' ? [scopes] : scopes;
     for (const entry of keys) {
-      if (!scopesOf(entry).includes(scope)) continue;
+      if (!scopesOf(entry).some((s) => wanted.includes(s))) continue;
       const bucket = entry.revoked ? null : new TokenBucket(entry.rate_per_minute, entry.burst ?? Math.max(1, Math.floor(entry.rate_per_minute)), now());
       this.byDigest.set(entry.sha256, { entry, digest: Buffer.from(entry.sha256, 'hex'), bucket });
       this.byId.set(entry.id, entry);
@@ -101,9 +104,15 @@ export class ApiKeyGuard {
     return { ok: true, keyId: known.entry.id };
   }
 
-  /** Whether the key `keyId` may submit tasks as `source`. */
+  /** Whether the key `keyId` may submit tasks (scope `tasks`) as `source`. */
   allows(keyId: string, source: string): boolean {
     const entry = this.byId.get(keyId);
-    return !!entry && !entry.revoked && (entry.sources.includes('*') || entry.sources.includes(source));
+    return !!entry && this.has(keyId, 'tasks') && (entry.sources.includes('*') || entry.sources.includes(source));
+  }
+
+  /** Whether the key `keyId` is active and has `scope` (a key without `scopes` has `tasks` only). */
+  has(keyId: string, scope: ApiKeyScope): boolean {
+    const entry = this.byId.get(keyId);
+    return !!entry && !entry.revoked && scopesOf(entry).includes(scope);
   }
 }

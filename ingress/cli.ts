@@ -2,16 +2,17 @@
  * `tao ingress key`: makes an API key for `POST /v1/tasks` and the entry that configures it.
  */
 import { parseArgs } from 'node:util';
-import { NAME, hashApiKey, newApiKey, parseApiKeys, type ApiKeyEntry } from './api-keys.ts';
+import { API_KEY_SCOPES, NAME, hashApiKey, newApiKey, parseApiKeys, type ApiKeyEntry } from './api-keys.ts';
 
-export const INGRESS_USAGE = `usage: tao ingress key --id <id> --sources <list|*> [--scopes tasks,console] [--rate-per-minute 60] [--burst n] [--note "..."] [--json]
+export const INGRESS_USAGE = `usage: tao ingress key --id <id> --sources <list|*> [--scopes tasks,console,approve] [--rate-per-minute 60] [--burst n] [--note "..."] [--json]
   Makes a new random API key for POST /v1/tasks and prints it ONCE (give it to the client; it is
   stored nowhere), then the entry to add to the "keys" array of TAO_INGRESS_KEYS_FILE (it holds only
   the key's SHA-256). Restart the ingress to load it. See docs/INGRESS.md (rotate, revoke).
   --id               the key's name in logs and metrics (lower case letters, digits, _ . -)
   --sources          task sources the key may submit as, comma-separated, or * for any
   --scopes           what the key may do, comma-separated: tasks (POST /v1/tasks, the default),
-                     console (the operator console, tao ui; its sources are not used)
+                     console (the operator console, tao ui; its sources are not used), approve
+                     (POST /v1/runs/<id>/approve|deny)
   --rate-per-minute  token-bucket refill (default 60)
   --burst            bucket size (default: the rate per minute)
   --note             free text kept in the entry (who holds the key)
@@ -53,9 +54,9 @@ export async function ingressCommand(argv: string[], io: IngressCliIo = {}): Pro
   if (!(rate > 0 && rate <= 1_000_000)) return usage(`--rate-per-minute must be a number > 0 and <= 1000000, got "${values['rate-per-minute']}"`);
   const burst = values.burst === undefined ? undefined : Number(values.burst);
   if (burst !== undefined && !(Number.isInteger(burst) && burst >= 1 && burst <= 1_000_000)) return usage(`--burst must be an integer from 1 to 1000000, got "${values.burst}"`);
-  const scopes = values.scopes === undefined ? undefined : [...new Set(values.scopes.split(',').map((s) => s.trim()).filter(Boolean))];
-  if (scopes !== undefined && (!scopes.length || scopes.some((s) => s !== 'tasks' && s !== 'console'))) return usage(`--scopes must be tasks, console or both, comma-separated, got "${values.scopes}"`);
   if (values.note !== undefined && values.note.length > 500) return usage('--note must be at most 500 characters');
+  const scopes = values.scopes === undefined ? undefined : [...new Set(values.scopes.split(',').map((s) => s.trim()).filter(Boolean))];
+  if (scopes && (!scopes.length || scopes.some((s) => !(API_KEY_SCOPES as readonly string[]).includes(s)))) return usage(`--scopes must be a comma-separated list of ${API_KEY_SCOPES.join(', ')}, got "${values.scopes}"`);
 
   const key = newApiKey();
   const entry: ApiKeyEntry = { id: values.id, sha256: hashApiKey(key), sources: [...new Set(sources)], rate_per_minute: rate };

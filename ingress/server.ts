@@ -3,14 +3,18 @@ import { Ajv } from 'ajv';
 import type { Kafka, Producer } from 'kafkajs';
 import { buildTask, submitTasks, type NewTask } from '../client/tasks.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
-import { TaoError, TransientError, errorMessage } from '../runtime/errors.ts';
+import { errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import { IngressMetrics } from '../runtime/metrics.ts';
 import { ingressAuthFromEnv, type IngressAuth } from './api-keys.ts';
 import { ApiKeyGuard } from './auth.ts';
+import { APPROVAL_PATH, approvalRoute } from './approvals.ts';
+import { parseJson, pathOf, readBody, tooLarge, writeWithin, type Reply } from './http-body.ts';
+
+export { writeWithin } from './http-body.ts';
 import { DeliveryLedger } from './deliveries.ts';
 import { InFlightRuns, followOutcomes } from './in-flight.ts';
-import { WEBHOOK_SECRET_ENV, WEBHOOK_SOURCES, fieldErrors, webhookHandlers, type FieldError, type WebhookOptions, type WebhookSource } from './webhooks.ts';
+import { WEBHOOK_SECRET_ENV, WEBHOOK_SOURCES, fieldErrors, webhookHandlers, type WebhookOptions, type WebhookSource } from './webhooks.ts';
 
 export interface IngressOptions {
   port: number;
@@ -84,7 +88,6 @@ interface TaskRequest {
   metadata?: Record<string, string>;
 }
 
-type Reply = { status: number; body: unknown; headers?: Record<string, string> };
 
 /** Task metadata the ingress sets to the id of the API key that submitted the task (a request may not set it). */
 export const API_KEY_ID_METADATA = 'api_key_id';
@@ -139,7 +142,7 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
   const sendTimeoutMs = options.sendTimeoutMs ?? 5000;
   const retryAfter = String(options.retryAfterSeconds ?? 5);
   const auth = options.auth ?? ingressAuthFromEnv({}, options.host);
-  const guard = auth.mode === 'keys' ? new ApiKeyGuard(auth.keys, now) : null;
+  const guard = auth.mode === 'keys' ? new ApiKeyGuard(auth.keys, now, ['tasks', 'approve']) : null;
   if (auth.mode === 'open') logger.warn('POST /v1/tasks is open: no API key is asked for', { reason: auth.reason });
   else logger.info('POST /v1/tasks needs an API key', { keys: guard!.active, revoked: auth.keys.length - guard!.active });
 
@@ -256,12 +259,18 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
     }
   };
 
+  const readJson = async (req: IncomingMessage) => {
+    const body = await readBody(req, options.maxBodyBytes);
+    return body === 'too_large' ? { error: tooLarge(options.maxBodyBytes) } : parseJson(body, req);
+  };
+  const decisionRoute = approvalRoute({ guard, producer, codec, logger, now, sendTimeoutMs, readJson });
   if (runs) metrics.trackInFlight(() => runs.size);
   const server = createServer(async (req, res) => {
     const path = pathOf(req.url);
     const webhook = /^\/v1\/webhooks\/([^/]+)$/.exec(path);
     // Routes as labels, never raw paths (unbounded): an unknown webhook source counts as "webhooks/unknown".
-    const route = path === '/v1/tasks' ? 'tasks' : webhook ? `webhooks/${(WEBHOOK_SOURCES as readonly string[]).includes(webhook[1]!) ? webhook[1] : 'unknown'}` : path === '/health' || path === '/metrics' ? path.slice(1) : 'other';
+    const decision = APPROVAL_PATH.exec(path);
+    const route = path === '/v1/tasks' ? 'tasks' : decision ? 'approvals' : webhook ? `webhooks/${(WEBHOOK_SOURCES as readonly string[]).includes(webhook[1]!) ? webhook[1] : 'unknown'}` : path === '/health' || path === '/metrics' ? path.slice(1) : 'other';
     const endTimer = metrics.requestSeconds.startTimer({ route });
     res.once('finish', () => {
       endTimer();
@@ -273,6 +282,7 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
         res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(await metrics.registry.metrics());
         return;
       }
+      if (decision) return reply(res, await decisionRoute(req, decision));
       if (path !== '/v1/tasks' && !webhook) return reply(res, { status: 404, body: { error: 'not_found', message: `no route ${req.method} ${path}; try POST /v1/tasks, POST /v1/webhooks/<${WEBHOOK_SOURCES.join('|')}>, GET /health or GET /metrics` } });
       if (req.method !== 'POST') return reply(res, { status: 405, headers: { allow: 'POST' }, body: { error: 'method_not_allowed', message: 'use POST' } });
       if (!webhook) return reply(res, await tasksRoute(req));
@@ -307,97 +317,4 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
       await outcomes?.stop();
     },
   };
-}
-
-/** The request's path; a request-target that is not a URL path gets one that matches no route. */
-function pathOf(url: string | undefined): string {
-  try {
-    return new URL(url ?? '/', 'http://ingress').pathname;
-  } catch {
-    return '/?';
-  }
-}
-
-function tooLarge(max: number): Reply {
-  // The rest of the upload is not read: close the connection instead of draining it.
-  return { status: 413, headers: { connection: 'close' }, body: { error: 'payload_too_large', message: `body exceeds ${max} bytes` } };
-}
-
-/** JSON is UTF-8 (RFC 8259): bytes that are not are refused, never replaced with U+FFFD. */
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-function parseJson(body: Buffer, req: IncomingMessage): { value: unknown } | { error: Reply } {
-  let text: string;
-  try {
-    text = UTF8.decode(body);
-  } catch {
-    // The decoder's only failure is invalid UTF-8; the answer says so.
-    const message = 'body is not valid UTF-8';
-    return { error: { status: 400, body: { error: 'invalid_json', message, fields: [{ field: '/', message }] } } };
-  }
-  try {
-    return { value: JSON.parse(text) };
-  } catch (err) {
-    const form = (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
-    const hint = form ? ' (the sender posts form data: configure it to send application/json)' : '';
-    const message = `body is not JSON${hint}: ${errorMessage(err)}`;
-    const fields: FieldError[] = [{ field: '/', message }];
-    return { error: { status: 400, body: { error: 'invalid_json', message, fields } } };
-  }
-}
-
-/**
- * Waits for `write` at most `ms`. Failures become {@link TransientError}s (Kafka refused or did not
- * answer in time: the caller may retry).
- */
-export async function writeWithin(ms: number, write: Promise<void>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  write.catch(() => undefined); // a late failure after the timeout is already answered
-  try {
-    await Promise.race([
-      write,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new TransientError(`Kafka did not acknowledge within ${ms} ms`, { details: { timeoutMs: ms } })), ms);
-      }),
-    ]);
-  } catch (err) {
-    throw err instanceof TaoError ? err : new TransientError(`Kafka refused the record: ${errorMessage(err)}`, { cause: err });
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * Reads the body up to `max` bytes. Past the limit it stops reading (the connection is closed
- * after the 413) rather than destroying the request, so the client still gets the answer.
- */
-function readBody(req: IncomingMessage, max: number): Promise<Buffer | 'too_large'> {
-  if (Number(req.headers['content-length'] ?? 0) > max) return Promise.resolve('too_large');
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = () => {
-      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= max) return void chunks.push(chunk);
-      done();
-      req.pause();
-      resolve('too_large');
-    };
-    const onEnd = () => {
-      done();
-      resolve(Buffer.concat(chunks));
-    };
-    const onError = (err: Error) => {
-      done();
-      reject(err);
-    };
-    const onClose = () => {
-      done();
-      reject(new TransientError('the client closed the connection before the body was complete'));
-    };
-    req.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
-  });
 }

@@ -72,7 +72,7 @@ export interface StatusReport {
   at: string;
   groups: GroupSummary[];
   lag: LagRow[];
-  runs: { topic: string; running: number; awaitingInput: number; ended: number; readToEnd: boolean } | null;
+  runs: { topic: string; running: number; awaitingInput: number; awaitingApproval: number; ended: number; readToEnd: boolean } | null;
   endpoints: EndpointReport[];
   deadLetters: DeadLetterSummary[];
   deadLettersReadToEnd: boolean;
@@ -151,7 +151,7 @@ async function runCounts({ kafka, codec, logger, readTimeoutMs }: StatusDeps): P
   const view = await CompactedView.start<RunStatus>(kafka, codec, 'thoughtRuns', (v) => (v as RunSnapshot).status, logger);
   try {
     const readToEnd = await within(view.reachedEnd, readTimeoutMs);
-    return { topic: codec.topics.name('thoughtRuns'), running: view.count((s) => s === 'running'), awaitingInput: view.count((s) => s === 'awaiting_input'), ended: view.count((s) => s === 'ended'), readToEnd };
+    return { topic: codec.topics.name('thoughtRuns'), running: view.count((s) => s === 'running'), awaitingInput: view.count((s) => s === 'awaiting_input'), awaitingApproval: view.count((s) => s === 'awaiting_approval'), ended: view.count((s) => s === 'ended'), readToEnd };
   } finally {
     await view.stop();
   }
@@ -231,7 +231,7 @@ export function renderStatus(report: StatusReport): string {
   const runs = report.runs;
   if (runs) {
     out.push('', `RUNS (${runs.topic}${runs.readToEnd ? '' : ', NOT read to the end: counts are partial'})`);
-    out.push(`  in flight ${runs.running}   awaiting input ${runs.awaitingInput}   ended ${runs.ended}`);
+    out.push(`  in flight ${runs.running}   awaiting input ${runs.awaitingInput}   awaiting approval ${runs.awaitingApproval}   ended ${runs.ended}`);
   } else out.push('', 'RUNS: no thought.runs topic');
   out.push('', 'CIRCUIT BREAKERS (from each process /health)');
   for (const e of report.endpoints) {

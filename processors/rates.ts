@@ -8,15 +8,15 @@
  *   runs that hit a failure;
  * - traceability index (TI) = steps with complete evidence / all steps.
  *
- * A run has *ended* when its outcome status is anything but `awaiting_input` (a parked run waits
- * for a person and may still complete). Pure functions only: no I/O.
+ * A run has *ended* when its outcome status is anything but `awaiting_input` or `awaiting_approval`
+ * (a parked run waits for a person and may still complete). Pure functions only: no I/O.
  */
 import type { RunEnd } from '../runtime/metrics.ts';
 import type { OutcomeStatus, StepResult, Verdict } from '../schemas/types.gen.ts';
 
-/** True for an outcome that ends the run (every status except `awaiting_input`, which parks it). */
+/** True for an outcome that ends the run (every status except `awaiting_input` and `awaiting_approval`, which park it). */
 export function endsRun(status: OutcomeStatus): boolean {
-  return status !== 'awaiting_input';
+  return status !== 'awaiting_input' && status !== 'awaiting_approval';
 }
 
 /**

@@ -100,7 +100,7 @@ export function planFork(log: RunLog, spec: ForkSpec, deps: ForkDeps): ForkPlan 
         return result.kind === 'plan' ? { ...result, plan: applyOverrides(result.plan as Plan, overrides, new Set()) } : result;
       },
     };
-    const forkTask: Task = { thought_id: thoughtId, task_id: taskId, kind: 'NEW', text: first.value.run.task_text, source: task?.source ?? 'fork', external_id: null, metadata: task?.metadata ?? {}, submitted_at_ms: first.timestamp };
+    const forkTask: Task = { thought_id: thoughtId, task_id: taskId, kind: 'NEW', text: first.value.run.task_text, source: task?.source ?? 'fork', external_id: null, metadata: task?.metadata ?? {}, submitted_at_ms: first.timestamp, decision: null };
     decision = onTask(forkTask, { ...deps.thought, planner }, undefined, flow ? null : first.value.run.planner_record);
   } else {
     const observations = live.filter((r) => r.topic === 'observationResults' && r.value!.iteration === k - 1) as Array<LoggedRecord & { value: ObservationResult & Record<string, unknown> }>;

@@ -6,7 +6,7 @@ import { modelTurnView, type ModelTurnView } from './model-turn.ts';
 import type { IterationView, PlanView, StepState, StepView, Timeline } from './timeline.ts';
 
 const STATE_COLOURS: Record<StepState, string> = { verified: '#1f7a3a', failed: '#b3261e', skipped: '#6b6b6b', in_progress: '#2f5fb3', dead_lettered: '#b36b00', not_run: '#8a8a8a' };
-const STATUS_COLOURS: Record<string, string> = { completed: '#1f7a3a', failed: '#b3261e', escalated: '#b36b00', awaiting_input: '#2f5fb3', budget_exhausted: '#b3261e', in_progress: '#2f5fb3' };
+const STATUS_COLOURS: Record<string, string> = { completed: '#1f7a3a', failed: '#b3261e', escalated: '#b36b00', awaiting_input: '#2f5fb3', awaiting_approval: '#2f5fb3', budget_exhausted: '#b3261e', in_progress: '#2f5fb3' };
 
 /** The self-contained HTML report of a run (`--format html`): {@link renderReportBody} in a page with {@link REPORT_CSS}. */
 export function renderHtml(t: Timeline): string {

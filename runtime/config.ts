@@ -24,7 +24,7 @@ import { ConfigError } from './errors.ts';
 export type SettingKind = 'string' | 'int' | 'number' | 'bool' | 'enum' | 'port' | 'url' | 'duration' | 'list' | 'secret';
 
 /** Who reads a variable: a process (`tao run <name>`), the CLI commands, local infra, or tests/benchmarks only. */
-export type Component = 'all' | 'thought' | 'action' | 'observation' | 'ingress' | 'callbacks' | 'tools' | 'cli' | 'replay' | 'infra' | 'bench' | 'test';
+export type Component = 'all' | 'thought' | 'action' | 'observation' | 'ingress' | 'callbacks' | 'scheduler' | 'tools' | 'cli' | 'replay' | 'infra' | 'bench' | 'test';
 
 export interface SettingSpec {
   kind: SettingKind;
@@ -107,6 +107,9 @@ export const SETTINGS = {
   TAO_NOVELTY_WAVES: { kind: 'int', default: '3', min: 1, max: 100, meaning: 'waves without new information that end a run', usedBy: ['thought', 'replay'] },
   TAO_REPEAT_CAP: { kind: 'int', default: '3', min: 1, max: 100, meaning: 'identical calls (tool + input) per run', usedBy: ['thought', 'replay'] },
   TAO_REFLECT_AFTER: { kind: 'int', default: '2', min: 1, max: 20, meaning: 'consecutive failures of a step before reflection', usedBy: ['thought', 'replay'] },
+  TAO_APPROVAL_RULES: { kind: 'string', meaning: "which calls of tools with side effects wait for a person's approval: entries TOOL:always, TOOL:never, TOOL:ARG>N or TOOL:ARG>=N separated by spaces, e.g. refunds.create:amount_cents>5000; a skill's metadata.approval overrides it per tool in its runs (docs/ARCHITECTURE.md, section Approval before side effects)", usedBy: ['thought', 'replay'] },
+  TAO_APPROVAL_TIMEOUT: { kind: 'duration', default: '24h', min: 0, max: 365 * 86400000, meaning: "how long a run waits for an approval before the scheduler (tao run scheduler) writes its time-out and the call is treated as denied (approval_timeout); a skill's metadata.approval-timeout overrides it; 0: never", usedBy: ['thought', 'replay'] },
+  TAO_SCHEDULER_TICK_MS: { kind: 'duration', default: '1s', min: 10, max: 60000, meaning: 'how often the scheduler looks for approvals past their deadline', usedBy: ['scheduler'] },
   TAO_RUN_RETENTION: { kind: 'duration', default: '7d', min: 1000, max: 365 * 86400000, meaning: "record time an ended run stays in Thought's store (thought.runs) before it is tombstoned; a task or observation of an unknown run that far behind the partition's record time is ignored (docs/ARCHITECTURE.md, section A bounded run store)", usedBy: ['thought'] },
 
   // Action

@@ -99,7 +99,7 @@ export class RunMetrics {
   private recoveredRuns = 0;
 
   constructor(registry: Registry) {
-    this.ended = new Counter({ name: 'tao_runs_ended_total', help: 'Outcome records by status and reason_code (awaiting_input included: it parks a run, the others end it)', labelNames: ['status', 'reason_code'], registers: [registry] });
+    this.ended = new Counter({ name: 'tao_runs_ended_total', help: 'Outcome records by status and reason_code (awaiting_input and awaiting_approval included: they park a run, the others end it)', labelNames: ['status', 'reason_code'], registers: [registry] });
     this.modelTurns = new Counter({ name: 'tao_model_turns_total', help: 'Verified model answers Thought acted on, by model, skill and kind (tool_calls, final, reflection)', labelNames: ['model', 'skill', 'kind'], registers: [registry] });
     this.modelTokens = new Counter({ name: 'tao_model_tokens_total', help: "Tokens of verified model answers (their usage), by model, skill and type (prompt, completion)", labelNames: ['model', 'skill', 'type'], registers: [registry] });
     this.modelLatency = new Histogram({ name: 'tao_model_latency_seconds', help: 'Time of a model call as Action measured it (retries included), by model and skill', labelNames: ['model', 'skill'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers: [registry] });
@@ -111,7 +111,7 @@ export class RunMetrics {
     new Gauge({ name: 'tao_self_recovery_rate', help: 'Runs that hit a failure and completed without a person / runs that hit a failure, since this process started', registers: [registry], collect() { this.set(ratio(self.recoveredRuns, self.failedRuns)); } });
   }
 
-  /** Counts one committed outcome. `end` is null for an outcome that parks the run (awaiting_input). */
+  /** Counts one committed outcome. `end` is null for an outcome that parks the run (awaiting_input, awaiting_approval). */
   outcome(status: string, reasonCode: string, end: RunEnd | null): void {
     this.ended.inc({ status, reason_code: reasonCode });
     if (!end) return;

@@ -147,7 +147,7 @@ export interface Verdict {
   fallback_from: null | string;
 }
 
-export type ErrorType = 'ok' | 'timeout' | 'rate_limited' | 'auth_failed' | 'not_found' | 'client_error' | 'server_error' | 'network_issue' | 'malformed' | 'schema_mismatch' | 'inconsistent' | 'response_too_large' | 'invalid_input' | 'data_corrupted' | 'circuit_open' | 'unknown' | 'hallucinated_tool' | 'invalid_arguments' | 'policy_violation';
+export type ErrorType = 'ok' | 'timeout' | 'rate_limited' | 'auth_failed' | 'not_found' | 'client_error' | 'server_error' | 'network_issue' | 'malformed' | 'schema_mismatch' | 'inconsistent' | 'response_too_large' | 'invalid_input' | 'data_corrupted' | 'circuit_open' | 'unknown' | 'hallucinated_tool' | 'invalid_arguments' | 'policy_violation' | 'approval_denied';
 
 export interface Check {
   name: string;
@@ -185,11 +185,13 @@ export interface Outcome {
   too_large: null | TooLarge;
   /** A completed run's structured result (JSON) when its skill declares an output schema (skills/<name>/output.schema.json): the final answer's value, which the gate checked against that schema; null otherwise, and in runs recorded before this field. */
   result_json: null | string;
+  /** With awaiting_approval: the proposed calls, their arguments, the rule that matched and why; decisions so far. Null otherwise and in runs recorded before this field. */
+  approval: null | ApprovalRequest;
 }
 
-export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted';
+export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted' | 'awaiting_approval';
 
-export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap' | 'record_too_large' | 'ungrounded' | 'model_refused' | 'model_request_refused' | 'money_budget';
+export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap' | 'record_too_large' | 'ungrounded' | 'model_refused' | 'model_request_refused' | 'money_budget' | 'approval_required' | 'approval_denied' | 'approval_timeout';
 
 export interface TooLarge {
   /** The catalog topic id of the record that would have been written (thoughtRequests, outcomes, ...). */
@@ -198,6 +200,36 @@ export interface TooLarge {
   bytes: number;
   /** The loop records' size limit it was over. */
   limit: number;
+}
+
+/** Calls of one wave parked until a person approves or denies them (awaiting_approval). */
+export interface ApprovalRequest {
+  /** The wave the calls belong to: dispatched as it stands once every call is approved. */
+  wave: number;
+  /** How long after the parking outcome the scheduler times the approval out (TAO_APPROVAL_TIMEOUT or the skill's approval-timeout); null: never. */
+  timeout_ms: null | number;
+  calls: Array<ApprovalCall>;
+}
+
+/** A proposed tool call that needs a person's approval before Action may run it, and what was decided. */
+export interface ApprovalCall {
+  step_id: string;
+  /** Catalog name of the tool (a tool with side_effects). */
+  tool: string;
+  /** The call's resolved arguments (JSON object), as Action would send them. */
+  input_json: string;
+  /** The approval rule that matched, and where it is declared, e.g. 'refunds.create:amount_cents>5000 (skill refund-request@1)'. */
+  rule: string;
+  /** Why the rule matched this call, for people, e.g. 'amount_cents 38312 > 5000'. */
+  why: string;
+  /** approve, deny or timeout once decided; null while pending. */
+  decision: null | string;
+  /** Who decided (an API key's id, an OS user, the scheduler). */
+  decided_by: null | string;
+  /** When the decision was made (ms since epoch, the decision record's own time). */
+  decided_at_ms: null | number;
+  /** The reason the person gave, if any. */
+  decision_reason: null | string;
 }
 
 /** Thought's last word on a run (thought.runs, compacted, keyed by thought_id): whether it is running, waiting for a human, or over. Lets Thought ignore redelivered tasks and resume a run when a reply arrives. */
@@ -212,13 +244,29 @@ export interface RunSnapshot {
   task_text: string;
   /** What the run waits for, when awaiting_input. */
   missing_fields: Array<string>;
-  /** The parked run state, while awaiting_input. */
+  /** The parked run state, while awaiting_input or awaiting_approval. */
   run: null | RunState;
   /** The outcome status, once ended. */
   outcome_status: null | string;
+  /** While awaiting_approval: the calls waiting for a decision, and the decisions so far. */
+  approval: null | ApprovalRequest;
+  /** While awaiting_approval: the whole parked wave (its number is approval.wave), dispatched unchanged once approved. */
+  parked_steps: Array<StepCall>;
 }
 
-export type RunStatus = 'running' | 'awaiting_input' | 'ended';
+export type RunStatus = 'running' | 'awaiting_input' | 'ended' | 'awaiting_approval';
+
+export interface StepCall {
+  step_id: string;
+  /** Catalog name of the tool. */
+  tool: string;
+  /** Resolved tool input (JSON object), validated by Action against the tool's parameter schema. */
+  input_json: string;
+  /** thought_id:iteration:step_id, sent to the tool as Idempotency-Key. */
+  idempotency_key: string;
+  /** 1 for the first wave that runs this step, 2 for its first retry wave, ... */
+  attempt: number;
+}
 
 /** A unit of work entering the loop (tao.tasks). */
 export interface Task {
@@ -233,9 +281,27 @@ export interface Task {
   metadata: Record<string, string>;
   /** Wall-clock time the ingress accepted the task (ms since epoch). */
   submitted_at_ms: number;
+  /** Set on DECISION tasks only: the decision on a run awaiting approval. */
+  decision: null | ApprovalDecision;
 }
 
-export type TaskKind = 'NEW' | 'REPLY';
+export type TaskKind = 'NEW' | 'REPLY' | 'DECISION';
+
+/** A person's (or the scheduler's) decision on a run awaiting approval (a DECISION task). */
+export interface ApprovalDecision {
+  verdict: ApprovalVerdict;
+  /** The call decided; null: every call still pending. */
+  step_id: null | string;
+  /** The parked wave this decides (the scheduler sets it); null: whichever wave is parked. */
+  wave: null | number;
+  reason: null | string;
+  /** An API key's id (ingress), the OS user (tao approve), or scheduler. */
+  decided_by: string;
+  /** When it was decided (ms since epoch). */
+  decided_at_ms: number;
+}
+
+export type ApprovalVerdict = 'approve' | 'deny' | 'timeout';
 
 /** The next wave of tool calls Thought asks Action to run (thought.requests). */
 export interface ThoughtRequest {
@@ -245,16 +311,4 @@ export interface ThoughtRequest {
   iteration: number;
   run: RunState;
   steps: Array<StepCall>;
-}
-
-export interface StepCall {
-  step_id: string;
-  /** Catalog name of the tool. */
-  tool: string;
-  /** Resolved tool input (JSON object), validated by Action against the tool's parameter schema. */
-  input_json: string;
-  /** thought_id:iteration:step_id, sent to the tool as Idempotency-Key. */
-  idempotency_key: string;
-  /** 1 for the first wave that runs this step, 2 for its first retry wave, ... */
-  attempt: number;
 }

@@ -54,6 +54,11 @@ export interface ToolSpec {
   fallbackTool?: string;
   /** Cost units of one call, counted against a run's budget (default 1). */
   cost?: number;
+  /**
+   * The call changes something outside (a refund, a password reset, a message sent). Only such tools
+   * may have approval rules (TAO_APPROVAL_RULES, a skill's metadata.approval). Default false.
+   */
+  side_effects?: boolean;
   /** `model` for a chat-completions endpoint (Observation verifies its answers as model turns); `http` by default. */
   kind?: 'http' | 'model';
   /** JSON body fields sent unless the input sets them (e.g. the endpoint's default model). */
@@ -130,6 +135,7 @@ const toolSpecSchema = {
     },
     fallbackTool: { type: 'string' },
     cost: { type: 'number', minimum: 0 },
+    side_effects: { type: 'boolean' },
     kind: { enum: ['http', 'model'] },
     defaultBody: { type: 'object' },
     fixedBody: { type: 'object' },

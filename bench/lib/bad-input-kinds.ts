@@ -126,7 +126,7 @@ export function observation(key: string, p: unknown, verdicts: Verdict[], run: P
 }
 
 function outcomeValue(key: string): Outcome {
-  return { thought_id: key, task_id: 't', status: 'completed', reason: 'x', iterations: 1, steps_executed: 1, output_json: '{}', missing_fields: [], planner: 'corpus', flow_id: 'corpus', flow_version: 1, reason_code: 'completed', reflections: [], planner_kind: null, planner_config: null, model_cost: null, too_large: null, result_json: null };
+  return { thought_id: key, task_id: 't', status: 'completed', reason: 'x', iterations: 1, steps_executed: 1, output_json: '{}', missing_fields: [], planner: 'corpus', flow_id: 'corpus', flow_version: 1, reason_code: 'completed', reflections: [], planner_kind: null, planner_config: null, model_cost: null, too_large: null, result_json: null, approval: null };
 }
 
 function task(key: string, text = 'order status for corpus@example.com'): Task {

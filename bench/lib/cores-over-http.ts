@@ -35,7 +35,7 @@ export async function runTicket(text: string, env: NodeJS.ProcessEnv, thoughtId 
   const observation = await observationConfig(stageEnv);
   const catalog = loadCatalog(stageEnv, createContractAjv(), 'call');
   const executor = new ToolExecutor(catalog, realHttpDeps());
-  const task: Task = { thought_id: thoughtId, task_id: `task-${thoughtId}`, kind: 'NEW', text, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1_700_000_000_000 };
+  const task: Task = { thought_id: thoughtId, task_id: `task-${thoughtId}`, kind: 'NEW', text, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1_700_000_000_000, decision: null };
   const record = thought.planner.gather ? await thought.planner.gather({ thought_id: thoughtId, text, metadata: {} }) : null;
   let decision = onTask(task, thought, undefined, record);
   const run: Omit<LoopRun, 'outcome'> = { modelRequests: [], observations: [], actions: [] };

@@ -119,7 +119,7 @@ export function duplicatedSteps(records: readonly DecodedRecord[]): { steps: str
 
 /** The run-level rates over a set of runs, from their committed outcomes and verdicts. */
 export interface RunRates {
-  /** Runs with an outcome that ends them (any status but awaiting_input). */
+  /** Runs with an outcome that ends them (any status but awaiting_input and awaiting_approval). */
   ended: number;
   completed: number;
   /** Runs that met a failure: an invalid verdict, a retried call or a fallback. */
@@ -155,7 +155,7 @@ export function runRates(records: readonly DecodedRecord[], ids: ReadonlySet<str
   for (const [key, o] of outcomes) {
     rates.byStatus[o.status] = (rates.byStatus[o.status] ?? 0) + 1;
     rates.byReason[o.reason_code] = (rates.byReason[o.reason_code] ?? 0) + 1;
-    if (o.status === 'awaiting_input') continue;
+    if (o.status === 'awaiting_input' || o.status === 'awaiting_approval') continue;
     rates.ended++;
     const completed = o.status === 'completed';
     if (completed) rates.completed++;

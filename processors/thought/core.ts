@@ -20,6 +20,8 @@ import { waveFailures } from '../rates.ts';
 import type { Planner } from './planner.ts';
 import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
 import { askedCustomer, onReactObservation, parseModelState, replanTurn, resumeReact, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
+import { gateWave, onDecision } from './approval.ts';
+import type { ApprovalConfig } from './approval-rules.ts';
 
 export type { ThoughtDecision, ThoughtOutput } from './run-end.ts';
 
@@ -39,6 +41,8 @@ export interface ThoughtConfig {
   reflectAfter: number;
   /** The model loop (skills, the model tool, prompt rules); runs a planner hands to a model need it. */
   model?: ModelLoopConfig;
+  /** Which calls of tools with side effects wait for a person's approval (approval-rules.ts); unset: none. */
+  approvals?: ApprovalConfig;
 }
 
 type Outputs = Record<string, Record<string, unknown>>;
@@ -48,6 +52,7 @@ const RETRYABLE: ReadonlySet<ErrorType> = new Set(['timeout', 'rate_limited', 's
 
 /** The text a planner sees for a task: the run's text so far plus the task's, or null if the task will be ignored. */
 export function planningText(task: Task, snapshot?: RunSnapshot): string | null {
+  if (task.kind === 'DECISION') return null;
   if (snapshot && (task.kind === 'NEW' || snapshot.status !== 'awaiting_input')) return null;
   return snapshot ? `${snapshot.task_text}\n${task.text}` : task.text;
 }
@@ -57,11 +62,19 @@ export function planningText(task: Task, snapshot?: RunSnapshot): string | null 
  * redelivery and is ignored; a REPLY to a run whose model asked the customer continues that
  * conversation (react.ts `resumeReact`); a REPLY to another run awaiting input resumes it: re-planned with the reply's
  * text added, step attempts counting afresh for the new plan, while the run's bounds (identical-call
- * counts, cost) and reflections carry over; a REPLY to an unknown run starts it.
+ * counts, cost) and reflections carry over; a REPLY to an unknown run starts it. A DECISION task
+ * decides a run awaiting approval (approval.ts); a first wave with calls that need approval parks
+ * the run instead of dispatching it.
  * @param snapshot Thought's stored state of the task's run, if any.
  * @param plannerRecord What the planner's `gather` returned for this task (read from the log on replay).
  */
 export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot, plannerRecord: string | null = null): ThoughtDecision {
+  // A decision on a parked run dispatches the wave it approved as it stands: it is not gated again.
+  if (task.kind === 'DECISION') return onDecision(task, config, snapshot);
+  return gateWave(decideTask(task, config, snapshot, plannerRecord), config);
+}
+
+function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | undefined, plannerRecord: string | null): ThoughtDecision {
   if (snapshot && task.kind === 'NEW') return { outputs: [], ignored: `run ${task.thought_id} already exists (${snapshot.status}); task ${task.task_id} is a redelivery` };
   if (snapshot && snapshot.status !== 'awaiting_input') return { outputs: [], ignored: `reply ${task.task_id} arrived while run ${task.thought_id} is ${snapshot.status}, not awaiting input` };
   const text = planningText(task, snapshot)!;
@@ -112,8 +125,15 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
   return nextWave(task.thought_id, iteration, run, result.plan as Plan, {}, new Set(), config);
 }
 
-/** Folds a wave's verdicts into the run and decides: next wave, retry, reflection, or the end. */
+/**
+ * Folds a wave's verdicts into the run and decides: next wave, retry, reflection, or the end. A next
+ * wave with calls that need approval parks the run instead (approval.ts).
+ */
 export function onObservation(obs: ObservationResult, config: ThoughtConfig, snapshot?: RunSnapshot): ThoughtDecision {
+  return gateWave(decideObservation(obs, config, snapshot), config);
+}
+
+function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapshot?: RunSnapshot): ThoughtDecision {
   if (snapshot && snapshot.status !== 'running') return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which is ${snapshot.status}` };
   // A wave is decided on once: a second observation of it (a stage that processed a record twice)
   // would dispatch every later wave twice.

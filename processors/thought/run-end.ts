@@ -40,12 +40,13 @@ export function end(thoughtId: string, run: RunState, iterations: number, status
     model_cost: modelCostOf(run),
     too_large: null,
     result_json: result,
+    approval: null,
   };
-  const parked = status === 'awaiting_input';
+  const parked = status === 'awaiting_input' || status === 'awaiting_approval';
   return {
     outputs: [
       { topic: 'outcomes', value: outcome },
-      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, parked ? 'awaiting_input' : 'ended', iterations, run, missing, parked ? null : status) },
+      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, parked ? status : 'ended', iterations, run, missing, parked ? null : status) },
     ],
   };
 }
@@ -104,7 +105,8 @@ export function tooLargeOf(outcome: Pick<Outcome, 'reason' | 'too_large'>): TooL
 
 export function snapshotOf(thoughtId: string, status: RunSnapshot['status'], iteration: number, run: RunState, missing: string[], outcome: string | null): RunSnapshot {
   // The parked run state is kept only while a human is asked; a running run carries its state in its records.
-  return { thought_id: thoughtId, status, iteration, task_id: run.task_id, task_text: run.task_text, missing_fields: missing, run: status === 'awaiting_input' ? run : null, outcome_status: outcome };
+  const parked = status === 'awaiting_input' || status === 'awaiting_approval';
+  return { thought_id: thoughtId, status, iteration, task_id: run.task_id, task_text: run.task_text, missing_fields: missing, run: parked ? run : null, outcome_status: outcome, approval: null, parked_steps: [] };
 }
 
 /** A short stable hash (16 hex chars) of a text: call keys, data seen. */

@@ -23,7 +23,8 @@ export const INTEGER_KEYS = {
 } as const;
 
 export const FORMAT_KEYS = ['name', 'description', 'license', 'compatibility', 'allowed-tools', 'metadata'] as const;
-export const OUR_METADATA_KEYS = ['version', 'intents', 'planner', 'model', 'grounded-by', 'tool-calls', ...Object.keys(INTEGER_KEYS)];
+// `approval` and `approval-timeout` are read by processors/wiring (approvalSettings, processors/thought/approval-rules.ts).
+export const OUR_METADATA_KEYS = ['version', 'intents', 'planner', 'model', 'grounded-by', 'tool-calls', 'approval', 'approval-timeout', ...Object.keys(INTEGER_KEYS)];
 export const TOOL_CALL_MODES = ['native', 'json_schema'] as const;
 
 /** The one schema for a skill's frontmatter, our metadata keys included. */

@@ -109,7 +109,7 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
             const outcome = out.value as Outcome;
             const end = endsRun(outcome.status) ? classifyRunEnd(outcome.status, fact?.failures ?? 0, fact?.humanInvolved ?? false) : null;
             runMetrics?.outcome(outcome.status, outcome.reason_code, end);
-            logger.info(end ? 'run ended' : 'run awaiting input', {
+            logger.info(end ? 'run ended' : outcome.status === 'awaiting_approval' ? 'run awaiting approval' : 'run awaiting input', {
               thought_id: outcome.thought_id,
               iteration: outcome.iterations,
               step: null,

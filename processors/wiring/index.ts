@@ -2,7 +2,7 @@
  * The one place where stages are declared and wired to their configuration. Each stage's options
  * come from the environment, are validated here, and a bad value stops the process at start-up.
  */
-import { setting } from '../../runtime/config.ts';
+import { parseDuration, setting } from '../../runtime/config.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { StageMetrics } from '../../runtime/metrics.ts';
 import type { ExecutorEvents } from '../action/executor.ts';
@@ -15,6 +15,7 @@ import type { ObservationConfig, PayloadClassifier } from '../observation/core.t
 import type { ModelLoopConfig } from '../thought/react.ts';
 import type { SkillSet } from '../thought/skills.ts';
 import type { PriceTable } from '../thought/prices.ts';
+import type { ApprovalConfig, ApprovalRule } from '../thought/approval-rules.ts';
 import { ConfigError } from '../../runtime/errors.ts';
 import { MODEL_TOOL, modelNames, modelToolSpecs } from '../../tools/model.ts';
 
@@ -81,6 +82,31 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
     noveltyWaves: setting(env, 'TAO_NOVELTY_WAVES'),
     repeatCap: setting(env, 'TAO_REPEAT_CAP'),
     reflectAfter: setting(env, 'TAO_REFLECT_AFTER'),
+    approvals: await approvalSettings(env, catalog, skills),
+  };
+}
+
+/**
+ * Which calls wait for approval: TAO_APPROVAL_RULES and TAO_APPROVAL_TIMEOUT, and each runnable
+ * skill's `metadata.approval` and `metadata.approval-timeout` (processors/thought/approval-rules.ts).
+ * @throws ConfigError (one line) for a rule that does not parse or names a tool without side effects.
+ */
+export async function approvalSettings(env: NodeJS.ProcessEnv, catalog: ToolCatalog, skills?: SkillSet): Promise<ApprovalConfig> {
+  const { parseApprovalRules } = await import('../thought/approval-rules.ts');
+  const sideEffects = (tool: string) => (catalog.get(tool) ? catalog.get(tool)!.spec.side_effects === true : undefined);
+  const bySkill = new Map<string, { rules: ApprovalRule[]; timeoutMs?: number }>();
+  for (const skill of skills?.list() ?? []) {
+    const rules = skill.metadata.approval;
+    const timeout = skill.metadata['approval-timeout'];
+    if (rules === undefined && timeout === undefined) continue;
+    const timeoutMs = timeout === undefined ? undefined : parseDuration(timeout, 1);
+    if (timeoutMs === null) throw new ConfigError(`skill ${skill.name}: metadata.approval-timeout must be a duration like 30m or 24h (0: never), got "${timeout}"`);
+    bySkill.set(skill.name, { rules: parseApprovalRules(rules ?? '', `skill ${skill.name} metadata.approval`, sideEffects), ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+  }
+  return {
+    deployment: parseApprovalRules(setting(env, 'TAO_APPROVAL_RULES') ?? '', 'TAO_APPROVAL_RULES', sideEffects),
+    skill: (name) => bySkill.get(name),
+    timeoutMs: setting(env, 'TAO_APPROVAL_TIMEOUT'),
   };
 }
 

@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { after, before, test } from 'node:test';
 import type { Producer } from 'kafkajs';
 import { checkCallbackUrl, parseAllowedHosts } from '../../callbacks/deliver.ts';
-import { callbackOptionsFromEnv, startCallbackDispatcher, type CallbackDispatcher, type CallbackDispatcherOptions } from '../../callbacks/dispatcher.ts';
+import { callbackIdempotencyKey, callbackOptionsFromEnv, startCallbackDispatcher, type CallbackDispatcher, type CallbackDispatcherOptions } from '../../callbacks/dispatcher.ts';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import { verifyTao } from '../../runtime/signature.ts';
 import { ConfigError } from '../../runtime/errors.ts';
@@ -80,7 +80,7 @@ async function until(what: string, check: () => boolean, timeoutMs = 60000): Pro
 function assertSigned(r: Received, expected: Outcome): void {
   const check = verifyTao(r.headers['x-tao-signature'] as string, Buffer.from(r.body), SECRET, 300);
   assert.equal(check.ok, true, `signature of ${r.path}: ${JSON.stringify(check)}`);
-  assert.equal(r.headers['idempotency-key'], `${expected.thought_id}:${expected.task_id}`);
+  assert.equal(r.headers['idempotency-key'], callbackIdempotencyKey(expected));
   assert.equal(r.headers['content-type'], 'application/json');
   assert.deepEqual(JSON.parse(r.body), expected);
 }
@@ -151,4 +151,22 @@ test('callback configuration: a secret is required, URLs must be http(s) on an a
   assert.equal(checkCallbackUrl('ftp://hooks.example.com/', allowed).ok, false);
   assert.equal(checkCallbackUrl('https://user:pw@hooks.example.com/', allowed).ok, false);
   assert.equal(checkCallbackUrl('not a url', allowed).ok, false);
+});
+
+test('a run awaiting approval is announced to its callback URL with the calls waiting; its end is a separate message (another Idempotency-Key)', { timeout: 120000 }, async () => {
+  const hook = await receiver(() => 200);
+  closers.push(hook.close);
+  const ids = await task(`${hook.url}/approvals`);
+  const call = { step_id: 'S2', tool: 'refunds.create', input_json: '{"order_id":"O-20250002","amount_cents":127788}', rule: 'refunds.create:amount_cents>5000 (TAO_APPROVAL_RULES)', why: 'amount_cents 127788 > 5000', decision: null, decided_by: null, decided_at_ms: null, decision_reason: null };
+  const parked: Outcome = makeOutcome({ ...ids, status: 'awaiting_approval', reason_code: 'approval_required', reason: 'refunds.create (S2) needs approval', output_json: null, approval: { wave: 2, timeout_ms: 86_400_000, calls: [call] } });
+  const ended: Outcome = makeOutcome({ ...ids, status: 'completed', reason: 'all 2 step(s) verified' });
+  for (const value of [parked, ended]) await producer.send({ topic: cluster.codec.topics.name('outcomes'), acks: -1, messages: [{ key: ids.thought_id, value: await cluster.codec.encode('outcomes', value) }] });
+  const dispatcher = await startCallbackDispatcher({ secret: SECRET, allowedHosts: ['127.0.0.1'], fromBeginning: true, maxAttempts: 2, baseDelayMs: 50, maxDelayMs: 200, requestTimeoutMs: 2000 }, { kafka: cluster.kafka, codec: cluster.codec, logger, sessionTimeoutMs: 6000 });
+  closers.push(() => dispatcher.stop());
+  await until('both outcomes of the run', () => hook.received.length >= 2);
+  const [announced, end] = hook.received;
+  assertSigned(announced!, parked);
+  assertSigned(end!, ended);
+  assert.equal(JSON.parse(announced!.body).approval.calls[0].tool, 'refunds.create');
+  assert.notEqual(announced!.headers['idempotency-key'], end!.headers['idempotency-key']);
 });

@@ -103,7 +103,7 @@ test('the Containerfile compiles what tsconfig.build.json compiles, and ships th
 test('deploy/compose.yaml runs known processes with environments the configuration accepts', () => {
   const compose = parse(readFileSync(join(PACKAGE_ROOT, 'deploy', 'compose.yaml'), 'utf8'), { merge: true }) as { services: Record<string, { command?: string[]; environment?: Record<string, string>; profiles?: string[] }> };
   const tao = Object.entries(compose.services).filter(([, s]) => !s.profiles);
-  assert.deepEqual(tao.map(([name]) => name).sort(), ['action', 'ingress', 'observation', 'thought', 'tools', 'topics']);
+  assert.deepEqual(tao.map(([name]) => name).sort(), ['action', 'ingress', 'observation', 'scheduler', 'thought', 'tools', 'topics']);
   for (const [name, service] of tao) {
     assert.deepEqual(service.command, name === 'topics' ? ['topics', 'apply'] : ['run', name], name);
     // ${VAR:-default} as compose resolves it with nothing set.

@@ -57,16 +57,16 @@ export class StageFleet {
 
   constructor(private readonly env: NodeJS.ProcessEnv) {}
 
-  /** Starts `tao run <name>` and resolves once it has joined its group and got partitions. */
-  async start(name: 'thought' | 'action' | 'observation', timeoutMs = 60000): Promise<StageProcess & { opsPort: number }> {
+  /** Starts `tao run <name>` and resolves once it has joined its group and got partitions (the scheduler: once it follows the log). */
+  async start(name: 'thought' | 'action' | 'observation' | 'scheduler', timeoutMs = 60000): Promise<StageProcess & { opsPort: number }> {
     let ready!: () => void;
     let opsPort = 0;
     const started = new Promise<void>((r) => (ready = r));
     const proc = spawnStage(name, { ...this.env, TAO_OPS_PORT: '0' }, (who, line) => {
       this.lines.push(`${who}: ${line}`);
       for (const w of this.lineWaiters) w(`${who}: ${line}`);
-      if (line.includes('"msg":"stage started"')) {
-        opsPort = (JSON.parse(line) as { ops_port: number }).ops_port;
+      if (line.includes('"msg":"stage started"') || line.includes('"msg":"scheduler running"')) {
+        opsPort = (JSON.parse(line) as { ops_port?: number }).ops_port ?? 0;
         ready();
       }
     });

@@ -57,7 +57,7 @@ export function flowPlan(world: World, text = 'Where is my order? alice@example.
 }
 
 export function task(text: string, thoughtId = 't-1'): Task {
-  return { thought_id: thoughtId, task_id: `task-${thoughtId}`, kind: 'NEW', text, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1_700_000_000_000 };
+  return { thought_id: thoughtId, task_id: `task-${thoughtId}`, kind: 'NEW', text, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1_700_000_000_000, decision: null };
 }
 
 /** A person's reply to a run (kind REPLY), with its own task id. */

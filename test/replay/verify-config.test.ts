@@ -57,7 +57,7 @@ async function recordRun(thought: ThoughtConfig, observation: ObservationConfig,
     }
     return request;
   };
-  const task: Task = { thought_id: ID, task_id: 'task-1', kind: 'NEW', text: `Where is my order? ${EMAIL}`, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1 };
+  const task: Task = { thought_id: ID, task_id: 'task-1', kind: 'NEW', text: `Where is my order? ${EMAIL}`, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1, decision: null };
   add('tasks', task);
   let pending = decide(onTask(task, thought, snapshot, plannerRecord).outputs);
   while (pending) {

@@ -36,7 +36,7 @@ before(async () => {
 const ID = 'run-1';
 
 function task(text: string, kind: Task['kind'] = 'NEW', n = 0): Task {
-  return { thought_id: ID, task_id: `task-${kind}-${n}`, kind, text, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1 };
+  return { thought_id: ID, task_id: `task-${kind}-${n}`, kind, text, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1, decision: null };
 }
 
 /** The tool answers of the order-status flow (a 404 for `unknown` customers). */

@@ -82,7 +82,7 @@ test('a partition taken over from a live owner mid-chunk is committed once: ever
   const ids = Array.from({ length: PARTITIONS }, (_, p) => `handover-${cluster.namespace}-${p}`);
   await producer.send({
     topic: codec.topics.name('tasks'),
-    messages: await Promise.all(ids.map(async (id, p) => ({ key: id, partition: p, value: await codec.encode('tasks', { thought_id: id, task_id: `task-${id}`, kind: 'NEW', text: 'x', source: 'test', external_id: null, metadata: {}, submitted_at_ms: 0 } satisfies Task) }))),
+    messages: await Promise.all(ids.map(async (id, p) => ({ key: id, partition: p, value: await codec.encode('tasks', { thought_id: id, task_id: `task-${id}`, kind: 'NEW', text: 'x', source: 'test', external_id: null, metadata: {}, submitted_at_ms: 0, decision: null } satisfies Task) }))),
   });
   await producer.disconnect();
 

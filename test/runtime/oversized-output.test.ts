@@ -34,7 +34,7 @@ test('an input whose output would exceed the topic limit is dead-lettered as REC
   await producer.connect();
   await producer.send({
     topic: codec.topics.name('tasks'),
-    messages: await Promise.all(ids.map(async (id) => ({ key: id, partition: 0, value: await codec.encode('tasks', { thought_id: id, task_id: `task-${id}`, kind: 'NEW', text: 'x', source: 'test', external_id: null, metadata: {}, submitted_at_ms: 0 } satisfies Task) }))),
+    messages: await Promise.all(ids.map(async (id) => ({ key: id, partition: 0, value: await codec.encode('tasks', { thought_id: id, task_id: `task-${id}`, kind: 'NEW', text: 'x', source: 'test', external_id: null, metadata: {}, submitted_at_ms: 0, decision: null } satisfies Task) }))),
   });
   await producer.disconnect();
 

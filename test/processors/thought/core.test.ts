@@ -72,7 +72,7 @@ describe('onTask', () => {
 
   test('starting a run writes a running snapshot of it (so a redelivered task can be recognised)', () => {
     const decision = onTask(task('Where is my order? alice@example.com'), config);
-    assert.deepEqual(snapshotOf(decision), { thought_id: 't-1', status: 'running', iteration: 1, task_id: 'task-t-1', task_text: 'Where is my order? alice@example.com', missing_fields: [], run: null, outcome_status: null });
+    assert.deepEqual(snapshotOf(decision), { thought_id: 't-1', status: 'running', iteration: 1, task_id: 'task-t-1', task_text: 'Where is my order? alice@example.com', missing_fields: [], run: null, outcome_status: null, approval: null, parked_steps: [] });
   });
 
   test('a task without an e-mail ends awaiting_input with missing_fields [email], reason_code needs_input and no tool call', () => {

@@ -56,7 +56,7 @@ describe('Thought and the run retention', () => {
   test('a late NEW task of a run the store still has is the ordinary redelivery: ignored as such', async () => {
     const { stage: s, lines } = stage();
     const t = task('Where is my order? alice@example.com', 'kept');
-    const ended = { thought_id: 'kept', status: 'ended', iteration: 1, task_id: t.task_id, task_text: t.text, missing_fields: [], run: null, outcome_status: 'completed' } as RunSnapshot;
+    const ended = { thought_id: 'kept', status: 'ended', iteration: 1, task_id: t.task_id, task_text: t.text, missing_fields: [], run: null, outcome_status: 'completed', approval: null, parked_steps: [] } as RunSnapshot;
     assert.deepEqual(await s.handle(input('tasks', 'kept', t, T0), view(T0 + 10 * RETENTION, { kept: ended })), []);
     assert.match(String(lines.find((l) => l.msg === 'input ignored')?.reason), /already exists \(ended\); task .+ is a redelivery/);
   });

@@ -1,0 +1,146 @@
+/**
+ * Approval before side effects, in Thought's pure core (docs/decisions/0018-approval-in-thought.md).
+ *
+ * - {@link gateWave}: every wave Thought is about to dispatch passes here. A call of a tool with
+ *   side effects that an approval rule (approval-rules.ts) catches parks the run instead: an
+ *   `awaiting_approval` outcome naming the calls, their arguments, the rule and why, and a snapshot
+ *   holding the whole wave. Nothing reaches Action.
+ * - {@link onDecision}: a DECISION task (`tao approve|deny`, the ingress, the scheduler's time-out)
+ *   decides one parked call or all of them. Once every call is decided: all approved, the parked
+ *   wave is dispatched unchanged (same wave number, same idempotency keys: one tool call); any
+ *   denied (or timed out), a react run's model sees the denial as the failed result of that call
+ *   and takes its next turn, and any other run ends `failed` (`approval_denied`,
+ *   `approval_timeout`) without the call. A decision for a run that is not awaiting approval, for
+ *   another wave, or for a call already decided is ignored (logged by the stage), so applying a
+ *   decision twice does nothing twice.
+ *
+ * No clock: when the decision was made is the decision record's own field, and the time-out is
+ * itself a record written by the scheduler (scheduler/), so replay re-decides the same way.
+ */
+import type { ApprovalCall, ApprovalRequest, ObservationResult, Outcome, RunSnapshot, RunState, StepCall, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
+import { approvalNeed, approvalTimeoutMs, type ApprovalConfig } from './approval-rules.ts';
+import type { ThoughtConfig } from './core.ts';
+import { onReactObservation, parseModelState } from './react.ts';
+import { end, snapshotOf, type ThoughtDecision, type ThoughtOutput } from './run-end.ts';
+
+/** The run's skill name when a model drives it (react, plan-replan), else null. */
+function skillOf(run: RunState): string | null {
+  return run.model_state_json === null ? null : parseModelState(run).skill.split('@')[0]!;
+}
+
+/**
+ * Passes `decision` through unchanged unless it dispatches a wave with calls that need approval;
+ * then the run parks `awaiting_approval` with that wave instead.
+ */
+export function gateWave(decision: ThoughtDecision, config: Pick<ThoughtConfig, 'approvals'>): ThoughtDecision {
+  const approvals = config.approvals;
+  const wave = decision.outputs.find((o): o is Extract<ThoughtOutput, { topic: 'thoughtRequests' }> => o.topic === 'thoughtRequests')?.value;
+  if (!approvals || !wave) return decision;
+  const skill = skillOf(wave.run);
+  const calls: ApprovalCall[] = [];
+  for (const step of wave.steps) {
+    const need = approvalNeed(approvals, skill, step.tool, JSON.parse(step.input_json));
+    if (need) calls.push({ step_id: step.step_id, tool: step.tool, input_json: step.input_json, rule: need.rule, why: need.why, decision: null, decided_by: null, decided_at_ms: null, decision_reason: null });
+  }
+  if (!calls.length) return decision;
+  return park(wave, { wave: wave.iteration, timeout_ms: approvalTimeoutMs(approvals, skill), calls }, wave.steps);
+}
+
+/** The run parked (or still parked) for approval of `approval.calls`, the wave `steps` kept for later. */
+function park(wave: ThoughtRequest, approval: ApprovalRequest, steps: StepCall[]): ThoughtDecision {
+  const pending = approval.calls.filter((c) => c.decision === null);
+  const decided = approval.calls.length - pending.length;
+  const reason = `${pending.map((c) => `${c.tool} (${c.step_id}) needs approval: ${c.why} [${c.rule}]`).join('; ')}${decided ? `; ${decided} of ${approval.calls.length} call(s) decided` : ''}`;
+  // The wave is not dispatched: its steps do not count as executed until it is.
+  const run: RunState = { ...wave.run, step_attempts: withoutAttempts(wave.run.step_attempts, steps) };
+  const parked = end(wave.thought_id, wave.run, wave.iteration - 1, 'awaiting_approval', 'approval_required', reason, null);
+  return {
+    outputs: parked.outputs.map((o): ThoughtOutput => {
+      if (o.topic === 'outcomes') return { topic: 'outcomes', value: { ...o.value, steps_executed: executed(run), approval } };
+      if (o.topic === 'thoughtRuns') return { topic: 'thoughtRuns', value: { ...o.value, approval, parked_steps: steps } };
+      return o;
+    }),
+  };
+}
+
+/** Decides a parked run's calls with a DECISION task (see the module's comment). */
+export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot): ThoughtDecision {
+  const d = task.decision;
+  if (!d) return { outputs: [], ignored: `decision task ${task.task_id} carries no decision` };
+  const approval = snapshot?.approval;
+  if (!snapshot || snapshot.status !== 'awaiting_approval' || !approval || !snapshot.run) {
+    return { outputs: [], ignored: `${d.verdict} by ${d.decided_by} arrived for run ${task.thought_id}, which is ${snapshot?.status ?? 'unknown'}, not awaiting approval` };
+  }
+  if (d.wave !== null && d.wave !== approval.wave) return { outputs: [], ignored: `${d.verdict} by ${d.decided_by} is for wave ${d.wave} of run ${task.thought_id}, which awaits approval of wave ${approval.wave}` };
+  const targets = approval.calls.filter((c) => c.decision === null && (d.step_id === null || c.step_id === d.step_id));
+  if (!targets.length) return { outputs: [], ignored: `${d.verdict} by ${d.decided_by}: run ${task.thought_id} has no pending call${d.step_id ? ` ${d.step_id}` : ''} (pending: ${approval.calls.filter((c) => c.decision === null).map((c) => c.step_id).join(', ') || 'none'})` };
+  const ids = new Set(targets.map((c) => c.step_id));
+  const calls = approval.calls.map((c) => (ids.has(c.step_id) ? { ...c, decision: d.verdict, decided_by: d.decided_by, decided_at_ms: d.decided_at_ms, decision_reason: d.reason } : c));
+  const decided: ApprovalRequest = { ...approval, calls };
+  // A person's decision (not the scheduler's time-out) involves a person in the run, for the self-recovery rate.
+  const run: RunState = d.verdict === 'timeout' ? snapshot.run : { ...snapshot.run, human_involved: true };
+  const steps = snapshot.parked_steps;
+  const wave: ThoughtRequest = { thought_id: task.thought_id, iteration: approval.wave, run, steps };
+  if (calls.some((c) => c.decision === null)) return park(wave, decided, steps);
+
+  const denied = calls.filter((c) => c.decision !== 'approve');
+  if (!denied.length) return dispatch(wave);
+  const deniedIds = new Set(denied.map((c) => c.step_id));
+  const remaining = steps.filter((s) => !deniedIds.has(s.step_id));
+  const kept: RunState = { ...run, step_attempts: withoutAttempts(run.step_attempts, steps.filter((s) => deniedIds.has(s.step_id))) };
+  const timedOut = denied.every((c) => c.decision === 'timeout');
+  const model = run.model_state_json === null ? null : parseModelState(run);
+  if (model?.mode === 'react' && config.model) {
+    // The model sees each refused call as a failed result of that call, and decides what next.
+    if (remaining.length) {
+      const history = { ...kept.error_history };
+      for (const c of denied) history[c.step_id] = [...(history[c.step_id] ?? []), `approval_denied: ${refusal(c)}`];
+      return dispatch({ ...wave, run: { ...kept, error_history: history }, steps: remaining });
+    }
+    const obs: ObservationResult = { thought_id: task.thought_id, iteration: approval.wave - 1, run: kept, verdicts: denied.map(deniedVerdict), rules_version: null, classifier_model: null };
+    return gateWave(onReactObservation(obs, config.model, config), config);
+  }
+  const reason = `${denied.map((c) => `${c.tool} (${c.step_id}) ${refusal(c)}`).join('; ')}: the run ends without ${denied.length === 1 ? 'the call' : 'those calls'}`;
+  return withApproval(end(task.thought_id, kept, approval.wave - 1, 'failed', timedOut ? 'approval_timeout' : 'approval_denied', reason, null), decided);
+}
+
+/** The wave dispatched as it was parked: same number, steps and idempotency keys. */
+function dispatch(wave: ThoughtRequest): ThoughtDecision {
+  return {
+    outputs: [
+      { topic: 'thoughtRequests', value: wave },
+      { topic: 'thoughtRuns', value: snapshotOf(wave.thought_id, 'running', wave.iteration, wave.run, [], null) },
+    ],
+  };
+}
+
+/** How a call was refused, for people and for the model. */
+function refusal(c: ApprovalCall): string {
+  if (c.decision === 'timeout') return `was not approved in time (approval_timeout${c.decided_by ? `, ${c.decided_by}` : ''})`;
+  return `was denied by ${c.decided_by ?? 'unknown'}${c.decision_reason ? `: ${c.decision_reason}` : ''}`;
+}
+
+/** A refused call as a failed verdict (never written: it is how a react run's model hears of it). */
+function deniedVerdict(c: ApprovalCall): Verdict {
+  return { step_id: c.step_id, tool: c.tool, valid: false, extracted_data_json: null, confidence_score: 0, error_type: 'approval_denied', audit_trail: [{ name: 'approval', passed: false, evidence: `the call ${refusal(c)}; it was not made` }], status_code: null, response_time_ms: 0, attempts: 0, fallback_from: null };
+}
+
+function withApproval(decision: ThoughtDecision, approval: ApprovalRequest): ThoughtDecision {
+  return { ...decision, outputs: decision.outputs.map((o): ThoughtOutput => (o.topic === 'outcomes' ? { topic: 'outcomes', value: { ...o.value, approval } satisfies Outcome } : o)) };
+}
+
+function withoutAttempts(attempts: Record<string, number>, steps: readonly StepCall[]): Record<string, number> {
+  const left = { ...attempts };
+  for (const s of steps) {
+    const n = (left[s.step_id] ?? 0) - 1;
+    if (n > 0) left[s.step_id] = n;
+    else delete left[s.step_id];
+  }
+  return left;
+}
+
+function executed(run: RunState): number {
+  return Object.values(run.step_attempts).reduce((a, b) => a + b, 0);
+}
+
+export type { ApprovalConfig };
