@@ -25,6 +25,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
+import { createProducer } from '../runtime/kafka.ts';
 import stageNodeFlags from '../runtime/stage-node-flags.json' with { type: 'json' };
 import type { ActionResult, ObservationResult, Outcome, RunState, Task, ThoughtRequest } from '../schemas/types.gen.ts';
 import { commandOptions, integerOption } from './lib/command-line.ts';
@@ -101,7 +102,7 @@ try {
 /** Writes `n` runs' records in batches; resolves with how many records and bytes, and the time taken. */
 async function writeRuns(n: number): Promise<{ records: number; bytes: number; ms: number }> {
   const started = Date.now();
-  const producer = ns.kafka.producer({ idempotent: true });
+  const producer = createProducer(ns.kafka);
   await producer.connect();
   let records = 0;
   let bytes = 0;
