@@ -12,7 +12,13 @@ const boundaries = LAYERS.flat().map((part) => ({
       'error',
       {
         patterns: forbiddenFor(part).map((other) => ({
-          group: [`**/${other}/**`, ...(other === 'processors' ? ['**/processors/*.ts'] : [])],
+          group: [
+            `**/${other}/**`,
+            ...(other === 'processors' ? ['**/processors/*.ts'] : []),
+            // Inside processors/, a stage reaches a peer as ../<peer>/ and the shared files reach a stage as ./<stage>/.
+            ...(other.startsWith('processors/') && part.startsWith('processors/') ? [`../${other.slice('processors/'.length)}/**`] : []),
+            ...(other.startsWith('processors/') && part === 'processors' ? [`./${other.slice('processors/'.length)}/**`] : []),
+          ],
           message: `${part}/ may not import ${other}/ (the layers: scripts/layers.js, docs/ARCHITECTURE.md)`,
         })),
       },
