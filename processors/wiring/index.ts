@@ -151,7 +151,10 @@ export async function observationConfig(env: NodeJS.ProcessEnv): Promise<Observa
   const catalog = loadCatalog(env, ajv, 'contracts');
   const rules = loadObservationRules(setting(env, 'TAO_OBSERVATION_RULES') ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
   // The skills' policies (skills/<name>/policies.json): the gate checks a model's proposed calls against them.
-  const guards = loadSkillGuards(skillsOptionsFromEnv(env).dir, (tool) => catalog.get(tool) !== undefined);
+  // Their tool names are checked against the catalog where the skills run (Thought with a model
+  // planner, `tao skills show`); here a policy of a tool the catalog lacks never meets a call (one of an
+  // unknown tool is rejected first), and a graph-planner deployment with its own catalog must start.
+  const guards = loadSkillGuards(skillsOptionsFromEnv(env).dir, () => true);
   return { catalog, ajv, rules, classifier: await semanticClassifier(env), policies: (skill) => guards.get(skill)?.policies ?? [] };
 }
 

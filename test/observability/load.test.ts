@@ -336,7 +336,7 @@ test(`${RUNS} runs with injected tool faults: counters match the log, the rates 
   const last = summaries[summaries.length - 1]!;
   t.diagnostic(`tail: ${tail.lines.length} lines, last summary: ${last}`);
   const e = (s: string) => statuses.get(s) ?? 0;
-  assert.match(last, new RegExp(`runs started ${RUNS}, completed ${e('completed')}, failed ${e('failed')}, escalated ${e('escalated')}, awaiting input ${e('awaiting_input')}, budget exhausted ${e('budget_exhausted')}`));
+  assert.match(last, new RegExp(`runs started ${RUNS}, completed ${e('completed')}, failed ${e('failed')}, escalated ${e('escalated')}, awaiting input ${e('awaiting_input')}, awaiting approval ${e('awaiting_approval')}, budget exhausted ${e('budget_exhausted')}`));
   assert.match(last, new RegExp(`steps ${steps.length} \\(`));
   assert.ok(tail.lines.some((l) => /skipped an undecodable record/.test(l)), 'tail reports records it cannot decode instead of dying');
   tailOne.child.kill('SIGINT');
