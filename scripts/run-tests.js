@@ -31,6 +31,9 @@
 // podman    podman with a private configuration and store, and the local base images (Debian's
 //           podman, runc, catatonit and debootstrap packages; node deploy/prepare.js podman):
 //           CONTAINERS_CONF, CONTAINERS_STORAGE_CONF, DEPLOY_BASE_IMAGE, DEPLOY_NODE_IMAGE
+// quiet     starts only once the type-check, the lint and the unit layer are done: for a file whose
+//           assertions need the machine's cores (its stages' tool calls meet their time-outs when
+//           the unit layer runs beside them)
 //
 // A file without the line is a unit test: it runs with KAFKA_BROKERS and SCHEMA_REGISTRY_URL
 // pointing at a closed port, so one that reaches for Kafka fails instead of passing by luck.
@@ -87,7 +90,7 @@ const say = (msg) => console.log(`\n== [${elapsed()}] ${msg}`);
 const env = { ...process.env };
 
 // ---- which files, and what they need ----------------------------------------------------------
-const KNOWN_NEEDS = ['kafka', 'python', 'chromium', 'promtool', 'model', 'helm', 'podman'];
+const KNOWN_NEEDS = ['kafka', 'python', 'chromium', 'promtool', 'model', 'helm', 'podman', 'quiet'];
 const files = [];
 const walk = (dir) => {
   for (const name of readdirSync(dir).sort()) {
@@ -363,12 +366,18 @@ function runFile(file, extraEnv) {
   });
 }
 
+let quietReached = false;
 async function runLayer(label, testFiles, extraEnv, fileConcurrency) {
   const queue = [...testFiles].sort((a, b) => (knownTimes[b]?.seconds ?? 30) - (knownTimes[a]?.seconds ?? 30));
   say(`${label}: ${testFiles.length} file${testFiles.length === 1 ? '' : 's'}, ${Math.min(fileConcurrency, testFiles.length)} at a time, longest first`);
   const counts = { pass: 0, fail: 0, done: 0 };
   const worker = async () => {
     for (let file = queue.shift(); file; file = queue.shift()) {
+      // A file that waits for a quiet machine goes behind the others while the unit layer runs.
+      if (needsOf.get(file)?.includes('quiet') && !quietReached && queue.some((f) => !needsOf.get(f)?.includes('quiet'))) {
+        queue.push(file);
+        continue;
+      }
       const missing = await unmet(file);
       if (missing.length) {
         counts.done += 1;
@@ -443,6 +452,7 @@ if (needed.has('helm')) ready.set('helm', prepare(deployPrepare('helm')));
 const unmet = async (file) => (await Promise.all(needsOf.get(file).map((n) => ready.get(n) ?? null))).filter(Boolean);
 
 const unitLayer = unitFiles.length ? runLayer('unit tests', unitFiles, { KAFKA_BROKERS: '127.0.0.1:9', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' }, Math.max(1, availableParallelism())) : null;
+ready.set('quiet', Promise.all([checks, unitLayer]).then(() => ((quietReached = true), null)));
 // Integration files start once the broker and the compiled build are ready; a file that also needs the venv or a Debian
 // package waits for that (the longest files go first, and they need only Kafka).
 const integrationLayer = Promise.all([ready.get('kafka') ?? null, build]).then(([problem]) => {

@@ -1,4 +1,4 @@
-// test-needs: kafka
+// test-needs: kafka, quiet
 /**
  * Observability under load, on the real broker and registry with the three stages as processes and a
  * real tool server injecting faults (timeouts, 5xx, 401): after 100 runs, every counter the stages
