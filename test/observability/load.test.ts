@@ -350,7 +350,7 @@ test(`${RUNS} runs with injected tool faults: counters match the log, the rates 
   assert.equal(await settled.exited, 0, settled.stderr.join('\n'));
   const text = settled.lines.join('\n');
   for (const stage of ['thought', 'action', 'observation']) assert.match(text, new RegExp(`^  ${cluster.namespace}\\.tao-${stage} +Stable +1 +${cluster.namespace}\\.`, 'm'));
-  assert.match(text, /in flight 0 {3}awaiting input \d+ {3}ended \d+/);
+  assert.match(text, /in flight 0 {3}awaiting input \d+ {3}awaiting approval \d+ {3}ended \d+/);
   for (const topic of dlqTopics) {
     const n = letters.filter((l) => l.topic === topic).length;
     assert.match(text, new RegExp(`^  ${topic.replace(/\./g, '\\.')} +${n}\\b`, 'm'), `status shows ${n} dead letters in ${topic}`);
