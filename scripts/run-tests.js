@@ -221,7 +221,13 @@ async function kafka(fail) {
     const m = /^(KAFKA_BROKERS|SCHEMA_REGISTRY_URL)=(.+)$/.exec(line.trim());
     if (m) env[m[1]] = m[2];
   }
-  if (up.code !== 0 || !env.KAFKA_BROKERS) fail(`local infrastructure did not start (tao infra up exit ${up.code}); see infra/README.md`);
+  if (up.code !== 0 || !env.KAFKA_BROKERS) fail(`local infrastructure did not start (tao infra up exit ${up.code}; see infra/README.md):\n${taoError(up.tail)}`);
+}
+
+/** A failed tao command's reason: from its error's first line ("tao: ...") to the end, or its last ten lines. */
+function taoError(tail) {
+  const start = tail.findLastIndex((line) => line.startsWith('tao: '));
+  return (start >= 0 ? tail.slice(start) : tail.slice(-10)).join('\n');
 }
 
 async function localModel(fail) {
@@ -238,10 +244,7 @@ async function localModel(fail) {
     if (m) found[m[1]] = m[2];
   }
   if (up.code !== 0 || !found.TAO_LLM_BASE_URL || !found.TAO_LLM_MODEL) {
-    // The reason is tao's error: from its first line ("tao: ...") to the end.
-    const start = up.tail.findLastIndex((line) => line.startsWith('tao: '));
-    const reason = start >= 0 ? up.tail.slice(start).join('\n') : up.tail.slice(-10).join('\n');
-    return fail(`the local model server did not start (tao model up exit ${up.code}; see infra/README.md, The local model):\n${reason}`);
+    return fail(`the local model server did not start (tao model up exit ${up.code}; see infra/README.md, The local model):\n${taoError(up.tail)}`);
   }
   env.TAO_TEST_MODEL_URL = found.TAO_LLM_BASE_URL;
   env.TAO_TEST_MODEL_NAME = found.TAO_LLM_MODEL;
