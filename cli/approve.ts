@@ -6,7 +6,6 @@
  */
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import type { ApprovalDecision } from '../schemas/types.gen.ts';
 
 export const DECISION_USAGE = `usage: tao approve|deny <thought_id> [--step S] [--reason TEXT] [--wait] [--timeout-s 60]
   Decides a run awaiting approval (outcome status awaiting_approval): approve lets the parked calls
@@ -17,11 +16,6 @@ export const DECISION_USAGE = `usage: tao approve|deny <thought_id> [--step S] [
   --timeout-s  how long --wait waits (default 60)
   The decision is recorded as made by the OS user running the command. Without --wait prints
   {"thought_id","task_id","verdict"}.`;
-
-/** The decision task's payload; `who` is whoever decides (here the OS user). */
-export function decisionOf(verdict: 'approve' | 'deny', who: string, options: { step?: string; reason?: string }, now = Date.now()): ApprovalDecision {
-  return { verdict, step_id: options.step ?? null, wave: null, reason: options.reason ?? null, decided_by: who, decided_at_ms: now };
-}
 
 /** Runs `tao approve` or `tao deny`; returns the exit code (2 for a usage error). */
 export async function decisionCommand(verdict: 'approve' | 'deny', args: string[]): Promise<number> {
@@ -43,7 +37,7 @@ export async function decisionCommand(verdict: 'approve' | 'deny', args: string[
     console.error(`tao ${verdict}: ${problem}\n${DECISION_USAGE}`);
     return 2;
   }
-  const [{ buildTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka, createProducer }, { createLogger }, { loadRuntimeConfig, setting }] = await Promise.all([
+  const [{ decisionTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka, createProducer }, { createLogger }, { loadRuntimeConfig, setting }] = await Promise.all([
     import('../client/tasks.ts'),
     import('../client/watch.ts'),
     import('../runtime/codec.ts'),
@@ -56,8 +50,7 @@ export async function decisionCommand(verdict: 'approve' | 'deny', args: string[
   const kafka = createKafka(config, `tao-${verdict}`, logger);
   const codec = AvroCodec.create(config);
   await codec.register(['tasks']);
-  const decision = decisionOf(verdict, `user:${userInfo().username}`, { ...(parsed.values.step ? { step: parsed.values.step } : {}), ...(parsed.values.reason ? { reason: parsed.values.reason } : {}) });
-  const task = buildTask({ text: `${verdict}${decision.step_id ? ` ${decision.step_id}` : ''} by ${decision.decided_by}${decision.reason ? `: ${decision.reason}` : ''}`, source: 'cli', thought_id: thoughtId!, decision });
+  const task = decisionTask(thoughtId!, verdict, `user:${userInfo().username}`, { step: parsed.values.step || null, reason: parsed.values.reason || null, source: 'cli' });
   let outcome: Promise<Record<string, unknown>> | null = null;
   let watcher: { stop(): Promise<void> } | null = null;
   if (parsed.values.wait) {

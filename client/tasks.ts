@@ -48,3 +48,15 @@ export async function submitTasks(producer: Producer, codec: AvroCodec, tasks: T
   for (const task of tasks) messages.push({ key: task.thought_id, value: await codec.encode('tasks', task), headers: { traceparent: traceparentFor(task.thought_id, `task:${task.task_id}`) } });
   await producer.send({ topic: codec.topics.name('tasks'), acks: -1, messages });
 }
+
+/**
+ * A person's decision on a run awaiting approval, as the DECISION task that records it: `who`
+ * decided (`user:<os user>`, `key:<api key id>`), `verdict`, optionally for one `step` and with a
+ * `reason`, at `now`. The CLI (`tao approve|deny`), the ingress route and the console write it.
+ */
+export function decisionTask(thoughtId: string, verdict: 'approve' | 'deny', who: string, options: { step?: string | null; reason?: string | null; source: string }, now: number = Date.now()): Task {
+  const step = options.step ?? null;
+  const reason = options.reason ?? null;
+  const decision: ApprovalDecision = { verdict, step_id: step, wave: null, reason, decided_by: who, decided_at_ms: now };
+  return buildTask({ text: `${verdict}${step ? ` ${step}` : ''} by ${who}${reason ? `: ${reason}` : ''}`, source: options.source, thought_id: thoughtId, decision }, now);
+}

@@ -1,11 +1,14 @@
 /**
  * What the console's pages read and do, through the same code as the CLI: a run's timeline
  * (`tao replay`), verify (`tao replay --verify`), fork (`tao replay --fork`), the dead letters and
- * their exactly-once re-drive (`tao dlq`), and the loop's status (`tao status`). The configuration
+ * their exactly-once re-drive (`tao dlq`), a person's decision on a run awaiting approval
+ * (`tao approve|deny`) or reply to one awaiting input (`tao submit --reply`), and the loop's status
+ * (`tao status`). The configuration
  * they need (today's Thought and Observation settings) is handed in by the composition root
  * (console/cli.ts); nothing here reads the environment.
  */
 import type { Kafka } from 'kafkajs';
+import { buildTask, decisionTask, submitTasks } from '../client/tasks.ts';
 import { listDeadLetters, redriveDeadLetters, type DlqListing, type RedriveReport } from '../replay/dlq.ts';
 import { planFork, writeFork } from '../replay/fork.ts';
 import { readRunLog, type RunLog } from '../replay/log.ts';
@@ -17,6 +20,7 @@ import type { ThoughtConfig } from '../processors/thought/core.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { createProducer } from '../runtime/kafka.ts';
 import type { Logger } from '../runtime/log.ts';
+import type { Task } from '../schemas/types.gen.ts';
 
 /** The console's read and write side over the log. */
 export interface ConsoleActions {
@@ -32,6 +36,13 @@ export interface ConsoleActions {
   deadLetters(filters: { topic: string | null; reason: string | null }): Promise<DlqListing>;
   /** Re-drives the chosen dead letters of one topic exactly once (a second re-drive reports them `already`). */
   redrive(topic: string, offsets: Array<{ partition: number; offset: string }>): Promise<RedriveReport>;
+  /**
+   * Writes a decision on a run awaiting approval, made by `who` (as `tao approve|deny` does); Thought
+   * applies it once, or ignores it when the run no longer awaits approval.
+   */
+  decide(thoughtId: string, verdict: 'approve' | 'deny', who: string, options: { step: string | null; reason: string | null }): Promise<{ task_id: string }>;
+  /** Writes `text` as the answer to a run awaiting input (as `tao submit --reply` does). */
+  reply(thoughtId: string, text: string, who: string): Promise<{ task_id: string }>;
   status(): Promise<StatusReport>;
 }
 
@@ -52,6 +63,17 @@ export interface ActionDeps {
 /** The actions over `deps`' cluster. */
 export function consoleActions(deps: ActionDeps): ConsoleActions {
   const logDeps = { kafka: deps.kafka, codec: deps.codec, timeoutMs: deps.readTimeoutMs };
+  const send = async (task: Task): Promise<{ task_id: string }> => {
+    await deps.codec.register(['tasks']);
+    const producer = createProducer(deps.kafka);
+    await producer.connect();
+    try {
+      await submitTasks(producer, deps.codec, [task]);
+    } finally {
+      await producer.disconnect();
+    }
+    return { task_id: task.task_id };
+  };
   const runLog = async (id: string): Promise<RunLog | null> => {
     const log = await readRunLog(logDeps, id);
     return log.records.length === 0 && log.deadLetters.length === 0 ? null : log;
@@ -87,6 +109,16 @@ export function consoleActions(deps: ActionDeps): ConsoleActions {
       const report = await redriveDeadLetters(logDeps, topic, { offsets });
       deps.logger.info('dead letters re-driven from the console', { topic, redriven: report.redriven.length, already: report.already.length, missing: report.missing.length });
       return report;
+    },
+    async decide(id, verdict, who, options) {
+      const sent = await send(decisionTask(id, verdict, who, { ...options, source: 'console' }));
+      deps.logger.info('decision written from the console', { thought_id: id, task_id: sent.task_id, verdict, step: options.step, decided_by: who });
+      return sent;
+    },
+    async reply(id, text, who) {
+      const sent = await send(buildTask({ text, source: 'console', thought_id: id, metadata: { replied_by: who } }));
+      deps.logger.info('reply written from the console', { thought_id: id, task_id: sent.task_id, replied_by: who });
+      return sent;
     },
     status: () => collectStatus({ kafka: deps.kafka, codec: deps.codec, logger: deps.logger, endpoints: deps.statusEndpoints, readTimeoutMs: deps.readTimeoutMs, httpTimeoutMs: 2000 }),
   };

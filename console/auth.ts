@@ -9,6 +9,7 @@
  * cookie and sent with every request. Scripts send `Authorization: Bearer <key>`.
  */
 import type { IncomingMessage } from 'node:http';
+import { userInfo } from 'node:os';
 import { isLoopback, scopesOf, type ApiKeyEntry } from '../ingress/api-keys.ts';
 import { ApiKeyGuard } from '../ingress/auth.ts';
 import { ConfigError } from '../runtime/errors.ts';
@@ -17,10 +18,13 @@ import { ConfigError } from '../runtime/errors.ts';
 export const KEY_COOKIE = 'tao_console_key';
 
 /** What the console decided at start: open on loopback, or keys. */
-export type ConsoleAuth = { mode: 'loopback' } | { mode: 'keys'; guard: ApiKeyGuard; keys: number };
+export type ConsoleAuth = { mode: 'loopback'; user: string } | { mode: 'keys'; guard: ApiKeyGuard; keys: number };
 
-/** What one request is: allowed, or refused with a status and a message for people. */
-export type ConsoleAdmission = { ok: true } | { ok: false; status: 401 | 403 | 429; message: string; retryAfterSeconds?: number };
+/**
+ * What one request is: allowed (with who is asking, as a decision records it, and whether they may
+ * decide a run: approve, deny or reply), or refused with a status and a message for people.
+ */
+export type ConsoleAdmission = { ok: true; who: string; mayDecide: boolean } | { ok: false; status: 401 | 403 | 429; message: string; retryAfterSeconds?: number };
 
 /**
  * The start-up rule: a loopback `host` runs without keys; any other needs at least one configured
@@ -28,7 +32,7 @@ export type ConsoleAdmission = { ok: true } | { ok: false; status: 401 | 403 | 4
  * @throws ConfigError, one line, when a non-loopback bind has no console key.
  */
 export function decideConsoleAuth(host: string, keys: readonly ApiKeyEntry[] | null, now: () => number = Date.now): ConsoleAuth {
-  if (isLoopback(host) || host === 'localhost') return { mode: 'loopback' };
+  if (isLoopback(host) || host === 'localhost') return { mode: 'loopback', user: `user:${userInfo().username}` };
   const console = (keys ?? []).filter((k) => scopesOf(k).includes('console') && !k.revoked);
   if (!console.length) {
     throw new ConfigError(`tao ui on ${host} (not a loopback address) needs an API key with the console scope: make one with \`tao ingress key --id <id> --sources '*' --scopes console\` and add its entry to TAO_INGRESS_KEYS_FILE or TAO_INGRESS_API_KEYS, or bind 127.0.0.1`);
@@ -40,11 +44,11 @@ export function decideConsoleAuth(host: string, keys: readonly ApiKeyEntry[] | n
 export function admit(auth: ConsoleAuth, req: IncomingMessage): ConsoleAdmission {
   if (auth.mode === 'loopback') {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-    return isLoopback(host) || host === 'localhost' ? { ok: true } : { ok: false, status: 403, message: `the console is bound to loopback and answers only to a loopback Host (got "${host}")` };
+    return isLoopback(host) || host === 'localhost' ? { ok: true, who: auth.user, mayDecide: true } : { ok: false, status: 403, message: `the console is bound to loopback and answers only to a loopback Host (got "${host}")` };
   }
   const cookie = cookies(req.headers.cookie)[KEY_COOKIE];
   const decision = auth.guard.admit(req.headers.authorization ?? (cookie ? `Bearer ${cookie}` : undefined));
-  if (decision.ok) return { ok: true };
+  if (decision.ok) return { ok: true, who: `key:${decision.keyId}`, mayDecide: auth.guard.has(decision.keyId, 'approve') };
   if (decision.status === 429) return { ok: false, status: 429, message: 'too many requests for this key', retryAfterSeconds: decision.retryAfterSeconds };
   return { ok: false, status: 401, message: 'an API key with the console scope is needed' };
 }

@@ -13,14 +13,17 @@
  * | `GET /api/runs/<id>/report` | the run's report body (HTML fragment) |
  * | `POST /api/runs/<id>/verify` | the drift report |
  * | `POST /api/runs/<id>/fork` `{"point"}` | the new run's thought_id |
+ * | `POST /api/runs/<id>/approve`, `/deny` `{"step"?, "reason"?}` | 202 `{thought_id, verdict, task_id}`: the decision, recorded as made by the key's id (`key:<id>`) or, on loopback, the OS user running the console |
+ * | `POST /api/runs/<id>/reply` `{"text"}` | 202 `{thought_id, task_id}`: the answer to a run awaiting input |
  * | `GET /api/dead-letters?topic&reason` | the `tao dlq list` document |
  * | `POST /api/dead-letters/redrive` `{"topic","offsets":[{"partition","offset"}]}` | the re-drive report |
  * | `GET /api/health` | `tao status` with the index's rates, tool figures and outcomes per minute |
  * | `GET /api/events` | server-sent events: `ready`, `runs` (changed summaries) |
  *
  * A POST must be `application/json` (415 otherwise) and not cross-site (403; console/auth.ts
- * `crossSite`). Errors are JSON `{"error"}` with a status: 400 a bad request, 401/403 see console/auth.ts, 404
- * unknown run or route, 409 a request the log refuses (a fork Thought would end at once), 413 a body
+ * `crossSite`); approve, deny and reply need a key with the `approve` scope as well (403) off loopback. Errors are JSON `{"error"}` with a status: 400 a bad request, 401/403 see console/auth.ts, 404
+ * unknown run or route, 409 a request the log refuses (a fork Thought would end at once; a decision for a run not
+ * awaiting approval, a reply for one not awaiting input), 413 a body
  * over 64 KiB, 503 when the cluster does not answer. While the index is rebuilt `/api/runs` says
  * `"ready": false`.
  */
@@ -112,7 +115,7 @@ async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req
   if (req.method === 'GET' && path === '/report.css') return send(res, 200, TYPES['.css']!, REPORT_CSS);
   if (req.method === 'GET' && path === '/api/events') return events(deps, streams, res);
   if (req.method === 'GET' && path === '/api/runs') return runs(deps, url, res);
-  const run = /^\/api\/runs\/([^/]+)(\/report|\/verify|\/fork)?$/.exec(path);
+  const run = /^\/api\/runs\/([^/]+)(\/report|\/verify|\/fork|\/approve|\/deny|\/reply)?$/.exec(path);
   if (run) {
     let id: string;
     try {
@@ -137,6 +140,7 @@ async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req
       const fork = await deps.actions.fork(id, point);
       return fork ? json(res, 200, fork) : json(res, 404, { error: `no record of run ${id}` });
     }
+    if (req.method === 'POST' && (what === '/approve' || what === '/deny' || what === '/reply')) return decide(deps, id, what, admission, req, res);
   }
   if (req.method === 'GET' && path === '/api/dead-letters') return json(res, 200, await deps.actions.deadLetters({ topic: url.searchParams.get('topic') || null, reason: url.searchParams.get('reason') || null }));
   if (req.method === 'POST' && path === '/api/dead-letters/redrive') {
@@ -152,6 +156,27 @@ async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req
     return json(res, 200, { status, ...deps.feed.index.health((deps.now ?? Date.now)()), index: { runs: deps.feed.index.size, records: deps.feed.index.records, rebuild_ms: deps.feed.rebuildMs } });
   }
   json(res, 404, { error: `no route ${req.method} ${path}` });
+}
+
+/** `POST /api/runs/<id>/approve|deny` `{"step"?, "reason"?}` and `/reply` `{"text"}`: 202 once Kafka took it. */
+async function decide(deps: ConsoleServerDeps, id: string, what: '/approve' | '/deny' | '/reply', who: { who: string; mayDecide: boolean }, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (!who.mayDecide) return json(res, 403, { error: 'approving, denying or replying needs an API key with both the console and the approve scopes' });
+  const summary = deps.feed.index.get(id);
+  if (!summary) return json(res, 404, { error: `no record of run ${id}` });
+  const awaits = what === '/reply' ? 'awaiting_input' : 'awaiting_approval';
+  if (summary.status !== awaits) return json(res, 409, { error: `run ${id} is ${summary.status}, not ${awaits.replace('_', ' ')}` });
+  const body = await readJson(req);
+  if (what === '/reply') {
+    const text = body?.['text'];
+    if (typeof text !== 'string' || !text.trim()) return json(res, 400, { error: 'a reply needs {"text": the answer the run waits for}' });
+    return json(res, 202, { thought_id: id, ...(await deps.actions.reply(id, text, who.who)) });
+  }
+  const { step = null, reason = null } = body ?? {};
+  const fits = body !== null && Object.keys(body).every((k) => k === 'step' || k === 'reason') && (step === null || (typeof step === 'string' && /^[A-Za-z0-9_]{1,64}$/.test(step))) && (reason === null || (typeof reason === 'string' && reason.length <= 2000));
+  if (!fits) return json(res, 400, { error: 'a decision takes {"step"?: a step id (S2), "reason"?: text up to 2000 characters}' });
+  const verdict = what === '/approve' ? 'approve' : 'deny';
+  const sent = await deps.actions.decide(id, verdict, who.who, { step: step as string | null, reason: (reason as string | null) || null });
+  return json(res, 202, { thought_id: id, verdict, ...sent });
 }
 
 function runs(deps: ConsoleServerDeps, url: URL, res: ServerResponse): void {

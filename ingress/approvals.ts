@@ -13,7 +13,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Ajv } from 'ajv';
 import type { Producer } from 'kafkajs';
-import { buildTask, submitTasks } from '../client/tasks.ts';
+import { decisionTask, submitTasks } from '../client/tasks.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -74,8 +74,7 @@ export function approvalRoute(deps: ApprovalRouteDeps): (req: IncomingMessage, m
     if (!validate(parsed.value)) return { status: 400, body: { error: 'invalid_decision', message: 'the body must be {"step"?: step id, "reason"?: text}', fields: (validate.errors ?? []).map((e) => ({ field: e.instancePath || '/', message: e.message ?? 'invalid' })) } };
     const { step, reason } = parsed.value;
     const at = deps.now();
-    const decision = { verdict, step_id: step ?? null, wave: null, reason: reason ?? null, decided_by: `key:${admission.keyId}`, decided_at_ms: at };
-    const task = buildTask({ text: `${verdict}${step ? ` ${step}` : ''} by key:${admission.keyId}${reason ? `: ${reason}` : ''}`, source: 'ingress', thought_id: thoughtId, decision }, at);
+    const task = decisionTask(thoughtId, verdict, `key:${admission.keyId}`, { step, reason, source: 'ingress' }, at);
     try {
       await writeWithin(deps.sendTimeoutMs, submitTasks(deps.producer, deps.codec, [task]));
     } catch (err) {

@@ -12,7 +12,7 @@ export const INGRESS_USAGE = `usage: tao ingress key --id <id> --sources <list|*
   --sources          task sources the key may submit as, comma-separated, or * for any
   --scopes           what the key may do, comma-separated: tasks (POST /v1/tasks, the default),
                      console (the operator console, tao ui; its sources are not used), approve
-                     (POST /v1/runs/<id>/approve|deny)
+                     (POST /v1/runs/<id>/approve|deny; with console: the console's approve, deny and reply)
   --rate-per-minute  token-bucket refill (default 60)
   --burst            bucket size (default: the rate per minute)
   --note             free text kept in the entry (who holds the key)

@@ -33,7 +33,7 @@ export function renderReportBody(t: Timeline): string {
   const title = `Run ${t.thought_id}`;
   return `<header>
   <h1>${esc(title)}</h1>
-  <p class="status" style="background:${STATUS_COLOURS[t.status] ?? '#555'}">${esc(t.status.replace('_', ' '))}${t.outcome && t.outcome.reason_code !== t.status ? ` · ${esc(t.outcome.reason_code.replace('_', ' '))}` : ''}</p>
+  <p class="status" data-status="${esc(t.status)}" style="background:${STATUS_COLOURS[t.status] ?? '#555'}">${esc(t.status.replace('_', ' '))}${t.outcome && t.outcome.reason_code !== t.status ? ` · ${esc(t.outcome.reason_code.replace('_', ' '))}` : ''}</p>
   <dl class="facts">
     ${fact('namespace', t.namespace || '(none)')}
     ${t.plan ? fact('plan', `${t.plan.planner} · ${t.plan.flow_id}@${t.plan.flow_version}`) : ''}
@@ -51,12 +51,32 @@ ${t.iterations.map((it) => wave(it, t)).join('\n') || '<p>No wave was requested.
 </section>
 ${t.reflections.length ? `<section id="reflections"><h2>Reflections</h2>${t.reflections.map((r) => `<div class="reflection" data-step="${esc(r.step_id)}"><h3>Wave ${r.iteration} · ${esc(r.step_id)} ${esc(r.tool)} · ${esc(r.error_types.join(' › '))} → <strong>${esc(r.action)}</strong></h3><table><thead><tr><th>dimension</th><th>result</th><th>evidence</th><th>recommendation</th></tr></thead><tbody>${r.dimensions.map((d) => `<tr class="dim-${esc(d.result.toLowerCase())}"><td>${esc(d.name)}</td><td>${esc(d.result)}</td><td>${esc(d.evidence)}</td><td>${esc(d.recommendation)}</td></tr>`).join('')}</tbody></table></div>`).join('')}</section>` : ''}
 <section id="outcome"><h2>Outcome</h2>
-${t.outcomes.length ? t.outcomes.map((o) => `<div class="outcome" style="border-color:${STATUS_COLOURS[o.status] ?? '#555'}"><p><strong>${esc(o.status)}</strong> (${esc(o.reason_code)}) at ${esc(o.at)} after ${o.iterations} wave(s), ${o.steps_executed} step(s): ${esc(o.reason)}</p>${o.output !== null ? `<pre>${esc(JSON.stringify(o.output, null, 2))}</pre>` : ''}${o.missing_fields.length ? `<p>Missing: ${esc(o.missing_fields.join(', '))}</p>` : ''}</div>`).join('') : '<p>No outcome yet.</p>'}
+${t.outcomes.length ? t.outcomes.map((o) => `<div class="outcome" style="border-color:${STATUS_COLOURS[o.status] ?? '#555'}"><p><strong>${esc(o.status)}</strong> (${esc(o.reason_code)}) at ${esc(o.at)} after ${o.iterations} wave(s), ${o.steps_executed} step(s): ${esc(o.reason)}</p>${o.output !== null ? `<pre>${esc(JSON.stringify(o.output, null, 2))}</pre>` : ''}${o.missing_fields.length ? `<p>Missing: ${esc(o.missing_fields.join(', '))}</p>` : ''}${approvalTable(o.extra['approval'])}</div>`).join('') : '<p>No outcome yet.</p>'}
 </section>
 ${t.dead_letters.length ? `<section id="dead-letters"><h2>Dead letters</h2><table><thead><tr><th>dead letter</th><th>code</th><th>from</th><th>stage</th><th>message</th><th>original</th></tr></thead><tbody>${t.dead_letters.map((d) => `<tr class="dead-letter"><td>${esc(`${d.ref.topic}[${d.ref.partition}]@${d.ref.offset}`)}</td><td>${esc(d.code)}</td><td>${d.source ? esc(`${d.source.topic}[${d.source.partition}]@${d.source.offset}`) : '?'}</td><td>${esc(d.stage)} (attempt ${d.attempt})</td><td>${esc(d.message)}</td><td>${d.original.value !== null ? `<details><summary>decoded</summary><pre>${esc(JSON.stringify(d.original.value, null, 2))}</pre></details>` : `<code>${esc(d.original.utf8)}</code>`}</td></tr>`).join('')}</tbody></table></section>` : ''}
 ${t.state ? `<section id="state"><h2>Run state</h2><details><summary>latest run state</summary><pre>${esc(JSON.stringify(t.state, null, 2))}</pre></details></section>` : ''}
 </main>
 <footer>tao replay · format ${esc(t.format)} · ${t.scanned.length} partition range(s) read</footer>`;
+}
+
+interface ApprovalCallView {
+  step_id: string;
+  tool: string;
+  input_json: string;
+  rule: string;
+  why: string;
+  decision: string | null;
+  decided_by: string | null;
+}
+
+/** A parking outcome's calls awaiting a person (outcome field `approval`), and what was decided. */
+function approvalTable(approval: unknown): string {
+  const calls = (approval as { calls?: ApprovalCallView[] } | null)?.calls;
+  if (!calls?.length) return '';
+  const timeout = (approval as { timeout_ms?: number | null }).timeout_ms;
+  return `<table class="approval"><caption>Calls awaiting approval${timeout ? ` (the approval times out ${timeout % 3600000 === 0 ? `${timeout / 3600000} h` : `${Math.round(timeout / 1000)} s`} after this outcome)` : ''}</caption><thead><tr><th>step</th><th>tool</th><th>arguments</th><th>why</th><th>decision</th></tr></thead><tbody>${calls
+    .map((c) => `<tr class="approval-call" data-step="${esc(c.step_id)}" data-decision="${esc(c.decision ?? 'pending')}"><td>${esc(c.step_id)}</td><td>${esc(c.tool)}</td><td><code>${esc(c.input_json)}</code></td><td>${esc(c.why)}<br><small>${esc(c.rule)}</small></td><td>${c.decision ? `${esc(c.decision)} by ${esc(c.decided_by ?? '?')}` : 'pending'}</td></tr>`)
+    .join('')}</tbody></table>`;
 }
 
 function wave(it: IterationView, t: Timeline): string {
@@ -225,4 +245,5 @@ svg text{font-family:system-ui,sans-serif}svg .id{font-weight:700;font-size:14px
 details.model-turn h4{font-size:13px;margin:10px 0 4px}table.params{width:auto}.msg{border-left:3px solid #c8ced6;padding:2px 8px;margin:4px 0}.msg .role{font-size:11px;font-weight:600;text-transform:uppercase;color:#555}.msg.role-system{border-color:#8a8a8a}.msg.role-user{border-color:#2f5fb3}.msg.role-assistant{border-color:#1f7a3a}.msg.role-tool{border-color:#b36b00}.msg pre{white-space:pre-wrap;max-height:16em}p.call{margin:2px 0}.decision .fail{color:#b3261e}
 footer{color:#888;font-size:12px;padding:10px 28px 24px}
 .share{display:inline-block;height:8px;background:#2f5fb3;border-radius:2px;vertical-align:middle}
+table.approval{margin:8px 0}table.approval caption{text-align:left;font-weight:600;padding:4px 0}tr.approval-call[data-decision=pending] td:last-child{color:#2f5fb3;font-weight:600}tr.approval-call[data-decision=deny] td:last-child,tr.approval-call[data-decision=timeout] td:last-child{color:#b3261e}
 `;

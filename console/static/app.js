@@ -40,7 +40,7 @@ function debounce(fn, ms) {
 }
 
 // ---- runs -----------------------------------------------------------------------------------
-const STATUSES = ['in_progress', 'completed', 'failed', 'escalated', 'awaiting_input', 'budget_exhausted'];
+const STATUSES = ['in_progress', 'completed', 'failed', 'escalated', 'awaiting_input', 'awaiting_approval', 'budget_exhausted'];
 
 async function runsPage() {
   const params = new URLSearchParams(location.search);
@@ -113,7 +113,7 @@ async function runPage(id) {
   <label>fork from <select id="fork-point"></select></label><button id="fork">Fork</button>
   <a href="/api/runs/${encodeURIComponent(id)}" class="muted">timeline JSON</a>
   <div id="action-result" class="result" style="flex-basis:100%"></div>
-</div><div id="report">loading the run from the log…</div>`;
+</div><div class="panel decide" id="decide" hidden></div><div id="report">loading the run from the log…</div>`;
   const report = document.getElementById('report');
   const result = document.getElementById('action-result');
   const load = async () => {
@@ -127,8 +127,43 @@ async function runPage(id) {
       const steps = [...new Set([...report.querySelectorAll('tr.step')].map((s) => s.dataset.step))];
       select.innerHTML = [...waves.map((w) => `<option value="${esc(w)}">wave ${esc(w)}</option>`), ...steps.map((s) => `<option value="${esc(s)}">step ${esc(s)}</option>`)].join('');
       if (keep) select.value = keep;
+      decisionPanel();
     } catch (err) {
       report.innerHTML = `<p class="error">${esc(err.message)}</p>`;
+    }
+  };
+  // Approve or deny the pending calls of a run awaiting approval; answer a run awaiting input.
+  const decide = document.getElementById('decide');
+  const decisionPanel = () => {
+    const status = report.querySelector('.status')?.dataset.status;
+    const outcomes = report.querySelectorAll('.outcome');
+    const pending = status === 'awaiting_approval' ? [...(outcomes[outcomes.length - 1]?.querySelectorAll('tr.approval-call[data-decision=pending]') ?? [])].map((r) => r.dataset.step) : [];
+    const shown = status === 'awaiting_input' ? 'input' : pending.length ? `approval:${pending.join(',')}` : '';
+    if (decide.dataset.shown === shown) return; // keep what the person is typing across live reloads
+    decide.dataset.shown = shown;
+    decide.hidden = !shown;
+    if (status === 'awaiting_input') {
+      decide.innerHTML = `<label>reply to the run<textarea id="reply-text" rows="2" cols="60" placeholder="the answer the run waits for"></textarea></label><button id="reply" class="primary">Send reply</button>`;
+      document.getElementById('reply').addEventListener('click', (e) => act(e.target, 'reply', { text: document.getElementById('reply-text').value }));
+    } else if (pending.length) {
+      decide.innerHTML = `<b>${pending.length} call(s) await approval</b>
+<label>decide<select id="decision-step"><option value="">every pending call</option>${pending.map((s) => `<option value="${esc(s)}">step ${esc(s)}</option>`).join('')}</select></label>
+<label>reason<input id="decision-reason" size="40" maxlength="2000" placeholder="recorded with the decision; a denial's reason reaches the model"></label>
+<button id="approve" class="primary">Approve</button><button id="deny" class="danger">Deny</button>`;
+      const body = () => ({ ...(document.getElementById('decision-step').value ? { step: document.getElementById('decision-step').value } : {}), ...(document.getElementById('decision-reason').value ? { reason: document.getElementById('decision-reason').value } : {}) });
+      document.getElementById('approve').addEventListener('click', (e) => act(e.target, 'approve', body()));
+      document.getElementById('deny').addEventListener('click', (e) => act(e.target, 'deny', body()));
+    } else decide.innerHTML = '';
+  };
+  const act = async (button, what, body) => {
+    button.disabled = true;
+    try {
+      const r = await api(`/api/runs/${encodeURIComponent(id)}/${what}`, { method: 'POST', body: JSON.stringify(body) });
+      result.innerHTML = `<p id="decision-result">${what === 'reply' ? 'Reply' : what === 'approve' ? 'Approval' : 'Denial'} recorded (task <span class="mono">${esc(r.task_id)}</span>); the run goes on as Thought reads it.</p>`;
+    } catch (err) {
+      result.innerHTML = `<p class="error">${esc(err.message)}</p>`;
+    } finally {
+      button.disabled = false;
     }
   };
   const key = (d) => `${d.closest('[id]')?.id ?? ''}/${d.dataset.step ?? ''}/${d.querySelector('summary')?.textContent ?? ''}`;
@@ -211,7 +246,7 @@ async function healthPage() {
 <div class="tile" id="tcr"><span>task completion rate</span><b>${pct(h.rates.tcr)}</b><span>${h.rates.completed} of ${h.rates.ended} ended runs</span></div>
 <div class="tile" id="srr"><span>self-recovery rate</span><b>${pct(h.rates.srr)}</b><span>${h.rates.recovered} of ${h.rates.hit_failure} runs that hit a failure</span></div>
 <div class="tile" id="ti"><span>traceability index</span><b>${pct(h.rates.ti)}</b><span>${h.rates.steps_with_evidence} of ${h.rates.steps} steps</span></div>
-<div class="tile"><span>runs in flight</span><b>${s.runs ? s.runs.running : '–'}</b><span>${s.runs ? `${s.runs.awaitingInput} awaiting input` : ''}</span></div>
+<div class="tile"><span>runs in flight</span><b>${s.runs ? s.runs.running : '–'}</b><span>${s.runs ? `${s.runs.awaitingInput} awaiting input, ${s.runs.awaitingApproval} awaiting approval` : ''}</span></div>
 <div class="tile"><span>index</span><b>${h.index.runs}</b><span>runs, rebuilt in ${fmtMs(h.index.rebuild_ms)}</span></div></div>
 <h2 class="section">Outcomes per minute (last hour)</h2><div class="panel" id="chart"></div>
 <h2 class="section">Consumer groups</h2><table class="grid" id="groups"><thead><tr><th>stage</th><th>group</th><th>state</th><th>instances</th><th>lag</th></tr></thead><tbody>${s.groups.map((g) => `<tr><td>${esc(g.stage)}</td><td class="mono">${esc(g.group)}</td><td>${esc(g.state)}</td><td class="num">${g.members}</td><td class="num">${g.lag}</td></tr>`).join('')}</tbody></table>

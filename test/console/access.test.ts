@@ -14,6 +14,8 @@ import { launchChromium } from './browser.ts';
 
 const consoleKey = newApiKey();
 const tasksKey = newApiKey();
+const deciderKey = newApiKey();
+const DECISIONS = /\/(approve|deny|reply)$/;
 let cluster: TestCluster;
 let ui: RunningConsole;
 let base = '';
@@ -33,6 +35,9 @@ const ROUTES: Array<[string, string]> = [
   ['GET', '/api/runs/some-run/report'],
   ['POST', '/api/runs/some-run/verify'],
   ['POST', '/api/runs/some-run/fork'],
+  ['POST', '/api/runs/some-run/approve'],
+  ['POST', '/api/runs/some-run/deny'],
+  ['POST', '/api/runs/some-run/reply'],
   ['GET', '/api/dead-letters'],
   ['POST', '/api/dead-letters/redrive'],
   ['GET', '/api/health'],
@@ -45,6 +50,7 @@ before(async () => {
   const keys = [
     { id: 'ops', sha256: hashApiKey(consoleKey), sources: ['*'], scopes: ['console'], rate_per_minute: 6000 },
     { id: 'helpdesk', sha256: hashApiKey(tasksKey), sources: ['*'], rate_per_minute: 6000 },
+    { id: 'supervisor', sha256: hashApiKey(deciderKey), sources: ['*'], scopes: ['console', 'approve'], rate_per_minute: 6000 },
   ];
   ui = await startConsole({ ...cluster.env, TAO_INGRESS_API_KEYS: JSON.stringify(keys) }, { host: '0.0.0.0', port: 0, readTimeoutMs: 30000, logger: createLogger({ test: 'console-access' }, { level: 'error' }) });
   base = `http://127.0.0.1:${new URL(ui.url).port}`;
@@ -71,12 +77,19 @@ test('without a console key every page, asset and API of a console on 0.0.0.0 an
 });
 
 test('with the console key the same routes answer (none 401)', async () => {
-  for (const [method, path] of ROUTES.filter(([, p]) => p !== '/api/events')) {
+  for (const [method, path] of ROUTES.filter(([, p]) => p !== '/api/events' && !DECISIONS.test(p))) {
     const code = await status(method, path, `Bearer ${consoleKey}`);
     assert.notEqual(code, 401, `${method} ${path}`);
     assert.ok([200, 400, 404, 409].includes(code), `${method} ${path} answered ${code}`);
   }
   assert.equal(await status('GET', '/api/runs', `Bearer ${consoleKey}`), 200);
+});
+
+test('approve, deny and reply need the approve scope as well: 403 with a console-only key, heard with a console and approve key', async () => {
+  for (const [method, path] of ROUTES.filter(([, p]) => DECISIONS.test(p))) {
+    assert.equal(await status(method, path, `Bearer ${consoleKey}`), 403, `${path} with a console-only key`);
+    assert.equal(await status(method, path, `Bearer ${deciderKey}`), 404, `${path} of a run the log has no record of, with a console and approve key`);
+  }
 });
 
 test('a POST from another site is refused 403 even with the key, and a POST that is not JSON 415', async () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
+import { userInfo } from 'node:os';
 import { test } from 'node:test';
 import { admit, crossSite, decideConsoleAuth, KEY_COOKIE } from '../../console/auth.ts';
 import { hashApiKey, newApiKey, parseApiKeys, type ApiKeyEntry } from '../../ingress/api-keys.ts';
@@ -8,9 +9,11 @@ import { ConfigError } from '../../runtime/errors.ts';
 
 const consoleKey = newApiKey();
 const tasksKey = newApiKey();
+const supervisorKey = newApiKey();
 const keys: ApiKeyEntry[] = [
   { id: 'ops', sha256: hashApiKey(consoleKey), sources: ['*'], scopes: ['console'], rate_per_minute: 60 },
   { id: 'helpdesk', sha256: hashApiKey(tasksKey), sources: ['*'], rate_per_minute: 60 },
+  { id: 'supervisor', sha256: hashApiKey(supervisorKey), sources: ['*'], scopes: ['console', 'approve'], rate_per_minute: 60 },
 ];
 const req = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 
@@ -26,8 +29,9 @@ test('a loopback bind needs no key; any other needs a key of the console scope, 
 
 test('on a non-loopback bind a request is admitted with the console key, by bearer header or cookie; refused 401 otherwise', () => {
   const auth = decideConsoleAuth('0.0.0.0', keys);
-  assert.deepEqual(admit(auth, req({ authorization: `Bearer ${consoleKey}` })), { ok: true });
-  assert.deepEqual(admit(auth, req({ cookie: `theme=dark; ${KEY_COOKIE}=${encodeURIComponent(consoleKey)}` })), { ok: true });
+  assert.deepEqual(admit(auth, req({ authorization: `Bearer ${consoleKey}` })), { ok: true, who: 'key:ops', mayDecide: false });
+  assert.deepEqual(admit(auth, req({ cookie: `theme=dark; ${KEY_COOKIE}=${encodeURIComponent(consoleKey)}` })), { ok: true, who: 'key:ops', mayDecide: false });
+  assert.deepEqual(admit(auth, req({ authorization: `Bearer ${supervisorKey}` })), { ok: true, who: 'key:supervisor', mayDecide: true }, 'a key with the approve scope as well may approve, deny and reply');
   for (const headers of [{} as Record<string, string>, { authorization: `Bearer ${tasksKey}` }, { authorization: 'Basic abc' }, { cookie: `${KEY_COOKIE}=${tasksKey}` }]) {
     const a = admit(auth, req(headers));
     assert.equal(a.ok, false, JSON.stringify(headers));
@@ -37,7 +41,8 @@ test('on a non-loopback bind a request is admitted with the console key, by bear
 
 test('a loopback console answers only to a loopback Host (a rebound name of another site is refused 403)', () => {
   const auth = decideConsoleAuth('127.0.0.1', null);
-  for (const host of ['127.0.0.1:7088', 'localhost:7088', '[::1]:7088', 'localhost']) assert.deepEqual(admit(auth, req({ host })), { ok: true }, host);
+  // On loopback whoever decides is recorded as the OS user running the console, as with `tao approve`.
+  for (const host of ['127.0.0.1:7088', 'localhost:7088', '[::1]:7088', 'localhost']) assert.deepEqual(admit(auth, req({ host })), { ok: true, who: `user:${userInfo().username}`, mayDecide: true }, host);
   const refused = admit(auth, req({ host: 'attacker.example:7088' }));
   assert.equal(!refused.ok && refused.status, 403);
 });

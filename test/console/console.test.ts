@@ -32,7 +32,7 @@ const tickets: Record<'en' | 'zh', Task> = {} as Record<'en' | 'zh', Task>;
 before(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
   sim = await startModelSim({ port: 0 });
-  loop = await startLoop({ TAO_PLANNER: 'react', TAO_LLM_BASE_URL: `${sim.url}/v1`, TAO_LLM_MODEL: 'sim-1', TAO_LLM_TIMEOUT_MS: '10000' });
+  loop = await startLoop({ TAO_PLANNER: 'react', TAO_LLM_BASE_URL: `${sim.url}/v1`, TAO_LLM_MODEL: 'sim-1', TAO_LLM_TIMEOUT_MS: '10000', TAO_APPROVAL_RULES: 'refunds.create:amount_cents>5000' });
   ui = await startConsole({ ...loop.cluster.env, TAO_STATUS_ENDPOINTS: opsEndpoints(loop.fleet.lines).join(',') }, { host: '127.0.0.1', port: 0, readTimeoutMs: 60000, logger: createLogger({ test: 'console' }, { level: 'warn' }) });
   browser = await launchChromium();
 });
@@ -188,6 +188,46 @@ test('a dead letter is re-driven once from the dead-letters page; a second re-dr
     await reader.close();
   }
   await page.close();
+});
+
+test('approve on the page of a run awaiting approval lets the parked refund run once; reply on a run awaiting input continues it', { timeout: 240000 }, async () => {
+  const refund = buildTask({ text: 'Please refund my order O-20250002, it arrived broken.', source: 'helpdesk', external_id: `REFUND-${loop.cluster.namespace}` });
+  const ask = buildTask({ text: 'My order has not arrived yet. Can you check where it is?', source: 'helpdesk', external_id: `ASK-${loop.cluster.namespace}` });
+  const producer = loop.cluster.kafka.producer({ idempotent: true });
+  await producer.connect();
+  await submitTasks(producer, loop.cluster.codec, [refund, ask]);
+  await producer.disconnect();
+  const refunds = () => loop.tools.stats().requests.filter((r) => r.route === 'refunds.create').length;
+
+  const page = await open(`/runs/${refund.thought_id}`);
+  await page.waitForSelector('#decide:not([hidden]) #approve', { timeout: 120000 });
+  const pending = await page.$$eval('#report tr.approval-call[data-decision="pending"]', (rows) => rows.map((r) => r.textContent ?? ''));
+  assert.equal(pending.length, 1);
+  assert.match(pending[0]!, /refunds\.create.*O-20250002.*amount_cents \d+ > 5000/s);
+  assert.equal(refunds(), 0, 'nothing reached the tool while the run awaits approval');
+  // A decision for a run that does not await one is refused, not written.
+  const refused = await page.evaluate(async (id) => (await fetch(`/api/runs/${id}/approve`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' })).status, tickets.en?.thought_id ?? 'none');
+  assert.equal(refused, 409);
+  await page.fill('#decision-reason', 'checked the photos: approved');
+  await page.screenshot({ path: join(SCREENSHOTS, 'approval.png'), fullPage: true });
+  await page.click('#approve');
+  await page.waitForSelector('#decision-result');
+  await page.waitForFunction(() => document.querySelector('#report header .status')?.getAttribute('data-status') === 'completed', undefined, { timeout: 120000 });
+  assert.ok(await page.isHidden('#decide'), 'the decision panel goes once the run goes on');
+  assert.equal(refunds(), 1, 'the approved refund ran once');
+  const approved = await replayJson(refund.thought_id);
+  const decision = approved.tasks.find((t) => t.kind === 'DECISION');
+  assert.match(decision?.text ?? '', /^approve by user:\S+: checked the photos: approved$/);
+  assert.equal(decision?.source, 'console');
+  await page.close();
+
+  const asking = await open(`/runs/${ask.thought_id}`);
+  await asking.waitForSelector('#decide:not([hidden]) #reply-text', { timeout: 120000 });
+  await asking.fill('#reply-text', 'Sorry, the order number is O-12345678.');
+  await asking.click('#reply');
+  await asking.waitForFunction(() => document.querySelector('#report header .status')?.getAttribute('data-status') === 'completed', undefined, { timeout: 120000 });
+  assert.match((await asking.textContent('#report #tasks'))!, /Sorry, the order number is O-12345678\./);
+  await asking.close();
 });
 
 test('the health page shows each stage group with its instances and lag, the rates, tool figures and breakers', { timeout: 60000 }, async () => {
