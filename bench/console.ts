@@ -8,8 +8,8 @@
  * a task, a model turn and a tool call as two waves of thought.requests, action.results and
  * observation.results, and a completed outcome: 8 records, Avro, the model request and answer at
  * realistic sizes; one run in ten in Chinese). No stage runs. Then spawns `node bin/tao.js ui
- * --port 0` on that namespace from the compiled dist/ (built first unless --no-build) with the
- * stages' node flags (runtime/stage-node-flags.json), as a deployment runs it, and reports:
+ * --port 0` on that namespace from the compiled dist/ (built first unless --no-build), as a user
+ * runs it (it starts the console with its own node flags, bin/console-node-flags.json), and reports:
  *
  * - rebuild: the console's own "console index rebuilt from the log" line (its start to the end of
  *   the topics as they were when it started);
@@ -26,7 +26,6 @@ import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
 import { createProducer } from '../runtime/kafka.ts';
-import stageNodeFlags from '../runtime/stage-node-flags.json' with { type: 'json' };
 import type { ActionResult, ObservationResult, Outcome, RunState, Task, ThoughtRequest } from '../schemas/types.gen.ts';
 import { commandOptions, integerOption } from './lib/command-line.ts';
 import { freshNamespace, REPO_ROOT } from './lib/harness.ts';
@@ -48,19 +47,21 @@ say(`namespace ${ns.namespace}; load average ${loadavg().map((l) => l.toFixed(1)
 try {
   const written = await writeRuns(runs);
   say(`wrote ${runs} runs (${written.records} records, ${(written.bytes / 1048576).toFixed(1)} MiB) in ${written.ms} ms`);
-  const ui = spawn(process.execPath, [...stageNodeFlags, `${REPO_ROOT}bin/tao.js`, 'ui', '--port', '0'], { env: { ...ns.env, TAO_LOG_LEVEL: 'info', TAO_RUN_FROM: 'dist' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ui = spawn(process.execPath, [`${REPO_ROOT}bin/tao.js`, 'ui', '--port', '0'], { env: { ...ns.env, TAO_LOG_LEVEL: 'info', TAO_RUN_FROM: 'dist' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines = createInterface({ input: ui.stdout! });
   createInterface({ input: ui.stderr! }).on('line', (l) => say(`ui: ${l}`));
   let url = '';
+  let pid = 0; // the console's process (`tao ui` starts it with its node flags)
   const rebuildMs = await new Promise<number>((resolve, reject) => {
     ui.once('exit', (code) => reject(new Error(`tao ui exited (${code})`)));
     lines.on('line', (line) => {
       const at = /the console is at (\S+)\//.exec(line);
       if (at) url = at[1]!;
+      if (line.includes('console listening')) pid = (JSON.parse(line) as { pid: number }).pid;
       if (line.includes('console index rebuilt from the log')) resolve((JSON.parse(line) as { ms: number }).ms);
     });
   });
-  const afterRebuild = status(ui.pid!, 'VmRSS');
+  const afterRebuild = status(pid, 'VmRSS');
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'] });
   const views: number[] = [];
   try {
@@ -88,8 +89,8 @@ try {
     later_views_ms: views.slice(1),
     api_runs_ms: apiMs,
     rss_mib_after_rebuild: Math.round(afterRebuild),
-    rss_mib_after_views: Math.round(status(ui.pid!, 'VmRSS')),
-    rss_mib_peak: Math.round(status(ui.pid!, 'VmHWM')),
+    rss_mib_after_views: Math.round(status(pid, 'VmRSS')),
+    rss_mib_peak: Math.round(status(pid, 'VmHWM')),
     load_average: loadavg().map((l) => Number(l.toFixed(1))),
     cores: (await import('node:os')).availableParallelism(),
   };

@@ -5,7 +5,8 @@
 // without a rebuild; a production install (`npm ci --omit=dev`, no tsx) always runs dist/.
 // TAO_RUN_FROM=dist|source forces one of the two. Child stages (`run all`, the demo) are started
 // through this file too, so they make the same choice.
-import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -37,6 +38,21 @@ function chooseCode() {
   if (!existsSync(compiled)) return 'source';
   if (!tsxInstalled()) return 'dist';
   return distIsCurrent(root) ? 'dist' : 'source';
+}
+
+// `tao ui` runs with the console's own V8 flags (bin/console-node-flags.json): a 1 MiB young
+// generation and a 256 MiB old space hold its memory near 90 MiB with 10,000 runs indexed, where
+// V8's defaults let the index's rebuild take it past 150 MiB (docs/CONSOLE.md, Memory and time).
+// Node takes these flags only at start, so a `tao ui` started without them starts the console
+// again with them, passes SIGINT and SIGTERM on, and exits as it does.
+if (process.argv[2] === 'ui') {
+  const flags = JSON.parse(readFileSync(join(root, 'bin', 'console-node-flags.json'), 'utf8'));
+  if (!flags.every((flag) => process.execArgv.includes(flag))) {
+    const child = spawn(process.execPath, [...process.execArgv, ...flags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+    for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+    child.on('exit', (code, signal) => process.exit(code ?? (signal === 'SIGINT' ? 130 : 143)));
+    await new Promise(() => {}); // the console runs in the child
+  }
 }
 
 let main;

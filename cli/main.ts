@@ -39,7 +39,7 @@ const USAGE = `usage: tao <command> [options]      (tao <command> --help for a c
   status [--json]             consumer lag, runs in flight, breakers, dead letters
   replay <thought_id>         a run's timeline (terminal, json, html); --verify, --fork
   dlq list|show|redrive       dead letters: list, show one, re-drive selected ones exactly once
-  ui [--port N] [--host H]    the operator console in the browser: runs live, timelines, verify, fork, dead letters, health
+  ui [--port N] [--host H]    the operator console in the browser: runs live, timelines, verify, fork, approve, deny, reply, dead letters, health
   classify-error <file|->     the ONNX classifier's label and confidence for an error payload (JSON)
   classify "<text>"           the intent router's intent, confidence and slots for a task text (JSON)
   skills list|show [--json]   the skills (skills/<name>/SKILL.md): name@version, planner, intents, tools

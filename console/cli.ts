@@ -48,7 +48,7 @@ export async function startConsole(env: NodeJS.ProcessEnv, options: { host: stri
     readTimeoutMs: options.readTimeoutMs,
   });
   const server = await startConsoleServer({ feed, actions, auth, logger }, options.host, options.port);
-  logger.info('console listening', { url: server.url, auth: auth.mode, namespace: codec.topics.namespace });
+  logger.info('console listening', { url: server.url, auth: auth.mode, namespace: codec.topics.namespace, pid: process.pid });
   return {
     url: server.url,
     feed,
