@@ -31,7 +31,30 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', fetch: 'readonly', AbortSignal: 'readonly', AbortController: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', performance: 'readonly', structuredClone: 'readonly', queueMicrotask: 'readonly', NodeJS: 'readonly' } },
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: 'module',
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+        fetch: 'readonly',
+        AbortSignal: 'readonly',
+        AbortController: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        performance: 'readonly',
+        structuredClone: 'readonly',
+        queueMicrotask: 'readonly',
+        NodeJS: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
       // prom-client's collect() callbacks get the metric as `this`; the owner is reached as `self`.
@@ -39,7 +62,23 @@ export default tseslint.config(
     },
   },
   // The console's page script runs in the browser.
-  { files: ['console/static/**/*.js'], languageOptions: { sourceType: 'module', globals: { window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', fetch: 'readonly', EventSource: 'readonly', URLSearchParams: 'readonly', setTimeout: 'readonly', uPlot: 'readonly' } } },
+  {
+    files: ['console/static/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        location: 'readonly',
+        history: 'readonly',
+        fetch: 'readonly',
+        EventSource: 'readonly',
+        URLSearchParams: 'readonly',
+        setTimeout: 'readonly',
+        uPlot: 'readonly',
+      },
+    },
+  },
   // Tests take apart documents they did not type (Kubernetes manifests, tool catalogs).
   { files: ['test/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
   ...boundaries,

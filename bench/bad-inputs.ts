@@ -115,7 +115,10 @@ function account(ns: BenchNamespace, kind: BadInputKind, sent: Sent, o: Observed
     if ('duplicate' in e) {
       const firstId = sent.extra?.body?.thought_id;
       const written = thoughtId ? (o.tasksByKey.get(thoughtId) ?? 0) : 0;
-      return { observed: `first HTTP ${sent.extra?.status}, replay ${answer}${sent.body?.duplicate ? ' duplicate' : ''}; ${written} task record(s)`, accounted: sent.status === 200 && sent.body?.duplicate === true && thoughtId === firstId && written === 1 };
+      return {
+        observed: `first HTTP ${sent.extra?.status}, replay ${answer}${sent.body?.duplicate ? ' duplicate' : ''}; ${written} task record(s)`,
+        accounted: sent.status === 200 && sent.body?.duplicate === true && thoughtId === firstId && written === 1,
+      };
     }
     if ('accepted' in e) {
       const out = thoughtId ? outcomeOf(thoughtId) : undefined;
@@ -123,7 +126,12 @@ function account(ns: BenchNamespace, kind: BadInputKind, sent: Sent, o: Observed
     }
     return { observed: answer, accounted: false };
   }
-  const own = o.deadLetters.filter((d) => d.headers[DLQ_HEADERS.sourceTopic] === sent.topic && d.headers[DLQ_HEADERS.sourcePartition] === String(sent.partition) && d.headers[DLQ_HEADERS.sourceOffset] === sent.offset);
+  const own = o.deadLetters.filter(
+    (d) =>
+      d.headers[DLQ_HEADERS.sourceTopic] === sent.topic &&
+      d.headers[DLQ_HEADERS.sourcePartition] === String(sent.partition) &&
+      d.headers[DLQ_HEADERS.sourceOffset] === sent.offset,
+  );
   const later = o.deadLetters.filter((d) => d.key === sent.key && !own.includes(d));
   const out = outcomeOf(sent.key);
   const parts = [
@@ -133,8 +141,15 @@ function account(ns: BenchNamespace, kind: BadInputKind, sent: Sent, o: Observed
   ];
   const observed = parts.length ? parts.join('; ') : 'nothing yet';
   if ('deadLetter' in e) return { observed, accounted: own.some((d) => e.deadLetter.includes(d.headers[DLQ_HEADERS.errorCode] ?? '')) };
-  if ('laterDeadLetter' in e) return { observed, accounted: later.some((d) => d.topic === ns.codec.topics.dlq(e.laterDeadLetter.topic) && e.laterDeadLetter.codes.includes(d.headers[DLQ_HEADERS.errorCode] ?? '')) };
-  if ('outcome' in e) return { observed, accounted: out !== undefined && e.outcome.includes(out.status) && (!e.reasons || e.reasons.includes(out.reason_code)) };
+  if ('laterDeadLetter' in e)
+    return {
+      observed,
+      accounted: later.some(
+        (d) => d.topic === ns.codec.topics.dlq(e.laterDeadLetter.topic) && e.laterDeadLetter.codes.includes(d.headers[DLQ_HEADERS.errorCode] ?? ''),
+      ),
+    };
+  if ('outcome' in e)
+    return { observed, accounted: out !== undefined && e.outcome.includes(out.status) && (!e.reasons || e.reasons.includes(out.reason_code)) };
   return { observed, accounted: false };
 }
 
@@ -142,13 +157,19 @@ function account(ns: BenchNamespace, kind: BadInputKind, sent: Sent, o: Observed
  * Runs the corpus against a fresh loop on the broker named by `env`. `bin` runs the stages and the
  * ingress from another tree (a commit's, bench/lib/ab.ts).
  */
-export async function runBadInputs(options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; log?: (line: string) => void; bin?: string } = {}): Promise<BadInputReport> {
+export async function runBadInputs(
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; log?: (line: string) => void; bin?: string } = {},
+): Promise<BadInputReport> {
   const started = Date.now();
   const log = options.log ?? ((line: string) => progress(started, line));
   const env = options.env ?? process.env;
   const fleet = new Fleet();
   const tools = await startToolServerProcess(fleet, env);
-  const ns = await freshNamespace('corpus', env, { TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_WEBHOOK_SECRET_GITHUB: SECRETS.github, TAO_WEBHOOK_SECRET_JIRA: SECRETS.jira });
+  const ns = await freshNamespace('corpus', env, {
+    TAO_DEMO_TOOL_ORIGIN: tools.url,
+    TAO_WEBHOOK_SECRET_GITHUB: SECRETS.github,
+    TAO_WEBHOOK_SECRET_JIRA: SECRETS.jira,
+  });
   const topics = ns.codec.topics;
   let follower: Awaited<ReturnType<typeof followLog>> | null = null;
   try {
@@ -156,11 +177,18 @@ export async function runBadInputs(options: { env?: NodeJS.ProcessEnv; timeoutMs
     await admin.connect();
     try {
       // AlterConfigs replaces a topic's whole config: the catalog's settings go along.
-      await admin.alterConfigs({ validateOnly: false, resources: (['tasks', 'thoughtRequests'] as const).map((id) => ({ type: ConfigResourceTypes.TOPIC, name: topics.name(id), configEntries: [
-        { name: 'max.message.bytes', value: String(RAISED_MAX_MESSAGE_BYTES) },
-        { name: 'retention.ms', value: String(TOPICS[id].retentionMs) },
-        { name: 'cleanup.policy', value: TOPICS[id].cleanupPolicy },
-      ] })) });
+      await admin.alterConfigs({
+        validateOnly: false,
+        resources: (['tasks', 'thoughtRequests'] as const).map((id) => ({
+          type: ConfigResourceTypes.TOPIC,
+          name: topics.name(id),
+          configEntries: [
+            { name: 'max.message.bytes', value: String(RAISED_MAX_MESSAGE_BYTES) },
+            { name: 'retention.ms', value: String(TOPICS[id].retentionMs) },
+            { name: 'cleanup.policy', value: TOPICS[id].cleanupPolicy },
+          ],
+        })),
+      });
     } finally {
       await admin.disconnect();
     }
@@ -192,7 +220,10 @@ export async function runBadInputs(options: { env?: NodeJS.ProcessEnv; timeoutMs
     const rounds: BadInputReport['rounds'] = [];
     try {
       // Round 2 holds the kinds that used to take a stage down: a regression there cannot hide round 1's results.
-      for (const [round, batch] of [[1, kinds.filter((k) => !k.last)], [2, kinds.filter((k) => k.last)]] as const) {
+      for (const [round, batch] of [
+        [1, kinds.filter((k) => !k.last)],
+        [2, kinds.filter((k) => k.last)],
+      ] as const) {
         if (batch.length === 0) continue;
         log(`corpus: round ${round}: sending ${batch.length} kinds of bad input`);
         for (const kind of batch) {
@@ -203,7 +234,8 @@ export async function runBadInputs(options: { env?: NodeJS.ProcessEnv; timeoutMs
           }
         }
         const used = new Map<TopicId, Set<number>>();
-        for (const k of batch) if (k.surface !== 'ingress' && k.surface !== 'webhook') (used.get(k.surface) ?? used.set(k.surface, new Set()).get(k.surface)!).add(k.partition ?? 0);
+        for (const k of batch)
+          if (k.surface !== 'ingress' && k.surface !== 'webhook') (used.get(k.surface) ?? used.set(k.surface, new Set()).get(k.surface)!).add(k.partition ?? 0);
         for (const [topic, partitions] of used) {
           for (const p of partitions) sentinels.push({ topic, partition: p, key: (await sentinel(ctx, topic as 'tasks', p)).key, round });
         }
@@ -213,22 +245,42 @@ export async function runBadInputs(options: { env?: NodeJS.ProcessEnv; timeoutMs
         const deadline = Date.now() + (round === 1 ? (options.timeoutMs ?? 90000) : 20000);
         for (;;) {
           const state = await check();
-          const done = state.results.filter(mine).every((r) => r.accounted || r.kind.knownIssue) && sentinels.filter((x) => x.round === round).every((x) => state.o.outcomes.get(x.key)?.status === 'completed');
+          const done =
+            state.results.filter(mine).every((r) => r.accounted || r.kind.knownIssue) &&
+            sentinels.filter((x) => x.round === round).every((x) => state.o.outcomes.get(x.key)?.status === 'completed');
           if (done || Date.now() > deadline) break;
           await new Promise((r) => setTimeout(r, 500));
         }
         // A late dead letter for an input already accounted for shows up in the unattributed count.
         await new Promise((r) => setTimeout(r, 1500));
         const state = await check();
-        const health = await Promise.all(fleet.alive().filter((i) => i.opsPort > 0).map(async (i) => ({ i, h: await getJson<{ lastError?: string }>(i.opsPort, '/health') })));
-        const ingressHealth = await fetch(`${ingressUrl}/health`).then((r) => r.status, () => 0);
+        const health = await Promise.all(
+          fleet
+            .alive()
+            .filter((i) => i.opsPort > 0)
+            .map(async (i) => ({ i, h: await getJson<{ lastError?: string }>(i.opsPort, '/health') })),
+        );
+        const ingressHealth = await fetch(`${ingressUrl}/health`).then(
+          (r) => r.status,
+          () => 0,
+        );
         rounds.push({
           round,
           kinds: batch.length,
           accounted: state.results.filter(mine).filter((r) => r.accounted).length,
-          stalls: sentinels.filter((x) => x.round === round).map((x) => ({ topic: topics.name(x.topic), partition: x.partition, sentinel: x.key, processed: state.o.outcomes.get(x.key)?.status === 'completed' })),
+          stalls: sentinels
+            .filter((x) => x.round === round)
+            .map((x) => ({
+              topic: topics.name(x.topic),
+              partition: x.partition,
+              sentinel: x.key,
+              processed: state.o.outcomes.get(x.key)?.status === 'completed',
+            })),
           crashes: fleet.unexpectedExits.map((e) => ({ name: e.name, code: e.code })),
-          unhealthy: [...health.filter(({ h }) => h?.status !== 200).map(({ i, h }) => `${i.name}#${i.id}${h?.body.lastError ? ` (${h.body.lastError})` : ''}`), ...(ingressHealth === 200 ? [] : ['ingress'])],
+          unhealthy: [
+            ...health.filter(({ h }) => h?.status !== 200).map(({ i, h }) => `${i.name}#${i.id}${h?.body.lastError ? ` (${h.body.lastError})` : ''}`),
+            ...(ingressHealth === 200 ? [] : ['ingress']),
+          ],
         });
       }
     } finally {
@@ -239,11 +291,26 @@ export async function runBadInputs(options: { env?: NodeJS.ProcessEnv; timeoutMs
     for (const kind of kinds) {
       const s = sent.get(kind);
       if (s?.via !== 'record') continue;
-      for (const d of state.o.deadLetters) if (d.key === s.key || (d.headers[DLQ_HEADERS.sourceTopic] === s.topic && d.headers[DLQ_HEADERS.sourceOffset] === s.offset && d.headers[DLQ_HEADERS.sourcePartition] === String(s.partition))) attributed.add(d);
+      for (const d of state.o.deadLetters)
+        if (
+          d.key === s.key ||
+          (d.headers[DLQ_HEADERS.sourceTopic] === s.topic &&
+            d.headers[DLQ_HEADERS.sourceOffset] === s.offset &&
+            d.headers[DLQ_HEADERS.sourcePartition] === String(s.partition))
+        )
+          attributed.add(d);
     }
     return {
       namespace: ns.namespace,
-      kinds: state.results.map((r) => ({ id: r.kind.id, surface: r.kind.surface, description: r.kind.description, expected: describe(r.kind.expect), observed: r.observed, accounted: r.accounted, knownIssue: r.kind.knownIssue ?? null })),
+      kinds: state.results.map((r) => ({
+        id: r.kind.id,
+        surface: r.kind.surface,
+        description: r.kind.description,
+        expected: describe(r.kind.expect),
+        observed: r.observed,
+        accounted: r.accounted,
+        knownIssue: r.kind.knownIssue ?? null,
+      })),
       accounted: state.results.filter((r) => r.accounted).length,
       rounds,
       unattributedDeadLetters: state.o.deadLetters.filter((d) => !attributed.has(d)).length,
@@ -259,16 +326,31 @@ export async function runBadInputs(options: { env?: NodeJS.ProcessEnv; timeoutMs
 /** The report as text. */
 export function renderBadInputs(r: BadInputReport): string {
   return [
-    table(['kind', 'expected', 'observed', 'ok'], r.kinds.map((k) => [k.id, k.expected, k.observed, k.accounted ? 'yes' : k.knownIssue ? `NO (regression of ${k.knownIssue})` : 'NO'])),
+    table(
+      ['kind', 'expected', 'observed', 'ok'],
+      r.kinds.map((k) => [k.id, k.expected, k.observed, k.accounted ? 'yes' : k.knownIssue ? `NO (regression of ${k.knownIssue})` : 'NO']),
+    ),
     '',
-    ...r.rounds.map((x) => `round ${x.round}: ${x.accounted}/${x.kinds} kinds accounted for; partitions stalled: ${x.stalls.filter((s) => !s.processed).map((s) => `${s.topic}[${s.partition}]`).join(', ') || 'none'} (of ${x.stalls.length} checked); crashed: ${x.crashes.map((c) => `${c.name} (${c.code})`).join(', ') || 'none'}; unhealthy: ${x.unhealthy.join(', ') || 'none'}`),
+    ...r.rounds.map(
+      (x) =>
+        `round ${x.round}: ${x.accounted}/${x.kinds} kinds accounted for; partitions stalled: ${
+          x.stalls
+            .filter((s) => !s.processed)
+            .map((s) => `${s.topic}[${s.partition}]`)
+            .join(', ') || 'none'
+        } (of ${x.stalls.length} checked); crashed: ${x.crashes.map((c) => `${c.name} (${c.code})`).join(', ') || 'none'}; unhealthy: ${x.unhealthy.join(', ') || 'none'}`,
+    ),
     `${r.accounted}/${r.kinds.length} kinds accounted for in all; unattributed dead letters: ${r.unattributedDeadLetters}; ${r.durationSeconds.toFixed(0)} s`,
   ].join('\n');
 }
 
 /** True when every kind was accounted for and no round left a stall, a crash or an unhealthy process. */
 export function corpusPassed(r: BadInputReport): boolean {
-  return r.kinds.every((k) => k.accounted) && r.rounds.every((x) => x.stalls.every((s) => s.processed) && x.crashes.length === 0 && x.unhealthy.length === 0) && r.unattributedDeadLetters === 0;
+  return (
+    r.kinds.every((k) => k.accounted) &&
+    r.rounds.every((x) => x.stalls.every((s) => s.processed) && x.crashes.length === 0 && x.unhealthy.length === 0) &&
+    r.unattributedDeadLetters === 0
+  );
 }
 
 const USAGE = `usage: node --import tsx bench/bad-inputs.ts [options]

@@ -32,16 +32,31 @@ import { fmt, table } from './lib/stats.ts';
 import { setting } from '../runtime/config.ts';
 
 /** The private chaos infrastructure: its own broker and registry, safe to restart. */
-export const CHAOS_INFRA: Pick<InfraOptions, 'dir' | 'kafkaPort' | 'controllerPort' | 'registryPort' | 'brokers'> = { dir: '/tmp/tao-chaos', kafkaPort: 29092, controllerPort: 29093, registryPort: 28081, brokers: 1 };
+export const CHAOS_INFRA: Pick<InfraOptions, 'dir' | 'kafkaPort' | 'controllerPort' | 'registryPort' | 'brokers'> = {
+  dir: '/tmp/tao-chaos',
+  kafkaPort: 29092,
+  controllerPort: 29093,
+  registryPort: 28081,
+  brokers: 1,
+};
 /** The private chaos cluster of `--brokers 3`. */
-export const CHAOS_CLUSTER_INFRA: Pick<InfraOptions, 'dir' | 'kafkaPort' | 'controllerPort' | 'registryPort' | 'brokers'> = { dir: '/tmp/tao-chaos-cluster', kafkaPort: 29192, controllerPort: 29193, registryPort: 29181, brokers: 3 };
+export const CHAOS_CLUSTER_INFRA: Pick<InfraOptions, 'dir' | 'kafkaPort' | 'controllerPort' | 'registryPort' | 'brokers'> = {
+  dir: '/tmp/tao-chaos-cluster',
+  kafkaPort: 29192,
+  controllerPort: 29193,
+  registryPort: 29181,
+  brokers: 3,
+};
 
 /**
  * Starts a private broker (or cluster) and registry in `infra.dir` (default {@link CHAOS_INFRA}),
  * linking the jars and the registry binary from this checkout's .infra/ so nothing is downloaded
  * or built again, and returns their addresses.
  */
-export async function chaosInfraUp(log: (line: string) => void, options: Partial<InfraOptions> = CHAOS_INFRA): Promise<{ brokers: string; registryUrl: string }> {
+export async function chaosInfraUp(
+  log: (line: string) => void,
+  options: Partial<InfraOptions> = CHAOS_INFRA,
+): Promise<{ brokers: string; registryUrl: string }> {
   const dir = options.dir ?? CHAOS_INFRA.dir;
   const main = join(REPO_ROOT, '.infra');
   mkdirSync(join(dir, 'bin'), { recursive: true });
@@ -75,54 +90,118 @@ export interface ChaosCommandReport {
 export function renderChaos(r: ChaosCommandReport): string {
   const lines: string[] = [];
   const c = r.chaos;
-  if (c) lines.push(
-    `chaos ${r.startedAt} on ${r.broker}: ${c.submitted} runs, ${c.kills.length} SIGKILLs (${c.options.instances} instance(s) per stage), broker restart: ${c.brokerRestart ? `yes, down ${fmt(c.brokerRestart.downMs)} ms` : 'no'}, broker faults: ${c.brokerFaults ? c.brokerFaults.recoveries.length : 'none'}, ${fmt(c.durationSeconds)} s`,
-    '',
-    table(['figure', 'value'], [
-      ['runs submitted', c.submitted],
-      ['runs with a committed outcome', c.outcomes],
-      ['lost runs (no outcome)', c.lostRuns.length ? `${c.lostRuns.length}: last committed at ${Object.entries(c.lostAt).map(([at, e]) => `${at} ${e.runs} (partitions ${e.partitions.join(',')})`).join('; ')}` : 0],
-      ['duplicated steps (read_committed scan)', c.duplicatedSteps.length],
-      ['task records re-sent by the submitter (ignored by Thought)', c.duplicatedTasks],
-      ['dead letters', Object.values(c.deadLetters).reduce((a, b) => a + b, 0)],
-      ['task completion rate', `${fmt(100 * c.rates.completionRate)}% (${c.rates.completed}/${c.rates.ended})`],
-      ['self-recovery rate', `${fmt(100 * c.rates.selfRecoveryRate)}% (${c.rates.recovered}/${c.rates.hitFailure} runs that met a failure)`],
-      ['unexpected process exits', c.unexpectedExits.length],
-      ['instances replaced for failing /health (liveness probe)', c.unhealthyReplaced.length],
-      ['batches a new partition owner skipped (already committed) / records', `${c.handovers.skippedBatches} / ${c.handovers.skippedRecords}`],
-      ['transactions failed and retried (e.g. an old owner fenced)', c.handovers.failedTransactions],
-      ['run latency P50 / P99 ms', `${fmt(c.runMs.p50)} / ${fmt(c.runMs.p99)}`],
-    ]),
-    '',
-    table(['after a kill', 'P50 ms', 'P95 ms', 'max ms'], [
-      ['killed group lag back to its pre-kill level', c.killRecovery.lagRecoveryMs.p50, c.killRecovery.lagRecoveryMs.p95, c.killRecovery.lagRecoveryMs.max],
-      ['longest pause between outcomes', c.killRecovery.outcomePauseMs.p50, c.killRecovery.outcomePauseMs.p95, c.killRecovery.outcomePauseMs.max],
-      ['replacement process ready', c.killRecovery.replacementReadyMs.p50, c.killRecovery.replacementReadyMs.p95, c.killRecovery.replacementReadyMs.max],
-    ]),
-  );
-  if (c?.unhealthyReplaced.length) lines.push('', table(['replaced', 'at s', 'unhealthy for s', 'why'], c.unhealthyReplaced.map((u) => [u.name, u.atS, u.unhealthyForS, u.why.slice(0, 140)])));
-  if (c?.brokerRestart) lines.push('', `broker restart at ${fmt(c.brokerRestart.atS)} s: down ${fmt(c.brokerRestart.downMs)} ms; every group's lag back to its earlier level after ${fmt(c.brokerRestart.lagRecoveryMs ?? Number.NaN)} ms; longest pause between outcomes ${fmt(c.brokerRestart.outcomePauseMs ?? Number.NaN)} ms`);
+  if (c)
+    lines.push(
+      `chaos ${r.startedAt} on ${r.broker}: ${c.submitted} runs, ${c.kills.length} SIGKILLs (${c.options.instances} instance(s) per stage), broker restart: ${c.brokerRestart ? `yes, down ${fmt(c.brokerRestart.downMs)} ms` : 'no'}, broker faults: ${c.brokerFaults ? c.brokerFaults.recoveries.length : 'none'}, ${fmt(c.durationSeconds)} s`,
+      '',
+      table(
+        ['figure', 'value'],
+        [
+          ['runs submitted', c.submitted],
+          ['runs with a committed outcome', c.outcomes],
+          [
+            'lost runs (no outcome)',
+            c.lostRuns.length
+              ? `${c.lostRuns.length}: last committed at ${Object.entries(c.lostAt)
+                  .map(([at, e]) => `${at} ${e.runs} (partitions ${e.partitions.join(',')})`)
+                  .join('; ')}`
+              : 0,
+          ],
+          ['duplicated steps (read_committed scan)', c.duplicatedSteps.length],
+          ['task records re-sent by the submitter (ignored by Thought)', c.duplicatedTasks],
+          ['dead letters', Object.values(c.deadLetters).reduce((a, b) => a + b, 0)],
+          ['task completion rate', `${fmt(100 * c.rates.completionRate)}% (${c.rates.completed}/${c.rates.ended})`],
+          ['self-recovery rate', `${fmt(100 * c.rates.selfRecoveryRate)}% (${c.rates.recovered}/${c.rates.hitFailure} runs that met a failure)`],
+          ['unexpected process exits', c.unexpectedExits.length],
+          ['instances replaced for failing /health (liveness probe)', c.unhealthyReplaced.length],
+          ['batches a new partition owner skipped (already committed) / records', `${c.handovers.skippedBatches} / ${c.handovers.skippedRecords}`],
+          ['transactions failed and retried (e.g. an old owner fenced)', c.handovers.failedTransactions],
+          ['run latency P50 / P99 ms', `${fmt(c.runMs.p50)} / ${fmt(c.runMs.p99)}`],
+        ],
+      ),
+      '',
+      table(
+        ['after a kill', 'P50 ms', 'P95 ms', 'max ms'],
+        [
+          ['killed group lag back to its pre-kill level', c.killRecovery.lagRecoveryMs.p50, c.killRecovery.lagRecoveryMs.p95, c.killRecovery.lagRecoveryMs.max],
+          ['longest pause between outcomes', c.killRecovery.outcomePauseMs.p50, c.killRecovery.outcomePauseMs.p95, c.killRecovery.outcomePauseMs.max],
+          ['replacement process ready', c.killRecovery.replacementReadyMs.p50, c.killRecovery.replacementReadyMs.p95, c.killRecovery.replacementReadyMs.max],
+        ],
+      ),
+    );
+  if (c?.unhealthyReplaced.length)
+    lines.push(
+      '',
+      table(
+        ['replaced', 'at s', 'unhealthy for s', 'why'],
+        c.unhealthyReplaced.map((u) => [u.name, u.atS, u.unhealthyForS, u.why.slice(0, 140)]),
+      ),
+    );
+  if (c?.brokerRestart)
+    lines.push(
+      '',
+      `broker restart at ${fmt(c.brokerRestart.atS)} s: down ${fmt(c.brokerRestart.downMs)} ms; every group's lag back to its earlier level after ${fmt(c.brokerRestart.lagRecoveryMs ?? Number.NaN)} ms; longest pause between outcomes ${fmt(c.brokerRestart.outcomePauseMs ?? Number.NaN)} ms`,
+    );
   if (c?.brokerFaults) {
     const ms = (x: number | null) => (x === null ? Number.NaN : x);
-    lines.push('', table(['broker fault', 'node', 'at s', 'down ms', 'every ISR full ms', 'first commit ms', 'its partitions committing ms', 'first outcome after up ms'], c.brokerFaults.recoveries.map((f) => [f.kind, f.node ?? 'all', f.atS, f.downMs, ms(f.inSyncMs), ms(f.firstCommitMs), ms(f.ledPartitionsCommitMs), ms(f.firstOutcomeAfterUpMs)])));
+    lines.push(
+      '',
+      table(
+        ['broker fault', 'node', 'at s', 'down ms', 'every ISR full ms', 'first commit ms', 'its partitions committing ms', 'first outcome after up ms'],
+        c.brokerFaults.recoveries.map((f) => [
+          f.kind,
+          f.node ?? 'all',
+          f.atS,
+          f.downMs,
+          ms(f.inSyncMs),
+          ms(f.firstCommitMs),
+          ms(f.ledPartitionsCommitMs),
+          ms(f.firstOutcomeAfterUpMs),
+        ]),
+      ),
+    );
     const o = c.brokerFaults.outage;
-    if (o) lines.push('', `whole-cluster outage: ${o.runsInFlightAtStart} runs in flight when every broker stopped; ingress answers while down: ${JSON.stringify(o.answersWhileDown)}; first task accepted ${o.firstAcceptedMs === null ? 'never' : `${fmt(o.firstAcceptedMs)} ms`} after the stop`);
+    if (o)
+      lines.push(
+        '',
+        `whole-cluster outage: ${o.runsInFlightAtStart} runs in flight when every broker stopped; ingress answers while down: ${JSON.stringify(o.answersWhileDown)}; first task accepted ${o.firstAcceptedMs === null ? 'never' : `${fmt(o.firstAcceptedMs)} ms`} after the stop`,
+      );
   }
-  if (c) lines.push('', table(['kill', 'stage', 'at s', 'lag recovery ms', 'outcome pause ms', 'replacement ready ms'], c.kills.map((k) => [k.n, k.stage, k.atS, k.lagRecoveryMs ?? Number.NaN, k.outcomePauseMs ?? Number.NaN, k.replacementReadyMs ?? Number.NaN])));
+  if (c)
+    lines.push(
+      '',
+      table(
+        ['kill', 'stage', 'at s', 'lag recovery ms', 'outcome pause ms', 'replacement ready ms'],
+        c.kills.map((k) => [k.n, k.stage, k.atS, k.lagRecoveryMs ?? Number.NaN, k.outcomePauseMs ?? Number.NaN, k.replacementReadyMs ?? Number.NaN]),
+      ),
+    );
   const f = r.faultMix;
   if (f) {
-    lines.push('', `fault mix: ${f.runs} runs; tool calls ${f.toolCalls.primary} to the faulty server, ${f.toolCalls.replica} to the fallback replica; ${fmt(f.durationSeconds)} s`);
-    lines.push(table(['fault', 'share of calls', 'applied'], f.faults.map((x) => [x.mode, `${fmt(100 * x.shareOfCalls)}%`, x.applied])));
-    lines.push(table(['figure', 'value'], [
-      ['task completion rate', `${fmt(100 * f.rates.completionRate)}% (${f.rates.completed}/${f.rates.ended})`],
-      ['self-recovery rate', `${fmt(100 * f.rates.selfRecoveryRate)}% (${f.rates.recovered}/${f.rates.hitFailure} runs that met a failure)`],
-      ['outcomes by status', JSON.stringify(f.rates.byStatus)],
-      ['outcomes by reason', JSON.stringify(f.rates.byReason)],
-      ['step results / retried / served by fallback', `${f.steps.results} / ${f.steps.retried} / ${f.steps.servedByFallback}`],
-      ['invalid verdicts by error type', JSON.stringify(f.steps.invalidVerdicts)],
-      ['duplicated steps', f.duplicatedSteps],
-      ['run latency P50 / P99 ms', `${fmt(f.runMs.p50)} / ${fmt(f.runMs.p99)}`],
-    ]));
+    lines.push(
+      '',
+      `fault mix: ${f.runs} runs; tool calls ${f.toolCalls.primary} to the faulty server, ${f.toolCalls.replica} to the fallback replica; ${fmt(f.durationSeconds)} s`,
+    );
+    lines.push(
+      table(
+        ['fault', 'share of calls', 'applied'],
+        f.faults.map((x) => [x.mode, `${fmt(100 * x.shareOfCalls)}%`, x.applied]),
+      ),
+    );
+    lines.push(
+      table(
+        ['figure', 'value'],
+        [
+          ['task completion rate', `${fmt(100 * f.rates.completionRate)}% (${f.rates.completed}/${f.rates.ended})`],
+          ['self-recovery rate', `${fmt(100 * f.rates.selfRecoveryRate)}% (${f.rates.recovered}/${f.rates.hitFailure} runs that met a failure)`],
+          ['outcomes by status', JSON.stringify(f.rates.byStatus)],
+          ['outcomes by reason', JSON.stringify(f.rates.byReason)],
+          ['step results / retried / served by fallback', `${f.steps.results} / ${f.steps.retried} / ${f.steps.servedByFallback}`],
+          ['invalid verdicts by error type', JSON.stringify(f.steps.invalidVerdicts)],
+          ['duplicated steps', f.duplicatedSteps],
+          ['run latency P50 / P99 ms', `${fmt(f.runMs.p50)} / ${fmt(f.runMs.p99)}`],
+        ],
+      ),
+    );
   }
   return lines.join('\n');
 }
@@ -173,7 +252,14 @@ async function main(): Promise<void> {
   const outageS = values.outage === undefined ? null : Number(values.outage);
   if (outageS !== null && (brokers !== 3 || !(outageS > 0))) bad(`--outage needs --brokers 3 and a positive number of seconds, got ${values.outage}`);
   const count = (name: string, min: number) => integerOption('chaos', USAGE, values, name, min);
-  const counts = { runs: count('runs', 1), kills: count('kills', 0), killEveryMs: count('kill-every-ms', 1), instances: count('instances', 1), faultMixRuns: count('fault-mix-runs', 1), leaderKills: count('leader-kills', 0) };
+  const counts = {
+    runs: count('runs', 1),
+    kills: count('kills', 0),
+    killEveryMs: count('kill-every-ms', 1),
+    instances: count('instances', 1),
+    faultMixRuns: count('fault-mix-runs', 1),
+    leaderKills: count('leader-kills', 0),
+  };
   const seedValue = values.seed === undefined ? null : Number(values.seed);
   if (seedValue !== null && !Number.isInteger(seedValue)) bad(`--seed must be an integer, got "${values.seed}"`);
   const infraOptions = brokers === 3 ? CHAOS_CLUSTER_INFRA : CHAOS_INFRA;
@@ -192,28 +278,52 @@ async function main(): Promise<void> {
     const tools = await startToolServerProcess(fleet, env);
     const seed = seedValue ?? randomSeed();
     log(`chaos seed ${seed}`);
-    const chaos = values['fault-mix-only'] ? null : await runChaos({
-      runs: counts.runs,
-      kills: counts.kills,
-      killEveryMs: counts.killEveryMs,
-      instances: counts.instances,
-      toolServerErrorRate: 0.05,
-      brokerRestart: ownInfra && brokers === 1 ? { stop: () => infra.stopKafka({ ...CHAOS_INFRA, log }), start: async () => void (await infra.startKafka({ ...CHAOS_INFRA, log })) } : null,
-      brokerFaults: brokers === 3
-        ? { plan: { leaderKills: counts.leaderKills, downMs: 3000, rollingRestart: true, outageMs: outageS === null ? null : outageS * 1000, settleMs: 5000, startAfterMs: 8000 }, cluster: localClusterControl(infraOptions, log) }
-        : null,
-      // The broker faults take ~3 min (plus the outage): the runs are spread over them.
-      ...(brokers === 3 ? { submitMs: 180000 + (outageS ?? 0) * 1000 } : {}),
-      env,
-      tools,
-      drainTimeoutMs: 240000,
-      seed,
-      ...(values['stage-log'] ? { stageLog: values['stage-log'] } : {}),
-    });
+    const chaos = values['fault-mix-only']
+      ? null
+      : await runChaos({
+          runs: counts.runs,
+          kills: counts.kills,
+          killEveryMs: counts.killEveryMs,
+          instances: counts.instances,
+          toolServerErrorRate: 0.05,
+          brokerRestart:
+            ownInfra && brokers === 1
+              ? { stop: () => infra.stopKafka({ ...CHAOS_INFRA, log }), start: async () => void (await infra.startKafka({ ...CHAOS_INFRA, log })) }
+              : null,
+          brokerFaults:
+            brokers === 3
+              ? {
+                  plan: {
+                    leaderKills: counts.leaderKills,
+                    downMs: 3000,
+                    rollingRestart: true,
+                    outageMs: outageS === null ? null : outageS * 1000,
+                    settleMs: 5000,
+                    startAfterMs: 8000,
+                  },
+                  cluster: localClusterControl(infraOptions, log),
+                }
+              : null,
+          // The broker faults take ~3 min (plus the outage): the runs are spread over them.
+          ...(brokers === 3 ? { submitMs: 180000 + (outageS ?? 0) * 1000 } : {}),
+          env,
+          tools,
+          drainTimeoutMs: 240000,
+          seed,
+          ...(values['stage-log'] ? { stageLog: values['stage-log'] } : {}),
+        });
     let faultMix: FaultMixReport | null = null;
     if (!values['no-fault-mix']) {
       const replica = await startToolServerProcess(fleet, env, 'replica');
-      faultMix = await runFaultMix({ runs: counts.faultMixRuns, concurrency: 32, env, primary: tools, replica, catalogDir: join(CHAOS_INFRA.dir, `fault-mix-catalog-${process.pid}`), timeoutMs: 300000 });
+      faultMix = await runFaultMix({
+        runs: counts.faultMixRuns,
+        concurrency: 32,
+        env,
+        primary: tools,
+        replica,
+        catalogDir: join(CHAOS_INFRA.dir, `fault-mix-catalog-${process.pid}`),
+        timeoutMs: 300000,
+      });
     }
     const report: ChaosCommandReport = { startedAt: new Date(started).toISOString(), broker: setting(env, 'KAFKA_BROKERS').join(','), chaos, faultMix };
     console.log(renderChaos(report));

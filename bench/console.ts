@@ -32,10 +32,15 @@ import { freshNamespace, REPO_ROOT } from './lib/harness.ts';
 import { deleteNamespace } from './lib/phases.ts';
 
 const USAGE = 'usage: npm run bench:console [-- --runs 10000 --keep --no-build]';
-const values = commandOptions('bench:console', USAGE, { runs: { type: 'string', default: '10000' }, keep: { type: 'boolean', default: false }, 'no-build': { type: 'boolean', default: false } });
+const values = commandOptions('bench:console', USAGE, {
+  runs: { type: 'string', default: '10000' },
+  keep: { type: 'boolean', default: false },
+  'no-build': { type: 'boolean', default: false },
+});
 const runs = integerOption('bench:console', USAGE, values, 'runs', 1);
 
-const status = (pid: number, field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+const status = (pid: number, field: string) =>
+  Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 const say = (line: string) => process.stderr.write(`bench:console: ${line}\n`);
 
 if (!values['no-build']) {
@@ -43,11 +48,18 @@ if (!values['no-build']) {
   execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 const ns = await freshNamespace('bc');
-say(`namespace ${ns.namespace}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+say(
+  `namespace ${ns.namespace}; load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
 try {
   const written = await writeRuns(runs);
   say(`wrote ${runs} runs (${written.records} records, ${(written.bytes / 1048576).toFixed(1)} MiB) in ${written.ms} ms`);
-  const ui = spawn(process.execPath, [`${REPO_ROOT}bin/tao.js`, 'ui', '--port', '0'], { env: { ...ns.env, TAO_LOG_LEVEL: 'info', TAO_RUN_FROM: 'dist' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ui = spawn(process.execPath, [`${REPO_ROOT}bin/tao.js`, 'ui', '--port', '0'], {
+    env: { ...ns.env, TAO_LOG_LEVEL: 'info', TAO_RUN_FROM: 'dist' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines = createInterface({ input: ui.stdout! });
   createInterface({ input: ui.stderr! }).on('line', (l) => say(`ui: ${l}`));
   let url = '';
@@ -62,14 +74,30 @@ try {
     });
   });
   const afterRebuild = status(pid, 'VmRSS');
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'] });
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
+  });
   const views: number[] = [];
   try {
     for (let i = 0; i < 3; i++) {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       await page.goto(`${url}/`);
       // Checked every animation frame; the page's clock starts with the navigation.
-      const drawnAt = await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr.run').length >= 200 && performance.now(), undefined, { timeout: 30000, polling: 'raf' });
+      const drawnAt = await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr.run').length >= 200 && performance.now(), undefined, {
+        timeout: 30000,
+        polling: 'raf',
+      });
       views.push(Math.round((await drawnAt.jsonValue()) as number));
       await page.close();
     }
@@ -135,24 +163,178 @@ function runRecords(i: number, at: number): Rec[] {
   const id = `bench-run-${String(i).padStart(6, '0')}`;
   const order = `O-${String(20000000 + i)}`;
   const text = i % 10 === 0 ? `我的订单 ${order} 到哪了？很着急。` : `Where is my order ${order}? It was a birthday present.`;
-  const run: RunState = { task_id: `${id}-t`, task_text: text, planner: 'react', flow_id: 'react:order-status', flow_version: 1, plan_json: JSON.stringify({ steps: [{ id: 'M1', tool: 'model.chat' }, { id: 'M1_1', tool: 'orders.get', depends_on: ['M1'] }], output: {} }), outputs_json: '{}', step_attempts: {}, max_iterations: 10, planner_record: '{"intent":"order_status","confidence":0.99}', cost_spent: 0, cost_budget: 0, call_counts: {}, seen_data: [], stale_waves: 0, failure_streaks: {}, skipped: [], reflections: [], failures_seen: 0, human_involved: false, error_history: {}, planner_kind: 'react', planner_config: null, model_state_json: JSON.stringify({ skill: 'order-status@1', turns: 1, tokens: 1277, turn_tokens: [{ turn: 1, system: 420, skill: 610, results: 0, history: 0, generation: 512, prompt: 1030 }] }) } as RunState;
-  const messages = [{ role: 'system', content: `Skill: order-status@1\n${'You resolve a customer-service ticket by calling the tools you are given. '.repeat(12)}` }, { role: 'user', content: text }];
-  const modelInput = JSON.stringify({ model: 'sim-1', messages, tools: ['orders__get', 'shipping__track', 'crm__find_customer'].map((name) => ({ type: 'function', function: { name, description: `The ${name} tool.`, parameters: { type: 'object', properties: { order_id: { type: 'string' } } } } })), temperature: 0, max_tokens: 512 });
-  const answer = JSON.stringify({ id: `chatcmpl-${i}`, model: 'sim-1', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'orders__get', arguments: JSON.stringify({ order_id: order }) } }] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 1248, completion_tokens: 29, total_tokens: 1277 } });
+  const run: RunState = {
+    task_id: `${id}-t`,
+    task_text: text,
+    planner: 'react',
+    flow_id: 'react:order-status',
+    flow_version: 1,
+    plan_json: JSON.stringify({
+      steps: [
+        { id: 'M1', tool: 'model.chat' },
+        { id: 'M1_1', tool: 'orders.get', depends_on: ['M1'] },
+      ],
+      output: {},
+    }),
+    outputs_json: '{}',
+    step_attempts: {},
+    max_iterations: 10,
+    planner_record: '{"intent":"order_status","confidence":0.99}',
+    cost_spent: 0,
+    cost_budget: 0,
+    call_counts: {},
+    seen_data: [],
+    stale_waves: 0,
+    failure_streaks: {},
+    skipped: [],
+    reflections: [],
+    failures_seen: 0,
+    human_involved: false,
+    error_history: {},
+    planner_kind: 'react',
+    planner_config: null,
+    model_state_json: JSON.stringify({
+      skill: 'order-status@1',
+      turns: 1,
+      tokens: 1277,
+      turn_tokens: [{ turn: 1, system: 420, skill: 610, results: 0, history: 0, generation: 512, prompt: 1030 }],
+    }),
+  } as RunState;
+  const messages = [
+    { role: 'system', content: `Skill: order-status@1\n${'You resolve a customer-service ticket by calling the tools you are given. '.repeat(12)}` },
+    { role: 'user', content: text },
+  ];
+  const modelInput = JSON.stringify({
+    model: 'sim-1',
+    messages,
+    tools: ['orders__get', 'shipping__track', 'crm__find_customer'].map((name) => ({
+      type: 'function',
+      function: { name, description: `The ${name} tool.`, parameters: { type: 'object', properties: { order_id: { type: 'string' } } } },
+    })),
+    temperature: 0,
+    max_tokens: 512,
+  });
+  const answer = JSON.stringify({
+    id: `chatcmpl-${i}`,
+    model: 'sim-1',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'orders__get', arguments: JSON.stringify({ order_id: order }) } }],
+        },
+        finish_reason: 'tool_calls',
+      },
+    ],
+    usage: { prompt_tokens: 1248, completion_tokens: 29, total_tokens: 1277 },
+  });
   const waves: Array<[string, string, string, string]> = [
     ['M1', 'model.chat', modelInput, answer],
     ['M1_1', 'orders.get', JSON.stringify({ order_id: order }), JSON.stringify({ order_id: order, status: 'shipped', carrier: 'DHL', items: 2 })],
   ];
-  const task: Task = { thought_id: id, task_id: `${id}-t`, kind: 'NEW', text, source: i % 3 === 0 ? 'jira' : 'github', external_id: `TICKET-${i}`, metadata: {}, submitted_at_ms: at, decision: null };
+  const task: Task = {
+    thought_id: id,
+    task_id: `${id}-t`,
+    kind: 'NEW',
+    text,
+    source: i % 3 === 0 ? 'jira' : 'github',
+    external_id: `TICKET-${i}`,
+    metadata: {},
+    submitted_at_ms: at,
+    decision: null,
+  };
   const out: Rec[] = [['tasks', task, at]];
   waves.forEach(([step, tool, input, raw], w) => {
     const iteration = w + 1;
     const t = at + 100 + w * 400;
     const key = `${id}:${iteration}:${step}`;
-    out.push(['thoughtRequests', { thought_id: id, iteration, run, steps: [{ step_id: step, tool, input_json: input, idempotency_key: key, attempt: 1 }] } satisfies ThoughtRequest, t]);
-    out.push(['actionResults', { thought_id: id, iteration, run, results: [{ step_id: step, tool, input_json: input, idempotency_key: key, attempts: 1, status_code: 200, response_time_ms: 120, response_raw: raw, data_json: raw, error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: 120 }] } as ActionResult, t + 150]);
-    out.push(['observationResults', { thought_id: id, iteration, run, verdicts: [{ step_id: step, tool, valid: true, extracted_data_json: raw, confidence_score: 0.97, error_type: 'ok', audit_trail: [{ name: 'status', passed: true, evidence: '200' }, { name: 'response_schema', passed: true, evidence: 'valid' }], status_code: 200, response_time_ms: 120, attempts: 1, fallback_from: null }], rules_version: 'observation@1#abc', classifier_model: 'error-classifier@1' } as ObservationResult, t + 250]);
+    out.push([
+      'thoughtRequests',
+      { thought_id: id, iteration, run, steps: [{ step_id: step, tool, input_json: input, idempotency_key: key, attempt: 1 }] } satisfies ThoughtRequest,
+      t,
+    ]);
+    out.push([
+      'actionResults',
+      {
+        thought_id: id,
+        iteration,
+        run,
+        results: [
+          {
+            step_id: step,
+            tool,
+            input_json: input,
+            idempotency_key: key,
+            attempts: 1,
+            status_code: 200,
+            response_time_ms: 120,
+            response_raw: raw,
+            data_json: raw,
+            error: null,
+            fallback_from: null,
+            fallback_reason: null,
+            attempt_time_ms: 120,
+          },
+        ],
+      } as ActionResult,
+      t + 150,
+    ]);
+    out.push([
+      'observationResults',
+      {
+        thought_id: id,
+        iteration,
+        run,
+        verdicts: [
+          {
+            step_id: step,
+            tool,
+            valid: true,
+            extracted_data_json: raw,
+            confidence_score: 0.97,
+            error_type: 'ok',
+            audit_trail: [
+              { name: 'status', passed: true, evidence: '200' },
+              { name: 'response_schema', passed: true, evidence: 'valid' },
+            ],
+            status_code: 200,
+            response_time_ms: 120,
+            attempts: 1,
+            fallback_from: null,
+          },
+        ],
+        rules_version: 'observation@1#abc',
+        classifier_model: 'error-classifier@1',
+      } as ObservationResult,
+      t + 250,
+    ]);
   });
-  out.push(['outcomes', { thought_id: id, task_id: `${id}-t`, status: 'completed', reason: 'the model answered after 2 turn(s)', iterations: 2, steps_executed: 2, output_json: JSON.stringify({ answer: `Order ${order} has shipped.` }), missing_fields: [], planner: 'react', flow_id: 'react:order-status', flow_version: 1, reason_code: 'completed', reflections: [], planner_kind: 'react', planner_config: null, model_cost: null, too_large: null, result_json: null, approval: null } as Outcome, at + 1000]);
+  out.push([
+    'outcomes',
+    {
+      thought_id: id,
+      task_id: `${id}-t`,
+      status: 'completed',
+      reason: 'the model answered after 2 turn(s)',
+      iterations: 2,
+      steps_executed: 2,
+      output_json: JSON.stringify({ answer: `Order ${order} has shipped.` }),
+      missing_fields: [],
+      planner: 'react',
+      flow_id: 'react:order-status',
+      flow_version: 1,
+      reason_code: 'completed',
+      reflections: [],
+      planner_kind: 'react',
+      planner_config: null,
+      model_cost: null,
+      too_large: null,
+      result_json: null,
+      approval: null,
+    } as Outcome,
+    at + 1000,
+  ]);
   return out;
 }

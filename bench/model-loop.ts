@@ -29,7 +29,16 @@ const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|bot
   --concurrency N runs N tickets at once (default 2: the local server's slots).
   --json prints the results as one JSON document instead of tables.`;
 
-const { values } = parseArgs({ options: { 'tool-calls': { type: 'string', default: 'both' }, 'base-url': { type: 'string' }, model: { type: 'string' }, json: { type: 'boolean', default: false }, concurrency: { type: 'string', default: '2' }, help: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    'tool-calls': { type: 'string', default: 'both' },
+    'base-url': { type: 'string' },
+    model: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    concurrency: { type: 'string', default: '2' },
+    help: { type: 'boolean', default: false },
+  },
+});
 if (values.help) {
   console.log(HELP);
   process.exit(0);
@@ -118,7 +127,9 @@ try {
         const started = Date.now();
         const run = await runTicket(SAMPLE_TASKS[i]!, { ...env, TAO_LLM_TOOL_CALLS: mode }, `bench-${mode}-${i}`);
         runs[i] = run;
-        log(`  ${mode} ${i + 1}/${SAMPLE_TASKS.length} ${run.outcome.status} (${run.outcome.reason_code}) ${run.modelRequests.length} turn(s), ${((Date.now() - started) / 1000).toFixed(1)} s: ${SAMPLE_TASKS[i]}`);
+        log(
+          `  ${mode} ${i + 1}/${SAMPLE_TASKS.length} ${run.outcome.status} (${run.outcome.reason_code}) ${run.modelRequests.length} turn(s), ${((Date.now() - started) / 1000).toFixed(1)} s: ${SAMPLE_TASKS[i]}`,
+        );
       }
     };
     await Promise.all(Array.from({ length: Number(values.concurrency) }, worker));
@@ -133,8 +144,15 @@ try {
   for (const skill of skills.list().filter((s) => s.runnable)) {
     for (const [lang, task] of Object.entries(tickets)) {
       const tools = skill.allowedTools.map((t) => catalog.get(t)!.spec).map((s) => ({ name: s.name, description: s.description, parameters: s.parameters }));
-      const built = buildPrompt({ system: DEFAULT_SYSTEM_RULES, skill: { ref: skill.ref, prompt: skill.prompt, tools }, task, facts: {}, turns: [], reflections: [], mode: 'react' }, skill.contextWindow);
-      const res = await fetch(`${baseUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: built.messages, tools: built.tools, max_tokens: 1, temperature: 0 }) });
+      const built = buildPrompt(
+        { system: DEFAULT_SYSTEM_RULES, skill: { ref: skill.ref, prompt: skill.prompt, tools }, task, facts: {}, turns: [], reflections: [], mode: 'react' },
+        skill.contextWindow,
+      );
+      const res = await fetch(`${baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages: built.messages, tools: built.tools, max_tokens: 1, temperature: 0 }),
+      });
       const body = (await res.json()) as { usage?: { prompt_tokens?: number } };
       const server = body.usage?.prompt_tokens ?? 0;
       const estimate = promptTokens(built.messages, built.tools);
@@ -145,9 +163,14 @@ try {
   if (values.json) console.log(JSON.stringify({ model, baseUrl, modes: results, tokens: tokenRows }, null, 2));
   else {
     console.log(`\nModel ${model} at ${baseUrl}, ${SAMPLE_TASKS.length} tickets per mode`);
-    console.log('| mode | runs by outcome | reasons | gate rejections | turns / run | tokens / run | ms / turn | completed without a grounded, accepted answer |');
+    console.log(
+      '| mode | runs by outcome | reasons | gate rejections | turns / run | tokens / run | ms / turn | completed without a grounded, accepted answer |',
+    );
     console.log('|---|---|---|---|---|---|---|---|');
-    for (const r of results) console.log(`| ${r.mode} | ${fmt(r.byStatus)} | ${fmt(r.byReason)} | ${r.gateRejections} | ${r.turnsPerRun} | ${r.tokensPerRun} | ${r.msPerTurn} | ${r.completedWithoutGroundedAnswer} |`);
+    for (const r of results)
+      console.log(
+        `| ${r.mode} | ${fmt(r.byStatus)} | ${fmt(r.byReason)} | ${r.gateRejections} | ${r.turnsPerRun} | ${r.tokensPerRun} | ${r.msPerTurn} | ${r.completedWithoutGroundedAnswer} |`,
+      );
     console.log('\n| skill | ticket | estimate | server | error |');
     console.log('|---|---|---|---|---|');
     for (const t of tokenRows) console.log(`| ${t.skill} | ${t.lang} | ${t.estimate} | ${t.server} | ${(t.error * 100).toFixed(0)}% |`);

@@ -53,7 +53,13 @@ function quantile(sorted: number[], q: number): number {
 function stats(samples: number[]): Stats {
   const s = [...samples].sort((a, b) => a - b);
   const r = (x: number) => Math.round(x * 1000) / 1000;
-  return { n: s.length, p50_ms: r(quantile(s, 0.5)), p99_ms: r(quantile(s, 0.99)), mean_ms: r(s.reduce((a, b) => a + b, 0) / s.length), max_ms: r(s[s.length - 1]!) };
+  return {
+    n: s.length,
+    p50_ms: r(quantile(s, 0.5)),
+    p99_ms: r(quantile(s, 0.99)),
+    mean_ms: r(s.reduce((a, b) => a + b, 0) / s.length),
+    max_ms: r(s[s.length - 1]!),
+  };
 }
 
 async function time(texts: string[], passes: number, fn: (t: string) => unknown): Promise<Stats> {
@@ -105,7 +111,14 @@ async function warm(texts: string[], fn: (t: string) => unknown) {
 async function denseTwin(task: string): Promise<{ run: (t: string) => Promise<number>; session: ort.InferenceSession } | null> {
   const file = new URL(`${task}/model-dense.onnx`, here);
   if (!existsSync(file)) return null;
-  const session = await ort.InferenceSession.create(readFileSync(file), { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all', logSeverityLevel: 3 });
+  const session = await ort.InferenceSession.create(readFileSync(file), {
+    executionProviders: ['cpu'],
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+    logSeverityLevel: 3,
+  });
   return {
     session,
     run: async (t: string) => {
@@ -148,7 +161,12 @@ async function compare(texts: string[], task: string, dense: Awaited<ReturnType<
   // against the old predict's body (dense featurize + run + copy), same weights, same texts.
   const model = await TextModel.load(fileURLToPath(new URL(`${task}/`, here)));
   await warm(texts, (t) => model.predict([t]));
-  const r = await abba(texts, PASSES, (t) => model.predict([t]), (t) => dense.run(t));
+  const r = await abba(
+    texts,
+    PASSES,
+    (t) => model.predict([t]),
+    (t) => dense.run(t),
+  );
   await model.close();
   return {
     'model call, sparse input (A/B)': r.wall[0]!,
@@ -169,7 +187,14 @@ const intentLong = longTexts(intentTexts);
 const report = {
   measured_at: new Date().toISOString(),
   method: `sequential single calls after ${WARMUP} warm-up calls; ${PASSES} passes over eval.jsonl; nearest-rank percentiles; performance.now()`,
-  machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? '?', node: process.version, platform: `${process.platform}-${process.arch}`, load_average_1_5_15_before: loadBefore, load_average_1_5_15_after: [] as number[] },
+  machine: {
+    cpus: cpus().length,
+    cpu_model: cpus()[0]?.model ?? '?',
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    load_average_1_5_15_before: loadBefore,
+    load_average_1_5_15_after: [] as number[],
+  },
   tasks: {
     'error-classifier': {
       model: clf.modelId,
@@ -223,7 +248,9 @@ for (const [task, t] of Object.entries(report.tasks)) {
     '',
     '| call | calls | P50 ms | P99 ms | mean ms | max ms |',
     '|---|---:|---:|---:|---:|---:|',
-    ...Object.entries(t.calls).map(([name, s]) => `| \`${name}\` | ${s.n} | ${s.p50_ms.toFixed(3)} | ${s.p99_ms.toFixed(3)} | ${s.mean_ms.toFixed(3)} | ${s.max_ms.toFixed(3)} |`),
+    ...Object.entries(t.calls).map(
+      ([name, s]) => `| \`${name}\` | ${s.n} | ${s.p50_ms.toFixed(3)} | ${s.p99_ms.toFixed(3)} | ${s.mean_ms.toFixed(3)} | ${s.max_ms.toFixed(3)} |`,
+    ),
     '<!-- latency:end -->',
   ];
   const start = md.indexOf('<!-- latency:start -->');
@@ -232,6 +259,7 @@ for (const [task, t] of Object.entries(report.tasks)) {
 }
 
 for (const [task, t] of Object.entries(report.tasks)) {
-  for (const [name, s] of Object.entries(t.calls)) console.log(`${task.padEnd(17)} ${name.padEnd(32)} n=${String(s.n).padStart(4)}  P50 ${s.p50_ms.toFixed(3)} ms  P99 ${s.p99_ms.toFixed(3)} ms`);
+  for (const [name, s] of Object.entries(t.calls))
+    console.log(`${task.padEnd(17)} ${name.padEnd(32)} n=${String(s.n).padStart(4)}  P50 ${s.p50_ms.toFixed(3)} ms  P99 ${s.p99_ms.toFixed(3)} ms`);
 }
 console.log('wrote models/latency-report.json and the latency sections of models/*/eval-report.md');

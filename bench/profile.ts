@@ -71,7 +71,8 @@ export async function profileAllocations(options: { runs: number; concurrency: n
   const out: Record<string, AllocationSummary> = {};
   for (const stage of STAGES) {
     const files = readdirSync(join(options.dir, stage)).filter((f) => f.endsWith('.heapprofile'));
-    if (files.length !== 1) throw new Error(`${stage}: ${files.length} .heapprofile files in ${join(options.dir, stage)}, want 1 (did the process exit cleanly?)`);
+    if (files.length !== 1)
+      throw new Error(`${stage}: ${files.length} .heapprofile files in ${join(options.dir, stage)}, want 1 (did the process exit cleanly?)`);
     out[stage] = summarizeHeapProfile(JSON.parse(readFileSync(join(options.dir, stage, files[0]!), 'utf8')) as HeapProfile, root);
   }
   return out;
@@ -84,12 +85,36 @@ export function renderAllocations(summaries: Record<string, AllocationSummary>, 
   for (const [stage, s] of Object.entries(summaries)) {
     const pct = (bytes: number) => (s.totalBytes > 0 ? (100 * bytes) / s.totalBytes : 0);
     parts.push(`\n=== ${stage}: ${fmt(mib(s.totalBytes))} MiB allocated (freed objects included)`);
-    parts.push(table(['origin', 'MiB', '%'], Object.entries(s.byOrigin).filter(([, v]) => v > 0).map(([o, v]) => [o, mib(v), pct(v)])));
-    parts.push(table(['package', 'MiB', '%'], Object.entries(s.byPackage).slice(0, 8).map(([p, v]) => [p, mib(v), pct(v)])));
+    parts.push(
+      table(
+        ['origin', 'MiB', '%'],
+        Object.entries(s.byOrigin)
+          .filter(([, v]) => v > 0)
+          .map(([o, v]) => [o, mib(v), pct(v)]),
+      ),
+    );
+    parts.push(
+      table(
+        ['package', 'MiB', '%'],
+        Object.entries(s.byPackage)
+          .slice(0, 8)
+          .map(([p, v]) => [p, mib(v), pct(v)]),
+      ),
+    );
     parts.push(`-- top ${top} functions by bytes they allocated themselves`);
-    parts.push(table(['function', 'origin', 'MiB', '%'], s.self.slice(0, top).map((f) => [f.frame, f.pkg ?? f.origin, mib(f.bytes), pct(f.bytes)])));
+    parts.push(
+      table(
+        ['function', 'origin', 'MiB', '%'],
+        s.self.slice(0, top).map((f) => [f.frame, f.pkg ?? f.origin, mib(f.bytes), pct(f.bytes)]),
+      ),
+    );
     parts.push(`-- our functions, with what dependencies and Node allocated for them`);
-    parts.push(table(['function', 'MiB', '%'], s.ours.slice(0, top).map((f) => [f.frame, mib(f.bytes), pct(f.bytes)])));
+    parts.push(
+      table(
+        ['function', 'MiB', '%'],
+        s.ours.slice(0, top).map((f) => [f.frame, mib(f.bytes), pct(f.bytes)]),
+      ),
+    );
   }
   return parts.join('\n');
 }
@@ -99,7 +124,10 @@ export function summarizeDir(dir: string, root: string): Record<string, ProfileS
   const out: Record<string, ProfileSummary> = {};
   for (const stage of STAGES) {
     // tsx's module hooks run on a loader thread, which writes its own (small) profile: take the main thread's, the largest.
-    const files = readdirSync(join(dir, stage)).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, stage, f)).sort((a, b) => statSync(b).size - statSync(a).size);
+    const files = readdirSync(join(dir, stage))
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => join(dir, stage, f))
+      .sort((a, b) => statSync(b).size - statSync(a).size);
     if (files.length === 0) throw new Error(`${stage}: no .cpuprofile in ${join(dir, stage)} (did the process exit cleanly?)`);
     out[stage] = summarizeProfile(JSON.parse(readFileSync(files[0]!, 'utf8')) as CpuProfile, root);
   }
@@ -111,12 +139,43 @@ export function renderProfiles(summaries: Record<string, ProfileSummary>, top = 
   const parts: string[] = [];
   for (const [stage, s] of Object.entries(summaries)) {
     parts.push(`\n=== ${stage}: ${fmt(s.busyMs)} ms busy of ${fmt(s.wallMs)} ms sampled`);
-    parts.push(table(['origin', 'self ms', '% busy'], Object.entries(s.byOrigin).filter(([o]) => o !== 'idle').map(([o, v]) => [o, v, (100 * v) / s.busyMs])));
-    parts.push(table(['package', 'self ms', '% busy'], Object.entries(s.byPackage).slice(0, 8).map(([p, v]) => [p, v, (100 * v) / s.busyMs])));
+    parts.push(
+      table(
+        ['origin', 'self ms', '% busy'],
+        Object.entries(s.byOrigin)
+          .filter(([o]) => o !== 'idle')
+          .map(([o, v]) => [o, v, (100 * v) / s.busyMs]),
+      ),
+    );
+    parts.push(
+      table(
+        ['package', 'self ms', '% busy'],
+        Object.entries(s.byPackage)
+          .slice(0, 8)
+          .map(([p, v]) => [p, v, (100 * v) / s.busyMs]),
+      ),
+    );
     parts.push(`-- top ${top} functions by self time`);
-    parts.push(table(['function', 'origin', 'self ms', 'self %', 'total %'], s.functions.filter((f) => f.origin !== 'idle').slice(0, top).map((f) => [f.frame, f.pkg ?? f.origin, f.selfMs, f.selfPct, f.totalPct])));
+    parts.push(
+      table(
+        ['function', 'origin', 'self ms', 'self %', 'total %'],
+        s.functions
+          .filter((f) => f.origin !== 'idle')
+          .slice(0, top)
+          .map((f) => [f.frame, f.pkg ?? f.origin, f.selfMs, f.selfPct, f.totalPct]),
+      ),
+    );
     parts.push(`-- our functions by total time (callees included)`);
-    parts.push(table(['function', 'total ms', 'total %', 'self %'], s.functions.filter((f) => f.origin === 'ours').sort((a, b) => b.totalMs - a.totalMs).slice(0, top).map((f) => [f.frame, f.totalMs, f.totalPct, f.selfPct])));
+    parts.push(
+      table(
+        ['function', 'total ms', 'total %', 'self %'],
+        s.functions
+          .filter((f) => f.origin === 'ours')
+          .sort((a, b) => b.totalMs - a.totalMs)
+          .slice(0, top)
+          .map((f) => [f.frame, f.totalMs, f.totalPct, f.selfPct]),
+      ),
+    );
   }
   return parts.join('\n');
 }
@@ -136,18 +195,38 @@ const USAGE = `usage: node --import tsx bench/profile.ts [options]
   -h, --help               this text`;
 
 async function main(): Promise<void> {
-  const values = commandOptions('profile', USAGE, { runs: { type: 'string', default: '600' }, concurrency: { type: 'string', default: '64' }, dir: { type: 'string', default: '/tmp/tao-prof' }, out: { type: 'string' }, at: { type: 'string' }, top: { type: 'string', default: '15' }, alloc: { type: 'boolean', default: false } });
+  const values = commandOptions('profile', USAGE, {
+    runs: { type: 'string', default: '600' },
+    concurrency: { type: 'string', default: '64' },
+    dir: { type: 'string', default: '/tmp/tao-prof' },
+    out: { type: 'string' },
+    at: { type: 'string' },
+    top: { type: 'string', default: '15' },
+    alloc: { type: 'boolean', default: false },
+  });
   const [runs, concurrency, top] = (['runs', 'concurrency', 'top'] as const).map((name) => integerOption('profile', USAGE, values, name, 1));
   const options = { runs: runs!, concurrency: concurrency!, dir: values.dir, at: values.at };
   if (values.alloc) {
     const allocations = await profileAllocations(options);
     console.log(renderAllocations(allocations, top!));
-    if (values.out) writeFileSync(values.out, JSON.stringify(Object.fromEntries(Object.entries(allocations).map(([k, s]) => [k, { ...s, self: s.self.slice(0, 60), ours: s.ours.slice(0, 60) }])), null, 2));
+    if (values.out)
+      writeFileSync(
+        values.out,
+        JSON.stringify(
+          Object.fromEntries(Object.entries(allocations).map(([k, s]) => [k, { ...s, self: s.self.slice(0, 60), ours: s.ours.slice(0, 60) }])),
+          null,
+          2,
+        ),
+      );
     return;
   }
   const summaries = await profileStages(options);
   console.log(renderProfiles(summaries, top!));
-  if (values.out) writeFileSync(values.out, JSON.stringify(Object.fromEntries(Object.entries(summaries).map(([k, s]) => [k, { ...s, functions: s.functions.slice(0, 60) }])), null, 2));
+  if (values.out)
+    writeFileSync(
+      values.out,
+      JSON.stringify(Object.fromEntries(Object.entries(summaries).map(([k, s]) => [k, { ...s, functions: s.functions.slice(0, 60) }])), null, 2),
+    );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -74,7 +74,16 @@ export interface BenchOptions {
 export interface BenchReport {
   startedAt: string;
   durationSeconds: number;
-  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; kafka: string; brokers: string; loadAverageBefore: number[]; loadAverageAfter: number[] };
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memoryGiB: number;
+    node: string;
+    kafka: string;
+    brokers: string;
+    loadAverageBefore: number[];
+    loadAverageAfter: number[];
+  };
   options: BenchOptions;
   phases: PhaseResult[];
   /**
@@ -129,7 +138,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     if (options.scaling === 'only') {
       if (!ab) phases.push(...(await scalingPhases(common, waitingLoad, options)));
       // --scaling-only --ab: every instance count with A and with B, sets in ABBA order.
-      else for (const [which, tree] of abbaOrder(ab)) phases.push(...(await scalingPhases({ ...common, bin: tree.bin, code: tree.code }, waitingLoad, options, ` ${which}`)));
+      else
+        for (const [which, tree] of abbaOrder(ab))
+          phases.push(...(await scalingPhases({ ...common, bin: tree.bin, code: tree.code }, waitingLoad, options, ` ${which}`)));
       return report(started, loadBefore, options, phases, [], null);
     }
     // --ab-only: its first loop phase (the corpus) already comes before anything it compares.
@@ -168,11 +179,24 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     let abReport: BenchReport['ab'] = null;
     if (ab) {
       const abba = abbaOrder(ab).map(([which, tree]) => [which.slice(0, 1) as 'A' | 'B', tree] as const);
-      const corpus = first.records.filter((r) => r.id === 'actionResults' && r.decoded).map((r) => r.decoded as Record<string, unknown> & { thought_id: string });
+      const corpus = first.records
+        .filter((r) => r.id === 'actionResults' && r.decoded)
+        .map((r) => r.decoded as Record<string, unknown> & { thought_id: string });
       const drain = { a: [] as DrainResult[], b: [] as DrainResult[] };
       // Draining is short and the machine noisy: two ABBA rounds.
       for (const [which, tree] of [...abba, ...abba]) {
-        (which === 'A' ? drain.a : drain.b).push(await drainPhase({ label: `drain ${which}: ${tree.code}`, started, baseEnv: base, tools, bin: tree.bin, code: tree.code, stage: 'observation', corpus }));
+        (which === 'A' ? drain.a : drain.b).push(
+          await drainPhase({
+            label: `drain ${which}: ${tree.code}`,
+            started,
+            baseEnv: base,
+            tools,
+            bin: tree.bin,
+            code: tree.code,
+            stage: 'observation',
+            corpus,
+          }),
+        );
       }
       const abLoad = { ...load, runs: options.abRuns };
       const loop = { a: [] as PhaseResult[], b: [] as PhaseResult[], skipped: null as string | null };
@@ -183,25 +207,40 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           progress(started, `A/B loop: ${loop.skipped}`);
           break;
         }
-        const r = (await loopPhase({ ...common, bin: tree.bin, code: tree.code, label: `loop ${which}: ${tree.code}`, load: abLoad, instances: 1, toolLatencyMs: 0 })).result;
+        const r = (
+          await loopPhase({ ...common, bin: tree.bin, code: tree.code, label: `loop ${which}: ${tree.code}`, load: abLoad, instances: 1, toolLatencyMs: 0 })
+        ).result;
         (which === 'A' ? loop.a : loop.b).push(r);
       }
-      const bodies = first.records.flatMap((r) => (r.id === 'actionResults' && r.decoded ? (r.decoded as unknown as ActionResult).results.map((x) => x.response_raw ?? '') : []));
-      const featurizer = ab.changed.some((f) => /features\/text\/|runtime\/text-features\.ts/.test(f)) ? await featurizerAB(ab.a.root, ab.b.root, bodies) : null;
+      const bodies = first.records.flatMap((r) =>
+        r.id === 'actionResults' && r.decoded ? (r.decoded as unknown as ActionResult).results.map((x) => x.response_raw ?? '') : [],
+      );
+      const featurizer = ab.changed.some((f) => /features\/text\/|runtime\/text-features\.ts/.test(f))
+        ? await featurizerAB(ab.a.root, ab.b.root, bodies)
+        : null;
       abReport = {
         versions: `${ab.a.code} against ${ab.b.code}`,
         featurizer,
-        drain: { ...drain, summary: compare(drain.a, drain.b, { 'observation CPU ms/record': (d) => d.cpuMsPerRecord, 'observation records/s': (d) => d.recordsPerSecond, 'records/transaction': (d) => d.recordsPerTransaction }) },
+        drain: {
+          ...drain,
+          summary: compare(drain.a, drain.b, {
+            'observation CPU ms/record': (d) => d.cpuMsPerRecord,
+            'observation records/s': (d) => d.recordsPerSecond,
+            'records/transaction': (d) => d.recordsPerTransaction,
+          }),
+        },
         loop: { ...loop, summary: loop.a.length && loop.b.length ? abSummary(loop.a, loop.b) : {} },
       };
     }
     if (options.model === 'also') phases.push(...(await modelPhases(fleet, common, waitingLoad, options.modelLatencyMs)));
     if (options.scaling === 'also') phases.push(...(await scalingPhases(common, waitingLoad, options)));
-    const pairs = options.abOnly ? [] : [
-      ['loop 0ms x1', 'relay x1'],
-      ['loop 20ms x1', 'relay x1'],
-      ['loop 0ms x2', 'relay x2'],
-    ];
+    const pairs = options.abOnly
+      ? []
+      : [
+          ['loop 0ms x1', 'relay x1'],
+          ['loop 20ms x1', 'relay x1'],
+          ['loop 0ms x2', 'relay x2'],
+        ];
     if (!options.abOnly && options.high.concurrency > 0) pairs.push([`loop 0ms x1 @${options.high.concurrency}`, `relay x1 @${options.high.concurrency}`]);
     return report(started, loadBefore, options, phases, pairRatios(phases, pairs), abReport, peer, peerRatios(phases, peer));
   } finally {
@@ -211,12 +250,30 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   }
 }
 
-function report(started: number, loadBefore: number[], options: BenchOptions, phases: PhaseResult[], ratios: BenchReport['ratios'], ab: BenchReport['ab'], peer: PeerResult[] = [], peerRatios: BenchReport['peerRatios'] = []): BenchReport {
+function report(
+  started: number,
+  loadBefore: number[],
+  options: BenchOptions,
+  phases: PhaseResult[],
+  ratios: BenchReport['ratios'],
+  ab: BenchReport['ab'],
+  peer: PeerResult[] = [],
+  peerRatios: BenchReport['peerRatios'] = [],
+): BenchReport {
   const scaling = scalingRows(phases, options.scalingInstances[0]!);
   return {
     startedAt: new Date(started).toISOString(),
     durationSeconds: (Date.now() - started) / 1000,
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, kafka: `${KAFKA_VERSION} (the local infra's; the broker at KAFKA_BROKERS may differ)`, brokers: setting(process.env, 'KAFKA_BROKERS').join(','), loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      kafka: `${KAFKA_VERSION} (the local infra's; the broker at KAFKA_BROKERS may differ)`,
+      brokers: setting(process.env, 'KAFKA_BROKERS').join(','),
+      loadAverageBefore: loadBefore,
+      loadAverageAfter: loadavg(),
+    },
     options,
     phases,
     ratios,
@@ -229,7 +286,12 @@ function report(started: number, loadBefore: number[], options: BenchOptions, ph
 
 /** The two sides of an A/B in ABBA order, each named by its side and its round (`A #1`, `B #1`, `B #2`, `A #2`). */
 function abbaOrder<T>(ab: { a: T; b: T }): Array<readonly [string, T]> {
-  return [['A #1', ab.a], ['B #1', ab.b], ['B #2', ab.b], ['A #2', ab.a]];
+  return [
+    ['A #1', ab.a],
+    ['B #1', ab.b],
+    ['B #2', ab.b],
+    ['A #2', ab.a],
+  ];
 }
 
 /**
@@ -238,10 +300,18 @@ function abbaOrder<T>(ab: { a: T; b: T }): Array<readonly [string, T]> {
  */
 export function scalingRows(phases: PhaseResult[], firstCount: number): BenchReport['scaling'] {
   let base: PhaseResult | undefined;
-  return phases.filter((p) => p.actionInstances != null).map((p) => {
-    if (p.actionInstances === firstCount || base?.code !== p.code) base = p;
-    return { label: p.label, code: p.code, actionInstances: p.actionInstances!, runsPerSecond: p.runsPerSecond, speedup: p.runsPerSecond / base.runsPerSecond };
-  });
+  return phases
+    .filter((p) => p.actionInstances != null)
+    .map((p) => {
+      if (p.actionInstances === firstCount || base?.code !== p.code) base = p;
+      return {
+        label: p.label,
+        code: p.code,
+        actionInstances: p.actionInstances!,
+        runsPerSecond: p.runsPerSecond,
+        speedup: p.runsPerSecond / base.runsPerSecond,
+      };
+    });
 }
 
 /** CPU ms per run of a phase's stages (or relay hops) together. */
@@ -280,13 +350,30 @@ function peerRatios(phases: PhaseResult[], peer: PeerResult[]): BenchReport['pee
  * The tool server answers all of them at once, so what an instance adds is its cap's worth of calls
  * in flight, not CPU (this machine has 2 cores for everything).
  */
-async function scalingPhases(common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>, load: PhaseLoad, options: BenchOptions, suffix = ''): Promise<PhaseResult[]> {
+async function scalingPhases(
+  common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>,
+  load: PhaseLoad,
+  options: BenchOptions,
+  suffix = '',
+): Promise<PhaseResult[]> {
   const out: PhaseResult[] = [];
   // An explicit TAO_ACTION_CONCURRENCY in the bench's environment would measure another cap than the default.
   const baseEnv = { ...common.baseEnv };
   delete baseEnv.TAO_ACTION_CONCURRENCY;
   for (const n of options.scalingInstances) {
-    out.push((await loopPhase({ ...common, baseEnv, label: `loop ${options.scalingLatencyMs}ms action x${n}${suffix}`, load, instances: 1, actionInstances: n, toolLatencyMs: options.scalingLatencyMs })).result);
+    out.push(
+      (
+        await loopPhase({
+          ...common,
+          baseEnv,
+          label: `loop ${options.scalingLatencyMs}ms action x${n}${suffix}`,
+          load,
+          instances: 1,
+          actionInstances: n,
+          toolLatencyMs: options.scalingLatencyMs,
+        })
+      ).result,
+    );
   }
   return out;
 }
@@ -295,7 +382,12 @@ async function scalingPhases(common: Omit<Parameters<typeof loopPhase>[0], 'labe
  * The ReAct loop against the model simulator (its own process, one per phase so each phase's
  * latency is set at start): answers at once, then every answer `latencyMs` late, same load.
  */
-async function modelPhases(fleet: Fleet, common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>, load: PhaseLoad, latencyMs: number): Promise<PhaseResult[]> {
+async function modelPhases(
+  fleet: Fleet,
+  common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>,
+  load: PhaseLoad,
+  latencyMs: number,
+): Promise<PhaseResult[]> {
   const out: PhaseResult[] = [];
   for (const ms of [0, latencyMs]) {
     const model = await startModelSimProcess(fleet, common.baseEnv, ms, `model-sim-${ms}ms`);
@@ -362,76 +454,223 @@ function abSummary(a: PhaseResult[], b: PhaseResult[]): Record<string, { a: numb
 export function renderReport(r: BenchReport): string {
   const m = r.machine;
   const lines: string[] = [];
-  lines.push(`bench ${r.startedAt}: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, Node ${m.node}, Kafka ${m.kafka.split(' ')[0]} at ${m.brokers}; load average ${m.loadAverageBefore.map((x) => x.toFixed(2)).join(' ')} before, ${m.loadAverageAfter.map((x) => x.toFixed(2)).join(' ')} after; ${fmt(r.durationSeconds)} s`);
+  lines.push(
+    `bench ${r.startedAt}: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, Node ${m.node}, Kafka ${m.kafka.split(' ')[0]} at ${m.brokers}; load average ${m.loadAverageBefore.map((x) => x.toFixed(2)).join(' ')} before, ${m.loadAverageAfter.map((x) => x.toFixed(2)).join(' ')} after; ${fmt(r.durationSeconds)} s`,
+  );
   lines.push('');
-  lines.push(table(
-    ['phase', 'inst', 'runs', 'in flight', 'runs/s', 'iter/s', 'iter P50', 'iter P95', 'iter P99', 'run P50', `probe iter P50`, 'probe iter P95', 'probe iter P99', 'load avg'],
-    r.phases.map((p) => [p.label, p.instancesPerStage, p.runs, p.concurrency, p.runsPerSecond, p.iterationsPerSecond, p.iterationMs.p50, p.iterationMs.p95, p.iterationMs.p99, p.runMs.p50, p.probe.iterationMs.p50, p.probe.iterationMs.p95, p.probe.iterationMs.p99, p.loadAverage.toFixed(2)]),
-  ));
-  lines.push('(latencies in ms; "iter" = one Thought -> Action -> Observation -> Thought turn, from record timestamps; probe = ' + `${r.phases[0]?.probe.concurrency ?? '-'} runs in flight)`);
+  lines.push(
+    table(
+      [
+        'phase',
+        'inst',
+        'runs',
+        'in flight',
+        'runs/s',
+        'iter/s',
+        'iter P50',
+        'iter P95',
+        'iter P99',
+        'run P50',
+        `probe iter P50`,
+        'probe iter P95',
+        'probe iter P99',
+        'load avg',
+      ],
+      r.phases.map((p) => [
+        p.label,
+        p.instancesPerStage,
+        p.runs,
+        p.concurrency,
+        p.runsPerSecond,
+        p.iterationsPerSecond,
+        p.iterationMs.p50,
+        p.iterationMs.p95,
+        p.iterationMs.p99,
+        p.runMs.p50,
+        p.probe.iterationMs.p50,
+        p.probe.iterationMs.p95,
+        p.probe.iterationMs.p99,
+        p.loadAverage.toFixed(2),
+      ]),
+    ),
+  );
+  lines.push(
+    '(latencies in ms; "iter" = one Thought -> Action -> Observation -> Thought turn, from record timestamps; probe = ' +
+      `${r.phases[0]?.probe.concurrency ?? '-'} runs in flight)`,
+  );
   lines.push('');
   const hop = (p: PhaseResult, h: keyof PhaseResult['probe']['hopMs']) => p.probe.hopMs?.[h]?.p50 ?? Number.NaN;
-  lines.push(table(['phase', 'probe iter P50', 'request -> result (Action)', 'result -> verdicts (Observation)', 'verdicts -> next (Thought)'], r.phases.map((p) => [p.label, p.probe.iterationMs.p50, hop(p, 'action'), hop(p, 'observation'), hop(p, 'thought')])));
-  lines.push('(the probe\'s iteration by hop, P50 ms: each hop is the wait for the previous record\'s transaction to commit and be fetched, plus the stage\'s work up to its send)');
+  lines.push(
+    table(
+      ['phase', 'probe iter P50', 'request -> result (Action)', 'result -> verdicts (Observation)', 'verdicts -> next (Thought)'],
+      r.phases.map((p) => [p.label, p.probe.iterationMs.p50, hop(p, 'action'), hop(p, 'observation'), hop(p, 'thought')]),
+    ),
+  );
+  lines.push(
+    "(the probe's iteration by hop, P50 ms: each hop is the wait for the previous record's transaction to commit and be fetched, plus the stage's work up to its send)",
+  );
   lines.push('');
-  lines.push(table(['phase', 'stage', 'handle P50 ms', 'handle P99 ms', 'CPU ms/run', 'records/txn', 'RSS MiB'], r.phases.flatMap((p) => Object.entries(p.stages).map(([s, v]) => [p.label, s, v.handleP50Ms ?? Number.NaN, v.handleP99Ms ?? Number.NaN, v.cpuMsPerRun, v.recordsPerTransaction ?? Number.NaN, v.rssMiB.join('/')]))));
+  lines.push(
+    table(
+      ['phase', 'stage', 'handle P50 ms', 'handle P99 ms', 'CPU ms/run', 'records/txn', 'RSS MiB'],
+      r.phases.flatMap((p) =>
+        Object.entries(p.stages).map(([s, v]) => [
+          p.label,
+          s,
+          v.handleP50Ms ?? Number.NaN,
+          v.handleP99Ms ?? Number.NaN,
+          v.cpuMsPerRun,
+          v.recordsPerTransaction ?? Number.NaN,
+          v.rssMiB.join('/'),
+        ]),
+      ),
+    ),
+  );
   lines.push('');
   const others = r.phases.filter((p) => p.otherCpuMsPerRun);
   if (others.length) {
     const cell = (x: number | null | undefined) => (x == null ? '-' : x);
-    lines.push(table(['phase', 'stages CPU ms/run', 'broker', 'tool server', 'bench driver', 'all'], others.map((p) => {
-      const o = p.otherCpuMsPerRun!;
-      const stages = stageCpuMsPerRun(p);
-      return [p.label, stages, cell(o.broker), cell(o.tools), o.driver, stages + (o.broker ?? 0) + (o.tools ?? 0) + o.driver];
-    })));
+    lines.push(
+      table(
+        ['phase', 'stages CPU ms/run', 'broker', 'tool server', 'bench driver', 'all'],
+        others.map((p) => {
+          const o = p.otherCpuMsPerRun!;
+          const stages = stageCpuMsPerRun(p);
+          return [p.label, stages, cell(o.broker), cell(o.tools), o.driver, stages + (o.broker ?? 0) + (o.tools ?? 0) + o.driver];
+        }),
+      ),
+    );
     lines.push(`(where the machine's ${m.cpus} cores went per run, over the throughput measurement; broker "-": not on this machine; the relay calls no tool)`);
     lines.push('');
   }
-  if (r.ratios.length) lines.push(table(['loop', 'relay ceiling', 'loop / ceiling (runs/s)', 'loop CPU per run / relay CPU per run'], r.ratios.map((x) => [x.loop, x.relay, x.ratio, x.cpuRatio])));
+  if (r.ratios.length)
+    lines.push(
+      table(
+        ['loop', 'relay ceiling', 'loop / ceiling (runs/s)', 'loop CPU per run / relay CPU per run'],
+        r.ratios.map((x) => [x.loop, x.relay, x.ratio, x.cpuRatio]),
+      ),
+    );
   if (r.peer.length) {
     lines.push('');
-    lines.push(table(['peer phase', 'runs', 'in flight', 'runs/s', 'iter/run', 'runs completed', 'run P50', 'run P95', 'CPU ms/run (1 process)', 'RSS MiB', 'load avg'], r.peer.map((p) => [p.label, p.runs, p.concurrency, p.runsPerSecond, p.iterationsPerRun, p.completedRuns, p.runMs.p50, p.runMs.p95, p.cpuMsPerRun, p.rssMiB, p.loadAverage.toFixed(2)])));
-    lines.push('(LangGraph.js 1.7.3 + SqliteSaver (better-sqlite3, a WAL file), thought -> action -> observation, 3 iterations per run, the same demo tool server over HTTP at 0 ms: bench/peer/peer.mjs)');
-    if (r.peerRatios.length) lines.push(table(['loop', 'peer', 'loop / peer (runs/s)'], r.peerRatios.map((x) => [x.loop, x.peer, x.ratio])));
+    lines.push(
+      table(
+        ['peer phase', 'runs', 'in flight', 'runs/s', 'iter/run', 'runs completed', 'run P50', 'run P95', 'CPU ms/run (1 process)', 'RSS MiB', 'load avg'],
+        r.peer.map((p) => [
+          p.label,
+          p.runs,
+          p.concurrency,
+          p.runsPerSecond,
+          p.iterationsPerRun,
+          p.completedRuns,
+          p.runMs.p50,
+          p.runMs.p95,
+          p.cpuMsPerRun,
+          p.rssMiB,
+          p.loadAverage.toFixed(2),
+        ]),
+      ),
+    );
+    lines.push(
+      '(LangGraph.js 1.7.3 + SqliteSaver (better-sqlite3, a WAL file), thought -> action -> observation, 3 iterations per run, the same demo tool server over HTTP at 0 ms: bench/peer/peer.mjs)',
+    );
+    if (r.peerRatios.length)
+      lines.push(
+        table(
+          ['loop', 'peer', 'loop / peer (runs/s)'],
+          r.peerRatios.map((x) => [x.loop, x.peer, x.ratio]),
+        ),
+      );
   }
   if (r.scaling.length) {
     lines.push('');
-    lines.push(table(['scaling phase', 'Action instances', 'cap per instance', 'runs/s', 'vs 1 instance', 'iter P50', 'Action handle P50 ms', 'load avg'], r.scaling.map((x) => {
-      const p = r.phases.find((q) => q.label === x.label)!;
-      return [x.label, x.actionInstances, p.actionConcurrency ?? Number.NaN, x.runsPerSecond, `${x.speedup.toFixed(2)}x`, p.iterationMs.p50, p.stages.action?.handleP50Ms ?? Number.NaN, p.loadAverage.toFixed(2)];
-    })));
+    lines.push(
+      table(
+        ['scaling phase', 'Action instances', 'cap per instance', 'runs/s', 'vs 1 instance', 'iter P50', 'Action handle P50 ms', 'load avg'],
+        r.scaling.map((x) => {
+          const p = r.phases.find((q) => q.label === x.label)!;
+          return [
+            x.label,
+            x.actionInstances,
+            p.actionConcurrency ?? Number.NaN,
+            x.runsPerSecond,
+            `${x.speedup.toFixed(2)}x`,
+            p.iterationMs.p50,
+            p.stages.action?.handleP50Ms ?? Number.NaN,
+            p.loadAverage.toFixed(2),
+          ];
+        }),
+      ),
+    );
     lines.push(`(every tool call ${r.options.scalingLatencyMs} ms; Thought and Observation 1 instance each; same runs and in-flight count in each phase)`);
     const codes = [...new Set(r.scaling.map((x) => x.code))];
     if (codes.length > 1) {
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
       const counts = [...new Set(r.scaling.map((x) => x.actionInstances))];
-      lines.push(table(['code (means of its sets)', ...counts.flatMap((n) => [`x${n} runs/s`, `x${n} vs x${counts[0]}`])], codes.map((code) => [code, ...counts.flatMap((n) => {
-        const rows = r.scaling.filter((x) => x.code === code && x.actionInstances === n);
-        return [mean(rows.map((x) => x.runsPerSecond)), `${mean(rows.map((x) => x.speedup)).toFixed(2)}x`];
-      })])));
+      lines.push(
+        table(
+          ['code (means of its sets)', ...counts.flatMap((n) => [`x${n} runs/s`, `x${n} vs x${counts[0]}`])],
+          codes.map((code) => [
+            code,
+            ...counts.flatMap((n) => {
+              const rows = r.scaling.filter((x) => x.code === code && x.actionInstances === n);
+              return [mean(rows.map((x) => x.runsPerSecond)), `${mean(rows.map((x) => x.speedup)).toFixed(2)}x`];
+            }),
+          ]),
+        ),
+      );
     }
   }
   const react = r.phases.filter((p) => p.model !== null);
   if (react.length) {
     lines.push('');
-    lines.push(table(['ReAct phase', 'model latency ms', 'in flight', 'runs/s', 'model turns/run', 'model turns/s', 'run P50', 'run P95', 'probe run P50'], react.map((p) => [p.label, p.model!.latencyMs, p.concurrency, p.runsPerSecond, p.model!.turnsPerRun, p.model!.turnsPerSecond, p.runMs.p50, p.runMs.p95, p.probe.runMs.p50])));
+    lines.push(
+      table(
+        ['ReAct phase', 'model latency ms', 'in flight', 'runs/s', 'model turns/run', 'model turns/s', 'run P50', 'run P95', 'probe run P50'],
+        react.map((p) => [
+          p.label,
+          p.model!.latencyMs,
+          p.concurrency,
+          p.runsPerSecond,
+          p.model!.turnsPerRun,
+          p.model!.turnsPerSecond,
+          p.runMs.p50,
+          p.runMs.p95,
+          p.probe.runMs.p50,
+        ]),
+      ),
+    );
     lines.push('(the model is the scripted simulator of model-sim/, not a model; a model turn = one committed model.chat step)');
   }
   if (r.ab) {
-    const rows = (summary: Record<string, { a: number; b: number; change: number }>) => Object.entries(summary).map(([k, v]) => [k, v.a, v.b, `${v.change >= 0 ? '+' : ''}${(100 * v.change).toFixed(1)}%`]);
+    const rows = (summary: Record<string, { a: number; b: number; change: number }>) =>
+      Object.entries(summary).map(([k, v]) => [k, v.a, v.b, `${v.change >= 0 ? '+' : ''}${(100 * v.change).toFixed(1)}%`]);
     lines.push('');
     lines.push(`A/B of ${r.ab.versions} (ABBA order, means)`);
     const f = r.ab.featurizer;
     if (f) {
       const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
-      lines.push(`featurizeSparse on the loop's ${f.bodies} response bodies, both versions in one process (3 alternating rounds): ${fmt(mean(f.aMicros))} -> ${fmt(mean(f.bMicros))} µs per call (${(100 * (mean(f.bMicros) / mean(f.aMicros) - 1)).toFixed(1)}%)`);
+      lines.push(
+        `featurizeSparse on the loop's ${f.bodies} response bodies, both versions in one process (3 alternating rounds): ${fmt(mean(f.aMicros))} -> ${fmt(mean(f.bMicros))} µs per call (${(100 * (mean(f.bMicros) / mean(f.aMicros) - 1)).toFixed(1)}%)`,
+      );
     }
     lines.push(`Observation alone draining ${r.ab.drain.a[0]?.records ?? 0} action.results records of the loop:`);
     lines.push(table(['figure', 'A', 'B', 'change'], rows(r.ab.drain.summary)));
-    lines.push(table(['drain phase', 'CPU ms/record', 'records/s'], [...r.ab.drain.a, ...r.ab.drain.b].map((d) => [d.label, d.cpuMsPerRecord, d.recordsPerSecond])));
-    lines.push(`The whole loop (1 instance per stage, 0 ms tools; other stages share the cores, so expect noise)${r.ab.loop.skipped ? `: skipped (${r.ab.loop.skipped})` : ':'}`);
+    lines.push(
+      table(
+        ['drain phase', 'CPU ms/record', 'records/s'],
+        [...r.ab.drain.a, ...r.ab.drain.b].map((d) => [d.label, d.cpuMsPerRecord, d.recordsPerSecond]),
+      ),
+    );
+    lines.push(
+      `The whole loop (1 instance per stage, 0 ms tools; other stages share the cores, so expect noise)${r.ab.loop.skipped ? `: skipped (${r.ab.loop.skipped})` : ':'}`,
+    );
     lines.push(table(['figure', 'A', 'B', 'change'], rows(r.ab.loop.summary)));
-    lines.push(table(['loop phase', 'runs/s', 'observation CPU ms/run'], [...r.ab.loop.a, ...r.ab.loop.b].map((p) => [p.label, p.runsPerSecond, p.stages.observation?.cpuMsPerRun ?? Number.NaN])));
+    lines.push(
+      table(
+        ['loop phase', 'runs/s', 'observation CPU ms/run'],
+        [...r.ab.loop.a, ...r.ab.loop.b].map((p) => [p.label, p.runsPerSecond, p.stages.observation?.cpuMsPerRun ?? Number.NaN]),
+      ),
+    );
   }
   return lines.join('\n');
 }
@@ -473,10 +712,20 @@ const USAGE = `usage: npm run bench -- [options]
  * Priming took most of it away (loop #1 ÷ loop #2 from 0.58 to 0.81-1.01); the rest is not
  * explained (NOTES.md lists it).
  */
-async function primePhase(common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>, load: PhaseLoad, runs: number): Promise<void> {
+async function primePhase(
+  common: Omit<Parameters<typeof loopPhase>[0], 'label' | 'load' | 'instances' | 'toolLatencyMs'>,
+  load: PhaseLoad,
+  runs: number,
+): Promise<void> {
   if (runs === 0) return;
   progress(common.started, `priming the broker, the tool server and this process: ${runs} loop runs, not reported`);
-  await loopPhase({ ...common, label: 'prime (not reported)', load: { ...load, warmupRuns: runs, runs: Math.min(load.runs, 200), probeRuns: 0 }, instances: 1, toolLatencyMs: 0 });
+  await loopPhase({
+    ...common,
+    label: 'prime (not reported)',
+    load: { ...load, warmupRuns: runs, runs: Math.min(load.runs, 200), probeRuns: 0 },
+    instances: 1,
+    toolLatencyMs: 0,
+  });
 }
 
 /** Parses the command line into {@link BenchOptions} plus the report path; throws on a bad option. */

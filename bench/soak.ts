@@ -94,7 +94,13 @@ export interface SoakReport {
   pace: { rate: number; achieved: number; longestBehindSeconds: number; held: boolean };
   runsPerSecond: number;
   statuses: Record<string, number>;
-  restart: { readyLineSeconds: number; restoreToReadySeconds: number; storeRuns: number; changelogRecords: number; catchUps: Array<{ partition: number; durationMs: number }> };
+  restart: {
+    readyLineSeconds: number;
+    restoreToReadySeconds: number;
+    storeRuns: number;
+    changelogRecords: number;
+    catchUps: Array<{ partition: number; durationMs: number }>;
+  };
   durationSeconds: number;
 }
 
@@ -137,7 +143,15 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
     const samples: SoakSample[] = [];
     const read = async (runs: number, submitted: number, atPace: boolean) => {
       const m = await scrape(thought);
-      const sample: SoakSample = { runs, submitted, atPace, elapsedSeconds: Math.round((Date.now() - started) / 1000), rssMiB: round1(m.process_resident_memory_bytes! / MiB), heapUsedMiB: round1(m.nodejs_heap_size_used_bytes! / MiB), storeRuns: m.tao_thought_store_runs ?? Number.NaN };
+      const sample: SoakSample = {
+        runs,
+        submitted,
+        atPace,
+        elapsedSeconds: Math.round((Date.now() - started) / 1000),
+        rssMiB: round1(m.process_resident_memory_bytes! / MiB),
+        heapUsedMiB: round1(m.nodejs_heap_size_used_bytes! / MiB),
+        storeRuns: m.tao_thought_store_runs ?? Number.NaN,
+      };
       samples.push(sample);
       return sample;
     };
@@ -145,7 +159,9 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
     log(`0 runs: Thought RSS ${first.rssMiB} MiB, heap ${first.heapUsedMiB} MiB`);
     let nextLog = options.sampleEvery;
     const stream = await pacedStream(target, options, async (ended, submitted, atPace) => {
-      const sample = await read(ended, submitted, atPace).catch((err: unknown) => log(`metrics read failed: ${err instanceof Error ? err.message : String(err)}`));
+      const sample = await read(ended, submitted, atPace).catch((err: unknown) =>
+        log(`metrics read failed: ${err instanceof Error ? err.message : String(err)}`),
+      );
       if (sample && ended >= nextLog) {
         nextLog = (Math.floor(ended / options.sampleEvery) + 1) * options.sampleEvery;
         log(`${ended} runs (${submitted} submitted): Thought RSS ${sample.rssMiB} MiB, heap ${sample.heapUsedMiB} MiB, ${sample.storeRuns} runs in its store`);
@@ -181,7 +197,12 @@ export async function runSoak(options: SoakOptions, log: (message: string) => vo
       samples,
       rss: { atFifth, atEnd, change: round3(change), pass: change <= 0.2 },
       // Behind by more than 5 s of submissions at any time: the readings were not all taken at the pace.
-      pace: { rate: options.rate, achieved: round1(achieved), longestBehindSeconds: round1(stream.longestBehindMs / 1000), held: stream.longestBehindMs <= 5000 },
+      pace: {
+        rate: options.rate,
+        achieved: round1(achieved),
+        longestBehindSeconds: round1(stream.longestBehindMs / 1000),
+        held: stream.longestBehindMs <= 5000,
+      },
       runsPerSecond: round1(options.runs / loopSeconds),
       statuses,
       restart: { ...restart.timing, storeRuns, changelogRecords: offsets.reduce((n, p) => n + Number(BigInt(p.high) - BigInt(p.low)), 0) },
@@ -277,11 +298,22 @@ async function pacedStream(target: LoadTarget, options: SoakOptions, onSample: (
  */
 export function soakWindow(samples: readonly SoakSample[], from: number, to: number): SoakWindow {
   const inside = samples.filter((s) => s.runs >= from && s.runs < to && s.atPace);
-  if (inside.length < 3) throw new Error(`soak: only ${inside.length} reading(s) at the pace while runs ${from}-${to} ended; lower --sample-seconds or the --rate, or widen --window`);
+  if (inside.length < 3)
+    throw new Error(
+      `soak: only ${inside.length} reading(s) at the pace while runs ${from}-${to} ended; lower --sample-seconds or the --rate, or widen --window`,
+    );
   const rss = inside.map((s) => s.rssMiB);
   const a = inside[0]!;
   const b = inside[inside.length - 1]!;
-  return { fromRuns: from, toRuns: to, readings: inside.length, medianRssMiB: median(rss), minRssMiB: Math.min(...rss), maxRssMiB: Math.max(...rss), runsPerSecond: round1((b.runs - a.runs) / Math.max(1, b.elapsedSeconds - a.elapsedSeconds)) };
+  return {
+    fromRuns: from,
+    toRuns: to,
+    readings: inside.length,
+    medianRssMiB: median(rss),
+    minRssMiB: Math.min(...rss),
+    maxRssMiB: Math.max(...rss),
+    runsPerSecond: round1((b.runs - a.runs) / Math.max(1, b.elapsedSeconds - a.elapsedSeconds)),
+  };
 }
 
 /** A probe task whose run lands on `partition`. */
@@ -315,9 +347,22 @@ async function restartThought(fleet: Fleet, old: Instance, spec: ReturnType<type
   });
   await onReady();
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([caughtUp, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`Thought's store did not catch up on every partition within 300 s (${catchUps.length} did)`)), 300000)))]);
+  await Promise.race([
+    caughtUp,
+    new Promise(
+      (_, reject) =>
+        (timer = setTimeout(() => reject(new Error(`Thought's store did not catch up on every partition within 300 s (${catchUps.length} did)`)), 300000)),
+    ),
+  ]);
   clearTimeout(timer);
-  return { instance, timing: { readyLineSeconds: round3((readyAt - t0) / 1000), restoreToReadySeconds: round3((Date.now() - t0) / 1000), catchUps: catchUps.sort((a, b) => a.partition - b.partition) } };
+  return {
+    instance,
+    timing: {
+      readyLineSeconds: round3((readyAt - t0) / 1000),
+      restoreToReadySeconds: round3((Date.now() - t0) / 1000),
+      catchUps: catchUps.sort((a, b) => a.partition - b.partition),
+    },
+  };
 }
 
 /** The gauges of a process's /metrics by name (its series carry only the process label). */
@@ -348,7 +393,8 @@ export function soakTable(r: SoakReport): string {
     rows.push(sample);
     next = (Math.floor(sample.runs / r.options.sampleEvery) + 1) * r.options.sampleEvery;
   }
-  const w = (x: SoakWindow) => `median ${x.medianRssMiB} MiB of ${x.readings} readings while runs ${x.fromRuns}-${x.toRuns} ended (range ${x.minRssMiB}-${x.maxRssMiB}; ${x.runsPerSecond} runs/s)`;
+  const w = (x: SoakWindow) =>
+    `median ${x.medianRssMiB} MiB of ${x.readings} readings while runs ${x.fromRuns}-${x.toRuns} ended (range ${x.minRssMiB}-${x.maxRssMiB}; ${x.runsPerSecond} runs/s)`;
   return [
     '| runs | submitted | elapsed s | Thought RSS MiB | heap used MiB | runs in store |',
     '|---:|---:|---:|---:|---:|---:|',
@@ -397,7 +443,15 @@ async function main(): Promise<void> {
   };
   const window = positive('window', values.window);
   if (window > 0.4) bad(`--window must be at most 0.4 (a share of the runs), got "${values.window}"`);
-  const options: SoakOptions = { runs: int('runs'), rate: positive('rate', values.rate), maxInFlight: int('max-in-flight'), sampleSeconds: positive('sample-seconds', values['sample-seconds']), window, sampleEvery: int('sample-every'), retentionMs };
+  const options: SoakOptions = {
+    runs: int('runs'),
+    rate: positive('rate', values.rate),
+    maxInFlight: int('max-in-flight'),
+    sampleSeconds: positive('sample-seconds', values['sample-seconds']),
+    window,
+    sampleEvery: int('sample-every'),
+    retentionMs,
+  };
   quietOwnLogs();
   const since = Date.now();
   const report = await runSoak(options, (m) => progress(since, m));

@@ -44,7 +44,6 @@ interface Sample {
   idleCpuMsPerS?: number;
 }
 
-
 const USAGE = `usage: npm run bench:startup -- [options]
   (start-up time, idle RSS and idle CPU of each stage from the sources through tsx against dist/,
   interleaved; on KAFKA_BROKERS / SCHEMA_REGISTRY_URL)
@@ -101,7 +100,9 @@ async function main(): Promise<void> {
           const idleCpuMsPerS = ((processCpuMs(instance.child.pid!) - cpuBefore) / idleMs) * 1000;
           samples.push({ code, what: stage, ms, rssMiB: rss, idleCpuMsPerS });
           await fleet.stop();
-          process.stderr.write(`rep ${rep + 1}/${reps} ${code.padEnd(6)} ${stage.padEnd(11)} ${ms.toFixed(0)} ms  ${rss.toFixed(0)} MiB  idle ${idleCpuMsPerS.toFixed(0)} CPU ms/s  load ${loads.at(-1)!.toFixed(1)}\n`);
+          process.stderr.write(
+            `rep ${rep + 1}/${reps} ${code.padEnd(6)} ${stage.padEnd(11)} ${ms.toFixed(0)} ms  ${rss.toFixed(0)} MiB  idle ${idleCpuMsPerS.toFixed(0)} CPU ms/s  load ${loads.at(-1)!.toFixed(1)}\n`,
+          );
         }
       }
     }
@@ -111,7 +112,9 @@ async function main(): Promise<void> {
 
   const median = (xs: number[]) => percentile(xs, 50);
   const rows: string[] = [];
-  rows.push('| what | source (tsx): start-up ms, median [min-max] | dist: start-up ms, median [min-max] | dist/source | source RSS MiB | dist RSS MiB | dist/source | source idle CPU ms/s | dist idle CPU ms/s |');
+  rows.push(
+    '| what | source (tsx): start-up ms, median [min-max] | dist: start-up ms, median [min-max] | dist/source | source RSS MiB | dist RSS MiB | dist/source | source idle CPU ms/s | dist idle CPU ms/s |',
+  );
   rows.push('|---|---|---|---|---|---|---|---|---|');
   for (const what of ['--help', ...stages]) {
     const of = (code: Code) => samples.filter((s) => s.code === code && s.what === what);
@@ -119,7 +122,10 @@ async function main(): Promise<void> {
     const rss = (code: Code) => of(code).map((s) => s.rssMiB ?? NaN);
     const cell = (xs: number[]) => `${median(xs).toFixed(0)} [${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)}]`;
     const idle = (code: Code) => median(of(code).map((s) => s.idleCpuMsPerS ?? NaN)).toFixed(0);
-    const rssCells = what === '--help' ? '| | | | | |' : `| ${median(rss('source')).toFixed(0)} | ${median(rss('dist')).toFixed(0)} | ${(median(rss('dist')) / median(rss('source'))).toFixed(2)} | ${idle('source')} | ${idle('dist')} |`;
+    const rssCells =
+      what === '--help'
+        ? '| | | | | |'
+        : `| ${median(rss('source')).toFixed(0)} | ${median(rss('dist')).toFixed(0)} | ${(median(rss('dist')) / median(rss('source'))).toFixed(2)} | ${idle('source')} | ${idle('dist')} |`;
     rows.push(`| ${what} | ${cell(ms('source'))} | ${cell(ms('dist'))} | ${(median(ms('dist')) / median(ms('source'))).toFixed(2)} ${rssCells}`);
   }
   console.log(`${reps} repetitions, node ${process.version}, 1-min load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}\n`);

@@ -60,7 +60,9 @@ if (chooseCode() === 'dist') {
   ({ main } = await import(pathToFileURL(compiled).href));
 } else {
   if (!tsxInstalled()) {
-    fail(`tsx, which runs the TypeScript sources, is not installed and ${existsSync(compiled) ? 'TAO_RUN_FROM=source asks for them' : 'dist/ is missing'}: run \`npm run build\` in a development install (\`npm ci\`) first`);
+    fail(
+      `tsx, which runs the TypeScript sources, is not installed and ${existsSync(compiled) ? 'TAO_RUN_FROM=source asks for them' : 'dist/ is missing'}: run \`npm run build\` in a development install (\`npm ci\`) first`,
+    );
   }
   const { register } = await import('tsx/esm/api');
   register();

@@ -14,7 +14,10 @@ export function parseAllowedHosts(list: string | readonly string[]): string[] {
  * The URL when it is http(s) and its host is allow-listed, else why not. Redirects are never
  * followed (see {@link postCallback}), so the allow-listed host is the only one ever called.
  */
-export function checkCallbackUrl(raw: string, allowedHosts: readonly string[]): { ok: true; url: URL } | { ok: false; reason: 'invalid_url' | 'host_not_allowed'; host: string | null } {
+export function checkCallbackUrl(
+  raw: string,
+  allowedHosts: readonly string[],
+): { ok: true; url: URL } | { ok: false; reason: 'invalid_url' | 'host_not_allowed'; host: string | null } {
   let url: URL;
   try {
     url = new URL(raw);
@@ -22,7 +25,8 @@ export function checkCallbackUrl(raw: string, allowedHosts: readonly string[]): 
     return { ok: false, reason: 'invalid_url', host: null };
   }
   // Credentials in the URL are refused by fetch anyway, and would end up in logs.
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) return { ok: false, reason: 'invalid_url', host: url.host || null };
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password)
+    return { ok: false, reason: 'invalid_url', host: url.host || null };
   const host = url.hostname.toLowerCase();
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   const allowed = allowedHosts.some((entry) => entry === host || entry === `${host}:${port}`);

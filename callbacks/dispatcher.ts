@@ -167,7 +167,14 @@ export async function startCallbackDispatcher(options: CallbackDispatcherOptions
         retryDeps,
         (err, attempt, delayMs) => {
           counters.retries++;
-          logger.info('callback failed; retrying', { ...fields, host: checked.url.host, attempt, delay_ms: Math.round(delayMs), error_code: err.code, status: err.details.status });
+          logger.info('callback failed; retrying', {
+            ...fields,
+            host: checked.url.host,
+            attempt,
+            delay_ms: Math.round(delayMs),
+            error_code: err.code,
+            status: err.details.status,
+          });
         },
       );
       counters.delivered++;
@@ -177,7 +184,13 @@ export async function startCallbackDispatcher(options: CallbackDispatcherOptions
       const err = toTaoError(raw);
       counters.abandoned++;
       const last = err.cause instanceof TaoError ? err.cause : err;
-      logger.error('callback abandoned', { ...fields, host: checked.url.host, error_code: err.code, http_status: last.details.status, error: errorMessage(err) });
+      logger.error('callback abandoned', {
+        ...fields,
+        host: checked.url.host,
+        error_code: err.code,
+        http_status: last.details.status,
+        error: errorMessage(err),
+      });
     }
   };
 

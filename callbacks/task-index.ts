@@ -91,7 +91,8 @@ export class CallbackUrlIndex {
   async lookup(thoughtId: string, timeoutMs: number): Promise<string | null> {
     const known = this.urls.get(thoughtId);
     if (known) return known;
-    if (!(await this.caughtUp(timeoutMs))) this.logger.warn('callback index did not catch up with tao.tasks; answering without it', { thought_id: thoughtId, timeout_ms: timeoutMs });
+    if (!(await this.caughtUp(timeoutMs)))
+      this.logger.warn('callback index did not catch up with tao.tasks; answering without it', { thought_id: thoughtId, timeout_ms: timeoutMs });
     return this.urls.get(thoughtId) ?? null;
   }
 

@@ -21,7 +21,17 @@ export const DECISION_USAGE = `usage: tao approve|deny <thought_id> [--step S] [
 export async function decisionCommand(verdict: 'approve' | 'deny', args: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { step: { type: 'string' }, reason: { type: 'string' }, wait: { type: 'boolean', default: false }, 'timeout-s': { type: 'string', default: '60' }, help: { type: 'boolean', short: 'h', default: false } } });
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        step: { type: 'string' },
+        reason: { type: 'string' },
+        wait: { type: 'boolean', default: false },
+        'timeout-s': { type: 'string', default: '60' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
   } catch (err) {
     console.error(`tao ${verdict}: ${(err as Error).message}\n${DECISION_USAGE}`);
     return 2;
@@ -32,25 +42,36 @@ export async function decisionCommand(verdict: 'approve' | 'deny', args: string[
   }
   const [thoughtId, ...extra] = parsed.positionals;
   const timeoutS = Number(parsed.values['timeout-s']);
-  const problem = !thoughtId ? 'needs the run\'s thought_id' : extra.length ? `takes one thought_id, got also "${extra.join(' ')}"` : !(timeoutS > 0) ? `--timeout-s must be a positive number of seconds, got "${parsed.values['timeout-s']}"` : null;
+  const problem = !thoughtId
+    ? "needs the run's thought_id"
+    : extra.length
+      ? `takes one thought_id, got also "${extra.join(' ')}"`
+      : !(timeoutS > 0)
+        ? `--timeout-s must be a positive number of seconds, got "${parsed.values['timeout-s']}"`
+        : null;
   if (problem) {
     console.error(`tao ${verdict}: ${problem}\n${DECISION_USAGE}`);
     return 2;
   }
-  const [{ decisionTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka, createProducer }, { createLogger }, { loadRuntimeConfig, setting }] = await Promise.all([
-    import('../client/tasks.ts'),
-    import('../client/watch.ts'),
-    import('../runtime/codec.ts'),
-    import('../runtime/kafka.ts'),
-    import('../runtime/log.ts'),
-    import('../runtime/config.ts'),
-  ]);
+  const [{ decisionTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka, createProducer }, { createLogger }, { loadRuntimeConfig, setting }] =
+    await Promise.all([
+      import('../client/tasks.ts'),
+      import('../client/watch.ts'),
+      import('../runtime/codec.ts'),
+      import('../runtime/kafka.ts'),
+      import('../runtime/log.ts'),
+      import('../runtime/config.ts'),
+    ]);
   const config = loadRuntimeConfig(process.env);
   const logger = createLogger({ command: verdict }, { level: setting(process.env, 'TAO_LOG_LEVEL'), write: (line) => process.stderr.write(line + '\n') });
   const kafka = createKafka(config, `tao-${verdict}`, logger);
   const codec = AvroCodec.create(config);
   await codec.register(['tasks']);
-  const task = decisionTask(thoughtId!, verdict, `user:${userInfo().username}`, { step: parsed.values.step || null, reason: parsed.values.reason || null, source: 'cli' });
+  const task = decisionTask(thoughtId!, verdict, `user:${userInfo().username}`, {
+    step: parsed.values.step || null,
+    reason: parsed.values.reason || null,
+    source: 'cli',
+  });
   let outcome: Promise<Record<string, unknown>> | null = null;
   let watcher: { stop(): Promise<void> } | null = null;
   if (parsed.values.wait) {

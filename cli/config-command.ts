@@ -27,7 +27,12 @@ export function checkStartupEnvironment(env: NodeJS.ProcessEnv): void {
 }
 
 /** `tao config [--json]`; resolves with the exit code (1 when the environment has a problem). */
-export async function configCommand(argv: string[], env: NodeJS.ProcessEnv = process.env, out: (text: string) => void = (t) => process.stdout.write(t), err: (text: string) => void = (t) => process.stderr.write(t)): Promise<number> {
+export async function configCommand(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  out: (text: string) => void = (t) => process.stdout.write(t),
+  err: (text: string) => void = (t) => process.stderr.write(t),
+): Promise<number> {
   let values: { json?: boolean; help?: boolean };
   try {
     ({ values } = parseArgs({ args: argv, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }));

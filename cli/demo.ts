@@ -122,12 +122,14 @@ export async function runDemo({ keepInfra, planner, model, toolCalls }: DemoOpti
     for (const o of outcomes) console.log(`  ${o.thought_id}  ${o.status.padEnd(15)} ${o.reason}`);
     const counts = new Map<string, number>();
     for (const o of outcomes) counts.set(o.status, (counts.get(o.status) ?? 0) + 1);
-    console.log(`\n${[...counts].map(([status, n]) => `${n} ${status}`).join(', ')}${planner === 'react' ? ' (a run is completed only with a final answer the gate accepted and its skill\'s grounding allows)' : ''}`);
+    console.log(
+      `\n${[...counts].map(([status, n]) => `${n} ${status}`).join(', ')}${planner === 'react' ? " (a run is completed only with a final answer the gate accepted and its skill's grounding allows)" : ''}`,
+    );
     if (!finished) {
       console.error(`${pending.size} run(s) had no outcome within ${waitMs / 1000} s: ${[...pending].join(', ')}`);
       return 1;
     }
-    console.log('\nEvery line above is a committed Kafka record, keyed by its run\'s thought_id.');
+    console.log("\nEvery line above is a committed Kafka record, keyed by its run's thought_id.");
     return 0;
   } finally {
     await stopAll(processes);

@@ -139,7 +139,8 @@ export async function main(argv: string[]): Promise<number> {
   const text = USAGES[command];
   if (!text) return usage(`unknown command "${command}"`);
   // `run model-sim` and `skills` parse their own flags (and answer --help themselves).
-  const ownHelp = (command === 'run' && (rest[0] === 'model-sim' || rest[0] === 'mcp-tools')) || command === 'skills' || command === 'config' || command === 'tools';
+  const ownHelp =
+    (command === 'run' && (rest[0] === 'model-sim' || rest[0] === 'mcp-tools')) || command === 'skills' || command === 'config' || command === 'tools';
   if (wantsHelp(rest) && !ownHelp) {
     console.log(text);
     return 0;
@@ -219,16 +220,23 @@ async function dispatch(command: string, args: string[], text: string): Promise<
       return typeof parsed === 'number' ? parsed : classifyCommand(parsed.positionals.join(' '), text);
     }
     case 'demo': {
-      const parsed = parse(command, args, text, { 'keep-infra': { type: 'boolean', default: false }, planner: { type: 'string' }, model: { type: 'string' }, 'tool-calls': { type: 'string' } });
+      const parsed = parse(command, args, text, {
+        'keep-infra': { type: 'boolean', default: false },
+        planner: { type: 'string' },
+        model: { type: 'string' },
+        'tool-calls': { type: 'string' },
+      });
       if (typeof parsed === 'number') return parsed;
       if (parsed.positionals.length) return usage(`demo takes no arguments (got ${parsed.positionals.join(' ')})`, text);
       const planner = parsed.values.planner;
-      if (planner !== undefined && planner !== 'router' && planner !== 'react') return usage(`--planner must be router or react, got "${String(planner)}"`, text);
+      if (planner !== undefined && planner !== 'router' && planner !== 'react')
+        return usage(`--planner must be router or react, got "${String(planner)}"`, text);
       const model = parsed.values.model ?? 'local';
       if (model !== 'local' && model !== 'sim') return usage(`--model must be local or sim, got "${String(model)}"`, text);
       const toolCalls = parsed.values['tool-calls'] ?? 'native';
       if (toolCalls !== 'native' && toolCalls !== 'json_schema') return usage(`--tool-calls must be native or json_schema, got "${String(toolCalls)}"`, text);
-      if (planner !== 'react' && (parsed.values.model !== undefined || parsed.values['tool-calls'] !== undefined)) return usage('--model and --tool-calls apply to --planner react only', text);
+      if (planner !== 'react' && (parsed.values.model !== undefined || parsed.values['tool-calls'] !== undefined))
+        return usage('--model and --tool-calls apply to --planner react only', text);
       return (await import('./demo.ts')).runDemo({ keepInfra: parsed.values['keep-infra'] === true, planner: planner ?? 'router', model, toolCalls });
     }
     case 'skills':
@@ -247,7 +255,12 @@ function wantsHelp(args: string[]): boolean {
 }
 
 /** Parses a command's flags strictly; an unknown flag or a missing value is a usage error (exit 2). */
-function parse(command: string, args: string[], text: string, options: NonNullable<ParseArgsConfig['options']>): { values: Record<string, string | boolean | undefined>; positionals: string[] } | number {
+function parse(
+  command: string,
+  args: string[],
+  text: string,
+  options: NonNullable<ParseArgsConfig['options']>,
+): { values: Record<string, string | boolean | undefined>; positionals: string[] } | number {
   try {
     const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
     return { values: values as Record<string, string | boolean | undefined>, positionals };
@@ -284,7 +297,10 @@ async function infraCommand(sub: string | undefined, options: { docker: boolean;
       return 0;
     case 'status': {
       const components = await infra.status({ log });
-      for (const c of components) console.log(`${c.name.padEnd(16)} ${c.running ? (c.healthy ? 'healthy' : 'running, NOT healthy') : 'stopped'}  ${c.url}${c.pid ? `  pid ${c.pid}` : ''}  log ${c.log}`);
+      for (const c of components)
+        console.log(
+          `${c.name.padEnd(16)} ${c.running ? (c.healthy ? 'healthy' : 'running, NOT healthy') : 'stopped'}  ${c.url}${c.pid ? `  pid ${c.pid}` : ''}  log ${c.log}`,
+        );
       return components.every((c) => c.healthy) ? 0 : 1;
     }
     default:
@@ -304,7 +320,12 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
   if (name && (STAGES as readonly string[]).includes(name)) {
     const stage = name as StageName;
     const [{ defineStage }, { runStageProcess }] = await Promise.all([import('../processors/wiring/index.ts'), import('../runtime/stage-process.ts')]);
-    await runStageProcess(stage, (metrics, logger) => defineStage(stage, process.env, logger, metrics), setting(process.env, 'TAO_OPS_PORT') ?? DEFAULT_OPS_PORTS[stage], { env: process.env, applyTopics });
+    await runStageProcess(
+      stage,
+      (metrics, logger) => defineStage(stage, process.env, logger, metrics),
+      setting(process.env, 'TAO_OPS_PORT') ?? DEFAULT_OPS_PORTS[stage],
+      { env: process.env, applyTopics },
+    );
     return -1; // keeps running until a signal
   }
   if (name === 'tools') {
@@ -315,7 +336,15 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     return -1;
   }
   if (name === 'ingress') {
-    const [{ ingressAuthFromEnv }, { startIngress }, { webhookOptionsFromEnv }, { AvroCodec }, { createKafka, createProducer, waitForKafka }, { createLogger }, { prepareCatalog }] = await Promise.all([
+    const [
+      { ingressAuthFromEnv },
+      { startIngress },
+      { webhookOptionsFromEnv },
+      { AvroCodec },
+      { createKafka, createProducer, waitForKafka },
+      { createLogger },
+      { prepareCatalog },
+    ] = await Promise.all([
       import('../ingress/api-keys.ts'),
       import('../ingress/server.ts'),
       import('../ingress/webhooks.ts'),
@@ -336,7 +365,14 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     const producer = createProducer(kafka, { maxInFlightRequests: 5 });
     await producer.connect();
     const ingress = await startIngress(
-      { port: setting(process.env, 'TAO_INGRESS_PORT'), host: config.bindHost, maxBodyBytes: 256 * 1024, maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT'), auth, webhooks: webhookOptionsFromEnv(process.env) },
+      {
+        port: setting(process.env, 'TAO_INGRESS_PORT'),
+        host: config.bindHost,
+        maxBodyBytes: 256 * 1024,
+        maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT'),
+        auth,
+        webhooks: webhookOptionsFromEnv(process.env),
+      },
       { producer, codec, logger, kafka },
     );
     logger.info('ingress listening', { url: ingress.url });
@@ -361,23 +397,32 @@ async function runCommand(name: string | undefined, args: string[], applyTopics:
     const config = loadRuntimeConfig(process.env);
     const logger = createLogger({ stage: `source-${source.name}`, pid: process.pid }, { level: setting(process.env, 'TAO_LOG_LEVEL') });
     await ensureTopicExists(createKafka(config, 'tao-source-admin', logger), source.dlq ?? `${source.topic}.dlq`);
-    await runStageProcess(`source-${source.name}`, async () => sourceStage(source, createRegistry(config)), setting(process.env, 'TAO_OPS_PORT') ?? 9404, { env: process.env, applyTopics });
+    await runStageProcess(`source-${source.name}`, async () => sourceStage(source, createRegistry(config)), setting(process.env, 'TAO_OPS_PORT') ?? 9404, {
+      env: process.env,
+      applyTopics,
+    });
     return -1;
   }
   if (name === 'callbacks') {
-    const [{ callbackOptionsFromEnv, startCallbackDispatcher }, { AvroCodec }, { createKafka, waitForKafka }, { createLogger }, { prepareCatalog }] = await Promise.all([
-      import('../callbacks/dispatcher.ts'),
-      import('../runtime/codec.ts'),
-      import('../runtime/kafka.ts'),
-      import('../runtime/log.ts'),
-      import('../runtime/catalog-check.ts'),
-    ]);
+    const [{ callbackOptionsFromEnv, startCallbackDispatcher }, { AvroCodec }, { createKafka, waitForKafka }, { createLogger }, { prepareCatalog }] =
+      await Promise.all([
+        import('../callbacks/dispatcher.ts'),
+        import('../runtime/codec.ts'),
+        import('../runtime/kafka.ts'),
+        import('../runtime/log.ts'),
+        import('../runtime/catalog-check.ts'),
+      ]);
     const config = loadRuntimeConfig(process.env);
     const logger = createLogger({ stage: 'callbacks', pid: process.pid }, { level: setting(process.env, 'TAO_LOG_LEVEL') });
     const kafka = createKafka(config, 'tao-callbacks', logger);
     await waitForKafka(config, logger);
     await prepareCatalog(kafka, config, { topics: ['outcomes'] }, { apply: applyTopics, print: (line) => logger.info('topics apply', { line }) });
-    const dispatcher = await startCallbackDispatcher(callbackOptionsFromEnv(process.env), { kafka, codec: AvroCodec.create(config), logger, sessionTimeoutMs: config.kafka.sessionTimeoutMs });
+    const dispatcher = await startCallbackDispatcher(callbackOptionsFromEnv(process.env), {
+      kafka,
+      codec: AvroCodec.create(config),
+      logger,
+      sessionTimeoutMs: config.kafka.sessionTimeoutMs,
+    });
     logger.info('callback dispatcher running');
     onSignal(() => dispatcher.stop());
     return -1;

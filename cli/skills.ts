@@ -18,7 +18,11 @@ A skill that breaks a rule is reported in one line naming its file, and the comm
 
 /** Runs `tao skills <args>`; resolves with the exit code. ConfigErrors of the loader propagate (bin/tao.js prints them). */
 export async function skillsCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+  });
   const [sub, name, ...extra] = positionals;
   if (values.help || sub === 'help') {
     console.log(HELP);
@@ -36,9 +40,29 @@ export async function skillsCommand(args: string[]): Promise<number> {
   }
   if (!name) return fail('skills show needs a skill name: tao skills show refund-request');
   const skill = skills.get(name);
-  if (!skill) return fail(`no skill "${name}" (have: ${skills.list().map((s) => s.name).join(', ') || 'none'})`);
+  if (!skill)
+    return fail(
+      `no skill "${name}" (have: ${
+        skills
+          .list()
+          .map((s) => s.name)
+          .join(', ') || 'none'
+      })`,
+    );
   const guard = guards.get(skill.name);
-  if (values.json) console.log(JSON.stringify({ ...summary(skill), policies: guard?.policies.map(({ name, description, tools, schema }) => ({ name, description, tools, schema })) ?? [], output_schema: guard?.outputSchema ?? null, prompt: skill.prompt }, null, 2));
+  if (values.json)
+    console.log(
+      JSON.stringify(
+        {
+          ...summary(skill),
+          policies: guard?.policies.map(({ name, description, tools, schema }) => ({ name, description, tools, schema })) ?? [],
+          output_schema: guard?.outputSchema ?? null,
+          prompt: skill.prompt,
+        },
+        null,
+        2,
+      ),
+    );
   else console.log(show(skill, guard));
   return 0;
 }
@@ -80,7 +104,15 @@ function summary(s: Skill) {
 }
 
 function table(skills: Skill[]): string {
-  const rows = [['SKILL', 'PLANNER', 'INTENTS', 'TOOLS'], ...skills.map((s) => [s.runnable ? s.ref : `${s.ref} (not runnable: no metadata.version)`, s.planner ?? 'default', s.intents.join(',') || '-', s.allowedTools.join(' ') || '-'])];
+  const rows = [
+    ['SKILL', 'PLANNER', 'INTENTS', 'TOOLS'],
+    ...skills.map((s) => [
+      s.runnable ? s.ref : `${s.ref} (not runnable: no metadata.version)`,
+      s.planner ?? 'default',
+      s.intents.join(',') || '-',
+      s.allowedTools.join(' ') || '-',
+    ]),
+  ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
 }
@@ -90,14 +122,20 @@ function show(s: Skill, guard?: SkillGuards): string {
   const lines = [
     `${s.ref}${s.runnable ? '' : '  (not runnable: no metadata.version)'}`,
     `  description     ${s.description}`,
-    `  planner         ${s.planner ?? 'default (the loop\'s planner)'}`,
+    `  planner         ${s.planner ?? "default (the loop's planner)"}`,
     `  intents         ${s.intents.join(', ') || '-'}`,
     `  allowed-tools   ${s.allowedTools.join(' ') || '-'}`,
     `  model           ${s.model ?? 'default'}`,
     `  budgets         ${s.maxModelTurns} model turns, ${s.tokenBudget} tokens per run, context window ${s.contextWindow}, max_tokens ${s.maxTokens}`,
     ...(s.license ? [`  license         ${s.license}`] : []),
     ...(s.compatibility ? [`  compatibility   ${s.compatibility}`] : []),
-    ...(Object.keys(s.metadata).length ? [`  metadata        ${Object.entries(s.metadata).map(([k, v]) => `${k}=${v}`).join(' ')}`] : []),
+    ...(Object.keys(s.metadata).length
+      ? [
+          `  metadata        ${Object.entries(s.metadata)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')}`,
+        ]
+      : []),
     ...(s.ignoredKeys.length ? [`  ignored keys    ${s.ignoredKeys.join(', ')} (not part of the Agent Skills format)`] : []),
     `  references      ${refs.length ? refs.map((r) => `references/${r}`).join(', ') : '-'}`,
     `  policies        ${guard?.policies.length ? guard.policies.map((p) => `${p.name} (${p.tools.join(' ') || 'every call'}): ${p.description}`).join('\n                  ') : '-'}`,

@@ -28,7 +28,19 @@ export const TOOLS_USAGE = `usage: tao tools import-mcp <url> [--out <dir>] [--a
 export async function toolsCommand(args: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args, allowPositionals: true, strict: true, options: { out: { type: 'string' }, 'auth-env': { type: 'string' }, prefix: { type: 'string' }, tools: { type: 'string' }, 'timeout-ms': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        out: { type: 'string' },
+        'auth-env': { type: 'string' },
+        prefix: { type: 'string' },
+        tools: { type: 'string' },
+        'timeout-ms': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
   } catch (err) {
     console.error(`tao tools: ${(err as Error).message}\n${TOOLS_USAGE}`);
     return 2;
@@ -40,7 +52,9 @@ export async function toolsCommand(args: string[]): Promise<number> {
   }
   const [sub, url, ...extra] = positionals;
   if (sub !== 'import-mcp' || url === undefined || extra.length) {
-    console.error(`${sub !== 'import-mcp' ? `unknown tools command "${sub ?? ''}"` : url === undefined ? 'import-mcp needs the server URL' : `unexpected arguments: ${extra.join(' ')}`}\n${TOOLS_USAGE}`);
+    console.error(
+      `${sub !== 'import-mcp' ? `unknown tools command "${sub ?? ''}"` : url === undefined ? 'import-mcp needs the server URL' : `unexpected arguments: ${extra.join(' ')}`}\n${TOOLS_USAGE}`,
+    );
     return 2;
   }
   const timeoutMs = values['timeout-ms'] === undefined ? undefined : Number(values['timeout-ms']);
@@ -59,7 +73,17 @@ export async function toolsCommand(args: string[]): Promise<number> {
   }
   // Not tools/catalog.ts's constant: `tao --help` loads this module, and the catalog module loads ajv.
   const out = values.out ?? setting(process.env, 'TAO_TOOL_CATALOG_DIR') ?? packagePath('tools', 'catalog');
-  const written = await importMcpTools(url, { out, authEnv, prefix: values.prefix, only: values.tools?.split(',').map((t) => t.trim()).filter(Boolean), timeoutMs, env: process.env });
+  const written = await importMcpTools(url, {
+    out,
+    authEnv,
+    prefix: values.prefix,
+    only: values.tools
+      ?.split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+    timeoutMs,
+    env: process.env,
+  });
   for (const w of written) console.log(`${w.status.padEnd(9)} ${w.name.padEnd(28)} ${w.digest}  (${w.tool} at ${url}) -> ${w.file}`);
   console.log(`${written.length} tool(s) from ${url} in ${out}`);
   return 0;
@@ -78,14 +102,18 @@ export interface ImportedTool {
  * @throws ConfigError (one line) when the server cannot be reached or listed, the token variable is
  *   unset, a name is no catalog name, or a file of another tool would be replaced.
  */
-export async function importMcpTools(url: string, options: { out: string; authEnv?: string; prefix?: string; only?: string[]; timeoutMs?: number; env: NodeJS.ProcessEnv }): Promise<ImportedTool[]> {
+export async function importMcpTools(
+  url: string,
+  options: { out: string; authEnv?: string; prefix?: string; only?: string[]; timeoutMs?: number; env: NodeJS.ProcessEnv },
+): Promise<ImportedTool[]> {
   let endpoint: URL;
   try {
     endpoint = new URL(url);
   } catch {
     throw new ConfigError(`"${url}" is not a URL`);
   }
-  if (!/^https?:$/.test(endpoint.protocol) || endpoint.username || endpoint.password) throw new ConfigError(`the MCP server URL must be http(s) without credentials, got "${url}"`);
+  if (!/^https?:$/.test(endpoint.protocol) || endpoint.username || endpoint.password)
+    throw new ConfigError(`the MCP server URL must be http(s) without credentials, got "${url}"`);
   const headers: Record<string, string> = {};
   if (options.authEnv) {
     const token = options.env[options.authEnv];
@@ -95,7 +123,8 @@ export async function importMcpTools(url: string, options: { out: string; authEn
   const listed = await listMcpTools(endpoint, headers);
   const chosen = options.only ? listed.filter((t) => options.only!.includes(t.name)) : listed;
   const missing = (options.only ?? []).filter((n) => !listed.some((t) => t.name === n));
-  if (missing.length) throw new ConfigError(`the MCP server at ${url} lists no tool ${missing.join(', ')} (it lists ${listed.map((t) => t.name).join(', ') || 'none'})`);
+  if (missing.length)
+    throw new ConfigError(`the MCP server at ${url} lists no tool ${missing.join(', ')} (it lists ${listed.map((t) => t.name).join(', ') || 'none'})`);
   const unnamed = chosen.filter((t) => catalogNameOf(t.name, options.prefix) === null).map((t) => t.name);
   if (unnamed.length) throw new ConfigError(`tool name(s) ${unnamed.join(', ')} make no catalog name (<system>.<operation>): give --prefix`);
   mkdirSync(options.out, { recursive: true });
@@ -112,7 +141,8 @@ export async function importMcpTools(url: string, options: { out: string; authEn
       } catch {
         // Not JSON: refused below as not ours.
       }
-      if (existing.transport !== 'mcp' || existing.mcp?.url !== url || existing.mcp?.tool !== tool.name) throw new ConfigError(`${file} exists and is not the MCP entry of ${tool.name} at ${url}: not replaced (use --prefix or --out)`);
+      if (existing.transport !== 'mcp' || existing.mcp?.url !== url || existing.mcp?.tool !== tool.name)
+        throw new ConfigError(`${file} exists and is not the MCP entry of ${tool.name} at ${url}: not replaced (use --prefix or --out)`);
       status = readFileSync(file, 'utf8') === `${JSON.stringify(entry, null, 2)}\n` ? 'unchanged' : 'updated';
     }
     writeFileSync(file, `${JSON.stringify(entry, null, 2)}\n`);
@@ -129,7 +159,11 @@ export async function listMcpTools(endpoint: URL, headers: Record<string, string
     import('@modelcontextprotocol/sdk/types.js'),
   ]);
   const client = new Client({ name: 'tao-import-mcp', version: '0.1.0' }, { capabilities: {} });
-  const transport = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers }, redirectPolicy: 'same-origin', reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } });
+  const transport = new StreamableHTTPClientTransport(endpoint, {
+    requestInit: { headers },
+    redirectPolicy: 'same-origin',
+    reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
+  });
   try {
     await client.connect(transport, { timeout: 30_000 });
     const tools: McpToolDefinition[] = [];
@@ -164,7 +198,17 @@ export const MCP_TOOLS_USAGE = `usage: tao run mcp-tools [--port 7072] [--host 1
 export async function mcpToolsCommand(args: string[], onStarted: (stop: () => Promise<void>) => void): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args, strict: true, options: { port: { type: 'string' }, host: { type: 'string' }, tools: { type: 'string' }, 'token-env': { type: 'string' }, help: { type: 'boolean', short: 'h' } } }));
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        tools: { type: 'string' },
+        'token-env': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
   } catch (err) {
     console.error(`${(err as Error).message}\n${MCP_TOOLS_USAGE}`);
     return 2;
@@ -189,7 +233,15 @@ export async function mcpToolsCommand(args: string[], onStarted: (stop: () => Pr
   const { startMcpToolServer } = await import('../tool-server/mcp-server.ts');
   let server;
   try {
-    server = await startMcpToolServer({ port, host: values.host ?? setting(process.env, 'TAO_BIND_HOST'), tools: values.tools?.split(',').map((t) => t.trim()).filter(Boolean), token });
+    server = await startMcpToolServer({
+      port,
+      host: values.host ?? setting(process.env, 'TAO_BIND_HOST'),
+      tools: values.tools
+        ?.split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+      token,
+    });
   } catch (err) {
     if (err instanceof RangeError) {
       console.error(`${err.message}\n${MCP_TOOLS_USAGE}`);
@@ -197,7 +249,9 @@ export async function mcpToolsCommand(args: string[], onStarted: (stop: () => Pr
     }
     throw err;
   }
-  console.log(`tao-mcp-tools: the demo tools over MCP (Streamable HTTP) at ${server.url}: ${server.tools.join(', ')}; ${token ? `bearer token required (from ${values['token-env']})` : 'no token'}`);
+  console.log(
+    `tao-mcp-tools: the demo tools over MCP (Streamable HTTP) at ${server.url}: ${server.tools.join(', ')}; ${token ? `bearer token required (from ${values['token-env']})` : 'no token'}`,
+  );
   onStarted(() => server.close());
   return -1;
 }

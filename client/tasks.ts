@@ -45,7 +45,12 @@ export function buildTask(input: NewTask, now: number = Date.now()): Task {
  */
 export async function submitTasks(producer: Producer, codec: AvroCodec, tasks: Task[]): Promise<void> {
   const messages = [];
-  for (const task of tasks) messages.push({ key: task.thought_id, value: await codec.encode('tasks', task), headers: { traceparent: traceparentFor(task.thought_id, `task:${task.task_id}`) } });
+  for (const task of tasks)
+    messages.push({
+      key: task.thought_id,
+      value: await codec.encode('tasks', task),
+      headers: { traceparent: traceparentFor(task.thought_id, `task:${task.task_id}`) },
+    });
   await producer.send({ topic: codec.topics.name('tasks'), acks: -1, messages });
 }
 
@@ -54,9 +59,18 @@ export async function submitTasks(producer: Producer, codec: AvroCodec, tasks: T
  * decided (`user:<os user>`, `key:<api key id>`), `verdict`, optionally for one `step` and with a
  * `reason`, at `now`. The CLI (`tao approve|deny`), the ingress route and the console write it.
  */
-export function decisionTask(thoughtId: string, verdict: 'approve' | 'deny', who: string, options: { step?: string | null; reason?: string | null; source: string }, now: number = Date.now()): Task {
+export function decisionTask(
+  thoughtId: string,
+  verdict: 'approve' | 'deny',
+  who: string,
+  options: { step?: string | null; reason?: string | null; source: string },
+  now: number = Date.now(),
+): Task {
   const step = options.step ?? null;
   const reason = options.reason ?? null;
   const decision: ApprovalDecision = { verdict, step_id: step, wave: null, reason, decided_by: who, decided_at_ms: now };
-  return buildTask({ text: `${verdict}${step ? ` ${step}` : ''} by ${who}${reason ? `: ${reason}` : ''}`, source: options.source, thought_id: thoughtId, decision }, now);
+  return buildTask(
+    { text: `${verdict}${step ? ` ${step}` : ''} by ${who}${reason ? `: ${reason}` : ''}`, source: options.source, thought_id: thoughtId, decision },
+    now,
+  );
 }

@@ -46,7 +46,11 @@ export async function watchRecords(kafka: Kafka, codec: AvroCodec, options: Watc
     const admin = kafka.admin();
     await admin.connect();
     try {
-      for (const name of names.keys()) ends.set(name, (await endOffsets(admin, name)).map((p) => ({ partition: p.partition, offset: p.high })));
+      for (const name of names.keys())
+        ends.set(
+          name,
+          (await endOffsets(admin, name)).map((p) => ({ partition: p.partition, offset: p.high })),
+        );
     } finally {
       await admin.disconnect();
     }

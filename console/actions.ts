@@ -107,7 +107,12 @@ export function consoleActions(deps: ActionDeps): ConsoleActions {
     deadLetters: (filters) => listDeadLetters(logDeps, filters),
     async redrive(topic, offsets) {
       const report = await redriveDeadLetters(logDeps, topic, { offsets });
-      deps.logger.info('dead letters re-driven from the console', { topic, redriven: report.redriven.length, already: report.already.length, missing: report.missing.length });
+      deps.logger.info('dead letters re-driven from the console', {
+        topic,
+        redriven: report.redriven.length,
+        already: report.already.length,
+        missing: report.missing.length,
+      });
       return report;
     },
     async decide(id, verdict, who, options) {
@@ -120,6 +125,14 @@ export function consoleActions(deps: ActionDeps): ConsoleActions {
       deps.logger.info('reply written from the console', { thought_id: id, task_id: sent.task_id, replied_by: who });
       return sent;
     },
-    status: () => collectStatus({ kafka: deps.kafka, codec: deps.codec, logger: deps.logger, endpoints: deps.statusEndpoints, readTimeoutMs: deps.readTimeoutMs, httpTimeoutMs: 2000 }),
+    status: () =>
+      collectStatus({
+        kafka: deps.kafka,
+        codec: deps.codec,
+        logger: deps.logger,
+        endpoints: deps.statusEndpoints,
+        readTimeoutMs: deps.readTimeoutMs,
+        httpTimeoutMs: 2000,
+      }),
   };
 }

@@ -24,7 +24,8 @@ export type ConsoleAuth = { mode: 'loopback'; user: string } | { mode: 'keys'; g
  * What one request is: allowed (with who is asking, as a decision records it, and whether they may
  * decide a run: approve, deny or reply), or refused with a status and a message for people.
  */
-export type ConsoleAdmission = { ok: true; who: string; mayDecide: boolean } | { ok: false; status: 401 | 403 | 429; message: string; retryAfterSeconds?: number };
+export type ConsoleAdmission =
+  { ok: true; who: string; mayDecide: boolean } | { ok: false; status: 401 | 403 | 429; message: string; retryAfterSeconds?: number };
 
 /**
  * The start-up rule: a loopback `host` runs without keys; any other needs at least one configured
@@ -35,7 +36,9 @@ export function decideConsoleAuth(host: string, keys: readonly ApiKeyEntry[] | n
   if (isLoopback(host) || host === 'localhost') return { mode: 'loopback', user: `user:${userInfo().username}` };
   const console = (keys ?? []).filter((k) => scopesOf(k).includes('console') && !k.revoked);
   if (!console.length) {
-    throw new ConfigError(`tao ui on ${host} (not a loopback address) needs an API key with the console scope: make one with \`tao ingress key --id <id> --sources '*' --scopes console\` and add its entry to TAO_INGRESS_KEYS_FILE or TAO_INGRESS_API_KEYS, or bind 127.0.0.1`);
+    throw new ConfigError(
+      `tao ui on ${host} (not a loopback address) needs an API key with the console scope: make one with \`tao ingress key --id <id> --sources '*' --scopes console\` and add its entry to TAO_INGRESS_KEYS_FILE or TAO_INGRESS_API_KEYS, or bind 127.0.0.1`,
+    );
   }
   return { mode: 'keys', guard: new ApiKeyGuard(keys ?? [], now, 'console'), keys: console.length };
 }
@@ -44,7 +47,9 @@ export function decideConsoleAuth(host: string, keys: readonly ApiKeyEntry[] | n
 export function admit(auth: ConsoleAuth, req: IncomingMessage): ConsoleAdmission {
   if (auth.mode === 'loopback') {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-    return isLoopback(host) || host === 'localhost' ? { ok: true, who: auth.user, mayDecide: true } : { ok: false, status: 403, message: `the console is bound to loopback and answers only to a loopback Host (got "${host}")` };
+    return isLoopback(host) || host === 'localhost'
+      ? { ok: true, who: auth.user, mayDecide: true }
+      : { ok: false, status: 403, message: `the console is bound to loopback and answers only to a loopback Host (got "${host}")` };
   }
   const cookie = cookies(req.headers.cookie)[KEY_COOKIE];
   const decision = auth.guard.admit(req.headers.authorization ?? (cookie ? `Bearer ${cookie}` : undefined));

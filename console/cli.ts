@@ -31,7 +31,10 @@ export interface RunningConsole {
  * Starts the console on `host:port` over the cluster `env` names.
  * @throws ConfigError for a bad setting, or a non-loopback bind without a console key.
  */
-export async function startConsole(env: NodeJS.ProcessEnv, options: { host: string; port: number; readTimeoutMs: number; logger?: Logger }): Promise<RunningConsole> {
+export async function startConsole(
+  env: NodeJS.ProcessEnv,
+  options: { host: string; port: number; readTimeoutMs: number; logger?: Logger },
+): Promise<RunningConsole> {
   const config = loadRuntimeConfig(env);
   const logger = options.logger ?? createLogger({ component: 'console' });
   const auth = decideConsoleAuth(options.host, apiKeysFromEnv(env));
@@ -63,7 +66,11 @@ export async function startConsole(env: NodeJS.ProcessEnv, options: { host: stri
 export async function uiCommand(argv: string[], onSignal: (stop: () => Promise<unknown>) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: false, options: { port: { type: 'string' }, host: { type: 'string' }, 'timeout-s': { type: 'string', default: '60' } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: false,
+      options: { port: { type: 'string' }, host: { type: 'string' }, 'timeout-s': { type: 'string', default: '60' } },
+    });
   } catch (e) {
     process.stderr.write(`tao ui: ${(e as Error).message}\n${UI_USAGE}\n`);
     return 2;

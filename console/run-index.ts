@@ -101,7 +101,12 @@ export class RunIndex {
   }
 
   /** Folds one decoded record; returns the thought_id whose summary changed (null when none did). */
-  apply(topic: 'tasks' | 'thoughtRequests' | 'actionResults' | 'observationResults' | 'outcomes', value: unknown, timestamp: number, headers: Record<string, string> = {}): string | null {
+  apply(
+    topic: 'tasks' | 'thoughtRequests' | 'actionResults' | 'observationResults' | 'outcomes',
+    value: unknown,
+    timestamp: number,
+    headers: Record<string, string> = {},
+  ): string | null {
     this.records++;
     switch (topic) {
       case 'tasks':
@@ -155,18 +160,51 @@ export class RunIndex {
   }
 
   /** The rates, tool figures and the outcomes per minute of the last `minutes` minutes before `nowMs`. */
-  health(nowMs: number, minutes = 60): { rates: RateFigures & { tcr: number | null; srr: number | null; ti: number | null }; tools: ToolFigures[]; perMinute: Array<{ at: number; counts: Record<string, number> }> } {
+  health(
+    nowMs: number,
+    minutes = 60,
+  ): {
+    rates: RateFigures & { tcr: number | null; srr: number | null; ti: number | null };
+    tools: ToolFigures[];
+    perMinute: Array<{ at: number; counts: Record<string, number> }>;
+  } {
     const r = this.rates;
     const ratio = (a: number, b: number) => (b === 0 ? null : a / b);
     const start = Math.floor(nowMs / 60000) * 60000 - (minutes - 1) * 60000;
     const perMinute = Array.from({ length: minutes }, (_, i) => ({ at: start + i * 60000, counts: this.perMinute.get(start + i * 60000) ?? {} }));
-    return { rates: { ...r, tcr: ratio(r.completed, r.ended), srr: ratio(r.recovered, r.hit_failure), ti: ratio(r.steps_with_evidence, r.steps) }, tools: [...this.tools.values()].sort((a, b) => (a.tool < b.tool ? -1 : 1)), perMinute };
+    return {
+      rates: { ...r, tcr: ratio(r.completed, r.ended), srr: ratio(r.recovered, r.hit_failure), ti: ratio(r.steps_with_evidence, r.steps) },
+      tools: [...this.tools.values()].sort((a, b) => (a.tool < b.tool ? -1 : 1)),
+      perMinute,
+    };
   }
 
   private run(thoughtId: string, timestamp: number): Internal {
     let r = this.runs.get(thoughtId);
     if (!r) {
-      r = { thought_id: thoughtId, status: 'in_progress', reason_code: null, flow: null, planner: null, source: null, external_id: null, text: '', turns: 0, tokens: 0, cost: null, waves: 0, started_at: timestamp, updated_at: timestamp, ended_at: null, forked_from: null, outcomeWave: -1, failuresSeen: 0, humanInvolved: false, counted: false, turnIds: null };
+      r = {
+        thought_id: thoughtId,
+        status: 'in_progress',
+        reason_code: null,
+        flow: null,
+        planner: null,
+        source: null,
+        external_id: null,
+        text: '',
+        turns: 0,
+        tokens: 0,
+        cost: null,
+        waves: 0,
+        started_at: timestamp,
+        updated_at: timestamp,
+        ended_at: null,
+        forked_from: null,
+        outcomeWave: -1,
+        failuresSeen: 0,
+        humanInvolved: false,
+        counted: false,
+        turnIds: null,
+      };
       this.runs.set(thoughtId, r);
     }
     r.started_at = Math.min(r.started_at, timestamp);

@@ -43,7 +43,12 @@ import { loginPage } from './login.ts';
 /** Where the page's files are (not copied into dist/: served from the package's console/static/). */
 export const STATIC_DIR = packagePath('console', 'static');
 
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+};
 const PAGES = /^\/(?:|runs\/[^/]+|dead-letters|health)$/;
 const MAX_BODY = 64 * 1024;
 
@@ -109,8 +114,10 @@ async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req
     return json(res, admission.status, { error: admission.message });
   }
   // JSON only: a form of another site cannot send it without a CORS preflight, which is never answered.
-  if (req.method === 'POST' && !/^application\/json\b/i.test(req.headers['content-type'] ?? '')) return json(res, 415, { error: 'send the request body as application/json' });
-  if (req.method === 'GET' && PAGES.test(path)) return send(res, 200, TYPES['.html']!, readFileSync(join(STATIC_DIR, 'index.html')), { 'Cache-Control': 'no-store' });
+  if (req.method === 'POST' && !/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
+    return json(res, 415, { error: 'send the request body as application/json' });
+  if (req.method === 'GET' && PAGES.test(path))
+    return send(res, 200, TYPES['.html']!, readFileSync(join(STATIC_DIR, 'index.html')), { 'Cache-Control': 'no-store' });
   if (req.method === 'GET' && path.startsWith('/static/')) return asset(res, path.slice('/static/'.length));
   if (req.method === 'GET' && path === '/report.css') return send(res, 200, TYPES['.css']!, REPORT_CSS);
   if (req.method === 'GET' && path === '/api/events') return events(deps, streams, res);
@@ -142,24 +149,47 @@ async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req
     }
     if (req.method === 'POST' && (what === '/approve' || what === '/deny' || what === '/reply')) return decide(deps, id, what, admission, req, res);
   }
-  if (req.method === 'GET' && path === '/api/dead-letters') return json(res, 200, await deps.actions.deadLetters({ topic: url.searchParams.get('topic') || null, reason: url.searchParams.get('reason') || null }));
+  if (req.method === 'GET' && path === '/api/dead-letters')
+    return json(res, 200, await deps.actions.deadLetters({ topic: url.searchParams.get('topic') || null, reason: url.searchParams.get('reason') || null }));
   if (req.method === 'POST' && path === '/api/dead-letters/redrive') {
     const body = await readJson(req);
     const topic = body?.['topic'];
     const offsets = body?.['offsets'];
-    const valid = Array.isArray(offsets) && offsets.length > 0 && offsets.every((o) => Number.isInteger(o?.partition) && o.partition >= 0 && /^\d+$/.test(String(o?.offset)));
-    if (typeof topic !== 'string' || !topic || !valid) return json(res, 400, { error: 're-drive needs {"topic": a dead-letter topic, "offsets": [{"partition": 0, "offset": "12"}, ...]}' });
-    return json(res, 200, await deps.actions.redrive(topic, (offsets as Array<{ partition: number; offset: unknown }>).map((o) => ({ partition: o.partition, offset: String(o.offset) }))));
+    const valid =
+      Array.isArray(offsets) &&
+      offsets.length > 0 &&
+      offsets.every((o) => Number.isInteger(o?.partition) && o.partition >= 0 && /^\d+$/.test(String(o?.offset)));
+    if (typeof topic !== 'string' || !topic || !valid)
+      return json(res, 400, { error: 're-drive needs {"topic": a dead-letter topic, "offsets": [{"partition": 0, "offset": "12"}, ...]}' });
+    return json(
+      res,
+      200,
+      await deps.actions.redrive(
+        topic,
+        (offsets as Array<{ partition: number; offset: unknown }>).map((o) => ({ partition: o.partition, offset: String(o.offset) })),
+      ),
+    );
   }
   if (req.method === 'GET' && path === '/api/health') {
     const status = await deps.actions.status();
-    return json(res, 200, { status, ...deps.feed.index.health((deps.now ?? Date.now)()), index: { runs: deps.feed.index.size, records: deps.feed.index.records, rebuild_ms: deps.feed.rebuildMs } });
+    return json(res, 200, {
+      status,
+      ...deps.feed.index.health((deps.now ?? Date.now)()),
+      index: { runs: deps.feed.index.size, records: deps.feed.index.records, rebuild_ms: deps.feed.rebuildMs },
+    });
   }
   json(res, 404, { error: `no route ${req.method} ${path}` });
 }
 
 /** `POST /api/runs/<id>/approve|deny` `{"step"?, "reason"?}` and `/reply` `{"text"}`: 202 once Kafka took it. */
-async function decide(deps: ConsoleServerDeps, id: string, what: '/approve' | '/deny' | '/reply', who: { who: string; mayDecide: boolean }, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function decide(
+  deps: ConsoleServerDeps,
+  id: string,
+  what: '/approve' | '/deny' | '/reply',
+  who: { who: string; mayDecide: boolean },
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   if (!who.mayDecide) return json(res, 403, { error: 'approving, denying or replying needs an API key with both the console and the approve scopes' });
   const summary = deps.feed.index.get(id);
   if (!summary) return json(res, 404, { error: `no record of run ${id}` });
@@ -172,7 +202,11 @@ async function decide(deps: ConsoleServerDeps, id: string, what: '/approve' | '/
     return json(res, 202, { thought_id: id, ...(await deps.actions.reply(id, text, who.who)) });
   }
   const { step = null, reason = null } = body ?? {};
-  const fits = body !== null && Object.keys(body).every((k) => k === 'step' || k === 'reason') && (step === null || (typeof step === 'string' && /^[A-Za-z0-9_]{1,64}$/.test(step))) && (reason === null || (typeof reason === 'string' && reason.length <= 2000));
+  const fits =
+    body !== null &&
+    Object.keys(body).every((k) => k === 'step' || k === 'reason') &&
+    (step === null || (typeof step === 'string' && /^[A-Za-z0-9_]{1,64}$/.test(step))) &&
+    (reason === null || (typeof reason === 'string' && reason.length <= 2000));
   if (!fits) return json(res, 400, { error: 'a decision takes {"step"?: a step id (S2), "reason"?: text up to 2000 characters}' });
   const verdict = what === '/approve' ? 'approve' : 'deny';
   const sent = await deps.actions.decide(id, verdict, who.who, { step: step as string | null, reason: (reason as string | null) || null });
@@ -192,8 +226,25 @@ function runs(deps: ConsoleServerDeps, url: URL, res: ServerResponse): void {
   const num = (name: string) => (p.get(name) && /^\d+$/.test(p.get(name)!) ? Number(p.get(name)) : undefined);
   if (fromMs === null || toMs === null) return json(res, 400, { error: 'from and to take ISO times or milliseconds since the epoch' });
   const { feed } = deps;
-  const result = feed.index.query({ status: p.get('status') || undefined, flow: p.get('flow') || undefined, source: p.get('source') || undefined, fromMs, toMs, q: p.get('q') || undefined, limit: num('limit'), offset: num('offset') });
-  json(res, 200, { ready: feed.rebuildMs !== null, rebuild_ms: feed.rebuildMs, stopped: feed.stopped, indexed: feed.index.size, now: (deps.now ?? Date.now)(), ...feed.index.facets(), ...result });
+  const result = feed.index.query({
+    status: p.get('status') || undefined,
+    flow: p.get('flow') || undefined,
+    source: p.get('source') || undefined,
+    fromMs,
+    toMs,
+    q: p.get('q') || undefined,
+    limit: num('limit'),
+    offset: num('offset'),
+  });
+  json(res, 200, {
+    ready: feed.rebuildMs !== null,
+    rebuild_ms: feed.rebuildMs,
+    stopped: feed.stopped,
+    indexed: feed.index.size,
+    now: (deps.now ?? Date.now)(),
+    ...feed.index.facets(),
+    ...result,
+  });
 }
 
 function events(deps: ConsoleServerDeps, streams: Set<ServerResponse>, res: ServerResponse): void {

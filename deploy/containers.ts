@@ -32,7 +32,11 @@ export function podmanSetupFromEnv(env: NodeJS.ProcessEnv = process.env): Podman
 }
 
 /** Runs podman to its end; resolves with its exit code and output. */
-export function podman(setup: PodmanSetup, args: string[], options: { timeoutMs?: number; onLine?: (line: string) => void } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export function podman(
+  setup: PodmanSetup,
+  args: string[],
+  options: { timeoutMs?: number; onLine?: (line: string) => void } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn('podman', args, { env: { ...process.env, ...setup.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -65,9 +69,24 @@ export const CACHE_IMAGE = 'localhost/tao-kafka-build-cache';
  * source or dependency change, while the tagged stages keep this build's layers for the next.
  * Resolves with the image's id: run that, not the tag, which another clone may move meanwhile.
  */
-export async function buildImage(setup: PodmanSetup, tag = DEFAULT_IMAGE, options: { timeoutMs?: number; onLine?: (line: string) => void } = {}): Promise<{ id: string; seconds: number; cached: number; steps: number }> {
+export async function buildImage(
+  setup: PodmanSetup,
+  tag = DEFAULT_IMAGE,
+  options: { timeoutMs?: number; onLine?: (line: string) => void } = {},
+): Promise<{ id: string; seconds: number; cached: number; steps: number }> {
   const t0 = Date.now();
-  const common = ['build', '--pull=never', '--network', 'host', '-f', CONTAINERFILE, '--build-arg', `NODE_IMAGE=${setup.nodeImage}`, '--build-arg', `RUNTIME_IMAGE=${setup.baseImage}`];
+  const common = [
+    'build',
+    '--pull=never',
+    '--network',
+    'host',
+    '-f',
+    CONTAINERFILE,
+    '--build-arg',
+    `NODE_IMAGE=${setup.nodeImage}`,
+    '--build-arg',
+    `RUNTIME_IMAGE=${setup.baseImage}`,
+  ];
   const ca = '/etc/ssl/certs/ca-certificates.crt';
   if (existsSync(ca)) common.push('-v', `${ca}:/run/host-ca.pem:ro`, '--build-arg', 'NODE_EXTRA_CA_CERTS=/run/host-ca.pem');
   const npmCache = join(homedir(), '.npm');
@@ -75,10 +94,20 @@ export async function buildImage(setup: PodmanSetup, tag = DEFAULT_IMAGE, option
   let cached = 0;
   let steps = 0;
   const iidfile = join(tmpdir(), `tao-image-${process.pid}-${Date.now()}.iid`);
-  for (const [target, name] of [['deps', `${CACHE_IMAGE}:deps`], ['build', `${CACHE_IMAGE}:build`], [null, tag]] as const) {
+  for (const [target, name] of [
+    ['deps', `${CACHE_IMAGE}:deps`],
+    ['build', `${CACHE_IMAGE}:build`],
+    [null, tag],
+  ] as const) {
     const left = options.timeoutMs === undefined ? undefined : Math.max(1000, options.timeoutMs - (Date.now() - t0));
-    const r = await podman(setup, [...common, ...(target ? ['--target', target] : ['--iidfile', iidfile]), '-t', name, PACKAGE_ROOT], { ...options, timeoutMs: left });
-    if (r.code !== 0) throw new Error(`podman build${target ? ` --target ${target}` : ''} exited ${r.code}:\n${`${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-30).join('\n')}`);
+    const r = await podman(setup, [...common, ...(target ? ['--target', target] : ['--iidfile', iidfile]), '-t', name, PACKAGE_ROOT], {
+      ...options,
+      timeoutMs: left,
+    });
+    if (r.code !== 0)
+      throw new Error(
+        `podman build${target ? ` --target ${target}` : ''} exited ${r.code}:\n${`${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-30).join('\n')}`,
+      );
     if (!target) {
       cached = (r.stdout.match(/^--> Using cache/gm) ?? []).length;
       steps = (r.stdout.match(/^\[\d\/\d\] STEP /gm) ?? []).length;
@@ -116,10 +145,14 @@ export interface Container {
  */
 export function runContainer(setup: PodmanSetup, name: string, args: string[], env: Record<string, string>, image = DEFAULT_IMAGE): Container {
   const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-  const child = spawn('podman', ['run', '--rm', '--init', '--pull=never', '--network', 'host', '--read-only', '--tmpfs', '/tmp', '--name', name, ...envArgs, image, ...args], {
-    env: { ...process.env, ...setup.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'podman',
+    ['run', '--rm', '--init', '--pull=never', '--network', 'host', '--read-only', '--tmpfs', '/tmp', '--name', name, ...envArgs, image, ...args],
+    {
+      env: { ...process.env, ...setup.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const lines: string[] = [];
   const waiters = new Set<{ pattern: RegExp; resolve: (line: string) => void }>();
   for (const stream of [child.stdout!, child.stderr!]) {

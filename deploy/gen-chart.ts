@@ -32,10 +32,22 @@ export const END = '# <<< settings';
 /** The chart's processes and the component of runtime/config.ts each one is; `topics` is the pre-install Job (`tao topics apply`). */
 export const PROCESSES = ['thought', 'action', 'observation', 'ingress', 'callbacks', 'tools', 'topics'] as const;
 export type ProcessName = (typeof PROCESSES)[number];
-const COMPONENT: Record<ProcessName, Component | null> = { thought: 'thought', action: 'action', observation: 'observation', ingress: 'ingress', callbacks: 'callbacks', tools: 'tools', topics: null };
+const COMPONENT: Record<ProcessName, Component | null> = {
+  thought: 'thought',
+  action: 'action',
+  observation: 'observation',
+  ingress: 'ingress',
+  callbacks: 'callbacks',
+  tools: 'tools',
+  topics: null,
+};
 
 /** Each stage's input topics (processors/<stage>/stage.ts `inputs`; test/deploy/chart-generated.test.ts checks them against the sources). */
-export const STAGE_INPUTS: Record<StageName, readonly TopicId[]> = { thought: ['tasks', 'observationResults'], action: ['thoughtRequests'], observation: ['actionResults'] };
+export const STAGE_INPUTS: Record<StageName, readonly TopicId[]> = {
+  thought: ['tasks', 'observationResults'],
+  action: ['thoughtRequests'],
+  observation: ['actionResults'],
+};
 
 /** Declared variables the chart does not take in `config`/`secrets`, and why. */
 export const NOT_IN_CHART: Partial<Record<SettingName, string>> = {
@@ -79,7 +91,9 @@ const KAFKA_CLIENTS: readonly ProcessName[] = PROCESSES.filter((p) => p !== 'too
 /** The secrets a process is given: those its component reads (and those every Kafka client reads, `all`). */
 export function secretsOf(process: ProcessName): SettingName[] {
   const component = COMPONENT[process];
-  return chartSettings().secrets.filter((name) => spec(name).usedBy.some((c) => (c === 'all' && KAFKA_CLIENTS.includes(process)) || (component !== null && c === component)));
+  return chartSettings().secrets.filter((name) =>
+    spec(name).usedBy.some((c) => (c === 'all' && KAFKA_CLIENTS.includes(process)) || (component !== null && c === component)),
+  );
 }
 
 function shownDefault(s: SettingSpec): string {
@@ -164,11 +178,26 @@ function settingSchema(s: SettingSpec): Schema {
       return { description, oneOf: [{ type: 'boolean' }, { type: 'string', enum: ['', 'true', 'false', '1', '0', 'TRUE', 'FALSE', 'True', 'False'] }] };
     case 'int':
     case 'port':
-      return { description, oneOf: [{ type: 'integer', ...(s.min !== undefined ? { minimum: s.min } : {}), ...(s.max !== undefined ? { maximum: s.max } : {}) }, { type: 'string', pattern: '^\\s*([+-]?[0-9]+)?\\s*$' }] };
+      return {
+        description,
+        oneOf: [
+          { type: 'integer', ...(s.min !== undefined ? { minimum: s.min } : {}), ...(s.max !== undefined ? { maximum: s.max } : {}) },
+          { type: 'string', pattern: '^\\s*([+-]?[0-9]+)?\\s*$' },
+        ],
+      };
     case 'number':
-      return { description, oneOf: [{ type: 'number', ...(s.min !== undefined ? { minimum: s.min } : {}), ...(s.max !== undefined ? { maximum: s.max } : {}) }, { type: 'string' }] };
+      return {
+        description,
+        oneOf: [{ type: 'number', ...(s.min !== undefined ? { minimum: s.min } : {}), ...(s.max !== undefined ? { maximum: s.max } : {}) }, { type: 'string' }],
+      };
     case 'duration':
-      return { description, oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^\\s*([0-9]+(\\.[0-9]+)?\\s*(ms|s|m|h|d)?)?\\s*$' }] };
+      return {
+        description,
+        oneOf: [
+          { type: 'integer', minimum: 0 },
+          { type: 'string', pattern: '^\\s*([0-9]+(\\.[0-9]+)?\\s*(ms|s|m|h|d)?)?\\s*$' },
+        ],
+      };
     case 'url':
       return { description, type: 'string', pattern: '^(https?://\\S+)?$' };
     default:
@@ -199,7 +228,12 @@ export function valuesSchema(): Schema {
       type: 'object',
       additionalProperties: false,
       description: 'KEDA scaling on the consumer group lag (keda.enabled)',
-      properties: { minReplicas: { type: 'integer', minimum: 0 }, maxReplicas: { type: 'integer', minimum: 1 }, lagThreshold: { type: 'integer', minimum: 1 }, activationLagThreshold: { type: 'integer', minimum: 0 } },
+      properties: {
+        minReplicas: { type: 'integer', minimum: 0 },
+        maxReplicas: { type: 'integer', minimum: 1 },
+        lagThreshold: { type: 'integer', minimum: 1 },
+        activationLagThreshold: { type: 'integer', minimum: 0 },
+      },
     },
   });
   return {
@@ -224,7 +258,12 @@ export function valuesSchema(): Schema {
         type: 'object',
         additionalProperties: false,
         required: ['repository'],
-        properties: { repository: { type: 'string', minLength: 1 }, tag: { type: 'string' }, digest: { type: 'string' }, pullPolicy: { type: 'string', enum: ['Always', 'IfNotPresent', 'Never'] } },
+        properties: {
+          repository: { type: 'string', minLength: 1 },
+          tag: { type: 'string' },
+          digest: { type: 'string' },
+          pullPolicy: { type: 'string', enum: ['Always', 'IfNotPresent', 'Never'] },
+        },
       },
       imagePullSecrets: k8sList,
       existingSecret: { type: 'string', description: 'a Secret made elsewhere whose keys are the variable names; the chart then makes none' },
@@ -241,7 +280,11 @@ export function valuesSchema(): Schema {
         },
       },
       config: { type: 'object', additionalProperties: false, properties: Object.fromEntries(config.map((name) => [name, settingSchema(spec(name))])) },
-      secrets: { type: 'object', additionalProperties: false, properties: Object.fromEntries(secrets.map((name) => [name, { description: spec(name).meaning, type: 'string' }])) },
+      secrets: {
+        type: 'object',
+        additionalProperties: false,
+        properties: Object.fromEntries(secrets.map((name) => [name, { description: spec(name).meaning, type: 'string' }])),
+      },
       stages: { type: 'object', additionalProperties: false, properties: Object.fromEntries(STAGES.map((s) => [s, stage])) },
       ingress: proc({ enabled: { type: 'boolean' }, service: k8sObject }),
       callbacks: proc({ enabled: { type: 'boolean' } }),
@@ -249,7 +292,13 @@ export function valuesSchema(): Schema {
       topicsJob: {
         type: 'object',
         additionalProperties: false,
-        properties: { enabled: { type: 'boolean' }, backoffLimit: { type: 'integer', minimum: 0 }, activeDeadlineSeconds: { type: 'integer', minimum: 1 }, resources: k8sObject, config: { $ref: '#/definitions/processConfig' } },
+        properties: {
+          enabled: { type: 'boolean' },
+          backoffLimit: { type: 'integer', minimum: 0 },
+          activeDeadlineSeconds: { type: 'integer', minimum: 1 },
+          resources: k8sObject,
+          config: { $ref: '#/definitions/processConfig' },
+        },
       },
       keda: {
         type: 'object',
@@ -296,7 +345,7 @@ export function generatedFacts(): Record<string, unknown> {
 export function generatedTemplate(): string {
   return [
     '{{/* Generated by deploy/gen-chart.ts from runtime/config.ts, processors/stages.ts and topics/catalog.ts; do not edit by hand. */}}',
-    '{{/* secrets: the secret variables each process reads; opsPorts: the stages\' /health and /metrics ports;',
+    "{{/* secrets: the secret variables each process reads; opsPorts: the stages' /health and /metrics ports;",
     '     stages: consumer group (before the TAO_NAMESPACE prefix), input topics and their partitions, and',
     '     the most instances that get a partition (the fewest partitions of an input). */}}',
     '{{- define "tao-kafka.generated" -}}',

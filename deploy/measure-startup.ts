@@ -18,15 +18,30 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PACKAGE_ROOT } from '../runtime/paths.ts';
-import { DEFAULT_IMAGE, buildImage, freePort, imageSize, podmanSetupFromEnv, runContainer, stopContainers, waitHealthy, type PodmanSetup } from './containers.ts';
+import {
+  DEFAULT_IMAGE,
+  buildImage,
+  freePort,
+  imageSize,
+  podmanSetupFromEnv,
+  runContainer,
+  stopContainers,
+  waitHealthy,
+  type PodmanSetup,
+} from './containers.ts';
 
-const { values } = parseArgs({ options: { reps: { type: 'string', default: '3' }, 'no-build': { type: 'boolean', default: false }, host: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { reps: { type: 'string', default: '3' }, 'no-build': { type: 'boolean', default: false }, host: { type: 'boolean', default: false } },
+});
 const reps = Number(values.reps);
 
 function setup(): PodmanSetup {
   const fromEnv = podmanSetupFromEnv();
   if (fromEnv) return fromEnv;
-  const out = execFileSync(process.execPath, [join(PACKAGE_ROOT, 'deploy', 'prepare.js'), 'podman'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const out = execFileSync(process.execPath, [join(PACKAGE_ROOT, 'deploy', 'prepare.js'), 'podman'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const env: NodeJS.ProcessEnv = {};
   for (const line of out.split('\n')) {
     const m = /^([A-Z_]+)=(.*)$/.exec(line);
@@ -44,7 +59,12 @@ if (!values['no-build']) {
 }
 const size = await imageSize(s);
 const ns = `m${randomUUID().slice(0, 8)}`;
-const base = { KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092', SCHEMA_REGISTRY_URL: process.env.SCHEMA_REGISTRY_URL ?? 'http://127.0.0.1:8081', TAO_NAMESPACE: ns, TAO_BIND_HOST: '127.0.0.1' };
+const base = {
+  KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
+  SCHEMA_REGISTRY_URL: process.env.SCHEMA_REGISTRY_URL ?? 'http://127.0.0.1:8081',
+  TAO_NAMESPACE: ns,
+  TAO_BIND_HOST: '127.0.0.1',
+};
 const applied = runContainer(s, `tao-measure-${ns}-topics`, ['topics', 'apply'], base);
 if ((await applied.exited) !== 0) throw new Error(`topics apply failed:\n${applied.lines.join('\n')}`);
 
@@ -60,7 +80,10 @@ const processes: Array<{ name: string; args: string[]; portVar: string }> = [
 /** The same process on the host, from dist/ (TAO_RUN_FROM=dist), as bin/tao.js's child stages run. */
 async function hostStart(args: string[], env: Record<string, string>, port: number): Promise<{ ms: number; stopMs: number }> {
   const t0 = Date.now();
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', join(PACKAGE_ROOT, 'bin', 'tao.js'), ...args], { env: { ...process.env, ...env, TAO_RUN_FROM: 'dist' }, stdio: 'ignore' });
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', join(PACKAGE_ROOT, 'bin', 'tao.js'), ...args], {
+    env: { ...process.env, ...env, TAO_RUN_FROM: 'dist' },
+    stdio: 'ignore',
+  });
   const exited = new Promise<number>((r) => child.once('exit', (code) => r(code ?? 1)));
   try {
     const ms = await waitHealthy(`http://127.0.0.1:${port}/health`, t0, 180_000, exited);

@@ -56,8 +56,13 @@ function goTool(name, module, version) {
   const next = `${dir}.tmp-${process.pid}`;
   rmSync(next, { recursive: true, force: true });
   // Outside any module (GOFLAGS/GOWORK from the environment would apply to the project's own modules).
-  sh('go', ['install', `${module}@${version}`], { cwd: cacheDir(), env: { ...process.env, GOBIN: next, GOFLAGS: '', GOWORK: 'off' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  if (existsSync(bin)) rmSync(next, { recursive: true, force: true }); // another clone was quicker
+  sh('go', ['install', `${module}@${version}`], {
+    cwd: cacheDir(),
+    env: { ...process.env, GOBIN: next, GOFLAGS: '', GOWORK: 'off' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (existsSync(bin))
+    rmSync(next, { recursive: true, force: true }); // another clone was quicker
   else {
     rmSync(dir, { recursive: true, force: true });
     renameSync(next, dir);
@@ -81,7 +86,18 @@ function kubernetesSchemas() {
   const work = `${dir}.tmp-${process.pid}`;
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
-  sh('python3', ['-m', 'pip', 'download', '--quiet', '--disable-pip-version-check', '--no-deps', '--only-binary=:all:', '-d', work, `kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}`]);
+  sh('python3', [
+    '-m',
+    'pip',
+    'download',
+    '--quiet',
+    '--disable-pip-version-check',
+    '--no-deps',
+    '--only-binary=:all:',
+    '-d',
+    work,
+    `kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}`,
+  ]);
   const wheel = readdirSync(work).find((f) => f.endsWith('.whl'));
   if (!wheel) throw new Error(`pip downloaded no wheel of kubernetes-validate ${KUBERNETES_VALIDATE_VERSION}`);
   const unpacked = join(work, 'wheel');
@@ -162,7 +178,14 @@ export function podmanConfig() {
   );
   write(
     storageConf,
-    ['# Written by deploy/prepare.js: a private image store.', '[storage]', 'driver = "overlay"', `graphroot = "${join(dir, 'storage')}"`, `runroot = "${join(dir, 'run')}"`, ''].join('\n'),
+    [
+      '# Written by deploy/prepare.js: a private image store.',
+      '[storage]',
+      'driver = "overlay"',
+      `graphroot = "${join(dir, 'storage')}"`,
+      `runroot = "${join(dir, 'run')}"`,
+      '',
+    ].join('\n'),
   );
   return { CONTAINERS_CONF: containersConf, CONTAINERS_STORAGE_CONF: storageConf };
 }
@@ -191,10 +214,28 @@ function baseImage(env) {
     rmSync(rootfs, { recursive: true, force: true });
     try {
       sh('debootstrap', ['--variant=minbase', DEBIAN_SUITE, rootfs, 'http://deb.debian.org/debian']);
-      for (const path of ['usr/share/doc', 'usr/share/man', 'usr/share/info', 'usr/share/locale', 'var/lib/apt/lists', 'var/cache/apt', 'var/cache/debconf/templates.dat-old', 'var/log']) {
+      for (const path of [
+        'usr/share/doc',
+        'usr/share/man',
+        'usr/share/info',
+        'usr/share/locale',
+        'var/lib/apt/lists',
+        'var/cache/apt',
+        'var/cache/debconf/templates.dat-old',
+        'var/log',
+      ]) {
         rmSync(join(rootfs, path), { recursive: true, force: true });
       }
-      for (const path of ['usr/share/doc', 'usr/share/man', 'usr/share/info', 'usr/share/locale', 'var/lib/apt/lists/partial', 'var/cache/apt/archives/partial', 'var/log']) mkdirSync(join(rootfs, path), { recursive: true });
+      for (const path of [
+        'usr/share/doc',
+        'usr/share/man',
+        'usr/share/info',
+        'usr/share/locale',
+        'var/lib/apt/lists/partial',
+        'var/cache/apt/archives/partial',
+        'var/log',
+      ])
+        mkdirSync(join(rootfs, path), { recursive: true });
       mkdirSync(dirname(tar), { recursive: true });
       sh('tar', ['-C', rootfs, '--numeric-owner', '-cf', `${tar}.tmp-${process.pid}`, '.']);
       renameSync(`${tar}.tmp-${process.pid}`, tar);
@@ -214,7 +255,9 @@ function baseImage(env) {
 function nodeImage(env) {
   const nodeBin = execFileSync('sh', ['-c', 'command -v node'], { encoding: 'utf8' }).trim();
   const version = process.version.slice(1);
-  const npmDir = ['/usr/lib/node_modules/npm', '/usr/local/lib/node_modules/npm', join(dirname(dirname(nodeBin)), 'lib', 'node_modules', 'npm')].find((d) => existsSync(join(d, 'bin', 'npm-cli.js')));
+  const npmDir = ['/usr/lib/node_modules/npm', '/usr/local/lib/node_modules/npm', join(dirname(dirname(nodeBin)), 'lib', 'node_modules', 'npm')].find((d) =>
+    existsSync(join(d, 'bin', 'npm-cli.js')),
+  );
   if (!npmDir) throw new Error('npm (lib/node_modules/npm) was not found beside node');
   const npmVersion = JSON.parse(readFileSync(join(npmDir, 'package.json'), 'utf8')).version;
   const name = `localhost/tao-node:${version}-npm${npmVersion}-${DEBIAN_SUITE}`;

@@ -35,15 +35,7 @@ import { type KafkaNode, assertPortsFree, kafkaNodes, registryComponent, running
 import { InfraError } from './local/errors.ts';
 import { settleAll, startKafkaUnlocked, startRegistryUnlocked, stopComponent } from './local/lifecycle.ts';
 import { withLock } from './local/lock.ts';
-import {
-  type ComponentStatus,
-  type InfraEndpoints,
-  type InfraOptions,
-  type Paths,
-  paths,
-  recordedNodes,
-  resolveOptions,
-} from './local/options.ts';
+import { type ComponentStatus, type InfraEndpoints, type InfraOptions, type Paths, paths, recordedNodes, resolveOptions } from './local/options.ts';
 
 export { LOG4J_PROPERTIES, SHORT_LIVED_JVM } from './local/config-files.ts';
 export { InfraError, type InfraErrorCode } from './local/errors.ts';
@@ -113,7 +105,10 @@ async function assertSameLayout(o: InfraOptions, p: Paths): Promise<void> {
   if (recorded === undefined || recorded === o.brokers) return;
   const running = (await Promise.all(kafkaNodes({ ...o, brokers: recorded }, p).map((n) => runningPid(n.component)))).some((pid) => pid !== undefined);
   if (running) {
-    throw new InfraError('CONFIG_INVALID', `the infra in ${o.dir} runs ${recorded} Kafka node(s), not ${o.brokers}; run \`tao infra down\` first (it wipes the Kafka data)`);
+    throw new InfraError(
+      'CONFIG_INVALID',
+      `the infra in ${o.dir} runs ${recorded} Kafka node(s), not ${o.brokers}; run \`tao infra down\` first (it wipes the Kafka data)`,
+    );
   }
 }
 
@@ -141,12 +136,23 @@ export async function down(options: Partial<InfraOptions> = {}): Promise<void> {
 export async function status(options: Partial<InfraOptions> = {}): Promise<ComponentStatus[]> {
   const o = resolveOptions(options);
   const p = paths(o);
-  const components = [...kafkaNodes(o, p).map((n) => ({ c: n.component, nodeId: n.id as number | undefined })), { c: registryComponent(o, p), nodeId: undefined }];
+  const components = [
+    ...kafkaNodes(o, p).map((n) => ({ c: n.component, nodeId: n.id as number | undefined })),
+    { c: registryComponent(o, p), nodeId: undefined },
+  ];
   return Promise.all(
     components.map(async ({ c, nodeId }): Promise<ComponentStatus> => {
       const pid = await runningPid(c);
       const healthy = pid !== undefined && (await c.health()).ok;
-      return { name: c.name, running: pid !== undefined, healthy, ...(pid === undefined ? {} : { pid }), ...(nodeId === undefined ? {} : { nodeId }), url: c.url, log: c.logFile };
+      return {
+        name: c.name,
+        running: pid !== undefined,
+        healthy,
+        ...(pid === undefined ? {} : { pid }),
+        ...(nodeId === undefined ? {} : { nodeId }),
+        url: c.url,
+        log: c.logFile,
+      };
     }),
   );
 }
@@ -158,12 +164,18 @@ export async function status(options: Partial<InfraOptions> = {}): Promise<Compo
  * Several nodes are stopped at once. Logs "not running" for a node that was not.
  * @throws InfraError `CONFIG_INVALID` when `node` is not a node id of the infra.
  */
-export async function stopKafka(options: Partial<InfraOptions> = {}, { signal = 'SIGTERM', node }: { signal?: 'SIGTERM' | 'SIGKILL'; node?: number } = {}): Promise<void> {
+export async function stopKafka(
+  options: Partial<InfraOptions> = {},
+  { signal = 'SIGTERM', node }: { signal?: 'SIGTERM' | 'SIGKILL'; node?: number } = {},
+): Promise<void> {
   const o = resolveOptions(options);
   const p = paths(o);
   const nodes = selectNodes(o, p, node);
   await withLock(o, p, async () => {
-    await settleAll(o, nodes.map((n) => stopComponent(o, n.component, signal)));
+    await settleAll(
+      o,
+      nodes.map((n) => stopComponent(o, n.component, signal)),
+    );
   });
 }
 

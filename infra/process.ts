@@ -37,7 +37,11 @@ export interface RunResult {
  * every chunk as it comes. `nice`: the command (and the processes it starts from then on) runs at
  * that lower priority. Rejects only if the command cannot start (ENOENT: not installed).
  */
-export function run(cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; onOutput?: (text: string) => void; nice?: number } = {}): Promise<RunResult> {
+export function run(
+  cmd: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; onOutput?: (text: string) => void; nice?: number } = {},
+): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(cmd, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     if (options.nice !== undefined && child.pid !== undefined) {
@@ -119,7 +123,6 @@ export function signalable(pid: number): boolean {
     throw err;
   }
 }
-
 
 export type Health = { ok: true } | { ok: false; reason: string };
 

@@ -27,16 +27,7 @@ import { appendFile, chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { InfraError, LOG4J_PROPERTIES, SHORT_LIVED_JVM, defaultInfraOptions, ensureArtifacts } from './local.ts';
 import { makeCertificates } from './secure/certificates.ts';
-import {
-  type Started,
-  freePort,
-  kafkaHealth,
-  portFree,
-  registryHealth,
-  runCommand,
-  startDetached,
-  waitHealthy,
-} from './secure/processes.ts';
+import { type Started, freePort, kafkaHealth, portFree, registryHealth, runCommand, startDetached, waitHealthy } from './secure/processes.ts';
 
 /** Options of {@link startSecureBroker}. */
 export interface SecureBrokerOptions {
@@ -110,7 +101,8 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
   const controllerPort = options.ports?.controller ?? (await freePort([kafkaPort]));
   const registryPort = options.registry ? (options.ports?.registry ?? (await freePort([kafkaPort, controllerPort]))) : undefined;
   for (const port of [kafkaPort, controllerPort, ...(registryPort === undefined ? [] : [registryPort])]) {
-    if (!(await portFree(port))) throw new InfraError('PORT_IN_USE', `secure broker: port ${port} on 127.0.0.1 is in use; pass other ports (or none, to get free ones)`);
+    if (!(await portFree(port)))
+      throw new InfraError('PORT_IN_USE', `secure broker: port ${port} on 127.0.0.1 is in use; pass other ports (or none, to get free ones)`);
   }
 
   const artifacts = await ensureArtifacts({ ...(options.cacheDir ? { dir: options.cacheDir } : { dir: defaultInfraOptions().dir }), log });
@@ -162,8 +154,27 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
   // --add-scram writes the SCRAM credentials into the bootstrap metadata, so the users exist before
   // the broker's first request (the inter-broker login needs its own at start-up).
   const scram = (user: string, password: string) => ['--add-scram', `SCRAM-SHA-512=[name=${user},password=${password}]`];
-  const format = await runCommand('java', [...SHORT_LIVED_JVM, ...classpath, 'kafka.tools.StorageTool', 'format', '--ignore-formatted', '-t', clusterId, '-c', serverProperties, ...scram(options.user, options.password), ...scram(brokerUser, brokerPassword)], dir);
-  await appendFile(kafkaLog, `=== infra/secure.ts: format ${d.data} (cluster id ${clusterId}, SCRAM-SHA-512 users ${options.user} and ${brokerUser}) ===\n${format.output}`);
+  const format = await runCommand(
+    'java',
+    [
+      ...SHORT_LIVED_JVM,
+      ...classpath,
+      'kafka.tools.StorageTool',
+      'format',
+      '--ignore-formatted',
+      '-t',
+      clusterId,
+      '-c',
+      serverProperties,
+      ...scram(options.user, options.password),
+      ...scram(brokerUser, brokerPassword),
+    ],
+    dir,
+  );
+  await appendFile(
+    kafkaLog,
+    `=== infra/secure.ts: format ${d.data} (cluster id ${clusterId}, SCRAM-SHA-512 users ${options.user} and ${brokerUser}) ===\n${format.output}`,
+  );
   if (format.code !== 0) throw new InfraError('PROCESS_FAILED', `secure broker: formatting ${d.data} failed (exit ${format.code}); see ${kafkaLog}`);
 
   const started: Started[] = [];
@@ -171,7 +182,24 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
     await Promise.all(started.map((s) => s.stop()));
   };
   try {
-    const kafka = await startDetached('kafka', 'java', ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC', ...SHORT_LIVED_JVM, '-XX:+ExitOnOutOfMemoryError', '-Djava.awt.headless=true', ...classpath, 'kafka.Kafka', serverProperties], dir, process.env, kafkaLog);
+    const kafka = await startDetached(
+      'kafka',
+      'java',
+      [
+        '-Xms256m',
+        '-Xmx768m',
+        '-XX:+UseG1GC',
+        ...SHORT_LIVED_JVM,
+        '-XX:+ExitOnOutOfMemoryError',
+        '-Djava.awt.headless=true',
+        ...classpath,
+        'kafka.Kafka',
+        serverProperties,
+      ],
+      dir,
+      process.env,
+      kafkaLog,
+    );
     started.push(kafka);
     const brokers = `127.0.0.1:${kafkaPort}`;
     const sasl = { mechanism: 'scram-sha-512' as const, username: options.user, password: options.password };
@@ -246,7 +274,10 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
 function checkCredential(name: string, value: string, minLength: number): void {
   if (value.length < minLength || !SAFE_SECRET.test(value)) {
     // Never echo the value: it may be a password.
-    throw new InfraError('CONFIG_INVALID', `secure broker: ${name} must be at least ${minLength} characters of letters, digits and ._~- (it is written into a SCRAM and a JAAS config)`);
+    throw new InfraError(
+      'CONFIG_INVALID',
+      `secure broker: ${name} must be at least ${minLength} characters of letters, digits and ._~- (it is written into a SCRAM and a JAAS config)`,
+    );
   }
 }
 

@@ -110,7 +110,19 @@ export function parseApiKeys(text: string, origin: string): ApiKeyEntry[] {
       const e = validateEntry.errors![0]!;
       const params = e.params as { missingProperty?: string; additionalProperty?: string };
       const field = [e.instancePath, params.missingProperty ?? params.additionalProperty].filter(Boolean).join('/').replace(/^\/?/, '/');
-      const what = params.missingProperty ? 'is missing' : params.additionalProperty ? 'is not a known field' : e.instancePath === '/sha256' ? 'must be the 64 lower-case hex digits of the key\'s SHA-256' : e.instancePath === '/sources' ? 'must be a non-empty list of distinct source names or "*"' : e.instancePath.startsWith('/sources/') ? 'must be a source name (lower case letters, digits, _ . -) or "*"' : e.instancePath.startsWith('/scopes') ? `must be a non-empty list of distinct scopes: ${API_KEY_SCOPES.join(', ')}` : (e.message ?? 'is invalid');
+      const what = params.missingProperty
+        ? 'is missing'
+        : params.additionalProperty
+          ? 'is not a known field'
+          : e.instancePath === '/sha256'
+            ? "must be the 64 lower-case hex digits of the key's SHA-256"
+            : e.instancePath === '/sources'
+              ? 'must be a non-empty list of distinct source names or "*"'
+              : e.instancePath.startsWith('/sources/')
+                ? 'must be a source name (lower case letters, digits, _ . -) or "*"'
+                : e.instancePath.startsWith('/scopes')
+                  ? `must be a non-empty list of distinct scopes: ${API_KEY_SCOPES.join(', ')}`
+                  : (e.message ?? 'is invalid');
       throw new ConfigError(`${origin}: ${name}: ${field} ${what}`);
     }
     entries.push(entry);
@@ -159,13 +171,16 @@ export function isLoopback(host: string): boolean {
  */
 export function decideIngressAuth(keys: ApiKeyEntry[] | null, mode: 'auto' | 'on' | 'off', host: string): IngressAuth {
   if (keys) {
-    if (mode === 'off') throw new ConfigError('TAO_INGRESS_AUTH=off contradicts the configured API keys (TAO_INGRESS_KEYS_FILE / TAO_INGRESS_API_KEYS): unset one of them');
+    if (mode === 'off')
+      throw new ConfigError('TAO_INGRESS_AUTH=off contradicts the configured API keys (TAO_INGRESS_KEYS_FILE / TAO_INGRESS_API_KEYS): unset one of them');
     return { mode: 'keys', keys };
   }
   if (mode === 'off') return { mode: 'open', reason: 'TAO_INGRESS_AUTH=off' };
   if (mode === 'auto' && isLoopback(host)) return { mode: 'open', reason: `no API keys configured and the bind address ${host} is loopback` };
   const why = mode === 'on' ? 'TAO_INGRESS_AUTH=on' : `TAO_BIND_HOST=${host} is not a loopback address`;
-  throw new ConfigError(`the ingress needs API keys (${why}): set TAO_INGRESS_KEYS_FILE or TAO_INGRESS_API_KEYS (make one with \`tao ingress key --id <id> --sources <list>\`), or TAO_INGRESS_AUTH=off to run it open on purpose`);
+  throw new ConfigError(
+    `the ingress needs API keys (${why}): set TAO_INGRESS_KEYS_FILE or TAO_INGRESS_API_KEYS (make one with \`tao ingress key --id <id> --sources <list>\`), or TAO_INGRESS_AUTH=off to run it open on purpose`,
+  );
 }
 
 /**

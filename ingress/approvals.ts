@@ -20,7 +20,6 @@ import type { Logger } from '../runtime/log.ts';
 import type { ApiKeyGuard } from './auth.ts';
 import { writeWithin, type Reply as ApprovalReply } from './http-body.ts';
 
-
 /** The route's paths: the run's thought_id and the verdict. */
 export const APPROVAL_PATH = /^\/v1\/runs\/([A-Za-z0-9:_.-]{1,200})\/(approve|deny)$/;
 
@@ -55,12 +54,19 @@ export function approvalRoute(deps: ApprovalRouteDeps): (req: IncomingMessage, m
     }
     if (!guard) {
       req.resume();
-      return { status: 403, body: { error: 'forbidden', message: 'decisions need an API key with the approve scope: configure TAO_INGRESS_KEYS_FILE or TAO_INGRESS_API_KEYS' } };
+      return {
+        status: 403,
+        body: { error: 'forbidden', message: 'decisions need an API key with the approve scope: configure TAO_INGRESS_KEYS_FILE or TAO_INGRESS_API_KEYS' },
+      };
     }
     const admission = guard.admit(req.headers.authorization);
     if (!admission.ok) {
       req.resume();
-      logger.warn('decision refused', { thought_id: thoughtId, reason: admission.status === 429 ? 'rate_limited' : admission.reason, ...(admission.keyId ? { key_id: admission.keyId } : {}) });
+      logger.warn('decision refused', {
+        thought_id: thoughtId,
+        reason: admission.status === 429 ? 'rate_limited' : admission.reason,
+        ...(admission.keyId ? { key_id: admission.keyId } : {}),
+      });
       if (admission.status === 429) return { status: 429, headers: { 'retry-after': String(admission.retryAfterSeconds) }, body: { error: 'rate_limited' } };
       return { status: 401, headers: { 'www-authenticate': 'Bearer' }, body: { error: 'unauthorized' } };
     }
@@ -71,7 +77,15 @@ export function approvalRoute(deps: ApprovalRouteDeps): (req: IncomingMessage, m
     }
     const parsed = await deps.readJson(req);
     if ('error' in parsed) return parsed.error;
-    if (!validate(parsed.value)) return { status: 400, body: { error: 'invalid_decision', message: 'the body must be {"step"?: step id, "reason"?: text}', fields: (validate.errors ?? []).map((e) => ({ field: e.instancePath || '/', message: e.message ?? 'invalid' })) } };
+    if (!validate(parsed.value))
+      return {
+        status: 400,
+        body: {
+          error: 'invalid_decision',
+          message: 'the body must be {"step"?: step id, "reason"?: text}',
+          fields: (validate.errors ?? []).map((e) => ({ field: e.instancePath || '/', message: e.message ?? 'invalid' })),
+        },
+      };
     const { step, reason } = parsed.value;
     const at = deps.now();
     const task = decisionTask(thoughtId, verdict, `key:${admission.keyId}`, { step, reason, source: 'ingress' }, at);
@@ -79,7 +93,11 @@ export function approvalRoute(deps: ApprovalRouteDeps): (req: IncomingMessage, m
       await writeWithin(deps.sendTimeoutMs, submitTasks(deps.producer, deps.codec, [task]));
     } catch (err) {
       logger.warn('decision not written', { thought_id: thoughtId, key_id: admission.keyId, error: err });
-      return { status: 503, headers: { 'retry-after': '5' }, body: { error: 'unavailable', message: `the decision could not be written to Kafka; retry later (${errorMessage(err)})` } };
+      return {
+        status: 503,
+        headers: { 'retry-after': '5' },
+        body: { error: 'unavailable', message: `the decision could not be written to Kafka; retry later (${errorMessage(err)})` },
+      };
     }
     logger.info('decision accepted', { thought_id: thoughtId, task_id: task.task_id, verdict, step: step ?? null, key_id: admission.keyId });
     return { status: 202, body: { thought_id: thoughtId, task_id: task.task_id, verdict } };

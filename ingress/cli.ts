@@ -38,7 +38,15 @@ export async function ingressCommand(argv: string[], io: IngressCliIo = {}): Pro
       args: argv,
       allowPositionals: true,
       strict: true,
-      options: { id: { type: 'string' }, sources: { type: 'string' }, 'rate-per-minute': { type: 'string', default: '60' }, burst: { type: 'string' }, scopes: { type: 'string' }, note: { type: 'string' }, json: { type: 'boolean', default: false } },
+      options: {
+        id: { type: 'string' },
+        sources: { type: 'string' },
+        'rate-per-minute': { type: 'string', default: '60' },
+        burst: { type: 'string' },
+        scopes: { type: 'string' },
+        note: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
     });
   } catch (e) {
     return usage((e as Error).message);
@@ -47,16 +55,32 @@ export async function ingressCommand(argv: string[], io: IngressCliIo = {}): Pro
   if (positionals.length !== 1 || positionals[0] !== 'key') return usage(`unknown ingress command "${positionals.join(' ')}" (the one command is: key)`);
   const name = new RegExp(NAME);
   if (!values.id || !name.test(values.id)) return usage(`key needs --id <id>: lower case letters, digits, _ . - (up to 64), got "${values.id ?? ''}"`);
-  const sources = (values.sources ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const sources = (values.sources ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const badSource = sources.find((s) => s !== '*' && !name.test(s));
-  if (!sources.length || badSource !== undefined) return usage(`key needs --sources: comma-separated source names (lower case letters, digits, _ . -) or *, got "${values.sources ?? ''}"`);
+  if (!sources.length || badSource !== undefined)
+    return usage(`key needs --sources: comma-separated source names (lower case letters, digits, _ . -) or *, got "${values.sources ?? ''}"`);
   const rate = Number(values['rate-per-minute']);
   if (!(rate > 0 && rate <= 1_000_000)) return usage(`--rate-per-minute must be a number > 0 and <= 1000000, got "${values['rate-per-minute']}"`);
   const burst = values.burst === undefined ? undefined : Number(values.burst);
-  if (burst !== undefined && !(Number.isInteger(burst) && burst >= 1 && burst <= 1_000_000)) return usage(`--burst must be an integer from 1 to 1000000, got "${values.burst}"`);
+  if (burst !== undefined && !(Number.isInteger(burst) && burst >= 1 && burst <= 1_000_000))
+    return usage(`--burst must be an integer from 1 to 1000000, got "${values.burst}"`);
   if (values.note !== undefined && values.note.length > 500) return usage('--note must be at most 500 characters');
-  const scopes = values.scopes === undefined ? undefined : [...new Set(values.scopes.split(',').map((s) => s.trim()).filter(Boolean))];
-  if (scopes && (!scopes.length || scopes.some((s) => !(API_KEY_SCOPES as readonly string[]).includes(s)))) return usage(`--scopes must be a comma-separated list of ${API_KEY_SCOPES.join(', ')}, got "${values.scopes}"`);
+  const scopes =
+    values.scopes === undefined
+      ? undefined
+      : [
+          ...new Set(
+            values.scopes
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          ),
+        ];
+  if (scopes && (!scopes.length || scopes.some((s) => !(API_KEY_SCOPES as readonly string[]).includes(s))))
+    return usage(`--scopes must be a comma-separated list of ${API_KEY_SCOPES.join(', ')}, got "${values.scopes}"`);
 
   const key = newApiKey();
   const entry: ApiKeyEntry = { id: values.id, sha256: hashApiKey(key), sources: [...new Set(sources)], rate_per_minute: rate };

@@ -18,9 +18,7 @@ interface Entry {
   result: Promise<DeliveryResult | null>;
 }
 
-export type DeliveryClaim =
-  | { state: 'duplicate'; result: DeliveryResult }
-  | { state: 'claimed'; settle(result: DeliveryResult | null): void };
+export type DeliveryClaim = { state: 'duplicate'; result: DeliveryResult } | { state: 'claimed'; settle(result: DeliveryResult | null): void };
 
 export class DeliveryLedger {
   private readonly entries = new Map<string, Entry>();

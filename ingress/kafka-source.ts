@@ -62,7 +62,6 @@ export function loadSourceConfig(path: string): SourceConfig {
   return raw;
 }
 
-
 /**
  * Maps one decoded record to a task, or says exactly why it can't.
  * @throws ContractViolation naming the missing or mistyped field.
@@ -72,7 +71,9 @@ export function mapRecord(config: SourceConfig, record: unknown, now: number): R
     const v = valueAt(record, pointer);
     if (typeof v === 'string' && v.trim() !== '') return v;
     if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-    throw new ContractViolation(`${what} ${pointer} is ${v === undefined ? 'missing' : `not a non-empty string or number (${JSON.stringify(v)?.slice(0, 80)})`}`);
+    throw new ContractViolation(
+      `${what} ${pointer} is ${v === undefined ? 'missing' : `not a non-empty string or number (${JSON.stringify(v)?.slice(0, 80)})`}`,
+    );
   };
   const externalId = scalar(config.externalId, 'external id');
   const text = config.text.replace(/\{\{(\/[^}]*)\}\}/g, (_, pointer: string) => scalar(pointer, 'text field')).trim();
@@ -104,7 +105,8 @@ export function sourceDecoder(config: SourceConfig, registry: SchemaRegistry): (
       return await registry.decode(value);
     } catch (err) {
       const status = (err as { status?: number }).status;
-      if (status === undefined || status === 404 || status === 422) throw new DecodeError(`Avro value does not decode: ${errorMessage(err)}`, { cause: err, unknownSchema: status === 404 });
+      if (status === undefined || status === 404 || status === 422)
+        throw new DecodeError(`Avro value does not decode: ${errorMessage(err)}`, { cause: err, unknownSchema: status === 404 });
       throw new TransientError(`schema registry unavailable: ${errorMessage(err)}`, { cause: err });
     }
   };

@@ -88,7 +88,6 @@ interface TaskRequest {
   metadata?: Record<string, string>;
 }
 
-
 /** Task metadata the ingress sets to the id of the API key that submitted the task (a request may not set it). */
 export const API_KEY_ID_METADATA = 'api_key_id';
 
@@ -96,7 +95,8 @@ export const API_KEY_ID_METADATA = 'api_key_id';
 const UNAUTHORIZED: Reply = { status: 401, headers: { 'www-authenticate': 'Bearer' }, body: { error: 'unauthorized' } };
 const FORBIDDEN: Reply = { status: 403, body: { error: 'forbidden' } };
 
-const reply = (res: ServerResponse, { status, body, headers }: Reply) => res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+const reply = (res: ServerResponse, { status, body, headers }: Reply) =>
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 
 /**
  * The HTTP ingress.
@@ -158,14 +158,22 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
     const release = runs ? runs.reserve(task.thought_id) : () => undefined;
     if (!release) {
       logger.warn('task refused: in-flight limit reached', { thought_id: task.thought_id, source: task.source, limit: runs?.limit });
-      return { status: 429, headers: { 'retry-after': retryAfter }, body: { error: 'too_many_runs', message: `more than ${runs?.limit} runs are in flight; retry later` } };
+      return {
+        status: 429,
+        headers: { 'retry-after': retryAfter },
+        body: { error: 'too_many_runs', message: `more than ${runs?.limit} runs are in flight; retry later` },
+      };
     }
     try {
       await writeWithin(sendTimeoutMs, submitTasks(producer, codec, [task]));
     } catch (err) {
       release();
       logger.warn('task not written', { thought_id: task.thought_id, source: task.source, error: err });
-      return { status: 503, headers: { 'retry-after': retryAfter }, body: { error: 'unavailable', message: `the task could not be written to Kafka; retry later (${errorMessage(err)})` } };
+      return {
+        status: 503,
+        headers: { 'retry-after': retryAfter },
+        body: { error: 'unavailable', message: `the task could not be written to Kafka; retry later (${errorMessage(err)})` },
+      };
     }
     const ids = { thought_id: task.thought_id, task_id: task.task_id };
     onWritten?.(ids);
@@ -200,7 +208,8 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
       if (body === 'too_large') return tooLarge(options.maxBodyBytes);
       const parsed = parseJson(body, req);
       if ('error' in parsed) return parsed.error;
-      if (!validate(parsed.value)) return { status: 400, body: { error: 'invalid_task', message: 'the task has invalid fields', fields: fieldErrors(validate.errors) } };
+      if (!validate(parsed.value))
+        return { status: 400, body: { error: 'invalid_task', message: 'the task has invalid fields', fields: fieldErrors(validate.errors) } };
       const value = parsed.value;
       const source = value.source ?? 'api';
       if (value.metadata && API_KEY_ID_METADATA in value.metadata) {
@@ -224,15 +233,22 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
     const secret = webhookOptions.secrets[source];
     if (!secret) {
       req.resume();
-      return { status: 401, body: { error: 'source_not_configured', message: `webhooks from ${source} are refused: no secret is configured (set ${WEBHOOK_SECRET_ENV[source]})` } };
+      return {
+        status: 401,
+        body: { error: 'source_not_configured', message: `webhooks from ${source} are refused: no secret is configured (set ${WEBHOOK_SECRET_ENV[source]})` },
+      };
     }
     const body = await readBody(req, options.maxBodyBytes);
     if (body === 'too_large') return tooLarge(options.maxBodyBytes);
     const signature = handler.verify(req.headers, body, secret, now());
     if (!signature.ok) {
       logger.warn('webhook refused', { source, reason: signature.reason });
-      if (signature.reason === 'stale') return { status: 401, body: { error: 'stale_signature', message: 'the signed timestamp is outside the accepted window' } };
-      return { status: 401, body: { error: 'invalid_signature', message: `the request signature is ${signature.reason === 'mismatch' ? 'wrong' : signature.reason}` } };
+      if (signature.reason === 'stale')
+        return { status: 401, body: { error: 'stale_signature', message: 'the signed timestamp is outside the accepted window' } };
+      return {
+        status: 401,
+        body: { error: 'invalid_signature', message: `the request signature is ${signature.reason === 'mismatch' ? 'wrong' : signature.reason}` },
+      };
     }
     const parsed = parseJson(body, req);
     if ('error' in parsed) return parsed.error;
@@ -270,7 +286,16 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
     const webhook = /^\/v1\/webhooks\/([^/]+)$/.exec(path);
     // Routes as labels, never raw paths (unbounded): an unknown webhook source counts as "webhooks/unknown".
     const decision = APPROVAL_PATH.exec(path);
-    const route = path === '/v1/tasks' ? 'tasks' : decision ? 'approvals' : webhook ? `webhooks/${(WEBHOOK_SOURCES as readonly string[]).includes(webhook[1]!) ? webhook[1] : 'unknown'}` : path === '/health' || path === '/metrics' ? path.slice(1) : 'other';
+    const route =
+      path === '/v1/tasks'
+        ? 'tasks'
+        : decision
+          ? 'approvals'
+          : webhook
+            ? `webhooks/${(WEBHOOK_SOURCES as readonly string[]).includes(webhook[1]!) ? webhook[1] : 'unknown'}`
+            : path === '/health' || path === '/metrics'
+              ? path.slice(1)
+              : 'other';
     const endTimer = metrics.requestSeconds.startTimer({ route });
     res.once('finish', () => {
       endTimer();
@@ -283,13 +308,23 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
         return;
       }
       if (decision) return reply(res, await decisionRoute(req, decision));
-      if (path !== '/v1/tasks' && !webhook) return reply(res, { status: 404, body: { error: 'not_found', message: `no route ${req.method} ${path}; try POST /v1/tasks, POST /v1/webhooks/<${WEBHOOK_SOURCES.join('|')}>, GET /health or GET /metrics` } });
+      if (path !== '/v1/tasks' && !webhook)
+        return reply(res, {
+          status: 404,
+          body: {
+            error: 'not_found',
+            message: `no route ${req.method} ${path}; try POST /v1/tasks, POST /v1/webhooks/<${WEBHOOK_SOURCES.join('|')}>, GET /health or GET /metrics`,
+          },
+        });
       if (req.method !== 'POST') return reply(res, { status: 405, headers: { allow: 'POST' }, body: { error: 'method_not_allowed', message: 'use POST' } });
       if (!webhook) return reply(res, await tasksRoute(req));
       const source = webhook[1]!;
       if (!(WEBHOOK_SOURCES as readonly string[]).includes(source)) {
         req.resume();
-        return reply(res, { status: 404, body: { error: 'unknown_source', message: `no webhook source "${source}"; known sources: ${WEBHOOK_SOURCES.join(', ')}` } });
+        return reply(res, {
+          status: 404,
+          body: { error: 'unknown_source', message: `no webhook source "${source}"; known sources: ${WEBHOOK_SOURCES.join(', ')}` },
+        });
       }
       return reply(res, await webhookRoute(req, source as WebhookSource));
     } catch (err) {

@@ -135,7 +135,14 @@ const githubIssueOpened = {
     issue: {
       type: 'object',
       required: ['number', 'title', 'created_at'],
-      properties: { number: { type: 'integer', minimum: 1 }, title: { type: 'string', minLength: 1 }, body: { type: ['string', 'null'] }, html_url: { type: 'string' }, created_at: timestamp, user },
+      properties: {
+        number: { type: 'integer', minimum: 1 },
+        title: { type: 'string', minLength: 1 },
+        body: { type: ['string', 'null'] },
+        html_url: { type: 'string' },
+        created_at: timestamp,
+        user,
+      },
     },
     repository,
   },
@@ -205,7 +212,11 @@ const jiraCommentCreated = {
     comment: {
       type: 'object',
       required: ['id', 'body'],
-      properties: { id: { type: 'string', minLength: 1 }, body: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'object' }] }, author: { type: 'object', properties: { accountId: { type: 'string' } } } },
+      properties: {
+        id: { type: 'string', minLength: 1 },
+        body: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'object' }] },
+        author: { type: 'object', properties: { accountId: { type: 'string' } } },
+      },
     },
   },
 } as const;
@@ -269,7 +280,8 @@ export function webhookHandlers(options: WebhookOptions): Record<WebhookSource, 
       const metadata: Record<string, string> = { github_event: event, github_action: wanted, github_delivery: delivery };
 
       if (event === 'issues') {
-        if (!validate.issueOpened(payload)) return { kind: 'invalid', message: 'the issues event has invalid fields', fields: fieldErrors(validate.issueOpened.errors) };
+        if (!validate.issueOpened(payload))
+          return { kind: 'invalid', message: 'the issues event has invalid fields', fields: fieldErrors(validate.issueOpened.errors) };
         const { issue, repository: repo } = payload;
         const externalId = `${repo.full_name}#${issue.number}`;
         Object.assign(metadata, { repository: repo.full_name, issue_number: String(issue.number) });
@@ -284,7 +296,8 @@ export function webhookHandlers(options: WebhookOptions): Record<WebhookSource, 
         };
       }
 
-      if (!validate.commentCreated(payload)) return { kind: 'invalid', message: 'the issue_comment event has invalid fields', fields: fieldErrors(validate.commentCreated.errors) };
+      if (!validate.commentCreated(payload))
+        return { kind: 'invalid', message: 'the issue_comment event has invalid fields', fields: fieldErrors(validate.commentCreated.errors) };
       const { issue, comment, repository: repo, sender } = payload;
       if (sender?.type === 'Bot' || comment.user?.type === 'Bot') return { kind: 'ignored', reason: 'comment written by a bot' };
       // GitHub sends pull-request conversation comments as issue_comment too; no run starts from a PR.
@@ -295,7 +308,14 @@ export function webhookHandlers(options: WebhookOptions): Record<WebhookSource, 
       if (comment.user?.login) metadata.author = comment.user.login;
       return {
         kind: 'task',
-        task: { thought_id: thoughtIdFor('github', externalId), kind: 'REPLY', text: clip(comment.body, metadata), source: 'github', external_id: externalId, metadata },
+        task: {
+          thought_id: thoughtIdFor('github', externalId),
+          kind: 'REPLY',
+          text: clip(comment.body, metadata),
+          source: 'github',
+          external_id: externalId,
+          metadata,
+        },
         deliveryKey: `github:${delivery}`,
         eventAtMs: Date.parse(comment.created_at),
       };
@@ -307,7 +327,12 @@ export function webhookHandlers(options: WebhookOptions): Record<WebhookSource, 
     verify: (headers, body, secret, nowMs) => verifyTao(header(headers, TAO_SIGNATURE_HEADER), body, secret, tolerance, nowMs),
     interpret(headers, payload, signature) {
       const event = typeof payload === 'object' && payload !== null ? (payload as { webhookEvent?: unknown }).webhookEvent : undefined;
-      if (typeof event !== 'string') return { kind: 'invalid', message: 'the Jira event has invalid fields', fields: [{ field: 'webhookEvent', message: "must have required property 'webhookEvent'" }] };
+      if (typeof event !== 'string')
+        return {
+          kind: 'invalid',
+          message: 'the Jira event has invalid fields',
+          fields: [{ field: 'webhookEvent', message: "must have required property 'webhookEvent'" }],
+        };
       if (event !== 'jira:issue_created' && event !== 'comment_created') return { kind: 'ignored', reason: `webhookEvent ${event} is not handled` };
       // Jira keeps X-Atlassian-Webhook-Identifier across its retries; senders without it are
       // de-duplicated on the signature, which is unique per (timestamp, body).
@@ -317,24 +342,37 @@ export function webhookHandlers(options: WebhookOptions): Record<WebhookSource, 
       if (delivery) metadata.jira_delivery = delivery;
 
       if (event === 'jira:issue_created') {
-        if (!validate.jiraIssue(payload)) return { kind: 'invalid', message: 'the jira:issue_created event has invalid fields', fields: fieldErrors(validate.jiraIssue.errors) };
+        if (!validate.jiraIssue(payload))
+          return { kind: 'invalid', message: 'the jira:issue_created event has invalid fields', fields: fieldErrors(validate.jiraIssue.errors) };
         const { issue } = payload;
         metadata.issue_key = issue.key;
         if (issue.id) metadata.issue_id = issue.id;
         const description = jiraPlainText(issue.fields.description).trim();
         const text = clip(description ? `${issue.fields.summary}\n\n${description}` : issue.fields.summary, metadata);
-        return { kind: 'task', task: { thought_id: thoughtIdFor('jira', issue.key), kind: 'NEW', text, source: 'jira', external_id: issue.key, metadata }, deliveryKey, eventAtMs: null };
+        return {
+          kind: 'task',
+          task: { thought_id: thoughtIdFor('jira', issue.key), kind: 'NEW', text, source: 'jira', external_id: issue.key, metadata },
+          deliveryKey,
+          eventAtMs: null,
+        };
       }
 
-      if (!validate.jiraComment(payload)) return { kind: 'invalid', message: 'the comment_created event has invalid fields', fields: fieldErrors(validate.jiraComment.errors) };
+      if (!validate.jiraComment(payload))
+        return { kind: 'invalid', message: 'the comment_created event has invalid fields', fields: fieldErrors(validate.jiraComment.errors) };
       const { issue, comment } = payload;
       const author = comment.author?.accountId;
       if (author && ignoredAccounts.has(author)) return { kind: 'ignored', reason: 'comment written by an ignored account' };
       const body = jiraPlainText(comment.body).trim();
-      if (!body) return { kind: 'invalid', message: 'the comment_created event has invalid fields', fields: [{ field: 'comment/body', message: 'must contain text' }] };
+      if (!body)
+        return { kind: 'invalid', message: 'the comment_created event has invalid fields', fields: [{ field: 'comment/body', message: 'must contain text' }] };
       Object.assign(metadata, { issue_key: issue.key, comment_id: comment.id });
       if (author) metadata.author_account_id = author;
-      return { kind: 'task', task: { thought_id: thoughtIdFor('jira', issue.key), kind: 'REPLY', text: clip(body, metadata), source: 'jira', external_id: issue.key, metadata }, deliveryKey, eventAtMs: null };
+      return {
+        kind: 'task',
+        task: { thought_id: thoughtIdFor('jira', issue.key), kind: 'REPLY', text: clip(body, metadata), source: 'jira', external_id: issue.key, metadata },
+        deliveryKey,
+        eventAtMs: null,
+      };
     },
   };
 

@@ -88,7 +88,11 @@ export function chatHandler(ctx: ChatContext): (req: http.IncomingMessage, res: 
     };
     if (apiKey !== undefined && !bearerMatches(req.headers.authorization, apiKey)) {
       req.resume();
-      refuse(401, openAiError('Incorrect or missing API key (tao-model-sim checks Authorization: Bearer <key>).', 'invalid_request_error', null, 'invalid_api_key'), 'unauthorized');
+      refuse(
+        401,
+        openAiError('Incorrect or missing API key (tao-model-sim checks Authorization: Bearer <key>).', 'invalid_request_error', null, 'invalid_api_key'),
+        'unauthorized',
+      );
       return;
     }
     const bodyText = await readBody(req, MAX_REQUEST_BYTES);
@@ -105,7 +109,15 @@ export function chatHandler(ctx: ChatContext): (req: http.IncomingMessage, res: 
     }
     const b = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
     if (b['stream'] === true) {
-      refuse(400, openAiError('stream: true is not supported: streaming is not simulated by tao-model-sim; send stream: false.', 'invalid_request_error', 'stream', 'unsupported_value'));
+      refuse(
+        400,
+        openAiError(
+          'stream: true is not supported: streaming is not simulated by tao-model-sim; send stream: false.',
+          'invalid_request_error',
+          'stream',
+          'unsupported_value',
+        ),
+      );
       return;
     }
     const model = b['model'];
@@ -177,21 +189,42 @@ export function chatHandler(ctx: ChatContext): (req: http.IncomingMessage, res: 
         rec.status = 429;
         count(rec);
         const seconds = fault?.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
-        later(res, () => sendJson(res, 429, openAiError(`Rate limit reached (simulated by tao-model-sim). Please try again in ${seconds}s.`, 'requests', null, 'rate_limit_exceeded'), { 'retry-after': String(seconds) }));
+        later(res, () =>
+          sendJson(
+            res,
+            429,
+            openAiError(`Rate limit reached (simulated by tao-model-sim). Please try again in ${seconds}s.`, 'requests', null, 'rate_limit_exceeded'),
+            { 'retry-after': String(seconds) },
+          ),
+        );
         return;
       }
       case 'server_error': {
         const status = fault?.status ?? 500;
         rec.status = status;
         count(rec);
-        const message = status === 503 ? 'The model is overloaded or not ready yet; please try again later (simulated by tao-model-sim).' : 'The server had an error while processing your request (simulated by tao-model-sim).';
+        const message =
+          status === 503
+            ? 'The model is overloaded or not ready yet; please try again later (simulated by tao-model-sim).'
+            : 'The server had an error while processing your request (simulated by tao-model-sim).';
         later(res, () => sendJson(res, status, openAiError(message, 'server_error')));
         return;
       }
       case 'model_not_found':
         rec.status = 404;
         count(rec);
-        later(res, () => sendJson(res, 404, openAiError(`The model \`${model}\` does not exist or you do not have access to it (simulated by tao-model-sim).`, 'invalid_request_error', null, 'model_not_found')));
+        later(res, () =>
+          sendJson(
+            res,
+            404,
+            openAiError(
+              `The model \`${model}\` does not exist or you do not have access to it (simulated by tao-model-sim).`,
+              'invalid_request_error',
+              null,
+              'model_not_found',
+            ),
+          ),
+        );
         return;
       case 'not_json': {
         count(rec);

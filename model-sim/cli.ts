@@ -78,7 +78,10 @@ export async function modelSimCommand(args: string[], onStarted: (stop: () => Pr
   let contextWindow: number | undefined;
   const profile = values.profile as ProfileName | undefined;
   const toolIdFormat = values['tool-id-format'];
-  const reasoningModels = values['reasoning-models']?.split(',').map((m) => m.trim()).filter((m) => m !== '');
+  const reasoningModels = values['reasoning-models']
+    ?.split(',')
+    .map((m) => m.trim())
+    .filter((m) => m !== '');
   try {
     port = intFlag('port', values.port, 0, 65535);
     latencyMs = intFlag('latency-ms', values['latency-ms'], 0, 600_000);

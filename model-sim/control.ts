@@ -20,7 +20,8 @@ export function controlHandler(ctx: ControlContext): (req: http.IncomingMessage,
   const { registry, stats, resetStats } = ctx;
   return async (req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<void> => {
     const method = req.method ?? 'GET';
-    const notAllowed = (allow: string): void => sendJson(res, 405, openAiError(`method ${method} not allowed on ${pathname}`, 'invalid_request_error'), { allow });
+    const notAllowed = (allow: string): void =>
+      sendJson(res, 405, openAiError(`method ${method} not allowed on ${pathname}`, 'invalid_request_error'), { allow });
     if (pathname === '/__control/faults') {
       if (method === 'POST') {
         const text = await readBody(req, 64 * 1024);

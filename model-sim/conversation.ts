@@ -82,9 +82,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    return content
-      .map((part) => (isRecord(part) && typeof part['text'] === 'string' ? part['text'] : ''))
-      .join('');
+    return content.map((part) => (isRecord(part) && typeof part['text'] === 'string' ? part['text'] : '')).join('');
   }
   return '';
 }
@@ -155,7 +153,10 @@ export function readConversation(body: unknown): Conversation {
       const made: PastCall[] = tc.map((c, j) => {
         const fn = isRecord(c) ? c['function'] : undefined;
         if (!isRecord(c) || typeof c['id'] !== 'string' || !isRecord(fn) || typeof fn['name'] !== 'string') {
-          throw new InvalidRequestError(`messages[${i}].tool_calls[${j}]`, `messages[${i}].tool_calls[${j}] must be {id, type: "function", function: {name, arguments}}`);
+          throw new InvalidRequestError(
+            `messages[${i}].tool_calls[${j}]`,
+            `messages[${i}].tool_calls[${j}] must be {id, type: "function", function: {name, arguments}}`,
+          );
         }
         const args = typeof fn['arguments'] === 'string' ? fn['arguments'] : JSON.stringify(fn['arguments'] ?? {});
         return { id: c['id'], tool: fromWireName(fn['name']), wireName: fn['name'], arguments: args };

@@ -172,10 +172,17 @@ export function validateFaultSpec(input: unknown): FaultSpec {
   if (!validateSpec(input)) {
     const e = validateSpec.errors?.[0];
     const params = (e?.params ?? {}) as { additionalProperty?: string; missingProperty?: string };
-    const extra = params.additionalProperty !== undefined ? `/${params.additionalProperty}` : params.missingProperty !== undefined ? `/${params.missingProperty}` : '';
+    const extra =
+      params.additionalProperty !== undefined ? `/${params.additionalProperty}` : params.missingProperty !== undefined ? `/${params.missingProperty}` : '';
     const field = `${e?.instancePath ?? ''}${extra}`.replace(/^\//, '').replaceAll('/', '.') || 'body';
     const message =
-      e?.keyword === 'enum' ? `must be one of ${FAULT_KINDS.join(', ')}` : params.additionalProperty !== undefined ? 'unknown field' : params.missingProperty !== undefined ? 'is required' : (e?.message ?? 'invalid');
+      e?.keyword === 'enum'
+        ? `must be one of ${FAULT_KINDS.join(', ')}`
+        : params.additionalProperty !== undefined
+          ? 'unknown field'
+          : params.missingProperty !== undefined
+            ? 'is required'
+            : (e?.message ?? 'invalid');
     throw new FaultSpecError(field, message);
   }
   if (input.delayMs !== undefined && input.kind !== 'timeout') throw new FaultSpecError('delayMs', 'applies only to kind timeout');

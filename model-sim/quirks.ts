@@ -15,7 +15,8 @@ export const PROSE_INSTEAD = 'Let me check the order status for you.';
 /** `message.refusal` of a `refusal` answer. */
 export const REFUSAL_TEXT = "I'm sorry, I can't help with that.";
 /** The reasoning text of `think_block` and `reasoning_field`. */
-export const REASONING_TEXT = 'Okay, the user wants to know about their request. I should look at what the tools returned and answer with it. (reasoning simulated by tao-model-sim)';
+export const REASONING_TEXT =
+  'Okay, the user wants to know about their request. I should look at what the tools returned and answer with it. (reasoning simulated by tao-model-sim)';
 
 /**
  * Whether a quirk has something to work on in this answer: the tool-call
@@ -48,7 +49,9 @@ function parsedArguments(text: string): unknown {
 export function pythonJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(pythonJson).join(', ')}]`;
   if (typeof v === 'object' && v !== null) {
-    return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${JSON.stringify(k)}: ${pythonJson(x)}`).join(', ')}}`;
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${pythonJson(x)}`)
+      .join(', ')}}`;
   }
   return JSON.stringify(v) ?? 'null';
 }
@@ -56,7 +59,9 @@ export function pythonJson(v: unknown): string {
 /** `{order_id: O-12345678}`: keys and string values unquoted, as small models write "JSON". */
 function looseObject(args: unknown): string {
   if (typeof args !== 'object' || args === null || Array.isArray(args) || Object.keys(args).length === 0) return '{"';
-  return `{${Object.entries(args as Record<string, unknown>).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ')}}`;
+  return `{${Object.entries(args as Record<string, unknown>)
+    .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(', ')}}`;
 }
 
 /** Options of {@link applyQuirk}. */
@@ -82,7 +87,9 @@ export function applyQuirk(kind: QuirkKind, completion: WireCompletion, opts: Qu
       break;
     }
     case 'tool_call_as_text':
-      m.content = calls.map((c) => `<tool_call>\n${pythonJson({ name: c.function.name, arguments: parsedArguments(c.function.arguments) })}\n</tool_call>`).join('\n');
+      m.content = calls
+        .map((c) => `<tool_call>\n${pythonJson({ name: c.function.name, arguments: parsedArguments(c.function.arguments) })}\n</tool_call>`)
+        .join('\n');
       delete m.tool_calls;
       choice.finish_reason = 'stop';
       break;

@@ -218,7 +218,9 @@ function walkTemplates(v: unknown, path: string, fn: (text: string, path: string
 export function loadScenarios(dir: string): ScenarioSet {
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => n.endsWith('.json')).sort();
+    names = readdirSync(dir)
+      .filter((n) => n.endsWith('.json'))
+      .sort();
   } catch (err) {
     throw new ScenarioError(dir, '', `cannot read the scenarios folder: ${(err as Error).message}`);
   }

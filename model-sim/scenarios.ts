@@ -82,7 +82,10 @@ function tryRule(rule: Rule, conv: Conversation, opts: DecideOptions): Answer | 
   if ('tool_calls' in a) {
     // A question to the customer where the request offers no `ask_customer` tool (a client without
     // it, a constrained turn): asked in text, as a model would.
-    const question = a.tool_calls.length === 1 && a.tool_calls[0]!.tool === 'ask_customer' && (opts.noTools || !conv.offeredTools.includes('ask_customer')) ? fill(a.tool_calls[0]!.arguments.question, conv) : undefined;
+    const question =
+      a.tool_calls.length === 1 && a.tool_calls[0]!.tool === 'ask_customer' && (opts.noTools || !conv.offeredTools.includes('ask_customer'))
+        ? fill(a.tool_calls[0]!.arguments.question, conv)
+        : undefined;
     if (question !== undefined && question !== UNFILLED) return { kind: 'content', content: String(question) };
     if (opts.noTools) return undefined;
     // A scenario never calls a tool the request does not offer (that is the hallucinated_tool fault's job).

@@ -118,7 +118,8 @@ function validateOptions(o: ModelSimOptions): void {
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new RangeError(`port must be an integer between 0 and 65535, got ${String(o.port)}`);
   if (typeof o.host !== 'string' || o.host === '') throw new RangeError('host must be a non-empty string');
   if (!Number.isInteger(o.latencyMs) || o.latencyMs < 0) throw new RangeError(`latencyMs must be a non-negative integer, got ${String(o.latencyMs)}`);
-  if (!Number.isInteger(o.keepAliveTimeoutMs) || o.keepAliveTimeoutMs < 1) throw new RangeError(`keepAliveTimeoutMs must be a positive integer, got ${String(o.keepAliveTimeoutMs)}`);
+  if (!Number.isInteger(o.keepAliveTimeoutMs) || o.keepAliveTimeoutMs < 1)
+    throw new RangeError(`keepAliveTimeoutMs must be a positive integer, got ${String(o.keepAliveTimeoutMs)}`);
   if (o.apiKey !== undefined && (typeof o.apiKey !== 'string' || o.apiKey === '')) throw new RangeError('apiKey must be a non-empty string when given');
 }
 
@@ -200,7 +201,11 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
         only('GET', () => {
           req.resume();
           if (apiKey !== undefined && !bearerMatches(req.headers.authorization, apiKey)) {
-            sendJson(res, 401, openAiError('Incorrect or missing API key (tao-model-sim checks Authorization: Bearer <key>).', 'invalid_request_error', null, 'invalid_api_key'));
+            sendJson(
+              res,
+              401,
+              openAiError('Incorrect or missing API key (tao-model-sim checks Authorization: Bearer <key>).', 'invalid_request_error', null, 'invalid_api_key'),
+            );
             return;
           }
           sendJson(res, 200, { object: 'list', data: [{ id: MODEL_ID, object: 'model', created: 0, owned_by: OWNED_BY }] });

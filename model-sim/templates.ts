@@ -25,7 +25,12 @@ export function parseTemplate(text: string, file: string, path: string): Part[] 
   const parts: Part[] = [];
   let last = 0;
   const literal = (s: string): void => {
-    if (s.replace(PLAN_REF, '').includes('{{')) throw new ScenarioError(file, path, `malformed template near "${s.slice(s.indexOf('{{'), s.indexOf('{{') + 40)}" (use {{user:/regex/}}, {{tool:<tool>.<field>}} or {{skill}})`);
+    if (s.replace(PLAN_REF, '').includes('{{'))
+      throw new ScenarioError(
+        file,
+        path,
+        `malformed template near "${s.slice(s.indexOf('{{'), s.indexOf('{{') + 40)}" (use {{user:/regex/}}, {{tool:<tool>.<field>}} or {{skill}})`,
+      );
     if (s !== '') parts.push(s);
   };
   for (const m of text.matchAll(TOKEN)) {

@@ -24,7 +24,12 @@ export { STATUS_USAGE, TAIL_USAGE } from './usage.ts';
 export async function tailCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { thought: { type: 'string' }, 'summary-s': { type: 'string', default: '5' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: { thought: { type: 'string' }, 'summary-s': { type: 'string', default: '5' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (err) {
     console.error(`${(err as Error).message}\n${TAIL_USAGE}`);
     return 2;
@@ -44,7 +49,9 @@ export async function tailCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   const kafka = createKafka(config, 'tao-tail', logger);
   const write = (line: string) => process.stdout.write(`${line}\n`);
   const tail = await startTail(kafka, codec, { thought: values.thought, summaryEveryMs: summarySeconds * 1000, write });
-  write(`tailing ${TAIL_TOPICS.map((t) => codec.topics.name(t)).join(', ')} from the end (read_committed)${values.thought ? ` for runs ${values.thought}*` : ''}; Ctrl-C to stop`);
+  write(
+    `tailing ${TAIL_TOPICS.map((t) => codec.topics.name(t)).join(', ')} from the end (read_committed)${values.thought ? ` for runs ${values.thought}*` : ''}; Ctrl-C to stop`,
+  );
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);
@@ -62,7 +69,12 @@ export async function tailCommand(argv: string[], env: NodeJS.ProcessEnv = proce
 export async function statusCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false }, 'timeout-s': { type: 'string', default: '15' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: { json: { type: 'boolean', default: false }, 'timeout-s': { type: 'string', default: '15' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (err) {
     console.error(`${(err as Error).message}\n${STATUS_USAGE}`);
     return 2;
@@ -97,5 +109,8 @@ export function statusEndpoints(env: NodeJS.ProcessEnv): string[] {
 
 /** Diagnostics (kafkajs warnings) go to stderr, so stdout holds only what the command prints. */
 function cliLogger(env: NodeJS.ProcessEnv) {
-  return createLogger({ component: 'cli' }, { level: isSet(env, 'TAO_LOG_LEVEL') ? setting(env, 'TAO_LOG_LEVEL') : 'error', write: (line) => process.stderr.write(`${line}\n`) });
+  return createLogger(
+    { component: 'cli' },
+    { level: isSet(env, 'TAO_LOG_LEVEL') ? setting(env, 'TAO_LOG_LEVEL') : 'error', write: (line) => process.stderr.write(`${line}\n`) },
+  );
 }

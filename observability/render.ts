@@ -13,11 +13,16 @@ export function describeRecord(r: LoopRecord): string[] {
     }
     case 'actionResults': {
       const v = r.value as unknown as ActionResult;
-      return v.results.map((s) => `[${run}]   ${s.step_id} ${s.tool} -> ${s.status_code ?? s.error?.type ?? '?'} in ${s.response_time_ms} ms${s.attempts > 1 ? ` after ${s.attempts} attempts` : ''}`);
+      return v.results.map(
+        (s) =>
+          `[${run}]   ${s.step_id} ${s.tool} -> ${s.status_code ?? s.error?.type ?? '?'} in ${s.response_time_ms} ms${s.attempts > 1 ? ` after ${s.attempts} attempts` : ''}`,
+      );
     }
     case 'observationResults': {
       const v = r.value as unknown as ObservationResult;
-      return v.verdicts.map((s) => `[${run}]   ${s.step_id} ${s.valid ? 'verified' : `INVALID: ${s.error_type}`} (confidence ${s.confidence_score.toFixed(2)})`);
+      return v.verdicts.map(
+        (s) => `[${run}]   ${s.step_id} ${s.valid ? 'verified' : `INVALID: ${s.error_type}`} (confidence ${s.confidence_score.toFixed(2)})`,
+      );
     }
     case 'thoughtRuns':
       return [`[${run}] run ${String(r.value.status)}`];

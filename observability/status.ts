@@ -107,7 +107,16 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     deadLetterCounts(deps, has),
     Promise.all(deps.endpoints.map((url) => probeEndpoint(url, deps.httpTimeoutMs ?? 5000))),
   ]);
-  return { namespace: topics.namespace, at: new Date().toISOString(), ...offsets, runs, endpoints, deadLetters: deadLetters.rows, deadLettersReadToEnd: deadLetters.readToEnd, missingTopics: missing };
+  return {
+    namespace: topics.namespace,
+    at: new Date().toISOString(),
+    ...offsets,
+    runs,
+    endpoints,
+    deadLetters: deadLetters.rows,
+    deadLettersReadToEnd: deadLetters.readToEnd,
+    missingTopics: missing,
+  };
 }
 
 async function consumerLag({ kafka, codec }: StatusDeps, has: (topic: string) => boolean): Promise<{ groups: GroupSummary[]; lag: LagRow[] }> {
@@ -151,13 +160,23 @@ async function runCounts({ kafka, codec, logger, readTimeoutMs }: StatusDeps): P
   const view = await CompactedView.start<RunStatus>(kafka, codec, 'thoughtRuns', (v) => (v as RunSnapshot).status, logger);
   try {
     const readToEnd = await within(view.reachedEnd, readTimeoutMs);
-    return { topic: codec.topics.name('thoughtRuns'), running: view.count((s) => s === 'running'), awaitingInput: view.count((s) => s === 'awaiting_input'), awaitingApproval: view.count((s) => s === 'awaiting_approval'), ended: view.count((s) => s === 'ended'), readToEnd };
+    return {
+      topic: codec.topics.name('thoughtRuns'),
+      running: view.count((s) => s === 'running'),
+      awaitingInput: view.count((s) => s === 'awaiting_input'),
+      awaitingApproval: view.count((s) => s === 'awaiting_approval'),
+      ended: view.count((s) => s === 'ended'),
+      readToEnd,
+    };
   } finally {
     await view.stop();
   }
 }
 
-async function deadLetterCounts({ kafka, codec, readTimeoutMs }: StatusDeps, has: (topic: string) => boolean): Promise<{ rows: DeadLetterSummary[]; readToEnd: boolean }> {
+async function deadLetterCounts(
+  { kafka, codec, readTimeoutMs }: StatusDeps,
+  has: (topic: string) => boolean,
+): Promise<{ rows: DeadLetterSummary[]; readToEnd: boolean }> {
   const names = DEAD_LETTERED.map((id) => codec.topics.dlq(id)).filter(has);
   const rows = new Map<string, DeadLetterSummary>(names.map((name) => [name, { topic: name, records: 0, byReason: {} }]));
   if (rows.size === 0) return { rows: [], readToEnd: true };
@@ -223,10 +242,15 @@ export function renderStatus(report: StatusReport): string {
   out.push(`tao status: namespace ${report.namespace ? `"${report.namespace}"` : '(none)'} at ${report.at}`);
   if (report.missingTopics.length) out.push(`MISSING TOPICS (left out below; \`tao topics apply\` creates them): ${report.missingTopics.join(', ')}`);
   out.push('', 'CONSUMER LAG (committed offset vs. high watermark)');
-  out.push(table([['GROUP', 'STATE', 'MEMBERS', 'TOPIC', 'PARTITION', 'COMMITTED', 'END', 'LAG'], ...report.lag.map((r) => {
-    const g = report.groups.find((x) => x.group === r.group);
-    return [r.group, g?.state ?? '', String(g?.members ?? 0), r.topic, String(r.partition), r.committed ?? '-', r.end, String(r.lag)];
-  })]));
+  out.push(
+    table([
+      ['GROUP', 'STATE', 'MEMBERS', 'TOPIC', 'PARTITION', 'COMMITTED', 'END', 'LAG'],
+      ...report.lag.map((r) => {
+        const g = report.groups.find((x) => x.group === r.group);
+        return [r.group, g?.state ?? '', String(g?.members ?? 0), r.topic, String(r.partition), r.committed ?? '-', r.end, String(r.lag)];
+      }),
+    ]),
+  );
   out.push(`  total lag: ${report.groups.map((g) => `${g.stage} ${g.lag}`).join(', ')}`);
   const runs = report.runs;
   if (runs) {
@@ -238,12 +262,28 @@ export function renderStatus(report: StatusReport): string {
     if (!e.reachable) out.push(`  ${e.url}  unreachable: ${e.error}`);
     else {
       const breakers = Object.entries(e.breakers ?? {});
-      const shown = e.breakers === undefined ? 'no breakers reported' : breakers.length ? breakers.map(([tool, state]) => `${tool} ${state}`).join(', ') : 'no breakers yet (no tool with a breaker called)';
+      const shown =
+        e.breakers === undefined
+          ? 'no breakers reported'
+          : breakers.length
+            ? breakers.map(([tool, state]) => `${tool} ${state}`).join(', ')
+            : 'no breakers yet (no tool with a breaker called)';
       out.push(`  ${e.url}  ${e.stage ?? '?'}${e.healthy ? '' : ' (NOT healthy)'}: ${shown}`);
     }
   }
   out.push('', `DEAD LETTERS${report.deadLettersReadToEnd ? '' : ' (NOT read to the end: counts are partial)'}`);
-  out.push(table([['TOPIC', 'RECORDS', 'BY ERROR CODE'], ...report.deadLetters.map((d) => [d.topic, String(d.records), Object.entries(d.byReason).map(([k, v]) => `${k} ${v}`).join(', ')])]));
+  out.push(
+    table([
+      ['TOPIC', 'RECORDS', 'BY ERROR CODE'],
+      ...report.deadLetters.map((d) => [
+        d.topic,
+        String(d.records),
+        Object.entries(d.byReason)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', '),
+      ]),
+    ]),
+  );
   return out.join('\n');
 }
 

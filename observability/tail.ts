@@ -52,8 +52,14 @@ export async function startTail(kafka: Kafka, codec: AvroCodec, options: TailOpt
     count(counts, r);
     for (const line of describeRecord(r)) options.write(line);
   };
-  const missing = await missingTopics(kafka, TAIL_TOPICS.map((t) => codec.topics.name(t)));
-  if (missing.length) throw new ConfigError(`cannot tail: the cluster has no topic ${missing.join(', ')} (namespace "${codec.topics.namespace}"; \`tao topics apply\` creates them)`);
+  const missing = await missingTopics(
+    kafka,
+    TAIL_TOPICS.map((t) => codec.topics.name(t)),
+  );
+  if (missing.length)
+    throw new ConfigError(
+      `cannot tail: the cluster has no topic ${missing.join(', ')} (namespace "${codec.topics.namespace}"; \`tao topics apply\` creates them)`,
+    );
   const watcher = await watchRecords(kafka, codec, {
     topics: [...TAIL_TOPICS],
     from: 'end',
@@ -109,7 +115,15 @@ function count(counts: TailCounts, r: LoopRecord): void {
 /** `-- 12s | runs started 40, completed 30, ... | waves 80 | steps 120 (9.5/s), 7 with errors`. */
 export function summaryLine(counts: TailCounts, elapsedSeconds: number, stepsPerSecond: number): string {
   const e = (s: string) => counts.ended[s] ?? 0;
-  const runs = [`started ${counts.started}`, `completed ${e('completed')}`, `failed ${e('failed')}`, `escalated ${e('escalated')}`, `awaiting input ${e('awaiting_input')}`, `awaiting approval ${e('awaiting_approval')}`, `budget exhausted ${e('budget_exhausted')}`];
+  const runs = [
+    `started ${counts.started}`,
+    `completed ${e('completed')}`,
+    `failed ${e('failed')}`,
+    `escalated ${e('escalated')}`,
+    `awaiting input ${e('awaiting_input')}`,
+    `awaiting approval ${e('awaiting_approval')}`,
+    `budget exhausted ${e('budget_exhausted')}`,
+  ];
   if (counts.replies) runs.push(`replies ${counts.replies}`);
   const extra = counts.undecodable ? ` | undecodable ${counts.undecodable}` : '';
   return `-- ${Math.round(elapsedSeconds)}s | runs ${runs.join(', ')} | waves ${counts.waves} | steps ${counts.steps} (${stepsPerSecond.toFixed(1)}/s), ${counts.stepErrors} with errors${extra}`;

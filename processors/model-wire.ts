@@ -54,7 +54,11 @@ export type ModelAnswer = (
   | { kind: 'reflection'; reflection: ModelReflection }
   /** A whole plan (a plan turn): `content` is the model's JSON text, `plan` its parsed value (tools by catalog name). */
   | { kind: 'plan'; content: string; plan: { steps: Array<{ id: string; tool: string }>; output: Record<string, string> } }
-) & { usage: Usage; reasoning?: string | null; /** The completion's `model`: which model answered (null when the server did not say). */ model?: string | null };
+) & {
+  usage: Usage;
+  reasoning?: string | null;
+  /** The completion's `model`: which model answered (null when the server did not say). */ model?: string | null;
+};
 
 /** OpenAI function names allow `[a-zA-Z0-9_-]{1,64}`; catalog names have dots. The mapping is reversible. */
 export function toWireName(tool: string): string {
@@ -78,8 +82,14 @@ export function callId(turn: number, index: number): string {
 export const ASK_CUSTOMER = 'ask_customer';
 export const ASK_CUSTOMER_TOOL = {
   name: ASK_CUSTOMER,
-  description: 'Ask the customer for something the ticket lacks and you need (an id, an e-mail address, a detail). The run waits for their reply. Never ask for what the ticket or a tool result already gives.',
-  parameters: { type: 'object', additionalProperties: false, required: ['question'], properties: { question: { type: 'string', minLength: 1, maxLength: 1000 } } },
+  description:
+    'Ask the customer for something the ticket lacks and you need (an id, an e-mail address, a detail). The run waits for their reply. Never ask for what the ticket or a tool result already gives.',
+  parameters: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['question'],
+    properties: { question: { type: 'string', minLength: 1, maxLength: 1000 } },
+  },
 } as const;
 
 /** The pseudo-tool a native react turn offers when the skill declares an output schema: its arguments are the final answer. */
@@ -87,7 +97,11 @@ export const FINAL_ANSWER = 'final_answer';
 
 /** The `final_answer` tool of a skill whose final answer must match `schema` (skills/<name>/output.schema.json). */
 export function finalAnswerTool(schema: Record<string, unknown>): { name: string; description: string; parameters: Record<string, unknown> } {
-  return { name: FINAL_ANSWER, description: 'Give the final answer: call this once tool results hold everything it needs, with arguments that match its schema. It ends the run.', parameters: schema };
+  return {
+    name: FINAL_ANSWER,
+    description: 'Give the final answer: call this once tool results hold everything it needs, with arguments that match its schema. It ends the run.',
+    parameters: schema,
+  };
 }
 
 /** `response_format.json_schema.name` of each structured turn. */
@@ -144,7 +158,12 @@ export function turnSchema(tools: readonly TurnTool[], output?: Record<string, u
   const text = { type: 'string', minLength: 1 };
   return {
     anyOf: [
-      ...tools.map((t) => ({ type: 'object', additionalProperties: false, required: ['tool', 'arguments'], properties: { tool: { const: t.wire }, arguments: t.parameters } })),
+      ...tools.map((t) => ({
+        type: 'object',
+        additionalProperties: false,
+        required: ['tool', 'arguments'],
+        properties: { tool: { const: t.wire }, arguments: t.parameters },
+      })),
       // With the skill's output schema, the final answer is an object of that schema, not text.
       { type: 'object', additionalProperties: false, required: ['final_answer'], properties: { final_answer: output ?? text } },
       { type: 'object', additionalProperties: false, required: ['ask_customer'], properties: { ask_customer: text } },

@@ -92,7 +92,11 @@ export function referencesIn(value: unknown): Array<{ step: string; field: strin
  * value with its type; references inside longer strings are interpolated as text.
  * @returns the resolved value, or the first reference that has no value.
  */
-export function resolveReferences(value: unknown, outputs: Record<string, Record<string, unknown>>, skipped: ReadonlySet<string> = new Set()): { value: unknown } | { missing: string } {
+export function resolveReferences(
+  value: unknown,
+  outputs: Record<string, Record<string, unknown>>,
+  skipped: ReadonlySet<string> = new Set(),
+): { value: unknown } | { missing: string } {
   let missing: string | null = null;
   const lookup = (step: string, field: string): unknown => {
     // A step skipped by a conditional edge has no data: references to it read as null.
@@ -144,9 +148,14 @@ export class PlanValidator {
       if (!tools.has(step.tool)) problems.push(`step ${step.id}: unknown tool ${step.tool}`);
       if (step.fallback !== undefined && !tools.has(step.fallback)) problems.push(`step ${step.id}: unknown fallback tool ${step.fallback}`);
       for (const dep of step.depends_on) if (!byId.has(dep)) problems.push(`step ${step.id}: depends on unknown step ${dep}`);
-      if (step.when && !step.depends_on.includes(step.when.step)) problems.push(`step ${step.id}: condition on ${step.when.step}, which is not one of its dependencies`);
-      for (const [name, cond] of [['when', step.when], ['until', step.until]] as const) {
-        if (cond && ['equals', 'in', 'notEquals'].filter((k) => k in cond).length !== 1) problems.push(`step ${step.id}: ${name} needs exactly one of equals, in, notEquals`);
+      if (step.when && !step.depends_on.includes(step.when.step))
+        problems.push(`step ${step.id}: condition on ${step.when.step}, which is not one of its dependencies`);
+      for (const [name, cond] of [
+        ['when', step.when],
+        ['until', step.until],
+      ] as const) {
+        if (cond && ['equals', 'in', 'notEquals'].filter((k) => k in cond).length !== 1)
+          problems.push(`step ${step.id}: ${name} needs exactly one of equals, in, notEquals`);
       }
     }
     if (problems.length) return problems;
@@ -156,9 +165,11 @@ export class PlanValidator {
     const checkRef = (where: string, from: Set<string> | null, ref: { step: string; field: string }) => {
       const target = byId.get(ref.step);
       if (!target) return problems.push(`${where}: reference {{${ref.step}.${ref.field}}} names unknown step ${ref.step}`);
-      if (from && !from.has(ref.step)) return problems.push(`${where}: reference {{${ref.step}.${ref.field}}} uses step ${ref.step}, which it does not depend on`);
+      if (from && !from.has(ref.step))
+        return problems.push(`${where}: reference {{${ref.step}.${ref.field}}} uses step ${ref.step}, which it does not depend on`);
       const fields = tools.responseFields(target.tool);
-      if (fields && !fields.includes(ref.field)) problems.push(`${where}: reference {{${ref.step}.${ref.field}}}: ${target.tool} returns no field ${ref.field} (it returns ${fields.join(', ')})`);
+      if (fields && !fields.includes(ref.field))
+        problems.push(`${where}: reference {{${ref.step}.${ref.field}}}: ${target.tool} returns no field ${ref.field} (it returns ${fields.join(', ')})`);
       return 0;
     };
     for (const step of plan.steps) for (const ref of referencesIn(step.input)) checkRef(`step ${step.id}`, ancestors.get(step.id)!, ref);

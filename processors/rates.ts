@@ -42,7 +42,9 @@ export function classifyRunEnd(status: OutcomeStatus, failuresSeen: number, huma
  * response, or an error when nothing usable came back), how long it took, and a code for the result
  * (the HTTP status, or the error type).
  */
-export function evidenceComplete(step: Pick<StepResult, 'step_id' | 'idempotency_key' | 'input_json' | 'response_raw' | 'error' | 'response_time_ms' | 'status_code'>): boolean {
+export function evidenceComplete(
+  step: Pick<StepResult, 'step_id' | 'idempotency_key' | 'input_json' | 'response_raw' | 'error' | 'response_time_ms' | 'status_code'>,
+): boolean {
   if (!step.step_id || !step.idempotency_key) return false;
   if (!isJson(step.input_json)) return false;
   if (step.response_raw === null && step.error === null) return false;

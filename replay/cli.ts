@@ -41,7 +41,6 @@ export interface CliIo {
   stderr?: (text: string) => void;
 }
 
-
 /**
  * `tao replay`: prints a run's timeline, or verifies it against today's code, or forks it.
  * Reads KAFKA_*, SCHEMA_REGISTRY_*, TAO_NAMESPACE (and, for --verify and --fork, the stages'
@@ -74,7 +73,8 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
   const [thoughtId, ...extra] = positionals;
   if (!thoughtId || extra.length) return usage(err, 'replay needs exactly one thought_id', REPLAY_USAGE);
   const format = values.format;
-  if (format !== 'terminal' && format !== 'json' && format !== 'html') return usage(err, `--format must be terminal, json or html, got "${format}"`, REPLAY_USAGE);
+  if (format !== 'terminal' && format !== 'json' && format !== 'html')
+    return usage(err, `--format must be terminal, json or html, got "${format}"`, REPLAY_USAGE);
   if (values.verify && values.fork !== undefined) return usage(err, '--verify and --fork are separate commands', REPLAY_USAGE);
   if (values.fork === undefined && (values.set.length || values.flow)) return usage(err, '--set and --flow go with --fork', REPLAY_USAGE);
   if ((values.verify || values.fork !== undefined) && format === 'html') return usage(err, '--verify and --fork print terminal or json', REPLAY_USAGE);
@@ -88,7 +88,9 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
     const deps = connect(env, err, timeoutS);
     const log = await readRunLog(deps, thoughtId, { fromMs, toMs });
     if (log.records.length === 0 && log.deadLetters.length === 0) {
-      err(`tao replay: no record of run ${thoughtId} in ${log.namespace ? `namespace ${log.namespace}` : 'the default namespace'}${fromMs !== null || toMs !== null ? ' within the time bounds' : ''}\n`);
+      err(
+        `tao replay: no record of run ${thoughtId} in ${log.namespace ? `namespace ${log.namespace}` : 'the default namespace'}${fromMs !== null || toMs !== null ? ' within the time bounds' : ''}\n`,
+      );
       return 1;
     }
     if (values.verify) {
@@ -107,8 +109,28 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
       } finally {
         await producer.disconnect();
       }
-      err(`tao replay: forked ${fork.parent} at ${fork.point} (wave ${fork.iteration}: ${fork.request.steps.map((s) => s.step_id).join(', ')}) as ${fork.thought_id}\n`);
-      emit(out, values.out, format === 'json' ? JSON.stringify({ thought_id: fork.thought_id, forked_from: fork.parent, fork_point: fork.point, iteration: fork.iteration, task_id: fork.task_id, kept: fork.kept, steps: fork.request.steps }, null, 2) + '\n' : `${fork.thought_id}\n`);
+      err(
+        `tao replay: forked ${fork.parent} at ${fork.point} (wave ${fork.iteration}: ${fork.request.steps.map((s) => s.step_id).join(', ')}) as ${fork.thought_id}\n`,
+      );
+      emit(
+        out,
+        values.out,
+        format === 'json'
+          ? JSON.stringify(
+              {
+                thought_id: fork.thought_id,
+                forked_from: fork.parent,
+                fork_point: fork.point,
+                iteration: fork.iteration,
+                task_id: fork.task_id,
+                kept: fork.kept,
+                steps: fork.request.steps,
+              },
+              null,
+              2,
+            ) + '\n'
+          : `${fork.thought_id}\n`,
+      );
       return 0;
     }
     const timeline = buildTimeline(log);
@@ -161,7 +183,8 @@ export async function dlqCommand(argv: string[], io: CliIo = {}): Promise<number
       });
     case 'show': {
       const [topic, partition, offset] = positionals;
-      if (!topic || !partition || !offset || positionals.length !== 3 || !/^\d+$/.test(partition) || !/^\d+$/.test(offset)) return usage(err, 'dlq show needs <dlq topic> <partition> <offset>', DLQ_USAGE);
+      if (!topic || !partition || !offset || positionals.length !== 3 || !/^\d+$/.test(partition) || !/^\d+$/.test(offset))
+        return usage(err, 'dlq show needs <dlq topic> <partition> <offset>', DLQ_USAGE);
       return handled(err, async () => {
         const entry = await showDeadLetter(connect(env, err, timeoutS, 'dlq'), topic, Number(partition), offset);
         print(entry, renderDlqShow(entry));
@@ -173,11 +196,16 @@ export async function dlqCommand(argv: string[], io: CliIo = {}): Promise<number
       if (!topic || positionals.length !== 1) return usage(err, 'dlq redrive needs one <dlq topic>', DLQ_USAGE);
       let offsets: Array<{ partition: number; offset: string }> | null = null;
       if (values.offsets !== undefined) {
-        const items = values.offsets.split(',').map((s) => s.trim()).filter(Boolean);
-        if (!items.length || items.some((s) => !/^\d+:\d+$/.test(s))) return usage(err, `--offsets takes partition:offset pairs, e.g. 0:12,2:7 (got "${values.offsets}")`, DLQ_USAGE);
+        const items = values.offsets
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        if (!items.length || items.some((s) => !/^\d+:\d+$/.test(s)))
+          return usage(err, `--offsets takes partition:offset pairs, e.g. 0:12,2:7 (got "${values.offsets}")`, DLQ_USAGE);
         offsets = items.map((s) => ({ partition: Number(s.split(':')[0]), offset: s.split(':')[1]! }));
       }
-      if (!values.all && !values.reason && !values.key && !offsets) return usage(err, 'dlq redrive needs a selection: --reason, --key, --offsets, or --all', DLQ_USAGE);
+      if (!values.all && !values.reason && !values.key && !offsets)
+        return usage(err, 'dlq redrive needs a selection: --reason, --key, --offsets, or --all', DLQ_USAGE);
       return handled(err, async () => {
         const report = await redriveDeadLetters(connect(env, err, timeoutS, 'dlq'), topic, { reason: values.reason ?? null, key: values.key ?? null, offsets });
         print(report, renderRedrive(report));
@@ -200,7 +228,12 @@ function streams(io: CliIo): { env: NodeJS.ProcessEnv; out: (text: string) => vo
 function connect(env: NodeJS.ProcessEnv, err: (text: string) => void, timeoutS: number, command = 'replay'): RunLogDeps {
   const config = loadRuntimeConfig(env);
   const logger = createLogger({ command }, { level: 'error', write: (line) => err(line + '\n') });
-  return { kafka: createKafka(config, 'tao-replay', logger), codec: AvroCodec.create(config), progress: (line) => err(`tao ${command}: ${line}\n`), timeoutMs: timeoutS * 1000 };
+  return {
+    kafka: createKafka(config, 'tao-replay', logger),
+    codec: AvroCodec.create(config),
+    progress: (line) => err(`tao ${command}: ${line}\n`),
+    timeoutMs: timeoutS * 1000,
+  };
 }
 
 function emit(out: (text: string) => void, file: string | undefined, text: string): void {

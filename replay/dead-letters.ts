@@ -63,7 +63,10 @@ export function dlqSource(topics: TopicNames, dlqTopic: string): TopicId | null 
 export async function readDeadLetter(raw: RawRecord, codec: AvroCodec): Promise<DeadLetter> {
   const h = raw.headers;
   const of = dlqSource(codec.topics, raw.topic);
-  const source = h[DLQ_HEADERS.sourceTopic] !== undefined ? { topic: h[DLQ_HEADERS.sourceTopic]!, partition: Number(h[DLQ_HEADERS.sourcePartition] ?? -1), offset: h[DLQ_HEADERS.sourceOffset] ?? '' } : null;
+  const source =
+    h[DLQ_HEADERS.sourceTopic] !== undefined
+      ? { topic: h[DLQ_HEADERS.sourceTopic]!, partition: Number(h[DLQ_HEADERS.sourcePartition] ?? -1), offset: h[DLQ_HEADERS.sourceOffset] ?? '' }
+      : null;
   return {
     ref: { topic: raw.topic, partition: raw.partition, offset: raw.offset },
     of,
@@ -84,8 +87,14 @@ export async function readDeadLetter(raw: RawRecord, codec: AvroCodec): Promise<
 export async function decodeOriginal(value: Buffer | null, of: TopicId | null, codec: AvroCodec): Promise<OriginalRecord> {
   const bytes = value ?? Buffer.alloc(0);
   const framed = bytes.length >= 5 && bytes[0] === 0;
-  const base = { bytes: bytes.length, schemaId: framed ? bytes.readInt32BE(1) : null, hex: bytes.subarray(0, PREVIEW_BYTES).toString('hex'), utf8: printable(bytes.subarray(0, PREVIEW_BYTES)) };
-  if (of === null) return { ...base, value: null, decodeError: { code: 'INTERNAL', message: 'the dead-letter topic is not one of the catalog: no schema to decode with' } };
+  const base = {
+    bytes: bytes.length,
+    schemaId: framed ? bytes.readInt32BE(1) : null,
+    hex: bytes.subarray(0, PREVIEW_BYTES).toString('hex'),
+    utf8: printable(bytes.subarray(0, PREVIEW_BYTES)),
+  };
+  if (of === null)
+    return { ...base, value: null, decodeError: { code: 'INTERNAL', message: 'the dead-letter topic is not one of the catalog: no schema to decode with' } };
   try {
     return { ...base, value: await codec.decode<Record<string, unknown>>(of, value), decodeError: null };
   } catch (raw) {
@@ -96,7 +105,15 @@ export async function decodeOriginal(value: Buffer | null, of: TopicId | null, c
 }
 
 /** The headers of a dead letter that describe the failure rather than the original record. */
-export const FAILURE_HEADERS: readonly string[] = [DLQ_HEADERS.errorCode, DLQ_HEADERS.errorClass, DLQ_HEADERS.errorMessage, DLQ_HEADERS.sourceTopic, DLQ_HEADERS.sourcePartition, DLQ_HEADERS.sourceOffset, DLQ_HEADERS.stage];
+export const FAILURE_HEADERS: readonly string[] = [
+  DLQ_HEADERS.errorCode,
+  DLQ_HEADERS.errorClass,
+  DLQ_HEADERS.errorMessage,
+  DLQ_HEADERS.sourceTopic,
+  DLQ_HEADERS.sourcePartition,
+  DLQ_HEADERS.sourceOffset,
+  DLQ_HEADERS.stage,
+];
 
 /** The original record's headers: the dead letter's minus the failure description (`tao.attempt` stays: a second failure counts from it). */
 export function originalHeaders(headers: IHeaders): IHeaders {

@@ -111,7 +111,13 @@ export async function listDeadLetters(deps: DlqDeps, filters: { topic?: string |
       if (e.redriven) c.redriven++;
       counts.set(k, c);
     }
-    return { format: 'tao.dlq.v1', namespace: deps.codec.topics.namespace, filters: { topic: filters.topic ?? null, reason: filters.reason ?? null }, counts: [...counts.values()].sort((a, b) => b.count - a.count || a.topic.localeCompare(b.topic)), entries };
+    return {
+      format: 'tao.dlq.v1',
+      namespace: deps.codec.topics.namespace,
+      filters: { topic: filters.topic ?? null, reason: filters.reason ?? null },
+      counts: [...counts.values()].sort((a, b) => b.count - a.count || a.topic.localeCompare(b.topic)),
+      entries,
+    };
   } finally {
     await reader.close();
   }
@@ -127,7 +133,8 @@ export async function showDeadLetter(deps: DlqDeps, topicName: string, partition
   try {
     const p = (await reader.offsets(topic)).find((o) => o.partition === partition);
     if (!p) throw new ContractViolation(`${topic} has no partition ${partition}`);
-    if (BigInt(offset) < BigInt(p.low) || BigInt(offset) >= BigInt(p.high)) throw new ContractViolation(`${topic}[${partition}] holds offsets ${p.low} to ${BigInt(p.high) - 1n}; ${offset} is not one of them`);
+    if (BigInt(offset) < BigInt(p.low) || BigInt(offset) >= BigInt(p.high))
+      throw new ContractViolation(`${topic}[${partition}] holds offsets ${p.low} to ${BigInt(p.high) - 1n}; ${offset} is not one of them`);
     const [raw] = await reader.read([{ topic, partition, from: offset, to: String(BigInt(offset) + 1n) }], { timeoutMs: deps.timeoutMs });
     if (!raw) throw new ContractViolation(`${topic}[${partition}]@${offset} is not a committed record (a transaction marker or an aborted write)`);
     const ledger = await readLedger(reader, redriveGroup(deps.codec), topic);
@@ -159,7 +166,9 @@ export async function redriveDeadLetters(deps: DlqDeps, topicName: string, selec
     try {
       const ledger = await readLedger(reader, group, topic);
       // From the first retained offset, not the ledger's floor, so dead letters re-driven before are reported as such.
-      const ranges = (await reader.offsets(topic)).filter((p) => !selection.offsets || selection.offsets.some((o) => o.partition === p.partition)).map((p) => ({ topic, partition: p.partition, from: p.low, to: p.high }));
+      const ranges = (await reader.offsets(topic))
+        .filter((p) => !selection.offsets || selection.offsets.some((o) => o.partition === p.partition))
+        .map((p) => ({ topic, partition: p.partition, from: p.low, to: p.high }));
       const records = await reader.read(ranges, { progress: deps.progress, timeoutMs: deps.timeoutMs });
       const { report, messages } = await select(deps.codec, topic, deps.codec.topics.name(id), records, ranges, ledger, selection);
       if (messages.length === 0) {
@@ -171,14 +180,26 @@ export async function redriveDeadLetters(deps: DlqDeps, topicName: string, selec
       const offsets = [...new Set(messages.map((m) => m.from.partition))].map((partition) => {
         const now = new Set(messages.filter((m) => m.from.partition === partition).map((m) => m.from.offset));
         const end = ranges.find((r) => r.partition === partition)!.to;
-        return { partition, ...ledger.advance(partition, now, records.filter((r) => r.partition === partition).map((r) => r.offset), end) };
+        return {
+          partition,
+          ...ledger.advance(
+            partition,
+            now,
+            records.filter((r) => r.partition === partition).map((r) => r.offset),
+            end,
+          ),
+        };
       });
       await txn.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: offsets }] });
       await txn.commit();
       settled = true;
       return report;
     } catch (err) {
-      if (fenced(err)) throw new TransientError(`another re-drive of ${topic} ran at the same time and took over: run this one again, it re-drives only what is still open (${errorMessage(err)})`, { cause: err });
+      if (fenced(err))
+        throw new TransientError(
+          `another re-drive of ${topic} ran at the same time and took over: run this one again, it re-drives only what is still open (${errorMessage(err)})`,
+          { cause: err },
+        );
       throw err;
     } finally {
       if (!settled) await txn.abort().catch(() => undefined);
@@ -190,7 +211,15 @@ export async function redriveDeadLetters(deps: DlqDeps, topicName: string, selec
 }
 
 /** Chooses the dead letters to re-drive and builds their copies (reads the registry, writes nothing). */
-async function select(codec: AvroCodec, topic: string, sourceTopic: string, records: RawRecord[], ranges: PartitionRange[], ledger: Ledger, selection: RedriveSelection): Promise<{ report: RedriveReport; messages: Array<{ from: RecordRef; message: Message }> }> {
+async function select(
+  codec: AvroCodec,
+  topic: string,
+  sourceTopic: string,
+  records: RawRecord[],
+  ranges: PartitionRange[],
+  ledger: Ledger,
+  selection: RedriveSelection,
+): Promise<{ report: RedriveReport; messages: Array<{ from: RecordRef; message: Message }> }> {
   const report: RedriveReport = { format: 'tao.redrive.v1', topic, redriven: [], already: [], missing: [] };
   const messages: Array<{ from: RecordRef; message: Message }> = [];
   const wanted = selection.offsets ? new Set(selection.offsets.map((o) => `${o.partition}/${o.offset}`)) : null;
@@ -204,10 +233,13 @@ async function select(codec: AvroCodec, topic: string, sourceTopic: string, reco
       continue;
     }
     if (!letter.source) throw new ContractViolation(`${refKey(letter.ref)} has no source headers: it was not written by a stage and can't be re-driven`);
-    if (letter.source.topic !== sourceTopic) throw new ContractViolation(`${refKey(letter.ref)} came from ${letter.source.topic}, not from ${sourceTopic}: refusing to re-drive it elsewhere`);
+    if (letter.source.topic !== sourceTopic)
+      throw new ContractViolation(`${refKey(letter.ref)} came from ${letter.source.topic}, not from ${sourceTopic}: refusing to re-drive it elsewhere`);
     const truncatedFrom = letter.headers[DLQ_HEADERS.originalBytes];
     if (truncatedFrom !== undefined) {
-      throw new ContractViolation(`${refKey(letter.ref)} keeps only the first ${raw.value?.length ?? 0} bytes of a ${truncatedFrom}-byte original (sha256 ${letter.headers[DLQ_HEADERS.originalSha256] ?? 'unknown'}): it can't be re-driven; send the original again from where it came from`);
+      throw new ContractViolation(
+        `${refKey(letter.ref)} keeps only the first ${raw.value?.length ?? 0} bytes of a ${truncatedFrom}-byte original (sha256 ${letter.headers[DLQ_HEADERS.originalSha256] ?? 'unknown'}): it can't be re-driven; send the original again from where it came from`,
+      );
     }
     const headers = { ...originalHeaders(raw.rawHeaders), [REDRIVEN_FROM_HEADER]: refKey(letter.ref), [REDRIVEN_SOURCE_HEADER]: refKey(letter.source) };
     messages.push({ from: letter.ref, message: { key: raw.key, value: raw.value, headers, partition: letter.source.partition } });
@@ -257,7 +289,9 @@ async function readLedger(reader: LogReader, group: string, topic: string): Prom
       const rest = [...new Set([...(above.get(partition) ?? []), ...now])].filter((o) => BigInt(o) >= BigInt(next));
       const metadata = encodeOffsets(rest);
       if (metadata.length > MAX_LEDGER_METADATA) {
-        throw new ContractViolation(`the re-drive ledger of ${partition} would list ${rest.length} scattered offsets (${metadata.length} bytes, over the broker's limit): re-drive the earlier dead letters of that partition first`);
+        throw new ContractViolation(
+          `the re-drive ledger of ${partition} would list ${rest.length} scattered offsets (${metadata.length} bytes, over the broker's limit): re-drive the earlier dead letters of that partition first`,
+        );
       }
       return { offset: String(next), metadata };
     },
@@ -268,7 +302,7 @@ async function readLedger(reader: LogReader, group: string, topic: string): Prom
 export function encodeOffsets(offsets: Iterable<string>): string {
   const sorted = [...new Set(offsets)].map(BigInt).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1n) j++;
     parts.push(i === j ? String(sorted[i]) : `${sorted[i]}-${sorted[j]}`);

@@ -79,7 +79,10 @@ export function planFork(log: RunLog, spec: ForkSpec, deps: ForkDeps): ForkPlan 
   if (requests.length === 0) throw new ContractViolation(`run ${parent} has no wave in the log to fork from`);
   const waves = [...new Set(requests.map((r) => r.value.iteration))].sort((a, b) => a - b);
   const k = /^\d+$/.test(spec.point) ? Number(spec.point) : requests.find((r) => r.value.steps.some((s) => s.step_id === spec.point))?.value.iteration;
-  if (k === undefined) throw new ContractViolation(`run ${parent} never ran a step "${spec.point}" (its waves ran ${[...new Set(requests.flatMap((r) => r.value.steps.map((s) => s.step_id)))].join(', ')})`);
+  if (k === undefined)
+    throw new ContractViolation(
+      `run ${parent} never ran a step "${spec.point}" (its waves ran ${[...new Set(requests.flatMap((r) => r.value.steps.map((s) => s.step_id)))].join(', ')})`,
+    );
   if (!waves.includes(k)) throw new ContractViolation(`run ${parent} has no wave ${k} (its waves: ${waves.join(', ')})`);
   const overrides = spec.overrides.map(parseOverride);
   const thoughtId = deps.newThoughtId ?? randomUUID();
@@ -100,18 +103,34 @@ export function planFork(log: RunLog, spec: ForkSpec, deps: ForkDeps): ForkPlan 
         return result.kind === 'plan' ? { ...result, plan: applyOverrides(result.plan as Plan, overrides, new Set()) } : result;
       },
     };
-    const forkTask: Task = { thought_id: thoughtId, task_id: taskId, kind: 'NEW', text: first.value.run.task_text, source: task?.source ?? 'fork', external_id: null, metadata: task?.metadata ?? {}, submitted_at_ms: first.timestamp, decision: null };
+    const forkTask: Task = {
+      thought_id: thoughtId,
+      task_id: taskId,
+      kind: 'NEW',
+      text: first.value.run.task_text,
+      source: task?.source ?? 'fork',
+      external_id: null,
+      metadata: task?.metadata ?? {},
+      submitted_at_ms: first.timestamp,
+      decision: null,
+    };
     decision = onTask(forkTask, { ...deps.thought, planner }, undefined, flow ? null : first.value.run.planner_record);
   } else {
-    const observations = live.filter((r) => r.topic === 'observationResults' && r.value!.iteration === k - 1) as Array<LoggedRecord & { value: ObservationResult & Record<string, unknown> }>;
+    const observations = live.filter((r) => r.topic === 'observationResults' && r.value!.iteration === k - 1) as Array<
+      LoggedRecord & { value: ObservationResult & Record<string, unknown> }
+    >;
     const obs = observations[observations.length - 1];
-    if (!obs) throw new ContractViolation(`cannot fork run ${parent} at wave ${k}: the observation result of wave ${k - 1}, which Thought decided wave ${k} from, is not in the log`);
+    if (!obs)
+      throw new ContractViolation(
+        `cannot fork run ${parent} at wave ${k}: the observation result of wave ${k - 1}, which Thought decided wave ${k} from, is not in the log`,
+      );
     let run: RunState = { ...obs.value.run, task_id: taskId };
     let verdicts = obs.value.verdicts;
     let plan = JSON.parse(run.plan_json) as Plan;
     if (flow) {
       const replanned = new GraphPlanner(flow, deps.thought.tools).plan({ thought_id: thoughtId, text: run.task_text, metadata: {} });
-      if (replanned.kind !== 'plan') throw new ContractViolation(`flow ${spec.flow} can't plan this run: ${'reason' in replanned ? replanned.reason : replanned.kind}`);
+      if (replanned.kind !== 'plan')
+        throw new ContractViolation(`flow ${spec.flow} can't plan this run: ${'reason' in replanned ? replanned.reason : replanned.kind}`);
       const next = replanned.plan as Plan;
       const same = (id: string) => {
         const a = plan.steps.find((s) => s.id === id);
@@ -145,11 +164,16 @@ export function planFork(log: RunLog, spec: ForkSpec, deps: ForkDeps): ForkPlan 
   const request = decision.outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
   if (!request) {
     const outcome = decision.outputs.find((o) => o.topic === 'outcomes')?.value as { status?: string; reason?: string } | undefined;
-    throw new ContractViolation(`Thought would end the fork at once${outcome ? `: ${outcome.status} (${outcome.reason})` : decision.ignored ? `: ${decision.ignored}` : ''}`);
+    throw new ContractViolation(
+      `Thought would end the fork at once${outcome ? `: ${outcome.status} (${outcome.reason})` : decision.ignored ? `: ${decision.ignored}` : ''}`,
+    );
   }
   const finished = Object.keys(JSON.parse(request.run.outputs_json) as object);
   for (const o of overrides) {
-    if (finished.includes(o.step) && !request.steps.some((s) => s.step_id === o.step)) throw new ContractViolation(`step ${o.step} finished before wave ${k}; its output is kept, so ${o.text} would change nothing (fork at the wave that runs ${o.step})`);
+    if (finished.includes(o.step) && !request.steps.some((s) => s.step_id === o.step))
+      throw new ContractViolation(
+        `step ${o.step} finished before wave ${k}; its output is kept, so ${o.text} would change nothing (fork at the wave that runs ${o.step})`,
+      );
   }
   return {
     thought_id: thoughtId,
@@ -175,7 +199,11 @@ export function planFork(log: RunLog, spec: ForkSpec, deps: ForkDeps): ForkPlan 
  * codec must have the thought.requests schema registered.
  */
 export async function writeFork(producer: Producer, codec: AvroCodec, fork: ForkPlan): Promise<void> {
-  await producer.send({ topic: codec.topics.name('thoughtRequests'), acks: -1, messages: [{ key: fork.thought_id, value: await codec.encode('thoughtRequests', fork.request), headers: fork.headers }] });
+  await producer.send({
+    topic: codec.topics.name('thoughtRequests'),
+    acks: -1,
+    messages: [{ key: fork.thought_id, value: await codec.encode('thoughtRequests', fork.request), headers: fork.headers }],
+  });
 }
 
 function flowFor(key: string, flows: Map<string, Flow> | undefined): Flow {
@@ -205,7 +233,10 @@ function applyOverrides(plan: Plan, overrides: Override[], done: ReadonlySet<str
   for (const o of overrides) {
     const step = copy.steps.find((s) => s.id === o.step);
     if (!step) throw new ContractViolation(`--set ${o.text}: the plan has no step ${o.step} (steps: ${copy.steps.map((s) => s.id).join(', ')})`);
-    if (done.has(o.step)) throw new ContractViolation(`--set ${o.text}: step ${o.step} finished before the fork point; its output is kept (fork at the wave that runs ${o.step} to change its input)`);
+    if (done.has(o.step))
+      throw new ContractViolation(
+        `--set ${o.text}: step ${o.step} finished before the fork point; its output is kept (fork at the wave that runs ${o.step} to change its input)`,
+      );
     let target = step.input as Record<string, unknown>;
     for (const part of o.path.slice(0, -1)) {
       const next = target[part];

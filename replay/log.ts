@@ -66,7 +66,8 @@ export async function readRunLog(deps: RunLogDeps, thoughtId: string, bounds: Ti
     const names = [...RUN_TOPICS.map((id) => codec.topics.name(id)), ...DEAD_LETTERED.map((id) => codec.topics.dlq(id))];
     const ranges: PartitionRange[] = [];
     for (const topic of names) ranges.push(await rangeFor(reader, topic, thoughtId, bounds));
-    const inBounds = (r: RawRecord) => r.key === thoughtId && (bounds.fromMs === null || r.timestamp >= bounds.fromMs) && (bounds.toMs === null || r.timestamp <= bounds.toMs);
+    const inBounds = (r: RawRecord) =>
+      r.key === thoughtId && (bounds.fromMs === null || r.timestamp >= bounds.fromMs) && (bounds.toMs === null || r.timestamp <= bounds.toMs);
     const raw = await reader.read(ranges, { filter: inBounds, progress: deps.progress, timeoutMs: deps.timeoutMs });
     const byName = new Map(RUN_TOPICS.map((id) => [codec.topics.name(id), id]));
     const records: LoggedRecord[] = [];
@@ -79,7 +80,10 @@ export async function readRunLog(deps: RunLogDeps, thoughtId: string, bounds: Ti
       else deadLetters.push(await readDeadLetter(r, codec));
     }
     records.sort(causalOrder);
-    deadLetters.sort((a, b) => a.timestamp - b.timestamp || (a.ref.topic < b.ref.topic ? -1 : a.ref.topic > b.ref.topic ? 1 : Number(BigInt(a.ref.offset) - BigInt(b.ref.offset))));
+    deadLetters.sort(
+      (a, b) =>
+        a.timestamp - b.timestamp || (a.ref.topic < b.ref.topic ? -1 : a.ref.topic > b.ref.topic ? 1 : Number(BigInt(a.ref.offset) - BigInt(b.ref.offset))),
+    );
     deps.progress?.(`run ${thoughtId}: ${records.length} record(s), ${deadLetters.length} dead letter(s)`);
     return { thoughtId, namespace: codec.topics.namespace, bounds, scanned: ranges, records, deadLetters };
   } finally {
@@ -139,4 +143,3 @@ function max(a: bigint, b: bigint): bigint {
 function min(a: bigint, b: bigint): bigint {
   return a < b ? a : b;
 }
-

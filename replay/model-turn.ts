@@ -56,7 +56,22 @@ export interface ModelTurnView {
 }
 
 /** The chat-completions request fields shown as parameters. */
-const PARAMETERS = ['model', 'temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'tool_choice', 'parallel_tool_calls', 'response_format', 'stream', 'seed', 'stop', 'n', 'presence_penalty', 'frequency_penalty'];
+const PARAMETERS = [
+  'model',
+  'temperature',
+  'top_p',
+  'max_tokens',
+  'max_completion_tokens',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'stream',
+  'seed',
+  'stop',
+  'n',
+  'presence_penalty',
+  'frequency_penalty',
+];
 const SHOWN = new Set(['messages', 'tools', ...PARAMETERS]);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -78,17 +93,16 @@ export function isModelTurn(s: StepView): boolean {
 export function modelTurnView(s: StepView, t: Timeline): ModelTurnView | null {
   if (!isModelTurn(s)) return null;
   const input = s.input as Record<string, unknown>;
-  const messages = (input['messages'] as unknown[]).filter(isRecord).map(
-    (m): ModelMessageView => ({
-      role: str(m['role']) ?? '?',
-      content: typeof m['content'] === 'string' ? mask(m['content']) : m['content'] === null || m['content'] === undefined ? null : mask(JSON.stringify(m['content'])),
-      tool_calls: (Array.isArray(m['tool_calls']) ? m['tool_calls'] : []).filter(isRecord).map((c) => {
-        const fn = isRecord(c['function']) ? c['function'] : {};
-        return { id: str(c['id']) ?? '', name: str(fn['name']) ?? '?', arguments: mask(str(fn['arguments']) ?? '') };
-      }),
-      tool_call_id: str(m['tool_call_id']),
+  const messages = (input['messages'] as unknown[]).filter(isRecord).map((m): ModelMessageView => ({
+    role: str(m['role']) ?? '?',
+    content:
+      typeof m['content'] === 'string' ? mask(m['content']) : m['content'] === null || m['content'] === undefined ? null : mask(JSON.stringify(m['content'])),
+    tool_calls: (Array.isArray(m['tool_calls']) ? m['tool_calls'] : []).filter(isRecord).map((c) => {
+      const fn = isRecord(c['function']) ? c['function'] : {};
+      return { id: str(c['id']) ?? '', name: str(fn['name']) ?? '?', arguments: mask(str(fn['arguments']) ?? '') };
     }),
-  );
+    tool_call_id: str(m['tool_call_id']),
+  }));
   const tools = (Array.isArray(input['tools']) ? input['tools'] : []).filter(isRecord).map((tool) => {
     const fn = isRecord(tool['function']) ? tool['function'] : {};
     return { name: str(fn['name']) ?? '?', description: str(fn['description']) ?? '' };
@@ -122,7 +136,8 @@ function sectionsOf(s: StepView, t: Timeline): ModelTurnView['sections'] {
   } catch {
     return null; // a run state whose model state does not parse shows the turn without its sections
   }
-  const entry = isRecord(state) && Array.isArray(state['turn_tokens']) ? state['turn_tokens'].filter(isRecord).find((x) => x['turn'] === Number(turn)) : undefined;
+  const entry =
+    isRecord(state) && Array.isArray(state['turn_tokens']) ? state['turn_tokens'].filter(isRecord).find((x) => x['turn'] === Number(turn)) : undefined;
   if (!entry) return null;
   const tokens = SECTIONS.map((section) => ({ section, tokens: typeof entry[section] === 'number' ? entry[section] : 0 }));
   const total = tokens.reduce((n, x) => n + x.tokens, 0);
@@ -136,7 +151,10 @@ function decisionOf(s: StepView, answer: Record<string, unknown> | null, t: Time
   }
   if (!answer) return { kind: 'pending' };
   // The steps Thought made of this turn are named after it: M<n>_1, M<n>_2 (react), M<n>_S1 (a plan).
-  const made = t.iterations.filter((w) => w.iteration > s.iteration).flatMap((w) => w.steps).filter((x) => x.step_id.startsWith(`${s.step_id}_`));
+  const made = t.iterations
+    .filter((w) => w.iteration > s.iteration)
+    .flatMap((w) => w.steps)
+    .filter((x) => x.step_id.startsWith(`${s.step_id}_`));
   switch (answer['kind']) {
     case 'tool_calls': {
       const calls = Array.isArray(answer['calls']) ? answer['calls'].filter(isRecord) : [];
@@ -153,7 +171,15 @@ function decisionOf(s: StepView, answer: Record<string, unknown> | null, t: Time
     case 'plan': {
       const plan = isRecord(answer['plan']) ? answer['plan'] : {};
       const steps = (Array.isArray(plan['steps']) ? plan['steps'] : []).filter(isRecord);
-      return { kind: 'plan', steps: steps.map((x) => ({ id: str(x['id']) ?? '?', tool: str(x['tool']) ?? '?', depends_on: Array.isArray(x['depends_on']) ? x['depends_on'].map(String) : [] })), output: plan['output'] ?? null };
+      return {
+        kind: 'plan',
+        steps: steps.map((x) => ({
+          id: str(x['id']) ?? '?',
+          tool: str(x['tool']) ?? '?',
+          depends_on: Array.isArray(x['depends_on']) ? x['depends_on'].map(String) : [],
+        })),
+        output: plan['output'] ?? null,
+      };
     }
     case 'reflection': {
       const r = isRecord(answer['reflection']) ? answer['reflection'] : {};

@@ -14,7 +14,13 @@ const { Partitioners } = kafkajs;
  */
 export function partitionForKey(key: string, partitions: number): number {
   if (!Number.isInteger(partitions) || partitions < 1) throw new RangeError(`partition count must be a positive integer, got ${partitions}`);
-  const metadata: PartitionMetadata[] = Array.from({ length: partitions }, (_, partitionId) => ({ partitionErrorCode: 0, partitionId, leader: 0, replicas: [0], isr: [0] }));
+  const metadata: PartitionMetadata[] = Array.from({ length: partitions }, (_, partitionId) => ({
+    partitionErrorCode: 0,
+    partitionId,
+    leader: 0,
+    replicas: [0],
+    isr: [0],
+  }));
   // A fresh partitioner per call: its only state is the round-robin counter for key-less records.
   return Partitioners.DefaultPartitioner()({ topic: 'any', partitionMetadata: metadata, message: { key, value: null } });
 }

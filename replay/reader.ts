@@ -73,7 +73,9 @@ export class LogReader {
 
   /** Low and high offsets of every partition of `topic`. */
   async offsets(topic: string): Promise<PartitionOffsets[]> {
-    return (await this.admin.fetchTopicOffsets(topic)).map((p) => ({ partition: p.partition, low: p.low, high: p.high })).sort((a, b) => a.partition - b.partition);
+    return (await this.admin.fetchTopicOffsets(topic))
+      .map((p) => ({ partition: p.partition, low: p.low, high: p.high }))
+      .sort((a, b) => a.partition - b.partition);
   }
 
   /** Per partition, the first offset whose record timestamp is at or after `timestampMs` (the high offset when none is). */
@@ -121,8 +123,12 @@ export class LogReader {
     consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => advance(payload.topic, payload.partition, BigInt(payload.lastOffset) + 1n));
     const timeoutMs = options.timeoutMs ?? 60000;
     const total = [...position.values()].reduce((n, p) => n + (p.end - p.at), 0n);
-    options.progress?.(`reading ${wanted.length} partition(s), ${total} offset(s): ${wanted.map((r) => `${r.topic}[${r.partition}] ${r.from}..${r.to}`).join(', ')}`);
-    const ticker = options.progress ? setInterval(() => options.progress!(`read ${read} record(s); ${describe(position)}`), options.progressEveryMs ?? 2000) : undefined;
+    options.progress?.(
+      `reading ${wanted.length} partition(s), ${total} offset(s): ${wanted.map((r) => `${r.topic}[${r.partition}] ${r.from}..${r.to}`).join(', ')}`,
+    );
+    const ticker = options.progress
+      ? setInterval(() => options.progress!(`read ${read} record(s); ${describe(position)}`), options.progressEveryMs ?? 2000)
+      : undefined;
     let timer: NodeJS.Timeout | undefined;
     try {
       await consumer.connect();
@@ -136,18 +142,37 @@ export class LogReader {
             const offset = BigInt(m.offset);
             if (offset < BigInt(p.range.from) || offset >= p.end) continue;
             read++;
-            const record: RawRecord = { topic: batch.topic, partition: batch.partition, offset: m.offset, timestamp: Number(m.timestamp), key: m.key?.toString('utf8') ?? null, value: m.value, headers: stringHeaders(m.headers), rawHeaders: m.headers ?? {} };
+            const record: RawRecord = {
+              topic: batch.topic,
+              partition: batch.partition,
+              offset: m.offset,
+              timestamp: Number(m.timestamp),
+              key: m.key?.toString('utf8') ?? null,
+              value: m.value,
+              headers: stringHeaders(m.headers),
+              rawHeaders: m.headers ?? {},
+            };
             if (!options.filter || options.filter(record)) kept.push(record);
           }
         },
       });
-      const others = metadata.topics.map((t) => ({ topic: t.name, partitions: t.partitions.map((p) => p.partitionId).filter((id) => !position.has(slot(t.name, id))) })).filter((t) => t.partitions.length > 0);
+      const others = metadata.topics
+        .map((t) => ({ topic: t.name, partitions: t.partitions.map((p) => p.partitionId).filter((id) => !position.has(slot(t.name, id))) }))
+        .filter((t) => t.partitions.length > 0);
       if (others.length) consumer.pause(others);
       for (const p of position.values()) consumer.seek({ topic: p.range.topic, partition: p.range.partition, offset: p.range.from });
       await Promise.race([
         finished,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new TransientError(`bounded read did not finish within ${timeoutMs} ms (an open transaction holds read_committed readers back?): ${describe(position)}`)), timeoutMs);
+          timer = setTimeout(
+            () =>
+              reject(
+                new TransientError(
+                  `bounded read did not finish within ${timeoutMs} ms (an open transaction holds read_committed readers back?): ${describe(position)}`,
+                ),
+              ),
+            timeoutMs,
+          );
         }),
       ]);
     } finally {
@@ -164,10 +189,12 @@ function slot(topic: string, partition: number): string {
 }
 
 function describe(position: Map<string, { range: PartitionRange; at: bigint; end: bigint }>): string {
-  return [...position.values()]
-    .filter((p) => p.at < p.end)
-    .map((p) => `${p.range.topic}[${p.range.partition}] at ${p.at} of ${p.end}`)
-    .join(', ') || 'all ranges read';
+  return (
+    [...position.values()]
+      .filter((p) => p.at < p.end)
+      .map((p) => `${p.range.topic}[${p.range.partition}] at ${p.at} of ${p.end}`)
+      .join(', ') || 'all ranges read'
+  );
 }
 
 /** Header values as UTF-8 strings (the loop writes only string headers). */

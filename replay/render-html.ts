@@ -5,8 +5,23 @@
 import { modelTurnView, type ModelTurnView } from './model-turn.ts';
 import type { IterationView, PlanView, StepState, StepView, Timeline } from './timeline.ts';
 
-const STATE_COLOURS: Record<StepState, string> = { verified: '#1f7a3a', failed: '#b3261e', skipped: '#6b6b6b', in_progress: '#2f5fb3', dead_lettered: '#b36b00', not_run: '#8a8a8a' };
-const STATUS_COLOURS: Record<string, string> = { completed: '#1f7a3a', failed: '#b3261e', escalated: '#b36b00', awaiting_input: '#2f5fb3', awaiting_approval: '#2f5fb3', budget_exhausted: '#b3261e', in_progress: '#2f5fb3' };
+const STATE_COLOURS: Record<StepState, string> = {
+  verified: '#1f7a3a',
+  failed: '#b3261e',
+  skipped: '#6b6b6b',
+  in_progress: '#2f5fb3',
+  dead_lettered: '#b36b00',
+  not_run: '#8a8a8a',
+};
+const STATUS_COLOURS: Record<string, string> = {
+  completed: '#1f7a3a',
+  failed: '#b3261e',
+  escalated: '#b36b00',
+  awaiting_input: '#2f5fb3',
+  awaiting_approval: '#2f5fb3',
+  budget_exhausted: '#b3261e',
+  in_progress: '#2f5fb3',
+};
 
 /** The self-contained HTML report of a run (`--format html`): {@link renderReportBody} in a page with {@link REPORT_CSS}. */
 export function renderHtml(t: Timeline): string {
@@ -75,15 +90,32 @@ function approvalTable(approval: unknown): string {
   if (!calls?.length) return '';
   const timeout = (approval as { timeout_ms?: number | null }).timeout_ms;
   return `<table class="approval"><caption>Calls awaiting approval${timeout ? ` (the approval times out ${timeout % 3600000 === 0 ? `${timeout / 3600000} h` : `${Math.round(timeout / 1000)} s`} after this outcome)` : ''}</caption><thead><tr><th>step</th><th>tool</th><th>arguments</th><th>why</th><th>decision</th></tr></thead><tbody>${calls
-    .map((c) => `<tr class="approval-call" data-step="${esc(c.step_id)}" data-decision="${esc(c.decision ?? 'pending')}"><td>${esc(c.step_id)}</td><td>${esc(c.tool)}</td><td><code>${esc(c.input_json)}</code></td><td>${esc(c.why)}<br><small>${esc(c.rule)}</small></td><td>${c.decision ? `${esc(c.decision)} by ${esc(c.decided_by ?? '?')}` : 'pending'}</td></tr>`)
+    .map(
+      (c) =>
+        `<tr class="approval-call" data-step="${esc(c.step_id)}" data-decision="${esc(c.decision ?? 'pending')}"><td>${esc(c.step_id)}</td><td>${esc(c.tool)}</td><td><code>${esc(c.input_json)}</code></td><td>${esc(c.why)}<br><small>${esc(c.rule)}</small></td><td>${c.decision ? `${esc(c.decision)} by ${esc(c.decided_by ?? '?')}` : 'pending'}</td></tr>`,
+    )
     .join('')}</tbody></table>`;
 }
 
 function wave(it: IterationView, t: Timeline): string {
   const tm = it.timings;
-  const timing = [tm.action_ms !== null ? `action ${tm.action_ms} ms` : '', tm.observation_ms !== null ? `observation ${tm.observation_ms} ms` : '', tm.thought_ms !== null ? `thought ${tm.thought_ms} ms` : ''].filter(Boolean).join(' · ');
+  const timing = [
+    tm.action_ms !== null ? `action ${tm.action_ms} ms` : '',
+    tm.observation_ms !== null ? `observation ${tm.observation_ms} ms` : '',
+    tm.thought_ms !== null ? `thought ${tm.thought_ms} ms` : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
   const notes = it.requests
-    .map((r) => (r.dead_letter ? `<p class="note dlq">Request ${esc(`${r.ref.topic}[${r.ref.partition}]@${r.ref.offset}`)} was dead-lettered: ${esc(r.dead_letter.code)} ${esc(r.dead_letter.message)}</p>` : r.redriven_from ? `<p class="note">Re-driven from ${esc(r.redriven_from)}</p>` : r.fork ? '<p class="note">First wave of this fork.</p>' : ''))
+    .map((r) =>
+      r.dead_letter
+        ? `<p class="note dlq">Request ${esc(`${r.ref.topic}[${r.ref.partition}]@${r.ref.offset}`)} was dead-lettered: ${esc(r.dead_letter.code)} ${esc(r.dead_letter.message)}</p>`
+        : r.redriven_from
+          ? `<p class="note">Re-driven from ${esc(r.redriven_from)}</p>`
+          : r.fork
+            ? '<p class="note">First wave of this fork.</p>'
+            : '',
+    )
     .join('');
   return `<div class="wave" id="wave-${it.iteration}">
 <h3>Wave ${it.iteration} <small>${esc(it.requested_at ?? '')}${timing ? ` · ${esc(timing)}` : ''}</small></h3>${notes}
@@ -96,10 +128,14 @@ function stepRow(s: StepView, t: Timeline): string {
   const turn = modelTurnView(s, t);
   const failed = s.verdict?.checks.filter((c) => !c.passed) ?? [];
   const details = [
-    r?.fallback_from ? `<li>fallback: served by <code>${esc(r.tool)}</code> for <code>${esc(r.fallback_from)}</code> (${esc(r.fallback_reason ?? '')})</li>` : '',
+    r?.fallback_from
+      ? `<li>fallback: served by <code>${esc(r.tool)}</code> for <code>${esc(r.fallback_from)}</code> (${esc(r.fallback_reason ?? '')})</li>`
+      : '',
     r?.error ? `<li>error ${esc(r.error.type)}: ${esc(r.error.message)}</li>` : '',
     ...(s.verdict?.checks ?? []).map((c) => `<li class="${c.passed ? 'pass' : 'fail'}">${c.passed ? '✔' : '✘'} ${esc(c.name)}: ${esc(c.evidence)}</li>`),
-    s.dead_letter ? `<li class="fail">dead letter ${esc(`${s.dead_letter.ref.topic}[${s.dead_letter.ref.partition}]@${s.dead_letter.ref.offset}`)}: ${esc(s.dead_letter.code)}</li>` : '',
+    s.dead_letter
+      ? `<li class="fail">dead letter ${esc(`${s.dead_letter.ref.topic}[${s.dead_letter.ref.partition}]@${s.dead_letter.ref.offset}`)}: ${esc(s.dead_letter.code)}</li>`
+      : '',
     ...Object.entries(s.extra).map(([k, v]) => `<li>${esc(k)}: <code>${esc(JSON.stringify(v))}</code></li>`),
   ].filter(Boolean);
   return `<tr class="step ${esc(s.status)}" id="step-${s.iteration}-${esc(s.step_id)}" data-step="${esc(s.step_id)}" data-iteration="${s.iteration}">
@@ -129,7 +165,9 @@ function modelTurn(v: ModelTurnView): string {
               ? `<p class="fail">Rejected by Observation's gate (${esc(d.error_type)}): ${esc(d.evidence)}. The model hears why in its next turn.</p>`
               : '<p>No verified answer yet.</p>';
   return `<details class="model-turn" data-step="${esc(v.step_id)}"><summary>${esc(summary)}</summary>
-<h4>Request</h4><table class="params"><tbody>${Object.entries(v.request.parameters).map(([k, val]) => `<tr><th>${esc(k)}</th><td><code>${esc(JSON.stringify(val))}</code></td></tr>`).join('')}</tbody></table>
+<h4>Request</h4><table class="params"><tbody>${Object.entries(v.request.parameters)
+    .map(([k, val]) => `<tr><th>${esc(k)}</th><td><code>${esc(JSON.stringify(val))}</code></td></tr>`)
+    .join('')}</tbody></table>
 ${v.request.hidden.length ? `<p class="note">Not shown: ${esc(v.request.hidden.join(', '))}.</p>` : ''}
 <p>Tools offered: ${v.request.tools.length ? v.request.tools.map((x) => `<code title="${esc(x.description)}">${esc(x.name)}</code>`).join(' ') : 'none'}</p>
 ${v.sections ? `<table class="params sections"><thead><tr><th>prompt section</th><th>tokens (estimated)</th><th>share</th></tr></thead><tbody>${v.sections.rows.map((r) => `<tr><td>${esc(r.section)}</td><td>${r.tokens}</td><td><span class="share" style="width:${Math.round(r.share * 80)}px"></span> ${(r.share * 100).toFixed(1)}%</td></tr>`).join('')}</tbody></table>${v.sections.window !== null ? `<p class="note">Window ${v.sections.window} tokens.</p>` : ''}` : ''}

@@ -13,20 +13,29 @@ export function renderVerify(r: VerifyReport): string {
   const out = [head];
   const configuration = r.configuration_drift ?? [];
   if (configuration.length) {
-    out.push('CONFIGURATION DRIFT: the run was made with a configuration today\'s does not have:');
+    out.push("CONFIGURATION DRIFT: the run was made with a configuration today's does not have:");
     out.push(...table([['SETTING', 'RECORDED', 'TODAY'], ...configuration.map((c) => [c.setting, c.recorded, c.today ?? '(none)'])]).map((l) => `  ${l}`));
     out.push(...configuration.map((c) => `  - ${c.explanation}`), '');
   }
   const d = r.first_divergence;
-  if (!d) out.push(configuration.length ? 'Decisions: today decides every recorded input as recorded, despite the configuration drift.' : 'NO DRIFT: today decides every recorded input as recorded.');
+  if (!d)
+    out.push(
+      configuration.length
+        ? 'Decisions: today decides every recorded input as recorded, despite the configuration drift.'
+        : 'NO DRIFT: today decides every recorded input as recorded.',
+    );
   else {
-    out.push(`${configuration.length ? 'DECISIONS DIFFER (with the configuration drift above, not necessarily a code change)' : 'CODE DRIFT'} (${d.code}) in ${d.stage}: ${d.explanation}`);
+    out.push(
+      `${configuration.length ? 'DECISIONS DIFFER (with the configuration drift above, not necessarily a code change)' : 'CODE DRIFT'} (${d.code}) in ${d.stage}: ${d.explanation}`,
+    );
     out.push(`  input     ${d.input.summary} at ${refKey(d.input.ref)}`);
     out.push(`  recorded  ${d.recorded ? `${d.recorded.topic} at ${refKey(d.recorded.ref)}` : '(nothing)'}`);
     out.push(`  today     ${d.today ? d.today.topic : '(nothing)'}`);
     if (d.diff.length) {
       out.push('', 'Fields that differ:');
-      out.push(...table([['FIELD', 'RECORDED', 'TODAY'], ...d.diff.map((f) => [f.path, cut(show(f.recorded), 60), cut(show(f.today), 60)])]).map((l) => `  ${l}`));
+      out.push(
+        ...table([['FIELD', 'RECORDED', 'TODAY'], ...d.diff.map((f) => [f.path, cut(show(f.recorded), 60), cut(show(f.today), 60)])]).map((l) => `  ${l}`),
+      );
     }
     out.push('', ...sideBySide(d.recorded?.value ?? null, d.today?.value ?? null));
   }
@@ -71,7 +80,8 @@ function alignLines(a: string[], b: string[]): Array<{ left: string; right: stri
   const n = a.length;
   const m = b.length;
   const lcs: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  for (let i = n - 1; i >= 0; i--)
+    for (let j = m - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
   const rows: Array<{ left: string; right: string; mark: ' ' | '|' | '<' | '>' }> = [];
   let i = 0;
   let j = 0;
@@ -98,7 +108,12 @@ function pretty(value: unknown): string[] {
 
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+    );
   return value;
 }
 
@@ -122,25 +137,50 @@ function show(v: unknown): string {
 
 /** `tao dlq list` for people: counts by topic and reason, then one row per dead letter. */
 export function renderDlqList(l: DlqListing): string {
-  const out = [`Dead letters${l.namespace ? ` in namespace ${l.namespace}` : ''}${l.filters.topic ? `, topic ${l.filters.topic}` : ''}${l.filters.reason ? `, reason ${l.filters.reason}` : ''}: ${l.entries.length}`];
+  const out = [
+    `Dead letters${l.namespace ? ` in namespace ${l.namespace}` : ''}${l.filters.topic ? `, topic ${l.filters.topic}` : ''}${l.filters.reason ? `, reason ${l.filters.reason}` : ''}: ${l.entries.length}`,
+  ];
   if (l.counts.length) {
-    out.push('', ...table([['TOPIC', 'REASON', 'COUNT', 'RE-DRIVEN'], ...l.counts.map((c) => [c.topic, c.reason, String(c.count), String(c.redriven)])]).map((s) => `  ${s}`));
+    out.push(
+      '',
+      ...table([['TOPIC', 'REASON', 'COUNT', 'RE-DRIVEN'], ...l.counts.map((c) => [c.topic, c.reason, String(c.count), String(c.redriven)])]).map(
+        (s) => `  ${s}`,
+      ),
+    );
     out.push('', ...table([['DEAD LETTER', 'SOURCE', 'KEY', 'CODE', 'STAGE', 'RE-DRIVEN', 'MESSAGE'], ...l.entries.map(row)]).map((s) => `  ${s}`));
   }
   return out.join('\n') + '\n';
 }
 
 function row(e: DlqEntry): string[] {
-  return [`${e.ref.topic}[${e.ref.partition}]@${e.ref.offset}`, e.source ? `${e.source.topic}[${e.source.partition}]@${e.source.offset}` : '?', e.key ?? '(null)', e.code, e.stage, e.redriven ? 'yes' : 'no', cut(e.message, 100)];
+  return [
+    `${e.ref.topic}[${e.ref.partition}]@${e.ref.offset}`,
+    e.source ? `${e.source.topic}[${e.source.partition}]@${e.source.offset}` : '?',
+    e.key ?? '(null)',
+    e.code,
+    e.stage,
+    e.redriven ? 'yes' : 'no',
+    cut(e.message, 100),
+  ];
 }
 
 /** `tao dlq show` for people: the error, the headers and the original record (decoded, or previewed as bytes). */
 export function renderDlqShow(e: DlqEntry): string {
   const out = [`Dead letter ${e.ref.topic}[${e.ref.partition}]@${e.ref.offset}  ${new Date(e.timestamp).toISOString()}${e.redriven ? '  (re-driven)' : ''}`];
-  out.push(`  key      ${e.key ?? '(null)'}`, `  reason   ${e.code} (${e.errorClass}) by ${e.stage}, attempt ${e.attempt}`, `  message  ${e.message}`, `  source   ${e.source ? `${e.source.topic}[${e.source.partition}]@${e.source.offset}` : '(unknown)'}`);
+  out.push(
+    `  key      ${e.key ?? '(null)'}`,
+    `  reason   ${e.code} (${e.errorClass}) by ${e.stage}, attempt ${e.attempt}`,
+    `  message  ${e.message}`,
+    `  source   ${e.source ? `${e.source.topic}[${e.source.partition}]@${e.source.offset}` : '(unknown)'}`,
+  );
   out.push('', 'Headers:', ...table(Object.entries(e.headers).map(([k, v]) => [k, v])).map((s) => `  ${s}`));
   out.push('', `Original record (${e.original.bytes} bytes${e.original.schemaId !== null ? `, schema id ${e.original.schemaId}` : ''}):`);
-  if (e.original.value !== null) out.push(...JSON.stringify(expand(e.original.value), null, 2).split('\n').map((s) => `  ${s}`));
+  if (e.original.value !== null)
+    out.push(
+      ...JSON.stringify(expand(e.original.value), null, 2)
+        .split('\n')
+        .map((s) => `  ${s}`),
+    );
   else {
     out.push(`  does not decode: ${e.original.decodeError?.code}: ${e.original.decodeError?.message}`);
     out.push(`  hex   ${e.original.hex.replace(/(.{2})/g, '$1 ').trim()}${e.original.bytes * 2 > e.original.hex.length ? ' …' : ''}`);
@@ -151,7 +191,9 @@ export function renderDlqShow(e: DlqEntry): string {
 
 /** `tao dlq redrive` for people: what was re-driven now, before, or not found. */
 export function renderRedrive(r: RedriveReport): string {
-  const out = [`Re-drive of ${r.topic}: ${r.redriven.length} re-driven now, ${r.already.length} re-driven before (skipped)${r.missing.length ? `, ${r.missing.length} not found` : ''}`];
+  const out = [
+    `Re-drive of ${r.topic}: ${r.redriven.length} re-driven now, ${r.already.length} re-driven before (skipped)${r.missing.length ? `, ${r.missing.length} not found` : ''}`,
+  ];
   for (const x of r.redriven) out.push(`  ${refKey(x.from)} -> ${x.to.topic}[${x.to.partition}]  key ${x.key ?? '(null)'}  (${x.code})`);
   for (const x of r.already) out.push(`  ${refKey(x)} already re-driven`);
   for (const x of r.missing) out.push(`  ${refKey(x)} is not a dead letter of ${r.topic}`);

@@ -9,15 +9,24 @@ const INPUT_WIDTH = 60;
 /** The terminal view of a run's timeline (`--format terminal`). */
 export function renderTerminal(t: Timeline): string {
   const out: string[] = [];
-  const headline = t.outcome ? `${t.status.toUpperCase()}${t.status === 'in_progress' ? '' : ` (${t.outcome.reason_code})`} after ${t.outcome.iterations} wave(s)` : 'IN PROGRESS (no outcome yet)';
+  const headline = t.outcome
+    ? `${t.status.toUpperCase()}${t.status === 'in_progress' ? '' : ` (${t.outcome.reason_code})`} after ${t.outcome.iterations} wave(s)`
+    : 'IN PROGRESS (no outcome yet)';
   out.push(`Run ${t.thought_id}${t.namespace ? `  namespace ${t.namespace}` : ''}  ${headline}`);
   if (t.bounds.from || t.bounds.to) out.push(`  time bounds: ${t.bounds.from ?? '-'} .. ${t.bounds.to ?? '-'}`);
-  if (t.forked_from) out.push(`  forked from ${t.forked_from.thought_id} at ${t.forked_from.fork_point} (wave ${t.forked_from.iteration})${t.forked_from.overrides.length ? `, overrides ${t.forked_from.overrides.join(' ')}` : ''}${t.forked_from.flow ? `, flow ${t.forked_from.flow}` : ''}`);
+  if (t.forked_from)
+    out.push(
+      `  forked from ${t.forked_from.thought_id} at ${t.forked_from.fork_point} (wave ${t.forked_from.iteration})${t.forked_from.overrides.length ? `, overrides ${t.forked_from.overrides.join(' ')}` : ''}${t.forked_from.flow ? `, flow ${t.forked_from.flow}` : ''}`,
+    );
   for (const task of t.tasks) {
-    out.push(`Task  ${task.at}  ${task.kind.padEnd(5)} ${JSON.stringify(task.text)}  source=${task.source}${task.external_id ? ` external_id=${task.external_id}` : ''}${Object.keys(task.metadata).length ? ` metadata=${JSON.stringify(task.metadata)}` : ''}${task.dead_letter ? `  DEAD-LETTERED ${task.dead_letter.code}` : ''}`);
+    out.push(
+      `Task  ${task.at}  ${task.kind.padEnd(5)} ${JSON.stringify(task.text)}  source=${task.source}${task.external_id ? ` external_id=${task.external_id}` : ''}${Object.keys(task.metadata).length ? ` metadata=${JSON.stringify(task.metadata)}` : ''}${task.dead_letter ? `  DEAD-LETTERED ${task.dead_letter.code}` : ''}`,
+    );
   }
   if (t.plan) {
-    out.push(`Plan  ${t.plan.planner} ${t.plan.flow_id}@${t.plan.flow_version}: ${t.plan.steps.map((s) => `${s.id} ${s.tool}${s.depends_on.length ? ` <- ${s.depends_on.join(',')}` : ''} [${s.state}]`).join('; ')}`);
+    out.push(
+      `Plan  ${t.plan.planner} ${t.plan.flow_id}@${t.plan.flow_version}: ${t.plan.steps.map((s) => `${s.id} ${s.tool}${s.depends_on.length ? ` <- ${s.depends_on.join(',')}` : ''} [${s.state}]`).join('; ')}`,
+    );
   }
   // One set of column widths for every wave, so the columns line up down the whole run.
   const widths = columnWidths([STEP_HEADER, ...t.iterations.flatMap((it) => it.steps.map(stepRow))]);
@@ -39,7 +48,14 @@ export function renderTerminal(t: Timeline): string {
   }
   if (t.dead_letters.length) {
     out.push('', 'Dead letters');
-    const rows = t.dead_letters.map((d) => [`${d.ref.topic}[${d.ref.partition}]@${d.ref.offset}`, d.code, d.source ? `from ${d.source.topic}[${d.source.partition}]@${d.source.offset}` : 'from ?', `by ${d.stage}`, `attempt ${d.attempt}`, cut(d.message, 120)]);
+    const rows = t.dead_letters.map((d) => [
+      `${d.ref.topic}[${d.ref.partition}]@${d.ref.offset}`,
+      d.code,
+      d.source ? `from ${d.source.topic}[${d.source.partition}]@${d.source.offset}` : 'from ?',
+      `by ${d.stage}`,
+      `attempt ${d.attempt}`,
+      cut(d.message, 120),
+    ]);
     out.push(...table(rows).map((l) => `  ${l}`));
   }
   if (t.undecodable.length) {
@@ -53,11 +69,18 @@ const STEP_HEADER = ['STEP', 'TOOL', 'STATUS', 'VERDICT', 'HTTP', 'LATENCY', 'TR
 
 function renderWave(it: IterationView, widths: number[]): string[] {
   const t = it.timings;
-  const timing = [t.action_ms !== null ? `action ${t.action_ms} ms` : null, t.observation_ms !== null ? `observation ${t.observation_ms} ms` : null, t.thought_ms !== null ? `thought ${t.thought_ms} ms` : null].filter(Boolean).join(', ');
+  const timing = [
+    t.action_ms !== null ? `action ${t.action_ms} ms` : null,
+    t.observation_ms !== null ? `observation ${t.observation_ms} ms` : null,
+    t.thought_ms !== null ? `thought ${t.thought_ms} ms` : null,
+  ]
+    .filter(Boolean)
+    .join(', ');
   const lines = [`Wave ${it.iteration}  requested ${it.requested_at ?? '?'}${timing ? `  (${timing})` : ''}`];
   for (const r of it.requests) {
     if (r.fork) lines.push(`  (first wave of a fork)`);
-    if (r.dead_letter) lines.push(`  request ${r.ref.topic}[${r.ref.partition}]@${r.ref.offset} DEAD-LETTERED ${r.dead_letter.code}: ${cut(r.dead_letter.message, 120)}`);
+    if (r.dead_letter)
+      lines.push(`  request ${r.ref.topic}[${r.ref.partition}]@${r.ref.offset} DEAD-LETTERED ${r.dead_letter.code}: ${cut(r.dead_letter.message, 120)}`);
     if (r.redriven_from) lines.push(`  request ${r.ref.topic}[${r.ref.partition}]@${r.ref.offset} re-driven from ${r.redriven_from}`);
   }
   lines.push(...table([STEP_HEADER, ...it.steps.map(stepRow)], widths).map((l) => `  ${l}`));
@@ -91,7 +114,12 @@ function stepRow(s: StepView): string[] {
 
 /** Left-aligned columns, two spaces apart; the last column is not padded. */
 export function table(rows: string[][], widths: number[] = columnWidths(rows)): string[] {
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 function columnWidths(rows: string[][]): number[] {

@@ -4,7 +4,19 @@
  * terminal and HTML views render. Fields of the records that this code does not know (a newer
  * writer, a field added since) are kept under `extra` rather than dropped.
  */
-import type { ActionResult, Check, ObservationResult, Outcome, Reflection, RunState, StepCall, StepResult, Task, ThoughtRequest, Verdict } from '../schemas/types.gen.ts';
+import type {
+  ActionResult,
+  Check,
+  ObservationResult,
+  Outcome,
+  Reflection,
+  RunState,
+  StepCall,
+  StepResult,
+  Task,
+  ThoughtRequest,
+  Verdict,
+} from '../schemas/types.gen.ts';
 import type { TopicId } from '../topics/catalog.ts';
 import type { DeadLetter, RecordRef } from './dead-letters.ts';
 import { iterationOf, type LoggedRecord, type RunLog } from './log.ts';
@@ -204,9 +216,48 @@ const KNOWN = {
   task: ['thought_id', 'task_id', 'kind', 'text', 'source', 'external_id', 'metadata', 'submitted_at_ms'],
   wave: ['thought_id', 'iteration', 'run', 'steps', 'results', 'verdicts'],
   call: ['step_id', 'tool', 'input_json', 'idempotency_key', 'attempt'],
-  result: ['step_id', 'tool', 'input_json', 'idempotency_key', 'attempts', 'status_code', 'response_time_ms', 'response_raw', 'data_json', 'error', 'fallback_from', 'fallback_reason'],
-  verdict: ['step_id', 'tool', 'valid', 'extracted_data_json', 'confidence_score', 'error_type', 'audit_trail', 'status_code', 'response_time_ms', 'attempts', 'fallback_from'],
-  outcome: ['thought_id', 'task_id', 'status', 'reason', 'iterations', 'steps_executed', 'output_json', 'missing_fields', 'planner', 'flow_id', 'flow_version', 'reason_code', 'reflections'],
+  result: [
+    'step_id',
+    'tool',
+    'input_json',
+    'idempotency_key',
+    'attempts',
+    'status_code',
+    'response_time_ms',
+    'response_raw',
+    'data_json',
+    'error',
+    'fallback_from',
+    'fallback_reason',
+  ],
+  verdict: [
+    'step_id',
+    'tool',
+    'valid',
+    'extracted_data_json',
+    'confidence_score',
+    'error_type',
+    'audit_trail',
+    'status_code',
+    'response_time_ms',
+    'attempts',
+    'fallback_from',
+  ],
+  outcome: [
+    'thought_id',
+    'task_id',
+    'status',
+    'reason',
+    'iterations',
+    'steps_executed',
+    'output_json',
+    'missing_fields',
+    'planner',
+    'flow_id',
+    'flow_version',
+    'reason_code',
+    'reflections',
+  ],
   reflection: ['step_id', 'tool', 'iteration', 'error_types', 'dimensions', 'action'],
   planStep: ['id', 'tool', 'input', 'depends_on'],
 };
@@ -238,7 +289,15 @@ export function buildTimeline(log: RunLog): Timeline {
   // Dead-lettered requests that still decode belong to their wave like any other request.
   const dlqRequests: Array<LoggedRecord & { value: ThoughtRequest & Record<string, unknown> }> = log.deadLetters
     .filter((d) => d.of === 'thoughtRequests' && d.original.value !== null && d.source && !log.records.some((r) => refKey(r.ref) === refKey(d.source!)))
-    .map((d) => ({ topic: 'thoughtRequests', ref: d.source!, timestamp: d.timestamp, key: d.key ?? '', headers: d.headers, value: d.original.value as ThoughtRequest & Record<string, unknown>, decodeError: null }));
+    .map((d) => ({
+      topic: 'thoughtRequests',
+      ref: d.source!,
+      timestamp: d.timestamp,
+      key: d.key ?? '',
+      headers: d.headers,
+      value: d.original.value as ThoughtRequest & Record<string, unknown>,
+      decodeError: null,
+    }));
   const requests = [...of<ThoughtRequest>('thoughtRequests'), ...dlqRequests];
   const results = of<ActionResult>('actionResults');
   const observations = of<ObservationResult>('observationResults');
@@ -254,11 +313,22 @@ export function buildTimeline(log: RunLog): Timeline {
     const chosenDlq = chosen ? linkOf(chosen) : null;
     const lastRes = res[res.length - 1];
     const lastObs = obs[obs.length - 1];
-    const calls: StepCall[] = chosen?.value.steps ?? lastRes?.value.results.map((s) => ({ step_id: s.step_id, tool: s.tool, input_json: s.input_json, idempotency_key: s.idempotency_key, attempt: 0 })) ?? [];
+    const calls: StepCall[] =
+      chosen?.value.steps ??
+      lastRes?.value.results.map((s) => ({ step_id: s.step_id, tool: s.tool, input_json: s.input_json, idempotency_key: s.idempotency_key, attempt: 0 })) ??
+      [];
     const steps = calls.map((call): StepView => {
       const result = lastRes?.value.results.find((s) => s.step_id === call.step_id);
       const verdict = lastObs?.value.verdicts.find((v) => v.step_id === call.step_id);
-      const status: StepStatus = verdict ? (verdict.valid ? 'verified' : 'invalid') : result ? 'awaiting_verdict' : chosenDlq ? 'dead_lettered' : 'awaiting_result';
+      const status: StepStatus = verdict
+        ? verdict.valid
+          ? 'verified'
+          : 'invalid'
+        : result
+          ? 'awaiting_verdict'
+          : chosenDlq
+            ? 'dead_lettered'
+            : 'awaiting_result';
       return {
         iteration: k,
         step_id: call.step_id,
@@ -270,13 +340,25 @@ export function buildTimeline(log: RunLog): Timeline {
         result: result && lastRes ? resultView(result, lastRes) : null,
         verdict: verdict && lastObs ? verdictView(verdict, lastObs) : null,
         dead_letter: status === 'dead_lettered' ? chosenDlq : null,
-        extra: { ...prefixed('request', extra(call as unknown as Record<string, unknown>, KNOWN.call)), ...prefixed('result', result ? extra(result as unknown as Record<string, unknown>, KNOWN.result) : {}), ...prefixed('verdict', verdict ? extra(verdict as unknown as Record<string, unknown>, KNOWN.verdict) : {}) },
+        extra: {
+          ...prefixed('request', extra(call as unknown as Record<string, unknown>, KNOWN.call)),
+          ...prefixed('result', result ? extra(result as unknown as Record<string, unknown>, KNOWN.result) : {}),
+          ...prefixed('verdict', verdict ? extra(verdict as unknown as Record<string, unknown>, KNOWN.verdict) : {}),
+        },
       };
     });
-    const next = [...requests.filter((r) => r.value.iteration === k + 1), ...outcomesRaw].filter((r) => lastObs && r.timestamp >= lastObs.timestamp).sort((a, b) => a.timestamp - b.timestamp)[0];
+    const next = [...requests.filter((r) => r.value.iteration === k + 1), ...outcomesRaw]
+      .filter((r) => lastObs && r.timestamp >= lastObs.timestamp)
+      .sort((a, b) => a.timestamp - b.timestamp)[0];
     return {
       iteration: k,
-      requests: reqs.map((r) => ({ ref: r.ref, at: iso(r.timestamp), dead_letter: linkOf(r), redriven_from: r.headers[REDRIVEN_FROM_HEADER] ?? null, fork: r.headers[FORK_HEADERS.parent] !== undefined })),
+      requests: reqs.map((r) => ({
+        ref: r.ref,
+        at: iso(r.timestamp),
+        dead_letter: linkOf(r),
+        redriven_from: r.headers[REDRIVEN_FROM_HEADER] ?? null,
+        fork: r.headers[FORK_HEADERS.parent] !== undefined,
+      })),
       requested_at: chosen ? iso(chosen.timestamp) : null,
       executed_at: lastRes ? iso(lastRes.timestamp) : null,
       observed_at: lastObs ? iso(lastObs.timestamp) : null,
@@ -286,7 +368,11 @@ export function buildTimeline(log: RunLog): Timeline {
         thought_ms: lastObs && next ? next.timestamp - lastObs.timestamp : null,
       },
       steps,
-      extra: { ...prefixed('request', chosen ? extra(chosen.value, KNOWN.wave) : {}), ...prefixed('result', lastRes ? extra(lastRes.value, KNOWN.wave) : {}), ...prefixed('observation', lastObs ? extra(lastObs.value, KNOWN.wave) : {}) },
+      extra: {
+        ...prefixed('request', chosen ? extra(chosen.value, KNOWN.wave) : {}),
+        ...prefixed('result', lastRes ? extra(lastRes.value, KNOWN.wave) : {}),
+        ...prefixed('observation', lastObs ? extra(lastObs.value, KNOWN.wave) : {}),
+      },
     };
   });
 
@@ -322,7 +408,8 @@ export function buildTimeline(log: RunLog): Timeline {
       reflections.push({ ...item, ref, extra: extra(item, KNOWN.reflection) });
     }
   };
-  for (const r of [...stateRecords, ...outcomesRaw].sort((a, b) => a.timestamp - b.timestamp)) addReflections(r.topic === 'outcomes' ? r.value.reflections : (r.value.run as Record<string, unknown> | undefined)?.reflections, r.ref);
+  for (const r of [...stateRecords, ...outcomesRaw].sort((a, b) => a.timestamp - b.timestamp))
+    addReflections(r.topic === 'outcomes' ? r.value.reflections : (r.value.run as Record<string, unknown> | undefined)?.reflections, r.ref);
   reflections.sort((a, b) => a.iteration - b.iteration);
 
   const plan = planView(run, iterations);
@@ -352,7 +439,9 @@ export function buildTimeline(log: RunLog): Timeline {
     outcome: lastOutcome,
     state: run ? stateView(run) : null,
     dead_letters: log.deadLetters.map(deadLetterView),
-    undecodable: log.records.filter((r) => r.value === null).map((r) => ({ ref: r.ref, at: iso(r.timestamp), code: r.decodeError!.code, message: r.decodeError!.message })),
+    undecodable: log.records
+      .filter((r) => r.value === null)
+      .map((r) => ({ ref: r.ref, at: iso(r.timestamp), code: r.decodeError!.code, message: r.decodeError!.message })),
   };
 }
 
@@ -373,7 +462,15 @@ function resultView(s: StepResult, record: LoggedRecord): StepResultView {
 }
 
 function verdictView(v: Verdict, record: LoggedRecord): VerdictView {
-  return { ref: record.ref, at: iso(record.timestamp), valid: v.valid, error_type: v.error_type, confidence: v.confidence_score, checks: v.audit_trail, extracted: v.extracted_data_json === null ? null : parseJson(v.extracted_data_json) };
+  return {
+    ref: record.ref,
+    at: iso(record.timestamp),
+    valid: v.valid,
+    error_type: v.error_type,
+    confidence: v.confidence_score,
+    checks: v.audit_trail,
+    extracted: v.extracted_data_json === null ? null : parseJson(v.extracted_data_json),
+  };
 }
 
 function planView(run: RunState | null, iterations: IterationView[]): PlanView | null {
@@ -396,7 +493,15 @@ function planView(run: RunState | null, iterations: IterationView[]): PlanView |
       else if (last?.status === 'invalid') state = 'failed';
       else if (last?.status === 'dead_lettered') state = 'dead_lettered';
       else if (last) state = 'in_progress';
-      return { id, tool: String(s.tool), depends_on: Array.isArray(s.depends_on) ? s.depends_on.map(String) : [], input: s.input ?? {}, state, attempts: views.length, extra: extra(s, KNOWN.planStep) };
+      return {
+        id,
+        tool: String(s.tool),
+        depends_on: Array.isArray(s.depends_on) ? s.depends_on.map(String) : [],
+        input: s.input ?? {},
+        state,
+        attempts: views.length,
+        extra: extra(s, KNOWN.planStep),
+      };
     }),
   };
 }
@@ -404,7 +509,14 @@ function planView(run: RunState | null, iterations: IterationView[]): PlanView |
 /** The run state for people: plan and outputs parsed, the hashes kept for the loop's own checks left out. */
 function stateView(run: RunState & Record<string, unknown>): Record<string, unknown> {
   const { plan_json, outputs_json, planner_record, call_counts, seen_data, reflections, ...rest } = run;
-  return { ...rest, outputs: parseJson(outputs_json), planner_record: planner_record === null ? null : parseJson(planner_record), repeated_calls: call_counts ? Object.values(call_counts).filter((n) => n > 1).length : 0, data_seen: Array.isArray(seen_data) ? seen_data.length : 0, plan: parseJson(plan_json) };
+  return {
+    ...rest,
+    outputs: parseJson(outputs_json),
+    planner_record: planner_record === null ? null : parseJson(planner_record),
+    repeated_calls: call_counts ? Object.values(call_counts).filter((n) => n > 1).length : 0,
+    data_seen: Array.isArray(seen_data) ? seen_data.length : 0,
+    plan: parseJson(plan_json),
+  };
 }
 
 function forkOrigin(requests: LoggedRecord[]): ForkOrigin | null {
@@ -418,11 +530,35 @@ function forkOrigin(requests: LoggedRecord[]): ForkOrigin | null {
     // Written by hand, not by `tao replay --fork`: shown as it is.
     overrides = [h[FORK_HEADERS.overrides] ?? ''];
   }
-  return { thought_id: h[FORK_HEADERS.parent]!, fork_point: h[FORK_HEADERS.point] ?? '', iteration: Number(h[FORK_HEADERS.iteration] ?? iterationOf(first) ?? 0), overrides, flow: h[FORK_HEADERS.flow] ?? null };
+  return {
+    thought_id: h[FORK_HEADERS.parent]!,
+    fork_point: h[FORK_HEADERS.point] ?? '',
+    iteration: Number(h[FORK_HEADERS.iteration] ?? iterationOf(first) ?? 0),
+    overrides,
+    flow: h[FORK_HEADERS.flow] ?? null,
+  };
 }
 
 function deadLetterView(d: DeadLetter): DeadLetterView {
-  return { ref: d.ref, at: iso(d.timestamp), of: d.of, code: d.code, error_class: d.errorClass, message: d.message, source: d.source, stage: d.stage, attempt: d.attempt, original: { bytes: d.original.bytes, schema_id: d.original.schemaId, value: d.original.value, decode_error: d.original.decodeError, hex: d.original.hex, utf8: d.original.utf8 } };
+  return {
+    ref: d.ref,
+    at: iso(d.timestamp),
+    of: d.of,
+    code: d.code,
+    error_class: d.errorClass,
+    message: d.message,
+    source: d.source,
+    stage: d.stage,
+    attempt: d.attempt,
+    original: {
+      bytes: d.original.bytes,
+      schema_id: d.original.schemaId,
+      value: d.original.value,
+      decode_error: d.original.decodeError,
+      hex: d.original.hex,
+      utf8: d.original.utf8,
+    },
+  };
 }
 
 /** Fields of `value` outside `known` (what a newer schema added). */

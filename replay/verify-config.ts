@@ -80,8 +80,17 @@ export async function thoughtConfigForRun(log: RunLog, env: NodeJS.ProcessEnv): 
   if ((recorded.kind === 'graph' || recorded.kind === 'llm') && recorded.config) {
     // The planner's flow as recorded; when today's flows lack that version, the same flow's latest version, as drift.
     const today = flows.has(recorded.config) ? recorded.config : latestVersion(flows, recorded.config);
-    if (today !== recorded.config) drift.push({ setting: 'flow', recorded: recorded.config, today, explanation: `the run was planned on flow ${recorded.config}; today's flows have ${today ?? `no ${flowId(recorded.config)}`}` });
-    if (today === null) throw new ConfigError(`run ${log.thoughtId} was planned by ${recorded.kind} on flow ${recorded.config}, and today's flows (${setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR}) have no version of ${flowId(recorded.config)}: nothing to re-decide it with`);
+    if (today !== recorded.config)
+      drift.push({
+        setting: 'flow',
+        recorded: recorded.config,
+        today,
+        explanation: `the run was planned on flow ${recorded.config}; today's flows have ${today ?? `no ${flowId(recorded.config)}`}`,
+      });
+    if (today === null)
+      throw new ConfigError(
+        `run ${log.thoughtId} was planned by ${recorded.kind} on flow ${recorded.config}, and today's flows (${setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR}) have no version of ${flowId(recorded.config)}: nothing to re-decide it with`,
+      );
     runEnv.TAO_FLOW = today;
   }
   if (recorded.kind === 'llm') {
@@ -91,7 +100,13 @@ export async function thoughtConfigForRun(log: RunLog, env: NodeJS.ProcessEnv): 
   }
   const thought = await thoughtConfig(runEnv);
   if (recorded.kind === 'router') {
-    if (recorded.config && thought.planner.config !== recorded.config) drift.push({ setting: 'planner_config', recorded: recorded.config, today: thought.planner.config, explanation: `the run was routed by the routing table ${recorded.config}; today's is ${thought.planner.config}` });
+    if (recorded.config && thought.planner.config !== recorded.config)
+      drift.push({
+        setting: 'planner_config',
+        recorded: recorded.config,
+        today: thought.planner.config,
+        explanation: `the run was routed by the routing table ${recorded.config}; today's is ${thought.planner.config}`,
+      });
     for (const key of recorded.flows.filter((k) => !flows.has(k))) {
       const today = latestVersion(flows, key);
       drift.push({ setting: 'flow', recorded: key, today, explanation: `the run followed flow ${key}; today's flows have ${today ?? `no ${flowId(key)}`}` });
@@ -120,8 +135,22 @@ export function observationDrift(log: RunLog, today: Pick<ObservationConfig, 'ru
   const todayClassifier = today.classifier?.model ?? null;
   const none = 'none (TAO_SEMANTIC_CHECK=off)';
   return [
-    ...[...rules].filter((v) => v !== todayRules).map((v) => ({ setting: 'observation_rules' as const, recorded: v, today: todayRules, explanation: `the run's verdicts were judged by Observation rules ${v}; today's are ${todayRules} (TAO_OBSERVATION_RULES, rules/observation.json)` })),
-    ...[...classifiers].filter((c) => c !== todayClassifier).map((c) => ({ setting: 'classifier_model' as const, recorded: c ?? none, today: todayClassifier, explanation: `the run's semantic checks ran with ${c ?? 'no classifier'}; today's Observation has ${todayClassifier ?? 'none'} (TAO_ERROR_MODEL_DIR, TAO_SEMANTIC_CHECK)` })),
+    ...[...rules]
+      .filter((v) => v !== todayRules)
+      .map((v) => ({
+        setting: 'observation_rules' as const,
+        recorded: v,
+        today: todayRules,
+        explanation: `the run's verdicts were judged by Observation rules ${v}; today's are ${todayRules} (TAO_OBSERVATION_RULES, rules/observation.json)`,
+      })),
+    ...[...classifiers]
+      .filter((c) => c !== todayClassifier)
+      .map((c) => ({
+        setting: 'classifier_model' as const,
+        recorded: c ?? none,
+        today: todayClassifier,
+        explanation: `the run's semantic checks ran with ${c ?? 'no classifier'}; today's Observation has ${todayClassifier ?? 'none'} (TAO_ERROR_MODEL_DIR, TAO_SEMANTIC_CHECK)`,
+      })),
   ];
 }
 

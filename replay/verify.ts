@@ -89,7 +89,10 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
   const configurationDrift = configs.configurationDrift ?? [];
   const deadLettered = new Set(log.deadLetters.flatMap((d) => (d.source ? [refKey(d.source)] : [])));
   const live = log.records.filter((r) => {
-    if (r.value === null) notes.push(`${r.ref.topic}[${r.ref.partition}]@${r.ref.offset} does not decode (${r.decodeError?.code}), so it was dead-lettered by its stage: not re-decided`);
+    if (r.value === null)
+      notes.push(
+        `${r.ref.topic}[${r.ref.partition}]@${r.ref.offset} does not decode (${r.decodeError?.code}), so it was dead-lettered by its stage: not re-decided`,
+      );
     return r.value !== null;
   });
   // Records a stage did not write: re-driven copies of dead letters and the first wave of a fork.
@@ -135,7 +138,15 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
           notes.push(`${where(input)}: no observation result yet (the wave is still in flight)`);
           continue;
         }
-        return report({ code: 'DETERMINISM_VIOLATION', stage: 'observation', input: inputOf(input), recorded: null, today: { topic: 'observationResults', value: today }, diff: [], explanation: `Observation's result for wave ${result.iteration} is not in the log, but today's code writes one` });
+        return report({
+          code: 'DETERMINISM_VIOLATION',
+          stage: 'observation',
+          input: inputOf(input),
+          recorded: null,
+          today: { topic: 'observationResults', value: today },
+          diff: [],
+          explanation: `Observation's result for wave ${result.iteration} is not in the log, but today's code writes one`,
+        });
       }
       consumed.add(recorded);
       compared++;
@@ -143,7 +154,16 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
       // (replay/verify-config.ts), and records written before the fields have none: the verdicts
       // themselves are compared.
       const diff = diffValues({ ...recorded.value, rules_version: null, classifier_model: null }, { ...today, rules_version: null, classifier_model: null });
-      if (diff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'observation', input: inputOf(input), recorded: { topic: 'observationResults', ref: recorded.ref, value: recorded.value }, today: { topic: 'observationResults', value: today }, diff, explanation: `today's Observation judges wave ${result.iteration} differently` });
+      if (diff.length)
+        return report({
+          code: 'DETERMINISM_VIOLATION',
+          stage: 'observation',
+          input: inputOf(input),
+          recorded: { topic: 'observationResults', ref: recorded.ref, value: recorded.value },
+          today: { topic: 'observationResults', value: today },
+          diff,
+          explanation: `today's Observation judges wave ${result.iteration} differently`,
+        });
       continue;
     }
 
@@ -155,7 +175,8 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
     if (isTask) {
       const first = options[0];
       const firstSnapshot = first ? snapshotWith(first, input) : undefined;
-      const plannerRecord = first?.topic === 'thoughtRequests' ? (first.value as ThoughtRequest).run.planner_record : (firstSnapshot?.value.run?.planner_record ?? null);
+      const plannerRecord =
+        first?.topic === 'thoughtRequests' ? (first.value as ThoughtRequest).run.planner_record : (firstSnapshot?.value.run?.planner_record ?? null);
       if (!first) notes.push(`${where(input)}: no recorded decision to take the planner's answer from; re-planned without one`);
       decision = onTask(input.value as unknown as Task, configs.thought, snapshot, plannerRecord);
     } else {
@@ -168,10 +189,15 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
     const endedTooLarge = options.find((o): o is Rec<Outcome> => o.topic === 'outcomes' && (o.value as Outcome).reason_code === 'record_too_large');
     const over = endedTooLarge ? tooLargeOf(endedTooLarge.value) : null;
     const bytes = over ? Math.max(0, ...decision.outputs.filter((o) => o.topic === over.topic).map((o) => encodedValueBytes(o.topic, o.value))) : 0;
-    const ended = over && bytes > over.limit ? endTooLarge({ topic: input.topic, value: input.value } as unknown as ThoughtInput, decision.outputs, { ...over, bytes }) : null;
+    const ended =
+      over && bytes > over.limit
+        ? endTooLarge({ topic: input.topic, value: input.value } as unknown as ThoughtInput, decision.outputs, { ...over, bytes })
+        : null;
     if (over && ended) {
       decision = ended;
-      notes.push(`${where(input)}: the run ended record_too_large (its next ${over.topic} record was ${over.bytes} bytes); today's decision writes one of ${bytes} bytes, over the ${over.limit}-byte limit too`);
+      notes.push(
+        `${where(input)}: the run ended record_too_large (its next ${over.topic} record was ${over.bytes} bytes); today's decision writes one of ${bytes} bytes, over the ${over.limit}-byte limit too`,
+      );
     }
     const main = decision.outputs.find((o) => o.topic === 'thoughtRequests' || o.topic === 'outcomes');
     // The recorded decisions this input may skip over are those a later input of the same wave can own.
@@ -188,7 +214,16 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
       }
     }
     if (!main) {
-      if (blocking) return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: blocking.topic, ref: blocking.ref, value: blocking.value }, today: null, diff: [], explanation: `today's Thought ignores this input (${decision.ignored ?? 'no output'}), but the run recorded a decision for it` });
+      if (blocking)
+        return report({
+          code: 'DETERMINISM_VIOLATION',
+          stage: 'thought',
+          input: inputOf(input),
+          recorded: { topic: blocking.topic, ref: blocking.ref, value: blocking.value },
+          today: null,
+          diff: [],
+          explanation: `today's Thought ignores this input (${decision.ignored ?? 'no output'}), but the run recorded a decision for it`,
+        });
       continue;
     }
     if (!chosen) {
@@ -197,12 +232,31 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
         continue;
       }
       const what = (topic: TopicId) => (topic === 'outcomes' ? 'an outcome' : 'a next wave');
-      return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: blocking ? { topic: blocking.topic, ref: blocking.ref, value: blocking.value } : null, today: { topic: main.topic, value: main.value }, diff: [], explanation: blocking ? `today's Thought writes ${what(main.topic)} where the run recorded ${what(blocking.topic)}` : `today's Thought writes ${what(main.topic)} for this input; the run recorded none` });
+      return report({
+        code: 'DETERMINISM_VIOLATION',
+        stage: 'thought',
+        input: inputOf(input),
+        recorded: blocking ? { topic: blocking.topic, ref: blocking.ref, value: blocking.value } : null,
+        today: { topic: main.topic, value: main.value },
+        diff: [],
+        explanation: blocking
+          ? `today's Thought writes ${what(main.topic)} where the run recorded ${what(blocking.topic)}`
+          : `today's Thought writes ${what(main.topic)} for this input; the run recorded none`,
+      });
     }
     consumed.add(chosen);
     compared++;
     const diff = diffValues(chosen.value, main.value);
-    if (diff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: chosen.topic, ref: chosen.ref, value: chosen.value }, today: { topic: main.topic, value: main.value }, diff, explanation: `today's Thought decides differently on ${summary(input)} (the run at wave ${wave})` });
+    if (diff.length)
+      return report({
+        code: 'DETERMINISM_VIOLATION',
+        stage: 'thought',
+        input: inputOf(input),
+        recorded: { topic: chosen.topic, ref: chosen.ref, value: chosen.value },
+        today: { topic: main.topic, value: main.value },
+        diff,
+        explanation: `today's Thought decides differently on ${summary(input)} (the run at wave ${wave})`,
+      });
     const todaySnapshot = decision.outputs.find((o) => o.topic === 'thoughtRuns')?.value as RunSnapshot | undefined;
     if (todaySnapshot) {
       const paired = snapshotWith(chosen, input);
@@ -210,7 +264,16 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
         consumed.add(paired);
         compared++;
         const sdiff = diffValues(paired.value, todaySnapshot);
-        if (sdiff.length) return report({ code: 'DETERMINISM_VIOLATION', stage: 'thought', input: inputOf(input), recorded: { topic: 'thoughtRuns', ref: paired.ref, value: paired.value }, today: { topic: 'thoughtRuns', value: todaySnapshot }, diff: sdiff, explanation: `today's Thought remembers the run differently after wave ${wave}` });
+        if (sdiff.length)
+          return report({
+            code: 'DETERMINISM_VIOLATION',
+            stage: 'thought',
+            input: inputOf(input),
+            recorded: { topic: 'thoughtRuns', ref: paired.ref, value: paired.value },
+            today: { topic: 'thoughtRuns', value: todaySnapshot },
+            diff: sdiff,
+            explanation: `today's Thought remembers the run differently after wave ${wave}`,
+          });
         snapshot = paired.value;
       } else {
         notes.push(`${where(input)}: the run snapshot written with this decision is not in thought.runs any more (compacted); today's is used`);
@@ -219,9 +282,19 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
     }
   }
 
-  const leftover = [...recordedRequests, ...recordedOutcomes, ...recordedObservations].filter((r) => !consumed.has(r)).sort((a, b) => a.timestamp - b.timestamp)[0];
+  const leftover = [...recordedRequests, ...recordedOutcomes, ...recordedObservations]
+    .filter((r) => !consumed.has(r))
+    .sort((a, b) => a.timestamp - b.timestamp)[0];
   if (leftover) {
-    return report({ code: 'DETERMINISM_VIOLATION', stage: leftover.topic === 'observationResults' ? 'observation' : 'thought', input: inputOf(leftover), recorded: { topic: leftover.topic, ref: leftover.ref, value: leftover.value }, today: null, diff: [], explanation: 'the run recorded this decision, but no recorded input makes today\'s code write it' });
+    return report({
+      code: 'DETERMINISM_VIOLATION',
+      stage: leftover.topic === 'observationResults' ? 'observation' : 'thought',
+      input: inputOf(leftover),
+      recorded: { topic: leftover.topic, ref: leftover.ref, value: leftover.value },
+      today: null,
+      diff: [],
+      explanation: "the run recorded this decision, but no recorded input makes today's code write it",
+    });
   }
   return report(null);
 
@@ -242,7 +315,14 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
   function snapshotWith(decision: Rec<ThoughtRequest> | Rec<Outcome>, input: LoggedRecord): Rec<RunSnapshot> | undefined {
     const isRequest = decision.topic === 'thoughtRequests';
     const wave = isRequest ? (decision.value as ThoughtRequest).iteration : (decision.value as Outcome).iterations;
-    return recordedSnapshots.find((s) => !consumed.has(s) && s.timestamp >= input.timestamp && Math.abs(s.timestamp - decision.timestamp) <= SAME_TRANSACTION_MS && s.value.iteration === wave && (s.value.status === 'running') === isRequest);
+    return recordedSnapshots.find(
+      (s) =>
+        !consumed.has(s) &&
+        s.timestamp >= input.timestamp &&
+        Math.abs(s.timestamp - decision.timestamp) <= SAME_TRANSACTION_MS &&
+        s.value.iteration === wave &&
+        (s.value.status === 'running') === isRequest,
+    );
   }
 }
 

@@ -18,11 +18,11 @@ export async function applyCatalogWith(config: RuntimeConfig, kafka: Kafka, prin
   await admin.connect();
   try {
     const codec = AvroCodec.create(config);
-    for (const report of await applyTopics(admin, codec.topics)) print(`${report.action.padEnd(9)} ${report.topic}${report.details.length ? `  (${report.details.join('; ')})` : ''}`);
+    for (const report of await applyTopics(admin, codec.topics))
+      print(`${report.action.padEnd(9)} ${report.topic}${report.details.length ? `  (${report.details.join('; ')})` : ''}`);
     await codec.register(Object.keys(TOPICS) as TopicId[]);
     print(`schemas registered under <topic>-value with BACKWARD compatibility at ${config.registry.url}`);
   } finally {
     await admin.disconnect();
   }
 }
-

@@ -20,7 +20,10 @@ export const coPartitionedAssigner: PartitionAssigner = ({ cluster }) => ({
         ((assignment[member] ??= {})[topic] ??= []).push(partitionId);
       }
     }
-    return sorted.map((memberId) => ({ memberId, memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: assignment[memberId] ?? {}, userData: Buffer.alloc(0) }) }));
+    return sorted.map((memberId) => ({
+      memberId,
+      memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: assignment[memberId] ?? {}, userData: Buffer.alloc(0) }),
+    }));
   },
   protocol({ topics }) {
     return { name: 'TaoCoPartitioned', metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) }) };

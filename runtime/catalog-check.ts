@@ -36,7 +36,10 @@ export async function assertCatalogApplied(admin: Admin, config: RuntimeConfig, 
   const wantedSubjects = [...new Set(needs.topics)].filter((id) => TOPICS[id].valueSchema !== null).map((id) => `${names.name(id)}-value`);
   const subjects = new Set(await registrySubjects(config));
   const missingSubjects = wantedSubjects.filter((s) => !subjects.has(s));
-  if (missingSubjects.length) throw new ConfigError(`schema subject "${missingSubjects[0]}"${more(missingSubjects)} is not registered at ${config.registry.url} (${namespace}); ${APPLY_HINT}`);
+  if (missingSubjects.length)
+    throw new ConfigError(
+      `schema subject "${missingSubjects[0]}"${more(missingSubjects)} is not registered at ${config.registry.url} (${namespace}); ${APPLY_HINT}`,
+    );
 }
 
 /**
@@ -44,7 +47,12 @@ export async function assertCatalogApplied(admin: Admin, config: RuntimeConfig, 
  * (every topic and schema, as `tao topics apply` does, printing each line through `print`);
  * otherwise checks what `needs` names with {@link assertCatalogApplied}.
  */
-export async function prepareCatalog(kafka: Kafka, config: RuntimeConfig, needs: CatalogNeeds, options: { apply: boolean; print: (line: string) => void }): Promise<void> {
+export async function prepareCatalog(
+  kafka: Kafka,
+  config: RuntimeConfig,
+  needs: CatalogNeeds,
+  options: { apply: boolean; print: (line: string) => void },
+): Promise<void> {
   if (options.apply) return applyCatalogWith(config, kafka, options.print);
   const admin = kafka.admin();
   await admin.connect();

@@ -125,7 +125,8 @@ export class PartitionClaims {
         } finally {
           clearTimeout(slow);
           // The slow line's other end: the partition is processed again (or the claim is tried anew).
-          if (warned) this.res.logger?.info('partition claim ended after a slow wait', { partition, status: ended, waited_ms: Math.round(performance.now() - started) });
+          if (warned)
+            this.res.logger?.info('partition claim ended after a slow wait', { partition, status: ended, waited_ms: Math.round(performance.now() - started) });
         }
       })();
       claim.catch(() => {

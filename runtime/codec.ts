@@ -112,7 +112,10 @@ export class AvroCodec {
     try {
       return this.readerFor(id, schemaId, writer)(buffer.subarray(5)) as T;
     } catch (err) {
-      throw new DecodeError(`Avro body does not decode with schema ${schemaId} for ${this.topics.name(id)}: ${errorMessage(err)}`, { cause: err, details: { schemaId } });
+      throw new DecodeError(`Avro body does not decode with schema ${schemaId} for ${this.topics.name(id)}: ${errorMessage(err)}`, {
+        cause: err,
+        details: { schemaId },
+      });
     }
   }
 
@@ -123,7 +126,8 @@ export class AvroCodec {
       writer = (await this.registry.getSchema(schemaId)) as unknown as avro.Type;
     } catch (err) {
       const status = (err as { status?: number }).status;
-      if (status === 404 || status === 422) throw new DecodeError(`schema id ${schemaId} is unknown to the registry`, { unknownSchema: true, cause: err, details: { schemaId } });
+      if (status === 404 || status === 422)
+        throw new DecodeError(`schema id ${schemaId} is unknown to the registry`, { unknownSchema: true, cause: err, details: { schemaId } });
       throw new TransientError(`schema registry unavailable while fetching schema ${schemaId}: ${errorMessage(err)}`, { cause: err });
     }
     this.writers.set(schemaId, writer);
@@ -146,5 +150,4 @@ export class AvroCodec {
     }
     return read;
   }
-
 }

@@ -77,7 +77,13 @@ export async function followFromBeginning(
   };
 
   const limit = options.fetchMaxBytes === undefined ? {} : { maxBytes: options.fetchMaxBytes, maxBytesPerPartition: Math.min(options.fetchMaxBytes, 1048576) };
-  const consumer = kafka.consumer({ groupId: `${options.groupPrefix}-${randomUUID()}`, readUncommitted: false, sessionTimeout: 10000, heartbeatInterval: 1000, ...limit });
+  const consumer = kafka.consumer({
+    groupId: `${options.groupPrefix}-${randomUUID()}`,
+    readUncommitted: false,
+    sessionTimeout: 10000,
+    heartbeatInterval: 1000,
+    ...limit,
+  });
   consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => advance(payload.topic, payload.partition, BigInt(payload.lastOffset) + 1n));
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     if (payload.restart) return;
@@ -147,7 +153,13 @@ export class CompactedView<V> {
     try {
       values.set(key, this.project(await this.codec.decode(this.topic, message.value)));
     } catch (err) {
-      this.logger.warn('compacted topic entry undecodable; skipped', { topic: this.codec.topics.name(this.topic), partition, offset: message.offset, key, error: errorMessage(err) });
+      this.logger.warn('compacted topic entry undecodable; skipped', {
+        topic: this.codec.topics.name(this.topic),
+        partition,
+        offset: message.offset,
+        key,
+        error: errorMessage(err),
+      });
     }
   }
 }

@@ -30,7 +30,9 @@ function assertKafkajsFixes(): void {
   for (const { file, marker, what } of KAFKAJS_FIXES) {
     const path = createRequire(import.meta.url).resolve(file);
     if (!readFileSync(path, 'utf8').startsWith(marker)) {
-      throw new ConfigError(`kafkajs is installed without the ${what} (${path}): run \`npm install\` (or \`node scripts/patch-kafkajs.js\`) in the project; installing with --ignore-scripts skips it`);
+      throw new ConfigError(
+        `kafkajs is installed without the ${what} (${path}): run \`npm install\` (or \`node scripts/patch-kafkajs.js\`) in the project; installing with --ignore-scripts skips it`,
+      );
     }
   }
   kafkajsFixesChecked = true;
@@ -46,9 +48,13 @@ function assertKafkajsFixes(): void {
 let transientMessages: ReadonlySet<string> | null = null;
 function transientProtocolMessages(): ReadonlySet<string> {
   if (transientMessages) return transientMessages;
-  const { errorCodes } = createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as { errorCodes: Array<{ type: string; retriable: boolean; message: string }> };
+  const { errorCodes } = createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as {
+    errorCodes: Array<{ type: string; retriable: boolean; message: string }>;
+  };
   const rebalancing = new Set(['REBALANCE_IN_PROGRESS', 'NOT_COORDINATOR_FOR_GROUP', 'ILLEGAL_GENERATION']);
-  transientMessages = new Set(errorCodes.filter((e) => (e.retriable || rebalancing.has(e.type)) && e.type !== 'UNKNOWN_TOPIC_OR_PARTITION').map((e) => e.message));
+  transientMessages = new Set(
+    errorCodes.filter((e) => (e.retriable || rebalancing.has(e.type)) && e.type !== 'UNKNOWN_TOPIC_OR_PARTITION').map((e) => e.message),
+  );
   return transientMessages;
 }
 
@@ -57,7 +63,12 @@ function transientProtocolMessages(): ReadonlySet<string> {
  * gives these only as message text, with no code or type, so they are matched by their start here,
  * in this one list (kafkajs 2.2.4: network/connection.js, cluster/brokerPool.js).
  */
-const TRANSIENT_CONNECTION_MESSAGES = ['Connection error: ', 'Connection timeout', 'Failed to connect to seed broker', 'Failed to connect to broker, reconnecting'];
+const TRANSIENT_CONNECTION_MESSAGES = [
+  'Connection error: ',
+  'Connection timeout',
+  'Failed to connect to seed broker',
+  'Failed to connect to broker, reconnecting',
+];
 
 /**
  * Whether a kafkajs ERROR entry is start-up or rebalance churn that kafkajs retries by itself: a
@@ -93,7 +104,8 @@ export function kafkaTlsOptions(kafka: RuntimeConfig['kafka']): boolean | Connec
     } catch (err) {
       throw new ConfigError(`KAFKA_SSL_CA_FILE=${kafka.sslCaFile} cannot be read: ${errorMessage(err)}`);
     }
-    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(`KAFKA_SSL_CA_FILE=${kafka.sslCaFile} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+    if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+      throw new ConfigError(`KAFKA_SSL_CA_FILE=${kafka.sslCaFile} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
     options.ca = [...rootCertificates, pem];
   }
   return options;
@@ -154,7 +166,8 @@ export interface ProducerOptions {
 export function producerConfig(options: ProducerOptions = {}): ProducerConfig {
   const config: ProducerConfig = { idempotent: true, maxInFlightRequests: options.maxInFlightRequests ?? 1 };
   if (options.retry) config.retry = options.retry;
-  if (options.transactionalId !== undefined) Object.assign(config, { transactionalId: options.transactionalId, maxInFlightRequests: 1, transactionTimeout: 60000 });
+  if (options.transactionalId !== undefined)
+    Object.assign(config, { transactionalId: options.transactionalId, maxInFlightRequests: 1, transactionTimeout: 60000 });
   return config;
 }
 
@@ -188,7 +201,11 @@ const { KafkaJSConnectionClosedError } = kafkajs as unknown as { KafkaJSConnecti
 
 /** The error itself or one of its causes (kafkajs wraps what its retrier gives up on). */
 function findInChain<T>(err: unknown, match: (e: unknown) => e is T): T | undefined {
-  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 8; e = (e as { cause?: unknown; originalError?: unknown }).cause ?? (e as { originalError?: unknown }).originalError, depth++) {
+  for (
+    let e = err, depth = 0;
+    e !== undefined && e !== null && depth < 8;
+    e = (e as { cause?: unknown; originalError?: unknown }).cause ?? (e as { originalError?: unknown }).originalError, depth++
+  ) {
     if (match(e)) return e;
   }
   return undefined;
@@ -205,9 +222,15 @@ export function kafkaSetupError(err: unknown, config?: Pick<RuntimeConfig['kafka
     const who = config?.sasl ? `KAFKA_SASL_USERNAME=${config.sasl.username} (KAFKA_SASL_MECHANISM=${config.sasl.mechanism})` : 'this client';
     return new ConfigError(`Kafka refused the SASL login of ${who}: ${sasl.message}; check KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD`);
   }
-  const tls = findInChain(err, (e): e is Error & { code: string } => e instanceof KafkaJSConnectionError && CERTIFICATE_ERROR_CODES.has((e as { code?: string }).code ?? ''));
+  const tls = findInChain(
+    err,
+    (e): e is Error & { code: string } => e instanceof KafkaJSConnectionError && CERTIFICATE_ERROR_CODES.has((e as { code?: string }).code ?? ''),
+  );
   if (tls) {
-    const hint = (config?.sslCaFile ?? null) === null ? 'set KAFKA_SSL_CA_FILE to the PEM file of the CA that signed the brokers\' certificates' : `KAFKA_SSL_CA_FILE=${config!.sslCaFile} is not the CA that signed the brokers' certificates`;
+    const hint =
+      (config?.sslCaFile ?? null) === null
+        ? "set KAFKA_SSL_CA_FILE to the PEM file of the CA that signed the brokers' certificates"
+        : `KAFKA_SSL_CA_FILE=${config!.sslCaFile} is not the CA that signed the brokers' certificates`;
     return new ConfigError(`Kafka's TLS certificate does not verify (${tls.code}: ${tls.message}): ${hint}`);
   }
   return null;
@@ -221,7 +244,8 @@ export function kafkaSetupError(err: unknown, config?: Pick<RuntimeConfig['kafka
 function closedConnectionHint(err: unknown, config?: Pick<RuntimeConfig['kafka'], 'ssl' | 'sasl'>): string {
   if (!config || !findInChain(err, (e): e is Error => e instanceof KafkaJSConnectionClosedError)) return '';
   if (!config.ssl) return ' (the broker closed the connection: if its listener is SSL or SASL_SSL, set KAFKA_SSL=true)';
-  if (!config.sasl) return ' (the broker closed the connection: if its listener is SASL_SSL, set KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD)';
+  if (!config.sasl)
+    return ' (the broker closed the connection: if its listener is SASL_SSL, set KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD)';
   return '';
 }
 
@@ -261,7 +285,8 @@ export async function waitForKafka(config: RuntimeConfig, logger: Logger): Promi
       const setup = kafkaSetupError(err, config.kafka);
       if (setup) throw setup;
       const error = `${errorMessage(err)}${closedConnectionHint(err, config.kafka)}`;
-      if (Date.now() - started >= timeoutMs) throw new TransientError(`Kafka unreachable for ${Math.round((Date.now() - started) / 1000)} s (TAO_STARTUP_WAIT_MS=${timeoutMs}): ${error}`);
+      if (Date.now() - started >= timeoutMs)
+        throw new TransientError(`Kafka unreachable for ${Math.round((Date.now() - started) / 1000)} s (TAO_STARTUP_WAIT_MS=${timeoutMs}): ${error}`);
       if (!waiting) logger.warn('waiting for kafka', { up_to_s: Math.round(timeoutMs / 1000), setting: 'TAO_STARTUP_WAIT_MS', error });
       else logger.debug('still waiting for kafka', { waited_ms: Date.now() - started, error });
       waiting = true;

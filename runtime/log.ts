@@ -84,10 +84,7 @@ export function flushLogs(): void {
   flushStdout();
 }
 
-export function createLogger(
-  bound: Record<string, unknown> = {},
-  options: { level?: Level; write?: (line: string) => void } = {},
-): Logger {
+export function createLogger(bound: Record<string, unknown> = {}, options: { level?: Level; write?: (line: string) => void } = {}): Logger {
   const min = ORDER[options.level ?? 'info'];
   const write = options.write ?? writeStdoutBatched;
   // The bound fields, redacted and serialized once: `,"stage":"action",...` (empty without any).

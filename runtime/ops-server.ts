@@ -11,7 +11,12 @@ export interface HealthReport {
  * (Prometheus text) for one process on `host` (TAO_BIND_HOST for processes). Port 0 picks a free
  * port; the bound port is returned.
  */
-export async function startOpsServer(port: number, metrics: Registry, health: () => HealthReport, host = '127.0.0.1'): Promise<{ port: number; close(): Promise<void> }> {
+export async function startOpsServer(
+  port: number,
+  metrics: Registry,
+  health: () => HealthReport,
+  host = '127.0.0.1',
+): Promise<{ port: number; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/health') {
       const report = health();
@@ -29,6 +34,10 @@ export async function startOpsServer(port: number, metrics: Registry, health: ()
   const address = server.address();
   return {
     port: typeof address === 'object' && address ? address.port : port,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -97,17 +97,19 @@ export class PartitionPipeline<T> {
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const entry: Entry<T> = { seq, records, next, state: 'handling', settle };
     this.queue.push(entry);
-    handle().then(
-      (result) => {
-        entry.state = 'handled';
-        entry.result = result;
-        entry.handledAt = performance.now();
-      },
-      (err: unknown) => {
-        entry.state = 'failed';
-        this.fail(seq, err);
-      },
-    ).finally(() => this.pump());
+    handle()
+      .then(
+        (result) => {
+          entry.state = 'handled';
+          entry.result = result;
+          entry.handledAt = performance.now();
+        },
+        (err: unknown) => {
+          entry.state = 'failed';
+          this.fail(seq, err);
+        },
+      )
+      .finally(() => this.pump());
     return settled;
   }
 
@@ -157,13 +159,25 @@ export class PartitionPipeline<T> {
     let records = head.records;
     for (let i = 1; i < this.queue.length; i++) {
       const e = this.queue[i]!;
-      if (e.state !== 'handled' || (failedFrom !== null && e.seq >= failedFrom) || records + e.records > this.committer.maxRecords || !this.committer.mergeable(head.result as T, e.result as T)) break;
+      if (
+        e.state !== 'handled' ||
+        (failedFrom !== null && e.seq >= failedFrom) ||
+        records + e.records > this.committer.maxRecords ||
+        !this.committer.mergeable(head.result as T, e.result as T)
+      )
+        break;
       group.push(e);
       records += e.records;
     }
     // Later chunks still being handled (nothing failed): wait a little for them, while the group has room.
     const linger = this.committer.lingerMs ?? 0;
-    if (linger > 0 && failedFrom === null && records < this.committer.maxRecords && this.queue.length > group.length && this.queue[group.length]!.state === 'handling') {
+    if (
+      linger > 0 &&
+      failedFrom === null &&
+      records < this.committer.maxRecords &&
+      this.queue.length > group.length &&
+      this.queue[group.length]!.state === 'handling'
+    ) {
       const left = head.handledAt! + linger - performance.now();
       if (left > 0) {
         if (this.lingering === null) {
@@ -182,14 +196,20 @@ export class PartitionPipeline<T> {
     this.queue.splice(0, group.length);
     this.committing = true;
     const next = group[group.length - 1]!.next;
-    this.committer.commit(group.map((e) => e.result as T), next).then(
-      () => void (this.resume = next),
-      (err: unknown) => this.fail(head.seq, err),
-    ).finally(() => {
-      this.committing = false;
-      for (const e of group) this.finish(e);
-      this.pump();
-    });
+    this.committer
+      .commit(
+        group.map((e) => e.result as T),
+        next,
+      )
+      .then(
+        () => void (this.resume = next),
+        (err: unknown) => this.fail(head.seq, err),
+      )
+      .finally(() => {
+        this.committing = false;
+        for (const e of group) this.finish(e);
+        this.pump();
+      });
   }
 
   private finish(e: Entry<T>): void {

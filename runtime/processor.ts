@@ -27,7 +27,17 @@ import type { PartitionStrategy, StrategyParts } from './runner/strategy.ts';
 import { SerialStrategy } from './runner/serial.ts';
 import { PipelinedStrategy } from './runner/pipelined.ts';
 
-export type { ExternalInput, HandledRecord, InputRecord, OutputRecord, OversizedOutput, StageDefinition, StageResources, StateView, StoreRetention } from './runner/contract.ts';
+export type {
+  ExternalInput,
+  HandledRecord,
+  InputRecord,
+  OutputRecord,
+  OversizedOutput,
+  StageDefinition,
+  StageResources,
+  StateView,
+  StoreRetention,
+} from './runner/contract.ts';
 export { MAX_OUTPUT_VALUE_BYTES } from './runner/contract.ts';
 export { DLQ_HEADERS, MAX_DEAD_LETTER_VALUE_BYTES } from './dead-letter.ts';
 
@@ -69,7 +79,8 @@ export class StageRunner {
     private readonly def: StageDefinition,
     private readonly res: StageResources,
   ) {
-    if (def.pipelined && def.storeTopic) throw new TaoError('INTERNAL', `stage ${def.stage}: a pipelined stage can't have a store (its staged writes settle with one chunk at a time)`);
+    if (def.pipelined && def.storeTopic)
+      throw new TaoError('INTERNAL', `stage ${def.stage}: a pipelined stage can't have a store (its staged writes settle with one chunk at a time)`);
     const { kafka, codec, logger, metrics } = res;
     const noteError = (err: unknown) => void (this.lastError = errorReport(err));
     this.group = codec.topics.group(def.stage);
@@ -98,12 +109,27 @@ export class StageRunner {
     this.admin = kafka.admin();
     this.lag = new LagGauge(metrics.consumerLag, this.group);
     // Chunks of a partition run one after another unless they are pipelined (see PartitionClaims.runChunk).
-    this.claims = new PartitionClaims({ kafka, admin: this.admin, group: this.group, topics: this.sources.map((s) => s.name), store: this.store, serialChunks: !def.pipelined, logger });
+    this.claims = new PartitionClaims({
+      kafka,
+      admin: this.admin,
+      group: this.group,
+      topics: this.sources.map((s) => s.name),
+      store: this.store,
+      serialChunks: !def.pipelined,
+      logger,
+    });
     // The per-record and per-transaction series, looked up once: prom-client hashes the labels of every call that passes them.
     const stage = { stage: def.stage };
     const parts: StrategyParts = {
       claims: this.claims,
-      records: new RecordProcessor({ def, codec, logger, store: this.store, limiter: def.maxInFlight ? new Limiter(def.maxInFlight) : null, handleSeconds: metrics.handleSeconds.labels(stage) }),
+      records: new RecordProcessor({
+        def,
+        codec,
+        logger,
+        store: this.store,
+        limiter: def.maxInFlight ? new Limiter(def.maxInFlight) : null,
+        handleSeconds: metrics.handleSeconds.labels(stage),
+      }),
       committer: new TransactionCommitter({
         def,
         group: this.group,
@@ -112,7 +138,10 @@ export class StageRunner {
         metrics,
         store: this.store,
         claims: this.claims,
-        transactions: { committed: metrics.transactions.labels({ ...stage, result: 'committed' }), aborted: metrics.transactions.labels({ ...stage, result: 'aborted' }) },
+        transactions: {
+          committed: metrics.transactions.labels({ ...stage, result: 'committed' }),
+          aborted: metrics.transactions.labels({ ...stage, result: 'aborted' }),
+        },
         noteError,
       }),
       lag: this.lag,
@@ -120,11 +149,24 @@ export class StageRunner {
       batchSeconds: metrics.batchSeconds.labels(stage),
     };
     this.strategy = def.pipelined
-      ? new PipelinedStrategy({ ...parts, maxRecordsPerTransaction: def.maxRecordsPerTransaction, lingerMs: def.pipelined.lingerMs, group: this.group, logger, consumer: this.supervisor, owns: (topic, partition) => this.assigned[topic]?.includes(partition) === true, noteError, onFatal: res.onFatal })
+      ? new PipelinedStrategy({
+          ...parts,
+          maxRecordsPerTransaction: def.maxRecordsPerTransaction,
+          lingerMs: def.pipelined.lingerMs,
+          group: this.group,
+          logger,
+          consumer: this.supervisor,
+          owns: (topic, partition) => this.assigned[topic]?.includes(partition) === true,
+          noteError,
+          onFatal: res.onFatal,
+        })
       : new SerialStrategy(parts);
   }
 
-  health(): { ok: boolean; stage: string; group: string; running: boolean; assigned: Record<string, number[]>; lastError: ErrorReport | null } & Record<string, unknown> {
+  health(): { ok: boolean; stage: string; group: string; running: boolean; assigned: Record<string, number[]>; lastError: ErrorReport | null } & Record<
+    string,
+    unknown
+  > {
     const running = this.supervisor.isRunning;
     return { ok: running, stage: this.def.stage, group: this.group, running, assigned: this.assigned, lastError: this.lastError, ...this.def.describe?.() };
   }
@@ -209,7 +251,13 @@ export class StageRunner {
     const floor = claim.floors.get(batch.topic);
     const skipped = floor === undefined ? 0 : below(messages, floor);
     if (skipped > 0) {
-      logger.info('records below the claim\'s floor were skipped (committed by a previous owner, or taken already and delivered again by kafkajs)', { group: this.group, topic: batch.topic, partition: batch.partition, skipped, committed: floor!.toString() });
+      logger.info("records below the claim's floor were skipped (committed by a previous owner, or taken already and delivered again by kafkajs)", {
+        group: this.group,
+        topic: batch.topic,
+        partition: batch.partition,
+        skipped,
+        committed: floor!.toString(),
+      });
       resolveOffset(messages[skipped - 1]!.offset);
       messages = messages.slice(skipped);
     }

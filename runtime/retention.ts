@@ -36,7 +36,13 @@ export function noteWrite(index: ExpiryIndex, key: string, writtenMs: number, ex
  * writes arrive in (roughly) record-time order, so a key behind it that has expired too is taken by
  * a later sweep, once the one in front of it has.
  */
-export function expiredKeys(index: ExpiryIndex, streamTimeMs: number, retentionMs: number, limit: number, skip: (key: string) => boolean = () => false): string[] {
+export function expiredKeys(
+  index: ExpiryIndex,
+  streamTimeMs: number,
+  retentionMs: number,
+  limit: number,
+  skip: (key: string) => boolean = () => false,
+): string[] {
   const out: string[] = [];
   for (const [key, writtenMs] of index) {
     if (out.length >= limit || writtenMs + retentionMs > streamTimeMs) break;

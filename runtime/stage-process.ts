@@ -17,13 +17,24 @@ import { prepareCatalog } from './catalog-check.ts';
  * over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, as service `tao-<stage>` (runtime/tracing.ts).
  * @throws ConfigError (before joining the group) when a topic or schema subject of the stage is missing.
  */
-export async function runStageProcess(stage: string, define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>, opsPort: number, options: { env: NodeJS.ProcessEnv; applyTopics?: boolean }): Promise<void> {
+export async function runStageProcess(
+  stage: string,
+  define: (metrics: StageMetrics, logger: Logger) => Promise<StageDefinition>,
+  opsPort: number,
+  options: { env: NodeJS.ProcessEnv; applyTopics?: boolean },
+): Promise<void> {
   const config = loadRuntimeConfig(options.env);
   const logger = createLogger({ stage, pid: process.pid }, { level: setting(options.env, 'TAO_LOG_LEVEL') });
   // A bug that escapes every handler still ends in one JSON line a log pipeline can alert on (the
   // stack's frames without its message line, which the error field carries redacted).
   process.on('uncaughtException', (err) => {
-    logger.error('uncaught error; exit 1 for the supervisor to restart this stage', { error: err, at: (err as Error | null)?.stack?.split('\n').slice(1, 9).map((l) => l.trim()) });
+    logger.error('uncaught error; exit 1 for the supervisor to restart this stage', {
+      error: err,
+      at: (err as Error | null)?.stack
+        ?.split('\n')
+        .slice(1, 9)
+        .map((l) => l.trim()),
+    });
     process.exit(1);
   });
   const metrics = new StageMetrics(`tao-${stage}`);
@@ -33,7 +44,12 @@ export async function runStageProcess(stage: string, define: (metrics: StageMetr
   const codec = AvroCodec.create(config);
   await waitForKafka(config, logger);
   const topics = [...def.inputs, ...def.outputs, ...(def.storeTopic ? [def.storeTopic] : [])];
-  await prepareCatalog(kafka, config, { topics, deadLettered: def.inputs }, { apply: options.applyTopics ?? false, print: (line) => logger.info('topics apply', { line }) });
+  await prepareCatalog(
+    kafka,
+    config,
+    { topics, deadLettered: def.inputs },
+    { apply: options.applyTopics ?? false, print: (line) => logger.info('topics apply', { line }) },
+  );
   await codec.register(def.outputs);
   const runner = new StageRunner(def, {
     kafka,

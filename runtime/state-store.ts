@@ -78,11 +78,21 @@ export class ChangelogStore<V> {
     // The tail only mirrors (this instance's own writes are visible through the own layer at once):
     // it fetches up to TAIL_FETCH_WAIT_MS late rather than once per committed transaction, which
     // under load was a fetch request, and its share of the broker's work, per chunk of the stage.
-    const consumer = this.kafka.consumer({ groupId: `${this.codec.topics.group('store')}-${randomUUID()}`, readUncommitted: false, sessionTimeout: 30000, minBytes: TAIL_FETCH_MIN_BYTES, maxWaitTimeInMs: TAIL_FETCH_WAIT_MS });
+    const consumer = this.kafka.consumer({
+      groupId: `${this.codec.topics.group('store')}-${randomUUID()}`,
+      readUncommitted: false,
+      sessionTimeout: 30000,
+      minBytes: TAIL_FETCH_MIN_BYTES,
+      maxWaitTimeInMs: TAIL_FETCH_WAIT_MS,
+    });
     this.consumer = consumer;
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       // A restart is kafkajs's own recovery, but a catch-up waits on this consumer meanwhile.
-      if (payload.restart) return this.logger.warn('state store tail consumer crashed; kafkajs restarts it', { topic: this.codec.topics.name(this.topic), error: errorMessage(payload.error) });
+      if (payload.restart)
+        return this.logger.warn('state store tail consumer crashed; kafkajs restarts it', {
+          topic: this.codec.topics.name(this.topic),
+          error: errorMessage(payload.error),
+        });
       this.logger.error('state store tail consumer stopped for good', { topic: this.codec.topics.name(this.topic), error: payload.error });
       this.onFatal?.(payload.error);
     });
@@ -274,7 +284,12 @@ export class ChangelogStore<V> {
           throw err;
         }
       }
-      await Promise.race([Promise.all(seen), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`state store ${name}[${partition}] did not catch up within ${timeoutMs} ms`)), timeoutMs)))]);
+      await Promise.race([
+        Promise.all(seen),
+        new Promise(
+          (_, reject) => (timer = setTimeout(() => reject(new Error(`state store ${name}[${partition}] did not catch up within ${timeoutMs} ms`)), timeoutMs)),
+        ),
+      ]);
     } finally {
       clearTimeout(timer);
       // A barrier that failed or timed out is never waited for again.

@@ -70,10 +70,14 @@ export function tracingSettings(env: NodeJS.ProcessEnv, defaultService: string):
     const name = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
     throw new ConfigError(`${name} must be http/json (the only protocol tao exports), got "${protocol}"`);
   }
-  const url = specific !== undefined ? httpUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', specific) : httpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', `${general!.replace(/\/+$/, '')}/v1/traces`, general!);
+  const url =
+    specific !== undefined
+      ? httpUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', specific)
+      : httpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', `${general!.replace(/\/+$/, '')}/v1/traces`, general!);
   const delay = nonEmpty(env.OTEL_BSP_SCHEDULE_DELAY);
   const scheduleDelayMs = delay === undefined ? 5000 : Number(delay);
-  if (!Number.isInteger(scheduleDelayMs) || scheduleDelayMs < 0 || scheduleDelayMs > 3_600_000) throw new ConfigError(`OTEL_BSP_SCHEDULE_DELAY must be an integer number of milliseconds from 0 to 3600000, got "${delay}"`);
+  if (!Number.isInteger(scheduleDelayMs) || scheduleDelayMs < 0 || scheduleDelayMs > 3_600_000)
+    throw new ConfigError(`OTEL_BSP_SCHEDULE_DELAY must be an integer number of milliseconds from 0 to 3600000, got "${delay}"`);
   return { url, serviceName: nonEmpty(env.OTEL_SERVICE_NAME) ?? defaultService, scheduleDelayMs };
 }
 
@@ -151,7 +155,14 @@ export function traceStage<D extends StageDefinition>(def: D, describe: (record:
         return outputs;
       } catch (err) {
         const failure = toTaoError(err);
-        emitRecordSpan(def.stage, record, [], { start, end: nowMs() }, { ...safeDescribe(describe, record, []), 'error.type': failure.code, 'tao.retriable': failure.retriable }, true);
+        emitRecordSpan(
+          def.stage,
+          record,
+          [],
+          { start, end: nowMs() },
+          { ...safeDescribe(describe, record, []), 'error.type': failure.code, 'tao.retriable': failure.retriable },
+          true,
+        );
         throw err;
       }
     },
@@ -181,7 +192,10 @@ export interface ToolAttempt {
  * Action span that `parentTraceparent` names. Attributes: tool, step, thought_id, attempt, method,
  * server address; never the URL's path or query (they carry step input), headers or bodies.
  */
-export function startToolAttempt(parentTraceparent: string, attributes: { tool: string; step: string; thoughtId: string | null; attempt: number; method: string; server: string }): ToolAttempt {
+export function startToolAttempt(
+  parentTraceparent: string,
+  attributes: { tool: string; step: string; thoughtId: string | null; attempt: number; method: string; server: string },
+): ToolAttempt {
   const parent = exporting ? spanContextOf(parentTraceparent) : null;
   if (parent === null) return { traceparent: parentTraceparent, end: () => undefined };
   const span = tracer().startSpan(
@@ -213,7 +227,14 @@ export function startToolAttempt(parentTraceparent: string, attributes: { tool: 
   };
 }
 
-function emitRecordSpan(stage: string, record: InputRecord, outputs: readonly OutputRecord[], timing: { start: number; end: number }, attributes: Attributes, failed: boolean): void {
+function emitRecordSpan(
+  stage: string,
+  record: InputRecord,
+  outputs: readonly OutputRecord[],
+  timing: { start: number; end: number },
+  attributes: Attributes,
+  failed: boolean,
+): void {
   const runTrace = traceIdFor(record.key);
   const parent = spanContextOf(record.headers.traceparent);
   const writers = new Set(outputs.map((o) => spanIdFor(o.key, o.span)));
@@ -239,13 +260,19 @@ function emitRecordSpan(stage: string, record: InputRecord, outputs: readonly Ou
     },
   };
   const span = withPinnedIds({ traceId: runTrace, spanId: own }, () =>
-    child ? tracer().startSpan(`process ${record.topic}`, options, trace.setSpanContext(ROOT_CONTEXT, parent)) : tracer().startSpan(`process ${record.topic}`, { ...options, root: true }, ROOT_CONTEXT),
+    child
+      ? tracer().startSpan(`process ${record.topic}`, options, trace.setSpanContext(ROOT_CONTEXT, parent))
+      : tracer().startSpan(`process ${record.topic}`, { ...options, root: true }, ROOT_CONTEXT),
   );
   if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: String(attributes['error.type'] ?? 'failed') });
   span.end(timing.end);
 }
 
-function safeDescribe(describe: (record: InputRecord, outputs: readonly OutputRecord[]) => Attributes, record: InputRecord, outputs: readonly OutputRecord[]): Attributes {
+function safeDescribe(
+  describe: (record: InputRecord, outputs: readonly OutputRecord[]) => Attributes,
+  record: InputRecord,
+  outputs: readonly OutputRecord[],
+): Attributes {
   try {
     return describe(record, outputs);
   } catch {
@@ -310,7 +337,11 @@ class WarnOnceExporter implements SpanExporter {
     this.inner.export(spans, (result) => {
       // ExportResultCode.SUCCESS is 0 (@opentelemetry/core).
       if (result.code !== 0) {
-        if (!this.failing) this.logger.warn('trace export failed; spans are dropped until the endpoint answers (logged once)', { endpoint: this.endpoint, error: result.error?.message ?? 'unknown' });
+        if (!this.failing)
+          this.logger.warn('trace export failed; spans are dropped until the endpoint answers (logged once)', {
+            endpoint: this.endpoint,
+            error: result.error?.message ?? 'unknown',
+          });
         this.failing = true;
       } else if (this.failing) {
         this.failing = false;

@@ -36,7 +36,10 @@ export interface Scheduler {
 }
 
 /** Starts following `thought.runs` and writing due time-outs with `producer` (connected by the caller). */
-export async function startScheduler(deps: { kafka: Kafka; codec: AvroCodec; producer: Producer; logger: Logger }, options: SchedulerOptions): Promise<Scheduler> {
+export async function startScheduler(
+  deps: { kafka: Kafka; codec: AvroCodec; producer: Producer; logger: Logger },
+  options: SchedulerOptions,
+): Promise<Scheduler> {
   const { kafka, codec, producer, logger } = deps;
   const now = options.now ?? Date.now;
   const timers = new ApprovalTimers();
@@ -60,7 +63,15 @@ export async function startScheduler(deps: { kafka: Kafka; codec: AvroCodec; pro
   };
   const fire = async (due: DueApproval) => {
     const decidedAt = now();
-    const task = buildTask({ text: `approval of wave ${due.wave} timed out`, source: 'scheduler', thought_id: due.thoughtId, decision: { verdict: 'timeout', step_id: null, wave: due.wave, reason: 'approval_timeout', decided_by: 'scheduler', decided_at_ms: decidedAt } }, decidedAt);
+    const task = buildTask(
+      {
+        text: `approval of wave ${due.wave} timed out`,
+        source: 'scheduler',
+        thought_id: due.thoughtId,
+        decision: { verdict: 'timeout', step_id: null, wave: due.wave, reason: 'approval_timeout', decided_by: 'scheduler', decided_at_ms: decidedAt },
+      },
+      decidedAt,
+    );
     try {
       await submitTasks(producer, codec, [task]);
     } catch (err) {

@@ -35,5 +35,24 @@ export function runState(overrides: Partial<RunState> = {}): RunState {
 }
 
 export function outcome(overrides: Partial<Outcome> & Pick<Outcome, 'thought_id' | 'task_id'>): Outcome {
-  return { status: 'completed', reason: 'done', iterations: 1, steps_executed: 1, output_json: '{}', missing_fields: [], planner: 'graph', flow_id: 'f', flow_version: 1, reason_code: 'completed', reflections: [], planner_kind: null, planner_config: null, model_cost: null, too_large: null, result_json: null, approval: null, ...overrides };
+  return {
+    status: 'completed',
+    reason: 'done',
+    iterations: 1,
+    steps_executed: 1,
+    output_json: '{}',
+    missing_fields: [],
+    planner: 'graph',
+    flow_id: 'f',
+    flow_version: 1,
+    reason_code: 'completed',
+    reflections: [],
+    planner_kind: null,
+    planner_config: null,
+    model_cost: null,
+    too_large: null,
+    result_json: null,
+    approval: null,
+    ...overrides,
+  };
 }

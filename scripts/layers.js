@@ -32,5 +32,10 @@ export function partOf(path) {
 export function forbiddenFor(part) {
   const at = LAYERS.findIndex((parts) => parts.includes(part));
   if (at < 0) return [];
-  return [...LAYERS.slice(at).flat().filter((p) => p !== part), ...TOOLS];
+  return [
+    ...LAYERS.slice(at)
+      .flat()
+      .filter((p) => p !== part),
+    ...TOOLS,
+  ];
 }

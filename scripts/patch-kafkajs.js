@@ -49,7 +49,9 @@ for (const { file, original, patch } of PATCHES) {
   // An earlier version of the same patch (its first line is the patch's marker) is replaced too.
   const earlierPatch = firstLine(current).startsWith('// tao-patch:') && firstLine(current) === firstLine(wanted);
   if (!earlierPatch && sha256(current) !== original) {
-    console.error(`patch-kafkajs: ${target} is not the kafkajs 2.2.4 file the patch was made for (sha256 ${sha256(current)}); check whether the new kafkajs still needs patches/kafkajs/ (see patches/README.md) and update scripts/patch-kafkajs.js`);
+    console.error(
+      `patch-kafkajs: ${target} is not the kafkajs 2.2.4 file the patch was made for (sha256 ${sha256(current)}); check whether the new kafkajs still needs patches/kafkajs/ (see patches/README.md) and update scripts/patch-kafkajs.js`,
+    );
     process.exit(1);
   }
   writeFileSync(target, wanted);

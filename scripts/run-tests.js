@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The test command, in layers.
 //
-//   npm test                          every layer: type-check and lint, unit, integration (a run of
+//   npm test                          every layer: type-check, lint and format check, unit, integration (a run of
 //                                     some files only type-checks)
 //   npm run test:unit                 files that need nothing: no Kafka, no registry, no tools (< 60 s)
 //   npm run test:integration          files that declare what they need (see below)
@@ -103,7 +103,12 @@ walk(join(root, 'test'));
 const needsOf = new Map();
 for (const file of files) {
   const m = /^\/\/ test-needs: (.+)$/m.exec(readFileSync(join(root, file), 'utf8').slice(0, 4000));
-  const needs = m ? m[1].split(',').map((s) => s.trim()).filter(Boolean) : [];
+  const needs = m
+    ? m[1]
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
   const unknown = needs.filter((n) => !KNOWN_NEEDS.includes(n));
   if (unknown.length) {
     console.error(`run-tests: ${file} declares unknown needs ${unknown.join(', ')} (known: ${KNOWN_NEEDS.join(', ')})`);
@@ -155,14 +160,15 @@ function run(cmd, cmdArgs, { prefix, quiet = false, extraEnv = {} } = {}) {
     child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), out, tail }));
   });
 }
-const onPath = (cmd) => (env.PATH ?? '').split(delimiter).some((dir) => {
-  try {
-    accessSync(join(dir, cmd), constants.X_OK);
-    return true;
-  } catch {
-    return false; // not in this PATH entry
-  }
-});
+const onPath = (cmd) =>
+  (env.PATH ?? '').split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir, cmd), constants.X_OK);
+      return true;
+    } catch {
+      return false; // not in this PATH entry
+    }
+  });
 
 // ---- preparation, all at once --------------------------------------------------------------------
 const problems = [];
@@ -175,6 +181,10 @@ async function typecheck() {
   if (filters.length > 0) return;
   const lint = await run(process.execPath, [join(root, 'node_modules/eslint/bin/eslint.js'), '--max-warnings', '0', '.'], { prefix: 'lint' });
   if (lint.code !== 0) problems.push('the linter found problems (npm run lint, above)');
+  const format = await run(process.execPath, [join(root, 'node_modules/prettier/bin/prettier.cjs'), '--check', '--log-level', 'warn', '**/*.{ts,js,mjs}'], {
+    prefix: 'format',
+  });
+  if (format.code !== 0) problems.push('files are not formatted (npm run format, then commit; listed above)');
 }
 
 async function debianPackages(fail) {
@@ -183,16 +193,28 @@ async function debianPackages(fail) {
   // The console's screenshots show Chinese tickets: without a CJK font Chromium draws boxes.
   if (needed.has('chromium') && !existsSync('/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc')) missing.push('fonts-noto-cjk');
   if (needed.has('promtool') && !onPath('promtool')) missing.push('prometheus');
-  if (needed.has('podman')) for (const [cmd, pkg] of [['podman', 'podman'], ['runc', 'runc'], ['catatonit', 'catatonit'], ['debootstrap', 'debootstrap']]) if (!onPath(cmd) && !existsSync(`/usr/libexec/podman/${cmd}`)) missing.push(pkg);
+  if (needed.has('podman'))
+    for (const [cmd, pkg] of [
+      ['podman', 'podman'],
+      ['runc', 'runc'],
+      ['catatonit', 'catatonit'],
+      ['debootstrap', 'debootstrap'],
+    ])
+      if (!onPath(cmd) && !existsSync(`/usr/libexec/podman/${cmd}`)) missing.push(pkg);
   if (missing.length === 0) return;
   const how = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
   if (process.getuid?.() !== 0 || !onPath('apt-get')) {
-    return fail(`missing Debian packages ${missing.join(', ')} (tests need chromium and fonts-noto-cjk for the HTML report and the console, promtool for the alert rules, podman, runc, catatonit and debootstrap for the image test); install them with: sudo ${how}`);
+    return fail(
+      `missing Debian packages ${missing.join(', ')} (tests need chromium and fonts-noto-cjk for the HTML report and the console, promtool for the alert rules, podman, runc, catatonit and debootstrap for the image test); install them with: sudo ${how}`,
+    );
   }
   say(`installing Debian packages the tests need: ${missing.join(', ')} (apt-get, about a minute)`);
   const extraEnv = { DEBIAN_FRONTEND: 'noninteractive' };
   const update = await run('apt-get', ['update', '-qq'], { prefix: 'apt', quiet: true, extraEnv });
-  const install = update.code === 0 ? await run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { prefix: 'apt', quiet: true, extraEnv }) : update;
+  const install =
+    update.code === 0
+      ? await run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { prefix: 'apt', quiet: true, extraEnv })
+      : update;
   if (install.code !== 0) return fail(`could not install ${missing.join(', ')} with apt-get (exit ${install.code}):\n${install.tail.join('\n')}\nrun: ${how}`);
   say(`installed ${missing.join(', ')}`);
 }
@@ -221,7 +243,8 @@ async function kafka(fail) {
     const m = /^(KAFKA_BROKERS|SCHEMA_REGISTRY_URL)=(.+)$/.exec(line.trim());
     if (m) env[m[1]] = m[2];
   }
-  if (up.code !== 0 || !env.KAFKA_BROKERS) fail(`local infrastructure did not start (tao infra up exit ${up.code}; see infra/README.md):\n${taoError(up.tail)}`);
+  if (up.code !== 0 || !env.KAFKA_BROKERS)
+    fail(`local infrastructure did not start (tao infra up exit ${up.code}; see infra/README.md):\n${taoError(up.tail)}`);
 }
 
 /** A failed tao command's reason: from its error's first line ("tao: ...") to the end, or its last ten lines. */
@@ -260,7 +283,8 @@ const deployPrepare = (kind) => async (fail) => {
     const m = /^([A-Z][A-Z0-9_]*)=(.+)$/.exec(line.trim());
     if (m) env[m[1]] = m[2];
   }
-  if (r.code !== 0) fail(`${kind} for the deployment tests could not be prepared (node deploy/prepare.js ${kind} exit ${r.code}):\n${r.tail.slice(-10).join('\n')}`);
+  if (r.code !== 0)
+    fail(`${kind} for the deployment tests could not be prepared (node deploy/prepare.js ${kind} exit ${r.code}):\n${r.tail.slice(-10).join('\n')}`);
 };
 
 async function pythonVenv(fail) {
@@ -271,7 +295,10 @@ async function pythonVenv(fail) {
   if (!existsSync(marker)) {
     say('preparing the Python venv for the interop test (confluent-kafka from PyPI)');
     const mk = await run('python3', ['-m', 'venv', venv], { prefix: 'venv' });
-    const pip = mk.code === 0 ? await run(join(venv, 'bin/pip'), ['install', '--quiet', '--disable-pip-version-check', '-r', 'test/interop/requirements.txt'], { prefix: 'venv' }) : mk;
+    const pip =
+      mk.code === 0
+        ? await run(join(venv, 'bin/pip'), ['install', '--quiet', '--disable-pip-version-check', '-r', 'test/interop/requirements.txt'], { prefix: 'venv' })
+        : mk;
     if (pip.code !== 0) return fail('the Python venv for the interop test could not be prepared (python3 -m venv + pip, above)');
     writeFileSync(marker, '');
   }
@@ -284,11 +311,15 @@ async function pythonVenv(fail) {
 // finds either no dist/ (and runs the sources) or a whole one. TAO_RUN_FROM, when set, decides.
 async function compiledBuild(fail) {
   if (env.TAO_RUN_FROM || distIsCurrent(root)) return;
-  say('building dist/ (tsc -p tsconfig.build.json) for the integration tests\' tao processes');
+  say("building dist/ (tsc -p tsconfig.build.json) for the integration tests' tao processes");
   const next = join(root, `.dist-next-${process.pid}`);
   // --noCheck: the same JavaScript without a second type-check of these files; the type-check that
   // follows checks them (every layer runs it), and the build starts the integration layer sooner.
-  const built = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--noCheck', '--outDir', next], { prefix: 'build', quiet: true });
+  const built = await run(
+    process.execPath,
+    [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--noCheck', '--outDir', next],
+    { prefix: 'build', quiet: true },
+  );
   if (built.code !== 0) {
     rmSync(next, { recursive: true, force: true });
     // With --noCheck only a syntax or configuration error gets here (the type-check reports type
@@ -359,7 +390,16 @@ function runFile(file, extraEnv) {
       clearTimeout(timer);
       running.delete(child);
       const count = (word) => Number(new RegExp(`^ℹ ${word} (\\d+)$`, 'm').exec(out)?.[1] ?? 0);
-      resolve({ file, code, timedOut, out, seconds: (Date.now() - t0) / 1000, tests: count('tests'), pass: count('pass'), fail: count('fail') + count('cancelled') });
+      resolve({
+        file,
+        code,
+        timedOut,
+        out,
+        seconds: (Date.now() - t0) / 1000,
+        tests: count('tests'),
+        pass: count('pass'),
+        fail: count('fail') + count('cancelled'),
+      });
     };
     child.on('error', (err) => {
       out += `${err.message}\n`;
@@ -398,7 +438,9 @@ async function runLayer(label, testFiles, extraEnv, fileConcurrency) {
       const before = knownTimes[file]?.tests;
       const why = r.timedOut ? `, killed after ${fileTimeoutS} s` : r.tests === 0 ? ', no test reported' : failed ? `, exit ${r.code}` : '';
       if (failed || verbose) console.log(r.out.trimEnd());
-      console.log(`${failed ? '✖' : '✔'} [${elapsed()}] ${file}: ${r.pass} passed, ${r.fail} failed in ${r.seconds.toFixed(0)} s${why} (${counts.done}/${testFiles.length})`);
+      console.log(
+        `${failed ? '✖' : '✔'} [${elapsed()}] ${file}: ${r.pass} passed, ${r.fail} failed in ${r.seconds.toFixed(0)} s${why} (${counts.done}/${testFiles.length})`,
+      );
       if (!failed && before !== undefined && r.tests < before) console.log(`  note: ${file} reported ${r.tests} tests, ${before} last time`);
     }
   };
@@ -448,14 +490,23 @@ if (needed.has('chromium') || needed.has('promtool') || needed.has('podman')) {
   const packages = prepare(debianPackages);
   ready.set('chromium', packages);
   ready.set('promtool', packages);
-  if (needed.has('podman')) ready.set('podman', packages.then((problem) => problem ?? prepare(deployPrepare('podman'))));
+  if (needed.has('podman'))
+    ready.set(
+      'podman',
+      packages.then((problem) => problem ?? prepare(deployPrepare('podman'))),
+    );
 }
 if (needed.has('helm')) ready.set('helm', prepare(deployPrepare('helm')));
 /** Resolves with the problems of what `file` needs (empty: all of it is ready). */
 const unmet = async (file) => (await Promise.all(needsOf.get(file).map((n) => ready.get(n) ?? null))).filter(Boolean);
 
-const unitLayer = unitFiles.length ? runLayer('unit tests', unitFiles, { KAFKA_BROKERS: '127.0.0.1:9', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' }, Math.max(1, availableParallelism())) : null;
-ready.set('quiet', Promise.all([checks, unitLayer]).then(() => ((quietReached = true), null)));
+const unitLayer = unitFiles.length
+  ? runLayer('unit tests', unitFiles, { KAFKA_BROKERS: '127.0.0.1:9', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' }, Math.max(1, availableParallelism()))
+  : null;
+ready.set(
+  'quiet',
+  Promise.all([checks, unitLayer]).then(() => ((quietReached = true), null)),
+);
 // Integration files start once the broker and the compiled build are ready; a file that also needs the venv or a Debian
 // package waits for that (the longest files go first, and they need only Kafka).
 const integrationLayer = Promise.all([ready.get('kafka') ?? null, build]).then(([problem]) => {

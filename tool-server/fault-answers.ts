@@ -48,9 +48,14 @@ export function applyFault(res: http.ServerResponse, fault: FaultState, normal: 
       schedule(res, spec.delayMs ?? DEFAULT_DELAY_MS, () => sendJson(res, 504, { error: 'timeout' }));
       return;
     case 'rate_limit':
-      sendJson(res, 429, { error: 'rate_limited' }, {
-        'retry-after': String(spec.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS),
-      });
+      sendJson(
+        res,
+        429,
+        { error: 'rate_limited' },
+        {
+          'retry-after': String(spec.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS),
+        },
+      );
       return;
     case 'server_error':
       sendJson(res, 503, { error: 'unavailable' });
@@ -67,9 +72,14 @@ export function applyFault(res: http.ServerResponse, fault: FaultState, normal: 
       slowBody(res, normal(), spec.delayMs ?? DEFAULT_DELAY_MS, schedule);
       return;
     case 'auth_failed':
-      sendJson(res, 401, { error: 'unauthorized' }, {
-        'www-authenticate': 'Bearer error="invalid_token", error_description="token expired"',
-      });
+      sendJson(
+        res,
+        401,
+        { error: 'unauthorized' },
+        {
+          'www-authenticate': 'Bearer error="invalid_token", error_description="token expired"',
+        },
+      );
       return;
     case 'html_error':
       sendText(res, 200, 'text/html; charset=utf-8', HTML_ERROR_PAGE);

@@ -27,7 +27,14 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, isInitializeRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  isInitializeRequest,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { DEFAULT_CATALOG_DIR } from '../tools/catalog.ts';
 import { IDEMPOTENCY_META_KEY } from '../tools/mcp.ts';
@@ -131,14 +138,37 @@ interface DemoTool {
 function demoTools(dir: string, only?: string[]): DemoTool[] {
   const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
   const tools: DemoTool[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.openapi.json')).sort()) {
-    const spec = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { name: string; description: string; method?: string; path?: string; parameters: Record<string, unknown>; response: Record<string, unknown>; transport?: string };
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.json') && !f.endsWith('.openapi.json'))
+    .sort()) {
+    const spec = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+      name: string;
+      description: string;
+      method?: string;
+      path?: string;
+      parameters: Record<string, unknown>;
+      response: Record<string, unknown>;
+      transport?: string;
+    };
     if (spec.transport === 'mcp' || !spec.path || !spec.method) continue;
     if (only && !only.includes(spec.name)) continue;
-    tools.push({ name: spec.name, description: spec.description, method: spec.method, path: spec.path, inputSchema: spec.parameters, outputSchema: spec.response, validate: ajv.compile(spec.parameters) });
+    tools.push({
+      name: spec.name,
+      description: spec.description,
+      method: spec.method,
+      path: spec.path,
+      inputSchema: spec.parameters,
+      outputSchema: spec.response,
+      validate: ajv.compile(spec.parameters),
+    });
   }
   const unknown = (only ?? []).filter((n) => !tools.some((t) => t.name === n));
-  if (unknown.length) throw new RangeError(`no demo tool named ${unknown.join(', ')} (have ${demoTools(dir).map((t) => t.name).join(', ')})`);
+  if (unknown.length)
+    throw new RangeError(
+      `no demo tool named ${unknown.join(', ')} (have ${demoTools(dir)
+        .map((t) => t.name)
+        .join(', ')})`,
+    );
   return tools;
 }
 
@@ -220,7 +250,15 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
       }
       const args = request.params.arguments ?? {};
       if (!tool.validate(args)) {
-        return { content: [{ type: 'text', text: `invalid arguments for ${name}: ${(tool.validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}` }], isError: true };
+        return {
+          content: [
+            {
+              type: 'text',
+              text: `invalid arguments for ${name}: ${(tool.validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`,
+            },
+          ],
+          isError: true,
+        };
       }
       const res = answer(tool, args, key);
       if (res.status < 200 || res.status >= 300) return { content: [{ type: 'text', text: JSON.stringify(res.body) }], isError: true };
@@ -242,7 +280,8 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   };
-  const rpcError = (res: http.ServerResponse, status: number, message: string): void => send(res, status, { jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+  const rpcError = (res: http.ServerResponse, status: number, message: string): void =>
+    send(res, status, { jsonrpc: '2.0', error: { code: -32000, message }, id: null });
 
   const readBody = (req: http.IncomingMessage): Promise<string | null> =>
     new Promise((resolve, reject) => {
@@ -358,7 +397,14 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
 
   const server = http.createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
-    const work = path === '/mcp' ? handleMcp(req, res) : path.startsWith('/__control/') ? handleControl(req, res, path) : path === '/health' ? Promise.resolve(send(res, 200, { status: 'ok' })) : Promise.resolve(send(res, 404, { error: 'not_found' }));
+    const work =
+      path === '/mcp'
+        ? handleMcp(req, res)
+        : path.startsWith('/__control/')
+          ? handleControl(req, res, path)
+          : path === '/health'
+            ? Promise.resolve(send(res, 200, { status: 'ok' }))
+            : Promise.resolve(send(res, 404, { error: 'not_found' }));
     work.catch((err: unknown) => {
       if (!res.headersSent) send(res, 500, { error: 'internal', message: String(err) });
       else res.destroy();
@@ -379,7 +425,14 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`,
     port,
     tools: tools.map((t) => t.name),
-    stats: () => ({ ...stats, calls: { ...stats.calls }, keys: { ...stats.keys }, effects: { ...stats.effects }, replays: { ...stats.replays }, sessionsOpen: transports.size }),
+    stats: () => ({
+      ...stats,
+      calls: { ...stats.calls },
+      keys: { ...stats.keys },
+      effects: { ...stats.effects },
+      replays: { ...stats.replays },
+      sessionsOpen: transports.size,
+    }),
     resetStats: () => {
       stats = empty();
     },

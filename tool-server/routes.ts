@@ -163,9 +163,7 @@ export function normalResponse(m: RouteMatch): JsonResponse {
   switch (m.route) {
     case 'crm.find_customer': {
       const customer = findCustomerByEmail(p);
-      return customer === null
-        ? { status: 404, body: { error: 'customer_not_found' } }
-        : { status: 200, body: customer };
+      return customer === null ? { status: 404, body: { error: 'customer_not_found' } } : { status: 200, body: customer };
     }
     case 'crm.tier':
       return { status: 200, body: customerTier(p) };

@@ -57,7 +57,14 @@ export function toolHandler(ctx: ToolContext): (req: http.IncomingMessage, res: 
     } else if (method !== m.method) {
       sendJson(res, 405, { error: 'method_not_allowed' }, { allow: m.method });
     } else if (m.method === 'GET') {
-      if (fault !== undefined) applyFault(res, fault, () => normalResponse(m), () => wrongSchemaBody(m), schedule);
+      if (fault !== undefined)
+        applyFault(
+          res,
+          fault,
+          () => normalResponse(m),
+          () => wrongSchemaBody(m),
+          schedule,
+        );
       else {
         const r = normalResponse(m);
         sendJson(res, r.status, r.body);
@@ -65,7 +72,13 @@ export function toolHandler(ctx: ToolContext): (req: http.IncomingMessage, res: 
     } else {
       const answer = post?.response;
       if (fault !== undefined) {
-        applyFault(res, fault, () => answer ?? { status: 500, body: { error: 'internal' } }, () => wrongSchemaBody(m, lenientObject(text)), schedule);
+        applyFault(
+          res,
+          fault,
+          () => answer ?? { status: 500, body: { error: 'internal' } },
+          () => wrongSchemaBody(m, lenientObject(text)),
+          schedule,
+        );
       } else if (answer !== undefined) {
         sendJson(res, answer.status, answer.body, post?.replayed ? { 'idempotent-replayed': 'true' } : {});
       }

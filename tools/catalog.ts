@@ -101,7 +101,19 @@ const toolSpecSchema = {
   required: ['name', 'description', 'parameters', 'response', 'timeoutMs', 'retry', 'maxResponseBytes'],
   // An HTTP tool is addressed by origin, method and path; an MCP tool by its server and tool name.
   if: { required: ['transport'], properties: { transport: { const: 'mcp' } } },
-  then: { required: ['mcp'], not: { anyOf: [{ required: ['origin'] }, { required: ['method'] }, { required: ['path'] }, { required: ['query'] }, { required: ['defaultBody'] }, { required: ['fixedBody'] }] } },
+  then: {
+    required: ['mcp'],
+    not: {
+      anyOf: [
+        { required: ['origin'] },
+        { required: ['method'] },
+        { required: ['path'] },
+        { required: ['query'] },
+        { required: ['defaultBody'] },
+        { required: ['fixedBody'] },
+      ],
+    },
+  },
   else: { required: ['origin', 'method', 'path'], not: { required: ['mcp'] } },
   properties: {
     name: { type: 'string', pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$' },
@@ -144,7 +156,11 @@ const toolSpecSchema = {
       type: 'object',
       additionalProperties: false,
       required: ['url', 'tool', 'digest'],
-      properties: { url: { type: 'string', minLength: 1 }, tool: { type: 'string', minLength: 1 }, digest: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' } },
+      properties: {
+        url: { type: 'string', minLength: 1 },
+        tool: { type: 'string', minLength: 1 },
+        digest: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
+      },
     },
   },
 } as const;
@@ -172,7 +188,9 @@ export class ToolCatalog {
     const validateSpec = ajv.compile<ToolSpec>(toolSpecSchema);
     const tools = new Map<string, Tool>();
     const candidates: Array<{ source: string; spec: unknown }> = [...extra];
-    for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    for (const file of readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort()) {
       const path = join(dir, file);
       let doc: unknown;
       try {
@@ -196,7 +214,10 @@ export class ToolCatalog {
         } catch {
           throw new ConfigError(`${source}: mcp.url "${url}" (from "${spec.mcp!.url}") is not a URL`);
         }
-        if (!/^https?:$/.test(mcpUrl.protocol) || mcpUrl.username || mcpUrl.password || mcpUrl.hash) throw new ConfigError(`${source}: mcp.url must be an http(s) URL without credentials or fragment, got ${mcpUrl.protocol}//${mcpUrl.host}${mcpUrl.pathname}`);
+        if (!/^https?:$/.test(mcpUrl.protocol) || mcpUrl.username || mcpUrl.password || mcpUrl.hash)
+          throw new ConfigError(
+            `${source}: mcp.url must be an http(s) URL without credentials or fragment, got ${mcpUrl.protocol}//${mcpUrl.host}${mcpUrl.pathname}`,
+          );
         Object.assign(spec, { origin: mcpUrl.origin, method: 'POST', path: mcpUrl.pathname });
       }
       const resolved = interpolateEnv(spec.origin, env, source);
@@ -206,11 +227,19 @@ export class ToolCatalog {
       } catch {
         throw new ConfigError(`${source}: origin "${resolved}" (from "${spec.origin}") is not a URL`);
       }
-      if (origin.pathname !== '/' || origin.search || !/^https?:$/.test(origin.protocol)) throw new ConfigError(`${source}: origin must be scheme://host[:port] only, got ${origin.href}`);
+      if (origin.pathname !== '/' || origin.search || !/^https?:$/.test(origin.protocol))
+        throw new ConfigError(`${source}: origin must be scheme://host[:port] only, got ${origin.href}`);
       for (const contract of [spec.parameters, spec.response]) {
         if (!ajv.validateSchema(contract)) throw new ConfigError(`${source}: invalid JSON Schema: ${ajv.errorsText(ajv.errors)}`);
       }
-      tools.set(spec.name, { spec, origin, source, validateInput: lazyValidator(ajv, spec.parameters, `tool ${spec.name}'s parameters`), validateResponse: lazyValidator(ajv, spec.response, `tool ${spec.name}'s response`), ...(mcpUrl ? { mcpUrl } : {}) });
+      tools.set(spec.name, {
+        spec,
+        origin,
+        source,
+        validateInput: lazyValidator(ajv, spec.parameters, `tool ${spec.name}'s parameters`),
+        validateResponse: lazyValidator(ajv, spec.response, `tool ${spec.name}'s response`),
+        ...(mcpUrl ? { mcpUrl } : {}),
+      });
     }
     for (const tool of tools.values()) {
       const fallback = tool.spec.fallbackTool;
@@ -244,7 +273,9 @@ function lazyValidator(ajv: Ajv, schema: object, what: string): ValidateFunction
       try {
         compiled = ajv.compile(schema);
       } catch (err) {
-        const errors = [{ instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message: `${what}: invalid JSON Schema: ${(err as Error).message}` }];
+        const errors = [
+          { instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message: `${what}: invalid JSON Schema: ${(err as Error).message}` },
+        ];
         compiled = Object.assign(() => false, { errors, schema }) as unknown as ValidateFunction;
       }
     }
@@ -258,18 +289,21 @@ function lazyValidator(ajv: Ajv, schema: object, what: string): ValidateFunction
 }
 
 function describeSpecErrors(errors: NonNullable<ValidateFunction['errors']>): string {
-  return errors
-    // `if`/`then` add a summary error of their own; the specific errors say what is wrong.
-    .filter((e) => e.keyword !== 'if')
-    .map((e) => {
-      if (e.keyword === 'not' && e.schemaPath.startsWith('#/then')) return 'an MCP tool (transport "mcp") is addressed by mcp.url and mcp.tool: origin, method, path, query, defaultBody and fixedBody do not apply';
-      if (e.keyword === 'not' && e.schemaPath.startsWith('#/else')) return 'mcp is set but transport is not "mcp"';
-      const params = e.params as { additionalProperty?: string; missingProperty?: string };
-      if (params.additionalProperty) return `unknown key "${[e.instancePath, params.additionalProperty].join('/').replace(/^\//, '')}"`;
-      if (params.missingProperty) return `missing key "${[e.instancePath, params.missingProperty].join('/').replace(/^\//, '')}"`;
-      return `${e.instancePath || '/'} ${e.message}`;
-    })
-    .join('; ');
+  return (
+    errors
+      // `if`/`then` add a summary error of their own; the specific errors say what is wrong.
+      .filter((e) => e.keyword !== 'if')
+      .map((e) => {
+        if (e.keyword === 'not' && e.schemaPath.startsWith('#/then'))
+          return 'an MCP tool (transport "mcp") is addressed by mcp.url and mcp.tool: origin, method, path, query, defaultBody and fixedBody do not apply';
+        if (e.keyword === 'not' && e.schemaPath.startsWith('#/else')) return 'mcp is set but transport is not "mcp"';
+        const params = e.params as { additionalProperty?: string; missingProperty?: string };
+        if (params.additionalProperty) return `unknown key "${[e.instancePath, params.additionalProperty].join('/').replace(/^\//, '')}"`;
+        if (params.missingProperty) return `missing key "${[e.instancePath, params.missingProperty].join('/').replace(/^\//, '')}"`;
+        return `${e.instancePath || '/'} ${e.message}`;
+      })
+      .join('; ')
+  );
 }
 
 /**

@@ -42,7 +42,21 @@ export function modelNames(env: NodeJS.ProcessEnv): { primary?: string; fallback
  * Error codes and types (OpenAI, vLLM, Azure, Anthropic's and others' OpenAI-compatible shapes) of a
  * 4xx that says the model, not the request, is the problem: not served here, or out of capacity.
  */
-const MODEL_UNAVAILABLE_CODES = new Set(['model_not_found', 'model_not_available', 'model_unavailable', 'deploymentnotfound', 'deployment_not_found', 'notfounderror', 'not_found_error', 'overloaded', 'overloaded_error', 'model_overloaded', 'capacity_exceeded', 'engine_overloaded', 'service_unavailable']);
+const MODEL_UNAVAILABLE_CODES = new Set([
+  'model_not_found',
+  'model_not_available',
+  'model_unavailable',
+  'deploymentnotfound',
+  'deployment_not_found',
+  'notfounderror',
+  'not_found_error',
+  'overloaded',
+  'overloaded_error',
+  'model_overloaded',
+  'capacity_exceeded',
+  'engine_overloaded',
+  'service_unavailable',
+]);
 
 /**
  * Whether a model endpoint's 4xx answer says the model or its capacity is unavailable (so another
@@ -74,7 +88,11 @@ const requestSchema = {
   required: ['messages'],
   properties: {
     model: { type: 'string', minLength: 1 },
-    messages: { type: 'array', minItems: 1, items: { type: 'object', required: ['role'], properties: { role: { enum: ['system', 'user', 'assistant', 'tool'] } } } },
+    messages: {
+      type: 'array',
+      minItems: 1,
+      items: { type: 'object', required: ['role'], properties: { role: { enum: ['system', 'user', 'assistant', 'tool'] } } },
+    },
     tools: { type: 'array', items: { type: 'object', required: ['type', 'function'] } },
     tool_choice: {},
     temperature: { type: 'number' },
@@ -142,7 +160,12 @@ export function modelToolSpecs(env: NodeJS.ProcessEnv, purpose: 'call' | 'contra
   const fallbackBaseUrl = setting(env, 'TAO_LLM_FALLBACK_BASE_URL');
   const fallbackModel = setting(env, 'TAO_LLM_FALLBACK_MODEL') ?? (fallbackBaseUrl ? model : undefined);
   if (!fallbackModel) return [{ source, spec: primary }];
-  let fallback: ToolSpec = { ...primary, name: MODEL_FALLBACK_TOOL, description: `chat completions of ${fallbackModel} (fallback)`, fixedBody: { model: fallbackModel } };
+  let fallback: ToolSpec = {
+    ...primary,
+    name: MODEL_FALLBACK_TOOL,
+    description: `chat completions of ${fallbackModel} (fallback)`,
+    fixedBody: { model: fallbackModel },
+  };
   if (fallbackBaseUrl) {
     // Another endpoint: its own origin, path and key. The primary's key is never sent there.
     const fb = new URL(fallbackBaseUrl);

@@ -20,7 +20,8 @@ const DEFAULTS = { timeoutMs: 5000, retry: { maxAttempts: 3, baseDelayMs: 200, m
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 export function toolsFromOpenApi(doc: unknown, path: string): Array<{ source: string; spec: unknown }> {
-  if (!isObject(doc) || typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.')) throw new ConfigError(`${path}: not an OpenAPI 3 document (no "openapi": "3.x")`);
+  if (!isObject(doc) || typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.'))
+    throw new ConfigError(`${path}: not an OpenAPI 3 document (no "openapi": "3.x")`);
   const info = isObject(doc.info) ? doc.info : {};
   const namespace = typeof doc['x-tao-namespace'] === 'string' ? doc['x-tao-namespace'] : slug(String(info.title ?? ''));
   if (!namespace) throw new ConfigError(`${path}: set x-tao-namespace or info.title to name its tools`);
@@ -43,7 +44,9 @@ export function toolsFromOpenApi(doc: unknown, path: string): Array<{ source: st
       const properties: Json = {};
       const required: string[] = [];
       const query: string[] = [];
-      const params = [...(Array.isArray(item.parameters) ? item.parameters : []), ...(Array.isArray(op.parameters) ? op.parameters : [])].map((p) => resolve(p)) as Json[];
+      const params = [...(Array.isArray(item.parameters) ? item.parameters : []), ...(Array.isArray(op.parameters) ? op.parameters : [])].map((p) =>
+        resolve(p),
+      ) as Json[];
       for (const p of params) {
         if (p.in !== 'path' && p.in !== 'query') continue;
         const name = String(p.name);
@@ -52,14 +55,17 @@ export function toolsFromOpenApi(doc: unknown, path: string): Array<{ source: st
         if (p.in === 'query') query.push(name);
       }
       const body = resolve(isObject(op.requestBody) ? (op.requestBody as Json) : undefined) as Json | undefined;
-      const bodySchema = body && isObject(body.content) && isObject(body.content['application/json']) ? (body.content['application/json'] as Json).schema : undefined;
+      const bodySchema =
+        body && isObject(body.content) && isObject(body.content['application/json']) ? (body.content['application/json'] as Json).schema : undefined;
       if (isObject(bodySchema)) {
         if (bodySchema.type !== 'object' || !isObject(bodySchema.properties)) throw new ConfigError(`${where}: only JSON object request bodies are supported`);
         Object.assign(properties, bodySchema.properties);
         if (Array.isArray(bodySchema.required)) required.push(...(bodySchema.required as string[]));
       }
       const responses = isObject(op.responses) ? op.responses : {};
-      const ok = ['200', '201', '202', '2XX', 'default'].map((code) => resolve(responses[code])).find((r) => isObject(r) && isObject(r.content) && isObject(r.content['application/json'])) as Json | undefined;
+      const ok = ['200', '201', '202', '2XX', 'default']
+        .map((code) => resolve(responses[code]))
+        .find((r) => isObject(r) && isObject(r.content) && isObject(r.content['application/json'])) as Json | undefined;
       const responseSchema = ok ? ((ok.content as Json)['application/json'] as Json).schema : undefined;
       if (!isObject(responseSchema)) throw new ConfigError(`${where}: no 2xx application/json response schema`);
       const spec: Json = {
@@ -74,7 +80,14 @@ export function toolsFromOpenApi(doc: unknown, path: string): Array<{ source: st
         response: responseSchema,
         ...(query.length ? { query } : {}),
       };
-      const ext: Array<[string, string]> = [['x-tao-timeout-ms', 'timeoutMs'], ['x-tao-retry', 'retry'], ['x-tao-breaker', 'breaker'], ['x-tao-fallback-tool', 'fallbackTool'], ['x-tao-max-response-bytes', 'maxResponseBytes'], ['x-tao-headers', 'headers']];
+      const ext: Array<[string, string]> = [
+        ['x-tao-timeout-ms', 'timeoutMs'],
+        ['x-tao-retry', 'retry'],
+        ['x-tao-breaker', 'breaker'],
+        ['x-tao-fallback-tool', 'fallbackTool'],
+        ['x-tao-max-response-bytes', 'maxResponseBytes'],
+        ['x-tao-headers', 'headers'],
+      ];
       for (const [key, field] of ext) if (op[key] !== undefined) spec[field] = op[key];
       tools.push({ source: `${path}#${op.operationId}`, spec });
     }
@@ -107,11 +120,19 @@ function splitServer(text: string): { origin: string; basePath: string } {
 }
 
 function slug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').replace(/^([0-9])/, 't$1');
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .replace(/^([0-9])/, 't$1');
 }
 
 function snake(text: string): string {
-  return text.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[^A-Za-z0-9]+/g, '_').toLowerCase().replace(/^_+|_+$/g, '');
+  return text
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .toLowerCase()
+    .replace(/^_+|_+$/g, '');
 }
 
 function isObject(value: unknown): value is Json {

@@ -27,28 +27,56 @@ export interface TopicReport {
  * wanted than exist, more replicas than wanted (Kafka would drop copies), a factor the cluster
  * cannot give.
  */
-export async function applyTopics(admin: Admin, names: TopicNames, replication?: Replication, options: { reassignTimeoutMs?: number } = {}): Promise<TopicReport[]> {
+export async function applyTopics(
+  admin: Admin,
+  names: TopicNames,
+  replication?: Replication,
+  options: { reassignTimeoutMs?: number } = {},
+): Promise<TopicReport[]> {
   const brokers = (await admin.describeCluster()).brokers.map((b) => b.nodeId).sort((a, b) => a - b);
   const want = replication ?? replicationFor(Math.max(1, brokers.length));
   const wanted = names.all();
   const existing = new Set(await admin.listTopics());
   const reports: TopicReport[] = [];
-  const configOf = (spec: TopicSpec, minInsync: number): Record<string, string> => ({ 'retention.ms': String(spec.retentionMs), 'cleanup.policy': spec.cleanupPolicy, 'min.insync.replicas': String(minInsync), ...spec.configs });
+  const configOf = (spec: TopicSpec, minInsync: number): Record<string, string> => ({
+    'retention.ms': String(spec.retentionMs),
+    'cleanup.policy': spec.cleanupPolicy,
+    'min.insync.replicas': String(minInsync),
+    ...spec.configs,
+  });
 
   const missing = wanted.filter((t) => !existing.has(t.name));
   if (missing.length) {
     await admin.createTopics({
       waitForLeaders: false,
-      topics: missing.map(({ name, spec }) => ({ topic: name, numPartitions: spec.partitions, replicationFactor: want.replicationFactor, configEntries: Object.entries(configOf(spec, want.minInsyncReplicas)).map(([n, value]) => ({ name: n, value })) })),
+      topics: missing.map(({ name, spec }) => ({
+        topic: name,
+        numPartitions: spec.partitions,
+        replicationFactor: want.replicationFactor,
+        configEntries: Object.entries(configOf(spec, want.minInsyncReplicas)).map(([n, value]) => ({ name: n, value })),
+      })),
     });
-    await waitForLeaders(admin, missing.map((t) => t.name));
-    for (const t of missing) reports.push({ topic: t.name, action: 'created', details: [`${t.spec.partitions} partitions, replication factor ${want.replicationFactor}, min.insync.replicas ${want.minInsyncReplicas}, retention ${t.spec.retentionMs} ms, cleanup ${t.spec.cleanupPolicy}`] });
+    await waitForLeaders(
+      admin,
+      missing.map((t) => t.name),
+    );
+    for (const t of missing)
+      reports.push({
+        topic: t.name,
+        action: 'created',
+        details: [
+          `${t.spec.partitions} partitions, replication factor ${want.replicationFactor}, min.insync.replicas ${want.minInsyncReplicas}, retention ${t.spec.retentionMs} ms, cleanup ${t.spec.cleanupPolicy}`,
+        ],
+      });
   }
 
   const present = wanted.filter((t) => existing.has(t.name));
   if (present.length === 0) return reports;
   const metadata = await admin.fetchTopicMetadata({ topics: present.map((t) => t.name) });
-  const configs = await admin.describeConfigs({ includeSynonyms: false, resources: present.map((t) => ({ type: ConfigResourceTypes.TOPIC, name: t.name, configNames: Object.keys(configOf(t.spec, 1)) })) });
+  const configs = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: present.map((t) => ({ type: ConfigResourceTypes.TOPIC, name: t.name, configNames: Object.keys(configOf(t.spec, 1)) })),
+  });
   for (const { name, spec } of present) {
     const details: string[] = [];
     let action: TopicReport['action'] = 'unchanged';
@@ -81,7 +109,10 @@ export async function applyTopics(admin: Admin, names: TopicNames, replication?:
     const wantedConfig = configOf(spec, Math.min(want.minInsyncReplicas, factor));
     const changed = Object.entries(wantedConfig).filter(([k, v]) => actual[k] !== v);
     if (changed.length) {
-      await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name, configEntries: Object.entries(wantedConfig).map(([n, value]) => ({ name: n, value })) }] });
+      await admin.alterConfigs({
+        validateOnly: false,
+        resources: [{ type: ConfigResourceTypes.TOPIC, name, configEntries: Object.entries(wantedConfig).map(([n, value]) => ({ name: n, value })) }],
+      });
       for (const [k, v] of changed) details.push(`${k} ${actual[k]} -> ${v}`);
       if (action === 'unchanged') action = 'updated';
       const visible = await configVisible(admin, name, wantedConfig, 15000);
@@ -101,7 +132,14 @@ export async function applyTopics(admin: Admin, names: TopicNames, replication?:
  * no reassignment of the topic in progress and the metadata shows the new replicas, or says why it
  * did not get there.
  */
-async function raiseReplication(admin: Admin, topic: string, partitions: PartitionMetadata[], brokers: number[], factor: number, timeoutMs: number): Promise<'done' | string> {
+async function raiseReplication(
+  admin: Admin,
+  topic: string,
+  partitions: PartitionMetadata[],
+  brokers: number[],
+  factor: number,
+  timeoutMs: number,
+): Promise<'done' | string> {
   if (brokers.length < factor) return `the cluster lists ${brokers.length} broker(s) (left as is)`;
   const load = new Map(brokers.map((b) => [b, 0]));
   for (const p of partitions) for (const r of p.replicas) load.set(r, (load.get(r) ?? 0) + 1);
@@ -137,11 +175,15 @@ async function raiseReplication(admin: Admin, topic: string, partitions: Partiti
 export async function configVisible(admin: Admin, topic: string, wanted: Record<string, string>, timeoutMs: number): Promise<'done' | string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: Object.keys(wanted) }] });
+    const described = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: Object.keys(wanted) }],
+    });
     const seen = Object.fromEntries((described.resources[0]?.configEntries ?? []).map((e) => [e.configName, e.configValue]));
     const pending = Object.entries(wanted).filter(([k, v]) => seen[k] !== v);
     if (!pending.length) return 'done';
-    if (Date.now() > deadline) return `config change accepted but not visible after ${timeoutMs} ms (${pending.map(([k]) => k).join(', ')}; apply again to check)`;
+    if (Date.now() > deadline)
+      return `config change accepted but not visible after ${timeoutMs} ms (${pending.map(([k]) => k).join(', ')}; apply again to check)`;
     await new Promise((r) => setTimeout(r, 200));
   }
 }

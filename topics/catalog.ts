@@ -27,10 +27,42 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const LOOP_PARTITIONS = 6;
 
 export const TOPICS: Readonly<Record<TopicId, TopicSpec>> = {
-  tasks: { name: 'tao.tasks', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'task.avsc', doc: 'Tasks entering the loop (new runs and replies).' },
-  thoughtRequests: { name: 'thought.requests', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'thought-request.avsc', doc: 'Waves of tool calls planned by Thought.' },
-  actionResults: { name: 'action.results', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'action-result.avsc', doc: 'Normalized tool results written by Action.' },
-  observationResults: { name: 'observation.results', partitions: LOOP_PARTITIONS, retentionMs: 7 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'observation-result.avsc', doc: 'Verdicts written by Observation.' },
+  tasks: {
+    name: 'tao.tasks',
+    partitions: LOOP_PARTITIONS,
+    retentionMs: 7 * DAY_MS,
+    cleanupPolicy: 'delete',
+    key: 'thought_id (UTF-8)',
+    valueSchema: 'task.avsc',
+    doc: 'Tasks entering the loop (new runs and replies).',
+  },
+  thoughtRequests: {
+    name: 'thought.requests',
+    partitions: LOOP_PARTITIONS,
+    retentionMs: 7 * DAY_MS,
+    cleanupPolicy: 'delete',
+    key: 'thought_id (UTF-8)',
+    valueSchema: 'thought-request.avsc',
+    doc: 'Waves of tool calls planned by Thought.',
+  },
+  actionResults: {
+    name: 'action.results',
+    partitions: LOOP_PARTITIONS,
+    retentionMs: 7 * DAY_MS,
+    cleanupPolicy: 'delete',
+    key: 'thought_id (UTF-8)',
+    valueSchema: 'action-result.avsc',
+    doc: 'Normalized tool results written by Action.',
+  },
+  observationResults: {
+    name: 'observation.results',
+    partitions: LOOP_PARTITIONS,
+    retentionMs: 7 * DAY_MS,
+    cleanupPolicy: 'delete',
+    key: 'thought_id (UTF-8)',
+    valueSchema: 'observation-result.avsc',
+    doc: 'Verdicts written by Observation.',
+  },
   thoughtRuns: {
     name: 'thought.runs',
     partitions: LOOP_PARTITIONS,
@@ -50,7 +82,15 @@ export const TOPICS: Readonly<Record<TopicId, TopicSpec>> = {
     valueSchema: 'run-snapshot.avsc',
     doc: "Thought's state store changelog: the latest snapshot of each run (compacted); ended runs are tombstoned after TAO_RUN_RETENTION of record time. Co-partitioned with Thought's inputs.",
   },
-  outcomes: { name: 'tao.outcomes', partitions: LOOP_PARTITIONS, retentionMs: 30 * DAY_MS, cleanupPolicy: 'delete', key: 'thought_id (UTF-8)', valueSchema: 'outcome.avsc', doc: 'How each run ended.' },
+  outcomes: {
+    name: 'tao.outcomes',
+    partitions: LOOP_PARTITIONS,
+    retentionMs: 30 * DAY_MS,
+    cleanupPolicy: 'delete',
+    key: 'thought_id (UTF-8)',
+    valueSchema: 'outcome.avsc',
+    doc: 'How each run ended.',
+  },
 };
 
 /** How many copies of each partition a cluster keeps, and how many must have a write before it is acknowledged. */
@@ -98,7 +138,13 @@ export function topicNames(namespace: string): TopicNames {
       ...Object.entries(TOPICS).map(([id, spec]) => ({ name: name(id as TopicId), spec })),
       ...DEAD_LETTERED.map((id) => ({
         name: dlq(id),
-        spec: { ...DLQ_SPEC, name: `${TOPICS[id].name}.dlq`, key: 'thought_id (UTF-8)' as const, valueSchema: null, doc: `Records of ${TOPICS[id].name} that could not be processed: original bytes, error in headers.` },
+        spec: {
+          ...DLQ_SPEC,
+          name: `${TOPICS[id].name}.dlq`,
+          key: 'thought_id (UTF-8)' as const,
+          valueSchema: null,
+          doc: `Records of ${TOPICS[id].name} that could not be processed: original bytes, error in headers.`,
+        },
       })),
     ],
   };

@@ -55,7 +55,9 @@ export async function commitTree(rev: string, base = '/tmp/tao-ab'): Promise<Tre
 
 function commitOf(rev: string): string {
   try {
-    return execFileSync('git', ['rev-parse', '--verify', `${rev}^{commit}`], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] }).toString().trim();
+    return execFileSync('git', ['rev-parse', '--verify', `${rev}^{commit}`], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+      .toString()
+      .trim();
   } catch {
     throw new Error(`"${rev}" names no commit of this repository (git rev-parse --verify)`);
   }
@@ -89,11 +91,19 @@ function ownKafkajs(root: string): void {
   const modules = join(root, 'node_modules');
   rmSync(modules, { force: true });
   mkdirSync(modules);
-  for (const entry of readdirSync(join(REPO_ROOT, 'node_modules'))) if (entry !== 'kafkajs') symlinkSync(join(REPO_ROOT, 'node_modules', entry), join(modules, entry));
+  for (const entry of readdirSync(join(REPO_ROOT, 'node_modules')))
+    if (entry !== 'kafkajs') symlinkSync(join(REPO_ROOT, 'node_modules', entry), join(modules, entry));
   const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', 'kafkajs', 'package.json'), 'utf8')) as { version: string };
   const packDir = mkdtempSync(join(tmpdir(), 'tao-ab-kafkajs-'));
   try {
-    const tgz = execFileSync('npm', ['pack', `kafkajs@${version}`, '--pack-destination', packDir, '--silent'], { cwd: packDir, stdio: ['ignore', 'pipe', 'pipe'] }).toString().trim().split('\n').at(-1)!;
+    const tgz = execFileSync('npm', ['pack', `kafkajs@${version}`, '--pack-destination', packDir, '--silent'], {
+      cwd: packDir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+      .toString()
+      .trim()
+      .split('\n')
+      .at(-1)!;
     mkdirSync(join(modules, 'kafkajs'));
     execFileSync('tar', ['-xzf', join(packDir, tgz), '-C', join(modules, 'kafkajs'), '--strip-components=1'], { stdio: ['ignore', 'pipe', 'pipe'] });
   } finally {
@@ -110,7 +120,10 @@ function ownKafkajs(root: string): void {
  */
 function build(root: string): void {
   rmSync(join(root, 'dist'), { recursive: true, force: true });
-  execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--noCheck'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--noCheck'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /**
@@ -125,7 +138,10 @@ export async function abTrees(spec: string, base = '/tmp/tao-ab'): Promise<{ a: 
   const a = await commitTree(aRev, base);
   const b = bRev === undefined ? await checkoutTree(base) : await commitTree(bRev, base);
   const range = bRev === undefined ? [commitOf(aRev)] : [commitOf(aRev), commitOf(bRev)];
-  const changed = execFileSync('git', ['diff', '--name-only', ...range], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] }).toString().split('\n').filter(Boolean);
+  const changed = execFileSync('git', ['diff', '--name-only', ...range], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    .toString()
+    .split('\n')
+    .filter(Boolean);
   return { a: { ...a, code: `A ${a.code}` }, b: { ...b, code: bRev === undefined ? 'B the checkout' : `B ${b.code}` }, changed };
 }
 

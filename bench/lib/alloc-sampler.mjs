@@ -16,10 +16,14 @@ if (dir) {
   session.connect();
   let sampling = false;
   session.post('HeapProfiler.enable', () => {
-    session.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }, (err) => {
-      if (err) process.stderr.write(`alloc-sampler: ${err.message}\n`);
-      else sampling = true;
-    });
+    session.post(
+      'HeapProfiler.startSampling',
+      { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true },
+      (err) => {
+        if (err) process.stderr.write(`alloc-sampler: ${err.message}\n`);
+        else sampling = true;
+      },
+    );
   });
   process.on('exit', () => {
     if (!sampling) return;

@@ -10,7 +10,18 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { Producer } from 'kafkajs';
 import { buildTask } from '../../client/tasks.ts';
-import type { ActionResult, ObservationResult, Outcome, OutcomeStatus, RunState, StepCall, StepResult, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
+import type {
+  ActionResult,
+  ObservationResult,
+  Outcome,
+  OutcomeStatus,
+  RunState,
+  StepCall,
+  StepResult,
+  Task,
+  ThoughtRequest,
+  Verdict,
+} from '../../schemas/types.gen.ts';
 import { runState } from '../../schemas/records.ts';
 import type { TopicId } from '../../topics/catalog.ts';
 import type { BenchNamespace } from './harness.ts';
@@ -96,7 +107,13 @@ const findCustomer = (email: string): Step => ({ id: 'S1', tool: 'crm.find_custo
 const onePlan = () => plan([findCustomer('corpus@example.com')]);
 
 function call(key: string, step: string, tool: string, input: unknown, iteration = 1): StepCall {
-  return { step_id: step, tool, input_json: typeof input === 'string' ? input : JSON.stringify(input), idempotency_key: `${key}:${iteration}:${step}`, attempt: 1 };
+  return {
+    step_id: step,
+    tool,
+    input_json: typeof input === 'string' ? input : JSON.stringify(input),
+    idempotency_key: `${key}:${iteration}:${step}`,
+    attempt: 1,
+  };
 }
 
 /** A thought.requests value for `key`: the wave `steps` of plan `p` (an object, or raw plan_json text). */
@@ -108,7 +125,22 @@ const CUSTOMER = { customer_id: 'C-000001', email: 'corpus@example.com', name: '
 
 function okResult(key: string, overrides: Partial<StepResult> = {}): StepResult {
   const body = JSON.stringify(CUSTOMER);
-  return { step_id: 'S1', tool: 'crm.find_customer', input_json: JSON.stringify({ email: CUSTOMER.email }), idempotency_key: `${key}:1:S1`, attempts: 1, status_code: 200, response_time_ms: 4, response_raw: body, data_json: body, error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null, ...overrides };
+  return {
+    step_id: 'S1',
+    tool: 'crm.find_customer',
+    input_json: JSON.stringify({ email: CUSTOMER.email }),
+    idempotency_key: `${key}:1:S1`,
+    attempts: 1,
+    status_code: 200,
+    response_time_ms: 4,
+    response_raw: body,
+    data_json: body,
+    error: null,
+    fallback_from: null,
+    fallback_reason: null,
+    attempt_time_ms: null,
+    ...overrides,
+  };
 }
 
 /** An action.results value for `key` with `results`, carrying plan `p`. */
@@ -117,7 +149,20 @@ export function actionResult(key: string, p: unknown, results: StepResult[], run
 }
 
 function okVerdict(overrides: Partial<Verdict> = {}): Verdict {
-  return { step_id: 'S1', tool: 'crm.find_customer', valid: true, extracted_data_json: JSON.stringify(CUSTOMER), confidence_score: 0.9, error_type: 'ok', audit_trail: [{ name: 'transport', passed: true, evidence: 'HTTP 200' }], status_code: 200, response_time_ms: 4, attempts: 1, fallback_from: null, ...overrides };
+  return {
+    step_id: 'S1',
+    tool: 'crm.find_customer',
+    valid: true,
+    extracted_data_json: JSON.stringify(CUSTOMER),
+    confidence_score: 0.9,
+    error_type: 'ok',
+    audit_trail: [{ name: 'transport', passed: true, evidence: 'HTTP 200' }],
+    status_code: 200,
+    response_time_ms: 4,
+    attempts: 1,
+    fallback_from: null,
+    ...overrides,
+  };
 }
 
 /** An observation.results value for `key` with `verdicts`, carrying plan `p`. */
@@ -126,7 +171,27 @@ export function observation(key: string, p: unknown, verdicts: Verdict[], run: P
 }
 
 function outcomeValue(key: string): Outcome {
-  return { thought_id: key, task_id: 't', status: 'completed', reason: 'x', iterations: 1, steps_executed: 1, output_json: '{}', missing_fields: [], planner: 'corpus', flow_id: 'corpus', flow_version: 1, reason_code: 'completed', reflections: [], planner_kind: null, planner_config: null, model_cost: null, too_large: null, result_json: null, approval: null };
+  return {
+    thought_id: key,
+    task_id: 't',
+    status: 'completed',
+    reason: 'x',
+    iterations: 1,
+    steps_executed: 1,
+    output_json: '{}',
+    missing_fields: [],
+    planner: 'corpus',
+    flow_id: 'corpus',
+    flow_version: 1,
+    reason_code: 'completed',
+    reflections: [],
+    planner_kind: null,
+    planner_config: null,
+    model_cost: null,
+    too_large: null,
+    result_json: null,
+    approval: null,
+  };
 }
 
 function task(key: string, text = 'order status for corpus@example.com'): Task {
@@ -153,7 +218,11 @@ const keyOf = (ctx: CorpusContext, kind: string) => `corpus-${kind}-${ctx.tag}`;
 const UNKNOWN_SCHEMA = Buffer.concat([Buffer.from([0, 0x7f, 0xff, 0xff, 0x00]), Buffer.from('whatever')]);
 
 async function post(ctx: CorpusContext, path: string, body: string | Buffer, headers: Record<string, string> = {}, method = 'POST'): Promise<Sent> {
-  const res = await fetch(`${ctx.ingressUrl}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: method === 'GET' ? undefined : typeof body === 'string' ? body : new Uint8Array(body) });
+  const res = await fetch(`${ctx.ingressUrl}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: method === 'GET' ? undefined : typeof body === 'string' ? body : new Uint8Array(body),
+  });
   const text = await res.text();
   let parsed: Record<string, unknown> | null = null;
   try {
@@ -168,26 +237,41 @@ async function post(ctx: CorpusContext, path: string, body: string | Buffer, hea
 function postDeclaredHuge(ctx: CorpusContext, path: string): Promise<Sent> {
   return new Promise((resolve, reject) => {
     const url = new URL(path, ctx.ingressUrl);
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(50 * 1024 * 1024) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        req.destroy();
-        let body: Record<string, unknown> | null = null;
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-        } catch {
-          body = null;
-        }
-        resolve({ via: 'http', status: res.statusCode ?? 0, body });
-      });
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(50 * 1024 * 1024) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          req.destroy();
+          let body: Record<string, unknown> | null = null;
+          try {
+            body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+          } catch {
+            body = null;
+          }
+          resolve({ via: 'http', status: res.statusCode ?? 0, body });
+        });
+      },
+    );
     req.on('error', reject);
     req.write('{"text":"');
   });
 }
 
-function githubHeaders(ctx: CorpusContext, body: string | Buffer, event = 'issues', delivery = randomUUID(), secret = ctx.secrets.github): Record<string, string> {
+function githubHeaders(
+  ctx: CorpusContext,
+  body: string | Buffer,
+  event = 'issues',
+  delivery = randomUUID(),
+  secret = ctx.secrets.github,
+): Record<string, string> {
   return { 'x-github-event': event, 'x-github-delivery': delivery, 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` };
 }
 
@@ -260,23 +344,75 @@ export function corpus(): BadInputKind[] {
   tasksPost('proto-key', 'a __proto__ key (prototype pollution attempt)', '{"text":"order status for a@example.com","__proto__":{"admin":true}}', http4xx(400));
   tasksPost('text-too-long', 'text of 20,001 characters', JSON.stringify({ text: 'x'.repeat(20001) }), http4xx(400));
   tasksPost('metadata-not-strings', 'metadata values that are not strings', '{"text":"order status for a@example.com","metadata":{"n":1}}', http4xx(400));
-  tasksPost('callback-url-not-http', 'a javascript: callback URL', '{"text":"order status for a@example.com","metadata":{"callback_url":"javascript:alert(1)"}}', http4xx(400));
+  tasksPost(
+    'callback-url-not-http',
+    'a javascript: callback URL',
+    '{"text":"order status for a@example.com","metadata":{"callback_url":"javascript:alert(1)"}}',
+    http4xx(400),
+  );
   tasksPost('source-invalid', 'a source with spaces and capitals', '{"text":"order status for a@example.com","source":"Bad Source!"}', http4xx(400));
-  tasksPost('external-id-too-long', 'an external id of 257 characters', JSON.stringify({ text: 'order status for a@example.com', external_id: 'e'.repeat(257) }), http4xx(400));
+  tasksPost(
+    'external-id-too-long',
+    'an external id of 257 characters',
+    JSON.stringify({ text: 'order status for a@example.com', external_id: 'e'.repeat(257) }),
+    http4xx(400),
+  );
   tasksPost('deep-nesting', '100,000 nested arrays in metadata', `{"text":"a","metadata":${'['.repeat(100000)}${']'.repeat(100000)}}`, http4xx(400));
   tasksPost('form-encoded', 'a form post instead of JSON', 'text=order+status', http4xx(400), { 'content-type': 'application/x-www-form-urlencoded' });
-  tasksPost('oversized-body', 'a 300 KB body (limit 256 KB)', JSON.stringify({ text: 'order status', metadata: { pad: 'p'.repeat(300 * 1024) } }), http4xx(413));
-  add({ id: 'tasks-api.declared-huge', surface: 'ingress', description: 'Content-Length of 50 MB, body never completed', expect: http4xx(413), send: (ctx) => postDeclaredHuge(ctx, '/v1/tasks') });
-  add({ id: 'tasks-api.wrong-method', surface: 'ingress', description: 'GET instead of POST', expect: http4xx(405), send: (ctx) => post(ctx, '/v1/tasks', '', {}, 'GET') });
-  add({ id: 'ingress.unknown-route', surface: 'ingress', description: 'POST to a route that does not exist', expect: http4xx(404), send: (ctx) => post(ctx, '/v1/nothing-here', '{}') });
-  add({ id: 'tasks-api.invalid-utf8', surface: 'ingress', description: 'invalid UTF-8 bytes inside the text', expect: http4xx(400), knownIssue: LENIENT_UTF8, send: (ctx) => post(ctx, '/v1/tasks', withInvalidUtf8('{"text":"order status for corpus@example.com MARK"}', 'MARK')) });
-  tasksPost('u2028-in-text', 'U+2028 / U+2029 (JS line terminators) in the text', JSON.stringify({ text: 'order status\u2028for corpus@example.com\u2029please' }), { accepted: ['completed'] });
-  tasksPost('control-chars', 'NUL, ESC and DEL in the text', JSON.stringify({ text: 'order\u0000 status\u001b[31m for corpus@example.com\u007f' }), { accepted: ['completed'] });
-  tasksPost('lone-surrogate', 'a lone UTF-16 surrogate escape in the text', '{"text":"order status for corpus@example.com \\ud800"}', { accepted: ['completed'] });
-  tasksPost('no-email', 'a task the planner cannot fill (no e-mail address)', '{"text":"where is my parcel?"}', { accepted: ['awaiting_input', 'escalated', 'failed'] });
+  tasksPost(
+    'oversized-body',
+    'a 300 KB body (limit 256 KB)',
+    JSON.stringify({ text: 'order status', metadata: { pad: 'p'.repeat(300 * 1024) } }),
+    http4xx(413),
+  );
+  add({
+    id: 'tasks-api.declared-huge',
+    surface: 'ingress',
+    description: 'Content-Length of 50 MB, body never completed',
+    expect: http4xx(413),
+    send: (ctx) => postDeclaredHuge(ctx, '/v1/tasks'),
+  });
+  add({
+    id: 'tasks-api.wrong-method',
+    surface: 'ingress',
+    description: 'GET instead of POST',
+    expect: http4xx(405),
+    send: (ctx) => post(ctx, '/v1/tasks', '', {}, 'GET'),
+  });
+  add({
+    id: 'ingress.unknown-route',
+    surface: 'ingress',
+    description: 'POST to a route that does not exist',
+    expect: http4xx(404),
+    send: (ctx) => post(ctx, '/v1/nothing-here', '{}'),
+  });
+  add({
+    id: 'tasks-api.invalid-utf8',
+    surface: 'ingress',
+    description: 'invalid UTF-8 bytes inside the text',
+    expect: http4xx(400),
+    knownIssue: LENIENT_UTF8,
+    send: (ctx) => post(ctx, '/v1/tasks', withInvalidUtf8('{"text":"order status for corpus@example.com MARK"}', 'MARK')),
+  });
+  tasksPost(
+    'u2028-in-text',
+    'U+2028 / U+2029 (JS line terminators) in the text',
+    JSON.stringify({ text: 'order status\u2028for corpus@example.com\u2029please' }),
+    { accepted: ['completed'] },
+  );
+  tasksPost('control-chars', 'NUL, ESC and DEL in the text', JSON.stringify({ text: 'order\u0000 status\u001b[31m for corpus@example.com\u007f' }), {
+    accepted: ['completed'],
+  });
+  tasksPost('lone-surrogate', 'a lone UTF-16 surrogate escape in the text', '{"text":"order status for corpus@example.com \\ud800"}', {
+    accepted: ['completed'],
+  });
+  tasksPost('no-email', 'a task the planner cannot fill (no e-mail address)', '{"text":"where is my parcel?"}', {
+    accepted: ['awaiting_input', 'escalated', 'failed'],
+  });
 
   // --- POST /v1/webhooks/github ----------------------------------------------------------------
-  const gh = (id: string, description: string, expect: Expect, send: (ctx: CorpusContext) => Promise<Sent>) => add({ id: `github.${id}`, surface: 'webhook', description, expect, send });
+  const gh = (id: string, description: string, expect: Expect, send: (ctx: CorpusContext) => Promise<Sent>) =>
+    add({ id: `github.${id}`, surface: 'webhook', description, expect, send });
   gh('no-signature', 'no X-Hub-Signature-256', http4xx(401), (ctx) => {
     const body = githubIssue(ctx);
     const { 'x-hub-signature-256': _s, ...headers } = githubHeaders(ctx, body);
@@ -331,10 +467,20 @@ export function corpus(): BadInputKind[] {
     const body = JSON.stringify({ ref: 'refs/heads/main', repository: { full_name: `bench/corpus-${ctx.tag}` } });
     return post(ctx, '/v1/webhooks/github', body, githubHeaders(ctx, body, 'push'));
   });
-  add({ id: 'github.invalid-utf8', surface: 'webhook', description: 'invalid UTF-8 in a signed issue body', expect: http4xx(400), knownIssue: LENIENT_UTF8, send: (ctx) => {
-    const body = withInvalidUtf8(githubIssue(ctx, (e) => (e.issue.body = 'order for corpus@example.com MARK')), 'MARK');
-    return post(ctx, '/v1/webhooks/github', body, githubHeaders(ctx, body));
-  } });
+  add({
+    id: 'github.invalid-utf8',
+    surface: 'webhook',
+    description: 'invalid UTF-8 in a signed issue body',
+    expect: http4xx(400),
+    knownIssue: LENIENT_UTF8,
+    send: (ctx) => {
+      const body = withInvalidUtf8(
+        githubIssue(ctx, (e) => (e.issue.body = 'order for corpus@example.com MARK')),
+        'MARK',
+      );
+      return post(ctx, '/v1/webhooks/github', body, githubHeaders(ctx, body));
+    },
+  });
   gh('u2028-in-title', 'U+2028 in a signed issue title', { accepted: ['completed'] }, (ctx) => {
     const body = githubIssue(ctx, (e) => (e.issue.title = 'Order\u2028status for corpus@example.com'));
     return post(ctx, '/v1/webhooks/github', body, githubHeaders(ctx, body));
@@ -345,7 +491,8 @@ export function corpus(): BadInputKind[] {
   });
 
   // --- POST /v1/webhooks/jira ------------------------------------------------------------------
-  const jira = (id: string, description: string, expect: Expect, send: (ctx: CorpusContext) => Promise<Sent>) => add({ id: `jira.${id}`, surface: 'webhook', description, expect, send });
+  const jira = (id: string, description: string, expect: Expect, send: (ctx: CorpusContext) => Promise<Sent>) =>
+    add({ id: `jira.${id}`, surface: 'webhook', description, expect, send });
   jira('no-signature', 'no X-Tao-Signature', http4xx(401), (ctx) => post(ctx, '/v1/webhooks/jira', jiraIssue(ctx)));
   jira('stale-timestamp', 'signed an hour ago', http4xx(401), (ctx) => {
     const body = jiraIssue(ctx);
@@ -355,7 +502,9 @@ export function corpus(): BadInputKind[] {
     const body = jiraIssue(ctx);
     return post(ctx, '/v1/webhooks/jira', body, { 'x-tao-signature': jiraSignature(ctx.secrets.jira, body, Math.floor(Date.now() / 1000) + 3600) });
   });
-  jira('bad-hex', 'a signature that is not hex', http4xx(401), (ctx) => post(ctx, '/v1/webhooks/jira', jiraIssue(ctx), { 'x-tao-signature': `t=${Math.floor(Date.now() / 1000)},v1=zz` }));
+  jira('bad-hex', 'a signature that is not hex', http4xx(401), (ctx) =>
+    post(ctx, '/v1/webhooks/jira', jiraIssue(ctx), { 'x-tao-signature': `t=${Math.floor(Date.now() / 1000)},v1=zz` }),
+  );
   jira('replayed-delivery', 'the same signed delivery sent twice', { duplicate: true }, async (ctx) => {
     const body = jiraIssue(ctx);
     const headers = { 'x-tao-signature': jiraSignature(ctx.secrets.jira, body), 'x-atlassian-webhook-identifier': randomUUID() };
@@ -371,18 +520,42 @@ export function corpus(): BadInputKind[] {
     const body = jiraIssue(ctx, (e) => (e.issue.fields = {}));
     return post(ctx, '/v1/webhooks/jira', body, { 'x-tao-signature': jiraSignature(ctx.secrets.jira, body) });
   });
-  add({ id: 'webhook.unknown-source', surface: 'webhook', description: 'a source the ingress does not serve', expect: http4xx(404), send: (ctx) => post(ctx, '/v1/webhooks/gitlab', '{}') });
+  add({
+    id: 'webhook.unknown-source',
+    surface: 'webhook',
+    description: 'a source the ingress does not serve',
+    expect: http4xx(404),
+    send: (ctx) => post(ctx, '/v1/webhooks/gitlab', '{}'),
+  });
 
   // --- records on every consumed topic ---------------------------------------------------------
-  const rec = (surface: TopicId, id: string, description: string, expect: Expect, value: (ctx: CorpusContext, key: string) => Promise<Buffer | null> | Buffer | null, key?: (ctx: CorpusContext, k: string) => string | null, partition = 0, extra: Pick<BadInputKind, 'last' | 'knownIssue'> = {}) =>
-    add({ id: `${surface}.${id}`, surface, description, expect, partition, ...extra, send: async (ctx) => {
-      const k = keyOf(ctx, `${surface}-${id}`);
-      return record(ctx, surface, key ? key(ctx, k) : k, await value(ctx, k), partition);
-    } });
+  const rec = (
+    surface: TopicId,
+    id: string,
+    description: string,
+    expect: Expect,
+    value: (ctx: CorpusContext, key: string) => Promise<Buffer | null> | Buffer | null,
+    key?: (ctx: CorpusContext, k: string) => string | null,
+    partition = 0,
+    extra: Pick<BadInputKind, 'last' | 'knownIssue'> = {},
+  ) =>
+    add({
+      id: `${surface}.${id}`,
+      surface,
+      description,
+      expect,
+      partition,
+      ...extra,
+      send: async (ctx) => {
+        const k = keyOf(ctx, `${surface}-${id}`);
+        return record(ctx, surface, key ? key(ctx, k) : k, await value(ctx, k), partition);
+      },
+    });
   const dl = (...codes: string[]): Expect => ({ deadLetter: codes });
   const valid: Record<Exclude<TopicId, 'outcomes' | 'thoughtRuns'>, (ctx: CorpusContext, key: string) => Promise<Buffer>> = {
     tasks: (ctx, key) => enc(ctx, 'tasks', task(key)),
-    thoughtRequests: (ctx, key) => enc(ctx, 'thoughtRequests', request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })])),
+    thoughtRequests: (ctx, key) =>
+      enc(ctx, 'thoughtRequests', request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })])),
     actionResults: (ctx, key) => enc(ctx, 'actionResults', actionResult(key, onePlan(), [okResult(key)])),
     observationResults: (ctx, key) => enc(ctx, 'observationResults', observation(key, onePlan(), [okVerdict()])),
   };
@@ -409,8 +582,17 @@ export function corpus(): BadInputKind[] {
     rec(t, 'key-mismatch', 'a key that is not the thought_id inside', dl('CONTRACT_VIOLATION'), (ctx, key) => valid[t](ctx, `${key}-inside`));
   }
   rec('tasks', 'empty-value', 'a zero-length value', dl('DECODE_FAILED'), () => Buffer.alloc(0));
-  rec('tasks', 'null-key', 'no key at all', dl('CONTRACT_VIOLATION'), (ctx, key) => valid.tasks(ctx, key), () => null);
-  rec('tasks', 'trailing-bytes', 'a valid record followed by garbage', dl('DECODE_FAILED'), async (ctx, key) => Buffer.concat([await valid.tasks(ctx, key), Buffer.from('TRAILING')]));
+  rec(
+    'tasks',
+    'null-key',
+    'no key at all',
+    dl('CONTRACT_VIOLATION'),
+    (ctx, key) => valid.tasks(ctx, key),
+    () => null,
+  );
+  rec('tasks', 'trailing-bytes', 'a valid record followed by garbage', dl('DECODE_FAILED'), async (ctx, key) =>
+    Buffer.concat([await valid.tasks(ctx, key), Buffer.from('TRAILING')]),
+  );
   rec('tasks', 'negative-string-length', 'an Avro string whose length is negative', dl('DECODE_FAILED'), async (ctx, key) => {
     const b = Buffer.from(await valid.tasks(ctx, key));
     b[5] = 0x01; // zig-zag -1: the thought_id's length
@@ -420,53 +602,160 @@ export function corpus(): BadInputKind[] {
     const b = await valid.tasks(ctx, key);
     return Buffer.concat([b.subarray(0, 5), Buffer.from([0xfe, 0xff, 0xff, 0xff, 0x0f]), b.subarray(6)]);
   });
-  rec('tasks', 'invalid-utf8-avro-string', 'invalid UTF-8 bytes inside an Avro string', { outcome: ['completed'] }, async (ctx, key) => avroWithInvalidUtf8(await enc(ctx, 'tasks', task(key, 'order status for corpus@example.com MARK')), 'MARK'));
-  rec('tasks', 'u2028-in-text', 'U+2028 in the task text', { outcome: ['completed'] }, (ctx, key) => enc(ctx, 'tasks', task(key, 'order status\u2028for corpus@example.com')));
-  rec('tasks', 'no-email', 'a task the planner cannot fill', { outcome: ['awaiting_input', 'escalated', 'failed'] }, (ctx, key) => enc(ctx, 'tasks', task(key, 'hello, anybody there?')));
-  rec('tasks', 'reply-to-unknown-run', 'a REPLY for a run that never started', { outcome: ['completed', 'awaiting_input', 'escalated', 'failed'] }, (ctx, key) => enc(ctx, 'tasks', { ...task(key), kind: 'REPLY' }));
-  rec('actionResults', 'over-broker-limit', 'a 2 MB record (over the topic max.message.bytes, 1 MB by default)', { refused: 'MESSAGE_TOO_LARGE' }, (ctx, key) => enc(ctx, 'actionResults', actionResult(key, onePlan(), [okResult(key, { response_raw: 'x'.repeat(2 * 1024 * 1024) })])));
-  rec('tasks', 'over-stage-limit', 'a 5 MB task on a topic whose limit an operator raised (Thought takes 4 MB)', dl('RECORD_TOO_LARGE'), async (ctx, key) => enc(ctx, 'tasks', task(key, `order status for corpus@example.com ${'x'.repeat(5 * 1024 * 1024)}`)), undefined, 1, OVERSIZED);
+  rec('tasks', 'invalid-utf8-avro-string', 'invalid UTF-8 bytes inside an Avro string', { outcome: ['completed'] }, async (ctx, key) =>
+    avroWithInvalidUtf8(await enc(ctx, 'tasks', task(key, 'order status for corpus@example.com MARK')), 'MARK'),
+  );
+  rec('tasks', 'u2028-in-text', 'U+2028 in the task text', { outcome: ['completed'] }, (ctx, key) =>
+    enc(ctx, 'tasks', task(key, 'order status\u2028for corpus@example.com')),
+  );
+  rec('tasks', 'no-email', 'a task the planner cannot fill', { outcome: ['awaiting_input', 'escalated', 'failed'] }, (ctx, key) =>
+    enc(ctx, 'tasks', task(key, 'hello, anybody there?')),
+  );
+  rec(
+    'tasks',
+    'reply-to-unknown-run',
+    'a REPLY for a run that never started',
+    { outcome: ['completed', 'awaiting_input', 'escalated', 'failed'] },
+    (ctx, key) => enc(ctx, 'tasks', { ...task(key), kind: 'REPLY' }),
+  );
+  rec('actionResults', 'over-broker-limit', 'a 2 MB record (over the topic max.message.bytes, 1 MB by default)', { refused: 'MESSAGE_TOO_LARGE' }, (ctx, key) =>
+    enc(ctx, 'actionResults', actionResult(key, onePlan(), [okResult(key, { response_raw: 'x'.repeat(2 * 1024 * 1024) })])),
+  );
+  rec(
+    'tasks',
+    'over-stage-limit',
+    'a 5 MB task on a topic whose limit an operator raised (Thought takes 4 MB)',
+    dl('RECORD_TOO_LARGE'),
+    async (ctx, key) => enc(ctx, 'tasks', task(key, `order status for corpus@example.com ${'x'.repeat(5 * 1024 * 1024)}`)),
+    undefined,
+    1,
+    OVERSIZED,
+  );
 
   // thought.requests (Action): contracts and plans, written as Thought would never write them.
-  const req = (id: string, description: string, expect: Expect, build: (key: string) => ThoughtRequest, partition = 0, extra: Pick<BadInputKind, 'last' | 'knownIssue'> = {}) => rec('thoughtRequests', id, description, expect, (ctx, key) => enc(ctx, 'thoughtRequests', build(key)), undefined, partition, extra);
-  req('unknown-tool', 'a step naming a tool that is not in the catalog', dl('UNKNOWN_TOOL'), (key) => request(key, onePlan(), [call(key, 'S1', 'billing.refund_everything', {})]));
-  req('input-not-json', 'input_json that is not JSON', dl('CONTRACT_VIOLATION'), (key) => request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', '{"email": ')]));
-  req('input-breaks-contract', 'an input failing the tool parameter schema', { outcome: ['awaiting_input', 'failed', 'escalated'] }, (key) => request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'not-an-email' })]));
-  req('path-traversal', 'a path parameter trying ../', { outcome: ['awaiting_input', 'failed', 'escalated'] }, (key) => request(key, plan([{ id: 'S1', tool: 'orders.get', input: { order_id: '../../admin' }, depends_on: [] }]), [call(key, 'S1', 'orders.get', { order_id: '../../admin' })]));
-  req('u2028-in-input', 'U+2028 inside a tool input', { outcome: ['awaiting_input', 'failed', 'escalated'] }, (key) => request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'corpus\u2028@example.com' })]));
+  const req = (
+    id: string,
+    description: string,
+    expect: Expect,
+    build: (key: string) => ThoughtRequest,
+    partition = 0,
+    extra: Pick<BadInputKind, 'last' | 'knownIssue'> = {},
+  ) => rec('thoughtRequests', id, description, expect, (ctx, key) => enc(ctx, 'thoughtRequests', build(key)), undefined, partition, extra);
+  req('unknown-tool', 'a step naming a tool that is not in the catalog', dl('UNKNOWN_TOOL'), (key) =>
+    request(key, onePlan(), [call(key, 'S1', 'billing.refund_everything', {})]),
+  );
+  req('input-not-json', 'input_json that is not JSON', dl('CONTRACT_VIOLATION'), (key) =>
+    request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', '{"email": ')]),
+  );
+  req('input-breaks-contract', 'an input failing the tool parameter schema', { outcome: ['awaiting_input', 'failed', 'escalated'] }, (key) =>
+    request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'not-an-email' })]),
+  );
+  req('path-traversal', 'a path parameter trying ../', { outcome: ['awaiting_input', 'failed', 'escalated'] }, (key) =>
+    request(key, plan([{ id: 'S1', tool: 'orders.get', input: { order_id: '../../admin' }, depends_on: [] }]), [
+      call(key, 'S1', 'orders.get', { order_id: '../../admin' }),
+    ]),
+  );
+  req('u2028-in-input', 'U+2028 inside a tool input', { outcome: ['awaiting_input', 'failed', 'escalated'] }, (key) =>
+    request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'corpus\u2028@example.com' })]),
+  );
   req('empty-wave', 'a wave with no steps', { outcome: ['failed'], reasons: ['no_ready_step'] }, (key) => request(key, onePlan(), []));
   req('missing-field-reference', 'a later step referencing a field the tool never returns', { outcome: ['failed'], reasons: ['output_unresolved'] }, (key) =>
-    request(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'crm.tier', input: { customer_id: '{{S1.no_such_field}}' }, depends_on: ['S1'] }]), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
+    request(
+      key,
+      plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'crm.tier', input: { customer_id: '{{S1.no_such_field}}' }, depends_on: ['S1'] }]),
+      [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })],
+    ),
+  );
   req('plan-unknown-tool', 'a plan whose next step names an unknown tool', { laterDeadLetter: { topic: 'thoughtRequests', codes: ['UNKNOWN_TOOL'] } }, (key) =>
-    request(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'billing.refund_everything', input: {}, depends_on: ['S1'] }]), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
+    request(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'billing.refund_everything', input: {}, depends_on: ['S1'] }]), [
+      call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' }),
+    ]),
+  );
   req('plan-cycle', 'a plan whose remaining steps depend on each other', { outcome: ['failed'], reasons: ['no_ready_step'] }, (key) =>
-    request(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'crm.tier', input: { customer_id: 'C-000001' }, depends_on: ['S3'] }, { id: 'S3', tool: 'crm.tier', input: { customer_id: 'C-000001' }, depends_on: ['S2'] }]), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
-  req('plan-not-json', 'a run whose plan is not JSON', { laterDeadLetter: { topic: 'actionResults', codes: ['CONTRACT_VIOLATION'] } }, (key) => request(key, '{"flow": ', [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
-  req('plan-null', 'a run whose plan is the JSON null', { laterDeadLetter: { topic: 'actionResults', codes: ['CONTRACT_VIOLATION'] } }, (key) => request(key, 'null', [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]));
-  req('iteration-beyond-limit', 'wave 9,999 of a run allowed 10', { outcome: ['budget_exhausted', 'completed'] }, (key) => request(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'crm.tier', input: { customer_id: '{{S1.customer_id}}' }, depends_on: ['S1'] }]), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' }, 9999)], 9999));
-  req('over-stage-limit', 'a 1.5 MB request on a topic whose limit an operator raised (Action takes 1 MiB)', dl('RECORD_TOO_LARGE'), (key) => request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })], 1, { task_text: 'x'.repeat(1536 * 1024) }), 1, OVERSIZED);
+    request(
+      key,
+      plan([
+        findCustomer('corpus@example.com'),
+        { id: 'S2', tool: 'crm.tier', input: { customer_id: 'C-000001' }, depends_on: ['S3'] },
+        { id: 'S3', tool: 'crm.tier', input: { customer_id: 'C-000001' }, depends_on: ['S2'] },
+      ]),
+      [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })],
+    ),
+  );
+  req('plan-not-json', 'a run whose plan is not JSON', { laterDeadLetter: { topic: 'actionResults', codes: ['CONTRACT_VIOLATION'] } }, (key) =>
+    request(key, '{"flow": ', [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]),
+  );
+  req('plan-null', 'a run whose plan is the JSON null', { laterDeadLetter: { topic: 'actionResults', codes: ['CONTRACT_VIOLATION'] } }, (key) =>
+    request(key, 'null', [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })]),
+  );
+  req('iteration-beyond-limit', 'wave 9,999 of a run allowed 10', { outcome: ['budget_exhausted', 'completed'] }, (key) =>
+    request(
+      key,
+      plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'crm.tier', input: { customer_id: '{{S1.customer_id}}' }, depends_on: ['S1'] }]),
+      [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' }, 9999)],
+      9999,
+    ),
+  );
+  req(
+    'over-stage-limit',
+    'a 1.5 MB request on a topic whose limit an operator raised (Action takes 1 MiB)',
+    dl('RECORD_TOO_LARGE'),
+    (key) => request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })], 1, { task_text: 'x'.repeat(1536 * 1024) }),
+    1,
+    OVERSIZED,
+  );
 
   // action.results (Observation)
-  const res = (id: string, description: string, expect: Expect, build: (key: string) => ActionResult) => rec('actionResults', id, description, expect, (ctx, key) => enc(ctx, 'actionResults', build(key)));
-  res('data-not-json', 'data_json that is not JSON', { deadLetter: ['CONTRACT_VIOLATION'] }, (key) => actionResult(key, onePlan(), [okResult(key, { data_json: '{"customer_id": ' })]));
-  res('unknown-tool-result', 'a result from a tool the catalog does not have', { outcome: ['failed', 'escalated', 'awaiting_input'] }, (key) => actionResult(key, onePlan(), [okResult(key, { tool: 'no.such_tool' })]));
-  res('body-u2028-invalid-utf8', 'a response body with U+2028 and U+FFFD', { outcome: ['completed', 'failed', 'escalated', 'awaiting_input'] }, (key) => actionResult(key, onePlan(), [okResult(key, { response_raw: `${JSON.stringify(CUSTOMER)}\u2028\uFFFD` })]));
+  const res = (id: string, description: string, expect: Expect, build: (key: string) => ActionResult) =>
+    rec('actionResults', id, description, expect, (ctx, key) => enc(ctx, 'actionResults', build(key)));
+  res('data-not-json', 'data_json that is not JSON', { deadLetter: ['CONTRACT_VIOLATION'] }, (key) =>
+    actionResult(key, onePlan(), [okResult(key, { data_json: '{"customer_id": ' })]),
+  );
+  res('unknown-tool-result', 'a result from a tool the catalog does not have', { outcome: ['failed', 'escalated', 'awaiting_input'] }, (key) =>
+    actionResult(key, onePlan(), [okResult(key, { tool: 'no.such_tool' })]),
+  );
+  res('body-u2028-invalid-utf8', 'a response body with U+2028 and U+FFFD', { outcome: ['completed', 'failed', 'escalated', 'awaiting_input'] }, (key) =>
+    actionResult(key, onePlan(), [okResult(key, { response_raw: `${JSON.stringify(CUSTOMER)}\u2028\uFFFD` })]),
+  );
   res('plan-not-json', 'a run whose plan is not JSON', { deadLetter: ['CONTRACT_VIOLATION'] }, (key) => actionResult(key, '{"flow": ', [okResult(key)]));
-  res('negative-latency', 'a negative response time', { outcome: ['completed', 'failed', 'escalated', 'awaiting_input'] }, (key) => actionResult(key, onePlan(), [okResult(key, { response_time_ms: -5 })]));
+  res('negative-latency', 'a negative response time', { outcome: ['completed', 'failed', 'escalated', 'awaiting_input'] }, (key) =>
+    actionResult(key, onePlan(), [okResult(key, { response_time_ms: -5 })]),
+  );
 
   // observation.results (Thought)
-  const obs = (id: string, description: string, expect: Expect, build: (key: string) => ObservationResult) => rec('observationResults', id, description, expect, (ctx, key) => enc(ctx, 'observationResults', build(key)));
+  const obs = (id: string, description: string, expect: Expect, build: (key: string) => ObservationResult) =>
+    rec('observationResults', id, description, expect, (ctx, key) => enc(ctx, 'observationResults', build(key)));
   obs('plan-not-json', 'a run whose plan is not JSON', dl('CONTRACT_VIOLATION'), (key) => observation(key, '{"flow": ', [okVerdict()]));
-  obs('outputs-not-json', 'a run whose outputs are not JSON', dl('CONTRACT_VIOLATION'), (key) => observation(key, onePlan(), [okVerdict()], { outputs_json: '{' }));
+  obs('outputs-not-json', 'a run whose outputs are not JSON', dl('CONTRACT_VIOLATION'), (key) =>
+    observation(key, onePlan(), [okVerdict()], { outputs_json: '{' }),
+  );
   obs('plan-null', 'a run whose plan is the JSON null', { deadLetter: ['CONTRACT_VIOLATION'] }, (key) => observation(key, 'null', [okVerdict()]));
-  obs('extracted-data-not-json', 'a valid verdict whose extracted data is not JSON', { deadLetter: ['CONTRACT_VIOLATION'] }, (key) => observation(key, onePlan(), [okVerdict({ extracted_data_json: '{"customer_id": ' })]));
-  obs('verdict-for-unknown-step', 'a verdict for a step the plan does not have', { outcome: ['failed'], reasons: ['no_ready_step'] }, (key) => observation(key, onePlan(), [okVerdict({ step_id: 'S9' })]));
-  obs('plan-unknown-tool', 'an invalid plan: the next step names an unknown tool', { laterDeadLetter: { topic: 'thoughtRequests', codes: ['UNKNOWN_TOOL'] } }, (key) =>
-    observation(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'billing.refund_everything', input: {}, depends_on: ['S1'] }]), [okVerdict()]));
-  obs('output-missing-field', 'a plan output referencing a field no step returned', { outcome: ['failed'], reasons: ['output_unresolved'] }, (key) => observation(key, plan([findCustomer('corpus@example.com')], { tier: '{{S1.tier}}' }), [okVerdict()]));
+  obs('extracted-data-not-json', 'a valid verdict whose extracted data is not JSON', { deadLetter: ['CONTRACT_VIOLATION'] }, (key) =>
+    observation(key, onePlan(), [okVerdict({ extracted_data_json: '{"customer_id": ' })]),
+  );
+  obs('verdict-for-unknown-step', 'a verdict for a step the plan does not have', { outcome: ['failed'], reasons: ['no_ready_step'] }, (key) =>
+    observation(key, onePlan(), [okVerdict({ step_id: 'S9' })]),
+  );
+  obs(
+    'plan-unknown-tool',
+    'an invalid plan: the next step names an unknown tool',
+    { laterDeadLetter: { topic: 'thoughtRequests', codes: ['UNKNOWN_TOOL'] } },
+    (key) =>
+      observation(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'billing.refund_everything', input: {}, depends_on: ['S1'] }]), [
+        okVerdict(),
+      ]),
+  );
+  obs('output-missing-field', 'a plan output referencing a field no step returned', { outcome: ['failed'], reasons: ['output_unresolved'] }, (key) =>
+    observation(key, plan([findCustomer('corpus@example.com')], { tier: '{{S1.tier}}' }), [okVerdict()]),
+  );
   obs('input-missing-field', 'a next step whose input references a missing field', { outcome: ['failed'], reasons: ['output_unresolved'] }, (key) =>
-    observation(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'crm.tier', input: { customer_id: '{{S1.nope}}' }, depends_on: ['S1'] }]), [okVerdict()]));
-  obs('invalid-verdict-no-fallback', 'a failed verdict with nothing left to try', { outcome: ['failed', 'escalated', 'awaiting_input'] }, (key) => observation(key, onePlan(), [okVerdict({ valid: false, error_type: 'schema_mismatch', extracted_data_json: null })]));
+    observation(key, plan([findCustomer('corpus@example.com'), { id: 'S2', tool: 'crm.tier', input: { customer_id: '{{S1.nope}}' }, depends_on: ['S1'] }]), [
+      okVerdict(),
+    ]),
+  );
+  obs('invalid-verdict-no-fallback', 'a failed verdict with nothing left to try', { outcome: ['failed', 'escalated', 'awaiting_input'] }, (key) =>
+    observation(key, onePlan(), [okVerdict({ valid: false, error_type: 'schema_mismatch', extracted_data_json: null })]),
+  );
   return kinds;
 }
 

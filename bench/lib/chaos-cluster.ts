@@ -150,7 +150,9 @@ export async function runBrokerFaults(plan: BrokerFaultPlan, cluster: ClusterCon
     await cluster.start(node);
     const upAt = Date.now();
     const inSyncAt = await waitInSync(admin, allTopics, IN_SYNC_TIMEOUT_MS);
-    log(`chaos: node ${node} back after ${upAt - at} ms, every ISR full after ${inSyncAt ? inSyncAt - at : 'more than'} ${inSyncAt ? 'ms' : `${IN_SYNC_TIMEOUT_MS} ms`}`);
+    log(
+      `chaos: node ${node} back after ${upAt - at} ms, every ISR full after ${inSyncAt ? inSyncAt - at : 'more than'} ${inSyncAt ? 'ms' : `${IN_SYNC_TIMEOUT_MS} ms`}`,
+    );
     faults.push({ kind: 'leader-kill', node, at, upAt, inSyncAt, led, ledRecords: records });
     await sleep(plan.settleMs);
   }

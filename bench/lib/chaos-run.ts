@@ -201,12 +201,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     } else if (line.includes('transaction aborted; the chunk is retried')) handovers.failedTransactions++;
   });
   const groups: Record<Stage, string> = { thought: topics.group('thought'), action: topics.group('action'), observation: topics.group('observation') };
-  const inputs: Record<Stage, string[]> = { thought: STAGE_INPUTS.thought.map((id) => topics.name(id)), action: STAGE_INPUTS.action.map((id) => topics.name(id)), observation: STAGE_INPUTS.observation.map((id) => topics.name(id)) };
+  const inputs: Record<Stage, string[]> = {
+    thought: STAGE_INPUTS.thought.map((id) => topics.name(id)),
+    action: STAGE_INPUTS.action.map((id) => topics.name(id)),
+    observation: STAGE_INPUTS.observation.map((id) => topics.name(id)),
+  };
   const admin = ns.kafka.admin();
   const lagSamples: Record<Stage, Array<{ at: number; lag: number }>> = { thought: [], action: [], observation: [] };
   const kills: Array<KillRecord & { at: number; ready: number | null }> = [];
   const unhealthyReplaced: ChaosReport['unhealthyReplaced'] = [];
-  let brokerRestart: ChaosReport['brokerRestart'] & { at: number; upAt: number } | null = null;
+  let brokerRestart: (ChaosReport['brokerRestart'] & { at: number; upAt: number }) | null = null;
   let stopMonitors = false;
   // While every broker is down (and for a while after) nothing is killed and no instance is replaced
   // for failing /health: the outage is to show that the loop comes back by itself.
@@ -216,7 +220,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const outage = { runsInFlightAtStart: 0, answersWhileDown: {} as Record<string, number>, acceptedAt: null as number | null, accepted: [] as string[] };
   let ingress: Ingress | null = null;
   let ingressProducer: ReturnType<typeof createProducer> | null = null;
-  const tasks: Task[] = Array.from({ length: options.runs }, (_, i) => buildTask({ text: `order status for chaos${i}@example.com`, source: 'chaos', external_id: `${ns.namespace}-${i}` }));
+  const tasks: Task[] = Array.from({ length: options.runs }, (_, i) =>
+    buildTask({ text: `order status for chaos${i}@example.com`, source: 'chaos', external_id: `${ns.namespace}-${i}` }),
+  );
   let resubmittedBatches = 0;
   let submitted = 0;
   const replacements: Array<Promise<unknown>> = [];
@@ -249,21 +255,32 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const follower = await followOutcomeKeys(ns, log);
     const monitors = (async () => {
       while (!stopMonitors) {
-        await Promise.all(STAGES.map(async (s) => {
-          const lag = await groupLag(admin, groups[s], inputs[s]);
-          if (lag !== null) lagSamples[s].push({ at: Date.now(), lag });
-        }));
+        await Promise.all(
+          STAGES.map(async (s) => {
+            const lag = await groupLag(admin, groups[s], inputs[s]);
+            if (lag !== null) lagSamples[s].push({ at: Date.now(), lag });
+          }),
+        );
         // A supervisor's liveness probe: an instance that stays unhealthy for 15 s is replaced.
         for (const i of fleet.alive()) {
           if (i.opsPort === 0 || Date.now() - i.startedAt < 15000 || Date.now() < quietUntil) continue;
           const h = await getJson<{ lastError?: string | null }>(i.opsPort, '/health', 1000);
-          const bad = (i as Instance & { badSince?: number });
+          const bad = i as Instance & { badSince?: number };
           if (h?.status === 200) bad.badSince = undefined;
           else if ((bad.badSince ??= Date.now()) < Date.now() - 15000) {
             const why = h ? `HTTP ${h.status}${h.body.lastError ? `: ${h.body.lastError}` : ''}` : 'no answer';
             log(`chaos: ${i.name}#${i.id} unhealthy for 15 s (${why}): replacing it`);
             const tag = `${i.name}#${i.id}: `;
-            unhealthyReplaced.push({ name: i.name, atS: (Date.now() - started) / 1000, unhealthyForS: (Date.now() - bad.badSince) / 1000, why, lastErrors: fleet.lines.filter((l) => l.startsWith(tag) && /"level":"(error|warn)"/.test(l)).slice(-5).map((l) => l.slice(tag.length, tag.length + 400)) });
+            unhealthyReplaced.push({
+              name: i.name,
+              atS: (Date.now() - started) / 1000,
+              unhealthyForS: (Date.now() - bad.badSince) / 1000,
+              why,
+              lastErrors: fleet.lines
+                .filter((l) => l.startsWith(tag) && /"level":"(error|warn)"/.test(l))
+                .slice(-5)
+                .map((l) => l.slice(tag.length, tag.length + 400)),
+            });
             await fleet.kill(i);
             void replace(i.name as Stage);
           }
@@ -333,7 +350,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const at = Date.now();
         const pid = victim.child.pid ?? 0;
         await fleet.kill(victim, 'SIGKILL');
-        const record = { n: kills.length + 1, stage, pid, at, atS: (at - started) / 1000, lagRecoveryMs: null, outcomePauseMs: null, replacementReadyMs: null, ready: null as number | null };
+        const record = {
+          n: kills.length + 1,
+          stage,
+          pid,
+          at,
+          atS: (at - started) / 1000,
+          lagRecoveryMs: null,
+          outcomePauseMs: null,
+          replacementReadyMs: null,
+          ready: null as number | null,
+        };
         kills.push(record);
         log(`chaos: kill ${kills.length}/${options.kills}: SIGKILL ${stage} pid ${pid}`);
         void replace(stage).then((inst) => {
@@ -350,7 +377,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const post = async (): Promise<{ status: number; thoughtId?: string }> => {
         const body = JSON.stringify({ text: `order status for outage${probe}@example.com`, source: 'chaos', external_id: `${ns.namespace}-outage-${probe++}` });
         try {
-          const res = await fetch(`${ingress!.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(15000) });
+          const res = await fetch(`${ingress!.url}/v1/tasks`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body,
+            signal: AbortSignal.timeout(15000),
+          });
           const answer = (await res.json()) as { thought_id?: string };
           return { status: res.status, thoughtId: answer.thought_id };
         } catch (err) {
@@ -361,7 +393,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const logger = createLogger({ bench: 'chaos-ingress' }, { level: 'error' });
         ingressProducer = createProducer(ns.kafka, { retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 500 } });
         await ingressProducer.connect();
-        ingress = await startIngress({ port: 0, host: '127.0.0.1', maxBodyBytes: 65536, sendTimeoutMs: 3000, maxInFlightRuns: 1_000_000 }, { producer: ingressProducer, codec: ns.codec, logger });
+        ingress = await startIngress(
+          { port: 0, host: '127.0.0.1', maxBodyBytes: 65536, sendTimeoutMs: 3000, maxInFlightRuns: 1_000_000 },
+          { producer: ingressProducer, codec: ns.codec, logger },
+        );
       }
       faults = await runBrokerFaults(bf.plan, bf.cluster, {
         admin,
@@ -392,7 +427,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           }
           await sleep(1000);
         }
-        log(`chaos: the ingress accepted a task ${outage.acceptedAt ? `${outage.acceptedAt - back.at} ms after the outage began` : 'never (within 120 s of the brokers coming back)'}`);
+        log(
+          `chaos: the ingress accepted a task ${outage.acceptedAt ? `${outage.acceptedAt - back.at} ms after the outage began` : 'never (within 120 s of the brokers coming back)'}`,
+        );
       }
     })();
 
@@ -424,7 +461,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const raw = await readLog(ns.kafka, [...loopTopicNames(ns), ...DEAD_LETTERED.map((id) => topics.dlq(id))], { idleMs: 3000, timeoutMs: 180000 });
     const deadLetters: Record<string, number> = {};
     for (const id of DEAD_LETTERED) deadLetters[topics.dlq(id)] = raw.filter((r) => r.topic === topics.dlq(id)).length;
-    const records = await decodeLoopRecords(ns, raw.filter((r) => !r.topic.endsWith('.dlq')));
+    const records = await decodeLoopRecords(
+      ns,
+      raw.filter((r) => !r.topic.endsWith('.dlq')),
+    );
     const ids = new Set([...tasks.map((t) => t.thought_id), ...outage.accepted]);
     const outcomeKeys = new Set(records.filter((r) => r.id === 'outcomes').map((r) => r.key));
     const dups = duplicatedSteps(records.filter((r) => ids.has(r.key)));
@@ -433,7 +473,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const runMs = records.filter((r) => r.id === 'outcomes' && ids.has(r.key)).map((r) => r.timestamp - (taskTimes.get(r.key) ?? r.timestamp));
 
     // Pauses are read from the committed outcomes' own timestamps, not from when a follower saw them.
-    const sortedOutcomes = records.filter((r) => r.id === 'outcomes').map((r) => r.timestamp).sort((a, b) => a - b);
+    const sortedOutcomes = records
+      .filter((r) => r.id === 'outcomes')
+      .map((r) => r.timestamp)
+      .sort((a, b) => a - b);
     const pauseAfter = (from: number, to: number) => {
       const inWindow = [from, ...sortedOutcomes.filter((t) => t > from && t < to), Math.min(to, sortedOutcomes[sortedOutcomes.length - 1] ?? to)];
       let max = 0;
@@ -451,36 +494,79 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const done: KillRecord[] = kills.map((k, i) => {
       const next = kills[i + 1]?.at ?? k.at + 30000;
       const window = Math.min(next, k.at + 30000);
-      return { n: k.n, stage: k.stage, pid: k.pid, atS: k.atS, lagRecoveryMs: lagRecovery(k.stage, k.at, k.at + 30000), outcomePauseMs: pauseAfter(k.at, window), replacementReadyMs: k.ready ? k.ready - k.at : null };
+      return {
+        n: k.n,
+        stage: k.stage,
+        pid: k.pid,
+        atS: k.atS,
+        lagRecoveryMs: lagRecovery(k.stage, k.at, k.at + 30000),
+        outcomePauseMs: pauseAfter(k.at, window),
+        replacementReadyMs: k.ready ? k.ready - k.at : null,
+      };
     });
     let broker: ChaosReport['brokerRestart'] = null;
     const br = brokerRestart as (NonNullable<ChaosReport['brokerRestart']> & { at: number; upAt: number }) | null;
     if (br) {
       const recoveries = STAGES.map((s) => lagRecovery(s, br.at, br.at + 60000));
-      broker = { atS: br.atS, downMs: br.downMs, lagRecoveryMs: recoveries.some((r) => r === null) ? null : Math.max(...(recoveries as number[])), outcomePauseMs: pauseAfter(br.at, br.upAt + 30000) };
+      broker = {
+        atS: br.atS,
+        downMs: br.downMs,
+        lagRecoveryMs: recoveries.some((r) => r === null) ? null : Math.max(...(recoveries as number[])),
+        outcomePauseMs: pauseAfter(br.at, br.upAt + 30000),
+      };
     }
     const num = (xs: Array<number | null>) => xs.filter((x): x is number => x !== null);
     return {
       namespace: ns.namespace,
-      options: { runs: options.runs, kills: options.kills, killEveryMs: options.killEveryMs, instances: options.instances, toolServerErrorRate: options.toolServerErrorRate, drainTimeoutMs: options.drainTimeoutMs, seed: options.seed, submitMs: duration, brokerRestart: options.brokerRestart !== null, brokerFaults: options.brokerFaults?.plan ?? null },
+      options: {
+        runs: options.runs,
+        kills: options.kills,
+        killEveryMs: options.killEveryMs,
+        instances: options.instances,
+        toolServerErrorRate: options.toolServerErrorRate,
+        drainTimeoutMs: options.drainTimeoutMs,
+        seed: options.seed,
+        submitMs: duration,
+        brokerRestart: options.brokerRestart !== null,
+        brokerFaults: options.brokerFaults?.plan ?? null,
+      },
       durationSeconds: (Date.now() - started) / 1000,
       submitted,
       resubmittedBatches,
       outcomes: [...ids].filter((id) => outcomeKeys.has(id)).length,
       lostRuns: [...ids].filter((id) => !outcomeKeys.has(id)),
-      lostAt: whereLost(records, [...ids].filter((id) => !outcomeKeys.has(id))),
+      lostAt: whereLost(
+        records,
+        [...ids].filter((id) => !outcomeKeys.has(id)),
+      ),
       duplicatedSteps: dups.steps,
       duplicatedTasks: dups.tasks.length,
       deadLetters,
       undecodable: records.filter((r) => r.decoded === null).length,
       rates: runRates(records, ids),
       kills: done,
-      killRecovery: { lagRecoveryMs: summary(num(done.map((k) => k.lagRecoveryMs))), outcomePauseMs: summary(num(done.map((k) => k.outcomePauseMs))), replacementReadyMs: summary(num(done.map((k) => k.replacementReadyMs))) },
+      killRecovery: {
+        lagRecoveryMs: summary(num(done.map((k) => k.lagRecoveryMs))),
+        outcomePauseMs: summary(num(done.map((k) => k.outcomePauseMs))),
+        replacementReadyMs: summary(num(done.map((k) => k.replacementReadyMs))),
+      },
       brokerRestart: broker,
       brokerFaults: options.brokerFaults
         ? {
-            recoveries: brokerRecovery(faults, raw.filter((r) => !r.topic.endsWith('.dlq')), topics.name('outcomes'), started),
-            outage: options.brokerFaults.plan.outageMs === null ? null : { runsInFlightAtStart: outage.runsInFlightAtStart, answersWhileDown: outage.answersWhileDown, firstAcceptedMs: outage.acceptedAt === null ? null : outage.acceptedAt - (faults.find((f) => f.kind === 'outage')?.at ?? outage.acceptedAt) },
+            recoveries: brokerRecovery(
+              faults,
+              raw.filter((r) => !r.topic.endsWith('.dlq')),
+              topics.name('outcomes'),
+              started,
+            ),
+            outage:
+              options.brokerFaults.plan.outageMs === null
+                ? null
+                : {
+                    runsInFlightAtStart: outage.runsInFlightAtStart,
+                    answersWhileDown: outage.answersWhileDown,
+                    firstAcceptedMs: outage.acceptedAt === null ? null : outage.acceptedAt - (faults.find((f) => f.kind === 'outage')?.at ?? outage.acceptedAt),
+                  },
           }
         : null,
       unexpectedExits: fleet.unexpectedExits.map((e) => ({ ...e, atS: (e.at - started) / 1000 })),
@@ -539,7 +625,10 @@ export function randomSeed(): number {
 }
 
 /** For `ChaosReport.lostAt`: the last committed loop record of each lost run (by its CreateTime), counted by topic. */
-export function whereLost(records: ReadonlyArray<{ id: string; key: string; partition: number; timestamp: number }>, lost: readonly string[]): ChaosReport['lostAt'] {
+export function whereLost(
+  records: ReadonlyArray<{ id: string; key: string; partition: number; timestamp: number }>,
+  lost: readonly string[],
+): ChaosReport['lostAt'] {
   const wanted = new Set(lost);
   const order = ['tasks', 'thoughtRequests', 'actionResults', 'observationResults'];
   const last = new Map<string, { id: string; partition: number; timestamp: number }>();

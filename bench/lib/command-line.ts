@@ -28,5 +28,7 @@ export function usageError(command: string, usage: string, message: string): nev
 export function integerOption(command: string, usage: string, values: Record<string, unknown>, name: string, min: number): number {
   const text = values[name];
   const n = Number(text);
-  return typeof text === 'string' && text.trim() !== '' && Number.isInteger(n) && n >= min ? n : usageError(command, usage, `--${name} must be an integer >= ${min}, got "${String(text)}"`);
+  return typeof text === 'string' && text.trim() !== '' && Number.isInteger(n) && n >= min
+    ? n
+    : usageError(command, usage, `--${name} must be an integer >= ${min}, got "${String(text)}"`);
 }

@@ -35,7 +35,17 @@ export async function runTicket(text: string, env: NodeJS.ProcessEnv, thoughtId 
   const observation = await observationConfig(stageEnv);
   const catalog = loadCatalog(stageEnv, createContractAjv(), 'call');
   const executor = new ToolExecutor(catalog, realHttpDeps());
-  const task: Task = { thought_id: thoughtId, task_id: `task-${thoughtId}`, kind: 'NEW', text, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1_700_000_000_000, decision: null };
+  const task: Task = {
+    thought_id: thoughtId,
+    task_id: `task-${thoughtId}`,
+    kind: 'NEW',
+    text,
+    source: 'test',
+    external_id: null,
+    metadata: {},
+    submitted_at_ms: 1_700_000_000_000,
+    decision: null,
+  };
   const record = thought.planner.gather ? await thought.planner.gather({ thought_id: thoughtId, text, metadata: {} }) : null;
   let decision = onTask(task, thought, undefined, record);
   const run: Omit<LoopRun, 'outcome'> = { modelRequests: [], observations: [], actions: [] };
@@ -50,7 +60,12 @@ export async function runTicket(text: string, env: NodeJS.ProcessEnv, thoughtId 
         if (!tool) throw new Error(`Thought asked for ${step.tool}, which the catalog does not have`);
         const input = JSON.parse(step.input_json) as Record<string, unknown>;
         if (tool.spec.kind === 'model') run.modelRequests.push({ ...tool.spec.defaultBody, ...input });
-        return executor.execute(tool, step.step_id, input, { idempotencyKey: step.idempotency_key, traceparent: '00-00000000000000000000000000000001-0000000000000001-01', env: stageEnv, thoughtId });
+        return executor.execute(tool, step.step_id, input, {
+          idempotencyKey: step.idempotency_key,
+          traceparent: '00-00000000000000000000000000000001-0000000000000001-01',
+          env: stageEnv,
+          thoughtId,
+        });
       }),
     );
     const action: ActionResult = { thought_id: request.thought_id, iteration: request.iteration, run: request.run, results };

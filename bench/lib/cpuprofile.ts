@@ -114,14 +114,26 @@ export function summarizeProfile(profile: CpuProfile, repoRoot: string): Profile
     const m = meta.get(frame)!;
     const s = self.get(frame) ?? 0;
     const t = total.get(frame) ?? 0;
-    return { frame, origin: m.origin, pkg: m.pkg, selfMs: ms(s), totalMs: ms(t), selfPct: busy > 0 ? (100 * s) / busy : 0, totalPct: busy > 0 ? (100 * t) / busy : 0 };
+    return {
+      frame,
+      origin: m.origin,
+      pkg: m.pkg,
+      selfMs: ms(s),
+      totalMs: ms(t),
+      selfPct: busy > 0 ? (100 * s) / busy : 0,
+      totalPct: busy > 0 ? (100 * t) / busy : 0,
+    };
   });
   functions.sort((a, b) => b.selfMs - a.selfMs);
   return {
     wallMs: ms(wall),
     busyMs: ms(busy),
     byOrigin: Object.fromEntries(Object.entries(byOrigin).map(([k, v]) => [k, ms(v)])) as Record<Origin, number>,
-    byPackage: Object.fromEntries(Object.entries(byPackage).map(([k, v]) => [k, ms(v)]).sort((a, b) => (b[1] as number) - (a[1] as number))),
+    byPackage: Object.fromEntries(
+      Object.entries(byPackage)
+        .map(([k, v]) => [k, ms(v)])
+        .sort((a, b) => (b[1] as number) - (a[1] as number)),
+    ),
     functions,
   };
 }

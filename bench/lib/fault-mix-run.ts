@@ -49,8 +49,20 @@ export function writeFaultMixCatalog(dir: string): void {
   for (const file of readdirSync(source).filter((f) => f.endsWith('.json') && !f.endsWith('.openapi.json'))) {
     const spec = JSON.parse(readFileSync(join(source, file), 'utf8')) as Record<string, unknown> & { name: string; retry: Record<string, unknown> };
     const { fallbackTool: _fallback, breaker: _breaker, ...base } = spec;
-    const primary = { ...base, timeoutMs: FAULT_MIX_TIMEOUT_MS, retry: { ...spec.retry, maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 500 }, breaker: { failureThreshold: 5, coolDownMs: 2000 }, fallbackTool: `${spec.name}_replica` };
-    const replica = { ...base, name: `${spec.name}_replica`, description: `Replica of ${spec.name} (its fallback).`, origin: '${TAO_FALLBACK_TOOL_ORIGIN}', timeoutMs: FAULT_MIX_TIMEOUT_MS };
+    const primary = {
+      ...base,
+      timeoutMs: FAULT_MIX_TIMEOUT_MS,
+      retry: { ...spec.retry, maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 500 },
+      breaker: { failureThreshold: 5, coolDownMs: 2000 },
+      fallbackTool: `${spec.name}_replica`,
+    };
+    const replica = {
+      ...base,
+      name: `${spec.name}_replica`,
+      description: `Replica of ${spec.name} (its fallback).`,
+      origin: '${TAO_FALLBACK_TOOL_ORIGIN}',
+      timeoutMs: FAULT_MIX_TIMEOUT_MS,
+    };
     writeFileSync(join(dir, file), JSON.stringify(primary, null, 2));
     writeFileSync(join(dir, `${spec.name}_replica.json`), JSON.stringify(replica, null, 2));
   }
@@ -71,14 +83,27 @@ export interface FaultMixReport {
 }
 
 /** Runs `runs` runs of the order-status flow through the fault mix. */
-export async function runFaultMix(options: { runs: number; concurrency: number; env: NodeJS.ProcessEnv; primary: ToolServerProcess; replica: ToolServerProcess; catalogDir: string; timeoutMs: number; log?: (line: string) => void }): Promise<FaultMixReport> {
+export async function runFaultMix(options: {
+  runs: number;
+  concurrency: number;
+  env: NodeJS.ProcessEnv;
+  primary: ToolServerProcess;
+  replica: ToolServerProcess;
+  catalogDir: string;
+  timeoutMs: number;
+  log?: (line: string) => void;
+}): Promise<FaultMixReport> {
   const started = Date.now();
   const log = options.log ?? ((line: string) => progress(started, line));
   writeFaultMixCatalog(options.catalogDir);
   await options.primary.setFaults(faultMixSpecs());
   await options.replica.clearFaults();
   const before = { primary: (await options.primary.stats()).total, replica: (await options.replica.stats()).total };
-  const ns = await freshNamespace('faultmix', options.env, { TAO_TOOL_CATALOG_DIR: options.catalogDir, TAO_DEMO_TOOL_ORIGIN: options.primary.url, TAO_FALLBACK_TOOL_ORIGIN: options.replica.url });
+  const ns = await freshNamespace('faultmix', options.env, {
+    TAO_TOOL_CATALOG_DIR: options.catalogDir,
+    TAO_DEMO_TOOL_ORIGIN: options.primary.url,
+    TAO_FALLBACK_TOOL_ORIGIN: options.replica.url,
+  });
   const fleet = new Fleet();
   try {
     log(`fault mix: ${options.runs} runs, ${options.concurrency} in flight, in ${ns.namespace}`);
@@ -86,14 +111,25 @@ export async function runFaultMix(options: { runs: number; concurrency: number; 
     const producer = await connectProducer(ns.kafka);
     let result;
     try {
-      result = await closedLoop(loopTarget(ns, producer, (i) => `order status for faultmix${i}@example.com`), { runs: options.runs, concurrency: options.concurrency, timeoutMs: options.timeoutMs, onProgress: (n) => log(`fault mix: ${n}/${options.runs} runs ended`) });
+      result = await closedLoop(
+        loopTarget(ns, producer, (i) => `order status for faultmix${i}@example.com`),
+        {
+          runs: options.runs,
+          concurrency: options.concurrency,
+          timeoutMs: options.timeoutMs,
+          onProgress: (n) => log(`fault mix: ${n}/${options.runs} runs ended`),
+        },
+      );
     } finally {
       await producer.disconnect();
     }
     const applied = await options.primary.faults();
     await options.primary.clearFaults();
     const raw = await readLog(ns.kafka, [...loopTopicNames(ns), ...DEAD_LETTERED.map((id) => ns.codec.topics.dlq(id))]);
-    const records = await decodeLoopRecords(ns, raw.filter((r) => !r.topic.endsWith('.dlq')));
+    const records = await decodeLoopRecords(
+      ns,
+      raw.filter((r) => !r.topic.endsWith('.dlq')),
+    );
     const ids = new Set(result.ids);
     const steps = { results: 0, retried: 0, servedByFallback: 0, invalidVerdicts: {} as Record<string, number> };
     for (const r of records) {
@@ -105,7 +141,8 @@ export async function runFaultMix(options: { runs: number; concurrency: number; 
           if (s.fallback_from) steps.servedByFallback++;
         }
       } else if (r.id === 'observationResults') {
-        for (const v of (r.decoded as unknown as ObservationResult).verdicts) if (!v.valid) steps.invalidVerdicts[v.error_type] = (steps.invalidVerdicts[v.error_type] ?? 0) + 1;
+        for (const v of (r.decoded as unknown as ObservationResult).verdicts)
+          if (!v.valid) steps.invalidVerdicts[v.error_type] = (steps.invalidVerdicts[v.error_type] ?? 0) + 1;
       }
     }
     const taskTimes = new Map(records.filter((r) => r.id === 'tasks').map((r) => [r.key, r.timestamp]));

@@ -39,7 +39,14 @@ export async function freshNamespace(prefix: string, baseEnv: NodeJS.ProcessEnv 
   const namespace = `${prefix}${randomUUID().slice(0, 8)}`;
   // Stages print their ready line at level info, whatever level the bench itself logs at. The bench
   // tasks are the order-status flow's, on the graph planner (as when the numbers were first taken).
-  const env: NodeJS.ProcessEnv = { ...baseEnv, TAO_NAMESPACE: namespace, TAO_SESSION_TIMEOUT_MS: '6000', TAO_LOG_LEVEL: 'info', TAO_PLANNER: 'graph', ...extraEnv };
+  const env: NodeJS.ProcessEnv = {
+    ...baseEnv,
+    TAO_NAMESPACE: namespace,
+    TAO_SESSION_TIMEOUT_MS: '6000',
+    TAO_LOG_LEVEL: 'info',
+    TAO_PLANNER: 'graph',
+    ...extraEnv,
+  };
   for (let attempt = 1; ; attempt++) {
     try {
       await applyCatalog(env, () => undefined);
@@ -52,7 +59,11 @@ export async function freshNamespace(prefix: string, baseEnv: NodeJS.ProcessEnv 
     }
   }
   const config = loadRuntimeConfig(env);
-  const kafka = createKafka(config, `bench-${namespace}`, createLogger({ bench: namespace }, { level: 'error', write: (line) => process.stderr.write(`${line}\n`) }));
+  const kafka = createKafka(
+    config,
+    `bench-${namespace}`,
+    createLogger({ bench: namespace }, { level: 'error', write: (line) => process.stderr.write(`${line}\n`) }),
+  );
   const codec = AvroCodec.create(config);
   await codec.register(['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes', 'thoughtRuns']);
   return { namespace, env, config, kafka, codec };
@@ -159,7 +170,10 @@ export class Fleet {
       instance.opsPort = await Promise.race([
         started,
         instance.exited.then((code) => Promise.reject(new Error(`${spec.name} exited (${code}) before it was ready:\n${own.slice(-20).join('\n')}`))),
-        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${spec.name} not ready within ${timeoutMs} ms:\n${own.slice(-20).join('\n')}`)), timeoutMs))),
+        new Promise<never>(
+          (_, reject) =>
+            (timer = setTimeout(() => reject(new Error(`${spec.name} not ready within ${timeoutMs} ms:\n${own.slice(-20).join('\n')}`)), timeoutMs)),
+        ),
       ]);
     } catch (err) {
       instance.expectedExit = true;
@@ -218,10 +232,12 @@ export async function waitBalanced(fleet: Fleet, name: string, topics: string[],
     const reports = await Promise.all(fleet.alive(name).map((i) => getJson<{ assigned?: Record<string, number[]> }>(i.opsPort, '/health')));
     const owned = new Map<string, number[]>();
     for (const r of reports) for (const [topic, ps] of Object.entries(r?.body.assigned ?? {})) owned.set(topic, [...(owned.get(topic) ?? []), ...ps]);
-    const ok = reports.every((r) => r !== null) && topics.every((t) => {
-      const ps = (owned.get(t) ?? []).sort((a, b) => a - b);
-      return ps.length === partitions && ps.every((p, i) => p === i);
-    });
+    const ok =
+      reports.every((r) => r !== null) &&
+      topics.every((t) => {
+        const ps = (owned.get(t) ?? []).sort((a, b) => a - b);
+        return ps.length === partitions && ps.every((p, i) => p === i);
+      });
     if (ok) return;
     last = JSON.stringify(Object.fromEntries(owned));
     await sleep(250);
@@ -254,7 +270,11 @@ export async function startToolServerProcess(fleet: Fleet, env: NodeJS.ProcessEn
     },
   });
   const control = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: body ? { 'content-type': 'application/json' } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
     if (!res.ok) throw new Error(`tool server ${method} ${path}: HTTP ${res.status} ${await res.text()}`);
     return res.json() as Promise<unknown>;
   };
@@ -269,7 +289,12 @@ export async function startToolServerProcess(fleet: Fleet, env: NodeJS.ProcessEn
     stats: async () => (await control('GET', '/__control/stats')) as { total: number; byRoute: Record<string, number> },
     faults: async () => {
       const body = (await control('GET', '/__control/faults')) as { faults?: unknown } | unknown[];
-      return (Array.isArray(body) ? body : ((body as { faults?: unknown[] }).faults ?? [])) as Array<{ id: string; spec: Record<string, unknown>; seen: number; applied: number }>;
+      return (Array.isArray(body) ? body : ((body as { faults?: unknown[] }).faults ?? [])) as Array<{
+        id: string;
+        spec: Record<string, unknown>;
+        seen: number;
+        applied: number;
+      }>;
     },
   };
 }

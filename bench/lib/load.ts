@@ -22,7 +22,12 @@ export interface LoadTarget {
 export function loopTarget(ns: BenchNamespace, producer: Producer, text: (i: number) => string = (i) => `order status for user${i}@example.com`): LoadTarget {
   let n = 0;
   return {
-    submit: (ids) => submitTasks(producer, ns.codec, ids.map((id) => buildTask({ thought_id: id, kind: 'NEW', text: text(n++), source: 'bench' }))),
+    submit: (ids) =>
+      submitTasks(
+        producer,
+        ns.codec,
+        ids.map((id) => buildTask({ thought_id: id, kind: 'NEW', text: text(n++), source: 'bench' })),
+      ),
     follow: (onOutcome) => watchRecords(ns.kafka, ns.codec, { topics: ['outcomes'], from: 'end', onRecord: (r) => onOutcome(r.key, String(r.value.status)) }),
   };
 }
@@ -41,7 +46,10 @@ export interface LoadResult {
  * Keeps `concurrency` runs in flight until `runs` have been submitted, and resolves once each has
  * an outcome (rejects after `timeoutMs` naming how many are missing).
  */
-export async function closedLoop(target: LoadTarget, options: { runs: number; concurrency: number; timeoutMs: number; onProgress?: (done: number) => void }): Promise<LoadResult> {
+export async function closedLoop(
+  target: LoadTarget,
+  options: { runs: number; concurrency: number; timeoutMs: number; onProgress?: (done: number) => void },
+): Promise<LoadResult> {
   const { runs, concurrency } = options;
   const result: LoadResult = { ids: [], submittedAt: new Map(), endedAt: new Map(), status: new Map(), startMs: Date.now(), endMs: Date.now() };
   if (runs <= 0) return result;
@@ -117,10 +125,19 @@ export interface RawRecord {
  * (when given), or at `timeoutMs`. Partitions are read in parallel, so `until` alone (say, all
  * outcomes read) does not mean the other topics are read to their end: the quiet period does.
  */
-export async function readLog(kafka: Kafka, topics: string[], options: { idleMs?: number; timeoutMs?: number; until?: (records: RawRecord[]) => boolean } = {}): Promise<RawRecord[]> {
+export async function readLog(
+  kafka: Kafka,
+  topics: string[],
+  options: { idleMs?: number; timeoutMs?: number; until?: (records: RawRecord[]) => boolean } = {},
+): Promise<RawRecord[]> {
   const records: RawRecord[] = [];
   const idleMs = options.idleMs ?? 1000;
-  const consumer = kafka.consumer({ groupId: `bench-read-${randomUUID()}`, readUncommitted: false, maxBytesPerPartition: 4 * 1024 * 1024, sessionTimeout: 30000 });
+  const consumer = kafka.consumer({
+    groupId: `bench-read-${randomUUID()}`,
+    readUncommitted: false,
+    maxBytesPerPartition: 4 * 1024 * 1024,
+    sessionTimeout: 30000,
+  });
   await consumer.connect();
   await consumer.subscribe({ topics, fromBeginning: true });
   const started = Date.now();
@@ -131,7 +148,15 @@ export async function readLog(kafka: Kafka, topics: string[], options: { idleMs?
       for (const m of batch.messages) {
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
-        records.push({ topic: batch.topic, partition: batch.partition, offset: m.offset, key: m.key?.toString('utf8') ?? '', value: m.value, timestamp: Number(m.timestamp), headers });
+        records.push({
+          topic: batch.topic,
+          partition: batch.partition,
+          offset: m.offset,
+          key: m.key?.toString('utf8') ?? '',
+          value: m.value,
+          timestamp: Number(m.timestamp),
+          headers,
+        });
       }
       last = Date.now();
     },
@@ -210,9 +235,17 @@ export async function connectProducer(kafka: Kafka): Promise<Producer> {
 }
 
 /** A live read_committed reader of `topics` from the beginning; `records` grows as records commit. */
-export async function followLog(kafka: Kafka, topics: string[]): Promise<{ records: RawRecord[]; waitFor(pred: (records: RawRecord[]) => boolean, timeoutMs: number): Promise<boolean>; stop(): Promise<void> }> {
+export async function followLog(
+  kafka: Kafka,
+  topics: string[],
+): Promise<{ records: RawRecord[]; waitFor(pred: (records: RawRecord[]) => boolean, timeoutMs: number): Promise<boolean>; stop(): Promise<void> }> {
   const records: RawRecord[] = [];
-  const consumer = kafka.consumer({ groupId: `bench-follow-${randomUUID()}`, readUncommitted: false, maxBytesPerPartition: 8 * 1024 * 1024, sessionTimeout: 30000 });
+  const consumer = kafka.consumer({
+    groupId: `bench-follow-${randomUUID()}`,
+    readUncommitted: false,
+    maxBytesPerPartition: 8 * 1024 * 1024,
+    sessionTimeout: 30000,
+  });
   await consumer.connect();
   await consumer.subscribe({ topics, fromBeginning: true });
   await consumer.run({
@@ -221,7 +254,15 @@ export async function followLog(kafka: Kafka, topics: string[]): Promise<{ recor
       for (const m of batch.messages) {
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
-        records.push({ topic: batch.topic, partition: batch.partition, offset: m.offset, key: m.key?.toString('utf8') ?? '', value: m.value, timestamp: Number(m.timestamp), headers });
+        records.push({
+          topic: batch.topic,
+          partition: batch.partition,
+          offset: m.offset,
+          key: m.key?.toString('utf8') ?? '',
+          value: m.value,
+          timestamp: Number(m.timestamp),
+          headers,
+        });
       }
     },
   });

@@ -75,8 +75,7 @@ export function recordSizes(records: readonly DecodedRecord[]): RelaySizes {
     if (r.id === 'thoughtRuns') {
       const snapshot = r.decoded as unknown as RunSnapshot;
       add(snapshot.status === 'running' ? `snapshot:${snapshot.iteration}` : 'snapshot:end', r.value.length);
-    }
-    else if (r.id === 'tasks' || r.id === 'outcomes') add(r.id, r.value.length);
+    } else if (r.id === 'tasks' || r.id === 'outcomes') add(r.id, r.value.length);
     else add(`${r.id}:${it}`, r.value.length);
   }
   const size = (k: string) => {
@@ -85,7 +84,16 @@ export function recordSizes(records: readonly DecodedRecord[]): RelaySizes {
     return Math.round(a.sum / a.n);
   };
   const per = (id: TopicId | 'snapshot') => Array.from({ length: iterations }, (_, i) => size(`${id}:${i + 1}`));
-  return { iterations, task: size('tasks'), request: per('thoughtRequests'), result: per('actionResults'), observation: per('observationResults'), outcome: size('outcomes'), snapshot: per('snapshot'), snapshotEnd: size('snapshot:end') };
+  return {
+    iterations,
+    task: size('tasks'),
+    request: per('thoughtRequests'),
+    result: per('actionResults'),
+    observation: per('observationResults'),
+    outcome: size('outcomes'),
+    snapshot: per('snapshot'),
+    snapshotEnd: size('snapshot:end'),
+  };
 }
 
 function mode(values: number[]): number {
@@ -107,11 +115,27 @@ export function duplicatedSteps(records: readonly DecodedRecord[]): { steps: str
   for (const r of records) {
     if (!r.decoded) continue;
     switch (r.id) {
-      case 'tasks': add(`task:${r.key}:${String(r.decoded.task_id)}`, tasks); break;
-      case 'thoughtRequests': { const v = r.decoded as unknown as ThoughtRequest; for (const s of v.steps) add(`request:${r.key}:${v.iteration}:${s.step_id}`, steps); break; }
-      case 'actionResults': { const v = r.decoded as unknown as ActionResult; for (const s of v.results) add(`result:${r.key}:${v.iteration}:${s.step_id}`, steps); break; }
-      case 'observationResults': { const v = r.decoded as unknown as ObservationResult; for (const s of v.verdicts) add(`verdict:${r.key}:${v.iteration}:${s.step_id}`, steps); break; }
-      case 'outcomes': add(`outcome:${r.key}`, steps); break;
+      case 'tasks':
+        add(`task:${r.key}:${String(r.decoded.task_id)}`, tasks);
+        break;
+      case 'thoughtRequests': {
+        const v = r.decoded as unknown as ThoughtRequest;
+        for (const s of v.steps) add(`request:${r.key}:${v.iteration}:${s.step_id}`, steps);
+        break;
+      }
+      case 'actionResults': {
+        const v = r.decoded as unknown as ActionResult;
+        for (const s of v.results) add(`result:${r.key}:${v.iteration}:${s.step_id}`, steps);
+        break;
+      }
+      case 'observationResults': {
+        const v = r.decoded as unknown as ObservationResult;
+        for (const s of v.verdicts) add(`verdict:${r.key}:${v.iteration}:${s.step_id}`, steps);
+        break;
+      }
+      case 'outcomes':
+        add(`outcome:${r.key}`, steps);
+        break;
     }
   }
   return { steps, tasks };
@@ -151,7 +175,16 @@ export function runRates(records: readonly DecodedRecord[], ids: ReadonlySet<str
       if (v.run.human_involved) human.add(r.key);
     } else if (r.id === 'outcomes') outcomes.set(r.key, r.decoded as unknown as Outcome);
   }
-  const rates: RunRates = { ended: 0, completed: 0, hitFailure: 0, recovered: 0, completionRate: Number.NaN, selfRecoveryRate: Number.NaN, byStatus: {}, byReason: {} };
+  const rates: RunRates = {
+    ended: 0,
+    completed: 0,
+    hitFailure: 0,
+    recovered: 0,
+    completionRate: Number.NaN,
+    selfRecoveryRate: Number.NaN,
+    byStatus: {},
+    byReason: {},
+  };
   for (const [key, o] of outcomes) {
     rates.byStatus[o.status] = (rates.byStatus[o.status] ?? 0) + 1;
     rates.byReason[o.reason_code] = (rates.byReason[o.reason_code] ?? 0) + 1;

@@ -37,7 +37,11 @@ export interface PeerResult {
  * @throws Error with npm's last lines when the install fails.
  */
 export async function ensurePeerInstalled(started: number): Promise<void> {
-  if (existsSync(`${PEER_DIR}node_modules/better-sqlite3/build/Release/better_sqlite3.node`) && existsSync(`${PEER_DIR}node_modules/@langchain/langgraph-checkpoint-sqlite`)) return;
+  if (
+    existsSync(`${PEER_DIR}node_modules/better-sqlite3/build/Release/better_sqlite3.node`) &&
+    existsSync(`${PEER_DIR}node_modules/@langchain/langgraph-checkpoint-sqlite`)
+  )
+    return;
   progress(started, 'peer: installing bench/peer/ (LangGraph.js, better-sqlite3 built from source; a few minutes the first time)');
   const env: NodeJS.ProcessEnv = { ...process.env, npm_config_build_from_source: 'true' };
   if (!env.npm_config_nodedir && existsSync('/usr/include/node/node.h')) env.npm_config_nodedir = '/usr';
@@ -53,7 +57,19 @@ export async function peerPhase(setup: { label: string; started: number; load: P
   const dir = mkdtempSync(join(tmpdir(), 'tao-peer-'));
   try {
     progress(started, `${label}: warm-up ${load.warmupRuns} runs, then ${load.runs} runs with ${load.concurrency} in flight`);
-    const args = [`${PEER_DIR}peer.mjs`, '--tools', tools.url, '--runs', String(load.runs), '--warmup', String(load.warmupRuns), '--concurrency', String(load.concurrency), '--db', join(dir, 'checkpoints.sqlite')];
+    const args = [
+      `${PEER_DIR}peer.mjs`,
+      '--tools',
+      tools.url,
+      '--runs',
+      String(load.runs),
+      '--warmup',
+      String(load.warmupRuns),
+      '--concurrency',
+      String(load.concurrency),
+      '--db',
+      join(dir, 'checkpoints.sqlite'),
+    ];
     const out = await run(process.execPath, args, PEER_DIR, process.env, load.timeoutMs * 3);
     if (out.code !== 0) throw new Error(`${label}: the peer exited ${out.code}:\n${out.output.split('\n').slice(-20).join('\n')}`);
     const line = out.stdout.trim().split('\n').pop() ?? '';
@@ -65,7 +81,13 @@ export async function peerPhase(setup: { label: string; started: number; load: P
   }
 }
 
-function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs = 900000): Promise<{ code: number | string; stdout: string; output: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 900000,
+): Promise<{ code: number | string; stdout: string; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

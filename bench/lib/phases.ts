@@ -8,8 +8,30 @@ import { loadavg } from 'node:os';
 import type { Kafka } from 'kafkajs';
 import { STAGES } from '../../processors/wiring/index.ts';
 import { topicNames, type TopicId } from '../../topics/catalog.ts';
-import { Fleet, freshNamespace, getJson, progress, sleep, stageSpec, waitBalanced, type Instance, type ModelSimProcess, type ProcessSpec, type ToolServerProcess } from './harness.ts';
-import { closedLoop, connectProducer, hopLatencies, iterationLatencies, loopTarget, readLog, type LoadResult, type LoadTarget, type RunTimeline } from './load.ts';
+import {
+  Fleet,
+  freshNamespace,
+  getJson,
+  progress,
+  sleep,
+  stageSpec,
+  waitBalanced,
+  type Instance,
+  type ModelSimProcess,
+  type ProcessSpec,
+  type ToolServerProcess,
+} from './harness.ts';
+import {
+  closedLoop,
+  connectProducer,
+  hopLatencies,
+  iterationLatencies,
+  loopTarget,
+  readLog,
+  type LoadResult,
+  type LoadTarget,
+  type RunTimeline,
+} from './load.ts';
 import { decodeLoopRecords, loopTimelines, loopTopicNames, recordSizes, type DecodedRecord } from './loop-log.ts';
 import { bucketDelta, bucketSum, counterValue, gauge, histogramBuckets, histogramQuantile, parsePrometheus, summary, type Sample } from './stats.ts';
 import { RELAY_HOPS, HOP_INPUTS, createRelayTopics, relayHopSpec, relayTarget, relayTimelines, relayTopics, type RelaySizes } from '../relay/relay.ts';
@@ -66,7 +88,10 @@ export interface PhaseResult {
   /** The same two latencies with only `probeConcurrency` runs in flight, and the iteration split by hop ({@link hopLatencies}). */
   probe: { concurrency: number; iterationMs: Percentiles; runMs: Percentiles; hopMs: { action: Percentiles; observation: Percentiles; thought: Percentiles } };
   /** Per stage (or hop): P99 of tao_record_handle_seconds over the measured runs (ms), and peak RSS per process (MiB). */
-  stages: Record<string, { handleP99Ms: number | null; handleP50Ms: number | null; rssMiB: number[]; recordsPerTransaction: number | null; cpuMsPerRun: number }>;
+  stages: Record<
+    string,
+    { handleP99Ms: number | null; handleP50Ms: number | null; rssMiB: number[]; recordsPerTransaction: number | null; cpuMsPerRun: number }
+  >;
   /**
    * CPU ms per run, over the same window as the stages' figure, of the other processes on this
    * machine: the local Kafka broker(s) (null when KAFKA_BROKERS names a broker elsewhere), the demo
@@ -98,7 +123,19 @@ export const REACT_ORDERS = ['O-12345678', 'O-20250002', 'O-20250003'] as const;
  * <id>?" over {@link REACT_ORDERS}; without, the graph planner's order-status flow. Also returns
  * the loop's record sizes for the relay.
  */
-export async function loopPhase(setup: PhaseSetup & { actionInstances?: number; toolLatencyMs: number; tools: ToolServerProcess; baseEnv: NodeJS.ProcessEnv; bin?: string; code?: string; extraEnv?: NodeJS.ProcessEnv; nodeArgs?: (stage: string) => string[]; model?: ModelSimProcess }): Promise<{ result: PhaseResult; sizes: RelaySizes; records: DecodedRecord[] }> {
+export async function loopPhase(
+  setup: PhaseSetup & {
+    actionInstances?: number;
+    toolLatencyMs: number;
+    tools: ToolServerProcess;
+    baseEnv: NodeJS.ProcessEnv;
+    bin?: string;
+    code?: string;
+    extraEnv?: NodeJS.ProcessEnv;
+    nodeArgs?: (stage: string) => string[];
+    model?: ModelSimProcess;
+  },
+): Promise<{ result: PhaseResult; sizes: RelaySizes; records: DecodedRecord[] }> {
   const { label, load, instances, started, tools, model } = setup;
   const react: NodeJS.ProcessEnv = model ? { TAO_PLANNER: 'react', TAO_LLM_BASE_URL: model.url, TAO_LLM_MODEL: 'sim-1' } : {};
   const ns = await freshNamespace('bench', setup.baseEnv, { TAO_DEMO_TOOL_ORIGIN: tools.url, ...react, ...setup.extraEnv });
@@ -113,7 +150,10 @@ export async function loopPhase(setup: PhaseSetup & { actionInstances?: number; 
       const target = model ? loopTarget(ns, producer, (i) => `Where is my order ${REACT_ORDERS[i % REACT_ORDERS.length]}?`) : loopTarget(ns, producer);
       const measured = await measure(label, started, fleet, target, load, tools);
       progress(started, `${label}: reading the log`);
-      const records = await decodeLoopRecords(ns, await readLog(ns.kafka, loopTopicNames(ns), { until: untilOutcomes(ns.codec.topics.name('outcomes'), load.warmupRuns + load.runs + load.probeRuns) }));
+      const records = await decodeLoopRecords(
+        ns,
+        await readLog(ns.kafka, loopTopicNames(ns), { until: untilOutcomes(ns.codec.topics.name('outcomes'), load.warmupRuns + load.runs + load.probeRuns) }),
+      );
       progress(started, `${label}: ${records.length} records read`);
       const result = row(setup, 'loop', setup.toolLatencyMs, setup.code ?? 'current', measured, loopTimelines(records), fleet);
       result.actionInstances = setup.actionInstances ?? null;
@@ -147,11 +187,17 @@ export async function relayPhase(setup: PhaseSetup & { sizes: RelaySizes; baseEn
   const fleet = new Fleet();
   try {
     progress(started, `${label}: starting ${instances} process(es) per relay hop in ${ns.namespace}`);
-    await startSet(fleet, RELAY_HOPS.map((hop) => ({ spec: relayHopSpec(hop, ns.env, sizes), inputs: HOP_INPUTS[hop].inputs.map((i) => topics[i]) })), instances);
+    await startSet(
+      fleet,
+      RELAY_HOPS.map((hop) => ({ spec: relayHopSpec(hop, ns.env, sizes), inputs: HOP_INPUTS[hop].inputs.map((i) => topics[i]) })),
+      instances,
+    );
     const producer = await connectProducer(ns.kafka);
     try {
       const measured = await measure(label, started, fleet, relayTarget(ns.kafka, producer, ns.namespace, sizes), load);
-      const records = await readLog(ns.kafka, [topics.tasks, topics.requests, topics.results, topics.observations, topics.outcomes], { until: untilOutcomes(topics.outcomes, load.warmupRuns + load.runs + load.probeRuns) });
+      const records = await readLog(ns.kafka, [topics.tasks, topics.requests, topics.results, topics.observations, topics.outcomes], {
+        until: untilOutcomes(topics.outcomes, load.warmupRuns + load.runs + load.probeRuns),
+      });
       return row(setup, 'relay', null, 'relay', measured, relayTimelines(records, ns.namespace), fleet);
     } finally {
       await producer.disconnect();
@@ -163,22 +209,38 @@ export async function relayPhase(setup: PhaseSetup & { sizes: RelaySizes; baseEn
 }
 
 /** The topics each stage consumes (see each processors/<stage>/stage.ts). */
-export const STAGE_INPUTS: Record<(typeof STAGES)[number], TopicId[]> = { thought: ['tasks', 'observationResults'], action: ['thoughtRequests'], observation: ['actionResults'] };
+export const STAGE_INPUTS: Record<(typeof STAGES)[number], TopicId[]> = {
+  thought: ['tasks', 'observationResults'],
+  action: ['thoughtRequests'],
+  observation: ['actionResults'],
+};
 
 /**
  * Starts `instances` of each stage (a number for all, or one per stage name; stages in parallel,
  * instances of a stage one after another) and waits for settled groups.
  */
-export async function startStages(fleet: Fleet, env: NodeJS.ProcessEnv, instances: number | ((stage: string) => number), bin?: string, nodeArgs?: (stage: string) => string[]): Promise<void> {
+export async function startStages(
+  fleet: Fleet,
+  env: NodeJS.ProcessEnv,
+  instances: number | ((stage: string) => number),
+  bin?: string,
+  nodeArgs?: (stage: string) => string[],
+): Promise<void> {
   const topics = topicNames(setting(env, 'TAO_NAMESPACE'));
-  await startSet(fleet, STAGES.map((s) => ({ spec: stageSpec(s, env, bin, nodeArgs?.(s)), inputs: STAGE_INPUTS[s].map((id) => topics.name(id)) })), instances);
+  await startSet(
+    fleet,
+    STAGES.map((s) => ({ spec: stageSpec(s, env, bin, nodeArgs?.(s)), inputs: STAGE_INPUTS[s].map((id) => topics.name(id)) })),
+    instances,
+  );
 }
 
 async function startSet(fleet: Fleet, set: Array<{ spec: ProcessSpec; inputs: string[] }>, instances: number | ((name: string) => number)): Promise<void> {
   const count = typeof instances === 'number' ? () => instances : instances;
-  await Promise.all(set.map(async ({ spec }) => {
-    for (let i = 0; i < count(spec.name); i++) await fleet.start(spec);
-  }));
+  await Promise.all(
+    set.map(async ({ spec }) => {
+      for (let i = 0; i < count(spec.name); i++) await fleet.start(spec);
+    }),
+  );
   for (const { spec, inputs } of set) await waitBalanced(fleet, spec.name, inputs, 6);
 }
 
@@ -196,7 +258,14 @@ interface Measured {
  * Warm-up, the throughput measurement (scrapes of every process before and after, RSS sampled
  * every second), then the latency probe.
  */
-async function measure(label: string, started: number, fleet: Fleet, target: LoadTarget, load: PhaseLoad, tools: ToolServerProcess | null = null): Promise<Measured> {
+async function measure(
+  label: string,
+  started: number,
+  fleet: Fleet,
+  target: LoadTarget,
+  load: PhaseLoad,
+  tools: ToolServerProcess | null = null,
+): Promise<Measured> {
   progress(started, `${label}: warm-up, ${load.warmupRuns} runs`);
   await closedLoop(target, { runs: load.warmupRuns, concurrency: load.concurrency, timeoutMs: load.timeoutMs });
   const othersBefore = otherCpu(tools);
@@ -270,19 +339,30 @@ function residentBytes(instance: Instance): number {
 async function scrapeAll(fleet: Fleet): Promise<Map<Instance, Sample[]>> {
   const out = new Map<Instance, Sample[]>();
   await Promise.all(
-    fleet.alive().filter((i) => i.opsPort > 0).map(async (i) => {
-      try {
-        const res = await fetch(`http://127.0.0.1:${i.opsPort}/metrics`, { signal: AbortSignal.timeout(3000) });
-        out.set(i, parsePrometheus(await res.text()));
-      } catch {
-        // a process too busy to answer within 3 s is left out of this sample
-      }
-    }),
+    fleet
+      .alive()
+      .filter((i) => i.opsPort > 0)
+      .map(async (i) => {
+        try {
+          const res = await fetch(`http://127.0.0.1:${i.opsPort}/metrics`, { signal: AbortSignal.timeout(3000) });
+          out.set(i, parsePrometheus(await res.text()));
+        } catch {
+          // a process too busy to answer within 3 s is left out of this sample
+        }
+      }),
   );
   return out;
 }
 
-function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | null, code: string, m: Measured, all: Map<string, RunTimeline>, fleet: Fleet): PhaseResult {
+function row(
+  setup: PhaseSetup,
+  kind: 'loop' | 'relay',
+  toolLatencyMs: number | null,
+  code: string,
+  m: Measured,
+  all: Map<string, RunTimeline>,
+  fleet: Fleet,
+): PhaseResult {
   const of = (ids: string[]) => ids.map((id) => all.get(id)).filter((t): t is RunTimeline => t !== undefined);
   const timelines = of(m.saturated.ids);
   const iterations = iterationLatencies(timelines);
@@ -293,15 +373,19 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
   const perRun = (ms: number | null) => (ms === null ? null : ms / runs);
   const ends = [...m.saturated.endedAt.values()].sort((a, b) => a - b);
   const [from, to] = [ends[Math.floor(0.1 * (ends.length - 1))]!, ends[Math.floor(0.9 * (ends.length - 1))]!];
-  const runsPerSecond = to > from ? (ends.filter((t) => t > from && t <= to).length / (to - from)) * 1000 : runs / ((m.saturated.endMs - m.saturated.startMs) / 1000);
+  const runsPerSecond =
+    to > from ? (ends.filter((t) => t > from && t <= to).length / (to - from)) * 1000 : runs / ((m.saturated.endMs - m.saturated.startMs) / 1000);
   const stages: PhaseResult['stages'] = {};
   const names = [...new Set(fleet.instances.filter((i) => i.opsPort > 0).map((i) => i.name))];
   for (const name of names) {
     const instances = fleet.instances.filter((i) => i.name === name);
-    const deltas = instances.map((i) => bucketDelta(histogramBuckets(m.after.get(i) ?? [], 'tao_record_handle_seconds'), histogramBuckets(m.before.get(i) ?? [], 'tao_record_handle_seconds')));
+    const deltas = instances.map((i) =>
+      bucketDelta(histogramBuckets(m.after.get(i) ?? [], 'tao_record_handle_seconds'), histogramBuckets(m.before.get(i) ?? [], 'tao_record_handle_seconds')),
+    );
     const buckets = bucketSum(deltas);
     const has = (buckets.get(Number.POSITIVE_INFINITY) ?? 0) > 0;
-    const counter = (metric: string, labels: Record<string, string>) => instances.reduce((sum, i) => sum + counterValue(m.after.get(i) ?? [], metric, labels) - counterValue(m.before.get(i) ?? [], metric, labels), 0);
+    const counter = (metric: string, labels: Record<string, string>) =>
+      instances.reduce((sum, i) => sum + counterValue(m.after.get(i) ?? [], metric, labels) - counterValue(m.before.get(i) ?? [], metric, labels), 0);
     const txns = counter('tao_transactions_total', { result: 'committed' });
     stages[name] = {
       recordsPerTransaction: txns > 0 ? counter('tao_records_in_total', {}) / txns : null,
@@ -327,7 +411,12 @@ function row(setup: PhaseSetup, kind: 'loop' | 'relay', toolLatencyMs: number | 
     iterationsPerSecond: runsPerSecond * (iterations.length / Math.max(1, timelines.filter((t) => t.endedAt !== null).length)),
     iterationMs: summary(iterations),
     runMs: summary(runMs),
-    probe: { concurrency: setup.load.probeConcurrency, iterationMs: summary(iterationLatencies(probeTimelines)), runMs: summary(probeTimelines.filter((t) => t.endedAt !== null).map((t) => t.endedAt! - t.startedAt)), hopMs: { action: summary(hops.action), observation: summary(hops.observation), thought: summary(hops.thought) } },
+    probe: {
+      concurrency: setup.load.probeConcurrency,
+      iterationMs: summary(iterationLatencies(probeTimelines)),
+      runMs: summary(probeTimelines.filter((t) => t.endedAt !== null).map((t) => t.endedAt! - t.startedAt)),
+      hopMs: { action: summary(hops.action), observation: summary(hops.observation), thought: summary(hops.thought) },
+    },
     stages,
     otherCpuMsPerRun: { broker: perRun(m.others.broker), tools: perRun(m.others.tools), driver: m.others.driver / runs },
     statuses,
@@ -372,7 +461,16 @@ export interface DrainResult {
  * the stage's own cost with little of the machine's noise: the figure an A/B of a stage's code
  * compares.
  */
-export async function drainPhase(setup: { label: string; started: number; baseEnv: NodeJS.ProcessEnv; tools: ToolServerProcess; bin: string; code: string; stage: 'observation'; corpus: ReadonlyArray<Record<string, unknown> & { thought_id: string }> }): Promise<DrainResult> {
+export async function drainPhase(setup: {
+  label: string;
+  started: number;
+  baseEnv: NodeJS.ProcessEnv;
+  tools: ToolServerProcess;
+  bin: string;
+  code: string;
+  stage: 'observation';
+  corpus: ReadonlyArray<Record<string, unknown> & { thought_id: string }>;
+}): Promise<DrainResult> {
   const { label, started, stage, corpus } = setup;
   const ns = await freshNamespace('drain', setup.baseEnv, { TAO_DEMO_TOOL_ORIGIN: setup.tools.url });
   const fleet = new Fleet();
@@ -380,7 +478,12 @@ export async function drainPhase(setup: { label: string; started: number; baseEn
   try {
     const topics = topicNames(ns.namespace);
     const instance = await fleet.start(stageSpec(stage, ns.env, setup.bin));
-    await waitBalanced(fleet, stage, STAGE_INPUTS[stage].map((id) => topics.name(id)), 6);
+    await waitBalanced(
+      fleet,
+      stage,
+      STAGE_INPUTS[stage].map((id) => topics.name(id)),
+      6,
+    );
     const scrape = async () => parsePrometheus(await (await fetch(`http://127.0.0.1:${instance.opsPort}/metrics`)).text());
     const before = await scrape();
     const producer = await connectProducer(ns.kafka);
@@ -405,8 +508,19 @@ export async function drainPhase(setup: { label: string; started: number; baseEn
     }
     const seconds = (Date.now() - t0) / 1000;
     const cpuMs = 1000 * (counterValue(after, 'process_cpu_seconds_total') - counterValue(before, 'process_cpu_seconds_total'));
-    const txns = counterValue(after, 'tao_transactions_total', { result: 'committed' }) - counterValue(before, 'tao_transactions_total', { result: 'committed' });
-    return { label, code: setup.code, stage, records: corpus.length, seconds, recordsPerSecond: corpus.length / seconds, cpuMs, cpuMsPerRecord: cpuMs / corpus.length, recordsPerTransaction: corpus.length / Math.max(1, txns) };
+    const txns =
+      counterValue(after, 'tao_transactions_total', { result: 'committed' }) - counterValue(before, 'tao_transactions_total', { result: 'committed' });
+    return {
+      label,
+      code: setup.code,
+      stage,
+      records: corpus.length,
+      seconds,
+      recordsPerSecond: corpus.length / seconds,
+      cpuMs,
+      cpuMsPerRecord: cpuMs / corpus.length,
+      recordsPerTransaction: corpus.length / Math.max(1, txns),
+    };
   } finally {
     await fleet.stop();
     await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
@@ -433,6 +547,11 @@ export async function deleteNamespace(kafka: Kafka, matches: (name: string) => b
 
 /** Instances' health now: true when every live process answers /health with 200. */
 export async function allHealthy(fleet: Fleet): Promise<boolean> {
-  const answers = await Promise.all(fleet.alive().filter((i) => i.opsPort > 0).map((i) => getJson(i.opsPort, '/health')));
+  const answers = await Promise.all(
+    fleet
+      .alive()
+      .filter((i) => i.opsPort > 0)
+      .map((i) => getJson(i.opsPort, '/health')),
+  );
   return answers.every((a) => a !== null && a.status === 200);
 }

@@ -13,7 +13,13 @@ export function percentile(values: readonly number[], p: number): number {
 
 /** P50, P95, P99 and max of `values`. */
 export function summary(values: readonly number[]): { n: number; p50: number; p95: number; p99: number; max: number } {
-  return { n: values.length, p50: percentile(values, 50), p95: percentile(values, 95), p99: percentile(values, 99), max: values.length ? Math.max(...values) : Number.NaN };
+  return {
+    n: values.length,
+    p50: percentile(values, 50),
+    p95: percentile(values, 95),
+    p99: percentile(values, 99),
+    max: values.length ? Math.max(...values) : Number.NaN,
+  };
 }
 
 /** One sample of a Prometheus text exposition. */
@@ -103,7 +109,8 @@ export function gauge(samples: readonly Sample[], name: string): number {
 export function table(header: string[], rows: Array<Array<string | number>>): string {
   const cells = [header, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => String(r[i] ?? '').length)));
-  const line = (r: Array<string | number>, numeric: boolean[]) => r.map((c, i) => (numeric[i] ? String(c).padStart(widths[i]!) : String(c).padEnd(widths[i]!))).join('  ');
+  const line = (r: Array<string | number>, numeric: boolean[]) =>
+    r.map((c, i) => (numeric[i] ? String(c).padStart(widths[i]!) : String(c).padEnd(widths[i]!))).join('  ');
   const numeric = header.map((_, i) => rows.some((r) => typeof r[i] === 'number'));
   return [line(header, numeric), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map((r) => line(r, numeric))].join('\n');
 }

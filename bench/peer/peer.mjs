@@ -58,7 +58,13 @@ function thought(state) {
   const enc = encodeURIComponent;
   if (state.iteration === 0) return { iteration: 1, wave: [{ step: 'S1', path: `/crm/customers/by-email/${enc(state.email)}` }] };
   if (state.iteration === 1 && f.S1?.customer_id) {
-    return { iteration: 2, wave: [{ step: 'S2', path: `/orders/customers/${enc(f.S1.customer_id)}/latest` }, { step: 'S3', path: `/crm/customers/${enc(f.S1.customer_id)}/tier` }] };
+    return {
+      iteration: 2,
+      wave: [
+        { step: 'S2', path: `/orders/customers/${enc(f.S1.customer_id)}/latest` },
+        { step: 'S3', path: `/crm/customers/${enc(f.S1.customer_id)}/tier` },
+      ],
+    };
   }
   if (state.iteration === 2 && f.S2?.order_id) return { iteration: 3, wave: [{ step: 'S4', path: `/shipping/orders/${enc(f.S2.order_id)}/tracking` }] };
   return { done: true, wave: [] };
@@ -66,15 +72,17 @@ function thought(state) {
 
 /** Action: the wave's calls over HTTP, concurrently. */
 async function action(state) {
-  const results = await Promise.all(state.wave.map(async ({ step, path }) => {
-    const t0 = performance.now();
-    try {
-      const res = await fetch(`${origin}${path}`, { signal: AbortSignal.timeout(10000) });
-      return { step, status: res.status, body: await res.text(), ms: performance.now() - t0 };
-    } catch (err) {
-      return { step, status: 0, body: String(err), ms: performance.now() - t0 };
-    }
-  }));
+  const results = await Promise.all(
+    state.wave.map(async ({ step, path }) => {
+      const t0 = performance.now();
+      try {
+        const res = await fetch(`${origin}${path}`, { signal: AbortSignal.timeout(10000) });
+        return { step, status: res.status, body: await res.text(), ms: performance.now() - t0 };
+      } catch (err) {
+        return { step, status: 0, body: String(err), ms: performance.now() - t0 };
+      }
+    }),
+  );
   return { results };
 }
 
@@ -151,15 +159,17 @@ clearInterval(sampler);
 const ends = [...m.ends].sort((a, b) => a - b);
 const [from, to] = [ends[Math.floor(0.1 * (ends.length - 1))], ends[Math.floor(0.9 * (ends.length - 1))]];
 const runsPerSecond = to > from ? (ends.filter((t) => t > from && t <= to).length / (to - from)) * 1000 : runs / seconds;
-process.stdout.write(`${JSON.stringify({
-  runs,
-  concurrency,
-  seconds,
-  runsPerSecond,
-  iterationsPerRun: m.iterations / runs,
-  completedRuns: m.ok,
-  runMs: { p50: pct(m.latencies, 0.5), p95: pct(m.latencies, 0.95), p99: pct(m.latencies, 0.99) },
-  cpuMsPerRun: (cpu.user + cpu.system) / 1000 / runs,
-  rssMiB: Math.round(Math.max(rssMax, process.memoryUsage.rss()) / 2 ** 20),
-})}\n`);
+process.stdout.write(
+  `${JSON.stringify({
+    runs,
+    concurrency,
+    seconds,
+    runsPerSecond,
+    iterationsPerRun: m.iterations / runs,
+    completedRuns: m.ok,
+    runMs: { p50: pct(m.latencies, 0.5), p95: pct(m.latencies, 0.95), p99: pct(m.latencies, 0.99) },
+    cpuMsPerRun: (cpu.user + cpu.system) / 1000 / runs,
+    rssMiB: Math.round(Math.max(rssMax, process.memoryUsage.rss()) / 2 ** 20),
+  })}\n`,
+);
 process.exit(0);

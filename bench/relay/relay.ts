@@ -48,7 +48,10 @@ export function relayTopics(ns: string) {
  * (runtime/pipeline.ts) and how many partitions' batches it takes at once: the loop's stage
  * settings (processors/<stage>/stage.ts; the runner's default of 3 where a stage sets none).
  */
-export const HOP_INPUTS: Record<RelayHop, { inputs: Array<keyof ReturnType<typeof relayTopics>>; chunk: number; pipelined: boolean; partitionsConcurrently: number }> = {
+export const HOP_INPUTS: Record<
+  RelayHop,
+  { inputs: Array<keyof ReturnType<typeof relayTopics>>; chunk: number; pipelined: boolean; partitionsConcurrently: number }
+> = {
   thought: { inputs: ['tasks', 'observations'], chunk: 200, pipelined: false, partitionsConcurrently: 3 },
   action: { inputs: ['requests'], chunk: 100, pipelined: true, partitionsConcurrently: 12 },
   observation: { inputs: ['results'], chunk: 200, pipelined: false, partitionsConcurrently: 3 },
@@ -88,9 +91,20 @@ export function relayStep(hop: RelayHop, value: Buffer, sizes: RelaySizes): Arra
   switch (hop) {
     case 'thought':
       // Every dispatched wave is recorded in the store, so that a wave is decided on once.
-      if (kind === KIND.task) return [{ topic: 'requests', value: relayValue(KIND.request, 1, sizes.request[0]!) }, { topic: 'runs', value: relayValue(KIND.snapshot, 1, sizes.snapshot[0]!) }];
-      if (iteration < sizes.iterations) return [{ topic: 'requests', value: relayValue(KIND.request, iteration + 1, sizes.request[iteration]!) }, { topic: 'runs', value: relayValue(KIND.snapshot, iteration + 1, sizes.snapshot[iteration]!) }];
-      return [{ topic: 'outcomes', value: relayValue(KIND.outcome, iteration, sizes.outcome) }, { topic: 'runs', value: relayValue(KIND.snapshot, iteration, sizes.snapshotEnd) }];
+      if (kind === KIND.task)
+        return [
+          { topic: 'requests', value: relayValue(KIND.request, 1, sizes.request[0]!) },
+          { topic: 'runs', value: relayValue(KIND.snapshot, 1, sizes.snapshot[0]!) },
+        ];
+      if (iteration < sizes.iterations)
+        return [
+          { topic: 'requests', value: relayValue(KIND.request, iteration + 1, sizes.request[iteration]!) },
+          { topic: 'runs', value: relayValue(KIND.snapshot, iteration + 1, sizes.snapshot[iteration]!) },
+        ];
+      return [
+        { topic: 'outcomes', value: relayValue(KIND.outcome, iteration, sizes.outcome) },
+        { topic: 'runs', value: relayValue(KIND.snapshot, iteration, sizes.snapshotEnd) },
+      ];
     case 'action':
       return [{ topic: 'results', value: relayValue(KIND.result, iteration, sizes.result[iteration - 1]!) }];
     case 'observation':

@@ -125,7 +125,13 @@ async function main(): Promise<void> {
               else byTopic.set(t, messages.slice());
             }
           }
-          await commit(topic, partition, byTopic, next, chunks.reduce((n, c) => n + c.records, 0));
+          await commit(
+            topic,
+            partition,
+            byTopic,
+            next,
+            chunks.reduce((n, c) => n + c.records, 0),
+          );
         },
       });
       pipelines.set(key, pipeline);
@@ -151,7 +157,10 @@ async function main(): Promise<void> {
       const last = chunk[chunk.length - 1]!;
       const next = BigInt(last.offset) + 1n;
       if (pipeline) {
-        const settled = pipeline.add(chunk.length, BigInt(chunk[0]!.offset), next, async () => ({ byTopic: outputsOf(chunk, batch.partition), records: chunk.length }));
+        const settled = pipeline.add(chunk.length, BigInt(chunk[0]!.offset), next, async () => ({
+          byTopic: outputsOf(chunk, batch.partition),
+          records: chunk.length,
+        }));
         void settled.then(() => {
           const key = `${batch.topic}|${batch.partition}`;
           if (!pipeline.failure || paused.has(key)) return;

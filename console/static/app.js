@@ -5,7 +5,16 @@
 const page = document.getElementById('page');
 const live = document.getElementById('live');
 const esc = (v) => String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
-const fmtMs = (ms) => (ms === null || ms === undefined ? '–' : ms < 1000 ? `${Math.round(ms)} ms` : ms < 120000 ? `${(ms / 1000).toFixed(1)} s` : ms < 7200000 ? `${Math.round(ms / 60000)} min` : `${(ms / 3600000).toFixed(1)} h`);
+const fmtMs = (ms) =>
+  ms === null || ms === undefined
+    ? '–'
+    : ms < 1000
+      ? `${Math.round(ms)} ms`
+      : ms < 120000
+        ? `${(ms / 1000).toFixed(1)} s`
+        : ms < 7200000
+          ? `${Math.round(ms / 60000)} min`
+          : `${(ms / 3600000).toFixed(1)} h`;
 const pct = (x) => (x === null || x === undefined ? '–' : `${(x * 100).toFixed(1)}%`);
 
 async function api(path, options = {}) {
@@ -82,8 +91,18 @@ async function runsPage() {
 function renderRuns(data, form) {
   const counts = document.getElementById('counts');
   const total = Object.values(data.counts).reduce((a, b) => a + b, 0);
-  counts.innerHTML = `<div class="count" data-status=""><b>${total}</b><span>all</span></div>` + STATUSES.filter((s) => data.counts[s]).map((s) => `<div class="count ${form.elements.status.value === s ? 'selected' : ''}" data-status="${s}" data-count="${s}"><b>${data.counts[s]}</b><span>${s.replace('_', ' ')}</span></div>`).join('');
-  for (const [name, values] of [['flow', data.flows], ['source', data.sources]]) {
+  counts.innerHTML =
+    `<div class="count" data-status=""><b>${total}</b><span>all</span></div>` +
+    STATUSES.filter((s) => data.counts[s])
+      .map(
+        (s) =>
+          `<div class="count ${form.elements.status.value === s ? 'selected' : ''}" data-status="${s}" data-count="${s}"><b>${data.counts[s]}</b><span>${s.replace('_', ' ')}</span></div>`,
+      )
+      .join('');
+  for (const [name, values] of [
+    ['flow', data.flows],
+    ['source', data.sources],
+  ]) {
     const sel = form.elements[name];
     const keep = sel.value;
     sel.innerHTML = `<option value="">any</option>${values.map((v) => `<option ${v === keep ? 'selected' : ''}>${esc(v)}</option>`).join('')}`;
@@ -92,7 +111,8 @@ function renderRuns(data, form) {
     live.textContent = `not live: ${data.stopped}`;
     live.className = 'live off';
   }
-  document.getElementById('runs-meta').textContent = `${data.total} run(s) match · showing ${data.runs.length} · ${data.indexed} indexed${data.ready ? ` · index rebuilt in ${fmtMs(data.rebuild_ms)}` : ' · the index is being rebuilt…'}`;
+  document.getElementById('runs-meta').textContent =
+    `${data.total} run(s) match · showing ${data.runs.length} · ${data.indexed} indexed${data.ready ? ` · index rebuilt in ${fmtMs(data.rebuild_ms)}` : ' · the index is being rebuilt…'}`;
   const now = data.now;
   document.querySelector('#runs tbody').innerHTML = data.runs
     .map(
@@ -125,7 +145,10 @@ async function runPage(id) {
       const keep = select.value;
       const waves = [...report.querySelectorAll('.wave')].map((w) => w.id.replace('wave-', ''));
       const steps = [...new Set([...report.querySelectorAll('tr.step')].map((s) => s.dataset.step))];
-      select.innerHTML = [...waves.map((w) => `<option value="${esc(w)}">wave ${esc(w)}</option>`), ...steps.map((s) => `<option value="${esc(s)}">step ${esc(s)}</option>`)].join('');
+      select.innerHTML = [
+        ...waves.map((w) => `<option value="${esc(w)}">wave ${esc(w)}</option>`),
+        ...steps.map((s) => `<option value="${esc(s)}">step ${esc(s)}</option>`),
+      ].join('');
       if (keep) select.value = keep;
       decisionPanel();
     } catch (err) {
@@ -137,7 +160,10 @@ async function runPage(id) {
   const decisionPanel = () => {
     const status = report.querySelector('.status')?.dataset.status;
     const outcomes = report.querySelectorAll('.outcome');
-    const pending = status === 'awaiting_approval' ? [...(outcomes[outcomes.length - 1]?.querySelectorAll('tr.approval-call[data-decision=pending]') ?? [])].map((r) => r.dataset.step) : [];
+    const pending =
+      status === 'awaiting_approval'
+        ? [...(outcomes[outcomes.length - 1]?.querySelectorAll('tr.approval-call[data-decision=pending]') ?? [])].map((r) => r.dataset.step)
+        : [];
     const shown = status === 'awaiting_input' ? 'input' : pending.length ? `approval:${pending.join(',')}` : '';
     if (decide.dataset.shown === shown) return; // keep what the person is typing across live reloads
     decide.dataset.shown = shown;
@@ -150,7 +176,10 @@ async function runPage(id) {
 <label>decide<select id="decision-step"><option value="">every pending call</option>${pending.map((s) => `<option value="${esc(s)}">step ${esc(s)}</option>`).join('')}</select></label>
 <label>reason<input id="decision-reason" size="40" maxlength="2000" placeholder="recorded with the decision; a denial's reason reaches the model"></label>
 <button id="approve" class="primary">Approve</button><button id="deny" class="danger">Deny</button>`;
-      const body = () => ({ ...(document.getElementById('decision-step').value ? { step: document.getElementById('decision-step').value } : {}), ...(document.getElementById('decision-reason').value ? { reason: document.getElementById('decision-reason').value } : {}) });
+      const body = () => ({
+        ...(document.getElementById('decision-step').value ? { step: document.getElementById('decision-step').value } : {}),
+        ...(document.getElementById('decision-reason').value ? { reason: document.getElementById('decision-reason').value } : {}),
+      });
       document.getElementById('approve').addEventListener('click', (e) => act(e.target, 'approve', body()));
       document.getElementById('deny').addEventListener('click', (e) => act(e.target, 'deny', body()));
     } else decide.innerHTML = '';
@@ -204,27 +233,33 @@ async function deadLettersPage() {
   page.innerHTML = `<div id="dlq-counts"></div><div class="panel actions"><button id="redrive" class="primary" disabled>Re-drive selected</button><span class="muted">Each dead letter is re-driven to its source topic exactly once, as tao dlq redrive does.</span><div id="redrive-result" class="result" style="flex-basis:100%"></div></div><div id="dlq-entries">reading the dead-letter topics…</div>`;
   const load = async () => {
     const l = await api('/api/dead-letters');
-    document.getElementById('dlq-counts').innerHTML = `<h2 class="section">By topic and reason</h2><table class="grid"><thead><tr><th>topic</th><th>reason</th><th>count</th><th>re-driven</th></tr></thead><tbody>${l.counts.map((c) => `<tr><td class="mono">${esc(c.topic)}</td><td>${esc(c.reason)}</td><td class="num">${c.count}</td><td class="num">${c.redriven}</td></tr>`).join('') || '<tr><td colspan="4">No dead letters.</td></tr>'}</tbody></table>`;
-    document.getElementById('dlq-entries').innerHTML = `<h2 class="section">Dead letters</h2><table class="grid"><thead><tr><th></th><th>dead letter</th><th>source</th><th>key</th><th>code</th><th>stage</th><th>re-driven</th><th>error</th><th>original</th></tr></thead><tbody>${l.entries
-      .map(
-        (d) => `<tr class="dead-letter" data-topic="${esc(d.ref.topic)}" data-partition="${d.ref.partition}" data-offset="${esc(d.ref.offset)}" data-redriven="${d.redriven}">
+    document.getElementById('dlq-counts').innerHTML =
+      `<h2 class="section">By topic and reason</h2><table class="grid"><thead><tr><th>topic</th><th>reason</th><th>count</th><th>re-driven</th></tr></thead><tbody>${l.counts.map((c) => `<tr><td class="mono">${esc(c.topic)}</td><td>${esc(c.reason)}</td><td class="num">${c.count}</td><td class="num">${c.redriven}</td></tr>`).join('') || '<tr><td colspan="4">No dead letters.</td></tr>'}</tbody></table>`;
+    document.getElementById('dlq-entries').innerHTML =
+      `<h2 class="section">Dead letters</h2><table class="grid"><thead><tr><th></th><th>dead letter</th><th>source</th><th>key</th><th>code</th><th>stage</th><th>re-driven</th><th>error</th><th>original</th></tr></thead><tbody>${l.entries
+        .map(
+          (
+            d,
+          ) => `<tr class="dead-letter" data-topic="${esc(d.ref.topic)}" data-partition="${d.ref.partition}" data-offset="${esc(d.ref.offset)}" data-redriven="${d.redriven}">
 <td><input type="checkbox" aria-label="select"></td><td class="mono">${esc(`${d.ref.topic}[${d.ref.partition}]@${d.ref.offset}`)}</td><td class="mono">${d.source ? esc(`${d.source.topic}[${d.source.partition}]@${d.source.offset}`) : '?'}</td>
 <td class="mono">${d.key ? `<a href="/runs/${encodeURIComponent(d.key)}">${esc(d.key.slice(0, 18))}</a>` : '(null)'}</td><td>${esc(d.code)}</td><td>${esc(d.stage)} (attempt ${d.attempt})</td><td>${d.redriven ? 'yes' : 'no'}</td><td>${esc(d.message)}</td>
 <td>${d.original.value !== null ? `<details><summary>decoded</summary><pre>${esc(JSON.stringify(d.original.value, null, 2))}</pre></details>` : `<code>${esc(d.original.utf8)}</code>`}</td></tr>`,
-      )
-      .join('')}</tbody></table>`;
+        )
+        .join('')}</tbody></table>`;
     const button = document.getElementById('redrive');
     document.getElementById('dlq-entries').addEventListener('change', () => (button.disabled = !document.querySelector('tr.dead-letter input:checked')));
   };
   document.getElementById('redrive').addEventListener('click', async (e) => {
     const chosen = [...document.querySelectorAll('tr.dead-letter')].filter((tr) => tr.querySelector('input').checked);
     const byTopic = new Map();
-    for (const tr of chosen) byTopic.set(tr.dataset.topic, [...(byTopic.get(tr.dataset.topic) ?? []), { partition: Number(tr.dataset.partition), offset: tr.dataset.offset }]);
+    for (const tr of chosen)
+      byTopic.set(tr.dataset.topic, [...(byTopic.get(tr.dataset.topic) ?? []), { partition: Number(tr.dataset.partition), offset: tr.dataset.offset }]);
     e.target.disabled = true;
     const out = document.getElementById('redrive-result');
     try {
       const reports = [];
-      for (const [topic, offsets] of byTopic) reports.push(await api('/api/dead-letters/redrive', { method: 'POST', body: JSON.stringify({ topic, offsets }) }));
+      for (const [topic, offsets] of byTopic)
+        reports.push(await api('/api/dead-letters/redrive', { method: 'POST', body: JSON.stringify({ topic, offsets }) }));
       const now = reports.reduce((n, r) => n + r.redriven.length, 0);
       const before = reports.reduce((n, r) => n + r.already.length, 0);
       out.innerHTML = `<p id="redrive-summary" data-now="${now}" data-before="${before}">${now} re-driven now, ${before} re-driven before (nothing written for those).</p>`;
@@ -252,8 +287,27 @@ async function healthPage() {
 <h2 class="section">Consumer groups</h2><table class="grid" id="groups"><thead><tr><th>stage</th><th>group</th><th>state</th><th>instances</th><th>lag</th></tr></thead><tbody>${s.groups.map((g) => `<tr><td>${esc(g.stage)}</td><td class="mono">${esc(g.group)}</td><td>${esc(g.state)}</td><td class="num">${g.members}</td><td class="num">${g.lag}</td></tr>`).join('')}</tbody></table>
 <h2 class="section">Lag per partition</h2><table class="grid" id="lag"><thead><tr><th>group</th><th>topic</th><th>partition</th><th>committed</th><th>end</th><th>lag</th></tr></thead><tbody>${s.lag.map((l) => `<tr><td class="mono">${esc(l.group)}</td><td class="mono">${esc(l.topic)}</td><td class="num">${l.partition}</td><td class="num">${l.committed ?? '–'}</td><td class="num">${l.end}</td><td class="num">${l.lag}</td></tr>`).join('')}</tbody></table>
 <h2 class="section">Tools</h2><table class="grid" id="tools"><thead><tr><th>tool</th><th>calls</th><th>errors</th><th>error rate</th><th>mean latency</th><th>max latency</th></tr></thead><tbody>${h.tools.map((t) => `<tr><td class="mono">${esc(t.tool)}</td><td class="num">${t.calls}</td><td class="num">${t.errors}</td><td class="num">${pct(t.calls ? t.errors / t.calls : null)}</td><td class="num">${fmtMs(t.calls ? t.total_ms / t.calls : null)}</td><td class="num">${fmtMs(t.max_ms)}</td></tr>`).join('') || '<tr><td colspan="6">No tool calls yet.</td></tr>'}</tbody></table>
-<h2 class="section">Breakers and stage processes</h2><table class="grid" id="breakers"><thead><tr><th>process</th><th>stage</th><th>reachable</th><th>breakers (tool: state)</th></tr></thead><tbody>${s.endpoints.map((e) => `<tr><td class="mono">${esc(e.url)}</td><td>${esc(e.stage ?? '–')}</td><td>${e.reachable ? 'yes' : `no <span class="muted">${esc(e.error ?? '')}</span>`}</td><td>${breakers.filter((b) => b.url === e.url).map((b) => `<code>${esc(b.tool)}</code>: ${esc(b.state)}`).join(', ') || '–'}</td></tr>`).join('')}</tbody></table>
-<h2 class="section">Dead letters</h2><table class="grid"><thead><tr><th>topic</th><th>records</th><th>by reason</th></tr></thead><tbody>${s.deadLetters.map((d) => `<tr><td class="mono">${esc(d.topic)}</td><td class="num">${d.records}</td><td>${esc(Object.entries(d.byReason).map(([k, v]) => `${k} ${v}`).join(', '))}</td></tr>`).join('')}</tbody></table>`;
+<h2 class="section">Breakers and stage processes</h2><table class="grid" id="breakers"><thead><tr><th>process</th><th>stage</th><th>reachable</th><th>breakers (tool: state)</th></tr></thead><tbody>${s.endpoints
+    .map(
+      (e) =>
+        `<tr><td class="mono">${esc(e.url)}</td><td>${esc(e.stage ?? '–')}</td><td>${e.reachable ? 'yes' : `no <span class="muted">${esc(e.error ?? '')}</span>`}</td><td>${
+          breakers
+            .filter((b) => b.url === e.url)
+            .map((b) => `<code>${esc(b.tool)}</code>: ${esc(b.state)}`)
+            .join(', ') || '–'
+        }</td></tr>`,
+    )
+    .join('')}</tbody></table>
+<h2 class="section">Dead letters</h2><table class="grid"><thead><tr><th>topic</th><th>records</th><th>by reason</th></tr></thead><tbody>${s.deadLetters
+    .map(
+      (d) =>
+        `<tr><td class="mono">${esc(d.topic)}</td><td class="num">${d.records}</td><td>${esc(
+          Object.entries(d.byReason)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', '),
+        )}</td></tr>`,
+    )
+    .join('')}</tbody></table>`;
   await loadScript('/static/vendor/uplot.iife.min.js');
   chart(document.getElementById('chart'), h.perMinute);
 }
@@ -271,7 +325,16 @@ function chart(el, perMinute) {
   const statuses = [...new Set(perMinute.flatMap((m) => Object.keys(m.counts)))];
   const colours = { completed: '#1f7a3a', failed: '#b3261e', escalated: '#b36b00', budget_exhausted: '#8e44ad' };
   const data = [perMinute.map((m) => m.at / 1000), ...statuses.map((s) => perMinute.map((m) => m.counts[s] ?? 0))];
-  new uPlot({ width: Math.min(1100, el.clientWidth - 20), height: 220, series: [{}, ...statuses.map((s) => ({ label: s, stroke: colours[s] ?? '#555', width: 2 }))], axes: [{}, { label: 'outcomes / min' }] }, data, el);
+  new uPlot(
+    {
+      width: Math.min(1100, el.clientWidth - 20),
+      height: 220,
+      series: [{}, ...statuses.map((s) => ({ label: s, stroke: colours[s] ?? '#555', width: 2 }))],
+      axes: [{}, { label: 'outcomes / min' }],
+    },
+    data,
+    el,
+  );
 }
 
 // ---- routing --------------------------------------------------------------------------------

@@ -69,7 +69,8 @@ export class TextModel {
     const [bytes, manifestText] = await Promise.all([readFile(join(dir, 'model.onnx')), readFile(join(dir, 'labels.json'), 'utf8')]);
     const manifest = JSON.parse(manifestText) as TextModelManifest;
     const sha256 = createHash('sha256').update(bytes).digest('hex');
-    if (manifest.model_sha256 !== sha256) throw new Error(`${dir}: labels.json describes model ${manifest.model_sha256.slice(0, 12)}, but model.onnx is ${sha256.slice(0, 12)}`);
+    if (manifest.model_sha256 !== sha256)
+      throw new Error(`${dir}: labels.json describes model ${manifest.model_sha256.slice(0, 12)}, but model.onnx is ${sha256.slice(0, 12)}`);
     if (canonicalJson(manifest.featurizer) !== canonicalJson(FEATURIZER_CONFIG)) {
       throw new Error(`${dir}: model was trained with featurizer ${canonicalJson(manifest.featurizer)}, this runtime has ${canonicalJson(FEATURIZER_CONFIG)}`);
     }

@@ -10,7 +10,8 @@ const HTML_MARKS = ['<html', '<!doctype html', '<body'];
 // Stack-frame lines (on lower-cased text): Java/JS/.NET `at …`, Python `file "…", line N`, Go
 // `goroutine N [` and `….go:N`, Ruby `….rb:N:in `, PHP `#N ….php(N)`. ASCII classes only, so that
 // Python's `re` and JavaScript agree.
-const RE_FRAME = /^[ \t]*at [^ \t]|^[ \t]*file "[^"]*", line [0-9]+|^goroutine [0-9]+ \[|^[ \t]*[^ \t]*\.go:[0-9]+|^[ \t]*(?:from )?[^ \t]*\.rb:[0-9]+:in |^#[0-9]+ [^ \t][^\n]*\.php\([0-9]+\)/;
+const RE_FRAME =
+  /^[ \t]*at [^ \t]|^[ \t]*file "[^"]*", line [0-9]+|^goroutine [0-9]+ \[|^[ \t]*[^ \t]*\.go:[0-9]+|^[ \t]*(?:from )?[^ \t]*\.rb:[0-9]+:in |^#[0-9]+ [^ \t][^\n]*\.php\([0-9]+\)/;
 
 /**
  * How a raw text that starts like JSON (`{` or `[` after JSON whitespace or a BOM) ends: `json_ok` when

@@ -45,7 +45,12 @@ function sortIndices(a: Int32Array, n: number, spare: Int32Array): Int32Array {
 
 /** Featurizes `text` into sparse form (sorted indices, float32-rounded values). */
 export function featurizeSparse(text: string, maxCodePoints: number = MAX_INPUT_CODE_POINTS): SparseFeatures {
-  const s = (scratch ??= { counts: new Int32Array(FEATURE_DIMS), touched: new Int32Array(FEATURE_DIMS), spare: new Int32Array(FEATURE_DIMS), seen: new Uint8Array(FEATURE_DIMS) });
+  const s = (scratch ??= {
+    counts: new Int32Array(FEATURE_DIMS),
+    touched: new Int32Array(FEATURE_DIMS),
+    spare: new Int32Array(FEATURE_DIMS),
+    seen: new Uint8Array(FEATURE_DIMS),
+  });
   let touched = 0;
   const normalized = normalizeText(text, maxCodePoints);
   // A text without features (empty once normalized) gets no structure signals either: the zero vector.

@@ -95,7 +95,16 @@ export async function ensureKafkaJars(o: InfraOptions, p: Paths): Promise<void> 
   await rm(partial, { recursive: true, force: true });
   await rm(p.libs, { recursive: true, force: true });
   await mkdir(p.kafkaHome, { recursive: true });
-  const args = ['-q', '-B', '-Dstyle.color=never', '-f', sourcePaths().pom, 'dependency:copy-dependencies', `-DoutputDirectory=${partial}`, '-DincludeScope=runtime'];
+  const args = [
+    '-q',
+    '-B',
+    '-Dstyle.color=never',
+    '-f',
+    sourcePaths().pom,
+    'dependency:copy-dependencies',
+    `-DoutputDirectory=${partial}`,
+    '-DincludeScope=runtime',
+  ];
   const result = await withProgress(run('mvn', args, { cwd: p.kafkaHome }), (t) => o.log(`kafka: still fetching jars (${elapsed(t)})…`));
   const jar = `kafka_2.13-${KAFKA_VERSION}.jar`;
   if (result.code !== 0 || !existsSync(join(partial, jar))) {

@@ -191,10 +191,9 @@ function portFree(port: number): Promise<boolean> {
 export async function assertPortsFree(c: Component): Promise<void> {
   for (const port of c.ports) {
     if (!(await portFree(port))) {
-      const hint =
-        c.name.startsWith('kafka')
-          ? 'set TAO_KAFKA_PORT / TAO_CONTROLLER_PORT to free ports, or use that broker through KAFKA_BROKERS'
-          : 'set TAO_REGISTRY_PORT to a free port, or use that registry through SCHEMA_REGISTRY_URL';
+      const hint = c.name.startsWith('kafka')
+        ? 'set TAO_KAFKA_PORT / TAO_CONTROLLER_PORT to free ports, or use that broker through KAFKA_BROKERS'
+        : 'set TAO_REGISTRY_PORT to a free port, or use that registry through SCHEMA_REGISTRY_URL';
       throw new InfraError(
         'PORT_IN_USE',
         `${c.name}: port ${port} on 127.0.0.1 is in use by a process this tool did not start (no live pid in ${c.pidFile}); stop it, or ${hint}`,

@@ -19,15 +19,7 @@ import {
   signalGroup,
   waitGone,
 } from './components.ts';
-import {
-  LOG4J_PROPERTIES,
-  SHORT_LIVED_JVM,
-  existingClusterId,
-  formatKafkaStorage,
-  kafkaClusterId,
-  registryYaml,
-  serverProperties,
-} from './config-files.ts';
+import { LOG4J_PROPERTIES, SHORT_LIVED_JVM, existingClusterId, formatKafkaStorage, kafkaClusterId, registryYaml, serverProperties } from './config-files.ts';
 import { InfraError } from './errors.ts';
 import type { InfraOptions, Paths } from './options.ts';
 
@@ -117,7 +109,10 @@ export async function startKafkaUnlocked(o: InfraOptions, p: Paths, nodes: Kafka
   await Promise.all([mkdir(p.config, { recursive: true }), mkdir(p.logs, { recursive: true }), mkdir(p.run, { recursive: true })]);
   await writeFile(p.nodesFile, `${o.brokers}\n`);
   const clusterId = (await existingClusterId(kafkaNodes(o, p))) ?? kafkaClusterId();
-  await settleAll(o, nodes.map((node) => startKafkaNode(o, p, node, clusterId)));
+  await settleAll(
+    o,
+    nodes.map((node) => startKafkaNode(o, p, node, clusterId)),
+  );
 }
 
 async function startKafkaNode(o: InfraOptions, p: Paths, node: KafkaNode, clusterId: string): Promise<void> {

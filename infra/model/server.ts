@@ -14,7 +14,22 @@ import { appendFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 
 import { ensureArtifacts } from './build.ts';
 import { COMMAND_MARKER, MODEL, modelPaths, resolveModelOptions, serverArgs, serverEnv, serverUrls, type ModelOptions, type ModelPaths } from './options.ts';
-import { ModelError, commandLine, elapsed, errorText, isErrno, logTail, portFree, readPid, signalGroup, signalable, waitGone, waitUntilHealthy, withFileLock, type Health } from './process.ts';
+import {
+  ModelError,
+  commandLine,
+  elapsed,
+  errorText,
+  isErrno,
+  logTail,
+  portFree,
+  readPid,
+  signalGroup,
+  signalable,
+  waitGone,
+  waitUntilHealthy,
+  withFileLock,
+  type Health,
+} from './process.ts';
 
 const HEALTH_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 10_000;
@@ -136,7 +151,17 @@ async function waitHealthy(o: ModelOptions, p: ModelPaths, url: string, pid: num
 }
 
 function runLock<T>(o: ModelOptions, p: ModelPaths, work: () => Promise<T>): Promise<T> {
-  return withFileLock(p.runLock, { label: 'model', holderDoes: 'is running tao model up/down (the first up builds llama-server)', waitMs: RUN_LOCK_WAIT_MS, progressEveryMs: 30_000, log: o.log }, work);
+  return withFileLock(
+    p.runLock,
+    {
+      label: 'model',
+      holderDoes: 'is running tao model up/down (the first up builds llama-server)',
+      waitMs: RUN_LOCK_WAIT_MS,
+      progressEveryMs: 30_000,
+      log: o.log,
+    },
+    work,
+  );
 }
 
 /**
@@ -158,7 +183,10 @@ export async function modelUp(options: Partial<ModelOptions> = {}): Promise<Mode
     if (running) {
       const { url, baseUrl } = serverUrls(running.port);
       if (running.port !== o.port) {
-        throw new ModelError('CONFIG_INVALID', `a model server started by tao already runs on port ${running.port} (pid ${running.pid}), not ${o.port}; use ${baseUrl}, or run \`tao model down\` first`);
+        throw new ModelError(
+          'CONFIG_INVALID',
+          `a model server started by tao already runs on port ${running.port} (pid ${running.pid}), not ${o.port}; use ${baseUrl}, or run \`tao model down\` first`,
+        );
       }
       if ((await health(url)).ok) o.log(`model: already running (pid ${running.pid}) at ${url}`);
       else await waitHealthy(o, p, url, running.pid);
@@ -172,7 +200,9 @@ export async function modelUp(options: Partial<ModelOptions> = {}): Promise<Mode
     await assertPortFree(o, p);
     const { url, baseUrl } = serverUrls(o.port);
     const spawned = await spawnServer(o, p);
-    o.log(`model: started llama-server pid ${spawned.pid} (${MODEL.alias}, ${o.parallel} slots of ${o.contextSize / o.parallel} tokens, ${o.threads} thread${o.threads === 1 ? '' : 's'}; log ${p.logFile})`);
+    o.log(
+      `model: started llama-server pid ${spawned.pid} (${MODEL.alias}, ${o.parallel} slots of ${o.contextSize / o.parallel} tokens, ${o.threads} thread${o.threads === 1 ? '' : 's'}; log ${p.logFile})`,
+    );
     await waitHealthy(o, p, url, spawned.pid, spawned);
     return { url, baseUrl, model: MODEL.alias, pid: spawned.pid };
   });

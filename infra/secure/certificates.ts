@@ -21,22 +21,80 @@ interface Certificates {
 export async function makeCertificates(dir: string): Promise<Certificates> {
   const f = (name: string) => join(dir, name);
   const keystorePassword = randomBytes(18).toString('base64url');
-  await writeFile(f('broker.ext'), ['subjectAltName=IP:127.0.0.1,DNS:localhost', 'extendedKeyUsage=serverAuth,clientAuth', 'keyUsage=critical,digitalSignature,keyEncipherment'].join('\n') + '\n');
+  await writeFile(
+    f('broker.ext'),
+    ['subjectAltName=IP:127.0.0.1,DNS:localhost', 'extendedKeyUsage=serverAuth,clientAuth', 'keyUsage=critical,digitalSignature,keyEncipherment'].join('\n') +
+      '\n',
+  );
   const steps: string[][] = [
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', String(CERT_DAYS), '-subj', '/CN=tao local test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      f('ca.key'),
+      '-out',
+      f('ca.pem'),
+      '-days',
+      String(CERT_DAYS),
+      '-subj',
+      '/CN=tao local test CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
     ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('broker.key'), '-out', f('broker.csr'), '-subj', '/CN=127.0.0.1'],
-    ['x509', '-req', '-in', f('broker.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('broker.pem'), '-days', String(CERT_DAYS), '-extfile', f('broker.ext')],
+    [
+      'x509',
+      '-req',
+      '-in',
+      f('broker.csr'),
+      '-CA',
+      f('ca.pem'),
+      '-CAkey',
+      f('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      f('broker.pem'),
+      '-days',
+      String(CERT_DAYS),
+      '-extfile',
+      f('broker.ext'),
+    ],
     // The password travels in the environment, not on the command line.
-    ['pkcs12', '-export', '-in', f('broker.pem'), '-inkey', f('broker.key'), '-certfile', f('ca.pem'), '-name', 'broker', '-out', f('broker.p12'), '-passout', 'env:TAO_SECURE_KEYSTORE_PASSWORD'],
+    [
+      'pkcs12',
+      '-export',
+      '-in',
+      f('broker.pem'),
+      '-inkey',
+      f('broker.key'),
+      '-certfile',
+      f('ca.pem'),
+      '-name',
+      'broker',
+      '-out',
+      f('broker.p12'),
+      '-passout',
+      'env:TAO_SECURE_KEYSTORE_PASSWORD',
+    ],
   ];
   for (const args of steps) {
     let r: RunResult;
     try {
       r = await runCommand('openssl', args, dir, { ...process.env, TAO_SECURE_KEYSTORE_PASSWORD: keystorePassword });
     } catch (err) {
-      throw new InfraError('PREREQUISITE_MISSING', `secure broker: \`openssl\` is needed on PATH to make the test CA and broker certificate (${(err as Error).message})`, { cause: err });
+      throw new InfraError(
+        'PREREQUISITE_MISSING',
+        `secure broker: \`openssl\` is needed on PATH to make the test CA and broker certificate (${(err as Error).message})`,
+        { cause: err },
+      );
     }
-    if (r.code !== 0) throw new InfraError('PROCESS_FAILED', `secure broker: openssl ${args[0]} failed (exit ${r.code}): ${r.output.trim().split('\n').slice(-3).join(' | ')}`);
+    if (r.code !== 0)
+      throw new InfraError('PROCESS_FAILED', `secure broker: openssl ${args[0]} failed (exit ${r.code}): ${r.output.trim().split('\n').slice(-3).join(' | ')}`);
   }
   await Promise.all(['ca.key', 'broker.key', 'broker.p12'].map((n) => chmod(f(n), 0o600)));
   return { caFile: f('ca.pem'), caPem: await readFile(f('ca.pem'), 'utf8'), keystore: f('broker.p12'), keystorePassword };

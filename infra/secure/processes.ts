@@ -104,11 +104,23 @@ export async function waitHealthy(name: string, s: Started, logFile: string, hea
   const failure = await waitUntilHealthy({ name: `secure broker: ${name}`, health, gone: async () => s.exit(), logFile, timeoutMs: HEALTH_TIMEOUT_MS, log });
   if (!failure) return;
   if (failure.code === 'HEALTH_TIMEOUT') await s.stop();
-  throw new InfraError(failure.code, `${failure.message}${failure.code === 'HEALTH_TIMEOUT' ? '; stopped' : ''}.\nLast lines of ${logFile}:\n${await logTail(logFile)}`);
+  throw new InfraError(
+    failure.code,
+    `${failure.message}${failure.code === 'HEALTH_TIMEOUT' ? '; stopped' : ''}.\nLast lines of ${logFile}:\n${await logTail(logFile)}`,
+  );
 }
 
 export async function kafkaHealth(brokers: string, caPem: string, sasl: { mechanism: 'scram-sha-512'; username: string; password: string }): Promise<Health> {
-  const admin = new Kafka({ clientId: 'tao-secure-health', brokers: [brokers], ssl: { ca: [caPem] }, sasl, logLevel: logLevel.NOTHING, connectionTimeout: 2000, requestTimeout: 3000, retry: { retries: 0 } }).admin();
+  const admin = new Kafka({
+    clientId: 'tao-secure-health',
+    brokers: [brokers],
+    ssl: { ca: [caPem] },
+    sasl,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 2000,
+    requestTimeout: 3000,
+    retry: { retries: 0 },
+  }).admin();
   try {
     await admin.connect();
     const cluster = await admin.describeCluster();

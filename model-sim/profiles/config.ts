@@ -63,14 +63,16 @@ export function profileConfig(profile: ProfileName | Partial<ProfileConfig> = 'l
  * @throws RangeError naming the option.
  */
 export function validateProfileConfig(c: ProfileConfig): void {
-  if (!(PROFILES as readonly string[]).includes(c.profile)) throw new RangeError(`profile must be one of ${PROFILES.join(', ')}, got ${JSON.stringify(c.profile)}`);
+  if (!(PROFILES as readonly string[]).includes(c.profile))
+    throw new RangeError(`profile must be one of ${PROFILES.join(', ')}, got ${JSON.stringify(c.profile)}`);
   if (!Array.isArray(c.reasoningModels) || c.reasoningModels.some((m) => typeof m !== 'string' || m === '')) {
     throw new RangeError('reasoningModels must be an array of non-empty strings');
   }
   if (c.contextWindow !== undefined && (!Number.isInteger(c.contextWindow) || c.contextWindow < 1)) {
     throw new RangeError(`contextWindow must be a positive integer, got ${String(c.contextWindow)}`);
   }
-  if (c.toolIdFormat !== 'random' && c.toolIdFormat !== 'mistral') throw new RangeError(`toolIdFormat must be random or mistral, got ${JSON.stringify(c.toolIdFormat)}`);
+  if (c.toolIdFormat !== 'random' && c.toolIdFormat !== 'mistral')
+    throw new RangeError(`toolIdFormat must be random or mistral, got ${JSON.stringify(c.toolIdFormat)}`);
   if (c.toolIdFormat === 'mistral' && c.profile !== 'vllm') throw new RangeError('toolIdFormat mistral applies only to the vllm profile');
 }
 
@@ -86,6 +88,7 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
 /** Prompt tokens as the profiles count them: ceil(characters / 4) of the JSON of `messages` and `tools`. */
 export function estimatePromptTokens(body: unknown): number {
   if (!isRecord(body)) return 0;
-  const chars = JSON.stringify(body['messages'] ?? []).length + (body['tools'] === undefined || body['tools'] === null ? 0 : JSON.stringify(body['tools']).length);
+  const chars =
+    JSON.stringify(body['messages'] ?? []).length + (body['tools'] === undefined || body['tools'] === null ? 0 : JSON.stringify(body['tools']).length);
   return Math.ceil(chars / 4);
 }

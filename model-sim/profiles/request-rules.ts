@@ -71,19 +71,30 @@ function checkToolPairing(c: ProfileConfig, messages: unknown[]): Refusal | null
       if (typeof id !== 'string' || id === '') {
         return m13
           ? refuse(c, 'tool_call_id_missing', 'Tool call id has to be defined.')
-          : refuse(c, 'tool_call_id_missing', "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.", { param: `messages.[${i}].tool_call_id` });
+          : refuse(c, 'tool_call_id_missing', "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.", {
+              param: `messages.[${i}].tool_call_id`,
+            });
       }
       if (pending === null || !pending.ids.includes(id)) {
         if (m13) return refuse(c, 'tool_result_without_call', `Unexpected tool call id ${id} in tool results`);
         return pending === null
-          ? refuse(c, 'tool_result_without_call', "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", { param: `messages.[${i}].role` })
-          : refuse(c, 'tool_result_without_call', `Invalid parameter: 'tool_call_id' of '${id}' not found in 'tool_calls' of previous message.`, { param: `messages.[${i}].tool_call_id` });
+          ? refuse(
+              c,
+              'tool_result_without_call',
+              "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+              { param: `messages.[${i}].role` },
+            )
+          : refuse(c, 'tool_result_without_call', `Invalid parameter: 'tool_call_id' of '${id}' not found in 'tool_calls' of previous message.`, {
+              param: `messages.[${i}].tool_call_id`,
+            });
       }
       const first = pending.answered.get(id);
       if (first !== undefined) {
         return m13
           ? refuse(c, 'duplicate_tool_result', `Duplicate tool call id ${id} in tool results`)
-          : refuse(c, 'duplicate_tool_result', `Invalid parameter: Duplicate value for 'tool_call_id' of '${id}', in messages[${first}] and messages[${i}].`, { param: `messages.[${i}].tool_call_id` });
+          : refuse(c, 'duplicate_tool_result', `Invalid parameter: Duplicate value for 'tool_call_id' of '${id}', in messages[${first}] and messages[${i}].`, {
+              param: `messages.[${i}].tool_call_id`,
+            });
       }
       pending.answered.set(id, i);
       continue;
@@ -101,12 +112,17 @@ function checkToolPairing(c: ProfileConfig, messages: unknown[]): Refusal | null
       if (typeof id !== 'string' || id === '') {
         return m13
           ? refuse(c, 'assistant_tool_call_id_missing', 'Tool call id has to be defined in serving mode.')
-          : refuse(c, 'assistant_tool_call_id_missing', `Missing required parameter: 'messages[${i}].tool_calls[${j}].id'.`, { param: `messages.[${i}].tool_calls.[${j}].id`, code: 'missing_required_parameter' });
+          : refuse(c, 'assistant_tool_call_id_missing', `Missing required parameter: 'messages[${i}].tool_calls[${j}].id'.`, {
+              param: `messages.[${i}].tool_calls.[${j}].id`,
+              code: 'missing_required_parameter',
+            });
       }
       if (ids.includes(id)) {
         return m13
           ? refuse(c, 'duplicate_tool_call_ids', `Duplicate tool call id ${id} in assistant message`)
-          : refuse(c, 'duplicate_tool_call_ids', `Invalid parameter: Duplicate value for 'id' of '${id}' in messages[${i}].tool_calls.`, { param: `messages.[${i}].tool_calls.[${j}].id` });
+          : refuse(c, 'duplicate_tool_call_ids', `Invalid parameter: Duplicate value for 'id' of '${id}' in messages[${i}].tool_calls.`, {
+              param: `messages.[${i}].tool_calls.[${j}].id`,
+            });
       }
       ids.push(id);
     }
@@ -257,10 +273,15 @@ function checkReasoning(c: ProfileConfig, body: Record<string, unknown>): Refusa
   }
   const t = body['temperature'];
   if (t !== undefined && t !== null && t !== 1) {
-    return refuse(c, 'reasoning_temperature', `Unsupported value: 'temperature' does not support ${String(t)} with this model. Only the default (1) value is supported.`, {
-      param: 'temperature',
-      code: 'unsupported_value',
-    });
+    return refuse(
+      c,
+      'reasoning_temperature',
+      `Unsupported value: 'temperature' does not support ${String(t)} with this model. Only the default (1) value is supported.`,
+      {
+        param: 'temperature',
+        code: 'unsupported_value',
+      },
+    );
   }
   return null;
 }
@@ -310,19 +331,35 @@ function checkContext(c: ProfileConfig, body: Record<string, unknown>): Refusal 
           })
         : null;
     case 'vllm':
-      if (m > n) return refuse(c, 'context_length', `This model's maximum context length is ${n} tokens. However, your request has ${m} input tokens. Please reduce the length of the input messages.`, { param: 'input_tokens' });
+      if (m > n)
+        return refuse(
+          c,
+          'context_length',
+          `This model's maximum context length is ${n} tokens. However, your request has ${m} input tokens. Please reduce the length of the input messages.`,
+          { param: 'input_tokens' },
+        );
       if (x !== undefined && m + x > n) {
-        return refuse(c, 'context_length', `'max_tokens' or 'max_completion_tokens' is too large: ${x}. This model's maximum context length is ${n} tokens and your request has ${m} input tokens (${x} > ${n} - ${m}).`, {
-          param: 'max_tokens',
-        });
+        return refuse(
+          c,
+          'context_length',
+          `'max_tokens' or 'max_completion_tokens' is too large: ${x}. This model's maximum context length is ${n} tokens and your request has ${m} input tokens (${x} > ${n} - ${m}).`,
+          {
+            param: 'max_tokens',
+          },
+        );
       }
       return null;
     default:
       if (m > n) {
-        return refuse(c, 'context_length', `This model's maximum context length is ${n} tokens. However, your messages resulted in ${m} tokens. Please reduce the length of the messages.`, {
-          param: 'messages',
-          code: 'context_length_exceeded',
-        });
+        return refuse(
+          c,
+          'context_length',
+          `This model's maximum context length is ${n} tokens. However, your messages resulted in ${m} tokens. Please reduce the length of the messages.`,
+          {
+            param: 'messages',
+            code: 'context_length_exceeded',
+          },
+        );
       }
       if (x !== undefined && m + x > n) {
         return refuse(
@@ -352,8 +389,7 @@ export function checkRequest(profile: ProfileName | Partial<ProfileConfig>, body
   if (!isRecord(body) || !Array.isArray(body['messages'])) return null;
   const messages = body['messages'] as unknown[];
   const strict = STRICT.includes(c.profile);
-  const structural =
-    c.profile === 'ollama' ? checkOllama(c, messages) : c.profile === 'llamacpp' ? checkLlamacpp(c, messages) : null;
+  const structural = c.profile === 'ollama' ? checkOllama(c, messages) : c.profile === 'llamacpp' ? checkLlamacpp(c, messages) : null;
   return (
     structural ??
     (strict ? checkToolPairing(c, messages) : null) ??

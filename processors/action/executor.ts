@@ -57,7 +57,11 @@ export class ToolExecutor {
         response_time_ms: 0,
         response_raw: null,
         data_json: null,
-        error: { type: 'circuit_open', message: `circuit breaker of ${tool.spec.name} is open${until ? ` until ${new Date(until).toISOString()}` : ' (half-open probe in flight)'}; no request sent`, retryable: true },
+        error: {
+          type: 'circuit_open',
+          message: `circuit breaker of ${tool.spec.name} is open${until ? ` until ${new Date(until).toISOString()}` : ' (half-open probe in flight)'}; no request sent`,
+          retryable: true,
+        },
         fallback_from: null,
         fallback_reason: null,
         attempt_time_ms: null,

@@ -61,7 +61,8 @@ export function buildRequest(tool: Tool, input: Record<string, unknown>): { url:
     return encoded;
   });
   const url = new URL(path, tool.origin);
-  if (url.origin !== tool.origin.origin || url.pathname !== path) throw new ContractViolation(`${tool.spec.name}: input would change the request target to ${url.origin}${url.pathname}`);
+  if (url.origin !== tool.origin.origin || url.pathname !== path)
+    throw new ContractViolation(`${tool.spec.name}: input would change the request target to ${url.origin}${url.pathname}`);
   const bodyless = tool.spec.method === 'GET' || tool.spec.method === 'DELETE';
   for (const [k, v] of Object.entries(rest)) {
     if (!bodyless && !tool.spec.query?.includes(k)) continue;
@@ -100,9 +101,15 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
       return invalidInput(base, err.message);
     }
     const { url, body } = built;
-    const headers: Record<string, string> = { accept: 'application/json', 'idempotency-key': ctx.idempotencyKey, 'x-request-id': randomUUID(), traceparent: ctx.traceparent };
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'idempotency-key': ctx.idempotencyKey,
+      'x-request-id': randomUUID(),
+      traceparent: ctx.traceparent,
+    };
     if (body !== null) headers['content-type'] = 'application/json';
-    for (const [name, value] of Object.entries(tool.spec.headers ?? {})) headers[name.toLowerCase()] = interpolateEnv(value, ctx.env, `tool ${tool.spec.name} header ${name}`);
+    for (const [name, value] of Object.entries(tool.spec.headers ?? {}))
+      headers[name.toLowerCase()] = interpolateEnv(value, ctx.env, `tool ${tool.spec.name} header ${name}`);
     send = (traceparent) => attemptOnce(tool, url, body, { ...headers, traceparent }, deps);
     server = url.host;
   }
@@ -117,13 +124,27 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
       async () => {
         attempts++;
         attemptStarted = deps.now();
-        const span = startToolAttempt(ctx.traceparent, { tool: tool.spec.name, step: stepId, thoughtId: ctx.thoughtId ?? null, attempt: attempts, method: tool.spec.method, server });
+        const span = startToolAttempt(ctx.traceparent, {
+          tool: tool.spec.name,
+          step: stepId,
+          thoughtId: ctx.thoughtId ?? null,
+          attempt: attempts,
+          method: tool.spec.method,
+          server,
+        });
         last = await send(span.traceparent);
         span.end({ status: last.status, errorType: last.error?.type ?? null });
-        if (last.error?.retryable) throw new TransientError(last.error.message, { details: last.retryAfterMs === undefined ? {} : { retryAfterMs: last.retryAfterMs } });
+        if (last.error?.retryable)
+          throw new TransientError(last.error.message, { details: last.retryAfterMs === undefined ? {} : { retryAfterMs: last.retryAfterMs } });
         return last;
       },
-      { maxAttempts, baseDelayMs, maxDelayMs, deadlineMs: started + tool.spec.timeoutMs * maxAttempts + maxDelayMs, ...(tool.spec.retry.maxRetryAfterMs ? { maxRetryAfterMs: tool.spec.retry.maxRetryAfterMs } : {}) },
+      {
+        maxAttempts,
+        baseDelayMs,
+        maxDelayMs,
+        deadlineMs: started + tool.spec.timeoutMs * maxAttempts + maxDelayMs,
+        ...(tool.spec.retry.maxRetryAfterMs ? { maxRetryAfterMs: tool.spec.retry.maxRetryAfterMs } : {}),
+      },
       deps.retry,
     );
   } catch (err) {
@@ -139,11 +160,33 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
     }
   }
   const ended = deps.now();
-  return { ...base, attempts, status_code: last.status, response_time_ms: Math.max(0, Math.round(ended - started)), response_raw: last.body, data_json: data, error: last.error, fallback_from: null, fallback_reason: null, attempt_time_ms: Math.max(0, Math.round(ended - attemptStarted)) };
+  return {
+    ...base,
+    attempts,
+    status_code: last.status,
+    response_time_ms: Math.max(0, Math.round(ended - started)),
+    response_raw: last.body,
+    data_json: data,
+    error: last.error,
+    fallback_from: null,
+    fallback_reason: null,
+    attempt_time_ms: Math.max(0, Math.round(ended - attemptStarted)),
+  };
 }
 
 function invalidInput(base: Pick<StepResult, 'step_id' | 'tool' | 'input_json' | 'idempotency_key'>, message: string): StepResult {
-  return { ...base, attempts: 0, status_code: null, response_time_ms: 0, response_raw: null, data_json: null, error: { type: 'invalid_input', message, retryable: false }, fallback_from: null, fallback_reason: null, attempt_time_ms: null };
+  return {
+    ...base,
+    attempts: 0,
+    status_code: null,
+    response_time_ms: 0,
+    response_raw: null,
+    data_json: null,
+    error: { type: 'invalid_input', message, retryable: false },
+    fallback_from: null,
+    fallback_reason: null,
+    attempt_time_ms: null,
+  };
 }
 
 /**
@@ -170,7 +213,11 @@ function attemptOnce(tool: Tool, url: URL, body: string | null, headers: Record<
     // One timer per attempt, cleared when it ends: the whole exchange has timeoutMs, however the
     // server trickles its answer (undici's own timeouts watch the gaps, not the total).
     const timer = setTimeout(() => {
-      finish({ status: null, body: null, error: { type: 'timeout', message: `no complete response within ${timeoutMs} ms`, retryable: retriesOn(tool, 'timeout') } });
+      finish({
+        status: null,
+        body: null,
+        error: { type: 'timeout', message: `no complete response within ${timeoutMs} ms`, retryable: retriesOn(tool, 'timeout') },
+      });
       controller?.abort(new Error('attempt timed out'));
     }, timeoutMs);
     const handler: Dispatcher.DispatchHandler = {
@@ -200,7 +247,18 @@ function attemptOnce(tool: Tool, url: URL, body: string | null, headers: Record<
       },
     };
     try {
-      deps.dispatcher.dispatch({ origin: url.origin, path: `${url.pathname}${url.search}`, method: tool.spec.method, headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, handler);
+      deps.dispatcher.dispatch(
+        {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: tool.spec.method,
+          headers,
+          body,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        },
+        handler,
+      );
     } catch (err) {
       finish(failed(tool, err as Error, timeoutMs));
     }
@@ -221,8 +279,17 @@ function answered(tool: Tool, status: number, text: string, retryAfterHeader: st
 function failed(tool: Tool, err: Error, timeoutMs: number): Attempt {
   // The whole-answer deadline settles the attempt itself (attemptOnce's timer); these are undici's gap timeouts.
   const timeout = err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError;
-  if (timeout) return { status: null, body: null, error: { type: 'timeout', message: `no complete response within ${timeoutMs} ms`, retryable: retriesOn(tool, 'timeout') } };
-  return { status: null, body: null, error: { type: 'network', message: `${(err as { code?: string }).code ?? err.name}: ${err.message}`, retryable: retriesOn(tool, 'network') } };
+  if (timeout)
+    return {
+      status: null,
+      body: null,
+      error: { type: 'timeout', message: `no complete response within ${timeoutMs} ms`, retryable: retriesOn(tool, 'timeout') },
+    };
+  return {
+    status: null,
+    body: null,
+    error: { type: 'network', message: `${(err as { code?: string }).code ?? err.name}: ${err.message}`, retryable: retriesOn(tool, 'network') },
+  };
 }
 
 function retriesOn(tool: Tool, cls: RetryClass): boolean {

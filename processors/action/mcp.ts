@@ -114,7 +114,15 @@ export class McpClients {
     let settle!: (a: Attempt) => void;
     const stopped = new Promise<Attempt>((resolve) => (settle = resolve));
     const timer = setTimeout(() => {
-      settle({ status: null, body: null, error: { type: 'timeout', message: `no complete answer from MCP server ${tool.mcpUrl!.host} within ${timeoutMs} ms`, retryable: ctx.retries('timeout') } });
+      settle({
+        status: null,
+        body: null,
+        error: {
+          type: 'timeout',
+          message: `no complete answer from MCP server ${tool.mcpUrl!.host} within ${timeoutMs} ms`,
+          retryable: ctx.retries('timeout'),
+        },
+      });
       abort.abort(new Error('attempt timed out'));
     }, timeoutMs);
     const watchKey = `${ctx.idempotencyKey}\u0000${binding.tool}`;
@@ -154,15 +162,30 @@ export class McpClients {
         client = await this.session(server, signal);
         const listed = await this.digestOf(server, client, binding.tool, signal);
         if (listed === undefined) return refused(`MCP server ${server.url.host} no longer lists tool ${binding.tool}: re-import it (tao tools import-mcp)`);
-        if (listed !== binding.digest) return refused(`the definition of ${binding.tool} on MCP server ${server.url.host} changed since it was imported (digest ${listed}, imported ${binding.digest}): not called; review the change and re-import it (tao tools import-mcp)`);
+        if (listed !== binding.digest)
+          return refused(
+            `the definition of ${binding.tool} on MCP server ${server.url.host} changed since it was imported (digest ${listed}, imported ${binding.digest}): not called; review the change and re-import it (tao tools import-mcp)`,
+          );
         const result = await client.request(
-          { method: 'tools/call', params: { name: binding.tool, arguments: input as Record<string, unknown>, _meta: { [IDEMPOTENCY_META_KEY]: ctx.idempotencyKey } } },
+          {
+            method: 'tools/call',
+            params: { name: binding.tool, arguments: input as Record<string, unknown>, _meta: { [IDEMPOTENCY_META_KEY]: ctx.idempotencyKey } },
+          },
           CallToolResultSchema,
           // The attempt's own timer decides; the SDK's default (60 s) must not fire first.
           { signal, timeout: tool.spec.timeoutMs + 60_000 },
         );
         const body = JSON.stringify(result);
-        if (result.isError === true) return { status: 200, body, error: { type: 'tool_error', message: `${binding.tool} reported an error: ${mcpResultText(result).slice(0, 500) || '(no text)'}`, retryable: false } };
+        if (result.isError === true)
+          return {
+            status: 200,
+            body,
+            error: {
+              type: 'tool_error',
+              message: `${binding.tool} reported an error: ${mcpResultText(result).slice(0, 500) || '(no text)'}`,
+              retryable: false,
+            },
+          };
         return { status: 200, body, error: null, data: JSON.stringify(mcpResultData(result)) };
       } catch (err) {
         if (signal.aborted) return { status: null, body: null, error: { type: 'network', message: 'attempt ended', retryable: false } }; // settled by the timer or the size cap
@@ -181,7 +204,8 @@ export class McpClients {
     let server = this.servers.get(key);
     if (!server) {
       const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(headersTemplate)) headers[name.toLowerCase()] = interpolateEnv(value, env, `tool ${tool.spec.name} header ${name}`);
+      for (const [name, value] of Object.entries(headersTemplate))
+        headers[name.toLowerCase()] = interpolateEnv(value, env, `tool ${tool.spec.name} header ${name}`);
       server = { key, url: tool.mcpUrl!, headers, session: null, listing: null, listingInFlight: null };
       this.servers.set(key, server);
     }
@@ -308,21 +332,53 @@ function failure(err: unknown, ctx: McpCallContext): Attempt {
   if (err instanceof StreamableHTTPError && err.code !== undefined && err.code >= 100) {
     const status = err.code;
     const cls = status === 429 ? 'rate_limited' : status >= 500 ? 'server_error' : null;
-    return { status, body: err.message, error: { type: 'http_status', message: `HTTP ${status} from the MCP endpoint: ${err.message.slice(0, 300)}`, retryable: cls !== null && ctx.retries(cls) } };
+    return {
+      status,
+      body: err.message,
+      error: {
+        type: 'http_status',
+        message: `HTTP ${status} from the MCP endpoint: ${err.message.slice(0, 300)}`,
+        retryable: cls !== null && ctx.retries(cls),
+      },
+    };
   }
-  if (err instanceof StreamableHTTPError) return { status: null, body: null, error: { type: 'malformed', message: `MCP transport: ${err.message.slice(0, 300)}`, retryable: false } };
+  if (err instanceof StreamableHTTPError)
+    return { status: null, body: null, error: { type: 'malformed', message: `MCP transport: ${err.message.slice(0, 300)}`, retryable: false } };
   if (err instanceof McpError) {
-    if (err.code === ErrorCode.RequestTimeout) return { status: null, body: null, error: { type: 'timeout', message: err.message, retryable: ctx.retries('timeout') } };
-    if (err.code === ErrorCode.ConnectionClosed) return { status: null, body: null, error: { type: 'network', message: err.message, retryable: ctx.retries('network') } };
+    if (err.code === ErrorCode.RequestTimeout)
+      return { status: null, body: null, error: { type: 'timeout', message: err.message, retryable: ctx.retries('timeout') } };
+    if (err.code === ErrorCode.ConnectionClosed)
+      return { status: null, body: null, error: { type: 'network', message: err.message, retryable: ctx.retries('network') } };
     // A server-defined code (-32000 to -32099 besides the SDK's own) or another: the server failed.
     const status = RPC_STATUS[err.code] ?? 500;
-    const rpc = JSON.stringify({ code: err.code, message: err.message.replace(/^MCP error -?\d+: /, ''), ...(err.data === undefined ? {} : { data: err.data }) });
-    return { status, body: rpc, error: { type: 'http_status', message: `JSON-RPC error ${err.code} from the MCP server (reported as HTTP ${status}): ${err.message.slice(0, 300)}`, retryable: status >= 500 && ctx.retries('server_error') } };
+    const rpc = JSON.stringify({
+      code: err.code,
+      message: err.message.replace(/^MCP error -?\d+: /, ''),
+      ...(err.data === undefined ? {} : { data: err.data }),
+    });
+    return {
+      status,
+      body: rpc,
+      error: {
+        type: 'http_status',
+        message: `JSON-RPC error ${err.code} from the MCP server (reported as HTTP ${status}): ${err.message.slice(0, 300)}`,
+        retryable: status >= 500 && ctx.retries('server_error'),
+      },
+    };
   }
-  if (err instanceof Error && err.name === 'ZodError') return { status: 200, body: null, error: { type: 'malformed', message: `the answer is not an MCP tool result: ${err.message.slice(0, 300)}`, retryable: false } };
+  if (err instanceof Error && err.name === 'ZodError')
+    return {
+      status: 200,
+      body: null,
+      error: { type: 'malformed', message: `the answer is not an MCP tool result: ${err.message.slice(0, 300)}`, retryable: false },
+    };
   const e = err as Error & { cause?: { code?: string; message?: string } };
   const code = e.cause?.code ?? (e as { code?: string }).code ?? e.name;
-  return { status: null, body: null, error: { type: 'network', message: `${code}: ${e.cause?.message ?? e.message}`.slice(0, 300), retryable: ctx.retries('network') } };
+  return {
+    status: null,
+    body: null,
+    error: { type: 'network', message: `${code}: ${e.cause?.message ?? e.message}`.slice(0, 300), retryable: ctx.retries('network') },
+  };
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts (the promise itself runs on for others). */

@@ -34,68 +34,76 @@ export interface ActionOptions {
  */
 export function actionStage(options: ActionOptions): StageDefinition & { executor: ToolExecutor } {
   const executor = new ToolExecutor(options.catalog, options.http, options.events);
-  return traceStage({
-    executor,
-    describe: () => ({ breakers: executor.states() }),
-    stage: 'action',
-    inputs: ['thoughtRequests'],
-    outputs: ['actionResults'],
-    concurrency: options.concurrency,
-    // The cap is per instance, not per partition, and every owned partition is consumed at once: so
-    // one instance keeps `concurrency` calls in flight, and each added instance (up to the topic's
-    // partitions) adds that many more.
-    maxInFlight: options.concurrency,
-    partitionsConcurrently: 12,
-    // A partition's next records are fetched and started while earlier ones still wait on their
-    // tools (commits stay in offset order): an instance's slots do not idle behind the slowest call of a fetch.
-    pipelined: { lingerMs: options.commitLingerMs ?? 0 },
-    maxRecordsPerTransaction: 100,
-    maxInputBytes: 1024 * 1024,
-    // A wave whose responses make its result record too large for the topic: the largest responses
-    // become `too_large` errors (Observation then fails those steps, and Thought decides), instead
-    // of the wave being dead-lettered and its run left without an outcome.
-    fitOutputs(_input, outputs, over) {
-      const result = outputs[0]?.value as ActionResult | undefined;
-      const fitted = result && over.topic === 'actionResults' ? withoutLargestResponses(result, over) : null;
-      return fitted ? [{ ...outputs[0]!, value: fitted }] : null;
-    },
-    async handle(record: InputRecord): Promise<OutputRecord[]> {
-      const request = record.value as ThoughtRequest;
-      const calls = request.steps.map((step) => {
-        const tool = options.catalog.get(step.tool);
-        if (!tool) throw new ContractViolation(`step ${step.step_id} names unknown tool "${step.tool}" (catalog has ${options.catalog.names().join(', ')})`, { code: 'UNKNOWN_TOOL' });
-        let input: unknown;
-        try {
-          input = JSON.parse(step.input_json);
-        } catch (err) {
-          throw new ContractViolation(`step ${step.step_id}: input_json is not JSON: ${(err as Error).message}`);
-        }
-        return { step, tool, input };
-      });
-      // The writer of this wave's result, and so the span of this handling: tool calls are its children.
-      const writer = `action:${request.iteration}`;
-      const traceparent = traceparentFor(request.thought_id, writer);
-      const results = await Promise.all(
-        calls.map(({ step, tool, input }) => executor.execute(tool, step.step_id, input, { idempotencyKey: step.idempotency_key, traceparent, env: options.env, thoughtId: request.thought_id })),
-      );
-      for (const r of results) {
-        options.logger?.info('step executed', {
-          thought_id: request.thought_id,
-          iteration: request.iteration,
-          step: r.step_id,
-          tool: r.tool,
-          status: r.error ? 'error' : 'ok',
-          duration_ms: r.response_time_ms,
-          error_code: r.error?.type ?? null,
-          http_status: r.status_code,
-          attempts: r.attempts,
-          fallback_from: r.fallback_from,
+  return traceStage(
+    {
+      executor,
+      describe: () => ({ breakers: executor.states() }),
+      stage: 'action',
+      inputs: ['thoughtRequests'],
+      outputs: ['actionResults'],
+      concurrency: options.concurrency,
+      // The cap is per instance, not per partition, and every owned partition is consumed at once: so
+      // one instance keeps `concurrency` calls in flight, and each added instance (up to the topic's
+      // partitions) adds that many more.
+      maxInFlight: options.concurrency,
+      partitionsConcurrently: 12,
+      // A partition's next records are fetched and started while earlier ones still wait on their
+      // tools (commits stay in offset order): an instance's slots do not idle behind the slowest call of a fetch.
+      pipelined: { lingerMs: options.commitLingerMs ?? 0 },
+      maxRecordsPerTransaction: 100,
+      maxInputBytes: 1024 * 1024,
+      // A wave whose responses make its result record too large for the topic: the largest responses
+      // become `too_large` errors (Observation then fails those steps, and Thought decides), instead
+      // of the wave being dead-lettered and its run left without an outcome.
+      fitOutputs(_input, outputs, over) {
+        const result = outputs[0]?.value as ActionResult | undefined;
+        const fitted = result && over.topic === 'actionResults' ? withoutLargestResponses(result, over) : null;
+        return fitted ? [{ ...outputs[0]!, value: fitted }] : null;
+      },
+      async handle(record: InputRecord): Promise<OutputRecord[]> {
+        const request = record.value as ThoughtRequest;
+        const calls = request.steps.map((step) => {
+          const tool = options.catalog.get(step.tool);
+          if (!tool)
+            throw new ContractViolation(`step ${step.step_id} names unknown tool "${step.tool}" (catalog has ${options.catalog.names().join(', ')})`, {
+              code: 'UNKNOWN_TOOL',
+            });
+          let input: unknown;
+          try {
+            input = JSON.parse(step.input_json);
+          } catch (err) {
+            throw new ContractViolation(`step ${step.step_id}: input_json is not JSON: ${(err as Error).message}`);
+          }
+          return { step, tool, input };
         });
-      }
-      const value: ActionResult = { thought_id: request.thought_id, iteration: request.iteration, run: request.run, results };
-      return [{ topic: 'actionResults', key: request.thought_id, value, span: writer }];
+        // The writer of this wave's result, and so the span of this handling: tool calls are its children.
+        const writer = `action:${request.iteration}`;
+        const traceparent = traceparentFor(request.thought_id, writer);
+        const results = await Promise.all(
+          calls.map(({ step, tool, input }) =>
+            executor.execute(tool, step.step_id, input, { idempotencyKey: step.idempotency_key, traceparent, env: options.env, thoughtId: request.thought_id }),
+          ),
+        );
+        for (const r of results) {
+          options.logger?.info('step executed', {
+            thought_id: request.thought_id,
+            iteration: request.iteration,
+            step: r.step_id,
+            tool: r.tool,
+            status: r.error ? 'error' : 'ok',
+            duration_ms: r.response_time_ms,
+            error_code: r.error?.type ?? null,
+            http_status: r.status_code,
+            attempts: r.attempts,
+            fallback_from: r.fallback_from,
+          });
+        }
+        const value: ActionResult = { thought_id: request.thought_id, iteration: request.iteration, run: request.run, results };
+        return [{ topic: 'actionResults', key: request.thought_id, value, span: writer }];
+      },
     },
-  }, describeWave);
+    describeWave,
+  );
 }
 
 /** Room left for the error messages that replace the responses, and the record's own framing. */
@@ -109,7 +117,10 @@ const FIT_MARGIN_BYTES = 16 * 1024;
  */
 export function withoutLargestResponses(result: ActionResult, over: Pick<OversizedOutput, 'bytes' | 'limit'>): ActionResult | null {
   const sizes = result.results.map((r) => Buffer.byteLength(r.response_raw ?? '') + Buffer.byteLength(r.data_json ?? ''));
-  const order = sizes.map((_, i) => i).filter((i) => sizes[i]! > 0).sort((a, b) => sizes[b]! - sizes[a]!);
+  const order = sizes
+    .map((_, i) => i)
+    .filter((i) => sizes[i]! > 0)
+    .sort((a, b) => sizes[b]! - sizes[a]!);
   const needed = over.bytes - over.limit + FIT_MARGIN_BYTES;
   const dropped = new Set<number>();
   let freed = 0;
@@ -123,7 +134,16 @@ export function withoutLargestResponses(result: ActionResult, over: Pick<Oversiz
     ...result,
     results: result.results.map((r, i) =>
       dropped.has(i)
-        ? { ...r, response_raw: null, data_json: null, error: { type: 'too_large', message: `the response (${sizes[i]} bytes with its parsed data) would make the wave's result record ${over.bytes} bytes, over the ${over.limit}-byte limit of loop records`, retryable: false } }
+        ? {
+            ...r,
+            response_raw: null,
+            data_json: null,
+            error: {
+              type: 'too_large',
+              message: `the response (${sizes[i]} bytes with its parsed data) would make the wave's result record ${over.bytes} bytes, over the ${over.limit}-byte limit of loop records`,
+              retryable: false,
+            },
+          }
         : r,
     ),
   };

@@ -71,7 +71,10 @@ export interface PolicyViolation {
  * per run" is `"calls": {"properties": {"refunds.create": {"maximum": 1}}}` and also catches two
  * refunds proposed in one turn.
  */
-export function policyDocuments(steps: readonly RecordedStep[], proposed: ReadonlyArray<{ tool: string; arguments: Record<string, unknown> }>): PolicyDocument[] {
+export function policyDocuments(
+  steps: readonly RecordedStep[],
+  proposed: ReadonlyArray<{ tool: string; arguments: Record<string, unknown> }>,
+): PolicyDocument[] {
   const results: Record<string, unknown> = {};
   const byStep: Record<string, unknown> = {};
   const counts: Record<string, number> = {};
@@ -95,7 +98,11 @@ export function firstViolation(policies: readonly CompiledPolicy[], documents: r
       if (p.tools.length && !p.tools.includes(doc.call.tool)) continue;
       const passes: (data: unknown) => boolean = p.validate;
       if (passes(doc)) continue;
-      return { policy: p.name, call: i + 1, evidence: `policy "${p.name}" (${p.description}) refuses call ${i + 1}, ${doc.call.tool} ${JSON.stringify(doc.call.args).slice(0, 200)}: ${describe(p.validate, doc)}` };
+      return {
+        policy: p.name,
+        call: i + 1,
+        evidence: `policy "${p.name}" (${p.description}) refuses call ${i + 1}, ${doc.call.tool} ${JSON.stringify(doc.call.args).slice(0, 200)}: ${describe(p.validate, doc)}`,
+      };
     }
   }
   return null;

@@ -18,7 +18,18 @@ import { MAX_INPUT_CODE_POINTS, TextModel } from '../../features/text/index.ts';
 export { MAX_INPUT_CODE_POINTS };
 
 /** The labels of the error-payload classifier. */
-export const ERROR_LABELS = ['ok', 'auth_failed', 'rate_limited', 'not_found', 'server_error', 'malformed', 'data_corrupted', 'timeout', 'network_issue', 'unknown'] as const;
+export const ERROR_LABELS = [
+  'ok',
+  'auth_failed',
+  'rate_limited',
+  'not_found',
+  'server_error',
+  'malformed',
+  'data_corrupted',
+  'timeout',
+  'network_issue',
+  'unknown',
+] as const;
 /** One label of {@link ERROR_LABELS}. */
 export type ErrorLabel = (typeof ERROR_LABELS)[number];
 

@@ -47,7 +47,27 @@ export interface ObservationConfig {
   policies?: (skill: string) => readonly CompiledPolicy[];
 }
 
-const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>(['ok', 'timeout', 'rate_limited', 'auth_failed', 'not_found', 'client_error', 'server_error', 'network_issue', 'malformed', 'schema_mismatch', 'inconsistent', 'response_too_large', 'invalid_input', 'data_corrupted', 'circuit_open', 'unknown', 'hallucinated_tool', 'invalid_arguments', 'policy_violation']);
+const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>([
+  'ok',
+  'timeout',
+  'rate_limited',
+  'auth_failed',
+  'not_found',
+  'client_error',
+  'server_error',
+  'network_issue',
+  'malformed',
+  'schema_mismatch',
+  'inconsistent',
+  'response_too_large',
+  'invalid_input',
+  'data_corrupted',
+  'circuit_open',
+  'unknown',
+  'hallucinated_tool',
+  'invalid_arguments',
+  'policy_violation',
+]);
 /** Rule outcomes vague enough for the classifier to place more precisely. */
 const REFINABLE: ReadonlySet<ErrorType> = new Set(['schema_mismatch', 'malformed', 'client_error', 'unknown', 'data_corrupted']);
 
@@ -56,7 +76,14 @@ export async function observe(result: ActionResult, config: ObservationConfig): 
   const expectations = new Map(plan.steps.map((s) => [s.id, s.expect]));
   const verdicts: Verdict[] = [];
   for (const r of result.results) verdicts.push(await judge(r, expectations.get(r.step_id), config, result.run));
-  return { thought_id: result.thought_id, iteration: result.iteration, run: result.run, verdicts, rules_version: config.rules.fingerprint, classifier_model: config.classifier?.model ?? null };
+  return {
+    thought_id: result.thought_id,
+    iteration: result.iteration,
+    run: result.run,
+    verdicts,
+    rules_version: config.rules.fingerprint,
+    classifier_model: config.classifier?.model ?? null,
+  };
 }
 
 async function judge(r: StepResult, expect: Record<string, unknown> | undefined, config: ObservationConfig, run: RunState): Promise<Verdict> {
@@ -71,10 +98,18 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
 
   // Hard checks.
   if (r.error) {
-    checks.push({ name: 'transport', passed: false, evidence: `${r.error.type}: ${r.error.message}${r.fallback_from ? ` (fallback for ${r.fallback_from}: ${r.fallback_reason})` : ''}${body}` });
+    checks.push({
+      name: 'transport',
+      passed: false,
+      evidence: `${r.error.type}: ${r.error.message}${r.fallback_from ? ` (fallback for ${r.fallback_from}: ${r.fallback_reason})` : ''}${body}`,
+    });
     fail(errorTypeOf(r));
   } else {
-    checks.push({ name: 'transport', passed: true, evidence: `HTTP ${r.status_code} after ${r.attempts} attempt(s)${r.fallback_from ? ` from fallback ${r.tool} (primary ${r.fallback_from}: ${r.fallback_reason})` : ''}` });
+    checks.push({
+      name: 'transport',
+      passed: true,
+      evidence: `HTTP ${r.status_code} after ${r.attempts} attempt(s)${r.fallback_from ? ` from fallback ${r.tool} (primary ${r.fallback_from}: ${r.fallback_reason})` : ''}`,
+    });
   }
   const statusOk = r.status_code !== null && r.status_code >= 200 && r.status_code < 300;
   checks.push({ name: 'status_class', passed: statusOk, evidence: r.status_code === null ? 'no status: no response received' : `status ${r.status_code}` });
@@ -85,7 +120,8 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
     const attempt = r.attempt_time_ms ?? null;
     const took = attempt ?? r.response_time_ms;
     const passed = took <= limit;
-    const measured = attempt === null || r.attempts <= 1 ? `${took} ms` : `${took} ms for the attempt that answered (${r.response_time_ms} ms over ${r.attempts} attempts)`;
+    const measured =
+      attempt === null || r.attempts <= 1 ? `${took} ms` : `${took} ms for the attempt that answered (${r.response_time_ms} ms over ${r.attempts} attempts)`;
     checks.push({ name: 'latency', passed, evidence: `${measured}, limit ${limit} ms (${rules.latencyFactor} x timeout ${tool.spec.timeoutMs} ms)` });
     if (!passed) fail('timeout');
   }
@@ -124,7 +160,11 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
       const actual = valueAt(data, rule.path);
       return rule.values.some((v) => deepEqual(v, actual)) ? [`${rule.path} is ${JSON.stringify(actual)}: ${rule.reason}`] : [];
     });
-    checks.push({ name: 'forbidden_values', passed: violations.length === 0, evidence: violations.length ? `${violations.join('; ')}${body}` : 'no forbidden value' });
+    checks.push({
+      name: 'forbidden_values',
+      passed: violations.length === 0,
+      evidence: violations.length ? `${violations.join('; ')}${body}` : 'no forbidden value',
+    });
     if (violations.length) fail('data_corrupted');
   }
   const hardPassed = errorType === 'ok';
@@ -135,7 +175,11 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
     const validate = compileCached(config.ajv, expect);
     const passed = validate(data);
     consistencyScore = passed ? 1 : 0;
-    checks.push({ name: 'consistency', passed, evidence: passed ? `matches what the plan expected: ${JSON.stringify(expect)}` : `expected ${JSON.stringify(expect)}; ${describeErrors(validate, data)}` });
+    checks.push({
+      name: 'consistency',
+      passed,
+      evidence: passed ? `matches what the plan expected: ${JSON.stringify(expect)}` : `expected ${JSON.stringify(expect)}; ${describeErrors(validate, data)}`,
+    });
     if (!passed) fail('inconsistent');
   }
 
@@ -149,7 +193,11 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
     const said = `${config.classifier.model} says ${label} (${confidence.toFixed(4)})`;
     if (label === 'ok') {
       semanticScore = confidence;
-      checks.push({ name: 'semantic', passed: true, evidence: errorType === 'ok' ? said : `${said}; the rules' ${errorType} stands: the classifier cannot make a result valid` });
+      checks.push({
+        name: 'semantic',
+        passed: true,
+        evidence: errorType === 'ok' ? said : `${said}; the rules' ${errorType} stands: the classifier cannot make a result valid`,
+      });
     } else if (adopt && errorType === 'ok') {
       errorType = label as ErrorType;
       checks.push({ name: 'semantic', passed: false, evidence: `${said} >= ${rules.semanticAdoptThreshold}: adopted; body: ${r.response_raw}` });
@@ -157,7 +205,11 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
       checks.push({ name: 'semantic', passed: false, evidence: `${said} >= ${rules.semanticAdoptThreshold}: adopted in place of the rules' ${errorType}` });
       errorType = label as ErrorType;
     } else {
-      checks.push({ name: 'semantic', passed: errorType === 'ok', evidence: `${said} < ${rules.semanticAdoptThreshold}: not adopted, the rules' verdict (${errorType}) stands` });
+      checks.push({
+        name: 'semantic',
+        passed: errorType === 'ok',
+        evidence: `${said} < ${rules.semanticAdoptThreshold}: not adopted, the rules' verdict (${errorType}) stands`,
+      });
       if (errorType === 'ok') semanticScore = 0;
     }
   }
@@ -172,7 +224,13 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
     valid,
     // A model endpoint's refusal of the request is data Thought acts on (a smaller prompt for a
     // context-length error): kept as fields, never read back from the audit trail's text.
-    extracted_data_json: valid ? JSON.stringify(data) : isModel && serverError ? JSON.stringify({ server_error: serverError }) : spent ? JSON.stringify({ spent }) : null,
+    extracted_data_json: valid
+      ? JSON.stringify(data)
+      : isModel && serverError
+        ? JSON.stringify({ server_error: serverError })
+        : spent
+          ? JSON.stringify({ spent })
+          : null,
     confidence_score: confidence,
     error_type: errorType,
     audit_trail: checks,
@@ -190,16 +248,24 @@ function round(x: number): number {
 
 function errorTypeOf(r: StepResult): ErrorType {
   switch (r.error?.type) {
-    case 'timeout': return 'timeout';
-    case 'network': return 'network_issue';
-    case 'too_large': return 'response_too_large';
-    case 'invalid_input': return 'invalid_input';
-    case 'malformed': return 'malformed';
-    case 'circuit_open': return 'circuit_open';
+    case 'timeout':
+      return 'timeout';
+    case 'network':
+      return 'network_issue';
+    case 'too_large':
+      return 'response_too_large';
+    case 'invalid_input':
+      return 'invalid_input';
+    case 'malformed':
+      return 'malformed';
+    case 'circuit_open':
+      return 'circuit_open';
     // An MCP tool whose definition changed on the server since it was imported: refused, not called.
-    case 'schema_changed': return 'schema_mismatch';
+    case 'schema_changed':
+      return 'schema_mismatch';
     // An MCP tool's own error result (isError): what went wrong is in its text, for the classifier.
-    case 'tool_error': return 'unknown';
+    case 'tool_error':
+      return 'unknown';
   }
   const s = r.status_code;
   if (s === null) return 'network_issue';
@@ -221,7 +287,6 @@ function describeErrors(validate: ValidateFunction, data: unknown): string {
     })
     .join('; ');
 }
-
 
 function deepEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);

@@ -25,7 +25,21 @@
  * ({@link callId}): the model's own may be missing or repeated.
  */
 import type { Ajv, ValidateFunction } from 'ajv';
-import { ASK_CUSTOMER, FINAL_ANSWER, FORMAT, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, callId, fromWireName, toWireName, turnSchemaOutput, turnSchemaTools, type AnswerCall, type ModelAnswer, type Usage } from '../model-wire.ts';
+import {
+  ASK_CUSTOMER,
+  FINAL_ANSWER,
+  FORMAT,
+  PLAN_RESPONSE_SCHEMA,
+  REFLECTION_SCHEMA,
+  callId,
+  fromWireName,
+  toWireName,
+  turnSchemaOutput,
+  turnSchemaTools,
+  type AnswerCall,
+  type ModelAnswer,
+  type Usage,
+} from '../model-wire.ts';
 import { splitReasoning, toolCallsInText, unfence } from './model-text.ts';
 
 type Rejection = { ok: false; errorType: 'hallucinated_tool' | 'invalid_arguments' | 'malformed' | 'schema_mismatch'; evidence: string };
@@ -33,7 +47,10 @@ export type GateResult = { ok: true; answer: ModelAnswer & { model: string | nul
 
 interface Completion {
   model?: unknown;
-  choices?: Array<{ message?: { content?: unknown; tool_calls?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown }; finish_reason?: unknown }>;
+  choices?: Array<{
+    message?: { content?: unknown; tool_calls?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown };
+    finish_reason?: unknown;
+  }>;
   usage?: Partial<Usage> & { prompt_tokens_details?: { cached_tokens?: unknown } };
 }
 
@@ -77,15 +94,29 @@ function structuredFinal(value: unknown, schema: Record<string, unknown>, conten
     if (cache.size < 100) cache.set(key, validate);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value) || !validate(value)) {
-    return { ok: false, errorType: 'schema_mismatch', evidence: `the final answer breaks the skill's output schema: ${typeof value === 'object' && value !== null && !Array.isArray(value) ? ajv.errorsText(validate.errors) : 'it is not an object'} (got ${JSON.stringify(value)?.slice(0, 200)})` };
+    return {
+      ok: false,
+      errorType: 'schema_mismatch',
+      evidence: `the final answer breaks the skill's output schema: ${typeof value === 'object' && value !== null && !Array.isArray(value) ? ajv.errorsText(validate.errors) : 'it is not an object'} (got ${JSON.stringify(value)?.slice(0, 200)})`,
+    };
   }
   const result = value as Record<string, unknown>;
-  return { ok: true, answer: { kind: 'final', content: content && content.trim() ? content.trim() : JSON.stringify(result), result, ...extra }, evidence: 'a final answer matching the skill\'s output schema' };
+  return {
+    ok: true,
+    answer: { kind: 'final', content: content && content.trim() ? content.trim() : JSON.stringify(result), result, ...extra },
+    evidence: "a final answer matching the skill's output schema",
+  };
 }
 const planValidators = new WeakMap<Ajv, ValidateFunction>();
 
 /** A structured answer's text parsed as JSON (a Markdown fence around it is accepted) and checked against its schema. */
-function jsonAnswer(kind: string, text: string | null, cache: WeakMap<Ajv, ValidateFunction> | null, schema: object | null, ajv: Ajv): { ok: true; value: unknown } | Rejection {
+function jsonAnswer(
+  kind: string,
+  text: string | null,
+  cache: WeakMap<Ajv, ValidateFunction> | null,
+  schema: object | null,
+  ajv: Ajv,
+): { ok: true; value: unknown } | Rejection {
   let value: unknown;
   try {
     value = JSON.parse(unfence(text ?? ''));
@@ -106,7 +137,13 @@ function jsonAnswer(kind: string, text: string | null, cache: WeakMap<Ajv, Valid
  * @param validateArguments the parameter contract of a catalog tool, or undefined for a tool not in the catalog
  * @param turn the model turn this answers (its calls get the ids {@link callId}(turn, i))
  */
-export function verifyModelAnswer(data: unknown, requestJson: string, validateArguments: (tool: string) => ValidateFunction | undefined, ajv: Ajv, turn = 0): GateResult {
+export function verifyModelAnswer(
+  data: unknown,
+  requestJson: string,
+  validateArguments: (tool: string) => ValidateFunction | undefined,
+  ajv: Ajv,
+  turn = 0,
+): GateResult {
   const completion = data as Completion;
   const choice = completion.choices?.[0];
   const message = choice?.message;
@@ -126,10 +163,18 @@ export function verifyModelAnswer(data: unknown, requestJson: string, validateAr
   const refusal = typeof message.refusal === 'string' && message.refusal.trim() ? message.refusal.trim() : null;
   if (finish === 'content_filter' || refusal !== null) {
     const reason = refusal !== null ? 'refusal' : 'content_filter';
-    return { ok: true, answer: { kind: 'refusal', reason, content: refusal ?? text, ...extra }, evidence: refusal !== null ? `the model refused: ${refusal.slice(0, 200)}` : 'the server withheld the answer (finish_reason content_filter)' };
+    return {
+      ok: true,
+      answer: { kind: 'refusal', reason, content: refusal ?? text, ...extra },
+      evidence: refusal !== null ? `the model refused: ${refusal.slice(0, 200)}` : 'the server withheld the answer (finish_reason content_filter)',
+    };
   }
   if (finish === 'length') {
-    return { ok: false, errorType: 'malformed', evidence: `the answer was cut off at the token limit (finish_reason length); it read: ${(text || JSON.stringify(message.tool_calls ?? null)).slice(0, 200)}` };
+    return {
+      ok: false,
+      errorType: 'malformed',
+      evidence: `the answer was cut off at the token limit (finish_reason length); it read: ${(text || JSON.stringify(message.tool_calls ?? null)).slice(0, 200)}`,
+    };
   }
 
   const format = request.response_format?.json_schema?.name;
@@ -148,8 +193,17 @@ export function verifyModelAnswer(data: unknown, requestJson: string, validateAr
     // A step may name a tool by its catalog name or its wire name; the extracted plan has catalog names.
     const steps = value.steps.map((s) => ({ ...s, tool: fromWireName(s.tool) }));
     const unknown = steps.find((s) => !offered.has(toWireName(s.tool)));
-    if (unknown) return { ok: false, errorType: 'hallucinated_tool', evidence: `plan step ${unknown.id} names "${unknown.tool}", which this skill does not offer (offered: ${[...offered].map(fromWireName).join(', ') || 'none'})` };
-    return { ok: true, answer: { kind: 'plan', content: unfence(text!), plan: { ...value, steps }, ...extra }, evidence: `a plan of ${steps.length} step(s): ${steps.map((s) => s.tool).join(', ')}` };
+    if (unknown)
+      return {
+        ok: false,
+        errorType: 'hallucinated_tool',
+        evidence: `plan step ${unknown.id} names "${unknown.tool}", which this skill does not offer (offered: ${[...offered].map(fromWireName).join(', ') || 'none'})`,
+      };
+    return {
+      ok: true,
+      answer: { kind: 'plan', content: unfence(text!), plan: { ...value, steps }, ...extra },
+      evidence: `a plan of ${steps.length} step(s): ${steps.map((s) => s.tool).join(', ')}`,
+    };
   }
 
   if (format === FORMAT.turn) {
@@ -158,11 +212,19 @@ export function verifyModelAnswer(data: unknown, requestJson: string, validateAr
     const v = parsed.value as Record<string, unknown> | null;
     const choices = new Set(turnSchemaTools(request.response_format?.json_schema?.schema));
     const output = turnSchemaOutput(request.response_format?.json_schema?.schema);
-    if (output && v && typeof v === 'object' && 'final_answer' in v && Object.keys(v).length === 1) return structuredFinal(v.final_answer, output, null, extra, ajv);
-    if (!output && v && typeof v === 'object' && typeof v.final_answer === 'string' && v.final_answer.trim() && Object.keys(v).length === 1) return final(v.final_answer, extra);
-    if (v && typeof v === 'object' && typeof v.ask_customer === 'string' && v.ask_customer.trim() && Object.keys(v).length === 1) return ask(v.ask_customer, extra);
-    if (v && typeof v === 'object' && typeof v.tool === 'string' && 'arguments' in v) return checkCalls([{ name: v.tool, arguments: v.arguments }], choices, validateArguments, ajv, turn, null, extra, 'the constrained answer');
-    return { ok: false, errorType: 'malformed', evidence: `a constrained turn answers {"tool", "arguments"}, {"final_answer"} or {"ask_customer"}; got ${(text ?? '').slice(0, 200)}` };
+    if (output && v && typeof v === 'object' && 'final_answer' in v && Object.keys(v).length === 1)
+      return structuredFinal(v.final_answer, output, null, extra, ajv);
+    if (!output && v && typeof v === 'object' && typeof v.final_answer === 'string' && v.final_answer.trim() && Object.keys(v).length === 1)
+      return final(v.final_answer, extra);
+    if (v && typeof v === 'object' && typeof v.ask_customer === 'string' && v.ask_customer.trim() && Object.keys(v).length === 1)
+      return ask(v.ask_customer, extra);
+    if (v && typeof v === 'object' && typeof v.tool === 'string' && 'arguments' in v)
+      return checkCalls([{ name: v.tool, arguments: v.arguments }], choices, validateArguments, ajv, turn, null, extra, 'the constrained answer');
+    return {
+      ok: false,
+      errorType: 'malformed',
+      evidence: `a constrained turn answers {"tool", "arguments"}, {"final_answer"} or {"ask_customer"}; got ${(text ?? '').slice(0, 200)}`,
+    };
   }
 
   // The skill's output schema, when the request offered the `final_answer` tool.
@@ -175,10 +237,16 @@ export function verifyModelAnswer(data: unknown, requestJson: string, validateAr
   }
   if (text && text.trim()) {
     const written = toolCallsInText(text);
-    if (written && 'broken' in written) return { ok: false, errorType: 'malformed', evidence: `a tool call written as text that is not a JSON call: ${written.broken}` };
+    if (written && 'broken' in written)
+      return { ok: false, errorType: 'malformed', evidence: `a tool call written as text that is not a JSON call: ${written.broken}` };
     if (written) return checkCalls(written.calls, offered, validateArguments, ajv, turn, null, extra, 'written as text', outputSchema);
     // The skill's final answer has a schema: text is not an answer of it.
-    if (outputSchema) return { ok: false, errorType: 'malformed', evidence: `this skill's final answer is a call of ${FINAL_ANSWER} with arguments matching its output schema; the answer was text: ${text.slice(0, 200)}` };
+    if (outputSchema)
+      return {
+        ok: false,
+        errorType: 'malformed',
+        evidence: `this skill's final answer is a call of ${FINAL_ANSWER} with arguments matching its output schema; the answer was text: ${text.slice(0, 200)}`,
+      };
     return final(text, extra);
   }
   return { ok: false, errorType: 'malformed', evidence: `no tool call and no text (finish_reason ${String(finish)})` };
@@ -195,11 +263,26 @@ function ask(question: string, extra: Extra): GateResult {
 }
 
 /** The calls of an answer, each checked against what was offered and its tool's contract. */
-function checkCalls(raw: Array<{ name: string; arguments: unknown }>, offered: ReadonlySet<string>, validateArguments: (tool: string) => ValidateFunction | undefined, ajv: Ajv, turn: number, content: string | null, extra: Extra, how: string | null, outputSchema: Record<string, unknown> | null = null): GateResult {
+function checkCalls(
+  raw: Array<{ name: string; arguments: unknown }>,
+  offered: ReadonlySet<string>,
+  validateArguments: (tool: string) => ValidateFunction | undefined,
+  ajv: Ajv,
+  turn: number,
+  content: string | null,
+  extra: Extra,
+  how: string | null,
+  outputSchema: Record<string, unknown> | null = null,
+): GateResult {
   const calls: AnswerCall[] = [];
   const source = how ? ` (${how})` : '';
   for (const [i, call] of raw.entries()) {
-    if (!offered.has(call.name)) return { ok: false, errorType: 'hallucinated_tool', evidence: `tool call ${i + 1}${source} names "${call.name}", which this skill does not offer (offered: ${[...offered].join(', ') || 'none'})` };
+    if (!offered.has(call.name))
+      return {
+        ok: false,
+        errorType: 'hallucinated_tool',
+        evidence: `tool call ${i + 1}${source} names "${call.name}", which this skill does not offer (offered: ${[...offered].join(', ') || 'none'})`,
+      };
     const tool = fromWireName(call.name);
     let args: unknown;
     try {
@@ -207,23 +290,44 @@ function checkCalls(raw: Array<{ name: string; arguments: unknown }>, offered: R
     } catch {
       return { ok: false, errorType: 'invalid_arguments', evidence: `the arguments of ${tool}${source} are not JSON: ${String(call.arguments).slice(0, 200)}` };
     }
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) return { ok: false, errorType: 'invalid_arguments', evidence: `the arguments of ${tool}${source} are not a JSON object` };
+    if (typeof args !== 'object' || args === null || Array.isArray(args))
+      return { ok: false, errorType: 'invalid_arguments', evidence: `the arguments of ${tool}${source} are not a JSON object` };
     if (tool === ASK_CUSTOMER) {
       const question = (args as { question?: unknown }).question;
-      if (typeof question !== 'string' || !question.trim()) return { ok: false, errorType: 'invalid_arguments', evidence: `${ASK_CUSTOMER} needs {"question": text}; got ${JSON.stringify(args).slice(0, 200)}` };
-      if (raw.length > 1) return { ok: false, errorType: 'invalid_arguments', evidence: `${ASK_CUSTOMER} must be the only call of its turn (the run waits for the reply); this turn made ${raw.length}` };
+      if (typeof question !== 'string' || !question.trim())
+        return { ok: false, errorType: 'invalid_arguments', evidence: `${ASK_CUSTOMER} needs {"question": text}; got ${JSON.stringify(args).slice(0, 200)}` };
+      if (raw.length > 1)
+        return {
+          ok: false,
+          errorType: 'invalid_arguments',
+          evidence: `${ASK_CUSTOMER} must be the only call of its turn (the run waits for the reply); this turn made ${raw.length}`,
+        };
       return ask(question, extra);
     }
     if (tool === FINAL_ANSWER && outputSchema) {
-      if (raw.length > 1) return { ok: false, errorType: 'invalid_arguments', evidence: `${FINAL_ANSWER} must be the only call of its turn (it ends the run); this turn made ${raw.length}` };
+      if (raw.length > 1)
+        return {
+          ok: false,
+          errorType: 'invalid_arguments',
+          evidence: `${FINAL_ANSWER} must be the only call of its turn (it ends the run); this turn made ${raw.length}`,
+        };
       return structuredFinal(args, outputSchema, content, extra, ajv);
     }
     const validate = validateArguments(tool);
     if (!validate) return { ok: false, errorType: 'hallucinated_tool', evidence: `${tool} is offered but not in the catalog` };
-    if (!validate(args)) return { ok: false, errorType: 'invalid_arguments', evidence: `the arguments of ${tool}${source} break its contract: ${ajv.errorsText(validate.errors)} (got ${JSON.stringify(args).slice(0, 200)})` };
+    if (!validate(args))
+      return {
+        ok: false,
+        errorType: 'invalid_arguments',
+        evidence: `the arguments of ${tool}${source} break its contract: ${ajv.errorsText(validate.errors)} (got ${JSON.stringify(args).slice(0, 200)})`,
+      };
     calls.push({ id: callId(turn, i + 1), tool, arguments: args as Record<string, unknown> });
   }
-  return { ok: true, answer: { kind: 'tool_calls', content: content && content.trim() ? content : null, calls, ...extra }, evidence: `${calls.length} tool call(s)${source}: ${calls.map((c) => c.tool).join(', ')}` };
+  return {
+    ok: true,
+    answer: { kind: 'tool_calls', content: content && content.trim() ? content : null, calls, ...extra },
+    evidence: `${calls.length} tool call(s)${source}: ${calls.map((c) => c.tool).join(', ')}`,
+  };
 }
 
 /**
@@ -232,7 +336,10 @@ function checkCalls(raw: Array<{ name: string; arguments: unknown }>, offered: R
  * model's window (OpenAI and vLLM `code: context_length_exceeded`, llama.cpp `type:
  * exceed_context_size_error`): Thought answers it with a smaller prompt instead of the same one.
  */
-export function modelErrorOf(status: number | null, body: string | null): { status: number | null; code: string | null; type: string | null; kind: 'context_length' | 'other'; message: string } | null {
+export function modelErrorOf(
+  status: number | null,
+  body: string | null,
+): { status: number | null; code: string | null; type: string | null; kind: 'context_length' | 'other'; message: string } | null {
   if (status === null || status < 400 || status >= 500 || status === 408 || status === 429) return null;
   let error: { code?: unknown; type?: unknown; message?: unknown } = {};
   try {

@@ -27,5 +27,9 @@ export function policyCheck(calls: readonly AnswerCall[], run: RunState, policie
     .map((s) => ({ id: s.id, tool: s.tool, dispatched: (run.step_attempts[s.id] ?? 0) > 0, output: outputs[s.id] }));
   const violation = firstViolation(policies, policyDocuments(steps, calls));
   if (violation) return { name: 'policies', passed: false, evidence: violation.evidence };
-  return { name: 'policies', passed: true, evidence: `${policies.length} polic${policies.length === 1 ? 'y' : 'ies'} of ${skill} hold for ${calls.map((c) => c.tool).join(', ')}` };
+  return {
+    name: 'policies',
+    passed: true,
+    evidence: `${policies.length} polic${policies.length === 1 ? 'y' : 'ies'} of ${skill} hold for ${calls.map((c) => c.tool).join(', ')}`,
+  };
 }

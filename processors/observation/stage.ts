@@ -18,40 +18,43 @@ export interface ObservationReporting {
  * (`tao_steps_observed_total`, the traceability index) and logged with its verdict.
  */
 export function observationStage(config: ObservationConfig, reporting: ObservationReporting = {}): StageDefinition {
-  return traceStage<StageDefinition>({
-    stage: 'observation',
-    inputs: ['actionResults'],
-    outputs: ['observationResults'],
-    concurrency: 16,
-    maxRecordsPerTransaction: 200,
-    maxInputBytes: 4 * 1024 * 1024,
-    async handle(record: InputRecord): Promise<OutputRecord[]> {
-      const result = record.value as ActionResult;
-      return [{ topic: 'observationResults', key: result.thought_id, value: await observe(result, config), span: `observation:${result.iteration}` }];
-    },
-    committed(records: readonly HandledRecord[]): void {
-      for (const { input, outputs } of records) {
-        const result = input.value as ActionResult;
-        const verdicts = (outputs.find((o) => o.topic === 'observationResults')?.value as ObservationResult | undefined)?.verdicts ?? [];
-        for (const step of result.results) {
-          const complete = evidenceComplete(step);
-          reporting.stepMetrics?.step(complete);
-          const verdict = verdicts.find((v) => v.step_id === step.step_id);
-          reporting.logger?.info('step observed', {
-            thought_id: result.thought_id,
-            iteration: result.iteration,
-            step: step.step_id,
-            tool: step.tool,
-            status: verdict ? (verdict.valid ? 'valid' : 'invalid') : 'no_verdict',
-            duration_ms: step.response_time_ms,
-            error_code: verdict && !verdict.valid ? verdict.error_type : null,
-            confidence: verdict?.confidence_score ?? null,
-            evidence_complete: complete,
-          });
+  return traceStage<StageDefinition>(
+    {
+      stage: 'observation',
+      inputs: ['actionResults'],
+      outputs: ['observationResults'],
+      concurrency: 16,
+      maxRecordsPerTransaction: 200,
+      maxInputBytes: 4 * 1024 * 1024,
+      async handle(record: InputRecord): Promise<OutputRecord[]> {
+        const result = record.value as ActionResult;
+        return [{ topic: 'observationResults', key: result.thought_id, value: await observe(result, config), span: `observation:${result.iteration}` }];
+      },
+      committed(records: readonly HandledRecord[]): void {
+        for (const { input, outputs } of records) {
+          const result = input.value as ActionResult;
+          const verdicts = (outputs.find((o) => o.topic === 'observationResults')?.value as ObservationResult | undefined)?.verdicts ?? [];
+          for (const step of result.results) {
+            const complete = evidenceComplete(step);
+            reporting.stepMetrics?.step(complete);
+            const verdict = verdicts.find((v) => v.step_id === step.step_id);
+            reporting.logger?.info('step observed', {
+              thought_id: result.thought_id,
+              iteration: result.iteration,
+              step: step.step_id,
+              tool: step.tool,
+              status: verdict ? (verdict.valid ? 'valid' : 'invalid') : 'no_verdict',
+              duration_ms: step.response_time_ms,
+              error_code: verdict && !verdict.valid ? verdict.error_type : null,
+              confidence: verdict?.confidence_score ?? null,
+              evidence_complete: complete,
+            });
+          }
         }
-      }
+      },
     },
-  }, describeVerdicts);
+    describeVerdicts,
+  );
 }
 
 /** Span attributes of an Observation handling: the wave and which steps were judged invalid, with their error type. */

@@ -60,9 +60,14 @@ export function parseApprovalRules(text: string, origin: string, sideEffects: (t
     const tool = m[1]!;
     const effects = sideEffects(tool);
     if (effects === undefined) throw new ConfigError(`${origin}: "${entry}" names ${tool}, which is not a tool of the catalog`);
-    if (!effects) throw new ConfigError(`${origin}: "${entry}" names ${tool}, which has no side effects (catalog side_effects is not true): only calls that change something wait for approval`);
+    if (!effects)
+      throw new ConfigError(
+        `${origin}: "${entry}" names ${tool}, which has no side effects (catalog side_effects is not true): only calls that change something wait for approval`,
+      );
     if (rules.some((r) => r.tool === tool)) throw new ConfigError(`${origin}: ${tool} has two rules; give one`);
-    const when: ApprovalRule['when'] = m[2] ? { kind: m[2] as 'always' | 'never' } : { kind: 'threshold', arg: m[3]!, op: m[4] as '>' | '>=', value: Number(m[5]) };
+    const when: ApprovalRule['when'] = m[2]
+      ? { kind: m[2] as 'always' | 'never' }
+      : { kind: 'threshold', arg: m[3]!, op: m[4] as '>' | '>=', value: Number(m[5]) };
     rules.push({ tool, when, text: entry });
   }
   return rules;
@@ -86,7 +91,11 @@ export function approvalNeed(config: ApprovalConfig, skill: string | null, tool:
     case 'threshold': {
       const { arg, op, value } = rule.when;
       const actual = args !== null && typeof args === 'object' ? (args as Record<string, unknown>)[arg] : undefined;
-      if (typeof actual !== 'number' || !Number.isFinite(actual)) return { rule: named, why: `${arg} is ${actual === undefined ? 'missing' : `not a number (${JSON.stringify(actual)})`}, so the threshold ${op} ${value} cannot be checked` };
+      if (typeof actual !== 'number' || !Number.isFinite(actual))
+        return {
+          rule: named,
+          why: `${arg} is ${actual === undefined ? 'missing' : `not a number (${JSON.stringify(actual)})`}, so the threshold ${op} ${value} cannot be checked`,
+        };
       const over = op === '>' ? actual > value : actual >= value;
       return over ? { rule: named, why: `${arg} ${actual} ${op} ${value}` } : null;
     }

@@ -17,7 +17,18 @@
  * No clock: when the decision was made is the decision record's own field, and the time-out is
  * itself a record written by the scheduler (scheduler/), so replay re-decides the same way.
  */
-import type { ApprovalCall, ApprovalRequest, ObservationResult, Outcome, RunSnapshot, RunState, StepCall, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
+import type {
+  ApprovalCall,
+  ApprovalRequest,
+  ObservationResult,
+  Outcome,
+  RunSnapshot,
+  RunState,
+  StepCall,
+  Task,
+  ThoughtRequest,
+  Verdict,
+} from '../../schemas/types.gen.ts';
 import { approvalNeed, approvalTimeoutMs, type ApprovalConfig } from './approval-rules.ts';
 import type { ThoughtConfig } from './core.ts';
 import { onReactObservation, parseModelState } from './react.ts';
@@ -40,7 +51,18 @@ export function gateWave(decision: ThoughtDecision, config: Pick<ThoughtConfig, 
   const calls: ApprovalCall[] = [];
   for (const step of wave.steps) {
     const need = approvalNeed(approvals, skill, step.tool, JSON.parse(step.input_json));
-    if (need) calls.push({ step_id: step.step_id, tool: step.tool, input_json: step.input_json, rule: need.rule, why: need.why, decision: null, decided_by: null, decided_at_ms: null, decision_reason: null });
+    if (need)
+      calls.push({
+        step_id: step.step_id,
+        tool: step.tool,
+        input_json: step.input_json,
+        rule: need.rule,
+        why: need.why,
+        decision: null,
+        decided_by: null,
+        decided_at_ms: null,
+        decision_reason: null,
+      });
   }
   if (!calls.length) return decision;
   return park(wave, { wave: wave.iteration, timeout_ms: approvalTimeoutMs(approvals, skill), calls }, wave.steps);
@@ -69,13 +91,31 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
   if (!d) return { outputs: [], ignored: `decision task ${task.task_id} carries no decision` };
   const approval = snapshot?.approval;
   if (!snapshot || snapshot.status !== 'awaiting_approval' || !approval || !snapshot.run) {
-    return { outputs: [], ignored: `${d.verdict} by ${d.decided_by} arrived for run ${task.thought_id}, which is ${snapshot?.status ?? 'unknown'}, not awaiting approval` };
+    return {
+      outputs: [],
+      ignored: `${d.verdict} by ${d.decided_by} arrived for run ${task.thought_id}, which is ${snapshot?.status ?? 'unknown'}, not awaiting approval`,
+    };
   }
-  if (d.wave !== null && d.wave !== approval.wave) return { outputs: [], ignored: `${d.verdict} by ${d.decided_by} is for wave ${d.wave} of run ${task.thought_id}, which awaits approval of wave ${approval.wave}` };
+  if (d.wave !== null && d.wave !== approval.wave)
+    return {
+      outputs: [],
+      ignored: `${d.verdict} by ${d.decided_by} is for wave ${d.wave} of run ${task.thought_id}, which awaits approval of wave ${approval.wave}`,
+    };
   const targets = approval.calls.filter((c) => c.decision === null && (d.step_id === null || c.step_id === d.step_id));
-  if (!targets.length) return { outputs: [], ignored: `${d.verdict} by ${d.decided_by}: run ${task.thought_id} has no pending call${d.step_id ? ` ${d.step_id}` : ''} (pending: ${approval.calls.filter((c) => c.decision === null).map((c) => c.step_id).join(', ') || 'none'})` };
+  if (!targets.length)
+    return {
+      outputs: [],
+      ignored: `${d.verdict} by ${d.decided_by}: run ${task.thought_id} has no pending call${d.step_id ? ` ${d.step_id}` : ''} (pending: ${
+        approval.calls
+          .filter((c) => c.decision === null)
+          .map((c) => c.step_id)
+          .join(', ') || 'none'
+      })`,
+    };
   const ids = new Set(targets.map((c) => c.step_id));
-  const calls = approval.calls.map((c) => (ids.has(c.step_id) ? { ...c, decision: d.verdict, decided_by: d.decided_by, decided_at_ms: d.decided_at_ms, decision_reason: d.reason } : c));
+  const calls = approval.calls.map((c) =>
+    ids.has(c.step_id) ? { ...c, decision: d.verdict, decided_by: d.decided_by, decided_at_ms: d.decided_at_ms, decision_reason: d.reason } : c,
+  );
   const decided: ApprovalRequest = { ...approval, calls };
   // A person's decision (not the scheduler's time-out) involves a person in the run, for the self-recovery rate.
   const run: RunState = d.verdict === 'timeout' ? snapshot.run : { ...snapshot.run, human_involved: true };
@@ -87,7 +127,13 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
   if (!denied.length) return dispatch(wave);
   const deniedIds = new Set(denied.map((c) => c.step_id));
   const remaining = steps.filter((s) => !deniedIds.has(s.step_id));
-  const kept: RunState = { ...run, step_attempts: withoutAttempts(run.step_attempts, steps.filter((s) => deniedIds.has(s.step_id))) };
+  const kept: RunState = {
+    ...run,
+    step_attempts: withoutAttempts(
+      run.step_attempts,
+      steps.filter((s) => deniedIds.has(s.step_id)),
+    ),
+  };
   const timedOut = denied.every((c) => c.decision === 'timeout');
   const model = run.model_state_json === null ? null : parseModelState(run);
   if (model?.mode === 'react' && config.model) {
@@ -97,7 +143,14 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
       for (const c of denied) history[c.step_id] = [...(history[c.step_id] ?? []), `approval_denied: ${refusal(c)}`];
       return dispatch({ ...wave, run: { ...kept, error_history: history }, steps: remaining });
     }
-    const obs: ObservationResult = { thought_id: task.thought_id, iteration: approval.wave - 1, run: kept, verdicts: denied.map(deniedVerdict), rules_version: null, classifier_model: null };
+    const obs: ObservationResult = {
+      thought_id: task.thought_id,
+      iteration: approval.wave - 1,
+      run: kept,
+      verdicts: denied.map(deniedVerdict),
+      rules_version: null,
+      classifier_model: null,
+    };
     return gateWave(onReactObservation(obs, config.model, config), config);
   }
   const reason = `${denied.map((c) => `${c.tool} (${c.step_id}) ${refusal(c)}`).join('; ')}: the run ends without ${denied.length === 1 ? 'the call' : 'those calls'}`;
@@ -122,11 +175,28 @@ function refusal(c: ApprovalCall): string {
 
 /** A refused call as a failed verdict (never written: it is how a react run's model hears of it). */
 function deniedVerdict(c: ApprovalCall): Verdict {
-  return { step_id: c.step_id, tool: c.tool, valid: false, extracted_data_json: null, confidence_score: 0, error_type: 'approval_denied', audit_trail: [{ name: 'approval', passed: false, evidence: `the call ${refusal(c)}; it was not made` }], status_code: null, response_time_ms: 0, attempts: 0, fallback_from: null };
+  return {
+    step_id: c.step_id,
+    tool: c.tool,
+    valid: false,
+    extracted_data_json: null,
+    confidence_score: 0,
+    error_type: 'approval_denied',
+    audit_trail: [{ name: 'approval', passed: false, evidence: `the call ${refusal(c)}; it was not made` }],
+    status_code: null,
+    response_time_ms: 0,
+    attempts: 0,
+    fallback_from: null,
+  };
 }
 
 function withApproval(decision: ThoughtDecision, approval: ApprovalRequest): ThoughtDecision {
-  return { ...decision, outputs: decision.outputs.map((o): ThoughtOutput => (o.topic === 'outcomes' ? { topic: 'outcomes', value: { ...o.value, approval } satisfies Outcome } : o)) };
+  return {
+    ...decision,
+    outputs: decision.outputs.map((o): ThoughtOutput =>
+      o.topic === 'outcomes' ? { topic: 'outcomes', value: { ...o.value, approval } satisfies Outcome } : o,
+    ),
+  };
 }
 
 function withoutAttempts(attempts: Record<string, number>, steps: readonly StepCall[]): Record<string, number> {

@@ -13,7 +13,18 @@
  *   retrying can't fix) Thought writes a Reflexion record and acts on it: a fallback tool or a
  *   changed plan, asking a human (awaiting_input), escalating, or failing.
  */
-import type { ErrorType, ObservationResult, Reflection, ReflectionAction, ReflectionDimension, RunSnapshot, RunState, StepCall, Task, Verdict } from '../../schemas/types.gen.ts';
+import type {
+  ErrorType,
+  ObservationResult,
+  Reflection,
+  ReflectionAction,
+  ReflectionDimension,
+  RunSnapshot,
+  RunState,
+  StepCall,
+  Task,
+  Verdict,
+} from '../../schemas/types.gen.ts';
 import { holds, planOfRun, resolveReferences, type Plan, type PlanStep, type PlanValidator, type ToolContracts } from '../plan.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../rates.ts';
@@ -75,23 +86,33 @@ export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot
 }
 
 function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | undefined, plannerRecord: string | null): ThoughtDecision {
-  if (snapshot && task.kind === 'NEW') return { outputs: [], ignored: `run ${task.thought_id} already exists (${snapshot.status}); task ${task.task_id} is a redelivery` };
-  if (snapshot && snapshot.status !== 'awaiting_input') return { outputs: [], ignored: `reply ${task.task_id} arrived while run ${task.thought_id} is ${snapshot.status}, not awaiting input` };
+  if (snapshot && task.kind === 'NEW')
+    return { outputs: [], ignored: `run ${task.thought_id} already exists (${snapshot.status}); task ${task.task_id} is a redelivery` };
+  if (snapshot && snapshot.status !== 'awaiting_input')
+    return { outputs: [], ignored: `reply ${task.task_id} arrived while run ${task.thought_id} is ${snapshot.status}, not awaiting input` };
   const text = planningText(task, snapshot)!;
   const iteration = snapshot?.iteration ?? 0;
   const result = config.planner.plan({ thought_id: task.thought_id, text, metadata: task.metadata }, plannerRecord);
   const parked = snapshot?.run;
   // The model asked the customer: the reply continues the same conversation (history, outputs, tokens kept).
   if (parked && config.model && askedCustomer(parked)) {
-    const changes: Partial<RunState> = { task_id: task.task_id, task_text: text, planner_record: plannerRecord, cost_spent: parked.cost_spent + plannerCost(plannerRecord), human_involved: true };
+    const changes: Partial<RunState> = {
+      task_id: task.task_id,
+      task_text: text,
+      planner_record: plannerRecord,
+      cost_spent: parked.cost_spent + plannerCost(plannerRecord),
+      human_involved: true,
+    };
     return resumeReact(task.thought_id, iteration, parked, changes, task.text, result.kind === 'react' ? result.facts : {}, config.model);
   }
   const run: RunState = {
     task_id: task.task_id,
     task_text: text,
     planner: result.planner,
-    flow_id: result.kind === 'plan' ? String((result.plan as Partial<Plan> | null)?.flow?.id ?? 'unknown') : result.kind === 'needs_input' ? result.flow.id : 'none',
-    flow_version: result.kind === 'plan' ? Number((result.plan as Partial<Plan> | null)?.flow?.version) || 0 : result.kind === 'needs_input' ? result.flow.version : 0,
+    flow_id:
+      result.kind === 'plan' ? String((result.plan as Partial<Plan> | null)?.flow?.id ?? 'unknown') : result.kind === 'needs_input' ? result.flow.id : 'none',
+    flow_version:
+      result.kind === 'plan' ? Number((result.plan as Partial<Plan> | null)?.flow?.version) || 0 : result.kind === 'needs_input' ? result.flow.version : 0,
     plan_json: result.kind === 'plan' ? JSON.stringify(result.plan) : 'null',
     outputs_json: '{}',
     // A resumed run starts its new plan afresh; the bounds (calls, cost, reflections) carry over.
@@ -117,7 +138,16 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
   if (result.kind === 'needs_input') return end(task.thought_id, run, iteration, 'awaiting_input', 'needs_input', result.reason, null, result.missing);
   if (result.kind === 'escalate') return end(task.thought_id, run, iteration, 'escalated', 'unroutable', result.reason, null);
   if (result.kind === 'react') {
-    if (!config.model) return end(task.thought_id, run, iteration, 'escalated', 'unroutable', `the planner chose skill ${result.skill} for a model, but no model loop is configured`, null);
+    if (!config.model)
+      return end(
+        task.thought_id,
+        run,
+        iteration,
+        'escalated',
+        'unroutable',
+        `the planner chose skill ${result.skill} for a model, but no model loop is configured`,
+        null,
+      );
     return startReact(task.thought_id, iteration, run, result.skill, result.facts, config.model, config, result.mode);
   }
   const problems = config.validator.validate(result.plan, config.tools);
@@ -134,14 +164,25 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
 }
 
 function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapshot?: RunSnapshot): ThoughtDecision {
-  if (snapshot && snapshot.status !== 'running') return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which is ${snapshot.status}` };
+  if (snapshot && snapshot.status !== 'running')
+    return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which is ${snapshot.status}` };
   // A wave is decided on once: a second observation of it (a stage that processed a record twice)
   // would dispatch every later wave twice.
-  if (snapshot && obs.iteration < snapshot.iteration) return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which has dispatched wave ${snapshot.iteration}` };
+  if (snapshot && obs.iteration < snapshot.iteration)
+    return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which has dispatched wave ${snapshot.iteration}` };
   // A plan-replan run's plan waves are folded below like any plan's; its model turns, like react's.
   const replanning = obs.run.model_state_json !== null && parseModelState(obs.run).mode === 'plan-replan';
   if (obs.run.model_state_json !== null && (!replanning || obs.verdicts.some((v) => /^M\d+$/.test(v.step_id)))) {
-    if (!config.model) return end(obs.thought_id, obs.run, obs.iteration, 'failed', 'model_unavailable', 'a model drives this run, but this Thought has no model loop configured', null);
+    if (!config.model)
+      return end(
+        obs.thought_id,
+        obs.run,
+        obs.iteration,
+        'failed',
+        'model_unavailable',
+        'a model drives this run, but this Thought has no model loop configured',
+        null,
+      );
     const runner: PlanRunner = {
       validate: (plan) => config.validator.validate(plan, config.tools),
       run: (run, plan, outputs) => nextWave(obs.thought_id, obs.iteration, run, plan, outputs, new Set(), config),
@@ -202,29 +243,81 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
         again.add(step.id);
         break;
       case 'ask_human':
-        return end(obs.thought_id, run, obs.iteration, 'awaiting_input', 'reflection', `step ${step.id} (${verdict.tool}) found nothing for its input; a person must check: ${Object.keys(step.input).join(', ')}`, null, Object.keys(step.input));
+        return end(
+          obs.thought_id,
+          run,
+          obs.iteration,
+          'awaiting_input',
+          'reflection',
+          `step ${step.id} (${verdict.tool}) found nothing for its input; a person must check: ${Object.keys(step.input).join(', ')}`,
+          null,
+          Object.keys(step.input),
+        );
       case 'escalate':
-        return end(obs.thought_id, run, obs.iteration, 'escalated', 'reflection', `step ${step.id} (${verdict.tool}) was refused (${verdict.error_type}): escalated to a person`, null);
+        return end(
+          obs.thought_id,
+          run,
+          obs.iteration,
+          'escalated',
+          'reflection',
+          `step ${step.id} (${verdict.tool}) was refused (${verdict.error_type}): escalated to a person`,
+          null,
+        );
       case 'fail':
-        return end(obs.thought_id, run, obs.iteration, 'failed', 'step_failed', `step ${step.id} (${verdict.tool}) failed: ${verdict.error_type} after ${obs.run.step_attempts[step.id] ?? 0} attempt(s); reflection found no way forward`, null);
+        return end(
+          obs.thought_id,
+          run,
+          obs.iteration,
+          'failed',
+          'step_failed',
+          `step ${step.id} (${verdict.tool}) failed: ${verdict.error_type} after ${obs.run.step_attempts[step.id] ?? 0} attempt(s); reflection found no way forward`,
+          null,
+        );
     }
   }
 
   // Only a wave that succeeded and still taught nothing new is stale; failures are the reflection's business.
   const stale = newInformation ? 0 : allValid ? obs.run.stale_waves + 1 : obs.run.stale_waves;
   // An unchanged plan keeps the text it came in (the JSON.stringify of the same plan, written when it was planned).
-  const run: RunState = { ...obs.run, plan_json: plan === carried ? obs.run.plan_json : JSON.stringify(plan), outputs_json: JSON.stringify(outputs), failure_streaks: streaks, error_history: history, seen_data: [...seen], stale_waves: stale, reflections, failures_seen: failures };
+  const run: RunState = {
+    ...obs.run,
+    plan_json: plan === carried ? obs.run.plan_json : JSON.stringify(plan),
+    outputs_json: JSON.stringify(outputs),
+    failure_streaks: streaks,
+    error_history: history,
+    seen_data: [...seen],
+    stale_waves: stale,
+    reflections,
+    failures_seen: failures,
+  };
   if (replan !== null) {
-    if (!config.model) return end(obs.thought_id, run, obs.iteration, 'failed', 'model_unavailable', `a new plan is needed (${replan}), but this Thought has no model loop configured`, null);
+    if (!config.model)
+      return end(
+        obs.thought_id,
+        run,
+        obs.iteration,
+        'failed',
+        'model_unavailable',
+        `a new plan is needed (${replan}), but this Thought has no model loop configured`,
+        null,
+      );
     return replanTurn(obs.thought_id, obs.iteration, run, plan, outputs, config.model, replan);
   }
   return nextWave(obs.thought_id, obs.iteration, run, plan, outputs, again, config);
 }
 
-function nextWave(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Outputs, again: ReadonlySet<string>, config: ThoughtConfig): ThoughtDecision {
+function nextWave(
+  thoughtId: string,
+  iteration: number,
+  run: RunState,
+  plan: Plan,
+  outputs: Outputs,
+  again: ReadonlySet<string>,
+  config: ThoughtConfig,
+): ThoughtDecision {
   const skipped = new Set(run.skipped);
   // Conditional edges: a step whose condition is false, or that depends on a skipped step, is skipped.
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const s of plan.steps) {
       if (skipped.has(s.id) || outputs[s.id] || again.has(s.id)) continue;
@@ -240,10 +333,28 @@ function nextWave(thoughtId: string, iteration: number, run: RunState, plan: Pla
     const resolved = resolveReferences(plan.output, outputs, skipped);
     if ('missing' in resolved) return end(thoughtId, run, iteration, 'failed', 'output_unresolved', `output field ${resolved.missing} has no value`, null);
     const ran = plan.steps.length - skipped.size;
-    return end(thoughtId, run, iteration, 'completed', 'completed', `all ${ran} step(s) verified${skipped.size ? `, ${skipped.size} skipped by conditions` : ''}`, JSON.stringify(resolved.value));
+    return end(
+      thoughtId,
+      run,
+      iteration,
+      'completed',
+      'completed',
+      `all ${ran} step(s) verified${skipped.size ? `, ${skipped.size} skipped by conditions` : ''}`,
+      JSON.stringify(resolved.value),
+    );
   }
-  if (run.stale_waves >= config.noveltyWaves) return end(thoughtId, run, iteration, 'budget_exhausted', 'no_novelty', `no new information for ${run.stale_waves} waves`, null);
-  if (iteration >= run.max_iterations) return end(thoughtId, run, iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached with ${plan.steps.filter((s) => !done(s.id)).length} step(s) unfinished`, null);
+  if (run.stale_waves >= config.noveltyWaves)
+    return end(thoughtId, run, iteration, 'budget_exhausted', 'no_novelty', `no new information for ${run.stale_waves} waves`, null);
+  if (iteration >= run.max_iterations)
+    return end(
+      thoughtId,
+      run,
+      iteration,
+      'budget_exhausted',
+      'max_iterations',
+      `iteration limit ${run.max_iterations} reached with ${plan.steps.filter((s) => !done(s.id)).length} step(s) unfinished`,
+      null,
+    );
   const ready = plan.steps.filter((s) => !done(s.id) && (again.has(s.id) || ((run.step_attempts[s.id] ?? 0) === 0 && s.depends_on.every(done))));
   if (ready.length === 0) return end(thoughtId, run, iteration, 'failed', 'no_ready_step', 'no step is ready and the plan is not finished', null);
 
@@ -254,17 +365,41 @@ function nextWave(thoughtId: string, iteration: number, run: RunState, plan: Pla
   let cost = 0;
   for (const step of ready) {
     const input = resolveReferences(step.input, outputs, skipped);
-    if ('missing' in input) return end(thoughtId, run, iteration, 'failed', 'output_unresolved', `step ${step.id}: input reference ${input.missing} has no value`, null);
+    if ('missing' in input)
+      return end(thoughtId, run, iteration, 'failed', 'output_unresolved', `step ${step.id}: input reference ${input.missing} has no value`, null);
     const key = digest(`${step.tool}\u0000${JSON.stringify(input.value)}`);
     calls[key] = (calls[key] ?? 0) + 1;
     const cap = step.max_calls ?? config.repeatCap;
-    if (calls[key]! > cap) return end(thoughtId, run, iteration, 'budget_exhausted', 'repeat_cap', `step ${step.id} would call ${step.tool} with the same input a ${ordinal(calls[key]!)} time (cap ${cap})`, null);
+    if (calls[key]! > cap)
+      return end(
+        thoughtId,
+        run,
+        iteration,
+        'budget_exhausted',
+        'repeat_cap',
+        `step ${step.id} would call ${step.tool} with the same input a ${ordinal(calls[key]!)} time (cap ${cap})`,
+        null,
+      );
     cost += config.tools.cost(step.tool);
     attempts[step.id] = (attempts[step.id] ?? 0) + 1;
-    steps.push({ step_id: step.id, tool: step.tool, input_json: JSON.stringify(input.value), idempotency_key: `${thoughtId}:${wave}:${step.id}`, attempt: attempts[step.id]! });
+    steps.push({
+      step_id: step.id,
+      tool: step.tool,
+      input_json: JSON.stringify(input.value),
+      idempotency_key: `${thoughtId}:${wave}:${step.id}`,
+      attempt: attempts[step.id]!,
+    });
   }
   if (run.cost_budget > 0 && run.cost_spent + cost > run.cost_budget) {
-    return end(thoughtId, run, iteration, 'budget_exhausted', 'cost_budget', `the next wave costs ${cost} unit(s); ${run.cost_spent} of the budget ${run.cost_budget} is spent`, null);
+    return end(
+      thoughtId,
+      run,
+      iteration,
+      'budget_exhausted',
+      'cost_budget',
+      `the next wave costs ${cost} unit(s); ${run.cost_spent} of the budget ${run.cost_budget} is spent`,
+      null,
+    );
   }
   const next: RunState = { ...run, step_attempts: attempts, call_counts: calls, cost_spent: run.cost_spent + cost };
   return {
@@ -282,7 +417,12 @@ function nextWave(thoughtId: string, iteration: number, run: RunState, plan: Pla
 function reflect(step: PlanStep, verdict: Verdict, errors: string[], iteration: number, replanning = false): Reflection {
   const streak = errors.length;
   const e = verdict.error_type;
-  const failed = verdict.audit_trail.filter((c) => !c.passed).map((c) => `${c.name}: ${c.evidence}`).join(' | ').slice(0, 500) || e;
+  const failed =
+    verdict.audit_trail
+      .filter((c) => !c.passed)
+      .map((c) => `${c.name}: ${c.evidence}`)
+      .join(' | ')
+      .slice(0, 500) || e;
   const missing = e === 'not_found' || e === 'invalid_input' || e === 'client_error';
   const inconsistent = e === 'schema_mismatch' || e === 'inconsistent' || e === 'malformed' || e === 'data_corrupted' || e === 'response_too_large';
   const refused = e === 'auth_failed';
@@ -292,20 +432,50 @@ function reflect(step: PlanStep, verdict: Verdict, errors: string[], iteration: 
   const otherwise = replanning ? 'ask the model for a new plan' : null;
   const dimensions: ReflectionDimension[] = [
     missing
-      ? { name: 'data_completeness', result: 'MISSING', evidence: `${step.tool} found nothing for ${JSON.stringify(step.input)}: ${failed}`, recommendation: 'ask a person for the missing or corrected input' }
+      ? {
+          name: 'data_completeness',
+          result: 'MISSING',
+          evidence: `${step.tool} found nothing for ${JSON.stringify(step.input)}: ${failed}`,
+          recommendation: 'ask a person for the missing or corrected input',
+        }
       : { name: 'data_completeness', result: 'PASS', evidence: 'the step had every input it references', recommendation: 'none' },
     inconsistent
-      ? { name: 'logic_consistency', result: 'INCONSISTENT', evidence: `the answer does not fit the contract or the plan: ${failed}`, recommendation: canSwitch ? `switch to ${step.fallback}` : (otherwise ?? 'stop: no alternative tool is declared') }
+      ? {
+          name: 'logic_consistency',
+          result: 'INCONSISTENT',
+          evidence: `the answer does not fit the contract or the plan: ${failed}`,
+          recommendation: canSwitch ? `switch to ${step.fallback}` : (otherwise ?? 'stop: no alternative tool is declared'),
+        }
       : { name: 'logic_consistency', result: 'PASS', evidence: 'no contradiction between the answer and the plan', recommendation: 'none' },
     refused
-      ? { name: 'policy_compliance', result: 'INCONSISTENT', evidence: `the tool refused the call: ${failed}`, recommendation: 'escalate: credentials or permissions need a person' }
+      ? {
+          name: 'policy_compliance',
+          result: 'INCONSISTENT',
+          evidence: `the tool refused the call: ${failed}`,
+          recommendation: 'escalate: credentials or permissions need a person',
+        }
       : { name: 'policy_compliance', result: 'PASS', evidence: 'no refusal or policy error', recommendation: 'none' },
     uncertain
-      ? { name: 'uncertainty', result: 'MISSING', evidence: `no usable answer after ${streak} consecutive failure(s) (${e}): ${failed}`, recommendation: canSwitch ? `fall back to ${step.fallback}` : (otherwise ?? 'stop: the tool keeps failing and has no fallback') }
+      ? {
+          name: 'uncertainty',
+          result: 'MISSING',
+          evidence: `no usable answer after ${streak} consecutive failure(s) (${e}): ${failed}`,
+          recommendation: canSwitch ? `fall back to ${step.fallback}` : (otherwise ?? 'stop: the tool keeps failing and has no fallback'),
+        }
       : { name: 'uncertainty', result: 'PASS', evidence: 'the failure is understood', recommendation: 'none' },
   ];
   const stuck: ReflectionAction = replanning ? 'change_plan' : 'fail';
-  const action: ReflectionAction = refused ? 'escalate' : missing ? 'ask_human' : inconsistent ? (canSwitch ? 'change_plan' : stuck) : canSwitch ? 'fallback' : stuck;
+  const action: ReflectionAction = refused
+    ? 'escalate'
+    : missing
+      ? 'ask_human'
+      : inconsistent
+        ? canSwitch
+          ? 'change_plan'
+          : stuck
+        : canSwitch
+          ? 'fallback'
+          : stuck;
   return { step_id: step.id, tool: verdict.tool, iteration, error_types: errors, dimensions, action, author: 'rules', summary: '' };
 }
 

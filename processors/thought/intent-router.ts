@@ -92,7 +92,12 @@ function escapeRegExp(s: string): string {
 }
 
 const SERVICE_PATTERNS: ReadonlyArray<{ service: string; re: RegExp }> = Object.entries(SERVICES).flatMap(([service, aliases]) =>
-  aliases.map((alias) => ({ service, re: [...alias].every((c) => c.charCodeAt(0) < 0x80) ? new RegExp(`(?<![A-Za-z0-9_])${escapeRegExp(alias)}(?![A-Za-z0-9_])`, 'i') : new RegExp(escapeRegExp(alias)) })),
+  aliases.map((alias) => ({
+    service,
+    re: [...alias].every((c) => c.charCodeAt(0) < 0x80)
+      ? new RegExp(`(?<![A-Za-z0-9_])${escapeRegExp(alias)}(?![A-Za-z0-9_])`, 'i')
+      : new RegExp(escapeRegExp(alias)),
+  })),
 );
 
 /**
@@ -108,7 +113,9 @@ const SERVICE_PATTERNS: ReadonlyArray<{ service: string; re: RegExp }> = Object.
  * Missing slots are absent. Longer digit runs (`O-123456789`) do not match.
  */
 export function extractSlots(text: string): Record<string, string> {
-  const t = String(text ?? '').slice(0, MAX_INPUT_CODE_POINTS * 2).normalize('NFKC');
+  const t = String(text ?? '')
+    .slice(0, MAX_INPUT_CODE_POINTS * 2)
+    .normalize('NFKC');
   const slots: Record<string, string> = {};
   const many = (re: RegExp, key: string, plural: string, norm: (m: RegExpExecArray) => string) => {
     const values: string[] = [];

@@ -48,8 +48,7 @@ export interface LlmPlannerOptions {
 
 /** What `gather` records: the model's answer verbatim, or what went wrong asking for it. */
 export type LlmRecord =
-  | { ok: true; model: string; content: string; finish_reason: string | null; usage: LlmUsage }
-  | { ok: false; error: LlmErrorKind; message: string };
+  { ok: true; model: string; content: string; finish_reason: string | null; usage: LlmUsage } | { ok: false; error: LlmErrorKind; message: string };
 
 /** How a request for a plan failed: no answer in time, an HTTP error status, no connection, or a 2xx body that is no chat completion. */
 export type LlmErrorKind = 'timeout' | `http_${number}` | 'network' | 'bad_response';
@@ -154,7 +153,11 @@ export class LlmPlanner implements Planner {
         size += (chunk as Buffer).length;
         if (size > this.maxResponseBytes) {
           res.body.destroy();
-          return { ok: false, error: status >= 200 && status < 300 ? 'bad_response' : `http_${status}`, message: `response body exceeds ${this.maxResponseBytes} bytes` };
+          return {
+            ok: false,
+            error: status >= 200 && status < 300 ? 'bad_response' : `http_${status}`,
+            message: `response body exceeds ${this.maxResponseBytes} bytes`,
+          };
         }
         chunks.push(chunk as Buffer);
       }
@@ -237,7 +240,8 @@ function parseCompletion(text: string, requestedModel: string): LlmRecord {
   if (typeof content !== 'string') return { ok: false, error: 'bad_response', message: `no choices[0].message.content string in: ${excerpt(text)}` };
   const b = body as Record<string, unknown>;
   const usage: LlmUsage = {};
-  if (isObject(b.usage)) for (const k of ['prompt_tokens', 'completion_tokens', 'total_tokens'] as const) if (typeof b.usage[k] === 'number') usage[k] = b.usage[k];
+  if (isObject(b.usage))
+    for (const k of ['prompt_tokens', 'completion_tokens', 'total_tokens'] as const) if (typeof b.usage[k] === 'number') usage[k] = b.usage[k];
   const finish = (choice as Record<string, unknown>).finish_reason;
   return { ok: true, model: typeof b.model === 'string' ? b.model : requestedModel, content, finish_reason: typeof finish === 'string' ? finish : null, usage };
 }
@@ -308,7 +312,11 @@ export function buildSystemPrompt(catalog: ToolCatalog, tools: ToolContracts, ma
     .map((name) => {
       const spec = catalog.get(name)!.spec;
       const fields = tools.responseFields(name);
-      return [`- ${name}: ${spec.description}`, `  parameters (JSON Schema): ${JSON.stringify(spec.parameters)}`, `  returns fields: ${fields ? fields.join(', ') : '(not listed: do not reference its fields)'}`].join('\n');
+      return [
+        `- ${name}: ${spec.description}`,
+        `  parameters (JSON Schema): ${JSON.stringify(spec.parameters)}`,
+        `  returns fields: ${fields ? fields.join(', ') : '(not listed: do not reference its fields)'}`,
+      ].join('\n');
     });
   return [
     'You plan the work of a tool-calling agent. Answer with one JSON object, a plan, and nothing else: no prose, no comments.',
@@ -343,7 +351,8 @@ function positive(name: string, value: number): number {
 
 async function isTimeout(err: unknown): Promise<boolean> {
   const { errors: undiciErrors } = await undici();
-  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) return true;
+  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError || err instanceof undiciErrors.ConnectTimeoutError)
+    return true;
   const name = (err as { name?: unknown } | null)?.name;
   return name === 'TimeoutError' || name === 'AbortError';
 }

@@ -53,7 +53,15 @@ export interface Flow {
   description: string;
   /** How each input is found in the task text (see {@link SlotSpec}); the tools' contracts decide whether a found value is usable. */
   inputs: Record<string, SlotSpec>;
-  nodes: Array<{ id: string; tool: string; input: Record<string, unknown>; expect?: Record<string, unknown>; until?: Condition; fallback?: string; max_calls?: number }>;
+  nodes: Array<{
+    id: string;
+    tool: string;
+    input: Record<string, unknown>;
+    expect?: Record<string, unknown>;
+    until?: Condition;
+    fallback?: string;
+    max_calls?: number;
+  }>;
   /** Sequential edges (`from` before `to`); several edges into a node make a join; `when` makes an edge conditional. */
   edges: Array<{ from: string; to: string; when?: Omit<Condition, never> }>;
   output: Record<string, string>;
@@ -75,10 +83,26 @@ const flowSchema = {
         type: 'object',
         additionalProperties: false,
         required: ['id', 'tool', 'input'],
-        properties: { id: { type: 'string' }, tool: { type: 'string' }, input: { type: 'object' }, expect: { type: 'object' }, until: { type: 'object' }, fallback: { type: 'string' }, max_calls: { type: 'integer', minimum: 1 } },
+        properties: {
+          id: { type: 'string' },
+          tool: { type: 'string' },
+          input: { type: 'object' },
+          expect: { type: 'object' },
+          until: { type: 'object' },
+          fallback: { type: 'string' },
+          max_calls: { type: 'integer', minimum: 1 },
+        },
       },
     },
-    edges: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['from', 'to'], properties: { from: { type: 'string' }, to: { type: 'string' }, when: { type: 'object' } } } },
+    edges: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['from', 'to'],
+        properties: { from: { type: 'string' }, to: { type: 'string' }, when: { type: 'object' } },
+      },
+    },
     output: { type: 'object', additionalProperties: { type: 'string' } },
   },
 } as const;
@@ -88,10 +112,13 @@ export function loadFlows(dir: string, ajv: Ajv): Map<string, Flow> {
   const validate = ajv.compile<Flow>(flowSchema);
   const flows = new Map<string, Flow>();
   // Flow files are `<id>.v<version>.json`; other files in the folder (the routing table) are not flows.
-  for (const file of readdirSync(dir).filter((f) => /\.v\d+\.json$/.test(f)).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => /\.v\d+\.json$/.test(f))
+    .sort()) {
     const flow: unknown = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     if (!validate(flow)) throw new ConfigError(`${join(dir, file)}: ${ajv.errorsText(validate.errors)}`);
-    if (file !== `${flow.id}.v${flow.version}.json`) throw new ConfigError(`${join(dir, file)}: holds flow ${flow.id} version ${flow.version}; name it ${flow.id}.v${flow.version}.json`);
+    if (file !== `${flow.id}.v${flow.version}.json`)
+      throw new ConfigError(`${join(dir, file)}: holds flow ${flow.id} version ${flow.version}; name it ${flow.id}.v${flow.version}.json`);
     new SlotExtractor(flow.inputs, join(dir, file));
     flows.set(`${flow.id}@${flow.version}`, flow);
   }
@@ -150,7 +177,10 @@ export class GraphPlanner implements Planner {
     }
     if (absent.length || refused.size) {
       const missing = Object.keys(this.flow.inputs).filter((name) => absent.includes(name) || refused.has(name));
-      const reasons = [...refused.values(), ...(absent.length ? [`the task does not give: ${absent.map((m) => `${m} (${this.flow.inputs[m]!.description})`).join(', ')}`] : [])];
+      const reasons = [
+        ...refused.values(),
+        ...(absent.length ? [`the task does not give: ${absent.map((m) => `${m} (${this.flow.inputs[m]!.description})`).join(', ')}`] : []),
+      ];
       return { kind: 'needs_input', planner: this.name, flow, missing, reason: reasons.join('; ') };
     }
     const steps: PlanStep[] = this.flow.nodes.map((node) => {

@@ -47,17 +47,22 @@ export function parsePriceTable(text: string, where: string): PriceTable {
   } catch (err) {
     throw new ConfigError(`${where} is not valid JSON (${(err as Error).message})`);
   }
-  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`${where} must be a JSON object of model name -> {"input", "output", "cached"?} prices per million tokens`);
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+    throw new ConfigError(`${where} must be a JSON object of model name -> {"input", "output", "cached"?} prices per million tokens`);
   const table: Record<string, ModelPrice> = {};
   for (const [model, price] of Object.entries(doc as Record<string, unknown>)) {
     if (model.trim() === '') throw new ConfigError(`${where}: a model name is empty`);
-    if (price === null || typeof price !== 'object' || Array.isArray(price)) throw new ConfigError(`${where}: "${model}" must be an object {"input", "output", "cached"?} of prices per million tokens`);
+    if (price === null || typeof price !== 'object' || Array.isArray(price))
+      throw new ConfigError(`${where}: "${model}" must be an object {"input", "output", "cached"?} of prices per million tokens`);
     const p = price as Record<string, unknown>;
-    for (const key of Object.keys(p)) if (!['input', 'output', 'cached'].includes(key)) throw new ConfigError(`${where}: "${model}" has an unknown key "${key}" (allowed: input, output, cached)`);
+    for (const key of Object.keys(p))
+      if (!['input', 'output', 'cached'].includes(key))
+        throw new ConfigError(`${where}: "${model}" has an unknown key "${key}" (allowed: input, output, cached)`);
     for (const key of ['input', 'output', 'cached'] as const) {
       const v = p[key];
       if (v === undefined && key === 'cached') continue;
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new ConfigError(`${where}: "${model}"."${key}" must be a number >= 0 (price per million tokens), got ${JSON.stringify(v) ?? 'nothing'}`);
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+        throw new ConfigError(`${where}: "${model}"."${key}" must be a number >= 0 (price per million tokens), got ${JSON.stringify(v) ?? 'nothing'}`);
     }
     table[model] = { input: p.input as number, output: p.output as number, ...(p.cached === undefined ? {} : { cached: p.cached as number }) };
   }

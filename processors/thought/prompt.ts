@@ -157,7 +157,8 @@ export interface BuiltPrompt {
 /** How a native react turn asks the customer (the `ask_customer` tool is offered beside the skill's). */
 const NATIVE_RULES = 'Give the final answer as plain text. To ask the customer for something the ticket lacks, call ask_customer; the run waits for the reply.';
 /** The same, for a skill whose final answer has a schema (the `final_answer` tool is offered). */
-const STRUCTURED_RULES = 'Give the final answer by calling final_answer with arguments that match its schema, never as plain text. To ask the customer for something the ticket lacks, call ask_customer; the run waits for the reply.';
+const STRUCTURED_RULES =
+  'Give the final answer by calling final_answer with arguments that match its schema, never as plain text. To ask the customer for something the ticket lacks, call ask_customer; the run waits for the reply.';
 
 /** How a constrained turn answers (model-wire.ts `turnSchema`). */
 const CONSTRAINED_RULES = [
@@ -184,7 +185,9 @@ const MESSAGE_OVERHEAD = 4;
 const messageTokens = (m: ChatMessage): number =>
   MESSAGE_OVERHEAD +
   estimateTokens(m.content) +
-  ('tool_calls' in m && m.tool_calls ? m.tool_calls.reduce((n, c) => n + estimateTokens(c.function.name) + estimateTokens(c.function.arguments) + MESSAGE_OVERHEAD, 0) : 0);
+  ('tool_calls' in m && m.tool_calls
+    ? m.tool_calls.reduce((n, c) => n + estimateTokens(c.function.name) + estimateTokens(c.function.arguments) + MESSAGE_OVERHEAD, 0)
+    : 0);
 
 /**
  * Estimated prompt tokens of a chat-completions request (its messages and tools) by the builder's
@@ -245,12 +248,24 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   // Skill: its prompt and the tools it allows (the tool list is sent whole: a tool the model
   // cannot see is a tool it cannot call).
   const constrained = input.mode === 'react' && input.toolCalls === 'json_schema';
-  const offered: PromptTool[] = input.mode === 'reflection' ? [] : input.mode === 'react' ? [...input.skill.tools, ASK_CUSTOMER_TOOL, ...(input.output ? [finalAnswerTool(input.output)] : [])] : input.skill.tools;
-  const wireTools: WireTool[] = offered.map((t) => ({ type: 'function', function: { name: toWireName(t.name), description: t.description, parameters: t.parameters } }));
+  const offered: PromptTool[] =
+    input.mode === 'reflection'
+      ? []
+      : input.mode === 'react'
+        ? [...input.skill.tools, ASK_CUSTOMER_TOOL, ...(input.output ? [finalAnswerTool(input.output)] : [])]
+        : input.skill.tools;
+  const wireTools: WireTool[] = offered.map((t) => ({
+    type: 'function',
+    function: { name: toWireName(t.name), description: t.description, parameters: t.parameters },
+  }));
   const tools = constrained ? [] : wireTools;
   // A constrained turn sends no `tools`: the model reads them here, and the schema holds their parameters.
-  const rulesText = input.output ? CONSTRAINED_RULES.replace('{"final_answer": "<your reply to the customer>"}', `{"final_answer": {...}} (an object matching ${json(input.output)})`) : CONSTRAINED_RULES;
-  const toolList = constrained ? `\n\n${rulesText}\nTools:\n${input.skill.tools.map((t) => `- ${toWireName(t.name)}: ${t.description} Arguments: ${json(t.parameters)}`).join('\n')}` : '';
+  const rulesText = input.output
+    ? CONSTRAINED_RULES.replace('{"final_answer": "<your reply to the customer>"}', `{"final_answer": {...}} (an object matching ${json(input.output)})`)
+    : CONSTRAINED_RULES;
+  const toolList = constrained
+    ? `\n\n${rulesText}\nTools:\n${input.skill.tools.map((t) => `- ${toWireName(t.name)}: ${t.description} Arguments: ${json(t.parameters)}`).join('\n')}`
+    : '';
   const toolTokens = constrained ? estimateTokens(toolList) : tools.reduce((n, t) => n + estimateTokens(json(t)), 0);
   const skillRoom = Math.max(0, cap('skill') - toolTokens);
   const skillPrompt = cutText(input.skill.prompt, skillRoom);
@@ -282,7 +297,11 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
     const history: ChatMessage[] = [];
     const results: ChatMessage[] = [];
     const all: ChatMessage[] = [];
-    const summary = omitted ? `Earlier turns: ${folded} omitted (their facts are listed above).` : folded ? `Earlier turns (compacted):\n${turns.slice(0, folded).map(summaryLine).join('\n')}` : '';
+    const summary = omitted
+      ? `Earlier turns: ${folded} omitted (their facts are listed above).`
+      : folded
+        ? `Earlier turns (compacted):\n${turns.slice(0, folded).map(summaryLine).join('\n')}`
+        : '';
     // The notes join the one system message (a second system message breaks strict templates); they count as history.
     const notes = [summary, reflectionsText].filter(Boolean).join('\n\n');
     const push = (m: ChatMessage, section: ChatMessage[]) => {
@@ -293,7 +312,13 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
       const index = folded + i;
       if (t.rejected) {
         push({ role: 'assistant', content: `[answer rejected: ${t.rejected.error}]` }, history);
-        push({ role: 'user', content: `Your last answer was rejected before anything ran (${t.rejected.error}): ${t.rejected.evidence}\n${constrained ? 'Answer again with one JSON object.' : 'Answer again: call a tool, ask the customer, or give the final answer.'}` }, history);
+        push(
+          {
+            role: 'user',
+            content: `Your last answer was rejected before anything ran (${t.rejected.error}): ${t.rejected.evidence}\n${constrained ? 'Answer again with one JSON object.' : 'Answer again: call a tool, ask the customer, or give the final answer.'}`,
+          },
+          history,
+        );
         return;
       }
       if (t.asked) {
@@ -314,7 +339,8 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
         return;
       }
       const assistant: ChatMessage = { role: 'assistant', content: t.content ?? '' };
-      if (t.calls.length) assistant.tool_calls = t.calls.map((c) => ({ id: c.id, type: 'function', function: { name: toWireName(c.tool), arguments: json(c.arguments) } }));
+      if (t.calls.length)
+        assistant.tool_calls = t.calls.map((c) => ({ id: c.id, type: 'function', function: { name: toWireName(c.tool), arguments: json(c.arguments) } }));
       push(assistant, history);
       t.calls.forEach((c, k) => push({ role: 'tool', tool_call_id: c.id, content: observed[k]! }, results));
     });
@@ -354,7 +380,11 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   compaction.foldedTurns = omitted ? 0 : folded;
   compaction.omittedTurns = omitted ? folded : 0;
 
-  const messages: ChatMessage[] = [{ role: 'system', content: r.notes ? `${systemText}\n\n${r.notes}` : systemText }, { role: 'user', content: input.task }, ...r.all];
+  const messages: ChatMessage[] = [
+    { role: 'system', content: r.notes ? `${systemText}\n\n${r.notes}` : systemText },
+    { role: 'user', content: input.task },
+    ...r.all,
+  ];
   const tokens: SectionTokens = {
     system: systemTokens,
     skill: skillTokens,
@@ -372,7 +402,19 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
         : input.mode === 'plan'
           ? { type: 'json_schema', json_schema: { name: FORMAT.plan, strict: false, schema: PLAN_RESPONSE_SCHEMA } }
           : constrained
-            ? { type: 'json_schema', json_schema: { name: FORMAT.turn, strict: false, schema: turnSchema(wireTools.filter((t) => t.function.name !== ASK_CUSTOMER_TOOL.name && t.function.name !== FINAL_ANSWER).map((t) => ({ wire: t.function.name, parameters: t.function.parameters })), input.output) } }
+            ? {
+                type: 'json_schema',
+                json_schema: {
+                  name: FORMAT.turn,
+                  strict: false,
+                  schema: turnSchema(
+                    wireTools
+                      .filter((t) => t.function.name !== ASK_CUSTOMER_TOOL.name && t.function.name !== FINAL_ANSWER)
+                      .map((t) => ({ wire: t.function.name, parameters: t.function.parameters })),
+                    input.output,
+                  ),
+                },
+              }
             : null,
     maxTokens,
     tokens,

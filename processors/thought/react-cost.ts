@@ -12,7 +12,12 @@ import type { ModelLoopConfig, ModelState, ReactSkill } from './react-types.ts';
  * skill's), else the configured model of the tool that answered (primary or fallback); `unknown`
  * when none is known.
  */
-export function answeredModel(verdict: Pick<Verdict, 'tool' | 'fallback_from'>, answer: { model?: string | null }, skill: Pick<ReactSkill, 'model'>, loop: Pick<ModelLoopConfig, 'models'>): string {
+export function answeredModel(
+  verdict: Pick<Verdict, 'tool' | 'fallback_from'>,
+  answer: { model?: string | null },
+  skill: Pick<ReactSkill, 'model'>,
+  loop: Pick<ModelLoopConfig, 'models'>,
+): string {
   if (answer.model) return answer.model;
   const fromFallback = verdict.fallback_from !== null && (loop.models?.fallbackTool === undefined || verdict.tool === loop.models.fallbackTool);
   if (fromFallback) return loop.models?.fallback ?? 'unknown';
@@ -29,7 +34,12 @@ export function money(x: number): string {
  * price of the model that will be asked (the skill's, else TAO_LLM_MODEL), or of the fallback model
  * when that costs more (Action may ask it). Null when neither is priced.
  */
-export function turnCeilingOf(skill: Pick<ReactSkill, 'model'>, loop: Pick<ModelLoopConfig, 'prices' | 'models'>, promptTokens: number, maxTokens: number): { model: string; cost: number; promptTokens: number } | null {
+export function turnCeilingOf(
+  skill: Pick<ReactSkill, 'model'>,
+  loop: Pick<ModelLoopConfig, 'prices' | 'models'>,
+  promptTokens: number,
+  maxTokens: number,
+): { model: string; cost: number; promptTokens: number } | null {
   if (!loop.prices) return null;
   let best: { model: string; cost: number; promptTokens: number } | null = null;
   for (const model of [skill.model ?? loop.models?.primary, loop.models?.fallback]) {
@@ -47,9 +57,17 @@ export function turnCeilingOf(skill: Pick<ReactSkill, 'model'>, loop: Pick<Model
  * model's entry, else by the entry of the model the tool asked. Null without a price table, usage
  * or a price.
  */
-export function answerCost(verdict: Pick<Verdict, 'tool' | 'fallback_from' | 'valid' | 'extracted_data_json' | 'step_id'>, skill: Pick<ReactSkill, 'model'>, loop: Pick<ModelLoopConfig, 'prices' | 'models'>): { model: string; cost: number } | null {
+export function answerCost(
+  verdict: Pick<Verdict, 'tool' | 'fallback_from' | 'valid' | 'extracted_data_json' | 'step_id'>,
+  skill: Pick<ReactSkill, 'model'>,
+  loop: Pick<ModelLoopConfig, 'prices' | 'models'>,
+): { model: string; cost: number } | null {
   if (!loop.prices || verdict.extracted_data_json === null) return null;
-  const data = jsonField(verdict.extracted_data_json, `verdicts[${verdict.step_id}].extracted_data_json`) as { usage?: PricedUsage; model?: string | null; spent?: { usage?: PricedUsage; model?: string | null } } | null;
+  const data = jsonField(verdict.extracted_data_json, `verdicts[${verdict.step_id}].extracted_data_json`) as {
+    usage?: PricedUsage;
+    model?: string | null;
+    spent?: { usage?: PricedUsage; model?: string | null };
+  } | null;
   const paid = verdict.valid ? data : data?.spent;
   if (!paid?.usage) return null;
   const model = answeredModel(verdict, { model: paid.model ?? null }, skill, loop);

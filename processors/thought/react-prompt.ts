@@ -14,7 +14,15 @@ import { callStep, isModelStep, turnOf, type ModelState } from './react-types.ts
  * each rejected answer as the model's own turn saying what was wrong with it (the model sees its
  * mistake where it made it, and the conversation moves on).
  */
-export function promptTurns(plan: Plan, outputs: Record<string, Record<string, unknown>>, errors: Record<string, string[]>, rejected: ModelState['rejected'], before: number, skipped: ReadonlySet<string>, replies: ModelState['replies'] = []): PromptTurn[] {
+export function promptTurns(
+  plan: Plan,
+  outputs: Record<string, Record<string, unknown>>,
+  errors: Record<string, string[]>,
+  rejected: ModelState['rejected'],
+  before: number,
+  skipped: ReadonlySet<string>,
+  replies: ModelState['replies'] = [],
+): PromptTurn[] {
   const turns: PromptTurn[] = [];
   for (const step of plan.steps) {
     if (!isModelStep(step.id) || turnOf(step.id) >= before) continue;
@@ -39,7 +47,15 @@ export function promptTurns(plan: Plan, outputs: Record<string, Record<string, u
       const id = callStep(turn, i + 1);
       const data = outputs[id];
       const failure = errors[id]?.at(-1) ?? null;
-      return { id: c.id, tool: c.tool, arguments: c.arguments, valid: data !== undefined, extracted: data ?? null, raw: data !== undefined ? JSON.stringify(data) : '', error: data !== undefined ? null : (failure ?? 'no result') };
+      return {
+        id: c.id,
+        tool: c.tool,
+        arguments: c.arguments,
+        valid: data !== undefined,
+        extracted: data ?? null,
+        raw: data !== undefined ? JSON.stringify(data) : '',
+        error: data !== undefined ? null : (failure ?? 'no result'),
+      };
     });
     turns.push({ turn, content: answer.content, calls });
   }
@@ -50,14 +66,28 @@ export function promptTurns(plan: Plan, outputs: Record<string, Record<string, u
  * The steps of the plan written in turn `modelStepId` that ran, as that turn's calls (id = the step's
  * run id, so a later plan can reference a result by it), with what each found or why it failed.
  */
-export function planCalls(plan: Plan, modelStepId: string, outputs: Record<string, Record<string, unknown>>, errors: Record<string, string[]>, skipped: ReadonlySet<string>): PromptCall[] {
+export function planCalls(
+  plan: Plan,
+  modelStepId: string,
+  outputs: Record<string, Record<string, unknown>>,
+  errors: Record<string, string[]>,
+  skipped: ReadonlySet<string>,
+): PromptCall[] {
   return plan.steps
     .filter((s) => s.id.startsWith(`${modelStepId}_`) && (outputs[s.id] !== undefined || (errors[s.id]?.length ?? 0) > 0))
     .map((s) => {
       const data = outputs[s.id];
       const input = resolveReferences(s.input, outputs, skipped);
       const args = 'value' in input ? (input.value as Record<string, unknown>) : s.input;
-      return { id: s.id, tool: s.tool, arguments: args, valid: data !== undefined, extracted: data ?? null, raw: data !== undefined ? JSON.stringify(data) : '', error: data !== undefined ? null : (errors[s.id]?.at(-1) ?? 'no result') };
+      return {
+        id: s.id,
+        tool: s.tool,
+        arguments: args,
+        valid: data !== undefined,
+        extracted: data ?? null,
+        raw: data !== undefined ? JSON.stringify(data) : '',
+        error: data !== undefined ? null : (errors[s.id]?.at(-1) ?? 'no result'),
+      };
     });
 }
 
@@ -71,7 +101,12 @@ export function notes(run: RunState): string[] {
 }
 
 export function failedEvidence(v: Verdict): string {
-  return v.audit_trail.filter((c) => !c.passed).map((c) => `${c.name}: ${c.evidence}`).join(' | ') || v.error_type;
+  return (
+    v.audit_trail
+      .filter((c) => !c.passed)
+      .map((c) => `${c.name}: ${c.evidence}`)
+      .join(' | ') || v.error_type
+  );
 }
 
 /**

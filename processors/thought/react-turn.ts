@@ -14,14 +14,50 @@ import { notes, promptTurns, promptUndercount, promptWindow } from './react-prom
 import { money, turnCeilingOf } from './react-cost.ts';
 
 /** The next model turn: the prompt built from the run, as one model step in its own wave. */
-export function modelTurn(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, state: ModelState, skill: ReactSkill, mode: TurnMode, loop: ModelLoopConfig): ThoughtDecision {
+export function modelTurn(
+  thoughtId: string,
+  iteration: number,
+  run: RunState,
+  plan: Plan,
+  outputs: Record<string, Record<string, unknown>>,
+  state: ModelState,
+  skill: ReactSkill,
+  mode: TurnMode,
+  loop: ModelLoopConfig,
+): ThoughtDecision {
   if (state.turns >= skill.maxModelTurns) {
     const last = state.rejected.at(-1);
     // Out of turns right after an ungrounded answer: say that, rather than "no final answer".
-    if (last && last.turn === state.turns && last.error === 'ungrounded') return end(thoughtId, withState(run, state), iteration, 'escalated', 'ungrounded', `the skill's ${skill.maxModelTurns} model turns are used up without a grounded final answer: ${last.evidence.slice(0, 200)}`, null);
-    return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'model_turns', `the skill's ${skill.maxModelTurns} model turns are used up without a final answer`, null);
+    if (last && last.turn === state.turns && last.error === 'ungrounded')
+      return end(
+        thoughtId,
+        withState(run, state),
+        iteration,
+        'escalated',
+        'ungrounded',
+        `the skill's ${skill.maxModelTurns} model turns are used up without a grounded final answer: ${last.evidence.slice(0, 200)}`,
+        null,
+      );
+    return end(
+      thoughtId,
+      withState(run, state),
+      iteration,
+      'budget_exhausted',
+      'model_turns',
+      `the skill's ${skill.maxModelTurns} model turns are used up without a final answer`,
+      null,
+    );
   }
-  if (iteration >= run.max_iterations) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`, null);
+  if (iteration >= run.max_iterations)
+    return end(
+      thoughtId,
+      withState(run, state),
+      iteration,
+      'budget_exhausted',
+      'max_iterations',
+      `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`,
+      null,
+    );
   const turn = state.turns + 1;
   const step: PlanStep = { id: modelStep(turn), tool: loop.tool, input: { turn, mode }, depends_on: [] };
   const grown: Plan = { ...plan, steps: [...plan.steps, step] };
@@ -29,15 +65,45 @@ export function modelTurn(thoughtId: string, iteration: number, run: RunState, p
 }
 
 /** The same turn again, after the endpoint failed it (the prompt is rebuilt from the same state, so it is the same). */
-export function redispatch(thoughtId: string, iteration: number, run: RunState, plan: Plan, stepId: string, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig): ThoughtDecision {
-  if (iteration >= run.max_iterations) return end(thoughtId, withState(run, state), iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`, null);
+export function redispatch(
+  thoughtId: string,
+  iteration: number,
+  run: RunState,
+  plan: Plan,
+  stepId: string,
+  state: ModelState,
+  skill: ReactSkill,
+  loop: ModelLoopConfig,
+): ThoughtDecision {
+  if (iteration >= run.max_iterations)
+    return end(
+      thoughtId,
+      withState(run, state),
+      iteration,
+      'budget_exhausted',
+      'max_iterations',
+      `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`,
+      null,
+    );
   const step = plan.steps.find((s) => s.id === stepId)!;
   const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Record<string, Record<string, unknown>>;
   return dispatchModelStep(thoughtId, iteration, run, plan, outputs, stepId, (step.input as { mode?: TurnMode }).mode ?? 'react', state, skill, loop);
 }
 
 /** @param fresh the turn is dispatched for the first time (`state.turns` already counts it) */
-export function dispatchModelStep(thoughtId: string, iteration: number, run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>, stepId: string, mode: TurnMode, state: ModelState, skill: ReactSkill, loop: ModelLoopConfig, fresh = false): ThoughtDecision {
+export function dispatchModelStep(
+  thoughtId: string,
+  iteration: number,
+  run: RunState,
+  plan: Plan,
+  outputs: Record<string, Record<string, unknown>>,
+  stepId: string,
+  mode: TurnMode,
+  state: ModelState,
+  skill: ReactSkill,
+  loop: ModelLoopConfig,
+  fresh = false,
+): ThoughtDecision {
   const turn = turnOf(stepId);
   const toolCalls = skill.toolCalls ?? loop.toolCalls ?? 'native';
   const window = promptWindow(skill.contextWindow, state);
@@ -58,7 +124,16 @@ export function dispatchModelStep(thoughtId: string, iteration: number, run: Run
   );
   const tokensOfTurn = { turn, ...built.tokens, ...(window !== skill.contextWindow ? { window } : {}) };
   const next: ModelState = { ...state, turn_tokens: [...state.turn_tokens.filter((t) => t.turn !== turn), tokensOfTurn] };
-  if (built.overflow) return end(thoughtId, withState(run, next), iteration, 'failed', 'context_overflow', `the task and its facts alone (${built.tokens.system} tokens) do not fit the skill's context window of ${skill.contextWindow}`, null);
+  if (built.overflow)
+    return end(
+      thoughtId,
+      withState(run, next),
+      iteration,
+      'failed',
+      'context_overflow',
+      `the task and its facts alone (${built.tokens.system} tokens) do not fit the skill's context window of ${skill.contextWindow}`,
+      null,
+    );
   const maxTokens = Math.min(built.maxTokens, skill.maxTokens);
   // The money budget: this turn is not sent when it could cross it. Only recorded numbers (the
   // prompt estimate, scaled as the window is by what the server counted) and configuration.
@@ -67,13 +142,23 @@ export function dispatchModelStep(thoughtId: string, iteration: number, run: Run
   if (ceiling && (state.cost ?? 0) + ceiling.cost > budget) {
     const spent = state.cost ?? 0;
     const before: ModelState = { ...state, turns: fresh ? turn - 1 : state.turns };
-    return end(thoughtId, withState(run, before), iteration, 'budget_exhausted', 'money_budget', `model turn ${turn} could cost up to ${money(ceiling.cost)} (about ${ceiling.promptTokens} prompt tokens and ${maxTokens} max_tokens at ${ceiling.model}'s prices) on top of ${money(spent)} spent: over the run's money budget of ${money(budget)}`, null);
+    return end(
+      thoughtId,
+      withState(run, before),
+      iteration,
+      'budget_exhausted',
+      'money_budget',
+      `model turn ${turn} could cost up to ${money(ceiling.cost)} (about ${ceiling.promptTokens} prompt tokens and ${maxTokens} max_tokens at ${ceiling.model}'s prices) on top of ${money(spent)} spent: over the run's money budget of ${money(budget)}`,
+      null,
+    );
   }
   const request: Record<string, unknown> = {
     messages: built.messages,
     // A plan turn lists the tools for their contracts; the answer is the plan, not a call. Parallel
     // calls are asked for: llama.cpp makes one per turn without the flag.
-    ...(built.tools.length ? { tools: built.tools, tool_choice: mode === 'plan' ? 'none' : 'auto', ...(mode === 'plan' ? {} : { parallel_tool_calls: true }) } : {}),
+    ...(built.tools.length
+      ? { tools: built.tools, tool_choice: mode === 'plan' ? 'none' : 'auto', ...(mode === 'plan' ? {} : { parallel_tool_calls: true }) }
+      : {}),
     ...(built.responseFormat ? { response_format: built.responseFormat } : {}),
     // Reasoning models refuse `temperature` other than their default and `max_tokens`.
     ...(loop.params === 'reasoning' ? { max_completion_tokens: maxTokens } : { temperature: 0, max_tokens: maxTokens }),
@@ -82,7 +167,9 @@ export function dispatchModelStep(thoughtId: string, iteration: number, run: Run
   const wave = iteration + 1;
   const attempts = { ...run.step_attempts, [stepId]: (run.step_attempts[stepId] ?? 0) + 1 };
   const dispatched: RunState = withState({ ...run, plan_json: JSON.stringify(plan), step_attempts: attempts }, next);
-  const steps: StepCall[] = [{ step_id: stepId, tool: loop.tool, input_json: JSON.stringify(request), idempotency_key: `${thoughtId}:${wave}:${stepId}`, attempt: attempts[stepId]! }];
+  const steps: StepCall[] = [
+    { step_id: stepId, tool: loop.tool, input_json: JSON.stringify(request), idempotency_key: `${thoughtId}:${wave}:${stepId}`, attempt: attempts[stepId]! },
+  ];
   return {
     outputs: [
       { topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: dispatched, steps } },

@@ -95,7 +95,17 @@ export interface ModelState {
   /** Extracted slots and values the user gave: in every prompt, never compacted away. */
   facts: Record<string, string>;
   /** Estimated prompt tokens per section of each turn, as the prompt builder counted them. */
-  turn_tokens: Array<{ turn: number; system: number; skill: number; results: number; history: number; generation: number; prompt: number; window?: number; reported?: number }>;
+  turn_tokens: Array<{
+    turn: number;
+    system: number;
+    skill: number;
+    results: number;
+    history: number;
+    generation: number;
+    prompt: number;
+    window?: number;
+    reported?: number;
+  }>;
   /**
    * The share of the skill's window the prompts are built for: below 1 after the server refused a
    * prompt as longer than its context (each refusal takes a quarter off). Unset: 1.

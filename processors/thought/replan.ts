@@ -48,18 +48,27 @@ export interface MergedPlan {
  * @param finished ids of steps with a verified result
  * @param skipped ids of steps skipped by conditions or replaced earlier
  */
-export function mergePlan(current: Plan, proposed: Pick<Plan, 'steps' | 'output'>, turn: number, finished: ReadonlySet<string>, skipped: ReadonlySet<string>): MergedPlan {
+export function mergePlan(
+  current: Plan,
+  proposed: Pick<Plan, 'steps' | 'output'>,
+  turn: number,
+  finished: ReadonlySet<string>,
+  skipped: ReadonlySet<string>,
+): MergedPlan {
   const own = new Set(proposed.steps.map((s) => s.id));
   const rename = (id: string) => (own.has(id) ? planStepId(turn, id) : id);
   const renameRefs = (value: unknown): unknown => {
-    if (typeof value === 'string') return value.replace(/\{\{([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\}\}/g, (_, step: string, field: string) => `{{${rename(step)}.${field}}}`);
+    if (typeof value === 'string')
+      return value.replace(/\{\{([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\}\}/g, (_, step: string, field: string) => `{{${rename(step)}.${field}}}`);
     if (Array.isArray(value)) return value.map(renameRefs);
     if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renameRefs(v)]));
     return value;
   };
   const steps: PlanStep[] = proposed.steps.map((s) => {
     // A reference to an earlier plan's finished step is a dependency on it (its result is there).
-    const earlier = referencesIn(s.input).map((r) => r.step).filter((id) => !own.has(id) && finished.has(id));
+    const earlier = referencesIn(s.input)
+      .map((r) => r.step)
+      .filter((id) => !own.has(id) && finished.has(id));
     const depends = [...new Set([...s.depends_on.map(rename), ...earlier])];
     return {
       ...s,
@@ -75,9 +84,11 @@ export function mergePlan(current: Plan, proposed: Pick<Plan, 'steps' | 'output'
   const problems: string[] = [];
   const usable = (id: string) => own.has(id) || finished.has(id) || !earlierSteps.some((s) => s.id === id);
   for (const s of proposed.steps) {
-    for (const id of [...s.depends_on, ...referencesIn(s.input).map((r) => r.step)]) if (!usable(id)) problems.push(`step ${s.id}: uses ${id}, an earlier step that did not finish (this plan replaces it)`);
+    for (const id of [...s.depends_on, ...referencesIn(s.input).map((r) => r.step)])
+      if (!usable(id)) problems.push(`step ${s.id}: uses ${id}, an earlier step that did not finish (this plan replaces it)`);
   }
-  for (const [name, ref] of Object.entries(proposed.output)) for (const r of referencesIn(ref)) if (!usable(r.step)) problems.push(`output ${name}: uses ${r.step}, an earlier step that did not finish`);
+  for (const [name, ref] of Object.entries(proposed.output))
+    for (const r of referencesIn(ref)) if (!usable(r.step)) problems.push(`output ${name}: uses ${r.step}, an earlier step that did not finish`);
   return {
     plan: { flow: current.flow, steps: [...current.steps, ...steps], output },
     // The earlier steps were valid when their plan was; they are here so references to them check.

@@ -30,7 +30,8 @@ export function loadRoutes(path: string, ajv: Ajv, flows: Map<string, Flow>): Ro
   const validate = ajv.compile<Routes>(routesSchema);
   if (!validate(raw)) throw new ConfigError(`${path}: ${ajv.errorsText(validate.errors)}`);
   for (const [intent, keys] of Object.entries(raw.intents)) {
-    if (!(INTENTS as readonly string[]).includes(intent) || intent === 'unknown') throw new ConfigError(`${path}: "${intent}" is not a routable intent (${INTENTS.filter((i) => i !== 'unknown').join(', ')})`);
+    if (!(INTENTS as readonly string[]).includes(intent) || intent === 'unknown')
+      throw new ConfigError(`${path}: "${intent}" is not a routable intent (${INTENTS.filter((i) => i !== 'unknown').join(', ')})`);
     for (const key of keys) if (!flows.has(key)) throw new ConfigError(`${path}: intent ${intent} routes to flow ${key}, which is not loaded`);
   }
   return raw;
@@ -77,7 +78,10 @@ export class RouterPlanner implements Planner {
     const route = JSON.parse(record) as IntentRoute;
     const keys = this.routes.intents[route.intent];
     if (route.intent === 'unknown' || !keys) {
-      const why = route.candidate === 'unknown' ? `off-domain (the router says unknown at ${route.confidence.toFixed(3)})` : `unclear (${route.candidate} at ${route.confidence.toFixed(3)} is below the routing threshold)`;
+      const why =
+        route.candidate === 'unknown'
+          ? `off-domain (the router says unknown at ${route.confidence.toFixed(3)})`
+          : `unclear (${route.candidate} at ${route.confidence.toFixed(3)} is below the routing threshold)`;
       return { kind: 'escalate', planner: `router(${route.model})`, reason: `the ticket is ${why}; a person takes it` };
     }
     const results = keys.map((k) => this.planners.get(k)!.plan(task));

@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
 import type { ObservationResult, Outcome, OutcomeReason, OutcomeStatus, RunSnapshot, RunState, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 
-export type ThoughtOutput = { topic: 'thoughtRequests'; value: ThoughtRequest } | { topic: 'outcomes'; value: Outcome } | { topic: 'thoughtRuns'; value: RunSnapshot };
+export type ThoughtOutput =
+  { topic: 'thoughtRequests'; value: ThoughtRequest } | { topic: 'outcomes'; value: Outcome } | { topic: 'thoughtRuns'; value: RunSnapshot };
 
 /** What Thought decided for one input: the records to write, and why nothing was written when so. */
 export interface ThoughtDecision {
@@ -19,7 +20,17 @@ export interface ThoughtDecision {
  * Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it.
  * @param result a completed run's structured result (JSON), when its skill declares an output schema
  */
-export function end(thoughtId: string, run: RunState, iterations: number, status: OutcomeStatus, code: OutcomeReason, reason: string, output: string | null, missing: string[] = [], result: string | null = null): ThoughtDecision {
+export function end(
+  thoughtId: string,
+  run: RunState,
+  iterations: number,
+  status: OutcomeStatus,
+  code: OutcomeReason,
+  reason: string,
+  output: string | null,
+  missing: string[] = [],
+  result: string | null = null,
+): ThoughtDecision {
   const stepsExecuted = Object.values(run.step_attempts).reduce((a, b) => a + b, 0);
   const outcome: Outcome = {
     thought_id: thoughtId,
@@ -74,7 +85,8 @@ export function endTooLarge(input: ThoughtInput, outputs: readonly ThoughtOutput
   const withDetails = (decision: ThoughtDecision): ThoughtDecision => ({
     outputs: decision.outputs.map((o) => (o.topic === 'outcomes' ? { ...o, value: { ...o.value, too_large: { ...over } } } : o)),
   });
-  if (input.topic === 'observationResults') return withDetails(end(input.value.thought_id, input.value.run, input.value.iteration, 'failed', 'record_too_large', reason, null));
+  if (input.topic === 'observationResults')
+    return withDetails(end(input.value.thought_id, input.value.run, input.value.iteration, 'failed', 'record_too_large', reason, null));
   const wave = outputs.find((o): o is Extract<ThoughtOutput, { topic: 'thoughtRequests' }> => o.topic === 'thoughtRequests');
   return wave ? withDetails(end(wave.value.thought_id, wave.value.run, wave.value.iteration - 1, 'failed', 'record_too_large', reason, null)) : null;
 }
@@ -103,10 +115,28 @@ export function tooLargeOf(outcome: Pick<Outcome, 'reason' | 'too_large'>): TooL
   return m && isTopicId(m[1]!) ? { topic: m[1], bytes: Number(m[2]), limit: Number(m[3]) } : null;
 }
 
-export function snapshotOf(thoughtId: string, status: RunSnapshot['status'], iteration: number, run: RunState, missing: string[], outcome: string | null): RunSnapshot {
+export function snapshotOf(
+  thoughtId: string,
+  status: RunSnapshot['status'],
+  iteration: number,
+  run: RunState,
+  missing: string[],
+  outcome: string | null,
+): RunSnapshot {
   // The parked run state is kept only while a human is asked; a running run carries its state in its records.
   const parked = status === 'awaiting_input' || status === 'awaiting_approval';
-  return { thought_id: thoughtId, status, iteration, task_id: run.task_id, task_text: run.task_text, missing_fields: missing, run: parked ? run : null, outcome_status: outcome, approval: null, parked_steps: [] };
+  return {
+    thought_id: thoughtId,
+    status,
+    iteration,
+    task_id: run.task_id,
+    task_text: run.task_text,
+    missing_fields: missing,
+    run: parked ? run : null,
+    outcome_status: outcome,
+    approval: null,
+    parked_steps: [],
+  };
 }
 
 /** A short stable hash (16 hex chars) of a text: call keys, data seen. */
@@ -114,7 +144,6 @@ export function digest(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
-export
-function ordinal(n: number): string {
+export function ordinal(n: number): string {
   return n === 2 ? '2nd' : n === 3 ? '3rd' : `${n}th`;
 }

@@ -24,7 +24,17 @@ export const INTEGER_KEYS = {
 
 export const FORMAT_KEYS = ['name', 'description', 'license', 'compatibility', 'allowed-tools', 'metadata'] as const;
 // `approval` and `approval-timeout` are read by processors/wiring (approvalSettings, processors/thought/approval-rules.ts).
-export const OUR_METADATA_KEYS = ['version', 'intents', 'planner', 'model', 'grounded-by', 'tool-calls', 'approval', 'approval-timeout', ...Object.keys(INTEGER_KEYS)];
+export const OUR_METADATA_KEYS = [
+  'version',
+  'intents',
+  'planner',
+  'model',
+  'grounded-by',
+  'tool-calls',
+  'approval',
+  'approval-timeout',
+  ...Object.keys(INTEGER_KEYS),
+];
 export const TOOL_CALL_MODES = ['native', 'json_schema'] as const;
 
 /** The one schema for a skill's frontmatter, our metadata keys included. */
@@ -78,7 +88,9 @@ export const RULES: Record<string, string> = {
   'metadata.model': 'must be a model name of 1-200 characters',
   'metadata.grounded-by': 'must name one or more tools of allowed-tools, separated by spaces',
   'metadata.tool-calls': `must be one of ${TOOL_CALL_MODES.join(', ')}`,
-  ...Object.fromEntries(Object.entries(INTEGER_KEYS).map(([k, r]) => [`metadata.${k}`, `must be an integer from ${r.min} to ${r.max} written as a string, e.g. "${r.min}"`])),
+  ...Object.fromEntries(
+    Object.entries(INTEGER_KEYS).map(([k, r]) => [`metadata.${k}`, `must be an integer from ${r.min} to ${r.max} written as a string, e.g. "${r.min}"`]),
+  ),
 };
 
 let validateFrontmatter: ValidateFunction<Frontmatter> | undefined;
@@ -88,19 +100,28 @@ export function frontmatterValidator(): ValidateFunction<Frontmatter> {
   return validateFrontmatter;
 }
 
-
 /** Splits `---\n<yaml>\n---\n<body>`; null when the file does not open with frontmatter. */
 export function splitFrontmatter(text: string): { yamlText: string; body: string } | null {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   if (lines[0]?.trimEnd() !== '---') return null;
   const close = lines.findIndex((line, i) => i > 0 && line.trimEnd() === '---');
   if (close < 0) return null;
-  return { yamlText: lines.slice(1, close).join('\n'), body: lines.slice(close + 1).join('\n').trim() };
+  return {
+    yamlText: lines.slice(1, close).join('\n'),
+    body: lines
+      .slice(close + 1)
+      .join('\n')
+      .trim(),
+  };
 }
 
 /** A key that is a known key spelled another way (`allowed_tools`, `maxTokens`) is refused rather than ignored. */
 export function misspelled(keys: string[], known: readonly string[], prefix: string): string | undefined {
-  const norm = (k: string) => k.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/_/g, '-').toLowerCase();
+  const norm = (k: string) =>
+    k
+      .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+      .replace(/_/g, '-')
+      .toLowerCase();
   for (const key of keys) {
     if (known.includes(key)) continue;
     const meant = known.find((k) => norm(k) === norm(key));
@@ -117,7 +138,10 @@ export function describeErrors(errors: ErrorObject[], front: Record<string, unkn
       lines.add(`missing required field "${(e.params as { missingProperty: string }).missingProperty}"`);
       continue;
     }
-    const parts = e.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const parts = e.instancePath
+      .split('/')
+      .slice(1)
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (parts[0] === 'allowed-tools') {
       lines.add(`allowed-tools ${RULES['allowed-tools']}`);
       continue;
@@ -129,9 +153,17 @@ export function describeErrors(errors: ErrorObject[], front: Record<string, unkn
     const field = parts.slice(0, 2).join('.');
     const value = parts.reduce<unknown>((v, p) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[p] : undefined), front);
     const rule = RULES[field] ?? (parts[0] === 'metadata' ? 'must be a string (quote it in YAML)' : e.message);
-    const got = typeof value === 'string' ? (value.length > 60 ? `${value.length} characters` : `"${value}"`) : value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value;
+    const got =
+      typeof value === 'string'
+        ? value.length > 60
+          ? `${value.length} characters`
+          : `"${value}"`
+        : value === null
+          ? 'null'
+          : Array.isArray(value)
+            ? 'a list'
+            : typeof value;
     lines.add(`${field} ${rule} (got ${got})`);
   }
   return [...lines].join('; ');
 }
-

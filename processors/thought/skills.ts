@@ -56,7 +56,19 @@ import { ConfigError } from '../../runtime/errors.ts';
 import { packagePath } from '../../runtime/paths.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
 
-import { FORMAT_KEYS, INTEGER_KEYS, OUR_METADATA_KEYS, RULES, TOOL_CALL_MODES, describeErrors, frontmatterValidator, misspelled, splitFrontmatter, type Frontmatter, type SkillPlanner } from './skill-frontmatter.ts';
+import {
+  FORMAT_KEYS,
+  INTEGER_KEYS,
+  OUR_METADATA_KEYS,
+  RULES,
+  TOOL_CALL_MODES,
+  describeErrors,
+  frontmatterValidator,
+  misspelled,
+  splitFrontmatter,
+  type Frontmatter,
+  type SkillPlanner,
+} from './skill-frontmatter.ts';
 
 export { SKILL_PLANNERS, TOOL_CALL_MODES, type SkillPlanner } from './skill-frontmatter.ts';
 
@@ -202,7 +214,8 @@ function parseSkill(skillDir: string, folder: string, catalog: Pick<ToolCatalog,
   const doc = parseDocument(yamlText, { uniqueKeys: true, prettyErrors: false });
   const yamlError = doc.errors[0];
   // +1 for the opening `---`: the line number is the file's, where an editor shows it.
-  if (yamlError) fail(`frontmatter is not valid YAML (line ${yamlText.slice(0, yamlError.pos[0]).split('\n').length + 1}: ${yamlError.message.split('\n')[0]})`);
+  if (yamlError)
+    fail(`frontmatter is not valid YAML (line ${yamlText.slice(0, yamlError.pos[0]).split('\n').length + 1}: ${yamlError.message.split('\n')[0]})`);
   const raw: unknown = doc.toJS();
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) fail('frontmatter must be a YAML mapping (key: value lines)');
   const front = raw as Record<string, unknown>;
@@ -240,7 +253,8 @@ function parseSkill(skillDir: string, folder: string, catalog: Pick<ToolCatalog,
   const groundedBy = metadata['grounded-by']?.split(/\s+/).filter(Boolean) ?? [];
   const outside = groundedBy.find((t) => !allowedTools.includes(t));
   if (outside) fail(`metadata.grounded-by names "${outside}", which is not in allowed-tools (${allowedTools.join(' ') || 'none'})`);
-  if (numbers.maxTokens >= numbers.contextWindow) fail(`metadata.max-tokens (${numbers.maxTokens}) must be below metadata.context-window (${numbers.contextWindow})`);
+  if (numbers.maxTokens >= numbers.contextWindow)
+    fail(`metadata.max-tokens (${numbers.maxTokens}) must be below metadata.context-window (${numbers.contextWindow})`);
 
   for (const link of body.matchAll(/\]\(\s*(?:\.\/)?references\/([^)\s#?]+)/g)) {
     if (!existsSync(join(skillDir, 'references', link[1]!))) fail(`links to references/${link[1]}, which does not exist`);
@@ -248,7 +262,13 @@ function parseSkill(skillDir: string, folder: string, catalog: Pick<ToolCatalog,
 
   const cache = new Map<string, string>();
   const referencesDir = join(skillDir, 'references');
-  const references = (): string[] => (existsSync(referencesDir) ? readdirSync(referencesDir, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name).sort() : []);
+  const references = (): string[] =>
+    existsSync(referencesDir)
+      ? readdirSync(referencesDir, { withFileTypes: true })
+          .filter((e) => e.isFile())
+          .map((e) => e.name)
+          .sort()
+      : [];
   return {
     name: fm.name,
     version,

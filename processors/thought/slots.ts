@@ -41,7 +41,15 @@ export const slotSpecSchema = {
     pattern: { type: 'string', minLength: 1 },
     description: { type: 'string' },
     case: { enum: ['upper', 'lower'] },
-    rewrite: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['from', 'to'], properties: { from: { type: 'string', minLength: 1 }, to: { type: 'string' } } } },
+    rewrite: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['from', 'to'],
+        properties: { from: { type: 'string', minLength: 1 }, to: { type: 'string' } },
+      },
+    },
   },
 } as const;
 

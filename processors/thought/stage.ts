@@ -43,101 +43,119 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
   // Filled by handle, read once the record's transaction commits; keyed by the input object, so a
   // chunk that aborts leaves nothing behind.
   const facts = new WeakMap<InputRecord, DecisionFacts>();
-  return traceStage<StageDefinition>({
-    stage: 'thought',
-    inputs: ['tasks', 'observationResults'],
-    outputs: ['thoughtRequests', 'outcomes', 'thoughtRuns'],
-    storeTopic: 'thoughtRuns',
-    // Only ended runs leave the store: a running run's next observation and a parked run's reply need theirs.
-    storeRetention: { retentionMs, expirable: (stored) => (stored as RunSnapshot).status === 'ended', sweepPerTransaction: SWEEP_PER_TRANSACTION },
-    concurrency: 16,
-    maxRecordsPerTransaction: 200,
-    maxInputBytes: 4 * 1024 * 1024,
-    inFlight: (stored) => (stored as RunSnapshot).status === 'running',
-    // A decision whose records are too large for the topics (the run's state has grown past what a
-    // record holds, with the data of every step it carries) ends the run as failed, with an outcome
-    // that says so, rather than dead-lettering the observation and leaving the run without one.
-    fitOutputs(input, outputs, over) {
-      const ended = endTooLarge(input as InputRecord & ThoughtInput, outputs as unknown as ThoughtOutput[], over);
-      return ended && asOutputs(input, ended.outputs);
-    },
-    async handle(record: InputRecord, state: StateView): Promise<OutputRecord[]> {
-      const started = performance.now();
-      const snapshot = state.get<RunSnapshot>(record.key);
-      let decision;
-      let fact: Omit<DecisionFacts, 'durationMs'>;
-      // An input of a run the store does not know, a retention behind the partition's record time,
-      // may belong to a run already swept: acting on it could start that run a second time.
-      const late = snapshot === undefined && record.timestampMs !== undefined ? lateInput(record.timestampMs, state.streamTimeMs?.() ?? null, retentionMs) : null;
-      if (late !== null) {
-        decision = { outputs: [], ignored: `${record.topic === 'tasks' ? `task ${(record.value as Task).task_id}` : 'observation'} of unknown run ${record.key}: ${late}` };
-        fact = { failures: 0, humanInvolved: false };
-      } else if (record.topic === 'tasks') {
-        const task = record.value as Task;
-        const text = planningText(task, snapshot);
-        // The planner's I/O happens here, in the shell; its answer travels in the run's records.
-        const plannerRecord = text !== null && config.planner.gather ? await config.planner.gather({ thought_id: task.thought_id, text, metadata: task.metadata }) : null;
-        decision = onTask(task, config, snapshot, plannerRecord);
-        // A task that is not ignored either starts a run or is a person's reply to a parked one.
-        fact = { failures: snapshot?.run?.failures_seen ?? 0, humanInvolved: snapshot !== undefined };
-      } else {
-        const obs = record.value as ObservationResult;
-        decision = onObservation(obs, config, snapshot);
-        fact = { failures: obs.run.failures_seen + waveFailures(obs.verdicts), humanInvolved: obs.run.human_involved };
-      }
-      if (decision.ignored) logger.info('input ignored', { thought_id: record.key, topic: record.topic, offset: record.offset, reason: decision.ignored });
-      facts.set(record, { ...fact, durationMs: Math.round((performance.now() - started) * 1000) / 1000 });
-      return asOutputs(record, decision.outputs);
-    },
-    committed(records: readonly HandledRecord[]): void {
-      for (const { input, outputs } of records) {
-        const fact = facts.get(input);
-        if (runMetrics && input.topic === 'observationResults') countModelTurns(runMetrics, input.value as ObservationResult, outputs.some((o) => o.topic === 'outcomes'), config.model);
-        for (const out of outputs) {
-          if (out.topic === 'thoughtRequests') {
-            const request = out.value as ThoughtRequest;
-            logger.info('wave dispatched', {
-              thought_id: request.thought_id,
-              iteration: request.iteration,
-              step: request.steps.map((s) => s.step_id).join(','),
-              tool: request.steps.map((s) => s.tool).join(','),
-              status: 'running',
-              duration_ms: fact?.durationMs ?? null,
-              error_code: null,
-            });
-          } else if (out.topic === 'outcomes') {
-            const outcome = out.value as Outcome;
-            const end = endsRun(outcome.status) ? classifyRunEnd(outcome.status, fact?.failures ?? 0, fact?.humanInvolved ?? false) : null;
-            runMetrics?.outcome(outcome.status, outcome.reason_code, end);
-            logger.info(end ? 'run ended' : outcome.status === 'awaiting_approval' ? 'run awaiting approval' : 'run awaiting input', {
-              thought_id: outcome.thought_id,
-              iteration: outcome.iterations,
-              step: null,
-              tool: null,
-              status: outcome.status,
-              duration_ms: fact?.durationMs ?? null,
-              error_code: outcome.status === 'completed' ? null : outcome.reason_code,
-              reason_code: outcome.reason_code,
-              steps_executed: outcome.steps_executed,
-              failures_seen: fact?.failures ?? null,
-              human_involved: fact?.humanInvolved ?? null,
-            });
+  return traceStage<StageDefinition>(
+    {
+      stage: 'thought',
+      inputs: ['tasks', 'observationResults'],
+      outputs: ['thoughtRequests', 'outcomes', 'thoughtRuns'],
+      storeTopic: 'thoughtRuns',
+      // Only ended runs leave the store: a running run's next observation and a parked run's reply need theirs.
+      storeRetention: { retentionMs, expirable: (stored) => (stored as RunSnapshot).status === 'ended', sweepPerTransaction: SWEEP_PER_TRANSACTION },
+      concurrency: 16,
+      maxRecordsPerTransaction: 200,
+      maxInputBytes: 4 * 1024 * 1024,
+      inFlight: (stored) => (stored as RunSnapshot).status === 'running',
+      // A decision whose records are too large for the topics (the run's state has grown past what a
+      // record holds, with the data of every step it carries) ends the run as failed, with an outcome
+      // that says so, rather than dead-lettering the observation and leaving the run without one.
+      fitOutputs(input, outputs, over) {
+        const ended = endTooLarge(input as InputRecord & ThoughtInput, outputs as unknown as ThoughtOutput[], over);
+        return ended && asOutputs(input, ended.outputs);
+      },
+      async handle(record: InputRecord, state: StateView): Promise<OutputRecord[]> {
+        const started = performance.now();
+        const snapshot = state.get<RunSnapshot>(record.key);
+        let decision;
+        let fact: Omit<DecisionFacts, 'durationMs'>;
+        // An input of a run the store does not know, a retention behind the partition's record time,
+        // may belong to a run already swept: acting on it could start that run a second time.
+        const late =
+          snapshot === undefined && record.timestampMs !== undefined ? lateInput(record.timestampMs, state.streamTimeMs?.() ?? null, retentionMs) : null;
+        if (late !== null) {
+          decision = {
+            outputs: [],
+            ignored: `${record.topic === 'tasks' ? `task ${(record.value as Task).task_id}` : 'observation'} of unknown run ${record.key}: ${late}`,
+          };
+          fact = { failures: 0, humanInvolved: false };
+        } else if (record.topic === 'tasks') {
+          const task = record.value as Task;
+          const text = planningText(task, snapshot);
+          // The planner's I/O happens here, in the shell; its answer travels in the run's records.
+          const plannerRecord =
+            text !== null && config.planner.gather ? await config.planner.gather({ thought_id: task.thought_id, text, metadata: task.metadata }) : null;
+          decision = onTask(task, config, snapshot, plannerRecord);
+          // A task that is not ignored either starts a run or is a person's reply to a parked one.
+          fact = { failures: snapshot?.run?.failures_seen ?? 0, humanInvolved: snapshot !== undefined };
+        } else {
+          const obs = record.value as ObservationResult;
+          decision = onObservation(obs, config, snapshot);
+          fact = { failures: obs.run.failures_seen + waveFailures(obs.verdicts), humanInvolved: obs.run.human_involved };
+        }
+        if (decision.ignored) logger.info('input ignored', { thought_id: record.key, topic: record.topic, offset: record.offset, reason: decision.ignored });
+        facts.set(record, { ...fact, durationMs: Math.round((performance.now() - started) * 1000) / 1000 });
+        return asOutputs(record, decision.outputs);
+      },
+      committed(records: readonly HandledRecord[]): void {
+        for (const { input, outputs } of records) {
+          const fact = facts.get(input);
+          if (runMetrics && input.topic === 'observationResults')
+            countModelTurns(
+              runMetrics,
+              input.value as ObservationResult,
+              outputs.some((o) => o.topic === 'outcomes'),
+              config.model,
+            );
+          for (const out of outputs) {
+            if (out.topic === 'thoughtRequests') {
+              const request = out.value as ThoughtRequest;
+              logger.info('wave dispatched', {
+                thought_id: request.thought_id,
+                iteration: request.iteration,
+                step: request.steps.map((s) => s.step_id).join(','),
+                tool: request.steps.map((s) => s.tool).join(','),
+                status: 'running',
+                duration_ms: fact?.durationMs ?? null,
+                error_code: null,
+              });
+            } else if (out.topic === 'outcomes') {
+              const outcome = out.value as Outcome;
+              const end = endsRun(outcome.status) ? classifyRunEnd(outcome.status, fact?.failures ?? 0, fact?.humanInvolved ?? false) : null;
+              runMetrics?.outcome(outcome.status, outcome.reason_code, end);
+              logger.info(end ? 'run ended' : outcome.status === 'awaiting_approval' ? 'run awaiting approval' : 'run awaiting input', {
+                thought_id: outcome.thought_id,
+                iteration: outcome.iterations,
+                step: null,
+                tool: null,
+                status: outcome.status,
+                duration_ms: fact?.durationMs ?? null,
+                error_code: outcome.status === 'completed' ? null : outcome.reason_code,
+                reason_code: outcome.reason_code,
+                steps_executed: outcome.steps_executed,
+                failures_seen: fact?.failures ?? null,
+                human_involved: fact?.humanInvolved ?? null,
+              });
+            }
           }
         }
-      }
+      },
     },
-  }, describeDecision);
+    describeDecision,
+  );
 }
 
 /** A decision's records as the runner writes them, keyed by thought id; every record of one decision names the same writer, the span of its input's handling (runtime/tracing.ts). */
 function asOutputs(record: InputRecord, outputs: ThoughtOutput[]): OutputRecord[] {
-  const writer = record.topic === 'tasks' ? `thought:task:${(record.value as Task).task_id}` : `thought:observation:${(record.value as ObservationResult).iteration}`;
+  const writer =
+    record.topic === 'tasks' ? `thought:task:${(record.value as Task).task_id}` : `thought:observation:${(record.value as ObservationResult).iteration}`;
   return outputs.map((o) => ({ topic: o.topic, key: o.value.thought_id, value: o.value, span: writer }));
 }
 
 /** Span attributes of a Thought decision: what it read and what it decided. */
 function describeDecision(record: InputRecord, outputs: readonly OutputRecord[]): Record<string, string | number> {
-  const read: Record<string, string | number> = record.topic === 'tasks' ? { 'tao.task_id': (record.value as Task).task_id, 'tao.task_kind': (record.value as Task).kind } : { 'tao.iteration': (record.value as ObservationResult).iteration };
+  const read: Record<string, string | number> =
+    record.topic === 'tasks'
+      ? { 'tao.task_id': (record.value as Task).task_id, 'tao.task_kind': (record.value as Task).kind }
+      : { 'tao.iteration': (record.value as ObservationResult).iteration };
   const wave = outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
   const outcome = outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
   if (wave) return { ...read, 'tao.decision': 'wave', 'tao.wave': wave.iteration, 'tao.steps': wave.steps.length };
@@ -156,7 +174,10 @@ function countModelTurns(metrics: RunMetrics, obs: ObservationResult, ended: boo
     // Priced as Thought's core priced it (the same function, the same recorded usage).
     const paid = answerCost(v, skill, loop);
     if (paid) metrics.modelCost.inc({ model: paid.model, skill: state.skill }, paid.cost);
-    const answer = v.valid && v.extracted_data_json ? (JSON.parse(v.extracted_data_json) as { kind: string; model: string | null; usage?: { prompt_tokens?: number; completion_tokens?: number } }) : null;
+    const answer =
+      v.valid && v.extracted_data_json
+        ? (JSON.parse(v.extracted_data_json) as { kind: string; model: string | null; usage?: { prompt_tokens?: number; completion_tokens?: number } })
+        : null;
     const model = answer?.model ?? 'unknown';
     metrics.modelLatency.observe({ model, skill: state.skill }, v.response_time_ms / 1000);
     if (!answer) continue;

@@ -45,7 +45,15 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
         const { McpClients } = await import('../action/mcp.ts');
         http.mcp = new McpClients({ listTtlMs: setting(env, 'TAO_MCP_LIST_TTL_MS') });
       }
-      return actionStage({ catalog, http, env, concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'), commitLingerMs: setting(env, 'TAO_ACTION_COMMIT_LINGER_MS'), events: metrics && toolMetrics(metrics), logger });
+      return actionStage({
+        catalog,
+        http,
+        env,
+        concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'),
+        commitLingerMs: setting(env, 'TAO_ACTION_COMMIT_LINGER_MS'),
+        events: metrics && toolMetrics(metrics),
+        logger,
+      });
     }
     case 'observation': {
       const { observationStage } = await import('../observation/stage.ts');
@@ -56,13 +64,14 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
 
 /** Thought's configuration, as the stage runs it (also used by replay to re-decide recorded runs). */
 export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConfig> {
-  const [{ PlanValidator }, { DEFAULT_FLOWS_DIR, loadFlows }, { createPlanner }, { loadSkills, skillsOptionsFromEnv }, { DEFAULT_SYSTEM_RULES }] = await Promise.all([
-    import('../plan.ts'),
-    import('../thought/planner.ts'),
-    import('../thought/planner-config.ts'),
-    import('../thought/skills.ts'),
-    import('../thought/react.ts'),
-  ]);
+  const [{ PlanValidator }, { DEFAULT_FLOWS_DIR, loadFlows }, { createPlanner }, { loadSkills, skillsOptionsFromEnv }, { DEFAULT_SYSTEM_RULES }] =
+    await Promise.all([
+      import('../plan.ts'),
+      import('../thought/planner.ts'),
+      import('../thought/planner-config.ts'),
+      import('../thought/skills.ts'),
+      import('../thought/react.ts'),
+    ]);
   const ajv = createContractAjv();
   const catalog = loadCatalog(env, ajv, 'contracts');
   const flows = loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, ajv);
@@ -74,7 +83,13 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
   const guards = skills && (await import('../guardrails/load.ts')).loadSkillGuards(skillsOptionsFromEnv(env).dir, (tool) => catalog.get(tool) !== undefined);
   return {
     planner: createPlanner(env, { flows, catalog, tools, validator, skills }),
-    model: skills && { ...modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES, (name) => guards?.get(name)?.outputSchema), params: setting(env, 'TAO_LLM_PARAMS'), toolCalls: setting(env, 'TAO_LLM_TOOL_CALLS'), models: modelNames(env), ...(await moneySettings(env, skills)) },
+    model: skills && {
+      ...modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES, (name) => guards?.get(name)?.outputSchema),
+      params: setting(env, 'TAO_LLM_PARAMS'),
+      toolCalls: setting(env, 'TAO_LLM_TOOL_CALLS'),
+      models: modelNames(env),
+      ...(await moneySettings(env, skills)),
+    },
     validator,
     tools,
     maxIterations: setting(env, 'TAO_MAX_ITERATIONS'),
@@ -100,8 +115,12 @@ export async function approvalSettings(env: NodeJS.ProcessEnv, catalog: ToolCata
     const timeout = skill.metadata['approval-timeout'];
     if (rules === undefined && timeout === undefined) continue;
     const timeoutMs = timeout === undefined ? undefined : parseDuration(timeout, 1);
-    if (timeoutMs === null) throw new ConfigError(`skill ${skill.name}: metadata.approval-timeout must be a duration like 30m or 24h (0: never), got "${timeout}"`);
-    bySkill.set(skill.name, { rules: parseApprovalRules(rules ?? '', `skill ${skill.name} metadata.approval`, sideEffects), ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+    if (timeoutMs === null)
+      throw new ConfigError(`skill ${skill.name}: metadata.approval-timeout must be a duration like 30m or 24h (0: never), got "${timeout}"`);
+    bySkill.set(skill.name, {
+      rules: parseApprovalRules(rules ?? '', `skill ${skill.name} metadata.approval`, sideEffects),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
   }
   return {
     deployment: parseApprovalRules(setting(env, 'TAO_APPROVAL_RULES') ?? '', 'TAO_APPROVAL_RULES', sideEffects),
@@ -136,17 +155,35 @@ export async function moneySettings(env: NodeJS.ProcessEnv, skills?: SkillSet): 
   }
   if (budget > 0) {
     const names = modelNames(env);
-    const asked = [...new Set([names.primary, names.fallback, ...(skills?.list().filter((s) => s.runnable).map((s) => s.model) ?? [])].filter((m): m is string => !!m))];
+    const asked = [
+      ...new Set(
+        [
+          names.primary,
+          names.fallback,
+          ...(skills
+            ?.list()
+            .filter((s) => s.runnable)
+            .map((s) => s.model) ?? []),
+        ].filter((m): m is string => !!m),
+      ),
+    ];
     if (!prices) throw new ConfigError(`TAO_MONEY_BUDGET=${budget} needs TAO_LLM_PRICES: a price for ${asked.join(', ') || 'the models'}`);
     const unpriced = asked.filter((m) => !priceOf(prices!, m));
-    if (unpriced.length) throw new ConfigError(`TAO_MONEY_BUDGET=${budget} needs a price for every model a turn may ask: TAO_LLM_PRICES prices no ${unpriced.join(', ')} (add it, or "*")`);
+    if (unpriced.length)
+      throw new ConfigError(
+        `TAO_MONEY_BUDGET=${budget} needs a price for every model a turn may ask: TAO_LLM_PRICES prices no ${unpriced.join(', ')} (add it, or "*")`,
+      );
   }
   return { ...(prices ? { prices } : {}), ...(budget > 0 ? { moneyBudget: budget } : {}) };
 }
 
 /** Observation's configuration, as the stage runs it (also used by replay). */
 export async function observationConfig(env: NodeJS.ProcessEnv): Promise<ObservationConfig> {
-  const [{ DEFAULT_RULES_FILE, loadObservationRules }, { loadSkillGuards }, { skillsOptionsFromEnv }] = await Promise.all([import('../observation/rules.ts'), import('../guardrails/load.ts'), import('../thought/skills.ts')]);
+  const [{ DEFAULT_RULES_FILE, loadObservationRules }, { loadSkillGuards }, { skillsOptionsFromEnv }] = await Promise.all([
+    import('../observation/rules.ts'),
+    import('../guardrails/load.ts'),
+    import('../thought/skills.ts'),
+  ]);
   const ajv = createContractAjv();
   const catalog = loadCatalog(env, ajv, 'contracts');
   const rules = loadObservationRules(setting(env, 'TAO_OBSERVATION_RULES') ?? DEFAULT_RULES_FILE, ajv, (tool) => catalog.get(tool) !== undefined);
@@ -176,7 +213,12 @@ export function loadCatalog(env: NodeJS.ProcessEnv, ajv: Ajv, purpose: 'call' | 
 }
 
 /** Thought's model loop: runnable skills by name, the catalog tools as the model sees them. */
-function modelLoop(skills: SkillSet, catalog: ToolCatalog, system: string, outputSchema: (skill: string) => Record<string, unknown> | undefined): ModelLoopConfig {
+function modelLoop(
+  skills: SkillSet,
+  catalog: ToolCatalog,
+  system: string,
+  outputSchema: (skill: string) => Record<string, unknown> | undefined,
+): ModelLoopConfig {
   return {
     tool: MODEL_TOOL,
     skill: (name) => {

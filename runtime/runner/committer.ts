@@ -54,7 +54,15 @@ export class TransactionCommitter {
    * offset `next` (after the chunk), in one transaction of `claim`'s producer; then calls `endBatch`
    * and reports the chunk. Throws a {@link TransientError} after aborting a failed transaction.
    */
-  async commit(source: Source, partition: number, chunk: KafkaMessage[], next: bigint, claim: Promise<Claim>, processed: Processed[], endBatch: () => void): Promise<void> {
+  async commit(
+    source: Source,
+    partition: number,
+    chunk: KafkaMessage[],
+    next: bigint,
+    claim: Promise<Claim>,
+    processed: Processed[],
+    endBatch: () => void,
+  ): Promise<void> {
     const { def, metrics, logger, store } = this.o;
     const outputs = processed.map((p) => p.encoded);
     const swept = this.sweep(partition, chunk);
@@ -82,12 +90,20 @@ export class TransactionCommitter {
       // the committed offsets; PartitionClaims.drop says why).
       this.o.claims.drop(partition, claim);
       this.o.noteError(err);
-      logger.warn('transaction aborted; the chunk is retried from the last committed offset', { group: this.o.group, topic: source.name, partition, records: chunk.length, error: errorMessage(err) });
+      logger.warn('transaction aborted; the chunk is retried from the last committed offset', {
+        group: this.o.group,
+        topic: source.name,
+        partition,
+        records: chunk.length,
+        error: errorMessage(err),
+      });
       // Retriable whatever the cause, so that kafkajs retries the batch from the last committed
       // offset (and rejoins the group) instead of stopping this consumer for good: a producer fenced
       // by a partition's new owner is a normal part of a rebalance. Not chained as a cause: kafkajs
       // decides whether to restart from the innermost cause.
-      throw new TransientError(`transaction on ${source.name}[${partition}] failed and was aborted (${errorMessage(err)}); the chunk is retried from the last committed offset`);
+      throw new TransientError(
+        `transaction on ${source.name}[${partition}] failed and was aborted (${errorMessage(err)}); the chunk is retried from the last committed offset`,
+      );
     }
     endBatch();
     if (swept.length) logger.debug('expired store entries tombstoned', { group: this.o.group, partition, entries: swept[0]!.messages.length });

@@ -139,9 +139,17 @@ export class PipelinedStrategy implements PartitionStrategy {
         mergeable: (a, b) => a.claim === b.claim,
         commit: async (chunks, next) => {
           const messages = chunks.flatMap((c) => c.messages);
-          await this.o.committer.commit(source, partition, messages, next, chunks[0]!.claim, chunks.flatMap((c) => c.processed), () => {
-            for (const c of chunks) c.endBatch();
-          });
+          await this.o.committer.commit(
+            source,
+            partition,
+            messages,
+            next,
+            chunks[0]!.claim,
+            chunks.flatMap((c) => c.processed),
+            () => {
+              for (const c of chunks) c.endBatch();
+            },
+          );
           p!.failures = 0;
           this.o.lag.set(topic, partition, chunks[chunks.length - 1]!.highWatermark - next);
         },
@@ -156,7 +164,13 @@ export class PipelinedStrategy implements PartitionStrategy {
     const { pipeline, partition } = p;
     const endBatch = this.o.batchSeconds.startTimer();
     const { highWatermark } = batch;
-    const handle = async (): Promise<HandledChunk> => ({ messages, claim, endBatch, highWatermark, processed: await this.o.records.handleChunk(batch.source, partition, messages, (key, fn) => pipeline.inKeyOrder(key, fn)) });
+    const handle = async (): Promise<HandledChunk> => ({
+      messages,
+      claim,
+      endBatch,
+      highWatermark,
+      processed: await this.o.records.handleChunk(batch.source, partition, messages, (key, fn) => pipeline.inKeyOrder(key, fn)),
+    });
     const settled = this.o.claims.runChunk(partition, () => pipeline.add(messages.length, BigInt(messages[0]!.offset), next, handle));
     void settled.then(() => {
       if (pipeline.failure) this.pause(p);
@@ -202,11 +216,19 @@ export class PipelinedStrategy implements PartitionStrategy {
     // never below what others had committed when the claim was taken.
     const resumeAt = pipeline.resumeAt !== null && p.claimFloor !== undefined ? max(pipeline.resumeAt, p.claimFloor) : pipeline.resumeAt;
     this.o.noteError(pipeline.failure);
-    logger.warn('a chunk failed; the partition is read again from its last committed chunk', { group: this.o.group, topic: p.topic, partition: p.partition, offset: resumeAt?.toString() ?? null, retry_in_ms: delayMs, error: errorMessage(pipeline.failure) });
+    logger.warn('a chunk failed; the partition is read again from its last committed chunk', {
+      group: this.o.group,
+      topic: p.topic,
+      partition: p.partition,
+      offset: resumeAt?.toString() ?? null,
+      retry_in_ms: delayMs,
+      error: errorMessage(pipeline.failure),
+    });
     await new Promise((r) => setTimeout(r, delayMs));
     if (consumer.isStopping) return;
     // Not ours any more: the next owner (or our next assignment) starts from the committed offsets.
-    if (resumeAt !== null && this.o.owns(p.topic, p.partition)) consumer.onConsumer('seek', p.topic, p.partition, (c) => c.seek({ topic: p.topic, partition: p.partition, offset: resumeAt.toString() }));
+    if (resumeAt !== null && this.o.owns(p.topic, p.partition))
+      consumer.onConsumer('seek', p.topic, p.partition, (c) => c.seek({ topic: p.topic, partition: p.partition, offset: resumeAt.toString() }));
     // The records from resumeAt on were handed on but not committed: the claim takes them again.
     if (resumeAt !== null && p.claim) p.claim.floors.set(p.topic, resumeAt);
     pipeline.reset();

@@ -29,7 +29,15 @@ import type { ChangelogStore } from '../state-store.ts';
 import { mapLimit, type Limiter } from '../concurrency.ts';
 import { deadLetter } from '../dead-letter.ts';
 import type { TopicId } from '../../topics/catalog.ts';
-import { MAX_OUTPUT_VALUE_BYTES, type HandledRecord, type InputRecord, type OutputRecord, type OversizedOutput, type StageDefinition, type StateView } from './contract.ts';
+import {
+  MAX_OUTPUT_VALUE_BYTES,
+  type HandledRecord,
+  type InputRecord,
+  type OutputRecord,
+  type OversizedOutput,
+  type StageDefinition,
+  type StateView,
+} from './contract.ts';
 
 /** Records to write to one topic (kafkajs's `topicMessages` entry). */
 export type TopicMessages = { topic: string; messages: Message[] };
@@ -53,8 +61,22 @@ export interface Source {
 export function sourcesOf(def: StageDefinition, codec: AvroCodec, metrics: StageMetrics): Source[] {
   const recordsIn = (topic: string) => metrics.recordsIn.labels({ stage: def.stage, topic });
   return [
-    ...def.inputs.map((id): Source => ({ id, name: codec.topics.name(id), dlq: codec.topics.dlq(id), decode: (v) => codec.decode(id, v), keyed: true, recordsIn: recordsIn(codec.topics.name(id)) })),
-    ...(def.externalInputs ?? []).map((x): Source => ({ id: 'external', name: x.topic, dlq: x.dlq, decode: (v) => x.decode(v), keyed: false, recordsIn: recordsIn(x.topic) })),
+    ...def.inputs.map((id): Source => ({
+      id,
+      name: codec.topics.name(id),
+      dlq: codec.topics.dlq(id),
+      decode: (v) => codec.decode(id, v),
+      keyed: true,
+      recordsIn: recordsIn(codec.topics.name(id)),
+    })),
+    ...(def.externalInputs ?? []).map((x): Source => ({
+      id: 'external',
+      name: x.topic,
+      dlq: x.dlq,
+      decode: (v) => x.decode(v),
+      keyed: false,
+      recordsIn: recordsIn(x.topic),
+    })),
   ];
 }
 
@@ -119,7 +141,9 @@ export class RecordProcessor {
     const key = message.key?.toString('utf8') ?? '';
     try {
       if (message.value && message.value.length > def.maxInputBytes) {
-        throw new ContractViolation(`record of ${message.value.length} bytes exceeds the ${def.maxInputBytes}-byte limit of stage ${def.stage}`, { code: 'RECORD_TOO_LARGE' });
+        throw new ContractViolation(`record of ${message.value.length} bytes exceeds the ${def.maxInputBytes}-byte limit of stage ${def.stage}`, {
+          code: 'RECORD_TOO_LARGE',
+        });
       }
       const value = (await source.decode(message.value)) as { thought_id?: unknown };
       if (source.keyed && (!key || value.thought_id !== key)) {
@@ -137,7 +161,15 @@ export class RecordProcessor {
           const fittedValues = await encodeAll(codec, fitted);
           const still = oversized(fitted, fittedValues);
           if (still === null) {
-            logger.warn('output over the loop record limit; the stage wrote a smaller one instead', { thought_id: key, topic: sourceTopic, partition, offset: message.offset, output_topic: over.topic, bytes: over.bytes, limit: over.limit });
+            logger.warn('output over the loop record limit; the stage wrote a smaller one instead', {
+              thought_id: key,
+              topic: sourceTopic,
+              partition,
+              offset: message.offset,
+              output_topic: over.topic,
+              bytes: over.bytes,
+              limit: over.limit,
+            });
             outputs = fitted;
             values = fittedValues;
           }
@@ -147,13 +179,26 @@ export class RecordProcessor {
       // The broker would refuse it and fail the whole transaction, again at every retry: the
       // input that produced it is dead-lettered instead, so the partition moves on.
       if (over !== null) {
-        throw new ContractViolation(`the ${over.topic} record this input produces is ${over.bytes} bytes, over the ${over.limit}-byte limit of loop records (topics keep the broker's 1 MiB max.message.bytes)`, { code: 'RECORD_TOO_LARGE' });
+        throw new ContractViolation(
+          `the ${over.topic} record this input produces is ${over.bytes} bytes, over the ${over.limit}-byte limit of loop records (topics keep the broker's 1 MiB max.message.bytes)`,
+          { code: 'RECORD_TOO_LARGE' },
+        );
       }
       const encoded: TopicMessages[] = outputs.map((out, i) => {
         const toStore = store !== null && out.topic === store.topic;
         // A store entry lives in the partition of the input that wrote it (the one this instance
         // owns) and carries the input's record time, from which retention is measured.
-        return { topic: codec.topics.name(out.topic), messages: [{ key: out.key, value: values[i]!, headers: { traceparent: traceparentFor(out.key, out.span) }, ...(toStore ? { partition, timestamp: String(timestampMs) } : {}) }] };
+        return {
+          topic: codec.topics.name(out.topic),
+          messages: [
+            {
+              key: out.key,
+              value: values[i]!,
+              headers: { traceparent: traceparentFor(out.key, out.span) },
+              ...(toStore ? { partition, timestamp: String(timestampMs) } : {}),
+            },
+          ],
+        };
       });
       // Staged only once every output is known to be writable (a dead-lettered input stages nothing).
       for (const out of outputs) if (store !== null && out.topic === store.topic) store.stage(partition, out.key, out.value, timestampMs);

@@ -106,7 +106,12 @@ export class ConsumerSupervisor {
     try {
       call(this.consumer);
     } catch (err) {
-      this.o.logger.info(`${what} skipped: the consumer is restarting and reads the partition from its committed offset`, { group: this.o.group, topic, partition, error: errorMessage(err) });
+      this.o.logger.info(`${what} skipped: the consumer is restarting and reads the partition from its committed offset`, {
+        group: this.o.group,
+        topic,
+        partition,
+        error: errorMessage(err),
+      });
     }
   }
 

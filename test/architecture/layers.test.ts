@@ -26,7 +26,9 @@ function specifiers(text: string): string[] {
 }
 
 function tsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? (IGNORED.has(e.name) ? [] : tsFiles(join(dir, e.name))) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? (IGNORED.has(e.name) ? [] : tsFiles(join(dir, e.name))) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 const layerOf = new Map(LAYERS.flatMap((parts, i) => parts.map((p) => [p, i] as const)));
@@ -44,7 +46,8 @@ export function violations(files: ReadonlyMap<string, string>): string[] {
       if (to === from) continue;
       if (TOOLS.includes(to)) bad.push(`${file} -> ${target} (the product imports a repository tool)`);
       else if (!layerOf.has(to)) bad.push(`${file} -> ${target} (${to}/ has no layer)`);
-      else if (layerOf.get(to)! >= layerOf.get(from)!) bad.push(`${file} -> ${target} (${from} may not import ${to}: ${layerOf.get(to) === layerOf.get(from) ? 'same layer' : 'a higher layer'})`);
+      else if (layerOf.get(to)! >= layerOf.get(from)!)
+        bad.push(`${file} -> ${target} (${from} may not import ${to}: ${layerOf.get(to) === layerOf.get(from) ? 'same layer' : 'a higher layer'})`);
     }
   }
   return bad;
@@ -53,7 +56,10 @@ export function violations(files: ReadonlyMap<string, string>): string[] {
 test('every folder with TypeScript in it has its place: a layer of the product, or a repository tool', () => {
   const parts = new Set(tsFiles(root).map((f) => partOf(relative(root, f))));
   const placed = [...parts].filter((p) => layerOf.has(p) || TOOLS.includes(p));
-  assert.deepEqual([...parts].filter((p) => !placed.includes(p)), []);
+  assert.deepEqual(
+    [...parts].filter((p) => !placed.includes(p)),
+    [],
+  );
 });
 
 test('every import of the product points down a layer', () => {

@@ -15,7 +15,9 @@ import { PACKAGE_ROOT } from '../../runtime/paths.ts';
 const BUILT = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] }).include;
 
 function tsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 test('no shipped module builds a path from its own import.meta.url (runtime/paths.ts is the one place)', () => {
@@ -24,9 +26,11 @@ test('no shipped module builds a path from its own import.meta.url (runtime/path
     for (const file of tsFiles(join(PACKAGE_ROOT, folder))) {
       const rel = relative(PACKAGE_ROOT, file);
       if (rel === join('runtime', 'paths.ts')) continue;
-      readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-        if (line.includes('import.meta.url') && !/createRequire\(import\.meta\.url\)/.test(line)) offenders.push(`${rel}:${i + 1}: ${line.trim()}`);
-      });
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (line.includes('import.meta.url') && !/createRequire\(import\.meta\.url\)/.test(line)) offenders.push(`${rel}:${i + 1}: ${line.trim()}`);
+        });
     }
   }
   assert.deepEqual(offenders, [], 'build data paths with packagePath() from runtime/paths.ts');

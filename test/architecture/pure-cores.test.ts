@@ -10,7 +10,14 @@ import { test } from 'node:test';
 
 const root = new URL('../../', import.meta.url).pathname;
 const CORES = ['processors/thought/core.ts', 'processors/observation/core.ts'];
-const FORBIDDEN = [/^kafkajs$/, /^@kafkajs\//, /^undici$/, /^prom-client$/, /^onnxruntime-node$/, /^(node:)?(fs|fs\/promises|net|http|https|http2|dgram|child_process|worker_threads|cluster|dns|tls|readline)$/];
+const FORBIDDEN = [
+  /^kafkajs$/,
+  /^@kafkajs\//,
+  /^undici$/,
+  /^prom-client$/,
+  /^onnxruntime-node$/,
+  /^(node:)?(fs|fs\/promises|net|http|https|http2|dgram|child_process|worker_threads|cluster|dns|tls|readline)$/,
+];
 
 /** Runtime (non-type) import specifiers of a TypeScript file. */
 function runtimeImports(file: string): string[] {
@@ -50,5 +57,8 @@ for (const core of CORES) {
 
 test('the scan itself catches a forbidden import (the stage shells are not pure)', () => {
   const reached = reach('processors/action/stage.ts');
-  assert.ok([...reached.keys()].some((spec) => spec === 'undici'), 'action reaches undici');
+  assert.ok(
+    [...reached.keys()].some((spec) => spec === 'undici'),
+    'action reaches undici',
+  );
 });

@@ -32,7 +32,14 @@ test('SIGKILL of each stage during a 100-run load: no run lost, no step committe
   assert.deepEqual(report.lostRuns, [], 'every submitted run has a committed outcome');
   assert.deepEqual(report.duplicatedSteps, [], 'no (thought_id, iteration, step) and no outcome committed twice');
   assert.equal(report.undecodable, 0);
-  assert.deepEqual(Object.values(report.deadLetters).filter((n) => n > 0), [], 'no dead letters');
-  assert.deepEqual(report.unexpectedExits.map((e) => `${e.name} exited ${e.code}`), []);
+  assert.deepEqual(
+    Object.values(report.deadLetters).filter((n) => n > 0),
+    [],
+    'no dead letters',
+  );
+  assert.deepEqual(
+    report.unexpectedExits.map((e) => `${e.name} exited ${e.code}`),
+    [],
+  );
   assert.equal(report.rates.completed, 100, `every run completed: ${JSON.stringify(report.rates.byReason)}`);
 });

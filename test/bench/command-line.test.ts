@@ -27,10 +27,30 @@ async function bench(script: string, args: string[]): Promise<{ code: number; st
 const COMMANDS = [
   { script: 'bench/chaos.ts', usage: 'usage: npm run chaos', badValue: ['--kills', 'many'], says: /^chaos: --kills must be an integer >= 0, got "many"$/m },
   { script: 'bench/soak.ts', usage: 'usage: npm run soak', badValue: ['--retention', '10ms'], says: /^soak: --retention must be a duration of at least 1s/m },
-  { script: 'bench/profile.ts', usage: 'usage: node --import tsx bench/profile.ts', badValue: ['--top', 'x'], says: /^profile: --top must be an integer >= 1, got "x"$/m },
-  { script: 'bench/bad-inputs.ts', usage: 'usage: node --import tsx bench/bad-inputs.ts', badValue: ['--out'], says: /^bad-inputs: Option '--out <value>' argument missing$/m },
-  { script: 'bench/models-latency.ts', usage: 'usage: npm run models:bench', badValue: ['--warmup', 'lots'], says: /^models:bench: --warmup must be an integer >= 0, got "lots"$/m },
-  { script: 'bench/startup.ts', usage: 'usage: npm run bench:startup', badValue: ['--stages', 'thought,planner'], says: /^bench\/startup: --stages takes thought, action and observation, not "planner"$/m },
+  {
+    script: 'bench/profile.ts',
+    usage: 'usage: node --import tsx bench/profile.ts',
+    badValue: ['--top', 'x'],
+    says: /^profile: --top must be an integer >= 1, got "x"$/m,
+  },
+  {
+    script: 'bench/bad-inputs.ts',
+    usage: 'usage: node --import tsx bench/bad-inputs.ts',
+    badValue: ['--out'],
+    says: /^bad-inputs: Option '--out <value>' argument missing$/m,
+  },
+  {
+    script: 'bench/models-latency.ts',
+    usage: 'usage: npm run models:bench',
+    badValue: ['--warmup', 'lots'],
+    says: /^models:bench: --warmup must be an integer >= 0, got "lots"$/m,
+  },
+  {
+    script: 'bench/startup.ts',
+    usage: 'usage: npm run bench:startup',
+    badValue: ['--stages', 'thought,planner'],
+    says: /^bench\/startup: --stages takes thought, action and observation, not "planner"$/m,
+  },
 ];
 
 for (const c of COMMANDS) {

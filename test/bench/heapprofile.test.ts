@@ -15,7 +15,10 @@ describe('bench/profile.ts --alloc: the allocation sampler and its summary', () 
       const root = `${dir}/`;
       const script = join(dir, 'allocates.mjs');
       // 64 MiB in arrays that are garbage as soon as they are made: only a profile that keeps freed objects sees them.
-      writeFileSync(script, 'export function churn() { let kept = 0; for (let i = 0; i < 4096; i++) kept += new Array(2048).fill(i).length; return kept; }\nconsole.log(churn());\n');
+      writeFileSync(
+        script,
+        'export function churn() { let kept = 0; for (let i = 0; i < 4096; i++) kept += new Array(2048).fill(i).length; return kept; }\nconsole.log(churn());\n',
+      );
       const sampler = new URL(SAMPLER);
       sampler.searchParams.set('dir', join(dir, 'out'));
       execFileSync(process.execPath, ['--import', sampler.href, script], { stdio: 'pipe' });
@@ -24,7 +27,13 @@ describe('bench/profile.ts --alloc: the allocation sampler and its summary', () 
       assert.match(files[0]!, /^\d+\.heapprofile$/);
       const summary = summarizeHeapProfile(JSON.parse(readFileSync(join(dir, 'out', files[0]!), 'utf8')) as HeapProfile, root);
       const churn = summary.self.find((f) => f.frame.startsWith('churn (allocates.mjs:1)'));
-      assert.ok(churn, `churn is among the allocating functions: ${summary.self.slice(0, 5).map((f) => f.frame).join(', ')}`);
+      assert.ok(
+        churn,
+        `churn is among the allocating functions: ${summary.self
+          .slice(0, 5)
+          .map((f) => f.frame)
+          .join(', ')}`,
+      );
       assert.equal(churn.origin, 'ours');
       assert.ok(churn.bytes > 32 * 1048576, `churn allocated ${churn.bytes} bytes`);
       assert.ok(summary.byOrigin.ours >= churn.bytes);
@@ -55,7 +64,11 @@ describe('bench/profile.ts --alloc: the allocation sampler and its summary', () 
             callFrame: frame('handle', 'file:///app/dist/stage.js', 9),
             selfSize: 100,
             children: [
-              { callFrame: frame('encode', 'file:///app/node_modules/avsc/lib/types.js', 40), selfSize: 1000, children: [{ callFrame: frame('from', 'node:buffer', 3), selfSize: 50, children: [] }] },
+              {
+                callFrame: frame('encode', 'file:///app/node_modules/avsc/lib/types.js', 40),
+                selfSize: 1000,
+                children: [{ callFrame: frame('from', 'node:buffer', 3), selfSize: 50, children: [] }],
+              },
               { callFrame: frame('helper', 'file:///app/dist/util.js', 1), selfSize: 10, children: [] },
             ],
           },

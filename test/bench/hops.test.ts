@@ -11,7 +11,14 @@ import { KIND, relayTimelines, relayTopics, relayValue } from '../../bench/relay
 import type { TopicId } from '../../topics/catalog.ts';
 
 // Two waves: request at 100, result 104, verdicts 111, next request 130, result 131, verdicts 139, outcome 160.
-const TIMES = { task: 90, waves: [[100, 104, 111], [130, 131, 139]], outcome: 160 };
+const TIMES = {
+  task: 90,
+  waves: [
+    [100, 104, 111],
+    [130, 131, 139],
+  ],
+  outcome: 160,
+};
 const EXPECTED = { action: [4, 1], observation: [7, 8], thought: [19, 21] };
 
 test('a loop run: each iteration split into Action, Observation and Thought hops that add up to it', () => {
@@ -29,7 +36,11 @@ test('a loop run: each iteration split into Action, Observation and Thought hops
   const timelines = [...loopTimelines(records).values()];
   const hops = hopLatencies(timelines);
   assert.deepEqual(hops, EXPECTED);
-  assert.deepEqual(hops.action.map((a, i) => a + hops.observation[i]! + hops.thought[i]!), iterationLatencies(timelines), 'the hops add up to the iteration');
+  assert.deepEqual(
+    hops.action.map((a, i) => a + hops.observation[i]! + hops.thought[i]!),
+    iterationLatencies(timelines),
+    'the hops add up to the iteration',
+  );
 });
 
 test('a relay run gives the same split from its records, and a run without an outcome gives none', () => {

@@ -55,22 +55,57 @@ test('--scaling-only and --peer-only run no A/B; instance counts are parsed and 
 function phase(label: string, runsPerSecond: number, actionInstances: number | null): PhaseResult {
   const pct = { n: 1, p50: 1, p95: 1, p99: 1, max: 1 };
   return {
-    label, kind: 'loop', toolLatencyMs: 300, model: null, instancesPerStage: 1, actionInstances, actionConcurrency: 32, code: 'current', runs: 300, concurrency: 256, seconds: 10,
-    runsPerSecond, iterationsPerSecond: 3 * runsPerSecond, iterationMs: pct, runMs: pct, probe: { concurrency: 4, iterationMs: pct, runMs: pct, hopMs: { action: pct, observation: pct, thought: pct } }, stages: {}, statuses: {}, loadAverage: 1,
+    label,
+    kind: 'loop',
+    toolLatencyMs: 300,
+    model: null,
+    instancesPerStage: 1,
+    actionInstances,
+    actionConcurrency: 32,
+    code: 'current',
+    runs: 300,
+    concurrency: 256,
+    seconds: 10,
+    runsPerSecond,
+    iterationsPerSecond: 3 * runsPerSecond,
+    iterationMs: pct,
+    runMs: pct,
+    probe: { concurrency: 4, iterationMs: pct, runMs: pct, hopMs: { action: pct, observation: pct, thought: pct } },
+    stages: {},
+    statuses: {},
+    loadAverage: 1,
   };
 }
 
 test('the report shows runs/s against 1 Action instance, and loop ÷ peer', () => {
   const options = benchOptions(['--scaling-only']);
   const report: BenchReport = {
-    startedAt: '2026-12-01T00:00:00.000Z', durationSeconds: 1,
+    startedAt: '2026-12-01T00:00:00.000Z',
+    durationSeconds: 1,
     machine: { cpus: 2, cpuModel: 'x', memoryGiB: 1, node: 'v20', kafka: '3.9.1', brokers: 'b', loadAverageBefore: [1, 1, 1], loadAverageAfter: [1, 1, 1] },
-    options, phases: [phase('loop 300ms action x1', 20, 1), phase('loop 300ms action x2', 38, 2)], ratios: [], ab: null,
+    options,
+    phases: [phase('loop 300ms action x1', 20, 1), phase('loop 300ms action x2', 38, 2)],
+    ratios: [],
+    ab: null,
     scaling: [
       { label: 'loop 300ms action x1', code: 'current', actionInstances: 1, runsPerSecond: 20, speedup: 1 },
       { label: 'loop 300ms action x2', code: 'current', actionInstances: 2, runsPerSecond: 38, speedup: 1.9 },
     ],
-    peer: [{ label: 'peer langgraph+sqlite', runs: 300, concurrency: 256, seconds: 5, runsPerSecond: 50, iterationsPerRun: 3, completedRuns: 300, runMs: { p50: 1, p95: 2, p99: 3 }, cpuMsPerRun: 4, rssMiB: 100, loadAverage: 1 }],
+    peer: [
+      {
+        label: 'peer langgraph+sqlite',
+        runs: 300,
+        concurrency: 256,
+        seconds: 5,
+        runsPerSecond: 50,
+        iterationsPerRun: 3,
+        completedRuns: 300,
+        runMs: { p50: 1, p95: 2, p99: 3 },
+        cpuMsPerRun: 4,
+        rssMiB: 100,
+        loadAverage: 1,
+      },
+    ],
     peerRatios: [{ loop: 'loop 0ms x1', peer: 'peer langgraph+sqlite', ratio: 2.6 }],
   };
   const text = renderReport(report);
@@ -81,12 +116,21 @@ test('the report shows runs/s against 1 Action instance, and loop ÷ peer', () =
 
 test('a scaling A/B reports each side against its own 1-instance phase, and the means per side', () => {
   const options = benchOptions(['--scaling-only', '--ab', 'HEAD~1']);
-  const side = (code: string, x1: number, x2: number) => [{ ...phase(`loop 300ms action x1 ${code}`, x1, 1), code }, { ...phase(`loop 300ms action x2 ${code}`, x2, 2), code }];
+  const side = (code: string, x1: number, x2: number) => [
+    { ...phase(`loop 300ms action x1 ${code}`, x1, 1), code },
+    { ...phase(`loop 300ms action x2 ${code}`, x2, 2), code },
+  ];
   const phases = [...side('A', 20, 30), ...side('B', 30, 60), ...side('B', 30, 54), ...side('A', 20, 34)];
   const report: BenchReport = {
-    startedAt: '2026-12-01T00:00:00.000Z', durationSeconds: 1,
+    startedAt: '2026-12-01T00:00:00.000Z',
+    durationSeconds: 1,
     machine: { cpus: 2, cpuModel: 'x', memoryGiB: 1, node: 'v20', kafka: '3.9.1', brokers: 'b', loadAverageBefore: [1, 1, 1], loadAverageAfter: [1, 1, 1] },
-    options, phases, ratios: [], ab: null, peer: [], peerRatios: [],
+    options,
+    phases,
+    ratios: [],
+    ab: null,
+    peer: [],
+    peerRatios: [],
     scaling: scalingRows(phases, 1),
   };
   const text = renderReport(report);
@@ -95,7 +139,9 @@ test('a scaling A/B reports each side against its own 1-instance phase, and the 
 });
 
 function withCpu(p: PhaseResult, stageCpuMsPerRun: number[]): PhaseResult {
-  const stages = Object.fromEntries(stageCpuMsPerRun.map((cpuMsPerRun, i) => [`s${i}`, { handleP50Ms: null, handleP99Ms: null, rssMiB: [100], recordsPerTransaction: 10, cpuMsPerRun }]));
+  const stages = Object.fromEntries(
+    stageCpuMsPerRun.map((cpuMsPerRun, i) => [`s${i}`, { handleP50Ms: null, handleP99Ms: null, rssMiB: [100], recordsPerTransaction: 10, cpuMsPerRun }]),
+  );
   return { ...p, stages };
 }
 
@@ -113,11 +159,22 @@ test('loop ÷ relay averages both phases of a pair, runs/s and CPU per run alike
 
 test('the report says where the cores went per run: stages, broker, tool server, bench driver', () => {
   const loop = { ...withCpu(phase('loop 0ms x1 #1', 300, null), [1, 1.25, 1]), otherCpuMsPerRun: { broker: 1.5, tools: 0.25, driver: 0.5 } };
-  const relay = { ...withCpu(phase('relay x1 #1', 600, null), [0.5, 0.5, 0.25]), kind: 'relay' as const, otherCpuMsPerRun: { broker: null, tools: null, driver: 0.25 } };
+  const relay = {
+    ...withCpu(phase('relay x1 #1', 600, null), [0.5, 0.5, 0.25]),
+    kind: 'relay' as const,
+    otherCpuMsPerRun: { broker: null, tools: null, driver: 0.25 },
+  };
   const report: BenchReport = {
-    startedAt: '2026-12-01T00:00:00.000Z', durationSeconds: 1,
+    startedAt: '2026-12-01T00:00:00.000Z',
+    durationSeconds: 1,
     machine: { cpus: 2, cpuModel: 'x', memoryGiB: 1, node: 'v20', kafka: '3.9.1', brokers: 'b', loadAverageBefore: [1, 1, 1], loadAverageAfter: [1, 1, 1] },
-    options: benchOptions([]), phases: [loop, relay], ratios: [], ab: null, peer: [], peerRatios: [], scaling: [],
+    options: benchOptions([]),
+    phases: [loop, relay],
+    ratios: [],
+    ab: null,
+    peer: [],
+    peerRatios: [],
+    scaling: [],
   };
   const text = renderReport(report);
   assert.match(text, /^loop 0ms x1 #1 +3\.25 +1\.50 +0\.25 +0\.50 +5\.50 *$/m);

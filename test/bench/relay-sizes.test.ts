@@ -10,7 +10,14 @@ import { recordSizes, type DecodedRecord } from '../../bench/lib/loop-log.ts';
 import { KIND, relayStep, relayValue, type RelayHop, type RelaySizes } from '../../bench/relay/relay.ts';
 import type { TopicId } from '../../topics/catalog.ts';
 
-const RELAY_TOPIC: Partial<Record<TopicId, string>> = { tasks: 'tasks', thoughtRequests: 'requests', actionResults: 'results', observationResults: 'observations', outcomes: 'outcomes', thoughtRuns: 'runs' };
+const RELAY_TOPIC: Partial<Record<TopicId, string>> = {
+  tasks: 'tasks',
+  thoughtRequests: 'requests',
+  actionResults: 'results',
+  observationResults: 'observations',
+  outcomes: 'outcomes',
+  thoughtRuns: 'runs',
+};
 
 /** One loop run of `iterations` waves, as the bench reads it back: topic, decoded fields and value bytes. */
 function loopRun(key: string, iterations: number): DecodedRecord[] {
@@ -32,7 +39,14 @@ function loopRun(key: string, iterations: number): DecodedRecord[] {
 
 /** The records one relay run writes, per relay topic: their value sizes in the order written. */
 function relayRun(sizes: RelaySizes): Map<string, number[]> {
-  const hopOf: Record<string, RelayHop | null> = { tasks: 'thought', requests: 'action', results: 'observation', observations: 'thought', outcomes: null, runs: null };
+  const hopOf: Record<string, RelayHop | null> = {
+    tasks: 'thought',
+    requests: 'action',
+    results: 'observation',
+    observations: 'thought',
+    outcomes: null,
+    runs: null,
+  };
   const written = new Map<string, number[]>([['tasks', [sizes.task]]]);
   const queue: Array<{ topic: string; value: Buffer }> = [{ topic: 'tasks', value: relayValue(KIND.task, 0, sizes.task) }];
   while (queue.length) {

@@ -23,7 +23,10 @@ async function tao(env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: stri
 test('with neither dist/ nor tsx, `tao` says in one line to build in a development install', async () => {
   const { code, stderr } = await tao({ TAO_RUN_FROM: '' });
   assert.equal(code, 1);
-  assert.equal(stderr, 'tao: tsx, which runs the TypeScript sources, is not installed and dist/ is missing: run `npm run build` in a development install (`npm ci`) first\n');
+  assert.equal(
+    stderr,
+    'tao: tsx, which runs the TypeScript sources, is not installed and dist/ is missing: run `npm run build` in a development install (`npm ci`) first\n',
+  );
 });
 
 test('TAO_RUN_FROM is dist or source; dist without a build, or another value, is refused in one line', async () => {

@@ -48,7 +48,12 @@ before(async () => {
   }
   // `npm test` has just built dist/ with the same tsconfig; a checkout whose dist/ is stale is compiled here.
   if (distIsCurrent(PACKAGE_ROOT)) cpSync(join(PACKAGE_ROOT, 'dist'), join(pkg, 'dist'), { recursive: true });
-  else await run(process.execPath, [join(PACKAGE_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(PACKAGE_ROOT, 'tsconfig.build.json'), '--outDir', join(pkg, 'dist')], { timeout: 170000 });
+  else
+    await run(
+      process.execPath,
+      [join(PACKAGE_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(PACKAGE_ROOT, 'tsconfig.build.json'), '--outDir', join(pkg, 'dist')],
+      { timeout: 170000 },
+    );
 });
 
 after(() => {
@@ -64,12 +69,15 @@ test('the production package has dist/ and cannot load tsx', () => {
 test('`tao --help` and `tao classify` run from dist/ without tsx', async () => {
   const help = await run(process.execPath, [bin, '--help']);
   assert.match(help.stdout, /^usage: tao <command>/);
-  const routed = JSON.parse((await run(process.execPath, [bin, 'classify', '我的订单 O-12345678 到哪了'])).stdout) as { intent: string; slots: Record<string, string> };
+  const routed = JSON.parse((await run(process.execPath, [bin, 'classify', '我的订单 O-12345678 到哪了'])).stdout) as {
+    intent: string;
+    slots: Record<string, string>;
+  };
   assert.equal(routed.intent, 'order_status');
   assert.equal(routed.slots.order_id, 'O-12345678');
 });
 
-test('the skills folder and the model simulator\'s scenarios are found from dist/ (they sit at the package root)', async () => {
+test("the skills folder and the model simulator's scenarios are found from dist/ (they sit at the package root)", async () => {
   const skills = await run(process.execPath, [bin, 'skills', 'list']);
   assert.match(skills.stdout, /^order-status@1 /m);
   const sim = await startUntil(['run', 'model-sim', '--port', '0'], process.env, /a scripted SIMULATOR, not a model, listening on/);
@@ -78,13 +86,21 @@ test('the skills folder and the model simulator\'s scenarios are found from dist
 });
 
 /** Starts `tao <args>` from the package and resolves with the first stdout/stderr line matching `ready`. */
-async function startUntil(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs = 90000): Promise<{ child: ChildProcess; line: string; exited: Promise<number | string> }> {
+async function startUntil(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+  timeoutMs = 90000,
+): Promise<{ child: ChildProcess; line: string; exited: Promise<number | string> }> {
   const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const lines: string[] = [];
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   const line = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`tao ${args.join(' ')}: no line matching ${ready} within ${timeoutMs} ms:\n${lines.slice(-20).join('\n')}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`tao ${args.join(' ')}: no line matching ${ready} within ${timeoutMs} ms:\n${lines.slice(-20).join('\n')}`)),
+      timeoutMs,
+    );
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on('line', (l) => {
         lines.push(l);
@@ -103,7 +119,13 @@ async function startUntil(args: string[], env: NodeJS.ProcessEnv, ready: RegExp,
 }
 
 test('a ticket completes through the three stages and the demo tools, all running from dist/', { timeout: 240000 }, async () => {
-  const env: NodeJS.ProcessEnv = { ...process.env, TAO_NAMESPACE: `t${randomUUID().slice(0, 8)}`, TAO_SESSION_TIMEOUT_MS: '6000', TAO_OPS_PORT: '0', TAO_PLANNER: 'router' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TAO_NAMESPACE: `t${randomUUID().slice(0, 8)}`,
+    TAO_SESSION_TIMEOUT_MS: '6000',
+    TAO_OPS_PORT: '0',
+    TAO_PLANNER: 'router',
+  };
   const applied = await run(process.execPath, [bin, 'topics', 'apply'], { env, timeout: 120000 });
   assert.match(applied.stdout, /schemas registered/);
 
@@ -111,7 +133,10 @@ test('a ticket completes through the three stages and the demo tools, all runnin
   const stageEnv = { ...env, TAO_DEMO_TOOL_ORIGIN: (JSON.parse(tools.line) as { url: string }).url };
   const stages = await Promise.all(['thought', 'action', 'observation'].map((stage) => startUntil(['run', stage], stageEnv, /"msg":"stage started"/)));
 
-  const submitted = await run(process.execPath, [bin, 'submit', '--text', 'Where is my order O-12345678?', '--wait', '--timeout-s', '90'], { env, timeout: 120000 });
+  const submitted = await run(process.execPath, [bin, 'submit', '--text', 'Where is my order O-12345678?', '--wait', '--timeout-s', '90'], {
+    env,
+    timeout: 120000,
+  });
   const outcome = JSON.parse(submitted.stdout.trim().split('\n').pop()!) as { status: string; reason_code: string; output_json: string };
   assert.equal(outcome.status, 'completed', submitted.stdout);
   assert.equal((JSON.parse(outcome.output_json) as { order_id: string }).order_id, 'O-12345678');

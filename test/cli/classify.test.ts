@@ -16,7 +16,8 @@ test('`tao classify-error -` prints the label, confidence, model and whether Obs
 });
 
 test('`tao classify` routes English and Chinese tickets and refuses to guess off-domain', async () => {
-  const route = async (text: string) => JSON.parse((await run(process.execPath, [TAO_BIN, 'classify', text])).stdout) as { intent: string; slots: Record<string, string> };
+  const route = async (text: string) =>
+    JSON.parse((await run(process.execPath, [TAO_BIN, 'classify', text])).stdout) as { intent: string; slots: Record<string, string> };
   const zh = await route('我要退款，订单 O-12345678');
   assert.equal(zh.intent, 'refund_request');
   assert.equal(zh.slots.order_id, 'O-12345678');

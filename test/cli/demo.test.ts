@@ -12,7 +12,11 @@ test('`tao demo` runs the sample tasks through every stage and prints each outco
   const outcomes = stdout.split('\n').filter((l) => / (COMPLETED|FAILED|AWAITING_INPUT|ESCALATED|BUDGET_EXHAUSTED) after /.test(l));
   assert.equal(outcomes.length, 9, stdout);
   assert.equal(outcomes.filter((l) => l.includes('COMPLETED')).length, 7, 'one ticket per intent completes');
-  assert.equal(outcomes.filter((l) => l.includes('AWAITING_INPUT') && l.includes('needs: order_id')).length, 1, 'the order ticket without an order id asks for one');
+  assert.equal(
+    outcomes.filter((l) => l.includes('AWAITING_INPUT') && l.includes('needs: order_id')).length,
+    1,
+    'the order ticket without an order id asks for one',
+  );
   assert.equal(outcomes.filter((l) => l.includes('ESCALATED')).length, 1, 'the off-domain ticket goes to a person');
   assert.match(stdout, /wave 2: S2 orders\.latest, S3 crm\.tier/, 'steps are printed as they happen');
   assert.match(stdout, /wave 1: S1 billing\.get_invoice/);

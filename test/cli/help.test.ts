@@ -67,11 +67,14 @@ const HELP: Array<[string[], RegExp]> = [
   [['--help'], /^usage: tao <command>/m],
   [['help'], /^usage: tao <command>/m],
   [['help', 'replay'], /^usage: tao replay <thought_id>/m],
-  [["infra", "--help"], /^usage: tao infra up \[--brokers n \| --docker\] \| down \| status/m],
+  [['infra', '--help'], /^usage: tao infra up \[--brokers n \| --docker\] \| down \| status/m],
   [['topics', '--help'], /^usage: tao topics apply/m],
   [['topics', 'apply', '-h'], /^usage: tao topics apply/m],
   [['run', '--help'], /^usage: tao run <thought\|action\|observation\|tools\|ingress\|callbacks\|scheduler\|all> \[--apply-topics\]/m],
-  ...['thought', 'action', 'observation', 'tools', 'ingress', 'callbacks', 'scheduler', 'all'].map((s): [string[], RegExp] => [['run', s, '--help'], /--apply-topics applies the catalog first/]),
+  ...['thought', 'action', 'observation', 'tools', 'ingress', 'callbacks', 'scheduler', 'all'].map((s): [string[], RegExp] => [
+    ['run', s, '--help'],
+    /--apply-topics applies the catalog first/,
+  ]),
   [['run', 'source', '-h'], /^ +tao run source <file>/m],
   [['submit', '--help'], /^usage: tao submit --text/m],
   [['approve', '--help'], /^usage: tao approve\|deny <thought_id> \[--step S\] \[--reason TEXT\]/m],
@@ -91,7 +94,13 @@ const HELP: Array<[string[], RegExp]> = [
 
 test('every command answers --help / -h with its usage on stdout and exit 0', { timeout: 300000 }, async () => {
   // The first two go through the real binary; in-process calls run one after another (they share console).
-  const spawned = await inPairs(HELP.slice(0, 2).map(([args]) => () => tao(args)));
+  const spawned = await inPairs(
+    HELP.slice(0, 2).map(
+      ([args]) =>
+        () =>
+          tao(args),
+    ),
+  );
   const results = [...spawned];
   for (const [args] of HELP.slice(2)) results.push(await taoEither(args, false));
   HELP.forEach(([args, usage], i) => {

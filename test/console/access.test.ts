@@ -52,7 +52,10 @@ before(async () => {
     { id: 'helpdesk', sha256: hashApiKey(tasksKey), sources: ['*'], rate_per_minute: 6000 },
     { id: 'supervisor', sha256: hashApiKey(deciderKey), sources: ['*'], scopes: ['console', 'approve'], rate_per_minute: 6000 },
   ];
-  ui = await startConsole({ ...cluster.env, TAO_INGRESS_API_KEYS: JSON.stringify(keys) }, { host: '0.0.0.0', port: 0, readTimeoutMs: 30000, logger: createLogger({ test: 'console-access' }, { level: 'error' }) });
+  ui = await startConsole(
+    { ...cluster.env, TAO_INGRESS_API_KEYS: JSON.stringify(keys) },
+    { host: '0.0.0.0', port: 0, readTimeoutMs: 30000, logger: createLogger({ test: 'console-access' }, { level: 'error' }) },
+  );
   base = `http://127.0.0.1:${new URL(ui.url).port}`;
   await ui.feed.ready;
 });
@@ -63,7 +66,11 @@ after(async () => {
 
 async function status(method: string, path: string, authorization?: string, headers: Record<string, string> = {}): Promise<number> {
   const json: Record<string, string> = method === 'POST' ? { 'content-type': 'application/json' } : {};
-  const res = await fetch(`${base}${path}`, { method, headers: { ...json, ...(authorization ? { authorization } : {}), ...headers }, body: method === 'POST' ? '{}' : undefined });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...json, ...(authorization ? { authorization } : {}), ...headers },
+    body: method === 'POST' ? '{}' : undefined,
+  });
   await res.body?.cancel();
   return res.status;
 }

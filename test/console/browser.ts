@@ -11,10 +11,23 @@ export const SCREENSHOTS = new URL('../../docs/console/', import.meta.url).pathn
  * @throws when Chromium is not installed, saying how to install it.
  */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the console tests need headless Chromium (Debian packages chromium, fonts-noto-cjk). Install them with: apt-get update && apt-get install -y chromium fonts-noto-cjk`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing: the console tests need headless Chromium (Debian packages chromium, fonts-noto-cjk). Install them with: apt-get update && apt-get install -y chromium fonts-noto-cjk`,
+    );
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
   });
 }
 

@@ -32,8 +32,17 @@ const tickets: Record<'en' | 'zh', Task> = {} as Record<'en' | 'zh', Task>;
 before(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
   sim = await startModelSim({ port: 0 });
-  loop = await startLoop({ TAO_PLANNER: 'react', TAO_LLM_BASE_URL: `${sim.url}/v1`, TAO_LLM_MODEL: 'sim-1', TAO_LLM_TIMEOUT_MS: '10000', TAO_APPROVAL_RULES: 'refunds.create:amount_cents>5000' });
-  ui = await startConsole({ ...loop.cluster.env, TAO_STATUS_ENDPOINTS: opsEndpoints(loop.fleet.lines).join(',') }, { host: '127.0.0.1', port: 0, readTimeoutMs: 60000, logger: createLogger({ test: 'console' }, { level: 'warn' }) });
+  loop = await startLoop({
+    TAO_PLANNER: 'react',
+    TAO_LLM_BASE_URL: `${sim.url}/v1`,
+    TAO_LLM_MODEL: 'sim-1',
+    TAO_LLM_TIMEOUT_MS: '10000',
+    TAO_APPROVAL_RULES: 'refunds.create:amount_cents>5000',
+  });
+  ui = await startConsole(
+    { ...loop.cluster.env, TAO_STATUS_ENDPOINTS: opsEndpoints(loop.fleet.lines).join(',') },
+    { host: '127.0.0.1', port: 0, readTimeoutMs: 60000, logger: createLogger({ test: 'console' }, { level: 'warn' }) },
+  );
   browser = await launchChromium();
 });
 
@@ -58,45 +67,61 @@ async function replayJson(thoughtId: string): Promise<Timeline> {
   return JSON.parse(stdout) as Timeline;
 }
 
-test('a submitted run appears on the runs page and its outcome updates without a reload; counts by status; ZH and EN tickets', { timeout: 180000 }, async () => {
-  const page = await open('/');
-  await page.waitForSelector('#live.on');
-  // A reload would start a new document without this mark.
-  await page.evaluate(() => ((window as unknown as { loadedOnce: boolean }).loadedOnce = true));
-  tickets.en = buildTask({ text: 'Where is my order O-12345678? It was a birthday present.', source: 'helpdesk', external_id: `EN-${loop.cluster.namespace}` });
-  tickets.zh = buildTask({ text: '我的订单 O-87654321 到哪了？生日礼物，很着急。', source: 'helpdesk', external_id: `ZH-${loop.cluster.namespace}` });
-  const follower = await followOutcomes(loop.cluster);
-  const producer = loop.cluster.kafka.producer({ idempotent: true });
-  await producer.connect();
-  await submitTasks(producer, loop.cluster.codec, [tickets.en, tickets.zh]);
-  await producer.disconnect();
-  for (const t of Object.values(tickets)) await page.waitForSelector(`tr.run[data-thought-id="${t.thought_id}"]`, { timeout: 60000 });
-  await loop.fleet.explained(follower.waitFor(2, 150000), loop.cluster);
-  await follower.stop();
-  for (const t of Object.values(tickets)) {
-    const status = (follower.outcomes.get(t.thought_id)!.value as unknown as { status: string }).status;
-    assert.equal(status, 'completed', `${t.text}: ${JSON.stringify(follower.outcomes.get(t.thought_id)!.value)}`);
-    await page.waitForSelector(`tr.run[data-thought-id="${t.thought_id}"][data-status="completed"]`, { timeout: 30000 });
-  }
-  assert.equal(await page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce), true, 'the page was never reloaded');
-  assert.equal(await page.textContent('[data-count="completed"] b'), '2');
-  const zhRow = await page.textContent(`tr.run[data-thought-id="${tickets.zh.thought_id}"]`);
-  assert.match(zhRow!, /我的订单 O-87654321 到哪了/);
-  assert.match(zhRow!, /order-status@1/);
-  await page.screenshot({ path: join(SCREENSHOTS, 'runs.png'), fullPage: true });
-  // Search by external id, then by a thought_id prefix; clear it; filter by a count's status.
-  await page.fill('input[name=q]', tickets.zh.external_id!.toLowerCase());
-  await page.waitForFunction((id) => [...document.querySelectorAll('#runs tbody tr.run')].map((r) => (r as HTMLElement).dataset.thoughtId).join() === id, tickets.zh.thought_id);
-  await page.fill('input[name=q]', tickets.en.thought_id.slice(0, 12));
-  await page.waitForFunction((id) => [...document.querySelectorAll('#runs tbody tr.run')].map((r) => (r as HTMLElement).dataset.thoughtId).join() === id, tickets.en.thought_id);
-  assert.match(page.url(), new RegExp(`q=${tickets.en.thought_id.slice(0, 12)}`), 'the filters are in the address, so a view can be shared');
-  await page.fill('input[name=q]', '');
-  await page.selectOption('select[name=status]', 'failed');
-  await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr.run').length === 0 && document.querySelector('#runs-meta')?.textContent?.startsWith('0 run(s)'));
-  await page.click('[data-count="completed"]');
-  await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr.run[data-status="completed"]').length === 2);
-  await page.close();
-});
+test(
+  'a submitted run appears on the runs page and its outcome updates without a reload; counts by status; ZH and EN tickets',
+  { timeout: 180000 },
+  async () => {
+    const page = await open('/');
+    await page.waitForSelector('#live.on');
+    // A reload would start a new document without this mark.
+    await page.evaluate(() => ((window as unknown as { loadedOnce: boolean }).loadedOnce = true));
+    tickets.en = buildTask({
+      text: 'Where is my order O-12345678? It was a birthday present.',
+      source: 'helpdesk',
+      external_id: `EN-${loop.cluster.namespace}`,
+    });
+    tickets.zh = buildTask({ text: '我的订单 O-87654321 到哪了？生日礼物，很着急。', source: 'helpdesk', external_id: `ZH-${loop.cluster.namespace}` });
+    const follower = await followOutcomes(loop.cluster);
+    const producer = loop.cluster.kafka.producer({ idempotent: true });
+    await producer.connect();
+    await submitTasks(producer, loop.cluster.codec, [tickets.en, tickets.zh]);
+    await producer.disconnect();
+    for (const t of Object.values(tickets)) await page.waitForSelector(`tr.run[data-thought-id="${t.thought_id}"]`, { timeout: 60000 });
+    await loop.fleet.explained(follower.waitFor(2, 150000), loop.cluster);
+    await follower.stop();
+    for (const t of Object.values(tickets)) {
+      const status = (follower.outcomes.get(t.thought_id)!.value as unknown as { status: string }).status;
+      assert.equal(status, 'completed', `${t.text}: ${JSON.stringify(follower.outcomes.get(t.thought_id)!.value)}`);
+      await page.waitForSelector(`tr.run[data-thought-id="${t.thought_id}"][data-status="completed"]`, { timeout: 30000 });
+    }
+    assert.equal(await page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce), true, 'the page was never reloaded');
+    assert.equal(await page.textContent('[data-count="completed"] b'), '2');
+    const zhRow = await page.textContent(`tr.run[data-thought-id="${tickets.zh.thought_id}"]`);
+    assert.match(zhRow!, /我的订单 O-87654321 到哪了/);
+    assert.match(zhRow!, /order-status@1/);
+    await page.screenshot({ path: join(SCREENSHOTS, 'runs.png'), fullPage: true });
+    // Search by external id, then by a thought_id prefix; clear it; filter by a count's status.
+    await page.fill('input[name=q]', tickets.zh.external_id!.toLowerCase());
+    await page.waitForFunction(
+      (id) => [...document.querySelectorAll('#runs tbody tr.run')].map((r) => (r as HTMLElement).dataset.thoughtId).join() === id,
+      tickets.zh.thought_id,
+    );
+    await page.fill('input[name=q]', tickets.en.thought_id.slice(0, 12));
+    await page.waitForFunction(
+      (id) => [...document.querySelectorAll('#runs tbody tr.run')].map((r) => (r as HTMLElement).dataset.thoughtId).join() === id,
+      tickets.en.thought_id,
+    );
+    assert.match(page.url(), new RegExp(`q=${tickets.en.thought_id.slice(0, 12)}`), 'the filters are in the address, so a view can be shared');
+    await page.fill('input[name=q]', '');
+    await page.selectOption('select[name=status]', 'failed');
+    await page.waitForFunction(
+      () => document.querySelectorAll('#runs tbody tr.run').length === 0 && document.querySelector('#runs-meta')?.textContent?.startsWith('0 run(s)'),
+    );
+    await page.click('[data-count="completed"]');
+    await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr.run[data-status="completed"]').length === 2);
+    await page.close();
+  },
+);
 
 test('the run page shows every step and model turn that tao replay --format json shows, and verify finds no drift', { timeout: 120000 }, async () => {
   assert.ok(tickets.zh, 'runs were submitted by the first test');
@@ -150,7 +175,11 @@ test('a dead letter is re-driven once from the dead-letters page; a second re-dr
   const key = tickets.en.thought_id;
   const producer = loop.cluster.kafka.producer({ idempotent: true });
   await producer.connect();
-  await producer.send({ topic: loop.cluster.codec.topics.name('thoughtRequests'), acks: -1, messages: [{ key, value: Buffer.from('garbage, not a request 这不是请求') }] });
+  await producer.send({
+    topic: loop.cluster.codec.topics.name('thoughtRequests'),
+    acks: -1,
+    messages: [{ key, value: Buffer.from('garbage, not a request 这不是请求') }],
+  });
   await producer.disconnect();
   const deadline = Date.now() + 60000;
   let listing: DlqListing | null = null;
@@ -190,51 +219,77 @@ test('a dead letter is re-driven once from the dead-letters page; a second re-dr
   await page.close();
 });
 
-test('approve on the page of a run awaiting approval lets the parked refund run once; reply on a run awaiting input continues it', { timeout: 240000 }, async () => {
-  const refund = buildTask({ text: 'Please refund my order O-20250002, it arrived broken.', source: 'helpdesk', external_id: `REFUND-${loop.cluster.namespace}` });
-  const ask = buildTask({ text: 'My order has not arrived yet. Can you check where it is?', source: 'helpdesk', external_id: `ASK-${loop.cluster.namespace}` });
-  const producer = loop.cluster.kafka.producer({ idempotent: true });
-  await producer.connect();
-  await submitTasks(producer, loop.cluster.codec, [refund, ask]);
-  await producer.disconnect();
-  const refunds = () => loop.tools.stats().requests.filter((r) => r.route === 'refunds.create').length;
+test(
+  'approve on the page of a run awaiting approval lets the parked refund run once; reply on a run awaiting input continues it',
+  { timeout: 240000 },
+  async () => {
+    const refund = buildTask({
+      text: 'Please refund my order O-20250002, it arrived broken.',
+      source: 'helpdesk',
+      external_id: `REFUND-${loop.cluster.namespace}`,
+    });
+    const ask = buildTask({
+      text: 'My order has not arrived yet. Can you check where it is?',
+      source: 'helpdesk',
+      external_id: `ASK-${loop.cluster.namespace}`,
+    });
+    const producer = loop.cluster.kafka.producer({ idempotent: true });
+    await producer.connect();
+    await submitTasks(producer, loop.cluster.codec, [refund, ask]);
+    await producer.disconnect();
+    const refunds = () => loop.tools.stats().requests.filter((r) => r.route === 'refunds.create').length;
 
-  const page = await open(`/runs/${refund.thought_id}`);
-  await page.waitForSelector('#decide:not([hidden]) #approve', { timeout: 120000 });
-  const pending = await page.$$eval('#report tr.approval-call[data-decision="pending"]', (rows) => rows.map((r) => r.textContent ?? ''));
-  assert.equal(pending.length, 1);
-  assert.match(pending[0]!, /refunds\.create.*O-20250002.*amount_cents \d+ > 5000/s);
-  assert.equal(refunds(), 0, 'nothing reached the tool while the run awaits approval');
-  // A decision for a run that does not await one is refused, not written.
-  const refused = await page.evaluate(async (id) => (await fetch(`/api/runs/${id}/approve`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' })).status, tickets.en?.thought_id ?? 'none');
-  assert.equal(refused, 409);
-  await page.fill('#decision-reason', 'checked the photos: approved');
-  await page.screenshot({ path: join(SCREENSHOTS, 'approval.png'), fullPage: true });
-  await page.click('#approve');
-  await page.waitForSelector('#decision-result');
-  await page.waitForFunction(() => document.querySelector('#report header .status')?.getAttribute('data-status') === 'completed', undefined, { timeout: 120000 });
-  assert.ok(await page.isHidden('#decide'), 'the decision panel goes once the run goes on');
-  assert.equal(refunds(), 1, 'the approved refund ran once');
-  const approved = await replayJson(refund.thought_id);
-  const decision = approved.tasks.find((t) => t.kind === 'DECISION');
-  assert.match(decision?.text ?? '', /^approve by user:\S+: checked the photos: approved$/);
-  assert.equal(decision?.source, 'console');
-  await page.close();
+    const page = await open(`/runs/${refund.thought_id}`);
+    await page.waitForSelector('#decide:not([hidden]) #approve', { timeout: 120000 });
+    const pending = await page.$$eval('#report tr.approval-call[data-decision="pending"]', (rows) => rows.map((r) => r.textContent ?? ''));
+    assert.equal(pending.length, 1);
+    assert.match(pending[0]!, /refunds\.create.*O-20250002.*amount_cents \d+ > 5000/s);
+    assert.equal(refunds(), 0, 'nothing reached the tool while the run awaits approval');
+    // A decision for a run that does not await one is refused, not written.
+    const refused = await page.evaluate(
+      async (id) => (await fetch(`/api/runs/${id}/approve`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' })).status,
+      tickets.en?.thought_id ?? 'none',
+    );
+    assert.equal(refused, 409);
+    await page.fill('#decision-reason', 'checked the photos: approved');
+    await page.screenshot({ path: join(SCREENSHOTS, 'approval.png'), fullPage: true });
+    await page.click('#approve');
+    await page.waitForSelector('#decision-result');
+    await page.waitForFunction(() => document.querySelector('#report header .status')?.getAttribute('data-status') === 'completed', undefined, {
+      timeout: 120000,
+    });
+    assert.ok(await page.isHidden('#decide'), 'the decision panel goes once the run goes on');
+    assert.equal(refunds(), 1, 'the approved refund ran once');
+    const approved = await replayJson(refund.thought_id);
+    const decision = approved.tasks.find((t) => t.kind === 'DECISION');
+    assert.match(decision?.text ?? '', /^approve by user:\S+: checked the photos: approved$/);
+    assert.equal(decision?.source, 'console');
+    await page.close();
 
-  const asking = await open(`/runs/${ask.thought_id}`);
-  await asking.waitForSelector('#decide:not([hidden]) #reply-text', { timeout: 120000 });
-  await asking.fill('#reply-text', 'Sorry, the order number is O-12345678.');
-  await asking.click('#reply');
-  await asking.waitForFunction(() => document.querySelector('#report header .status')?.getAttribute('data-status') === 'completed', undefined, { timeout: 120000 });
-  assert.match((await asking.textContent('#report #tasks'))!, /Sorry, the order number is O-12345678\./);
-  await asking.close();
-});
+    const asking = await open(`/runs/${ask.thought_id}`);
+    await asking.waitForSelector('#decide:not([hidden]) #reply-text', { timeout: 120000 });
+    await asking.fill('#reply-text', 'Sorry, the order number is O-12345678.');
+    await asking.click('#reply');
+    await asking.waitForFunction(() => document.querySelector('#report header .status')?.getAttribute('data-status') === 'completed', undefined, {
+      timeout: 120000,
+    });
+    assert.match((await asking.textContent('#report #tasks'))!, /Sorry, the order number is O-12345678\./);
+    await asking.close();
+  },
+);
 
 test('the health page shows each stage group with its instances and lag, the rates, tool figures and breakers', { timeout: 60000 }, async () => {
   const page = await open('/health');
   await page.waitForSelector('#groups tbody tr');
   const groups = await page.$$eval('#groups tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
-  assert.deepEqual(groups.map((g) => [g[0], g[3]]), [['thought', '1'], ['action', '1'], ['observation', '1']]);
+  assert.deepEqual(
+    groups.map((g) => [g[0], g[3]]),
+    [
+      ['thought', '1'],
+      ['action', '1'],
+      ['observation', '1'],
+    ],
+  );
   assert.match((await page.textContent('#tcr b'))!, /^\d+(\.\d)?%$/);
   assert.match((await page.textContent('#tools'))!, /model\.chat/);
   await page.waitForSelector('#chart .uplot');

@@ -9,5 +9,6 @@ test('the console serves the installed uPlot: the vendored copies match node_mod
     ['node_modules/uplot/dist/uPlot.iife.min.js', 'console/static/vendor/uplot.iife.min.js'],
     ['node_modules/uplot/dist/uPlot.min.css', 'console/static/vendor/uplot.min.css'],
     ['node_modules/uplot/LICENSE', 'console/static/vendor/uplot.LICENSE.txt'],
-  ]) assert.ok(readFileSync(`${root}${installed}`).equals(readFileSync(`${root}${vendored}`)), `${vendored} is not ${installed}`);
+  ])
+    assert.ok(readFileSync(`${root}${installed}`).equals(readFileSync(`${root}${vendored}`)), `${vendored} is not ${installed}`);
 });

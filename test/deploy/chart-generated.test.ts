@@ -17,7 +17,7 @@ import { SETTINGS, environmentProblems, loadRuntimeConfig, type SettingName } fr
 import { PACKAGE_ROOT } from '../../runtime/paths.ts';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
 
-test('the chart\'s generated files are current (node --import tsx deploy/gen-chart.ts)', () => {
+test("the chart's generated files are current (node --import tsx deploy/gen-chart.ts)", () => {
   assert.deepEqual(staleFiles(), [], 'run `npm run deploy:chart` (node --import tsx deploy/gen-chart.ts) and commit the result');
 });
 
@@ -27,9 +27,23 @@ test('every declared variable is in the chart (config or secrets) or left out wi
   assert.deepEqual([...config, ...secrets, ...skipped.map((s) => s.name)].sort(), [...all].sort());
   for (const name of secrets) assert.equal(SETTINGS[name].kind, 'secret', name);
   for (const name of config) assert.notEqual(SETTINGS[name].kind, 'secret', name);
-  for (const name of Object.keys(NOT_IN_CHART)) assert.ok(skipped.some((s) => s.name === name), `${name} is listed as not in the chart`);
+  for (const name of Object.keys(NOT_IN_CHART))
+    assert.ok(
+      skipped.some((s) => s.name === name),
+      `${name} is listed as not in the chart`,
+    );
   // Connection settings a cluster needs are carried.
-  for (const name of ['KAFKA_BROKERS', 'KAFKA_SSL', 'KAFKA_SSL_CA_FILE', 'KAFKA_SASL_MECHANISM', 'KAFKA_SASL_USERNAME', 'SCHEMA_REGISTRY_URL', 'SCHEMA_REGISTRY_USERNAME', 'TAO_NAMESPACE'] as const) assert.ok(config.includes(name), name);
+  for (const name of [
+    'KAFKA_BROKERS',
+    'KAFKA_SSL',
+    'KAFKA_SSL_CA_FILE',
+    'KAFKA_SASL_MECHANISM',
+    'KAFKA_SASL_USERNAME',
+    'SCHEMA_REGISTRY_URL',
+    'SCHEMA_REGISTRY_USERNAME',
+    'TAO_NAMESPACE',
+  ] as const)
+    assert.ok(config.includes(name), name);
   for (const name of ['KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD'] as const) assert.ok(secrets.includes(name), name);
   const block = valuesBlock();
   for (const name of [...config, ...secrets]) assert.match(block, new RegExp(`^  ${name}: `, 'm'), name);
@@ -75,7 +89,8 @@ test('the Containerfile compiles what tsconfig.build.json compiles, and ships th
   assert.ok(copied.includes('package.json') && copied.includes('bin/'), 'package.json ("type": "module") and bin/');
   // Every packagePath('<folder>', ...) in the shipped code must be in the image, but infra/ (tao infra / tao model only).
   const shippedFolders = new Set<string>();
-  const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
   for (const dir of include) {
     for (const file of walk(join(PACKAGE_ROOT, dir))) {
       for (const m of readFileSync(file, 'utf8').matchAll(/packagePath\(([^)]*)\)/g)) {
@@ -84,7 +99,9 @@ test('the Containerfile compiles what tsconfig.build.json compiles, and ships th
       }
     }
   }
-  const notShipped = [...shippedFolders].filter((path) => !path.startsWith('infra/') && !copied.some((c) => path === c.replace(/\/$/, '') || path.startsWith(c) || c.startsWith(`${path}/`)));
+  const notShipped = [...shippedFolders].filter(
+    (path) => !path.startsWith('infra/') && !copied.some((c) => path === c.replace(/\/$/, '') || path.startsWith(c) || c.startsWith(`${path}/`)),
+  );
   assert.deepEqual(notShipped, [], 'data read through packagePath() that the image lacks');
   assert.ok(!copied.some((c) => c.startsWith('infra')), 'infra/ is not shipped (tao infra and tao model need java, mvn and go)');
   // The ONNX models: model and labels, not the training data.
@@ -101,7 +118,9 @@ test('the Containerfile compiles what tsconfig.build.json compiles, and ships th
 });
 
 test('deploy/compose.yaml runs known processes with environments the configuration accepts', () => {
-  const compose = parse(readFileSync(join(PACKAGE_ROOT, 'deploy', 'compose.yaml'), 'utf8'), { merge: true }) as { services: Record<string, { command?: string[]; environment?: Record<string, string>; profiles?: string[] }> };
+  const compose = parse(readFileSync(join(PACKAGE_ROOT, 'deploy', 'compose.yaml'), 'utf8'), { merge: true }) as {
+    services: Record<string, { command?: string[]; environment?: Record<string, string>; profiles?: string[] }>;
+  };
   const tao = Object.entries(compose.services).filter(([, s]) => !s.profiles);
   assert.deepEqual(tao.map(([name]) => name).sort(), ['action', 'ingress', 'observation', 'scheduler', 'thought', 'tools', 'topics']);
   for (const [name, service] of tao) {

@@ -34,7 +34,8 @@ const HELM = process.env.DEPLOY_HELM;
 const KUBECONFORM = process.env.DEPLOY_KUBECONFORM;
 const SCHEMAS = process.env.DEPLOY_K8S_SCHEMAS;
 const VERSIONS = (process.env.DEPLOY_K8S_VERSIONS ?? '').split(',').filter(Boolean);
-if (!HELM || !KUBECONFORM || !SCHEMAS || VERSIONS.length === 0) throw new Error('DEPLOY_HELM, DEPLOY_KUBECONFORM, DEPLOY_K8S_SCHEMAS and DEPLOY_K8S_VERSIONS are set by npm test (node deploy/prepare.js helm)');
+if (!HELM || !KUBECONFORM || !SCHEMAS || VERSIONS.length === 0)
+  throw new Error('DEPLOY_HELM, DEPLOY_KUBECONFORM, DEPLOY_K8S_SCHEMAS and DEPLOY_K8S_VERSIONS are set by npm test (node deploy/prepare.js helm)');
 
 const CHART = join(PACKAGE_ROOT, 'deploy', 'helm', 'tao-kafka');
 const EXAMPLE = join(PACKAGE_ROOT, 'deploy', 'helm', 'examples', 'sasl-ssl-keda.yaml');
@@ -44,7 +45,14 @@ const work = mkdtempSync(join(tmpdir(), 'tao-chart-'));
 const FULL = 'tao-tao-kafka';
 after(() => rmSync(work, { recursive: true, force: true }));
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; annotations?: Record<string, string> }; spec?: any; data?: Record<string, string>; stringData?: Record<string, string> | null };
+type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; annotations?: Record<string, string> };
+  spec?: any;
+  data?: Record<string, string>;
+  stringData?: Record<string, string> | null;
+};
 
 async function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
@@ -63,11 +71,27 @@ async function render(valueArgs: string[], kubeVersion = VERSIONS.at(-1)!): Prom
   return r.stdout;
 }
 
-const manifests = (yaml: string): Manifest[] => parseAllDocuments(yaml).map((d) => d.toJS() as Manifest).filter(Boolean);
+const manifests = (yaml: string): Manifest[] =>
+  parseAllDocuments(yaml)
+    .map((d) => d.toJS() as Manifest)
+    .filter(Boolean);
 
 /** kubeconform -strict on a file, against the Kubernetes schemas of `version` and ours; resolves with its JSON report. */
-async function kubeconform(file: string, version: string): Promise<{ code: number; report: { resources: Array<{ kind: string; name: string; status: string; msg: string }>; summary: Record<string, number> } }> {
-  const args = ['-strict', '-summary', '-output', 'json', '-schema-location', join(SCHEMAS!, `v${version}`, '{{ .ResourceKind }}{{ .KindSuffix }}.json'), '-schema-location', join(OWN_SCHEMAS, '{{ .ResourceKind }}{{ .KindSuffix }}.json'), file];
+async function kubeconform(
+  file: string,
+  version: string,
+): Promise<{ code: number; report: { resources: Array<{ kind: string; name: string; status: string; msg: string }>; summary: Record<string, number> } }> {
+  const args = [
+    '-strict',
+    '-summary',
+    '-output',
+    'json',
+    '-schema-location',
+    join(SCHEMAS!, `v${version}`, '{{ .ResourceKind }}{{ .KindSuffix }}.json'),
+    '-schema-location',
+    join(OWN_SCHEMAS, '{{ .ResourceKind }}{{ .KindSuffix }}.json'),
+    file,
+  ];
   try {
     const { stdout } = await exec(KUBECONFORM!, args, { maxBuffer: 8 * 1024 * 1024, timeout: 60000 });
     return { code: 0, report: JSON.parse(stdout) };
@@ -193,10 +217,13 @@ describe("each process's rendered environment passes the project's configuration
     test(`${name} values`, { timeout: 120000 }, async () => {
       const all = manifests(await render(args));
       const workloads = all.filter((m) => m.kind === 'Deployment' || m.kind === 'Job');
-      const expected = name === 'default' ? ['action', 'observation', 'thought', 'topics'] : ['action', 'callbacks', 'ingress', 'observation', 'thought', 'topics'];
+      const expected =
+        name === 'default' ? ['action', 'observation', 'thought', 'topics'] : ['action', 'callbacks', 'ingress', 'observation', 'thought', 'topics'];
       const processOf = (m: Manifest) => m.metadata.name.slice(FULL.length + 1);
       assert.deepEqual(workloads.map(processOf).sort(), expected);
-      const facts = generatedFacts() as { stages: Record<StageName, { group: string; inputs: Array<{ topic: string; partitions: number }>; maxReplicas: number }> };
+      const facts = generatedFacts() as {
+        stages: Record<StageName, { group: string; inputs: Array<{ topic: string; partitions: number }>; maxReplicas: number }>;
+      };
       for (const workload of workloads) {
         const process = processOf(workload);
         const { env, container } = containerEnv(all, workload);
@@ -217,11 +244,19 @@ describe("each process's rendered environment passes the project's configuration
           assert.equal(setting(env, 'TAO_OPS_PORT'), DEFAULT_OPS_PORTS[stage], where);
           for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
             assert.equal(container[probe].httpGet.path, '/health', `${where} ${probe}`);
-            assert.equal(container.ports.find((p: { name: string }) => p.name === container[probe].httpGet.port)?.containerPort, DEFAULT_OPS_PORTS[stage], `${where} ${probe}`);
+            assert.equal(
+              container.ports.find((p: { name: string }) => p.name === container[probe].httpGet.port)?.containerPort,
+              DEFAULT_OPS_PORTS[stage],
+              `${where} ${probe}`,
+            );
           }
           // The stage's whole definition: planner, catalog, flows, rules, the ONNX models.
           const def = await defineStage(stage, env, quiet);
-          assert.deepEqual(def.inputs.map((i) => topicNames('').name(i)), facts.stages[stage].inputs.map((i) => i.topic), where);
+          assert.deepEqual(
+            def.inputs.map((i) => topicNames('').name(i)),
+            facts.stages[stage].inputs.map((i) => i.topic),
+            where,
+          );
         }
         if (process === 'ingress') {
           const auth = ingressAuthFromEnv(env, config.bindHost);
@@ -231,7 +266,11 @@ describe("each process's rendered environment passes the project's configuration
         if (name === 'sasl-ssl-keda') {
           assert.equal(config.kafka.ssl, true, where);
           assert.deepEqual(config.kafka.sasl, { mechanism: 'scram-sha-512', username: 'tao', password: 'placeholder-sasl-password' }, where);
-          assert.deepEqual(config.registry, { url: 'https://schema-registry.kafka.svc:8081', username: 'tao', password: 'placeholder-registry-password' }, where);
+          assert.deepEqual(
+            config.registry,
+            { url: 'https://schema-registry.kafka.svc:8081', username: 'tao', password: 'placeholder-registry-password' },
+            where,
+          );
           // The CA file is on a mounted volume.
           const mounted = (container.volumeMounts as Array<{ mountPath: string }>).some((m) => config.kafka.sslCaFile!.startsWith(`${m.mountPath}/`));
           assert.ok(mounted, `${where}: KAFKA_SSL_CA_FILE ${config.kafka.sslCaFile} is on a volume`);
@@ -246,17 +285,23 @@ describe("each process's rendered environment passes the project's configuration
         for (const stage of STAGES) {
           const so = scaled.find((m) => m.spec.scaleTargetRef.name === `${FULL}-${stage}`);
           assert.ok(so, stage);
-          assert.ok(all.some((m) => m.kind === 'Deployment' && m.metadata.name === so.spec.scaleTargetRef.name && m.spec.replicas === undefined), `${stage}: KEDA owns the replica count`);
+          assert.ok(
+            all.some((m) => m.kind === 'Deployment' && m.metadata.name === so.spec.scaleTargetRef.name && m.spec.replicas === undefined),
+            `${stage}: KEDA owns the replica count`,
+          );
           assert.ok(so.spec.maxReplicaCount <= facts.stages[stage].maxReplicas, `${stage}: at most one instance per partition`);
           for (const trigger of so.spec.triggers) {
             assert.equal(trigger.metadata.consumerGroup, names.group(stage));
             assert.equal(trigger.metadata.bootstrapServers, 'kafka-0.kafka-headless:9094,kafka-1.kafka-headless:9094,kafka-2.kafka-headless:9094');
             assert.equal(trigger.authenticationRef.name, `${FULL}-kafka`);
           }
-          assert.deepEqual(so.spec.triggers.map((t: { metadata: { topic: string } }) => t.metadata.topic), facts.stages[stage].inputs.map((i) => `prod.${i.topic}`));
+          assert.deepEqual(
+            so.spec.triggers.map((t: { metadata: { topic: string } }) => t.metadata.topic),
+            facts.stages[stage].inputs.map((i) => `prod.${i.topic}`),
+          );
         }
         const action = scaled.find((m) => m.metadata.name.endsWith('-action'))!;
-        assert.equal(action.spec.maxReplicaCount, 6, 'maxReplicas 12 capped at thought.requests\' 6 partitions');
+        assert.equal(action.spec.maxReplicaCount, 6, "maxReplicas 12 capped at thought.requests' 6 partitions");
         const auth = all.find((m) => m.kind === 'TriggerAuthentication')!;
         const params = Object.fromEntries(auth.spec.secretTargetRef.map((r: { parameter: string; name: string; key: string }) => [r.parameter, r]));
         assert.deepEqual(Object.keys(params).sort(), ['ca', 'password', 'sasl', 'tls', 'username']);
@@ -265,7 +310,9 @@ describe("each process's rendered environment passes the project's configuration
       } else assert.equal(scaled.length, 0);
       // The pre-install Job reads its secrets from a hook Secret that lives only while the hooks run.
       const job = workloads.find((m) => m.kind === 'Job')!;
-      const refs = (job.spec.template.spec.containers[0].env as Array<{ valueFrom?: { secretKeyRef?: { name: string } } }>).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : []));
+      const refs = (job.spec.template.spec.containers[0].env as Array<{ valueFrom?: { secretKeyRef?: { name: string } } }>).flatMap((e) =>
+        e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : [],
+      );
       for (const ref of refs) {
         const secret = all.find((m) => m.kind === 'Secret' && m.metadata.name === ref)!;
         assert.match(secret.metadata.annotations?.['helm.sh/hook'] ?? '', /pre-install/, `${ref} exists when the Job runs`);

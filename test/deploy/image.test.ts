@@ -14,14 +14,26 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { watchRecords } from '../../client/watch.ts';
-import { buildImage, containersNamed, freePort, imageSize, podman, podmanSetupFromEnv, runContainer, stopContainers, waitHealthy, type Container } from '../../deploy/containers.ts';
+import {
+  buildImage,
+  containersNamed,
+  freePort,
+  imageSize,
+  podman,
+  podmanSetupFromEnv,
+  runContainer,
+  stopContainers,
+  waitHealthy,
+  type Container,
+} from '../../deploy/containers.ts';
 import { AvroCodec } from '../../runtime/codec.ts';
 import { loadRuntimeConfig } from '../../runtime/config.ts';
 import { createKafka } from '../../runtime/kafka.ts';
 import { createLogger } from '../../runtime/log.ts';
 
 const setup = podmanSetupFromEnv();
-if (!setup) throw new Error('CONTAINERS_CONF, CONTAINERS_STORAGE_CONF, DEPLOY_NODE_IMAGE and DEPLOY_BASE_IMAGE are set by npm test (node deploy/prepare.js podman)');
+if (!setup)
+  throw new Error('CONTAINERS_CONF, CONTAINERS_STORAGE_CONF, DEPLOY_NODE_IMAGE and DEPLOY_BASE_IMAGE are set by npm test (node deploy/prepare.js podman)');
 const ns = `d${randomUUID().slice(0, 8)}`;
 const prefix = `tao-test-${ns}-`;
 const base = {
@@ -43,7 +55,9 @@ before(async () => {
   const t0 = Date.now();
   const r = await buildImage(setup, tag, { timeoutMs: 9 * 60_000 });
   image = r.id;
-  console.log(`image ${tag}: built in ${((Date.now() - t0) / 1000).toFixed(0)} s (${r.cached}/${r.steps} steps cached), ${((await imageSize(setup, image)) / 1e6).toFixed(0)} MB`);
+  console.log(
+    `image ${tag}: built in ${((Date.now() - t0) / 1000).toFixed(0)} s (${r.cached}/${r.steps} steps cached), ${((await imageSize(setup, image)) / 1e6).toFixed(0)} MB`,
+  );
 });
 
 after(async () => {
@@ -57,13 +71,21 @@ test('a ticket through the containerised ingress completes, and replay --verify 
   const t0 = Date.now();
   const applied = runContainer(setup, `${prefix}topics`, ['topics', 'apply'], base, image);
   assert.equal(await applied.exited, 0, applied.lines.join('\n'));
-  assert.ok(applied.lines.some((l) => /schemas registered/.test(l)), applied.lines.join('\n'));
+  assert.ok(
+    applied.lines.some((l) => /schemas registered/.test(l)),
+    applied.lines.join('\n'),
+  );
 
   const [toolsPort, ingressPort, ...opsPorts] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
   const stageEnv = { ...base, TAO_DEMO_TOOL_ORIGIN: `http://127.0.0.1:${toolsPort}` };
   const processes = [
     { name: 'tools', args: ['run', 'tools'], env: { ...base, TAO_TOOLS_PORT: String(toolsPort) }, health: `http://127.0.0.1:${toolsPort}/health` },
-    ...(['thought', 'action', 'observation'] as const).map((stage, i) => ({ name: stage, args: ['run', stage], env: { ...stageEnv, TAO_OPS_PORT: String(opsPorts[i]) }, health: `http://127.0.0.1:${opsPorts[i]}/health` })),
+    ...(['thought', 'action', 'observation'] as const).map((stage, i) => ({
+      name: stage,
+      args: ['run', stage],
+      env: { ...stageEnv, TAO_OPS_PORT: String(opsPorts[i]) },
+      health: `http://127.0.0.1:${opsPorts[i]}/health`,
+    })),
     { name: 'ingress', args: ['run', 'ingress'], env: { ...base, TAO_INGRESS_PORT: String(ingressPort) }, health: `http://127.0.0.1:${ingressPort}/health` },
   ];
   const ready = await Promise.all(
@@ -82,9 +104,17 @@ test('a ticket through the containerised ingress completes, and replay --verify 
   let resolveOutcome!: (v: Record<string, unknown>) => void;
   const outcome = new Promise<Record<string, unknown>>((r) => (resolveOutcome = r));
   let thoughtId = '';
-  const watcher = await watchRecords(createKafka(config, 'tao-image-test', logger), AvroCodec.create(config), { topics: ['outcomes'], from: 'end', onRecord: (r) => r.key === thoughtId && resolveOutcome(r.value) });
+  const watcher = await watchRecords(createKafka(config, 'tao-image-test', logger), AvroCodec.create(config), {
+    topics: ['outcomes'],
+    from: 'end',
+    onRecord: (r) => r.key === thoughtId && resolveOutcome(r.value),
+  });
   try {
-    const res = await fetch(`http://127.0.0.1:${ingressPort}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'Where is my order O-12345678?' }) });
+    const res = await fetch(`http://127.0.0.1:${ingressPort}/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Where is my order O-12345678?' }),
+    });
     const body = (await res.json()) as { thought_id: string };
     assert.equal(res.status, 202, JSON.stringify(body));
     thoughtId = body.thought_id;
@@ -98,10 +128,23 @@ test('a ticket through the containerised ingress completes, and replay --verify 
 
   const verify = runContainer(setup, `${prefix}replay`, ['replay', thoughtId, '--verify'], base, image);
   assert.equal(await verify.exited, 0, verify.lines.join('\n'));
-  assert.ok(verify.lines.some((l) => /^NO DRIFT/.test(l)), verify.lines.join('\n'));
+  assert.ok(
+    verify.lines.some((l) => /^NO DRIFT/.test(l)),
+    verify.lines.join('\n'),
+  );
 
   // SIGTERM: each process finishes, commits, leaves its group and exits 0.
-  await stopContainers(setup, started.map((c) => c.name), 20);
-  assert.deepEqual(Object.fromEntries(await Promise.all(started.map(async (c) => [c.name.slice(prefix.length), await c.exited]))), { tools: 0, thought: 0, action: 0, observation: 0, ingress: 0 });
+  await stopContainers(
+    setup,
+    started.map((c) => c.name),
+    20,
+  );
+  assert.deepEqual(Object.fromEntries(await Promise.all(started.map(async (c) => [c.name.slice(prefix.length), await c.exited]))), {
+    tools: 0,
+    thought: 0,
+    action: 0,
+    observation: 0,
+    ingress: 0,
+  });
   console.log(`loop from containers: ${((Date.now() - t0) / 1000).toFixed(1)} s (topics apply, start, one ticket, replay --verify, stop)`);
 });

@@ -43,7 +43,12 @@ const EXAMPLES: Record<string, Example[]> = {
     { text: '订单 O-20250003 发货了吗', inputs: { order_id: 'O-20250003' }, skipped: ['S2'], output: { status: 'placed', shipping_state: null } },
   ],
   'refund-request@1': [
-    { text: 'I want a refund for order O-12345678', inputs: { order_id: 'O-12345678' }, skipped: [], output: { status: 'delivered', refund_id: 'R-74947434', refund_amount_cents: 38312, refund_state: 'pending' } },
+    {
+      text: 'I want a refund for order O-12345678',
+      inputs: { order_id: 'O-12345678' },
+      skipped: [],
+      output: { status: 'delivered', refund_id: 'R-74947434', refund_amount_cents: 38312, refund_state: 'pending' },
+    },
     { text: '我要退款，订单 O-12345678', inputs: { order_id: 'O-12345678' }, skipped: [], output: { refund_state: 'pending' } },
     // A placed order is not refunded (it would be a 409 not_refundable).
     { text: '请退款 O-20250003', inputs: { order_id: 'O-20250003' }, skipped: ['S2'], output: { status: 'placed', refund_id: null } },
@@ -54,11 +59,21 @@ const EXAMPLES: Record<string, Example[]> = {
     { text: '请给我发票 INV-2024-0042 的副本', inputs: { invoice_id: 'INV-2024-0042' }, skipped: [], output: { invoice_id: 'INV-2024-0042' } },
   ],
   'account-access@1': [
-    { text: "I can't log in, my email is li.lei@example.com", inputs: { email: 'li.lei@example.com' }, skipped: [], output: { customer_id: 'C-705429', reset_id: 'PWR-28335885', expires_at: '2026-01-01T01:00:00+08:00' } },
+    {
+      text: "I can't log in, my email is li.lei@example.com",
+      inputs: { email: 'li.lei@example.com' },
+      skipped: [],
+      output: { customer_id: 'C-705429', reset_id: 'PWR-28335885', expires_at: '2026-01-01T01:00:00+08:00' },
+    },
     { text: '我登录不了，邮箱 li.lei@example.com', inputs: { email: 'li.lei@example.com' }, skipped: [] },
   ],
   'outage-report@1': [
-    { text: 'Is payments down?', inputs: { service: 'payments' }, skipped: [], output: { state: 'outage', incident_id: 'INC-227729', incident_state: 'investigating' } },
+    {
+      text: 'Is payments down?',
+      inputs: { service: 'payments' },
+      skipped: [],
+      output: { state: 'outage', incident_id: 'INC-227729', incident_state: 'investigating' },
+    },
     { text: 'payments 服务是不是挂了', inputs: { service: 'payments' }, skipped: [], output: { state: 'outage' } },
     { text: 'search 很慢', inputs: { service: 'search' }, skipped: [], output: { state: 'degraded', incident_state: 'monitoring' } },
     // Operational: no incident to report.
@@ -139,7 +154,10 @@ describe('flows', () => {
       assert.deepEqual(asked('order-lookup@1', text), ['order_id'], text);
     }
     const refused = decide('order-lookup@1', 'where is PO-2024-00017-B');
-    assert.match(refused.kind === 'needs_input' ? refused.reason : '', /^order_id "PO-2024-00017-B" is not in a form orders\.get accepts \(must match pattern "\^O-\[0-9\]\{8\}\$"; wanted: Order id/);
+    assert.match(
+      refused.kind === 'needs_input' ? refused.reason : '',
+      /^order_id "PO-2024-00017-B" is not in a form orders\.get accepts \(must match pattern "\^O-\[0-9\]\{8\}\$"; wanted: Order id/,
+    );
     assert.deepEqual(asked('invoice-copy@1', 'INV-2024-00421'), ['invoice_id']);
     assert.deepEqual(asked('expense-claim-status@1', 'expense claim 88812345'), ['claim_id']);
     // Not mentioned at all.
@@ -212,7 +230,11 @@ describe('flows run end to end against the tool server', () => {
           assert.equal(st.total, ran.length, `${where}: requests`);
           for (const s of ran) assert.equal(st.byRoute[s.tool], 1, `${where}: one call of ${s.tool}`);
           const posts = ran.filter((s) => live.get(s.tool)!.spec.method === 'POST');
-          assert.equal(Object.values(st.effects).reduce((a, b) => a + b, 0), posts.length, `${where}: effects`);
+          assert.equal(
+            Object.values(st.effects).reduce((a, b) => a + b, 0),
+            posts.length,
+            `${where}: effects`,
+          );
           for (const r of st.requests.filter((x) => x.method === 'POST')) assert.match(r.headers['idempotency-key'] ?? '', /^t-\d+:\d+:S\d+$/);
         } finally {
           await server.close();

@@ -108,7 +108,9 @@ export class StageFleet {
     } catch (err) {
       const problems = warningsAndErrors(this.lines, 30);
       const last = problems.length > 0 ? '' : `\nthe stages' last lines:\n${this.lines.slice(-30).join('\n')}`;
-      const counts = cluster ? `\ncommitted records, read after the wait failed: ${await committedCounts(cluster).catch((e: Error) => `not read (${e.message})`)}` : '';
+      const counts = cluster
+        ? `\ncommitted records, read after the wait failed: ${await committedCounts(cluster).catch((e: Error) => `not read (${e.message})`)}`
+        : '';
       throw new Error(`${(err as Error).message}${counts}\nthe stages' last ${problems.length} warnings and errors:\n${problems.join('\n')}${last}`);
     }
   }
@@ -130,7 +132,11 @@ async function committedCounts(cluster: TestCluster): Promise<string> {
  * Reads every committed record of `topics` from the beginning (read_committed). Resolves once
  * `until(records)` holds, or when nothing new arrived for `idleMs` after it started reading.
  */
-export async function scan(cluster: TestCluster, topics: TopicId[], options: { idleMs?: number; timeoutMs?: number; until?: (records: LoopRecord[]) => boolean } = {}): Promise<LoopRecord[]> {
+export async function scan(
+  cluster: TestCluster,
+  topics: TopicId[],
+  options: { idleMs?: number; timeoutMs?: number; until?: (records: LoopRecord[]) => boolean } = {},
+): Promise<LoopRecord[]> {
   const records: LoopRecord[] = [];
   const idleMs = options.idleMs ?? 3000;
   let last = Date.now();
@@ -171,7 +177,11 @@ export async function scanToEnd(cluster: TestCluster, topics: TopicId[], timeout
     },
   });
   try {
-    await within(follower.reachedEnd, timeoutMs, () => `scan of ${topics.join(', ')} did not reach the end within ${timeoutMs} ms (${records.length} records read)`);
+    await within(
+      follower.reachedEnd,
+      timeoutMs,
+      () => `scan of ${topics.join(', ')} did not reach the end within ${timeoutMs} ms (${records.length} records read)`,
+    );
     return records;
   } finally {
     await follower.stop();
@@ -179,7 +189,12 @@ export async function scanToEnd(cluster: TestCluster, topics: TopicId[], timeout
 }
 
 /** Follows `tao.outcomes` from the beginning; `waitFor(n)` resolves once n distinct runs have an outcome. */
-export async function followOutcomes(cluster: TestCluster): Promise<{ outcomes: Map<string, LoopRecord>; waitFor(n: number, timeoutMs: number): Promise<void>; waitUntil(check: (outcomes: Map<string, LoopRecord>) => boolean, timeoutMs: number): Promise<void>; stop(): Promise<void> }> {
+export async function followOutcomes(cluster: TestCluster): Promise<{
+  outcomes: Map<string, LoopRecord>;
+  waitFor(n: number, timeoutMs: number): Promise<void>;
+  waitUntil(check: (outcomes: Map<string, LoopRecord>) => boolean, timeoutMs: number): Promise<void>;
+  stop(): Promise<void>;
+}> {
   const outcomes = new Map<string, LoopRecord>();
   const waiters: Array<{ n: number; resolve: () => void }> = [];
   const checks: Array<{ check: (o: Map<string, LoopRecord>) => boolean; resolve: () => void }> = [];
@@ -198,7 +213,10 @@ export async function followOutcomes(cluster: TestCluster): Promise<{ outcomes: 
     waitUntil: (check, timeoutMs) =>
       new Promise<void>((resolve, reject) => {
         if (check(outcomes)) return resolve();
-        const timer = setTimeout(() => reject(new Error(`outcomes did not reach the expected state within ${timeoutMs} ms (${outcomes.size} seen)`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`outcomes did not reach the expected state within ${timeoutMs} ms (${outcomes.size} seen)`)),
+          timeoutMs,
+        );
         checks.push({ check, resolve: () => (clearTimeout(timer), resolve()) });
       }),
     waitFor: (n, timeoutMs) =>

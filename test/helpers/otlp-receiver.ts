@@ -105,7 +105,18 @@ function decode(body: { resourceSpans?: Array<{ resource?: { attributes?: KeyVal
     const service = String(attributes(rs.resource?.attributes)['service.name'] ?? '');
     for (const ss of rs.scopeSpans ?? []) {
       for (const raw of ss.spans ?? []) {
-        const s = raw as { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; startTimeUnixNano: string | number; endTimeUnixNano: string | number; attributes?: KeyValue[]; links?: Array<{ traceId: string; spanId: string }>; status?: { code?: number } };
+        const s = raw as {
+          traceId: string;
+          spanId: string;
+          parentSpanId?: string;
+          name: string;
+          kind: number;
+          startTimeUnixNano: string | number;
+          endTimeUnixNano: string | number;
+          attributes?: KeyValue[];
+          links?: Array<{ traceId: string; spanId: string }>;
+          status?: { code?: number };
+        };
         out.push({
           service,
           traceId: s.traceId,

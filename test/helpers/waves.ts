@@ -45,9 +45,19 @@ export class WaveProbe {
   /** Builds a one-wave request for `steps` (a plan of independent steps) under a new thought_id. */
   request(steps: WaveStep[], thoughtId = `wave-${randomUUID()}`): ThoughtRequest {
     const ids = steps.map((s, i) => s.step_id ?? `S${i + 1}`);
-    const plan = { flow: { id: 'test', version: 1 }, steps: steps.map((s, i) => ({ id: ids[i], tool: s.tool, input: s.input, depends_on: [], ...(s.expect ? { expect: s.expect } : {}) })), output: {} };
+    const plan = {
+      flow: { id: 'test', version: 1 },
+      steps: steps.map((s, i) => ({ id: ids[i], tool: s.tool, input: s.input, depends_on: [], ...(s.expect ? { expect: s.expect } : {}) })),
+      output: {},
+    };
     const run: RunState = runState({ plan_json: JSON.stringify(plan), step_attempts: Object.fromEntries(ids.map((id) => [id, 1])) });
-    const calls: StepCall[] = steps.map((s, i) => ({ step_id: ids[i]!, tool: s.tool, input_json: JSON.stringify(s.input), idempotency_key: `${thoughtId}:1:${ids[i]}`, attempt: 1 }));
+    const calls: StepCall[] = steps.map((s, i) => ({
+      step_id: ids[i]!,
+      tool: s.tool,
+      input_json: JSON.stringify(s.input),
+      idempotency_key: `${thoughtId}:1:${ids[i]}`,
+      attempt: 1,
+    }));
     return { thought_id: thoughtId, iteration: 1, run, steps: calls };
   }
 

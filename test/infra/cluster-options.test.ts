@@ -23,18 +23,24 @@ test('replication from the cluster size: 3 replicas and 2 in sync from 3 brokers
 test('a 3-node infra names nodes kafka-1..3 on kafkaPort + 2(n-1); the single broker keeps its names', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tao-infra-opts-'));
   const cluster = await status({ dir, ...ports, brokers: 3 });
-  assert.deepEqual(cluster.map((c) => [c.name, c.nodeId ?? null, c.url, c.running]), [
-    ['kafka-1', 1, '127.0.0.1:19092', false],
-    ['kafka-2', 2, '127.0.0.1:19094', false],
-    ['kafka-3', 3, '127.0.0.1:19096', false],
-    ['schema-registry', null, 'http://127.0.0.1:18081', false],
-  ]);
+  assert.deepEqual(
+    cluster.map((c) => [c.name, c.nodeId ?? null, c.url, c.running]),
+    [
+      ['kafka-1', 1, '127.0.0.1:19092', false],
+      ['kafka-2', 2, '127.0.0.1:19094', false],
+      ['kafka-3', 3, '127.0.0.1:19096', false],
+      ['schema-registry', null, 'http://127.0.0.1:18081', false],
+    ],
+  );
   assert.equal(cluster[1]!.log, join(dir, 'logs', 'kafka-2.log'));
   const single = await status({ dir, ...ports, brokers: 1 });
-  assert.deepEqual(single.map((c) => [c.name, c.url, c.log]), [
-    ['kafka', '127.0.0.1:19092', join(dir, 'logs', 'kafka.log')],
-    ['schema-registry', 'http://127.0.0.1:18081', join(dir, 'logs', 'schema-registry.log')],
-  ]);
+  assert.deepEqual(
+    single.map((c) => [c.name, c.url, c.log]),
+    [
+      ['kafka', '127.0.0.1:19092', join(dir, 'logs', 'kafka.log')],
+      ['schema-registry', 'http://127.0.0.1:18081', join(dir, 'logs', 'schema-registry.log')],
+    ],
+  );
 });
 
 test('without brokers, the count recorded by up is used (status finds the running cluster)', async () => {
@@ -42,7 +48,10 @@ test('without brokers, the count recorded by up is used (status finds the runnin
   assert.equal((await status({ dir, ...ports })).length, 2, 'nothing recorded: one broker');
   mkdirSync(join(dir, 'run'));
   writeFileSync(join(dir, 'run', 'kafka.nodes'), '3\n');
-  assert.deepEqual((await status({ dir, ...ports })).map((c) => c.name), ['kafka-1', 'kafka-2', 'kafka-3', 'schema-registry']);
+  assert.deepEqual(
+    (await status({ dir, ...ports })).map((c) => c.name),
+    ['kafka-1', 'kafka-2', 'kafka-3', 'schema-registry'],
+  );
 });
 
 test('bad cluster options are one CONFIG_INVALID line naming the problem', async () => {

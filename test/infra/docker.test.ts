@@ -16,7 +16,8 @@ import { parseInfraMode, startInfra } from '../../infra/mode.ts';
 // it does in a production install (`npm ci --omit=dev`), where testcontainers is absent.
 const outside = mkdtempSync(join(tmpdir(), 'tao-no-testcontainers-'));
 writeFileSync(join(outside, 'probe.mjs'), "export const load = () => import('testcontainers');\n");
-const importWithoutTestcontainers = async () => ((await import(pathToFileURL(join(outside, 'probe.mjs')).href)) as { load: () => Promise<TestcontainersModule> }).load();
+const importWithoutTestcontainers = async () =>
+  ((await import(pathToFileURL(join(outside, 'probe.mjs')).href)) as { load: () => Promise<TestcontainersModule> }).load();
 after(() => rmSync(outside, { recursive: true, force: true }));
 
 /** A loopback port that nothing listens on (bound, then closed). */
@@ -38,20 +39,31 @@ test('docker mode where testcontainers is not installed says how to install it',
 });
 
 test('a missing package inside testcontainers is not mistaken for testcontainers being absent', async () => {
-  const broken = Object.assign(new Error("Cannot find package 'dockerode' imported from /x/node_modules/testcontainers/build/index.js"), { code: 'ERR_MODULE_NOT_FOUND' });
-  await assert.rejects(loadTestcontainers(() => Promise.reject(broken)), (err) => err === broken);
+  const broken = Object.assign(new Error("Cannot find package 'dockerode' imported from /x/node_modules/testcontainers/build/index.js"), {
+    code: 'ERR_MODULE_NOT_FOUND',
+  });
+  await assert.rejects(
+    loadTestcontainers(() => Promise.reject(broken)),
+    (err) => err === broken,
+  );
 });
 
 test('`tao infra up --docker` with no Docker engine answering exits 1 with one line naming the engine it tried', async () => {
   const dockerHost = `tcp://127.0.0.1:${await closedPort()}`;
-  const result = await promisify(execFile)(process.execPath, [TAO_BIN, 'infra', 'up', '--docker'], { env: { ...process.env, DOCKER_HOST: dockerHost }, timeout: 60000 }).then(
+  const result = await promisify(execFile)(process.execPath, [TAO_BIN, 'infra', 'up', '--docker'], {
+    env: { ...process.env, DOCKER_HOST: dockerHost },
+    timeout: 60000,
+  }).then(
     () => assert.fail('infra up --docker succeeded without a Docker engine'),
     (err: { code: number; stdout: string; stderr: string }) => err,
   );
   assert.equal(result.code, 1);
   const lines = result.stderr.trim().split('\n');
   assert.equal(lines.length, 1, result.stderr);
-  assert.match(lines[0]!, new RegExp(`^tao: Docker engine not reachable: .*DOCKER_HOST=${dockerHost} did not answer.*npx tao infra up.*\\[PREREQUISITE_MISSING\\]$`));
+  assert.match(
+    lines[0]!,
+    new RegExp(`^tao: Docker engine not reachable: .*DOCKER_HOST=${dockerHost} did not answer.*npx tao infra up.*\\[PREREQUISITE_MISSING\\]$`),
+  );
   assert.doesNotMatch(result.stdout, /KAFKA_BROKERS=/);
 });
 

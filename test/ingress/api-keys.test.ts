@@ -36,10 +36,19 @@ describe('keys file validation: one line naming the file, the entry and the fiel
   test('each field of an entry', () => {
     const at = (e: unknown) => file({ keys: [entry({ id: 'first' }), e] });
     assert.equal(at({ id: 'ci', sources: ['cli'], rate_per_minute: 1 }), 'keys file /etc/tao/keys.json: entry 1 ("ci"): /sha256 is missing');
-    assert.equal(at(entry({ sha256: 'ABC' })), `keys file /etc/tao/keys.json: entry 1 ("ops"): /sha256 must be the 64 lower-case hex digits of the key's SHA-256`);
+    assert.equal(
+      at(entry({ sha256: 'ABC' })),
+      `keys file /etc/tao/keys.json: entry 1 ("ops"): /sha256 must be the 64 lower-case hex digits of the key's SHA-256`,
+    );
     assert.equal(at(entry({ key: 'tao_x' })), 'keys file /etc/tao/keys.json: entry 1 ("ops"): /key is not a known field');
-    assert.equal(at(entry({ sources: [] })), 'keys file /etc/tao/keys.json: entry 1 ("ops"): /sources must be a non-empty list of distinct source names or "*"');
-    assert.equal(at(entry({ sources: ['cli', 'Jira'] })), 'keys file /etc/tao/keys.json: entry 1 ("ops"): /sources/1 must be a source name (lower case letters, digits, _ . -) or "*"');
+    assert.equal(
+      at(entry({ sources: [] })),
+      'keys file /etc/tao/keys.json: entry 1 ("ops"): /sources must be a non-empty list of distinct source names or "*"',
+    );
+    assert.equal(
+      at(entry({ sources: ['cli', 'Jira'] })),
+      'keys file /etc/tao/keys.json: entry 1 ("ops"): /sources/1 must be a source name (lower case letters, digits, _ . -) or "*"',
+    );
     assert.equal(at(entry({ rate_per_minute: 0 })), 'keys file /etc/tao/keys.json: entry 1 ("ops"): /rate_per_minute must be > 0');
     assert.equal(at(entry({ burst: 1.5 })), 'keys file /etc/tao/keys.json: entry 1 ("ops"): /burst must be integer');
     assert.equal(at(entry({ revoked: 'yes' })), 'keys file /etc/tao/keys.json: entry 1 ("ops"): /revoked must be boolean');
@@ -67,30 +76,60 @@ describe('keys from the environment, and the start-up rule', () => {
     const inline = JSON.stringify([entry({ id: 'ci', sha256: 'b'.repeat(64) })]);
     const auth = ingressAuthFromEnv({ TAO_INGRESS_KEYS_FILE: path, TAO_INGRESS_API_KEYS: inline }, '0.0.0.0');
     assert.deepEqual(auth.mode === 'keys' && auth.keys.map((k) => k.id), ['ops', 'ci']);
-    assert.equal(refusal(() => ingressAuthFromEnv({ TAO_INGRESS_KEYS_FILE: path, TAO_INGRESS_API_KEYS: JSON.stringify([entry({ sha256: 'b'.repeat(64) })]) }, '::1')), `TAO_INGRESS_API_KEYS: key id "ops" is used twice (also in keys file ${path})`);
-    assert.equal(refusal(() => ingressAuthFromEnv({ TAO_INGRESS_API_KEYS: JSON.stringify([entry(), entry({ id: 'ci' })]) }, '::1')), 'TAO_INGRESS_API_KEYS: keys "ops" and "ci" have the same sha256 (one key, two entries)');
-    assert.equal(refusal(() => ingressAuthFromEnv({ TAO_INGRESS_KEYS_FILE: join(dir, 'missing.json') }, '::1')), `TAO_INGRESS_KEYS_FILE: cannot read ${join(dir, 'missing.json')} (ENOENT)`);
+    assert.equal(
+      refusal(() => ingressAuthFromEnv({ TAO_INGRESS_KEYS_FILE: path, TAO_INGRESS_API_KEYS: JSON.stringify([entry({ sha256: 'b'.repeat(64) })]) }, '::1')),
+      `TAO_INGRESS_API_KEYS: key id "ops" is used twice (also in keys file ${path})`,
+    );
+    assert.equal(
+      refusal(() => ingressAuthFromEnv({ TAO_INGRESS_API_KEYS: JSON.stringify([entry(), entry({ id: 'ci' })]) }, '::1')),
+      'TAO_INGRESS_API_KEYS: keys "ops" and "ci" have the same sha256 (one key, two entries)',
+    );
+    assert.equal(
+      refusal(() => ingressAuthFromEnv({ TAO_INGRESS_KEYS_FILE: join(dir, 'missing.json') }, '::1')),
+      `TAO_INGRESS_KEYS_FILE: cannot read ${join(dir, 'missing.json')} (ENOENT)`,
+    );
   });
 
   test('no keys: open on loopback only (unless TAO_INGRESS_AUTH says otherwise); off next to keys is refused', () => {
     assert.equal(ingressAuthFromEnv({}, '127.0.0.1').mode, 'open');
     assert.equal(ingressAuthFromEnv({}, '::1').mode, 'open');
-    assert.match(refusal(() => ingressAuthFromEnv({}, '0.0.0.0')), /^the ingress needs API keys \(TAO_BIND_HOST=0\.0\.0\.0 is not a loopback address\): set TAO_INGRESS_KEYS_FILE or TAO_INGRESS_API_KEYS/);
-    assert.match(refusal(() => ingressAuthFromEnv({ TAO_INGRESS_AUTH: 'on' }, '127.0.0.1')), /^the ingress needs API keys \(TAO_INGRESS_AUTH=on\)/);
+    assert.match(
+      refusal(() => ingressAuthFromEnv({}, '0.0.0.0')),
+      /^the ingress needs API keys \(TAO_BIND_HOST=0\.0\.0\.0 is not a loopback address\): set TAO_INGRESS_KEYS_FILE or TAO_INGRESS_API_KEYS/,
+    );
+    assert.match(
+      refusal(() => ingressAuthFromEnv({ TAO_INGRESS_AUTH: 'on' }, '127.0.0.1')),
+      /^the ingress needs API keys \(TAO_INGRESS_AUTH=on\)/,
+    );
     assert.deepEqual(ingressAuthFromEnv({ TAO_INGRESS_AUTH: 'off' }, '10.1.2.3'), { mode: 'open', reason: 'TAO_INGRESS_AUTH=off' });
-    assert.match(refusal(() => decideIngressAuth([entry() as ApiKeyEntry], 'off', '127.0.0.1')), /^TAO_INGRESS_AUTH=off contradicts the configured API keys/);
+    assert.match(
+      refusal(() => decideIngressAuth([entry() as ApiKeyEntry], 'off', '127.0.0.1')),
+      /^TAO_INGRESS_AUTH=off contradicts the configured API keys/,
+    );
     // A keys file whose keys are all revoked still guards the route (everything gets 401).
     assert.equal(ingressAuthFromEnv({ TAO_INGRESS_API_KEYS: JSON.stringify([entry({ revoked: true })]) }, '0.0.0.0').mode, 'keys');
   });
 
   test('`tao run ingress` on a non-loopback address without keys exits 1 with one line, before it connects to anything', async () => {
     // KAFKA_BROKERS points where nothing listens: a process that tried to connect first would wait instead of refusing.
-    const env = { PATH: process.env.PATH, KAFKA_BROKERS: '127.0.0.1:9', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9', TAO_BIND_HOST: '0.0.0.0', TAO_INGRESS_PORT: '0' };
-    await assert.rejects(promisify(execFile)(process.execPath, [TAO_BIN, 'run', 'ingress'], { env, timeout: 30000 }), (err: { code: number; stderr: string }) => {
-      assert.equal(err.code, 1);
-      assert.match(err.stderr, /^tao: the ingress needs API keys \(TAO_BIND_HOST=0\.0\.0\.0 is not a loopback address\): .*TAO_INGRESS_AUTH=off to run it open on purpose\n$/);
-      return true;
-    });
+    const env = {
+      PATH: process.env.PATH,
+      KAFKA_BROKERS: '127.0.0.1:9',
+      SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9',
+      TAO_BIND_HOST: '0.0.0.0',
+      TAO_INGRESS_PORT: '0',
+    };
+    await assert.rejects(
+      promisify(execFile)(process.execPath, [TAO_BIN, 'run', 'ingress'], { env, timeout: 30000 }),
+      (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(
+          err.stderr,
+          /^tao: the ingress needs API keys \(TAO_BIND_HOST=0\.0\.0\.0 is not a loopback address\): .*TAO_INGRESS_AUTH=off to run it open on purpose\n$/,
+        );
+        return true;
+      },
+    );
   });
 
   test('loopback is 127.0.0.0/8 and ::1 in any spelling; nothing else', () => {

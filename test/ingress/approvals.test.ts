@@ -16,8 +16,13 @@ import type { Task } from '../../schemas/types.gen.ts';
 
 function recordingKafka(): { producer: Producer; codec: AvroCodec; written: Task[] } {
   const written: Task[] = [];
-  const codec = { encode: async (_topic: string, value: Task) => Buffer.from(JSON.stringify(value)), topics: { name: (id: string) => `test.${id}` } } as unknown as AvroCodec;
-  const producer = { send: async ({ messages }: { messages: Array<{ value: Buffer }> }) => void messages.forEach((m) => written.push(JSON.parse(m.value.toString()) as Task)) } as unknown as Producer;
+  const codec = {
+    encode: async (_topic: string, value: Task) => Buffer.from(JSON.stringify(value)),
+    topics: { name: (id: string) => `test.${id}` },
+  } as unknown as AvroCodec;
+  const producer = {
+    send: async ({ messages }: { messages: Array<{ value: Buffer }> }) => void messages.forEach((m) => written.push(JSON.parse(m.value.toString()) as Task)),
+  } as unknown as Producer;
   return { producer, codec, written };
 }
 
@@ -34,8 +39,14 @@ let open: Ingress;
 
 before(async () => {
   const logger = createLogger({}, { level: 'error' });
-  ingress = await startIngress({ port: 0, host: '127.0.0.1', maxBodyBytes: 8192, auth: { mode: 'keys', keys: entries } }, { producer: kafka.producer, codec: kafka.codec, logger, now: () => NOW, metrics: new IngressMetrics() });
-  open = await startIngress({ port: 0, host: '127.0.0.1', maxBodyBytes: 8192, auth: { mode: 'open', reason: 'test' } }, { producer: kafka.producer, codec: kafka.codec, logger, now: () => NOW, metrics: new IngressMetrics() });
+  ingress = await startIngress(
+    { port: 0, host: '127.0.0.1', maxBodyBytes: 8192, auth: { mode: 'keys', keys: entries } },
+    { producer: kafka.producer, codec: kafka.codec, logger, now: () => NOW, metrics: new IngressMetrics() },
+  );
+  open = await startIngress(
+    { port: 0, host: '127.0.0.1', maxBodyBytes: 8192, auth: { mode: 'open', reason: 'test' } },
+    { producer: kafka.producer, codec: kafka.codec, logger, now: () => NOW, metrics: new IngressMetrics() },
+  );
 });
 after(async () => {
   await ingress?.close();
@@ -43,7 +54,11 @@ after(async () => {
 });
 
 async function post(base: Ingress, path: string, key: string | null, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${base.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
+  const res = await fetch(`${base.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -56,7 +71,14 @@ test('a key with the approve scope writes a DECISION task saying who (the key), 
   assert.equal(task!.thought_id, 'run-42');
   assert.equal(task!.kind, 'DECISION');
   assert.equal(res.body.task_id, task!.task_id);
-  assert.deepEqual(task!.decision, { verdict: 'deny', step_id: 'S2', wave: null, reason: 'over the goodwill limit', decided_by: 'key:approver', decided_at_ms: NOW });
+  assert.deepEqual(task!.decision, {
+    verdict: 'deny',
+    step_id: 'S2',
+    wave: null,
+    reason: 'over the goodwill limit',
+    decided_by: 'key:approver',
+    decided_at_ms: NOW,
+  });
   const approved = await post(ingress, '/v1/runs/run-42/approve', keys.both, {});
   assert.equal(approved.status, 202);
   assert.equal(kafka.written.at(-1)!.decision!.verdict, 'approve');
@@ -86,6 +108,9 @@ test('an approve-only key may not submit tasks; a body that is not {step?, reaso
 test('scopes in a keys file: known scopes only, a non-empty list', () => {
   const entry = { id: 'a', sha256: 'a'.repeat(64), sources: ['*'], rate_per_minute: 60 };
   assert.deepEqual(parseApiKeys(JSON.stringify([{ ...entry, scopes: ['approve'] }]), 'f')[0]!.scopes, ['approve']);
-  assert.throws(() => parseApiKeys(JSON.stringify([{ ...entry, scopes: ['admin'] }]), 'f'), /f: entry 0 \("a"\): \/scopes\/0 must be a non-empty list of distinct scopes: tasks, console, approve/);
+  assert.throws(
+    () => parseApiKeys(JSON.stringify([{ ...entry, scopes: ['admin'] }]), 'f'),
+    /f: entry 0 \("a"\): \/scopes\/0 must be a non-empty list of distinct scopes: tasks, console, approve/,
+  );
   assert.throws(() => parseApiKeys(JSON.stringify([{ ...entry, scopes: [] }]), 'f'), /scopes/);
 });

@@ -21,7 +21,10 @@ const GH_SECRET = 'gh-auth-test-secret';
 /** A producer and codec that keep every task the ingress writes. */
 function recordingKafka(): { producer: Producer; codec: AvroCodec; written: Task[] } {
   const written: Task[] = [];
-  const codec = { encode: async (_topic: string, value: Task) => Buffer.from(JSON.stringify(value)), topics: { name: (id: string) => `test.${id}` } } as unknown as AvroCodec;
+  const codec = {
+    encode: async (_topic: string, value: Task) => Buffer.from(JSON.stringify(value)),
+    topics: { name: (id: string) => `test.${id}` },
+  } as unknown as AvroCodec;
   const producer = {
     send: async ({ messages }: { messages: Array<{ value: Buffer }> }) => {
       for (const m of messages) written.push(JSON.parse(m.value.toString()) as Task);
@@ -53,7 +56,13 @@ let ingress: Ingress;
 before(async () => {
   ingress = await startIngress(
     { port: 0, host: '127.0.0.1', maxBodyBytes: 8192, auth: { mode: 'keys', keys: entries }, webhooks: { secrets: { github: GH_SECRET } } },
-    { producer: kafka.producer, codec: kafka.codec, logger: createLogger({}, { level: 'debug', write: (l) => lines.push(l) }), now: () => clock, metrics: new IngressMetrics() },
+    {
+      producer: kafka.producer,
+      codec: kafka.codec,
+      logger: createLogger({}, { level: 'debug', write: (l) => lines.push(l) }),
+      now: () => clock,
+      metrics: new IngressMetrics(),
+    },
   );
 });
 after(() => ingress?.close());
@@ -144,14 +153,30 @@ describe('webhooks keep their HMAC', () => {
   test('a signed GitHub delivery needs no API key', async () => {
     const body = JSON.stringify({
       action: 'opened',
-      issue: { number: 7, title: 'Order never arrived', body: 'ada@example.com', html_url: 'https://github.com/o/r/issues/7', created_at: new Date(clock).toISOString(), user: { login: 'ada', type: 'User' } },
+      issue: {
+        number: 7,
+        title: 'Order never arrived',
+        body: 'ada@example.com',
+        html_url: 'https://github.com/o/r/issues/7',
+        created_at: new Date(clock).toISOString(),
+        user: { login: 'ada', type: 'User' },
+      },
       repository: { full_name: 'o/r' },
       sender: { login: 'ada', type: 'User' },
     });
-    const headers = { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': signGithub(GH_SECRET, body) };
+    const headers = {
+      'content-type': 'application/json',
+      'x-github-event': 'issues',
+      'x-github-delivery': randomUUID(),
+      'x-hub-signature-256': signGithub(GH_SECRET, body),
+    };
     const res = await fetch(`${ingress.url}/v1/webhooks/github`, { method: 'POST', headers, body });
     assert.equal(res.status, 202);
-    const unsigned = await fetch(`${ingress.url}/v1/webhooks/github`, { method: 'POST', headers: { ...headers, 'x-hub-signature-256': 'sha256=' + '0'.repeat(64), 'x-github-delivery': randomUUID() }, body });
+    const unsigned = await fetch(`${ingress.url}/v1/webhooks/github`, {
+      method: 'POST',
+      headers: { ...headers, 'x-hub-signature-256': 'sha256=' + '0'.repeat(64), 'x-github-delivery': randomUUID() },
+      body,
+    });
     assert.equal(unsigned.status, 401);
   });
 });
@@ -161,7 +186,15 @@ describe('metrics and logs', () => {
     const all = parseMetrics(await (await fetch(`${ingress.url}/metrics`)).text());
     const n = (key_id: string, outcome: string) => sample(all, 'tao_ingress_api_key_requests_total', { key_id, outcome });
     assert.deepEqual(
-      { none: n('none', 'unauthorized'), revoked: n('old', 'unauthorized'), forbidden: n('github-bot', 'forbidden'), githubAllowed: n('github-bot', 'allowed'), opsAllowed: n('ops', 'allowed'), slowAllowed: n('slow', 'allowed'), slowLimited: n('slow', 'rate_limited') },
+      {
+        none: n('none', 'unauthorized'),
+        revoked: n('old', 'unauthorized'),
+        forbidden: n('github-bot', 'forbidden'),
+        githubAllowed: n('github-bot', 'allowed'),
+        opsAllowed: n('ops', 'allowed'),
+        slowAllowed: n('slow', 'allowed'),
+        slowLimited: n('slow', 'rate_limited'),
+      },
       { none: 5, revoked: 1, forbidden: 2, githubAllowed: 2, opsAllowed: 2, slowAllowed: 3, slowLimited: 3 },
     );
   });
@@ -180,7 +213,8 @@ describe('metrics and logs', () => {
       const hash = hashApiKey(key);
       // Any 12-character window of the key's random part or of its digest.
       for (const secret of [key.slice(4), hash]) {
-        for (let i = 0; i + 12 <= secret.length; i += 4) assert.ok(!text.includes(secret.slice(i, i + 12)), `a piece of ${secret === hash ? 'a hash' : 'a key'} is in the log`);
+        for (let i = 0; i + 12 <= secret.length; i += 4)
+          assert.ok(!text.includes(secret.slice(i, i + 12)), `a piece of ${secret === hash ? 'a hash' : 'a key'} is in the log`);
       }
     }
     assert.doesNotMatch(text, /bearer|authorization/i);
@@ -191,11 +225,18 @@ describe('no keys', () => {
   test('on loopback the ingress runs open, and says so in a WARN line at start', async () => {
     const captured: string[] = [];
     const open = recordingKafka();
-    const server = await startIngress({ port: 0, host: '127.0.0.1', maxBodyBytes: 4096, auth: { mode: 'open', reason: 'no API keys configured and the bind address 127.0.0.1 is loopback' } }, { producer: open.producer, codec: open.codec, logger: createLogger({}, { level: 'info', write: (l) => captured.push(l) }) });
+    const server = await startIngress(
+      { port: 0, host: '127.0.0.1', maxBodyBytes: 4096, auth: { mode: 'open', reason: 'no API keys configured and the bind address 127.0.0.1 is loopback' } },
+      { producer: open.producer, codec: open.codec, logger: createLogger({}, { level: 'info', write: (l) => captured.push(l) }) },
+    );
     try {
       const warn = captured.map((l) => JSON.parse(l) as { level: string; msg: string }).find((e) => e.msg.startsWith('POST /v1/tasks is open'));
       assert.equal(warn?.level, 'warn');
-      const res = await fetch(`${server.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'open ingress' }) });
+      const res = await fetch(`${server.url}/v1/tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'open ingress' }),
+      });
       assert.equal(res.status, 202);
       assert.deepEqual(open.written[0]?.metadata, {});
     } finally {

@@ -23,7 +23,14 @@ import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { StageFleet, followOutcomes, type TestCluster } from '../helpers/cluster.ts';
 
 // Ports below the ephemeral range (32768-60999 on Linux): a client socket can hold a port in it for a moment.
-const infra = { dir: mkdtempSync(join(tmpdir(), 'tao-outage-')), kafkaPort: 27092, controllerPort: 27093, registryPort: 27081, shortLived: true, log: () => undefined };
+const infra = {
+  dir: mkdtempSync(join(tmpdir(), 'tao-outage-')),
+  kafkaPort: 27092,
+  controllerPort: 27093,
+  registryPort: 27081,
+  shortLived: true,
+  log: () => undefined,
+};
 let env: NodeJS.ProcessEnv;
 let tools: ToolServer;
 let fleet: StageFleet;
@@ -34,7 +41,14 @@ let cluster: TestCluster;
 before(async () => {
   const endpoints = await up(infra);
   tools = await startToolServer({ port: 0 });
-  env = { ...process.env, KAFKA_BROKERS: endpoints.brokers, SCHEMA_REGISTRY_URL: endpoints.registryUrl, TAO_NAMESPACE: '', TAO_SESSION_TIMEOUT_MS: '6000', TAO_DEMO_TOOL_ORIGIN: tools.url };
+  env = {
+    ...process.env,
+    KAFKA_BROKERS: endpoints.brokers,
+    SCHEMA_REGISTRY_URL: endpoints.registryUrl,
+    TAO_NAMESPACE: '',
+    TAO_SESSION_TIMEOUT_MS: '6000',
+    TAO_DEMO_TOOL_ORIGIN: tools.url,
+  };
   await applyCatalog(env, () => undefined);
   const config = loadRuntimeConfig(env);
   const logger = createLogger({ test: 'outage' }, { level: 'error' });

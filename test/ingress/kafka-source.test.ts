@@ -34,12 +34,22 @@ async function startSource(config: Record<string, unknown>): Promise<void> {
   writeFileSync(file, JSON.stringify(config));
   let ready!: () => void;
   const started = new Promise<void>((r) => (ready = r));
-  const proc = spawnStage('source', { ...cluster.env, TAO_OPS_PORT: '0' }, (who, line) => {
-    lines.push(line);
-    if (line.includes('"msg":"stage started"')) ready();
-  }, [file]);
+  const proc = spawnStage(
+    'source',
+    { ...cluster.env, TAO_OPS_PORT: '0' },
+    (who, line) => {
+      lines.push(line);
+      if (line.includes('"msg":"stage started"')) ready();
+    },
+    [file],
+  );
   procs.push(proc);
-  await Promise.race([started, proc.exited.then((code) => { throw new Error(`source exited (${code}):\n${lines.slice(-10).join('\n')}`); })]);
+  await Promise.race([
+    started,
+    proc.exited.then((code) => {
+      throw new Error(`source exited (${code}):\n${lines.slice(-10).join('\n')}`);
+    }),
+  ]);
 }
 
 async function createTopic(topic: string, partitions: number): Promise<void> {
@@ -59,7 +69,12 @@ async function deadLetters(topic: string, count: number): Promise<KafkaMessage[]
   await consumer.subscribe({ topic, fromBeginning: true });
   let done!: () => void;
   const enough = new Promise<void>((r) => (done = r));
-  await consumer.run({ eachMessage: async ({ message }) => { seen.push(message); if (seen.length >= count) done(); } });
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      seen.push(message);
+      if (seen.length >= count) done();
+    },
+  });
   await Promise.race([enough, new Promise((_, reject) => setTimeout(() => reject(new Error(`${seen.length} of ${count} dead letters`)), 30000))]);
   await consumer.disconnect();
   return seen;
@@ -68,7 +83,12 @@ async function deadLetters(topic: string, count: number): Promise<KafkaMessage[]
 test('a JSON source topic with good and bad records: each good record is exactly one task, each bad one a dead letter', { timeout: 120000 }, async () => {
   const topic = `${cluster.namespace}.legacy.requests`;
   await createTopic(topic, 2);
-  const good = Array.from({ length: 20 }, (_, i) => ({ request_id: `REQ-${i}`, subject: `Order O-1234567${i % 10}`, body: `where is it? user${i}@example.com`, customer: { tier: 'gold' } }));
+  const good = Array.from({ length: 20 }, (_, i) => ({
+    request_id: `REQ-${i}`,
+    subject: `Order O-1234567${i % 10}`,
+    body: `where is it? user${i}@example.com`,
+    customer: { tier: 'gold' },
+  }));
   const bad: Array<[string, Buffer]> = [
     ['not-json', Buffer.from('{"request_id": "REQ-x", ')],
     ['no-id', Buffer.from(JSON.stringify({ subject: 'hi', body: 'there' }))],
@@ -78,14 +98,26 @@ test('a JSON source topic with good and bad records: each good record is exactly
   const producer = cluster.kafka.producer({ idempotent: true });
   await producer.connect();
   // Good and bad interleaved on the same partitions: the bad ones must not stop the good ones after them.
-  await producer.send({ topic, acks: -1, messages: [
-    ...bad.map(([key, value]) => ({ key, value, partition: 0 })),
-    ...good.map((g, i) => ({ key: g.request_id, value: JSON.stringify(g), partition: i % 2 })),
-    { key: 'REQ-0-again', value: JSON.stringify(good[0]), partition: 1 }, // the same request sent twice
-  ] });
+  await producer.send({
+    topic,
+    acks: -1,
+    messages: [
+      ...bad.map(([key, value]) => ({ key, value, partition: 0 })),
+      ...good.map((g, i) => ({ key: g.request_id, value: JSON.stringify(g), partition: i % 2 })),
+      { key: 'REQ-0-again', value: JSON.stringify(good[0]), partition: 1 }, // the same request sent twice
+    ],
+  });
   await producer.disconnect();
 
-  await startSource({ name: 'legacy', topic, format: 'json', source: 'legacy-crm', text: '{{/subject}}\n{{/body}}', externalId: '/request_id', metadata: { tier: '/customer/tier' } });
+  await startSource({
+    name: 'legacy',
+    topic,
+    format: 'json',
+    source: 'legacy-crm',
+    text: '{{/subject}}\n{{/body}}',
+    externalId: '/request_id',
+    metadata: { tier: '/customer/tier' },
+  });
   const tasks = await scan(cluster, ['tasks'], { until: (rs) => rs.length >= 21 });
   assert.equal(tasks.length, 21, 'twenty records and one re-send became tasks');
   const byExternal = new Map<string, Task[]>();
@@ -96,7 +128,10 @@ test('a JSON source topic with good and bad records: each good record is exactly
   assert.equal(byExternal.size, 20, 'one external id per good record');
   const first = byExternal.get('REQ-0')!;
   assert.equal(first.length, 2, 'the re-sent record is a second task for the same run');
-  assert.ok(first.every((t) => t.thought_id === thoughtIdFor('legacy-crm', 'REQ-0')), 'both map to the same thought_id, so Thought starts one run');
+  assert.ok(
+    first.every((t) => t.thought_id === thoughtIdFor('legacy-crm', 'REQ-0')),
+    'both map to the same thought_id, so Thought starts one run',
+  );
   assert.equal(first[0]!.text, 'Order O-12345670\nwhere is it? user0@example.com');
   assert.equal(first[0]!.metadata.tier, 'gold');
 
@@ -109,17 +144,31 @@ test('a JSON source topic with good and bad records: each good record is exactly
 test('an Avro source topic is decoded through the registry', { timeout: 120000 }, async () => {
   const topic = `${cluster.namespace}.legacy.avro`;
   await createTopic(topic, 1);
-  const schema = { type: 'record', name: 'Ticket', namespace: 'legacy', fields: [{ name: 'id', type: 'long' }, { name: 'summary', type: 'string' }] };
+  const schema = {
+    type: 'record',
+    name: 'Ticket',
+    namespace: 'legacy',
+    fields: [
+      { name: 'id', type: 'long' },
+      { name: 'summary', type: 'string' },
+    ],
+  };
   const { id } = await cluster.codec.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject: `${topic}-value` });
   const producer = cluster.kafka.producer({ idempotent: true });
   await producer.connect();
-  await producer.send({ topic, acks: -1, messages: [
-    { key: 'a', value: await cluster.codec.registry.encode(id, { id: 4711, summary: 'refund O-12345678 please' }) },
-    { key: 'b', value: Buffer.from([0, 0x7f, 0xff, 0xff, 0xfe, 1, 2]) },
-  ] });
+  await producer.send({
+    topic,
+    acks: -1,
+    messages: [
+      { key: 'a', value: await cluster.codec.registry.encode(id, { id: 4711, summary: 'refund O-12345678 please' }) },
+      { key: 'b', value: Buffer.from([0, 0x7f, 0xff, 0xff, 0xfe, 1, 2]) },
+    ],
+  });
   await producer.disconnect();
   await startSource({ name: 'legacy-avro', topic, format: 'avro', source: 'legacy-avro', text: '{{/summary}}', externalId: '/id' });
-  const tasks = (await scan(cluster, ['tasks'], { until: (rs) => rs.some((r) => (r.value as unknown as Task).source === 'legacy-avro') })).filter((r) => (r.value as unknown as Task).source === 'legacy-avro');
+  const tasks = (await scan(cluster, ['tasks'], { until: (rs) => rs.some((r) => (r.value as unknown as Task).source === 'legacy-avro') })).filter(
+    (r) => (r.value as unknown as Task).source === 'legacy-avro',
+  );
   assert.equal(tasks.length, 1);
   assert.equal((tasks[0]!.value as unknown as Task).external_id, '4711');
   const [letter] = await deadLetters(`${topic}.dlq`, 1);

@@ -16,7 +16,10 @@ before(async () => {
   cluster = await freshCluster();
   producer = cluster.kafka.producer({ idempotent: true });
   await producer.connect();
-  ingress = await startIngress({ port: 0, host: '127.0.0.1', maxBodyBytes: 4096 }, { producer, codec: cluster.codec, logger: createLogger({}, { level: 'error' }) });
+  ingress = await startIngress(
+    { port: 0, host: '127.0.0.1', maxBodyBytes: 4096 },
+    { producer, codec: cluster.codec, logger: createLogger({}, { level: 'error' }) },
+  );
 });
 after(async () => {
   await ingress?.close();
@@ -25,21 +28,27 @@ after(async () => {
 
 const post = (body: string) => fetch(`${ingress.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 
-test('POST /v1/tasks answers 202 with the thought_id once the task is in tao.tasks; the same source and external_id give the same thought_id', { timeout: 60000 }, async () => {
-  const a = await post(JSON.stringify({ text: 'where is my order? ada@example.com', source: 'zendesk', external_id: 'T-100', metadata: { priority: 'high' } }));
-  const b = await post(JSON.stringify({ text: 'second delivery of the same ticket', source: 'zendesk', external_id: 'T-100' }));
-  const c = await post(JSON.stringify({ text: 'same id, other source', source: 'jira', external_id: 'T-100' }));
-  assert.deepEqual([a.status, b.status, c.status], [202, 202, 202]);
-  const [ja, jb, jc] = (await Promise.all([a.json(), b.json(), c.json()])) as Array<{ thought_id: string; task_id: string }>;
-  assert.equal(ja!.thought_id, jb!.thought_id);
-  assert.notEqual(ja!.thought_id, jc!.thought_id);
+test(
+  'POST /v1/tasks answers 202 with the thought_id once the task is in tao.tasks; the same source and external_id give the same thought_id',
+  { timeout: 60000 },
+  async () => {
+    const a = await post(
+      JSON.stringify({ text: 'where is my order? ada@example.com', source: 'zendesk', external_id: 'T-100', metadata: { priority: 'high' } }),
+    );
+    const b = await post(JSON.stringify({ text: 'second delivery of the same ticket', source: 'zendesk', external_id: 'T-100' }));
+    const c = await post(JSON.stringify({ text: 'same id, other source', source: 'jira', external_id: 'T-100' }));
+    assert.deepEqual([a.status, b.status, c.status], [202, 202, 202]);
+    const [ja, jb, jc] = (await Promise.all([a.json(), b.json(), c.json()])) as Array<{ thought_id: string; task_id: string }>;
+    assert.equal(ja!.thought_id, jb!.thought_id);
+    assert.notEqual(ja!.thought_id, jc!.thought_id);
 
-  const tasks = await scan(cluster, ['tasks'], { until: (rs) => rs.length >= 3 });
-  const first = tasks.find((r) => (r.value as unknown as Task).task_id === ja!.task_id)!;
-  assert.equal(first.key, ja!.thought_id);
-  assert.deepEqual({ ...(first.value as unknown as Task).metadata }, { priority: 'high' });
-  assert.equal((first.value as unknown as Task).source, 'zendesk');
-});
+    const tasks = await scan(cluster, ['tasks'], { until: (rs) => rs.length >= 3 });
+    const first = tasks.find((r) => (r.value as unknown as Task).task_id === ja!.task_id)!;
+    assert.equal(first.key, ja!.thought_id);
+    assert.deepEqual({ ...(first.value as unknown as Task).metadata }, { priority: 'high' });
+    assert.equal((first.value as unknown as Task).source, 'zendesk');
+  },
+);
 
 test('invalid requests get 400 with field-level errors, 413 above the size limit, and nothing is written', { timeout: 60000 }, async () => {
   const badJson = await post('{"text": ');
@@ -49,7 +58,10 @@ test('invalid requests get 400 with field-level errors, 413 above the size limit
   const missing = await post(JSON.stringify({ source: 'x' }));
   assert.equal(missing.status, 400);
   const body = (await missing.json()) as { fields: Array<{ field: string; message: string }> };
-  assert.ok(body.fields.some((f) => f.field === 'text'), JSON.stringify(body));
+  assert.ok(
+    body.fields.some((f) => f.field === 'text'),
+    JSON.stringify(body),
+  );
 
   const extra = await post(JSON.stringify({ text: 'hi', priority: 1 }));
   assert.equal(extra.status, 400);
@@ -76,9 +88,19 @@ test('GET /metrics counts the answers above by route and status (routes as label
   const all = parseMetrics(await res.text());
   const count = (route: string, status: string) => sample(all, 'tao_ingress_requests_total', { route, status });
   assert.deepEqual(
-    { accepted: count('tasks', '202'), invalid: count('tasks', '400'), tooLarge: count('tasks', '413'), wrongMethod: count('tasks', '405'), otherPath: count('other', '404'), unknownSource: count('webhooks/unknown', '404') },
+    {
+      accepted: count('tasks', '202'),
+      invalid: count('tasks', '400'),
+      tooLarge: count('tasks', '413'),
+      wrongMethod: count('tasks', '405'),
+      otherPath: count('other', '404'),
+      unknownSource: count('webhooks/unknown', '404'),
+    },
     { accepted: 4, invalid: 3, tooLarge: 1, wrongMethod: 1, otherPath: 1, unknownSource: 1 },
   );
-  assert.ok(samples(all, 'tao_ingress_requests_total').every((s) => !s.labels.route?.includes('nothing-here')), 'no raw path became a label');
+  assert.ok(
+    samples(all, 'tao_ingress_requests_total').every((s) => !s.labels.route?.includes('nothing-here')),
+    'no raw path became a label',
+  );
   assert.equal(sample(all, 'tao_ingress_request_seconds_count', { route: 'tasks' }), 9);
 });

@@ -84,7 +84,13 @@ test('writeWithin turns a write that never answers into a retriable TaoError', a
 test('Jira rich text: strings as is, Atlassian Document Format flattened to lines', () => {
   assert.equal(jiraPlainText('plain *wiki*'), 'plain *wiki*');
   assert.equal(jiraPlainText(null), '');
-  const adf = { type: 'doc', content: [{ type: 'heading', content: [{ type: 'text', text: 'Title' }] }, { type: 'paragraph', content: [{ type: 'text', text: 'a' }, { type: 'hardBreak' }, { type: 'text', text: 'b' }] }] };
+  const adf = {
+    type: 'doc',
+    content: [
+      { type: 'heading', content: [{ type: 'text', text: 'Title' }] },
+      { type: 'paragraph', content: [{ type: 'text', text: 'a' }, { type: 'hardBreak' }, { type: 'text', text: 'b' }] },
+    ],
+  };
   assert.equal(jiraPlainText(adf), 'Title\na\nb');
 });
 

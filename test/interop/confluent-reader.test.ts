@@ -30,17 +30,38 @@ test("Confluent's own Python client and Avro deserializer read every loop topic 
   const follower = await followOutcomes(cluster);
   const producer = cluster.kafka.producer({ idempotent: true });
   await producer.connect();
-  await submitTasks(producer, cluster.codec, [0, 1, 2].map((i) => buildTask({ text: `order of interop${i}@example.com`, source: 'interop', external_id: `${cluster.namespace}-${i}` })));
+  await submitTasks(
+    producer,
+    cluster.codec,
+    [0, 1, 2].map((i) => buildTask({ text: `order of interop${i}@example.com`, source: 'interop', external_id: `${cluster.namespace}-${i}` })),
+  );
   await producer.disconnect();
   await follower.waitFor(3, 60000);
   await follower.stop();
 
   const topics: TopicId[] = ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes'];
-  const ours = await scan(cluster, topics, { until: (rs) => rs.filter((r) => r.topic === 'observationResults').length >= 9 && rs.filter((r) => r.topic === 'outcomes').length >= 3 });
+  const ours = await scan(cluster, topics, {
+    until: (rs) => rs.filter((r) => r.topic === 'observationResults').length >= 9 && rs.filter((r) => r.topic === 'outcomes').length >= 3,
+  });
   for (const id of topics) {
     const expected = ours.filter((r) => r.topic === id);
-    const { stdout } = await run(PYTHON, [READER, '--brokers', cluster.config.kafka.brokers.join(','), '--registry', cluster.config.registry.url, '--topic', cluster.codec.topics.name(id), '--expect', String(expected.length), '--timeout-s', '30']);
-    const theirs = stdout.trim().split('\n').map((l) => JSON.parse(l) as { partition: number; offset: number; key: string; value: Record<string, unknown>; schema_id: number });
+    const { stdout } = await run(PYTHON, [
+      READER,
+      '--brokers',
+      cluster.config.kafka.brokers.join(','),
+      '--registry',
+      cluster.config.registry.url,
+      '--topic',
+      cluster.codec.topics.name(id),
+      '--expect',
+      String(expected.length),
+      '--timeout-s',
+      '30',
+    ]);
+    const theirs = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { partition: number; offset: number; key: string; value: Record<string, unknown>; schema_id: number });
     assert.equal(theirs.length, expected.length, `${id}: same record count`);
     for (const record of theirs) {
       const mine = expected.find((r) => r.partition === record.partition && Number(r.offset) === record.offset);

@@ -36,7 +36,10 @@ after(async () => {
 
 /** Requests that reached the tool server's refunds route, by idempotency key. */
 function refundCalls(): string[] {
-  return loop.tools.stats().requests.filter((r) => r.route === 'refunds.create').map((r) => r.headers['idempotency-key'] ?? '');
+  return loop.tools
+    .stats()
+    .requests.filter((r) => r.route === 'refunds.create')
+    .map((r) => r.headers['idempotency-key'] ?? '');
 }
 
 async function tao(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -49,29 +52,38 @@ async function tao(args: string[]): Promise<{ code: number; stdout: string; stde
   }
 }
 
-test('a refund above the threshold parks its run awaiting_approval with the call, its arguments and why; no refund reaches the tool server', { timeout: 120000 }, async () => {
-  const { cluster, fleet } = loop;
-  const follower = await followOutcomes(cluster);
-  for (const [name, order] of Object.entries(ORDERS) as Array<[keyof typeof ORDERS, string]>) tasks[name] = buildTask({ text: `Please refund my order ${order}, it arrived broken.`, source: 'approvals', external_id: `${cluster.namespace}-${name}` });
-  const producer = cluster.kafka.producer({ idempotent: true });
-  await producer.connect();
-  await submitTasks(producer, cluster.codec, Object.values(tasks));
-  await producer.disconnect();
-  await fleet.explained(follower.waitFor(4, 90000), cluster);
-  await follower.stop();
-  for (const [name, task] of Object.entries(tasks)) {
-    const parked = follower.outcomes.get(task.thought_id)!.value as unknown as Outcome;
-    assert.equal(parked.status, 'awaiting_approval', `${name}: ${parked.reason}`);
-    assert.equal(parked.reason_code, 'approval_required');
-    const [call] = parked.approval!.calls;
-    assert.equal(call!.tool, 'refunds.create');
-    assert.equal(JSON.parse(call!.input_json).order_id, ORDERS[name as keyof typeof ORDERS]);
-    assert.ok(JSON.parse(call!.input_json).amount_cents > 5000);
-    assert.match(call!.why, /^amount_cents \d+ > 5000$/);
-    assert.equal(parked.approval!.timeout_ms, 5000);
-  }
-  assert.deepEqual(refundCalls(), [], 'nothing reached the refunds tool');
-});
+test(
+  'a refund above the threshold parks its run awaiting_approval with the call, its arguments and why; no refund reaches the tool server',
+  { timeout: 120000 },
+  async () => {
+    const { cluster, fleet } = loop;
+    const follower = await followOutcomes(cluster);
+    for (const [name, order] of Object.entries(ORDERS) as Array<[keyof typeof ORDERS, string]>)
+      tasks[name] = buildTask({
+        text: `Please refund my order ${order}, it arrived broken.`,
+        source: 'approvals',
+        external_id: `${cluster.namespace}-${name}`,
+      });
+    const producer = cluster.kafka.producer({ idempotent: true });
+    await producer.connect();
+    await submitTasks(producer, cluster.codec, Object.values(tasks));
+    await producer.disconnect();
+    await fleet.explained(follower.waitFor(4, 90000), cluster);
+    await follower.stop();
+    for (const [name, task] of Object.entries(tasks)) {
+      const parked = follower.outcomes.get(task.thought_id)!.value as unknown as Outcome;
+      assert.equal(parked.status, 'awaiting_approval', `${name}: ${parked.reason}`);
+      assert.equal(parked.reason_code, 'approval_required');
+      const [call] = parked.approval!.calls;
+      assert.equal(call!.tool, 'refunds.create');
+      assert.equal(JSON.parse(call!.input_json).order_id, ORDERS[name as keyof typeof ORDERS]);
+      assert.ok(JSON.parse(call!.input_json).amount_cents > 5000);
+      assert.match(call!.why, /^amount_cents \d+ > 5000$/);
+      assert.equal(parked.approval!.timeout_ms, 5000);
+    }
+    assert.deepEqual(refundCalls(), [], 'nothing reached the refunds tool');
+  },
+);
 
 test('`tao approve` resumes the run: exactly one refund reaches the tool server, and a second approve does nothing', { timeout: 120000 }, async () => {
   const id = tasks.approve.thought_id;
@@ -80,7 +92,7 @@ test('`tao approve` resumes the run: exactly one refund reaches the tool server,
   const outcome = JSON.parse(approved.stdout) as Outcome;
   assert.equal(outcome.status, 'completed', outcome.reason);
   assert.match(JSON.parse(outcome.output_json!).refund_id, /^R-\d{8}$/);
-  assert.deepEqual(refundCalls(), [`${id}:2:S2`], 'one refund call, with the parked wave\'s idempotency key');
+  assert.deepEqual(refundCalls(), [`${id}:2:S2`], "one refund call, with the parked wave's idempotency key");
 
   const again = await tao(['approve', id]);
   assert.equal(again.code, 0, again.stderr);
@@ -102,36 +114,61 @@ test('`tao deny` ends the run failed (approval_denied) with who and why, and no 
   assert.ok(!refundCalls().some((k) => k.startsWith(id)), 'no refund for the denied run');
 });
 
-test('POST /v1/runs/{id}/approve on the ingress, with a key of scope approve, resumes the run: one refund, decided by the key', { timeout: 120000 }, async () => {
-  const { cluster } = loop;
-  const id = tasks.http.thought_id;
-  const key = newApiKey();
-  const producer = cluster.kafka.producer({ idempotent: true });
-  await producer.connect();
-  const ingress = await startIngress({ port: 0, host: '127.0.0.1', maxBodyBytes: 8192, auth: { mode: 'keys', keys: [{ id: 'supervisor', sha256: hashApiKey(key), sources: ['*'], rate_per_minute: 60, scopes: ['approve'] }] } }, { producer, codec: cluster.codec, logger: createLogger({}, { level: 'error' }) });
-  const follower = await followOutcomes(cluster);
-  try {
-    const res = await fetch(`${ingress.url}/v1/runs/${id}/approve`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'within policy' }) });
-    assert.equal(res.status, 202);
-    await loop.fleet.explained(follower.waitUntil((o) => (o.get(id)?.value as unknown as Outcome | undefined)?.status === 'completed', 60000), cluster);
-  } finally {
-    await follower.stop();
-    await ingress.close();
-    await producer.disconnect();
-  }
-  assert.deepEqual(refundCalls().filter((k) => k.startsWith(id)), [`${id}:2:S2`]);
-  assert.equal(loop.tools.stats().effects['refunds.create'], 2, 'one more refund created');
-  const decision = (await scanToEnd(cluster, ['tasks'])).map((r) => r.value as unknown as Task).find((t) => t.thought_id === id && t.kind === 'DECISION');
-  assert.equal(decision?.decision?.decided_by, 'key:supervisor');
-  assert.equal(decision?.decision?.reason, 'within policy');
-});
+test(
+  'POST /v1/runs/{id}/approve on the ingress, with a key of scope approve, resumes the run: one refund, decided by the key',
+  { timeout: 120000 },
+  async () => {
+    const { cluster } = loop;
+    const id = tasks.http.thought_id;
+    const key = newApiKey();
+    const producer = cluster.kafka.producer({ idempotent: true });
+    await producer.connect();
+    const ingress = await startIngress(
+      {
+        port: 0,
+        host: '127.0.0.1',
+        maxBodyBytes: 8192,
+        auth: { mode: 'keys', keys: [{ id: 'supervisor', sha256: hashApiKey(key), sources: ['*'], rate_per_minute: 60, scopes: ['approve'] }] },
+      },
+      { producer, codec: cluster.codec, logger: createLogger({}, { level: 'error' }) },
+    );
+    const follower = await followOutcomes(cluster);
+    try {
+      const res = await fetch(`${ingress.url}/v1/runs/${id}/approve`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ reason: 'within policy' }),
+      });
+      assert.equal(res.status, 202);
+      await loop.fleet.explained(
+        follower.waitUntil((o) => (o.get(id)?.value as unknown as Outcome | undefined)?.status === 'completed', 60000),
+        cluster,
+      );
+    } finally {
+      await follower.stop();
+      await ingress.close();
+      await producer.disconnect();
+    }
+    assert.deepEqual(
+      refundCalls().filter((k) => k.startsWith(id)),
+      [`${id}:2:S2`],
+    );
+    assert.equal(loop.tools.stats().effects['refunds.create'], 2, 'one more refund created');
+    const decision = (await scanToEnd(cluster, ['tasks'])).map((r) => r.value as unknown as Task).find((t) => t.thought_id === id && t.kind === 'DECISION');
+    assert.equal(decision?.decision?.decided_by, 'key:supervisor');
+    assert.equal(decision?.decision?.reason, 'within policy');
+  },
+);
 
 test('an approval nobody answers is timed out by the scheduler: the run ends approval_timeout without a refund', { timeout: 120000 }, async () => {
   const { cluster, fleet } = loop;
   const id = tasks.timeout.thought_id;
   const follower = await followOutcomes(cluster);
   await fleet.start('scheduler');
-  await fleet.explained(follower.waitUntil((o) => (o.get(id)?.value as unknown as Outcome | undefined)?.status === 'failed', 60000), cluster);
+  await fleet.explained(
+    follower.waitUntil((o) => (o.get(id)?.value as unknown as Outcome | undefined)?.status === 'failed', 60000),
+    cluster,
+  );
   await follower.stop();
   const outcome = follower.outcomes.get(id)!.value as unknown as Outcome;
   assert.equal(outcome.reason_code, 'approval_timeout');
@@ -139,7 +176,10 @@ test('an approval nobody answers is timed out by the scheduler: the run ends app
   assert.ok(!refundCalls().some((k) => k.startsWith(id)), 'no refund for the timed-out run');
   // The time-out is itself a record: one DECISION task for this run, written by the scheduler.
   const decisions = (await scanToEnd(cluster, ['tasks'])).filter((r) => r.key === id && (r.value as unknown as Task).kind === 'DECISION');
-  assert.deepEqual(decisions.map((r) => (r.value as unknown as Task).decision?.verdict), ['timeout']);
+  assert.deepEqual(
+    decisions.map((r) => (r.value as unknown as Task).decision?.verdict),
+    ['timeout'],
+  );
 });
 
 test('replay --verify re-decides the approved (CLI and HTTP), denied and timed-out runs from the log: no drift', { timeout: 120000 }, async () => {

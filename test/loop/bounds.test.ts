@@ -15,16 +15,44 @@ import { startLlmServer, type LlmServer } from '../helpers/llm-server.ts';
 
 type Step = { id: string; tool: string; input: Record<string, unknown>; depends_on: string[]; until?: unknown; max_calls?: number; fallback?: string };
 const plan = (steps: Step[], output: Record<string, string> = {}) => ({ flow: { id: 'bounds', version: 1 }, steps, output });
-const tier = (id: string, customer: string, deps: string[] = [], extra: Partial<Step> = {}): Step => ({ id, tool: 'crm.tier', input: { customer_id: customer }, depends_on: deps, ...extra });
-const track = (id: string, order: string, extra: Partial<Step> = {}): Step => ({ id, tool: 'shipping.track', input: { order_id: order }, depends_on: [], ...extra });
+const tier = (id: string, customer: string, deps: string[] = [], extra: Partial<Step> = {}): Step => ({
+  id,
+  tool: 'crm.tier',
+  input: { customer_id: customer },
+  depends_on: deps,
+  ...extra,
+});
+const track = (id: string, order: string, extra: Partial<Step> = {}): Step => ({
+  id,
+  tool: 'shipping.track',
+  input: { order_id: order },
+  depends_on: [],
+  ...extra,
+});
 
 /** Each scenario's task names an e-mail; the LLM server answers by it, and the graph fallback plans with it. */
 const BOUNDS: Record<string, { plan: unknown; status: Outcome['status']; code: Outcome['reason_code'] }> = {
-  'novelty@example.com': { plan: plan([track('S1', 'O-00000001', { until: { path: '/state', equals: 'never' }, max_calls: 10 })]), status: 'budget_exhausted', code: 'no_novelty' },
-  'repeat@example.com': { plan: plan([track('S1', 'O-00000002', { until: { path: '/state', equals: 'never' } })]), status: 'budget_exhausted', code: 'repeat_cap' },
+  'novelty@example.com': {
+    plan: plan([track('S1', 'O-00000001', { until: { path: '/state', equals: 'never' }, max_calls: 10 })]),
+    status: 'budget_exhausted',
+    code: 'no_novelty',
+  },
+  'repeat@example.com': {
+    plan: plan([track('S1', 'O-00000002', { until: { path: '/state', equals: 'never' } })]),
+    status: 'budget_exhausted',
+    code: 'repeat_cap',
+  },
   'alwaysfails@example.com': { plan: plan([tier('S1', 'C-999001', [], { fallback: 'orders.latest' })]), status: 'failed', code: 'step_failed' },
-  'iterations@example.com': { plan: plan(Array.from({ length: 7 }, (_, i) => tier(`S${i + 1}`, `C-10000${i}`, i ? [`S${i}`] : []))), status: 'budget_exhausted', code: 'max_iterations' },
-  'budget@example.com': { plan: plan([...[1, 2, 3, 4].map((i) => tier(`A${i}`, `C-20000${i}`)), ...[1, 2, 3, 4].map((i) => tier(`B${i}`, `C-30000${i}`, ['A1', 'A2', 'A3', 'A4']))]), status: 'budget_exhausted', code: 'cost_budget' },
+  'iterations@example.com': {
+    plan: plan(Array.from({ length: 7 }, (_, i) => tier(`S${i + 1}`, `C-10000${i}`, i ? [`S${i}`] : []))),
+    status: 'budget_exhausted',
+    code: 'max_iterations',
+  },
+  'budget@example.com': {
+    plan: plan([...[1, 2, 3, 4].map((i) => tier(`A${i}`, `C-20000${i}`)), ...[1, 2, 3, 4].map((i) => tier(`B${i}`, `C-30000${i}`, ['A1', 'A2', 'A3', 'A4']))]),
+    status: 'budget_exhausted',
+    code: 'cost_budget',
+  },
 };
 
 const bad = (customer: string) => tier('S1', customer);
@@ -64,33 +92,51 @@ after(async () => {
   await llm?.close();
 });
 
-test('each loop bound ends its run with its own reason, and each invalid plan is rejected with its reason before any tool sees it', { timeout: 180000 }, async () => {
-  const follower = await followOutcomes(cluster);
-  const emails = [...Object.keys(BOUNDS), ...Object.keys(INVALID)];
-  const tasks = emails.map((email) => buildTask({ text: `Where is my order? ${email}`, source: 'bounds', external_id: `${cluster.namespace}-${email}` }));
-  const producer = cluster.kafka.producer({ idempotent: true });
-  await producer.connect();
-  await submitTasks(producer, cluster.codec, tasks);
-  await producer.disconnect();
-  await follower.waitFor(tasks.length, 150000);
-  await follower.stop();
-  const outcomeOf = (email: string) => follower.outcomes.get(tasks[emails.indexOf(email)]!.thought_id)!.value as unknown as Outcome;
+test(
+  'each loop bound ends its run with its own reason, and each invalid plan is rejected with its reason before any tool sees it',
+  { timeout: 180000 },
+  async () => {
+    const follower = await followOutcomes(cluster);
+    const emails = [...Object.keys(BOUNDS), ...Object.keys(INVALID)];
+    const tasks = emails.map((email) => buildTask({ text: `Where is my order? ${email}`, source: 'bounds', external_id: `${cluster.namespace}-${email}` }));
+    const producer = cluster.kafka.producer({ idempotent: true });
+    await producer.connect();
+    await submitTasks(producer, cluster.codec, tasks);
+    await producer.disconnect();
+    await follower.waitFor(tasks.length, 150000);
+    await follower.stop();
+    const outcomeOf = (email: string) => follower.outcomes.get(tasks[emails.indexOf(email)]!.thought_id)!.value as unknown as Outcome;
 
-  for (const [email, expected] of Object.entries(BOUNDS)) {
-    const o = outcomeOf(email);
-    assert.deepEqual([o.status, o.reason_code], [expected.status, expected.code], `${email}: ${o.reason}`);
-  }
-  const failing = outcomeOf('alwaysfails@example.com');
-  assert.deepEqual(failing.reflections.map((r) => r.action), ['fallback', 'fail'], 'reflection switched to the fallback, then gave up');
-  assert.deepEqual(failing.reflections[0]!.dimensions.map((d) => `${d.name}:${d.result}`), ['data_completeness:PASS', 'logic_consistency:PASS', 'policy_compliance:PASS', 'uncertainty:MISSING']);
-  assert.equal(failing.reflections[1]!.tool, 'orders.latest', 'the second reflection is about the fallback tool');
+    for (const [email, expected] of Object.entries(BOUNDS)) {
+      const o = outcomeOf(email);
+      assert.deepEqual([o.status, o.reason_code], [expected.status, expected.code], `${email}: ${o.reason}`);
+    }
+    const failing = outcomeOf('alwaysfails@example.com');
+    assert.deepEqual(
+      failing.reflections.map((r) => r.action),
+      ['fallback', 'fail'],
+      'reflection switched to the fallback, then gave up',
+    );
+    assert.deepEqual(
+      failing.reflections[0]!.dimensions.map((d) => `${d.name}:${d.result}`),
+      ['data_completeness:PASS', 'logic_consistency:PASS', 'policy_compliance:PASS', 'uncertainty:MISSING'],
+    );
+    assert.equal(failing.reflections[1]!.tool, 'orders.latest', 'the second reflection is about the fallback tool');
 
-  for (const [email, expected] of Object.entries(INVALID)) {
-    const o = outcomeOf(email);
-    assert.match(o.planner, /^llm->graph\(invalid plan: /, `${email}: the LLM plan was rejected`);
-    assert.match(o.planner, expected.reason, `${email}: ${o.planner}`);
-    assert.equal(o.flow_id, 'order-status', 'the run went on with the graph flow');
-    assert.equal(o.status, 'completed', o.reason);
-  }
-  assert.deepEqual(tools.stats().requests.filter((r) => r.path.includes('C-666')).map((r) => r.path), [], 'no step of an invalid plan reached a tool');
-});
+    for (const [email, expected] of Object.entries(INVALID)) {
+      const o = outcomeOf(email);
+      assert.match(o.planner, /^llm->graph\(invalid plan: /, `${email}: the LLM plan was rejected`);
+      assert.match(o.planner, expected.reason, `${email}: ${o.planner}`);
+      assert.equal(o.flow_id, 'order-status', 'the run went on with the graph flow');
+      assert.equal(o.status, 'completed', o.reason);
+    }
+    assert.deepEqual(
+      tools
+        .stats()
+        .requests.filter((r) => r.path.includes('C-666'))
+        .map((r) => r.path),
+      [],
+      'no step of an invalid plan reached a tool',
+    );
+  },
+);

@@ -49,7 +49,11 @@ order: its id and status.
 const SCENARIO = {
   description: 'test-only: eleven lookups, one per turn, then a final answer',
   rules: [
-    ...ORDERS.map((order, i) => ({ name: `look up order ${i + 1}`, when: { turn: i + 1 }, answer: { tool_calls: [{ tool: 'orders.get', arguments: { order_id: order } }] } })),
+    ...ORDERS.map((order, i) => ({
+      name: `look up order ${i + 1}`,
+      when: { turn: i + 1 },
+      answer: { tool_calls: [{ tool: 'orders.get', arguments: { order_id: order } }] },
+    })),
     { name: 'final answer', when: { turn: 12 }, answer: { content: `I checked your ${ORDERS.length} orders, ${ORDERS[0]} to ${ORDERS.at(-1)}.` } },
   ],
 };
@@ -68,14 +72,22 @@ before(async () => {
   mkdirSync(join(dir, 'scenarios'));
   writeFileSync(join(dir, 'scenarios', 'order-history.json'), JSON.stringify(SCENARIO));
   sim = await startModelSim({ port: 0, scenariosDir: join(dir, 'scenarios') });
-  loop = await startLoop({ TAO_PLANNER: 'react', TAO_SKILLS_DIR: join(dir, 'skills'), TAO_LLM_BASE_URL: `${sim.url}/v1`, TAO_LLM_MODEL: 'sim-1', TAO_LLM_TIMEOUT_MS: '5000' });
+  loop = await startLoop({
+    TAO_PLANNER: 'react',
+    TAO_SKILLS_DIR: join(dir, 'skills'),
+    TAO_LLM_BASE_URL: `${sim.url}/v1`,
+    TAO_LLM_MODEL: 'sim-1',
+    TAO_LLM_TIMEOUT_MS: '5000',
+  });
   loop.tools.setFault({ route: 'orders.get', mode: 'large_body', bytes: 6000 });
   const task = buildTask({ text: TICKET, source: 'test', external_id: `${loop.cluster.namespace}-window` });
   id = task.thought_id;
   outcome = (await runTasks(loop.cluster, [task], 120000)).get(id)!;
   // 12 model waves + 11 tool waves, each one request and one result record (read_committed).
   const mine = (rs: LoopRecord[], topic: string) => rs.filter((r) => r.key === id && r.topic === topic).length;
-  records = await scan(loop.cluster, ['thoughtRequests', 'actionResults'], { until: (rs) => mine(rs, 'thoughtRequests') >= 23 && mine(rs, 'actionResults') >= 23 });
+  records = await scan(loop.cluster, ['thoughtRequests', 'actionResults'], {
+    until: (rs) => mine(rs, 'thoughtRequests') >= 23 && mine(rs, 'actionResults') >= 23,
+  });
 });
 
 after(async () => {
@@ -91,11 +103,19 @@ test('12 model turns over a raw history of 3x the window: every recorded prompt 
 
   const steps = records.filter((r) => r.key === id && r.topic === 'thoughtRequests').flatMap((r) => (r.value as unknown as ThoughtRequest).steps);
   const turns = steps.filter((s) => s.tool === 'model.chat');
-  assert.deepEqual(turns.map((s) => s.step_id), Array.from({ length: 12 }, (_, i) => `M${i + 1}`), 'twelve model turns, each once');
+  assert.deepEqual(
+    turns.map((s) => s.step_id),
+    Array.from({ length: 12 }, (_, i) => `M${i + 1}`),
+    'twelve model turns, each once',
+  );
 
   const results = records.filter((r) => r.key === id && r.topic === 'actionResults').flatMap((r) => (r.value as unknown as ActionResult).results);
   const lookups = results.filter((r) => r.tool === 'orders.get');
-  assert.deepEqual(lookups.map((r) => (JSON.parse(r.response_raw!) as { order_id: string }).order_id), ORDERS, 'each order looked up once, in turn order');
+  assert.deepEqual(
+    lookups.map((r) => (JSON.parse(r.response_raw!) as { order_id: string }).order_id),
+    ORDERS,
+    'each order looked up once, in turn order',
+  );
   const rawTokens = lookups.reduce((n, r) => n + estimateTokens(r.response_raw!), 0);
   assert.ok(rawTokens >= 3 * WINDOW, `the raw observations are ${rawTokens} tokens; the test needs at least ${3 * WINDOW}`);
 
@@ -129,11 +149,17 @@ test('the HTML report, opened in Chromium, shows each model turn collapsed: its 
   const dom = await chromium(file);
   const turns = dom.match(/<details class="model-turn"[^>]*>[\s\S]*?<\/details>/g) ?? [];
   assert.equal(turns.length, 12, 'one view per model turn');
-  assert.ok(turns.every((t) => !/^<details class="model-turn"[^>]*\bopen\b/.test(t)), 'collapsed by default');
+  assert.ok(
+    turns.every((t) => !/^<details class="model-turn"[^>]*\bopen\b/.test(t)),
+    'collapsed by default',
+  );
   assert.match(turns[0]!, /<summary>model turn · 2 messages · 2 tools · sim-1 · \d+ tokens<\/summary>/);
   assert.match(turns[0]!, /<th>max_tokens<\/th><td><code>409<\/code>/);
   assert.match(turns[0]!, /<div class="msg role-system"><span class="role">system<\/span><pre>Skill: order-history@1/);
-  assert.match(turns[0]!, /The next wave: 1 tool call\(s\)\.<\/p><ul><li><strong>M1_1<\/strong> <code>orders\.get<\/code> <code>\{"order_id":"O-20250001"\}<\/code>/);
+  assert.match(
+    turns[0]!,
+    /The next wave: 1 tool call\(s\)\.<\/p><ul><li><strong>M1_1<\/strong> <code>orders\.get<\/code> <code>\{"order_id":"O-20250001"\}<\/code>/,
+  );
   assert.match(turns[11]!, /The final answer:<\/p><pre class="final">I checked your 11 orders/);
   assert.match(turns[11]!, /tao-model-sim/, 'the raw answer');
 });

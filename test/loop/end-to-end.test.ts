@@ -26,7 +26,9 @@ after(async () => {
 
 test('50 submitted tasks all complete, every record is keyed by its run, and Action ran exactly the planned steps', { timeout: 180000 }, async () => {
   const follower = await followOutcomes(cluster);
-  const tasks = Array.from({ length: 50 }, (_, i) => buildTask({ text: `Where is my order? customer${i}@example.com`, source: 'test', external_id: `${cluster.namespace}-${i}` }));
+  const tasks = Array.from({ length: 50 }, (_, i) =>
+    buildTask({ text: `Where is my order? customer${i}@example.com`, source: 'test', external_id: `${cluster.namespace}-${i}` }),
+  );
   const producer = cluster.kafka.producer({ idempotent: true });
   await producer.connect();
   await submitTasks(producer, cluster.codec, tasks);
@@ -35,7 +37,11 @@ test('50 submitted tasks all complete, every record is keyed by its run, and Act
   await follower.waitFor(50, 120000);
   await follower.stop();
   const outcomes = [...follower.outcomes.values()].map((r) => r.value as unknown as Outcome);
-  assert.deepEqual(outcomes.map((o) => o.status).filter((s) => s !== 'completed'), [], 'every run completes');
+  assert.deepEqual(
+    outcomes.map((o) => o.status).filter((s) => s !== 'completed'),
+    [],
+    'every run completes',
+  );
   const ids = new Set(tasks.map((t) => t.thought_id));
   assert.equal(ids.size, 50);
   for (const o of outcomes) {
@@ -50,8 +56,12 @@ test('50 submitted tasks all complete, every record is keyed by its run, and Act
   });
   for (const r of records) assert.equal(r.key, r.value.thought_id, `${r.topic}@${r.partition}/${r.offset} is keyed by its thought_id`);
 
-  const planned = records.filter((r) => r.topic === 'thoughtRequests').flatMap((r) => (r.value as unknown as ThoughtRequest).steps.map((s) => `${r.key}:${s.idempotency_key}`));
-  const executed = records.filter((r) => r.topic === 'actionResults').flatMap((r) => (r.value as unknown as ActionResult).results.map((s) => `${r.key}:${s.idempotency_key}`));
+  const planned = records
+    .filter((r) => r.topic === 'thoughtRequests')
+    .flatMap((r) => (r.value as unknown as ThoughtRequest).steps.map((s) => `${r.key}:${s.idempotency_key}`));
+  const executed = records
+    .filter((r) => r.topic === 'actionResults')
+    .flatMap((r) => (r.value as unknown as ActionResult).results.map((s) => `${r.key}:${s.idempotency_key}`));
   assert.equal(planned.length, 50 * 4, 'the flow plans 4 steps per run');
   assert.deepEqual([...executed].sort(), [...planned].sort(), 'Action executed exactly the steps Thought asked for');
   const judged = records.filter((r) => r.topic === 'observationResults').flatMap((r) => (r.value as unknown as ObservationResult).verdicts);
@@ -63,7 +73,9 @@ test('50 submitted tasks all complete, every record is keyed by its run, and Act
   assert.equal(stats.total, 200);
   assert.deepEqual(stats.requests.map((r) => r.headers['idempotency-key']).sort(), planned.map((p) => p.slice(p.indexOf(':') + 1)).sort());
   // Runs have at least two waves where a step uses an earlier step's output: S1 -> {S2, S3} -> S4.
-  const waves = records.filter((r) => r.topic === 'thoughtRequests' && r.key === tasks[0]!.thought_id).map((r) => (r.value as unknown as ThoughtRequest).steps.map((s) => s.step_id).join('+'));
+  const waves = records
+    .filter((r) => r.topic === 'thoughtRequests' && r.key === tasks[0]!.thought_id)
+    .map((r) => (r.value as unknown as ThoughtRequest).steps.map((s) => s.step_id).join('+'));
   assert.deepEqual(waves, ['S1', 'S2+S3', 'S4']);
 });
 
@@ -80,5 +92,9 @@ test('each stage process serves /health and /metrics that count what it processe
     assert.ok(committed.length === 1 && Number(committed[0]!.split(' ').pop()) > 0, `${stage} reports committed transactions:\n${committed.join('\n')}`);
   }
   const action = await (await fetch(`http://127.0.0.1:${opsPorts.action}/metrics`)).text();
-  assert.match(action, new RegExp(`tao_records_in_total\\{stage="action",topic="${cluster.namespace}\\.thought\\.requests"[^}]*\\} 150`), 'action consumed the 150 waves of the 50 runs');
+  assert.match(
+    action,
+    new RegExp(`tao_records_in_total\\{stage="action",topic="${cluster.namespace}\\.thought\\.requests"[^}]*\\} 150`),
+    'action consumed the 150 waves of the 50 runs',
+  );
 });

@@ -16,11 +16,22 @@ function duplicates(records: LoopRecord[]): string[] {
   const add = (id: string) => (seen.has(id) ? dups.push(id) : seen.add(id));
   for (const r of records) {
     switch (r.topic) {
-      case 'tasks': add(`task:${r.key}`); break;
-      case 'thoughtRequests': for (const s of (r.value as unknown as ThoughtRequest).steps) add(`request:${r.key}:${(r.value as unknown as ThoughtRequest).iteration}:${s.step_id}`); break;
-      case 'actionResults': for (const s of (r.value as unknown as ActionResult).results) add(`result:${r.key}:${(r.value as unknown as ActionResult).iteration}:${s.step_id}`); break;
-      case 'observationResults': for (const v of (r.value as unknown as ObservationResult).verdicts) add(`verdict:${r.key}:${(r.value as unknown as ObservationResult).iteration}:${v.step_id}`); break;
-      case 'outcomes': add(`outcome:${r.key}`); break;
+      case 'tasks':
+        add(`task:${r.key}`);
+        break;
+      case 'thoughtRequests':
+        for (const s of (r.value as unknown as ThoughtRequest).steps) add(`request:${r.key}:${(r.value as unknown as ThoughtRequest).iteration}:${s.step_id}`);
+        break;
+      case 'actionResults':
+        for (const s of (r.value as unknown as ActionResult).results) add(`result:${r.key}:${(r.value as unknown as ActionResult).iteration}:${s.step_id}`);
+        break;
+      case 'observationResults':
+        for (const v of (r.value as unknown as ObservationResult).verdicts)
+          add(`verdict:${r.key}:${(r.value as unknown as ObservationResult).iteration}:${v.step_id}`);
+        break;
+      case 'outcomes':
+        add(`outcome:${r.key}`);
+        break;
     }
   }
   return dups;
@@ -44,7 +55,9 @@ for (const victim of ['action', 'thought'] as const) {
       fleet = new StageFleet(cluster.env);
       const procs = { thought: await fleet.start('thought'), action: await fleet.start('action'), observation: await fleet.start('observation') };
       const follower = await followOutcomes(cluster);
-      const tasks = Array.from({ length: RUNS }, (_, i) => buildTask({ text: `order status for user${i}@example.com`, source: 'eos', external_id: `${cluster.namespace}-${i}` }));
+      const tasks = Array.from({ length: RUNS }, (_, i) =>
+        buildTask({ text: `order status for user${i}@example.com`, source: 'eos', external_id: `${cluster.namespace}-${i}` }),
+      );
       const producer = cluster.kafka.producer({ idempotent: true });
       await producer.connect();
       // Tasks arrive in waves so the kill lands while runs are at every stage of their loop.
@@ -62,7 +75,10 @@ for (const victim of ['action', 'thought'] as const) {
       await follower.stop();
       const outcomes = [...follower.outcomes.values()].map((r) => r.value as unknown as Outcome);
       assert.equal(outcomes.length, RUNS);
-      assert.deepEqual(outcomes.filter((o) => o.status !== 'completed').map((o) => `${o.thought_id}: ${o.reason}`), []);
+      assert.deepEqual(
+        outcomes.filter((o) => o.status !== 'completed').map((o) => `${o.thought_id}: ${o.reason}`),
+        [],
+      );
 
       const records = await scanToEnd(cluster, ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes']);
       assert.equal(records.filter((r) => r.topic === 'outcomes').length, RUNS, 'one committed outcome per run');

@@ -28,28 +28,41 @@ async function submit(...tasks: ReturnType<typeof buildTask>[]) {
   await producer.disconnect();
 }
 
-test('a task without the customer e-mail ends awaiting_input; `tao submit --reply` with it resumes the same run to completed', { timeout: 120000 }, async () => {
-  const follower = await followOutcomes(cluster);
-  const task = buildTask({ text: 'Where is my order? It never arrived.', source: 'helpdesk', external_id: 'T-77' });
-  await submit(task);
-  await follower.waitFor(1, 30000);
-  const parked = follower.outcomes.get(task.thought_id)!.value as unknown as Outcome;
-  assert.equal(parked.status, 'awaiting_input');
-  assert.deepEqual([...parked.missing_fields], ['email']);
-  await follower.stop();
+test(
+  'a task without the customer e-mail ends awaiting_input; `tao submit --reply` with it resumes the same run to completed',
+  { timeout: 120000 },
+  async () => {
+    const follower = await followOutcomes(cluster);
+    const task = buildTask({ text: 'Where is my order? It never arrived.', source: 'helpdesk', external_id: 'T-77' });
+    await submit(task);
+    await follower.waitFor(1, 30000);
+    const parked = follower.outcomes.get(task.thought_id)!.value as unknown as Outcome;
+    assert.equal(parked.status, 'awaiting_input');
+    assert.deepEqual([...parked.missing_fields], ['email']);
+    await follower.stop();
 
-  const { stdout } = await promisify(execFile)(process.execPath, [TAO_BIN, 'submit', '--reply', task.thought_id, '--text', 'Sorry, it is bob.builder@example.com', '--wait', '--timeout-s', '60'], { env: cluster.env });
-  const resumed = JSON.parse(stdout) as Outcome;
-  assert.equal(resumed.thought_id, task.thought_id, 'the reply resumed the same run');
-  assert.equal(resumed.status, 'completed', resumed.reason);
-  assert.equal(JSON.parse(resumed.output_json!).customer_id.startsWith('C-'), true);
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [TAO_BIN, 'submit', '--reply', task.thought_id, '--text', 'Sorry, it is bob.builder@example.com', '--wait', '--timeout-s', '60'],
+      { env: cluster.env },
+    );
+    const resumed = JSON.parse(stdout) as Outcome;
+    assert.equal(resumed.thought_id, task.thought_id, 'the reply resumed the same run');
+    assert.equal(resumed.status, 'completed', resumed.reason);
+    assert.equal(JSON.parse(resumed.output_json!).customer_id.startsWith('C-'), true);
 
-  const outcomes = await scan(cluster, ['outcomes'], { until: (rs) => rs.filter((r) => r.key === task.thought_id).length >= 2 });
-  assert.deepEqual(outcomes.filter((r) => r.key === task.thought_id).map((r) => (r.value as unknown as Outcome).status), ['awaiting_input', 'completed']);
-  const requests = await scan(cluster, ['thoughtRequests'], { until: (rs) => rs.filter((r) => r.key === task.thought_id).length >= 3 });
-  const emails = requests.filter((r) => r.key === task.thought_id).flatMap((r) => (r.value as unknown as ThoughtRequest).steps.filter((s) => s.step_id === 'S1').map((s) => JSON.parse(s.input_json).email));
-  assert.deepEqual(emails, ['bob.builder@example.com'], 'the reply filled the missing input');
-});
+    const outcomes = await scan(cluster, ['outcomes'], { until: (rs) => rs.filter((r) => r.key === task.thought_id).length >= 2 });
+    assert.deepEqual(
+      outcomes.filter((r) => r.key === task.thought_id).map((r) => (r.value as unknown as Outcome).status),
+      ['awaiting_input', 'completed'],
+    );
+    const requests = await scan(cluster, ['thoughtRequests'], { until: (rs) => rs.filter((r) => r.key === task.thought_id).length >= 3 });
+    const emails = requests
+      .filter((r) => r.key === task.thought_id)
+      .flatMap((r) => (r.value as unknown as ThoughtRequest).steps.filter((s) => s.step_id === 'S1').map((s) => JSON.parse(s.input_json).email));
+    assert.deepEqual(emails, ['bob.builder@example.com'], 'the reply filled the missing input');
+  },
+);
 
 test('the same task delivered 3 times starts one run', { timeout: 120000 }, async () => {
   const follower = await followOutcomes(cluster);

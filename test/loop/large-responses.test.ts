@@ -17,7 +17,8 @@ let loop: RunningLoop;
 
 before(async () => {
   const dir = catalogCopy('tao-large-catalog', (spec) => {
-    if (spec.name === 'crm.find_customer') Object.assign(spec, { maxResponseBytes: 2 * 1024 * 1024, retry: { maxAttempts: 1, baseDelayMs: 10, maxDelayMs: 10 } });
+    if (spec.name === 'crm.find_customer')
+      Object.assign(spec, { maxResponseBytes: 2 * 1024 * 1024, retry: { maxAttempts: 1, baseDelayMs: 10, maxDelayMs: 10 } });
   });
   loop = await startLoop({ TAO_TOOL_CATALOG_DIR: dir });
 });
@@ -46,6 +47,12 @@ test('a response too large for the wave record fails its step with too_large, an
     assert.equal(r.status_code, 200, 'the tool answered; the record could not hold the answer');
   }
   // Every wave was handled before the outcome was written, so a dead letter would have been logged by now.
-  assert.deepEqual(loop.fleet.lines.filter((l) => l.includes('"msg":"record dead-lettered"')), [], 'no wave was dead-lettered');
-  assert.ok(loop.fleet.lines.some((l) => l.startsWith('action:') && l.includes('"msg":"output over the loop record limit; the stage wrote a smaller one instead"')));
+  assert.deepEqual(
+    loop.fleet.lines.filter((l) => l.includes('"msg":"record dead-lettered"')),
+    [],
+    'no wave was dead-lettered',
+  );
+  assert.ok(
+    loop.fleet.lines.some((l) => l.startsWith('action:') && l.includes('"msg":"output over the loop record limit; the stage wrote a smaller one instead"')),
+  );
 });

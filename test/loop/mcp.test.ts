@@ -49,16 +49,25 @@ function task(text: string): Task {
 }
 
 /** The committed action results and verdicts of `ids`' runs. */
-async function recordsOf(ids: string[]): Promise<{ results: Array<ActionResult['results'][number] & { thought_id: string; iteration: number }>; verdicts: Array<ObservationResult['verdicts'][number] & { thought_id: string }> }> {
+async function recordsOf(ids: string[]): Promise<{
+  results: Array<ActionResult['results'][number] & { thought_id: string; iteration: number }>;
+  verdicts: Array<ObservationResult['verdicts'][number] & { thought_id: string }>;
+}> {
   const records = await scanToEnd(cluster, ['actionResults', 'observationResults']);
   const mine = new Set(ids);
-  const results = records.filter((r) => r.topic === 'actionResults' && mine.has(r.key)).flatMap((r) => (r.value as unknown as ActionResult).results.map((s) => ({ ...s, thought_id: r.key, iteration: (r.value as unknown as ActionResult).iteration })));
-  const verdicts = records.filter((r) => r.topic === 'observationResults' && mine.has(r.key)).flatMap((r) => (r.value as unknown as ObservationResult).verdicts.map((v) => ({ ...v, thought_id: r.key })));
+  const results = records
+    .filter((r) => r.topic === 'actionResults' && mine.has(r.key))
+    .flatMap((r) =>
+      (r.value as unknown as ActionResult).results.map((s) => ({ ...s, thought_id: r.key, iteration: (r.value as unknown as ActionResult).iteration })),
+    );
+  const verdicts = records
+    .filter((r) => r.topic === 'observationResults' && mine.has(r.key))
+    .flatMap((r) => (r.value as unknown as ObservationResult).verdicts.map((v) => ({ ...v, thought_id: r.key })));
   return { results, verdicts };
 }
 
 describe('MCP tools in the loop', () => {
-  test('imported MCP tools run end to end: every call went through the MCP server with the step\'s idempotency key', { timeout: 180000 }, async () => {
+  test("imported MCP tools run end to end: every call went through the MCP server with the step's idempotency key", { timeout: 180000 }, async () => {
     mcp.resetStats();
     const tasks = ['O-12345678', 'O-20250002', 'O-20250003'].map((id) => task(`Where is my order ${id}?`));
     const outcomes = await fleet.explained(runTasks(cluster, tasks, 90000), cluster);
@@ -80,46 +89,60 @@ describe('MCP tools in the loop', () => {
       assert.equal(r.idempotency_key, `${r.thought_id}:${r.iteration}:${r.step_id}`);
     }
     const keys = mcp.stats().keys;
-    assert.deepEqual(mcpResults.map((r) => r.idempotency_key).filter((k) => !keys[k]), [], 'every committed MCP result was called with its idempotency key in _meta');
-    assert.ok(verdicts.filter((v) => (SERVED as readonly string[]).includes(v.tool)).every((v) => v.valid), 'Observation accepts them against the imported contracts');
+    assert.deepEqual(
+      mcpResults.map((r) => r.idempotency_key).filter((k) => !keys[k]),
+      [],
+      'every committed MCP result was called with its idempotency key in _meta',
+    );
+    assert.ok(
+      verdicts.filter((v) => (SERVED as readonly string[]).includes(v.tool)).every((v) => v.valid),
+      'Observation accepts them against the imported contracts',
+    );
   });
 
-  test('the server\'s errors are mapped: isError is an invalid result with the tool\'s text; a JSON-RPC error is retried (server_error); HTTP 503 is server_error', { timeout: 180000 }, async () => {
-    // A tool error: no retry in Action, an invalid verdict in Observation naming the tool's own text.
-    mcp.setFault({ mode: 'tool_error', tool: 'orders.get' });
-    const failing = task('Where is my order O-12345678?');
-    const ended = (await fleet.explained(runTasks(cluster, [failing], 90000), cluster)).get(failing.thought_id)!;
-    mcp.clearFaults();
-    assert.notEqual(ended.status, 'completed');
-    // A JSON-RPC internal error twice, then an answer: Action retries within the step.
-    mcp.setFault({ mode: 'rpc_error', tool: 'orders.get', times: 2 });
-    const retried = task('Where is my order O-20250002?');
-    const recovered = (await fleet.explained(runTasks(cluster, [retried], 90000), cluster)).get(retried.thought_id)!;
-    mcp.clearFaults();
-    assert.equal(recovered.status, 'completed', recovered.reason);
-    // The endpoint answering 503 to every call of shipping.track.
-    mcp.setFault({ mode: 'http_error', tool: 'shipping.track', status: 503 });
-    const unavailable = task('Where is my order O-12345678? (503)');
-    const down = (await fleet.explained(runTasks(cluster, [unavailable], 90000), cluster)).get(unavailable.thought_id)!;
-    mcp.clearFaults();
-    assert.notEqual(down.status, 'completed');
+  test(
+    "the server's errors are mapped: isError is an invalid result with the tool's text; a JSON-RPC error is retried (server_error); HTTP 503 is server_error",
+    { timeout: 180000 },
+    async () => {
+      // A tool error: no retry in Action, an invalid verdict in Observation naming the tool's own text.
+      mcp.setFault({ mode: 'tool_error', tool: 'orders.get' });
+      const failing = task('Where is my order O-12345678?');
+      const ended = (await fleet.explained(runTasks(cluster, [failing], 90000), cluster)).get(failing.thought_id)!;
+      mcp.clearFaults();
+      assert.notEqual(ended.status, 'completed');
+      // A JSON-RPC internal error twice, then an answer: Action retries within the step.
+      mcp.setFault({ mode: 'rpc_error', tool: 'orders.get', times: 2 });
+      const retried = task('Where is my order O-20250002?');
+      const recovered = (await fleet.explained(runTasks(cluster, [retried], 90000), cluster)).get(retried.thought_id)!;
+      mcp.clearFaults();
+      assert.equal(recovered.status, 'completed', recovered.reason);
+      // The endpoint answering 503 to every call of shipping.track.
+      mcp.setFault({ mode: 'http_error', tool: 'shipping.track', status: 503 });
+      const unavailable = task('Where is my order O-12345678? (503)');
+      const down = (await fleet.explained(runTasks(cluster, [unavailable], 90000), cluster)).get(unavailable.thought_id)!;
+      mcp.clearFaults();
+      assert.notEqual(down.status, 'completed');
 
-    const { results, verdicts } = await recordsOf([failing.thought_id, retried.thought_id, unavailable.thought_id]);
-    const toolError = results.find((r) => r.thought_id === failing.thought_id && r.tool === 'orders.get')!;
-    assert.deepEqual([toolError.error?.type, toolError.attempts, toolError.status_code], ['tool_error', 1, 200]);
-    const toolVerdict = verdicts.find((v) => v.thought_id === failing.thought_id && v.tool === 'orders.get')!;
-    assert.equal(toolVerdict.valid, false);
-    assert.match(toolVerdict.audit_trail.find((c) => c.name === 'transport')!.evidence, /^tool_error: orders\.get reported an error: simulated failure of orders\.get/);
+      const { results, verdicts } = await recordsOf([failing.thought_id, retried.thought_id, unavailable.thought_id]);
+      const toolError = results.find((r) => r.thought_id === failing.thought_id && r.tool === 'orders.get')!;
+      assert.deepEqual([toolError.error?.type, toolError.attempts, toolError.status_code], ['tool_error', 1, 200]);
+      const toolVerdict = verdicts.find((v) => v.thought_id === failing.thought_id && v.tool === 'orders.get')!;
+      assert.equal(toolVerdict.valid, false);
+      assert.match(
+        toolVerdict.audit_trail.find((c) => c.name === 'transport')!.evidence,
+        /^tool_error: orders\.get reported an error: simulated failure of orders\.get/,
+      );
 
-    const rpc = results.find((r) => r.thought_id === retried.thought_id && r.tool === 'orders.get')!;
-    assert.deepEqual([rpc.error, rpc.attempts], [null, 3], 'two JSON-RPC errors retried, the third attempt answered');
+      const rpc = results.find((r) => r.thought_id === retried.thought_id && r.tool === 'orders.get')!;
+      assert.deepEqual([rpc.error, rpc.attempts], [null, 3], 'two JSON-RPC errors retried, the third attempt answered');
 
-    const http = results.filter((r) => r.thought_id === unavailable.thought_id && r.tool === 'shipping.track');
-    assert.ok(http.length >= 1);
-    for (const r of http) assert.deepEqual([r.error?.type, r.status_code, r.attempts], ['http_status', 503, 3]);
-    const httpVerdict = verdicts.find((v) => v.thought_id === unavailable.thought_id && v.tool === 'shipping.track')!;
-    assert.deepEqual([httpVerdict.valid, httpVerdict.error_type, httpVerdict.status_code], [false, 'server_error', 503]);
-  });
+      const http = results.filter((r) => r.thought_id === unavailable.thought_id && r.tool === 'shipping.track');
+      assert.ok(http.length >= 1);
+      for (const r of http) assert.deepEqual([r.error?.type, r.status_code, r.attempts], ['http_status', 503, 3]);
+      const httpVerdict = verdicts.find((v) => v.thought_id === unavailable.thought_id && v.tool === 'shipping.track')!;
+      assert.deepEqual([httpVerdict.valid, httpVerdict.error_type, httpVerdict.status_code], [false, 'server_error', 503]);
+    },
+  );
 
   test('a tool whose definition changed on the server since the import is refused by Action, not called', { timeout: 180000 }, async () => {
     const imported = JSON.parse(readFileSync(join(catalogDir, 'orders.get.json'), 'utf8')) as { mcp: { digest: string } };

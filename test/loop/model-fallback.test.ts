@@ -44,31 +44,43 @@ after(async () => {
   await backup?.close();
 });
 
-test(`with the primary answering 503, ${RUNS} ReAct runs complete on the fallback model at another endpoint, and the outcome names it`, { timeout: 240000 }, async () => {
-  const tasks = Array.from({ length: RUNS }, (_, i) => buildTask({ text: `Where is my order ${['O-12345678', 'O-20250002', 'O-20250003'][i % 3]}?`, source: 'fallback-test', external_id: `${loop.cluster.namespace}-${i}` }));
-  const outcomes = await loop.fleet.explained(runTasks(loop.cluster, tasks, 180000), loop.cluster);
-  for (const t of tasks) {
-    const o: Outcome = outcomes.get(t.thought_id)!;
-    assert.equal(o.status, 'completed', `${t.text}: ${o.status} ${o.reason_code} ${o.reason}`);
-    const output = JSON.parse(o.output_json!) as { model: string; fallback_from?: string; answer: string };
-    assert.equal(output.model, 'sim-fallback', 'the outcome names the model that answered');
-    assert.equal(output.fallback_from, 'model.chat', 'and the model tool it stood in for');
-  }
+test(
+  `with the primary answering 503, ${RUNS} ReAct runs complete on the fallback model at another endpoint, and the outcome names it`,
+  { timeout: 240000 },
+  async () => {
+    const tasks = Array.from({ length: RUNS }, (_, i) =>
+      buildTask({
+        text: `Where is my order ${['O-12345678', 'O-20250002', 'O-20250003'][i % 3]}?`,
+        source: 'fallback-test',
+        external_id: `${loop.cluster.namespace}-${i}`,
+      }),
+    );
+    const outcomes = await loop.fleet.explained(runTasks(loop.cluster, tasks, 180000), loop.cluster);
+    for (const t of tasks) {
+      const o: Outcome = outcomes.get(t.thought_id)!;
+      assert.equal(o.status, 'completed', `${t.text}: ${o.status} ${o.reason_code} ${o.reason}`);
+      const output = JSON.parse(o.output_json!) as { model: string; fallback_from?: string; answer: string };
+      assert.equal(output.model, 'sim-fallback', 'the outcome names the model that answered');
+      assert.equal(output.fallback_from, 'model.chat', 'and the model tool it stood in for');
+    }
 
-  // Every model turn was answered by the fallback tool; the primary's failure is recorded with it.
-  const records = await scanToEnd(loop.cluster, ['actionResults']);
-  const turns = records.flatMap((r) => (r.value as unknown as ActionResult).results).filter((s) => /^M\d+$/.test(s.step_id));
-  assert.ok(turns.length >= RUNS * 2, `at least two model turns per run (${turns.length})`);
-  for (const s of turns) {
-    assert.deepEqual([s.tool, s.fallback_from, s.error], ['model.chat_fallback', 'model.chat', null], JSON.stringify(s.fallback_reason));
-    assert.match(s.fallback_reason!, /^model\.chat: (http_status: HTTP 503|circuit_open: )/);
-    assert.equal((JSON.parse(s.data_json!) as { model: string }).model, 'sim-fallback');
-  }
-  const retriedThenOpen = turns.filter((s) => /HTTP 503/.test(s.fallback_reason!)).length;
-  const open = turns.filter((s) => /circuit_open/.test(s.fallback_reason!)).length;
-  assert.ok(open > 0, `the primary's breaker opened after its failures (${retriedThenOpen} turns after 503s, ${open} with the breaker open)`);
-  assert.equal(backup.stats().byOutcome.unauthorized ?? 0, 0, 'the fallback endpoint got its own key');
-  assert.equal(primary.stats().byOutcome.unauthorized ?? 0, 0);
-  assert.equal(backup.stats().total, turns.length, 'one fallback request per committed turn');
-  console.log(`model-fallback: ${RUNS} runs completed on sim-fallback; ${turns.length} model turns: ${retriedThenOpen} after the primary's 503s (${primary.stats().total} primary requests), ${open} with its breaker open`);
-});
+    // Every model turn was answered by the fallback tool; the primary's failure is recorded with it.
+    const records = await scanToEnd(loop.cluster, ['actionResults']);
+    const turns = records.flatMap((r) => (r.value as unknown as ActionResult).results).filter((s) => /^M\d+$/.test(s.step_id));
+    assert.ok(turns.length >= RUNS * 2, `at least two model turns per run (${turns.length})`);
+    for (const s of turns) {
+      assert.deepEqual([s.tool, s.fallback_from, s.error], ['model.chat_fallback', 'model.chat', null], JSON.stringify(s.fallback_reason));
+      assert.match(s.fallback_reason!, /^model\.chat: (http_status: HTTP 503|circuit_open: )/);
+      assert.equal((JSON.parse(s.data_json!) as { model: string }).model, 'sim-fallback');
+    }
+    const retriedThenOpen = turns.filter((s) => /HTTP 503/.test(s.fallback_reason!)).length;
+    const open = turns.filter((s) => /circuit_open/.test(s.fallback_reason!)).length;
+    assert.ok(open > 0, `the primary's breaker opened after its failures (${retriedThenOpen} turns after 503s, ${open} with the breaker open)`);
+    assert.equal(backup.stats().byOutcome.unauthorized ?? 0, 0, 'the fallback endpoint got its own key');
+    assert.equal(primary.stats().byOutcome.unauthorized ?? 0, 0);
+    assert.equal(backup.stats().total, turns.length, 'one fallback request per committed turn');
+    console.log(
+      `model-fallback: ${RUNS} runs completed on sim-fallback; ${turns.length} model turns: ${retriedThenOpen} after the primary's 503s (${primary.stats().total} primary requests), ${open} with its breaker open`,
+    );
+  },
+);

@@ -23,7 +23,11 @@ before(async () => {
   sim = await startModelSim({ port: 0 });
   loop = await startLoop({ TAO_PLANNER: 'plan-replan', TAO_LLM_BASE_URL: `${sim.url}/v1`, TAO_LLM_MODEL: 'sim-1', TAO_LLM_TIMEOUT_MS: '5000' });
   loop.tools.setFault({ route: 'orders.get', mode: 'server_error' });
-  const task = buildTask({ text: 'Where is my order O-78711382? It has not arrived. (maria@example.com)', source: 'test', external_id: `${loop.cluster.namespace}-replan` });
+  const task = buildTask({
+    text: 'Where is my order O-78711382? It has not arrived. (maria@example.com)',
+    source: 'test',
+    external_id: `${loop.cluster.namespace}-replan`,
+  });
   id = task.thought_id;
   outcome = (await runTasks(loop.cluster, [task], 120000)).get(id)!;
 });
@@ -38,7 +42,7 @@ test('the first plan fails, a reflection calls for a new plan, the model re-plan
   assert.equal(outcome.planner_kind, 'plan-replan');
   assert.equal(outcome.flow_id, 'plan-replan:order-status');
   const output = JSON.parse(outcome.output_json!) as Record<string, unknown>;
-  assert.deepEqual([output.order_id, output.status], ['O-78711382', 'shipped'], 'found through the account: maria@example.com\'s latest order');
+  assert.deepEqual([output.order_id, output.status], ['O-78711382', 'shipped'], "found through the account: maria@example.com's latest order");
   assert.ok(typeof output.carrier === 'string' && typeof output.eta === 'string', 'the new plan tracked the shipment');
   const reflection = outcome.reflections.at(-1)!;
   assert.deepEqual([reflection.step_id, reflection.tool, reflection.action, reflection.author], ['M1_S1', 'orders.get', 'change_plan', 'rules']);
@@ -46,14 +50,34 @@ test('the first plan fails, a reflection calls for a new plan, the model re-plan
   const records = await scanToEnd(loop.cluster, ['thoughtRequests', 'actionResults']);
   const requests = records.filter((r) => r.key === id && r.topic === 'thoughtRequests').map((r) => r.value as unknown as ThoughtRequest);
   const steps = requests.flatMap((r) => r.steps);
-  assert.deepEqual(steps.filter((s) => s.tool === 'model.chat').map((s) => s.step_id), ['M1', 'M2'], 'the plan and the re-plan, each once');
-  assert.deepEqual(steps.filter((s) => s.tool !== 'model.chat').map((s) => s.step_id), ['M1_S1', 'M1_S1', 'M2_S1', 'M2_S2', 'M2_S3'], 'the first plan until its lookup failed twice, then the new plan; no model turn between waves');
-  const replan = JSON.parse(steps.find((s) => s.step_id === 'M2')!.input_json) as { messages: Array<{ role: string; content: string | null }>; response_format: { json_schema: { name: string } } };
+  assert.deepEqual(
+    steps.filter((s) => s.tool === 'model.chat').map((s) => s.step_id),
+    ['M1', 'M2'],
+    'the plan and the re-plan, each once',
+  );
+  assert.deepEqual(
+    steps.filter((s) => s.tool !== 'model.chat').map((s) => s.step_id),
+    ['M1_S1', 'M1_S1', 'M2_S1', 'M2_S2', 'M2_S3'],
+    'the first plan until its lookup failed twice, then the new plan; no model turn between waves',
+  );
+  const replan = JSON.parse(steps.find((s) => s.step_id === 'M2')!.input_json) as {
+    messages: Array<{ role: string; content: string | null }>;
+    response_format: { json_schema: { name: string } };
+  };
   assert.equal(replan.response_format.json_schema.name, 'plan');
-  assert.ok(replan.messages.some((m) => m.role === 'tool' && /"error"/.test(m.content ?? '')), 'the failure is in the re-plan prompt');
-  assert.ok(replan.messages.some((m) => m.role === 'system' && /rule-based reflection on M1_S1 \(orders\.get, change_plan\)/.test(m.content ?? '')), 'and the reflection');
+  assert.ok(
+    replan.messages.some((m) => m.role === 'tool' && /"error"/.test(m.content ?? '')),
+    'the failure is in the re-plan prompt',
+  );
+  assert.ok(
+    replan.messages.some((m) => m.role === 'system' && /rule-based reflection on M1_S1 \(orders\.get, change_plan\)/.test(m.content ?? '')),
+    'and the reflection',
+  );
 
-  const answers = records.filter((r) => r.key === id && r.topic === 'actionResults').flatMap((r) => (r.value as unknown as ActionResult).results).filter((s) => s.tool === 'model.chat');
+  const answers = records
+    .filter((r) => r.key === id && r.topic === 'actionResults')
+    .flatMap((r) => (r.value as unknown as ActionResult).results)
+    .filter((s) => s.tool === 'model.chat');
   assert.equal(answers.length, 2, 'one committed answer per model turn');
   assert.equal(sim.stats().bySkill['order-status'], 2, 'the simulator was asked twice');
 });

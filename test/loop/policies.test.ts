@@ -58,14 +58,23 @@ test('a refund above the order total proposed by the model never reaches the too
   const verdicts = mine.filter((r) => r.topic === 'observationResults').flatMap((r) => (r.value as unknown as ObservationResult).verdicts);
   const refused = verdicts.find((v) => v.step_id === 'M2')!;
   assert.deepEqual([refused.valid, refused.error_type], [false, 'policy_violation']);
-  assert.match(refused.audit_trail.find((c) => c.name === 'policies')!.evidence, /^policy "refund_within_order_total" .*amount_cents must be <= 38312 \(actual: 900000\)/);
+  assert.match(
+    refused.audit_trail.find((c) => c.name === 'policies')!.evidence,
+    /^policy "refund_within_order_total" .*amount_cents must be <= 38312 \(actual: 900000\)/,
+  );
   // No wave ever carried a refunds.create step for Action.
   const steps = mine.filter((r) => r.topic === 'thoughtRequests').flatMap((r) => (r.value as unknown as ThoughtRequest).steps);
-  assert.deepEqual(steps.filter((s) => s.tool === 'refunds.create'), []);
+  assert.deepEqual(
+    steps.filter((s) => s.tool === 'refunds.create'),
+    [],
+  );
   // The next model turn's recorded prompt tells the model which policy refused its answer.
   const third = steps.find((s) => s.step_id === 'M3')!;
   const messages = (JSON.parse(third.input_json) as { messages: Array<{ role: string; content: string }> }).messages;
-  assert.ok(messages.some((m) => m.role === 'user' && /policy_violation/.test(m.content) && /refund_within_order_total/.test(m.content)), JSON.stringify(messages.slice(-2)));
+  assert.ok(
+    messages.some((m) => m.role === 'user' && /policy_violation/.test(m.content) && /refund_within_order_total/.test(m.content)),
+    JSON.stringify(messages.slice(-2)),
+  );
 });
 
 test('a refund within the policies goes through, exactly once', () => {

@@ -62,7 +62,14 @@ before(async () => {
   mkdirSync(join(serverDir, 'skills', 'order-status'), { recursive: true });
   writeFileSync(join(serverDir, 'skills', 'order-status', 'SKILL.md'), SKILL_MD);
   server = await modelUp({ dir: serverDir, port: await freePort(), log: () => {} });
-  loop = await startLoop({ TAO_PLANNER: 'react', TAO_SKILLS_DIR: join(serverDir, 'skills'), TAO_LLM_BASE_URL: server.baseUrl, TAO_LLM_MODEL: server.model, TAO_LLM_TIMEOUT_MS: '180000', TAO_LLM_TOOL_CALLS: 'json_schema' });
+  loop = await startLoop({
+    TAO_PLANNER: 'react',
+    TAO_SKILLS_DIR: join(serverDir, 'skills'),
+    TAO_LLM_BASE_URL: server.baseUrl,
+    TAO_LLM_MODEL: server.model,
+    TAO_LLM_TIMEOUT_MS: '180000',
+    TAO_LLM_TOOL_CALLS: 'json_schema',
+  });
   const tasks = TICKETS.map((text, i) => buildTask({ text, source: 'test', external_id: `${loop.cluster.namespace}-${i}` }));
   const byId = await runTasks(loop.cluster, tasks, 600_000);
   for (const t of tasks) outcomes.set(t.thought_id, byId.get(t.thought_id)!);
@@ -84,7 +91,10 @@ test('each run through the real model ends with a reason, and completes only wit
     const modelVerdict = new Map(verdicts.filter((v) => v.tool === 'model.chat').map((v) => [v.step_id, v]));
     assert.ok(modelVerdict.size >= 1, 'the model took at least one turn');
     // The answers came from the real model, not a simulator.
-    const answers = records.filter((r) => r.topic === 'actionResults').flatMap((r) => (r.value as unknown as ActionResult).results).filter((s) => s.tool === 'model.chat' && s.status_code === 200);
+    const answers = records
+      .filter((r) => r.topic === 'actionResults')
+      .flatMap((r) => (r.value as unknown as ActionResult).results)
+      .filter((s) => s.tool === 'model.chat' && s.status_code === 200);
     assert.ok(answers.length >= 1 && answers.every((a) => !/tao-model-sim/.test(a.response_raw ?? '')));
     // Every tool step Thought dispatched answers a model turn the gate accepted.
     for (const step of requests.flatMap((r) => r.steps).filter((s) => s.tool !== 'model.chat')) {
@@ -95,7 +105,10 @@ test('each run through the real model ends with a reason, and completes only wit
       const last = [...modelVerdict.values()].at(-1)!;
       assert.equal(last.valid, true);
       assert.equal((JSON.parse(last.extracted_data_json!) as { kind: string }).kind, 'final');
-      assert.ok(verdicts.some((v) => v.tool !== 'model.chat' && v.valid), 'a completed run has a verified tool result to ground its answer');
+      assert.ok(
+        verdicts.some((v) => v.tool !== 'model.chat' && v.valid),
+        'a completed run has a verified tool result to ground its answer',
+      );
     }
   }
 });

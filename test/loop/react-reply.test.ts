@@ -49,7 +49,7 @@ after(async () => {
   await sim?.close();
 });
 
-test('ask_customer parks the run with the model\'s question; the reply continues it: the second turn\'s recorded prompt holds the first turn\'s history', async () => {
+test("ask_customer parks the run with the model's question; the reply continues it: the second turn's recorded prompt holds the first turn's history", async () => {
   const [parked, ended] = seen;
   assert.equal(parked!.status, 'awaiting_input');
   assert.match(parked!.reason, /the model asks the customer: .*order number/);
@@ -61,13 +61,17 @@ test('ask_customer parks the run with the model\'s question; the reply continues
   assert.ok(output.tokens > asked.tokens, 'token counts carry over from before the reply');
 
   const steps = (await scanToEnd(loop.cluster, ['thoughtRequests'])).filter((r) => r.key === id).flatMap((r) => (r.value as unknown as ThoughtRequest).steps);
-  assert.deepEqual(steps.filter((s) => s.tool === 'model.chat').map((s) => s.step_id), ['M1', 'M2', 'M3', 'M4'], 'no turn was asked twice');
+  assert.deepEqual(
+    steps.filter((s) => s.tool === 'model.chat').map((s) => s.step_id),
+    ['M1', 'M2', 'M3', 'M4'],
+    'no turn was asked twice',
+  );
   const second = JSON.parse(steps.find((s) => s.step_id === 'M2')!.input_json) as { messages: Array<{ role: string; content: string }> };
   const roles = second.messages.map((m) => m.role);
   assert.deepEqual(roles, ['system', 'user', 'assistant', 'user']);
   assert.equal(second.messages[1]!.content, TICKET);
-  assert.match(second.messages[2]!.content, /order number/, 'turn 1: the model\'s question');
-  assert.equal(second.messages[3]!.content, REPLY, 'then the customer\'s reply');
+  assert.match(second.messages[2]!.content, /order number/, "turn 1: the model's question");
+  assert.equal(second.messages[3]!.content, REPLY, "then the customer's reply");
 });
 
 test('replay --verify re-decides the continued run from the log: no drift', async () => {

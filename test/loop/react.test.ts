@@ -56,22 +56,39 @@ test('a ReAct run of 3 model turns completes: look the order up, track it, answe
   assert.match(output.answer, /O-12345678/);
 
   const id = ids.get('orderStatus')!;
-  const records = await scan(loop.cluster, ['thoughtRequests', 'actionResults'], { until: (rs) => rs.filter((r) => r.key === id && r.topic === 'actionResults').length >= 5 });
+  const records = await scan(loop.cluster, ['thoughtRequests', 'actionResults'], {
+    until: (rs) => rs.filter((r) => r.key === id && r.topic === 'actionResults').length >= 5,
+  });
   const requests = records.filter((r) => r.key === id && r.topic === 'thoughtRequests').map((r) => r.value as unknown as ThoughtRequest);
   const modelSteps = requests.flatMap((r) => r.steps).filter((s) => s.tool === 'model.chat');
-  assert.deepEqual(modelSteps.map((s) => s.step_id), ['M1', 'M2', 'M3']);
-  const third = JSON.parse(modelSteps[2]!.input_json) as { messages: Array<{ role: string; content: string | null }>; tools: Array<{ function: { name: string } }> };
+  assert.deepEqual(
+    modelSteps.map((s) => s.step_id),
+    ['M1', 'M2', 'M3'],
+  );
+  const third = JSON.parse(modelSteps[2]!.input_json) as {
+    messages: Array<{ role: string; content: string | null }>;
+    tools: Array<{ function: { name: string } }>;
+  };
   assert.match(third.messages[0]!.content!, /^Skill: order-status@1\n/);
-  assert.ok(third.messages.some((m) => m.role === 'tool'), 'the third prompt carries the tool results');
+  assert.ok(
+    third.messages.some((m) => m.role === 'tool'),
+    'the third prompt carries the tool results',
+  );
   assert.ok(third.tools.some((t) => t.function.name === 'shipping__track'));
-  const answers = records.filter((r) => r.key === id && r.topic === 'actionResults').flatMap((r) => (r.value as unknown as ActionResult).results).filter((s) => s.tool === 'model.chat');
+  const answers = records
+    .filter((r) => r.key === id && r.topic === 'actionResults')
+    .flatMap((r) => (r.value as unknown as ActionResult).results)
+    .filter((s) => s.tool === 'model.chat');
   assert.equal(answers.length, 3);
   for (const a of answers) assert.match(a.response_raw ?? '', /"system_fingerprint":"tao-model-sim"/);
 
   // Thought's /metrics: model turns, tokens and latency by model and skill, turns per ended run.
   const started = loop.fleet.lines.find((l) => l.startsWith('thought: ') && l.includes('"msg":"stage started"'))!;
   const port = (JSON.parse(started.slice('thought: '.length)) as { ops_port: number }).ops_port;
-  const metrics = (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split('\n').filter((l) => l.startsWith('tao_model_')).join('\n');
+  const metrics = (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text())
+    .split('\n')
+    .filter((l) => l.startsWith('tao_model_'))
+    .join('\n');
   assert.match(metrics, /^tao_model_turns_total\{model="sim-1",skill="order-status@1",kind="final"[^}]*\} [1-9]/m);
   assert.match(metrics, /^tao_model_tokens_total\{model="sim-1",skill="order-status@1",type="prompt"[^}]*\} [1-9]/m);
   assert.match(metrics, /^tao_model_latency_seconds_count\{[^}]*model="sim-1",skill="order-status@1"[^}]*\} [1-9]/m);
@@ -95,8 +112,14 @@ test('injected model faults end as designed, and no hallucinated tool or invalid
   const gated = new Set([ids.get('hallucinated')!, ids.get('badArguments')!]);
   const records = await scanToEnd(loop.cluster, ['actionResults']);
   const results = records.filter((r) => gated.has(r.key) && r.topic === 'actionResults').flatMap((r) => (r.value as unknown as ActionResult).results);
-  assert.ok(results.some((r) => r.tool === 'orders.get'), 'the runs recovered and looked the order up');
-  assert.deepEqual(results.filter((r) => r.error?.type === 'invalid_input'), []);
+  assert.ok(
+    results.some((r) => r.tool === 'orders.get'),
+    'the runs recovered and looked the order up',
+  );
+  assert.deepEqual(
+    results.filter((r) => r.error?.type === 'invalid_input'),
+    [],
+  );
   assert.equal(loop.tools.stats().requests.filter((r) => r.route === 'unmatched').length, 0);
   assert.ok(sim.stats().byFault.hallucinated_tool! >= 1 && sim.stats().byFault.bad_arguments! >= 1 && sim.stats().byFault.rate_limit! >= 1);
 });

@@ -24,7 +24,12 @@ const OUTPUT = {
   type: 'object',
   additionalProperties: false,
   required: ['order_id', 'status', 'reply'],
-  properties: { order_id: { type: 'string', pattern: '^O-[0-9]{8}$' }, status: { enum: ['placed', 'shipped', 'delivered'] }, eta: { type: 'string' }, reply: { type: 'string', minLength: 1 } },
+  properties: {
+    order_id: { type: 'string', pattern: '^O-[0-9]{8}$' },
+    status: { enum: ['placed', 'shipped', 'delivered'] },
+    eta: { type: 'string' },
+    reply: { type: 'string', minLength: 1 },
+  },
 };
 const TICKETS = {
   good: 'Where is my order O-12345678?',
@@ -44,7 +49,13 @@ before(async () => {
   cpSync(DEFAULT_SKILLS_DIR, skillsDir, { recursive: true });
   writeFileSync(join(skillsDir, 'order-status', 'output.schema.json'), JSON.stringify(OUTPUT));
   sim = await startModelSim({ port: 0 });
-  loop = await startLoop({ TAO_PLANNER: 'react', TAO_SKILLS_DIR: skillsDir, TAO_LLM_BASE_URL: `${sim.url}/v1`, TAO_LLM_MODEL: 'sim-1', TAO_LLM_TIMEOUT_MS: '5000' });
+  loop = await startLoop({
+    TAO_PLANNER: 'react',
+    TAO_SKILLS_DIR: skillsDir,
+    TAO_LLM_BASE_URL: `${sim.url}/v1`,
+    TAO_LLM_MODEL: 'sim-1',
+    TAO_LLM_TIMEOUT_MS: '5000',
+  });
   const tasks = Object.entries(TICKETS).map(([name, text]) => {
     const task = buildTask({ text, source: 'test', external_id: `${loop.cluster.namespace}-${name}` });
     ids.set(name as keyof typeof TICKETS, task.thought_id);
@@ -79,9 +90,15 @@ test('a final answer that breaks the schema is rejected by the gate, the model i
   const third = verdicts.find((v) => v.step_id === 'M3')!;
   assert.deepEqual([third.valid, third.error_type], [false, 'schema_mismatch']);
   assert.match(third.audit_trail.find((c) => c.name === 'model_answer')!.evidence, /^the final answer breaks the skill's output schema/);
-  const fourth = records.filter((r) => r.topic === 'thoughtRequests').flatMap((r) => (r.value as unknown as ThoughtRequest).steps).find((s) => s.step_id === 'M4')!;
+  const fourth = records
+    .filter((r) => r.topic === 'thoughtRequests')
+    .flatMap((r) => (r.value as unknown as ThoughtRequest).steps)
+    .find((s) => s.step_id === 'M4')!;
   const messages = (JSON.parse(fourth.input_json) as { messages: Array<{ role: string; content: string }> }).messages;
-  assert.ok(messages.some((m) => m.role === 'user' && /rejected .*schema_mismatch/.test(m.content)), 'the next prompt says why');
+  assert.ok(
+    messages.some((m) => m.role === 'user' && /rejected .*schema_mismatch/.test(m.content)),
+    'the next prompt says why',
+  );
   assert.equal(verdicts.find((v) => v.step_id === 'M4')?.valid, true);
 });
 

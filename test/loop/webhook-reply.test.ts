@@ -28,7 +28,10 @@ before(async () => {
   await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
   producer = cluster.kafka.producer({ idempotent: true });
   await producer.connect();
-  ingress = await startIngress({ port: 0, host: '127.0.0.1', maxBodyBytes: 65536, webhooks: { secrets: { github: SECRET } } }, { producer, codec: cluster.codec, logger: createLogger({}, { level: 'error' }) });
+  ingress = await startIngress(
+    { port: 0, host: '127.0.0.1', maxBodyBytes: 65536, webhooks: { secrets: { github: SECRET } } },
+    { producer, codec: cluster.codec, logger: createLogger({}, { level: 'error' }) },
+  );
 });
 after(async () => {
   await ingress?.close();
@@ -41,7 +44,12 @@ function github(event: 'issues' | 'issue_comment', payload: unknown): Promise<Re
   const body = JSON.stringify(payload);
   return fetch(`${ingress.url}/v1/webhooks/github`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-github-event': event, 'x-github-delivery': randomUUID(), 'x-hub-signature-256': signGithub(SECRET, body) },
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': event,
+      'x-github-delivery': randomUUID(),
+      'x-hub-signature-256': signGithub(SECRET, body),
+    },
     body,
   });
 }
@@ -50,7 +58,12 @@ test('a comment webhook with the missing order id resumes the awaiting_input run
   const repo = `shop/${cluster.namespace}`;
   const user = { login: 'ada', type: 'User' };
   const follower = await followOutcomes(cluster);
-  const opened = await github('issues', { action: 'opened', issue: { number: 7, title: 'Where is my order?', body: 'I ordered last week and nothing has arrived.', created_at: new Date().toISOString(), user }, repository: { full_name: repo }, sender: user });
+  const opened = await github('issues', {
+    action: 'opened',
+    issue: { number: 7, title: 'Where is my order?', body: 'I ordered last week and nothing has arrived.', created_at: new Date().toISOString(), user },
+    repository: { full_name: repo },
+    sender: user,
+  });
   assert.equal(opened.status, 202);
   const { thought_id } = (await opened.json()) as { thought_id: string };
   await follower.waitFor(1, 60000);
@@ -58,7 +71,13 @@ test('a comment webhook with the missing order id resumes the awaiting_input run
   assert.equal(parked.status, 'awaiting_input');
   assert.deepEqual([...parked.missing_fields], ['order_id']);
 
-  const comment = await github('issue_comment', { action: 'created', issue: { number: 7, title: 'Where is my order?' }, comment: { id: 1, body: 'Sorry — it is O-12345678.', created_at: new Date().toISOString(), user }, repository: { full_name: repo }, sender: user });
+  const comment = await github('issue_comment', {
+    action: 'created',
+    issue: { number: 7, title: 'Where is my order?' },
+    comment: { id: 1, body: 'Sorry — it is O-12345678.', created_at: new Date().toISOString(), user },
+    repository: { full_name: repo },
+    sender: user,
+  });
   assert.equal(comment.status, 202);
   assert.equal(((await comment.json()) as { thought_id: string }).thought_id, thought_id, 'the comment maps to the same run');
   await follower.waitUntil((o) => (o.get(thought_id)!.value as unknown as Outcome).status !== 'awaiting_input', 60000);

@@ -23,7 +23,12 @@ type Message = Record<string, unknown>;
 
 const PARAMS = {
   'orders.get': { type: 'object', additionalProperties: false, required: ['order_id'], properties: { order_id: { type: 'string', pattern: '^O-[0-9]{8}$' } } },
-  'shipping.track': { type: 'object', additionalProperties: false, required: ['order_id'], properties: { order_id: { type: 'string', pattern: '^O-[0-9]{8}$' } } },
+  'shipping.track': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['order_id'],
+    properties: { order_id: { type: 'string', pattern: '^O-[0-9]{8}$' } },
+  },
 } as const;
 
 const TOOLS = Object.entries(PARAMS).map(([name, parameters]) => ({
@@ -73,7 +78,14 @@ const STRICT: ProfileName[] = ['openai', 'ollama', 'llamacpp', 'vllm'];
 // ---------------------------------------------------------------------------
 
 test('lenient (the default) accepts what every strict profile refuses', () => {
-  const bad = req([SYSTEM, USER, assistantCalls('c1', 'c1'), { role: 'tool', content: 'x' }, { role: 'system', content: 'late' }, { role: 'assistant', content: null }]);
+  const bad = req([
+    SYSTEM,
+    USER,
+    assistantCalls('c1', 'c1'),
+    { role: 'tool', content: 'x' },
+    { role: 'system', content: 'late' },
+    { role: 'assistant', content: null },
+  ]);
   assert.equal(checkRequest('lenient', bad), null);
   assert.equal(checkRequest({}, bad), null, 'no profile: lenient');
   for (const p of STRICT) assert.notEqual(checkRequest(p, bad), null, p);
@@ -124,11 +136,7 @@ test('openai: a tool call without a result before the next message (or at the en
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: c2";
   assert.deepEqual(refused('openai', before), ['tool_call_unanswered', 400, openAiBody(message, 'messages.[2].role')]);
   const atEnd = req([SYSTEM, USER, assistantCalls('c1', 'c2')]);
-  assert.deepEqual(refused('openai', atEnd), [
-    'tool_call_unanswered',
-    400,
-    openAiBody(message.replace(': c2', ': c1, c2'), 'messages.[2].role'),
-  ]);
+  assert.deepEqual(refused('openai', atEnd), ['tool_call_unanswered', 400, openAiBody(message.replace(': c2', ': c1, c2'), 'messages.[2].role')]);
   const nextAssistant = req([SYSTEM, USER, assistantCalls('c1'), { role: 'assistant', content: 'done' }]);
   assert.equal(refused('openai', nextAssistant)[0], 'tool_call_unanswered');
 });
@@ -139,7 +147,11 @@ test('openai: duplicate tool-call ids within one assistant message, and a call w
     400,
     openAiBody("Invalid parameter: Duplicate value for 'id' of 'c1' in messages[2].tool_calls.", 'messages.[2].tool_calls.[1].id'),
   ]);
-  const noId = req([SYSTEM, USER, { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'orders__get', arguments: '{}' } }] }]);
+  const noId = req([
+    SYSTEM,
+    USER,
+    { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'orders__get', arguments: '{}' } }] },
+  ]);
   assert.deepEqual(refused('openai', noId), [
     'assistant_tool_call_id_missing',
     400,
@@ -152,13 +164,21 @@ test('the pairing rules answer in each server own error shape', () => {
   const message = "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
   assert.deepEqual(refused('ollama', body), ['tool_result_without_call', 400, { error: { message, type: 'invalid_request_error', param: null, code: null } }]);
   assert.deepEqual(refused('llamacpp', body), ['tool_result_without_call', 400, { error: { code: 400, message, type: 'invalid_request_error' } }]);
-  assert.deepEqual(refused('vllm', body), ['tool_result_without_call', 400, { error: { message, type: 'BadRequestError', param: 'messages.[2].role', code: 400 } }]);
+  assert.deepEqual(refused('vllm', body), [
+    'tool_result_without_call',
+    400,
+    { error: { message, type: 'BadRequestError', param: 'messages.[2].role', code: 400 } },
+  ]);
 });
 
 test('vllm with the Mistral tokenizer: the pairing rules in mistral-common words', () => {
   const m: Partial<ProfileConfig> = { profile: 'vllm', toolIdFormat: 'mistral' };
   const vllmBody = (message: string): unknown => ({ error: { message, type: 'BadRequestError', param: null, code: 400 } });
-  assert.deepEqual(refused(m, req([SYSTEM, USER, assistantCalls('abcDEF123'), USER])), ['tool_call_unanswered', 400, vllmBody('Not the same number of function calls and responses')]);
+  assert.deepEqual(refused(m, req([SYSTEM, USER, assistantCalls('abcDEF123'), USER])), [
+    'tool_call_unanswered',
+    400,
+    vllmBody('Not the same number of function calls and responses'),
+  ]);
   assert.deepEqual(refused(m, req([SYSTEM, USER, assistantCalls('abcDEF123'), toolResult('zzzzzzzz9')])), [
     'tool_result_without_call',
     400,
@@ -174,7 +194,11 @@ test('vllm with the Mistral tokenizer: the pairing rules in mistral-common words
     400,
     vllmBody('Duplicate tool call id abcDEF123 in tool results'),
   ]);
-  assert.deepEqual(refused(m, req([SYSTEM, USER, assistantCalls('abcDEF123'), { role: 'tool', content: '{}' }])), ['tool_call_id_missing', 400, vllmBody('Tool call id has to be defined.')]);
+  assert.deepEqual(refused(m, req([SYSTEM, USER, assistantCalls('abcDEF123'), { role: 'tool', content: '{}' }])), [
+    'tool_call_id_missing',
+    400,
+    vllmBody('Tool call id has to be defined.'),
+  ]);
 });
 
 // ---------------------------------------------------------------------------
@@ -190,19 +214,31 @@ test('vllm toolIdFormat mistral: tool-call ids must be 9 alphanumerics (assistan
     vllmBody('Tool call id was call_1_1 but must be a-z, A-Z, 0-9, with a length of 9.'),
   ]);
   assert.equal(checkRequest(m, req([SYSTEM, USER, assistantCalls('abcDEF123'), toolResult('abcDEF123')])), null, 'a 9-character id is accepted');
-  assert.equal(checkRequest('vllm', req([SYSTEM, USER, assistantCalls('call_1_1'), toolResult('call_1_1')])), null, 'without the Mistral format any non-empty id');
+  assert.equal(
+    checkRequest('vllm', req([SYSTEM, USER, assistantCalls('call_1_1'), toolResult('call_1_1')])),
+    null,
+    'without the Mistral format any non-empty id',
+  );
 });
 
 test('ollama: content null is refused ("invalid message content type: <nil>") unless the message has tool_calls', () => {
   const body = req([SYSTEM, USER, { role: 'assistant', content: null }, USER]);
-  assert.deepEqual(refused('ollama', body), ['content_null', 400, { error: { message: 'invalid message content type: <nil>', type: 'invalid_request_error', param: null, code: null } }]);
+  assert.deepEqual(refused('ollama', body), [
+    'content_null',
+    400,
+    { error: { message: 'invalid message content type: <nil>', type: 'invalid_request_error', param: null, code: null } },
+  ]);
   assert.equal(refused('ollama', req([SYSTEM, { role: 'user' }]))[0], 'content_null', 'an absent content is nil too');
   assert.equal(checkRequest('ollama', req([SYSTEM, USER, assistantCalls('c1'), toolResult('c1')])), null, 'content null beside tool_calls is accepted');
 });
 
 test('ollama: a tool call whose arguments are not JSON is refused ("invalid tool call arguments")', () => {
   const body = req([SYSTEM, USER, { role: 'assistant', content: null, tool_calls: [call('c1', 'orders__get', '{order_id: O-12345678}')] }, toolResult('c1')]);
-  assert.deepEqual(refused('ollama', body), ['tool_call_arguments_not_json', 400, { error: { message: 'invalid tool call arguments', type: 'invalid_request_error', param: null, code: null } }]);
+  assert.deepEqual(refused('ollama', body), [
+    'tool_call_arguments_not_json',
+    400,
+    { error: { message: 'invalid tool call arguments', type: 'invalid_request_error', param: null, code: null } },
+  ]);
 });
 
 test('llamacpp: a system message that is not the first is refused with the chat template error', () => {
@@ -247,22 +283,40 @@ test('reasoning models: max_tokens and temperature other than 1 are refused (ope
   assert.deepEqual(refused('openai', req(turn, { model: 'gpt-5-mini', max_tokens: 512, temperature: 0 })), [
     'reasoning_max_tokens',
     400,
-    openAiBody("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", 'max_tokens', 'unsupported_parameter'),
+    openAiBody(
+      "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+      'max_tokens',
+      'unsupported_parameter',
+    ),
   ]);
   assert.deepEqual(refused('openai', req(turn, { model: 'o3', max_completion_tokens: 512, temperature: 0 })), [
     'reasoning_temperature',
     400,
-    openAiBody("Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.", 'temperature', 'unsupported_value'),
+    openAiBody(
+      "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.",
+      'temperature',
+      'unsupported_value',
+    ),
   ]);
   assert.equal(refused('openai', req(turn, { model: 'o4-mini', temperature: 0.2 }))[0], 'reasoning_temperature');
-  assert.equal(checkRequest('openai', req(turn, { model: 'o3', max_completion_tokens: 512, temperature: 1 })), null, 'the default temperature and max_completion_tokens');
+  assert.equal(
+    checkRequest('openai', req(turn, { model: 'o3', max_completion_tokens: 512, temperature: 1 })),
+    null,
+    'the default temperature and max_completion_tokens',
+  );
   assert.equal(checkRequest('openai', req(turn, { model: 'gpt-4o', max_tokens: 512, temperature: 0 })), null, 'not a reasoning model');
   assert.equal(checkRequest('llamacpp', req(turn, { model: 'gpt-5', max_tokens: 512 })), null, 'the name pattern is openai only');
   const deepseek: Partial<ProfileConfig> = { profile: 'llamacpp', reasoningModels: ['deepseek-r1'] };
   assert.deepEqual(refused(deepseek, req(turn, { model: 'deepseek-r1', max_tokens: 512 })), [
     'reasoning_max_tokens',
     400,
-    { error: { code: 400, message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", type: 'invalid_request_error' } },
+    {
+      error: {
+        code: 400,
+        message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        type: 'invalid_request_error',
+      },
+    },
   ]);
   assert.equal(refused({ reasoningModels: ['gpt-test'] }, req(turn, { max_tokens: 5 }))[0], 'reasoning_max_tokens', 'lenient too, when configured');
 });
@@ -275,7 +329,11 @@ test('context window: openai and vllm refuse with their wording, llamacpp with e
   assert.deepEqual(refused({ profile: 'openai', contextWindow: n }, body), [
     'context_length',
     400,
-    openAiBody(`This model's maximum context length is ${n} tokens. However, your messages resulted in ${m} tokens. Please reduce the length of the messages.`, 'messages', 'context_length_exceeded'),
+    openAiBody(
+      `This model's maximum context length is ${n} tokens. However, your messages resulted in ${m} tokens. Please reduce the length of the messages.`,
+      'messages',
+      'context_length_exceeded',
+    ),
   ]);
   assert.deepEqual(refused({ profile: 'openai', contextWindow: m + 10 }, { ...body, max_tokens: 100 }), [
     'context_length',
@@ -289,7 +347,14 @@ test('context window: openai and vllm refuse with their wording, llamacpp with e
   assert.deepEqual(refused({ profile: 'vllm', contextWindow: n }, body), [
     'context_length',
     400,
-    { error: { message: `This model's maximum context length is ${n} tokens. However, your request has ${m} input tokens. Please reduce the length of the input messages.`, type: 'BadRequestError', param: 'input_tokens', code: 400 } },
+    {
+      error: {
+        message: `This model's maximum context length is ${n} tokens. However, your request has ${m} input tokens. Please reduce the length of the input messages.`,
+        type: 'BadRequestError',
+        param: 'input_tokens',
+        code: 400,
+      },
+    },
   ]);
   assert.deepEqual(refused({ profile: 'vllm', contextWindow: m + 10 }, { ...body, max_tokens: 100 }), [
     'context_length',
@@ -306,7 +371,15 @@ test('context window: openai and vllm refuse with their wording, llamacpp with e
   assert.deepEqual(refused({ profile: 'llamacpp', contextWindow: m }, { ...body, max_tokens: 100000 }), [
     'context_length',
     400,
-    { error: { code: 400, message: `request (${m} tokens) exceeds the available context size (${m} tokens), try increasing it`, type: 'exceed_context_size_error', n_prompt_tokens: m, n_ctx: m } },
+    {
+      error: {
+        code: 400,
+        message: `request (${m} tokens) exceeds the available context size (${m} tokens), try increasing it`,
+        type: 'exceed_context_size_error',
+        n_prompt_tokens: m,
+        n_ctx: m,
+      },
+    },
   ]);
   assert.equal(checkRequest({ profile: 'llamacpp', contextWindow: m + 1 }, { ...body, max_tokens: 100000 }), null, 'llama.cpp does not count max_tokens');
   assert.equal(checkRequest({ profile: 'ollama', contextWindow: 1 }, body), null, 'ollama truncates instead');
@@ -330,7 +403,15 @@ function completionWith(calls: number, content: string | null = null): WireCompl
         message: {
           role: 'assistant',
           content,
-          ...(calls > 0 ? { tool_calls: Array.from({ length: calls }, (_, i) => ({ id: `call_1_${i + 1}`, type: 'function' as const, function: { name: 'orders__get', arguments: '{"order_id":"O-12345678"}' } })) } : {}),
+          ...(calls > 0
+            ? {
+                tool_calls: Array.from({ length: calls }, (_, i) => ({
+                  id: `call_1_${i + 1}`,
+                  type: 'function' as const,
+                  function: { name: 'orders__get', arguments: '{"order_id":"O-12345678"}' },
+                })),
+              }
+            : {}),
           refusal: null,
         },
         logprobs: null,
@@ -343,7 +424,10 @@ function completionWith(calls: number, content: string | null = null): WireCompl
 
 test('tool-call ids in each server form, deterministic per request', () => {
   const ids = (p: ProfileName | Partial<ProfileConfig>, key = 'k1'): string[] =>
-    (shapeAnswer(p, completionWith(2), { requestKey: key, body: req([SYSTEM, USER], { parallel_tool_calls: true }) }).completion.choices[0]?.message.tool_calls ?? []).map((c) => c.id ?? '');
+    (
+      shapeAnswer(p, completionWith(2), { requestKey: key, body: req([SYSTEM, USER], { parallel_tool_calls: true }) }).completion.choices[0]?.message
+        .tool_calls ?? []
+    ).map((c) => c.id ?? '');
   assert.deepEqual(ids('lenient'), ['call_1_1', 'call_1_2'], 'lenient keeps call_<turn>_<n>');
   for (const id of ids('openai')) assert.match(id, /^call_[A-Za-z0-9]{24}$/);
   for (const id of ids('ollama')) assert.match(id, /^call_[a-z0-9]{8}$/);
@@ -399,7 +483,17 @@ interface Reply {
 }
 
 interface ChatCompletion {
-  choices: Array<{ message: { role: string; content: string | null; tool_calls?: Array<{ id?: string; type: string; function: { name: string; arguments: string } }>; refusal?: string | null; reasoning_content?: string; reasoning?: string }; finish_reason: string }>;
+  choices: Array<{
+    message: {
+      role: string;
+      content: string | null;
+      tool_calls?: Array<{ id?: string; type: string; function: { name: string; arguments: string } }>;
+      refusal?: string | null;
+      reasoning_content?: string;
+      reasoning?: string;
+    };
+    finish_reason: string;
+  }>;
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 }
 
@@ -407,7 +501,12 @@ async function withSim(opts: Partial<ModelSimOptions>, fn: (sim: ModelSim, post:
   const sim = await startModelSim({ port: 0, ...opts });
   const agent = new Agent();
   const post = async (body: unknown): Promise<Reply> => {
-    const res = await request(`${sim.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, dispatcher: agent });
+    const res = await request(`${sim.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+      dispatcher: agent,
+    });
     return { status: res.statusCode, json: (await res.body.json()) as Record<string, unknown> };
   };
   try {
@@ -419,7 +518,13 @@ async function withSim(opts: Partial<ModelSimOptions>, fn: (sim: ModelSim, post:
 }
 
 test('every strict profile: a well-formed 3-turn conversation, echoing the answers back, is never refused', async () => {
-  const profiles: Array<Partial<ModelSimOptions>> = [{ profile: 'openai' }, { profile: 'ollama' }, { profile: 'llamacpp' }, { profile: 'vllm' }, { profile: 'vllm', toolIdFormat: 'mistral' }];
+  const profiles: Array<Partial<ModelSimOptions>> = [
+    { profile: 'openai' },
+    { profile: 'ollama' },
+    { profile: 'llamacpp' },
+    { profile: 'vllm' },
+    { profile: 'vllm', toolIdFormat: 'mistral' },
+  ];
   for (const opts of profiles) {
     await withSim(opts, async (sim, post) => {
       const messages: Message[] = [SYSTEM, USER];
@@ -434,7 +539,10 @@ test('every strict profile: a well-formed 3-turn conversation, echoing the answe
       const s = sim.stats();
       assert.equal(s.profile, opts.profile);
       assert.deepEqual(s.byRefused, {}, 'nothing was refused');
-      assert.deepEqual(s.requests.map((q) => [q.profile, q.refused, q.status]), [1, 2, 3].map(() => [opts.profile, null, 200]));
+      assert.deepEqual(
+        s.requests.map((q) => [q.profile, q.refused, q.status]),
+        [1, 2, 3].map(() => [opts.profile, null, 200]),
+      );
     });
   }
 });
@@ -443,7 +551,10 @@ test('a refused request is recorded with its rule (stats byRefused), its skill a
   await withSim({ profile: 'openai' }, async (sim, post) => {
     const r = await post(req([SYSTEM, USER, assistantCalls('c1')]));
     assert.equal(r.status, 400);
-    assert.equal((r.json as { error: { message: string } }).error.message.startsWith("An assistant message with 'tool_calls' must be followed by tool messages"), true);
+    assert.equal(
+      (r.json as { error: { message: string } }).error.message.startsWith("An assistant message with 'tool_calls' must be followed by tool messages"),
+      true,
+    );
     const s = sim.stats();
     assert.deepEqual(s.byRefused, { tool_call_unanswered: 1 });
     assert.deepEqual(s.byOutcome, { invalid_request: 1 });
@@ -462,7 +573,10 @@ test('llamacpp: a request ending on an assistant message is recorded as a prefil
     assert.deepEqual(q.quirks, ['prefill']);
     assert.equal(q.prefill, 'Let me');
     await post(req([SYSTEM, USER]));
-    assert.deepEqual(sim.stats().requests.map((x) => x.prefill), ['Let me', null]);
+    assert.deepEqual(
+      sim.stats().requests.map((x) => x.prefill),
+      ['Let me', null],
+    );
   });
 });
 
@@ -485,7 +599,12 @@ test('startModelSim refuses invalid profile options', async () => {
 // Answer-quirk faults (setFault / [sim:kind] markers)
 // ---------------------------------------------------------------------------
 
-async function faulted(kind: string, opts: Partial<ModelSimOptions> = {}, messages: Message[] = [SYSTEM, USER], extra: Record<string, unknown> = {}): Promise<{ c: ChatCompletion; fault: string | null }> {
+async function faulted(
+  kind: string,
+  opts: Partial<ModelSimOptions> = {},
+  messages: Message[] = [SYSTEM, USER],
+  extra: Record<string, unknown> = {},
+): Promise<{ c: ChatCompletion; fault: string | null }> {
   let out: { c: ChatCompletion; fault: string | null } | undefined;
   await withSim(opts, async (sim, post) => {
     sim.setFault({ kind: kind as never, times: 1 });
@@ -593,7 +712,10 @@ test('duplicate_ids: every tool call with the same id (a single call sent twice)
   assert.equal(calls[0]!.id, calls[1]!.id);
   assert.match(calls[0]!.id ?? '', /^call_[A-Za-z0-9]{24}$/);
   const missing = await faulted('missing_ids');
-  assert.equal(missing.c.choices[0]!.message.tool_calls?.every((x) => !('id' in x)), true);
+  assert.equal(
+    missing.c.choices[0]!.message.tool_calls?.every((x) => !('id' in x)),
+    true,
+  );
   // Echoing such an answer back is what a strict server refuses.
   const echoed = req([SYSTEM, USER, c.choices[0]!.message as unknown as Message, toolResult(calls[0]!.id!)]);
   assert.equal(checkRequest('openai', echoed)?.rule, 'duplicate_tool_call_ids');
@@ -608,10 +730,13 @@ test('quirk markers: [sim:tool_call_as_text@2] applies at model turn 2 only', as
     messages.push(m1 as unknown as Message, { role: 'tool', tool_call_id: m1.tool_calls![0]!.id, content: JSON.stringify(FAKE_RESULTS['orders__get']) });
     const t2 = (await post(req(messages))).json as unknown as ChatCompletion;
     assert.match(t2.choices[0]!.message.content ?? '', /^<tool_call>\n\{"name": "shipping__track"/);
-    assert.deepEqual(sim.stats().requests.map((r) => [r.turn, r.fault, r.faultId]), [
-      [1, null, null],
-      [2, 'tool_call_as_text', 'marker'],
-    ]);
+    assert.deepEqual(
+      sim.stats().requests.map((r) => [r.turn, r.fault, r.faultId]),
+      [
+        [1, null, null],
+        [2, 'tool_call_as_text', 'marker'],
+      ],
+    );
   });
 });
 
@@ -634,9 +759,12 @@ test('`tao run model-sim --help` documents --profile; a bad --profile exits 2', 
   assert.match(stdout, /--context-window/);
   assert.match(stdout, /--reasoning-models/);
   assert.match(stdout, /--tool-id-format/);
-  await assert.rejects(run(process.execPath, [TAO_BIN, 'run', 'model-sim', '--port', '0', '--profile', 'bogus'], { timeout: 30_000 }), (err: { code: number; stderr: string }) => {
-    assert.equal(err.code, 2);
-    assert.match(err.stderr, /--profile must be one of lenient, openai, ollama, llamacpp, vllm/);
-    return true;
-  });
+  await assert.rejects(
+    run(process.execPath, [TAO_BIN, 'run', 'model-sim', '--port', '0', '--profile', 'bogus'], { timeout: 30_000 }),
+    (err: { code: number; stderr: string }) => {
+      assert.equal(err.code, 2);
+      assert.match(err.stderr, /--profile must be one of lenient, openai, ollama, llamacpp, vllm/);
+      return true;
+    },
+  );
 });

@@ -98,18 +98,48 @@ async function withServers(fn: (sim: ModelSim, catalog: ToolCatalog) => Promise<
 
 /** The demo tickets (docs/DEMO-DOMAIN.md) and what the scripted conversation ends with on the demo data. */
 const TICKETS: Array<{ skill: string; text: string; waves: string[][]; final: RegExp }> = [
-  { skill: 'order-status', text: 'Where is my order O-12345678?', waves: [['orders.get'], ['shipping.track']], final: /^Order O-12345678 is delivered\. The shipment with SF is delivered, ETA \d{4}-\d\d-\d\dT[\d:]+Z\.$/ },
+  {
+    skill: 'order-status',
+    text: 'Where is my order O-12345678?',
+    waves: [['orders.get'], ['shipping.track']],
+    final: /^Order O-12345678 is delivered\. The shipment with SF is delivered, ETA \d{4}-\d\d-\d\dT[\d:]+Z\.$/,
+  },
   { skill: 'order-status', text: '我的订单 O-12345678 到哪了', waves: [['orders.get'], ['shipping.track']], final: /^Order O-12345678 is delivered\./ },
   { skill: 'order-status', text: 'Has O-20250003 shipped?', waves: [['orders.get']], final: /O-20250003 has been placed but has not shipped yet/ },
-  { skill: 'refund-request', text: 'I want a refund for order O-12345678', waves: [['orders.get'], ['refunds.create']], final: /^Refund R-74947434 of 38312 cents for order O-12345678 is pending\.$/ },
+  {
+    skill: 'refund-request',
+    text: 'I want a refund for order O-12345678',
+    waves: [['orders.get'], ['refunds.create']],
+    final: /^Refund R-74947434 of 38312 cents for order O-12345678 is pending\.$/,
+  },
   { skill: 'refund-request', text: 'Please refund O-20250003', waves: [['orders.get']], final: /only been placed, not shipped, so it cannot be refunded/ },
-  { skill: 'invoice-copy', text: 'Please send me a copy of invoice INV-2024-0042', waves: [['billing.get_invoice'], ['billing.send_invoice_copy']], final: /^A copy of invoice INV-2024-0042 \(\d+ cents, issued 2024-[^)]+\) was sent by email to customer C-\d{6}\.$/ },
+  {
+    skill: 'invoice-copy',
+    text: 'Please send me a copy of invoice INV-2024-0042',
+    waves: [['billing.get_invoice'], ['billing.send_invoice_copy']],
+    final: /^A copy of invoice INV-2024-0042 \(\d+ cents, issued 2024-[^)]+\) was sent by email to customer C-\d{6}\.$/,
+  },
   { skill: 'invoice-copy', text: 'Please send me a copy of invoice INV-2024-9999', waves: [['billing.get_invoice']], final: /could not find that invoice/ },
-  { skill: 'account-access', text: "I can't log in, my email is li.lei@example.com", waves: [['crm.find_customer'], ['identity.password_reset']], final: /customer C-705429 \(reset PWR-28335885\); it expires at 2026-01-01T01:00:00\+08:00\.$/ },
-  { skill: 'outage-report', text: 'Is payments down?', waves: [['status.service'], ['incidents.latest']], final: /^payments is in state outage .*Incident INC-227729 "Card payments failing at the payment gateway" is investigating\.$/ },
+  {
+    skill: 'account-access',
+    text: "I can't log in, my email is li.lei@example.com",
+    waves: [['crm.find_customer'], ['identity.password_reset']],
+    final: /customer C-705429 \(reset PWR-28335885\); it expires at 2026-01-01T01:00:00\+08:00\.$/,
+  },
+  {
+    skill: 'outage-report',
+    text: 'Is payments down?',
+    waves: [['status.service'], ['incidents.latest']],
+    final: /^payments is in state outage .*Incident INC-227729 "Card payments failing at the payment gateway" is investigating\.$/,
+  },
   { skill: 'outage-report', text: 'Is checkout broken?', waves: [['status.service']], final: /^checkout is operational/ },
   { skill: 'outage-report', text: 'Is Payments down?', waves: [], final: /Which service is affected/ },
-  { skill: 'expense-claim-status', text: "What's the status of expense claim EC-123456?", waves: [['expenses.get_claim']], final: /^Expense claim EC-123456 \(64620 cents\) is approved, last updated / },
+  {
+    skill: 'expense-claim-status',
+    text: "What's the status of expense claim EC-123456?",
+    waves: [['expenses.get_claim']],
+    final: /^Expense claim EC-123456 \(64620 cents\) is approved, last updated /,
+  },
 ];
 
 test('each demo skill scenario runs its tickets against the real demo tool server with arguments that satisfy the catalog', async () => {

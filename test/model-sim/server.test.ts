@@ -46,7 +46,12 @@ type Message = Record<string, unknown>;
 
 const PARAMS = {
   'orders.get': { type: 'object', additionalProperties: false, required: ['order_id'], properties: { order_id: { type: 'string', pattern: '^O-[0-9]{8}$' } } },
-  'shipping.track': { type: 'object', additionalProperties: false, required: ['order_id'], properties: { order_id: { type: 'string', pattern: '^O-[0-9]{8}$' } } },
+  'shipping.track': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['order_id'],
+    properties: { order_id: { type: 'string', pattern: '^O-[0-9]{8}$' } },
+  },
 } as const;
 
 /** The request's `tools`, as Thought builds them (wire names with `__`). */
@@ -84,8 +89,20 @@ interface Ctx {
 async function withSim(fn: (ctx: Ctx) => Promise<void>, opts: Partial<ModelSimOptions> = {}): Promise<void> {
   const sim = await startModelSim({ port: 0, ...opts });
   const agent = new Agent();
-  const call = async (path: string, method: 'GET' | 'POST' | 'DELETE', text?: string, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Reply> => {
-    const res = await request(`${sim.url}${path}`, { method, body: text, headers: { 'content-type': 'application/json', ...headers }, dispatcher: agent, signal });
+  const call = async (
+    path: string,
+    method: 'GET' | 'POST' | 'DELETE',
+    text?: string,
+    headers: Record<string, string> = {},
+    signal?: AbortSignal,
+  ): Promise<Reply> => {
+    const res = await request(`${sim.url}${path}`, {
+      method,
+      body: text,
+      headers: { 'content-type': 'application/json', ...headers },
+      dispatcher: agent,
+      signal,
+    });
     return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
   };
   const ctx: Ctx = {
@@ -162,11 +179,14 @@ test('a 3-turn order-status conversation, driven like a client, ends with a fina
     assert.equal(stats.total, 3);
     assert.deepEqual(stats.bySkill, { 'order-status': 3 });
     assert.deepEqual(stats.byOutcome, { tool_calls: 2, content: 1 });
-    assert.deepEqual(stats.requests.map((r) => [r.turn, r.rule]), [
-      [1, 'look the order up'],
-      [2, 'track the shipment'],
-      [3, 'answer with status and ETA'],
-    ]);
+    assert.deepEqual(
+      stats.requests.map((r) => [r.turn, r.rule]),
+      [
+        [1, 'look the order up'],
+        [2, 'track the shipment'],
+        [3, 'answer with status and ETA'],
+      ],
+    );
   });
 });
 
@@ -189,7 +209,11 @@ test('an order only placed ends after 2 turns without tracking; a text without a
     const t1 = await chat(messages);
     const c1 = only(t1.choices[0]?.message.tool_calls);
     messages.push(t1.choices[0]!.message as unknown as Message);
-    messages.push({ role: 'tool', tool_call_id: c1.id, content: JSON.stringify({ ...(FAKE_RESULTS['orders__get'] as object), order_id: 'O-20250003', status: 'placed' }) });
+    messages.push({
+      role: 'tool',
+      tool_call_id: c1.id,
+      content: JSON.stringify({ ...(FAKE_RESULTS['orders__get'] as object), order_id: 'O-20250003', status: 'placed' }),
+    });
     const t2 = await chat(messages);
     assert.match(t2.choices[0]?.message.content ?? '', /O-20250003 has been placed but has not shipped yet/);
 
@@ -206,7 +230,15 @@ test('GET /v1/models and /health say plainly that this is a simulator', async ()
     assert.equal(OWNED_BY, 'tao-model-sim (simulator)');
     const health = JSON.parse((await get('/health')).text) as { ok: boolean; simulator: boolean; scenarios: string[] };
     assert.equal(health.simulator, true);
-    assert.deepEqual(health.scenarios.sort(), ['account-access', 'default', 'expense-claim-status', 'invoice-copy', 'order-status', 'outage-report', 'refund-request']);
+    assert.deepEqual(health.scenarios.sort(), [
+      'account-access',
+      'default',
+      'expense-claim-status',
+      'invoice-copy',
+      'order-status',
+      'outage-report',
+      'refund-request',
+    ]);
   });
 });
 
@@ -280,7 +312,11 @@ test('a reflection turn gets a JSON answer with the four dimensions and an actio
     const messages: Message[] = [
       { role: 'system', content: 'Skill: order-status@1\nTurn: reflection\nJudge the run.' },
       { role: 'user', content: 'Where is my order O-12345678?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'orders__get', arguments: '{"order_id":"O-12345678"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'orders__get', arguments: '{"order_id":"O-12345678"}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: JSON.stringify({ error: { status: 503, message: 'unavailable' } }) },
     ];
     const rf = { type: 'json_schema', json_schema: { name: 'reflection', schema: { type: 'object' } } };
@@ -325,7 +361,10 @@ test('rate_limit: 429 with Retry-After and an OpenAI error; the retry is answere
     const s = sim.stats();
     assert.equal(s.requests.filter((r) => r.skill === 'order-status' && r.turn === 1).length, 2, 'the retried 429 was requested twice');
     assert.deepEqual(s.byFault, { rate_limit: 1 });
-    assert.deepEqual(s.requests.map((r) => r.status), [429, 200]);
+    assert.deepEqual(
+      s.requests.map((r) => r.status),
+      [429, 200],
+    );
   });
 });
 
@@ -418,8 +457,11 @@ test('a fault applies only to requests its match selects, and DELETE /__control/
     const t1 = await chat(messages);
     answerTools(messages, t1.choices[0]!.message);
     assert.equal((await post(body(messages))).status, 429, 'turn 2 of that text');
-    const list = JSON.parse((await (await fetch(`${sim.url}/__control/faults`)).text())) as { faults: Array<{ applied: number }> };
-    assert.deepEqual(list.faults.map((f) => f.applied), [1, 1]);
+    const list = JSON.parse(await (await fetch(`${sim.url}/__control/faults`)).text()) as { faults: Array<{ applied: number }> };
+    assert.deepEqual(
+      list.faults.map((f) => f.applied),
+      [1, 1],
+    );
     const cleared = await fetch(`${sim.url}/__control/faults`, { method: 'DELETE' });
     assert.deepEqual(await cleared.json(), { cleared: 2 });
     assert.equal((await post(body(opening('Refund O-12345678', 'refund-request@1')))).status, 200);
@@ -461,11 +503,14 @@ test('[sim:rate_limit] faults the first attempt of each distinct request; the id
     assert.equal(retry.status, 200);
     answerTools(messages, (JSON.parse(retry.text) as Completion).choices[0]!.message);
     assert.equal((await post(body(messages))).status, 429, 'turn 2 is a new request: faulted once again');
-    assert.deepEqual(sim.stats().requests.map((r) => [r.turn, r.status, r.faultId]), [
-      [1, 429, 'marker'],
-      [1, 200, null],
-      [2, 429, 'marker'],
-    ]);
+    assert.deepEqual(
+      sim.stats().requests.map((r) => [r.turn, r.status, r.faultId]),
+      [
+        [1, 429, 'marker'],
+        [1, 200, null],
+        [2, 429, 'marker'],
+      ],
+    );
   });
 });
 
@@ -490,11 +535,31 @@ test('[sim:hallucinated_tool@2] applies at model turn 2 only; [sim:server_error*
 test('invalid scenario files stop start-up with a one-line error naming the file and the JSON path', async () => {
   const good = { rules: [{ name: 'r', answer: { content: 'ok' } }] };
   const cases: Array<[string, string, RegExp]> = [
-    ['two-answers.json', JSON.stringify({ rules: [{ name: 'r', answer: { content: 'a', json: {} } }] }), /two-answers\.json: \/rules\/0\/answer: an answer has exactly one of tool_calls, content, json$/],
-    ['bad-regex.json', JSON.stringify({ rules: [{ name: 'r', when: { user: 'O-(' }, answer: { content: 'a' } }] }), /bad-regex\.json: \/rules\/0\/when\/user: invalid regular expression/],
-    ['bad-template.json', JSON.stringify({ rules: [{ name: 'r', answer: { tool_calls: [{ tool: 'orders.get', arguments: { order_id: '{{order}}' } }] } }] }), /bad-template\.json: \/rules\/0\/answer\/tool_calls\/0\/arguments\/order_id: malformed template/],
-    ['unknown-field.json', JSON.stringify({ rules: [{ name: 'r', when: { calld: ['x.y'] }, answer: { content: 'a' } }] }), /unknown-field\.json: \/rules\/0\/when: unknown field "calld"/],
-    ['no-operator.json', JSON.stringify({ rules: [{ name: 'r', when: { result: { tool: 'orders.get', path: 'status' } }, answer: { content: 'a' } }] }), /no-operator\.json: \/rules\/0\/when\/result: needs at least one of equals, in, notIn, exists/],
+    [
+      'two-answers.json',
+      JSON.stringify({ rules: [{ name: 'r', answer: { content: 'a', json: {} } }] }),
+      /two-answers\.json: \/rules\/0\/answer: an answer has exactly one of tool_calls, content, json$/,
+    ],
+    [
+      'bad-regex.json',
+      JSON.stringify({ rules: [{ name: 'r', when: { user: 'O-(' }, answer: { content: 'a' } }] }),
+      /bad-regex\.json: \/rules\/0\/when\/user: invalid regular expression/,
+    ],
+    [
+      'bad-template.json',
+      JSON.stringify({ rules: [{ name: 'r', answer: { tool_calls: [{ tool: 'orders.get', arguments: { order_id: '{{order}}' } }] } }] }),
+      /bad-template\.json: \/rules\/0\/answer\/tool_calls\/0\/arguments\/order_id: malformed template/,
+    ],
+    [
+      'unknown-field.json',
+      JSON.stringify({ rules: [{ name: 'r', when: { calld: ['x.y'] }, answer: { content: 'a' } }] }),
+      /unknown-field\.json: \/rules\/0\/when: unknown field "calld"/,
+    ],
+    [
+      'no-operator.json',
+      JSON.stringify({ rules: [{ name: 'r', when: { result: { tool: 'orders.get', path: 'status' } }, answer: { content: 'a' } }] }),
+      /no-operator\.json: \/rules\/0\/when\/result: needs at least one of equals, in, notIn, exists/,
+    ],
     ['broken.json', '{"rules": [', /broken\.json: \/: not valid JSON/],
     ['Bad_Name.json', JSON.stringify(good), /Bad_Name\.json: \/: a scenario file is named <skill-name>\.json/],
   ];
@@ -522,10 +587,16 @@ test('a scenario folder of its own: rules in order, templates from the user text
       join(dir, 'order-status.json'),
       JSON.stringify({
         rules: [
-          { name: 'both at once', when: { notCalled: ['orders.get'] }, answer: { tool_calls: [
-            { tool: 'orders.get', arguments: { order_id: '{{user:/order (O-\\d{8})/i}}' } },
-            { tool: 'shipping.track', arguments: { order_id: '{{user:/O-\\d{8}/}}' } },
-          ] } },
+          {
+            name: 'both at once',
+            when: { notCalled: ['orders.get'] },
+            answer: {
+              tool_calls: [
+                { tool: 'orders.get', arguments: { order_id: '{{user:/order (O-\\d{8})/i}}' } },
+                { tool: 'shipping.track', arguments: { order_id: '{{user:/O-\\d{8}/}}' } },
+              ],
+            },
+          },
           { name: 'only at turn 3', when: { turn: 3 }, answer: { content: 'third' } },
           { name: 'typed', answer: { json: { total: '{{tool:orders.get.total_cents}}', text: 'total {{tool:orders.get.total_cents}} for {{skill}}' } } },
         ],
@@ -536,13 +607,21 @@ test('a scenario folder of its own: rules in order, templates from the user text
         const messages = opening('ORDER O-11111111, no wait, order O-22222222');
         const t1 = await chat(messages);
         const calls = t1.choices[0]?.message.tool_calls ?? [];
-        assert.deepEqual(calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]), [
-          ['orders__get', { order_id: 'O-22222222' }],
-          ['shipping__track', { order_id: 'O-22222222' }],
-        ], 'parallel calls; the last match of the user text wins; a capture group gives its value');
+        assert.deepEqual(
+          calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]),
+          [
+            ['orders__get', { order_id: 'O-22222222' }],
+            ['shipping__track', { order_id: 'O-22222222' }],
+          ],
+          'parallel calls; the last match of the user text wins; a capture group gives its value',
+        );
         answerTools(messages, t1.choices[0]!.message);
         const t2 = await chat(messages);
-        assert.deepEqual(JSON.parse(t2.choices[0]?.message.content ?? ''), { total: 38312, text: 'total 38312 for order-status' }, 'a turn condition holds only at its turn');
+        assert.deepEqual(
+          JSON.parse(t2.choices[0]?.message.content ?? ''),
+          { total: 38312, text: 'total 38312 for order-status' },
+          'a turn condition holds only at its turn',
+        );
         messages.push({ role: 'assistant', content: t2.choices[0]!.message.content });
         assert.equal((await chat(messages)).choices[0]?.message.content, 'third');
         assert.deepEqual(sim.scenarios, ['order-status']);

@@ -1,7 +1,19 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { FEATURE_DIMS, FEATURIZER_CONFIG, featureHashes, featureStrings, featurize, featurizeSparse, fnv1a32, jsonShape, normalizeText, structureSignals, truncateCodePoints } from '../../features/text/index.ts';
+import {
+  FEATURE_DIMS,
+  FEATURIZER_CONFIG,
+  featureHashes,
+  featureStrings,
+  featurize,
+  featurizeSparse,
+  fnv1a32,
+  jsonShape,
+  normalizeText,
+  structureSignals,
+  truncateCodePoints,
+} from '../../features/text/index.ts';
 
 interface Vector {
   text: string;
@@ -24,7 +36,7 @@ describe('text featurizer parity with models/featurize.py', () => {
       assert.equal(normalizeText(v.text), v.normalized);
       assert.deepEqual(structureSignals(v.text), v.structure);
       const got = featurizeSparse(v.text);
-      assert.ok(got.indices instanceof Int32Array && got.values instanceof Float32Array, 'the model input tensors\' types');
+      assert.ok(got.indices instanceof Int32Array && got.values instanceof Float32Array, "the model input tensors' types");
       assert.deepEqual(Array.from(got.indices), v.indices);
       assert.equal(got.values.length, v.values.length);
       for (let k = 0; k < v.values.length; k++) assert.ok(Math.abs(got.values[k]! - v.values[k]!) <= 1e-6, `value ${k}: ${got.values[k]} vs ${v.values[k]}`);

@@ -46,11 +46,14 @@ function metricsIn(expr: string): string[] {
   return [...new Set([...expr.matchAll(/\b(tao_[a-z0-9_]+)\b/g)].map((m) => m[1]!))];
 }
 
-const rules = (): Rule[] => ((parseYamlSubset(read('alerts.yml')) as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((g) => g.rules));
+const rules = (): Rule[] => (parseYamlSubset(read('alerts.yml')) as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((g) => g.rules);
 
 describe('prometheus.yml', () => {
   test('scrapes the three stages on their default ops ports and the ingress, and loads the alert rules', () => {
-    const config = parseYamlSubset(read('prometheus.yml')) as Doc & { scrape_configs: Array<{ job_name: string; metrics_path?: string; static_configs: Array<{ targets: string[] }> }>; rule_files: string[] };
+    const config = parseYamlSubset(read('prometheus.yml')) as Doc & {
+      scrape_configs: Array<{ job_name: string; metrics_path?: string; static_configs: Array<{ targets: string[] }> }>;
+      rule_files: string[];
+    };
     const targets = Object.fromEntries(config.scrape_configs.map((s) => [s.job_name, s.static_configs.flatMap((c) => c.targets)]));
     assert.deepEqual(targets, {
       'tao-thought': [`127.0.0.1:${DEFAULT_OPS_PORTS.thought}`],
@@ -64,12 +67,23 @@ describe('prometheus.yml', () => {
 
 describe('alerts.yml', () => {
   test('alerts on completion rate < 92% and self-recovery < 70% for 5 minutes, growing lag, dead letters and open breakers', () => {
-    const byName = new Map(rules().filter((r) => r.alert).map((r) => [r.alert!, r]));
-    const recorded = new Map(rules().filter((r) => r.record).map((r) => [r.record!, r.expr]));
+    const byName = new Map(
+      rules()
+        .filter((r) => r.alert)
+        .map((r) => [r.alert!, r]),
+    );
+    const recorded = new Map(
+      rules()
+        .filter((r) => r.record)
+        .map((r) => [r.record!, r.expr]),
+    );
     const tcr = byName.get('TaoTaskCompletionRateLow')!;
     assert.match(tcr.expr, /tao:task_completion_rate:15m < 0\.92/);
     assert.equal(tcr.for, '5m');
-    assert.match(recorded.get('tao:task_completion_rate:15m')!, /tao_runs_ended_total\{status="completed"\}[\s\S]*\/[\s\S]*tao_runs_ended_total\{status!="awaiting_input"\}/);
+    assert.match(
+      recorded.get('tao:task_completion_rate:15m')!,
+      /tao_runs_ended_total\{status="completed"\}[\s\S]*\/[\s\S]*tao_runs_ended_total\{status!="awaiting_input"\}/,
+    );
     const srr = byName.get('TaoSelfRecoveryRateLow')!;
     assert.match(srr.expr, /tao:self_recovery_rate:15m < 0\.70/);
     assert.equal(srr.for, '5m');
@@ -90,11 +104,18 @@ describe('alerts.yml', () => {
 });
 
 describe('grafana-dashboard.json', () => {
-  const dashboard = JSON.parse(read('grafana-dashboard.json')) as { uid: string; panels: Array<{ title: string; type: string; targets?: Array<{ expr: string }> }> };
+  const dashboard = JSON.parse(read('grafana-dashboard.json')) as {
+    uid: string;
+    panels: Array<{ title: string; type: string; targets?: Array<{ expr: string }> }>;
+  };
   const panels = dashboard.panels.filter((p) => p.type !== 'row');
 
   test('shows the rates, stage latency, tool latency by tool and status, lag, dead letters, breakers and runs in flight', () => {
-    const exprs = (title: RegExp) => panels.filter((p) => title.test(p.title)).flatMap((p) => p.targets?.map((t) => t.expr) ?? []).join('\n');
+    const exprs = (title: RegExp) =>
+      panels
+        .filter((p) => title.test(p.title))
+        .flatMap((p) => p.targets?.map((t) => t.expr) ?? [])
+        .join('\n');
     assert.match(exprs(/Task completion rate/), /tao_runs_ended_total/);
     assert.match(exprs(/Self-recovery rate/), /tao_runs_with_failure_total/);
     assert.match(exprs(/Traceability index/), /tao_steps_observed_total/);
@@ -108,7 +129,8 @@ describe('grafana-dashboard.json', () => {
 
   test('every panel query reads only metrics the processes export', async () => {
     const names = await exportedNames();
-    for (const p of panels) for (const t of p.targets ?? []) for (const m of metricsIn(t.expr)) assert.ok(names.has(m), `panel "${p.title}" reads ${m}, which no process exports`);
+    for (const p of panels)
+      for (const t of p.targets ?? []) for (const m of metricsIn(t.expr)) assert.ok(names.has(m), `panel "${p.title}" reads ${m}, which no process exports`);
   });
 });
 

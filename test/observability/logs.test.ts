@@ -52,13 +52,25 @@ test('Action logs one line per step with thought_id, iteration, step, stage, too
   const env = { TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_LOG_TEST_SECRET: HEADER_SECRET };
   const lines: string[] = [];
   const logger = createLogger({ stage: 'action' }, { write: (l) => lines.push(l) });
-  const stage = actionStage({ catalog: ToolCatalog.load(catalogDir, env, createContractAjv()), http: { dispatcher: createToolDispatcher(), retry: realRetryDeps, now: () => Date.now() }, env, concurrency: 4, logger });
+  const stage = actionStage({
+    catalog: ToolCatalog.load(catalogDir, env, createContractAjv()),
+    http: { dispatcher: createToolDispatcher(), retry: realRetryDeps, now: () => Date.now() },
+    env,
+    concurrency: 4,
+    logger,
+  });
   const request: ThoughtRequest = {
     thought_id: 'run-logs',
     iteration: 2,
     run: runState(),
     steps: [
-      { step_id: 'S1', tool: 'crm.find_customer', input_json: JSON.stringify({ email: 'log@example.com', note: `Bearer ${INPUT_SECRET}` }), idempotency_key: 'run-logs:2:S1', attempt: 1 },
+      {
+        step_id: 'S1',
+        tool: 'crm.find_customer',
+        input_json: JSON.stringify({ email: 'log@example.com', note: `Bearer ${INPUT_SECRET}` }),
+        idempotency_key: 'run-logs:2:S1',
+        attempt: 1,
+      },
       { step_id: 'S2', tool: 'crm.find_customer', input_json: JSON.stringify({ email: 'other@example.com' }), idempotency_key: 'run-logs:2:S2', attempt: 1 },
     ],
   };
@@ -69,13 +81,10 @@ test('Action logs one line per step with thought_id, iteration, step, stage, too
   const sent = tools.stats().requests.find((r) => r.path.includes('log%40example.com') || r.path.includes('log@example.com'));
   assert.ok(sent?.path.includes(INPUT_SECRET), 'the secret-bearing input really went out (so its absence from the log means something)');
   const steps = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'step executed');
-  assert.deepEqual(
-    steps.map((l) => [l.thought_id, l.iteration, l.step, l.stage, l.tool, l.status, l.error_code, l.http_status]).sort(),
-    [
-      ['run-logs', 2, 'S1', 'action', 'crm.find_customer', 'ok', null, 200],
-      ['run-logs', 2, 'S2', 'action', 'crm.find_customer', 'error', 'http_status', 503],
-    ],
-  );
+  assert.deepEqual(steps.map((l) => [l.thought_id, l.iteration, l.step, l.stage, l.tool, l.status, l.error_code, l.http_status]).sort(), [
+    ['run-logs', 2, 'S1', 'action', 'crm.find_customer', 'ok', null, 200],
+    ['run-logs', 2, 'S2', 'action', 'crm.find_customer', 'error', 'http_status', 503],
+  ]);
   for (const l of steps) assert.equal(typeof l.duration_ms, 'number');
   const all = lines.join('\n');
   assert.ok(!all.includes(INPUT_SECRET), 'a Bearer value in a step input is never logged');
@@ -86,7 +95,12 @@ test('Action logs one line per step with thought_id, iteration, step, stage, too
 test('the logger redacts credential-looking values under innocent keys, and values under secret-looking keys', () => {
   const lines: string[] = [];
   const logger = createLogger({}, { write: (l) => lines.push(l) });
-  logger.info('careless', { context: { note: `Bearer ${INPUT_SECRET}`, header: 'Basic dXNlcjpwYXNzd29yZA==' }, api_key: 'k-123', error: new Error(`upstream said Bearer ${INPUT_SECRET}`), text: 'Basic checks passed' });
+  logger.info('careless', {
+    context: { note: `Bearer ${INPUT_SECRET}`, header: 'Basic dXNlcjpwYXNzd29yZA==' },
+    api_key: 'k-123',
+    error: new Error(`upstream said Bearer ${INPUT_SECRET}`),
+    text: 'Basic checks passed',
+  });
   const line = lines.join('\n');
   assert.ok(!line.includes(INPUT_SECRET));
   assert.ok(!line.includes('dXNlcjpwYXNzd29yZA=='));
@@ -94,7 +108,7 @@ test('the logger redacts credential-looking values under innocent keys, and valu
   assert.match(line, /Basic checks passed/, 'prose is left alone');
 });
 
-test('a line is one JSON object: ts, level and msg first, then bound fields, then the call\'s; a call\'s field replaces a bound one in place, and bound secrets are redacted too', () => {
+test("a line is one JSON object: ts, level and msg first, then bound fields, then the call's; a call's field replaces a bound one in place, and bound secrets are redacted too", () => {
   const lines: string[] = [];
   const logger = createLogger({ stage: 'action', token: 'tok-bound-secret' }, { write: (l) => lines.push(l) }).child({ pid: 7 });
   logger.info('step executed', { thought_id: 't-1', note: `Bearer ${INPUT_SECRET}`, skipped: undefined });

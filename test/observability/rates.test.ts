@@ -29,9 +29,14 @@ describe('waveFailures', () => {
     assert.equal(wave2.run.failures_seen, 1);
 
     // S2 times out (retried next wave), S3 was served by a fallback tool.
-    const obs2 = observe(wave2, (call) => (call.step_id === 'S2' ? failedVerdict('S2', call.tool, 'timeout') : { ...allValid(call), fallback_from: 'crm.tier_primary' }));
+    const obs2 = observe(wave2, (call) =>
+      call.step_id === 'S2' ? failedVerdict('S2', call.tool, 'timeout') : { ...allValid(call), fallback_from: 'crm.tier_primary' },
+    );
     const wave3 = onlyRequest(onObservation(obs2, config));
-    assert.deepEqual(wave3.steps.map((s) => s.step_id), ['S2']);
+    assert.deepEqual(
+      wave3.steps.map((s) => s.step_id),
+      ['S2'],
+    );
     assert.equal(wave3.run.failures_seen, obs2.run.failures_seen + waveFailures(obs2.verdicts));
     assert.equal(wave3.run.failures_seen, 3);
   });
@@ -51,10 +56,27 @@ describe('classifyRunEnd', () => {
 });
 
 describe('evidenceComplete', () => {
-  const ok: StepResult = { step_id: 'S1', tool: 't', input_json: '{"email":"a@example.com"}', idempotency_key: 'r:1:S1', attempts: 1, status_code: 200, response_time_ms: 12, response_raw: '{}', data_json: '{}', error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null };
+  const ok: StepResult = {
+    step_id: 'S1',
+    tool: 't',
+    input_json: '{"email":"a@example.com"}',
+    idempotency_key: 'r:1:S1',
+    attempts: 1,
+    status_code: 200,
+    response_time_ms: 12,
+    response_raw: '{}',
+    data_json: '{}',
+    error: null,
+    fallback_from: null,
+    fallback_reason: null,
+    attempt_time_ms: null,
+  };
   test('a step with id, input, response, duration and status code is complete; so is a timeout with its error', () => {
     assert.equal(evidenceComplete(ok), true);
-    assert.equal(evidenceComplete({ ...ok, status_code: null, response_raw: null, error: { type: 'timeout', message: 'no response within 300 ms', retryable: true } }), true);
+    assert.equal(
+      evidenceComplete({ ...ok, status_code: null, response_raw: null, error: { type: 'timeout', message: 'no response within 300 ms', retryable: true } }),
+      true,
+    );
   });
   test('missing any piece of evidence makes it incomplete', () => {
     assert.equal(evidenceComplete({ ...ok, step_id: '' }), false, 'no step id');
@@ -63,7 +85,11 @@ describe('evidenceComplete', () => {
     assert.equal(evidenceComplete({ ...ok, response_raw: null }), false, 'neither response nor error');
     assert.equal(evidenceComplete({ ...ok, response_time_ms: Number.NaN }), false, 'no duration');
     assert.equal(evidenceComplete({ ...ok, status_code: null }), false, 'no result code');
-    assert.equal(evidenceComplete({ ...ok, response_raw: null, status_code: null, error: { type: '', message: 'x', retryable: false } }), false, 'an error without a code');
+    assert.equal(
+      evidenceComplete({ ...ok, response_raw: null, status_code: null, error: { type: '', message: 'x', retryable: false } }),
+      false,
+      'an error without a code',
+    );
   });
 });
 
@@ -118,9 +144,18 @@ describe('Thought stage counting', () => {
 
     const decisions = h.lines.filter((l) => ['wave dispatched', 'run ended', 'run awaiting input'].includes(String(l.msg)));
     const clean = decisions.filter((l) => l.thought_id === 'clean');
-    assert.deepEqual(clean.map((l) => [l.msg, l.iteration, l.step]), [['wave dispatched', 1, 'S1'], ['wave dispatched', 2, 'S2,S3'], ['wave dispatched', 3, 'S4'], ['run ended', 3, null]]);
+    assert.deepEqual(
+      clean.map((l) => [l.msg, l.iteration, l.step]),
+      [
+        ['wave dispatched', 1, 'S1'],
+        ['wave dispatched', 2, 'S2,S3'],
+        ['wave dispatched', 3, 'S4'],
+        ['run ended', 3, null],
+      ],
+    );
     for (const l of decisions) {
-      for (const field of ['thought_id', 'iteration', 'step', 'stage', 'tool', 'status', 'duration_ms', 'error_code']) assert.ok(field in l, `${l.msg} carries ${field}`);
+      for (const field of ['thought_id', 'iteration', 'step', 'stage', 'tool', 'status', 'duration_ms', 'error_code'])
+        assert.ok(field in l, `${l.msg} carries ${field}`);
     }
     const refused = decisions.find((l) => l.thought_id === 'refused' && l.msg === 'run ended')!;
     assert.deepEqual([refused.status, refused.error_code, refused.failures_seen], ['escalated', 'reflection', 1]);
@@ -144,8 +179,39 @@ describe('Observation stage counting', () => {
     const logger = createLogger({ stage: 'observation' }, { write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) });
     const stage = observationStage(observationConfig(world), { logger, stepMetrics: metrics.stepMetrics() });
     const wave = onlyRequest(onTask(task('Where is my order? alice@example.com', 'r1'), config));
-    const step = (over: Partial<StepResult>): StepResult => ({ step_id: 'S1', tool: 'crm.find_customer', input_json: '{"email":"alice@example.com"}', idempotency_key: 'r1:1:S1', attempts: 1, status_code: 200, response_time_ms: 20, response_raw: '{"customer_id":"C-123456","email":"alice@example.com","name":"A"}', data_json: '{"customer_id":"C-123456","email":"alice@example.com","name":"A"}', error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null, ...over });
-    const results: ActionResult = { thought_id: 'r1', iteration: 1, run: wave.run, results: [step({}), step({ step_id: 'S9', idempotency_key: 'r1:1:S9', status_code: null, response_raw: null, data_json: null, error: { type: 'timeout', message: 'no complete response within 300 ms', retryable: true } }), step({ step_id: 'S8', idempotency_key: '', input_json: '{}' })] };
+    const step = (over: Partial<StepResult>): StepResult => ({
+      step_id: 'S1',
+      tool: 'crm.find_customer',
+      input_json: '{"email":"alice@example.com"}',
+      idempotency_key: 'r1:1:S1',
+      attempts: 1,
+      status_code: 200,
+      response_time_ms: 20,
+      response_raw: '{"customer_id":"C-123456","email":"alice@example.com","name":"A"}',
+      data_json: '{"customer_id":"C-123456","email":"alice@example.com","name":"A"}',
+      error: null,
+      fallback_from: null,
+      fallback_reason: null,
+      attempt_time_ms: null,
+      ...over,
+    });
+    const results: ActionResult = {
+      thought_id: 'r1',
+      iteration: 1,
+      run: wave.run,
+      results: [
+        step({}),
+        step({
+          step_id: 'S9',
+          idempotency_key: 'r1:1:S9',
+          status_code: null,
+          response_raw: null,
+          data_json: null,
+          error: { type: 'timeout', message: 'no complete response within 300 ms', retryable: true },
+        }),
+        step({ step_id: 'S8', idempotency_key: '', input_json: '{}' }),
+      ],
+    };
     const input: InputRecord = { topic: 'actionResults', partition: 0, offset: '0', key: 'r1', value: results, headers: {} };
     const outputs = await stage.handle(input, { get: () => undefined });
     stage.committed?.([{ input, outputs }]);
@@ -155,7 +221,14 @@ describe('Observation stage counting', () => {
     assert.equal(sample(m, 'tao_steps_observed_total', { complete: 'false' }), 1);
     assert.equal(sample(m, 'tao_traceability_index', {}), 2 / 3);
     const logged = lines.filter((l) => l.msg === 'step observed');
-    assert.deepEqual(logged.map((l) => [l.thought_id, l.iteration, l.step, l.evidence_complete]), [['r1', 1, 'S1', true], ['r1', 1, 'S9', true], ['r1', 1, 'S8', false]]);
+    assert.deepEqual(
+      logged.map((l) => [l.thought_id, l.iteration, l.step, l.evidence_complete]),
+      [
+        ['r1', 1, 'S1', true],
+        ['r1', 1, 'S9', true],
+        ['r1', 1, 'S8', false],
+      ],
+    );
     assert.deepEqual([logged[0]!.status, logged[0]!.error_code], ['valid', null]);
     assert.deepEqual([logged[1]!.status, logged[1]!.error_code, logged[1]!.duration_ms], ['invalid', 'timeout', 20]);
     for (const l of logged) assert.ok(!JSON.stringify(l).includes('alice@example.com'), 'step inputs and bodies are not logged');

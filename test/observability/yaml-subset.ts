@@ -41,7 +41,8 @@ function sequence(lines: Line[], pos: { i: number }, indent: number): Value[] {
     skipBlank(lines, pos);
     const line = lines[pos.i];
     if (!line || line.indent < indent) return out;
-    if (line.indent > indent || !(line.text.startsWith('- ') || line.text === '-')) throw new Error(`line ${line.no}: expected a "- " item at indent ${indent}`);
+    if (line.indent > indent || !(line.text.startsWith('- ') || line.text === '-'))
+      throw new Error(`line ${line.no}: expected a "- " item at indent ${indent}`);
     const rest = line.text.slice(1).trim();
     if (rest === '') {
       pos.i++;

@@ -46,7 +46,12 @@ export function thoughtConfig(world: World, overrides: Partial<ThoughtConfig> = 
 
 /** ObservationConfig as wiring.ts builds it. */
 export function observationConfig(world: World): ObservationConfig {
-  return { catalog: world.catalog, ajv: world.ajv, rules: loadObservationRules(DEFAULT_RULES_FILE, world.ajv, (t) => world.catalog.get(t) !== undefined), classifier: null };
+  return {
+    catalog: world.catalog,
+    ajv: world.ajv,
+    rules: loadObservationRules(DEFAULT_RULES_FILE, world.ajv, (t) => world.catalog.get(t) !== undefined),
+    classifier: null,
+  };
 }
 
 /** The plan the graph planner makes from the real flow for a task text that names an e-mail. */
@@ -57,7 +62,17 @@ export function flowPlan(world: World, text = 'Where is my order? alice@example.
 }
 
 export function task(text: string, thoughtId = 't-1'): Task {
-  return { thought_id: thoughtId, task_id: `task-${thoughtId}`, kind: 'NEW', text, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1_700_000_000_000, decision: null };
+  return {
+    thought_id: thoughtId,
+    task_id: `task-${thoughtId}`,
+    kind: 'NEW',
+    text,
+    source: 'test',
+    external_id: null,
+    metadata: {},
+    submitted_at_ms: 1_700_000_000_000,
+    decision: null,
+  };
 }
 
 /** A person's reply to a run (kind REPLY), with its own task id. */
@@ -66,7 +81,15 @@ export function reply(text: string, thoughtId = 't-1', n = 1): Task {
 }
 
 export function runState(plan: Plan, overrides: Partial<RunState> = {}): RunState {
-  return makeRunState({ task_id: 'task-t-1', task_text: 'x', planner: 'graph', flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), ...overrides });
+  return makeRunState({
+    task_id: 'task-t-1',
+    task_text: 'x',
+    planner: 'graph',
+    flow_id: plan.flow.id,
+    flow_version: plan.flow.version,
+    plan_json: JSON.stringify(plan),
+    ...overrides,
+  });
 }
 
 /** A planner that returns a fixed candidate plan, for testing how Thought treats a bad planner. */
@@ -83,11 +106,35 @@ export const DATA = {
 } as const;
 
 export function validVerdict(stepId: string, tool: string, data: unknown): Verdict {
-  return { step_id: stepId, tool, valid: true, extracted_data_json: JSON.stringify(data), confidence_score: 1, error_type: 'ok', audit_trail: [], status_code: 200, response_time_ms: 12, attempts: 1, fallback_from: null };
+  return {
+    step_id: stepId,
+    tool,
+    valid: true,
+    extracted_data_json: JSON.stringify(data),
+    confidence_score: 1,
+    error_type: 'ok',
+    audit_trail: [],
+    status_code: 200,
+    response_time_ms: 12,
+    attempts: 1,
+    fallback_from: null,
+  };
 }
 
 export function failedVerdict(stepId: string, tool: string, errorType: Verdict['error_type'], auditTrail: Check[] = []): Verdict {
-  return { step_id: stepId, tool, valid: false, extracted_data_json: null, confidence_score: 0, error_type: errorType, audit_trail: auditTrail, status_code: null, response_time_ms: 12, attempts: 1, fallback_from: null };
+  return {
+    step_id: stepId,
+    tool,
+    valid: false,
+    extracted_data_json: null,
+    confidence_score: 0,
+    error_type: errorType,
+    audit_trail: auditTrail,
+    status_code: null,
+    response_time_ms: 12,
+    attempts: 1,
+    fallback_from: null,
+  };
 }
 
 /** Tools of the order-status flow, by step id. */
@@ -95,7 +142,14 @@ export const TOOL = { S1: 'crm.find_customer', S2: 'orders.latest', S3: 'crm.tie
 
 /** What Observation would answer to a wave: one verdict per dispatched step, chosen by `verdictFor`. */
 export function observe(request: ThoughtRequest, verdictFor: (call: StepCall) => Verdict): ObservationResult {
-  return { thought_id: request.thought_id, iteration: request.iteration, run: request.run, verdicts: request.steps.map(verdictFor), rules_version: null, classifier_model: null };
+  return {
+    thought_id: request.thought_id,
+    iteration: request.iteration,
+    run: request.run,
+    verdicts: request.steps.map(verdictFor),
+    rules_version: null,
+    classifier_model: null,
+  };
 }
 
 /** A valid verdict for every step of the order-status flow, with its realistic DATA. */

@@ -38,13 +38,28 @@ export const CHROMIUM = '/usr/bin/chromium';
  * @throws when Chromium is not installed, saying how to install it.
  */
 export async function chromium(file: string, screenshot?: string): Promise<string> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the HTML report test needs headless Chromium (Debian package). Install it with: apt-get update && apt-get install -y chromium`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing: the HTML report test needs headless Chromium (Debian package). Install it with: apt-get update && apt-get install -y chromium`,
+    );
   const profile = mkdtempSync(join(tmpdir(), 'tao-chromium-'));
-  const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', `--user-data-dir=${profile}`];
+  const flags = [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--disable-dev-shm-usage',
+    `--user-data-dir=${profile}`,
+  ];
   const run = promisify(execFile);
   try {
     const { stdout } = await run(CHROMIUM, [...flags, '--dump-dom', `file://${file}`], { maxBuffer: 32 * 1024 * 1024, timeout: 60000 });
-    if (screenshot) await run(CHROMIUM, [...flags, `--screenshot=${screenshot}`, '--window-size=1400,1800', '--hide-scrollbars', `file://${file}`], { timeout: 60000 });
+    if (screenshot)
+      await run(CHROMIUM, [...flags, `--screenshot=${screenshot}`, '--window-size=1400,1800', '--hide-scrollbars', `file://${file}`], { timeout: 60000 });
     return stdout;
   } finally {
     rmSync(profile, { recursive: true, force: true });

@@ -31,7 +31,14 @@ before(async () => {
   llm = await startLlmServer();
   llm.when(EMAIL, { content: JSON.stringify(PLAN) });
   tools = await startToolServer({ port: 0 });
-  cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_PLANNER: 'llm', TAO_LLM_BASE_URL: llm.baseUrl, TAO_LLM_MODEL: 'scripted-planner-1', TAO_LLM_API_KEY: 'sk-replay-test', TAO_LLM_TIMEOUT_MS: '3000' });
+  cluster = await freshCluster({
+    TAO_DEMO_TOOL_ORIGIN: tools.url,
+    TAO_PLANNER: 'llm',
+    TAO_LLM_BASE_URL: llm.baseUrl,
+    TAO_LLM_MODEL: 'scripted-planner-1',
+    TAO_LLM_API_KEY: 'sk-replay-test',
+    TAO_LLM_TIMEOUT_MS: '3000',
+  });
   const fleet = new StageFleet(cluster.env);
   try {
     await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
@@ -61,7 +68,10 @@ test('a run planned by an LLM replays and verifies from the recorded answer: the
 
   const t = JSON.parse((await runCli(replayCommand, [thoughtId, '--format', 'json'], cluster.env)).stdout) as Timeline;
   assert.equal(t.plan?.planner, 'llm');
-  assert.deepEqual(t.iterations.map((w) => w.steps.map((s) => s.step_id).join('+')), ['S1', 'S2']);
+  assert.deepEqual(
+    t.iterations.map((w) => w.steps.map((s) => s.step_id).join('+')),
+    ['S1', 'S2'],
+  );
   assert.equal((t.state?.planner_record as { content?: string } | null)?.content, JSON.stringify(PLAN), "the model's answer is in the run state");
 
   const verified = await runCli(replayCommand, [thoughtId, '--verify', '--format', 'json'], cluster.env);
@@ -73,7 +83,10 @@ test('a run planned by an LLM replays and verifies from the recorded answer: the
 
   // A shell with another planner, or with no LLM settings at all: verify re-decides with the planner the run recorded (llm).
   const { TAO_LLM_BASE_URL: _url, TAO_LLM_MODEL: _model, TAO_LLM_API_KEY: _key, ...withoutLlm } = cluster.env;
-  for (const env of [{ ...cluster.env, TAO_PLANNER: 'graph' }, { ...withoutLlm, TAO_PLANNER: 'graph' }]) {
+  for (const env of [
+    { ...cluster.env, TAO_PLANNER: 'graph' },
+    { ...withoutLlm, TAO_PLANNER: 'graph' },
+  ]) {
     const other = await runCli(replayCommand, [thoughtId, '--verify', '--format', 'json'], env);
     assert.equal(other.code, 0, other.stdout + other.stderr);
     const report = JSON.parse(other.stdout) as VerifyReport;

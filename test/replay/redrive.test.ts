@@ -31,7 +31,8 @@ before(async () => {
   tools = await startToolServer({ port: 0 });
   cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url });
   partial = mkdtempSync(join(tmpdir(), 'tao-catalog-'));
-  for (const f of readdirSync(DEFAULT_CATALOG_DIR).filter((f) => f.endsWith('.json') && f !== 'shipping.track.json')) copyFileSync(join(DEFAULT_CATALOG_DIR, f), join(partial, f));
+  for (const f of readdirSync(DEFAULT_CATALOG_DIR).filter((f) => f.endsWith('.json') && f !== 'shipping.track.json'))
+    copyFileSync(join(DEFAULT_CATALOG_DIR, f), join(partial, f));
   stages = new StageFleet(cluster.env);
   action = new StageFleet({ ...cluster.env, TAO_TOOL_CATALOG_DIR: partial });
   await Promise.all([stages.start('thought'), stages.start('observation'), action.start('action')]);
@@ -94,7 +95,10 @@ test('dlq list counts dead letters by topic and reason, and dlq show decodes the
   const original = entry.original.value as unknown as ThoughtRequest;
   assert.equal(original.thought_id, runs.first);
   assert.equal(original.iteration, 3);
-  assert.deepEqual(original.steps.map((s) => [s.step_id, s.tool]), [['S4', 'shipping.track']]);
+  assert.deepEqual(
+    original.steps.map((s) => [s.step_id, s.tool]),
+    [['S4', 'shipping.track']],
+  );
   assert.equal(entry.headers['tao.error.code'], 'UNKNOWN_TOOL');
   const shownText = await runCli(dlqCommand, ['show', 'thought.requests', String(e.ref.partition), e.ref.offset], cluster.env);
   assert.match(shownText.stdout, /Original record \(\d+ bytes, schema id \d+\):/);
@@ -104,62 +108,84 @@ test('dlq list counts dead letters by topic and reason, and dlq show decodes the
   assert.equal(tools.stats().total, before, 'listing and showing dead letters sent no request to the tool server');
 });
 
-test('after the fix, re-driven dead letters are processed once: re-driving again, or twice at the same time, adds nothing', { timeout: 180000 }, async (ctx) => {
-  await action.stop();
-  const fixed = new StageFleet(cluster.env);
-  try {
-    await fixed.start('action');
-    const first = await redrive('--key', runs.first);
-    assert.equal(first.redriven.length, 1);
-    assert.equal(first.redriven[0]!.key, runs.first);
-    const again = await redrive('--key', runs.first);
-    assert.deepEqual([again.redriven.length, again.already.length], [0, 1], 'the second re-drive finds it in the ledger');
+test(
+  'after the fix, re-driven dead letters are processed once: re-driving again, or twice at the same time, adds nothing',
+  { timeout: 180000 },
+  async (ctx) => {
+    await action.stop();
+    const fixed = new StageFleet(cluster.env);
+    try {
+      await fixed.start('action');
+      const first = await redrive('--key', runs.first);
+      assert.equal(first.redriven.length, 1);
+      assert.equal(first.redriven[0]!.key, runs.first);
+      const again = await redrive('--key', runs.first);
+      assert.deepEqual([again.redriven.length, again.already.length], [0, 1], 'the second re-drive finds it in the ledger');
 
-    // Two re-drives of the rest at once: one wins, the other is fenced or finds it done.
-    const both = await Promise.allSettled([redriveQuiet('--reason', 'UNKNOWN_TOOL'), redriveQuiet('--reason', 'UNKNOWN_TOOL')]);
-    const reports = both.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-    ctx.diagnostic(`concurrent re-drives: ${both.map((r) => (r.status === 'fulfilled' ? `redriven ${r.value.redriven.length}, already ${r.value.already.length}` : `failed: ${String(r.reason)}`)).join(' | ')}`);
-    assert.ok(reports.length >= 1, JSON.stringify(both));
-    assert.equal(reports.reduce((n, r) => n + r.redriven.length, 0), 1, `exactly one copy of the second run's dead letter: ${JSON.stringify(both)}`);
+      // Two re-drives of the rest at once: one wins, the other is fenced or finds it done.
+      const both = await Promise.allSettled([redriveQuiet('--reason', 'UNKNOWN_TOOL'), redriveQuiet('--reason', 'UNKNOWN_TOOL')]);
+      const reports = both.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      ctx.diagnostic(
+        `concurrent re-drives: ${both.map((r) => (r.status === 'fulfilled' ? `redriven ${r.value.redriven.length}, already ${r.value.already.length}` : `failed: ${String(r.reason)}`)).join(' | ')}`,
+      );
+      assert.ok(reports.length >= 1, JSON.stringify(both));
+      assert.equal(
+        reports.reduce((n, r) => n + r.redriven.length, 0),
+        1,
+        `exactly one copy of the second run's dead letter: ${JSON.stringify(both)}`,
+      );
 
-    await follower.waitFor(2, 60000);
-    for (const id of Object.values(runs)) assert.equal((follower.outcomes.get(id)!.value as unknown as Outcome).status, 'completed');
+      await follower.waitFor(2, 60000);
+      for (const id of Object.values(runs)) assert.equal((follower.outcomes.get(id)!.value as unknown as Outcome).status, 'completed');
 
-    // Both runs have ended: the committed log as it stands now holds everything the re-drives caused.
-    const settled = await scanToEnd(cluster, ['thoughtRequests', 'actionResults', 'outcomes']);
-    for (const id of Object.values(runs)) {
-      const mine = settled.filter((r) => r.key === id);
-      const copies = mine.filter((r) => r.topic === 'thoughtRequests' && r.headers['tao.redriven-from']);
-      assert.equal(copies.length, 1, `${id}: the source topic got the dead letter back once`);
-      assert.match(copies[0]!.headers['tao.redriven-from']!, new RegExp(`^${cluster.codec.topics.dlq('thoughtRequests').replace(/\./g, '\\.')}/\\d+/\\d+$`));
-      assert.ok(copies[0]!.headers.traceparent, 'the original headers are kept');
-      assert.equal(copies[0]!.headers['tao.error.code'], undefined, 'the failure headers are not');
-      const wave3 = mine.filter((r) => r.topic === 'actionResults' && (r.value as unknown as ActionResult).iteration === 3);
-      assert.equal(wave3.length, 1, `${id}: wave 3 executed once`);
-      assert.equal(mine.filter((r) => r.topic === 'outcomes').length, 1, `${id}: one outcome`);
+      // Both runs have ended: the committed log as it stands now holds everything the re-drives caused.
+      const settled = await scanToEnd(cluster, ['thoughtRequests', 'actionResults', 'outcomes']);
+      for (const id of Object.values(runs)) {
+        const mine = settled.filter((r) => r.key === id);
+        const copies = mine.filter((r) => r.topic === 'thoughtRequests' && r.headers['tao.redriven-from']);
+        assert.equal(copies.length, 1, `${id}: the source topic got the dead letter back once`);
+        assert.match(copies[0]!.headers['tao.redriven-from']!, new RegExp(`^${cluster.codec.topics.dlq('thoughtRequests').replace(/\./g, '\\.')}/\\d+/\\d+$`));
+        assert.ok(copies[0]!.headers.traceparent, 'the original headers are kept');
+        assert.equal(copies[0]!.headers['tao.error.code'], undefined, 'the failure headers are not');
+        const wave3 = mine.filter((r) => r.topic === 'actionResults' && (r.value as unknown as ActionResult).iteration === 3);
+        assert.equal(wave3.length, 1, `${id}: wave 3 executed once`);
+        assert.equal(mine.filter((r) => r.topic === 'outcomes').length, 1, `${id}: one outcome`);
+      }
+      const shipping = tools.stats().requests.filter((r) => r.route === 'shipping.track');
+      assert.equal(shipping.length, 2, 'shipping.track was called once per run');
+
+      const l = await listing();
+      assert.ok(
+        l.entries.every((e) => e.redriven),
+        'the listing shows both as re-driven',
+      );
+      assert.deepEqual(
+        l.counts.map((c) => [c.count, c.redriven]),
+        [[2, 2]],
+      );
+
+      // The run replays with its dead-lettered wave and the re-drive, and verifies without drift.
+      await fixed.stop();
+      await stages.stop();
+      const t = JSON.parse((await runCli(replayCommand, [runs.first, '--format', 'json'], cluster.env)).stdout) as Timeline;
+      const w3 = t.iterations.find((w) => w.iteration === 3)!;
+      assert.deepEqual(
+        w3.requests.map((r) => [r.dead_letter?.code ?? null, r.redriven_from !== null]),
+        [
+          ['UNKNOWN_TOOL', false],
+          [null, true],
+        ],
+      );
+      assert.equal(w3.steps[0]!.status, 'verified');
+      assert.equal(t.status, 'completed');
+      const v = await runCli(replayCommand, [runs.first, '--verify', '--format', 'json'], cluster.env);
+      assert.equal(v.code, 0, v.stdout);
+      assert.equal((JSON.parse(v.stdout) as VerifyReport).drift, false);
+    } finally {
+      await fixed.stop();
     }
-    const shipping = tools.stats().requests.filter((r) => r.route === 'shipping.track');
-    assert.equal(shipping.length, 2, 'shipping.track was called once per run');
-
-    const l = await listing();
-    assert.ok(l.entries.every((e) => e.redriven), 'the listing shows both as re-driven');
-    assert.deepEqual(l.counts.map((c) => [c.count, c.redriven]), [[2, 2]]);
-
-    // The run replays with its dead-lettered wave and the re-drive, and verifies without drift.
-    await fixed.stop();
-    await stages.stop();
-    const t = JSON.parse((await runCli(replayCommand, [runs.first, '--format', 'json'], cluster.env)).stdout) as Timeline;
-    const w3 = t.iterations.find((w) => w.iteration === 3)!;
-    assert.deepEqual(w3.requests.map((r) => [r.dead_letter?.code ?? null, r.redriven_from !== null]), [['UNKNOWN_TOOL', false], [null, true]]);
-    assert.equal(w3.steps[0]!.status, 'verified');
-    assert.equal(t.status, 'completed');
-    const v = await runCli(replayCommand, [runs.first, '--verify', '--format', 'json'], cluster.env);
-    assert.equal(v.code, 0, v.stdout);
-    assert.equal((JSON.parse(v.stdout) as VerifyReport).drift, false);
-  } finally {
-    await fixed.stop();
-  }
-});
+  },
+);
 
 async function redriveQuiet(...args: string[]): Promise<RedriveReport> {
   const { code, stdout, stderr } = await runCli(dlqCommand, ['redrive', 'thought.requests', '--format', 'json', ...args], cluster.env);
@@ -179,11 +205,21 @@ test('redrive refuses a dead letter that keeps only the head of an oversized ori
   await producer.connect();
   await producer.send({
     topic: cluster.codec.topics.dlq('thoughtRequests'),
-    messages: [{
-      key,
-      value: Buffer.alloc(64 * 1024, 1),
-      headers: { 'tao.error.code': 'RECORD_TOO_LARGE', 'tao.source.topic': cluster.codec.topics.name('thoughtRequests'), 'tao.source.partition': '0', 'tao.source.offset': '0', 'tao.stage': 'action', 'tao.original.bytes': '2000000', 'tao.original.sha256': 'ab'.repeat(32) },
-    }],
+    messages: [
+      {
+        key,
+        value: Buffer.alloc(64 * 1024, 1),
+        headers: {
+          'tao.error.code': 'RECORD_TOO_LARGE',
+          'tao.source.topic': cluster.codec.topics.name('thoughtRequests'),
+          'tao.source.partition': '0',
+          'tao.source.offset': '0',
+          'tao.stage': 'action',
+          'tao.original.bytes': '2000000',
+          'tao.original.sha256': 'ab'.repeat(32),
+        },
+      },
+    ],
   });
   await producer.disconnect();
   const r = await runCli(dlqCommand, ['redrive', 'thought.requests', '--key', key], cluster.env);

@@ -40,7 +40,11 @@ before(async () => {
   await follower.waitFor(3, 90000);
   await follower.stop();
   // A record of the completed run that is not Avro: Action dead-letters it.
-  await producer.send({ topic: cluster.codec.topics.name('thoughtRequests'), acks: -1, messages: [{ key: runs.completed, value: Buffer.from('garbage, not a request') }] });
+  await producer.send({
+    topic: cluster.codec.topics.name('thoughtRequests'),
+    acks: -1,
+    messages: [{ key: runs.completed, value: Buffer.from('garbage, not a request') }],
+  });
   await producer.disconnect();
   await scan(cluster, ['thoughtRequests'], { until: (rs) => rs.length >= 4 });
   await waitForDeadLetter(runs.completed);
@@ -73,9 +77,15 @@ test('a completed run replays after every stage stopped: each wave, step, verdic
   const t = await replayJson(runs.completed);
   assert.equal(t.format, 'tao.replay.v1');
   assert.equal(t.status, 'completed');
-  assert.deepEqual(t.iterations.map((w) => w.steps.map((s) => s.step_id).join('+')), ['S1', 'S2+S3', 'S4']);
+  assert.deepEqual(
+    t.iterations.map((w) => w.steps.map((s) => s.step_id).join('+')),
+    ['S1', 'S2+S3', 'S4'],
+  );
   const steps = t.iterations.flatMap((w) => w.steps);
-  assert.deepEqual(steps.map((s) => s.tool), ['crm.find_customer', 'orders.latest', 'crm.tier', 'shipping.track']);
+  assert.deepEqual(
+    steps.map((s) => s.tool),
+    ['crm.find_customer', 'orders.latest', 'crm.tier', 'shipping.track'],
+  );
   for (const s of steps) {
     assert.equal(s.status, 'verified', `${s.step_id}: ${JSON.stringify(s.verdict)}`);
     assert.equal(s.verdict?.valid, true);
@@ -94,7 +104,15 @@ test('a completed run replays after every stage stopped: each wave, step, verdic
   assert.match((t.outcome!.output as { order_id: string }).order_id, /^O-\d{8}$/);
   assert.equal(t.tasks.length, 1);
   assert.equal(t.tasks[0]!.text, 'Where is my order? alice.replay@example.com');
-  assert.deepEqual(t.plan?.steps.map((s) => [s.id, s.state, s.depends_on.join(',')]), [['S1', 'verified', ''], ['S2', 'verified', 'S1'], ['S3', 'verified', 'S1'], ['S4', 'verified', 'S2']]);
+  assert.deepEqual(
+    t.plan?.steps.map((s) => [s.id, s.state, s.depends_on.join(',')]),
+    [
+      ['S1', 'verified', ''],
+      ['S2', 'verified', 'S1'],
+      ['S3', 'verified', 'S1'],
+      ['S4', 'verified', 'S2'],
+    ],
+  );
   // The garbage record: undecodable on thought.requests, and its dead letter with the error headers.
   assert.equal(t.dead_letters.length, 1);
   const d = t.dead_letters[0]!;
@@ -103,7 +121,10 @@ test('a completed run replays after every stage stopped: each wave, step, verdic
   assert.equal(d.source?.topic, cluster.codec.topics.name('thoughtRequests'));
   assert.equal(d.source?.partition, partitionForKey(runs.completed, 6));
   assert.equal(d.original.utf8, 'garbage, not a request');
-  assert.deepEqual(t.undecodable.map((u) => [u.ref.offset, u.code]), [[d.source!.offset, 'DECODE_FAILED']]);
+  assert.deepEqual(
+    t.undecodable.map((u) => [u.ref.offset, u.code]),
+    [[d.source!.offset, 'DECODE_FAILED']],
+  );
   // Only the run's partition of each topic was read.
   assert.equal(t.scanned.length, 6 + 4);
   assert.ok(t.scanned.filter((s) => !s.topic.endsWith('.dlq')).every((s) => s.partition === partitionForKey(runs.completed, 6)));
@@ -124,7 +145,10 @@ test('a run escalated after auth_failed replays with the failed check and the re
   const r = t.reflections[0]!;
   assert.deepEqual([r.step_id, r.iteration, r.action], ['S1', 1, 'escalate']);
   assert.equal(r.dimensions.find((x) => x.name === 'policy_compliance')?.result, 'INCONSISTENT');
-  assert.deepEqual(t.plan?.steps.map((s) => s.state), ['failed', 'not_run', 'not_run', 'not_run']);
+  assert.deepEqual(
+    t.plan?.steps.map((s) => s.state),
+    ['failed', 'not_run', 'not_run', 'not_run'],
+  );
   assert.deepEqual(t.dead_letters, []);
 });
 
@@ -135,7 +159,10 @@ test('a run parked after not_found replays with its reflection (ask a person) an
   assert.equal(s1!.verdict?.error_type, 'not_found');
   assert.equal(s1!.result?.status_code, 404);
   assert.match(s1!.result!.response ?? '', /customer_not_found/);
-  assert.deepEqual(t.reflections.map((r) => r.action), ['ask_human']);
+  assert.deepEqual(
+    t.reflections.map((r) => r.action),
+    ['ask_human'],
+  );
   assert.deepEqual(t.outcome?.missing_fields, ['email']);
 });
 
@@ -171,7 +198,9 @@ test('the HTML report, rendered by headless Chromium, shows every step of the ru
     const shot = join(tmp, `${name}.png`);
     const dom = await chromium(file, shot);
     for (const s of t.iterations.flatMap((w) => w.steps)) {
-      const row = new RegExp(`<tr class="step ${s.status}" id="step-${s.iteration}-${s.step_id}"[^>]*>[\\s\\S]*?<strong>${s.step_id}</strong>[\\s\\S]*?<code>${s.tool.replace('.', '\\.')}</code>`);
+      const row = new RegExp(
+        `<tr class="step ${s.status}" id="step-${s.iteration}-${s.step_id}"[^>]*>[\\s\\S]*?<strong>${s.step_id}</strong>[\\s\\S]*?<code>${s.tool.replace('.', '\\.')}</code>`,
+      );
       assert.match(dom, row, `${name}: the rendered page shows step ${s.step_id} of wave ${s.iteration}`);
     }
     for (const s of t.plan!.steps) assert.match(dom, new RegExp(`<g class="node" data-step="${s.id}"`), `${name}: the DAG draws ${s.id}`);
@@ -182,14 +211,17 @@ test('the HTML report, rendered by headless Chromium, shows every step of the ru
   }
 });
 
-test('verify re-decides each untouched run with today\'s code and finds no drift, without asking any tool', { timeout: 60000 }, async () => {
+test("verify re-decides each untouched run with today's code and finds no drift, without asking any tool", { timeout: 60000 }, async () => {
   const before = tools.stats().total;
   for (const thoughtId of Object.values(runs)) {
     const { code, stdout, stderr } = await runCli(replayCommand, [thoughtId, '--verify', '--format', 'json'], cluster.env);
     const report = JSON.parse(stdout) as VerifyReport;
     assert.equal(code, 0, `${thoughtId}: ${stdout}\n${stderr}`);
     assert.equal(report.drift, false);
-    assert.ok(report.checked.thought_inputs >= 2 && report.checked.observation_inputs >= 1 && report.checked.records_compared >= 3, JSON.stringify(report.checked));
+    assert.ok(
+      report.checked.thought_inputs >= 2 && report.checked.observation_inputs >= 1 && report.checked.records_compared >= 3,
+      JSON.stringify(report.checked),
+    );
   }
   const text = await runCli(replayCommand, [runs.completed, '--verify'], cluster.env);
   assert.match(text.stdout, /NO DRIFT/);
@@ -199,39 +231,55 @@ test('verify re-decides each untouched run with today\'s code and finds no drift
   assert.equal(tools.stats().total, before, 'verify and dlq list sent no request to the tool server');
 });
 
-test('verify names the first divergent record after a rule threshold changes (Observation: the rules are configuration drift) and after a Thought setting changes', { timeout: 60000 }, async () => {
-  const rules = JSON.parse(readFileSync(new URL('../../rules/observation.json', import.meta.url), 'utf8')) as { latencyFactor: number };
-  rules.latencyFactor = 0.0001;
-  const rulesFile = join(tmp, 'observation-strict.json');
-  writeFileSync(rulesFile, JSON.stringify(rules));
-  const before = tools.stats().total;
+test(
+  'verify names the first divergent record after a rule threshold changes (Observation: the rules are configuration drift) and after a Thought setting changes',
+  { timeout: 60000 },
+  async () => {
+    const rules = JSON.parse(readFileSync(new URL('../../rules/observation.json', import.meta.url), 'utf8')) as { latencyFactor: number };
+    rules.latencyFactor = 0.0001;
+    const rulesFile = join(tmp, 'observation-strict.json');
+    writeFileSync(rulesFile, JSON.stringify(rules));
+    const before = tools.stats().total;
 
-  const strict = await runCli(replayCommand, [runs.completed, '--verify', '--format', 'json'], { ...cluster.env, TAO_OBSERVATION_RULES: rulesFile });
-  assert.equal(strict.code, 1, strict.stderr);
-  const report = JSON.parse(strict.stdout) as VerifyReport;
-  assert.equal(report.drift, true);
-  // Other rules today: configuration drift, so the different verdicts are not called a code change.
-  assert.deepEqual(report.configuration_drift.map((c) => c.setting), ['observation_rules']);
-  assert.equal(report.code_drift, false);
-  const d = report.first_divergence!;
-  assert.equal(d.stage, 'observation');
-  assert.equal(d.input.topic, 'actionResults');
-  assert.equal(d.input.summary, 'actionResults wave 1', 'the first wave is where the new threshold first bites');
-  assert.equal(d.recorded?.topic, 'observationResults');
-  const paths = d.diff.map((f) => f.path);
-  assert.ok(paths.includes('verdicts[0].valid') && paths.includes('verdicts[0].error_type'), paths.join(', '));
-  assert.deepEqual(d.diff.find((f) => f.path === 'verdicts[0].error_type'), { path: 'verdicts[0].error_type', recorded: 'ok', today: 'timeout' });
-  const text = await runCli(replayCommand, [runs.completed, '--verify'], { ...cluster.env, TAO_OBSERVATION_RULES: rulesFile });
-  assert.match(text.stdout, /observation_rules +1#[0-9a-f]{12} +1#[0-9a-f]{12}/);
-  assert.match(text.stdout, /DECISIONS DIFFER \(with the configuration drift above, not necessarily a code change\) \(DETERMINISM_VIOLATION\) in observation/);
-  assert.match(text.stdout, /RECORDED +TODAY/);
-  assert.match(text.stdout, /verdicts\[0\]\.error_type +"ok" +"timeout"/);
+    const strict = await runCli(replayCommand, [runs.completed, '--verify', '--format', 'json'], { ...cluster.env, TAO_OBSERVATION_RULES: rulesFile });
+    assert.equal(strict.code, 1, strict.stderr);
+    const report = JSON.parse(strict.stdout) as VerifyReport;
+    assert.equal(report.drift, true);
+    // Other rules today: configuration drift, so the different verdicts are not called a code change.
+    assert.deepEqual(
+      report.configuration_drift.map((c) => c.setting),
+      ['observation_rules'],
+    );
+    assert.equal(report.code_drift, false);
+    const d = report.first_divergence!;
+    assert.equal(d.stage, 'observation');
+    assert.equal(d.input.topic, 'actionResults');
+    assert.equal(d.input.summary, 'actionResults wave 1', 'the first wave is where the new threshold first bites');
+    assert.equal(d.recorded?.topic, 'observationResults');
+    const paths = d.diff.map((f) => f.path);
+    assert.ok(paths.includes('verdicts[0].valid') && paths.includes('verdicts[0].error_type'), paths.join(', '));
+    assert.deepEqual(
+      d.diff.find((f) => f.path === 'verdicts[0].error_type'),
+      { path: 'verdicts[0].error_type', recorded: 'ok', today: 'timeout' },
+    );
+    const text = await runCli(replayCommand, [runs.completed, '--verify'], { ...cluster.env, TAO_OBSERVATION_RULES: rulesFile });
+    assert.match(text.stdout, /observation_rules +1#[0-9a-f]{12} +1#[0-9a-f]{12}/);
+    assert.match(
+      text.stdout,
+      /DECISIONS DIFFER \(with the configuration drift above, not necessarily a code change\) \(DETERMINISM_VIOLATION\) in observation/,
+    );
+    assert.match(text.stdout, /RECORDED +TODAY/);
+    assert.match(text.stdout, /verdicts\[0\]\.error_type +"ok" +"timeout"/);
 
-  const budget = await runCli(replayCommand, [runs.completed, '--verify', '--format', 'json'], { ...cluster.env, TAO_MAX_ITERATIONS: '2' });
-  assert.equal(budget.code, 1);
-  const t = (JSON.parse(budget.stdout) as VerifyReport).first_divergence!;
-  assert.equal(t.stage, 'thought');
-  assert.equal(t.input.topic, 'tasks');
-  assert.deepEqual(t.diff.map((f) => [f.path, f.recorded, f.today]), [['run.max_iterations', 10, 2]]);
-  assert.equal(tools.stats().total, before, 'verify sent no request to the tool server');
-});
+    const budget = await runCli(replayCommand, [runs.completed, '--verify', '--format', 'json'], { ...cluster.env, TAO_MAX_ITERATIONS: '2' });
+    assert.equal(budget.code, 1);
+    const t = (JSON.parse(budget.stdout) as VerifyReport).first_divergence!;
+    assert.equal(t.stage, 'thought');
+    assert.equal(t.input.topic, 'tasks');
+    assert.deepEqual(
+      t.diff.map((f) => [f.path, f.recorded, f.today]),
+      [['run.max_iterations', 10, 2]],
+    );
+    assert.equal(tools.stats().total, before, 'verify sent no request to the tool server');
+  },
+);

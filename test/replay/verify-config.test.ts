@@ -30,11 +30,31 @@ after(() => {
 });
 
 /** The router's recorded answer for an order-status ticket that gives an e-mail address. */
-const ROUTE = JSON.stringify({ intent: 'order_status', confidence: 0.982, slots: { email: EMAIL }, model: 'intent-router@000000000000', candidate: 'order_status' });
+const ROUTE = JSON.stringify({
+  intent: 'order_status',
+  confidence: 0.982,
+  slots: { email: EMAIL },
+  model: 'intent-router@000000000000',
+  candidate: 'order_status',
+});
 
 function answer(call: StepCall): StepResult {
   const data = JSON.stringify(DATA[call.step_id as keyof typeof DATA]);
-  return { step_id: call.step_id, tool: call.tool, input_json: call.input_json, idempotency_key: call.idempotency_key, attempts: 1, response_time_ms: 12, error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null, status_code: 200, response_raw: data, data_json: data };
+  return {
+    step_id: call.step_id,
+    tool: call.tool,
+    input_json: call.input_json,
+    idempotency_key: call.idempotency_key,
+    attempts: 1,
+    response_time_ms: 12,
+    error: null,
+    fallback_from: null,
+    fallback_reason: null,
+    attempt_time_ms: null,
+    status_code: 200,
+    response_raw: data,
+    data_json: data,
+  };
 }
 
 /** Records one run to its end the way the three stages write it. */
@@ -45,7 +65,15 @@ async function recordRun(thought: ThoughtConfig, observation: ObservationConfig,
   const add = (topic: TopicId, value: object) => {
     const offset = (offsets.get(topic) ?? -1) + 1;
     offsets.set(topic, offset);
-    records.push({ topic, ref: { topic: `ns.${topic}`, partition: 0, offset: String(offset) }, timestamp: (clock += 10), key: ID, headers: {}, value: value as Record<string, unknown>, decodeError: null });
+    records.push({
+      topic,
+      ref: { topic: `ns.${topic}`, partition: 0, offset: String(offset) },
+      timestamp: (clock += 10),
+      key: ID,
+      headers: {},
+      value: value as Record<string, unknown>,
+      decodeError: null,
+    });
   };
   let snapshot: RunSnapshot | undefined;
   const decide = (outputs: ReturnType<typeof onTask>['outputs']): ThoughtRequest | undefined => {
@@ -57,7 +85,17 @@ async function recordRun(thought: ThoughtConfig, observation: ObservationConfig,
     }
     return request;
   };
-  const task: Task = { thought_id: ID, task_id: 'task-1', kind: 'NEW', text: `Where is my order? ${EMAIL}`, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1, decision: null };
+  const task: Task = {
+    thought_id: ID,
+    task_id: 'task-1',
+    kind: 'NEW',
+    text: `Where is my order? ${EMAIL}`,
+    source: 'test',
+    external_id: null,
+    metadata: {},
+    submitted_at_ms: 1,
+    decision: null,
+  };
   add('tasks', task);
   let pending = decide(onTask(task, thought, snapshot, plannerRecord).outputs);
   while (pending) {
@@ -81,7 +119,13 @@ function flowsWithOrderStatusV2(): { dir: string; routes: string } {
   }
   const table = JSON.parse(readFileSync(join(DEFAULT_FLOWS_DIR, 'routes.json'), 'utf8')) as { version: number; intents: Record<string, string[]> };
   const routes = join(dir, 'routes.json');
-  writeFileSync(routes, JSON.stringify({ version: 2, intents: { ...table.intents, order_status: table.intents.order_status!.map((k) => (k === 'order-status@1' ? 'order-status@2' : k)) } }));
+  writeFileSync(
+    routes,
+    JSON.stringify({
+      version: 2,
+      intents: { ...table.intents, order_status: table.intents.order_status!.map((k) => (k === 'order-status@1' ? 'order-status@2' : k)) },
+    }),
+  );
   return { dir, routes };
 }
 
@@ -94,7 +138,13 @@ test('a run made with the router planner records it, and verifies without drift 
   const router = await thoughtConfig({ TAO_PLANNER: 'router' });
   const log = await recordRun(router, await observationConfig({ TAO_SEMANTIC_CHECK: 'off' }), ROUTE);
   assert.deepEqual(recordedPlanner(log), { kind: 'router', config: 'routes@1', flows: ['order-status@1'] });
-  assert.equal(log.records.filter((r) => r.topic === 'outcomes').map((r) => r.value!.status).join(), 'completed');
+  assert.equal(
+    log.records
+      .filter((r) => r.topic === 'outcomes')
+      .map((r) => r.value!.status)
+      .join(),
+    'completed',
+  );
 
   for (const env of [{}, { TAO_PLANNER: 'graph' }, { TAO_PLANNER: 'graph', TAO_FLOW: 'refund-request@1' }]) {
     const report = await verify(log, env);
@@ -112,19 +162,35 @@ test('a flow version the run was made with that today has not is configuration d
   const r = await verify(routed, { TAO_FLOWS_DIR: dir, TAO_ROUTES: routes });
   assert.equal(r.drift, true);
   assert.equal(r.code_drift, false);
-  assert.deepEqual(r.configuration_drift.map((c) => [c.setting, c.recorded, c.today]), [['planner_config', 'routes@1', 'routes@2'], ['flow', 'order-status@1', 'order-status@2']]);
+  assert.deepEqual(
+    r.configuration_drift.map((c) => [c.setting, c.recorded, c.today]),
+    [
+      ['planner_config', 'routes@1', 'routes@2'],
+      ['flow', 'order-status@1', 'order-status@2'],
+    ],
+  );
   const text = renderVerify(r);
   assert.match(text, /CONFIGURATION DRIFT/);
   assert.match(text, /the run followed flow order-status@1; today's flows have order-status@2/);
   assert.doesNotMatch(text, /CODE DRIFT/);
 
   // Graph on order-status@1, verified where only order-status@2 exists: re-decided on @2, reported as configuration drift.
-  const graphed = await recordRun(await thoughtConfig({ TAO_PLANNER: 'graph', TAO_FLOW: 'order-status@1' }), await observationConfig({ TAO_SEMANTIC_CHECK: 'off' }), null);
+  const graphed = await recordRun(
+    await thoughtConfig({ TAO_PLANNER: 'graph', TAO_FLOW: 'order-status@1' }),
+    await observationConfig({ TAO_SEMANTIC_CHECK: 'off' }),
+    null,
+  );
   assert.deepEqual(recordedPlanner(graphed), { kind: 'graph', config: 'order-status@1', flows: ['order-status@1'] });
   const g = await verify(graphed, { TAO_FLOWS_DIR: dir, TAO_ROUTES: routes });
-  assert.deepEqual(g.configuration_drift.map((c) => [c.setting, c.recorded, c.today]), [['flow', 'order-status@1', 'order-status@2']]);
+  assert.deepEqual(
+    g.configuration_drift.map((c) => [c.setting, c.recorded, c.today]),
+    [['flow', 'order-status@1', 'order-status@2']],
+  );
   assert.equal(g.code_drift, false);
-  assert.ok(g.first_divergence?.diff.some((f) => f.path === 'run.flow_version' && f.recorded === 1 && f.today === 2), 'the decisions differ by the flow version');
+  assert.ok(
+    g.first_divergence?.diff.some((f) => f.path === 'run.flow_version' && f.recorded === 1 && f.today === 2),
+    'the decisions differ by the flow version',
+  );
 
   // The same configuration deciding differently is code drift.
   const mutated = structuredClone(graphed);
@@ -166,32 +232,47 @@ test("Observation's verdicts name the rules that judged them; other rules today 
   const changed = await verify(log, { TAO_OBSERVATION_RULES: looser });
   const today = (await observationConfig({ TAO_OBSERVATION_RULES: looser, TAO_SEMANTIC_CHECK: 'off' })).rules.fingerprint;
   assert.notEqual(today, observation.rules.fingerprint, 'an edit without a new version number is another version');
-  assert.deepEqual(changed.configuration_drift.map((c) => [c.setting, c.recorded, c.today]), [['observation_rules', observation.rules.fingerprint, today]]);
+  assert.deepEqual(
+    changed.configuration_drift.map((c) => [c.setting, c.recorded, c.today]),
+    [['observation_rules', observation.rules.fingerprint, today]],
+  );
   assert.deepEqual([changed.drift, changed.code_drift, changed.first_divergence?.stage], [true, false, 'observation']);
   assert.match(renderVerify(changed), /DECISIONS DIFFER \(with the configuration drift above, not necessarily a code change\)/);
   assert.doesNotMatch(renderVerify(changed), /CODE DRIFT/);
 
   // A rule for a value no step returned: other rules, the same decisions.
-  const unused = rulesFile((r) => ((r.tools as Record<string, unknown>)['crm.tier'] = { forbidden: [{ path: '/tier', values: ['revoked'], reason: 'a revoked tier is no tier' }] }));
+  const unused = rulesFile(
+    (r) => ((r.tools as Record<string, unknown>)['crm.tier'] = { forbidden: [{ path: '/tier', values: ['revoked'], reason: 'a revoked tier is no tier' }] }),
+  );
   const same = await verify(log, { TAO_OBSERVATION_RULES: unused });
   assert.deepEqual([same.drift, same.code_drift, same.first_divergence, same.configuration_drift.length], [true, false, null, 1]);
   assert.match(renderVerify(same), /today decides every recorded input as recorded, despite the configuration drift/);
 
   // Verdict records written before rules_version existed: nothing to compare the rules with, and the verdicts match.
   const old = structuredClone(log);
-  for (const r of old.records) if (r.topic === 'observationResults') Object.assign(r.value as unknown as ObservationResult, { rules_version: null, classifier_model: null });
+  for (const r of old.records)
+    if (r.topic === 'observationResults') Object.assign(r.value as unknown as ObservationResult, { rules_version: null, classifier_model: null });
   const before = await verify(old, {});
   assert.deepEqual([before.drift, before.configuration_drift.length], [false, 0], JSON.stringify(before.first_divergence?.diff));
 });
 
-test("a run judged without the classifier, verified where Observation has one, is configuration drift (classifier_model), not code drift", async () => {
+test('a run judged without the classifier, verified where Observation has one, is configuration drift (classifier_model), not code drift', async () => {
   const log = await recordRun(await thoughtConfig({ TAO_PLANNER: 'router' }), await observationConfig({ TAO_SEMANTIC_CHECK: 'off' }), ROUTE);
-  assert.deepEqual(new Set(log.records.filter((r) => r.topic === 'observationResults').map((r) => (r.value as unknown as ObservationResult).classifier_model)), new Set([null]));
+  assert.deepEqual(
+    new Set(log.records.filter((r) => r.topic === 'observationResults').map((r) => (r.value as unknown as ObservationResult).classifier_model)),
+    new Set([null]),
+  );
   const observation = await observationConfig({});
   assert.match(observation.classifier!.model, /^error-classifier@[0-9a-f]{12}$/);
   const run = await verifyConfigsForRun(log, {});
   const report = await verifyRun(log, run);
-  assert.deepEqual(report.configuration_drift.map((c) => [c.setting, c.recorded, c.today]), [['classifier_model', 'none (TAO_SEMANTIC_CHECK=off)', observation.classifier!.model]]);
+  assert.deepEqual(
+    report.configuration_drift.map((c) => [c.setting, c.recorded, c.today]),
+    [['classifier_model', 'none (TAO_SEMANTIC_CHECK=off)', observation.classifier!.model]],
+  );
   assert.deepEqual([report.drift, report.code_drift], [true, false]);
-  assert.ok(report.first_divergence?.diff.some((f) => f.path.startsWith('verdicts[0].audit_trail')), 'the semantic check is in today\'s audit trail');
+  assert.ok(
+    report.first_divergence?.diff.some((f) => f.path.startsWith('verdicts[0].audit_trail')),
+    "the semantic check is in today's audit trail",
+  );
 });

@@ -41,8 +41,20 @@ function task(text: string, kind: Task['kind'] = 'NEW', n = 0): Task {
 
 /** The tool answers of the order-status flow (a 404 for `unknown` customers). */
 function answer(call: StepCall, padBytes = 0): StepResult {
-  const base = { step_id: call.step_id, tool: call.tool, input_json: call.input_json, idempotency_key: call.idempotency_key, attempts: 1, response_time_ms: 12, error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null };
-  if (call.input_json.includes('unknown')) return { ...base, status_code: 404, response_raw: '{"error":"customer_not_found"}', data_json: '{"error":"customer_not_found"}' };
+  const base = {
+    step_id: call.step_id,
+    tool: call.tool,
+    input_json: call.input_json,
+    idempotency_key: call.idempotency_key,
+    attempts: 1,
+    response_time_ms: 12,
+    error: null,
+    fallback_from: null,
+    fallback_reason: null,
+    attempt_time_ms: null,
+  };
+  if (call.input_json.includes('unknown'))
+    return { ...base, status_code: 404, response_raw: '{"error":"customer_not_found"}', data_json: '{"error":"customer_not_found"}' };
   const known = DATA[call.step_id as keyof typeof DATA];
   // A chatty API: the customer record with a long made-up history, carried in the run's state from then on.
   const data = JSON.stringify(padBytes && call.step_id === 'S1' ? { ...known, history: 'h'.repeat(padBytes) } : known);
@@ -62,13 +74,24 @@ class Recorder {
   /** The record limit (bytes) the runner measured a task's wave against (Thought's fitOutputs on a task); null: none. */
   taskWaveLimit: number | null = null;
 
-  constructor(private readonly thought: ThoughtConfig, private readonly observation: ObservationConfig) {}
+  constructor(
+    private readonly thought: ThoughtConfig,
+    private readonly observation: ObservationConfig,
+  ) {}
 
   add(topic: TopicId, value: object, headers: Record<string, string> = {}): LoggedRecord {
     this.clock += 10;
     const offset = (this.offsets.get(topic) ?? -1) + 1;
     this.offsets.set(topic, offset);
-    const record: LoggedRecord = { topic, ref: { topic: `ns.${topic}`, partition: 0, offset: String(offset) }, timestamp: this.clock, key: ID, headers, value: value as Record<string, unknown>, decodeError: null };
+    const record: LoggedRecord = {
+      topic,
+      ref: { topic: `ns.${topic}`, partition: 0, offset: String(offset) },
+      timestamp: this.clock,
+      key: ID,
+      headers,
+      value: value as Record<string, unknown>,
+      decodeError: null,
+    };
     this.records.push(record);
     return record;
   }
@@ -83,7 +106,12 @@ class Recorder {
     for (const e of early) this.add('tasks', e);
     let decision = onTask(t, this.thought, this.snapshot, null);
     const first = decision.outputs.find((o) => o.topic === 'thoughtRequests');
-    if (this.taskWaveLimit !== null && first) decision = endTooLarge({ topic: 'tasks', value: t }, decision.outputs, { topic: 'thoughtRequests', bytes: encodedValueBytes('thoughtRequests', first.value), limit: this.taskWaveLimit })!;
+    if (this.taskWaveLimit !== null && first)
+      decision = endTooLarge({ topic: 'tasks', value: t }, decision.outputs, {
+        topic: 'thoughtRequests',
+        bytes: encodedValueBytes('thoughtRequests', first.value),
+        limit: this.taskWaveLimit,
+      })!;
     let pending = this.decide(decision.outputs);
     between(0);
     while (pending) {
@@ -95,7 +123,12 @@ class Recorder {
       let decision = onObservation(obs, this.thought, this.snapshot);
       // As the runner would: the next wave measured, and the run ended in its place.
       const next = decision.outputs.find((o) => o.topic === 'thoughtRequests');
-      if (wave === this.tooLargeAfterWave && next) decision = endTooLarge({ topic: 'observationResults', value: obs }, decision.outputs, { topic: 'thoughtRequests', bytes: encodedValueBytes('thoughtRequests', next.value), limit: MAX_OUTPUT_VALUE_BYTES })!;
+      if (wave === this.tooLargeAfterWave && next)
+        decision = endTooLarge({ topic: 'observationResults', value: obs }, decision.outputs, {
+          topic: 'thoughtRequests',
+          bytes: encodedValueBytes('thoughtRequests', next.value),
+          limit: MAX_OUTPUT_VALUE_BYTES,
+        })!;
       pending = this.decide(decision.outputs);
       between(wave);
     }
@@ -143,7 +176,10 @@ test('an untouched recorded run verifies without drift; redelivered tasks and a 
   await parked.task(task('Where is my order? It never came.'));
   await parked.task(task('It is bob@example.com', 'REPLY', 1));
   const t = buildTimeline(parked.log());
-  assert.deepEqual(t.outcomes.map((o) => o.status), ['awaiting_input', 'completed']);
+  assert.deepEqual(
+    t.outcomes.map((o) => o.status),
+    ['awaiting_input', 'completed'],
+  );
   assert.equal(t.status, 'completed');
   const parkedReport = await verifyRun(parked.log(), configs);
   assert.equal(parkedReport.drift, false, JSON.stringify(parkedReport.first_divergence, null, 2));
@@ -155,10 +191,20 @@ test("a run ended record_too_large verifies when today's decision writes a recor
   rec.tooLargeAfterWave = 1;
   rec.padS1 = 1_000_000;
   await rec.task(task('Where is my order? alice@example.com'));
-  assert.deepEqual(rec.records.filter((r) => r.topic === 'outcomes').map((r) => r.value!.reason_code), ['record_too_large']);
+  assert.deepEqual(
+    rec.records.filter((r) => r.topic === 'outcomes').map((r) => r.value!.reason_code),
+    ['record_too_large'],
+  );
   const report = await verifyRun(rec.log(), configs);
   assert.equal(report.drift, false, JSON.stringify(report.first_divergence, null, 2));
-  assert.ok(report.notes.some((n) => /ended record_too_large \(its next thoughtRequests record was (\d{7}) bytes\); today's decision writes one of \1 bytes, over the 983040-byte limit too/.test(n)), report.notes.join('\n'));
+  assert.ok(
+    report.notes.some((n) =>
+      /ended record_too_large \(its next thoughtRequests record was (\d{7}) bytes\); today's decision writes one of \1 bytes, over the 983040-byte limit too/.test(
+        n,
+      ),
+    ),
+    report.notes.join('\n'),
+  );
 
   // The same end recorded for a run whose next wave fits (a history that says so falsely, or a limit since raised): drift, at that wave.
   const small = new Recorder(configs.thought, configs.observation);
@@ -180,17 +226,27 @@ test("a run ended record_too_large verifies when today's decision writes a recor
 test('a parked run that a reply would have resumed into a wave too large verifies as ended record_too_large, and drifts when the wave fits', async () => {
   // The limit recorded in the outcome's reason is what the runner measured against: 500 bytes
   // (a wave is more), then 10 MB (a wave is less: the recorded end is not what today's code does).
-  for (const [limit, drift] of [[500, false], [10_000_000, true]] as const) {
+  for (const [limit, drift] of [
+    [500, false],
+    [10_000_000, true],
+  ] as const) {
     const rec = new Recorder(configs.thought, configs.observation);
     await rec.task(task('Where is my order? It never came.'));
     rec.taskWaveLimit = limit;
     await rec.task(task('It is bob@example.com', 'REPLY', 1));
     const outcomes = rec.records.filter((r) => r.topic === 'outcomes').map((r) => [r.value!.status, r.value!.reason_code]);
-    assert.deepEqual(outcomes, [['awaiting_input', 'needs_input'], ['failed', 'record_too_large']]);
+    assert.deepEqual(outcomes, [
+      ['awaiting_input', 'needs_input'],
+      ['failed', 'record_too_large'],
+    ]);
     const report = await verifyRun(rec.log(), configs);
     assert.equal(report.drift, drift, JSON.stringify(report.first_divergence, null, 2));
     if (drift) assert.match(report.first_divergence!.explanation, /today's Thought writes a next wave where the run recorded an outcome/);
-    else assert.ok(report.notes.some((n) => /ended record_too_large .*over the 500-byte limit too/.test(n)), report.notes.join('\n'));
+    else
+      assert.ok(
+        report.notes.some((n) => /ended record_too_large .*over the 500-byte limit too/.test(n)),
+        report.notes.join('\n'),
+      );
   }
 });
 
@@ -199,7 +255,10 @@ test('a snapshot compacted away from thought.runs is noted, not reported as drif
   const firstSnapshot = rec.records.find((r) => r.topic === 'thoughtRuns')!;
   const report = await verifyRun(rec.log(rec.records.filter((r) => r !== firstSnapshot)), configs);
   assert.equal(report.drift, false, JSON.stringify(report.first_divergence, null, 2));
-  assert.ok(report.notes.some((n) => n.includes('compacted')), report.notes.join('\n'));
+  assert.ok(
+    report.notes.some((n) => n.includes('compacted')),
+    report.notes.join('\n'),
+  );
 });
 
 test('a mutated history shows as drift at the first changed record, naming the field', async () => {
@@ -234,7 +293,11 @@ test('a mutated history shows as drift at the first changed record, naming the f
 
   // A decision in the log that no input explains.
   const extra = clone();
-  extra.push({ ...structuredClone(extra.find((r) => r.topic === 'outcomes')!), timestamp: 1_800_000_000_000, ref: { topic: 'ns.outcomes', partition: 0, offset: '9' } });
+  extra.push({
+    ...structuredClone(extra.find((r) => r.topic === 'outcomes')!),
+    timestamp: 1_800_000_000_000,
+    ref: { topic: 'ns.outcomes', partition: 0, offset: '9' },
+  });
   const d = (await verifyRun(rec.log(extra), configs)).first_divergence!;
   assert.match(d.explanation, /no recorded input makes today's code write it/);
 });
@@ -245,8 +308,14 @@ test('the timeline of a parked run names the reflection and the failed check', a
   const t = buildTimeline(rec.log());
   assert.equal(t.status, 'awaiting_input');
   assert.equal(t.iterations[0]!.steps[0]!.verdict?.error_type, 'not_found');
-  assert.deepEqual(t.reflections.map((r) => [r.step_id, r.action]), [['S1', 'ask_human']]);
-  assert.deepEqual(t.plan?.steps.map((s) => s.state), ['failed', 'not_run', 'not_run', 'not_run']);
+  assert.deepEqual(
+    t.reflections.map((r) => [r.step_id, r.action]),
+    [['S1', 'ask_human']],
+  );
+  assert.deepEqual(
+    t.plan?.steps.map((s) => s.state),
+    ['failed', 'not_run', 'not_run', 'not_run'],
+  );
 });
 
 test('a step served by a fallback after retries shows the fallback, its reason and the retries in every view', async () => {
@@ -271,10 +340,19 @@ test('planFork: wave 2 keeps S1, an override changes S2, wave 1 re-plans with th
   const two = planFork(log, { point: '2', overrides: ['S2.customer_id=C-000001'], flow: null }, { thought: configs.thought, newThoughtId: 'child' });
   assert.equal(two.request.thought_id, 'child');
   assert.equal(two.request.iteration, 2);
-  assert.deepEqual(two.request.steps.map((s) => [s.step_id, JSON.parse(s.input_json)]), [['S2', { customer_id: 'C-000001' }], ['S3', { customer_id: 'C-123456' }]]);
+  assert.deepEqual(
+    two.request.steps.map((s) => [s.step_id, JSON.parse(s.input_json)]),
+    [
+      ['S2', { customer_id: 'C-000001' }],
+      ['S3', { customer_id: 'C-123456' }],
+    ],
+  );
   assert.deepEqual(two.kept, ['S1']);
   assert.match(two.request.run.task_id, /^fork:run-1:2:/);
-  assert.deepEqual(two.request.steps.map((s) => s.idempotency_key), ['child:2:S2', 'child:2:S3']);
+  assert.deepEqual(
+    two.request.steps.map((s) => s.idempotency_key),
+    ['child:2:S2', 'child:2:S3'],
+  );
   assert.equal(two.headers['tao.fork.parent'], ID);
 
   const one = planFork(log, { point: 'S1', overrides: ['S1.email=carol@example.com'], flow: null }, { thought: configs.thought, newThoughtId: 'child-1' });
@@ -283,13 +361,27 @@ test('planFork: wave 2 keeps S1, an override changes S2, wave 1 re-plans with th
 
   // Another version of the flow that drops S3: the fork keeps S1 and runs S2 alone.
   const dir = mkdtempSync(join(tmpdir(), 'tao-flows-'));
-  const v1 = JSON.parse(readFileSync(join(DEFAULT_FLOWS_DIR, 'order-status.v1.json'), 'utf8')) as { version: number; nodes: Array<{ id: string }>; edges: Array<{ from: string; to: string }>; output: Record<string, string> };
-  const v2 = { ...v1, version: 2, nodes: v1.nodes.filter((n) => n.id !== 'S3'), edges: v1.edges.filter((e) => e.to !== 'S3'), output: Object.fromEntries(Object.entries(v1.output).filter(([k]) => k !== 'tier')) };
+  const v1 = JSON.parse(readFileSync(join(DEFAULT_FLOWS_DIR, 'order-status.v1.json'), 'utf8')) as {
+    version: number;
+    nodes: Array<{ id: string }>;
+    edges: Array<{ from: string; to: string }>;
+    output: Record<string, string>;
+  };
+  const v2 = {
+    ...v1,
+    version: 2,
+    nodes: v1.nodes.filter((n) => n.id !== 'S3'),
+    edges: v1.edges.filter((e) => e.to !== 'S3'),
+    output: Object.fromEntries(Object.entries(v1.output).filter(([k]) => k !== 'tier')),
+  };
   writeFileSync(join(dir, 'order-status.v1.json'), JSON.stringify(v1));
   writeFileSync(join(dir, 'order-status.v2.json'), JSON.stringify(v2));
   const flows = loadFlows(dir, createContractAjv());
   const replanned = planFork(log, { point: '2', overrides: [], flow: 'order-status@2' }, { thought: configs.thought, flows, newThoughtId: 'child-2' });
-  assert.deepEqual(replanned.request.steps.map((s) => s.step_id), ['S2']);
+  assert.deepEqual(
+    replanned.request.steps.map((s) => s.step_id),
+    ['S2'],
+  );
   assert.deepEqual([replanned.request.run.flow_id, replanned.request.run.flow_version], ['order-status', 2]);
   assert.equal(replanned.headers['tao.fork.flow'], 'order-status@2');
   rmSync(dir, { recursive: true, force: true });
@@ -298,7 +390,10 @@ test('planFork: wave 2 keeps S1, an override changes S2, wave 1 re-plans with th
 test('the re-drive ledger lists offsets as compact ranges and reads them back', () => {
   const text = encodeOffsets(['3', '4', '5', '9', '12', '13']);
   assert.equal(text, '{"v":1,"redriven":"3-5,9,12-13"}');
-  assert.deepEqual([...decodeOffsets(text)].sort((a, b) => Number(a) - Number(b)), ['3', '4', '5', '9', '12', '13']);
+  assert.deepEqual(
+    [...decodeOffsets(text)].sort((a, b) => Number(a) - Number(b)),
+    ['3', '4', '5', '9', '12', '13'],
+  );
   assert.deepEqual([...decodeOffsets(null)], []);
   assert.deepEqual([...decodeOffsets('something else')], []);
 });

@@ -13,7 +13,14 @@ const { AssignerProtocol } = kafkajs;
 /** A cluster that knows only each topic's partition count. */
 function cluster(partitions: Record<string, number>): Cluster {
   const findTopicPartitionMetadata = (topic: string): PartitionMetadata[] =>
-    Array.from({ length: partitions[topic] ?? 0 }, (_, partitionId) => ({ partitionId, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0, offlineReplicas: [] }));
+    Array.from({ length: partitions[topic] ?? 0 }, (_, partitionId) => ({
+      partitionId,
+      leader: 0,
+      replicas: [0],
+      isr: [0],
+      partitionErrorCode: 0,
+      offlineReplicas: [],
+    }));
   return { findTopicPartitionMetadata } as unknown as Cluster;
 }
 
@@ -53,7 +60,11 @@ describe('coPartitionedAssigner', () => {
     const one = await assign(['m-c', 'm-a', 'm-b'], INPUTS);
     const two = await assign(['m-b', 'm-c', 'm-a'], INPUTS);
     assert.deepEqual(Object.fromEntries([...one].sort()), Object.fromEntries([...two].sort()));
-    assert.deepEqual(one.get('m-a'), { 'ns.thought.requests': [0, 3], 'ns.observation.results': [0, 3] }, 'partition p goes to the p-th member by id, modulo the member count');
+    assert.deepEqual(
+      one.get('m-a'),
+      { 'ns.thought.requests': [0, 3], 'ns.observation.results': [0, 3] },
+      'partition p goes to the p-th member by id, modulo the member count',
+    );
   });
 
   test('a member beyond the partition count gets an empty assignment, not an error', async () => {

@@ -14,7 +14,18 @@ import { PartitionClaims, advanceFloor, below, type ClaimResources } from '../..
 type Offsets = Record<string, Record<number, string>>;
 
 /** The claim's collaborators, logging each call. `committed` is what the group has committed. */
-function world(options: { store?: boolean; serialChunks?: boolean; committed?: Offsets; failFence?: string; failOffsets?: boolean; catchUpWaits?: Promise<void>; onWarn?: (msg: string, fields: Record<string, unknown>) => void; onInfo?: (msg: string, fields: Record<string, unknown>) => void } = {}) {
+function world(
+  options: {
+    store?: boolean;
+    serialChunks?: boolean;
+    committed?: Offsets;
+    failFence?: string;
+    failOffsets?: boolean;
+    catchUpWaits?: Promise<void>;
+    onWarn?: (msg: string, fields: Record<string, unknown>) => void;
+    onInfo?: (msg: string, fields: Record<string, unknown>) => void;
+  } = {},
+) {
   const log: string[] = [];
   const configs: ProducerConfig[] = [];
   const res: ClaimResources = {
@@ -54,7 +65,10 @@ function world(options: { store?: boolean; serialChunks?: boolean; committed?: O
         }
       : null,
     serialChunks: options.serialChunks,
-    logger: { warn: (msg: string, fields?: Record<string, unknown>) => options.onWarn?.(msg, fields ?? {}), info: (msg: string, fields?: Record<string, unknown>) => options.onInfo?.(msg, fields ?? {}) },
+    logger: {
+      warn: (msg: string, fields?: Record<string, unknown>) => options.onWarn?.(msg, fields ?? {}),
+      info: (msg: string, fields?: Record<string, unknown>) => options.onInfo?.(msg, fields ?? {}),
+    },
     slowClaimMs: 20,
   };
   return { log, configs, claims: new PartitionClaims(res) };
@@ -97,7 +111,11 @@ describe('PartitionClaims.claim', () => {
     const second = claims.claim(0);
     assert.notEqual(second, first);
     await second;
-    assert.deepEqual(log, ['disconnect g.ns.a.0', 'disconnect g.ns.b.0', 'connect g.ns.a.0', 'connect g.ns.b.0', 'fence g.ns.a.0', 'fence g.ns.b.0', 'read offsets'], "the failed claim's producers go before the new fence, and the offsets are read again after it");
+    assert.deepEqual(
+      log,
+      ['disconnect g.ns.a.0', 'disconnect g.ns.b.0', 'connect g.ns.a.0', 'connect g.ns.b.0', 'fence g.ns.a.0', 'fence g.ns.b.0', 'read offsets'],
+      "the failed claim's producers go before the new fence, and the offsets are read again after it",
+    );
   });
 
   test('dropping a claim that is no longer current leaves the current one alone', async () => {
@@ -137,7 +155,11 @@ describe('PartitionClaims.claim', () => {
     assert.notEqual(second, first);
     await second;
     const firstFence = log.indexOf('fence g.ns.b.4');
-    assert.deepEqual(log.slice(firstFence + 1, firstFence + 4), ['read offsets', 'disconnect g.ns.a.4', 'disconnect g.ns.b.4'], 'the second claim starts once the first is done, by disconnecting its producers');
+    assert.deepEqual(
+      log.slice(firstFence + 1, firstFence + 4),
+      ['read offsets', 'disconnect g.ns.a.4', 'disconnect g.ns.b.4'],
+      'the second claim starts once the first is done, by disconnecting its producers',
+    );
     assert.equal(log.filter((l) => l === 'read offsets').length, 2);
   });
 
@@ -164,7 +186,12 @@ describe('PartitionClaims.claim', () => {
     let warned!: (w: { msg: string; fields: Record<string, unknown> }) => void;
     const warning = new Promise<{ msg: string; fields: Record<string, unknown> }>((r) => (warned = r));
     let ended: (msg: string, fields: Record<string, unknown>) => void = () => undefined;
-    const { claims } = world({ store: true, catchUpWaits: catchUp.promise, onWarn: (msg, fields) => warned({ msg, fields }), onInfo: (msg, fields) => ended(msg, fields) });
+    const { claims } = world({
+      store: true,
+      catchUpWaits: catchUp.promise,
+      onWarn: (msg, fields) => warned({ msg, fields }),
+      onInfo: (msg, fields) => ended(msg, fields),
+    });
     const claim = claims.claim(4);
     const { msg, fields } = await warning;
     assert.match(msg, /^partition claim slow/);
@@ -222,7 +249,10 @@ describe('PartitionClaims.runChunk', () => {
     const { log, claims } = world();
     const first = claims.claim(0);
     await first;
-    await assert.rejects(claims.runChunk(0, async () => Promise.reject(new Error('tool down'))), /tool down/);
+    await assert.rejects(
+      claims.runChunk(0, async () => Promise.reject(new Error('tool down'))),
+      /tool down/,
+    );
     claims.drop(0, first);
     await claims.claim(0);
     assert.equal(log.filter((l) => l.startsWith('fence')).length, 4, 'claimed again after the failed chunk settled');
@@ -236,7 +266,13 @@ describe("a claim's floor", () => {
     advanceFloor(claim, 'ns.a', 150n);
     advanceFloor(claim, 'ns.a', 120n);
     advanceFloor(claim, 'ns.b', 7n);
-    assert.deepEqual([...claim.floors], [['ns.a', 150n], ['ns.b', 7n]]);
+    assert.deepEqual(
+      [...claim.floors],
+      [
+        ['ns.a', 150n],
+        ['ns.b', 7n],
+      ],
+    );
   });
 
   test('a batch delivered again skips exactly the records below it', () => {

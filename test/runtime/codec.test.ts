@@ -17,7 +17,10 @@ test('the codec writes the bytes the registry client writes, and reads them back
 test('a value that does not fit the schema is refused with the field named, as before', async () => {
   const cluster = await freshCluster();
   const bad = { ...makeOutcome({ thought_id: 'codec-2', task_id: 't-2', reason: 'r', iterations: 1, steps_executed: 1 }), iterations: 'three' };
-  await assert.rejects(cluster.codec.encode('outcomes', bad), (err: Error) => /iterations/.test(err.message) || /iterations/.test(JSON.stringify((err as { paths?: unknown }).paths)));
+  await assert.rejects(
+    cluster.codec.encode('outcomes', bad),
+    (err: Error) => /iterations/.test(err.message) || /iterations/.test(JSON.stringify((err as { paths?: unknown }).paths)),
+  );
 });
 
 test('records of any size encode to the registry client bytes, one after another (the scratch buffer grows and is reused)', async () => {

@@ -18,7 +18,6 @@ import { SETTINGS, checkEnvironment, environmentProblems, loadRuntimeConfig, par
 import { ConfigError } from '../../runtime/errors.ts';
 import { README, generate, withGeneratedSection } from '../../scripts/gen-config-docs.ts';
 
-
 /** The one-line message `checkEnvironment` refuses `env` with. */
 function refusal(env: NodeJS.ProcessEnv): string {
   try {
@@ -55,7 +54,10 @@ describe('a bad value is refused with one line naming the variable and the value
 
   test('URL', () => {
     assert.equal(refusal({ SCHEMA_REGISTRY_URL: 'registry:8081' }), 'SCHEMA_REGISTRY_URL must be an http(s) URL, got "registry:8081"');
-    assert.equal(refusal({ TAO_STATUS_ENDPOINTS: 'http://127.0.0.1:9401,ftp://x' }), 'TAO_STATUS_ENDPOINTS must be a comma-separated list of http(s) URLs, got "http://127.0.0.1:9401,ftp://x"');
+    assert.equal(
+      refusal({ TAO_STATUS_ENDPOINTS: 'http://127.0.0.1:9401,ftp://x' }),
+      'TAO_STATUS_ENDPOINTS must be a comma-separated list of http(s) URLs, got "http://127.0.0.1:9401,ftp://x"',
+    );
   });
 
   test('duration', () => {
@@ -75,12 +77,16 @@ describe('a bad value is refused with one line naming the variable and the value
   });
 
   test('several problems stay on one line; a secret value is never repeated', () => {
-    assert.equal(refusal({ TAO_INGRESS_PORT: 'x', TAO_PLANER: 'router' }), 'TAO_INGRESS_PORT must be a TCP port from 0 to 65535, got "x"; TAO_PLANER is not a known setting (did you mean TAO_PLANNER?); `tao config` lists them all');
+    assert.equal(
+      refusal({ TAO_INGRESS_PORT: 'x', TAO_PLANER: 'router' }),
+      'TAO_INGRESS_PORT must be a TCP port from 0 to 65535, got "x"; TAO_PLANER is not a known setting (did you mean TAO_PLANNER?); `tao config` lists them all',
+    );
     assert.equal(refusal({ KAFKA_SSL: 'yes' }), 'KAFKA_SSL must be true or false, got "yes"');
   });
 
   test('the `tao` command refuses before it starts anything (exit 1, the line on stderr)', async () => {
-    const run = (env: NodeJS.ProcessEnv) => promisify(execFile)(process.execPath, [TAO_BIN, 'run', 'ingress'], { env: { PATH: process.env.PATH, ...env }, timeout: 30000 });
+    const run = (env: NodeJS.ProcessEnv) =>
+      promisify(execFile)(process.execPath, [TAO_BIN, 'run', 'ingress'], { env: { PATH: process.env.PATH, ...env }, timeout: 30000 });
     await assert.rejects(run({ TAO_INGRESS_MAX_IN_FLIGHT: 'abc' }), (err: { code: number; stderr: string }) => {
       assert.equal(err.code, 1);
       assert.match(err.stderr, /^tao: TAO_INGRESS_MAX_IN_FLIGHT must be an integer >= 1, got "abc".*\n$/);
@@ -112,7 +118,14 @@ describe('accepted values', () => {
 
   test('enums ignore case; the connection settings keep their shape', () => {
     assert.equal(setting({ TAO_LOG_LEVEL: 'DEBUG' }, 'TAO_LOG_LEVEL'), 'debug');
-    const config = loadRuntimeConfig({ KAFKA_BROKERS: 'a:9092, b:9093', SCHEMA_REGISTRY_URL: 'https://r.example/', KAFKA_SASL_MECHANISM: 'PLAIN', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p', TAO_BIND_HOST: '0.0.0.0' });
+    const config = loadRuntimeConfig({
+      KAFKA_BROKERS: 'a:9092, b:9093',
+      SCHEMA_REGISTRY_URL: 'https://r.example/',
+      KAFKA_SASL_MECHANISM: 'PLAIN',
+      KAFKA_SASL_USERNAME: 'u',
+      KAFKA_SASL_PASSWORD: 'p',
+      TAO_BIND_HOST: '0.0.0.0',
+    });
     assert.deepEqual(config.kafka.brokers, ['a:9092', 'b:9093']);
     assert.deepEqual(config.kafka.sasl, { mechanism: 'plain', username: 'u', password: 'p' });
     assert.equal(config.registry.url, 'https://r.example');
@@ -123,7 +136,11 @@ describe('accepted values', () => {
   test('known beyond the declarations: names the tool catalog references and the one TAO_LLM_API_KEY_ENV names', () => {
     assert.deepEqual(environmentProblems({ TAO_CRM_TOKEN: 's' }, { alsoKnown: ['TAO_CRM_TOKEN'] }), []);
     assert.deepEqual(environmentProblems({ TAO_LLM_API_KEY_ENV: 'TAO_MY_KEY', TAO_MY_KEY: 'k' }), []);
-    assert.deepEqual(environmentProblems({ TAO_EVIL_URL: 'http://127.0.0.1:1', TAO_INTEROP_PYTHON: '/usr/bin/python3', KAFKA_SOMETHING: 'x' }), [], 'test-only names are declared; only TAO_ names are checked');
+    assert.deepEqual(
+      environmentProblems({ TAO_EVIL_URL: 'http://127.0.0.1:1', TAO_INTEROP_PYTHON: '/usr/bin/python3', KAFKA_SOMETHING: 'x' }),
+      [],
+      'test-only names are declared; only TAO_ names are checked',
+    );
   });
 });
 
@@ -131,7 +148,12 @@ describe('tao config', () => {
   const run = async (argv: string[], env: NodeJS.ProcessEnv) => {
     let stdout = '';
     let stderr = '';
-    const code = await configCommand(argv, env, (t) => (stdout += t), (t) => (stderr += t));
+    const code = await configCommand(
+      argv,
+      env,
+      (t) => (stdout += t),
+      (t) => (stderr += t),
+    );
     return { code, stdout, stderr };
   };
 
@@ -147,7 +169,10 @@ describe('tao config', () => {
     assert.match(stdout, /^TAO_INGRESS_MAX_IN_FLIGHT +1000 +default$/m);
     assert.match(stdout, /^TAO_CALLBACK_SECRET +unset$/m);
 
-    const json = JSON.parse((await run(['--json'], env)).stdout) as { settings: Array<{ name: string; value: string | null; source: string }>; problems: string[] };
+    const json = JSON.parse((await run(['--json'], env)).stdout) as {
+      settings: Array<{ name: string; value: string | null; source: string }>;
+      problems: string[];
+    };
     assert.ok(!JSON.stringify(json).includes('hunter2-sasl') && !JSON.stringify(json).includes('sk-live-123'));
     const key = json.settings.find((s) => s.name === 'TAO_LLM_API_KEY')!;
     assert.deepEqual([key.value, key.source], ['***', 'env']);
@@ -158,7 +183,10 @@ describe('tao config', () => {
   test('lists each problem on stderr and exits 1; --help helps', async () => {
     const bad = await run([], { TAO_PLANER: 'graph', TAO_COST_BUDGET: '-1' });
     assert.equal(bad.code, 1);
-    assert.equal(bad.stderr, 'TAO_COST_BUDGET must be an integer from 0 to 1000000, got "-1"\nTAO_PLANER is not a known setting (did you mean TAO_PLANNER?); `tao config` lists them all\n');
+    assert.equal(
+      bad.stderr,
+      'TAO_COST_BUDGET must be an integer from 0 to 1000000, got "-1"\nTAO_PLANER is not a known setting (did you mean TAO_PLANNER?); `tao config` lists them all\n',
+    );
     const help = await run(['--help'], {});
     assert.equal(help.code, 0);
     assert.match(help.stdout, /^usage: tao config \[--json\]/);
@@ -166,14 +194,20 @@ describe('tao config', () => {
 
   test('a variable the tool catalog references is known', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tao-config-'));
-    writeFileSync(join(dir, 'crm.json'), JSON.stringify({ name: 'crm.x', origin: 'https://crm.example', headers: { Authorization: 'Bearer ${TAO_CRM_TOKEN}' } }));
+    writeFileSync(
+      join(dir, 'crm.json'),
+      JSON.stringify({ name: 'crm.x', origin: 'https://crm.example', headers: { Authorization: 'Bearer ${TAO_CRM_TOKEN}' } }),
+    );
     assert.equal((await run([], { TAO_TOOL_CATALOG_DIR: dir, TAO_CRM_TOKEN: 't' })).code, 0);
     assert.equal((await run([], { TAO_CRM_TOKEN: 't' })).code, 1);
   });
 });
 
-test('TAO_BIND_HOST is the address a server binds (`tao run tools`; the stages\' ops servers go the same way)', { timeout: 30000 }, async () => {
-  const child = spawn(process.execPath, [TAO_BIN, 'run', 'tools'], { env: { PATH: process.env.PATH, TAO_BIND_HOST: '127.0.0.2', TAO_TOOLS_PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+test("TAO_BIND_HOST is the address a server binds (`tao run tools`; the stages' ops servers go the same way)", { timeout: 30000 }, async () => {
+  const child = spawn(process.execPath, [TAO_BIN, 'run', 'tools'], {
+    env: { PATH: process.env.PATH, TAO_BIND_HOST: '127.0.0.2', TAO_TOOLS_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
     const url = new URL((JSON.parse(line) as { url: string }).url);

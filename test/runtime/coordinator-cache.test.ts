@@ -32,7 +32,14 @@ function scriptedCluster() {
       if (nodeId !== state.coordinator) throw new KafkaJSProtocolError(createErrorFromCode(NOT_COORDINATOR));
       return api === 'initProducerId' ? { producerId: 7, producerEpoch: 0 } : {};
     };
-    return { nodeId, initProducerId: answer('initProducerId'), addPartitionsToTxn: answer('addPartitionsToTxn'), addOffsetsToTxn: answer('addOffsetsToTxn'), txnOffsetCommit: answer('txnOffsetCommit'), endTxn: answer('endTxn') };
+    return {
+      nodeId,
+      initProducerId: answer('initProducerId'),
+      addPartitionsToTxn: answer('addPartitionsToTxn'),
+      addOffsetsToTxn: answer('addOffsetsToTxn'),
+      txnOffsetCommit: answer('txnOffsetCommit'),
+      endTxn: answer('endTxn'),
+    };
   };
   const brokers = new Map([1, 2].map((id) => [id, broker(id)]));
   const cluster = {

@@ -27,21 +27,18 @@ describe('deadLetter', () => {
     assert.equal(dl.key?.toString(), 'run-1');
     assert.deepEqual(dl.value, original);
     assert.equal(header(dl, 'traceparent'), '00-abc-def-01');
-    assert.deepEqual(
-      Object.fromEntries(Object.values(DLQ_HEADERS).map((h) => [h, header(dl, h)])),
-      {
-        [DLQ_HEADERS.errorCode]: 'DECODE_FAILED',
-        [DLQ_HEADERS.errorClass]: 'DecodeError',
-        [DLQ_HEADERS.errorMessage]: 'unknown magic byte',
-        [DLQ_HEADERS.sourceTopic]: 'ns.action.results',
-        [DLQ_HEADERS.sourcePartition]: '3',
-        [DLQ_HEADERS.sourceOffset]: '41',
-        [DLQ_HEADERS.stage]: 'observation',
-        [DLQ_HEADERS.attempt]: '1',
-        [DLQ_HEADERS.originalBytes]: undefined,
-        [DLQ_HEADERS.originalSha256]: undefined,
-      },
-    );
+    assert.deepEqual(Object.fromEntries(Object.values(DLQ_HEADERS).map((h) => [h, header(dl, h)])), {
+      [DLQ_HEADERS.errorCode]: 'DECODE_FAILED',
+      [DLQ_HEADERS.errorClass]: 'DecodeError',
+      [DLQ_HEADERS.errorMessage]: 'unknown magic byte',
+      [DLQ_HEADERS.sourceTopic]: 'ns.action.results',
+      [DLQ_HEADERS.sourcePartition]: '3',
+      [DLQ_HEADERS.sourceOffset]: '41',
+      [DLQ_HEADERS.stage]: 'observation',
+      [DLQ_HEADERS.attempt]: '1',
+      [DLQ_HEADERS.originalBytes]: undefined,
+      [DLQ_HEADERS.originalSha256]: undefined,
+    });
   });
 
   test('counts attempts up when a re-driven record fails again, replacing the earlier failure', () => {

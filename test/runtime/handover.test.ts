@@ -47,7 +47,14 @@ function heldStage(name: string, release: Promise<void>, seen: string[], committ
       seen.push(record.key);
       await release;
       const task = record.value as Task;
-      return [{ topic: 'outcomes', key: task.thought_id, value: outcome({ thought_id: task.thought_id, task_id: task.task_id, reason: `handled by ${name}` }), span: name }];
+      return [
+        {
+          topic: 'outcomes',
+          key: task.thought_id,
+          value: outcome({ thought_id: task.thought_id, task_id: task.task_id, reason: `handled by ${name}` }),
+          span: name,
+        },
+      ];
     },
     committed(records) {
       for (const r of records) committed.push(r.input.key);
@@ -68,7 +75,14 @@ after(async () => {
 
 test('a partition taken over from a live owner mid-chunk is committed once: every commit follows a fence and a fresh read of the committed offsets, and the fenced owner rejoins instead of stopping', async () => {
   const { kafka, codec } = cluster;
-  const resources = (name: string) => ({ kafka, codec, logger: createLogger({ runner: name }, { level: 'error' }), metrics: new StageMetrics(`handover-${name}`), sessionTimeoutMs: 6000, rebalanceTimeoutMs: 12000 });
+  const resources = (name: string) => ({
+    kafka,
+    codec,
+    logger: createLogger({ runner: name }, { level: 'error' }),
+    metrics: new StageMetrics(`handover-${name}`),
+    sessionTimeoutMs: 6000,
+    rebalanceTimeoutMs: 12000,
+  });
   const releaseA = latch();
   const releaseB = latch();
   const seenA: string[] = [];
@@ -82,7 +96,23 @@ test('a partition taken over from a live owner mid-chunk is committed once: ever
   const ids = Array.from({ length: PARTITIONS }, (_, p) => `handover-${cluster.namespace}-${p}`);
   await producer.send({
     topic: codec.topics.name('tasks'),
-    messages: await Promise.all(ids.map(async (id, p) => ({ key: id, partition: p, value: await codec.encode('tasks', { thought_id: id, task_id: `task-${id}`, kind: 'NEW', text: 'x', source: 'test', external_id: null, metadata: {}, submitted_at_ms: 0, decision: null } satisfies Task) }))),
+    messages: await Promise.all(
+      ids.map(async (id, p) => ({
+        key: id,
+        partition: p,
+        value: await codec.encode('tasks', {
+          thought_id: id,
+          task_id: `task-${id}`,
+          kind: 'NEW',
+          text: 'x',
+          source: 'test',
+          external_id: null,
+          metadata: {},
+          submitted_at_ms: 0,
+          decision: null,
+        } satisfies Task),
+      })),
+    ),
   });
   await producer.disconnect();
 
@@ -109,7 +139,11 @@ test('a partition taken over from a live owner mid-chunk is committed once: ever
   const byRun = new Map<string, string[]>();
   for (const r of records) byRun.set(r.key, [...(byRun.get(r.key) ?? []), (r.value as unknown as { reason: string }).reason]);
   assert.deepEqual([...byRun.keys()].sort(), [...ids].sort(), 'every task has an outcome');
-  assert.deepEqual([...byRun].filter(([, reasons]) => reasons.length > 1), [], 'no task was committed twice');
+  assert.deepEqual(
+    [...byRun].filter(([, reasons]) => reasons.length > 1),
+    [],
+    'no task was committed twice',
+  );
   // Each task committed once, by whichever instance held the partition's latest fence when it committed.
   assert.deepEqual([...committedA, ...committedB].sort(), [...ids].sort());
 

@@ -17,12 +17,14 @@ test('never runs more than the limit at once, across callers, and starts waiters
   const gates = Array.from({ length: 5 }, deferred);
   const started: number[] = [];
   let peak = 0;
-  const calls = gates.map((g, i) => limiter.run(async () => {
-    started.push(i);
-    peak = Math.max(peak, limiter.inProgress);
-    await g.promise;
-    return i;
-  }));
+  const calls = gates.map((g, i) =>
+    limiter.run(async () => {
+      started.push(i);
+      peak = Math.max(peak, limiter.inProgress);
+      await g.promise;
+      return i;
+    }),
+  );
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(started, [0, 1], 'only two start');
   gates[1]!.resolve();
@@ -36,7 +38,12 @@ test('never runs more than the limit at once, across callers, and starts waiters
 
 test('a call that throws frees its place and its error reaches the caller', async () => {
   const limiter = new Limiter(1);
-  await assert.rejects(limiter.run(async () => { throw new Error('tool down'); }), /tool down/);
+  await assert.rejects(
+    limiter.run(async () => {
+      throw new Error('tool down');
+    }),
+    /tool down/,
+  );
   assert.equal(await limiter.run(async () => 'next'), 'next');
   assert.equal(limiter.inProgress, 0);
 });

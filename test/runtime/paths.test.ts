@@ -19,7 +19,7 @@ test('the package root is the same from the source tree and from the compiled di
   assert.equal(packageRootOf('/srv/dist/tao-kafka/runtime'), '/srv/dist/tao-kafka');
 });
 
-test('the package root holds tao-kafka\'s package.json, and every default data path lies under it and exists', () => {
+test("the package root holds tao-kafka's package.json, and every default data path lies under it and exists", () => {
   assert.equal((JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { name: string }).name, 'tao-kafka');
   const dirs = { DEFAULT_FLOWS_DIR, DEFAULT_CATALOG_DIR, DEFAULT_ERROR_MODEL_DIR, DEFAULT_INTENT_MODEL_DIR };
   for (const [name, dir] of Object.entries(dirs)) {

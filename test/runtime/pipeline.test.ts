@@ -74,7 +74,10 @@ test('chunks that may not share a transaction (another claim) commit apart, in o
   hold(gate.promise);
   const all = [pipeline.add(1, 0n, 1n, async () => 'old:0')];
   await turn();
-  all.push(pipeline.add(1, 1n, 2n, async () => 'old:1'), pipeline.add(1, 2n, 3n, async () => 'new:2'));
+  all.push(
+    pipeline.add(1, 1n, 2n, async () => 'old:1'),
+    pipeline.add(1, 2n, 3n, async () => 'new:2'),
+  );
   await turn();
   hold(null);
   gate.resolve();
@@ -148,9 +151,12 @@ test("a run's records are handled one after another across chunks; other runs do
   await Promise.all([first, second]);
   assert.deepEqual(order, ['a1 start', 'b1', 'a1 end', 'a2']);
   // A failure of a run's record does not stop its next one (the runner decides what a failure means).
-  await assert.rejects(pipeline.inKeyOrder('run-a', async () => {
-    throw new Error('boom');
-  }), /boom/);
+  await assert.rejects(
+    pipeline.inKeyOrder('run-a', async () => {
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   assert.equal(await pipeline.inKeyOrder('run-a', async () => 'after'), 'after');
 });
 

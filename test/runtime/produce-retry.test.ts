@@ -14,7 +14,14 @@ import { test } from 'node:test';
 
 const require = createRequire(import.meta.url);
 type Entry = { topicName: string; partition: number; errorCode: number; baseOffset: string };
-type SendMessages = (deps: Record<string, unknown>) => (args: { acks: number; timeout: number; compression?: number; topicMessages: Array<{ topic: string; messages: Array<{ key: string; value: string; partition: number }> }> }) => Promise<Entry[]>;
+type SendMessages = (
+  deps: Record<string, unknown>,
+) => (args: {
+  acks: number;
+  timeout: number;
+  compression?: number;
+  topicMessages: Array<{ topic: string; messages: Array<{ key: string; value: string; partition: number }> }>;
+}) => Promise<Entry[]>;
 const sendMessages = require('kafkajs/src/producer/sendMessages') as SendMessages;
 const createRetry = require('kafkajs/src/retry') as (o: Record<string, number>) => unknown;
 const { KafkaJSProtocolError } = require('kafkajs/src/errors') as { KafkaJSProtocolError: new (e: Record<string, unknown>) => Error };
@@ -35,7 +42,11 @@ function scriptedCluster() {
   let node2Failed = false;
   const broker = (nodeId: number) => ({
     nodeId,
-    async produce({ topicData }: { topicData: Array<{ topic: string; partitions: Array<{ partition: number; firstSequence: number; messages: unknown[] }> }> }) {
+    async produce({
+      topicData,
+    }: {
+      topicData: Array<{ topic: string; partitions: Array<{ partition: number; firstSequence: number; messages: unknown[] }> }>;
+    }) {
       if (nodeId === 2 && !node2Failed) {
         node2Failed = true;
         throw new KafkaJSProtocolError(createErrorFromCode(6));
@@ -78,7 +89,8 @@ function scriptedCluster() {
     async acquireBrokerLock() {},
     async releaseBrokerLock() {},
     getSequence: (topic: string, partition: number) => sequences.get(`${topic}:${partition}`) ?? 0,
-    updateSequence: (topic: string, partition: number, by: number) => sequences.set(`${topic}:${partition}`, (sequences.get(`${topic}:${partition}`) ?? 0) + by),
+    updateSequence: (topic: string, partition: number, by: number) =>
+      sequences.set(`${topic}:${partition}`, (sequences.get(`${topic}:${partition}`) ?? 0) + by),
     getProducerId: () => 7,
     getProducerEpoch: () => 0,
     getTransactionalId: () => undefined,
@@ -99,12 +111,28 @@ test('a produce retried after a leader move writes every partition exactly once'
   const acks = await send({
     acks: -1,
     timeout: 1000,
-    topicMessages: [{ topic: 't', messages: [{ key: 'a', value: 'x', partition: 0 }, { key: 'b', value: 'y', partition: 1 }] }],
+    topicMessages: [
+      {
+        topic: 't',
+        messages: [
+          { key: 'a', value: 'x', partition: 0 },
+          { key: 'b', value: 'y', partition: 1 },
+        ],
+      },
+    ],
   });
 
   // p0 was written by node 1 on the first attempt; it must not be written again by its new leader.
-  assert.deepEqual(produced.filter((p) => p.partition === 0).map((p) => p.node), [1], 'p0 written once, by the leader that acknowledged it');
+  assert.deepEqual(
+    produced.filter((p) => p.partition === 0).map((p) => p.node),
+    [1],
+    'p0 written once, by the leader that acknowledged it',
+  );
   // p1 failed on node 2 and now belongs to node 1, which had already answered: it must still be sent.
-  assert.deepEqual(produced.filter((p) => p.partition === 1).map((p) => ({ node: p.node, firstSequence: p.firstSequence })), [{ node: 1, firstSequence: 0 }], 'p1 sent to its new leader with the sequence of the failed attempt');
+  assert.deepEqual(
+    produced.filter((p) => p.partition === 1).map((p) => ({ node: p.node, firstSequence: p.firstSequence })),
+    [{ node: 1, firstSequence: 0 }],
+    'p1 sent to its new leader with the sequence of the failed attempt',
+  );
   assert.deepEqual(acks.map((a) => `${a.topicName}:${a.partition}`).sort(), ['t:0', 't:1'], 'one acknowledgement per partition');
 });

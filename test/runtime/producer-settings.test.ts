@@ -17,7 +17,12 @@ test('plain and transactional producers are idempotent; transactional ones keep 
   assert.equal(ACKS_ALL, -1);
   assert.deepEqual(producerConfig(), { idempotent: true, maxInFlightRequests: 1 });
   assert.deepEqual(producerConfig({ maxInFlightRequests: 5 }), { idempotent: true, maxInFlightRequests: 5 });
-  assert.deepEqual(producerConfig({ transactionalId: 'g.t.0', maxInFlightRequests: 5 }), { idempotent: true, transactionalId: 'g.t.0', maxInFlightRequests: 1, transactionTimeout: 60000 });
+  assert.deepEqual(producerConfig({ transactionalId: 'g.t.0', maxInFlightRequests: 5 }), {
+    idempotent: true,
+    transactionalId: 'g.t.0',
+    maxInFlightRequests: 1,
+    transactionTimeout: 60000,
+  });
 });
 
 test('a producer from the helper refuses a send asking for less than acks=all, before anything reaches a broker', async () => {
@@ -25,7 +30,11 @@ test('a producer from the helper refuses a send asking for less than acks=all, b
   const kafka = new Kafka({ clientId: 'producer-settings-test', brokers: ['127.0.0.1:1'], logLevel: logLevel.NOTHING, retry: { retries: 1 } });
   const producer = createProducer(kafka);
   for (const acks of [0, 1]) {
-    await assert.rejects(producer.send({ topic: 't', acks, messages: [{ value: 'x' }] }), /Not requiring ack for all messages invalidates the idempotent producer/, `acks=${acks} is refused`);
+    await assert.rejects(
+      producer.send({ topic: 't', acks, messages: [{ value: 'x' }] }),
+      /Not requiring ack for all messages invalidates the idempotent producer/,
+      `acks=${acks} is refused`,
+    );
   }
 });
 

@@ -25,7 +25,14 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** A queue of one broker connection, and requests whose sending and answers the test sees. */
 function connection(t: TestContext, maxInFlightRequests: number) {
-  const queue = new RequestQueue({ maxInFlightRequests, requestTimeout: 30000, enforceRequestTimeout: false, clientId: 'test', broker: 'b:9092', logger: silent });
+  const queue = new RequestQueue({
+    maxInFlightRequests,
+    requestTimeout: 30000,
+    enforceRequestTimeout: false,
+    clientId: 'test',
+    broker: 'b:9092',
+    logger: silent,
+  });
   // Without the patch a timer loop would keep this process alive: a failing run ends instead of hanging.
   t.after(() => queue.destroy());
   const sent: number[] = [];

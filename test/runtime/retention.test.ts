@@ -38,7 +38,10 @@ describe('expiredKeys', () => {
       ['busy', 1000],
       ['idle', 1001],
     ]);
-    assert.deepEqual(expiredKeys(index, 5000, RETENTION, 10, (k) => k === 'busy'), ['idle']);
+    assert.deepEqual(
+      expiredKeys(index, 5000, RETENTION, 10, (k) => k === 'busy'),
+      ['idle'],
+    );
   });
 
   test('the sweep stops at the first entry written too recently (write order is record order, roughly)', () => {
@@ -54,7 +57,10 @@ describe('expiredKeys', () => {
 describe('lateInput', () => {
   test('an input a whole retention behind the stream time is late, with a reason naming both times and the retention', () => {
     const reason = lateInput(1000, 1000 + 7 * 86_400_000, 7 * 86_400_000);
-    assert.match(reason ?? '', /^record time 1970-01-01T00:00:01\.000Z is 7 d behind the partition's record time 1970-01-08T00:00:01\.000Z, at or beyond the run retention \(7 d\)/);
+    assert.match(
+      reason ?? '',
+      /^record time 1970-01-01T00:00:01\.000Z is 7 d behind the partition's record time 1970-01-08T00:00:01\.000Z, at or beyond the run retention \(7 d\)/,
+    );
   });
 
   test('an input within the retention, or on a partition with no record time yet, is not late', () => {

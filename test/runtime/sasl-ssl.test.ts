@@ -65,7 +65,9 @@ async function startFailing(env: NodeJS.ProcessEnv): Promise<{ code: number | st
 test('the whole loop runs over SASL_SSL with SCRAM-SHA-512 and a registry behind basic auth', { timeout: 240000 }, async () => {
   const { cluster } = loop;
   const follower = await followOutcomes(cluster);
-  const tasks = Array.from({ length: 5 }, (_, i) => buildTask({ text: `Where is my order? secure${i}@example.com`, source: 'test', external_id: `${cluster.namespace}-${i}` }));
+  const tasks = Array.from({ length: 5 }, (_, i) =>
+    buildTask({ text: `Where is my order? secure${i}@example.com`, source: 'test', external_id: `${cluster.namespace}-${i}` }),
+  );
   const producer = cluster.kafka.producer({ idempotent: true });
   await producer.connect();
   await submitTasks(producer, cluster.codec, tasks);
@@ -73,7 +75,11 @@ test('the whole loop runs over SASL_SSL with SCRAM-SHA-512 and a registry behind
   await follower.waitFor(tasks.length, 120000);
   await follower.stop();
   const outcomes = [...follower.outcomes.values()].map((r) => r.value as unknown as Outcome);
-  assert.deepEqual(outcomes.map((o) => o.status), tasks.map(() => 'completed'), 'every run completes');
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    tasks.map(() => 'completed'),
+    'every run completes',
+  );
   assert.deepEqual(new Set(outcomes.map((o) => o.thought_id)), new Set(tasks.map((t) => t.thought_id)));
 
   // The registry the loop used is the one behind basic auth: it refuses a request without credentials, and holds this namespace's subjects.
@@ -91,7 +97,10 @@ test('a wrong SASL password stops start-up at once with one line naming the user
   assert.ok(!run.lines.some((l) => l.includes('"msg":"waiting for kafka"')), 'an authentication failure is not reported as an unreachable broker');
   const errors = run.lines.filter((l) => l.startsWith('tao: '));
   assert.equal(errors.length, 1, run.lines.join('\n'));
-  assert.match(errors[0]!, /^tao: Kafka refused the SASL login of KAFKA_SASL_USERNAME=tao-test \(KAFKA_SASL_MECHANISM=scram-sha-512\): .*authentication failed.*; check KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD$/i);
+  assert.match(
+    errors[0]!,
+    /^tao: Kafka refused the SASL login of KAFKA_SASL_USERNAME=tao-test \(KAFKA_SASL_MECHANISM=scram-sha-512\): .*authentication failed.*; check KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD$/i,
+  );
   assert.ok(!run.lines.some((l) => l.includes(wrongPassword)), 'the password given is not repeated');
 });
 
@@ -111,13 +120,21 @@ test('a plaintext client against the SASL_SSL listener fails its start-up wait s
   assert.ok(waiting?.includes('if its listener is SSL or SASL_SSL, set KAFKA_SSL=true'), run.lines.join('\n'));
   const errors = run.lines.filter((l) => l.startsWith('tao: '));
   assert.equal(errors.length, 1, run.lines.join('\n'));
-  assert.match(errors[0]!, /^tao: Kafka unreachable for \d+ s \(TAO_STARTUP_WAIT_MS=3000\): Closed connection \(the broker closed the connection: if its listener is SSL or SASL_SSL, set KAFKA_SSL=true\)/);
+  assert.match(
+    errors[0]!,
+    /^tao: Kafka unreachable for \d+ s \(TAO_STARTUP_WAIT_MS=3000\): Closed connection \(the broker closed the connection: if its listener is SSL or SASL_SSL, set KAFKA_SSL=true\)/,
+  );
 });
 
 test('no credential appears in any log line of the stages or the infra, nor in any committed record of the run', { timeout: 120000 }, async () => {
   // The forms a credential could leak in: as given, and inside a basic-auth header.
   const secrets = [saslPassword, registryPassword, wrongPassword, Buffer.from(`tao-registry:${registryPassword}`).toString('base64')];
-  const lines = [...loop.fleet.lines, ...failedStarts.flatMap((s) => s.lines), ...readFileSync(secure.logs.kafka, 'utf8').split('\n'), ...readFileSync(secure.logs.registry!, 'utf8').split('\n')];
+  const lines = [
+    ...loop.fleet.lines,
+    ...failedStarts.flatMap((s) => s.lines),
+    ...readFileSync(secure.logs.kafka, 'utf8').split('\n'),
+    ...readFileSync(secure.logs.registry!, 'utf8').split('\n'),
+  ];
   assert.ok(loop.fleet.lines.length > 0 && failedStarts.length === 3, 'the lines of the loop and of the failed starts were captured');
   for (const secret of secrets) {
     const leaked = lines.filter((l) => l.includes(secret));

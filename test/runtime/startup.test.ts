@@ -73,12 +73,18 @@ test('a stage started while Kafka is unreachable waits, saying so, and starts on
   assert.equal(stage.proc.child.exitCode, null, 'still waiting, not exited');
   await relay(port);
   await stage.seen('"msg":"stage started"', 60000);
-  assert.ok(stage.lines.some((l) => l.includes('"msg":"kafka reachable"')), stage.lines.slice(-10).join('\n'));
+  assert.ok(
+    stage.lines.some((l) => l.includes('"msg":"kafka reachable"')),
+    stage.lines.slice(-10).join('\n'),
+  );
 });
 
 test('a stage that cannot reach Kafka within TAO_STARTUP_WAIT_MS exits 1 naming the wait and the error', { timeout: 180000 }, async () => {
   const port = await closedPort();
   const stage = start({ KAFKA_BROKERS: `127.0.0.1:${port}`, TAO_STARTUP_WAIT_MS: '3000' });
   assert.equal(await stage.proc.exited, 1);
-  assert.ok(stage.lines.some((l) => /Kafka unreachable for \d+ s \(TAO_STARTUP_WAIT_MS=3000\)/.test(l)), stage.lines.slice(-10).join('\n'));
+  assert.ok(
+    stage.lines.some((l) => /Kafka unreachable for \d+ s \(TAO_STARTUP_WAIT_MS=3000\)/.test(l)),
+    stage.lines.slice(-10).join('\n'),
+  );
 });

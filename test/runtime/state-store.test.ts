@@ -41,14 +41,38 @@ async function startStore() {
   } as unknown as AvroCodec;
   const quiet = () => undefined;
   const logger: Logger = { debug: quiet, info: quiet, warn: quiet, error: (msg) => void errors.push(msg), child: () => logger };
-  const store = new ChangelogStore<Value>(kafka, codec, 'thoughtRuns', logger, (e) => fatal.push(e), (v) => v.status === 'ended');
+  const store = new ChangelogStore<Value>(
+    kafka,
+    codec,
+    'thoughtRuns',
+    logger,
+    (e) => fatal.push(e),
+    (v) => v.status === 'ended',
+  );
   await store.start();
   const deliver = async (partition: number, message: Pick<Message, 'key' | 'value' | 'headers' | 'timestamp'>) => {
-    const m = { key: Buffer.from(String(message.key)), value: message.value ?? null, headers: message.headers ?? {}, offset: String(offset++), timestamp: message.timestamp ?? '0', attributes: 0 } as KafkaMessage;
+    const m = {
+      key: Buffer.from(String(message.key)),
+      value: message.value ?? null,
+      headers: message.headers ?? {},
+      offset: String(offset++),
+      timestamp: message.timestamp ?? '0',
+      attributes: 0,
+    } as KafkaMessage;
     await eachMessage!({ topic: TOPIC, partition, message: m, heartbeat: async () => undefined, pause: () => () => undefined });
   };
-  const committed = (partition: number, key: string, value: Value | null, timestampMs = 0) => deliver(partition, { key, value: value === null ? null : Buffer.from(JSON.stringify(value)), timestamp: String(timestampMs) });
-  return { store, deliver, committed, errors, fatal, decoded, nextOffset: () => BigInt(offset), crash: (error: Error, restart: boolean) => crash!({ payload: { error, restart } }) };
+  const committed = (partition: number, key: string, value: Value | null, timestampMs = 0) =>
+    deliver(partition, { key, value: value === null ? null : Buffer.from(JSON.stringify(value)), timestamp: String(timestampMs) });
+  return {
+    store,
+    deliver,
+    committed,
+    errors,
+    fatal,
+    decoded,
+    nextOffset: () => BigInt(offset),
+    crash: (error: Error, restart: boolean) => crash!({ payload: { error, restart } }),
+  };
 }
 
 /** A claim's transactional producer; the barriers it commits are kept for the test to deliver. */
@@ -74,7 +98,7 @@ function producer(options: { failSend?: boolean } = {}) {
 const settle = () => new Promise((r) => setImmediate(r));
 
 describe('ChangelogStore reads', () => {
-  test("a write staged in the transaction in progress is read at once; abort drops it, commit keeps it", async () => {
+  test('a write staged in the transaction in progress is read at once; abort drops it, commit keeps it', async () => {
     const { store } = await startStore();
     store.stage(1, 'run-a', { status: 'running' }, 0);
     assert.deepEqual(store.get(1, 'run-a'), { status: 'running' });
@@ -85,7 +109,7 @@ describe('ChangelogStore reads', () => {
     assert.deepEqual(store.get(1, 'run-a'), { status: 'ended' });
   });
 
-  test("the mirror takes every committed record the tail reads, whoever wrote it; a tombstone removes the key", async () => {
+  test('the mirror takes every committed record the tail reads, whoever wrote it; a tombstone removes the key', async () => {
     const { store, committed } = await startStore();
     await committed(2, 'run-b', { status: 'running' });
     assert.deepEqual(store.get(2, 'run-b'), { status: 'running' });
@@ -130,12 +154,15 @@ describe('ChangelogStore reads', () => {
     crash(new Error('rebalancing'), true);
     assert.equal(fatal.length, 0);
     crash(new Error('no group coordinator'), false);
-    assert.deepEqual(fatal.map((e) => e.message), ['no group coordinator']);
+    assert.deepEqual(
+      fatal.map((e) => e.message),
+      ['no group coordinator'],
+    );
   });
 });
 
 describe('ChangelogStore.catchUp', () => {
-  test("commits one barrier per producer to the partition, and drops the own layer only once the tail has read every barrier", async () => {
+  test('commits one barrier per producer to the partition, and drops the own layer only once the tail has read every barrier', async () => {
     const { store, committed, deliver } = await startStore();
     store.stage(4, 'run-g', { status: 'own' }, 0);
     store.commit(4);
@@ -144,9 +171,22 @@ describe('ChangelogStore.catchUp', () => {
     let done = false;
     const caughtUp = store.catchUp(4, [a.producer, b.producer]).then(() => (done = true));
     await settle();
-    assert.deepEqual([a.log, b.log], [['send', 'commit'], ['send', 'commit']]);
+    assert.deepEqual(
+      [a.log, b.log],
+      [
+        ['send', 'commit'],
+        ['send', 'commit'],
+      ],
+    );
     const barriers = [...a.barriers, ...b.barriers];
-    assert.deepEqual(barriers.map((x) => [x.partition, x.message.value]), [[4, null], [4, null]], 'an empty value in the claimed partition');
+    assert.deepEqual(
+      barriers.map((x) => [x.partition, x.message.value]),
+      [
+        [4, null],
+        [4, null],
+      ],
+      'an empty value in the claimed partition',
+    );
     assert.equal(done, false, 'committed barriers are not enough: the tail must have read them');
 
     await committed(4, 'run-g', { status: 'own (read by the tail)' });
@@ -196,7 +236,7 @@ describe('ChangelogStore tombstones and retention', () => {
     assert.equal(store.size(), 0, 'nothing of the run is left in memory');
   });
 
-  test("an own write leaves the own layer once the tail has read the offset it was committed at (the layer does not grow with every run)", async () => {
+  test('an own write leaves the own layer once the tail has read the offset it was committed at (the layer does not grow with every run)', async () => {
     const { store, committed, nextOffset, decoded } = await startStore();
     store.stage(0, 'run-o', { status: 'ended' }, 1000);
     store.commit(0, nextOffset());

@@ -11,7 +11,10 @@ import { traceparentFor } from '../../runtime/trace.ts';
 const tracing = await startTracing(process.env, 'tao-unreachable', createLogger({ stage: 'test' }));
 let n = 0;
 const work = setInterval(() => {
-  startToolAttempt(traceparentFor('run-u', 'action:1'), { tool: 't', step: 'S1', thoughtId: 'run-u', attempt: 1, method: 'GET', server: 'x' }).end({ status: 200, errorType: null });
+  startToolAttempt(traceparentFor('run-u', 'action:1'), { tool: 't', step: 'S1', thoughtId: 'run-u', attempt: 1, method: 'GET', server: 'x' }).end({
+    status: 200,
+    errorType: null,
+  });
   if (++n % 10 === 0) process.stdout.write(`tick ${n}\n`);
 }, 20);
 process.on('SIGTERM', () => {

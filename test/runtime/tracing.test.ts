@@ -38,7 +38,18 @@ describe('traceparent ↔ span context', () => {
   test('headers that are not W3C trace context map to nothing', () => {
     const t = 'a'.repeat(32);
     const s = 'b'.repeat(16);
-    for (const bad of [undefined, '', 'garbage', `00-${t}-${s}`, `00-${t.toUpperCase()}-${s}-01`, `00-${'0'.repeat(32)}-${s}-01`, `00-${t}-${'0'.repeat(16)}-01`, `ff-${t}-${s}-01`, `00-${t}-${s}-01-extra`, `00-${t.slice(1)}-${s}-01`]) {
+    for (const bad of [
+      undefined,
+      '',
+      'garbage',
+      `00-${t}-${s}`,
+      `00-${t.toUpperCase()}-${s}-01`,
+      `00-${'0'.repeat(32)}-${s}-01`,
+      `00-${t}-${'0'.repeat(16)}-01`,
+      `ff-${t}-${s}-01`,
+      `00-${t}-${s}-01-extra`,
+      `00-${t.slice(1)}-${s}-01`,
+    ]) {
       assert.equal(spanContextOf(bad), null, `${bad} is refused`);
     }
     // A later version may add fields after the flags.
@@ -54,22 +65,44 @@ describe('OTEL_* settings', () => {
   });
 
   test('the general endpoint gets /v1/traces, the traces endpoint is used as is, OTEL_SERVICE_NAME overrides the stage name', () => {
-    assert.deepEqual(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }, 'tao-action'), { url: 'http://collector:4318/v1/traces', serviceName: 'tao-action', scheduleDelayMs: 5000 });
-    assert.deepEqual(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://tempo:4318/otlp/v1/traces', OTEL_SERVICE_NAME: 'checkout-action', OTEL_BSP_SCHEDULE_DELAY: '200' }, 'tao-action'), {
-      url: 'https://tempo:4318/otlp/v1/traces',
-      serviceName: 'checkout-action',
-      scheduleDelayMs: 200,
+    assert.deepEqual(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }, 'tao-action'), {
+      url: 'http://collector:4318/v1/traces',
+      serviceName: 'tao-action',
+      scheduleDelayMs: 5000,
     });
+    assert.deepEqual(
+      tracingSettings(
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318',
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://tempo:4318/otlp/v1/traces',
+          OTEL_SERVICE_NAME: 'checkout-action',
+          OTEL_BSP_SCHEDULE_DELAY: '200',
+        },
+        'tao-action',
+      ),
+      {
+        url: 'https://tempo:4318/otlp/v1/traces',
+        serviceName: 'checkout-action',
+        scheduleDelayMs: 200,
+      },
+    );
   });
 
   test('a bad value is a one-line error naming the variable', () => {
     const cases: Array<[NodeJS.ProcessEnv, RegExp]> = [
       [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /^OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL, got "collector:4318"$/],
       [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' }, /^OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http\(s\) URL/],
-      [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_BSP_SCHEDULE_DELAY: 'soon' }, /^OTEL_BSP_SCHEDULE_DELAY must be an integer number of milliseconds from 0 to 3600000, got "soon"$/],
+      [
+        { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_BSP_SCHEDULE_DELAY: 'soon' },
+        /^OTEL_BSP_SCHEDULE_DELAY must be an integer number of milliseconds from 0 to 3600000, got "soon"$/,
+      ],
       [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, /^OTEL_EXPORTER_OTLP_PROTOCOL must be http\/json .*got "grpc"$/],
     ];
-    for (const [env, message] of cases) assert.throws(() => tracingSettings(env, 'tao-action'), (err: Error) => message.test(err.message) && !err.message.includes('\n'));
+    for (const [env, message] of cases)
+      assert.throws(
+        () => tracingSettings(env, 'tao-action'),
+        (err: Error) => message.test(err.message) && !err.message.includes('\n'),
+      );
   });
 });
 
@@ -78,7 +111,11 @@ describe('spans exported to an OTLP/HTTP receiver', () => {
   let tracing: Tracing;
   before(async () => {
     receiver = await startOtlpReceiver();
-    tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '20' }, 'tao-action', createLogger({}, { write: () => undefined }));
+    tracing = await startTracing(
+      { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '20' },
+      'tao-action',
+      createLogger({}, { write: () => undefined }),
+    );
   });
   after(async () => {
     await tracing?.shutdown();
@@ -141,7 +178,11 @@ describe('spans exported to an OTLP/HTTP receiver', () => {
       },
     );
     assert.ok(span!.endNs >= span!.startNs);
-    assert.equal(byTrace(traceIdFor('run-aborted')).length, 0, 'the record of a transaction that never committed has no span, though it was handled before the one exported');
+    assert.equal(
+      byTrace(traceIdFor('run-aborted')).length,
+      0,
+      'the record of a transaction that never committed has no span, though it was handled before the one exported',
+    );
     assert.ok(!receiver.bodies.join('').includes(SECRET), 'no payload reaches a span');
   });
 
@@ -170,7 +211,14 @@ describe('spans exported to an OTLP/HTTP receiver', () => {
 
   test('a tool attempt is a client span under the Action span, and the header sent names it', async () => {
     const parent = traceparentFor('run-4', 'action:1');
-    const attempt = startToolAttempt(parent, { tool: 'crm.find_customer', step: 'S1', thoughtId: 'run-4', attempt: 2, method: 'GET', server: '127.0.0.1:1234' });
+    const attempt = startToolAttempt(parent, {
+      tool: 'crm.find_customer',
+      step: 'S1',
+      thoughtId: 'run-4',
+      attempt: 2,
+      method: 'GET',
+      server: '127.0.0.1:1234',
+    });
     const sent = spanContextOf(attempt.traceparent)!;
     assert.equal(sent.traceId, traceIdFor('run-4'));
     assert.notEqual(sent.spanId, spanIdFor('run-4', 'action:1'));
@@ -206,7 +254,13 @@ test('an endpoint that drops every connection costs one warning, never stops the
   const { port } = dropper.address() as AddressInfo;
   const script = fileURLToPath(new URL('./tracing-unreachable.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: '20', OTEL_EXPORTER_OTLP_TIMEOUT: '200', TAO_LOG_LEVEL: 'info' },
+    env: {
+      ...process.env,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '200',
+      TAO_LOG_LEVEL: 'info',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -233,7 +287,10 @@ test('an endpoint that drops every connection costs one warning, never stops the
     clearTimeout(timer);
     dropper.close();
   }
-  const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: string; msg: string });
+  const lines = out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { level: string; msg: string });
   assert.equal(lines.filter((l) => l.msg.startsWith('trace export failed')).length, 1, `one warning for ${connections} failed connections: ${out}`);
   const done = /done (\d+)/.exec(out);
   assert.ok(done && Number(done[1]) <= 1000, `shutdown took ${done?.[1]} ms`);

@@ -6,7 +6,18 @@ import type { RunSnapshot } from '../../schemas/types.gen.ts';
 const T0 = 1_760_000_000_000;
 
 function parked(wave: number, timeoutMs: number | null): RunSnapshot {
-  return { thought_id: 'r', status: 'awaiting_approval', iteration: wave - 1, task_id: 't', task_text: 'x', missing_fields: [], run: null, outcome_status: null, approval: { wave, timeout_ms: timeoutMs, calls: [] }, parked_steps: [] };
+  return {
+    thought_id: 'r',
+    status: 'awaiting_approval',
+    iteration: wave - 1,
+    task_id: 't',
+    task_text: 'x',
+    missing_fields: [],
+    run: null,
+    outcome_status: null,
+    approval: { wave, timeout_ms: timeoutMs, calls: [] },
+    parked_steps: [],
+  };
 }
 const running = (): RunSnapshot => ({ ...parked(2, 1000), status: 'running', approval: null });
 
@@ -28,7 +39,10 @@ test('a run that moved on (approved, ended, swept) or parks without a time-out h
   timers.onSnapshot('r', running(), T0 + 10);
   assert.deepEqual(timers.due(T0 + 10_000), []);
   timers.onSnapshot('r', parked(4, 1000), T0 + 20);
-  assert.deepEqual(timers.due(T0 + 10_000).map((d) => d.wave), [4]);
+  assert.deepEqual(
+    timers.due(T0 + 10_000).map((d) => d.wave),
+    [4],
+  );
   timers.onSnapshot('r', null, T0 + 30);
   assert.equal(timers.size, 0);
   timers.onSnapshot('q', parked(2, null), T0);

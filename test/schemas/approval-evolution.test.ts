@@ -27,22 +27,31 @@ function before(schema: unknown): unknown {
     if (DEFAULT_ADDED.has(String(s.name))) delete s.default;
     return s;
   }
-  if (s.type === 'record' && Array.isArray(s.fields)) s.fields = (s.fields as Array<{ name: string }>).filter((f) => !ADDED_FIELDS.has(f.name)).map((f) => before(f));
+  if (s.type === 'record' && Array.isArray(s.fields))
+    s.fields = (s.fields as Array<{ name: string }>).filter((f) => !ADDED_FIELDS.has(f.name)).map((f) => before(f));
   for (const [k, v] of Object.entries(s)) if (k !== 'fields' && typeof v === 'object') s[k] = before(v);
   return s;
 }
 
-test('tasks, outcomes, run snapshots and observation results: today\'s schema is a BACKWARD-compatible next version of the one before approvals', { timeout: 60000 }, async () => {
-  const cluster = await freshCluster();
-  const registry = cluster.codec.registry;
-  for (const topic of ['tasks', 'outcomes', 'thoughtRuns', 'observationResults'] as TopicId[]) {
-    const subject = `${cluster.codec.topics.name(topic)}-evolution-value`;
-    const today = readValueSchema(topic);
-    const old = before(today);
-    assert.notDeepEqual(old, today, `${topic}: the approvals changed this schema`);
-    await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(old) }, { subject });
-    await fetch(`${cluster.config.registry.url}/config/${encodeURIComponent(subject)}`, { method: 'PUT', headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' }, body: JSON.stringify({ compatibility: 'BACKWARD' }) });
-    const { id } = await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(today) }, { subject });
-    assert.ok(id > 0, `${topic}: today's schema registered as the next version`);
-  }
-});
+test(
+  "tasks, outcomes, run snapshots and observation results: today's schema is a BACKWARD-compatible next version of the one before approvals",
+  { timeout: 60000 },
+  async () => {
+    const cluster = await freshCluster();
+    const registry = cluster.codec.registry;
+    for (const topic of ['tasks', 'outcomes', 'thoughtRuns', 'observationResults'] as TopicId[]) {
+      const subject = `${cluster.codec.topics.name(topic)}-evolution-value`;
+      const today = readValueSchema(topic);
+      const old = before(today);
+      assert.notDeepEqual(old, today, `${topic}: the approvals changed this schema`);
+      await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(old) }, { subject });
+      await fetch(`${cluster.config.registry.url}/config/${encodeURIComponent(subject)}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
+        body: JSON.stringify({ compatibility: 'BACKWARD' }),
+      });
+      const { id } = await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(today) }, { subject });
+      assert.ok(id > 0, `${topic}: today's schema registered as the next version`);
+    }
+  },
+);

@@ -21,7 +21,10 @@ test('a v2 value schema that adds an optional field is BACKWARD compatible, and 
   const { id: v2Id } = await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(v2) }, { subject });
   const v1Id = await registry.getRegistryIdBySchema(subject, { type: SchemaType.AVRO, schema: JSON.stringify(v1) });
   assert.notEqual(v2Id, v1Id, 'v2 is a new version of the subject');
-  const config = await (await fetch(`${cluster.config.registry.url}/config/${encodeURIComponent(subject)}`)).json() as { compatibilityLevel?: string; compatibility?: string };
+  const config = (await (await fetch(`${cluster.config.registry.url}/config/${encodeURIComponent(subject)}`)).json()) as {
+    compatibilityLevel?: string;
+    compatibility?: string;
+  };
   assert.equal(config.compatibilityLevel ?? config.compatibility, 'BACKWARD');
 
   // A writer on v2 adds the new field; our codec (a v1 reader) resolves it away and reads the rest.

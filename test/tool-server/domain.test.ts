@@ -355,7 +355,11 @@ test('idempotency: the same key and request replays the answer and creates nothi
     assert.equal(st.byRoute['refunds.create'], 6);
     assert.equal(st.effects['refunds.create'], 3, 'key-1, key-2 and the keyless one');
     assert.equal(st.effects['identity.password_reset'], 0);
-    assert.deepEqual(st.idempotency, { storedKeys: 2, replays: { 'refunds.create': 2, 'billing.send_invoice_copy': 0, 'identity.password_reset': 0 }, conflicts: 2 });
+    assert.deepEqual(st.idempotency, {
+      storedKeys: 2,
+      replays: { 'refunds.create': 2, 'billing.send_invoice_copy': 0, 'identity.password_reset': 0 },
+      conflicts: 2,
+    });
     assert.deepEqual(
       st.requests.map((r) => r.idempotentReplay),
       [false, true, true, false, false, false, false],
@@ -364,7 +368,11 @@ test('idempotency: the same key and request replays the answer and creates nothi
     // A stats reset clears the counts but not the stored answers.
     server.resetStats();
     const after = server.stats();
-    assert.deepEqual(after.idempotency, { storedKeys: 2, replays: { 'refunds.create': 0, 'billing.send_invoice_copy': 0, 'identity.password_reset': 0 }, conflicts: 0 });
+    assert.deepEqual(after.idempotency, {
+      storedKeys: 2,
+      replays: { 'refunds.create': 0, 'billing.send_invoice_copy': 0, 'identity.password_reset': 0 },
+      conflicts: 0,
+    });
     assert.equal((await post('/refunds', body, 'key-1')).text, first.text);
   });
 });
@@ -516,7 +524,11 @@ test('fault: wrong_schema breaks the contract of every new route', T, async () =
       assert.equal(t.validateResponse(body), false, `${tool}: ${JSON.stringify(body)} should break the contract`);
       assertContract(tool, await send());
     }
-    assert.deepEqual(server.stats().effects, { 'refunds.create': 1, 'billing.send_invoice_copy': 1, 'identity.password_reset': 1 }, 'only the fault-free POSTs took effect');
+    assert.deepEqual(
+      server.stats().effects,
+      { 'refunds.create': 1, 'billing.send_invoice_copy': 1, 'identity.password_reset': 1 },
+      'only the fault-free POSTs took effect',
+    );
   });
 });
 

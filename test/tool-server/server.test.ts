@@ -407,7 +407,11 @@ test('rate 0.25 over 100 requests faults exactly 25, deterministically', T, asyn
       else assert.equal(r.status, 200);
     }
     assert.equal(faulted.length, 25);
-    assert.deepEqual(faulted, Array.from({ length: 25 }, (_, k) => 4 * (k + 1)), 'every 4th request');
+    assert.deepEqual(
+      faulted,
+      Array.from({ length: 25 }, (_, k) => 4 * (k + 1)),
+      'every 4th request',
+    );
   });
 });
 
@@ -508,7 +512,9 @@ test('bad fault specs are rejected with 400 naming the field', T, async () => {
 test('stats count per route, record headers, and exclude control and health', T, async () => {
   await withServer(async ({ call, json, fault, server }) => {
     await fault({ route: 'crm.tier', mode: 'server_error', times: 1 });
-    await call(TIER, { headers: { 'idempotency-key': 'idem-1', 'x-request-id': 'req-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+    await call(TIER, {
+      headers: { 'idempotency-key': 'idem-1', 'x-request-id': 'req-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    });
     await call(TIER, { headers: { 'idempotency-key': 'idem-2' } });
     await call(LATEST);
     await call(CUSTOMER);
@@ -525,7 +531,10 @@ test('stats count per route, record headers, and exclude control and health', T,
       'crm.tier': 2,
       'orders.latest': 1,
     });
-    assert.deepEqual(st.requests.map((r) => r.route), ['crm.tier', 'crm.tier', 'orders.latest', 'crm.find_customer']);
+    assert.deepEqual(
+      st.requests.map((r) => r.route),
+      ['crm.tier', 'crm.tier', 'orders.latest', 'crm.find_customer'],
+    );
     const [first, second] = st.requests;
     assert.deepEqual(first?.headers, {
       'idempotency-key': 'idem-1',

@@ -52,7 +52,9 @@ function configError(fn: () => unknown): string {
 describe('ToolCatalog.load', () => {
   test('the shipped catalog loads every tool file, each at the default demo origin', () => {
     const catalog = ToolCatalog.load(DEFAULT_CATALOG_DIR, {});
-    const files = readdirSync(DEFAULT_CATALOG_DIR).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
+    const files = readdirSync(DEFAULT_CATALOG_DIR)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => f.replace(/\.json$/, ''));
     assert.deepEqual(catalog.names().sort(), files.sort(), 'one tool per file, named like its file');
     for (const name of catalog.names()) assert.equal(catalog.get(name)!.origin.href, 'http://127.0.0.1:7070/', name);
     assert.equal(catalog.get('crm.tier')!.origin.href, 'http://127.0.0.1:7070/');
@@ -136,7 +138,10 @@ describe('ToolCatalog.load', () => {
 
   test('an origin that is not a URL is rejected naming the file', () => {
     const dir = catalogDir({ 'lookup.json': spec({ origin: 'tools.internal' }) });
-    assert.match(configError(() => ToolCatalog.load(dir, {})), /origin "tools\.internal" \(from "tools\.internal"\) is not a URL/);
+    assert.match(
+      configError(() => ToolCatalog.load(dir, {})),
+      /origin "tools\.internal" \(from "tools\.internal"\) is not a URL/,
+    );
   });
 
   test('header values referencing the environment are not resolved at load time (a token may be set later)', () => {
@@ -151,6 +156,9 @@ describe('interpolateEnv', () => {
   });
 
   test('an unset variable without default names where it was used', () => {
-    assert.throws(() => interpolateEnv('Bearer ${TOKEN}', {}, 'tool x header Authorization'), (err: unknown) => err instanceof ConfigError && err.message === 'tool x header Authorization: environment variable TOKEN is not set');
+    assert.throws(
+      () => interpolateEnv('Bearer ${TOKEN}', {}, 'tool x header Authorization'),
+      (err: unknown) => err instanceof ConfigError && err.message === 'tool x header Authorization: environment variable TOKEN is not set',
+    );
   });
 });

@@ -42,11 +42,18 @@ test('topics apply creates every catalog topic, is idempotent, repairs what it c
 
     const metadata = await admin.fetchTopicMetadata({ topics: [names.name('tasks')] });
     assert.equal(metadata.topics[0]!.partitions.length, TOPICS.tasks.partitions);
-    const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: names.name('tasks'), configNames: ['retention.ms'] }] });
+    const described = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: names.name('tasks'), configNames: ['retention.ms'] }],
+    });
     assert.equal(described.resources[0]!.configEntries[0]!.configValue, String(TOPICS.tasks.retentionMs));
 
     const second = await applyTopics(admin, names);
-    assert.deepEqual(second.filter((r) => r.action !== 'unchanged').map((r) => `${r.topic}: ${r.action}`), [`${names.name('outcomes')}: drift`], 'a second apply changes nothing');
+    assert.deepEqual(
+      second.filter((r) => r.action !== 'unchanged').map((r) => `${r.topic}: ${r.action}`),
+      [`${names.name('outcomes')}: drift`],
+      'a second apply changes nothing',
+    );
   } finally {
     await admin.disconnect();
   }

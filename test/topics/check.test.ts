@@ -22,7 +22,18 @@ after(async () => {
 
 function freshEnv(): { namespace: string; env: NodeJS.ProcessEnv } {
   const namespace = `t${randomUUID().slice(0, 8)}`;
-  return { namespace, env: { ...process.env, TAO_NAMESPACE: namespace, TAO_SESSION_TIMEOUT_MS: '6000', TAO_OPS_PORT: '0', TAO_TOOLS_PORT: '0', TAO_INGRESS_PORT: '0', TAO_SEMANTIC_CHECK: 'off' } };
+  return {
+    namespace,
+    env: {
+      ...process.env,
+      TAO_NAMESPACE: namespace,
+      TAO_SESSION_TIMEOUT_MS: '6000',
+      TAO_OPS_PORT: '0',
+      TAO_TOOLS_PORT: '0',
+      TAO_INGRESS_PORT: '0',
+      TAO_SEMANTIC_CHECK: 'off',
+    },
+  };
 }
 
 function start(name: string, env: NodeJS.ProcessEnv, args: string[] = []): { proc: StageProcess; stdout: string[]; stderr: string[] } {
@@ -37,21 +48,32 @@ function start(name: string, env: NodeJS.ProcessEnv, args: string[] = []): { pro
 
 const INSTRUCTION = /; run `npx tao topics apply` first, or start with --apply-topics$/;
 
-test('a stage and `run all` on a namespace without topics exit 1 with one line naming the topic, the namespace and the command to run', { timeout: 120000 }, async () => {
-  const { namespace, env } = freshEnv();
-  const stage = start('observation', env);
-  const all = start('all', env);
-  assert.equal(await stage.proc.exited, 1);
-  assert.equal(await all.proc.exited, 1);
-  for (const [who, run] of [['observation', stage], ['all', all]] as const) {
-    assert.equal(run.stderr.length, 1, `${who}: ${run.stderr.join('\n')}`);
-    assert.match(run.stderr[0]!, new RegExp(`^tao: topic "${namespace}\\.[a-z.]+"( \\(and \\d+ more\\))? does not exist \\(namespace "${namespace}"\\)`), who);
-    assert.match(run.stderr[0]!, INSTRUCTION, who);
-    assert.ok(!run.stdout.some((l) => /does not host this topic-partition|"level":"(warn|error)"/.test(l)), `${who}: ${run.stdout.join('\n')}`);
-  }
-  // `run all` checked before it started any process.
-  assert.ok(!all.stdout.some((l) => /^(tools|thought|action|observation|ingress) +\|/.test(l)), all.stdout.join('\n'));
-});
+test(
+  'a stage and `run all` on a namespace without topics exit 1 with one line naming the topic, the namespace and the command to run',
+  { timeout: 120000 },
+  async () => {
+    const { namespace, env } = freshEnv();
+    const stage = start('observation', env);
+    const all = start('all', env);
+    assert.equal(await stage.proc.exited, 1);
+    assert.equal(await all.proc.exited, 1);
+    for (const [who, run] of [
+      ['observation', stage],
+      ['all', all],
+    ] as const) {
+      assert.equal(run.stderr.length, 1, `${who}: ${run.stderr.join('\n')}`);
+      assert.match(
+        run.stderr[0]!,
+        new RegExp(`^tao: topic "${namespace}\\.[a-z.]+"( \\(and \\d+ more\\))? does not exist \\(namespace "${namespace}"\\)`),
+        who,
+      );
+      assert.match(run.stderr[0]!, INSTRUCTION, who);
+      assert.ok(!run.stdout.some((l) => /does not host this topic-partition|"level":"(warn|error)"/.test(l)), `${who}: ${run.stdout.join('\n')}`);
+    }
+    // `run all` checked before it started any process.
+    assert.ok(!all.stdout.some((l) => /^(tools|thought|action|observation|ingress) +\|/.test(l)), all.stdout.join('\n'));
+  },
+);
 
 test('topics without registered schemas: the stage names the missing subject', { timeout: 120000 }, async () => {
   const { namespace, env } = freshEnv();
@@ -79,12 +101,21 @@ test('--apply-topics applies the catalog, then the stage starts', { timeout: 120
     if (Date.now() > deadline) assert.fail(`not started within 90 s:\n${stage.stdout.slice(-10).join('\n')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  assert.ok(stage.stdout.some((l) => l.includes('"msg":"topics apply"') && l.includes(`created   ${namespace}.tao.tasks`)), stage.stdout.slice(0, 20).join('\n'));
+  assert.ok(
+    stage.stdout.some((l) => l.includes('"msg":"topics apply"') && l.includes(`created   ${namespace}.tao.tasks`)),
+    stage.stdout.slice(0, 20).join('\n'),
+  );
   const admin = createKafka(loadRuntimeConfig(env), 'test-check', createLogger({}, { level: 'error' })).admin();
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
-    assert.deepEqual(topicNames(namespace).all().map((t) => t.name).filter((t) => !existing.has(t)), []);
+    assert.deepEqual(
+      topicNames(namespace)
+        .all()
+        .map((t) => t.name)
+        .filter((t) => !existing.has(t)),
+      [],
+    );
   } finally {
     await admin.disconnect();
   }

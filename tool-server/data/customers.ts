@@ -47,8 +47,42 @@ export interface Tracking {
   eta: string;
 }
 
-const FIRST_NAMES = ['Alice', 'Bao', 'Chen', 'Dana', 'Emeka', 'Farah', 'Goran', 'Hana', 'Ivan', 'Jia', 'Kofi', 'Lena', 'Mei', 'Nikhil', 'Olga', 'Priya'] as const;
-const LAST_NAMES = ['Anders', 'Brown', 'Castillo', 'Dubois', 'Eriksen', 'Fujita', 'Garcia', 'Huang', 'Ito', 'Jensen', 'Kim', 'Lim', 'Mendes', 'Novak', 'Okafor', 'Tan'] as const;
+const FIRST_NAMES = [
+  'Alice',
+  'Bao',
+  'Chen',
+  'Dana',
+  'Emeka',
+  'Farah',
+  'Goran',
+  'Hana',
+  'Ivan',
+  'Jia',
+  'Kofi',
+  'Lena',
+  'Mei',
+  'Nikhil',
+  'Olga',
+  'Priya',
+] as const;
+const LAST_NAMES = [
+  'Anders',
+  'Brown',
+  'Castillo',
+  'Dubois',
+  'Eriksen',
+  'Fujita',
+  'Garcia',
+  'Huang',
+  'Ito',
+  'Jensen',
+  'Kim',
+  'Lim',
+  'Mendes',
+  'Novak',
+  'Okafor',
+  'Tan',
+] as const;
 const TIERS = ['gold', 'silver', 'bronze'] as const;
 const ORDER_STATUSES = ['placed', 'shipped', 'delivered'] as const;
 const CARRIERS = ['DHL', 'UPS', 'SF'] as const;

@@ -122,8 +122,14 @@ describe('invokeTool against the tool server', () => {
     assert.ok(r.data_json);
     assert.equal(sleeps.length, 1);
     const seen = server.stats().requests;
-    assert.deepEqual(seen.map((q) => q.fault), ['server_error', null]);
-    assert.deepEqual(seen.map((q) => q.headers['idempotency-key']), ['t-1:1:S1', 't-1:1:S1']);
+    assert.deepEqual(
+      seen.map((q) => q.fault),
+      ['server_error', null],
+    );
+    assert.deepEqual(
+      seen.map((q) => q.headers['idempotency-key']),
+      ['t-1:1:S1', 't-1:1:S1'],
+    );
   });
 
   test('a 429 with Retry-After: 1 is retried after at least 1000 ms', async () => {
@@ -220,7 +226,10 @@ describe('buildRequest', () => {
   test('a path parameter that is exactly "." or ".." is refused instead of walking up the path', () => {
     const t = tool('crm.tier');
     for (const value of ['.', '..']) {
-      assert.throws(() => buildRequest(t, { customer_id: value }), (err: Error & { code?: string }) => err.code === 'CONTRACT_VIOLATION' && err.message.includes(`may not be "${value}"`));
+      assert.throws(
+        () => buildRequest(t, { customer_id: value }),
+        (err: Error & { code?: string }) => err.code === 'CONTRACT_VIOLATION' && err.message.includes(`may not be "${value}"`),
+      );
     }
   });
 
@@ -297,6 +306,9 @@ describe('invokeTool against a simulated tool API that trickles or redirects', (
     assert.equal(r.status_code, 302);
     assert.deepEqual(r.error, { type: 'http_status', message: 'HTTP 302', retryable: false });
     assert.equal(r.response_raw, '{"moved":true}');
-    assert.deepEqual(hits.map((h) => h.split('?')[0]), ['/redirect']);
+    assert.deepEqual(
+      hits.map((h) => h.split('?')[0]),
+      ['/redirect'],
+    );
   });
 });

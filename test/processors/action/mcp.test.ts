@@ -37,7 +37,12 @@ before(async () => {
   await importMcpTools(server.url, { out: dir, env: {} });
   await importMcpTools(secured.url, { out: dir, env, authEnv: 'TAO_TEST_MCP_TOKEN', prefix: 'secure' });
   catalog = ToolCatalog.load(dir, env, createContractAjv());
-  deps = { dispatcher: createToolDispatcher(), retry: { ...realRetryDeps, sleep: async (ms) => void sleeps.push(ms) }, now: () => Date.now(), mcp: new McpClients({ listTtlMs: 60_000 }) };
+  deps = {
+    dispatcher: createToolDispatcher(),
+    retry: { ...realRetryDeps, sleep: async (ms) => void sleeps.push(ms) },
+    now: () => Date.now(),
+    mcp: new McpClients({ listTtlMs: 60_000 }),
+  };
 });
 
 after(async () => {
@@ -63,7 +68,13 @@ const tool = (name: string): Tool => {
 
 describe('tao tools import-mcp', () => {
   test('writes one catalog file per listed tool: transport mcp, the server URL and tool, its schemas and digest; the token only as a reference', () => {
-    assert.deepEqual(readdirSync(dir).sort(), ['crm.find_customer.json', 'orders.get.json', 'refunds.create.json', 'secure.crm.tier.json', 'shipping.track.json']);
+    assert.deepEqual(readdirSync(dir).sort(), [
+      'crm.find_customer.json',
+      'orders.get.json',
+      'refunds.create.json',
+      'secure.crm.tier.json',
+      'shipping.track.json',
+    ]);
     const entry = JSON.parse(readFileSync(join(dir, 'orders.get.json'), 'utf8')) as Record<string, any>;
     assert.equal(entry.transport, 'mcp');
     assert.deepEqual(Object.keys(entry.mcp).sort(), ['digest', 'tool', 'url']);
@@ -84,8 +95,17 @@ describe('tao tools import-mcp', () => {
   test('the digest pins name, description, input and output schema, not display hints; names map to catalog names', () => {
     const base = { name: 'orders.get', description: 'd', inputSchema: { type: 'object' } };
     assert.equal(mcpToolDigest(base), mcpToolDigest({ ...base, title: 'Orders', annotations: { readOnlyHint: true } }));
-    assert.equal(mcpToolDigest({ ...base, inputSchema: { required: [], type: 'object' } }), mcpToolDigest({ ...base, inputSchema: { type: 'object', required: [] } }), 'key order does not matter');
-    for (const changed of [{ ...base, description: 'e' }, { ...base, inputSchema: { type: 'object', required: ['x'] } }, { ...base, outputSchema: { type: 'object' } }]) assert.notEqual(mcpToolDigest(changed), mcpToolDigest(base));
+    assert.equal(
+      mcpToolDigest({ ...base, inputSchema: { required: [], type: 'object' } }),
+      mcpToolDigest({ ...base, inputSchema: { type: 'object', required: [] } }),
+      'key order does not matter',
+    );
+    for (const changed of [
+      { ...base, description: 'e' },
+      { ...base, inputSchema: { type: 'object', required: ['x'] } },
+      { ...base, outputSchema: { type: 'object' } },
+    ])
+      assert.notEqual(mcpToolDigest(changed), mcpToolDigest(base));
     assert.equal(catalogNameOf('orders.get'), 'orders.get');
     assert.equal(catalogNameOf('get-weather'), null);
     assert.equal(catalogNameOf('get-weather', 'wx'), 'wx.get_weather');
@@ -95,14 +115,23 @@ describe('tao tools import-mcp', () => {
 
   test('a second import of the same server says unchanged; a file of another tool is not replaced; an unreachable server is one line', async () => {
     const again = await importMcpTools(server.url, { out: dir, env: {}, only: ['orders.get'] });
-    assert.deepEqual(again.map((t) => t.status), ['unchanged']);
+    assert.deepEqual(
+      again.map((t) => t.status),
+      ['unchanged'],
+    );
     const other = mkdtempSync(join(tmpdir(), 'tao-mcp-other-'));
     try {
       writeFileSync(join(other, 'orders.get.json'), JSON.stringify({ name: 'orders.get', origin: 'http://x' }));
-      await assert.rejects(importMcpTools(server.url, { out: other, env: {}, only: ['orders.get'] }), (e: Error) => e instanceof ConfigError && /not the MCP entry of orders.get/.test(e.message));
+      await assert.rejects(
+        importMcpTools(server.url, { out: other, env: {}, only: ['orders.get'] }),
+        (e: Error) => e instanceof ConfigError && /not the MCP entry of orders.get/.test(e.message),
+      );
       const closed = await startMcpToolServer({ port: 0, tools: ['orders.get'] });
       await closed.close();
-      await assert.rejects(importMcpTools(closed.url, { out: other, env: {} }), (e: Error) => e instanceof ConfigError && /could not list the tools of the MCP server/.test(e.message));
+      await assert.rejects(
+        importMcpTools(closed.url, { out: other, env: {} }),
+        (e: Error) => e instanceof ConfigError && /could not list the tools of the MCP server/.test(e.message),
+      );
       await assert.rejects(importMcpTools(secured.url, { out: other, env: {}, authEnv: 'NOPE_UNSET' }), /NOPE_UNSET: the variable is not set/);
     } finally {
       rmSync(other, { recursive: true, force: true });
@@ -149,7 +178,7 @@ describe('Action calls MCP tools through the SDK client', () => {
     assert.deepEqual(server.stats().replays, { 'refunds.create': 1 });
   });
 
-  test('isError: true is a tool_error result with the tool\'s text, not retried, no fallback, no breaker failure', async () => {
+  test("isError: true is a tool_error result with the tool's text, not retried, no fallback, no breaker failure", async () => {
     const r = await invokeTool(tool('crm.find_customer'), 'S1', { email: 'unknown.person@example.com' }, ctx('k-err'), deps);
     if (r.error === null) assert.fail(`expected the demo's unknown e-mail to be an error: ${r.data_json}`);
     assert.equal(r.error.type, 'tool_error');
@@ -189,12 +218,21 @@ describe('Action calls MCP tools through the SDK client', () => {
     assert.deepEqual([failed.error?.type, failed.status_code, failed.attempts], ['http_status', 503, 3]);
     const ok = await invokeTool(tool('secure.crm.tier'), 'S1', { customer_id: 'C-000001' }, ctx('k-auth'), deps);
     assert.equal(ok.error, null, 'the token from the environment reference is sent');
-    const noToken = await invokeTool(tool('secure.crm.tier'), 'S1', { customer_id: 'C-000001' }, { ...ctx('k-auth2'), env: { TAO_TEST_MCP_TOKEN: 'wrong' } }, { ...deps, mcp: new McpClients({ listTtlMs: 60_000 }) });
+    const noToken = await invokeTool(
+      tool('secure.crm.tier'),
+      'S1',
+      { customer_id: 'C-000001' },
+      { ...ctx('k-auth2'), env: { TAO_TEST_MCP_TOKEN: 'wrong' } },
+      { ...deps, mcp: new McpClients({ listTtlMs: 60_000 }) },
+    );
     assert.deepEqual([noToken.error?.type, noToken.status_code, noToken.attempts], ['http_status', 401, 1]);
   });
 
   test('no answer within the timeout is a timeout, per attempt; a server that is not there is network', async () => {
-    const slow: Tool = { ...tool('orders.get'), spec: { ...tool('orders.get').spec, timeoutMs: 300, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 } } };
+    const slow: Tool = {
+      ...tool('orders.get'),
+      spec: { ...tool('orders.get').spec, timeoutMs: 300, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 } },
+    };
     server.setFault({ mode: 'timeout', tool: 'orders.get' });
     const started = Date.now();
     const r = await invokeTool(slow, 'S1', { order_id: 'O-12345678' }, ctx('k-slow'), deps);
@@ -245,15 +283,33 @@ describe('Action calls MCP tools through the SDK client', () => {
       server.resetStats();
       const refused = await invokeTool(tool('shipping.track'), 'S2', { order_id: 'O-12345678' }, ctx('k-pin2'), local);
       assert.deepEqual([refused.error?.type, refused.attempts, refused.error?.retryable], ['schema_changed', 1, false]);
-      assert.match(refused.error!.message, /the definition of shipping\.track on MCP server .* changed since it was imported \(digest sha256:[0-9a-f]{64}, imported sha256:[0-9a-f]{64}\): not called/);
+      assert.match(
+        refused.error!.message,
+        /the definition of shipping\.track on MCP server .* changed since it was imported \(digest sha256:[0-9a-f]{64}, imported sha256:[0-9a-f]{64}\): not called/,
+      );
       assert.deepEqual(server.stats().calls, {}, 'nothing was called');
 
       // A fallback tool is used while the primary is refused; the breaker does not count a refusal.
       const entry = JSON.parse(readFileSync(join(dir, 'shipping.track.json'), 'utf8')) as Record<string, unknown>;
       const fb = mkdtempSync(join(tmpdir(), 'tao-mcp-fb-'));
       try {
-        writeFileSync(join(fb, 'shipping.track.json'), JSON.stringify({ ...entry, fallbackTool: 'shipping.track_backup', breaker: { failureThreshold: 1, coolDownMs: 60000 } }));
-        writeFileSync(join(fb, 'shipping.track_backup.json'), JSON.stringify({ ...entry, name: 'shipping.track_backup', mcp: { ...(entry.mcp as object), tool: 'orders.get', digest: (JSON.parse(readFileSync(join(dir, 'orders.get.json'), 'utf8')) as { mcp: { digest: string } }).mcp.digest }, response: { type: 'object' } }));
+        writeFileSync(
+          join(fb, 'shipping.track.json'),
+          JSON.stringify({ ...entry, fallbackTool: 'shipping.track_backup', breaker: { failureThreshold: 1, coolDownMs: 60000 } }),
+        );
+        writeFileSync(
+          join(fb, 'shipping.track_backup.json'),
+          JSON.stringify({
+            ...entry,
+            name: 'shipping.track_backup',
+            mcp: {
+              ...(entry.mcp as object),
+              tool: 'orders.get',
+              digest: (JSON.parse(readFileSync(join(dir, 'orders.get.json'), 'utf8')) as { mcp: { digest: string } }).mcp.digest,
+            },
+            response: { type: 'object' },
+          }),
+        );
         const fbCatalog = ToolCatalog.load(fb, env);
         const executor = new ToolExecutor(fbCatalog, local);
         for (let i = 0; i < 2; i++) {
@@ -267,7 +323,10 @@ describe('Action calls MCP tools through the SDK client', () => {
       }
 
       const reimported = await importMcpTools(server.url, { out: dir, env: {}, only: ['shipping.track'] });
-      assert.deepEqual(reimported.map((t) => t.status), ['updated']);
+      assert.deepEqual(
+        reimported.map((t) => t.status),
+        ['updated'],
+      );
       const fresh = ToolCatalog.load(dir, env);
       const after = await invokeTool(fresh.get('shipping.track')!, 'S2', { order_id: 'O-12345678' }, ctx('k-pin3'), local);
       assert.equal(after.error, null, 'the re-imported definition is accepted');
@@ -288,7 +347,9 @@ describe('Action calls MCP tools through the SDK client', () => {
       assert.equal(refused.error?.type, 'schema_changed', 'the notification dropped the cached listing');
     } finally {
       await mcp.close();
-      const restored = JSON.parse(readFileSync(new URL('../../../tools/catalog/orders.get.json', import.meta.url), 'utf8')) as { parameters: Record<string, unknown> };
+      const restored = JSON.parse(readFileSync(new URL('../../../tools/catalog/orders.get.json', import.meta.url), 'utf8')) as {
+        parameters: Record<string, unknown>;
+      };
       await server.changeTool('orders.get', { inputSchema: restored.parameters });
     }
   });

@@ -64,10 +64,11 @@ async function holdingProxy(target: string, holdFor: string) {
         arrivals.add(check);
       });
     },
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -105,45 +106,55 @@ after(async () => {
   if (catalogDir) rmSync(catalogDir, { recursive: true, force: true });
 });
 
-test("a hanging tool call holds back neither other runs' calls nor a run on another partition; each partition commits in order", { timeout: 180000 }, async () => {
-  const follower = await followOutcomes(cluster);
-  const producer = cluster.kafka.producer({ idempotent: true });
-  await producer.connect();
-  const slow = taskFor(SLOW, () => true, cluster.namespace);
-  const slowPartition = partitionForKey(slow.thought_id, PARTITIONS);
-  // One run on another partition, one behind the slow run on its own partition.
-  const other = taskFor('other-partition@example.com', (p) => p !== slowPartition, cluster.namespace);
-  const behind = taskFor('same-partition@example.com', (p) => p === slowPartition, cluster.namespace);
-  try {
-    await submitTasks(producer, cluster.codec, [slow]);
-    await proxy.arrived(SLOW);
-    await submitTasks(producer, cluster.codec, [other, behind]);
+test(
+  "a hanging tool call holds back neither other runs' calls nor a run on another partition; each partition commits in order",
+  { timeout: 180000 },
+  async () => {
+    const follower = await followOutcomes(cluster);
+    const producer = cluster.kafka.producer({ idempotent: true });
+    await producer.connect();
+    const slow = taskFor(SLOW, () => true, cluster.namespace);
+    const slowPartition = partitionForKey(slow.thought_id, PARTITIONS);
+    // One run on another partition, one behind the slow run on its own partition.
+    const other = taskFor('other-partition@example.com', (p) => p !== slowPartition, cluster.namespace);
+    const behind = taskFor('same-partition@example.com', (p) => p === slowPartition, cluster.namespace);
+    try {
+      await submitTasks(producer, cluster.codec, [slow]);
+      await proxy.arrived(SLOW);
+      await submitTasks(producer, cluster.codec, [other, behind]);
 
-    await follower.waitUntil((o) => o.has(other.thought_id), 90000);
-    assert.equal(follower.outcomes.has(slow.thought_id), false, 'the slow run is still waiting on its tool');
-    // Called while the slow call still hangs: the same partition's next wave was fetched and started.
-    await proxy.arrived('same-partition@example.com');
-    assert.equal(follower.outcomes.has(slow.thought_id), false);
+      await follower.waitUntil((o) => o.has(other.thought_id), 90000);
+      assert.equal(follower.outcomes.has(slow.thought_id), false, 'the slow run is still waiting on its tool');
+      // Called while the slow call still hangs: the same partition's next wave was fetched and started.
+      await proxy.arrived('same-partition@example.com');
+      assert.equal(follower.outcomes.has(slow.thought_id), false);
 
-    proxy.release();
-    await follower.waitUntil((o) => o.has(slow.thought_id) && o.has(behind.thought_id), 90000);
-  } finally {
-    await producer.disconnect();
-    await follower.stop();
-  }
-  const outcomes = [...follower.outcomes.values()].map((r) => r.value as unknown as Outcome);
-  assert.deepEqual(outcomes.map((o) => `${o.status}`), ['completed', 'completed', 'completed']);
+      proxy.release();
+      await follower.waitUntil((o) => o.has(slow.thought_id) && o.has(behind.thought_id), 90000);
+    } finally {
+      await producer.disconnect();
+      await follower.stop();
+    }
+    const outcomes = [...follower.outcomes.values()].map((r) => r.value as unknown as Outcome);
+    assert.deepEqual(
+      outcomes.map((o) => `${o.status}`),
+      ['completed', 'completed', 'completed'],
+    );
 
-  // The committed log: on the slow run's partition, its first result comes before the run behind it
-  // (the later wave's call finished first, its commit waited), one result per wave, none twice.
-  // Every outcome is committed, so every wave and result before it is: the log as it stands.
-  const records = await scanToEnd(cluster, ['thoughtRequests', 'actionResults']);
-  const results = records.filter((r) => r.topic === 'actionResults');
-  const waves = records.filter((r) => r.topic === 'thoughtRequests');
-  assert.equal(results.length, waves.length, 'each wave answered by one committed result');
-  const firstResult = (id: string) => results.find((r) => r.key === id && (r.value as unknown as ActionResult).iteration === 1);
-  const [slowFirst, behindFirst] = [firstResult(slow.thought_id), firstResult(behind.thought_id)];
-  assert.ok(slowFirst && behindFirst);
-  assert.equal(slowFirst.partition, behindFirst.partition);
-  assert.ok(BigInt(slowFirst.offset) < BigInt(behindFirst.offset), `on partition ${slowFirst.partition} the slow run's result (offset ${slowFirst.offset}) precedes the one behind it (${behindFirst.offset})`);
-});
+    // The committed log: on the slow run's partition, its first result comes before the run behind it
+    // (the later wave's call finished first, its commit waited), one result per wave, none twice.
+    // Every outcome is committed, so every wave and result before it is: the log as it stands.
+    const records = await scanToEnd(cluster, ['thoughtRequests', 'actionResults']);
+    const results = records.filter((r) => r.topic === 'actionResults');
+    const waves = records.filter((r) => r.topic === 'thoughtRequests');
+    assert.equal(results.length, waves.length, 'each wave answered by one committed result');
+    const firstResult = (id: string) => results.find((r) => r.key === id && (r.value as unknown as ActionResult).iteration === 1);
+    const [slowFirst, behindFirst] = [firstResult(slow.thought_id), firstResult(behind.thought_id)];
+    assert.ok(slowFirst && behindFirst);
+    assert.equal(slowFirst.partition, behindFirst.partition);
+    assert.ok(
+      BigInt(slowFirst.offset) < BigInt(behindFirst.offset),
+      `on partition ${slowFirst.partition} the slow run's result (offset ${slowFirst.offset}) precedes the one behind it (${behindFirst.offset})`,
+    );
+  },
+);

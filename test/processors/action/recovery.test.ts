@@ -45,46 +45,52 @@ async function setTopicConfig(topic: string, entries: Array<{ name: string; valu
   await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: entries }] });
 }
 
-test('failed transactions of a pipelined partition are retried from its last committed chunk: every run ends, no result twice', { timeout: 180000 }, async () => {
-  const { cluster, fleet } = loop;
-  const results = cluster.codec.topics.name('actionResults');
-  const original = await topicConfig(results);
-  let restored = false;
-  const restore = async () => {
-    if (restored) return;
-    restored = true;
-    await setTopicConfig(results, original);
-  };
-  // A result record is 1-2 KiB: the broker refuses every one of Action's transactions.
-  await setTopicConfig(results, [...original.filter((e) => e.name !== 'max.message.bytes'), { name: 'max.message.bytes', value: '256' }]);
-  // The broker applies an accepted change a moment later: no task goes in before it refuses results.
-  assert.equal(await configVisible(admin, results, { 'max.message.bytes': '256' }, 30000), 'done');
-  const follower = await followOutcomes(cluster);
-  const producer = cluster.kafka.producer({ idempotent: true });
-  await producer.connect();
-  const tasks = Array.from({ length: RUNS }, (_, i) => buildTask({ text: `Where is my order? recovery-${i}@example.com`, source: 'recovery-test', external_id: `${cluster.namespace}-${i}` }));
-  try {
-    await submitTasks(producer, cluster.codec, tasks);
-    // Action's first failed transaction, then its recovery retrying it (the backoff doubles from 300 ms).
-    await fleet.explained(fleet.waitForLine('"msg":"transaction aborted; the chunk is retried', 60000));
-    await fleet.explained(fleet.waitForLine('"msg":"a chunk failed; the partition is read again from its last committed chunk"', 60000));
-    assert.equal(follower.outcomes.size, 0, 'no run can end while its results are refused');
-    await restore();
-    await fleet.explained(follower.waitUntil((o) => tasks.every((t) => o.has(t.thought_id)), 90000));
-  } finally {
-    await restore().catch(() => undefined);
-    await producer.disconnect();
-    await follower.stop();
-  }
-  const statuses = tasks.map((t) => (follower.outcomes.get(t.thought_id)!.value as unknown as Outcome).status);
-  assert.deepEqual(statuses, Array(RUNS).fill('completed'));
-  for (const p of fleet.processes) assert.equal(p.child.exitCode, null, `${p.name} is still running`);
+test(
+  'failed transactions of a pipelined partition are retried from its last committed chunk: every run ends, no result twice',
+  { timeout: 180000 },
+  async () => {
+    const { cluster, fleet } = loop;
+    const results = cluster.codec.topics.name('actionResults');
+    const original = await topicConfig(results);
+    let restored = false;
+    const restore = async () => {
+      if (restored) return;
+      restored = true;
+      await setTopicConfig(results, original);
+    };
+    // A result record is 1-2 KiB: the broker refuses every one of Action's transactions.
+    await setTopicConfig(results, [...original.filter((e) => e.name !== 'max.message.bytes'), { name: 'max.message.bytes', value: '256' }]);
+    // The broker applies an accepted change a moment later: no task goes in before it refuses results.
+    assert.equal(await configVisible(admin, results, { 'max.message.bytes': '256' }, 30000), 'done');
+    const follower = await followOutcomes(cluster);
+    const producer = cluster.kafka.producer({ idempotent: true });
+    await producer.connect();
+    const tasks = Array.from({ length: RUNS }, (_, i) =>
+      buildTask({ text: `Where is my order? recovery-${i}@example.com`, source: 'recovery-test', external_id: `${cluster.namespace}-${i}` }),
+    );
+    try {
+      await submitTasks(producer, cluster.codec, tasks);
+      // Action's first failed transaction, then its recovery retrying it (the backoff doubles from 300 ms).
+      await fleet.explained(fleet.waitForLine('"msg":"transaction aborted; the chunk is retried', 60000));
+      await fleet.explained(fleet.waitForLine('"msg":"a chunk failed; the partition is read again from its last committed chunk"', 60000));
+      assert.equal(follower.outcomes.size, 0, 'no run can end while its results are refused');
+      await restore();
+      await fleet.explained(follower.waitUntil((o) => tasks.every((t) => o.has(t.thought_id)), 90000));
+    } finally {
+      await restore().catch(() => undefined);
+      await producer.disconnect();
+      await follower.stop();
+    }
+    const statuses = tasks.map((t) => (follower.outcomes.get(t.thought_id)!.value as unknown as Outcome).status);
+    assert.deepEqual(statuses, Array(RUNS).fill('completed'));
+    for (const p of fleet.processes) assert.equal(p.child.exitCode, null, `${p.name} is still running`);
 
-  // The committed log as it stands (every outcome is committed, so every result before it is):
-  // one result per wave, none twice, though every wave's tool call was made again after each failure.
-  const records = await scanToEnd(cluster, ['thoughtRequests', 'actionResults']);
-  const waves = records.filter((r) => r.topic === 'thoughtRequests').map((r) => `${r.key}:${(r.value as unknown as ThoughtRequest).iteration}`);
-  const answered = records.filter((r) => r.topic === 'actionResults').map((r) => `${r.key}:${(r.value as unknown as ActionResult).iteration}`);
-  assert.equal(new Set(answered).size, answered.length, 'no wave has two committed results');
-  assert.deepEqual([...answered].sort(), [...waves].sort(), 'every wave has exactly one committed result');
-});
+    // The committed log as it stands (every outcome is committed, so every result before it is):
+    // one result per wave, none twice, though every wave's tool call was made again after each failure.
+    const records = await scanToEnd(cluster, ['thoughtRequests', 'actionResults']);
+    const waves = records.filter((r) => r.topic === 'thoughtRequests').map((r) => `${r.key}:${(r.value as unknown as ThoughtRequest).iteration}`);
+    const answered = records.filter((r) => r.topic === 'actionResults').map((r) => `${r.key}:${(r.value as unknown as ActionResult).iteration}`);
+    assert.equal(new Set(answered).size, answered.length, 'no wave has two committed results');
+    assert.deepEqual([...answered].sort(), [...waves].sort(), 'every wave has exactly one committed result');
+  },
+);

@@ -18,7 +18,11 @@ import type { ActionResult } from '../../../schemas/types.gen.ts';
 
 const SECRET = `s3cr3t-${Math.random().toString(36).slice(2)}-token`;
 const CUSTOMER_ID = { type: 'string', pattern: '^C-[0-9]{6}$' };
-const TIER_RESPONSE = { type: 'object', required: ['customer_id', 'tier'], properties: { customer_id: { type: 'string' }, tier: { enum: ['gold', 'silver', 'bronze'] } } };
+const TIER_RESPONSE = {
+  type: 'object',
+  required: ['customer_id', 'tier'],
+  properties: { customer_id: { type: 'string' }, tier: { enum: ['gold', 'silver', 'bronze'] } },
+};
 
 let tools: ToolServer; // primary upstream
 let backup: ToolServer; // the fallback's upstream
@@ -32,7 +36,16 @@ let probe: WaveProbe;
 let actionOps: number;
 
 function tool(name: string, fields: Record<string, unknown>): Record<string, unknown> {
-  return { name, description: name, origin: '${TAO_DEMO_TOOL_ORIGIN}', method: 'GET', timeoutMs: 2000, retry: { maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 3000 }, maxResponseBytes: 65536, ...fields };
+  return {
+    name,
+    description: name,
+    origin: '${TAO_DEMO_TOOL_ORIGIN}',
+    method: 'GET',
+    timeoutMs: 2000,
+    retry: { maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 3000 },
+    maxResponseBytes: 65536,
+    ...fields,
+  };
 }
 
 async function listen(server: Server): Promise<string> {
@@ -47,19 +60,54 @@ before(async () => {
   secured = createServer((req, res) => {
     securedAuth.push(req.headers.authorization ?? '');
     const ok = req.headers.authorization === `Bearer ${SECRET}`;
-    res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' }).end(JSON.stringify(ok ? { customer_id: 'C-000001', tier: 'gold' } : { error: 'unauthorized' }));
+    res
+      .writeHead(ok ? 200 : 401, { 'content-type': 'application/json' })
+      .end(JSON.stringify(ok ? { customer_id: 'C-000001', tier: 'gold' } : { error: 'unauthorized' }));
   });
   const [evilUrl, securedUrl] = [await listen(evil), await listen(secured)];
 
   const dir = mkdtempSync(join(tmpdir(), 'tao-action-catalog-'));
   const specs = [
-    tool('t.customer', { path: '/crm/customers/by-email/{email}', parameters: { type: 'object', additionalProperties: false, required: ['email'], properties: { email: { type: 'string', format: 'email' } } }, response: { type: 'object', required: ['customer_id'] } }),
+    tool('t.customer', {
+      path: '/crm/customers/by-email/{email}',
+      parameters: { type: 'object', additionalProperties: false, required: ['email'], properties: { email: { type: 'string', format: 'email' } } },
+      response: { type: 'object', required: ['customer_id'] },
+    }),
     // A deliberately loose contract, so hostile strings reach URL building.
-    tool('t.loose', { path: '/crm/customers/by-email/{email}', parameters: { type: 'object', required: ['email'], properties: { email: { type: 'string' } } }, response: { type: 'object' }, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } }),
-    tool('t.slow', { path: '/crm/customers/by-email/{email}', timeoutMs: 300, retry: { maxAttempts: 2, baseDelayMs: 50, maxDelayMs: 100 }, parameters: { type: 'object', required: ['email'], properties: { email: { type: 'string' } } }, response: { type: 'object' } }),
-    tool('t.tier', { path: '/crm/customers/{customer_id}/tier', parameters: { type: 'object', required: ['customer_id'], properties: { customer_id: CUSTOMER_ID } }, response: TIER_RESPONSE, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 }, breaker: { failureThreshold: 3, coolDownMs: 2500 }, fallbackTool: 't.tier_backup' }),
-    tool('t.tier_backup', { origin: backup.url, path: '/crm/customers/{customer_id}/tier', parameters: { type: 'object', required: ['customer_id'], properties: { customer_id: CUSTOMER_ID } }, response: TIER_RESPONSE }),
-    tool('t.secured', { origin: securedUrl, path: '/tier/{customer_id}', headers: { Authorization: 'Bearer ${TAO_TEST_TOOL_TOKEN}' }, parameters: { type: 'object', required: ['customer_id'], properties: { customer_id: CUSTOMER_ID } }, response: TIER_RESPONSE }),
+    tool('t.loose', {
+      path: '/crm/customers/by-email/{email}',
+      parameters: { type: 'object', required: ['email'], properties: { email: { type: 'string' } } },
+      response: { type: 'object' },
+      retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+    }),
+    tool('t.slow', {
+      path: '/crm/customers/by-email/{email}',
+      timeoutMs: 300,
+      retry: { maxAttempts: 2, baseDelayMs: 50, maxDelayMs: 100 },
+      parameters: { type: 'object', required: ['email'], properties: { email: { type: 'string' } } },
+      response: { type: 'object' },
+    }),
+    tool('t.tier', {
+      path: '/crm/customers/{customer_id}/tier',
+      parameters: { type: 'object', required: ['customer_id'], properties: { customer_id: CUSTOMER_ID } },
+      response: TIER_RESPONSE,
+      retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+      breaker: { failureThreshold: 3, coolDownMs: 2500 },
+      fallbackTool: 't.tier_backup',
+    }),
+    tool('t.tier_backup', {
+      origin: backup.url,
+      path: '/crm/customers/{customer_id}/tier',
+      parameters: { type: 'object', required: ['customer_id'], properties: { customer_id: CUSTOMER_ID } },
+      response: TIER_RESPONSE,
+    }),
+    tool('t.secured', {
+      origin: securedUrl,
+      path: '/tier/{customer_id}',
+      headers: { Authorization: 'Bearer ${TAO_TEST_TOOL_TOKEN}' },
+      parameters: { type: 'object', required: ['customer_id'], properties: { customer_id: CUSTOMER_ID } },
+      response: TIER_RESPONSE,
+    }),
   ];
   for (const spec of specs) writeFileSync(join(dir, `${spec.name}.json`), JSON.stringify(spec));
   copyFileSync(new URL('./demo-tools.openapi.json', import.meta.url), join(dir, 'demo-tools.openapi.json'));
@@ -68,7 +116,13 @@ before(async () => {
   const rulesFile = join(dir, '..', `${dir.split('/').pop()}-rules.json`);
   writeFileSync(rulesFile, JSON.stringify({ ...rules, tools: {} }));
 
-  cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_TOOL_CATALOG_DIR: dir, TAO_TEST_TOOL_TOKEN: SECRET, TAO_EVIL_URL: evilUrl, TAO_OBSERVATION_RULES: rulesFile });
+  cluster = await freshCluster({
+    TAO_DEMO_TOOL_ORIGIN: tools.url,
+    TAO_TOOL_CATALOG_DIR: dir,
+    TAO_TEST_TOOL_TOKEN: SECRET,
+    TAO_EVIL_URL: evilUrl,
+    TAO_OBSERVATION_RULES: rulesFile,
+  });
   fleet = new StageFleet(cluster.env);
   const [action] = await Promise.all([fleet.start('action'), fleet.start('observation')]);
   actionOps = action.opsPort;
@@ -91,7 +145,10 @@ describe('contracts', () => {
       { tool: 't.tier', input: { customer_id: 'C-12' } },
       { tool: 't.customer', input: { email: 'a@example.com', extra: 1 } },
     ]);
-    assert.deepEqual(result.results.map((r) => r.error?.type), ['invalid_input', 'invalid_input', 'invalid_input']);
+    assert.deepEqual(
+      result.results.map((r) => r.error?.type),
+      ['invalid_input', 'invalid_input', 'invalid_input'],
+    );
     assert.match(result.results[0]!.error!.message, /\/email must match format "email"/);
     assert.match(result.results[1]!.error!.message, /\/customer_id must match pattern/);
     assert.ok(result.results.every((r) => r.attempts === 0));
@@ -99,10 +156,19 @@ describe('contracts', () => {
   });
 
   test('tools imported from an OpenAPI 3 document are called with their contracts enforced on input and response', async () => {
-    const ok = await probe.run([{ tool: 'demoapi.find_customer', input: { email: 'openapi@example.com' } }, { tool: 'demoapi.get_tier', input: { customer_id: 'C-123456' } }]);
-    assert.deepEqual(ok.results.map((r) => r.status_code), [200, 200]);
+    const ok = await probe.run([
+      { tool: 'demoapi.find_customer', input: { email: 'openapi@example.com' } },
+      { tool: 'demoapi.get_tier', input: { customer_id: 'C-123456' } },
+    ]);
+    assert.deepEqual(
+      ok.results.map((r) => r.status_code),
+      [200, 200],
+    );
     const verdicts = await probe.observation(ok.thought_id);
-    assert.deepEqual(verdicts.verdicts.map((v) => v.valid), [true, true]);
+    assert.deepEqual(
+      verdicts.verdicts.map((v) => v.valid),
+      [true, true],
+    );
 
     const before = tools.stats().total;
     const bad = await probe.run([{ tool: 'demoapi.get_tier', input: { customer_id: '../x' } }]);
@@ -194,14 +260,30 @@ describe('circuit breaker and fallback', () => {
     assert.equal(health.breakers['t.tier'], 'closed');
     const metrics = await (await fetch(`http://127.0.0.1:${actionOps}/metrics`)).text();
     const served = all.filter((r) => r.results[0]!.fallback_from === 't.tier').length;
-    assert.match(metrics, new RegExp(`tao_fallbacks_total\\{tool="t\\.tier",fallback="t\\.tier_backup"[^}]*\\} ${served}\\n`), `the ${served} steps served by the fallback are counted`);
+    assert.match(
+      metrics,
+      new RegExp(`tao_fallbacks_total\\{tool="t\\.tier",fallback="t\\.tier_backup"[^}]*\\} ${served}\\n`),
+      `the ${served} steps served by the fallback are counted`,
+    );
     assert.match(metrics, /tao_breaker_state\{tool="t\.tier"[^}]*\} 0\n/);
   });
 });
 
 describe('security', () => {
   test('SSRF attempts in inputs never reach any origin but the catalog one, and never leave their path segment', async () => {
-    const attacks = ['../../__control/stats', '@evil.example.com', 'http://127.0.0.1:1/x', `${cluster.env.TAO_EVIL_URL}/steal`, '%2F..%2F__control', 'a%2fb', 'x\r\nHost: evil.example.com', '..', '.', '//evil.example.com/a', '?q=1#frag'];
+    const attacks = [
+      '../../__control/stats',
+      '@evil.example.com',
+      'http://127.0.0.1:1/x',
+      `${cluster.env.TAO_EVIL_URL}/steal`,
+      '%2F..%2F__control',
+      'a%2fb',
+      'x\r\nHost: evil.example.com',
+      '..',
+      '.',
+      '//evil.example.com/a',
+      '?q=1#frag',
+    ];
     const before = tools.stats().requests.length;
     const result = await probe.run(attacks.map((email) => ({ tool: 't.loose', input: { email } })));
     assert.equal(evilHits, 0, 'the other server was never called');
@@ -233,7 +315,11 @@ describe('security', () => {
     await consumer.run({
       eachMessage: async ({ message }) => {
         last = Date.now();
-        const raw = Buffer.concat([message.key ?? Buffer.alloc(0), message.value ?? Buffer.alloc(0), ...Object.values(message.headers ?? {}).map((h) => Buffer.from(String(h)))]);
+        const raw = Buffer.concat([
+          message.key ?? Buffer.alloc(0),
+          message.value ?? Buffer.alloc(0),
+          ...Object.values(message.headers ?? {}).map((h) => Buffer.from(String(h))),
+        ]);
         bytes += raw.length;
         if (raw.includes(SECRET)) found++;
       },
@@ -247,20 +333,33 @@ describe('security', () => {
 });
 
 describe('keep-alive', () => {
-  test('an upstream that closes idle sockets after 5 s, called 200 times in bursts with 6 s idle gaps: zero connection resets', { timeout: 120000 }, async () => {
-    const before = tools.stats().connections;
-    const results = [];
-    for (let burst = 0; burst < 5; burst++) {
-      if (burst > 0) await new Promise((r) => setTimeout(r, 6000)); // the idle gap is the point of the test
-      const requests = Array.from({ length: 40 }, (_, i) => probe.request([{ tool: 't.customer', input: { email: `ka${burst}-${i}@example.com` } }]));
-      await probe.send(...requests);
-      results.push(...(await Promise.all(requests.map((r) => probe.actionResult(r.thought_id)))));
-    }
-    assert.equal(results.length, 200);
-    assert.deepEqual(results.map((r) => r.results[0]!).filter((s) => s.status_code !== 200).map((s) => s.error?.message), []);
-    assert.ok(results.every((r) => r.results[0]!.attempts === 1), 'no call needed a retry');
-    assert.ok(tools.stats().connections - before < 200, 'connections are reused within a burst');
-  });
+  test(
+    'an upstream that closes idle sockets after 5 s, called 200 times in bursts with 6 s idle gaps: zero connection resets',
+    { timeout: 120000 },
+    async () => {
+      const before = tools.stats().connections;
+      const results = [];
+      for (let burst = 0; burst < 5; burst++) {
+        if (burst > 0) await new Promise((r) => setTimeout(r, 6000)); // the idle gap is the point of the test
+        const requests = Array.from({ length: 40 }, (_, i) => probe.request([{ tool: 't.customer', input: { email: `ka${burst}-${i}@example.com` } }]));
+        await probe.send(...requests);
+        results.push(...(await Promise.all(requests.map((r) => probe.actionResult(r.thought_id)))));
+      }
+      assert.equal(results.length, 200);
+      assert.deepEqual(
+        results
+          .map((r) => r.results[0]!)
+          .filter((s) => s.status_code !== 200)
+          .map((s) => s.error?.message),
+        [],
+      );
+      assert.ok(
+        results.every((r) => r.results[0]!.attempts === 1),
+        'no call needed a retry',
+      );
+      assert.ok(tools.stats().connections - before < 200, 'connections are reused within a burst');
+    },
+  );
 });
 
 describe('idempotency across a crash', () => {
@@ -279,7 +378,9 @@ describe('idempotency across a crash', () => {
     const seen = requestsFor(tools, request.thought_id);
     assert.ok(seen.length >= 2, `the call was made again after the crash (${seen.length} requests)`);
     assert.deepEqual([...new Set(seen.map((r) => r.headers['idempotency-key']))], [`${request.thought_id}:1:S1`]);
-    const committed = (await scan(cluster, ['actionResults'], { until: (rs) => rs.some((r) => r.key === request.thought_id) })).filter((r) => r.key === request.thought_id);
+    const committed = (await scan(cluster, ['actionResults'], { until: (rs) => rs.some((r) => r.key === request.thought_id) })).filter(
+      (r) => r.key === request.thought_id,
+    );
     assert.equal(committed.length, 1, 'the wave result is committed once');
   });
 });

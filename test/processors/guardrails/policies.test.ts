@@ -26,7 +26,7 @@ const looked: RecordedStep[] = [{ id: 'M1_1', tool: 'orders.get', dispatched: tr
 const refund = (args: Record<string, unknown>) => [{ tool: 'refunds.create', arguments: { order_id: 'O-12345678', amount_cents: 38312, ...args } }];
 const broken = (steps: RecordedStep[], calls: ReturnType<typeof refund>) => firstViolation(refundPolicies, policyDocuments(steps, calls));
 
-describe('the refund skill\'s policies (skills/refund-request/policies.json)', () => {
+describe("the refund skill's policies (skills/refund-request/policies.json)", () => {
   test('a refund of the order total, for the order orders.get verified, once: no policy objects', () => {
     assert.equal(broken(looked, refund({})), null);
     assert.equal(broken(looked, refund({ amount_cents: 100 })), null, 'less than the total, as the customer may ask');
@@ -62,12 +62,65 @@ describe('the refund skill\'s policies (skills/refund-request/policies.json)', (
 });
 
 test('observe(): a model answer whose call breaks a policy is a rejected verdict (policy_violation) naming the policy; the same call within policy passes', async () => {
-  const config = { catalog, ajv, rules: loadObservationRules(DEFAULT_RULES_FILE, ajv, (t) => catalog.get(t) !== undefined), classifier: null, policies: (skill: string) => guards.get(skill)?.policies ?? [] };
-  const request = JSON.stringify({ messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'orders__get' } }, { type: 'function', function: { name: 'refunds__create' } }] });
-  const answer = (amount: number) => ({ model: 'sim-1', choices: [{ message: { content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'refunds__create', arguments: JSON.stringify({ order_id: 'O-12345678', amount_cents: amount }) } }] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
-  const step = (body: unknown) => ({ step_id: 'M2', tool: 'model.chat', input_json: request, idempotency_key: 't:3:M2', attempts: 1, status_code: 200, response_time_ms: 30, response_raw: JSON.stringify(body), data_json: JSON.stringify(body), error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null });
-  const plan = { flow: { id: 'react:refund-request', version: 1 }, steps: [{ id: 'M1', tool: 'model.chat', input: {}, depends_on: [] }, { id: 'M1_1', tool: 'orders.get', input: { order_id: 'O-12345678' }, depends_on: ['M1'] }, { id: 'M2', tool: 'model.chat', input: {}, depends_on: [] }], output: {} };
-  const run = runState({ plan_json: JSON.stringify(plan), outputs_json: JSON.stringify({ M1_1: ORDER }), step_attempts: { M1: 1, M1_1: 1, M2: 1 }, model_state_json: JSON.stringify({ skill: 'refund-request@1' }) });
+  const config = {
+    catalog,
+    ajv,
+    rules: loadObservationRules(DEFAULT_RULES_FILE, ajv, (t) => catalog.get(t) !== undefined),
+    classifier: null,
+    policies: (skill: string) => guards.get(skill)?.policies ?? [],
+  };
+  const request = JSON.stringify({
+    messages: [{ role: 'user', content: 'x' }],
+    tools: [
+      { type: 'function', function: { name: 'orders__get' } },
+      { type: 'function', function: { name: 'refunds__create' } },
+    ],
+  });
+  const answer = (amount: number) => ({
+    model: 'sim-1',
+    choices: [
+      {
+        message: {
+          content: null,
+          tool_calls: [
+            { id: 'a', type: 'function', function: { name: 'refunds__create', arguments: JSON.stringify({ order_id: 'O-12345678', amount_cents: amount }) } },
+          ],
+        },
+        finish_reason: 'tool_calls',
+      },
+    ],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  });
+  const step = (body: unknown) => ({
+    step_id: 'M2',
+    tool: 'model.chat',
+    input_json: request,
+    idempotency_key: 't:3:M2',
+    attempts: 1,
+    status_code: 200,
+    response_time_ms: 30,
+    response_raw: JSON.stringify(body),
+    data_json: JSON.stringify(body),
+    error: null,
+    fallback_from: null,
+    fallback_reason: null,
+    attempt_time_ms: null,
+  });
+  const plan = {
+    flow: { id: 'react:refund-request', version: 1 },
+    steps: [
+      { id: 'M1', tool: 'model.chat', input: {}, depends_on: [] },
+      { id: 'M1_1', tool: 'orders.get', input: { order_id: 'O-12345678' }, depends_on: ['M1'] },
+      { id: 'M2', tool: 'model.chat', input: {}, depends_on: [] },
+    ],
+    output: {},
+  };
+  const run = runState({
+    plan_json: JSON.stringify(plan),
+    outputs_json: JSON.stringify({ M1_1: ORDER }),
+    step_attempts: { M1: 1, M1_1: 1, M2: 1 },
+    model_state_json: JSON.stringify({ skill: 'refund-request@1' }),
+  });
 
   const over = (await observe({ thought_id: 't', iteration: 3, run, results: [step(answer(900000))] }, config)).verdicts[0]!;
   assert.deepEqual([over.valid, over.error_type], [false, 'policy_violation']);
@@ -80,7 +133,12 @@ test('observe(): a model answer whose call breaks a policy is a rejected verdict
   assert.equal(within.valid, true);
   assert.ok(within.audit_trail.some((c) => c.name === 'policies' && c.passed));
   // Another skill's run (no policies) is not judged by the refund skill's.
-  const other = (await observe({ thought_id: 't', iteration: 3, run: { ...run, model_state_json: JSON.stringify({ skill: 'order-status@1' }) }, results: [step(answer(900000))] }, config)).verdicts[0]!;
+  const other = (
+    await observe(
+      { thought_id: 't', iteration: 3, run: { ...run, model_state_json: JSON.stringify({ skill: 'order-status@1' }) }, results: [step(answer(900000))] },
+      config,
+    )
+  ).verdicts[0]!;
   assert.equal(other.valid, true);
 });
 
@@ -99,8 +157,14 @@ describe('loadSkillGuards', () => {
     assert.throws(() => loadSkillGuards(folder('{'), known), /refunds[/\\]policies\.json: not JSON/);
     assert.throws(() => loadSkillGuards(folder({ policies: [{ ...policy, name: 'Bad Name' }] }), known), /policies\.json: .*pattern/);
     assert.throws(() => loadSkillGuards(folder({ policies: [policy, policy] }), known), /policy "p" is declared twice/);
-    assert.throws(() => loadSkillGuards(folder({ policies: [{ ...policy, tools: ['refunds.delete'] }] }), known), /names tool "refunds.delete", which is not in the catalog/);
-    assert.throws(() => loadSkillGuards(folder({ policies: [{ ...policy, schema: { properties: { calls: { maximun: 1 } } } }] }), known), /policy "p": its schema does not compile .*maximun/);
+    assert.throws(
+      () => loadSkillGuards(folder({ policies: [{ ...policy, tools: ['refunds.delete'] }] }), known),
+      /names tool "refunds.delete", which is not in the catalog/,
+    );
+    assert.throws(
+      () => loadSkillGuards(folder({ policies: [{ ...policy, schema: { properties: { calls: { maximun: 1 } } } }] }), known),
+      /policy "p": its schema does not compile .*maximun/,
+    );
   });
 
   test('a skill folder without guardrail files gets no entry', () => {

@@ -14,7 +14,17 @@ import { modelToolSpecs } from '../../../tools/model.ts';
 const ajv = createContractAjv();
 const catalog = ToolCatalog.load(DEFAULT_CATALOG_DIR, {}, ajv, modelToolSpecs({}, 'contracts'));
 const contracts = (tool: string) => catalog.get(tool)?.validateInput;
-const OUTPUT = { type: 'object', additionalProperties: false, required: ['order_id', 'status', 'reply'], properties: { order_id: { type: 'string', pattern: '^O-[0-9]{8}$' }, status: { enum: ['placed', 'shipped', 'delivered'] }, eta: { type: 'string' }, reply: { type: 'string', minLength: 1 } } };
+const OUTPUT = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['order_id', 'status', 'reply'],
+  properties: {
+    order_id: { type: 'string', pattern: '^O-[0-9]{8}$' },
+    status: { enum: ['placed', 'shipped', 'delivered'] },
+    eta: { type: 'string' },
+    reply: { type: 'string', minLength: 1 },
+  },
+};
 const spec = catalog.get('orders.get')!.spec;
 const input = (toolCalls: 'native' | 'json_schema', output?: Record<string, unknown>): PromptInput => ({
   system: 'rules',
@@ -27,27 +37,42 @@ const input = (toolCalls: 'native' | 'json_schema', output?: Record<string, unkn
   toolCalls,
   ...(output ? { output } : {}),
 });
-const completion = (message: Record<string, unknown>) => ({ model: 'sim-1', choices: [{ message, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
-const finalCall = (args: unknown) => ({ content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'final_answer', arguments: JSON.stringify(args) } }] });
+const completion = (message: Record<string, unknown>) => ({
+  model: 'sim-1',
+  choices: [{ message, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+});
+const finalCall = (args: unknown) => ({
+  content: null,
+  tool_calls: [{ id: 'a', type: 'function', function: { name: 'final_answer', arguments: JSON.stringify(args) } }],
+});
 const GOOD = { order_id: 'O-12345678', status: 'shipped', eta: '2026-12-05', reply: 'Order O-12345678 is shipped.' };
 
-describe('the prompt asks for the skill\'s output schema', () => {
+describe("the prompt asks for the skill's output schema", () => {
   test('native: a final_answer tool whose parameters are the schema, and the rule to use it; without a schema, neither', () => {
     const built = buildPrompt(input('native', OUTPUT), 8192);
     const tool = built.tools.find((t) => t.function.name === 'final_answer');
     assert.deepEqual(tool?.function.parameters, OUTPUT);
     assert.match(built.messages[0]!.content, /calling final_answer with arguments that match its schema/);
     const plain = buildPrompt(input('native'), 8192);
-    assert.equal(plain.tools.some((t) => t.function.name === 'final_answer'), false);
+    assert.equal(
+      plain.tools.some((t) => t.function.name === 'final_answer'),
+      false,
+    );
     assert.match(plain.messages[0]!.content, /final answer as plain text/);
   });
 
-  test('constrained: the response_format\'s final branch is the schema (not text), and no final_answer tool is offered as a call', () => {
+  test("constrained: the response_format's final branch is the schema (not text), and no final_answer tool is offered as a call", () => {
     const built = buildPrompt(input('json_schema', OUTPUT), 8192);
-    const schema = (built.responseFormat as { json_schema: { schema: { anyOf: Array<{ properties: Record<string, { const?: string }> }> } } }).json_schema.schema;
+    const schema = (built.responseFormat as { json_schema: { schema: { anyOf: Array<{ properties: Record<string, { const?: string }> }> } } }).json_schema
+      .schema;
     assert.deepEqual(turnSchemaOutput(schema), OUTPUT);
     assert.deepEqual(schema.anyOf.map((b) => b.properties.tool?.const).filter(Boolean), ['orders__get']);
-    assert.equal(turnSchemaOutput((buildPrompt(input('json_schema'), 8192).responseFormat as { json_schema: { schema: unknown } }).json_schema.schema), null, 'without a schema the final answer is text');
+    assert.equal(
+      turnSchemaOutput((buildPrompt(input('json_schema'), 8192).responseFormat as { json_schema: { schema: unknown } }).json_schema.schema),
+      null,
+      'without a schema the final answer is text',
+    );
   });
 });
 
@@ -70,7 +95,16 @@ describe('the gate checks a final answer against the output schema the request c
     assert.equal(missing.ok ? null : missing.errorType, 'schema_mismatch');
     const text = verifyModelAnswer(completion({ content: 'Your order shipped.' }), native, contracts, ajv, 3);
     assert.match(text.ok ? '' : `${text.errorType}: ${text.evidence}`, /^malformed: this skill's final answer is a call of final_answer/);
-    const withOther = verifyModelAnswer(completion({ content: null, tool_calls: [...finalCall(GOOD).tool_calls, { id: 'b', type: 'function', function: { name: 'orders__get', arguments: '{"order_id":"O-12345678"}' } }] }), native, contracts, ajv, 3);
+    const withOther = verifyModelAnswer(
+      completion({
+        content: null,
+        tool_calls: [...finalCall(GOOD).tool_calls, { id: 'b', type: 'function', function: { name: 'orders__get', arguments: '{"order_id":"O-12345678"}' } }],
+      }),
+      native,
+      contracts,
+      ajv,
+      3,
+    );
     assert.equal(withOther.ok ? null : withOther.errorType, 'invalid_arguments');
   });
 

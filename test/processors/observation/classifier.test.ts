@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_ERROR_MODEL_DIR, ERROR_ADOPTION_THRESHOLD, ERROR_LABELS, ErrorClassifier, MAX_INPUT_CODE_POINTS, adoptable } from '../../../processors/observation/classifier.ts';
+import {
+  DEFAULT_ERROR_MODEL_DIR,
+  ERROR_ADOPTION_THRESHOLD,
+  ERROR_LABELS,
+  ErrorClassifier,
+  MAX_INPUT_CODE_POINTS,
+  adoptable,
+} from '../../../processors/observation/classifier.ts';
 import { DEFAULT_INTENT_MODEL_DIR } from '../../../processors/thought/intent-router.ts';
 import { type EvalReport, metrics, readJsonl } from '../../models/eval-metrics.ts';
 
@@ -11,7 +18,14 @@ const MODEL_DIR = new URL('../../../models/error-classifier/', import.meta.url);
 const TOKEN_EXPIRED_200 = JSON.stringify({ code: 200, success: false, message: 'token expired, please log in again', data: null });
 const NGINX_502 =
   '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n';
-const ORDER_JSON = JSON.stringify({ order_id: 'O-12345678', status: 'shipped', customer: { id: 'cus_8812', name: 'Alice Chen' }, items: [{ sku: 'MUG-BLUE', qty: 2 }], total: 42.5, currency: 'EUR' });
+const ORDER_JSON = JSON.stringify({
+  order_id: 'O-12345678',
+  status: 'shipped',
+  customer: { id: 'cus_8812', name: 'Alice Chen' },
+  items: [{ sku: 'MUG-BLUE', qty: 2 }],
+  total: 42.5,
+  currency: 'EUR',
+});
 
 describe('ErrorClassifier', () => {
   let clf: ErrorClassifier;
@@ -23,7 +37,9 @@ describe('ErrorClassifier', () => {
   });
 
   test('loads the committed model; its id names the sha256 of model.onnx', () => {
-    const sha = createHash('sha256').update(readFileSync(new URL('model.onnx', MODEL_DIR))).digest('hex');
+    const sha = createHash('sha256')
+      .update(readFileSync(new URL('model.onnx', MODEL_DIR)))
+      .digest('hex');
     assert.equal(clf.modelId, `error-classifier@${sha.slice(0, 12)}`);
     assert.match(clf.modelId, /^error-classifier@[0-9a-f]{12}$/);
   });
@@ -48,7 +64,10 @@ describe('ErrorClassifier', () => {
 
   test("the demo's small flat records are ok, confidently enough to adopt", async () => {
     // The crm answer once scored ~0.92 (a record this small looked a little like a cut body).
-    for (const b of [JSON.stringify({ customer_id: 'C-123456', email: 'normal@example.com', name: 'Ada Lovelace' }), JSON.stringify({ customer_id: 'C-123456', tier: 'gold' })]) {
+    for (const b of [
+      JSON.stringify({ customer_id: 'C-123456', email: 'normal@example.com', name: 'Ada Lovelace' }),
+      JSON.stringify({ customer_id: 'C-123456', tier: 'gold' }),
+    ]) {
       const c = await clf.classify(b);
       assert.equal(c.label, 'ok', b);
       assert.ok(c.confidence >= ERROR_ADOPTION_THRESHOLD, `${b}: confidence ${c.confidence}`);
@@ -56,7 +75,13 @@ describe('ErrorClassifier', () => {
   });
 
   test('a success body with empty error fields is ok, not an error', async () => {
-    const body = JSON.stringify({ sid: 'SM0123456789abcdef0123456789abcdef', status: 'delivered', to: '+4915112345678', error_code: null, error_message: null });
+    const body = JSON.stringify({
+      sid: 'SM0123456789abcdef0123456789abcdef',
+      status: 'delivered',
+      to: '+4915112345678',
+      error_code: null,
+      error_message: null,
+    });
     assert.equal((await clf.classify(body)).label, 'ok');
   });
 
@@ -127,7 +152,11 @@ describe('ErrorClassifier', () => {
     assert.equal(examples.length, report.eval.n);
     assert.ok(examples.length >= 120);
     const got = await clf.classifyBatch(examples.map((e) => e.text));
-    const m = metrics(report.labels, examples.map((e) => e.label), got.map((c) => c.label));
+    const m = metrics(
+      report.labels,
+      examples.map((e) => e.label),
+      got.map((c) => c.label),
+    );
     assert.ok(Math.abs(m.macro_f1 - report.eval.raw.macro_f1) < 1e-12, `node macro-F1 ${m.macro_f1} vs report ${report.eval.raw.macro_f1}`);
     assert.equal(report.eval.macro_f1, report.eval.raw.macro_f1);
     assert.ok(Math.abs(m.accuracy - report.eval.raw.accuracy) < 1e-12);
@@ -137,7 +166,10 @@ describe('ErrorClassifier', () => {
     // one at a time gives the same labels as the batch
     const single = [];
     for (const e of examples) single.push((await clf.classify(e.text)).label);
-    assert.deepEqual(single, got.map((c) => c.label));
+    assert.deepEqual(
+      single,
+      got.map((c) => c.label),
+    );
   });
 
   test('the default directory is models/error-classifier', () => {

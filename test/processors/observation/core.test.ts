@@ -19,7 +19,21 @@ type StepId = keyof typeof TOOL;
 function result(stepId: StepId, overrides: Partial<StepResult> & { data?: unknown } = {}): StepResult {
   const { data = DATA[stepId], ...rest } = overrides;
   const body = JSON.stringify(data);
-  return { step_id: stepId, tool: TOOL[stepId], input_json: '{}', idempotency_key: `t-1:1:${stepId}`, attempts: 1, status_code: 200, response_time_ms: 35, response_raw: body, data_json: body, error: null, fallback_from: null, fallback_reason: null, ...rest } as StepResult;
+  return {
+    step_id: stepId,
+    tool: TOOL[stepId],
+    input_json: '{}',
+    idempotency_key: `t-1:1:${stepId}`,
+    attempts: 1,
+    status_code: 200,
+    response_time_ms: 35,
+    response_raw: body,
+    data_json: body,
+    error: null,
+    fallback_from: null,
+    fallback_reason: null,
+    ...rest,
+  } as StepResult;
 }
 
 /** An HTTP error status as Action reports it. */
@@ -31,7 +45,13 @@ function httpError(stepId: StepId, status: number): StepResult {
 
 /** A transport-level failure (no usable response) as Action reports it. */
 function transportError(stepId: StepId, type: string, status: number | null = null, attempts = 1): StepResult {
-  return result(stepId, { status_code: status, attempts, response_raw: null, data_json: null, error: { type, message: `${type} happened`, retryable: type === 'timeout' || type === 'network' } });
+  return result(stepId, {
+    status_code: status,
+    attempts,
+    response_raw: null,
+    data_json: null,
+    error: { type, message: `${type} happened`, retryable: type === 'timeout' || type === 'network' },
+  });
 }
 
 async function judge(r: StepResult, plan: Plan = flowPlan(world)): Promise<Verdict> {
@@ -58,7 +78,17 @@ describe('observe: valid results', () => {
 
   test('the audit trail of a valid result names every check that ran, all passed, the classifier with its model id', async () => {
     const v = await judge(result('S1'));
-    assert.deepEqual(v.audit_trail.map((c) => [c.name, c.passed]), [['transport', true], ['status_class', true], ['latency', true], ['response_schema', true], ['forbidden_values', true], ['semantic', true]]);
+    assert.deepEqual(
+      v.audit_trail.map((c) => [c.name, c.passed]),
+      [
+        ['transport', true],
+        ['status_class', true],
+        ['latency', true],
+        ['response_schema', true],
+        ['forbidden_values', true],
+        ['semantic', true],
+      ],
+    );
     assert.match(check(v, 'transport').evidence, /HTTP 200 after 1 attempt/);
     assert.match(check(v, 'latency').evidence, /35 ms, limit 3000 ms/);
 
@@ -94,7 +124,13 @@ describe('observe: valid results', () => {
 
   test('each verdict of a wave is judged on its own, in order', async () => {
     const out = await observe({ thought_id: 't-1', iteration: 2, run: runState(flowPlan(world)), results: [result('S2'), httpError('S3', 503)] }, config);
-    assert.deepEqual(out.verdicts.map((v) => [v.step_id, v.valid, v.error_type]), [['S2', true, 'ok'], ['S3', false, 'server_error']]);
+    assert.deepEqual(
+      out.verdicts.map((v) => [v.step_id, v.valid, v.error_type]),
+      [
+        ['S2', true, 'ok'],
+        ['S3', false, 'server_error'],
+      ],
+    );
     assert.equal(out.thought_id, 't-1');
     assert.equal(out.iteration, 2);
   });
@@ -142,7 +178,11 @@ describe('observe: invalid results', () => {
       assert.equal(v.confidence_score, 0);
       assert.equal(v.extracted_data_json, null);
       assert.deepEqual([check(v, 'status_class').passed, check(v, 'status_class').evidence], [false, `status ${status}`]);
-      assert.equal(v.audit_trail.some((c) => c.name === 'response_schema'), false, 'an error body is not judged against the response schema');
+      assert.equal(
+        v.audit_trail.some((c) => c.name === 'response_schema'),
+        false,
+        'an error body is not judged against the response schema',
+      );
     });
   }
 
@@ -219,7 +259,12 @@ describe('observe: invalid results', () => {
   });
 
   test('the same result judged twice gives deep-equal verdicts (classifier included)', async () => {
-    const input = { thought_id: 't-1', iteration: 1, run: runState(flowPlan(world)), results: [result('S2'), httpError('S3', 429), result('S1', { data: { nope: true } })] };
+    const input = {
+      thought_id: 't-1',
+      iteration: 1,
+      run: runState(flowPlan(world)),
+      results: [result('S2'), httpError('S3', 429), result('S1', { data: { nope: true } })],
+    };
     assert.deepEqual(await observe(structuredClone(input), config), await observe(structuredClone(input), config));
   });
 });

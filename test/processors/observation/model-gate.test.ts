@@ -13,16 +13,42 @@ const ajv = createContractAjv();
 const catalog = ToolCatalog.load(DEFAULT_CATALOG_DIR, {}, ajv, modelToolSpecs({}, 'contracts'));
 const contracts = (tool: string) => catalog.get(tool)?.validateInput;
 
-const request = JSON.stringify({ messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'orders__get' } }, { type: 'function', function: { name: 'shipping__track' } }] });
-const completion = (message: Record<string, unknown>) => ({ model: 'sim-1', choices: [{ message, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+const request = JSON.stringify({
+  messages: [{ role: 'user', content: 'x' }],
+  tools: [
+    { type: 'function', function: { name: 'orders__get' } },
+    { type: 'function', function: { name: 'shipping__track' } },
+  ],
+});
+const completion = (message: Record<string, unknown>) => ({
+  model: 'sim-1',
+  choices: [{ message, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+});
 const call = (name: string, args: string) => ({ id: 'call_1', type: 'function', function: { name, arguments: args } });
 
 describe('verifyModelAnswer', () => {
   test('offered tools with valid arguments pass and are extracted under their catalog names', () => {
     // Both calls carry the server's id call_1: the extracted calls get the runtime's own, unique and deterministic.
-    const r = verifyModelAnswer(completion({ content: null, tool_calls: [call('orders__get', '{"order_id":"O-12345678"}'), call('shipping__track', '{"order_id":"O-12345678"}')] }), request, contracts, ajv, 3);
+    const r = verifyModelAnswer(
+      completion({ content: null, tool_calls: [call('orders__get', '{"order_id":"O-12345678"}'), call('shipping__track', '{"order_id":"O-12345678"}')] }),
+      request,
+      contracts,
+      ajv,
+      3,
+    );
     assert.ok(r.ok);
-    assert.deepEqual(r.answer, { kind: 'tool_calls', content: null, calls: [{ id: 'c0003n001', tool: 'orders.get', arguments: { order_id: 'O-12345678' } }, { id: 'c0003n002', tool: 'shipping.track', arguments: { order_id: 'O-12345678' } }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }, model: 'sim-1', reasoning: null });
+    assert.deepEqual(r.answer, {
+      kind: 'tool_calls',
+      content: null,
+      calls: [
+        { id: 'c0003n001', tool: 'orders.get', arguments: { order_id: 'O-12345678' } },
+        { id: 'c0003n002', tool: 'shipping.track', arguments: { order_id: 'O-12345678' } },
+      ],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      model: 'sim-1',
+      reasoning: null,
+    });
   });
 
   test('a tool the skill does not offer is hallucinated_tool, even when the catalog has it', () => {
@@ -32,7 +58,7 @@ describe('verifyModelAnswer', () => {
     }
   });
 
-  test('arguments that are not JSON, not an object, or break the tool\'s contract are invalid_arguments', () => {
+  test("arguments that are not JSON, not an object, or break the tool's contract are invalid_arguments", () => {
     for (const args of ['{"order_id":', '"O-12345678"', '{"order_id":12345678}', '{}', '{"order_id":"O-12345678","extra":1}']) {
       const r = verifyModelAnswer(completion({ tool_calls: [call('orders__get', args)] }), request, contracts, ajv);
       assert.equal(r.ok ? null : r.errorType, 'invalid_arguments', args);
@@ -40,8 +66,18 @@ describe('verifyModelAnswer', () => {
   });
 
   test('a plan turn: a JSON plan of offered tools passes (tools by catalog name); prose, a plan that breaks the schema, or an unoffered tool does not', () => {
-    const planRequest = JSON.stringify({ ...JSON.parse(request), tool_choice: 'none', response_format: { type: 'json_schema', json_schema: { name: 'plan', strict: false, schema: {} } } });
-    const plan = { steps: [{ id: 'S1', tool: 'orders__get', input: { order_id: 'O-12345678' }, depends_on: [] }, { id: 'S2', tool: 'shipping.track', input: { order_id: '{{S1.order_id}}' }, depends_on: ['S1'] }], output: { eta: '{{S2.eta}}' } };
+    const planRequest = JSON.stringify({
+      ...JSON.parse(request),
+      tool_choice: 'none',
+      response_format: { type: 'json_schema', json_schema: { name: 'plan', strict: false, schema: {} } },
+    });
+    const plan = {
+      steps: [
+        { id: 'S1', tool: 'orders__get', input: { order_id: 'O-12345678' }, depends_on: [] },
+        { id: 'S2', tool: 'shipping.track', input: { order_id: '{{S1.order_id}}' }, depends_on: ['S1'] },
+      ],
+      output: { eta: '{{S2.eta}}' },
+    };
     const ok = verifyModelAnswer(completion({ content: JSON.stringify(plan) }), planRequest, contracts, ajv);
     assert.ok(ok.ok && ok.answer.kind === 'plan');
     assert.deepEqual(ok.answer.kind === 'plan' && ok.answer.plan.steps.map((s) => s.tool), ['orders.get', 'shipping.track']);
@@ -49,7 +85,12 @@ describe('verifyModelAnswer', () => {
     assert.equal(prose.ok ? null : prose.errorType, 'malformed');
     const noOutput = verifyModelAnswer(completion({ content: JSON.stringify({ steps: plan.steps }) }), planRequest, contracts, ajv);
     assert.match(noOutput.ok ? '' : `${noOutput.errorType}: ${noOutput.evidence}`, /^malformed: the plan breaks its schema: .*output/);
-    const refund = verifyModelAnswer(completion({ content: JSON.stringify({ ...plan, steps: [{ ...plan.steps[0], tool: 'refunds.create' }] }) }), planRequest, contracts, ajv);
+    const refund = verifyModelAnswer(
+      completion({ content: JSON.stringify({ ...plan, steps: [{ ...plan.steps[0], tool: 'refunds.create' }] }) }),
+      planRequest,
+      contracts,
+      ajv,
+    );
     assert.match(refund.ok ? '' : `${refund.errorType}: ${refund.evidence}`, /^hallucinated_tool: plan step S1 names "refunds.create"/);
   });
 
@@ -66,7 +107,9 @@ describe('verifyModelAnswer', () => {
     const asked = (content: string) => verifyModelAnswer(completion({ content }), turnRequest, contracts, ajv, 2);
     const call1 = asked('```json\n{"tool": "orders__get", "arguments": {"order_id": "O-12345678"}}\n```');
     assert.ok(call1.ok && call1.answer.kind === 'tool_calls');
-    assert.deepEqual(call1.ok && call1.answer.kind === 'tool_calls' && call1.answer.calls, [{ id: 'c0002n001', tool: 'orders.get', arguments: { order_id: 'O-12345678' } }]);
+    assert.deepEqual(call1.ok && call1.answer.kind === 'tool_calls' && call1.answer.calls, [
+      { id: 'c0002n001', tool: 'orders.get', arguments: { order_id: 'O-12345678' } },
+    ]);
     const done = asked('{"final_answer": "Order O-12345678 shipped."}');
     assert.deepEqual(done.ok && done.answer.kind === 'final' && done.answer.content, 'Order O-12345678 shipped.');
     const question = asked('{"ask_customer": "What is your order number?"}');
@@ -77,16 +120,34 @@ describe('verifyModelAnswer', () => {
   });
 
   test('ask_customer is a question to the customer, and only alone in its turn', () => {
-    const withAsk = JSON.stringify({ messages: [], tools: [{ type: 'function', function: { name: 'orders__get' } }, { type: 'function', function: { name: 'ask_customer' } }] });
+    const withAsk = JSON.stringify({
+      messages: [],
+      tools: [
+        { type: 'function', function: { name: 'orders__get' } },
+        { type: 'function', function: { name: 'ask_customer' } },
+      ],
+    });
     const q = verifyModelAnswer(completion({ tool_calls: [call('ask_customer', '{"question":"Which order?"}')] }), withAsk, contracts, ajv);
     assert.deepEqual(q.ok && q.answer.kind === 'ask' && q.answer.question, 'Which order?');
-    const both = verifyModelAnswer(completion({ tool_calls: [call('ask_customer', '{"question":"Which order?"}'), call('orders__get', '{"order_id":"O-12345678"}')] }), withAsk, contracts, ajv);
+    const both = verifyModelAnswer(
+      completion({ tool_calls: [call('ask_customer', '{"question":"Which order?"}'), call('orders__get', '{"order_id":"O-12345678"}')] }),
+      withAsk,
+      contracts,
+      ajv,
+    );
     assert.equal(both.ok ? null : both.errorType, 'invalid_arguments');
   });
 
   test('a reflection turn must answer JSON matching the reflection schema', () => {
     const reflectionRequest = JSON.stringify({ messages: [], response_format: { type: 'json_schema', json_schema: { name: 'reflection' } } });
-    const good = { data_completeness: { verdict: 'PASS', reason: '' }, logic_consistency: { verdict: 'PASS', reason: '' }, policy_compliance: { verdict: 'PASS', reason: '' }, uncertainty: { verdict: 'MISSING', reason: 'x' }, action: 'escalate', reason: 'y' };
+    const good = {
+      data_completeness: { verdict: 'PASS', reason: '' },
+      logic_consistency: { verdict: 'PASS', reason: '' },
+      policy_compliance: { verdict: 'PASS', reason: '' },
+      uncertainty: { verdict: 'MISSING', reason: 'x' },
+      action: 'escalate',
+      reason: 'y',
+    };
     const ok = verifyModelAnswer(completion({ content: JSON.stringify(good) }), reflectionRequest, contracts, ajv);
     assert.ok(ok.ok && ok.answer.kind === 'reflection');
     const bad = verifyModelAnswer(completion({ content: JSON.stringify({ ...good, action: 'pray' }) }), reflectionRequest, contracts, ajv);
@@ -95,10 +156,37 @@ describe('verifyModelAnswer', () => {
 });
 
 test('observe(): a model answer becomes a verdict whose extracted data is the verified answer; a rejected one names the gate', async () => {
-  const config = { catalog, ajv, rules: loadObservationRules(DEFAULT_RULES_FILE, ajv, (t) => catalog.get(t) !== undefined), classifier: { model: 'must-not-run', classify: async () => { throw new Error('the classifier must not read model answers'); } } };
-  const step = (body: unknown) => ({ step_id: 'M1', tool: 'model.chat', input_json: request, idempotency_key: 't:1:M1', attempts: 1, status_code: 200, response_time_ms: 30, response_raw: JSON.stringify(body), data_json: JSON.stringify(body), error: null, fallback_from: null, fallback_reason: null, attempt_time_ms: null });
+  const config = {
+    catalog,
+    ajv,
+    rules: loadObservationRules(DEFAULT_RULES_FILE, ajv, (t) => catalog.get(t) !== undefined),
+    classifier: {
+      model: 'must-not-run',
+      classify: async () => {
+        throw new Error('the classifier must not read model answers');
+      },
+    },
+  };
+  const step = (body: unknown) => ({
+    step_id: 'M1',
+    tool: 'model.chat',
+    input_json: request,
+    idempotency_key: 't:1:M1',
+    attempts: 1,
+    status_code: 200,
+    response_time_ms: 30,
+    response_raw: JSON.stringify(body),
+    data_json: JSON.stringify(body),
+    error: null,
+    fallback_from: null,
+    fallback_reason: null,
+    attempt_time_ms: null,
+  });
   const run = runState({ plan_json: JSON.stringify({ flow: { id: 'react:order-status', version: 1 }, steps: [], output: {} }) });
-  const good = await observe({ thought_id: 't', iteration: 1, run, results: [step(completion({ tool_calls: [call('orders__get', '{"order_id":"O-12345678"}')] }))] }, config);
+  const good = await observe(
+    { thought_id: 't', iteration: 1, run, results: [step(completion({ tool_calls: [call('orders__get', '{"order_id":"O-12345678"}')] }))] },
+    config,
+  );
   assert.equal(good.verdicts[0]!.valid, true);
   assert.equal(JSON.parse(good.verdicts[0]!.extracted_data_json!).kind, 'tool_calls');
   const bad = await observe({ thought_id: 't', iteration: 1, run, results: [step(completion({ tool_calls: [call('sim__nonexistent_tool', '{}')] }))] }, config);

@@ -28,12 +28,25 @@ before(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tao-verdict-catalog-'));
   for (const f of readdirSync(DEFAULT_CATALOG_DIR)) copyFileSync(join(DEFAULT_CATALOG_DIR, f), join(dir, f));
   // A short-timeout copy of crm.tier without retries, so "slower than 1.5x the timeout" is quick to provoke.
-  writeFileSync(join(dir, 't.slow_tier.json'), JSON.stringify({
-    name: 't.slow_tier', description: 'crm.tier with a 300 ms timeout', origin: '${TAO_DEMO_TOOL_ORIGIN}', method: 'GET', path: '/crm/customers/{customer_id}/tier',
-    parameters: { type: 'object', required: ['customer_id'], properties: { customer_id: { type: 'string' } } },
-    response: { type: 'object', required: ['customer_id', 'tier'], properties: { customer_id: { type: 'string' }, tier: { enum: ['gold', 'silver', 'bronze'] } } },
-    timeoutMs: 300, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 }, maxResponseBytes: 65536,
-  }));
+  writeFileSync(
+    join(dir, 't.slow_tier.json'),
+    JSON.stringify({
+      name: 't.slow_tier',
+      description: 'crm.tier with a 300 ms timeout',
+      origin: '${TAO_DEMO_TOOL_ORIGIN}',
+      method: 'GET',
+      path: '/crm/customers/{customer_id}/tier',
+      parameters: { type: 'object', required: ['customer_id'], properties: { customer_id: { type: 'string' } } },
+      response: {
+        type: 'object',
+        required: ['customer_id', 'tier'],
+        properties: { customer_id: { type: 'string' }, tier: { enum: ['gold', 'silver', 'bronze'] } },
+      },
+      timeoutMs: 300,
+      retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+      maxResponseBytes: 65536,
+    }),
+  );
   cluster = await freshCluster({ TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_TOOL_CATALOG_DIR: dir });
   fleet = new StageFleet(cluster.env);
   await Promise.all([fleet.start('action'), fleet.start('observation')]);
@@ -62,19 +75,123 @@ interface Row {
 const email = (tag: string) => ({ tool: 'crm.find_customer', input: { email: `${tag}@example.com` } });
 const ROWS: Row[] = [
   // The classifier's ok-probability on this plain JSON answer is ~0.73 with the hash-v3 model (0.9+ before), so the score is ~0.92.
-  { name: 'normal answer', step: email('normal'), valid: true, errorType: 'ok', minConfidence: 0.9, checks: [['transport', true], ['status_class', true], ['latency', true], ['response_schema', true], ['forbidden_values', true], ['semantic', true]] },
-  { name: 'date-time with a +08:00 offset', step: { tool: 'orders.latest', input: { customer_id: 'C-123456' } }, valid: true, errorType: 'ok', minConfidence: 0.9, checks: [['response_schema', true]] },
-  { name: 'wrong schema', fault: { route: 'crm.find_customer', mode: 'wrong_schema', match: 'wrongschema' }, step: email('wrongschema'), valid: false, errorType: 'schema_mismatch', checks: [['response_schema', false]], evidence: /must have required property|must be/ },
-  { name: '200 with an error body ("token expired")', fault: { route: 'crm.find_customer', mode: 'ok_error_body', match: 'errorbody' }, step: email('errorbody'), valid: false, errorType: 'auth_failed', checks: [['response_schema', false], ['semantic', false]], evidence: /says auth_failed \(0\.9\d+\) >= 0\.95: adopted/ },
+  {
+    name: 'normal answer',
+    step: email('normal'),
+    valid: true,
+    errorType: 'ok',
+    minConfidence: 0.9,
+    checks: [
+      ['transport', true],
+      ['status_class', true],
+      ['latency', true],
+      ['response_schema', true],
+      ['forbidden_values', true],
+      ['semantic', true],
+    ],
+  },
+  {
+    name: 'date-time with a +08:00 offset',
+    step: { tool: 'orders.latest', input: { customer_id: 'C-123456' } },
+    valid: true,
+    errorType: 'ok',
+    minConfidence: 0.9,
+    checks: [['response_schema', true]],
+  },
+  {
+    name: 'wrong schema',
+    fault: { route: 'crm.find_customer', mode: 'wrong_schema', match: 'wrongschema' },
+    step: email('wrongschema'),
+    valid: false,
+    errorType: 'schema_mismatch',
+    checks: [['response_schema', false]],
+    evidence: /must have required property|must be/,
+  },
+  {
+    name: '200 with an error body ("token expired")',
+    fault: { route: 'crm.find_customer', mode: 'ok_error_body', match: 'errorbody' },
+    step: email('errorbody'),
+    valid: false,
+    errorType: 'auth_failed',
+    checks: [
+      ['response_schema', false],
+      ['semantic', false],
+    ],
+    evidence: /says auth_failed \(0\.9\d+\) >= 0\.95: adopted/,
+  },
   // A proxy's own error page (nginx 502) is a network_issue, whatever its status (models/README.md).
-  { name: '200 with an HTML error page', fault: { route: 'crm.find_customer', mode: 'html_error', match: 'htmlpage' }, step: email('htmlpage'), valid: false, errorType: 'network_issue', checks: [['transport', false], ['semantic', false]], evidence: /<h1>502 Bad Gateway<\/h1>/ },
-  { name: '504 from the upstream', fault: { route: 'crm.find_customer', mode: 'timeout', delayMs: 50, match: 'gateway504' }, step: email('gateway504'), valid: false, errorType: 'timeout', checks: [['status_class', false]], evidence: /"error":"timeout"/ },
-  { name: '503 from the upstream', fault: { route: 'crm.find_customer', mode: 'server_error', match: 'unavail503' }, step: email('unavail503'), valid: false, errorType: 'server_error', checks: [['status_class', false]], evidence: /body: \{"error":"unavailable"\}/ },
-  { name: '429 every time', fault: { route: 'crm.find_customer', mode: 'rate_limit', retryAfterSeconds: 0, match: 'limited429' }, step: email('limited429'), valid: false, errorType: 'rate_limited', checks: [['status_class', false]], evidence: /"error":"rate_limited"/ },
+  {
+    name: '200 with an HTML error page',
+    fault: { route: 'crm.find_customer', mode: 'html_error', match: 'htmlpage' },
+    step: email('htmlpage'),
+    valid: false,
+    errorType: 'network_issue',
+    checks: [
+      ['transport', false],
+      ['semantic', false],
+    ],
+    evidence: /<h1>502 Bad Gateway<\/h1>/,
+  },
+  {
+    name: '504 from the upstream',
+    fault: { route: 'crm.find_customer', mode: 'timeout', delayMs: 50, match: 'gateway504' },
+    step: email('gateway504'),
+    valid: false,
+    errorType: 'timeout',
+    checks: [['status_class', false]],
+    evidence: /"error":"timeout"/,
+  },
+  {
+    name: '503 from the upstream',
+    fault: { route: 'crm.find_customer', mode: 'server_error', match: 'unavail503' },
+    step: email('unavail503'),
+    valid: false,
+    errorType: 'server_error',
+    checks: [['status_class', false]],
+    evidence: /body: \{"error":"unavailable"\}/,
+  },
+  {
+    name: '429 every time',
+    fault: { route: 'crm.find_customer', mode: 'rate_limit', retryAfterSeconds: 0, match: 'limited429' },
+    step: email('limited429'),
+    valid: false,
+    errorType: 'rate_limited',
+    checks: [['status_class', false]],
+    evidence: /"error":"rate_limited"/,
+  },
   // The fault cuts the JSON body short: the classifier places it as data_corrupted, more precise than the rules' malformed.
-  { name: 'JSON cut short', fault: { route: 'crm.find_customer', mode: 'malformed', match: 'brokenjson' }, step: email('brokenjson'), valid: false, errorType: 'data_corrupted', checks: [['transport', false], ['semantic', false]], evidence: /response is not JSON/ },
-  { name: 'slower than 1.5x the timeout', fault: { route: 'crm.tier', mode: 'slow_body', delayMs: 1000, match: 'C-000777' }, step: { tool: 't.slow_tier', input: { customer_id: 'C-000777' } }, valid: false, errorType: 'timeout', checks: [['transport', false]], evidence: /no complete response within 300 ms/ },
-  { name: 'value outside the expected enum', step: { tool: 'crm.tier', input: { customer_id: 'C-000123' }, expect: { type: 'object', properties: { tier: { enum: ['platinum'] } } } }, valid: false, errorType: 'inconsistent', checks: [['response_schema', true], ['consistency', false]], evidence: /expected .*platinum.*\(actual: "(gold|silver|bronze)"\)/ },
+  {
+    name: 'JSON cut short',
+    fault: { route: 'crm.find_customer', mode: 'malformed', match: 'brokenjson' },
+    step: email('brokenjson'),
+    valid: false,
+    errorType: 'data_corrupted',
+    checks: [
+      ['transport', false],
+      ['semantic', false],
+    ],
+    evidence: /response is not JSON/,
+  },
+  {
+    name: 'slower than 1.5x the timeout',
+    fault: { route: 'crm.tier', mode: 'slow_body', delayMs: 1000, match: 'C-000777' },
+    step: { tool: 't.slow_tier', input: { customer_id: 'C-000777' } },
+    valid: false,
+    errorType: 'timeout',
+    checks: [['transport', false]],
+    evidence: /no complete response within 300 ms/,
+  },
+  {
+    name: 'value outside the expected enum',
+    step: { tool: 'crm.tier', input: { customer_id: 'C-000123' }, expect: { type: 'object', properties: { tier: { enum: ['platinum'] } } } },
+    valid: false,
+    errorType: 'inconsistent',
+    checks: [
+      ['response_schema', true],
+      ['consistency', false],
+    ],
+    evidence: /expected .*platinum.*\(actual: "(gold|silver|bronze)"\)/,
+  },
 ];
 
 const results = new Map<string, { action: ActionResult; verdict: Verdict }>();
@@ -96,7 +213,10 @@ for (const row of ROWS) {
     if (row.evidence) assert.match(verdict.audit_trail.map((c) => c.evidence).join('\n'), row.evidence);
     // An answer that is well-formed but not what the plan expected is shown as expected/actual values instead.
     if (!row.valid && row.errorType !== 'inconsistent' && action.results[0]!.response_raw) {
-      assert.ok(verdict.audit_trail.some((c) => c.evidence.includes(action.results[0]!.response_raw!)), 'the error body appears verbatim in the audit evidence');
+      assert.ok(
+        verdict.audit_trail.some((c) => c.evidence.includes(action.results[0]!.response_raw!)),
+        'the error body appears verbatim in the audit evidence',
+      );
     }
   });
 }
@@ -115,7 +235,14 @@ test('the same action result always yields a byte-identical verdict record, equa
   await consumer.subscribe({ topic: cluster.codec.topics.name('observationResults'), fromBeginning: true });
   let found!: () => void;
   const done = new Promise<void>((r) => (found = r));
-  await consumer.run({ eachMessage: async ({ message }) => { if (message.key?.toString() === action.thought_id) { committed = message; found(); } } });
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      if (message.key?.toString() === action.thought_id) {
+        committed = message;
+        found();
+      }
+    },
+  });
   await done;
   await consumer.disconnect();
   assert.ok(committed?.value?.equals(first), 'the committed verdict record has the same bytes');

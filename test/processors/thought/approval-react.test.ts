@@ -13,7 +13,18 @@ import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest, Ver
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
 
 const world = loadWorld();
-const skill: ReactSkill = { name: 'refund-request', version: 1, ref: 'refund-request@1', prompt: 'Refund the order.', allowedTools: ['orders.get', 'refunds.create'], maxModelTurns: 6, tokenBudget: 50000, contextWindow: 8192, maxTokens: 512, maxReplans: 2 };
+const skill: ReactSkill = {
+  name: 'refund-request',
+  version: 1,
+  ref: 'refund-request@1',
+  prompt: 'Refund the order.',
+  allowedTools: ['orders.get', 'refunds.create'],
+  maxModelTurns: 6,
+  tokenBudget: 50000,
+  contextWindow: 8192,
+  maxTokens: 512,
+  maxReplans: 2,
+};
 const loop: ModelLoopConfig = {
   tool: 'model.chat',
   skill: (name) => (name === skill.name ? skill : undefined),
@@ -23,31 +34,70 @@ const loop: ModelLoopConfig = {
   },
   system: DEFAULT_SYSTEM_RULES,
 };
-const planner: Planner = { name: 'react', config: 'routes@1', plan: () => ({ kind: 'react', planner: 'react(refund_request 0.990 refund-request@1)', skill: 'refund-request', facts: { order_id: 'O-20250002' } }) };
+const planner: Planner = {
+  name: 'react',
+  config: 'routes@1',
+  plan: () => ({ kind: 'react', planner: 'react(refund_request 0.990 refund-request@1)', skill: 'refund-request', facts: { order_id: 'O-20250002' } }),
+};
 const sideEffects = (tool: string) => (world.catalog.get(tool) ? world.catalog.get(tool)!.spec.side_effects === true : undefined);
 // The deployment asks for nothing; the skill's own rule catches refunds over 50.00.
-const approvals: ApprovalConfig = { deployment: [], skill: (name) => (name === 'refund-request' ? { rules: parseApprovalRules('refunds.create:amount_cents>5000', 'skill refund-request metadata.approval', sideEffects), timeoutMs: 600_000 } : undefined), timeoutMs: 0 };
+const approvals: ApprovalConfig = {
+  deployment: [],
+  skill: (name) =>
+    name === 'refund-request'
+      ? { rules: parseApprovalRules('refunds.create:amount_cents>5000', 'skill refund-request metadata.approval', sideEffects), timeoutMs: 600_000 }
+      : undefined,
+  timeoutMs: 0,
+};
 const config: ThoughtConfig = thoughtConfig(world, { planner, model: loop, approvals });
 
 const usage = { prompt_tokens: 400, completion_tokens: 40, total_tokens: 440 };
 const request = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
 const outcome = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
 const snapshot = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRuns')!.value as RunSnapshot;
-const ok = (stepId: string, tool: string, data: unknown): Verdict => ({ step_id: stepId, tool, valid: true, extracted_data_json: JSON.stringify(data), confidence_score: 1, error_type: 'ok', audit_trail: [], status_code: 200, response_time_ms: 20, attempts: 1, fallback_from: null });
+const ok = (stepId: string, tool: string, data: unknown): Verdict => ({
+  step_id: stepId,
+  tool,
+  valid: true,
+  extracted_data_json: JSON.stringify(data),
+  confidence_score: 1,
+  error_type: 'ok',
+  audit_trail: [],
+  status_code: 200,
+  response_time_ms: 20,
+  attempts: 1,
+  fallback_from: null,
+});
 const observed = (d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict[]): ObservationResult => {
   const req = request(d)!;
   return { thought_id: req.thought_id, iteration: req.iteration, run: req.run, verdicts: verdicts(req), rules_version: null, classifier_model: null };
 };
 const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [ok(req.steps[0]!.step_id, 'model.chat', a)];
-const calls = (...cs: Array<[string, Record<string, unknown>]>): ModelAnswer => ({ kind: 'tool_calls', content: null, calls: cs.map(([tool, args], i) => ({ id: `call_${i}`, tool, arguments: args })), usage });
-const decide = (verdict: 'approve' | 'deny', reason: string | null = null): Task => ({ ...task(''), task_id: `d-${verdict}`, kind: 'DECISION', decision: { verdict, step_id: null, wave: null, reason, decided_by: 'alice', decided_at_ms: 1 } });
-const toolMessages = (d: ThoughtDecision) => (JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null; tool_call_id?: string }> }).messages.filter((m) => m.role === 'tool');
+const calls = (...cs: Array<[string, Record<string, unknown>]>): ModelAnswer => ({
+  kind: 'tool_calls',
+  content: null,
+  calls: cs.map(([tool, args], i) => ({ id: `call_${i}`, tool, arguments: args })),
+  usage,
+});
+const decide = (verdict: 'approve' | 'deny', reason: string | null = null): Task => ({
+  ...task(''),
+  task_id: `d-${verdict}`,
+  kind: 'DECISION',
+  decision: { verdict, step_id: null, wave: null, reason, decided_by: 'alice', decided_at_ms: 1 },
+});
+const toolMessages = (d: ThoughtDecision) =>
+  (JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null; tool_call_id?: string }> }).messages.filter(
+    (m) => m.role === 'tool',
+  );
 
 /** Turn 1 looked the order up; turn 2 proposes the refund (and, with `alsoLookup`, a second lookup in the same turn). */
 function proposeRefund(alsoLookup = false): ThoughtDecision {
   const t1 = onTask(task('Please refund order O-20250002'), config);
   const w1 = onObservation(observed(t1, answer(calls(['orders.get', { order_id: 'O-20250002' }]))), config);
-  const t2 = onObservation(observed(w1, (req) => [ok(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-20250002', status: 'shipped', total_cents: 12788 })]), config);
+  const t2 = onObservation(
+    observed(w1, (req) => [ok(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-20250002', status: 'shipped', total_cents: 12788 })]),
+    config,
+  );
   const refund: [string, Record<string, unknown>] = ['refunds.create', { order_id: 'O-20250002', amount_cents: 12788 }];
   return onObservation(observed(t2, answer(alsoLookup ? calls(['orders.get', { order_id: 'O-20250003' }], refund) : calls(refund))), config);
 }
@@ -57,14 +107,21 @@ test("the skill's rule parks the model's refund: awaiting_approval with the call
   assert.equal(request(parked), undefined);
   const o = outcome(parked)!;
   assert.equal(o.status, 'awaiting_approval');
-  assert.deepEqual(o.approval!.calls.map((c) => [c.step_id, c.tool, c.rule, c.why]), [['M2_1', 'refunds.create', 'refunds.create:amount_cents>5000 (skill refund-request)', 'amount_cents 12788 > 5000']]);
+  assert.deepEqual(
+    o.approval!.calls.map((c) => [c.step_id, c.tool, c.rule, c.why]),
+    [['M2_1', 'refunds.create', 'refunds.create:amount_cents>5000 (skill refund-request)', 'amount_cents 12788 > 5000']],
+  );
   assert.equal(o.approval!.timeout_ms, 600_000, "the skill's time-out");
 });
 
 test('deny: the model takes its next turn and sees the refund call failed, denied by whom and why; no refund is dispatched', () => {
   const denied = onTask(decide('deny', 'the customer already got a voucher'), config, snapshot(proposeRefund()));
   const next = request(denied)!;
-  assert.deepEqual(next.steps.map((s) => s.tool), ['model.chat'], 'the next wave is a model turn, not the refund');
+  assert.deepEqual(
+    next.steps.map((s) => s.tool),
+    ['model.chat'],
+    'the next wave is a model turn, not the refund',
+  );
   const [, refund] = toolMessages(denied);
   assert.match(refund!.content!, /approval_denied/);
   assert.match(refund!.content!, /denied by alice: the customer already got a voucher/);
@@ -72,14 +129,23 @@ test('deny: the model takes its next turn and sees the refund call failed, denie
 
 test('approve: the refund call is dispatched as the model proposed it', () => {
   const approved = request(onTask(decide('approve'), config, snapshot(proposeRefund())))!;
-  assert.deepEqual(approved.steps.map((s) => [s.step_id, s.tool, s.input_json]), [['M2_1', 'refunds.create', '{"order_id":"O-20250002","amount_cents":12788}']]);
+  assert.deepEqual(
+    approved.steps.map((s) => [s.step_id, s.tool, s.input_json]),
+    [['M2_1', 'refunds.create', '{"order_id":"O-20250002","amount_cents":12788}']],
+  );
 });
 
 test('a denial in a wave with other calls: the others run, and the next prompt shows the denied call as failed', () => {
   const denied = onTask(decide('deny', 'no'), config, snapshot(proposeRefund(true)));
   const wave = request(denied)!;
-  assert.deepEqual(wave.steps.map((s) => [s.step_id, s.tool]), [['M2_1', 'orders.get']]);
-  const t3 = onObservation(observed(denied, (req) => [ok(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-20250003', status: 'placed', total_cents: 1 })]), config);
+  assert.deepEqual(
+    wave.steps.map((s) => [s.step_id, s.tool]),
+    [['M2_1', 'orders.get']],
+  );
+  const t3 = onObservation(
+    observed(denied, (req) => [ok(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-20250003', status: 'placed', total_cents: 1 })]),
+    config,
+  );
   const messages = toolMessages(t3);
   assert.match(messages.at(-1)!.content!, /denied by alice: no/);
 });

@@ -23,21 +23,47 @@ const ORDER = { order_id: 'O-20250002', customer_id: 'C-100200', status: 'shippe
 /** The refund flow up to Thought's decision on its orders.get verdict (wave 1 answered). */
 function afterOrderLookup(cfg: ThoughtConfig, order = ORDER): { decision: ThoughtDecision; snapshot: RunSnapshot } {
   const wave1 = onlyRequest(onTask(task(`Please refund my order ${order.order_id}`), cfg));
-  assert.deepEqual(wave1.steps.map((s) => s.tool), ['orders.get']);
-  const decision = onObservation(observe(wave1, (c) => validVerdict(c.step_id, c.tool, order)), cfg, { ...onlySnapshot(onTask(task(`Please refund my order ${order.order_id}`), cfg)) });
+  assert.deepEqual(
+    wave1.steps.map((s) => s.tool),
+    ['orders.get'],
+  );
+  const decision = onObservation(
+    observe(wave1, (c) => validVerdict(c.step_id, c.tool, order)),
+    cfg,
+    { ...onlySnapshot(onTask(task(`Please refund my order ${order.order_id}`), cfg)) },
+  );
   return { decision, snapshot: onlySnapshot(decision) };
 }
 
 function decide(verdict: ApprovalDecision['verdict'], extra: Partial<ApprovalDecision> = {}, n = 1): Task {
-  return { ...task('', 't-1'), task_id: `decision-${n}`, kind: 'DECISION', text: `${verdict}`, decision: { verdict, step_id: null, wave: null, reason: null, decided_by: 'alice', decided_at_ms: 1_700_000_100_000 + n, ...extra } };
+  return {
+    ...task('', 't-1'),
+    task_id: `decision-${n}`,
+    kind: 'DECISION',
+    text: `${verdict}`,
+    decision: { verdict, step_id: null, wave: null, reason: null, decided_by: 'alice', decided_at_ms: 1_700_000_100_000 + n, ...extra },
+  };
 }
 
 describe('approval rules', () => {
   test('parse always, never and thresholds; refuse tools without side effects, unknown tools and bad entries with one line naming the origin', () => {
-    const rules = parseApprovalRules('refunds.create:amount_cents>5000, identity.password_reset:always billing.send_invoice_copy:never', 'TAO_APPROVAL_RULES', sideEffects);
-    assert.deepEqual(rules.map((r) => r.when.kind), ['threshold', 'always', 'never']);
-    assert.throws(() => parseApprovalRules('orders.get:always', 'TAO_APPROVAL_RULES', sideEffects), /TAO_APPROVAL_RULES: "orders.get:always" names orders.get, which has no side effects/);
-    assert.throws(() => parseApprovalRules('refunds.nope:always', 'X', sideEffects), /X: "refunds.nope:always" names refunds.nope, which is not a tool of the catalog/);
+    const rules = parseApprovalRules(
+      'refunds.create:amount_cents>5000, identity.password_reset:always billing.send_invoice_copy:never',
+      'TAO_APPROVAL_RULES',
+      sideEffects,
+    );
+    assert.deepEqual(
+      rules.map((r) => r.when.kind),
+      ['threshold', 'always', 'never'],
+    );
+    assert.throws(
+      () => parseApprovalRules('orders.get:always', 'TAO_APPROVAL_RULES', sideEffects),
+      /TAO_APPROVAL_RULES: "orders.get:always" names orders.get, which has no side effects/,
+    );
+    assert.throws(
+      () => parseApprovalRules('refunds.nope:always', 'X', sideEffects),
+      /X: "refunds.nope:always" names refunds.nope, which is not a tool of the catalog/,
+    );
     assert.throws(() => parseApprovalRules('refunds.create:amount_cents=5', 'X', sideEffects), /is not TOOL:always, TOOL:never, TOOL:ARG>N or TOOL:ARG>=N/);
     assert.throws(() => parseApprovalRules('refunds.create:always refunds.create:never', 'X', sideEffects), /two rules/);
   });
@@ -45,13 +71,20 @@ describe('approval rules', () => {
   test('a threshold holds above it, not at or below; a missing or non-numeric argument needs approval', () => {
     const cfg = approvals('refunds.create:amount_cents>5000');
     assert.equal(approvalNeed(cfg, null, 'refunds.create', { amount_cents: 5000 }), null);
-    assert.deepEqual(approvalNeed(cfg, null, 'refunds.create', { amount_cents: 5001 }), { rule: 'refunds.create:amount_cents>5000 (TAO_APPROVAL_RULES)', why: 'amount_cents 5001 > 5000' });
+    assert.deepEqual(approvalNeed(cfg, null, 'refunds.create', { amount_cents: 5001 }), {
+      rule: 'refunds.create:amount_cents>5000 (TAO_APPROVAL_RULES)',
+      why: 'amount_cents 5001 > 5000',
+    });
     assert.match(approvalNeed(cfg, null, 'refunds.create', { amount_cents: '9000' })!.why, /not a number/);
     assert.equal(approvalNeed(cfg, null, 'orders.get', { order_id: 'O-1' }), null, 'a tool without a rule never waits');
   });
 
   test("a skill's rule for a tool replaces the deployment's in that skill's runs", () => {
-    const cfg: ApprovalConfig = { ...approvals('refunds.create:always'), skill: (name) => (name === 'goodwill' ? { rules: parseApprovalRules('refunds.create:never', 'skill goodwill metadata.approval', sideEffects) } : undefined) };
+    const cfg: ApprovalConfig = {
+      ...approvals('refunds.create:always'),
+      skill: (name) =>
+        name === 'goodwill' ? { rules: parseApprovalRules('refunds.create:never', 'skill goodwill metadata.approval', sideEffects) } : undefined,
+    };
     assert.equal(approvalNeed(cfg, 'goodwill', 'refunds.create', { amount_cents: 99999 }), null);
     assert.ok(approvalNeed(cfg, 'other', 'refunds.create', { amount_cents: 1 }));
     assert.ok(approvalNeed(cfg, null, 'refunds.create', { amount_cents: 1 }));
@@ -61,7 +94,11 @@ describe('approval rules', () => {
 describe('a call that needs approval parks the run', () => {
   test('a refund above the threshold parks the run awaiting_approval with the call, its arguments, the rule and why; no wave is dispatched', () => {
     const { decision, snapshot } = afterOrderLookup(refundConfig());
-    assert.equal(decision.outputs.some((o) => o.topic === 'thoughtRequests'), false, 'nothing reaches Action');
+    assert.equal(
+      decision.outputs.some((o) => o.topic === 'thoughtRequests'),
+      false,
+      'nothing reaches Action',
+    );
     const outcome = onlyOutcome(decision);
     assert.equal(outcome.status, 'awaiting_approval');
     assert.equal(outcome.reason_code, 'approval_required');
@@ -70,19 +107,40 @@ describe('a call that needs approval parks the run', () => {
     assert.deepEqual(outcome.approval, {
       wave: 2,
       timeout_ms: 3_600_000,
-      calls: [{ step_id: 'S2', tool: 'refunds.create', input_json: JSON.stringify({ order_id: 'O-20250002', amount_cents: 12_788 }), rule: 'refunds.create:amount_cents>5000 (TAO_APPROVAL_RULES)', why: 'amount_cents 12788 > 5000', decision: null, decided_by: null, decided_at_ms: null, decision_reason: null }],
+      calls: [
+        {
+          step_id: 'S2',
+          tool: 'refunds.create',
+          input_json: JSON.stringify({ order_id: 'O-20250002', amount_cents: 12_788 }),
+          rule: 'refunds.create:amount_cents>5000 (TAO_APPROVAL_RULES)',
+          why: 'amount_cents 12788 > 5000',
+          decision: null,
+          decided_by: null,
+          decided_at_ms: null,
+          decision_reason: null,
+        },
+      ],
     });
     assert.match(outcome.reason, /refunds\.create \(S2\) needs approval: amount_cents 12788 > 5000/);
     assert.equal(snapshot.status, 'awaiting_approval');
-    assert.deepEqual(snapshot.parked_steps.map((s) => s.idempotency_key), ['t-1:2:S2']);
+    assert.deepEqual(
+      snapshot.parked_steps.map((s) => s.idempotency_key),
+      ['t-1:2:S2'],
+    );
     assert.ok(snapshot.run, 'the parked run state is kept');
   });
 
   test('a refund at or below the threshold, or with no rule, is dispatched as before', () => {
     const small = afterOrderLookup(refundConfig('refunds.create:amount_cents>100000'));
-    assert.deepEqual(onlyRequest(small.decision).steps.map((s) => s.tool), ['refunds.create']);
+    assert.deepEqual(
+      onlyRequest(small.decision).steps.map((s) => s.tool),
+      ['refunds.create'],
+    );
     const none = afterOrderLookup(thoughtConfig(world, { planner: new GraphPlanner(refundFlow, world.tools) }));
-    assert.deepEqual(onlyRequest(none.decision).steps.map((s) => s.tool), ['refunds.create']);
+    assert.deepEqual(
+      onlyRequest(none.decision).steps.map((s) => s.tool),
+      ['refunds.create'],
+    );
   });
 
   test('the same inputs park the same way (deterministic)', () => {
@@ -116,7 +174,10 @@ describe('a decision resumes or ends the parked run', () => {
 
   test('deny ends a flow run failed (approval_denied) with who and why, and no call', () => {
     const decision = onTask(decide('deny', { reason: 'over the goodwill limit' }), cfg, snapshot);
-    assert.equal(decision.outputs.some((o) => o.topic === 'thoughtRequests'), false);
+    assert.equal(
+      decision.outputs.some((o) => o.topic === 'thoughtRequests'),
+      false,
+    );
     const outcome = onlyOutcome(decision);
     assert.equal(outcome.status, 'failed');
     assert.equal(outcome.reason_code, 'approval_denied');
@@ -133,7 +194,7 @@ describe('a decision resumes or ends the parked run', () => {
     assert.match(outcome.reason, /was not approved in time/);
   });
 
-  test("a time-out for another wave than the parked one is ignored (a late timer of an earlier parking)", () => {
+  test('a time-out for another wave than the parked one is ignored (a late timer of an earlier parking)', () => {
     const d = onTask(decide('timeout', { decided_by: 'scheduler', wave: 7 }), cfg, snapshot);
     assert.deepEqual(d.outputs, []);
     assert.match(d.ignored!, /is for wave 7 of run t-1, which awaits approval of wave 2/);
@@ -141,16 +202,26 @@ describe('a decision resumes or ends the parked run', () => {
 
   test('a decision for one step of several leaves the others pending; the wave goes once all are approved', () => {
     // Both calls of one wave need approval: a wave of two refunds.
-    const two = { ...snapshot, parked_steps: [...snapshot.parked_steps, { ...snapshot.parked_steps[0]!, step_id: 'S3', idempotency_key: 't-1:2:S3' }], approval: { ...snapshot.approval!, calls: [...snapshot.approval!.calls, { ...snapshot.approval!.calls[0]!, step_id: 'S3' }] } };
+    const two = {
+      ...snapshot,
+      parked_steps: [...snapshot.parked_steps, { ...snapshot.parked_steps[0]!, step_id: 'S3', idempotency_key: 't-1:2:S3' }],
+      approval: { ...snapshot.approval!, calls: [...snapshot.approval!.calls, { ...snapshot.approval!.calls[0]!, step_id: 'S3' }] },
+    };
     const first = onTask(decide('approve', { step_id: 'S2' }), cfg, two);
     const parked = onlyOutcome(first);
     assert.equal(parked.status, 'awaiting_approval');
-    assert.deepEqual(parked.approval!.calls.map((c) => c.decision), ['approve', null]);
+    assert.deepEqual(
+      parked.approval!.calls.map((c) => c.decision),
+      ['approve', null],
+    );
     assert.match(parked.reason, /1 of 2 call\(s\) decided/);
     const unknownStep = onTask(decide('approve', { step_id: 'S2' }, 2), cfg, onlySnapshot(first));
     assert.deepEqual(unknownStep.outputs, [], 'a step already decided is not decided again');
     const wave = onlyRequest(onTask(decide('approve', { step_id: 'S3' }, 3), cfg, onlySnapshot(first)));
-    assert.deepEqual(wave.steps.map((s) => s.step_id), ['S2', 'S3']);
+    assert.deepEqual(
+      wave.steps.map((s) => s.step_id),
+      ['S2', 'S3'],
+    );
   });
 
   test('an observation or a reply while the run is parked is ignored; a NEW copy of the task is a redelivery', () => {

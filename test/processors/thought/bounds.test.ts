@@ -4,7 +4,23 @@ import { describe, test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig } from '../../../processors/thought/core.ts';
 import type { Plan, PlanStep } from '../../../processors/plan.ts';
 import type { StepCall, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
-import { DATA, allValid, failedVerdict, fixedPlanner, flowPlan, loadWorld, observe, onlyOutcome, onlyRequest, onlySnapshot, stepsOf, task, thoughtConfig, validVerdict, withTools } from '../fixtures.ts';
+import {
+  DATA,
+  allValid,
+  failedVerdict,
+  fixedPlanner,
+  flowPlan,
+  loadWorld,
+  observe,
+  onlyOutcome,
+  onlyRequest,
+  onlySnapshot,
+  stepsOf,
+  task,
+  thoughtConfig,
+  validVerdict,
+  withTools,
+} from '../fixtures.ts';
 
 const world = loadWorld();
 
@@ -113,7 +129,7 @@ describe('cost_budget', () => {
     assert.equal(onlyOutcome(onObservation(observe(wave, allValid), cfg)).status, 'completed');
   });
 
-  test('a tool\'s own cost counts: one orders.latest call of cost 5 exceeds a budget of 5 after S1 spent 1', () => {
+  test("a tool's own cost counts: one orders.latest call of cost 5 exceeds a budget of 5 after S1 spent 1", () => {
     const tools = withTools(world.tools, {}, { 'orders.latest': 5 });
     const cfg = thoughtConfig(world, { tools, costBudget: 5 });
     const outcome = onlyOutcome(onObservation(observe(start(cfg), allValid), cfg));
@@ -140,7 +156,7 @@ describe('polling steps (until)', () => {
     const wave1 = start(cfg, 'anything');
     const wave2 = onlyRequest(onObservation(observe(wave1, orderIs('shipped')), cfg));
     assert.deepEqual(wave2.steps, [{ step_id: 'P', tool: 'orders.latest', input_json: wave1.steps[0]!.input_json, idempotency_key: 't-1:2:P', attempt: 2 }]);
-    assert.equal(wave2.run.outputs_json, '{}', 'unsatisfying data is not the step\'s output');
+    assert.equal(wave2.run.outputs_json, '{}', "unsatisfying data is not the step's output");
     assert.deepEqual(wave2.run.reflections, [], 'polling is not failing');
   });
 
@@ -156,7 +172,11 @@ describe('polling steps (until)', () => {
     const cfg = planned(pollingPlan());
     assert.equal(cfg.repeatCap, 3);
     const { waves, last } = poll(cfg, [orderIs('shipped'), orderIs('shipped'), orderIs('shipped')]);
-    assert.deepEqual(waves.map((w) => w.steps.map((s) => s.attempt)), [[1], [2], [3]], 'three identical calls are allowed');
+    assert.deepEqual(
+      waves.map((w) => w.steps.map((s) => s.attempt)),
+      [[1], [2], [3]],
+      'three identical calls are allowed',
+    );
     const outcome = onlyOutcome(last);
     assert.equal(outcome.status, 'budget_exhausted');
     assert.equal(outcome.reason_code, 'repeat_cap');
@@ -165,7 +185,7 @@ describe('polling steps (until)', () => {
     assert.equal(outcome.steps_executed, 3, 'the 4th call is not made');
   });
 
-  test('a step\'s max_calls overrides the run\'s cap downwards: max_calls 1 stops at the 2nd identical call', () => {
+  test("a step's max_calls overrides the run's cap downwards: max_calls 1 stops at the 2nd identical call", () => {
     const cfg = planned(pollingPlan({ max_calls: 1 }));
     const outcome = onlyOutcome(onObservation(observe(start(cfg), orderIs('shipped')), cfg));
     assert.equal(outcome.reason_code, 'repeat_cap');
@@ -175,7 +195,11 @@ describe('polling steps (until)', () => {
   test('with max_calls 10 the novelty bound ends it first: 3 waves of identical data end budget_exhausted / no_novelty', () => {
     const cfg = planned(pollingPlan({ max_calls: 10 }));
     const { waves, last } = poll(cfg, [orderIs('shipped'), orderIs('shipped'), orderIs('shipped'), orderIs('shipped')]);
-    assert.deepEqual(waves.map((w) => w.run.stale_waves), [0, 0, 1, 2], 'the first answer is new, each repeat is stale');
+    assert.deepEqual(
+      waves.map((w) => w.run.stale_waves),
+      [0, 0, 1, 2],
+      'the first answer is new, each repeat is stale',
+    );
     const outcome = onlyOutcome(last);
     assert.equal(outcome.status, 'budget_exhausted');
     assert.equal(outcome.reason_code, 'no_novelty');
@@ -188,7 +212,10 @@ describe('polling steps (until)', () => {
     const cfg = planned(pollingPlan({ max_calls: 10 }));
     const answers = [orderIs('placed'), orderIs('placed'), orderIs('placed'), orderIs('shipped'), orderIs('shipped'), orderIs('shipped'), orderIs('delivered')];
     const { waves, last } = poll(cfg, answers);
-    assert.deepEqual(waves.map((w) => w.run.stale_waves), [0, 0, 1, 2, 0, 1, 2]);
+    assert.deepEqual(
+      waves.map((w) => w.run.stale_waves),
+      [0, 0, 1, 2, 0, 1, 2],
+    );
     const outcome = onlyOutcome(last);
     assert.deepEqual([outcome.status, outcome.iterations], ['completed', 7]);
   });
@@ -204,9 +231,15 @@ describe('polling steps (until)', () => {
     const cfg = planned(pollingPlan({ max_calls: 10 }), { noveltyWaves: 10 });
     const timeout = (c: StepCall) => failedVerdict(c.step_id, c.tool, 'timeout');
     const { waves, last } = poll(cfg, [timeout, orderIs('shipped'), timeout]);
-    assert.deepEqual(waves.map((w) => w.run.failure_streaks.P ?? 0), [0, 1, 0]);
+    assert.deepEqual(
+      waves.map((w) => w.run.failure_streaks.P ?? 0),
+      [0, 1, 0],
+    );
     const wave4 = onlyRequest(last);
-    assert.deepEqual(wave4.steps.map((s) => [s.step_id, s.attempt]), [['P', 4]]);
+    assert.deepEqual(
+      wave4.steps.map((s) => [s.step_id, s.attempt]),
+      [['P', 4]],
+    );
     assert.deepEqual(wave4.run.reflections, []);
     assert.equal(wave4.run.failure_streaks.P, 1);
   });
@@ -224,7 +257,13 @@ describe('conditional edges (when)', () => {
       steps: [
         base.steps[0]!,
         { id: 'S2', tool: 'orders.latest', input: { customer_id: '{{S1.customer_id}}' }, depends_on: ['S1'] },
-        { id: 'S3', tool: 'shipping.track', input: { order_id: '{{S2.order_id}}' }, depends_on: ['S2'], when: { step: 'S2', path: '/status', equals: 'delivered' } },
+        {
+          id: 'S3',
+          tool: 'shipping.track',
+          input: { order_id: '{{S2.order_id}}' },
+          depends_on: ['S2'],
+          when: { step: 'S2', path: '/status', equals: 'delivered' },
+        },
         { id: 'S4', tool: 'crm.tier', input: { customer_id: '{{S1.customer_id}}' }, depends_on: ['S3'] },
       ],
       output: { order_status: '{{S2.status}}', shipping_state: '{{S3.state}}', tier: '{{S4.tier}}' },
@@ -241,7 +280,10 @@ describe('conditional edges (when)', () => {
     const cfg = planned(conditionalPlan());
     const wave1 = start(cfg);
     const wave2 = onlyRequest(onObservation(observe(wave1, withStatus('shipped')), cfg));
-    assert.deepEqual(wave2.steps.map((s) => s.step_id), ['S2']);
+    assert.deepEqual(
+      wave2.steps.map((s) => s.step_id),
+      ['S2'],
+    );
     const outcome = onlyOutcome(onObservation(observe(wave2, withStatus('shipped')), cfg));
     assert.equal(outcome.status, 'completed');
     assert.equal(outcome.reason_code, 'completed');
@@ -257,10 +299,16 @@ describe('conditional edges (when)', () => {
     let wave = start(cfg);
     wave = onlyRequest(onObservation(observe(wave, withStatus('delivered')), cfg));
     wave = onlyRequest(onObservation(observe(wave, withStatus('delivered')), cfg));
-    assert.deepEqual(stepsOf(wave).map((s) => [s.step_id, s.input]), [['S3', { order_id: 'O-12345678' }]]);
+    assert.deepEqual(
+      stepsOf(wave).map((s) => [s.step_id, s.input]),
+      [['S3', { order_id: 'O-12345678' }]],
+    );
     assert.deepEqual(wave.run.skipped, []);
     wave = onlyRequest(onObservation(observe(wave, withStatus('delivered')), cfg));
-    assert.deepEqual(stepsOf(wave).map((s) => [s.step_id, s.input]), [['S4', { customer_id: 'C-123456' }]]);
+    assert.deepEqual(
+      stepsOf(wave).map((s) => [s.step_id, s.input]),
+      [['S4', { customer_id: 'C-123456' }]],
+    );
     const outcome = onlyOutcome(onObservation(observe(wave, withStatus('delivered')), cfg));
     assert.equal(outcome.status, 'completed');
     assert.equal(outcome.reason, 'all 4 step(s) verified');
@@ -275,9 +323,17 @@ describe('conditional edges (when)', () => {
     let wave = start(cfg);
     wave = onlyRequest(onObservation(observe(wave, withStatus('shipped')), cfg));
     wave = onlyRequest(onObservation(observe(wave, withStatus('shipped')), cfg));
-    assert.deepEqual(wave.steps.map((s) => s.step_id), ['S5']);
+    assert.deepEqual(
+      wave.steps.map((s) => s.step_id),
+      ['S5'],
+    );
     assert.deepEqual([...wave.run.skipped].sort(), ['S3', 'S4']);
-    const outcome = onlyOutcome(onObservation(observe(wave, (c) => validVerdict(c.step_id, c.tool, DATA.S3)), cfg));
+    const outcome = onlyOutcome(
+      onObservation(
+        observe(wave, (c) => validVerdict(c.step_id, c.tool, DATA.S3)),
+        cfg,
+      ),
+    );
     assert.deepEqual(JSON.parse(outcome.output_json!), { order_status: 'shipped', shipping_state: null, tier: null, tier2: 'gold' });
     assert.equal(outcome.reason, 'all 3 step(s) verified, 2 skipped by conditions');
   });

@@ -3,7 +3,24 @@ import { describe, test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
 import type { Plan } from '../../../processors/plan.ts';
 import type { Check, ErrorType, Reflection, ReflectionAspect, ReflectionResult, RunSnapshot, StepCall, Verdict } from '../../../schemas/types.gen.ts';
-import { DATA, allValid, failedVerdict, fixedPlanner, flowPlan, loadWorld, observe, onlyOutcome, onlyRequest, onlySnapshot, reply, stepsOf, task, thoughtConfig, validVerdict, withTools } from '../fixtures.ts';
+import {
+  DATA,
+  allValid,
+  failedVerdict,
+  fixedPlanner,
+  flowPlan,
+  loadWorld,
+  observe,
+  onlyOutcome,
+  onlyRequest,
+  onlySnapshot,
+  reply,
+  stepsOf,
+  task,
+  thoughtConfig,
+  validVerdict,
+  withTools,
+} from '../fixtures.ts';
 
 const world = loadWorld();
 const config = thoughtConfig(world);
@@ -60,7 +77,9 @@ describe('onTask', () => {
     const wave = firstWave();
     assert.equal(wave.thought_id, 't-1');
     assert.equal(wave.iteration, 1);
-    assert.deepEqual(wave.steps, [{ step_id: 'S1', tool: 'crm.find_customer', input_json: JSON.stringify({ email: 'alice@example.com' }), idempotency_key: 't-1:1:S1', attempt: 1 }]);
+    assert.deepEqual(wave.steps, [
+      { step_id: 'S1', tool: 'crm.find_customer', input_json: JSON.stringify({ email: 'alice@example.com' }), idempotency_key: 't-1:1:S1', attempt: 1 },
+    ]);
     assert.deepEqual(wave.run.step_attempts, { S1: 1 });
     assert.equal(wave.run.outputs_json, '{}');
     assert.equal(wave.run.max_iterations, 10);
@@ -72,7 +91,18 @@ describe('onTask', () => {
 
   test('starting a run writes a running snapshot of it (so a redelivered task can be recognised)', () => {
     const decision = onTask(task('Where is my order? alice@example.com'), config);
-    assert.deepEqual(snapshotOf(decision), { thought_id: 't-1', status: 'running', iteration: 1, task_id: 'task-t-1', task_text: 'Where is my order? alice@example.com', missing_fields: [], run: null, outcome_status: null, approval: null, parked_steps: [] });
+    assert.deepEqual(snapshotOf(decision), {
+      thought_id: 't-1',
+      status: 'running',
+      iteration: 1,
+      task_id: 'task-t-1',
+      task_text: 'Where is my order? alice@example.com',
+      missing_fields: [],
+      run: null,
+      outcome_status: null,
+      approval: null,
+      parked_steps: [],
+    });
   });
 
   test('a task without an e-mail ends awaiting_input with missing_fields [email], reason_code needs_input and no tool call', () => {
@@ -140,10 +170,13 @@ describe('onObservation', () => {
   test('a valid S1 verdict yields wave 2 with S2 and S3 in parallel, both given S1.customer_id', () => {
     const wave2 = onlyRequest(onObservation(observe(firstWave(), allValid), config));
     assert.equal(wave2.iteration, 2);
-    assert.deepEqual(stepsOf(wave2).map(({ step_id, tool, input, idempotency_key, attempt }) => ({ step_id, tool, input, idempotency_key, attempt })), [
-      { step_id: 'S2', tool: 'orders.latest', input: { customer_id: 'C-123456' }, idempotency_key: 't-1:2:S2', attempt: 1 },
-      { step_id: 'S3', tool: 'crm.tier', input: { customer_id: 'C-123456' }, idempotency_key: 't-1:2:S3', attempt: 1 },
-    ]);
+    assert.deepEqual(
+      stepsOf(wave2).map(({ step_id, tool, input, idempotency_key, attempt }) => ({ step_id, tool, input, idempotency_key, attempt })),
+      [
+        { step_id: 'S2', tool: 'orders.latest', input: { customer_id: 'C-123456' }, idempotency_key: 't-1:2:S2', attempt: 1 },
+        { step_id: 'S3', tool: 'crm.tier', input: { customer_id: 'C-123456' }, idempotency_key: 't-1:2:S3', attempt: 1 },
+      ],
+    );
     assert.deepEqual(JSON.parse(wave2.run.outputs_json), { S1: DATA.S1 });
     assert.deepEqual(wave2.run.step_attempts, { S1: 1, S2: 1, S3: 1 });
   });
@@ -152,7 +185,10 @@ describe('onObservation', () => {
     const wave2 = onlyRequest(onObservation(observe(firstWave(), allValid), config));
     const wave3 = onlyRequest(onObservation(observe(wave2, allValid), config));
     assert.equal(wave3.iteration, 3);
-    assert.deepEqual(stepsOf(wave3).map(({ step_id, input, idempotency_key }) => ({ step_id, input, idempotency_key })), [{ step_id: 'S4', input: { order_id: 'O-12345678' }, idempotency_key: 't-1:3:S4' }]);
+    assert.deepEqual(
+      stepsOf(wave3).map(({ step_id, input, idempotency_key }) => ({ step_id, input, idempotency_key })),
+      [{ step_id: 'S4', input: { order_id: 'O-12345678' }, idempotency_key: 't-1:3:S4' }],
+    );
   });
 
   test('after S4 is valid the run completes (reason_code completed) with every output field resolved from the step data', () => {
@@ -162,7 +198,13 @@ describe('onObservation', () => {
     const outcome = onlyOutcome(decision);
     assert.equal(outcome.status, 'completed');
     assert.equal(outcome.reason_code, 'completed');
-    assert.deepEqual(JSON.parse(outcome.output_json!), { customer_id: 'C-123456', order_id: 'O-12345678', order_status: 'shipped', tier: 'gold', shipping_state: 'in_transit' });
+    assert.deepEqual(JSON.parse(outcome.output_json!), {
+      customer_id: 'C-123456',
+      order_id: 'O-12345678',
+      order_status: 'shipped',
+      tier: 'gold',
+      shipping_state: 'in_transit',
+    });
     assert.equal(outcome.iterations, 3);
     assert.equal(outcome.steps_executed, 4);
     assert.deepEqual(outcome.missing_fields, []);
@@ -176,7 +218,9 @@ describe('onObservation', () => {
     const wave1 = firstWave();
     const wave2 = onlyRequest(onObservation(observe(wave1, failing('timeout')), config));
     assert.equal(wave2.iteration, 2);
-    assert.deepEqual(wave2.steps, [{ step_id: 'S1', tool: 'crm.find_customer', input_json: wave1.steps[0]!.input_json, idempotency_key: 't-1:2:S1', attempt: 2 }]);
+    assert.deepEqual(wave2.steps, [
+      { step_id: 'S1', tool: 'crm.find_customer', input_json: wave1.steps[0]!.input_json, idempotency_key: 't-1:2:S1', attempt: 2 },
+    ]);
     assert.notEqual(wave2.steps[0]!.idempotency_key, wave1.steps[0]!.idempotency_key);
     assert.deepEqual(wave2.run.step_attempts, { S1: 2 });
     assert.deepEqual(wave2.run.failure_streaks, { S1: 1 });
@@ -186,7 +230,10 @@ describe('onObservation', () => {
   for (const errorType of ['rate_limited', 'server_error', 'network_issue', 'malformed', 'circuit_open'] as const) {
     test(`${errorType} is retryable: the step runs again in the next wave`, () => {
       const wave2 = onlyRequest(onObservation(observe(firstWave(), failing(errorType)), config));
-      assert.deepEqual(wave2.steps.map((s) => [s.step_id, s.tool, s.attempt]), [['S1', 'crm.find_customer', 2]]);
+      assert.deepEqual(
+        wave2.steps.map((s) => [s.step_id, s.tool, s.attempt]),
+        [['S1', 'crm.find_customer', 2]],
+      );
       assert.deepEqual(wave2.run.reflections, []);
     });
   }
@@ -194,26 +241,43 @@ describe('onObservation', () => {
   test('in a parallel wave, a retried step is re-sent alongside the newly ready step', () => {
     const wave2 = onlyRequest(onObservation(observe(firstWave(), allValid), config));
     const wave3 = onlyRequest(onObservation(observe(wave2, failingOnly('S3', 'server_error')), config));
-    assert.deepEqual(stepsOf(wave3).map(({ step_id, input, idempotency_key, attempt }) => ({ step_id, input, idempotency_key, attempt })), [
-      { step_id: 'S3', input: { customer_id: 'C-123456' }, idempotency_key: 't-1:3:S3', attempt: 2 },
-      { step_id: 'S4', input: { order_id: 'O-12345678' }, idempotency_key: 't-1:3:S4', attempt: 1 },
-    ]);
+    assert.deepEqual(
+      stepsOf(wave3).map(({ step_id, input, idempotency_key, attempt }) => ({ step_id, input, idempotency_key, attempt })),
+      [
+        { step_id: 'S3', input: { customer_id: 'C-123456' }, idempotency_key: 't-1:3:S3', attempt: 2 },
+        { step_id: 'S4', input: { order_id: 'O-12345678' }, idempotency_key: 't-1:3:S4', attempt: 1 },
+      ],
+    );
     assert.deepEqual(Object.keys(JSON.parse(wave3.run.outputs_json) as object).sort(), ['S1', 'S2']);
   });
 
   test('a valid verdict whose data lacks a field a later step needs fails the run (output_unresolved) naming the step and the reference', () => {
-    const outcome = onlyOutcome(onObservation(observe(firstWave(), (c) => validVerdict(c.step_id, c.tool, { email: 'alice@example.com', name: 'Alice' })), config));
+    const outcome = onlyOutcome(
+      onObservation(
+        observe(firstWave(), (c) => validVerdict(c.step_id, c.tool, { email: 'alice@example.com', name: 'Alice' })),
+        config,
+      ),
+    );
     assert.equal(outcome.status, 'failed');
     assert.equal(outcome.reason_code, 'output_unresolved');
     assert.match(outcome.reason, /S2: input reference S1\.customer_id has no value/);
   });
 
   test('a custom planner plan is carried through the run (plan_json is the validated plan)', () => {
-    const plan: Plan = { flow: { id: 'lookup', version: 2 }, steps: [{ id: 'A', tool: 'crm.find_customer', input: { email: 'bob@example.com' }, depends_on: [] }], output: { id: '{{A.customer_id}}' } };
+    const plan: Plan = {
+      flow: { id: 'lookup', version: 2 },
+      steps: [{ id: 'A', tool: 'crm.find_customer', input: { email: 'bob@example.com' }, depends_on: [] }],
+      output: { id: '{{A.customer_id}}' },
+    };
     const custom = thoughtConfig(world, { planner: fixedPlanner(plan) });
     const wave1 = onlyRequest(onTask(task('anything'), custom));
     assert.deepEqual([wave1.run.flow_id, wave1.run.flow_version, wave1.run.planner], ['lookup', 2, 'fixed']);
-    const outcome = onlyOutcome(onObservation(observe(wave1, () => validVerdict('A', 'crm.find_customer', { customer_id: 'C-000042', email: 'bob@example.com', name: 'Bob' })), custom));
+    const outcome = onlyOutcome(
+      onObservation(
+        observe(wave1, () => validVerdict('A', 'crm.find_customer', { customer_id: 'C-000042', email: 'bob@example.com', name: 'Bob' })),
+        custom,
+      ),
+    );
     assert.equal(outcome.status, 'completed');
     assert.deepEqual(JSON.parse(outcome.output_json!), { id: 'C-000042' });
   });
@@ -248,7 +312,7 @@ describe('reflection', () => {
     assert.deepEqual(results(reflection!), { data_completeness: 'PASS', logic_consistency: 'PASS', policy_compliance: 'PASS', uncertainty: 'MISSING' });
     const uncertainty = dimension(reflection!, 'uncertainty');
     assert.match(uncertainty.evidence, /2 consecutive failure\(s\) \(timeout\)/);
-    assert.match(uncertainty.evidence, /transport: no response within 2000 ms/, 'the evidence quotes Observation\'s failed checks');
+    assert.match(uncertainty.evidence, /transport: no response within 2000 ms/, "the evidence quotes Observation's failed checks");
     assert.match(uncertainty.recommendation, /no fallback/);
     const snapshot = snapshotOf(decision);
     assert.deepEqual([snapshot.status, snapshot.outcome_status, snapshot.run], ['ended', 'failed', null]);
@@ -274,19 +338,28 @@ describe('reflection', () => {
     assert.equal(wave3.run.failure_streaks.S1, 0, 'the fallback starts with a clean failure streak');
   });
 
-  test('after a fallback the run goes on with the fallback\'s data and completes, keeping the reflection in the outcome', () => {
+  test("after a fallback the run goes on with the fallback's data and completes, keeping the reflection in the outcome", () => {
     const { cfg } = fallbackWorld();
     let wave = onlyRequest(onTask(task('Where is my order? alice@example.com'), cfg));
     wave = onlyRequest(onObservation(observe(wave, failing('timeout')), cfg));
     wave = onlyRequest(onObservation(observe(wave, failing('timeout')), cfg));
     wave = onlyRequest(onObservation(observe(wave, allValid), cfg));
-    assert.deepEqual(stepsOf(wave).map((s) => [s.step_id, s.input]), [['S2', { customer_id: 'C-123456' }], ['S3', { customer_id: 'C-123456' }]]);
+    assert.deepEqual(
+      stepsOf(wave).map((s) => [s.step_id, s.input]),
+      [
+        ['S2', { customer_id: 'C-123456' }],
+        ['S3', { customer_id: 'C-123456' }],
+      ],
+    );
     wave = onlyRequest(onObservation(observe(wave, allValid), cfg));
     const outcome = onlyOutcome(onObservation(observe(wave, allValid), cfg));
     assert.equal(outcome.status, 'completed');
     assert.equal(outcome.reason_code, 'completed');
     assert.equal(JSON.parse(outcome.output_json!).customer_id, 'C-123456');
-    assert.deepEqual(outcome.reflections.map((r) => [r.step_id, r.action]), [['S1', 'fallback']]);
+    assert.deepEqual(
+      outcome.reflections.map((r) => [r.step_id, r.action]),
+      [['S1', 'fallback']],
+    );
     assert.equal(outcome.steps_executed, 6);
   });
 
@@ -298,11 +371,21 @@ describe('reflection', () => {
     wave = onlyRequest(onObservation(observe(wave, failing('server_error')), cfg));
     assert.equal(wave.steps[0]!.tool, ALT);
     wave = onlyRequest(onObservation(observe(wave, failing('server_error')), cfg));
-    assert.deepEqual(wave.steps.map((s) => [s.tool, s.attempt]), [[ALT, 4]], 'the fallback is retried before reflecting again');
+    assert.deepEqual(
+      wave.steps.map((s) => [s.tool, s.attempt]),
+      [[ALT, 4]],
+      'the fallback is retried before reflecting again',
+    );
     const outcome = onlyOutcome(onObservation(observe(wave, failing('server_error')), cfg));
     assert.equal(outcome.status, 'failed');
     assert.equal(outcome.reason_code, 'step_failed');
-    assert.deepEqual(outcome.reflections.map((r) => [r.tool, r.iteration, r.action]), [['crm.find_customer', 2, 'fallback'], [ALT, 4, 'fail']]);
+    assert.deepEqual(
+      outcome.reflections.map((r) => [r.tool, r.iteration, r.action]),
+      [
+        ['crm.find_customer', 2, 'fallback'],
+        [ALT, 4, 'fail'],
+      ],
+    );
   });
 
   test('a success resets the failure streak: the failed step is retried and nothing is reflected on', () => {
@@ -313,7 +396,10 @@ describe('reflection', () => {
     const wave4 = onlyRequest(onObservation(observe(wave3, failingOnly('S4', 'timeout')), config));
     assert.deepEqual([wave4.run.failure_streaks.S3, wave4.run.failure_streaks.S4], [0, 1]);
     assert.deepEqual(wave4.run.reflections, []);
-    assert.deepEqual(wave4.steps.map((s) => [s.step_id, s.attempt]), [['S4', 2]]);
+    assert.deepEqual(
+      wave4.steps.map((s) => [s.step_id, s.attempt]),
+      [['S4', 2]],
+    );
   });
 
   test('with reflectAfter 3 a step gets two retries before reflection', () => {
@@ -321,7 +407,10 @@ describe('reflection', () => {
     let wave = firstWave(undefined, cfg);
     wave = onlyRequest(onObservation(observe(wave, failing('timeout')), cfg));
     wave = onlyRequest(onObservation(observe(wave, failing('timeout')), cfg));
-    assert.deepEqual(wave.steps.map((s) => [s.step_id, s.attempt]), [['S1', 3]]);
+    assert.deepEqual(
+      wave.steps.map((s) => [s.step_id, s.attempt]),
+      [['S1', 3]],
+    );
     const outcome = onlyOutcome(onObservation(observe(wave, failing('timeout')), cfg));
     assert.equal(outcome.reason_code, 'step_failed');
     assert.deepEqual(outcome.reflections[0]!.error_types, ['timeout', 'timeout', 'timeout']);
@@ -335,7 +424,7 @@ describe('reflection', () => {
     assert.deepEqual(outcome.reflections[0]!.error_types, ['timeout', 'server_error']);
   });
 
-  test('not_found reflects at once and asks a person: awaiting_input with the step\'s input fields, reason_code reflection, the run parked in the snapshot', () => {
+  test("not_found reflects at once and asks a person: awaiting_input with the step's input fields, reason_code reflection, the run parked in the snapshot", () => {
     const decision = onObservation(observe(firstWave(), failing('not_found', [{ name: 'status', passed: false, evidence: 'HTTP 404' }])), config);
     const outcome = onlyOutcome(decision);
     assert.equal(outcome.status, 'awaiting_input');
@@ -395,7 +484,12 @@ describe('reflection', () => {
 
   for (const errorType of ['schema_mismatch', 'inconsistent', 'data_corrupted', 'response_too_large'] as const) {
     test(`${errorType} without a fallback reflects at once and fails: logic_consistency INCONSISTENT, reason_code step_failed`, () => {
-      const outcome = onlyOutcome(onObservation(observe(firstWave(), failing(errorType, [{ name: 'contract', passed: false, evidence: 'customer_id does not match ^C-[0-9]{6}$' }])), config));
+      const outcome = onlyOutcome(
+        onObservation(
+          observe(firstWave(), failing(errorType, [{ name: 'contract', passed: false, evidence: 'customer_id does not match ^C-[0-9]{6}$' }])),
+          config,
+        ),
+      );
       assert.equal(outcome.status, 'failed');
       assert.equal(outcome.reason_code, 'step_failed');
       assert.match(outcome.reason, new RegExp(`^step S1 \\(crm\\.find_customer\\) failed: ${errorType} after 1 attempt\\(s\\)`));
@@ -428,12 +522,15 @@ describe('reflection', () => {
     assert.equal(results(outcome.reflections[0]!).logic_consistency, 'INCONSISTENT');
   });
 
-  test('a step failing in a parallel wave is reflected on by name and asks for that step\'s input fields', () => {
+  test("a step failing in a parallel wave is reflected on by name and asks for that step's input fields", () => {
     const wave2 = onlyRequest(onObservation(observe(firstWave(), allValid), config));
     const outcome = onlyOutcome(onObservation(observe(wave2, failingOnly('S3', 'not_found')), config));
     assert.equal(outcome.status, 'awaiting_input');
     assert.deepEqual(outcome.missing_fields, ['customer_id']);
-    assert.deepEqual(outcome.reflections.map((r) => [r.step_id, r.tool, r.iteration]), [['S3', 'crm.tier', 2]]);
+    assert.deepEqual(
+      outcome.reflections.map((r) => [r.step_id, r.tool, r.iteration]),
+      [['S3', 'crm.tier', 2]],
+    );
   });
 });
 
@@ -459,9 +556,10 @@ describe('redelivery and replies', () => {
     const decision = onTask(reply('Sorry, my address is bob@example.com'), config, parked);
     const wave = onlyRequest(decision);
     assert.equal(wave.iteration, 2, 'the resumed run continues its wave numbering');
-    assert.deepEqual(stepsOf(wave).map(({ step_id, tool, input, idempotency_key }) => ({ step_id, tool, input, idempotency_key })), [
-      { step_id: 'S1', tool: 'crm.find_customer', input: { email: 'bob@example.com' }, idempotency_key: 't-1:2:S1' },
-    ]);
+    assert.deepEqual(
+      stepsOf(wave).map(({ step_id, tool, input, idempotency_key }) => ({ step_id, tool, input, idempotency_key })),
+      [{ step_id: 'S1', tool: 'crm.find_customer', input: { email: 'bob@example.com' }, idempotency_key: 't-1:2:S1' }],
+    );
     assert.equal(wave.steps[0]!.attempt, 1, 'the resumed run starts its new plan afresh: attempts count from one again');
     assert.equal(wave.run.task_text, 'Where is my order? alice@example.com\nSorry, my address is bob@example.com');
     assert.equal(wave.run.task_id, 'reply-1-t-1');
@@ -477,7 +575,10 @@ describe('redelivery and replies', () => {
     const decision = onTask(reply('It was carol@example.com, no wait: dave@example.com'), config, parked);
     const wave = onlyRequest(decision);
     assert.equal(wave.iteration, 1);
-    assert.deepEqual(stepsOf(wave).map((s) => [s.step_id, s.input, s.attempt]), [['S1', { email: 'dave@example.com' }, 1]]);
+    assert.deepEqual(
+      stepsOf(wave).map((s) => [s.step_id, s.input, s.attempt]),
+      [['S1', { email: 'dave@example.com' }, 1]],
+    );
     assert.equal(wave.run.task_text, 'Where is my order? I forgot my details\nIt was carol@example.com, no wait: dave@example.com');
     assert.equal(snapshotOf(decision).status, 'running');
   });
@@ -486,13 +587,19 @@ describe('redelivery and replies', () => {
     const parked = snapshotOf(onTask(task('Where is my order?'), config));
     const decision = onTask(reply('I do not remember it'), config, parked);
     const outcome = onlyOutcome(decision);
-    assert.deepEqual([outcome.status, outcome.reason_code, outcome.missing_fields, outcome.task_id], ['awaiting_input', 'needs_input', ['email'], 'reply-1-t-1']);
+    assert.deepEqual(
+      [outcome.status, outcome.reason_code, outcome.missing_fields, outcome.task_id],
+      ['awaiting_input', 'needs_input', ['email'], 'reply-1-t-1'],
+    );
     const again = snapshotOf(decision);
     assert.equal(again.status, 'awaiting_input');
     assert.equal(again.task_text, 'Where is my order?\nI do not remember it');
     const resumed = onlyRequest(onTask(reply('frank@example.com', 't-1', 2), config, again));
     assert.equal(resumed.run.task_text, 'Where is my order?\nI do not remember it\nfrank@example.com');
-    assert.deepEqual(stepsOf(resumed).map((s) => s.input), [{ email: 'frank@example.com' }]);
+    assert.deepEqual(
+      stepsOf(resumed).map((s) => s.input),
+      [{ email: 'frank@example.com' }],
+    );
   });
 
   test('a REPLY to a run that is running or has ended is ignored, naming the run status', () => {
@@ -510,7 +617,10 @@ describe('redelivery and replies', () => {
   test('a REPLY for a run Thought has never seen starts it', () => {
     const wave = onlyRequest(onTask(reply('Where is my order? erin@example.com', 't-9'), config));
     assert.deepEqual([wave.thought_id, wave.iteration, wave.run.task_id], ['t-9', 1, 'reply-1-t-9']);
-    assert.deepEqual(stepsOf(wave).map((s) => s.input), [{ email: 'erin@example.com' }]);
+    assert.deepEqual(
+      stepsOf(wave).map((s) => s.input),
+      [{ email: 'erin@example.com' }],
+    );
   });
 
   test('an observation for a run that has ended (or is parked) is ignored', () => {
@@ -558,10 +668,13 @@ describe('determinism', () => {
     const b = drive();
     assert.deepEqual(a, b);
     assert.equal(onlyOutcome(a.at(-1)!).status, 'completed');
-    assert.deepEqual(onlyOutcome(a.at(-1)!).reflections.map((r) => r.action), ['fallback']);
+    assert.deepEqual(
+      onlyOutcome(a.at(-1)!).reflections.map((r) => r.action),
+      ['fallback'],
+    );
   });
 
-  test('replaying a parked run\'s reply gives deep-equal decisions', () => {
+  test("replaying a parked run's reply gives deep-equal decisions", () => {
     const parked = () => snapshotOf(onObservation(observe(firstWave(), failing('not_found')), config));
     assert.deepEqual(onTask(reply('bob@example.com'), config, parked()), onTask(reply('bob@example.com'), config, parked()));
   });

@@ -3,7 +3,14 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { DEFAULT_ERROR_MODEL_DIR } from '../../../processors/observation/classifier.ts';
-import { DEFAULT_INTENT_MODEL_DIR, DEFAULT_INTENT_THRESHOLD, INTENTS, type Intent, IntentRouter, extractSlots } from '../../../processors/thought/intent-router.ts';
+import {
+  DEFAULT_INTENT_MODEL_DIR,
+  DEFAULT_INTENT_THRESHOLD,
+  INTENTS,
+  type Intent,
+  IntentRouter,
+  extractSlots,
+} from '../../../processors/thought/intent-router.ts';
 import { TextModel } from '../../../features/text/index.ts';
 import { setting } from '../../../runtime/config.ts';
 import { type EvalReport, metrics, readJsonl } from '../../models/eval-metrics.ts';
@@ -12,13 +19,33 @@ const MODEL_DIR = new URL('../../../models/intent-router/', import.meta.url);
 
 const EXAMPLES: Record<Exclude<Intent, 'unknown'>, { en: string[]; zh: string[] }> = {
   order_status: { en: ['where is my order O-12345678', 'Has my package shipped yet? Order O-22334455'], zh: ['我的订单到哪了', '订单O-12345678什么时候发货'] },
-  refund_request: { en: ['I want a refund for order O-87654321', 'the item arrived broken, please give me my money back'], zh: ['我要退款，订单O-87654321', '商品坏了，申请退货退款'] },
-  invoice_copy: { en: ['please send me a copy of invoice INV-2024-0042', 'I need the invoice PDF for my last order'], zh: ['请给我发票副本 INV-2024-0042', '麻烦重新开一张发票'] },
+  refund_request: {
+    en: ['I want a refund for order O-87654321', 'the item arrived broken, please give me my money back'],
+    zh: ['我要退款，订单O-87654321', '商品坏了，申请退货退款'],
+  },
+  invoice_copy: {
+    en: ['please send me a copy of invoice INV-2024-0042', 'I need the invoice PDF for my last order'],
+    zh: ['请给我发票副本 INV-2024-0042', '麻烦重新开一张发票'],
+  },
   account_access: { en: ["can't log in to my account", 'how do I reset my password?'], zh: ['密码重置', '账号登录不了，验证码收不到'] },
-  outage_report: { en: ['is the API down? service payments returning 500', 'checkout service has been failing with 503 for an hour'], zh: ['支付接口一直报500，是不是挂了', '系统宕机了吗，页面打不开'] },
-  expense_claim_status: { en: ['status of expense claim EC-123456', 'has my travel reimbursement been approved yet?'], zh: ['报销单EC-123456审批到哪了', '差旅报销什么时候到账'] },
+  outage_report: {
+    en: ['is the API down? service payments returning 500', 'checkout service has been failing with 503 for an hour'],
+    zh: ['支付接口一直报500，是不是挂了', '系统宕机了吗，页面打不开'],
+  },
+  expense_claim_status: {
+    en: ['status of expense claim EC-123456', 'has my travel reimbursement been approved yet?'],
+    zh: ['报销单EC-123456审批到哪了', '差旅报销什么时候到账'],
+  },
 };
-const OFF_DOMAIN = ['what is the weather in Paris tomorrow?', 'tell me a joke about penguins', 'how do I sort a list in Python?', 'Quelle heure est-il à Montréal ?', '今天天气怎么样', '讲个笑话吧', 'おすすめのラーメン屋はどこですか'];
+const OFF_DOMAIN = [
+  'what is the weather in Paris tomorrow?',
+  'tell me a joke about penguins',
+  'how do I sort a list in Python?',
+  'Quelle heure est-il à Montréal ?',
+  '今天天气怎么样',
+  '讲个笑话吧',
+  'おすすめのラーメン屋はどこですか',
+];
 
 describe('IntentRouter', () => {
   let router: IntentRouter;
@@ -33,7 +60,9 @@ describe('IntentRouter', () => {
   });
 
   test('loads the committed model; its id names the sha256 of model.onnx; default threshold 0.4', () => {
-    const sha = createHash('sha256').update(readFileSync(new URL('model.onnx', MODEL_DIR))).digest('hex');
+    const sha = createHash('sha256')
+      .update(readFileSync(new URL('model.onnx', MODEL_DIR)))
+      .digest('hex');
     assert.equal(router.modelId, `intent-router@${sha.slice(0, 12)}`);
     assert.equal(router.threshold, DEFAULT_INTENT_THRESHOLD);
     assert.equal(DEFAULT_INTENT_THRESHOLD, 0.4);
@@ -92,7 +121,14 @@ describe('IntentRouter', () => {
   });
 
   test('mixed or vague tickets: below the default threshold unknown, above it the candidate', async () => {
-    const texts = ['problem with my account and order and invoice', 'my order and my password', 'refund or invoice?', 'order', 'account', 'hmm so about that thing'];
+    const texts = [
+      'problem with my account and order and invoice',
+      'my order and my password',
+      'refund or invoice?',
+      'order',
+      'account',
+      'hmm so about that thing',
+    ];
     const routes = await router.routeBatch(texts);
     const low = routes.filter((r) => r.confidence < DEFAULT_INTENT_THRESHOLD);
     for (const r of low) assert.equal(r.intent, 'unknown', JSON.stringify(r));
@@ -125,13 +161,26 @@ describe('IntentRouter', () => {
     assert.equal(report.model.id, router.modelId);
     assert.equal(report.eval.primary, 'routed');
     assert.equal(report.eval.routed!.threshold, router.threshold);
-    assert.equal(createHash('sha256').update(readFileSync(new URL('eval.jsonl', MODEL_DIR))).digest('hex'), report.eval.sha256);
+    assert.equal(
+      createHash('sha256')
+        .update(readFileSync(new URL('eval.jsonl', MODEL_DIR)))
+        .digest('hex'),
+      report.eval.sha256,
+    );
     const examples = readJsonl(new URL('eval.jsonl', MODEL_DIR));
     assert.ok(examples.length >= 120);
     const routes = await router.routeBatch(examples.map((e) => e.text));
     const gold = examples.map((e) => e.label);
-    const routed = metrics(report.labels, gold, routes.map((r) => r.intent));
-    const raw = metrics(report.labels, gold, routes.map((r) => r.candidate));
+    const routed = metrics(
+      report.labels,
+      gold,
+      routes.map((r) => r.intent),
+    );
+    const raw = metrics(
+      report.labels,
+      gold,
+      routes.map((r) => r.candidate),
+    );
     assert.ok(Math.abs(routed.macro_f1 - report.eval.routed!.macro_f1) < 1e-12, `node ${routed.macro_f1} vs report ${report.eval.routed!.macro_f1}`);
     assert.equal(report.eval.macro_f1, report.eval.routed!.macro_f1);
     assert.ok(Math.abs(raw.macro_f1 - report.eval.raw.macro_f1) < 1e-12);
@@ -151,7 +200,10 @@ describe('extractSlots', () => {
   });
 
   test('several distinct ids: the first in the singular slot, all in the plural one', () => {
-    assert.deepEqual(extractSlots('copies of INV-2026-0001 and INV-2026-0002 (and INV-2026-0001 again)'), { invoice_id: 'INV-2026-0001', invoice_ids: 'INV-2026-0001,INV-2026-0002' });
+    assert.deepEqual(extractSlots('copies of INV-2026-0001 and INV-2026-0002 (and INV-2026-0001 again)'), {
+      invoice_id: 'INV-2026-0001',
+      invoice_ids: 'INV-2026-0001,INV-2026-0002',
+    });
   });
 
   test('full-width characters are normalized (NFKC) first', () => {
@@ -190,6 +242,6 @@ describe('extractSlots', () => {
   });
 });
 
-test('the TAO_INTENT_THRESHOLD default is the router\'s own calibrated default (one number, two places)', () => {
+test("the TAO_INTENT_THRESHOLD default is the router's own calibrated default (one number, two places)", () => {
   assert.equal(setting({}, 'TAO_INTENT_THRESHOLD'), DEFAULT_INTENT_THRESHOLD);
 });

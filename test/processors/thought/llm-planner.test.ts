@@ -32,7 +32,17 @@ let server: LlmServer;
 let planner: LlmPlanner;
 
 function newPlanner(overrides: { timeoutMs?: number; apiKey?: string } = {}): LlmPlanner {
-  return new LlmPlanner({ baseUrl: server.baseUrl, model: 'test-model', apiKey: KEY, maxSteps: 50, fallback: new GraphPlanner(world.flow, world.tools), validator, tools: world.tools, catalog: world.catalog, ...overrides });
+  return new LlmPlanner({
+    baseUrl: server.baseUrl,
+    model: 'test-model',
+    apiKey: KEY,
+    maxSteps: 50,
+    fallback: new GraphPlanner(world.flow, world.tools),
+    validator,
+    tools: world.tools,
+    catalog: world.catalog,
+    ...overrides,
+  });
 }
 
 /** gather then plan, the way Thought's shell and core do it. */
@@ -77,7 +87,8 @@ describe('LlmPlanner.gather', () => {
     const [system, user] = req.body!.messages!;
     assert.deepEqual([system!.role, user!.role], ['system', 'user']);
     assert.equal(user!.content, TASK.text);
-    for (const tool of ['crm.find_customer', 'orders.latest', 'crm.tier', 'shipping.track']) assert.ok(system!.content.includes(`- ${tool}: `), `prompt describes ${tool}`);
+    for (const tool of ['crm.find_customer', 'orders.latest', 'crm.tier', 'shipping.track'])
+      assert.ok(system!.content.includes(`- ${tool}: `), `prompt describes ${tool}`);
     assert.match(system!.content, /returns fields: order_id, customer_id, status, total_cents, placed_at/);
     assert.match(system!.content, /"depends_on"/);
     assert.match(system!.content, /\{\{S1\.field\}\}/);
@@ -217,7 +228,16 @@ describe('LlmPlanner.plan', () => {
     const gone = await startLlmServer();
     const url = gone.baseUrl;
     await gone.close();
-    const p = new LlmPlanner({ baseUrl: url, model: 'm', maxSteps: 50, fallback: new GraphPlanner(world.flow, world.tools), validator, tools: world.tools, catalog: world.catalog, timeoutMs: 2000 });
+    const p = new LlmPlanner({
+      baseUrl: url,
+      model: 'm',
+      maxSteps: 50,
+      fallback: new GraphPlanner(world.flow, world.tools),
+      validator,
+      tools: world.tools,
+      catalog: world.catalog,
+      timeoutMs: 2000,
+    });
     const { parsed, result } = await run(p);
     assert.deepEqual([parsed.ok, !parsed.ok && parsed.error], [false, 'network']);
     assertFallback(result, /network: ECONNREFUSED/);
@@ -251,7 +271,10 @@ describe('LlmPlanner.plan', () => {
     assert.equal(wave.run.planner, 'llm');
     assert.equal(wave.run.planner_record, record);
     assert.deepEqual([wave.run.flow_id, wave.run.flow_version], ['llm', 1]);
-    assert.deepEqual(wave.steps.map((s) => s.step_id), ['find']);
+    assert.deepEqual(
+      wave.steps.map((s) => s.step_id),
+      ['find'],
+    );
   });
 });
 
@@ -286,7 +309,11 @@ describe('createPlanner with TAO_PLANNER=llm', () => {
       [{ TAO_FLOW: 'nope@1' }, /TAO_FLOW=nope@1/],
       [{ TAO_PLANNER: 'oracle' }, /TAO_PLANNER must be one of router, graph, llm, react, plan-replan, got "oracle"/],
     ];
-    for (const [override, message] of cases) assert.throws(() => createPlanner({ ...env, ...override }, deps), (err: unknown) => err instanceof ConfigError && message.test(err.message));
+    for (const [override, message] of cases)
+      assert.throws(
+        () => createPlanner({ ...env, ...override }, deps),
+        (err: unknown) => err instanceof ConfigError && message.test(err.message),
+      );
   });
 
   test('the key comes from the variable TAO_LLM_API_KEY_ENV names (TAO_LLM_API_KEY by default)', async () => {

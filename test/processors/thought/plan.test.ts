@@ -43,7 +43,9 @@ describe('PlanValidator', () => {
 
   test('a plan that is not even an object is rejected by the schema instead of throwing', () => {
     assert.ok(validator.validate(null, world.tools).length > 0);
-    assert.ok(validator.validate({ flow: { id: 'x', version: 1 }, steps: [], output: {} }, world.tools).some((p) => p.includes('/steps') && p.includes('fewer than 1')));
+    assert.ok(
+      validator.validate({ flow: { id: 'x', version: 1 }, steps: [], output: {} }, world.tools).some((p) => p.includes('/steps') && p.includes('fewer than 1')),
+    );
   });
 
   test('more steps than the limit fails with the count and the limit', () => {
@@ -111,7 +113,9 @@ describe('PlanValidator', () => {
     const plan = planWith((p) => {
       step(p, 'S2').input = { customer_id: '{{S1.cust_id}}' };
     });
-    assert.deepEqual(validator.validate(plan, world.tools), ['step S2: reference {{S1.cust_id}}: crm.find_customer returns no field cust_id (it returns customer_id, email, name)']);
+    assert.deepEqual(validator.validate(plan, world.tools), [
+      'step S2: reference {{S1.cust_id}}: crm.find_customer returns no field cust_id (it returns customer_id, email, name)',
+    ]);
   });
 
   test('an output field referencing an unknown step fails naming the output field', () => {
@@ -125,7 +129,9 @@ describe('PlanValidator', () => {
     const plan = planWith((p) => {
       p.output.shipping_state = '{{S4.status}}';
     });
-    assert.deepEqual(validator.validate(plan, world.tools), ['output shipping_state: reference {{S4.status}}: shipping.track returns no field status (it returns order_id, carrier, state, eta)']);
+    assert.deepEqual(validator.validate(plan, world.tools), [
+      'output shipping_state: reference {{S4.status}}: shipping.track returns no field status (it returns order_id, carrier, state, eta)',
+    ]);
   });
 
   test('every problem is reported, not only the first', () => {
@@ -151,11 +157,15 @@ describe('resolveReferences', () => {
   const outputs = { S1: { customer_id: 'C-123456', total_cents: 4200, gift: false, tags: ['a', 'b'] }, S2: { order_id: 'O-12345678' } };
 
   test('a whole-string reference keeps the referenced type (a number stays a number)', () => {
-    assert.deepEqual(resolveReferences({ total: '{{S1.total_cents}}', gift: '{{S1.gift}}', tags: '{{S1.tags}}' }, outputs), { value: { total: 4200, gift: false, tags: ['a', 'b'] } });
+    assert.deepEqual(resolveReferences({ total: '{{S1.total_cents}}', gift: '{{S1.gift}}', tags: '{{S1.tags}}' }, outputs), {
+      value: { total: 4200, gift: false, tags: ['a', 'b'] },
+    });
   });
 
   test('references embedded in longer text are interpolated as text', () => {
-    assert.deepEqual(resolveReferences({ note: 'order {{S2.order_id}} of {{S1.customer_id}} costs {{S1.total_cents}}' }, outputs), { value: { note: 'order O-12345678 of C-123456 costs 4200' } });
+    assert.deepEqual(resolveReferences({ note: 'order {{S2.order_id}} of {{S1.customer_id}} costs {{S1.total_cents}}' }, outputs), {
+      value: { note: 'order O-12345678 of C-123456 costs 4200' },
+    });
   });
 
   test('references inside arrays and nested objects are resolved, other values are left alone', () => {

@@ -1,17 +1,36 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { buildPrompt, estimateTokens, fromWireName, toWireName, type ChatMessage, type PromptInput, type PromptTurn } from '../../../processors/thought/prompt.ts';
+import {
+  buildPrompt,
+  estimateTokens,
+  fromWireName,
+  toWireName,
+  type ChatMessage,
+  type PromptInput,
+  type PromptTurn,
+} from '../../../processors/thought/prompt.ts';
 
 const WINDOW = 4096;
 
 const tools = [
-  { name: 'orders.get', description: 'An order by its id.', parameters: { type: 'object', required: ['order_id'], properties: { order_id: { type: 'string' } } } },
-  { name: 'shipping.track', description: 'A parcel by carrier and tracking number.', parameters: { type: 'object', properties: { carrier: { type: 'string' }, tracking: { type: 'string' } } } },
+  {
+    name: 'orders.get',
+    description: 'An order by its id.',
+    parameters: { type: 'object', required: ['order_id'], properties: { order_id: { type: 'string' } } },
+  },
+  {
+    name: 'shipping.track',
+    description: 'A parcel by carrier and tracking number.',
+    parameters: { type: 'object', properties: { carrier: { type: 'string' }, tracking: { type: 'string' } } },
+  },
 ];
 
 /** A turn whose tool answered with a long body (an order with a long history of events). */
 function turn(n: number, rawChars: number): PromptTurn {
-  const events = Array.from({ length: Math.ceil(rawChars / 60) }, (_, i) => ({ at: `2026-11-${String((i % 28) + 1).padStart(2, '0')}`, event: `scanned at hub ${n}-${i}` }));
+  const events = Array.from({ length: Math.ceil(rawChars / 60) }, (_, i) => ({
+    at: `2026-11-${String((i % 28) + 1).padStart(2, '0')}`,
+    event: `scanned at hub ${n}-${i}`,
+  }));
   return {
     turn: n,
     content: `Turn ${n}: I need the order's shipment to answer.`,
@@ -44,8 +63,16 @@ function input(turns: PromptTurn[], overrides: Partial<PromptInput> = {}): Promp
 
 /** Counted from the messages themselves, not from the builder's own arithmetic. */
 const promptTokens = (messages: ChatMessage[], toolsJson: string): number =>
-  messages.reduce((n, m) => n + 4 + estimateTokens(m.content ?? '') + ('tool_calls' in m && m.tool_calls ? m.tool_calls.reduce((k, c) => k + 4 + estimateTokens(c.function.name) + estimateTokens(c.function.arguments), 0) : 0), 0) +
-  estimateTokens(toolsJson);
+  messages.reduce(
+    (n, m) =>
+      n +
+      4 +
+      estimateTokens(m.content ?? '') +
+      ('tool_calls' in m && m.tool_calls
+        ? m.tool_calls.reduce((k, c) => k + 4 + estimateTokens(c.function.name) + estimateTokens(c.function.arguments), 0)
+        : 0),
+    0,
+  ) + estimateTokens(toolsJson);
 
 describe('buildPrompt', () => {
   test('a 12-turn ReAct run whose raw history is 3x the window: every prompt fits, and the task and every fact are in every prompt', () => {
@@ -57,7 +84,7 @@ describe('buildPrompt', () => {
       const counted = promptTokens(built.messages, built.tools.map((t) => JSON.stringify(t)).join(''));
       assert.equal(built.overflow, false, `turn ${k}`);
       assert.ok(counted + built.maxTokens <= WINDOW, `turn ${k}: ${counted} prompt tokens + ${built.maxTokens} generation > ${WINDOW}`);
-      assert.equal(built.tokens.generation, WINDOW * 0.1 - (WINDOW * 0.1) % 1);
+      assert.equal(built.tokens.generation, WINDOW * 0.1 - ((WINDOW * 0.1) % 1));
       const system = built.messages[0]!.content!;
       assert.match(system, /^Skill: order-status@1\n/);
       for (const [k2, v] of Object.entries(input([]).facts)) assert.ok(system.includes(`- ${k2}: ${v}`), `turn ${k}: fact ${k2} missing`);

@@ -11,7 +11,18 @@ import type { ObservationResult, Outcome, RunSnapshot, ThoughtRequest, Verdict }
 import { loadWorld, reply, task, thoughtConfig } from '../fixtures.ts';
 
 const world = loadWorld();
-const skill: ReactSkill = { name: 'order-status', version: 1, ref: 'order-status@1', prompt: 'Find the order.', allowedTools: ['orders.get', 'shipping.track'], maxModelTurns: 6, tokenBudget: 5000, contextWindow: 8192, maxTokens: 512, maxReplans: 2 };
+const skill: ReactSkill = {
+  name: 'order-status',
+  version: 1,
+  ref: 'order-status@1',
+  prompt: 'Find the order.',
+  allowedTools: ['orders.get', 'shipping.track'],
+  maxModelTurns: 6,
+  tokenBudget: 5000,
+  contextWindow: 8192,
+  maxTokens: 512,
+  maxReplans: 2,
+};
 const loop: ModelLoopConfig = {
   tool: 'model.chat',
   skill: (name) => (name === skill.name ? skill : undefined),
@@ -22,7 +33,11 @@ const loop: ModelLoopConfig = {
   system: DEFAULT_SYSTEM_RULES,
 };
 /** What the skill planner returns after routing: the facts it found in the run's whole text. */
-const planner: Planner = { name: 'react', config: 'routes@1', plan: (t) => ({ kind: 'react', planner: 'react(order_status)', skill: 'order-status', facts: factsOf(t.text) }) };
+const planner: Planner = {
+  name: 'react',
+  config: 'routes@1',
+  plan: (t) => ({ kind: 'react', planner: 'react(order_status)', skill: 'order-status', facts: factsOf(t.text) }),
+};
 function factsOf(text: string): Record<string, string> {
   const id = /O-\d{8}/g.exec(text.split('\n').at(-1)!)?.[0] ?? /O-\d{8}/.exec(text)?.[0];
   return id ? { order_id: id } : {};
@@ -32,7 +47,19 @@ const usage = { prompt_tokens: 400, completion_tokens: 40, total_tokens: 440 };
 const request = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
 const outcome = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
 const snapshot = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRuns')?.value as RunSnapshot;
-const verdict = (stepId: string, tool: string, data: unknown): Verdict => ({ step_id: stepId, tool, valid: true, extracted_data_json: JSON.stringify(data), confidence_score: 1, error_type: 'ok', audit_trail: [], status_code: 200, response_time_ms: 20, attempts: 1, fallback_from: null });
+const verdict = (stepId: string, tool: string, data: unknown): Verdict => ({
+  step_id: stepId,
+  tool,
+  valid: true,
+  extracted_data_json: JSON.stringify(data),
+  confidence_score: 1,
+  error_type: 'ok',
+  audit_trail: [],
+  status_code: 200,
+  response_time_ms: 20,
+  attempts: 1,
+  fallback_from: null,
+});
 const observed = (d: ThoughtDecision, vs: (req: ThoughtRequest) => Verdict[]): ObservationResult => {
   const req = request(d)!;
   return { thought_id: req.thought_id, iteration: req.iteration, run: req.run, verdicts: vs(req), rules_version: null, classifier_model: null };
@@ -43,8 +70,14 @@ type Body = { messages: Array<{ role: string; content: string; tool_calls?: Arra
 /** Turn 1 looks the order up, turn 2 asks the customer: the run parks awaiting_input. */
 function parkedRun(): ThoughtDecision {
   const t1 = onTask(task('My order has not arrived and I want to know why.'), config);
-  const w1 = onObservation(observed(t1, answer({ kind: 'tool_calls', content: null, calls: [{ id: 'c1', tool: 'orders.get', arguments: { order_id: 'O-11111111' } }], usage })), config);
-  const t2 = onObservation(observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-11111111', status: 'placed' })]), config);
+  const w1 = onObservation(
+    observed(t1, answer({ kind: 'tool_calls', content: null, calls: [{ id: 'c1', tool: 'orders.get', arguments: { order_id: 'O-11111111' } }], usage })),
+    config,
+  );
+  const t2 = onObservation(
+    observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-11111111', status: 'placed' })]),
+    config,
+  );
   return onObservation(observed(t2, answer({ kind: 'ask', question: 'Which order do you mean? That one has not shipped.', usage })), config);
 }
 
@@ -53,20 +86,30 @@ test('a reply after ask_customer continues the conversation: the next turn is tu
   assert.equal(outcome(parked)!.status, 'awaiting_input');
   const d = onTask(reply('Sorry, it is O-12345678.'), config, snapshot(parked));
   const req = request(d)!;
-  assert.deepEqual(req.steps.map((s) => s.step_id), ['M3'], 'the conversation goes on at turn 3, not turn 1');
+  assert.deepEqual(
+    req.steps.map((s) => s.step_id),
+    ['M3'],
+    'the conversation goes on at turn 3, not turn 1',
+  );
   const body = JSON.parse(req.steps[0]!.input_json) as Body;
   assert.equal(body.messages[1]!.content, 'My order has not arrived and I want to know why.', 'the conversation opens with the original ticket');
-  assert.ok(body.messages.some((m) => m.role === 'assistant' && m.tool_calls?.[0]?.function.name === 'orders__get'), 'turn 1\'s call is in the history');
-  assert.ok(body.messages.some((m) => m.role === 'tool' && m.content.includes('O-11111111')), 'and its result');
+  assert.ok(
+    body.messages.some((m) => m.role === 'assistant' && m.tool_calls?.[0]?.function.name === 'orders__get'),
+    "turn 1's call is in the history",
+  );
+  assert.ok(
+    body.messages.some((m) => m.role === 'tool' && m.content.includes('O-11111111')),
+    'and its result',
+  );
   const asked = body.messages.findIndex((m) => m.role === 'assistant' && m.content === 'Which order do you mean? That one has not shipped.');
-  assert.ok(asked > 0, 'the question is the model\'s turn');
-  assert.deepEqual(body.messages[asked + 1], { role: 'user', content: 'Sorry, it is O-12345678.' }, 'the reply is the customer\'s message right after it');
+  assert.ok(asked > 0, "the question is the model's turn");
+  assert.deepEqual(body.messages[asked + 1], { role: 'user', content: 'Sorry, it is O-12345678.' }, "the reply is the customer's message right after it");
   assert.equal(body.messages.at(-1)!.role, 'user');
   // Outputs, token counts and the facts of the whole text are kept.
   const state = parseModelState(req.run);
   assert.deepEqual([state.turns, state.tokens], [3, 880]);
   assert.equal(state.facts.order_id, 'O-12345678');
-  assert.ok(JSON.parse(req.run.outputs_json).M1_1, 'the first lookup\'s output is kept');
+  assert.ok(JSON.parse(req.run.outputs_json).M1_1, "the first lookup's output is kept");
   assert.equal(req.run.human_involved, true);
   assert.equal(req.run.task_id, 'reply-1-t-1');
 });

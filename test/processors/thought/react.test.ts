@@ -36,7 +36,11 @@ const loop: ModelLoopConfig = {
 };
 
 /** A planner that hands every task to the model with the order id as a fact (what the skill planner does after routing). */
-const reactPlanner: Planner = { name: 'react', config: 'routes@1', plan: () => ({ kind: 'react', planner: 'react(order_status 0.990 order-status@1)', skill: 'order-status', facts: { order_id: 'O-12345678' } }) };
+const reactPlanner: Planner = {
+  name: 'react',
+  config: 'routes@1',
+  plan: () => ({ kind: 'react', planner: 'react(order_status 0.990 order-status@1)', skill: 'order-status', facts: { order_id: 'O-12345678' } }),
+};
 
 function config(overrides: Partial<ThoughtConfig> = {}): ThoughtConfig {
   return thoughtConfig(world, { planner: reactPlanner, model: loop, ...overrides });
@@ -70,18 +74,33 @@ function observed(d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict
 }
 
 const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', a)];
-const calls = (...cs: Array<[string, Record<string, unknown>]>): ModelAnswer => ({ kind: 'tool_calls', content: null, calls: cs.map(([tool, args], i) => ({ id: `call_${i}`, tool, arguments: args })), usage });
+const calls = (...cs: Array<[string, Record<string, unknown>]>): ModelAnswer => ({
+  kind: 'tool_calls',
+  content: null,
+  calls: cs.map(([tool, args], i) => ({ id: `call_${i}`, tool, arguments: args })),
+  usage,
+});
 
 describe('react runs', () => {
   test('a task handed to a model dispatches turn 1: one model step whose input is the whole chat request', () => {
     const d = onTask(task('Where is my order O-12345678?'), config());
     const req = request(d)!;
-    assert.deepEqual(req.steps.map((s) => [s.step_id, s.tool]), [['M1', 'model.chat']]);
-    const body = JSON.parse(req.steps[0]!.input_json) as { messages: Array<{ role: string; content: string }>; tools: Array<{ function: { name: string } }>; temperature: number };
+    assert.deepEqual(
+      req.steps.map((s) => [s.step_id, s.tool]),
+      [['M1', 'model.chat']],
+    );
+    const body = JSON.parse(req.steps[0]!.input_json) as {
+      messages: Array<{ role: string; content: string }>;
+      tools: Array<{ function: { name: string } }>;
+      temperature: number;
+    };
     assert.match(body.messages[0]!.content, /^Skill: order-status@1\n/);
     assert.match(body.messages[0]!.content, /- order_id: O-12345678/);
     assert.deepEqual(body.messages[1], { role: 'user', content: 'Where is my order O-12345678?' });
-    assert.deepEqual(body.tools.map((t) => t.function.name), ['orders__get', 'shipping__track', 'ask_customer']);
+    assert.deepEqual(
+      body.tools.map((t) => t.function.name),
+      ['orders__get', 'shipping__track', 'ask_customer'],
+    );
     assert.equal(body.temperature, 0);
     const state = parseModelState(req.run);
     assert.equal(state.turns, 1);
@@ -93,33 +112,62 @@ describe('react runs', () => {
     const c = config();
     const t1 = onTask(task('Where is my order O-12345678?'), c);
     const w2 = onObservation(observed(t1, answer(calls(['orders.get', { order_id: 'O-12345678' }], ['shipping.track', { order_id: 'O-12345678' }]))), c);
-    assert.deepEqual(request(w2)!.steps.map((s) => [s.step_id, s.tool, s.input_json]), [['M1_1', 'orders.get', '{"order_id":"O-12345678"}'], ['M1_2', 'shipping.track', '{"order_id":"O-12345678"}']]);
-    const t2 = onObservation(observed(w2, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'shipped' }), verdict(req.steps[1]!.step_id, 'shipping.track', { state: 'in_transit', eta: '2026-12-03' })]), c);
+    assert.deepEqual(
+      request(w2)!.steps.map((s) => [s.step_id, s.tool, s.input_json]),
+      [
+        ['M1_1', 'orders.get', '{"order_id":"O-12345678"}'],
+        ['M1_2', 'shipping.track', '{"order_id":"O-12345678"}'],
+      ],
+    );
+    const t2 = onObservation(
+      observed(w2, (req) => [
+        verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'shipped' }),
+        verdict(req.steps[1]!.step_id, 'shipping.track', { state: 'in_transit', eta: '2026-12-03' }),
+      ]),
+      c,
+    );
     const body = JSON.parse(request(t2)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null; tool_call_id?: string }> };
     assert.equal(request(t2)!.steps[0]!.step_id, 'M2');
-    assert.deepEqual(body.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, JSON.parse(m.content!)]), [['call_0', { order_id: 'O-12345678', status: 'shipped' }], ['call_1', { state: 'in_transit', eta: '2026-12-03' }]]);
+    assert.deepEqual(
+      body.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, JSON.parse(m.content!)]),
+      [
+        ['call_0', { order_id: 'O-12345678', status: 'shipped' }],
+        ['call_1', { state: 'in_transit', eta: '2026-12-03' }],
+      ],
+    );
     const end = onObservation(observed(t2, answer({ kind: 'final', content: 'Order O-12345678 is in transit, ETA 3 December.', usage })), c);
     const o = outcome(end)!;
     assert.deepEqual([o.status, o.reason_code], ['completed', 'completed']);
-    assert.deepEqual(JSON.parse(o.output_json!), { answer: 'Order O-12345678 is in transit, ETA 3 December.', skill: 'order-status@1', turns: 2, tokens: 880, model: 'unknown' });
+    assert.deepEqual(JSON.parse(o.output_json!), {
+      answer: 'Order O-12345678 is in transit, ETA 3 December.',
+      skill: 'order-status@1',
+      turns: 2,
+      tokens: 880,
+      model: 'unknown',
+    });
   });
 
   test('a rejected answer is shown to the model in its next turn; three in a row end the run as model_invalid', () => {
     const c = config();
     let d = onTask(task('Where is my order O-12345678?'), c);
-    const rejected = (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', null, 'hallucinated_tool', 'tool call 1 names "orders__delete", which this skill does not offer')];
+    const rejected = (req: ThoughtRequest) => [
+      verdict(req.steps[0]!.step_id, 'model.chat', null, 'hallucinated_tool', 'tool call 1 names "orders__delete", which this skill does not offer'),
+    ];
     d = onObservation(observed(d, rejected), c);
     const body = JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null }> };
     assert.equal(request(d)!.steps[0]!.step_id, 'M2');
     // The rejection is told in a user turn after the model's: the conversation never ends on the assistant.
-    assert.deepEqual(body.messages.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
+    assert.deepEqual(
+      body.messages.map((m) => m.role),
+      ['system', 'user', 'assistant', 'user'],
+    );
     assert.match(body.messages.at(-1)!.content!, /rejected before anything ran \(hallucinated_tool\).*orders__delete/);
     d = onObservation(observed(d, rejected), c);
     d = onObservation(observed(d, rejected), c);
     assert.deepEqual([outcome(d)!.status, outcome(d)!.reason_code], ['failed', 'model_invalid']);
   });
 
-  test('an endpoint that keeps failing after Action\'s retries is retried once as the same turn, then ends the run as model_unavailable', () => {
+  test("an endpoint that keeps failing after Action's retries is retried once as the same turn, then ends the run as model_unavailable", () => {
     const c = config();
     const t1 = onTask(task('Where is my order O-12345678?'), c);
     const down = (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', null, 'server_error', 'status 500')];
@@ -140,7 +188,11 @@ describe('react runs', () => {
     d = onObservation(observed(d, failed), c);
     d = onObservation(observed(d, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), c);
     d = onObservation(observed(d, failed), c);
-    const body = JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ content: string | null }>; response_format: { json_schema: { name: string } }; tools?: unknown };
+    const body = JSON.parse(request(d)!.steps[0]!.input_json) as {
+      messages: Array<{ content: string | null }>;
+      response_format: { json_schema: { name: string } };
+      tools?: unknown;
+    };
     assert.match(body.messages[0]!.content!, /^Skill: order-status@1\nTurn: reflection\n/);
     assert.equal(body.response_format.json_schema.name, 'reflection');
     assert.equal(body.tools, undefined);
@@ -159,7 +211,10 @@ describe('react runs', () => {
     assert.equal(kept.author, 'model:order-status@1');
     assert.equal(kept.summary, reflection.reason);
     assert.equal(kept.action, 'ask_human');
-    assert.deepEqual(kept.dimensions.map((x) => x.result), ['MISSING', 'PASS', 'PASS', 'MISSING']);
+    assert.deepEqual(
+      kept.dimensions.map((x) => x.result),
+      ['MISSING', 'PASS', 'PASS', 'MISSING'],
+    );
   });
 
   test('a reflection that retries puts the reflection in every later prompt', () => {
@@ -168,29 +223,47 @@ describe('react runs', () => {
     let d = onTask(task('Where is my order O-12345678?'), c);
     d = onObservation(observed(d, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), c);
     d = onObservation(observed(d, failed), c);
-    const retry = { data_completeness: { verdict: 'MISSING', reason: 'no such order' }, logic_consistency: { verdict: 'PASS', reason: '' }, policy_compliance: { verdict: 'PASS', reason: '' }, uncertainty: { verdict: 'PASS', reason: '' }, action: 'retry_with_changed_input', reason: 'try the order id without its prefix' } as const;
+    const retry = {
+      data_completeness: { verdict: 'MISSING', reason: 'no such order' },
+      logic_consistency: { verdict: 'PASS', reason: '' },
+      policy_compliance: { verdict: 'PASS', reason: '' },
+      uncertainty: { verdict: 'PASS', reason: '' },
+      action: 'retry_with_changed_input',
+      reason: 'try the order id without its prefix',
+    } as const;
     d = onObservation(observed(d, answer({ kind: 'reflection', reflection: retry, usage })), c);
     const body = JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null }> };
-    assert.ok(body.messages.some((m) => m.role === 'system' && /reflection \(retry_with_changed_input\): try the order id without its prefix/.test(m.content ?? '')));
+    assert.ok(
+      body.messages.some((m) => m.role === 'system' && /reflection \(retry_with_changed_input\): try the order id without its prefix/.test(m.content ?? '')),
+    );
   });
 
-  test('bounds: the skill\'s turns, its token budget, and the repeated-call cap each end the run with their own reason', () => {
+  test("bounds: the skill's turns, its token budget, and the repeated-call cap each end the run with their own reason", () => {
     const turns = config({ model: { ...loop, skill: () => ({ ...skill, maxModelTurns: 1 }) } });
     let d = onTask(task('Where is my order O-12345678?'), turns);
     d = onObservation(observed(d, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), turns);
-    d = onObservation(observed(d, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { status: 'shipped' })]), turns);
+    d = onObservation(
+      observed(d, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { status: 'shipped' })]),
+      turns,
+    );
     assert.equal(outcome(d)!.reason_code, 'model_turns');
 
     const tokens = config({ model: { ...loop, skill: () => ({ ...skill, tokenBudget: 500 }) } });
     d = onTask(task('Where is my order O-12345678?'), tokens);
-    d = onObservation(observed(d, answer({ ...calls(['orders.get', { order_id: 'O-12345678' }]), usage: { prompt_tokens: 500, completion_tokens: 100, total_tokens: 600 } })), tokens);
+    d = onObservation(
+      observed(d, answer({ ...calls(['orders.get', { order_id: 'O-12345678' }]), usage: { prompt_tokens: 500, completion_tokens: 100, total_tokens: 600 } })),
+      tokens,
+    );
     assert.equal(outcome(d)!.reason_code, 'token_budget');
 
     const c = config({ repeatCap: 1, noveltyWaves: 5 });
     d = onTask(task('Where is my order O-12345678?'), c);
     const same = answer(calls(['orders.get', { order_id: 'O-12345678' }]));
     d = onObservation(observed(d, same), c);
-    d = onObservation(observed(d, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { status: 'shipped' })]), c);
+    d = onObservation(
+      observed(d, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { status: 'shipped' })]),
+      c,
+    );
     d = onObservation(observed(d, same), c);
     assert.equal(outcome(d)!.reason_code, 'model_repeat');
   });

@@ -39,7 +39,17 @@ const loop: ModelLoopConfig = {
   system: DEFAULT_SYSTEM_RULES,
 };
 
-const planner: Planner = { name: 'plan-replan', config: 'routes@1', plan: () => ({ kind: 'react', planner: 'plan-replan(order_status 0.990 order-status@1)', skill: 'order-status', facts: { order_id: 'O-78711382' }, mode: 'plan-replan' }) };
+const planner: Planner = {
+  name: 'plan-replan',
+  config: 'routes@1',
+  plan: () => ({
+    kind: 'react',
+    planner: 'plan-replan(order_status 0.990 order-status@1)',
+    skill: 'order-status',
+    facts: { order_id: 'O-78711382' },
+    mode: 'plan-replan',
+  }),
+};
 const config = (overrides: Partial<ThoughtConfig> = {}): ThoughtConfig => thoughtConfig(world, { planner, model: loop, ...overrides });
 
 const usage = { prompt_tokens: 600, completion_tokens: 80, total_tokens: 680 };
@@ -70,13 +80,21 @@ function observed(d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict
 
 const planAnswer = (plan: Pick<Plan, 'steps' | 'output'>): ModelAnswer => ({ kind: 'plan', content: JSON.stringify(plan), plan, usage });
 const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', a)];
-const byTool = (data: Record<string, unknown>, failing: string[] = []) => (req: ThoughtRequest) =>
-  req.steps.map((s) => (failing.includes(s.tool) ? verdict(s.step_id, s.tool, null, 'server_error') : verdict(s.step_id, s.tool, data[s.tool])));
+const byTool =
+  (data: Record<string, unknown>, failing: string[] = []) =>
+  (req: ThoughtRequest) =>
+    req.steps.map((s) => (failing.includes(s.tool) ? verdict(s.step_id, s.tool, null, 'server_error') : verdict(s.step_id, s.tool, data[s.tool])));
 
 const lookUpThenTrack = {
   steps: [
     { id: 'S1', tool: 'orders.get', input: { order_id: 'O-78711382' }, depends_on: [] },
-    { id: 'S2', tool: 'shipping.track', input: { order_id: '{{S1.order_id}}' }, depends_on: ['S1'], when: { step: 'S1', path: '/status', in: ['shipped', 'delivered'] } },
+    {
+      id: 'S2',
+      tool: 'shipping.track',
+      input: { order_id: '{{S1.order_id}}' },
+      depends_on: ['S1'],
+      when: { step: 'S1', path: '/status', in: ['shipped', 'delivered'] },
+    },
   ],
   output: { order_id: '{{S1.order_id}}', status: '{{S1.status}}', eta: '{{S2.eta}}' },
 };
@@ -99,8 +117,16 @@ const ticket = 'Where is my order O-78711382? The account is maria@example.com.'
 describe('plan-replan runs', () => {
   test('turn 1 asks for the whole plan: Turn: plan, the tools listed with tool_choice none, a plan json_schema response format', () => {
     const req = request(onTask(task(ticket), config()))!;
-    assert.deepEqual(req.steps.map((s) => [s.step_id, s.tool]), [['M1', 'model.chat']]);
-    const body = JSON.parse(req.steps[0]!.input_json) as { messages: Array<{ content: string }>; tools: unknown[]; tool_choice: string; response_format: { type: string; json_schema: { name: string; schema: { required: string[] } } } };
+    assert.deepEqual(
+      req.steps.map((s) => [s.step_id, s.tool]),
+      [['M1', 'model.chat']],
+    );
+    const body = JSON.parse(req.steps[0]!.input_json) as {
+      messages: Array<{ content: string }>;
+      tools: unknown[];
+      tool_choice: string;
+      response_format: { type: string; json_schema: { name: string; schema: { required: string[] } } };
+    };
     assert.match(body.messages[0]!.content, /^Skill: order-status@1\nTurn: plan\n/);
     assert.match(body.messages[0]!.content, /whole plan as one JSON object/);
     assert.equal(body.tools.length, skill.allowedTools.length);
@@ -115,9 +141,15 @@ describe('plan-replan runs', () => {
     const c = config();
     let d = onTask(task(ticket), c);
     d = onObservation(observed(d, answer(planAnswer(lookUpThenTrack))), c);
-    assert.deepEqual(request(d)!.steps.map((s) => [s.step_id, s.tool]), [['M1_S1', 'orders.get']]);
+    assert.deepEqual(
+      request(d)!.steps.map((s) => [s.step_id, s.tool]),
+      [['M1_S1', 'orders.get']],
+    );
     d = onObservation(observed(d, byTool(data)), c);
-    assert.deepEqual(request(d)!.steps.map((s) => [s.step_id, s.tool, s.input_json]), [['M1_S2', 'shipping.track', '{"order_id":"O-78711382"}']]);
+    assert.deepEqual(
+      request(d)!.steps.map((s) => [s.step_id, s.tool, s.input_json]),
+      [['M1_S2', 'shipping.track', '{"order_id":"O-78711382"}']],
+    );
     const last = request(d)!.run;
     d = onObservation(observed(d, byTool(data)), c);
     const o = outcome(d)!;
@@ -131,26 +163,52 @@ describe('plan-replan runs', () => {
     let d = onTask(task(ticket), c);
     d = onObservation(observed(d, answer(planAnswer(lookUpThenTrack))), c);
     d = onObservation(observed(d, byTool(data, ['orders.get'])), c);
-    assert.deepEqual(request(d)!.steps.map((s) => [s.step_id, s.attempt]), [['M1_S1', 2]], 'a retryable failure is tried again first');
+    assert.deepEqual(
+      request(d)!.steps.map((s) => [s.step_id, s.attempt]),
+      [['M1_S1', 2]],
+      'a retryable failure is tried again first',
+    );
     d = onObservation(observed(d, byTool(data, ['orders.get'])), c);
 
     const replan = request(d)!;
-    assert.deepEqual(replan.steps.map((s) => [s.step_id, s.tool]), [['M2', 'model.chat']]);
+    assert.deepEqual(
+      replan.steps.map((s) => [s.step_id, s.tool]),
+      [['M2', 'model.chat']],
+    );
     const reflection = replan.run.reflections.at(-1)!;
     assert.deepEqual([reflection.step_id, reflection.action, reflection.author], ['M1_S1', 'change_plan', 'rules']);
-    const body = JSON.parse(replan.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null; tool_call_id?: string; tool_calls?: Array<{ id: string }> }> };
+    const body = JSON.parse(replan.steps[0]!.input_json) as {
+      messages: Array<{ role: string; content: string | null; tool_call_id?: string; tool_calls?: Array<{ id: string }> }>;
+    };
     assert.match(body.messages[0]!.content!, /^Skill: order-status@1\nTurn: plan\n/);
     const assistant = body.messages.find((m) => m.role === 'assistant')!;
     assert.deepEqual(JSON.parse(assistant.content!), lookUpThenTrack, 'the first plan, as the model wrote it');
-    assert.deepEqual(assistant.tool_calls!.map((t) => t.id), ['M1_S1'], 'only the step that ran');
-    assert.deepEqual(body.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m.content]), [['M1_S1', '{"error":"server_error"}']]);
-    assert.ok(body.messages.some((m) => m.role === 'system' && /rule-based reflection on M1_S1 \(orders\.get, change_plan\): uncertainty MISSING/.test(m.content ?? '')));
+    assert.deepEqual(
+      assistant.tool_calls!.map((t) => t.id),
+      ['M1_S1'],
+      'only the step that ran',
+    );
+    assert.deepEqual(
+      body.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m.content]),
+      [['M1_S1', '{"error":"server_error"}']],
+    );
+    assert.ok(
+      body.messages.some(
+        (m) => m.role === 'system' && /rule-based reflection on M1_S1 \(orders\.get, change_plan\): uncertainty MISSING/.test(m.content ?? ''),
+      ),
+    );
 
     d = onObservation(observed(d, answer(planAnswer(throughTheAccount))), c);
-    assert.deepEqual(request(d)!.steps.map((s) => [s.step_id, s.tool]), [['M2_S1', 'crm.find_customer']]);
-    assert.ok(request(d)!.run.skipped.includes('M1_S1') && request(d)!.run.skipped.includes('M1_S2'), 'the old plan\'s unfinished steps are replaced');
+    assert.deepEqual(
+      request(d)!.steps.map((s) => [s.step_id, s.tool]),
+      [['M2_S1', 'crm.find_customer']],
+    );
+    assert.ok(request(d)!.run.skipped.includes('M1_S1') && request(d)!.run.skipped.includes('M1_S2'), "the old plan's unfinished steps are replaced");
     d = onObservation(observed(d, byTool(data)), c);
-    assert.deepEqual(request(d)!.steps.map((s) => [s.step_id, s.input_json]), [['M2_S2', '{"customer_id":"C-463260"}']]);
+    assert.deepEqual(
+      request(d)!.steps.map((s) => [s.step_id, s.input_json]),
+      [['M2_S2', '{"customer_id":"C-463260"}']],
+    );
     const last = request(d)!.run;
     d = onObservation(observed(d, byTool(data)), c);
     const o = outcome(d)!;
@@ -160,7 +218,7 @@ describe('plan-replan runs', () => {
     assert.deepEqual([state.turns, state.replans], [2, 1], 'exactly the plan and one re-plan');
   });
 
-  test('a new plan may use an earlier plan\'s finished step by its run id: it becomes a dependency, and is not called again', () => {
+  test("a new plan may use an earlier plan's finished step by its run id: it becomes a dependency, and is not called again", () => {
     const c = config();
     let d = onTask(task(ticket), c);
     d = onObservation(observed(d, answer(planAnswer(lookUpThenTrack))), c);
@@ -168,17 +226,26 @@ describe('plan-replan runs', () => {
     d = onObservation(observed(d, byTool(data, ['shipping.track'])), c);
     d = onObservation(observed(d, byTool(data, ['shipping.track'])), c);
     assert.equal(request(d)!.steps[0]!.step_id, 'M2');
-    const tier = { steps: [{ id: 'S1', tool: 'crm.tier', input: { customer_id: '{{M1_S1.customer_id}}' }, depends_on: [] }], output: { order_id: '{{M1_S1.order_id}}', tier: '{{S1.tier}}' } };
+    const tier = {
+      steps: [{ id: 'S1', tool: 'crm.tier', input: { customer_id: '{{M1_S1.customer_id}}' }, depends_on: [] }],
+      output: { order_id: '{{M1_S1.order_id}}', tier: '{{S1.tier}}' },
+    };
     d = onObservation(observed(d, answer(planAnswer(tier))), c);
-    assert.deepEqual(request(d)!.steps.map((s) => [s.step_id, s.input_json]), [['M2_S1', '{"customer_id":"C-463260"}']]);
+    assert.deepEqual(
+      request(d)!.steps.map((s) => [s.step_id, s.input_json]),
+      [['M2_S1', '{"customer_id":"C-463260"}']],
+    );
     d = onObservation(observed(d, byTool(data)), c);
     assert.deepEqual(JSON.parse(outcome(d)!.output_json!), { order_id: 'O-78711382', tier: 'gold' });
   });
 
-  test('bounds: an invalid plan is shown to the model and asked for again; re-plans past the skill\'s max-replans end the run as replan_cap', () => {
+  test("bounds: an invalid plan is shown to the model and asked for again; re-plans past the skill's max-replans end the run as replan_cap", () => {
     const c = config({ repeatCap: 10 });
     let d = onTask(task(ticket), c);
-    const broken = { steps: [{ id: 'S1', tool: 'orders.get', input: { order_id: 'O-78711382' }, depends_on: ['S9'] }], output: { order_id: '{{S1.order_id}}' } };
+    const broken = {
+      steps: [{ id: 'S1', tool: 'orders.get', input: { order_id: 'O-78711382' }, depends_on: ['S9'] }],
+      output: { order_id: '{{S1.order_id}}' },
+    };
     d = onObservation(observed(d, answer(planAnswer(broken))), c);
     const again = request(d)!;
     assert.equal(again.steps[0]!.step_id, 'M2');
@@ -199,10 +266,20 @@ describe('plan-replan runs', () => {
     assert.match(o.reason, /re-plan\(s\) are used up: step M3_S1 \(orders\.get\) failed: server_error/);
   });
 
-  test('mergePlan renames a plan\'s steps by its turn and refuses uses of an earlier step that did not finish', () => {
-    const current: Plan = { flow: { id: 'plan-replan:order-status', version: 1 }, steps: [{ id: 'M1', tool: 'model.chat', input: {}, depends_on: [] }, ...lookUpThenTrack.steps], output: {} };
+  test("mergePlan renames a plan's steps by its turn and refuses uses of an earlier step that did not finish", () => {
+    const current: Plan = {
+      flow: { id: 'plan-replan:order-status', version: 1 },
+      steps: [{ id: 'M1', tool: 'model.chat', input: {}, depends_on: [] }, ...lookUpThenTrack.steps],
+      output: {},
+    };
     current.steps = current.steps.map((s) => (s.id === 'M1' ? s : { ...s, id: `M1_${s.id}`, depends_on: s.depends_on.map((x) => `M1_${x}`) }));
-    const merged = mergePlan(current, { steps: [{ id: 'A', tool: 'shipping.track', input: { order_id: '{{M1_S2.order_id}}' }, depends_on: [] }], output: { x: '{{A.eta}}' } }, 2, new Set(['M1_S1']), new Set());
+    const merged = mergePlan(
+      current,
+      { steps: [{ id: 'A', tool: 'shipping.track', input: { order_id: '{{M1_S2.order_id}}' }, depends_on: [] }], output: { x: '{{A.eta}}' } },
+      2,
+      new Set(['M1_S1']),
+      new Set(),
+    );
     assert.deepEqual(merged.replaced, ['M1_S2']);
     assert.deepEqual(merged.problems, ['step A: uses M1_S2, an earlier step that did not finish (this plan replaces it)']);
     assert.deepEqual(merged.plan.output, { x: '{{M2_A.eta}}' });

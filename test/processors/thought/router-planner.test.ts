@@ -24,7 +24,7 @@ async function decide(text: string) {
   return { record, result: planner.plan(task(text), record) };
 }
 
-test('a ticket is routed to its intent\'s flow, with the router\'s slots as the flow inputs, and the plan validates', async () => {
+test("a ticket is routed to its intent's flow, with the router's slots as the flow inputs, and the plan validates", async () => {
   const { result } = await decide('请给我发票 INV-2024-0042 的副本');
   assert.equal(result.kind, 'plan');
   if (result.kind !== 'plan') return;
@@ -35,14 +35,14 @@ test('a ticket is routed to its intent\'s flow, with the router\'s slots as the 
   assert.match(result.planner, /^router\(invoice_copy \d\.\d{3}\)$/);
 });
 
-test('among an intent\'s flows the first whose inputs are all present wins: an order id beats an e-mail-only flow', async () => {
+test("among an intent's flows the first whose inputs are all present wins: an order id beats an e-mail-only flow", async () => {
   const byId = await decide('where is my order O-12345678');
   const byEmail = await decide('where is my order? ada@example.com');
   assert.equal(byId.result.kind === 'plan' && (byId.result.plan as Plan).flow.id, 'order-lookup');
   assert.equal(byEmail.result.kind === 'plan' && (byEmail.result.plan as Plan).flow.id, 'order-status');
 });
 
-test('with neither input the run asks for the preferred flow\'s inputs', async () => {
+test("with neither input the run asks for the preferred flow's inputs", async () => {
   const { result } = await decide('where is my order? it never came');
   assert.equal(result.kind, 'needs_input');
   assert.deepEqual(result.kind === 'needs_input' && result.missing, ['order_id']);

@@ -25,7 +25,8 @@ test('the fields are read whatever the reason says: rewording the message does n
 });
 
 test('an outcome recorded before the fields is read from its reason; any other outcome has nothing to read', () => {
-  const legacy = "the run's next outcomes record would be 2000000 bytes, over the 1000000-byte limit of loop records: the run has grown past what a record holds";
+  const legacy =
+    "the run's next outcomes record would be 2000000 bytes, over the 1000000-byte limit of loop records: the run has grown past what a record holds";
   assert.deepEqual(tooLargeOf({ reason: legacy, too_large: null }), { topic: 'outcomes', bytes: 2_000_000, limit: 1_000_000 });
   assert.equal(tooLargeOf({ reason: 'done', too_large: null }), null);
 });

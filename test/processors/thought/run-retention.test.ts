@@ -50,13 +50,27 @@ describe('Thought and the run retention', () => {
     assert.match(String(ignored?.reason), /^task .+ of unknown run old-run: record time 2025-01-01T00:00:00\.000Z is 60 s behind the partition's record time/);
 
     const fresh = await s.handle(input('tasks', 'old-run', t, T0 + 1), view(T0 + RETENTION));
-    assert.ok(fresh.some((o) => o.topic === 'thoughtRequests'), 'one millisecond inside the retention: the run starts');
+    assert.ok(
+      fresh.some((o) => o.topic === 'thoughtRequests'),
+      'one millisecond inside the retention: the run starts',
+    );
   });
 
   test('a late NEW task of a run the store still has is the ordinary redelivery: ignored as such', async () => {
     const { stage: s, lines } = stage();
     const t = task('Where is my order? alice@example.com', 'kept');
-    const ended = { thought_id: 'kept', status: 'ended', iteration: 1, task_id: t.task_id, task_text: t.text, missing_fields: [], run: null, outcome_status: 'completed', approval: null, parked_steps: [] } as RunSnapshot;
+    const ended = {
+      thought_id: 'kept',
+      status: 'ended',
+      iteration: 1,
+      task_id: t.task_id,
+      task_text: t.text,
+      missing_fields: [],
+      run: null,
+      outcome_status: 'completed',
+      approval: null,
+      parked_steps: [],
+    } as RunSnapshot;
     assert.deepEqual(await s.handle(input('tasks', 'kept', t, T0), view(T0 + 10 * RETENTION, { kept: ended })), []);
     assert.match(String(lines.find((l) => l.msg === 'input ignored')?.reason), /already exists \(ended\); task .+ is a redelivery/);
   });

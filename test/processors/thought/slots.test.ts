@@ -18,7 +18,21 @@ test('the value is the named group `value` when the pattern has one, else the wh
 });
 
 test('patterns match case-insensitively on NFKC text; case and the first matching rewrite give the canonical form', () => {
-  const slots = new SlotExtractor({ order_id: { pattern: 'O-?\\d{8}|(?<=order )\\d+', description: 'order', case: 'upper', rewrite: [{ from: 'O-?(\\d{8})', to: 'O-$1' }, { from: '(\\d{8})', to: 'O-$1' }, { from: '\\d+', to: 'never' }] } }, 'test');
+  const slots = new SlotExtractor(
+    {
+      order_id: {
+        pattern: 'O-?\\d{8}|(?<=order )\\d+',
+        description: 'order',
+        case: 'upper',
+        rewrite: [
+          { from: 'O-?(\\d{8})', to: 'O-$1' },
+          { from: '(\\d{8})', to: 'O-$1' },
+          { from: '\\d+', to: 'never' },
+        ],
+      },
+    },
+    'test',
+  );
   assert.deepEqual(slots.extract('ｏ１２３４５６７８'), { order_id: 'O-12345678' }, 'full-width, lower case, no dash');
   assert.deepEqual(slots.extract('Order 12345678'), { order_id: 'O-12345678' });
   assert.deepEqual(slots.extract('order 123'), { order_id: 'never' }, 'rewrites are anchored to the whole value: 123 is no 8-digit id');
@@ -26,8 +40,14 @@ test('patterns match case-insensitively on NFKC text; case and the first matchin
 });
 
 test('a pattern or rewrite that is not a regular expression is a configuration error naming the input', () => {
-  assert.throws(() => new SlotExtractor({ order_id: { pattern: 'O-(\\d{8}', description: 'x' } }, 'flows/x.v1.json'), (err: unknown) => err instanceof ConfigError && /^flows\/x\.v1\.json: inputs\.order_id\.pattern is not a valid regular expression/.test(err.message));
-  assert.throws(() => new SlotExtractor({ email: { pattern: '@', description: 'x', rewrite: [{ from: '[', to: '' }] } }, 'f'), /f: inputs\.email\.rewrite\[0\]\.from is not a valid regular expression/);
+  assert.throws(
+    () => new SlotExtractor({ order_id: { pattern: 'O-(\\d{8}', description: 'x' } }, 'flows/x.v1.json'),
+    (err: unknown) => err instanceof ConfigError && /^flows\/x\.v1\.json: inputs\.order_id\.pattern is not a valid regular expression/.test(err.message),
+  );
+  assert.throws(
+    () => new SlotExtractor({ email: { pattern: '@', description: 'x', rewrite: [{ from: '[', to: '' }] } }, 'f'),
+    /f: inputs\.email\.rewrite\[0\]\.from is not a valid regular expression/,
+  );
 });
 
 test('the catalog says why a tool refuses an input value, and nothing for values it accepts or fields it does not describe', () => {

@@ -26,13 +26,19 @@ test('an observation whose next record is too large ends its run as failed, reco
   const t = task('Where is my order? alice@example.com', 'grown');
   const obs = observe(onlyRequest(onTask(t, config)), allValid);
   const outputs = stage.fitOutputs!(input('observationResults', 'grown', obs), [], over)!;
-  assert.deepEqual(outputs.map((o) => [o.topic, o.key, o.span]), [
-    ['outcomes', 'grown', `thought:observation:${obs.iteration}`],
-    ['thoughtRuns', 'grown', `thought:observation:${obs.iteration}`],
-  ]);
+  assert.deepEqual(
+    outputs.map((o) => [o.topic, o.key, o.span]),
+    [
+      ['outcomes', 'grown', `thought:observation:${obs.iteration}`],
+      ['thoughtRuns', 'grown', `thought:observation:${obs.iteration}`],
+    ],
+  );
   const outcome = outputs[0]!.value as Outcome;
   assert.deepEqual([outcome.status, outcome.reason_code, outcome.task_id, outcome.iterations], ['failed', 'record_too_large', t.task_id, obs.iteration]);
-  assert.equal(outcome.reason, "the run's next thoughtRequests record would be 1200000 bytes, over the 983040-byte limit of loop records: the run has grown past what a record holds (its state carries the data of every step so far)");
+  assert.equal(
+    outcome.reason,
+    "the run's next thoughtRequests record would be 1200000 bytes, over the 983040-byte limit of loop records: the run has grown past what a record holds (its state carries the data of every step so far)",
+  );
   const snapshot = outputs[1]!.value as RunSnapshot;
   assert.deepEqual([snapshot.status, snapshot.outcome_status, snapshot.run], ['ended', 'failed', null], 'the stored run is ended and holds no state');
 });
@@ -42,12 +48,18 @@ test('a reply resuming a parked run into a wave too large ends the run as failed
   const resumed = onTask(reply('It was dave@example.com', 'parked'), config, parked);
   const wave = onlyRequest(resumed);
   const outputs = stage.fitOutputs!(input('tasks', 'parked', reply('It was dave@example.com', 'parked')), records(resumed), over)!;
-  assert.deepEqual(outputs.map((o) => [o.topic, o.key, o.span]), [
-    ['outcomes', 'parked', 'thought:task:reply-1-parked'],
-    ['thoughtRuns', 'parked', 'thought:task:reply-1-parked'],
-  ]);
+  assert.deepEqual(
+    outputs.map((o) => [o.topic, o.key, o.span]),
+    [
+      ['outcomes', 'parked', 'thought:task:reply-1-parked'],
+      ['thoughtRuns', 'parked', 'thought:task:reply-1-parked'],
+    ],
+  );
   const outcome = outputs[0]!.value as Outcome;
-  assert.deepEqual([outcome.status, outcome.reason_code, outcome.task_id, outcome.iterations], ['failed', 'record_too_large', 'reply-1-parked', wave.iteration - 1]);
+  assert.deepEqual(
+    [outcome.status, outcome.reason_code, outcome.task_id, outcome.iterations],
+    ['failed', 'record_too_large', 'reply-1-parked', wave.iteration - 1],
+  );
   assert.match(outcome.reason, /^the run's next thoughtRequests record would be 1200000 bytes/);
   const snapshot = outputs[1]!.value as RunSnapshot;
   assert.deepEqual([snapshot.status, snapshot.outcome_status, snapshot.run], ['ended', 'failed', null], 'the parked state is let go');

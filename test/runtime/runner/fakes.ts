@@ -15,7 +15,19 @@
  * The fake broker keeps what committed transactions wrote and the group's committed offsets, and
  * refuses the commit of a fenced producer, as Kafka does.
  */
-import type { Admin, Consumer, ConsumerRunConfig, EachBatchPayload, Kafka, KafkaMessage, Message, Producer, ProducerConfig, RecordMetadata, Transaction } from 'kafkajs';
+import type {
+  Admin,
+  Consumer,
+  ConsumerRunConfig,
+  EachBatchPayload,
+  Kafka,
+  KafkaMessage,
+  Message,
+  Producer,
+  ProducerConfig,
+  RecordMetadata,
+  Transaction,
+} from 'kafkajs';
 import { DecodeError } from '../../../runtime/errors.ts';
 import { createLogger, type Logger } from '../../../runtime/log.ts';
 import { StageMetrics } from '../../../runtime/metrics.ts';
@@ -149,7 +161,13 @@ export function fakeKafka(broker: FakeBroker = fakeBroker()) {
             }
             log.push('commit');
             sent.forEach((messages, i) => {
-              for (const m of messages) broker.written.push({ topic: sentTopics[i]!, key: String(m.key), value: parsed(m.value), headers: Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v)])) });
+              for (const m of messages)
+                broker.written.push({
+                  topic: sentTopics[i]!,
+                  key: String(m.key),
+                  value: parsed(m.value),
+                  headers: Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v)])),
+                });
             });
             for (const [tp, offset] of offsets) broker.committed.set(tp, offset);
           },
@@ -163,7 +181,12 @@ export function fakeKafka(broker: FakeBroker = fakeBroker()) {
       connect: async () => undefined,
       disconnect: async () => undefined,
       fetchOffsets: async ({ topics: names }: { topics: string[] }) =>
-        names.map((topic) => ({ topic, partitions: [...broker.committed].filter(([tp]) => tp.startsWith(`${topic}[`)).map(([tp, offset]) => ({ partition: Number(/\[(\d+)\]$/.exec(tp)![1]), offset: offset.toString(), metadata: null })) })),
+        names.map((topic) => ({
+          topic,
+          partitions: [...broker.committed]
+            .filter(([tp]) => tp.startsWith(`${topic}[`))
+            .map(([tp, offset]) => ({ partition: Number(/\[(\d+)\]$/.exec(tp)![1]), offset: offset.toString(), metadata: null })),
+        })),
     }) as unknown as Admin;
   const kafka = {
     consumer: () => {
@@ -203,7 +226,15 @@ export const jsonCodec = {
 
 /** An input record at `offset` of run `key`; `value` is its raw value (default: a task of that run). */
 export function record(offset: number, key: string, value?: string): KafkaMessage {
-  return { offset: String(offset), key: Buffer.from(key), value: Buffer.from(value ?? JSON.stringify({ thought_id: key })), timestamp: String(1_700_000_000_000 + offset), headers: {}, attributes: 0, size: 0 } as unknown as KafkaMessage;
+  return {
+    offset: String(offset),
+    key: Buffer.from(key),
+    value: Buffer.from(value ?? JSON.stringify({ thought_id: key })),
+    timestamp: String(1_700_000_000_000 + offset),
+    headers: {},
+    attributes: 0,
+    size: 0,
+  } as unknown as KafkaMessage;
 }
 
 /** A stage reading tasks and writing one outcome per task, whose `handle` the test may replace. */
@@ -240,7 +271,14 @@ export async function startRunner(def: StageDefinition, options: { assigned?: nu
   const fakes = fakeKafka(options.broker);
   const logger = options.logger ?? createLogger({}, { level: 'error', write: () => undefined });
   const fatal: Error[] = [];
-  const runner = new StageRunner(def, { kafka: fakes.kafka, codec: jsonCodec, logger, metrics: new StageMetrics(`unit-${++instances}`), sessionTimeoutMs: 10000, onFatal: (e) => void fatal.push(e) });
+  const runner = new StageRunner(def, {
+    kafka: fakes.kafka,
+    codec: jsonCodec,
+    logger,
+    metrics: new StageMetrics(`unit-${++instances}`),
+    sessionTimeoutMs: 10000,
+    onFatal: (e) => void fatal.push(e),
+  });
   await runner.start();
   const consumer = fakes.consumers[0]!;
   const join = (partitions: number[]) => consumer.emit(consumer.events.GROUP_JOIN, { memberAssignment: { [TASKS]: partitions } });

@@ -15,7 +15,8 @@ const FENCE = fence(0);
 /** Waits out the first recovery (300 ms): until the partition is resumed, or fails showing the log. */
 const recovered = (log: readonly string[]) => until('the partition to be resumed after the recovery', () => log.includes(`resume ${TASKS}[0]`), 1500, log);
 const outcome = (r: InputRecord): OutputRecord[] => [{ topic: 'outcomes', key: r.key, value: { thought_id: r.key }, span: 'unit' }];
-const pipelined = (handle: (r: InputRecord) => Promise<OutputRecord[]> = async (r) => outcome(r)) => stage({ pipelined: { lingerMs: 0 }, maxRecordsPerTransaction: 1, handle });
+const pipelined = (handle: (r: InputRecord) => Promise<OutputRecord[]> = async (r) => outcome(r)) =>
+  stage({ pipelined: { lingerMs: 0 }, maxRecordsPerTransaction: 1, handle });
 
 describe('pipelined strategy', () => {
   test('the pipelined strategy commits offsets as a watermark in order: chunks handled early wait for the ones before them', async () => {
@@ -40,8 +41,21 @@ describe('pipelined strategy', () => {
     slow.open();
     await done;
     await until('every chunk committed', () => broker.committed.get(`${TASKS}[0]`) === 3n, 1500, log);
-    assert.deepEqual(log.slice(4), [`send ${OUTCOMES}:a`, `offsets ${TASKS}[0]=1`, 'commit', `send ${OUTCOMES}:b`, `offsets ${TASKS}[0]=2`, 'commit', `send ${OUTCOMES}:c`, `offsets ${TASKS}[0]=3`, 'commit']);
-    assert.deepEqual(broker.written.map((w) => w.key), ['a', 'b', 'c']);
+    assert.deepEqual(log.slice(4), [
+      `send ${OUTCOMES}:a`,
+      `offsets ${TASKS}[0]=1`,
+      'commit',
+      `send ${OUTCOMES}:b`,
+      `offsets ${TASKS}[0]=2`,
+      'commit',
+      `send ${OUTCOMES}:c`,
+      `offsets ${TASKS}[0]=3`,
+      'commit',
+    ]);
+    assert.deepEqual(
+      broker.written.map((w) => w.key),
+      ['a', 'b', 'c'],
+    );
   });
 
   test('a failed commit aborts, seeks back to the first uncommitted offset and resumes; the chunks after it never commit, and the re-read ones commit once', async () => {
@@ -65,14 +79,31 @@ describe('pipelined strategy', () => {
       `seek ${TASKS}[0]=1`,
       `resume ${TASKS}[0]`,
     ]);
-    assert.deepEqual(broker.written.map((w) => w.key), ['a']);
+    assert.deepEqual(
+      broker.written.map((w) => w.key),
+      ['a'],
+    );
 
     // kafkajs reads on from the seek: the failed transaction dropped the claim, so it is claimed again.
     log.length = 0;
     await deliver([record(1, 'b'), record(2, 'c')]).done;
     await until('every chunk committed', () => broker.committed.get(`${TASKS}[0]`) === 3n, 1500, log);
-    assert.deepEqual(log, [FENCE, 'resolve 1', 'resolve 2', `send ${OUTCOMES}:b`, `offsets ${TASKS}[0]=2`, 'commit', `send ${OUTCOMES}:c`, `offsets ${TASKS}[0]=3`, 'commit']);
-    assert.deepEqual(broker.written.map((w) => w.key), ['a', 'b', 'c'], 'each record committed once');
+    assert.deepEqual(log, [
+      FENCE,
+      'resolve 1',
+      'resolve 2',
+      `send ${OUTCOMES}:b`,
+      `offsets ${TASKS}[0]=2`,
+      'commit',
+      `send ${OUTCOMES}:c`,
+      `offsets ${TASKS}[0]=3`,
+      'commit',
+    ]);
+    assert.deepEqual(
+      broker.written.map((w) => w.key),
+      ['a', 'b', 'c'],
+      'each record committed once',
+    );
   });
 
   test('a retriable handler error gives up the chunks after it: nothing commits past the failed record, and the partition is read again from it under the same claim', async () => {
@@ -85,14 +116,25 @@ describe('pipelined strategy', () => {
     );
     await deliver([record(0, 'a'), record(1, 'b')]).done;
     await recovered(log);
-    assert.deepEqual(log, [FENCE, 'resolve 0', 'resolve 1', `pause ${TASKS}[0]`, `seek ${TASKS}[0]=0`, `resume ${TASKS}[0]`], 'no transaction: b, handled, was given up');
+    assert.deepEqual(
+      log,
+      [FENCE, 'resolve 0', 'resolve 1', `pause ${TASKS}[0]`, `seek ${TASKS}[0]=0`, `resume ${TASKS}[0]`],
+      'no transaction: b, handled, was given up',
+    );
 
     down = false;
     log.length = 0;
     await deliver([record(0, 'a'), record(1, 'b')]).done;
     await until('every chunk committed', () => broker.committed.get(`${TASKS}[0]`) === 2n, 1500, log);
-    assert.deepEqual(log, ['resolve 0', 'resolve 1', `send ${OUTCOMES}:a`, `offsets ${TASKS}[0]=1`, 'commit', `send ${OUTCOMES}:b`, `offsets ${TASKS}[0]=2`, 'commit'], "the claim's floor went back with the seek (no skip), and the claim held (no fence)");
-    assert.deepEqual(broker.written.map((w) => w.key), ['a', 'b']);
+    assert.deepEqual(
+      log,
+      ['resolve 0', 'resolve 1', `send ${OUTCOMES}:a`, `offsets ${TASKS}[0]=1`, 'commit', `send ${OUTCOMES}:b`, `offsets ${TASKS}[0]=2`, 'commit'],
+      "the claim's floor went back with the seek (no skip), and the claim held (no fence)",
+    );
+    assert.deepEqual(
+      broker.written.map((w) => w.key),
+      ['a', 'b'],
+    );
   });
 
   test('a batch delivered while a failed partition waits to be read again is not handled, and the partition is paused again', async () => {
@@ -130,6 +172,9 @@ describe('pipelined strategy', () => {
     await deliver([record(0, 'a'), record(1, 'b')]).done;
     await until('every chunk committed', () => broker.committed.get(`${TASKS}[0]`) === 2n, 1500, log);
     assert.deepEqual(fatal, []);
-    assert.deepEqual(broker.written.map((w) => w.key), ['a', 'b']);
+    assert.deepEqual(
+      broker.written.map((w) => w.key),
+      ['a', 'b'],
+    );
   });
 });

@@ -16,7 +16,14 @@ import { OUTCOMES, TASKS_DLQ, jsonCodec, latch, record, stage } from './fakes.ts
 let n = 0;
 function processor(def: StageDefinition, store: ChangelogStore<unknown> | null = null) {
   const metrics = new StageMetrics(`records-${++n}`);
-  const records = new RecordProcessor({ def, codec: jsonCodec, logger: createLogger({}, { level: 'error', write: () => undefined }), store, limiter: null, handleSeconds: metrics.handleSeconds.labels({ stage: def.stage }) });
+  const records = new RecordProcessor({
+    def,
+    codec: jsonCodec,
+    logger: createLogger({}, { level: 'error', write: () => undefined }),
+    store,
+    limiter: null,
+    handleSeconds: metrics.handleSeconds.labels({ stage: def.stage }),
+  });
   return { records, source: sourcesOf(def, jsonCodec, metrics)[0]! };
 }
 
@@ -58,7 +65,13 @@ describe('RecordProcessor', () => {
     const slow = latch();
     let settled = false;
     const aborted: number[] = [];
-    const store = { topic: 'runs', abort: (p: number) => void aborted.push(p), get: () => undefined, streamTime: () => null, stage: () => undefined } as unknown as ChangelogStore<unknown>;
+    const store = {
+      topic: 'runs',
+      abort: (p: number) => void aborted.push(p),
+      get: () => undefined,
+      streamTime: () => null,
+      stage: () => undefined,
+    } as unknown as ChangelogStore<unknown>;
     const { records, source } = processor(
       stage({
         handle: async (r) => {

@@ -27,7 +27,10 @@ describe('serial strategy', () => {
       'commit',
       'resolve 2',
     ]);
-    assert.deepEqual(broker.written.map((w) => w.key), ['a', 'b', 'c']);
+    assert.deepEqual(
+      broker.written.map((w) => w.key),
+      ['a', 'b', 'c'],
+    );
     assert.equal(broker.committed.get(`${TASKS}[0]`), 3n);
   });
 
@@ -44,22 +47,38 @@ describe('serial strategy', () => {
     log.length = 0;
     await deliver(batch).done;
     assert.deepEqual(log, [FENCE, `send ${OUTCOMES}:a,b`, `offsets ${TASKS}[0]=2`, 'commit', 'resolve 1']);
-    assert.deepEqual(broker.written.map((w) => w.key), ['a', 'b']);
+    assert.deepEqual(
+      broker.written.map((w) => w.key),
+      ['a', 'b'],
+    );
   });
 
   test("a failed commit of a batch's second chunk leaves the first committed and resolved; the redelivered batch skips it below the committed offset", async () => {
     const handled: string[] = [];
-    const { deliver, log, broker } = await startRunner(stage({ maxRecordsPerTransaction: 1, handle: async (r) => (handled.push(r.key), [{ topic: 'outcomes', key: r.key, value: { thought_id: r.key }, span: 'unit' }]) }));
+    const { deliver, log, broker } = await startRunner(
+      stage({
+        maxRecordsPerTransaction: 1,
+        handle: async (r) => (handled.push(r.key), [{ topic: 'outcomes', key: r.key, value: { thought_id: r.key }, span: 'unit' }]),
+      }),
+    );
     broker.refuseCommit = (n) => n === 2;
     const batch = [record(0, 'a'), record(1, 'b')];
     await assert.rejects(deliver(batch).done, /failed and was aborted/);
-    assert.deepEqual(log.filter((l) => l.startsWith('resolve')), ['resolve 0'], 'only the committed chunk is resolved');
+    assert.deepEqual(
+      log.filter((l) => l.startsWith('resolve')),
+      ['resolve 0'],
+      'only the committed chunk is resolved',
+    );
     assert.equal(broker.committed.get(`${TASKS}[0]`), 1n);
 
     log.length = 0;
     await deliver(batch).done;
     assert.deepEqual(log, [FENCE, 'resolve 0', `send ${OUTCOMES}:b`, `offsets ${TASKS}[0]=2`, 'commit', 'resolve 1']);
-    assert.deepEqual(broker.written.map((w) => w.key), ['a', 'b'], 'each record committed once');
+    assert.deepEqual(
+      broker.written.map((w) => w.key),
+      ['a', 'b'],
+      'each record committed once',
+    );
     assert.deepEqual(handled, ['a', 'b', 'b'], 'only the aborted chunk was handled again');
   });
 
@@ -72,7 +91,11 @@ describe('serial strategy', () => {
     assert.ok(dead, 'the dead letter committed with the outputs');
     assert.equal(dead.headers[DLQ_HEADERS.errorCode], 'DECODE_FAILED');
     assert.equal(dead.headers[DLQ_HEADERS.sourceOffset], '1');
-    assert.deepEqual(reported.map((r) => r.input.key), ['a', 'c'], 'the committed hook sees the handled records, not the dead letter');
+    assert.deepEqual(
+      reported.map((r) => r.input.key),
+      ['a', 'c'],
+      'the committed hook sees the handled records, not the dead letter',
+    );
   });
 
   test('a retriable handler error commits nothing and resolves nothing: the batch throws for kafkajs to retry it, under the same claim', async () => {
@@ -91,7 +114,10 @@ describe('serial strategy', () => {
     down = false;
     await deliver(batch).done;
     assert.deepEqual(log, [FENCE, `send ${OUTCOMES}:a,b`, `offsets ${TASKS}[0]=2`, 'commit', 'resolve 1'], 'the claim held (no second fence)');
-    assert.deepEqual(broker.written.map((w) => w.key), ['a', 'b']);
+    assert.deepEqual(
+      broker.written.map((w) => w.key),
+      ['a', 'b'],
+    );
   });
 
   test("records below a previous owner's committed offset are skipped and resolved, not handled again", async () => {
@@ -141,7 +167,10 @@ describe('serial strategy', () => {
     release.open();
     await Promise.all([first, again]);
     assert.deepEqual(handled, ['a', 'b'], 'the second chunk found both records below the floor when its turn came');
-    assert.deepEqual(broker.written.map((w) => w.key), ['a', 'b']);
+    assert.deepEqual(
+      broker.written.map((w) => w.key),
+      ['a', 'b'],
+    );
     assert.deepEqual(log, [FENCE, `send ${OUTCOMES}:a,b`, `offsets ${TASKS}[0]=2`, 'commit', 'resolve 1', 'resolve 1']);
   });
 

@@ -29,9 +29,15 @@ function supervised() {
       onFatal: (e) => void fatal.push(e),
       sleep: async (ms) => void pauses.push(ms),
     },
-    { assigned: (a) => void assignments.push(a), emptyFetch: () => undefined, eachBatch: async () => undefined, noteError: (e) => void errors.push(errorMessage(e)) },
+    {
+      assigned: (a) => void assignments.push(a),
+      emptyFetch: () => undefined,
+      eachBatch: async () => undefined,
+      noteError: (e) => void errors.push(errorMessage(e)),
+    },
   );
-  const crash = (restart: boolean, i = fakes.consumers.length - 1) => fakes.consumers[i]!.emit('consumer.crash', { error: new Error(`crash ${i}`), restart, groupId: 'g' });
+  const crash = (restart: boolean, i = fakes.consumers.length - 1) =>
+    fakes.consumers[i]!.emit('consumer.crash', { error: new Error(`crash ${i}`), restart, groupId: 'g' });
   return { ...fakes, supervisor, pauses, fatal, assignments, errors, lines, crash };
 }
 
