@@ -1,0 +1,62 @@
+/** Local infrastructure (`tao infra`, `tao model`) and the variables only tests and benchmarks read. Part of the one declaration of settings (runtime/config.ts, `SETTINGS`). */
+import { PACKAGE_PATH, type SettingSpec } from './spec.ts';
+
+export const LOCAL_SETTINGS = {
+  // Local infra
+  TAO_INFRA: {
+    kind: 'enum',
+    values: ['local', 'docker'],
+    meaning: 'how npm test starts Kafka and a registry when KAFKA_BROKERS is unset: local (infra/, the default) or docker (testcontainers)',
+    usedBy: ['test'],
+  },
+  TAO_RUN_FROM: {
+    kind: 'enum',
+    values: ['dist', 'source'],
+    defaultNote: 'dist/ when built and current, else the sources through tsx',
+    meaning: 'what bin/tao.js runs: the compiled build or the TypeScript sources',
+    usedBy: ['all'],
+  },
+  TAO_INFRA_DIR: { kind: 'string', defaultNote: `.infra ${PACKAGE_PATH}`, meaning: 'cache, data, logs and pid files of `tao infra`', usedBy: ['infra'] },
+  TAO_KAFKA_PORT: { kind: 'port', default: '9092', min: 1, max: 65535, meaning: "local broker's listener", usedBy: ['infra'] },
+  TAO_CONTROLLER_PORT: { kind: 'port', default: '9093', min: 1, max: 65535, meaning: "local broker's KRaft controller listener", usedBy: ['infra'] },
+  TAO_REGISTRY_PORT: { kind: 'port', default: '8081', min: 1, max: 65535, meaning: "local schema registry's port", usedBy: ['infra'] },
+  TAO_MODEL_PORT: {
+    kind: 'port',
+    default: '8091',
+    min: 1,
+    max: 65535,
+    meaning: "port of the local model server (`tao model up`: llama.cpp's llama-server, OpenAI-compatible at http://127.0.0.1:<port>/v1)",
+    usedBy: ['infra'],
+  },
+  TAO_MODEL_CACHE: {
+    kind: 'string',
+    defaultNote: '$XDG_CACHE_HOME/tao-kafka, else ~/.cache/tao-kafka',
+    meaning: '`tao model`: where llama-server is built (once, about 7 min) and the model file is kept, outside the clone so that every clone shares them',
+    usedBy: ['infra'],
+  },
+
+  // Tests and benchmarks only
+  TAO_TEST_MODEL_URL: {
+    kind: 'url',
+    testOnly: true,
+    meaning: 'OpenAI-compatible base URL (ending in /v1) of the local model server, set by npm test for files that declare `test-needs: model`',
+    usedBy: ['test'],
+  },
+  TAO_TEST_MODEL_NAME: { kind: 'string', testOnly: true, meaning: 'the model name to send to TAO_TEST_MODEL_URL, set by npm test with it', usedBy: ['test'] },
+  TAO_INTEROP_PYTHON: {
+    kind: 'string',
+    testOnly: true,
+    meaning: 'Python with confluent-kafka for the interop test (npm test creates a venv)',
+    usedBy: ['test'],
+  },
+  TAO_RELAY_SIZES: { kind: 'string', testOnly: true, meaning: 'record sizes of a relay hop (JSON), set by the bench', usedBy: ['bench'] },
+  TAO_FALLBACK_TOOL_ORIGIN: {
+    kind: 'url',
+    testOnly: true,
+    meaning: "origin of the fault-mix bench's replica tools, referenced by its catalog",
+    usedBy: ['bench'],
+  },
+  TAO_EVIL_URL: { kind: 'url', testOnly: true, meaning: 'an origin outside the catalog, for the SSRF test', usedBy: ['test'] },
+  TAO_TEST_TOOL_TOKEN: { kind: 'secret', testOnly: true, meaning: "a test tool's token, referenced by its catalog", usedBy: ['test'] },
+  TAO_LOG_TEST_SECRET: { kind: 'secret', testOnly: true, meaning: 'a header secret the log test expects never to see', usedBy: ['test'] },
+} as const satisfies Record<string, SettingSpec>;
