@@ -9,32 +9,14 @@ import { link, mkdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { InfraError, type InfraErrorCode } from '../local/errors.ts';
 import { elapsed, errorText, isErrno, probe, readPid, signalable } from '../process.ts';
 
-export type ModelErrorCode =
-  /** A tool the build needs (`python3 -m pip`, `cmake`, `ninja`, a C/C++ compiler) is missing. */
-  | 'PREREQUISITE_MISSING'
-  /** The server's port is held by a process this tool did not start. */
-  | 'PORT_IN_USE'
-  /** The server started but did not answer GET /health with 200 in time (it is stopped again). */
-  | 'HEALTH_TIMEOUT'
-  /** Downloading the wheels or building llama-server failed. */
-  | 'BUILD_FAILED'
-  /** The options (or TAO_* variables) are invalid, or a server already runs with other ones. */
-  | 'CONFIG_INVALID'
-  /** The server exited while starting, could not be signalled or stopped, or a lock stayed held. */
-  | 'PROCESS_FAILED';
+/** infra/model/'s failures have the local infrastructure's codes (infra/local/errors.ts). */
+export type ModelErrorCode = InfraErrorCode;
 
-/** Every failure of infra/model/; `code` says what went wrong, the message what to do about it. */
-export class ModelError extends Error {
-  readonly code: ModelErrorCode;
-
-  constructor(code: ModelErrorCode, message: string, options: { cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+/** Every failure of infra/model/: the local infrastructure's error, named for the model server; `code` says what went wrong, the message what to do about it. */
+export class ModelError extends InfraError {}
 
 export { errorText, isErrno, elapsed, run, probe, lastLines, logTail, readPid, signalable, waitUntilHealthy, type Health, type RunResult } from '../process.ts';
 

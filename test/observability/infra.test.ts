@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { DEFAULT_PORTS } from '../../cli/processes.ts';
 import { DEFAULT_OPS_PORTS } from '../../processors/wiring/index.ts';
 import { StageMetrics } from '../../runtime/metrics.ts';
-import { parseYamlSubset } from './yaml-subset.ts';
+import { parse as parseYaml } from 'yaml';
 
 const dir = new URL('../../infra/observability/', import.meta.url).pathname;
 const read = (name: string) => readFileSync(`${dir}${name}`, 'utf8');
@@ -46,11 +46,11 @@ function metricsIn(expr: string): string[] {
   return [...new Set([...expr.matchAll(/\b(tao_[a-z0-9_]+)\b/g)].map((m) => m[1]!))];
 }
 
-const rules = (): Rule[] => (parseYamlSubset(read('alerts.yml')) as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((g) => g.rules);
+const rules = (): Rule[] => (parseYaml(read('alerts.yml')) as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((g) => g.rules);
 
 describe('prometheus.yml', () => {
   test('scrapes the three stages on their default ops ports and the ingress, and loads the alert rules', () => {
-    const config = parseYamlSubset(read('prometheus.yml')) as Doc & {
+    const config = parseYaml(read('prometheus.yml')) as Doc & {
       scrape_configs: Array<{ job_name: string; metrics_path?: string; static_configs: Array<{ targets: string[] }> }>;
       rule_files: string[];
     };
