@@ -23,6 +23,7 @@
  *
  * @module
  */
+import { listenClosable } from '../runtime/closable-server.ts';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 
@@ -231,30 +232,11 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
     socket.once('close', () => sockets.delete(socket));
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('model sim: unexpected listen address');
-
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    closing ??= new Promise<void>((resolve, reject) => {
-      server.close((err) => (err ? reject(err) : resolve()));
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
-      for (const s of sockets) s.destroy();
-    });
-    return closing;
-  };
+  const { port, close } = await listenClosable(server, options.host, options.port, { sockets, timers }, 'model sim');
 
   return {
-    url: formatUrl(options.host, address.port),
-    port: address.port,
+    url: formatUrl(options.host, port),
+    port,
     scenarios: [...scenarios.keys()],
     close,
     stats,

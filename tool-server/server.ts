@@ -36,6 +36,7 @@
  *
  * @module
  */
+import { listenClosable } from '../runtime/closable-server.ts';
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { Socket } from 'node:net';
@@ -197,28 +198,7 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
     socket.once('close', () => sockets.delete(socket));
   });
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
-    server.once('error', onError);
-    server.listen(options.port, options.host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('tool server: unexpected listen address');
-  const port = address.port;
-
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    closing ??= new Promise<void>((resolve, reject) => {
-      server.close((err) => (err ? reject(err) : resolve()));
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
-      for (const s of sockets) s.destroy();
-    });
-    return closing;
-  };
+  const { port, close } = await listenClosable(server, options.host, options.port, { sockets, timers }, 'tool server');
 
   return {
     url: formatUrl(options.host, port),
