@@ -65,15 +65,15 @@ export async function chaosInfraUp(
     [join(main, 'bin', `schema-registry-${REGISTRY_VERSION}`), join(dir, 'bin', `schema-registry-${REGISTRY_VERSION}`)],
   ];
   for (const [from, to] of links) if (existsSync(from) && !existsSync(to)) symlinkSync(from, to);
-  return infra.up({ ...options, log });
+  return infra.up({ env: process.env, ...options, log });
 }
 
 /** {@link ClusterControl} of a local cluster started through infra/local.ts. */
 export function localClusterControl(options: Partial<InfraOptions>, log: (line: string) => void): ClusterControl {
   return {
     nodes: options.brokers ?? 1,
-    stop: (node, signal) => infra.stopKafka({ ...options, log }, { signal, node }),
-    start: async (node) => void (await infra.startKafka({ ...options, log }, { node })),
+    stop: (node, signal) => infra.stopKafka({ env: process.env, ...options, log }, { signal, node }),
+    start: async (node) => void (await infra.startKafka({ env: process.env, ...options, log }, { node })),
   };
 }
 
@@ -288,7 +288,10 @@ async function main(): Promise<void> {
           toolServerErrorRate: 0.05,
           brokerRestart:
             ownInfra && brokers === 1
-              ? { stop: () => infra.stopKafka({ ...CHAOS_INFRA, log }), start: async () => void (await infra.startKafka({ ...CHAOS_INFRA, log })) }
+              ? {
+                  stop: () => infra.stopKafka({ env: process.env, ...CHAOS_INFRA, log }),
+                  start: async () => void (await infra.startKafka({ env: process.env, ...CHAOS_INFRA, log })),
+                }
               : null,
           brokerFaults:
             brokers === 3
@@ -333,7 +336,7 @@ async function main(): Promise<void> {
     if (!ok) process.exitCode = 1;
   } finally {
     await fleet.stop();
-    if (ownInfra && !values['keep-infra']) await infra.down({ ...infraOptions, log });
+    if (ownInfra && !values['keep-infra']) await infra.down({ env: process.env, ...infraOptions, log });
   }
 }
 

@@ -65,11 +65,11 @@ let model = values.model;
 let stop = async () => {};
 if (!baseUrl) {
   const { modelDown, modelStatus, modelUp } = await import('../infra/model/server.ts');
-  const started = !(await modelStatus()).healthy;
-  const endpoint = await modelUp({ log: (line) => log(`  ${line}`) });
+  const started = !(await modelStatus({ env: process.env })).healthy;
+  const endpoint = await modelUp({ env: process.env, log: (line) => log(`  ${line}`) });
   baseUrl = endpoint.baseUrl;
   model = endpoint.model;
-  if (started) stop = async () => void (await modelDown({ log: () => {} }));
+  if (started) stop = async () => void (await modelDown({ env: process.env, log: () => {} }));
 }
 const tools = await startToolServer({ port: 0 });
 const env: NodeJS.ProcessEnv = { TAO_LLM_BASE_URL: baseUrl, TAO_LLM_MODEL: model, TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_LLM_TIMEOUT_MS: '120000' };

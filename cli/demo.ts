@@ -53,8 +53,8 @@ export async function runDemo({ keepInfra, planner, model, toolCalls }: DemoOpti
   } else if (planner === 'react') {
     console.log('ReAct loop: starting the local model server (npx tao model up; the first run builds llama.cpp, about 8 minutes on 2 cores)...');
     const { modelUp, modelStatus } = await import('../infra/model/server.ts');
-    localModel = !(await modelStatus()).healthy;
-    const endpoint = await modelUp({ log: (line) => console.log(`  ${line}`) });
+    localModel = !(await modelStatus({ env })).healthy;
+    const endpoint = await modelUp({ env, log: (line) => console.log(`  ${line}`) });
     env.TAO_LLM_BASE_URL = endpoint.baseUrl;
     env.TAO_LLM_MODEL = endpoint.model;
     // A 135M model on 2 cores: a turn takes seconds, and the prompt must fit one server slot.
@@ -66,8 +66,8 @@ export async function runDemo({ keepInfra, planner, model, toolCalls }: DemoOpti
   let startedInfra = false;
   if (!isSet(env, 'KAFKA_BROKERS')) {
     console.log('KAFKA_BROKERS is not set: starting local Kafka and schema registry (npx tao infra up)...');
-    const wasRunning = (await infra.status()).every((c) => c.healthy);
-    const endpoints = await infra.up({ log: (line) => console.log(`  ${line}`) });
+    const wasRunning = (await infra.status({ env })).every((c) => c.healthy);
+    const endpoints = await infra.up({ env, log: (line) => console.log(`  ${line}`) });
     env.KAFKA_BROKERS = endpoints.brokers;
     env.SCHEMA_REGISTRY_URL = endpoints.registryUrl;
     startedInfra = !wasRunning;
@@ -136,11 +136,11 @@ export async function runDemo({ keepInfra, planner, model, toolCalls }: DemoOpti
     await sim?.close();
     if (localModel && !keepInfra) {
       const { modelDown } = await import('../infra/model/server.ts');
-      await modelDown({ log: (line) => console.log(`  ${line}`) });
+      await modelDown({ env, log: (line) => console.log(`  ${line}`) });
     }
     if (startedInfra && !keepInfra) {
       console.log('Stopping the local Kafka and schema registry this demo started (keep them with --keep-infra)...');
-      await infra.down({ log: (line) => console.log(`  ${line}`) });
+      await infra.down({ env, log: (line) => console.log(`  ${line}`) });
     }
   }
 }

@@ -281,11 +281,11 @@ async function infraCommand(sub: string | undefined, options: { docker: boolean;
   switch (sub) {
     case 'up': {
       if (!options.docker) {
-        const { brokers, registryUrl } = await infra.up({ log, brokers: options.nodes });
+        const { brokers, registryUrl } = await infra.up({ env: process.env, log, brokers: options.nodes });
         console.log(`KAFKA_BROKERS=${brokers}\nSCHEMA_REGISTRY_URL=${registryUrl}`);
         return 0;
       }
-      const started = await startInfra('docker', { log });
+      const started = await startInfra('docker', { env: process.env, log });
       console.log(`KAFKA_BROKERS=${started.brokers}\nSCHEMA_REGISTRY_URL=${started.registryUrl}`);
       // testcontainers' reaper removes the containers when this process ends, so it stays in the foreground.
       console.log('containers running; Ctrl-C removes them');
@@ -293,10 +293,10 @@ async function infraCommand(sub: string | undefined, options: { docker: boolean;
       return -1;
     }
     case 'down':
-      await infra.down({ log });
+      await infra.down({ env: process.env, log });
       return 0;
     case 'status': {
-      const components = await infra.status({ log });
+      const components = await infra.status({ env: process.env, log });
       for (const c of components)
         console.log(
           `${c.name.padEnd(16)} ${c.running ? (c.healthy ? 'healthy' : 'running, NOT healthy') : 'stopped'}  ${c.url}${c.pid ? `  pid ${c.pid}` : ''}  log ${c.log}`,

@@ -36,7 +36,7 @@ export async function modelCommand(args: string[]): Promise<number> {
   const log = (line: string) => console.error(line);
   switch (sub) {
     case 'up': {
-      const up = await modelUp({ log });
+      const up = await modelUp({ env: process.env, log });
       // stdout is only the two variables (\`export $(npx tao model up)\`); the rest goes to stderr.
       log(`model: ${up.url} (pid ${up.pid}); point the loop at it with:`);
       console.log(`TAO_LLM_BASE_URL=${up.baseUrl}`);
@@ -44,10 +44,10 @@ export async function modelCommand(args: string[]): Promise<number> {
       return 0;
     }
     case 'down':
-      await modelDown({ log });
+      await modelDown({ env: process.env, log });
       return 0;
     case 'status': {
-      const s = await modelStatus({ log });
+      const s = await modelStatus({ env: process.env, log });
       const state = s.running ? (s.healthy ? 'healthy' : 'running, NOT healthy') : 'stopped';
       console.log(`model        ${state}${s.pid ? `  pid ${s.pid}` : ''}`);
       console.log(`url          ${s.url}  (OpenAI base ${s.baseUrl})`);

@@ -31,6 +31,8 @@ export interface DockerInfraOptions {
   log?: (line: string) => void;
   /** How testcontainers is imported. Default: `import('testcontainers')`. */
   importer?: TestcontainersImporter;
+  /** The caller's environment (testcontainers reads DOCKER_HOST from the process's own; an error names it from here). */
+  env: NodeJS.ProcessEnv;
 }
 
 function errorText(err: unknown): string {
@@ -68,14 +70,14 @@ export async function loadTestcontainers(importer: TestcontainersImporter = impo
  * {@link InfraError} `PREREQUISITE_MISSING` "Docker engine not reachable: <reason>; …" (or the
  * one of {@link loadTestcontainers} where testcontainers is not installed).
  */
-export async function assertDockerReachable(importer: TestcontainersImporter = importTestcontainers): Promise<ContainerRuntimeClient> {
+export async function assertDockerReachable(env: NodeJS.ProcessEnv, importer: TestcontainersImporter = importTestcontainers): Promise<ContainerRuntimeClient> {
   const { getContainerRuntimeClient } = await loadTestcontainers(importer);
   try {
     return await getContainerRuntimeClient();
   } catch (err) {
     // testcontainers only says "Could not find a working container runtime strategy"; say where we looked.
-    const where = process.env.DOCKER_HOST
-      ? `DOCKER_HOST=${process.env.DOCKER_HOST} did not answer`
+    const where = env.DOCKER_HOST
+      ? `DOCKER_HOST=${env.DOCKER_HOST} did not answer`
       : existsSync('/var/run/docker.sock')
         ? '/var/run/docker.sock exists but the engine did not answer'
         : 'DOCKER_HOST is unset and there is no /var/run/docker.sock';
@@ -109,10 +111,10 @@ function freePort(): Promise<number> {
  * Kafka is published on a free host port chosen up front, because the advertised listener must
  * name the port clients connect to; the registry reaches Kafka over the network at `kafka:19092`.
  */
-export async function upWithDocker(options: DockerInfraOptions = {}): Promise<DockerInfra> {
+export async function upWithDocker(options: DockerInfraOptions): Promise<DockerInfra> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const importer = options.importer ?? importTestcontainers;
-  const client = await assertDockerReachable(importer);
+  const client = await assertDockerReachable(options.env, importer);
   const { GenericContainer, Network, Wait } = await loadTestcontainers(importer);
   const host = client.info.containerRuntime.host;
   const kafkaPort = await freePort();

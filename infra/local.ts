@@ -35,7 +35,16 @@ import { type KafkaNode, assertPortsFree, kafkaNodes, registryComponent, running
 import { InfraError } from './local/errors.ts';
 import { settleAll, startKafkaUnlocked, startRegistryUnlocked, stopComponent } from './local/lifecycle.ts';
 import { withLock } from './local/lock.ts';
-import { type ComponentStatus, type InfraEndpoints, type InfraOptions, type Paths, paths, recordedNodes, resolveOptions } from './local/options.ts';
+import {
+  type ComponentStatus,
+  type InfraEndpoints,
+  type InfraOptions,
+  type InfraRequest,
+  type Paths,
+  paths,
+  recordedNodes,
+  resolveOptions,
+} from './local/options.ts';
 
 export { LOG4J_PROPERTIES, SHORT_LIVED_JVM } from './local/config-files.ts';
 export { InfraError, type InfraErrorCode } from './local/errors.ts';
@@ -65,7 +74,7 @@ export {
  * than that of the infra running in `dir` is `CONFIG_INVALID` (run {@link down} first). Serialised
  * with other up/down/startKafka/stopKafka calls on the same `dir` by a lock file.
  */
-export async function up(options: Partial<InfraOptions> = {}): Promise<InfraEndpoints> {
+export async function up(options: InfraRequest): Promise<InfraEndpoints> {
   const o = resolveOptions(options);
   const p = paths(o);
   const nodes = kafkaNodes(o, p);
@@ -74,11 +83,14 @@ export async function up(options: Partial<InfraOptions> = {}): Promise<InfraEndp
     await assertSameLayout(o, p);
     const [kafkaPids, registryPid] = await Promise.all([Promise.all(nodes.map((n) => runningPid(n.component))), runningPid(registry)]);
     const kafkaMissing = kafkaPids.some((pid) => pid === undefined);
-    await checkPrerequisites({
-      java: kafkaMissing,
-      mvn: kafkaMissing && !existsSync(p.libsMarker),
-      go: registryPid === undefined && !existsSync(p.registryBin),
-    });
+    await checkPrerequisites(
+      {
+        java: kafkaMissing,
+        mvn: kafkaMissing && !existsSync(p.libsMarker),
+        go: registryPid === undefined && !existsSync(p.registryBin),
+      },
+      o.env,
+    );
     for (const [i, node] of nodes.entries()) if (kafkaPids[i] === undefined) await assertPortsFree(node.component);
     if (registryPid === undefined) await assertPortsFree(registry);
     await settleAll(o, [
@@ -119,7 +131,7 @@ async function assertSameLayout(o: InfraOptions, p: Paths): Promise<void> {
  * would be undecodable. Caches (jars, binary) and logs are kept. Idempotent: logs "not running" for
  * a component that is not. Processes this tool did not start are never touched.
  */
-export async function down(options: Partial<InfraOptions> = {}): Promise<void> {
+export async function down(options: InfraRequest): Promise<void> {
   const o = resolveOptions(options);
   const p = paths(o);
   await withLock(o, p, async () => {
@@ -133,7 +145,7 @@ export async function down(options: Partial<InfraOptions> = {}): Promise<void> {
 }
 
 /** Reports each component (every Kafka node, then the registry): whether our process is alive, whether it passes its health check, its pid, address and log. */
-export async function status(options: Partial<InfraOptions> = {}): Promise<ComponentStatus[]> {
+export async function status(options: InfraRequest): Promise<ComponentStatus[]> {
   const o = resolveOptions(options);
   const p = paths(o);
   const components = [
@@ -164,10 +176,7 @@ export async function status(options: Partial<InfraOptions> = {}): Promise<Compo
  * Several nodes are stopped at once. Logs "not running" for a node that was not.
  * @throws InfraError `CONFIG_INVALID` when `node` is not a node id of the infra.
  */
-export async function stopKafka(
-  options: Partial<InfraOptions> = {},
-  { signal = 'SIGTERM', node }: { signal?: 'SIGTERM' | 'SIGKILL'; node?: number } = {},
-): Promise<void> {
+export async function stopKafka(options: InfraRequest, { signal = 'SIGTERM', node }: { signal?: 'SIGTERM' | 'SIGKILL'; node?: number } = {}): Promise<void> {
   const o = resolveOptions(options);
   const p = paths(o);
   const nodes = selectNodes(o, p, node);
@@ -186,14 +195,14 @@ export async function stopKafka(
  * quorum runs. Same prerequisites and errors as {@link up} for Kafka. Returns the bootstrap address
  * (every node).
  */
-export async function startKafka(options: Partial<InfraOptions> = {}, { node }: { node?: number } = {}): Promise<string> {
+export async function startKafka(options: InfraRequest, { node }: { node?: number } = {}): Promise<string> {
   const o = resolveOptions(options);
   const p = paths(o);
   const nodes = selectNodes(o, p, node);
   await withLock(o, p, async () => {
     const pids = await Promise.all(nodes.map((n) => runningPid(n.component)));
     if (pids.some((pid) => pid === undefined)) {
-      await checkPrerequisites({ java: true, mvn: !existsSync(p.libsMarker), go: false });
+      await checkPrerequisites({ java: true, mvn: !existsSync(p.libsMarker), go: false }, o.env);
       for (const [i, n] of nodes.entries()) if (pids[i] === undefined) await assertPortsFree(n.component);
       await ensureKafkaJars(o, p);
     }
@@ -217,11 +226,11 @@ export interface InfraArtifacts {
  * `mvn` / `go` while the artifacts are missing: {@link InfraError} `PREREQUISITE_MISSING`, or
  * `BUILD_FAILED`.
  */
-export async function ensureArtifacts(options: Partial<InfraOptions> = {}): Promise<InfraArtifacts> {
+export async function ensureArtifacts(options: InfraRequest): Promise<InfraArtifacts> {
   const o = resolveOptions(options);
   const p = paths(o);
   await withLock(o, p, async () => {
-    await checkPrerequisites({ java: true, mvn: !existsSync(p.libsMarker), go: !existsSync(p.registryBin) });
+    await checkPrerequisites({ java: true, mvn: !existsSync(p.libsMarker), go: !existsSync(p.registryBin) }, o.env);
     await settleAll(o, [ensureKafkaJars(o, p), ensureRegistryBinary(o, p)]);
   });
   return { kafkaLibs: p.libs, registryBin: p.registryBin };

@@ -35,6 +35,8 @@ export interface StartInfraOptions {
   log?: (line: string) => void;
   /** docker mode: how testcontainers is imported (tests play a missing package with it). */
   importer?: TestcontainersImporter;
+  /** The environment local mode reads its settings from and runs its tools with (infra/local.ts). */
+  env: NodeJS.ProcessEnv;
 }
 
 /**
@@ -44,13 +46,13 @@ export interface StartInfraOptions {
  * `PREREQUISITE_MISSING` where Java/Maven/Go (local) or testcontainers or a Docker engine (docker)
  * is missing, and the start-up codes of each mode.
  */
-export async function startInfra(mode: string | undefined, options: StartInfraOptions = {}): Promise<StartedInfra> {
+export async function startInfra(mode: string | undefined, options: StartInfraOptions): Promise<StartedInfra> {
   const chosen = parseInfraMode(mode);
   if (chosen === 'docker') {
-    const docker = await upWithDocker({ log: options.log, importer: options.importer });
+    const docker = await upWithDocker({ log: options.log, importer: options.importer, env: options.env });
     return { mode: chosen, brokers: docker.brokers, registryUrl: docker.registryUrl, stop: docker.stop };
   }
   const log = options.log;
-  const endpoints = await up(log ? { log } : {});
-  return { mode: chosen, ...endpoints, stop: () => down(log ? { log } : {}) };
+  const endpoints = await up({ env: options.env, ...(log ? { log } : {}) });
+  return { mode: chosen, ...endpoints, stop: () => down({ env: options.env, ...(log ? { log } : {}) }) };
 }

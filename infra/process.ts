@@ -43,7 +43,7 @@ export function run(
   options: { cwd?: string; env?: NodeJS.ProcessEnv; onOutput?: (text: string) => void; nice?: number } = {},
 ): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
     if (options.nice !== undefined && child.pid !== undefined) {
       try {
         setPriority(child.pid, options.nice);

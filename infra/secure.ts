@@ -33,6 +33,8 @@ import { type Started, freePort, kafkaHealth, portFree, registryHealth, runComma
 export interface SecureBrokerOptions {
   /** Folder for certificates, config, data and logs (created if missing; kept by `stop()` for post-mortems). */
   dir: string;
+  /** The environment its tools (openssl, java, the registry) run with: the caller's. */
+  env: NodeJS.ProcessEnv;
   /** Ports on 127.0.0.1. Each one left out is picked free from 20000-32767 (below Linux's ephemeral range). */
   ports?: { kafka?: number; controller?: number; registry?: number };
   /** SCRAM-SHA-512 user the clients log in as. Letters, digits and `._~-` only. */
@@ -105,8 +107,12 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
       throw new InfraError('PORT_IN_USE', `secure broker: port ${port} on 127.0.0.1 is in use; pass other ports (or none, to get free ones)`);
   }
 
-  const artifacts = await ensureArtifacts({ ...(options.cacheDir ? { dir: options.cacheDir } : { dir: defaultInfraOptions().dir }), log });
-  const tls = await makeCertificates(d.tls);
+  const artifacts = await ensureArtifacts({
+    ...(options.cacheDir ? { dir: options.cacheDir } : { dir: defaultInfraOptions(options.env).dir }),
+    log,
+    env: options.env,
+  });
+  const tls = await makeCertificates(d.tls, options.env);
   log(`secure broker: CA and broker certificate made in ${d.tls}`);
 
   const brokerUser = 'tao-broker';
@@ -170,6 +176,7 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
       ...scram(brokerUser, brokerPassword),
     ],
     dir,
+    options.env,
   );
   await appendFile(
     kafkaLog,
@@ -197,7 +204,7 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
         serverProperties,
       ],
       dir,
-      process.env,
+      options.env,
       kafkaLog,
     );
     started.push(kafka);
@@ -234,7 +241,7 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
         ].join('\n') + '\n',
       );
       // The binary reads SCHEMA_REGISTRY_* overrides: ours (a client's URL or credentials) must not leak in.
-      const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SCHEMA_REGISTRY_')));
+      const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(options.env).filter(([k]) => !k.startsWith('SCHEMA_REGISTRY_')));
       Object.assign(env, {
         SCHEMA_REGISTRY_BOOTSTRAP_ENABLED: 'true',
         SCHEMA_REGISTRY_BOOTSTRAP_USERNAME: options.registry.username,

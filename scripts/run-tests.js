@@ -229,7 +229,7 @@ async function kafka(fail) {
     say(`KAFKA_BROKERS is not set: starting Kafka and a schema registry with TAO_INFRA=${env.TAO_INFRA}`);
     try {
       (await import('tsx/esm/api')).register();
-      const started = await (await import('../infra/mode.ts')).startInfra(env.TAO_INFRA);
+      const started = await (await import('../infra/mode.ts')).startInfra(env.TAO_INFRA, { env });
       env.KAFKA_BROKERS = started.brokers;
       env.SCHEMA_REGISTRY_URL = started.registryUrl;
     } catch (err) {

@@ -46,13 +46,13 @@ function versionAtLeast(actual: readonly number[], wanted: readonly number[]): b
   return true;
 }
 
-export async function checkPrerequisites(need: { java: boolean; mvn: boolean; go: boolean }): Promise<void> {
+export async function checkPrerequisites(need: { java: boolean; mvn: boolean; go: boolean }, env: NodeJS.ProcessEnv): Promise<void> {
   const problems: string[] = [];
   const [java, mvn, go] = await Promise.all([
     need.java ? probe('java', ['-version']) : undefined,
     need.mvn ? probe('mvn', ['-v']) : undefined,
     // GOTOOLCHAIN=local: report the installed Go, without downloading the one a go.mod may ask for.
-    need.go ? probe('go', ['env', 'GOVERSION'], { ...process.env, GOTOOLCHAIN: 'local' }) : undefined,
+    need.go ? probe('go', ['env', 'GOVERSION'], { ...env, GOTOOLCHAIN: 'local' }) : undefined,
   ]);
   if (need.java) {
     const match = java?.code === 0 ? /version "(\d+)(?:\.(\d+))?/.exec(java.output) : null;
@@ -72,7 +72,7 @@ export async function checkPrerequisites(need: { java: boolean; mvn: boolean; go
   if (need.go) {
     const match = go?.code === 0 ? /go(\d+)\.(\d+)/.exec(go.output) : null;
     const version = match ? [Number(match[1]), Number(match[2])] : undefined;
-    const localOnly = (process.env.GOTOOLCHAIN ?? '').startsWith('local');
+    const localOnly = (env.GOTOOLCHAIN ?? '').startsWith('local');
     const wanted = localOnly ? MIN_GO_MODULE : MIN_GO_LOCAL;
     if (version === undefined || !versionAtLeast(version, wanted)) {
       const found = version === undefined ? '' : ` (found go${version.join('.')}${localOnly ? ' with GOTOOLCHAIN=local' : ''})`;
@@ -125,7 +125,7 @@ export async function ensureRegistryBinary(o: InfraOptions, p: Paths): Promise<v
   const tmp = `${p.registryBin}.${process.pid}.tmp`;
   const args = ['build', '-trimpath', '-buildvcs=false', '-ldflags', `-s -w -X main.version=${REGISTRY_VERSION}`, '-o', tmp, REGISTRY_PACKAGE];
   // go.mod/go.sum are committed, so a read-only module graph is exact; a user GOFLAGS (-mod=vendor) or go.work must not change it.
-  const env = { ...process.env, GOFLAGS: '-mod=readonly', GOWORK: 'off' };
+  const env = { ...o.env, GOFLAGS: '-mod=readonly', GOWORK: 'off' };
   const result = await withProgress(run('go', args, { cwd: sourcePaths().registryModule, env }), (t) =>
     o.log(`schema-registry: still building (${elapsed(t)})…`),
   );

@@ -137,7 +137,7 @@ async function startKafkaNode(o: InfraOptions, p: Paths, node: KafkaNode, cluste
     'kafka.Kafka',
     node.serverProperties,
   ];
-  const spawned = await spawnDetached(c, 'java', args, p.dir, process.env);
+  const spawned = await spawnDetached(c, 'java', args, p.dir, o.env);
   o.log(`${c.name}: started pid ${spawned.pid} (log ${c.logFile})`);
   await waitHealthy(o, c, spawned.pid, spawned);
 }
@@ -150,7 +150,7 @@ export async function startRegistryUnlocked(o: InfraOptions, p: Paths): Promise<
   await writeFile(p.registryYaml, registryYaml(o));
   await rotateLog(c);
   // The binary lets SCHEMA_REGISTRY_* variables override its config file; ours (e.g. SCHEMA_REGISTRY_URL for clients) must not leak in.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SCHEMA_REGISTRY_')));
+  const env = Object.fromEntries(Object.entries(o.env).filter(([k]) => !k.startsWith('SCHEMA_REGISTRY_')));
   const spawned = await spawnDetached(c, p.registryBin, ['-config', p.registryYaml], p.dir, env);
   o.log(`schema-registry: started pid ${spawned.pid} (log ${c.logFile})`);
   await waitHealthy(o, c, spawned.pid, spawned);

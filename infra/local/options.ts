@@ -45,7 +45,15 @@ export interface InfraOptions {
   shortLived?: boolean;
   /** Receives every progress line; the functions print nothing else. Default: stderr. */
   log: (line: string) => void;
+  /**
+   * The environment the infra reads its `TAO_*` settings from and runs its tools (java, mvn, go,
+   * the registry) with: the caller's, handed in by a composition root (`process.env` there).
+   */
+  env: NodeJS.ProcessEnv;
 }
+
+/** What the infra's functions take: any of the options, and always the environment. */
+export type InfraRequest = Partial<InfraOptions> & { env: NodeJS.ProcessEnv };
 
 /** `kafka` for the single broker; `kafka-<n>` for node n of a cluster. */
 export type ComponentName = 'kafka' | `kafka-${number}` | 'schema-registry';
@@ -88,7 +96,7 @@ export function sourcePaths(): { repoRoot: string; pom: string; registryModule: 
  * directory), TAO_KAFKA_PORT, TAO_CONTROLLER_PORT and TAO_REGISTRY_PORT.
  * Throws {@link InfraError} `CONFIG_INVALID` naming the variable when a value is not a port.
  */
-export function defaultInfraOptions(env: NodeJS.ProcessEnv = process.env): InfraOptions {
+export function defaultInfraOptions(env: NodeJS.ProcessEnv): InfraOptions {
   const dir = setting(env, 'TAO_INFRA_DIR');
   return {
     dir: dir ? resolve(dir) : join(sourcePaths().repoRoot, '.infra'),
@@ -99,6 +107,7 @@ export function defaultInfraOptions(env: NodeJS.ProcessEnv = process.env): Infra
     log: (line) => {
       process.stderr.write(`${line}\n`);
     },
+    env,
   };
 }
 
@@ -115,9 +124,9 @@ function isPort(value: number): boolean {
   return Number.isInteger(value) && value >= 1 && value <= 65535;
 }
 
-export function resolveOptions(partial: Partial<InfraOptions>): InfraOptions {
+export function resolveOptions(partial: InfraRequest): InfraOptions {
   const given = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) as Partial<InfraOptions>;
-  const o: InfraOptions = { ...defaultInfraOptions(), ...given };
+  const o: InfraOptions = { ...defaultInfraOptions(partial.env), ...given };
   o.dir = resolve(o.dir);
   if (given.brokers === undefined) o.brokers = recordedNodes(o.dir) ?? 1;
   for (const key of ['kafkaPort', 'controllerPort', 'registryPort'] as const) {

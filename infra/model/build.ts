@@ -48,15 +48,15 @@ if count == 0:
 `;
 
 /** What is missing to make the artifacts that are not cached yet, one line each; empty when nothing is. */
-export async function missingPrerequisites(need: { server: boolean; model: boolean }): Promise<string[]> {
+export async function missingPrerequisites(need: { server: boolean; model: boolean }, env: NodeJS.ProcessEnv): Promise<string[]> {
   if (!need.server && !need.model) return [];
   const problems: string[] = [];
   const [pip, cmake, ninja, cc, cxx] = await Promise.all([
     probe('python3', ['-m', 'pip', '--version']),
     need.server ? probe('cmake', ['--version']) : undefined,
     need.server ? probe('ninja', ['--version']) : undefined,
-    need.server ? probe(process.env.CC || 'cc', ['--version']) : undefined,
-    need.server ? probe(process.env.CXX || 'c++', ['--version']) : undefined,
+    need.server ? probe(env.CC || 'cc', ['--version']) : undefined,
+    need.server ? probe(env.CXX || 'c++', ['--version']) : undefined,
   ]);
   const what = [
     need.server ? `${LLAMA_CPP.package} ${LLAMA_CPP.version} (the llama.cpp source)` : '',
@@ -72,7 +72,7 @@ export async function missingPrerequisites(need: { server: boolean; model: boole
     if (ninja?.code !== 0) problems.push(`model up needs \`ninja\` ${first}; install it (Debian: apt-get install ninja-build)`);
     if (cc?.code !== 0 || cxx?.code !== 0) {
       problems.push(
-        `model up needs a C and C++ compiler (\`${process.env.CC || 'cc'}\` and \`${process.env.CXX || 'c++'}\`: gcc/g++ 9+ or clang) ${first}; install them (Debian: apt-get install g++)`,
+        `model up needs a C and C++ compiler (\`${env.CC || 'cc'}\` and \`${env.CXX || 'c++'}\`: gcc/g++ 9+ or clang) ${first}; install them (Debian: apt-get install g++)`,
       );
     }
   }
@@ -94,7 +94,7 @@ export async function ensureArtifacts(o: ModelOptions, p: ModelPaths): Promise<v
     async () => {
       // Another process may have made them while we waited.
       const need = { server: !existsSync(p.serverBin), model: !existsSync(p.gguf) };
-      const problems = await missingPrerequisites(need);
+      const problems = await missingPrerequisites(need, o.env);
       if (problems.length) throw new ModelError('PREREQUISITE_MISSING', problems.join('\n'));
       await removeStaleTemps(o.cacheDir);
       // The model first: it takes seconds, so a problem with pip or the index shows before a long build.

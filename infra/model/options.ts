@@ -79,10 +79,15 @@ export interface ModelOptions {
   threads: number;
   /** Receives every progress line; the functions print nothing else. Default: stderr. */
   log: (line: string) => void;
+  /** The environment the settings are read from and the build and server run with: the caller's, from a composition root. */
+  env: NodeJS.ProcessEnv;
 }
 
+/** What the model server's functions take: any of the options, and always the environment. */
+export type ModelRequest = Partial<ModelOptions> & { env: NodeJS.ProcessEnv };
+
 /** The default cache folder: `$XDG_CACHE_HOME/tao-kafka`, else `~/.cache/tao-kafka`. */
-export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
+export function defaultCacheDir(env: NodeJS.ProcessEnv, home: string = homedir()): string {
   const xdg = env.XDG_CACHE_HOME;
   // The XDG spec: a relative XDG_CACHE_HOME is invalid and ignored.
   return join(xdg && xdg.startsWith('/') ? xdg : join(home, '.cache'), 'tao-kafka');
@@ -99,7 +104,7 @@ export function defaultThreads(cores: number): number {
 }
 
 /** The defaults, overridden by TAO_INFRA_DIR, TAO_MODEL_CACHE and TAO_MODEL_PORT (relative paths resolve against the working directory). */
-export function defaultModelOptions(env: NodeJS.ProcessEnv = process.env): ModelOptions {
+export function defaultModelOptions(env: NodeJS.ProcessEnv): ModelOptions {
   const read = <N extends 'TAO_INFRA_DIR' | 'TAO_MODEL_CACHE' | 'TAO_MODEL_PORT'>(name: N) => {
     try {
       return setting(env, name);
@@ -120,13 +125,14 @@ export function defaultModelOptions(env: NodeJS.ProcessEnv = process.env): Model
     log: (line) => {
       process.stderr.write(`${line}\n`);
     },
+    env,
   };
 }
 
 /** `partial` over the defaults, checked. @throws ModelError `CONFIG_INVALID` naming the bad option. */
-export function resolveModelOptions(partial: Partial<ModelOptions> = {}, env: NodeJS.ProcessEnv = process.env): ModelOptions {
+export function resolveModelOptions(partial: ModelRequest): ModelOptions {
   const given = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) as Partial<ModelOptions>;
-  const o: ModelOptions = { ...defaultModelOptions(env), ...given };
+  const o: ModelOptions = { ...defaultModelOptions(partial.env), ...given };
   o.dir = resolve(o.dir);
   o.cacheDir = resolve(o.cacheDir);
   const bad = (what: string): never => {

@@ -13,7 +13,18 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import { appendFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 
 import { ensureArtifacts } from './build.ts';
-import { COMMAND_MARKER, MODEL, modelPaths, resolveModelOptions, serverArgs, serverEnv, serverUrls, type ModelOptions, type ModelPaths } from './options.ts';
+import {
+  COMMAND_MARKER,
+  MODEL,
+  modelPaths,
+  resolveModelOptions,
+  serverArgs,
+  serverEnv,
+  serverUrls,
+  type ModelOptions,
+  type ModelPaths,
+  type ModelRequest,
+} from './options.ts';
 import {
   ModelError,
   commandLine,
@@ -107,7 +118,7 @@ async function spawnServer(o: ModelOptions, p: ModelPaths): Promise<Spawned> {
   const fd = openSync(p.logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(p.serverBin, args, { cwd: o.dir, env: serverEnv(process.env), detached: true, stdio: ['ignore', fd, fd] });
+    child = spawn(p.serverBin, args, { cwd: o.dir, env: serverEnv(o.env), detached: true, stdio: ['ignore', fd, fd] });
   } finally {
     closeSync(fd);
   }
@@ -175,7 +186,7 @@ function runLock<T>(o: ModelOptions, p: ModelPaths, work: () => Promise<T>): Pro
  * Serialised with other up/down calls on the same infra dir, and builds across every process that
  * shares the cache folder.
  */
-export async function modelUp(options: Partial<ModelOptions> = {}): Promise<ModelEndpoint> {
+export async function modelUp(options: ModelRequest): Promise<ModelEndpoint> {
   const o = resolveModelOptions(options);
   const p = modelPaths(o);
   return runLock(o, p, async () => {
@@ -221,7 +232,7 @@ async function assertPortFree(o: ModelOptions, p: ModelPaths): Promise<void> {
  * removes the pid file. The built binary and the model stay cached. Returns false (and logs "not
  * running") when none was running. Never touches a process this tool did not start.
  */
-export async function modelDown(options: Partial<ModelOptions> = {}): Promise<boolean> {
+export async function modelDown(options: ModelRequest): Promise<boolean> {
   const o = resolveModelOptions(options);
   const p = modelPaths(o);
   return runLock(o, p, async () => {
@@ -249,7 +260,7 @@ export async function modelDown(options: Partial<ModelOptions> = {}): Promise<bo
 }
 
 /** Whether our server runs and answers /health, where it is, and where its binary and model are cached. */
-export async function modelStatus(options: Partial<ModelOptions> = {}): Promise<ModelStatus> {
+export async function modelStatus(options: ModelRequest): Promise<ModelStatus> {
   const o = resolveModelOptions(options);
   const p = modelPaths(o);
   const running = await runningServer(p);

@@ -18,7 +18,7 @@ interface Certificates {
 }
 
 /** A fresh CA and a broker certificate for 127.0.0.1/localhost signed by it, as PEM (CA) and PKCS12 (broker). */
-export async function makeCertificates(dir: string): Promise<Certificates> {
+export async function makeCertificates(dir: string, env: NodeJS.ProcessEnv): Promise<Certificates> {
   const f = (name: string) => join(dir, name);
   const keystorePassword = randomBytes(18).toString('base64url');
   await writeFile(
@@ -85,7 +85,7 @@ export async function makeCertificates(dir: string): Promise<Certificates> {
   for (const args of steps) {
     let r: RunResult;
     try {
-      r = await runCommand('openssl', args, dir, { ...process.env, TAO_SECURE_KEYSTORE_PASSWORD: keystorePassword });
+      r = await runCommand('openssl', args, dir, { ...env, TAO_SECURE_KEYSTORE_PASSWORD: keystorePassword });
     } catch (err) {
       throw new InfraError(
         'PREREQUISITE_MISSING',

@@ -20,7 +20,7 @@ export interface RunResult {
 }
 
 /** Runs a command to completion with stdout+stderr captured. Rejects only when it cannot start. */
-export function runCommand(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<RunResult> {
+export function runCommand(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';

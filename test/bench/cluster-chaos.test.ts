@@ -31,6 +31,7 @@ const { ConfigResourceTypes } = kafkajs as unknown as { ConfigResourceTypes: { T
 
 // Ports below the ephemeral range; nodes n = 1..3 listen on 26292 + 2(n-1), controllers on 26293 + 2(n-1).
 const infra = {
+  env: process.env,
   dir: mkdtempSync(join(tmpdir(), 'tao-cluster-')),
   kafkaPort: 26292,
   controllerPort: 26293,

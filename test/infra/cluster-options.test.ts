@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { InfraError, status, stopKafka } from '../../infra/local.ts';
 import { replicationFor } from '../../topics/catalog.ts';
 
-const ports = { kafkaPort: 19092, controllerPort: 19093, registryPort: 18081, log: () => undefined };
+const ports = { kafkaPort: 19092, controllerPort: 19093, registryPort: 18081, log: () => undefined, env: process.env };
 
 test('replication from the cluster size: 3 replicas and 2 in sync from 3 brokers up, one per broker below', () => {
   assert.deepEqual(replicationFor(1), { replicationFactor: 1, minInsyncReplicas: 1 });

@@ -30,7 +30,7 @@ async function closedPort(): Promise<number> {
 }
 
 test('docker mode where testcontainers is not installed says how to install it', async () => {
-  await assert.rejects(startInfra('docker', { importer: importWithoutTestcontainers, log: () => undefined }), (err: unknown) => {
+  await assert.rejects(startInfra('docker', { env: process.env, importer: importWithoutTestcontainers, log: () => undefined }), (err: unknown) => {
     assert.ok(err instanceof InfraError);
     assert.equal(err.code, 'PREREQUISITE_MISSING');
     assert.equal(err.message, 'install testcontainers (npm i -D testcontainers) to use --docker');
@@ -72,5 +72,5 @@ test('TAO_INFRA is local (also when unset) or docker; anything else is refused n
   assert.equal(parseInfraMode(''), 'local');
   assert.equal(parseInfraMode('docker'), 'docker');
   assert.throws(() => parseInfraMode('podman'), { name: 'InfraError', message: 'TAO_INFRA must be local or docker, not "podman"' });
-  await assert.rejects(startInfra('Docker'), { message: 'TAO_INFRA must be local or docker, not "Docker"' });
+  await assert.rejects(startInfra('Docker', { env: process.env }), { message: 'TAO_INFRA must be local or docker, not "Docker"' });
 });

@@ -34,7 +34,7 @@ import { packagePath } from '../../runtime/paths.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'tao-model-options-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
-const quiet = { log: () => undefined };
+const quiet = { log: () => undefined, env: process.env };
 
 test('the cache is outside the clone: $XDG_CACHE_HOME/tao-kafka, else ~/.cache/tao-kafka (a relative XDG_CACHE_HOME is ignored, as the spec says)', () => {
   assert.equal(defaultCacheDir({ XDG_CACHE_HOME: '/var/cache/me' }, '/home/u'), '/var/cache/me/tao-kafka');
@@ -60,20 +60,20 @@ test('TAO_MODEL_PORT defaults to 8091; a bad value or option is CONFIG_INVALID n
     () => defaultModelOptions({ TAO_MODEL_PORT: 'eighty' }),
     (err: unknown) => err instanceof ModelError && err.code === 'CONFIG_INVALID' && /TAO_MODEL_PORT must be a TCP port/.test(err.message),
   );
-  const bad = (partial: Parameters<typeof resolveModelOptions>[0], message: RegExp) =>
+  const bad = (partial: Partial<Parameters<typeof resolveModelOptions>[0]>, message: RegExp) =>
     assert.throws(
-      () => resolveModelOptions(partial, {}),
+      () => resolveModelOptions({ ...partial, env: {} }),
       (err: unknown) => err instanceof ModelError && err.code === 'CONFIG_INVALID' && message.test(err.message),
     );
   bad({ port: 70000 }, /^port must be a TCP port/);
   bad({ parallel: 0 }, /^parallel must be an integer/);
   // Each slot gets contextSize / parallel tokens: 8192 over 4 slots leaves 2048, too few for a prompt with tools.
   bad({ contextSize: 8192, parallel: 4 }, /each of the 4 slots at least 4096 tokens \(contextSize >= 16384\)/);
-  assert.equal(resolveModelOptions({ contextSize: 8192, parallel: 2 }, {}).contextSize, 8192);
+  assert.equal(resolveModelOptions({ contextSize: 8192, parallel: 2, env: {} }).contextSize, 8192);
 });
 
 test("llama-server's command line: loopback only, the alias, jinja with the shipped tools template, 2 slots of 4096; the marker finds its port", () => {
-  const o = resolveModelOptions({ dir: '/r/.infra', cacheDir: '/c', port: 8091, threads: 2, ...quiet }, {});
+  const o = resolveModelOptions({ dir: '/r/.infra', cacheDir: '/c', port: 8091, threads: 2, ...quiet, env: {} });
   const p = modelPaths(o);
   const args = serverArgs(o, p);
   const flag = (name: string) => args[args.indexOf(name) + 1];
@@ -106,7 +106,7 @@ test('a first build without its tools names each missing one, one line each, wit
   const saved = process.env.PATH;
   process.env.PATH = join(scratch, 'empty-path');
   try {
-    const problems = await missingPrerequisites({ server: true, model: true });
+    const problems = await missingPrerequisites({ server: true, model: true }, process.env);
     assert.equal(problems.length, 4, problems.join('\n'));
     assert.match(
       problems[0]!,
@@ -116,7 +116,7 @@ test('a first build without its tools names each missing one, one line each, wit
     assert.match(problems[2]!, /`ninja`.*apt-get install ninja-build/);
     assert.match(problems[3]!, /C and C\+\+ compiler.*apt-get install g\+\+/);
     assert.ok(problems.every((line) => !line.includes('\n')));
-    assert.deepEqual(await missingPrerequisites({ server: false, model: false }), []);
+    assert.deepEqual(await missingPrerequisites({ server: false, model: false }, process.env), []);
   } finally {
     process.env.PATH = saved;
   }

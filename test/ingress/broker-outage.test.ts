@@ -24,6 +24,7 @@ import { StageFleet, followOutcomes, type TestCluster } from '../helpers/cluster
 
 // Ports below the ephemeral range (32768-60999 on Linux): a client socket can hold a port in it for a moment.
 const infra = {
+  env: process.env,
   dir: mkdtempSync(join(tmpdir(), 'tao-outage-')),
   kafkaPort: 27092,
   controllerPort: 27093,

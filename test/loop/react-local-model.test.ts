@@ -61,7 +61,7 @@ before(async () => {
   serverDir = mkdtempSync(join(tmpdir(), 'tao-model-'));
   mkdirSync(join(serverDir, 'skills', 'order-status'), { recursive: true });
   writeFileSync(join(serverDir, 'skills', 'order-status', 'SKILL.md'), SKILL_MD);
-  server = await modelUp({ dir: serverDir, port: await freePort(), log: () => {} });
+  server = await modelUp({ env: process.env, dir: serverDir, port: await freePort(), log: () => {} });
   loop = await startLoop({
     TAO_PLANNER: 'react',
     TAO_SKILLS_DIR: join(serverDir, 'skills'),
@@ -77,7 +77,7 @@ before(async () => {
 
 after(async () => {
   await loop?.stop();
-  await modelDown({ dir: serverDir, log: () => {} }).catch(() => undefined);
+  await modelDown({ env: process.env, dir: serverDir, log: () => {} }).catch(() => undefined);
   rmSync(serverDir, { recursive: true, force: true });
 });
 
@@ -114,7 +114,7 @@ test('each run through the real model ends with a reason, and completes only wit
 });
 
 test('replay --verify re-decides every run from the log with the model server stopped: no drift', async () => {
-  await modelDown({ dir: serverDir, log: () => {} });
+  await modelDown({ env: process.env, dir: serverDir, log: () => {} });
   const stopped = await fetch(`${server.url}/health`).then(
     () => false,
     () => true,

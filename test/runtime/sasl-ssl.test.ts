@@ -34,6 +34,7 @@ const failedStarts: Array<{ proc: StageProcess; lines: string[] }> = [];
 before(async () => {
   secure = await startSecureBroker({
     dir,
+    env: process.env,
     user: 'tao-test',
     password: saslPassword,
     registry: { username: 'tao-registry', password: registryPassword },
