@@ -3,28 +3,27 @@
  * HTTP at `/mcp`), built with the official TypeScript SDK's low-level `Server`. For tests and the
  * demo of MCP tools (`tao run mcp-tools`, `tao tools import-mcp`; docs/TOOLS.md, MCP tools).
  *
- * Each tool is a demo catalog tool (tools/catalog/*.json): the same name and description, its
- * parameter schema as `inputSchema` and its response schema as `outputSchema`, and the same
- * deterministic data and side effects as the demo HTTP tool server (tool-server/routes.ts, over
- * tool-server/data.ts): a call is answered as the HTTP route would answer, a 2xx body as
- * `structuredContent` (and its JSON as text content), any other status as a result with
- * `isError: true` whose text is the error body. POST tools (refunds.create, ...) de-duplicate by the
- * idempotency key the caller sends in `_meta` (`dev.tao/idempotency-key`), as the HTTP routes do by
- * their `Idempotency-Key` header: a repeated key performs no second side effect.
+ * Each tool is a demo catalog tool (tools/catalog/*.json, read by tool-server/mcp-demo-tools.ts):
+ * the same name and description, its parameter schema as `inputSchema` and its response schema as
+ * `outputSchema`, and the same deterministic data and side effects as the demo HTTP tool server
+ * (tool-server/routes.ts, over tool-server/data.ts): a call is answered as the HTTP route would
+ * answer, a 2xx body as `structuredContent` (and its JSON as text content), any other status as a
+ * result with `isError: true` whose text is the error body. POST tools (refunds.create, ...)
+ * de-duplicate by the idempotency key the caller sends in `_meta` (`dev.tao/idempotency-key`), as
+ * the HTTP routes do by their `Idempotency-Key` header: a repeated key performs no second side effect.
  *
  * Stateful sessions (`Mcp-Session-Id`); a request naming a session the server does not know is
- * answered 404 (the client opens a new one). Faults and definition changes for tests, in process or
- * through the control API: `POST|GET|DELETE /__control/faults`, `GET|DELETE /__control/stats`,
- * `POST /__control/tools` (change a tool's description or input schema; sessions are notified with
+ * answered 404 (the client opens a new one). Faults (tool-server/mcp-faults.ts) and definition
+ * changes for tests, in process or through the control API (tool-server/mcp-control.ts):
+ * `POST|GET|DELETE /__control/faults`, `GET|DELETE /__control/stats`, `POST /__control/tools`
+ * (change a tool's description or input schema; sessions are notified with
  * `notifications/tools/list_changed`). `GET /health`.
  *
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { join } from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
@@ -35,47 +34,18 @@ import {
   isInitializeRequest,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { Ajv, type ValidateFunction } from 'ajv';
 import { DEFAULT_CATALOG_DIR } from '../tools/catalog.ts';
 import { IDEMPOTENCY_META_KEY } from '../tools/mcp.ts';
-import { ToolLedger, processPost } from './post-routes.ts';
-import { matchRoute, normalResponse, type JsonResponse } from './routes.ts';
+import { readBody, sendJson as send } from './http.ts';
+import { mcpControlHandler } from './mcp-control.ts';
+import { answerCall, demoTools, listedTools } from './mcp-demo-tools.ts';
+import { McpFaults, type McpFaultSpec, type McpFaultState } from './mcp-faults.ts';
+import { ToolLedger } from './post-routes.ts';
 
 /** Default TCP port of `tao run mcp-tools`. */
 export const DEFAULT_MCP_TOOLS_PORT = 7072;
 /** Largest accepted request body; a larger one is answered 413. */
 const MAX_BODY_BYTES = 1024 * 1024;
-
-/**
- * A fault of the MCP server:
- * - `rpc_error` — the call is answered with a JSON-RPC error (`code`, default -32603 internal error);
- * - `http_error` — the endpoint answers the call's POST with HTTP `status` (default 503), no JSON-RPC;
- * - `tool_error` — a result with `isError: true` and the text "simulated failure of <tool>";
- * - `timeout` — no answer (held until the client cancels or the server closes); with `delayMs`,
- *   held that long and then answered normally;
- * - `large` — the normal answer, its structured content padded with a `history` array to at least
- *   `bytes` characters (default 300000).
- */
-export type McpFaultMode = 'rpc_error' | 'http_error' | 'tool_error' | 'timeout' | 'large';
-export const MCP_FAULT_MODES: readonly McpFaultMode[] = ['rpc_error', 'http_error', 'tool_error', 'timeout', 'large'];
-
-export interface McpFaultSpec {
-  mode: McpFaultMode;
-  /** Only calls of this tool; default every tool. */
-  tool?: string;
-  /** Only the next N matching calls; default unlimited. */
-  times?: number;
-  status?: number;
-  code?: number;
-  delayMs?: number;
-  bytes?: number;
-}
-
-export interface McpFaultState {
-  id: string;
-  spec: McpFaultSpec;
-  applied: number;
-}
 
 /** Request accounting (`GET /__control/stats`). */
 export interface McpToolStats {
@@ -124,54 +94,6 @@ export interface McpToolServer {
   changeTool(name: string, change: { description?: string; inputSchema?: Record<string, unknown> }): Promise<void>;
 }
 
-interface DemoTool {
-  name: string;
-  description: string;
-  method: string;
-  path: string;
-  inputSchema: Record<string, unknown>;
-  outputSchema: Record<string, unknown>;
-  validate: ValidateFunction;
-}
-
-/** The demo catalog tools (HTTP tool files of `dir`), as MCP tools. */
-function demoTools(dir: string, only?: string[]): DemoTool[] {
-  const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
-  const tools: DemoTool[] = [];
-  for (const file of readdirSync(dir)
-    .filter((f) => f.endsWith('.json') && !f.endsWith('.openapi.json'))
-    .sort()) {
-    const spec = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
-      name: string;
-      description: string;
-      method?: string;
-      path?: string;
-      parameters: Record<string, unknown>;
-      response: Record<string, unknown>;
-      transport?: string;
-    };
-    if (spec.transport === 'mcp' || !spec.path || !spec.method) continue;
-    if (only && !only.includes(spec.name)) continue;
-    tools.push({
-      name: spec.name,
-      description: spec.description,
-      method: spec.method,
-      path: spec.path,
-      inputSchema: spec.parameters,
-      outputSchema: spec.response,
-      validate: ajv.compile(spec.parameters),
-    });
-  }
-  const unknown = (only ?? []).filter((n) => !tools.some((t) => t.name === n));
-  if (unknown.length)
-    throw new RangeError(
-      `no demo tool named ${unknown.join(', ')} (have ${demoTools(dir)
-        .map((t) => t.name)
-        .join(', ')})`,
-    );
-  return tools;
-}
-
 /** Starts the demo MCP server. */
 export async function startMcpToolServer(options: McpToolServerOptions = {}): Promise<McpToolServer> {
   const tools = demoTools(options.catalogDir ?? DEFAULT_CATALOG_DIR, options.tools);
@@ -181,39 +103,11 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
   const servers = new Set<Server>();
   const sockets = new Set<Socket>();
   const held = new Set<() => void>();
-  let faults: McpFaultState[] = [];
-  let faultSeq = 0;
+  const faults = new McpFaults((name) => byName.has(name));
   const empty = (): McpToolStats => ({ calls: {}, keys: {}, effects: {}, replays: {}, lists: 0, sessionsOpened: 0, sessionsOpen: 0, unauthorized: 0 });
   let stats = empty();
   const bump = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
-
-  const chooseFault = (tool: string, modes: readonly McpFaultMode[]): McpFaultSpec | null => {
-    for (const f of faults) {
-      if (!modes.includes(f.spec.mode) || (f.spec.tool !== undefined && f.spec.tool !== tool)) continue;
-      if (f.spec.times !== undefined && f.applied >= f.spec.times) continue;
-      f.applied++;
-      return f.spec;
-    }
-    return null;
-  };
-
-  const listed = () => tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema }));
-
-  const answer = (tool: DemoTool, args: Record<string, unknown>, key: string | null): JsonResponse => {
-    const rest = { ...args };
-    const path = tool.path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
-      const v = rest[name];
-      delete rest[name];
-      return encodeURIComponent(String(v));
-    });
-    const match = matchRoute(path);
-    if (!match) return { status: 404, body: { error: 'no_such_route' } };
-    if (tool.method === 'GET') return normalResponse(match);
-    const done = processPost(match, { body: JSON.stringify(rest), contentType: 'application/json', idempotencyKey: key }, ledger);
-    if (done.effect) bump(stats.effects, tool.name);
-    if (done.replayed) bump(stats.replays, tool.name);
-    return done.response;
-  };
+  const listed = () => listedTools(tools);
 
   const hold = (ms: number | undefined, signal: AbortSignal): Promise<void> =>
     new Promise((resolve) => {
@@ -241,7 +135,7 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
       const key = typeof meta?.[IDEMPOTENCY_META_KEY] === 'string' ? (meta[IDEMPOTENCY_META_KEY] as string) : null;
       bump(stats.calls, name);
       if (key) bump(stats.keys, key);
-      const fault = chooseFault(name, ['rpc_error', 'tool_error', 'timeout', 'large']);
+      const fault = faults.choose(name, ['rpc_error', 'tool_error', 'timeout', 'large']);
       if (fault?.mode === 'rpc_error') throw new McpError(fault.code ?? ErrorCode.InternalError, `simulated JSON-RPC error of ${name} (tao-mcp-tools)`);
       if (fault?.mode === 'tool_error') return { content: [{ type: 'text', text: `simulated failure of ${name} (tao-mcp-tools)` }], isError: true };
       if (fault?.mode === 'timeout') {
@@ -260,7 +154,10 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
           isError: true,
         };
       }
-      const res = answer(tool, args, key);
+      const done = answerCall(tool, args, key, ledger);
+      if (done.effect) bump(stats.effects, name);
+      if (done.replayed) bump(stats.replays, name);
+      const res = done.response;
       if (res.status < 200 || res.status >= 300) return { content: [{ type: 'text', text: JSON.stringify(res.body) }], isError: true };
       let body = res.body as Record<string, unknown>;
       if (fault?.mode === 'large') {
@@ -275,25 +172,8 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
     return server;
   };
 
-  const send = (res: http.ServerResponse, status: number, body: unknown): void => {
-    const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
-  };
   const rpcError = (res: http.ServerResponse, status: number, message: string): void =>
     send(res, status, { jsonrpc: '2.0', error: { code: -32000, message }, id: null });
-
-  const readBody = (req: http.IncomingMessage): Promise<string | null> =>
-    new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size <= MAX_BODY_BYTES) chunks.push(c);
-      });
-      req.on('end', () => resolve(size > MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8')));
-      req.on('error', reject);
-    });
 
   const handleMcp = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     if (options.token !== undefined && req.headers.authorization !== `Bearer ${options.token}`) {
@@ -304,7 +184,7 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
     const sid = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(sid) ? sid[0] : sid;
     if (req.method === 'POST') {
-      const text = await readBody(req);
+      const text = await readBody(req, MAX_BODY_BYTES);
       if (text === null) return send(res, 413, { error: 'body_too_large' });
       let body: unknown;
       try {
@@ -314,7 +194,7 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
       }
       const call = body as { method?: unknown; params?: { name?: unknown } };
       if (call.method === 'tools/call' && typeof call.params?.name === 'string') {
-        const fault = chooseFault(call.params.name, ['http_error']);
+        const fault = faults.choose(call.params.name, ['http_error']);
         if (fault) return send(res, fault.status ?? 503, { error: 'simulated HTTP error (tao-mcp-tools)' });
       }
       let transport = sessionId ? transports.get(sessionId) : undefined;
@@ -346,47 +226,6 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
     send(res, 405, { error: 'method_not_allowed' });
   };
 
-  const handleControl = async (req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> => {
-    if (path === '/__control/faults') {
-      if (req.method === 'DELETE') {
-        faults = [];
-        return send(res, 200, { faults: [] });
-      }
-      if (req.method === 'GET') return send(res, 200, { faults });
-      if (req.method === 'POST') {
-        const text = (await readBody(req)) ?? '';
-        try {
-          return send(res, 201, { id: setFault(JSON.parse(text) as McpFaultSpec) });
-        } catch (err) {
-          return send(res, 400, { error: 'invalid_fault', message: (err as Error).message });
-        }
-      }
-    }
-    if (path === '/__control/stats') {
-      if (req.method === 'DELETE') stats = empty();
-      return send(res, 200, { ...stats, sessionsOpen: transports.size });
-    }
-    if (path === '/__control/tools' && req.method === 'POST') {
-      const text = (await readBody(req)) ?? '';
-      try {
-        const change = JSON.parse(text) as { name: string; description?: string; inputSchema?: Record<string, unknown> };
-        await changeTool(change.name, change);
-        return send(res, 200, { tools: listed() });
-      } catch (err) {
-        return send(res, 400, { error: 'invalid_change', message: (err as Error).message });
-      }
-    }
-    send(res, 404, { error: 'not_found' });
-  };
-
-  const setFault = (spec: McpFaultSpec): string => {
-    if (!spec || !MCP_FAULT_MODES.includes(spec.mode)) throw new RangeError(`mode must be one of ${MCP_FAULT_MODES.join(', ')}`);
-    if (spec.tool !== undefined && !byName.has(spec.tool)) throw new RangeError(`no tool named ${spec.tool}`);
-    const id = `f${++faultSeq}`;
-    faults.push({ id, spec: { ...spec }, applied: 0 });
-    return id;
-  };
-
   const changeTool = async (name: string, change: { description?: string; inputSchema?: Record<string, unknown> }): Promise<void> => {
     const tool = byName.get(name);
     if (!tool) throw new RangeError(`no tool named ${name}`);
@@ -394,6 +233,19 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
     if (change.inputSchema !== undefined) tool.inputSchema = change.inputSchema;
     await Promise.allSettled([...servers].map((s) => s.sendToolListChanged()));
   };
+
+  const copyOfStats = (): McpToolStats => ({
+    ...stats,
+    calls: { ...stats.calls },
+    keys: { ...stats.keys },
+    effects: { ...stats.effects },
+    replays: { ...stats.replays },
+    sessionsOpen: transports.size,
+  });
+  const resetStats = () => {
+    stats = empty();
+  };
+  const handleControl = mcpControlHandler({ faults, maxBodyBytes: MAX_BODY_BYTES, stats: copyOfStats, resetStats, listed, changeTool });
 
   const server = http.createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
@@ -425,22 +277,11 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`,
     port,
     tools: tools.map((t) => t.name),
-    stats: () => ({
-      ...stats,
-      calls: { ...stats.calls },
-      keys: { ...stats.keys },
-      effects: { ...stats.effects },
-      replays: { ...stats.replays },
-      sessionsOpen: transports.size,
-    }),
-    resetStats: () => {
-      stats = empty();
-    },
-    setFault,
-    clearFaults: () => {
-      faults = [];
-    },
-    faults: () => faults.map((f) => ({ ...f, spec: { ...f.spec } })),
+    stats: copyOfStats,
+    resetStats,
+    setFault: (spec: McpFaultSpec) => faults.set(spec),
+    clearFaults: () => faults.clear(),
+    faults: (): McpFaultState[] => faults.list(),
     changeTool,
     close: () =>
       (closing ??= (async () => {

@@ -17,14 +17,10 @@
  *   at start-up: an MCP server is deployed on its own schedule, so a definition that changes while
  *   Action runs is refused within the cache's age (start-up alone would call a changed tool until the
  *   next restart), and Action starts, and serves every other tool, while a server is down.
- * - Errors map to the catalog's error classes: a transport failure is `network`; no answer within
- *   the tool's timeout is `timeout`; an HTTP error status of the endpoint is `http_status` with that
- *   status (429 rate_limited and 5xx server_error retried by class); a JSON-RPC error answer is
- *   `http_status` with the equivalent status ({@link RPC_STATUS}: internal error 500, invalid
- *   params 400, method not found 404, ...), its code and message in the error and the raw JSON-RPC
- *   error as the body; a result that is not a CallToolResult is `malformed`; a result with
- *   `isError: true` is a `tool_error` (not retried, not a breaker failure, no fallback: the server
- *   answered) that Observation marks invalid, the tool's error text as the message.
+ * - Errors map to the catalog's error classes (mcp-errors.ts): a transport failure is `network`, no
+ *   answer within the tool's timeout `timeout`, an HTTP error status or a JSON-RPC error
+ *   `http_status`, a result that is not a CallToolResult `malformed`, a result with `isError: true`
+ *   a `tool_error` (not retried, not a breaker failure, no fallback: the server answered).
  * - The answer's bytes on the wire are counted as they arrive: past the tool's `maxResponseBytes`
  *   the attempt is a `too_large` error and the request is cancelled.
  *
@@ -33,11 +29,12 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Agent, fetch as undiciFetch, Response as UndiciResponse } from 'undici';
 import { interpolateEnv, type Tool } from '../../tools/catalog.ts';
 import { IDEMPOTENCY_META_KEY, mcpResultData, mcpResultText, mcpToolDigest, type McpToolDefinition } from '../../tools/mcp.ts';
 import type { Attempt } from './invoke.ts';
+import { failure, isTransportFailure, refused } from './mcp-errors.ts';
 
 /** What one attempt needs besides the tool and its input. */
 export interface McpCallContext {
@@ -55,15 +52,6 @@ export interface McpClientsOptions {
   /** Client name and version sent in `initialize`. */
   clientInfo?: { name: string; version: string };
 }
-
-/** The HTTP status a JSON-RPC error code is reported as (`http_status` results need one for Observation). */
-export const RPC_STATUS: Readonly<Record<number, number>> = {
-  [ErrorCode.ParseError]: 400,
-  [ErrorCode.InvalidRequest]: 400,
-  [ErrorCode.InvalidParams]: 400,
-  [ErrorCode.MethodNotFound]: 404,
-  [ErrorCode.InternalError]: 500,
-};
 
 /** The state of one `tools/call` exchange, found by the transport's fetch from the request body. */
 interface CallWatch {
@@ -314,71 +302,6 @@ function parseCall(body: string): { key: string; tool: string } | null {
   } catch {
     return null;
   }
-}
-
-function refused(message: string): Attempt {
-  return { status: null, body: null, error: { type: 'schema_changed', message, retryable: false } };
-}
-
-/** A failure of the session's transport (not an answer): the session may be gone with the server. */
-function isTransportFailure(err: unknown): boolean {
-  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
-  if (err instanceof StreamableHTTPError) return err.code === undefined || err.code < 0;
-  return !(err instanceof Error && err.name === 'ZodError');
-}
-
-/** The attempt a failed exchange makes, by the error's class. */
-function failure(err: unknown, ctx: McpCallContext): Attempt {
-  if (err instanceof StreamableHTTPError && err.code !== undefined && err.code >= 100) {
-    const status = err.code;
-    const cls = status === 429 ? 'rate_limited' : status >= 500 ? 'server_error' : null;
-    return {
-      status,
-      body: err.message,
-      error: {
-        type: 'http_status',
-        message: `HTTP ${status} from the MCP endpoint: ${err.message.slice(0, 300)}`,
-        retryable: cls !== null && ctx.retries(cls),
-      },
-    };
-  }
-  if (err instanceof StreamableHTTPError)
-    return { status: null, body: null, error: { type: 'malformed', message: `MCP transport: ${err.message.slice(0, 300)}`, retryable: false } };
-  if (err instanceof McpError) {
-    if (err.code === ErrorCode.RequestTimeout)
-      return { status: null, body: null, error: { type: 'timeout', message: err.message, retryable: ctx.retries('timeout') } };
-    if (err.code === ErrorCode.ConnectionClosed)
-      return { status: null, body: null, error: { type: 'network', message: err.message, retryable: ctx.retries('network') } };
-    // A server-defined code (-32000 to -32099 besides the SDK's own) or another: the server failed.
-    const status = RPC_STATUS[err.code] ?? 500;
-    const rpc = JSON.stringify({
-      code: err.code,
-      message: err.message.replace(/^MCP error -?\d+: /, ''),
-      ...(err.data === undefined ? {} : { data: err.data }),
-    });
-    return {
-      status,
-      body: rpc,
-      error: {
-        type: 'http_status',
-        message: `JSON-RPC error ${err.code} from the MCP server (reported as HTTP ${status}): ${err.message.slice(0, 300)}`,
-        retryable: status >= 500 && ctx.retries('server_error'),
-      },
-    };
-  }
-  if (err instanceof Error && err.name === 'ZodError')
-    return {
-      status: 200,
-      body: null,
-      error: { type: 'malformed', message: `the answer is not an MCP tool result: ${err.message.slice(0, 300)}`, retryable: false },
-    };
-  const e = err as Error & { cause?: { code?: string; message?: string } };
-  const code = e.cause?.code ?? (e as { code?: string }).code ?? e.name;
-  return {
-    status: null,
-    body: null,
-    error: { type: 'network', message: `${code}: ${e.cause?.message ?? e.message}`.slice(0, 300), retryable: ctx.retries('network') },
-  };
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts (the promise itself runs on for others). */
