@@ -13,7 +13,8 @@ import { listDeadLetters, redriveDeadLetters, type DlqListing, type RedriveRepor
 import { planFork, writeFork } from '../replay/fork.ts';
 import { readRunLog, type RunLog } from '../replay/log.ts';
 import { renderVerify } from '../replay/render-reports.ts';
-import { buildTimeline, type Timeline } from '../replay/timeline.ts';
+import { buildTimeline } from '../replay/build-timeline.ts';
+import type { Timeline } from '../replay/timeline.ts';
 import { verifyRun, type VerifyConfigs, type VerifyReport } from '../replay/verify.ts';
 import { collectStatus, type StatusReport } from '../observability/status.ts';
 import type { ThoughtConfig } from '../processors/thought/core.ts';

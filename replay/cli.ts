@@ -27,7 +27,7 @@ import { readRunLog, type RunLogDeps } from './log.ts';
 import { renderDlqList, renderDlqShow, renderRedrive, renderVerify } from './render-reports.ts';
 import { renderHtml } from './render-html.ts';
 import { renderTerminal } from './render-terminal.ts';
-import { buildTimeline } from './timeline.ts';
+import { buildTimeline } from './build-timeline.ts';
 import { verifyRun } from './verify.ts';
 import { DLQ_USAGE, REPLAY_USAGE } from './usage.ts';
 

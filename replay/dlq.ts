@@ -20,7 +20,7 @@ import { DLQ_HEADERS } from '../runtime/processor.ts';
 import { DEAD_LETTERED, TOPICS, type TopicId } from '../topics/catalog.ts';
 import { originalHeaders, readDeadLetter, type DeadLetter, type RecordRef } from './dead-letters.ts';
 import { LogReader, type PartitionRange, type RawRecord } from './reader.ts';
-import { REDRIVEN_FROM_HEADER, refKey } from './timeline.ts';
+import { REDRIVEN_FROM_HEADER, refKey } from './record-format.ts';
 
 /** Header on a re-driven record naming where the original was first read: `<source topic>/<partition>/<offset>`. */
 export const REDRIVEN_SOURCE_HEADER = 'tao.redriven-source';

@@ -24,7 +24,7 @@ import { ContractViolation } from '../runtime/errors.ts';
 import { traceparentFor } from '../runtime/trace.ts';
 import type { ObservationResult, RunState, Task, ThoughtRequest } from '../schemas/types.gen.ts';
 import type { LoggedRecord, RunLog } from './log.ts';
-import { FORK_HEADERS, refKey } from './timeline.ts';
+import { FORK_HEADERS, refKey } from './record-format.ts';
 
 /** What to fork: where, and what to change. */
 export interface ForkSpec {

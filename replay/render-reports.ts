@@ -1,7 +1,7 @@
 /** Terminal views of the verify report and of dead-letter listings. */
 import type { DlqEntry, DlqListing, RedriveReport } from './dlq.ts';
 import { cut, table } from './render-terminal.ts';
-import { parseJson, refKey } from './timeline.ts';
+import { parseJson, refKey } from './record-format.ts';
 import type { VerifyReport } from './verify.ts';
 
 const COLUMN = 70;

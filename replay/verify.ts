@@ -24,7 +24,7 @@ import type { TopicId } from '../topics/catalog.ts';
 import type { RecordRef } from './dead-letters.ts';
 import { diffValues, type FieldDiff } from './diff.ts';
 import type { LoggedRecord, RunLog } from './log.ts';
-import { FORK_HEADERS, REDRIVEN_FROM_HEADER, refKey } from './timeline.ts';
+import { FORK_HEADERS, REDRIVEN_FROM_HEADER, refKey } from './record-format.ts';
 
 /** Today's configurations to re-decide with (processors/wiring/index.ts thoughtConfig and observationConfig). */
 export interface VerifyConfigs {

@@ -20,7 +20,7 @@ import { planFork } from '../../replay/fork.ts';
 import type { LoggedRecord, RunLog } from '../../replay/log.ts';
 import { renderHtml } from '../../replay/render-html.ts';
 import { renderTerminal } from '../../replay/render-terminal.ts';
-import { buildTimeline } from '../../replay/timeline.ts';
+import { buildTimeline } from '../../replay/build-timeline.ts';
 import { verifyRun, type VerifyConfigs } from '../../replay/verify.ts';
 import type { ActionResult, RunSnapshot, StepCall, StepResult, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { createContractAjv } from '../../tools/catalog.ts';
