@@ -12,25 +12,20 @@
  * - `reflection`: after `reflectAfter` consecutive failures of a step (at once for errors that
  *   retrying can't fix) Thought writes a Reflexion record and acts on it: a fallback tool or a
  *   changed plan, asking a human (awaiting_input), escalating, or failing.
+ *
+ * This module starts runs from tasks and folds each wave's verdicts; beside it: plan-wave.ts (a plan
+ * run's next wave and its bounds), step-reflection.ts (the rule-based Reflexion of a failing step),
+ * react.ts (runs a model drives) and approval.ts (approval before side effects).
  */
-import type {
-  ErrorType,
-  ObservationResult,
-  Reflection,
-  ReflectionAction,
-  ReflectionDimension,
-  RunSnapshot,
-  RunState,
-  StepCall,
-  Task,
-  Verdict,
-} from '../../schemas/types.gen.ts';
-import { holds, planOfRun, resolveReferences, type Plan, type PlanStep, type PlanValidator, type ToolContracts } from '../plan.ts';
+import type { ErrorType, ObservationResult, RunSnapshot, RunState, Task } from '../../schemas/types.gen.ts';
+import { holds, planOfRun, type Plan, type PlanValidator, type ToolContracts } from '../plan.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../rates.ts';
 import type { Planner } from './planner.ts';
-import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
+import { digest, end, type ThoughtDecision } from './run-end.ts';
 import { askedCustomer, onReactObservation, parseModelState, replanTurn, resumeReact, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
+import { nextWave } from './plan-wave.ts';
+import { reflect } from './step-reflection.ts';
 import { gateWave, onDecision } from './approval.ts';
 import type { ApprovalConfig } from './approval-rules.ts';
 
@@ -304,179 +299,6 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
     return replanTurn(obs.thought_id, obs.iteration, run, plan, outputs, config.model, replan);
   }
   return nextWave(obs.thought_id, obs.iteration, run, plan, outputs, again, config);
-}
-
-function nextWave(
-  thoughtId: string,
-  iteration: number,
-  run: RunState,
-  plan: Plan,
-  outputs: Outputs,
-  again: ReadonlySet<string>,
-  config: ThoughtConfig,
-): ThoughtDecision {
-  const skipped = new Set(run.skipped);
-  // Conditional edges: a step whose condition is false, or that depends on a skipped step, is skipped.
-  for (let changed = true; changed;) {
-    changed = false;
-    for (const s of plan.steps) {
-      if (skipped.has(s.id) || outputs[s.id] || again.has(s.id)) continue;
-      if (s.depends_on.some((d) => skipped.has(d)) || (s.when && outputs[s.when.step] && !holds(s.when, outputs[s.when.step]))) {
-        skipped.add(s.id);
-        changed = true;
-      }
-    }
-  }
-  run = { ...run, skipped: [...skipped] };
-  const done = (id: string) => outputs[id] !== undefined || skipped.has(id);
-  if (plan.steps.every((s) => done(s.id))) {
-    const resolved = resolveReferences(plan.output, outputs, skipped);
-    if ('missing' in resolved) return end(thoughtId, run, iteration, 'failed', 'output_unresolved', `output field ${resolved.missing} has no value`, null);
-    const ran = plan.steps.length - skipped.size;
-    return end(
-      thoughtId,
-      run,
-      iteration,
-      'completed',
-      'completed',
-      `all ${ran} step(s) verified${skipped.size ? `, ${skipped.size} skipped by conditions` : ''}`,
-      JSON.stringify(resolved.value),
-    );
-  }
-  if (run.stale_waves >= config.noveltyWaves)
-    return end(thoughtId, run, iteration, 'budget_exhausted', 'no_novelty', `no new information for ${run.stale_waves} waves`, null);
-  if (iteration >= run.max_iterations)
-    return end(
-      thoughtId,
-      run,
-      iteration,
-      'budget_exhausted',
-      'max_iterations',
-      `iteration limit ${run.max_iterations} reached with ${plan.steps.filter((s) => !done(s.id)).length} step(s) unfinished`,
-      null,
-    );
-  const ready = plan.steps.filter((s) => !done(s.id) && (again.has(s.id) || ((run.step_attempts[s.id] ?? 0) === 0 && s.depends_on.every(done))));
-  if (ready.length === 0) return end(thoughtId, run, iteration, 'failed', 'no_ready_step', 'no step is ready and the plan is not finished', null);
-
-  const wave = iteration + 1;
-  const steps: StepCall[] = [];
-  const attempts = { ...run.step_attempts };
-  const calls = { ...run.call_counts };
-  let cost = 0;
-  for (const step of ready) {
-    const input = resolveReferences(step.input, outputs, skipped);
-    if ('missing' in input)
-      return end(thoughtId, run, iteration, 'failed', 'output_unresolved', `step ${step.id}: input reference ${input.missing} has no value`, null);
-    const key = digest(`${step.tool}\u0000${JSON.stringify(input.value)}`);
-    calls[key] = (calls[key] ?? 0) + 1;
-    const cap = step.max_calls ?? config.repeatCap;
-    if (calls[key]! > cap)
-      return end(
-        thoughtId,
-        run,
-        iteration,
-        'budget_exhausted',
-        'repeat_cap',
-        `step ${step.id} would call ${step.tool} with the same input a ${ordinal(calls[key]!)} time (cap ${cap})`,
-        null,
-      );
-    cost += config.tools.cost(step.tool);
-    attempts[step.id] = (attempts[step.id] ?? 0) + 1;
-    steps.push({
-      step_id: step.id,
-      tool: step.tool,
-      input_json: JSON.stringify(input.value),
-      idempotency_key: `${thoughtId}:${wave}:${step.id}`,
-      attempt: attempts[step.id]!,
-    });
-  }
-  if (run.cost_budget > 0 && run.cost_spent + cost > run.cost_budget) {
-    return end(
-      thoughtId,
-      run,
-      iteration,
-      'budget_exhausted',
-      'cost_budget',
-      `the next wave costs ${cost} unit(s); ${run.cost_spent} of the budget ${run.cost_budget} is spent`,
-      null,
-    );
-  }
-  const next: RunState = { ...run, step_attempts: attempts, call_counts: calls, cost_spent: run.cost_spent + cost };
-  return {
-    outputs: [
-      { topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: next, steps } },
-      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, 'running', wave, next, [], null) },
-    ],
-  };
-}
-
-/**
- * The Reflexion record for a step that keeps failing: four dimensions, each PASS, MISSING or
- * INCONSISTENT with evidence and a recommendation, and the one action Thought takes.
- */
-function reflect(step: PlanStep, verdict: Verdict, errors: string[], iteration: number, replanning = false): Reflection {
-  const streak = errors.length;
-  const e = verdict.error_type;
-  const failed =
-    verdict.audit_trail
-      .filter((c) => !c.passed)
-      .map((c) => `${c.name}: ${c.evidence}`)
-      .join(' | ')
-      .slice(0, 500) || e;
-  const missing = e === 'not_found' || e === 'invalid_input' || e === 'client_error';
-  const inconsistent = e === 'schema_mismatch' || e === 'inconsistent' || e === 'malformed' || e === 'data_corrupted' || e === 'response_too_large';
-  const refused = e === 'auth_failed';
-  const uncertain = !missing && !inconsistent && !refused;
-  const canSwitch = step.fallback !== undefined;
-  // In a plan-replan run the model can write a new plan where no other tool is declared.
-  const otherwise = replanning ? 'ask the model for a new plan' : null;
-  const dimensions: ReflectionDimension[] = [
-    missing
-      ? {
-          name: 'data_completeness',
-          result: 'MISSING',
-          evidence: `${step.tool} found nothing for ${JSON.stringify(step.input)}: ${failed}`,
-          recommendation: 'ask a person for the missing or corrected input',
-        }
-      : { name: 'data_completeness', result: 'PASS', evidence: 'the step had every input it references', recommendation: 'none' },
-    inconsistent
-      ? {
-          name: 'logic_consistency',
-          result: 'INCONSISTENT',
-          evidence: `the answer does not fit the contract or the plan: ${failed}`,
-          recommendation: canSwitch ? `switch to ${step.fallback}` : (otherwise ?? 'stop: no alternative tool is declared'),
-        }
-      : { name: 'logic_consistency', result: 'PASS', evidence: 'no contradiction between the answer and the plan', recommendation: 'none' },
-    refused
-      ? {
-          name: 'policy_compliance',
-          result: 'INCONSISTENT',
-          evidence: `the tool refused the call: ${failed}`,
-          recommendation: 'escalate: credentials or permissions need a person',
-        }
-      : { name: 'policy_compliance', result: 'PASS', evidence: 'no refusal or policy error', recommendation: 'none' },
-    uncertain
-      ? {
-          name: 'uncertainty',
-          result: 'MISSING',
-          evidence: `no usable answer after ${streak} consecutive failure(s) (${e}): ${failed}`,
-          recommendation: canSwitch ? `fall back to ${step.fallback}` : (otherwise ?? 'stop: the tool keeps failing and has no fallback'),
-        }
-      : { name: 'uncertainty', result: 'PASS', evidence: 'the failure is understood', recommendation: 'none' },
-  ];
-  const stuck: ReflectionAction = replanning ? 'change_plan' : 'fail';
-  const action: ReflectionAction = refused
-    ? 'escalate'
-    : missing
-      ? 'ask_human'
-      : inconsistent
-        ? canSwitch
-          ? 'change_plan'
-          : stuck
-        : canSwitch
-          ? 'fallback'
-          : stuck;
-  return { step_id: step.id, tool: verdict.tool, iteration, error_types: errors, dimensions, action, author: 'rules', summary: '' };
 }
 
 /** Planner tokens as cost units: 1 unit per 1,000 tokens of a recorded LLM answer. */

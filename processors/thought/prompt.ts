@@ -17,81 +17,15 @@
  *
  * No I/O, no clock, no randomness: the same input always gives the same bytes, so a replay
  * rebuilds exactly the prompt that was recorded.
+ *
+ * Beside it: prompt-types.ts (what a prompt is built from and what it builds) and prompt-tokens.ts
+ * (the token estimate the shares are counted in).
  */
 import { ASK_CUSTOMER_TOOL, FINAL_ANSWER, FORMAT, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, finalAnswerTool, toWireName, turnSchema } from '../model-wire.ts';
+import type { BuiltPrompt, ChatMessage, PromptCall, PromptInput, PromptTool, PromptTurn, SectionTokens, WireTool } from './prompt-types.ts';
+import { MESSAGE_OVERHEAD, cutText, estimateTokens, messageTokens } from './prompt-tokens.ts';
 
 export { fromWireName, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, toWireName } from '../model-wire.ts';
-
-/** A catalog tool as the model sees it. */
-export interface PromptTool {
-  /** Catalog name, e.g. `orders.get`. */
-  name: string;
-  description: string;
-  /** The tool's parameter JSON Schema. */
-  parameters: Record<string, unknown>;
-}
-
-/** One tool call the model made, and what Observation found of its result. */
-export interface PromptCall {
-  /** The model's tool_call id. */
-  id: string;
-  /** Catalog name. */
-  tool: string;
-  arguments: Record<string, unknown>;
-  /** Observation's verdict on the result. */
-  valid: boolean;
-  /** The fields Observation extracted from a valid result. */
-  extracted: Record<string, unknown> | null;
-  /** The tool's answer as received (a JSON text, an error page, ...). */
-  raw: string;
-  /** Observation's error type and message for an invalid result. */
-  error: string | null;
-}
-
-/** One earlier model turn: what the model said and the calls it made, with their observations. */
-export interface PromptTurn {
-  turn: number;
-  /** The assistant's text beside its tool calls (its reasoning), if any. */
-  content: string | null;
-  calls: PromptCall[];
-  /** The gate rejected this turn's answer: why, told to the model in a user turn after it. */
-  rejected?: { error: string; evidence: string };
-  /** The model asked the customer (`ask_customer`): its question, then the customer's reply as a user turn. */
-  asked?: { question: string; reply: string | null };
-}
-
-/** Everything a model turn is built from. */
-export interface PromptInput {
-  /** Fixed rules of the runtime (how to answer, what a final answer holds). */
-  system: string;
-  skill: { ref: string; prompt: string; tools: PromptTool[] };
-  /** The run's text: the task and any replies. Protected. */
-  task: string;
-  /** Extracted slots and values the user gave. Protected. */
-  facts: Record<string, string>;
-  /** Earlier turns, oldest first. */
-  turns: PromptTurn[];
-  /** Reflections written so far (model-written or rule-based), oldest first. */
-  reflections: string[];
-  /**
-   * `react` asks for tool calls or a final answer; `reflection` asks for a structured reflection;
-   * `plan` asks for a whole plan as JSON (the tools are listed so the model sees their contracts,
-   * with `tool_choice: none`).
-   */
-  mode: 'react' | 'reflection' | 'plan';
-  /**
-   * How a react turn asks for tool calls: `native` offers `tools` (and `ask_customer`);
-   * `json_schema` asks for a `response_format` that is one call, a final answer or a question
-   * (model-wire.ts `turnSchema`), with the tools described in the system message. Default native.
-   */
-  toolCalls?: 'native' | 'json_schema';
-  /**
-   * The skill's output schema (skills/<name>/output.schema.json), if it declares one: a react turn's
-   * final answer is then a `final_answer` call with arguments of that schema (native), or a
-   * `final_answer` object of it (constrained), never plain text.
-   */
-  output?: Record<string, unknown>;
-}
 
 /** Shares of the context window, as fractions that add up to 1. */
 export interface BudgetShares {
@@ -103,56 +37,6 @@ export interface BudgetShares {
 }
 
 export const SEED_SHARES: BudgetShares = { system: 0.2, skill: 0.15, results: 0.3, history: 0.25, generation: 0.1 };
-
-/**
- * A chat-completions message as sent. The builder keeps the rules the strictest servers and chat
- * templates enforce: one system message, first; then user and assistant turns alternating, where an
- * assistant turn with tool calls is followed by one tool message per call; assistant content is a
- * string, never null (Ollama refuses null); the last message is never an assistant's (llama.cpp
- * would continue it as a prefill, and refuses two at the end).
- */
-export type ChatMessage =
-  | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string; tool_calls?: WireToolCall[] }
-  | { role: 'tool'; tool_call_id: string; content: string };
-
-export interface WireToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-export interface WireTool {
-  type: 'function';
-  function: { name: string; description: string; parameters: Record<string, unknown> };
-}
-
-/** Estimated tokens per section of a built prompt. */
-export interface SectionTokens {
-  system: number;
-  skill: number;
-  results: number;
-  history: number;
-  /** The request's `max_tokens`. */
-  generation: number;
-  /** Everything but generation. */
-  prompt: number;
-}
-
-/** The result of {@link buildPrompt}. */
-export interface BuiltPrompt {
-  messages: ChatMessage[];
-  /** Empty for a reflection turn and a constrained (`json_schema`) turn. */
-  tools: WireTool[];
-  /** `response_format` for a reflection or plan turn. */
-  responseFormat: Record<string, unknown> | null;
-  maxTokens: number;
-  tokens: SectionTokens;
-  /** What compaction did, for the record. */
-  compaction: { reducedObservations: number; cutOutputs: number; foldedTurns: number; omittedTurns: number; skillCut: boolean };
-  /** True when the protected sections alone exceed the prompt window: the prompt is not sendable. */
-  overflow: boolean;
-}
 
 /** How a native react turn asks the customer (the `ask_customer` tool is offered beside the skill's). */
 const NATIVE_RULES = 'Give the final answer as plain text. To ask the customer for something the ticket lacks, call ask_customer; the run waits for the reply.';
@@ -167,45 +51,6 @@ const CONSTRAINED_RULES = [
   '- {"final_answer": "<your reply to the customer>"} once tool results hold everything the reply needs;',
   '- {"ask_customer": "<your question>"} when the ticket lacks something you need.',
 ].join('\n');
-
-const CJK = /[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]/gu;
-
-/**
- * Estimated tokens of a text: one per CJK character, one per four other characters. Deterministic
- * and model-independent (the builder must not depend on a tokenizer the replay host may lack).
- * Close to BPE tokenizers on English prose; dense JSON can count up to about a third more there,
- * so set a skill's `context-window` below the model's real window by that margin.
- */
-export function estimateTokens(text: string): number {
-  const cjk = text.match(CJK)?.length ?? 0;
-  return cjk + Math.ceil((text.length - cjk) / 4);
-}
-
-const MESSAGE_OVERHEAD = 4;
-const messageTokens = (m: ChatMessage): number =>
-  MESSAGE_OVERHEAD +
-  estimateTokens(m.content) +
-  ('tool_calls' in m && m.tool_calls
-    ? m.tool_calls.reduce((n, c) => n + estimateTokens(c.function.name) + estimateTokens(c.function.arguments) + MESSAGE_OVERHEAD, 0)
-    : 0);
-
-/**
- * Estimated prompt tokens of a chat-completions request (its messages and tools) by the builder's
- * own estimate: what a test or a report uses to check that a recorded prompt fits its window
- * (`promptTokens(messages, tools) + max_tokens <= context-window`).
- */
-export function promptTokens(messages: readonly ChatMessage[], tools: readonly WireTool[]): number {
-  return messages.reduce((n, m) => n + messageTokens(m), 0) + tools.reduce((n, t) => n + estimateTokens(json(t)), 0);
-}
-
-/** Cuts `text` to about `tokens` tokens, ending with a marker that says how many characters were cut. */
-export function cutText(text: string, tokens: number): string {
-  if (estimateTokens(text) <= tokens) return text;
-  let keep = Math.max(0, tokens * 4);
-  // CJK text is denser: shrink until it fits, deterministically.
-  while (keep > 0 && estimateTokens(text.slice(0, keep)) + 8 > tokens) keep = Math.floor(keep * 0.8);
-  return `${text.slice(0, keep)}…[cut ${text.length - keep} chars]`;
-}
 
 const json = (v: unknown): string => JSON.stringify(v);
 

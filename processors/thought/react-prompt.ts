@@ -5,7 +5,7 @@
  */
 import type { RunState, Verdict } from '../../schemas/types.gen.ts';
 import { resolveReferences, type Plan } from '../plan.ts';
-import type { PromptCall, PromptTurn } from './prompt.ts';
+import type { PromptCall, PromptTurn } from './prompt-types.ts';
 import type { ModelAnswer } from '../model-wire.ts';
 import { callStep, isModelStep, turnOf, type ModelState } from './react-types.ts';
 

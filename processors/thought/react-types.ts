@@ -6,7 +6,7 @@
 import type { RunState } from '../../schemas/types.gen.ts';
 import { jsonObjectField } from '../../runtime/json-field.ts';
 import type { Plan } from '../plan.ts';
-import type { PromptTool } from './prompt.ts';
+import type { PromptTool } from './prompt-types.ts';
 import type { ThoughtDecision } from './run-end.ts';
 import type { PriceTable } from './prices.ts';
 

@@ -1,0 +1,256 @@
+/**
+ * Deciding on a react run's model answer (react.ts hands it over): an answer the gate rejected or
+ * that was not grounded goes back to the model with why; a request the model's server refused is
+ * sent again smaller (too long) or ends the run; an endpoint that keeps failing ends it
+ * (`model_unavailable`); the token, money and cost budgets are checked; then the answer's kind
+ * decides: a final answer completes the run, a refusal escalates it, a question parks it, and tool
+ * calls, a plan or a reflection are acted on (react-accepted.ts). Pure.
+ */
+import type { ObservationResult, RunState, Verdict } from '../../schemas/types.gen.ts';
+import { jsonField } from '../../runtime/json-field.ts';
+import type { Plan } from '../plan.ts';
+import type { ModelAnswer } from '../model-wire.ts';
+import { end, type ThoughtDecision } from './run-end.ts';
+import {
+  GATE_REJECTIONS,
+  isModelStep,
+  nextTurnMode,
+  turnOf,
+  withState,
+  type ModelLoopConfig,
+  type ModelState,
+  type PlanRunner,
+  type ReactBounds,
+  type ReactSkill,
+} from './react-types.ts';
+import { failedEvidence } from './react-prompt.ts';
+import { answeredModel, charged, money } from './react-cost.ts';
+import { modelTurn, redispatch } from './react-turn.ts';
+import { dispatchCalls, onPlan, onReflection } from './react-accepted.ts';
+
+/**
+ * A wave that held the model step `M<n>`: its answer (or its failure) decides the run's next step.
+ * The answer is charged first: every answer the server sent is paid for, a rejected one too.
+ */
+export function onModelAnswer(
+  obs: ObservationResult,
+  verdict: Verdict,
+  run: RunState,
+  plan: Plan,
+  outputs: Record<string, Record<string, unknown>>,
+  history: Record<string, string[]>,
+  streaks: Record<string, number>,
+  unpaid: ModelState,
+  skill: ReactSkill,
+  loop: ModelLoopConfig,
+  bounds: ReactBounds,
+  runner?: PlanRunner,
+): ThoughtDecision {
+  const thoughtId = obs.thought_id;
+  const turn = turnOf(verdict.step_id);
+  // Every answer the server sent is paid for, one the gate rejected too.
+  const state = charged(unpaid, verdict, skill, loop);
+  const reject = (error: string, evidence: string, from: RunState, nextState: ModelState): ThoughtDecision => {
+    // The gate (or the skill's grounding) stopped the answer before anything acted on it; the model hears why in its next turn.
+    const next: ModelState = {
+      ...nextState,
+      invalid_streak: nextState.invalid_streak + 1,
+      rejected: [...nextState.rejected, { turn, error, evidence: evidence.slice(0, 400) }],
+    };
+    const failed = withState({ ...from, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), error] } }, next);
+    if (next.invalid_streak >= bounds.reflectAfter + 1) {
+      if (error === 'ungrounded')
+        return end(
+          thoughtId,
+          failed,
+          obs.iteration,
+          'escalated',
+          'ungrounded',
+          `the model's last ${next.invalid_streak} answers were not grounded: ${evidence.slice(0, 200)}`,
+          null,
+        );
+      return end(
+        thoughtId,
+        failed,
+        obs.iteration,
+        'failed',
+        'model_invalid',
+        `the model's last ${next.invalid_streak} answers were rejected (${error}: ${evidence.slice(0, 200)})`,
+        null,
+      );
+    }
+    return modelTurn(thoughtId, obs.iteration, failed, plan, outputs, next, skill, nextTurnMode(next), loop);
+  };
+  if (!verdict.valid) {
+    if (GATE_REJECTIONS.has(verdict.error_type)) {
+      return reject(verdict.error_type, failedEvidence(verdict), run, state);
+    }
+    const failedRun: RunState = { ...run, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } };
+    // The server refused the request itself (a 4xx other than 408/429): sending it again unchanged
+    // would be refused again, so only a prompt that was too long is sent again, smaller.
+    const refused = serverErrorOf(verdict);
+    if (refused?.kind === 'context_length') {
+      const scale = (state.window_scale ?? 1) * 0.75;
+      if (scale < 0.3)
+        return end(
+          thoughtId,
+          withState(failedRun, state),
+          obs.iteration,
+          'failed',
+          'context_overflow',
+          `the model's server refused turn ${turn}'s prompt as too long even at ${Math.round((scale / 0.75) * 100)}% of the skill's window: ${refused.message}`,
+          null,
+        );
+      return redispatch(thoughtId, obs.iteration, failedRun, plan, verdict.step_id, { ...state, window_scale: scale }, skill, loop);
+    }
+    if (refused)
+      return end(
+        thoughtId,
+        withState(failedRun, state),
+        obs.iteration,
+        'failed',
+        'model_request_refused',
+        `the model's server refused turn ${turn} with HTTP ${refused.status}${refused.code ? ` ${refused.code}` : ''}: ${refused.message}`,
+        null,
+      );
+    // The endpoint failed after Action's retries (and its fallback model): try the same turn again, then give up.
+    const streak = (streaks[verdict.step_id] ?? 0) + 1;
+    const retried: RunState = { ...failedRun, failure_streaks: { ...streaks, [verdict.step_id]: streak } };
+    if (streak >= bounds.reflectAfter || verdict.error_type === 'auth_failed') {
+      return end(
+        thoughtId,
+        withState(retried, state),
+        obs.iteration,
+        'failed',
+        'model_unavailable',
+        `the model endpoint failed turn ${turn}: ${verdict.error_type} (${streak} wave(s), ${verdict.attempts} attempt(s) in the last)`,
+        null,
+      );
+    }
+    return redispatch(thoughtId, obs.iteration, retried, plan, verdict.step_id, state, skill, loop);
+  }
+
+  const answer = jsonField(verdict.extracted_data_json ?? 'null', `verdicts[${verdict.step_id}].extracted_data_json`) as ModelAnswer;
+  const used = answer.usage?.total_tokens ?? 0;
+  const tokens = state.tokens + used;
+  // The server's count of this turn's prompt, beside the builder's estimate: later prompts are built for a window scaled by the two's ratio.
+  const reported = answer.usage?.prompt_tokens ?? 0;
+  const turnTokens = reported > 0 ? state.turn_tokens.map((t) => (t.turn === turn ? { ...t, reported } : t)) : state.turn_tokens;
+  const next: ModelState = { ...state, tokens, invalid_streak: 0, turn_tokens: turnTokens };
+  outputs[verdict.step_id] = answer as unknown as Record<string, unknown>;
+  run = withState(
+    { ...run, outputs_json: JSON.stringify(outputs), failure_streaks: { ...streaks, [verdict.step_id]: 0 }, cost_spent: run.cost_spent + used / 1000 },
+    next,
+  );
+
+  if (answer.kind === 'final') {
+    const missing = ungrounded(skill, plan, outputs);
+    // A grounded final answer is kept even when it crossed the budget: it is paid for, and it is the run's result.
+    // The outcome names the model that answered it, and the model it stood in for when a fallback did.
+    const by = { model: answeredModel(verdict, answer, skill, loop), ...(verdict.fallback_from ? { fallback_from: verdict.fallback_from } : {}) };
+    // A structured answer (the skill's output schema, checked by the gate) is the outcome's result, beside the text.
+    if (!missing)
+      return end(
+        thoughtId,
+        run,
+        obs.iteration,
+        'completed',
+        'completed',
+        `the model answered after ${state.turns} turn(s)`,
+        JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens, ...by }),
+        [],
+        answer.result ? JSON.stringify(answer.result) : null,
+      );
+    // Ungrounded answers count toward the streak of rejected answers like any other.
+    if (tokens <= skill.tokenBudget) return reject('ungrounded', missing, run, { ...next, invalid_streak: state.invalid_streak });
+  }
+  if (answer.kind === 'refusal') {
+    return end(
+      thoughtId,
+      run,
+      obs.iteration,
+      'escalated',
+      'model_refused',
+      answer.reason === 'refusal'
+        ? `the model refused: ${(answer.content ?? '').slice(0, 200)}`
+        : "the model's server withheld the answer (content_filter): a person takes the run",
+      null,
+    );
+  }
+  if (tokens > skill.tokenBudget)
+    return end(
+      thoughtId,
+      run,
+      obs.iteration,
+      'budget_exhausted',
+      'token_budget',
+      `the model used ${tokens} tokens, over the skill's budget of ${skill.tokenBudget}`,
+      null,
+    );
+  const budget = loop.moneyBudget ?? 0;
+  if (budget > 0 && (next.cost ?? 0) > budget)
+    return end(
+      thoughtId,
+      run,
+      obs.iteration,
+      'budget_exhausted',
+      'money_budget',
+      `the model's answers cost ${money(next.cost ?? 0)}, over the run's money budget of ${money(budget)}`,
+      null,
+    );
+  if (run.cost_budget > 0 && run.cost_spent > run.cost_budget)
+    return end(thoughtId, run, obs.iteration, 'budget_exhausted', 'cost_budget', `${run.cost_spent} cost units spent of the budget ${run.cost_budget}`, null);
+
+  switch (answer.kind) {
+    case 'final':
+      return reject('ungrounded', ungrounded(skill, plan, outputs)!, run, { ...next, invalid_streak: state.invalid_streak });
+    case 'ask':
+      return end(
+        thoughtId,
+        run,
+        obs.iteration,
+        'awaiting_input',
+        'needs_input',
+        `the model asks the customer: ${answer.question}`,
+        JSON.stringify({ question: answer.question, skill: state.skill, turns: state.turns, tokens }),
+        ['reply'],
+      );
+    case 'reflection':
+      return onReflection(obs, run, plan, outputs, next, skill, answer.reflection, turn, loop);
+    case 'tool_calls':
+      return dispatchCalls(thoughtId, obs.iteration, run, plan, turn, answer, next, bounds);
+    case 'plan':
+      if (!runner)
+        return end(
+          thoughtId,
+          run,
+          obs.iteration,
+          'failed',
+          'model_unavailable',
+          'the model answered with a plan, but this Thought runs no plans for models',
+          null,
+        );
+      return onPlan(thoughtId, obs.iteration, run, plan, outputs, turn, answer, next, skill, loop, bounds, runner);
+  }
+}
+
+/**
+ * Why a final answer is not grounded yet (null when it is): the skill names tools one of whose
+ * verified results the answer needs, and none of them has returned one in this run.
+ */
+function ungrounded(skill: ReactSkill, plan: Plan, outputs: Record<string, Record<string, unknown>>): string | null {
+  const needed = skill.groundedBy ?? [];
+  if (!needed.length) return null;
+  const verified = new Set(plan.steps.filter((s) => !isModelStep(s.id) && outputs[s.id] !== undefined).map((s) => s.tool));
+  if (needed.some((t) => verified.has(t))) return null;
+  return `a final answer needs a verified result of ${needed.join(' or ')} first, and none has one yet: call the tool, or ask the customer for what it needs`;
+}
+
+/** The server's own refusal of a model request, as Observation recorded it (model-gate.ts `modelErrorOf`). */
+function serverErrorOf(v: Verdict): { status: number | null; code: string | null; kind: string; message: string } | null {
+  if (v.extracted_data_json === null) return null;
+  const data = jsonField(v.extracted_data_json, `verdicts[${v.step_id}].extracted_data_json`) as {
+    server_error?: { status: number | null; code: string | null; kind: string; message: string };
+  } | null;
+  return data?.server_error ?? null;
+}
