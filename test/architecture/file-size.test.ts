@@ -1,8 +1,7 @@
 /**
  * No product file over 400 lines (decision 0015): a file past that holds several concerns, and is
  * split by concern, not cut in parts. Product files are the TypeScript sources of the folders the
- * build compiles (tsconfig.build.json's `include`), generated `*.gen.ts` files aside. The files still
- * over the limit are named below; the list only shrinks, and a file on it that is split is taken off.
+ * build compiles (tsconfig.build.json's `include`), generated `*.gen.ts` files aside.
  */
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -11,9 +10,6 @@ import { test } from 'node:test';
 import { PACKAGE_ROOT } from '../../runtime/paths.ts';
 
 const MAX_LINES = 400;
-
-/** Files over the limit, to be split (others were editing them when the rest were split). */
-const NOT_YET_SPLIT: readonly string[] = ['cli/main.ts', 'replay/timeline.ts', 'runtime/config.ts'];
 
 const BUILT = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] }).include;
 
@@ -35,13 +31,7 @@ function lineCounts(): Map<string, number> {
   return out;
 }
 
-test(`no product file is over ${MAX_LINES} lines, except those still listed to be split`, () => {
-  const over = [...lineCounts()].filter(([path, n]) => n > MAX_LINES && !NOT_YET_SPLIT.includes(path)).map(([path, n]) => `${path}: ${n} lines`);
+test(`no product file is over ${MAX_LINES} lines`, () => {
+  const over = [...lineCounts()].filter(([, n]) => n > MAX_LINES).map(([path, n]) => `${path}: ${n} lines`);
   assert.deepEqual(over, [], `split these by concern (one file per concern, each opening with a doc comment saying what it holds)`);
-});
-
-test('every file listed to be split is still a product file over the limit (take it off the list once split)', () => {
-  const counts = lineCounts();
-  const stale = NOT_YET_SPLIT.filter((path) => (counts.get(path) ?? 0) <= MAX_LINES);
-  assert.deepEqual(stale, []);
 });
