@@ -53,7 +53,7 @@ export async function decisionCommand(verdict: 'approve' | 'deny', args: string[
     console.error(`tao ${verdict}: ${problem}\n${DECISION_USAGE}`);
     return 2;
   }
-  const [{ decisionTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka, createProducer }, { createLogger }, { loadRuntimeConfig, setting }] =
+  const [{ decisionTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka, withProducer }, { createLogger }, { loadRuntimeConfig, setting }] =
     await Promise.all([
       import('../client/tasks.ts'),
       import('../client/watch.ts'),
@@ -79,13 +79,7 @@ export async function decisionCommand(verdict: 'approve' | 'deny', args: string[
     outcome = new Promise((r) => (resolve = r));
     watcher = await watchRecords(kafka, codec, { topics: ['outcomes'], from: 'end', onRecord: (r) => r.key === thoughtId && resolve(r.value) });
   }
-  const producer = createProducer(kafka);
-  await producer.connect();
-  try {
-    await submitTasks(producer, codec, [task]);
-  } finally {
-    await producer.disconnect();
-  }
+  await withProducer(kafka, (producer) => submitTasks(producer, codec, [task]));
   if (!outcome) {
     console.log(JSON.stringify({ thought_id: thoughtId, task_id: task.task_id, verdict }));
     return 0;

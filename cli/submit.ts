@@ -8,7 +8,7 @@ import { usage } from './usage.ts';
 
 /** Runs `tao submit <args>`; resolves with 0 (submitted, or completed with --wait), 1 (another outcome or none in time) or 2 (a usage error; `text` is the usage printed). */
 export async function submitCommand(args: string[], text: string): Promise<number> {
-  const [{ buildTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka, createProducer }, { createLogger }] = await Promise.all([
+  const [{ buildTask, submitTasks }, { watchRecords }, { AvroCodec }, { createKafka, withProducer }, { createLogger }] = await Promise.all([
     import('../client/tasks.ts'),
     import('../client/watch.ts'),
     import('../runtime/codec.ts'),
@@ -47,13 +47,7 @@ export async function submitCommand(args: string[], text: string): Promise<numbe
     outcome = new Promise((r) => (resolve = r));
     watcher = await watchRecords(kafka, codec, { topics: ['outcomes'], from: 'end', onRecord: (r) => r.key === task.thought_id && resolve(r.value) });
   }
-  const producer = createProducer(kafka);
-  await producer.connect();
-  try {
-    await submitTasks(producer, codec, [task]);
-  } finally {
-    await producer.disconnect();
-  }
+  await withProducer(kafka, (producer) => submitTasks(producer, codec, [task]));
   if (!outcome) {
     console.log(JSON.stringify({ thought_id: task.thought_id, task_id: task.task_id }));
     return 0;

@@ -19,7 +19,7 @@ import { verifyRun, type VerifyConfigs, type VerifyReport } from '../replay/veri
 import { collectStatus, type StatusReport } from '../observability/status.ts';
 import type { ThoughtConfig } from '../processors/thought/core.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
-import { createProducer } from '../runtime/kafka.ts';
+import { withProducer } from '../runtime/kafka.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Task } from '../schemas/types.gen.ts';
 
@@ -66,13 +66,7 @@ export function consoleActions(deps: ActionDeps): ConsoleActions {
   const logDeps = { kafka: deps.kafka, codec: deps.codec, timeoutMs: deps.readTimeoutMs };
   const send = async (task: Task): Promise<{ task_id: string }> => {
     await deps.codec.register(['tasks']);
-    const producer = createProducer(deps.kafka);
-    await producer.connect();
-    try {
-      await submitTasks(producer, deps.codec, [task]);
-    } finally {
-      await producer.disconnect();
-    }
+    await withProducer(deps.kafka, (producer) => submitTasks(producer, deps.codec, [task]));
     return { task_id: task.task_id };
   };
   const runLog = async (id: string): Promise<RunLog | null> => {
@@ -95,13 +89,7 @@ export function consoleActions(deps: ActionDeps): ConsoleActions {
       if (!log) return null;
       const fork = planFork(log, { point, overrides: [], flow: null }, { thought: await deps.thoughtConfig() });
       await deps.codec.register(['thoughtRequests']);
-      const producer = createProducer(deps.kafka);
-      await producer.connect();
-      try {
-        await writeFork(producer, deps.codec, fork);
-      } finally {
-        await producer.disconnect();
-      }
+      await withProducer(deps.kafka, (producer) => writeFork(producer, deps.codec, fork));
       deps.logger.info('run forked from the console', { parent: fork.parent, point: fork.point, thought_id: fork.thought_id });
       return { thought_id: fork.thought_id, parent: fork.parent, point: fork.point, iteration: fork.iteration };
     },

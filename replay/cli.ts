@@ -18,7 +18,7 @@ import { DEFAULT_FLOWS_DIR, loadFlows } from '../processors/thought/planner.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { TaoError } from '../runtime/errors.ts';
-import { createKafka, createProducer } from '../runtime/kafka.ts';
+import { createKafka, withProducer } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import { createContractAjv } from '../tools/catalog.ts';
 import { listDeadLetters, redriveDeadLetters, showDeadLetter } from './dlq.ts';
@@ -102,13 +102,7 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
       const flows = values.flow ? loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, createContractAjv()) : undefined;
       const fork = planFork(log, { point: values.fork, overrides: values.set, flow: values.flow ?? null }, { thought: await thoughtConfig(env), flows });
       await deps.codec.register(['thoughtRequests']);
-      const producer = createProducer(deps.kafka);
-      await producer.connect();
-      try {
-        await writeFork(producer, deps.codec, fork);
-      } finally {
-        await producer.disconnect();
-      }
+      await withProducer(deps.kafka, (producer) => writeFork(producer, deps.codec, fork));
       err(
         `tao replay: forked ${fork.parent} at ${fork.point} (wave ${fork.iteration}: ${fork.request.steps.map((s) => s.step_id).join(', ')}) as ${fork.thought_id}\n`,
       );

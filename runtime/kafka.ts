@@ -176,6 +176,17 @@ export function createProducer(kafka: Pick<Kafka, 'producer'>, options: Producer
   return kafka.producer(producerConfig(options));
 }
 
+/** Runs `work` with a connected producer (a command's few writes), and disconnects it however `work` ends. */
+export async function withProducer<T>(kafka: Pick<Kafka, 'producer'>, work: (producer: Producer) => Promise<T>): Promise<T> {
+  const producer = createProducer(kafka);
+  await producer.connect();
+  try {
+    return await work(producer);
+  } finally {
+    await producer.disconnect();
+  }
+}
+
 /**
  * Node's codes for a server certificate that does not verify (node:tls, from OpenSSL's
  * X509_V_ERR_* and the host name check). Waiting does not cure these: the client lacks the CA.
