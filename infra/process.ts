@@ -1,11 +1,16 @@
 /**
  * Process and file helpers shared by the local infrastructure (infra/local.ts: Kafka and the
  * registry) and the local model server (infra/model/): running a command while watching its
- * output, pid files, log tails, error text. No kafkajs here, so `tao model` loads none.
+ * output, pid files, log tails, error text, signals to a process group, and the cross-process lock
+ * file each command holds. No kafkajs here, so `tao model` loads none.
  */
 import { spawn } from 'node:child_process';
-import { open, readFile, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, open, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { setPriority } from 'node:os';
+import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { InfraError } from './local/errors.ts';
 
 export function errorText(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
@@ -192,4 +197,81 @@ async function fileSize(path: string): Promise<number> {
     (s) => s.size,
     () => 0,
   );
+}
+
+/** SIGNAL to the process group of `pid` (a detached component leads its own), else to the process. */
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  const send = (target: number): boolean => {
+    try {
+      process.kill(target, signal);
+      return true;
+    } catch (err) {
+      if (isErrno(err, 'ESRCH')) return false;
+      throw new InfraError('PROCESS_FAILED', `cannot send ${signal} to ${target < 0 ? 'process group' : 'pid'} ${Math.abs(target)}: ${errorText(err)}`, {
+        cause: err,
+      });
+    }
+  };
+  if (!send(-pid)) send(pid);
+}
+
+// ---- lock --------------------------------------------------------------------------------------
+
+export interface LockOptions {
+  /** Who waits, for the progress lines (`infra`, `model`, `llama.cpp build`). */
+  label: string;
+  /** The command whose lock it is, for the stale-lock advice (`tao infra`, `tao model`). */
+  command: string;
+  /** What the holder is doing, for the waiting line. */
+  holderDoes: string;
+  waitMs: number;
+  progressEveryMs: number;
+  log: (line: string) => void;
+}
+
+/**
+ * Runs `work` holding the lock file `lock` (a hard link to a file carrying our pid: link() is
+ * atomic and fails when the lock exists). A lock whose holder is gone is removed. Waits up to
+ * `waitMs` for a live holder, with a line every `progressEveryMs`.
+ */
+export async function withFileLock<T>(lock: string, o: LockOptions, work: () => Promise<T>): Promise<T> {
+  await mkdir(dirname(lock), { recursive: true });
+  const mine = `${lock}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await writeFile(mine, `${process.pid}\n`);
+  const since = Date.now();
+  let nextProgress = 0;
+  try {
+    for (;;) {
+      try {
+        await link(mine, lock);
+        break;
+      } catch (err) {
+        if (!isErrno(err, 'EEXIST')) throw err;
+      }
+      const holder = await readPid(lock);
+      if (holder === undefined || !signalable(holder)) {
+        o.log(`${o.label}: removing stale lock ${lock} (holder ${holder ?? '?'} is gone)`);
+        await rm(lock, { force: true });
+        continue;
+      }
+      if (Date.now() - since > o.waitMs) {
+        throw new InfraError(
+          'PROCESS_FAILED',
+          `${o.label}: ${lock} has been held by pid ${holder} for over ${Math.round(o.waitMs / 60_000)} min; if no ${o.command} command is running, delete the file`,
+        );
+      }
+      if (Date.now() >= nextProgress) {
+        o.log(`${o.label}: ${nextProgress === 0 ? 'waiting' : `still waiting (${elapsed(since)})`} for pid ${holder}, which ${o.holderDoes}…`);
+        nextProgress = Date.now() + o.progressEveryMs;
+      }
+      await sleep(250);
+    }
+  } finally {
+    await unlink(mine);
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lock, { force: true });
+  }
 }

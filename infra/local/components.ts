@@ -146,22 +146,6 @@ export async function runningPid(c: Component): Promise<number | undefined> {
   return pid !== undefined && (await isOurs(c, pid)) ? pid : undefined;
 }
 
-export function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  const send = (target: number): boolean => {
-    try {
-      process.kill(target, signal);
-      return true;
-    } catch (err) {
-      if (isErrno(err, 'ESRCH')) return false;
-      throw new InfraError('PROCESS_FAILED', `cannot send ${signal} to ${target < 0 ? 'process group' : 'pid'} ${Math.abs(target)}: ${errorText(err)}`, {
-        cause: err,
-      });
-    }
-  };
-  // Not a group leader (or the group is gone): signal the process itself.
-  if (!send(-pid)) send(pid);
-}
-
 export async function waitGone(c: Component, pid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

@@ -6,19 +6,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { appendFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { elapsed, errorText, isErrno, waitUntilHealthy } from '../process.ts';
-import {
-  type Component,
-  type KafkaNode,
-  assertPortsFree,
-  failureWithLog,
-  isOurs,
-  kafkaNodes,
-  registryComponent,
-  runningPid,
-  signalGroup,
-  waitGone,
-} from './components.ts';
+import { elapsed, errorText, isErrno, signalGroup, waitUntilHealthy } from '../process.ts';
+import { type Component, type KafkaNode, assertPortsFree, failureWithLog, isOurs, kafkaNodes, registryComponent, runningPid, waitGone } from './components.ts';
 import { LOG4J_PROPERTIES, SHORT_LIVED_JVM, existingClusterId, formatKafkaStorage, kafkaClusterId, registryYaml, serverProperties } from './config-files.ts';
 import { InfraError } from './errors.ts';
 import type { InfraOptions, Paths } from './options.ts';

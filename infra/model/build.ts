@@ -86,6 +86,7 @@ export async function ensureArtifacts(o: ModelOptions, p: ModelPaths): Promise<v
     p.cacheLock,
     {
       label: 'model',
+      command: 'tao model',
       holderDoes: `is building llama-server or fetching the model into ${o.cacheDir}`,
       waitMs: BUILD_LOCK_WAIT_MS,
       progressEveryMs: PROGRESS_EVERY_MS,

@@ -166,6 +166,7 @@ function runLock<T>(o: ModelOptions, p: ModelPaths, work: () => Promise<T>): Pro
     p.runLock,
     {
       label: 'model',
+      command: 'tao model',
       holderDoes: 'is running tao model up/down (the first up builds llama-server)',
       waitMs: RUN_LOCK_WAIT_MS,
       progressEveryMs: 30_000,

@@ -159,7 +159,14 @@ test('a pid file naming a process that is not our llama-server is not adopted (s
 test('the build lock: a second holder waits for the first; a lock whose holder is gone is removed', async () => {
   const lock = join(scratch, 'locks', 'build.lock');
   const lines: string[] = [];
-  const options = { label: 'model', holderDoes: 'is building', waitMs: 10_000, progressEveryMs: 60_000, log: (l: string) => lines.push(l) };
+  const options = {
+    label: 'model',
+    command: 'tao model',
+    holderDoes: 'is building',
+    waitMs: 10_000,
+    progressEveryMs: 60_000,
+    log: (l: string) => lines.push(l),
+  };
   const order: string[] = [];
   const first = withFileLock(lock, options, async () => {
     order.push('first in');
