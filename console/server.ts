@@ -31,6 +31,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join } from 'node:path';
+import { validDecisionBody } from '../ingress/approvals.ts';
 import { renderReportBody, REPORT_CSS } from '../replay/render-html.ts';
 import { toTaoError } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -201,15 +202,10 @@ async function decide(
     if (typeof text !== 'string' || !text.trim()) return json(res, 400, { error: 'a reply needs {"text": the answer the run waits for}' });
     return json(res, 202, { thought_id: id, ...(await deps.actions.reply(id, text, who.who)) });
   }
-  const { step = null, reason = null } = body ?? {};
-  const fits =
-    body !== null &&
-    Object.keys(body).every((k) => k === 'step' || k === 'reason') &&
-    (step === null || (typeof step === 'string' && /^[A-Za-z0-9_]{1,64}$/.test(step))) &&
-    (reason === null || (typeof reason === 'string' && reason.length <= 2000));
-  if (!fits) return json(res, 400, { error: 'a decision takes {"step"?: a step id (S2), "reason"?: text up to 2000 characters}' });
+  if (!validDecisionBody(body)) return json(res, 400, { error: 'a decision takes {"step"?: a step id (S2), "reason"?: text up to 2000 characters}' });
+  const { step = null, reason = null } = body;
   const verdict = what === '/approve' ? 'approve' : 'deny';
-  const sent = await deps.actions.decide(id, verdict, who.who, { step: step as string | null, reason: (reason as string | null) || null });
+  const sent = await deps.actions.decide(id, verdict, who.who, { step, reason: reason || null });
   return json(res, 202, { thought_id: id, verdict, ...sent });
 }
 

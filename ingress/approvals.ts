@@ -29,6 +29,9 @@ const bodySchema = {
   properties: { step: { type: 'string', pattern: '^[A-Za-z0-9_]{1,64}$' }, reason: { type: 'string', maxLength: 2000 } },
 } as const;
 
+/** The body of a decision, `{"step"?: step id, "reason"?: text up to 2000 characters}`, checked (here and by the console, console/server.ts). */
+export const validDecisionBody = new Ajv({ allErrors: true }).compile<{ step?: string; reason?: string }>(bodySchema);
+
 export interface ApprovalRouteDeps {
   /** The ingress's keys; null when it runs open (then every decision is refused 403). */
   guard: ApiKeyGuard | null;
@@ -43,7 +46,7 @@ export interface ApprovalRouteDeps {
 
 /** The handler of {@link APPROVAL_PATH} (`match` is its match on the request's path). */
 export function approvalRoute(deps: ApprovalRouteDeps): (req: IncomingMessage, match: RegExpExecArray) => Promise<ApprovalReply> {
-  const validate = new Ajv({ allErrors: true }).compile<{ step?: string; reason?: string }>(bodySchema);
+  const validate = validDecisionBody;
   const { guard, logger } = deps;
   return async (req, match) => {
     const thoughtId = match[1]!;

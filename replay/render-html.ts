@@ -2,6 +2,7 @@
  * The HTML report of a run: one self-contained page (inline CSS, the plan's DAG as inline SVG, no
  * scripts, no external assets), so it can be archived with an audit and opened offline.
  */
+import type { ApprovalRequest } from '../schemas/types.gen.ts';
 import { modelTurnView, type ModelTurnView } from './model-turn.ts';
 import type { IterationView, PlanView, StepState, StepView, Timeline } from './timeline.ts';
 
@@ -66,7 +67,7 @@ ${t.iterations.map((it) => wave(it, t)).join('\n') || '<p>No wave was requested.
 </section>
 ${t.reflections.length ? `<section id="reflections"><h2>Reflections</h2>${t.reflections.map((r) => `<div class="reflection" data-step="${esc(r.step_id)}"><h3>Wave ${r.iteration} · ${esc(r.step_id)} ${esc(r.tool)} · ${esc(r.error_types.join(' › '))} → <strong>${esc(r.action)}</strong></h3><table><thead><tr><th>dimension</th><th>result</th><th>evidence</th><th>recommendation</th></tr></thead><tbody>${r.dimensions.map((d) => `<tr class="dim-${esc(d.result.toLowerCase())}"><td>${esc(d.name)}</td><td>${esc(d.result)}</td><td>${esc(d.evidence)}</td><td>${esc(d.recommendation)}</td></tr>`).join('')}</tbody></table></div>`).join('')}</section>` : ''}
 <section id="outcome"><h2>Outcome</h2>
-${t.outcomes.length ? t.outcomes.map((o) => `<div class="outcome" style="border-color:${STATUS_COLOURS[o.status] ?? '#555'}"><p><strong>${esc(o.status)}</strong> (${esc(o.reason_code)}) at ${esc(o.at)} after ${o.iterations} wave(s), ${o.steps_executed} step(s): ${esc(o.reason)}</p>${o.output !== null ? `<pre>${esc(JSON.stringify(o.output, null, 2))}</pre>` : ''}${o.missing_fields.length ? `<p>Missing: ${esc(o.missing_fields.join(', '))}</p>` : ''}${approvalTable(o.extra['approval'])}</div>`).join('') : '<p>No outcome yet.</p>'}
+${t.outcomes.length ? t.outcomes.map((o) => `<div class="outcome" style="border-color:${STATUS_COLOURS[o.status] ?? '#555'}"><p><strong>${esc(o.status)}</strong> (${esc(o.reason_code)}) at ${esc(o.at)} after ${o.iterations} wave(s), ${o.steps_executed} step(s): ${esc(o.reason)}</p>${o.output !== null ? `<pre>${esc(JSON.stringify(o.output, null, 2))}</pre>` : ''}${o.missing_fields.length ? `<p>Missing: ${esc(o.missing_fields.join(', '))}</p>` : ''}${approvalTable(o.extra['approval'] as ApprovalRequest | null | undefined)}</div>`).join('') : '<p>No outcome yet.</p>'}
 </section>
 ${t.dead_letters.length ? `<section id="dead-letters"><h2>Dead letters</h2><table><thead><tr><th>dead letter</th><th>code</th><th>from</th><th>stage</th><th>message</th><th>original</th></tr></thead><tbody>${t.dead_letters.map((d) => `<tr class="dead-letter"><td>${esc(`${d.ref.topic}[${d.ref.partition}]@${d.ref.offset}`)}</td><td>${esc(d.code)}</td><td>${d.source ? esc(`${d.source.topic}[${d.source.partition}]@${d.source.offset}`) : '?'}</td><td>${esc(d.stage)} (attempt ${d.attempt})</td><td>${esc(d.message)}</td><td>${d.original.value !== null ? `<details><summary>decoded</summary><pre>${esc(JSON.stringify(d.original.value, null, 2))}</pre></details>` : `<code>${esc(d.original.utf8)}</code>`}</td></tr>`).join('')}</tbody></table></section>` : ''}
 ${t.state ? `<section id="state"><h2>Run state</h2><details><summary>latest run state</summary><pre>${esc(JSON.stringify(t.state, null, 2))}</pre></details></section>` : ''}
@@ -74,21 +75,11 @@ ${t.state ? `<section id="state"><h2>Run state</h2><details><summary>latest run 
 <footer>tao replay · format ${esc(t.format)} · ${t.scanned.length} partition range(s) read</footer>`;
 }
 
-interface ApprovalCallView {
-  step_id: string;
-  tool: string;
-  input_json: string;
-  rule: string;
-  why: string;
-  decision: string | null;
-  decided_by: string | null;
-}
-
 /** A parking outcome's calls awaiting a person (outcome field `approval`), and what was decided. */
-function approvalTable(approval: unknown): string {
-  const calls = (approval as { calls?: ApprovalCallView[] } | null)?.calls;
-  if (!calls?.length) return '';
-  const timeout = (approval as { timeout_ms?: number | null }).timeout_ms;
+function approvalTable(approval: ApprovalRequest | null | undefined): string {
+  const calls = approval?.calls;
+  if (!approval || !calls?.length) return '';
+  const timeout = approval.timeout_ms;
   return `<table class="approval"><caption>Calls awaiting approval${timeout ? ` (the approval times out ${timeout % 3600000 === 0 ? `${timeout / 3600000} h` : `${Math.round(timeout / 1000)} s`} after this outcome)` : ''}</caption><thead><tr><th>step</th><th>tool</th><th>arguments</th><th>why</th><th>decision</th></tr></thead><tbody>${calls
     .map(
       (c) =>
