@@ -10,8 +10,8 @@ let kafkajsFixesChecked = false;
 
 /**
  * The kafkajs fixes `npm install` applies (scripts/patch-kafkajs.js) without which exactly-once does not
- * hold, each with its patch's first line. The other two (eosManager.js, coordinator lookups;
- * requestQueue.js, no idle 1 ms timer per connection) are performance patches and not required here.
+ * hold, each with its patch's first line. The other two (eosManager.diff, coordinator lookups;
+ * requestQueue.diff, no idle 1 ms timer per connection) are performance patches and not required here.
  */
 const KAFKAJS_FIXES = [
   // read_committed consumers got records of aborted transactions when transactions interleave on a partition.
@@ -22,7 +22,7 @@ const KAFKAJS_FIXES = [
 
 /**
  * kafkajs 2.2.4 breaks exactly-once in two places (patches/README.md): its read_committed filter
- * and its produce retries across a leader change; `npm install` replaces both files
+ * and its produce retries across a leader change; `npm install` patches both files
  * (scripts/patch-kafkajs.js). Without the fixes exactly-once does not hold, so no client is built.
  */
 function assertKafkajsFixes(): void {

@@ -1,59 +1,96 @@
 #!/usr/bin/env node
 /**
- * Applies patches/kafkajs/ to node_modules/kafkajs (run by `npm install` / `npm ci` as postinstall).
- * Each patched file replaces kafkajs's own only when that file is exactly the one the patch was
- * made for (by SHA-256), so a different kafkajs version fails here, loudly, instead of being patched
- * blindly. Idempotent. See patches/README.md for why.
+ * Applies the unified diffs in patches/kafkajs/ to node_modules/kafkajs (run by `npm install` /
+ * `npm ci` as postinstall). The diffs are made against kafkajs 2.2.4, the exact version package.json
+ * pins; a hunk whose lines are not exactly where the diff says fails here, loudly, instead of
+ * patching another version blindly. Idempotent: a file the diff has already been applied to is
+ * left alone. See patches/README.md for why each patch exists.
+ *
+ * To change a patch: edit node_modules/kafkajs/<file>, then
+ * `diff -u --label a/<file> --label b/<file> <pristine 2.2.4 file> node_modules/kafkajs/<file> > patches/kafkajs/<name>.diff`
+ * (the pristine file: `npm pack kafkajs@2.2.4` and untar it).
  */
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+const VERSION = '2.2.4';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const kafkajs = join(root, 'node_modules', 'kafkajs');
-const PATCHES = [
-  {
-    file: 'src/consumer/filterAbortedMessages.js',
-    original: '54ce50f2a41ee1686da8b73bf8b502c7dd07c9d7cb0a494cdb36a7fc536ced8e',
-    patch: join(root, 'patches', 'kafkajs', 'filterAbortedMessages.js'),
-  },
-  {
-    file: 'src/producer/sendMessages.js',
-    original: '8a120e6993955e040a13014cccebd79b8d41e7355d6eda1065fa83fea2fbbcdb',
-    patch: join(root, 'patches', 'kafkajs', 'sendMessages.js'),
-  },
-  {
-    file: 'src/network/requestQueue/index.js',
-    original: 'b55986089c14f8f7bfc377922e2e65b3e4c1e7c7af2752d3b10a75dfe9e9260c',
-    patch: join(root, 'patches', 'kafkajs', 'requestQueue.js'),
-  },
-  {
-    file: 'src/producer/eosManager/index.js',
-    original: 'a74ae029d7aa786b8616b77f922d30a81bec2833878769dbfa6b4a9dab66db22',
-    patch: join(root, 'patches', 'kafkajs', 'eosManager.js'),
-  },
-];
+const patchDir = join(root, 'patches', 'kafkajs');
+
+/** A unified diff's target file (from its `+++ b/<file>` line) and hunks. */
+function parseDiff(text, name) {
+  const lines = text.split('\n');
+  const target = /^\+\+\+ b\/(\S+)/m.exec(text)?.[1];
+  if (!target) throw new Error(`${name}: no "+++ b/<file>" line`);
+  const hunks = [];
+  for (let i = 0; i < lines.length; i++) {
+    const head = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(lines[i]);
+    if (!head) continue;
+    const hunk = { oldStart: Number(head[1]), newStart: Number(head[2]), lines: [] };
+    for (i += 1; i < lines.length && /^[ +\-\\]/.test(lines[i]); i++) if (lines[i][0] !== '\\') hunk.lines.push(lines[i]);
+    i -= 1;
+    hunks.push(hunk);
+  }
+  if (hunks.length === 0) throw new Error(`${name}: no hunks`);
+  return { target, hunks };
+}
+
+/**
+ * The file with the hunks applied (or, with `reverse`, un-applied); null when any hunk's context or
+ * removed lines are not exactly at the line the diff gives.
+ */
+function apply(text, hunks, reverse) {
+  const [del, add, startOf] = reverse ? ['+', '-', (h) => h.newStart] : ['-', '+', (h) => h.oldStart];
+  const src = text.split('\n');
+  const out = [];
+  let next = 0; // the first source line not yet copied
+  for (const hunk of hunks) {
+    const start = startOf(hunk) - 1 + (hunk.lines.every((l) => l[0] === add) ? 1 : 0);
+    if (start < next) return null;
+    out.push(...src.slice(next, start));
+    let at = start;
+    for (const line of hunk.lines) {
+      if (line[0] === add) {
+        out.push(line.slice(1));
+        continue;
+      }
+      if (src[at] !== line.slice(1)) return null;
+      if (line[0] !== del) out.push(src[at]);
+      at += 1;
+    }
+    next = at;
+  }
+  out.push(...src.slice(next));
+  return out.join('\n');
+}
 
 if (!existsSync(join(kafkajs, 'package.json'))) {
   console.log('patch-kafkajs: kafkajs is not installed; nothing to patch');
   process.exit(0);
 }
-const sha256 = (data) => createHash('sha256').update(data).digest('hex');
-const firstLine = (data) => data.subarray(0, data.indexOf(10)).toString('utf8');
-for (const { file, original, patch } of PATCHES) {
-  const target = join(kafkajs, file);
-  const current = readFileSync(target);
-  const wanted = readFileSync(patch);
-  if (current.equals(wanted)) continue;
-  // An earlier version of the same patch (its first line is the patch's marker) is replaced too.
-  const earlierPatch = firstLine(current).startsWith('// tao-patch:') && firstLine(current) === firstLine(wanted);
-  if (!earlierPatch && sha256(current) !== original) {
+const installed = JSON.parse(readFileSync(join(kafkajs, 'package.json'), 'utf8')).version;
+if (installed !== VERSION) {
+  console.error(
+    `patch-kafkajs: kafkajs ${installed} is installed; patches/kafkajs/ is made for ${VERSION}, the version package.json pins. Check whether the new version still needs each patch and port them (see patches/README.md)`,
+  );
+  process.exit(1);
+}
+for (const name of readdirSync(patchDir)
+  .filter((n) => n.endsWith('.diff'))
+  .sort()) {
+  const { target, hunks } = parseDiff(readFileSync(join(patchDir, name), 'utf8'), name);
+  const path = join(kafkajs, target);
+  const current = readFileSync(path, 'utf8');
+  if (apply(current, hunks, true) !== null) continue; // already applied
+  const patched = apply(current, hunks, false);
+  if (patched === null) {
     console.error(
-      `patch-kafkajs: ${target} is not the kafkajs 2.2.4 file the patch was made for (sha256 ${sha256(current)}); check whether the new kafkajs still needs patches/kafkajs/ (see patches/README.md) and update scripts/patch-kafkajs.js`,
+      `patch-kafkajs: patches/kafkajs/${name} does not apply to node_modules/kafkajs/${target} (kafkajs ${VERSION}, changed since it was installed, or patched by an older version of this script): reinstall it with \`npm ci\``,
     );
     process.exit(1);
   }
-  writeFileSync(target, wanted);
-  console.log(`patch-kafkajs: patched ${file}`);
+  writeFileSync(path, patched);
+  console.log(`patch-kafkajs: applied ${name} to ${target}`);
 }

@@ -1,7 +1,7 @@
 /**
  * kafkajs 2.2.4's transaction manager sent a FindCoordinator request before every AddPartitionsToTxn,
  * AddOffsetsToTxn, TxnOffsetCommit and EndTxn: nine round trips per transaction where five do.
- * scripts/patch-kafkajs.js (postinstall) installs patches/kafkajs/eosManager.js, which finds each
+ * scripts/patch-kafkajs.js (postinstall) applies patches/kafkajs/eosManager.diff, which finds each
  * coordinator once and looks again only after a request to it failed; this drives the installed
  * file with a scripted cluster, no broker needed.
  */

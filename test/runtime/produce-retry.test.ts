@@ -5,7 +5,7 @@
  * what it led now: a partition that moved to a broker which had answered was never written, and a
  * partition already written that moved away was written a second time under new sequence numbers
  * (inside a transaction: committed twice, the 3-broker chaos run's "wave 1 planned twice").
- * scripts/patch-kafkajs.js (postinstall) installs patches/kafkajs/sendMessages.js; this drives the
+ * scripts/patch-kafkajs.js (postinstall) applies patches/kafkajs/sendMessages.diff; this drives the
  * installed file with a scripted cluster, no broker needed.
  */
 import assert from 'node:assert/strict';

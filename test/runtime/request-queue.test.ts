@@ -2,7 +2,7 @@
  * kafkajs 2.2.4's per-connection request queue kept a 1 ms timer loop going on every connection that
  * had ever had a response, whether anything was waiting or not (kafkajs issue #1556): an idle stage
  * spent 50-75 ms of CPU a second on it. scripts/patch-kafkajs.js (postinstall) installs
- * patches/kafkajs/requestQueue.js, which schedules a check only for a request that has to wait.
+ * patches/kafkajs/requestQueue.diff, which schedules a check only for a request that has to wait.
  * This drives the installed queue directly, no broker needed: nothing stays scheduled once a
  * connection is idle, and a request that has to wait (the in-flight limit, a broker's throttle) is
  * still sent.
