@@ -411,11 +411,14 @@ function runFile(file, extraEnv) {
 
 let quietReached = false;
 async function runLayer(label, testFiles, extraEnv, fileConcurrency) {
-  const queue = [...testFiles].sort((a, b) => (knownTimes[b]?.seconds ?? 30) - (knownTimes[a]?.seconds ?? 30));
+  const longestFirst = (a, b) => (knownTimes[b]?.seconds ?? 30) - (knownTimes[a]?.seconds ?? 30);
+  const queue = [...testFiles].sort(longestFirst);
+  // Once the machine is quiet, the files that waited for it take their place by length again.
+  const next = () => (quietReached ? queue.sort(longestFirst) : queue).shift();
   say(`${label}: ${testFiles.length} file${testFiles.length === 1 ? '' : 's'}, ${Math.min(fileConcurrency, testFiles.length)} at a time, longest first`);
   const counts = { pass: 0, fail: 0, done: 0 };
   const worker = async () => {
-    for (let file = queue.shift(); file; file = queue.shift()) {
+    for (let file = next(); file; file = next()) {
       // A file that waits for a quiet machine goes behind the others while the unit layer runs.
       if (needsOf.get(file)?.includes('quiet') && !quietReached && queue.some((f) => !needsOf.get(f)?.includes('quiet'))) {
         queue.push(file);
