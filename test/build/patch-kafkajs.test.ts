@@ -14,7 +14,7 @@ import { PACKAGE_ROOT } from '../../runtime/paths.ts';
 
 const installed = join(PACKAGE_ROOT, 'node_modules', 'kafkajs');
 const diffs = readdirSync(join(PACKAGE_ROOT, 'patches', 'kafkajs')).filter((n) => n.endsWith('.diff'));
-const targets = diffs.map((n) => /^\+\+\+ b\/(\S+)/m.exec(readFileSync(join(PACKAGE_ROOT, 'patches', 'kafkajs', n), 'utf8'))![1]);
+const targets = diffs.map((n) => /^\+\+\+ b\/(\S+)/m.exec(readFileSync(join(PACKAGE_ROOT, 'patches', 'kafkajs', n), 'utf8'))![1]!);
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
@@ -62,8 +62,8 @@ test('another kafkajs version is refused in one line naming both versions', () =
 test('a file the diff does not fit (a line it changes is not as published) is refused, naming the diff, and left as it was', () => {
   const dir = packageCopy(true);
   const diff = diffs.find((d) => d === 'sendMessages.diff')!;
-  const target = join(dir, 'node_modules', 'kafkajs', targets[diffs.indexOf(diff)]);
-  const context = /^ (.+)$/m.exec(readFileSync(join(dir, 'patches', 'kafkajs', diff), 'utf8'))![1];
+  const target = join(dir, 'node_modules', 'kafkajs', targets[diffs.indexOf(diff)]!);
+  const context = /^ (.+)$/m.exec(readFileSync(join(dir, 'patches', 'kafkajs', diff), 'utf8'))![1]!;
   const changed = readFileSync(target, 'utf8').replace(context, `${context} // edited`);
   writeFileSync(target, changed);
   const run = patchScript(dir);

@@ -13,7 +13,7 @@ import { StageMetrics } from '../../runtime/metrics.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { StageRunner, type InputRecord, type StageDefinition } from '../../runtime/processor.ts';
 import type { Task } from '../../schemas/types.gen.ts';
-import { freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
+import { freshCluster, scanToEnd, type TestCluster } from '../helpers/cluster.ts';
 import { outcome } from '../../schemas/records.ts';
 
 const PARTITIONS = 6;
@@ -25,12 +25,17 @@ function latch(): { wait: Promise<void>; open(): void } {
   return { wait, open };
 }
 
-async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Transactions a runner ended, committed or aborted. */
+async function transactions(metrics: StageMetrics): Promise<number> {
+  return (await metrics.transactions.get()).values.reduce((sum, v) => sum + v.value, 0);
 }
 
 /** A stage that turns each task into an outcome, holding every record until `release` opens. */
@@ -73,13 +78,28 @@ after(async () => {
   await Promise.all(runners.map((r) => r.stop().catch(() => undefined)));
 });
 
+/** Whether `group` has committed the end offset of every tasks partition. */
+async function groupAtEnd(group: string): Promise<boolean> {
+  const admin = cluster.kafka.admin();
+  await admin.connect();
+  try {
+    const topic = cluster.codec.topics.name('tasks');
+    const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: group, topics: [topic] })]);
+    const at = new Map(committed!.partitions.map((p) => [p.partition, p.offset]));
+    return ends.every((e) => at.get(e.partition) === e.high);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 test('a partition taken over from a live owner mid-chunk is committed once: every commit follows a fence and a fresh read of the committed offsets, and the fenced owner rejoins instead of stopping', async () => {
   const { kafka, codec } = cluster;
-  const resources = (name: string) => ({
+  const metrics = { A: new StageMetrics('handover-A'), B: new StageMetrics('handover-B') };
+  const resources = (name: 'A' | 'B') => ({
     kafka,
     codec,
     logger: createLogger({ runner: name }, { level: 'error' }),
-    metrics: new StageMetrics(`handover-${name}`),
+    metrics: metrics[name],
     sessionTimeoutMs: 6000,
     rebalanceTimeoutMs: 12000,
   });
@@ -129,13 +149,16 @@ test('a partition taken over from a live owner mid-chunk is committed once: ever
   await b.start();
   await until('B to handle all six tasks', () => seenB.length === PARTITIONS, 90000);
 
-  // Now the removed A finishes its chunks and tries to commit them.
+  // Now the removed A finishes its chunks and tries to commit each of them, then B.
   releaseA.open();
-  await until('A to commit or fail each chunk', () => committedA.length === PARTITIONS || /transaction/.test(a.health().lastError?.message ?? ''), 30000);
-  await new Promise((r) => setTimeout(r, 1000));
+  await until('A to commit or abort each chunk', async () => (await transactions(metrics.A)) >= PARTITIONS, 30000);
   releaseB.open();
 
-  const records = await scan(cluster, ['outcomes'], { idleMs: 5000, timeoutMs: 60000 });
+  // Every task committed by one of them, and the group's committed offsets at the end of the tasks:
+  // nothing is left to handle, so the outcomes log, read to its end, is final.
+  await until('every task to be committed', () => new Set([...committedA, ...committedB]).size === PARTITIONS, 60000);
+  await until('the group to have committed every task', () => groupAtEnd(a.health().group), 60000);
+  const records = await scanToEnd(cluster, ['outcomes']);
   const byRun = new Map<string, string[]>();
   for (const r of records) byRun.set(r.key, [...(byRun.get(r.key) ?? []), (r.value as unknown as { reason: string }).reason]);
   assert.deepEqual([...byRun.keys()].sort(), [...ids].sort(), 'every task has an outcome');
