@@ -50,13 +50,19 @@ async function relay(port: number): Promise<void> {
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
 }
 
-function start(env: NodeJS.ProcessEnv): { proc: StageProcess; lines: string[]; seen(text: string, timeoutMs: number): Promise<void> } {
+/** A stage process; `seen` waits for a log line containing `text` (or one `text` accepts). */
+function start(env: NodeJS.ProcessEnv): {
+  proc: StageProcess;
+  lines: string[];
+  seen(text: string | ((line: string) => boolean), timeoutMs: number): Promise<void>;
+} {
   const lines: string[] = [];
   const proc = spawnStage('observation', { ...cluster.env, TAO_OPS_PORT: '0', ...env }, (_, line) => lines.push(line));
   processes.push(proc);
-  const seen = async (text: string, timeoutMs: number) => {
+  const seen = async (text: string | ((line: string) => boolean), timeoutMs: number) => {
     const deadline = Date.now() + timeoutMs;
-    while (!lines.some((l) => l.includes(text))) {
+    const match = typeof text === 'string' ? (l: string) => l.includes(text) : text;
+    while (!lines.some(match)) {
       if (Date.now() > deadline) throw new Error(`no line with "${text}" within ${timeoutMs} ms:\n${lines.slice(-10).join('\n')}`);
       if (proc.child.exitCode !== null) throw new Error(`exited (${proc.child.exitCode}) before "${text}":\n${lines.slice(-10).join('\n')}`);
       await new Promise((r) => setTimeout(r, 100));
@@ -67,9 +73,11 @@ function start(env: NodeJS.ProcessEnv): { proc: StageProcess; lines: string[]; s
 
 test('a stage started while Kafka is unreachable waits, saying so, and starts once the broker answers', { timeout: 240000 }, async () => {
   const port = await closedPort();
-  const stage = start({ KAFKA_BROKERS: `127.0.0.1:${port}`, TAO_STARTUP_WAIT_MS: '60000' });
+  const stage = start({ KAFKA_BROKERS: `127.0.0.1:${port}`, TAO_STARTUP_WAIT_MS: '60000', TAO_LOG_LEVEL: 'debug' });
   await stage.seen('"msg":"waiting for kafka"', 90000);
-  await new Promise((r) => setTimeout(r, 2000));
+  // Still trying (seen exits early if the process ends) after 2 s, by its own debug lines.
+  const waited = (line: string) => Number(/"msg":"still waiting for kafka".*"waited_ms":(\d+)/.exec(line)?.[1] ?? 0);
+  await stage.seen((line) => waited(line) >= 2000, 60000);
   assert.equal(stage.proc.child.exitCode, null, 'still waiting, not exited');
   await relay(port);
   await stage.seen('"msg":"stage started"', 60000);
