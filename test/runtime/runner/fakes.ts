@@ -68,7 +68,7 @@ export class FakeConsumer {
   readonly events = { GROUP_JOIN: 'consumer.group_join', END_BATCH_PROCESS: 'consumer.end_batch_process', CRASH: 'consumer.crash' } as const;
   private readonly handlers = new Map<string, Array<(event: { payload: unknown }) => void>>();
   runConfig: ConsumerRunConfig | null = null;
-  /** Throws from pause, seek and resume when set (kafkajs between a crash and its restart). */
+  /** Throws from pause, seek and resume when set (kafkajs between a crash and its restart), logging `refused <call>`. */
   refuse: Error | null = null;
   /** Throws from connect when set (a rebuilt consumer that can't reach the group). */
   failConnect: Error | null = null;
@@ -93,16 +93,21 @@ export class FakeConsumer {
   emit(event: string, payload: unknown): void {
     for (const h of this.handlers.get(event) ?? []) h({ payload });
   }
+  private refuseIfSet(call: string): void {
+    if (!this.refuse) return;
+    this.log.push(`refused ${call}`);
+    throw this.refuse;
+  }
   pause(tps: Array<{ topic: string; partitions: number[] }>): void {
-    if (this.refuse) throw this.refuse;
+    this.refuseIfSet('pause');
     for (const { topic, partitions } of tps) for (const p of partitions) this.log.push(`pause ${topic}[${p}]`);
   }
   resume(tps: Array<{ topic: string; partitions: number[] }>): void {
-    if (this.refuse) throw this.refuse;
+    this.refuseIfSet('resume');
     for (const { topic, partitions } of tps) for (const p of partitions) this.log.push(`resume ${topic}[${p}]`);
   }
   seek({ topic, partition, offset }: { topic: string; partition: number; offset: string }): void {
-    if (this.refuse) throw this.refuse;
+    this.refuseIfSet('seek');
     this.log.push(`seek ${topic}[${partition}]=${offset}`);
   }
 }

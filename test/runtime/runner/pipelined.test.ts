@@ -165,8 +165,9 @@ describe('pipelined strategy', () => {
     broker.failCommits = 1;
     consumer.refuse = new Error('consumer is restarting');
     await deliver([record(0, 'a'), record(1, 'b')]).done;
-    // Recovered all the same: the next batch is handled (it is claimed again and commits).
-    await new Promise((r) => setTimeout(r, 400));
+    // The recovery's resume is refused (the consumer is restarting)...
+    await until('the recovery to try to resume', () => log.includes('refused resume'), 1500, log);
+    // ...and it recovers all the same: the next batch is handled (it is claimed again and commits).
     consumer.refuse = null;
     log.length = 0;
     await deliver([record(0, 'a'), record(1, 'b')]).done;
