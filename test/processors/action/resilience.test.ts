@@ -15,6 +15,7 @@ import { startToolServer, type ToolServer } from '../../../tool-server/server.ts
 import { StageFleet, freshCluster, scan, type TestCluster } from '../../helpers/cluster.ts';
 import { WaveProbe } from '../../helpers/waves.ts';
 import type { ActionResult } from '../../../schemas/types.gen.ts';
+import { followFromBeginning } from '../../../runtime/follow.ts';
 
 const SECRET = `s3cr3t-${Math.random().toString(36).slice(2)}-token`;
 const CUSTOMER_ID = { type: 'string', pattern: '^C-[0-9]{6}$' };
@@ -305,16 +306,13 @@ describe('security', () => {
     assert.deepEqual(securedAuth, [`Bearer ${SECRET}`]);
     await probe.observation(result.thought_id);
 
-    const consumer = cluster.kafka.consumer({ groupId: `secret-scan-${Date.now()}` });
+    // Every committed record of every topic, to the end each partition had once the run was observed.
     const topics = cluster.codec.topics.all().map((t) => t.name);
     let bytes = 0;
     let found = 0;
-    let last = Date.now();
-    await consumer.connect();
-    await consumer.subscribe({ topics, fromBeginning: true });
-    await consumer.run({
-      eachMessage: async ({ message }) => {
-        last = Date.now();
+    const reader = await followFromBeginning(cluster.kafka, topics, {
+      groupPrefix: `${cluster.namespace}-secret-scan`,
+      onMessage: (_topic, _partition, message) => {
         const raw = Buffer.concat([
           message.key ?? Buffer.alloc(0),
           message.value ?? Buffer.alloc(0),
@@ -324,8 +322,8 @@ describe('security', () => {
         if (raw.includes(SECRET)) found++;
       },
     });
-    while (Date.now() - last < 3000) await new Promise((r) => setTimeout(r, 200));
-    await consumer.disconnect();
+    await reader.reachedEnd;
+    await reader.stop();
     assert.ok(bytes > 10000, `scanned ${bytes} bytes of records`);
     assert.equal(found, 0, 'no record in any topic contains the secret');
     assert.equal(fleet.lines.filter((l) => l.includes(SECRET)).length, 0, 'no log line contains the secret');
