@@ -47,7 +47,7 @@ export const spec = (name: SettingName): SettingSpec => SETTINGS[name];
 
 /** Whether the variable is read only on a development machine (local infra, tests, benchmarks). */
 function developmentOnly(s: SettingSpec): boolean {
-  return s.testOnly === true || s.usedBy.every((c) => c === 'infra' || c === 'test' || c === 'bench');
+  return s.usedBy.every((c) => c === 'infra' || c === 'test' || c === 'bench');
 }
 
 /** The declared variables the chart carries: non-secret ones in `config`, secrets in `secrets`. */

@@ -156,8 +156,14 @@ export function formatDuration(ms: number): string {
 }
 
 /**
+ * The prefix of the variables the project's own tests and benchmarks set (TAO_TEST_MODEL_URL, a test
+ * tool's token...): the product never reads them, declares none, and does not refuse them.
+ */
+export const TEST_PREFIX = 'TAO_TEST_';
+
+/**
  * Every problem of the environment, one line each: values that do not parse, and `TAO_*` names
- * that are not declared (with the closest declared name). `alsoKnown`: more accepted names (those
+ * that are not declared, but for TAO_TEST_* (with the closest declared name). `alsoKnown`: more accepted names (those
  * a tool catalog references, the variables TAO_LLM_API_KEY_ENV and TAO_LLM_FALLBACK_API_KEY_ENV name).
  */
 export function environmentProblems(env: NodeJS.ProcessEnv, options: { alsoKnown?: Iterable<string> } = {}): string[] {
@@ -172,7 +178,7 @@ export function environmentProblems(env: NodeJS.ProcessEnv, options: { alsoKnown
         if (!(err instanceof ConfigError)) throw err;
         problems.push(err.message);
       }
-    } else if (name.startsWith('TAO_') && !known.has(name)) {
+    } else if (name.startsWith('TAO_') && !name.startsWith(TEST_PREFIX) && !known.has(name)) {
       const near = closest(name, Object.keys(SETTINGS));
       problems.push(`${name} is not a known setting${near ? ` (did you mean ${near}?)` : ''}; \`tao config\` lists them all`);
     }
@@ -229,16 +235,14 @@ export interface EffectiveSetting {
  * secrets shown as `***`. Does not validate; see {@link environmentProblems}.
  */
 export function effectiveConfig(env: NodeJS.ProcessEnv): EffectiveSetting[] {
-  return (Object.keys(SETTINGS) as SettingName[])
-    .filter((name) => !spec(name).testOnly || isSet(env, name))
-    .map((name) => {
-      const s = spec(name);
-      const secret = s.kind === 'secret';
-      const fromEnv = isSet(env, name);
-      const value = fromEnv ? (secret ? '***' : env[name]!) : (s.default ?? null);
-      const source = fromEnv ? 'env' : s.default !== undefined || s.defaultNote ? 'default' : 'unset';
-      return { name, kind: s.kind, value, defaultNote: fromEnv ? null : (s.defaultNote ?? null), source, secret, meaning: s.meaning, usedBy: s.usedBy };
-    });
+  return (Object.keys(SETTINGS) as SettingName[]).map((name) => {
+    const s = spec(name);
+    const secret = s.kind === 'secret';
+    const fromEnv = isSet(env, name);
+    const value = fromEnv ? (secret ? '***' : env[name]!) : (s.default ?? null);
+    const source = fromEnv ? 'env' : s.default !== undefined || s.defaultNote ? 'default' : 'unset';
+    return { name, kind: s.kind, value, defaultNote: fromEnv ? null : (s.defaultNote ?? null), source, secret, meaning: s.meaning, usedBy: s.usedBy };
+  });
 }
 
 /**

@@ -42,18 +42,7 @@ function table(names: SettingName[]): string {
 
 /** The generated section, markers included. */
 export function generate(): string {
-  const names = Object.keys(SETTINGS) as SettingName[];
-  const product = names.filter((n) => !(SETTINGS[n] as SettingSpec).testOnly);
-  const testOnly = names.filter((n) => (SETTINGS[n] as SettingSpec).testOnly);
-  return [
-    BEGIN,
-    table(product),
-    '',
-    'Read by tests and benchmarks only (declared so that a stage started with them is not refused):',
-    '',
-    table(testOnly),
-    END,
-  ].join('\n');
+  return [BEGIN, table(Object.keys(SETTINGS) as SettingName[]), END].join('\n');
 }
 
 /** `readme` with its generated section replaced. @throws Error when the markers are missing. */

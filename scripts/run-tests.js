@@ -288,7 +288,7 @@ const deployPrepare = (kind) => async (fail) => {
 };
 
 async function pythonVenv(fail) {
-  if (env.TAO_INTEROP_PYTHON) return;
+  if (env.TAO_TEST_INTEROP_PYTHON) return;
   const venv = join(root, '.infra/interop-venv');
   const requirements = readFileSync(join(root, 'test/interop/requirements.txt'));
   const marker = join(venv, `.installed-${createHash('sha256').update(requirements).digest('hex').slice(0, 12)}`);
@@ -302,7 +302,7 @@ async function pythonVenv(fail) {
     if (pip.code !== 0) return fail('the Python venv for the interop test could not be prepared (python3 -m venv + pip, above)');
     writeFileSync(marker, '');
   }
-  env.TAO_INTEROP_PYTHON = join(venv, 'bin/python');
+  env.TAO_TEST_INTEROP_PYTHON = join(venv, 'bin/python');
 }
 
 // The integration files' `tao` processes (stages, servers, the CLI) run what a deployment runs: the

@@ -40,7 +40,7 @@ export function faultMixSpecs(): Array<Record<string, unknown>> {
 
 /**
  * Writes the fault-mix catalog to `dir`: every demo tool with a short timeout, a breaker and a
- * fallback `<name>_replica`, the same tool served from `${TAO_FALLBACK_TOOL_ORIGIN}`.
+ * fallback `<name>_replica`, the same tool served from `${TAO_TEST_FALLBACK_TOOL_ORIGIN}`.
  */
 export function writeFaultMixCatalog(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
@@ -60,7 +60,7 @@ export function writeFaultMixCatalog(dir: string): void {
       ...base,
       name: `${spec.name}_replica`,
       description: `Replica of ${spec.name} (its fallback).`,
-      origin: '${TAO_FALLBACK_TOOL_ORIGIN}',
+      origin: '${TAO_TEST_FALLBACK_TOOL_ORIGIN}',
       timeoutMs: FAULT_MIX_TIMEOUT_MS,
     };
     writeFileSync(join(dir, file), JSON.stringify(primary, null, 2));
@@ -102,7 +102,7 @@ export async function runFaultMix(options: {
   const ns = await freshNamespace('faultmix', options.env, {
     TAO_TOOL_CATALOG_DIR: options.catalogDir,
     TAO_DEMO_TOOL_ORIGIN: options.primary.url,
-    TAO_FALLBACK_TOOL_ORIGIN: options.replica.url,
+    TAO_TEST_FALLBACK_TOOL_ORIGIN: options.replica.url,
   });
   const fleet = new Fleet();
   try {

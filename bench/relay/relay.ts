@@ -117,7 +117,7 @@ export function relayHopSpec(hop: RelayHop, env: NodeJS.ProcessEnv, sizes: Relay
   return {
     name: `relay-${hop}`,
     args: ['--import', 'tsx', `${REPO_ROOT}bench/relay/stage.ts`, hop],
-    env: { ...env, TAO_RELAY_SIZES: JSON.stringify(sizes) },
+    env: { ...env, TAO_TEST_RELAY_SIZES: JSON.stringify(sizes) },
     ready: (line) => (line.includes('"msg":"relay started"') ? (JSON.parse(line) as { ops_port: number }).ops_port : null),
   };
 }

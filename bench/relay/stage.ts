@@ -1,6 +1,6 @@
 /**
  * One hop of the relay ceiling as a process: `node --import tsx bench/relay/stage.ts <hop>` with
- * TAO_NAMESPACE, KAFKA_BROKERS and TAO_RELAY_SIZES (JSON {@link RelaySizes}). The Kafka usage is the
+ * TAO_NAMESPACE, KAFKA_BROKERS and TAO_TEST_RELAY_SIZES (JSON {@link RelaySizes}). The Kafka usage is the
  * StageRunner's (same client settings, consumer settings, co-partitioned assignment, one
  * transactional producer per input partition, chunked transactions with sendOffsets, and for the
  * hops whose stage pipelines its partitions the same {@link PartitionPipeline}), minus decoding,
@@ -24,7 +24,7 @@ const TRACEPARENT = `00-${'0'.repeat(32)}-${'0'.repeat(16)}-01`;
 async function main(): Promise<void> {
   const hop = process.argv[2] as RelayHop;
   if (!RELAY_HOPS.includes(hop)) throw new Error(`usage: stage.ts <${RELAY_HOPS.join('|')}>`);
-  const sizes = JSON.parse(setting(process.env, 'TAO_RELAY_SIZES') ?? '') as RelaySizes;
+  const sizes = JSON.parse(process.env.TAO_TEST_RELAY_SIZES ?? '') as RelaySizes;
   const config = loadRuntimeConfig(process.env);
   const logger = createLogger({ stage: `relay-${hop}`, pid: process.pid });
   const kafka = createKafka(config, `relay-${hop}`, logger);

@@ -1,4 +1,4 @@
-/** Local infrastructure (`tao infra`, `tao model`) and the variables only tests and benchmarks read. Part of the one declaration of settings (runtime/config.ts, `SETTINGS`). */
+/** Local infrastructure (`tao infra`, `tao model`) and how the tests and `bin/tao.js` start. Part of the one declaration of settings (runtime/config.ts, `SETTINGS`). */
 import { PACKAGE_PATH, type SettingSpec } from './spec.ts';
 
 export const LOCAL_SETTINGS = {
@@ -35,28 +35,4 @@ export const LOCAL_SETTINGS = {
     usedBy: ['infra'],
   },
 
-  // Tests and benchmarks only
-  TAO_TEST_MODEL_URL: {
-    kind: 'url',
-    testOnly: true,
-    meaning: 'OpenAI-compatible base URL (ending in /v1) of the local model server, set by npm test for files that declare `test-needs: model`',
-    usedBy: ['test'],
-  },
-  TAO_TEST_MODEL_NAME: { kind: 'string', testOnly: true, meaning: 'the model name to send to TAO_TEST_MODEL_URL, set by npm test with it', usedBy: ['test'] },
-  TAO_INTEROP_PYTHON: {
-    kind: 'string',
-    testOnly: true,
-    meaning: 'Python with confluent-kafka for the interop test (npm test creates a venv)',
-    usedBy: ['test'],
-  },
-  TAO_RELAY_SIZES: { kind: 'string', testOnly: true, meaning: 'record sizes of a relay hop (JSON), set by the bench', usedBy: ['bench'] },
-  TAO_FALLBACK_TOOL_ORIGIN: {
-    kind: 'url',
-    testOnly: true,
-    meaning: "origin of the fault-mix bench's replica tools, referenced by its catalog",
-    usedBy: ['bench'],
-  },
-  TAO_EVIL_URL: { kind: 'url', testOnly: true, meaning: 'an origin outside the catalog, for the SSRF test', usedBy: ['test'] },
-  TAO_TEST_TOOL_TOKEN: { kind: 'secret', testOnly: true, meaning: "a test tool's token, referenced by its catalog", usedBy: ['test'] },
-  TAO_LOG_TEST_SECRET: { kind: 'secret', testOnly: true, meaning: 'a header secret the log test expects never to see', usedBy: ['test'] },
 } as const satisfies Record<string, SettingSpec>;

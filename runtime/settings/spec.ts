@@ -24,8 +24,6 @@ export interface SettingSpec {
   urlItems?: boolean;
   meaning: string;
   usedBy: readonly Component[];
-  /** Read by tests or benchmarks only; declared so that setting it in a stage's environment is not refused. */
-  testOnly?: boolean;
 }
 
 export const HOST_PORT = /^[^\s:,]+:[0-9]{1,5}$/;

@@ -11,7 +11,7 @@ import { followOutcomes, scan, startLoop, type RunningLoop, type TestCluster } f
 
 const run = promisify(execFile);
 /** The venv `npm test` prepares from test/interop/requirements.txt (scripts/run-tests.js). */
-const PYTHON = process.env.TAO_INTEROP_PYTHON ?? new URL('../../.infra/interop-venv/bin/python', import.meta.url).pathname;
+const PYTHON = process.env.TAO_TEST_INTEROP_PYTHON ?? new URL('../../.infra/interop-venv/bin/python', import.meta.url).pathname;
 const READER = new URL('./confluent_avro_reader.py', import.meta.url).pathname;
 
 let loop: RunningLoop;
@@ -26,7 +26,7 @@ after(async () => {
 });
 
 test("Confluent's own Python client and Avro deserializer read every loop topic through the registry", { timeout: 120000 }, async () => {
-  assert.ok(existsSync(PYTHON), `no interop Python at ${PYTHON}: run \`npm test\` (it creates the venv) or set TAO_INTEROP_PYTHON`);
+  assert.ok(existsSync(PYTHON), `no interop Python at ${PYTHON}: run \`npm test\` (it creates the venv) or set TAO_TEST_INTEROP_PYTHON`);
   const follower = await followOutcomes(cluster);
   const producer = cluster.kafka.producer({ idempotent: true });
   await producer.connect();

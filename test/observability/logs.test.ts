@@ -35,7 +35,7 @@ before(async () => {
       origin: '${TAO_DEMO_TOOL_ORIGIN}',
       method: 'GET',
       path: '/crm/customers/by-email/{email}',
-      headers: { Authorization: 'Bearer ${TAO_LOG_TEST_SECRET}' },
+      headers: { Authorization: 'Bearer ${TAO_TEST_LOG_SECRET}' },
       parameters: { type: 'object', required: ['email'], properties: { email: { type: 'string' } } },
       response: { type: 'object' },
       timeoutMs: 2000,
@@ -49,7 +49,7 @@ after(async () => {
 });
 
 test('Action logs one line per step with thought_id, iteration, step, stage, tool, status, duration and error code, and no input or header', async () => {
-  const env = { TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_LOG_TEST_SECRET: HEADER_SECRET };
+  const env = { TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_TEST_LOG_SECRET: HEADER_SECRET };
   const lines: string[] = [];
   const logger = createLogger({ stage: 'action' }, { write: (l) => lines.push(l) });
   const stage = actionStage({

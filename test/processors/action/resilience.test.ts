@@ -121,7 +121,7 @@ before(async () => {
     TAO_DEMO_TOOL_ORIGIN: tools.url,
     TAO_TOOL_CATALOG_DIR: dir,
     TAO_TEST_TOOL_TOKEN: SECRET,
-    TAO_EVIL_URL: evilUrl,
+    TAO_TEST_EVIL_URL: evilUrl,
     TAO_OBSERVATION_RULES: rulesFile,
   });
   fleet = new StageFleet(cluster.env);
@@ -276,7 +276,7 @@ describe('security', () => {
       '../../__control/stats',
       '@evil.example.com',
       'http://127.0.0.1:1/x',
-      `${cluster.env.TAO_EVIL_URL}/steal`,
+      `${cluster.env.TAO_TEST_EVIL_URL}/steal`,
       '%2F..%2F__control',
       'a%2fb',
       'x\r\nHost: evil.example.com',
