@@ -1,4 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
+import { interpolateEnv } from './secrets.ts';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -322,16 +323,6 @@ export function catalogVariableNames(dir: string): string[] {
   const names = new Set<string>();
   for (const file of files) for (const m of readFileSync(join(dir, file), 'utf8').matchAll(/\$\{([A-Z_][A-Z0-9_]*)/g)) names.add(m[1]!);
   return [...names];
-}
-
-/** Replaces `${NAME}` / `${NAME:-default}` with environment values; an unset variable without default is a ConfigError. */
-export function interpolateEnv(text: string, env: NodeJS.ProcessEnv, where: string): string {
-  return text.replace(/\$\{([A-Z_][A-Z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {
-    // As in the shell, `:-` also takes the default when the variable is set but empty.
-    const value = fallback !== undefined && !env[name] ? fallback : env[name];
-    if (value === undefined) throw new ConfigError(`${where}: environment variable ${name} is not set`);
-    return value;
-  });
 }
 
 export const DEFAULT_CATALOG_DIR = packagePath('tools', 'catalog');

@@ -14,6 +14,7 @@ import { realHttpDeps } from '../../processors/action/invoke.ts';
 import { loadCatalog, observationConfig, thoughtConfig } from '../../processors/wiring/index.ts';
 import { createContractAjv } from '../../tools/catalog.ts';
 import type { ActionResult, ObservationResult, Outcome, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
+import { envSecrets } from '../../tools/secrets.ts';
 
 export interface LoopRun {
   outcome: Outcome;
@@ -63,7 +64,7 @@ export async function runTicket(text: string, env: NodeJS.ProcessEnv, thoughtId 
         return executor.execute(tool, step.step_id, input, {
           idempotencyKey: step.idempotency_key,
           traceparent: '00-00000000000000000000000000000001-0000000000000001-01',
-          env: stageEnv,
+          secrets: envSecrets(stageEnv),
           thoughtId,
         });
       }),

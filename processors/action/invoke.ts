@@ -4,14 +4,16 @@ import { ContractViolation, TaoError, TransientError, RetriesExhausted } from '.
 import { retry, realRetryDeps, type RetryDeps } from '../../runtime/retry.ts';
 import { startToolAttempt } from '../../runtime/tracing.ts';
 import type { StepResult, ToolError } from '../../schemas/types.gen.ts';
-import { RETRY_CLASSES, interpolateEnv, type RetryClass, type Tool } from '../../tools/catalog.ts';
+import { RETRY_CLASSES, type RetryClass, type Tool } from '../../tools/catalog.ts';
+import type { SecretResolver } from '../../tools/secrets.ts';
 import type { McpClients } from './mcp.ts';
 
 export interface InvokeContext {
   idempotencyKey: string;
   /** The W3C header of the Action span calling: sent as is, or, when tracing is on, as the parent of each attempt's span. */
   traceparent: string;
-  env: NodeJS.ProcessEnv;
+  /** Resolves the tool's `${NAME}` header references. */
+  secrets: SecretResolver;
   /** The run, for the attempt spans' attributes. */
   thoughtId?: string;
 }
@@ -90,7 +92,7 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
     const mcp = deps.mcp;
     if (!mcp) throw new Error(`tool ${tool.spec.name} is an MCP tool, but this Action has no MCP client`);
     const retries = (cls: RetryClass) => retriesOn(tool, cls);
-    send = (traceparent) => mcp.attempt(tool, input, { idempotencyKey: ctx.idempotencyKey, traceparent, env: ctx.env, retries });
+    send = (traceparent) => mcp.attempt(tool, input, { idempotencyKey: ctx.idempotencyKey, traceparent, secrets: ctx.secrets, retries });
     server = tool.mcpUrl!.host;
   } else {
     let built: { url: URL; body: string | null };
@@ -109,7 +111,7 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
     };
     if (body !== null) headers['content-type'] = 'application/json';
     for (const [name, value] of Object.entries(tool.spec.headers ?? {}))
-      headers[name.toLowerCase()] = interpolateEnv(value, ctx.env, `tool ${tool.spec.name} header ${name}`);
+      headers[name.toLowerCase()] = ctx.secrets.resolve(value, `tool ${tool.spec.name} header ${name}`);
     send = (traceparent) => attemptOnce(tool, url, body, { ...headers, traceparent }, deps);
     server = url.host;
   }

@@ -31,7 +31,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Agent, fetch as undiciFetch, Response as UndiciResponse } from 'undici';
-import { interpolateEnv, type Tool } from '../../tools/catalog.ts';
+import type { Tool } from '../../tools/catalog.ts';
+import type { SecretResolver } from '../../tools/secrets.ts';
 import { IDEMPOTENCY_META_KEY, mcpResultData, mcpResultText, mcpToolDigest, type McpToolDefinition } from '../../tools/mcp.ts';
 import type { Attempt } from './invoke.ts';
 import { failure, isTransportFailure, refused } from './mcp-errors.ts';
@@ -40,7 +41,8 @@ import { failure, isTransportFailure, refused } from './mcp-errors.ts';
 export interface McpCallContext {
   idempotencyKey: string;
   traceparent: string;
-  env: NodeJS.ProcessEnv;
+  /** Resolves the tool's `${NAME}` header references. */
+  secrets: SecretResolver;
   /** Whether a failure class is retried for this tool (its `retry.retryOn`). */
   retries(cls: 'rate_limited' | 'timeout' | 'server_error' | 'network'): boolean;
 }
@@ -122,7 +124,7 @@ export class McpClients {
         abort.abort(new TooLarge('answer too large'));
       },
     });
-    const server = this.serverFor(tool, ctx.env);
+    const server = this.serverFor(tool, ctx.secrets);
     try {
       return await Promise.race([stopped, this.call(server, tool, input, ctx, abort.signal)]);
     } finally {
@@ -186,14 +188,14 @@ export class McpClients {
     }
   }
 
-  private serverFor(tool: Tool, env: NodeJS.ProcessEnv): Server {
+  private serverFor(tool: Tool, secrets: SecretResolver): Server {
     const headersTemplate = tool.spec.headers ?? {};
     const key = `${tool.mcpUrl!.href}\u0000${JSON.stringify(headersTemplate)}`;
     let server = this.servers.get(key);
     if (!server) {
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(headersTemplate))
-        headers[name.toLowerCase()] = interpolateEnv(value, env, `tool ${tool.spec.name} header ${name}`);
+        headers[name.toLowerCase()] = secrets.resolve(value, `tool ${tool.spec.name} header ${name}`);
       server = { key, url: tool.mcpUrl!, headers, session: null, listing: null, listingInFlight: null };
       this.servers.set(key, server);
     }

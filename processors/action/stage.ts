@@ -5,13 +5,15 @@ import { traceparentFor } from '../../runtime/trace.ts';
 import { traceStage } from '../../runtime/tracing.ts';
 import type { ActionResult, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
+import type { SecretResolver } from '../../tools/secrets.ts';
 import { ToolExecutor, type ExecutorEvents } from './executor.ts';
 import type { HttpDeps } from './invoke.ts';
 
 export interface ActionOptions {
   catalog: ToolCatalog;
   http: HttpDeps;
-  env: NodeJS.ProcessEnv;
+  /** Resolves the catalog's `${NAME}` header references when a call needs them. */
+  secrets: SecretResolver;
   /**
    * Waves handled at once by this instance, across all its partitions (each wave's steps run
    * concurrently too): its I/O capacity, about `concurrency / tool latency` waves per second.
@@ -81,7 +83,12 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
         const traceparent = traceparentFor(request.thought_id, writer);
         const results = await Promise.all(
           calls.map(({ step, tool, input }) =>
-            executor.execute(tool, step.step_id, input, { idempotencyKey: step.idempotency_key, traceparent, env: options.env, thoughtId: request.thought_id }),
+            executor.execute(tool, step.step_id, input, {
+              idempotencyKey: step.idempotency_key,
+              traceparent,
+              secrets: options.secrets,
+              thoughtId: request.thought_id,
+            }),
           ),
         );
         for (const r of results) {

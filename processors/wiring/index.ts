@@ -8,6 +8,7 @@ import type { StageMetrics } from '../../runtime/metrics.ts';
 import type { ExecutorEvents } from '../action/executor.ts';
 import type { StageDefinition } from '../../runtime/processor.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools/catalog.ts';
+import { envSecrets } from '../../tools/secrets.ts';
 import type { Ajv, ValidateFunction } from 'ajv';
 import type { ToolContracts } from '../plan.ts';
 import type { ThoughtConfig } from '../thought/core.ts';
@@ -48,7 +49,7 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
       return actionStage({
         catalog,
         http,
-        env,
+        secrets: envSecrets(env),
         concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'),
         commitLingerMs: setting(env, 'TAO_ACTION_COMMIT_LINGER_MS'),
         events: metrics && toolMetrics(metrics),

@@ -14,6 +14,7 @@ import { toolContracts } from '../../processors/wiring/index.ts';
 import { realRetryDeps } from '../../runtime/retry.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools/catalog.ts';
+import { envSecrets } from '../../tools/secrets.ts';
 
 const ajv = createContractAjv();
 const flows = loadFlows(DEFAULT_FLOWS_DIR, ajv);
@@ -194,7 +195,11 @@ describe('flows run end to end against the tool server', () => {
           const input = resolveReferences(s.input, outputs, skipped);
           assert.ok('value' in input, `${s.id}: unresolved ${JSON.stringify(input)}`);
           const tool = live.get(s.tool)!;
-          const ctx = { idempotencyKey: `${thoughtId}:${wave}:${s.id}`, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', env: {} };
+          const ctx = {
+            idempotencyKey: `${thoughtId}:${wave}:${s.id}`,
+            traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+            secrets: envSecrets({}),
+          };
           const r = await invokeTool(tool, s.id, input.value, ctx, deps);
           assert.equal(r.error, null, `${s.id} ${s.tool}: ${JSON.stringify(r.error)} ${r.response_raw}`);
           const data = JSON.parse(r.data_json!) as Record<string, unknown>;

@@ -17,6 +17,7 @@ import type { ThoughtRequest } from '../../schemas/types.gen.ts';
 import { ToolCatalog, createContractAjv } from '../../tools/catalog.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { runState } from '../../schemas/records.ts';
+import { envSecrets } from '../../tools/secrets.ts';
 
 const HEADER_SECRET = `hdr-${Math.random().toString(36).slice(2)}`;
 const INPUT_SECRET = `xyz-${Math.random().toString(36).slice(2)}`;
@@ -55,7 +56,7 @@ test('Action logs one line per step with thought_id, iteration, step, stage, too
   const stage = actionStage({
     catalog: ToolCatalog.load(catalogDir, env, createContractAjv()),
     http: { dispatcher: createToolDispatcher(), retry: realRetryDeps, now: () => Date.now() },
-    env,
+    secrets: envSecrets(env),
     concurrency: 4,
     logger,
   });

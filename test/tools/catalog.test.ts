@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, test } from 'node:test';
 import { ConfigError } from '../../runtime/errors.ts';
-import { DEFAULT_CATALOG_DIR, ToolCatalog, interpolateEnv } from '../../tools/catalog.ts';
+import { DEFAULT_CATALOG_DIR, ToolCatalog } from '../../tools/catalog.ts';
+import { interpolateEnv } from '../../tools/secrets.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -15,6 +15,7 @@ import { realRetryDeps } from '../../runtime/retry.ts';
 import { traceparentFor } from '../../runtime/trace.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog } from '../../tools/catalog.ts';
 import { MODEL_FALLBACK_TOOL, MODEL_TOOL, modelNames, modelToolSpecs, modelUnavailable } from '../../tools/model.ts';
+import { envSecrets } from '../../tools/secrets.ts';
 
 const PRIMARY_KEY = `pk-${Math.random().toString(36).slice(2)}`;
 const FALLBACK_KEY = `fk-${Math.random().toString(36).slice(2)}`;
@@ -132,7 +133,11 @@ describe('Action asks the fallback model at another endpoint', () => {
     return { catalog, executor: new ToolExecutor(catalog, deps) };
   };
   const call = async (x: ReturnType<typeof executor>, key: string) =>
-    x.executor.execute(x.catalog.get(MODEL_TOOL)!, 'M1', request, { idempotencyKey: key, traceparent: traceparentFor('t', 'action:1'), env: env() });
+    x.executor.execute(x.catalog.get(MODEL_TOOL)!, 'M1', request, {
+      idempotencyKey: key,
+      traceparent: traceparentFor('t', 'action:1'),
+      secrets: envSecrets(env()),
+    });
   const modelOf = (r: { data_json: string | null }) => (JSON.parse(r.data_json!) as { model: string }).model;
 
   test('503 from the primary (after its retries): the fallback answers, with its own key, and says which model answered', async () => {
@@ -155,7 +160,7 @@ describe('Action asks the fallback model at another endpoint', () => {
     const refused = await wrongKey.executor.execute(wrongKey.catalog.get(MODEL_TOOL)!, 'M1', request, {
       idempotencyKey: 'k3',
       traceparent: traceparentFor('t', 'action:1'),
-      env: { ...env(), TAO_LLM_API_KEY: 'wrong' },
+      secrets: envSecrets({ ...env(), TAO_LLM_API_KEY: 'wrong' }),
     });
     assert.deepEqual([refused.tool, refused.status_code, refused.fallback_from], [MODEL_TOOL, 401, null]);
     assert.equal(backup.stats().total, 1, 'the fallback was asked only for the model_not_found');

@@ -8,6 +8,7 @@ import { traceparentFor } from '../../../runtime/trace.ts';
 import { matchRoute, normalResponse } from '../../../tool-server/routes.ts';
 import { startToolServer, type ToolServer } from '../../../tool-server/server.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv, type Tool, type ToolSpec } from '../../../tools/catalog.ts';
+import { envSecrets } from '../../../tools/secrets.ts';
 
 let server: ToolServer;
 let catalog: ToolCatalog;
@@ -55,7 +56,7 @@ function variant(name: string, overrides: Partial<ToolSpec>): Tool {
   return { ...base, spec, validateInput: overrides.parameters ? ajv.compile(overrides.parameters) : base.validateInput };
 }
 
-const ctx = (key = 't-1:1:S1'): InvokeContext => ({ idempotencyKey: key, traceparent: traceparentFor('t-1', 'action:1'), env: {} });
+const ctx = (key = 't-1:1:S1'): InvokeContext => ({ idempotencyKey: key, traceparent: traceparentFor('t-1', 'action:1'), secrets: envSecrets({}) });
 const alice = { email: 'alice@example.com' };
 
 describe('invokeTool against the tool server', () => {

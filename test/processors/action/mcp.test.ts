@@ -20,6 +20,7 @@ import { traceparentFor } from '../../../runtime/trace.ts';
 import { startMcpToolServer, type McpToolServer } from '../../../tool-server/mcp-server.ts';
 import { ToolCatalog, createContractAjv, type Tool } from '../../../tools/catalog.ts';
 import { IDEMPOTENCY_META_KEY, catalogNameOf, mcpToolDigest, mcpResultData } from '../../../tools/mcp.ts';
+import { envSecrets } from '../../../tools/secrets.ts';
 
 const TOKEN = `mcp-${Math.random().toString(36).slice(2)}-secret`;
 let server: McpToolServer;
@@ -59,7 +60,7 @@ beforeEach(() => {
   sleeps.length = 0;
 });
 
-const ctx = (key: string): InvokeContext => ({ idempotencyKey: key, traceparent: traceparentFor('t-mcp', 'action:1'), env });
+const ctx = (key: string): InvokeContext => ({ idempotencyKey: key, traceparent: traceparentFor('t-mcp', 'action:1'), secrets: envSecrets(env) });
 const tool = (name: string): Tool => {
   const t = catalog.get(name);
   assert.ok(t, `catalog has ${name}`);
@@ -222,7 +223,7 @@ describe('Action calls MCP tools through the SDK client', () => {
       tool('secure.crm.tier'),
       'S1',
       { customer_id: 'C-000001' },
-      { ...ctx('k-auth2'), env: { TAO_TEST_MCP_TOKEN: 'wrong' } },
+      { ...ctx('k-auth2'), secrets: envSecrets({ TAO_TEST_MCP_TOKEN: 'wrong' }) },
       { ...deps, mcp: new McpClients({ listTtlMs: 60_000 }) },
     );
     assert.deepEqual([noToken.error?.type, noToken.status_code, noToken.attempts], ['http_status', 401, 1]);
