@@ -182,7 +182,7 @@ export class ToolCatalog {
 
   /**
    * Loads every `*.json` file of `dir`, plus `extra` specs built from configuration (the model
-   * endpoint's tools, tools/model.ts), checked exactly like files.
+   * endpoint's tools, tools/model-config.ts), checked exactly like files.
    * @throws ConfigError naming the file and the problem (invalid spec, bad origin, duplicate name with both sources).
    */
   static load(dir: string, env: NodeJS.ProcessEnv, ajv: Ajv = createContractAjv(), extra: Array<{ source: string; spec: unknown }> = []): ToolCatalog {

@@ -18,7 +18,8 @@ import type { SkillSet } from '../thought/skills.ts';
 import type { PriceTable } from '../thought/prices.ts';
 import type { ApprovalConfig, ApprovalRule } from '../thought/approval-rules.ts';
 import { ConfigError } from '../../runtime/errors.ts';
-import { MODEL_TOOL, modelNames, modelToolSpecs } from '../../tools/model.ts';
+import { MODEL_TOOL } from '../../tools/model.ts';
+import { modelNames, modelToolSpecs } from '../../tools/model-config.ts';
 
 export { DEFAULT_OPS_PORTS, STAGES, type StageName } from '../stages.ts';
 import { type StageName } from '../stages.ts';
@@ -205,7 +206,7 @@ export async function semanticClassifier(env: NodeJS.ProcessEnv): Promise<Payloa
 }
 
 /**
- * The tool catalog: TAO_TOOL_CATALOG_DIR's files and the model tools (tools/model.ts). Action
+ * The tool catalog: TAO_TOOL_CATALOG_DIR's files and the model tools (tools/model-config.ts). Action
  * (`call`) gets the model endpoint TAO_LLM_BASE_URL names; Thought, Observation and replay
  * (`contracts`) need only its contracts, so they work without the endpoint.
  */

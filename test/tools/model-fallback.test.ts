@@ -14,7 +14,8 @@ import { environmentProblems } from '../../runtime/config.ts';
 import { realRetryDeps } from '../../runtime/retry.ts';
 import { traceparentFor } from '../../runtime/trace.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog } from '../../tools/catalog.ts';
-import { MODEL_FALLBACK_TOOL, MODEL_TOOL, modelNames, modelToolSpecs, modelUnavailable } from '../../tools/model.ts';
+import { MODEL_FALLBACK_TOOL, MODEL_TOOL, modelUnavailable } from '../../tools/model.ts';
+import { modelNames, modelToolSpecs } from '../../tools/model-config.ts';
 import { envSecrets } from '../../tools/secrets.ts';
 
 const PRIMARY_KEY = `pk-${Math.random().toString(36).slice(2)}`;

@@ -14,7 +14,7 @@ import { observe } from '../../../processors/observation/core.ts';
 import { DEFAULT_RULES_FILE, loadObservationRules } from '../../../processors/observation/rules.ts';
 import { DEFAULT_SKILLS_DIR } from '../../../processors/thought/skills.ts';
 import { ToolCatalog, DEFAULT_CATALOG_DIR, createContractAjv } from '../../../tools/catalog.ts';
-import { modelToolSpecs } from '../../../tools/model.ts';
+import { modelToolSpecs } from '../../../tools/model-config.ts';
 import { runState } from '../../../schemas/records.ts';
 
 const ajv = createContractAjv();

@@ -10,7 +10,7 @@ import { turnSchemaOutput } from '../../../processors/model-wire.ts';
 import { buildPrompt } from '../../../processors/thought/prompt.ts';
 import type { PromptInput } from '../../../processors/thought/prompt-types.ts';
 import { ToolCatalog, DEFAULT_CATALOG_DIR, createContractAjv } from '../../../tools/catalog.ts';
-import { modelToolSpecs } from '../../../tools/model.ts';
+import { modelToolSpecs } from '../../../tools/model-config.ts';
 
 const ajv = createContractAjv();
 const catalog = ToolCatalog.load(DEFAULT_CATALOG_DIR, {}, ajv, modelToolSpecs({}, 'contracts'));

@@ -5,7 +5,7 @@ import { verifyModelAnswer } from '../../../processors/observation/model-gate.ts
 import { turnSchema } from '../../../processors/model-wire.ts';
 import { observe } from '../../../processors/observation/core.ts';
 import { ToolCatalog, DEFAULT_CATALOG_DIR, createContractAjv } from '../../../tools/catalog.ts';
-import { modelToolSpecs } from '../../../tools/model.ts';
+import { modelToolSpecs } from '../../../tools/model-config.ts';
 import { DEFAULT_RULES_FILE, loadObservationRules } from '../../../processors/observation/rules.ts';
 import { runState } from '../../../schemas/records.ts';
 
