@@ -12,7 +12,7 @@
  */
 import type { Consumer, Kafka } from 'kafkajs';
 import type { AvroCodec } from '../runtime/codec.ts';
-import { setting } from '../runtime/config.ts';
+
 import { ConfigError, TaoError, errorMessage, toTaoError } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import { retry, realRetryDeps, type RetryDeps } from '../runtime/retry.ts';
@@ -77,23 +77,6 @@ export interface CallbackDispatcher {
   stats(): CallbackStats;
   /** Leaves the group; a callback in progress is aborted and its outcome left uncommitted (delivered again later). */
   stop(): Promise<void>;
-}
-
-/**
- * Dispatcher options from the environment: `TAO_CALLBACK_SECRET` (required),
- * `TAO_CALLBACK_ALLOWED_HOSTS` (comma list), `TAO_CALLBACK_MAX_ATTEMPTS`, `TAO_CALLBACK_TIMEOUT_MS`
- * (declared in runtime/config.ts).
- * @throws ConfigError naming the missing secret or the first malformed variable.
- */
-export function callbackOptionsFromEnv(env: NodeJS.ProcessEnv): CallbackDispatcherOptions {
-  const secret = setting(env, 'TAO_CALLBACK_SECRET');
-  if (!secret) throw new ConfigError('TAO_CALLBACK_SECRET is required (callbacks are always signed)');
-  return {
-    secret,
-    allowedHosts: parseAllowedHosts(setting(env, 'TAO_CALLBACK_ALLOWED_HOSTS')),
-    maxAttempts: setting(env, 'TAO_CALLBACK_MAX_ATTEMPTS'),
-    requestTimeoutMs: setting(env, 'TAO_CALLBACK_TIMEOUT_MS'),
-  };
 }
 
 /**

@@ -34,17 +34,15 @@ export async function runCommand(name: string | undefined, args: string[], apply
   }
   if (name === 'ingress') {
     const [
-      { ingressAuthFromEnv },
+      { ingressAuthFromEnv, webhookOptionsFromEnv },
       { startIngress },
-      { webhookOptionsFromEnv },
       { AvroCodec },
       { createKafka, createProducer, waitForKafka },
       { createLogger },
       { prepareCatalog },
     ] = await Promise.all([
-      import('../ingress/api-keys.ts'),
+      import('../ingress/config.ts'),
       import('../ingress/server.ts'),
-      import('../ingress/webhooks.ts'),
       import('../runtime/codec.ts'),
       import('../runtime/kafka.ts'),
       import('../runtime/log.ts'),
@@ -101,8 +99,9 @@ export async function runCommand(name: string | undefined, args: string[], apply
     return -1;
   }
   if (name === 'callbacks') {
-    const [{ callbackOptionsFromEnv, startCallbackDispatcher }, { AvroCodec }, { createKafka, waitForKafka }, { createLogger }, { prepareCatalog }] =
+    const [{ callbackOptionsFromEnv }, { startCallbackDispatcher }, { AvroCodec }, { createKafka, waitForKafka }, { createLogger }, { prepareCatalog }] =
       await Promise.all([
+        import('../callbacks/config.ts'),
         import('../callbacks/dispatcher.ts'),
         import('../runtime/codec.ts'),
         import('../runtime/kafka.ts'),
@@ -126,7 +125,7 @@ export async function runCommand(name: string | undefined, args: string[], apply
   }
   if (name === 'all') {
     const [{ ingressAuthFromEnv }, { createKafka, waitForKafka }, { createLogger }, { WHOLE_CATALOG, prepareCatalog }] = await Promise.all([
-      import('../ingress/api-keys.ts'),
+      import('../ingress/config.ts'),
       import('../runtime/kafka.ts'),
       import('../runtime/log.ts'),
       import('../runtime/catalog-check.ts'),

@@ -3,7 +3,8 @@
  * the tool catalog (TAO_TOOL_CATALOG_DIR) exactly as a stage checks them at start-up.
  */
 import { parseArgs } from 'node:util';
-import { loadSkills, skillsOptionsFromEnv, type Skill, type SkillSet } from '../processors/thought/skills.ts';
+import { loadSkills, type Skill, type SkillSet } from '../processors/thought/skills.ts';
+import { skillsOptionsFromEnv } from '../processors/thought/skills-config.ts';
 import { loadSkillGuards, type SkillGuards } from '../processors/guardrails/load.ts';
 import { setting } from '../runtime/config.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog } from '../tools/catalog.ts';

@@ -4,7 +4,7 @@
  * logs the rebuild's duration once the index is ready.
  */
 import { parseArgs } from 'node:util';
-import { apiKeysFromEnv } from '../ingress/api-keys.ts';
+import { apiKeysFromEnv } from '../ingress/config.ts';
 import { statusEndpoints } from '../observability/cli.ts';
 import { thoughtConfig } from '../processors/wiring/index.ts';
 import { verifyConfigsForRun } from '../replay/verify-config.ts';

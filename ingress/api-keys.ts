@@ -24,10 +24,10 @@
  * | `note` | optional | free text for people (who holds it, when it was made) |
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+
 import { isIP } from 'node:net';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { setting } from '../runtime/config.ts';
+
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
 
 /** One configured key, as validated. */
@@ -181,39 +181,6 @@ export function decideIngressAuth(keys: ApiKeyEntry[] | null, mode: 'auto' | 'on
   throw new ConfigError(
     `the ingress needs API keys (${why}): set TAO_INGRESS_KEYS_FILE or TAO_INGRESS_API_KEYS (make one with \`tao ingress key --id <id> --sources <list>\`), or TAO_INGRESS_AUTH=off to run it open on purpose`,
   );
-}
-
-/**
- * The ingress's authentication from the environment: `TAO_INGRESS_KEYS_FILE` (read now),
- * `TAO_INGRESS_API_KEYS`, `TAO_INGRESS_AUTH`, for an ingress binding `host`.
- * @throws ConfigError when a file cannot be read, an entry is invalid, or the ingress must not start
- * (see {@link decideIngressAuth}).
- */
-export function ingressAuthFromEnv(env: NodeJS.ProcessEnv, host: string): IngressAuth {
-  return decideIngressAuth(apiKeysFromEnv(env), setting(env, 'TAO_INGRESS_AUTH'), host);
-}
-
-/**
- * Every configured key entry (`TAO_INGRESS_KEYS_FILE`, read now, and `TAO_INGRESS_API_KEYS`), of
- * every scope; null when neither is set. The ingress and the console (`tao ui`) read the same keys.
- * @throws ConfigError when a file cannot be read or an entry is invalid.
- */
-export function apiKeysFromEnv(env: NodeJS.ProcessEnv): ApiKeyEntry[] | null {
-  const lists: Array<{ origin: string; entries: ApiKeyEntry[] }> = [];
-  const file = setting(env, 'TAO_INGRESS_KEYS_FILE');
-  if (file) {
-    const origin = `keys file ${file}`;
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new ConfigError(`TAO_INGRESS_KEYS_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})`);
-    }
-    lists.push({ origin, entries: parseApiKeys(text, origin) });
-  }
-  const inline = setting(env, 'TAO_INGRESS_API_KEYS');
-  if (inline) lists.push({ origin: 'TAO_INGRESS_API_KEYS', entries: parseApiKeys(inline, 'TAO_INGRESS_API_KEYS') });
-  return lists.length ? mergeApiKeys(lists) : null;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

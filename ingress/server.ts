@@ -6,7 +6,7 @@ import type { AvroCodec } from '../runtime/codec.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import { IngressMetrics } from '../runtime/metrics.ts';
-import { ingressAuthFromEnv, type IngressAuth } from './api-keys.ts';
+import { decideIngressAuth, type IngressAuth } from './api-keys.ts';
 import { ApiKeyGuard } from './auth.ts';
 import { APPROVAL_PATH, approvalRoute } from './approvals.ts';
 import { parseJson, pathOf, readBody, tooLarge, writeWithin, type Reply } from './http-body.ts';
@@ -33,10 +33,10 @@ export interface IngressOptions {
   retryAfterSeconds?: number;
   /** Longest wait for Kafka to acknowledge a task before answering 503. Default 5000 ms. */
   sendTimeoutMs?: number;
-  /** Webhook sources (the composition root reads them with `webhookOptionsFromEnv`); default none. */
+  /** Webhook sources (the composition root reads them with `webhookOptionsFromEnv`, ingress/config.ts); default none. */
   webhooks?: WebhookOptions;
   /**
-   * How `POST /v1/tasks` is authenticated (the composition root reads it with {@link ingressAuthFromEnv});
+   * How `POST /v1/tasks` is authenticated (the composition root reads it with `ingressAuthFromEnv` in ingress/config.ts);
    * default: no keys, so it runs open on a loopback `host` only.
    */
   auth?: IngressAuth;
@@ -128,7 +128,7 @@ const reply = (res: ServerResponse, { status, body, headers }: Reply) =>
  * prove the record was not written; a retry then maps to the same thought_id.
  *
  * @throws ConfigError when `options.auth` is not given and the environment's keys are invalid or
- * missing on a non-loopback `host` ({@link ingressAuthFromEnv}); whatever `listen` throws (port in
+ * missing on a non-loopback `host` (`ingressAuthFromEnv` in ingress/config.ts); whatever `listen` throws (port in
  * use). Per-request failures become HTTP answers.
  */
 export async function startIngress(options: IngressOptions, deps: IngressDeps): Promise<Ingress> {
@@ -141,7 +141,7 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
   const maxEventAgeMs = webhookOptions.maxEventAgeMs ?? 7 * 24 * 60 * 60 * 1000;
   const sendTimeoutMs = options.sendTimeoutMs ?? 5000;
   const retryAfter = String(options.retryAfterSeconds ?? 5);
-  const auth = options.auth ?? ingressAuthFromEnv({}, options.host);
+  const auth = options.auth ?? decideIngressAuth(null, 'auto', options.host);
   const guard = auth.mode === 'keys' ? new ApiKeyGuard(auth.keys, now, ['tasks', 'approve']) : null;
   if (auth.mode === 'open') logger.warn('POST /v1/tasks is open: no API key is asked for', { reason: auth.reason });
   else logger.info('POST /v1/tasks needs an API key', { keys: guard!.active, revoked: auth.keys.length - guard!.active });

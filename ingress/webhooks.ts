@@ -21,7 +21,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Ajv, type ErrorObject } from 'ajv';
 import { thoughtIdFor, type NewTask } from '../client/tasks.ts';
-import { setting } from '../runtime/config.ts';
+
 import { TAO_SIGNATURE_HEADER, verifyGithub, verifyTao, type SignatureCheck } from '../runtime/signature.ts';
 
 export const WEBHOOK_SOURCES = ['github', 'jira'] as const;
@@ -53,26 +53,6 @@ export interface WebhookOptions {
   maxEventAgeMs?: number;
   /** Jira: comments by these accountIds are ignored (the agent's own account). */
   jiraIgnoreAccountIds?: readonly string[];
-}
-
-/**
- * Webhook options from the environment: `TAO_WEBHOOK_SECRET_GITHUB`, `TAO_WEBHOOK_SECRET_JIRA`,
- * `TAO_WEBHOOK_TOLERANCE_S`, `TAO_WEBHOOK_DELIVERY_WINDOW_S`, `TAO_WEBHOOK_JIRA_IGNORE_ACCOUNTS`
- * (comma list), declared in runtime/config.ts. Empty values count as unset.
- * @throws ConfigError naming a variable whose value does not parse.
- */
-export function webhookOptionsFromEnv(env: NodeJS.ProcessEnv): WebhookOptions {
-  const secrets: Partial<Record<WebhookSource, string>> = {};
-  for (const source of WEBHOOK_SOURCES) {
-    const value = setting(env, WEBHOOK_SECRET_ENV[source]);
-    if (value) secrets[source] = value;
-  }
-  return {
-    secrets,
-    toleranceSeconds: setting(env, 'TAO_WEBHOOK_TOLERANCE_S') / 1000,
-    deliveryWindowMs: setting(env, 'TAO_WEBHOOK_DELIVERY_WINDOW_S'),
-    jiraIgnoreAccountIds: setting(env, 'TAO_WEBHOOK_JIRA_IGNORE_ACCOUNTS'),
-  };
 }
 
 export interface FieldError {

@@ -1,6 +1,6 @@
 import { AvroCodec } from './codec.ts';
 import type { Kafka } from 'kafkajs';
-import { loadRuntimeConfig, setting, type RuntimeConfig } from './config.ts';
+import { loadRuntimeConfig, type RuntimeConfig } from './config.ts';
 import { createKafka } from './kafka.ts';
 import { createLogger } from './log.ts';
 import { applyTopics } from '../topics/apply.ts';
@@ -9,7 +9,7 @@ import { TOPICS, type TopicId } from '../topics/catalog.ts';
 /** Applies the topic catalog and registers every value schema; exported for the demo and tests. */
 export async function applyCatalog(env: NodeJS.ProcessEnv, print: (line: string) => void = console.log): Promise<void> {
   const config = loadRuntimeConfig(env);
-  await applyCatalogWith(config, createKafka(config, 'tao-topics', createLogger({ command: 'topics' }, { level: setting(env, 'TAO_LOG_LEVEL') })), print);
+  await applyCatalogWith(config, createKafka(config, 'tao-topics', createLogger({ command: 'topics' }, { level: config.logLevel })), print);
 }
 
 /** {@link applyCatalog} for a configuration already loaded, through a client already made (a process applying the catalog at start-up). */

@@ -265,6 +265,8 @@ export interface RuntimeConfig {
   namespace: string;
   /** Address every server of this process binds (TAO_BIND_HOST). */
   bindHost: string;
+  /** The lowest level this process logs (TAO_LOG_LEVEL). */
+  logLevel: SettingValue<'TAO_LOG_LEVEL'>;
 }
 
 /**
@@ -302,5 +304,6 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv): RuntimeConfig {
     },
     namespace: setting(env, 'TAO_NAMESPACE'),
     bindHost: setting(env, 'TAO_BIND_HOST'),
+    logLevel: setting(env, 'TAO_LOG_LEVEL'),
   };
 }

@@ -1,5 +1,5 @@
 import { AvroCodec } from './codec.ts';
-import { loadRuntimeConfig, setting } from './config.ts';
+import { loadRuntimeConfig } from './config.ts';
 import { createKafka, waitForKafka } from './kafka.ts';
 import { createLogger, type Logger } from './log.ts';
 import { StageMetrics } from './metrics.ts';
@@ -24,7 +24,7 @@ export async function runStageProcess(
   options: { env: NodeJS.ProcessEnv; applyTopics?: boolean },
 ): Promise<void> {
   const config = loadRuntimeConfig(options.env);
-  const logger = createLogger({ stage, pid: process.pid }, { level: setting(options.env, 'TAO_LOG_LEVEL') });
+  const logger = createLogger({ stage, pid: process.pid }, { level: config.logLevel });
   // A bug that escapes every handler still ends in one JSON line a log pipeline can alert on (the
   // stack's frames without its message line, which the error field carries redacted).
   process.on('uncaughtException', (err) => {

@@ -51,7 +51,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 
 import { parseDocument } from 'yaml';
-import { setting } from '../../runtime/config.ts';
+
 import { ConfigError } from '../../runtime/errors.ts';
 import { packagePath } from '../../runtime/paths.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
@@ -157,22 +157,7 @@ export class SkillSet {
   }
 }
 
-/** Loader options; TAO_SKILLS_DIR is read here and nowhere else. */
-export interface SkillsOptions {
-  /** The folder holding one sub-folder per skill. */
-  dir: string;
-}
-
 export const DEFAULT_SKILLS_DIR = packagePath('skills');
-
-/**
- * TAO_SKILLS_DIR (default: `skills/` at the package root).
- */
-export function skillsOptionsFromEnv(env: NodeJS.ProcessEnv): SkillsOptions {
-  // As for every setting (runtime/config.ts), an empty value counts as unset.
-  const dir = setting(env, 'TAO_SKILLS_DIR');
-  return { dir: dir ? resolve(dir) : DEFAULT_SKILLS_DIR };
-}
 
 /**
  * Loads every `<dir>/<name>/SKILL.md`. Sub-folders without a SKILL.md and files beside the folders

@@ -66,23 +66,23 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
 
 /** Thought's configuration, as the stage runs it (also used by replay to re-decide recorded runs). */
 export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConfig> {
-  const [{ PlanValidator }, { DEFAULT_FLOWS_DIR, loadFlows }, { createPlanner }, { loadSkills, skillsOptionsFromEnv }, { DEFAULT_SYSTEM_RULES }] =
-    await Promise.all([
-      import('../plan.ts'),
-      import('../thought/planner.ts'),
-      import('../thought/planner-config.ts'),
-      import('../thought/skills.ts'),
-      import('../thought/react.ts'),
-    ]);
+  const [{ PlanValidator }, { DEFAULT_FLOWS_DIR, loadFlows }, { createPlanner }, { loadSkills }, { DEFAULT_SYSTEM_RULES }] = await Promise.all([
+    import('../plan.ts'),
+    import('../thought/planner.ts'),
+    import('../thought/planner-config.ts'),
+    import('../thought/skills.ts'),
+    import('../thought/react.ts'),
+  ]);
+  const { dir: skillsDir } = (await import('../thought/skills-config.ts')).skillsOptionsFromEnv(env);
   const ajv = createContractAjv();
   const catalog = loadCatalog(env, ajv, 'contracts');
   const flows = loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, ajv);
   const tools = toolContracts(catalog);
   const validator = new PlanValidator(ajv, setting(env, 'TAO_MAX_PLAN_STEPS'));
   // The skills are loaded (and checked against the catalog) only when a model takes the turns.
-  const skills = ['react', 'plan-replan'].includes(setting(env, 'TAO_PLANNER')) ? loadSkills(skillsOptionsFromEnv(env).dir, catalog) : undefined;
+  const skills = ['react', 'plan-replan'].includes(setting(env, 'TAO_PLANNER')) ? loadSkills(skillsDir, catalog) : undefined;
   // The skills' output schemas (skills/<name>/output.schema.json): the final turn asks for an answer of that schema.
-  const guards = skills && (await import('../guardrails/load.ts')).loadSkillGuards(skillsOptionsFromEnv(env).dir, (tool) => catalog.get(tool) !== undefined);
+  const guards = skills && (await import('../guardrails/load.ts')).loadSkillGuards(skillsDir, (tool) => catalog.get(tool) !== undefined);
   return {
     planner: createPlanner(env, { flows, catalog, tools, validator, skills }),
     model: skills && {
@@ -184,7 +184,7 @@ export async function observationConfig(env: NodeJS.ProcessEnv): Promise<Observa
   const [{ DEFAULT_RULES_FILE, loadObservationRules }, { loadSkillGuards }, { skillsOptionsFromEnv }] = await Promise.all([
     import('../observation/rules.ts'),
     import('../guardrails/load.ts'),
-    import('../thought/skills.ts'),
+    import('../thought/skills-config.ts'),
   ]);
   const ajv = createContractAjv();
   const catalog = loadCatalog(env, ajv, 'contracts');

@@ -5,13 +5,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { after, before, test } from 'node:test';
 import type { Producer } from 'kafkajs';
 import { checkCallbackUrl, parseAllowedHosts } from '../../callbacks/deliver.ts';
-import {
-  callbackIdempotencyKey,
-  callbackOptionsFromEnv,
-  startCallbackDispatcher,
-  type CallbackDispatcher,
-  type CallbackDispatcherOptions,
-} from '../../callbacks/dispatcher.ts';
+import { callbackOptionsFromEnv } from '../../callbacks/config.ts';
+import { callbackIdempotencyKey, startCallbackDispatcher, type CallbackDispatcher, type CallbackDispatcherOptions } from '../../callbacks/dispatcher.ts';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import { verifyTao } from '../../runtime/signature.ts';
 import { ConfigError } from '../../runtime/errors.ts';

@@ -4,7 +4,8 @@ import { DeliveryLedger } from '../../ingress/deliveries.ts';
 import { InFlightRuns } from '../../ingress/in-flight.ts';
 import { writeWithin } from '../../ingress/server.ts';
 import { signGithub, signTao, verifyGithub, verifyTao } from '../../runtime/signature.ts';
-import { jiraPlainText, webhookOptionsFromEnv } from '../../ingress/webhooks.ts';
+import { jiraPlainText } from '../../ingress/webhooks.ts';
+import { webhookOptionsFromEnv } from '../../ingress/config.ts';
 import { TaoError } from '../../runtime/errors.ts';
 
 const body = Buffer.from('{"a":1}');

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { TAO_BIN } from '../../../cli/processes.ts';
-import { DEFAULT_SKILLS_DIR, SKILL_DEFAULTS, loadSkills, skillsOptionsFromEnv } from '../../../processors/thought/skills.ts';
+import { DEFAULT_SKILLS_DIR, SKILL_DEFAULTS, loadSkills } from '../../../processors/thought/skills.ts';
+import { skillsOptionsFromEnv } from '../../../processors/thought/skills-config.ts';
 import { ConfigError } from '../../../runtime/errors.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog } from '../../../tools/catalog.ts';
 
