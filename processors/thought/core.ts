@@ -22,7 +22,7 @@ import { holds, planOfRun, type Plan, type PlanValidator, type ToolContracts } f
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../rates.ts';
 import type { Planner } from './planner.ts';
-import { digest, end, type ThoughtDecision } from './run-end.ts';
+import { digest, end, type Outputs, type RunContext, type ThoughtDecision } from './run-end.ts';
 import { askedCustomer, onReactObservation, parseModelState, replanTurn, resumeReact, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
 import { nextWave } from './plan-wave.ts';
 import { reflect } from './step-reflection.ts';
@@ -50,8 +50,6 @@ export interface ThoughtConfig {
   /** Which calls of tools with side effects wait for a person's approval (approval-rules.ts); unset: none. */
   approvals?: ApprovalConfig;
 }
-
-type Outputs = Record<string, Record<string, unknown>>;
 
 /** Error types worth another try of the same call: the tool may answer differently next time. */
 const RETRYABLE: ReadonlySet<ErrorType> = new Set(['timeout', 'rate_limited', 'server_error', 'network_issue', 'malformed', 'circuit_open']);
@@ -98,7 +96,8 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
       cost_spent: parked.cost_spent + plannerCost(plannerRecord),
       human_involved: true,
     };
-    return resumeReact(task.thought_id, iteration, parked, changes, task.text, result.kind === 'react' ? result.facts : {}, config.model);
+    const reply = { text: task.text, facts: result.kind === 'react' ? result.facts : {}, changes };
+    return resumeReact({ thoughtId: task.thought_id, iteration, run: parked }, reply, config.model);
   }
   const run: RunState = {
     task_id: task.task_id,
@@ -143,11 +142,11 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
         `the planner chose skill ${result.skill} for a model, but no model loop is configured`,
         null,
       );
-    return startReact(task.thought_id, iteration, run, result.skill, result.facts, config.model, config, result.mode);
+    return startReact({ thoughtId: task.thought_id, iteration, run }, result, config.model, config);
   }
   const problems = config.validator.validate(result.plan, config.tools);
   if (problems.length) return end(task.thought_id, run, iteration, 'failed', 'invalid_plan', `invalid plan: ${problems.join('; ')}`, null);
-  return nextWave(task.thought_id, iteration, run, result.plan as Plan, {}, new Set(), config);
+  return nextWave({ thoughtId: task.thought_id, iteration, run, plan: result.plan as Plan, outputs: {} }, new Set(), config);
 }
 
 /**
@@ -180,7 +179,7 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
       );
     const runner: PlanRunner = {
       validate: (plan) => config.validator.validate(plan, config.tools),
-      run: (run, plan, outputs) => nextWave(obs.thought_id, obs.iteration, run, plan, outputs, new Set(), config),
+      run: (run, plan, outputs) => nextWave({ thoughtId: obs.thought_id, iteration: obs.iteration, run, plan, outputs }, new Set(), config),
     };
     return onReactObservation(obs, config.model, config, runner);
   }
@@ -285,6 +284,7 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
     reflections,
     failures_seen: failures,
   };
+  const next: RunContext = { thoughtId: obs.thought_id, iteration: obs.iteration, run, plan, outputs };
   if (replan !== null) {
     if (!config.model)
       return end(
@@ -296,9 +296,9 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
         `a new plan is needed (${replan}), but this Thought has no model loop configured`,
         null,
       );
-    return replanTurn(obs.thought_id, obs.iteration, run, plan, outputs, config.model, replan);
+    return replanTurn(next, config.model, replan);
   }
-  return nextWave(obs.thought_id, obs.iteration, run, plan, outputs, again, config);
+  return nextWave(next, again, config);
 }
 
 /** Planner tokens as cost units: 1 unit per 1,000 tokens of a recorded LLM answer. */

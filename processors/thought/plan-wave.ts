@@ -5,23 +5,17 @@
  * identical call, the cost budget) and the ready steps become one wave of calls. Pure.
  */
 import type { RunState, StepCall } from '../../schemas/types.gen.ts';
-import { holds, resolveReferences, type Plan } from '../plan.ts';
-import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
+import { holds, resolveReferences } from '../plan.ts';
+import { atIterationLimit, callKey, digest, dispatchWave, end, ordinal, type RunContext, type ThoughtDecision } from './run-end.ts';
 import type { ThoughtConfig } from './core.ts';
 
 /**
- * Dispatches the next wave of `plan`, or ends the run.
+ * Dispatches the next wave of `ctx.plan`, or ends the run.
  * @param again steps to call once more (retryable failures, an `until` not met yet, a new fallback tool)
  */
-export function nextWave(
-  thoughtId: string,
-  iteration: number,
-  run: RunState,
-  plan: Plan,
-  outputs: Record<string, Record<string, unknown>>,
-  again: ReadonlySet<string>,
-  config: ThoughtConfig,
-): ThoughtDecision {
+export function nextWave(ctx: RunContext, again: ReadonlySet<string>, config: ThoughtConfig): ThoughtDecision {
+  const { thoughtId, iteration, plan, outputs } = ctx;
+  let run = ctx.run;
   const skipped = new Set(run.skipped);
   // Conditional edges: a step whose condition is false, or that depends on a skipped step, is skipped.
   for (let changed = true; changed;) {
@@ -52,20 +46,11 @@ export function nextWave(
   }
   if (run.stale_waves >= config.noveltyWaves)
     return end(thoughtId, run, iteration, 'budget_exhausted', 'no_novelty', `no new information for ${run.stale_waves} waves`, null);
-  if (iteration >= run.max_iterations)
-    return end(
-      thoughtId,
-      run,
-      iteration,
-      'budget_exhausted',
-      'max_iterations',
-      `iteration limit ${run.max_iterations} reached with ${plan.steps.filter((s) => !done(s.id)).length} step(s) unfinished`,
-      null,
-    );
+  const limit = atIterationLimit({ thoughtId, iteration, run }, `with ${plan.steps.filter((s) => !done(s.id)).length} step(s) unfinished`);
+  if (limit) return limit;
   const ready = plan.steps.filter((s) => !done(s.id) && (again.has(s.id) || ((run.step_attempts[s.id] ?? 0) === 0 && s.depends_on.every(done))));
   if (ready.length === 0) return end(thoughtId, run, iteration, 'failed', 'no_ready_step', 'no step is ready and the plan is not finished', null);
 
-  const wave = iteration + 1;
   const steps: StepCall[] = [];
   const attempts = { ...run.step_attempts };
   const calls = { ...run.call_counts };
@@ -93,7 +78,7 @@ export function nextWave(
       step_id: step.id,
       tool: step.tool,
       input_json: JSON.stringify(input.value),
-      idempotency_key: `${thoughtId}:${wave}:${step.id}`,
+      idempotency_key: callKey(ctx, step.id),
       attempt: attempts[step.id]!,
     });
   }
@@ -109,10 +94,5 @@ export function nextWave(
     );
   }
   const next: RunState = { ...run, step_attempts: attempts, call_counts: calls, cost_spent: run.cost_spent + cost };
-  return {
-    outputs: [
-      { topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: next, steps } },
-      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, 'running', wave, next, [], null) },
-    ],
-  };
+  return dispatchWave({ thoughtId, iteration, run: next }, steps);
 }

@@ -4,7 +4,18 @@
  */
 import { createHash } from 'node:crypto';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
-import type { ObservationResult, Outcome, OutcomeReason, OutcomeStatus, RunSnapshot, RunState, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
+import type {
+  ObservationResult,
+  Outcome,
+  OutcomeReason,
+  OutcomeStatus,
+  RunSnapshot,
+  RunState,
+  StepCall,
+  Task,
+  ThoughtRequest,
+} from '../../schemas/types.gen.ts';
+import type { Plan } from '../plan.ts';
 
 export type ThoughtOutput =
   { topic: 'thoughtRequests'; value: ThoughtRequest } | { topic: 'outcomes'; value: Outcome } | { topic: 'thoughtRuns'; value: RunSnapshot };
@@ -14,6 +25,26 @@ export interface ThoughtDecision {
   outputs: ThoughtOutput[];
   /** Set when the input was deliberately ignored (a redelivered task, a stale observation). */
   ignored?: string;
+}
+
+/** A run at the wave Thought decides on: whose it is, which wave, and its state as it stands. */
+export interface RunAt {
+  thoughtId: string;
+  /** The wave decided on: an observation's, or for a task the wave its run parked at (0 for a new run). */
+  iteration: number;
+  run: RunState;
+}
+
+/** A run's verified step outputs by step id (`RunState.outputs_json`, parsed). */
+export type Outputs = Record<string, Record<string, unknown>>;
+
+/**
+ * A run at a wave with its plan as it stands (written into `run.plan_json` when the next wave is
+ * dispatched) and the outputs of its finished steps: what deciding a run's next wave reads.
+ */
+export interface RunContext extends RunAt {
+  plan: Plan;
+  outputs: Outputs;
 }
 
 /**
@@ -58,6 +89,29 @@ export function end(
     outputs: [
       { topic: 'outcomes', value: outcome },
       { topic: 'thoughtRuns', value: snapshotOf(thoughtId, parked ? status : 'ended', iterations, run, missing, parked ? null : status) },
+    ],
+  };
+}
+
+/**
+ * The run's end at its wave bound (`max_iterations`), or null while it may dispatch another wave.
+ * @param progress how far the run got, for the reason (`with 2 step(s) unfinished`, `after 3 model turn(s)`)
+ */
+export function atIterationLimit(at: RunAt, progress: string): ThoughtDecision | null {
+  if (at.iteration < at.run.max_iterations) return null;
+  return end(at.thoughtId, at.run, at.iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${at.run.max_iterations} reached ${progress}`, null);
+}
+
+/** The idempotency key of a call of step `stepId` in the run's next wave: Action performs a call with one key once. */
+export const callKey = (at: RunAt, stepId: string): string => `${at.thoughtId}:${at.iteration + 1}:${stepId}`;
+
+/** Dispatches the run's next wave (`iteration` + 1): its calls, and the snapshot of the running run. */
+export function dispatchWave(at: RunAt, steps: StepCall[]): ThoughtDecision {
+  const wave = at.iteration + 1;
+  return {
+    outputs: [
+      { topic: 'thoughtRequests', value: { thought_id: at.thoughtId, iteration: wave, run: at.run, steps } },
+      { topic: 'thoughtRuns', value: snapshotOf(at.thoughtId, 'running', wave, at.run, [], null) },
     ],
   };
 }
