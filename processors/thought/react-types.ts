@@ -7,7 +7,7 @@ import type { OutcomeReason, OutcomeStatus, RunState } from '../../schemas/types
 import { jsonObjectField } from '../../runtime/json-field.ts';
 import type { Plan } from '../plan.ts';
 import type { PromptTool, SectionTokens } from './prompt-types.ts';
-import { end, type Outputs, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
+import { end, type EndDetails, type Outputs, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
 import type { PriceTable } from './prices.ts';
 
 /** What react runs need to know of a skill (processors/thought/skills.ts `Skill` satisfies it). */
@@ -152,18 +152,9 @@ export interface TurnContext extends RunContext {
 /** The skill that takes the run (its state records `name@version`); undefined when it is no longer loaded. */
 export const runSkill = (state: ModelState, loop: ModelLoopConfig): ReactSkill | undefined => loop.skill(state.skill.split('@')[0]!);
 
-/**
- * Ends a model run (or parks it) with its model state written into it: run-end.ts `end`.
- * @param more the outcome's answer (`output`), what a person must give (`missing`) and a structured `result`
- */
-export function endTurn(
-  at: RunAt & { state: ModelState },
-  status: OutcomeStatus,
-  code: OutcomeReason,
-  reason: string,
-  more: { output?: string; missing?: string[]; result?: string | null } = {},
-): ThoughtDecision {
-  return end(at.thoughtId, withState(at.run, at.state), at.iteration, status, code, reason, more.output ?? null, more.missing, more.result ?? null);
+/** Ends a model run (or parks it) with its model state written into it: run-end.ts `end`. */
+export function endTurn(at: RunAt & { state: ModelState }, status: OutcomeStatus, code: OutcomeReason, reason: string, details?: EndDetails): ThoughtDecision {
+  return end({ ...at, run: withState(at.run, at.state) }, status, code, reason, details);
 }
 
 export type TurnMode = 'react' | 'reflection' | 'plan';

@@ -80,7 +80,7 @@ export interface ReactChoice {
 export function startReact(at: RunAt, choice: ReactChoice, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
   const mode = choice.mode ?? 'react';
   const skill = loop.skill(choice.skill);
-  if (!skill) return end(at.thoughtId, at.run, at.iteration, 'escalated', 'unroutable', `no runnable skill "${choice.skill}": a person takes the run`, null);
+  if (!skill) return end(at, 'escalated', 'unroutable', `no runnable skill "${choice.skill}": a person takes the run`);
   const state: ModelState = {
     skill: skill.ref,
     mode,
@@ -213,13 +213,5 @@ export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig
 
 /** A run whose skill is no longer loaded ends: nothing is left to build its next prompt from. */
 function skillUnloaded(at: RunAt, state: ModelState): ThoughtDecision {
-  return end(
-    at.thoughtId,
-    at.run,
-    at.iteration,
-    'failed',
-    'model_unavailable',
-    `the run's skill ${state.skill} is no longer loaded: nothing to build its next prompt from`,
-    null,
-  );
+  return end(at, 'failed', 'model_unavailable', `the run's skill ${state.skill} is no longer loaded: nothing to build its next prompt from`);
 }

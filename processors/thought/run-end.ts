@@ -47,21 +47,20 @@ export interface RunContext extends RunAt {
   outputs: Outputs;
 }
 
-/**
- * Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it.
- * @param result a completed run's structured result (JSON), when its skill declares an output schema
- */
-export function end(
-  thoughtId: string,
-  run: RunState,
-  iterations: number,
-  status: OutcomeStatus,
-  code: OutcomeReason,
-  reason: string,
-  output: string | null,
-  missing: string[] = [],
-  result: string | null = null,
-): ThoughtDecision {
+/** What an outcome carries beside its status and reason. */
+export interface EndDetails {
+  /** The run's answer (JSON): a completed run's output, or a model's question to the customer. */
+  output?: string | null;
+  /** What a person must give, for a run parked awaiting input. */
+  missing?: string[];
+  /** A completed run's structured result (JSON), when its skill declares an output schema. */
+  result?: string | null;
+}
+
+/** Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it. */
+export function end(at: RunAt, status: OutcomeStatus, code: OutcomeReason, reason: string, details: EndDetails = {}): ThoughtDecision {
+  const { thoughtId, run, iteration: iterations } = at;
+  const missing = details.missing ?? [];
   const stepsExecuted = Object.values(run.step_attempts).reduce((a, b) => a + b, 0);
   const outcome: Outcome = {
     thought_id: thoughtId,
@@ -70,7 +69,7 @@ export function end(
     reason,
     iterations,
     steps_executed: stepsExecuted,
-    output_json: output,
+    output_json: details.output ?? null,
     missing_fields: missing,
     planner: run.planner,
     flow_id: run.flow_id,
@@ -81,14 +80,14 @@ export function end(
     planner_config: run.planner_config,
     model_cost: modelCostOf(run),
     too_large: null,
-    result_json: result,
+    result_json: details.result ?? null,
     approval: null,
   };
   const parked = status === 'awaiting_input' || status === 'awaiting_approval';
   return {
     outputs: [
       { topic: 'outcomes', value: outcome },
-      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, parked ? status : 'ended', iterations, run, missing, parked ? null : status) },
+      { topic: 'thoughtRuns', value: snapshotOf(at, parked ? status : 'ended', missing, parked ? null : status) },
     ],
   };
 }
@@ -99,7 +98,7 @@ export function end(
  */
 export function atIterationLimit(at: RunAt, progress: string): ThoughtDecision | null {
   if (at.iteration < at.run.max_iterations) return null;
-  return end(at.thoughtId, at.run, at.iteration, 'budget_exhausted', 'max_iterations', `iteration limit ${at.run.max_iterations} reached ${progress}`, null);
+  return end(at, 'budget_exhausted', 'max_iterations', `iteration limit ${at.run.max_iterations} reached ${progress}`);
 }
 
 /** The idempotency key of a call of step `stepId` in the run's next wave: Action performs a call with one key once. */
@@ -111,7 +110,7 @@ export function dispatchWave(at: RunAt, steps: StepCall[]): ThoughtDecision {
   return {
     outputs: [
       { topic: 'thoughtRequests', value: { thought_id: at.thoughtId, iteration: wave, run: at.run, steps } },
-      { topic: 'thoughtRuns', value: snapshotOf(at.thoughtId, 'running', wave, at.run, [], null) },
+      { topic: 'thoughtRuns', value: snapshotOf({ ...at, iteration: wave }, 'running') },
     ],
   };
 }
@@ -140,9 +139,13 @@ export function endTooLarge(input: ThoughtInput, outputs: readonly ThoughtOutput
     outputs: decision.outputs.map((o) => (o.topic === 'outcomes' ? { ...o, value: { ...o.value, too_large: { ...over } } } : o)),
   });
   if (input.topic === 'observationResults')
-    return withDetails(end(input.value.thought_id, input.value.run, input.value.iteration, 'failed', 'record_too_large', reason, null));
+    return withDetails(
+      end({ thoughtId: input.value.thought_id, iteration: input.value.iteration, run: input.value.run }, 'failed', 'record_too_large', reason),
+    );
   const wave = outputs.find((o): o is Extract<ThoughtOutput, { topic: 'thoughtRequests' }> => o.topic === 'thoughtRequests');
-  return wave ? withDetails(end(wave.value.thought_id, wave.value.run, wave.value.iteration - 1, 'failed', 'record_too_large', reason, null)) : null;
+  return wave
+    ? withDetails(end({ thoughtId: wave.value.thought_id, iteration: wave.value.iteration - 1, run: wave.value.run }, 'failed', 'record_too_large', reason))
+    : null;
 }
 
 /** An input Thought decides on. */
@@ -169,14 +172,13 @@ export function tooLargeOf(outcome: Pick<Outcome, 'reason' | 'too_large'>): TooL
   return m && isTopicId(m[1]!) ? { topic: m[1], bytes: Number(m[2]), limit: Number(m[3]) } : null;
 }
 
-export function snapshotOf(
-  thoughtId: string,
-  status: RunSnapshot['status'],
-  iteration: number,
-  run: RunState,
-  missing: string[],
-  outcome: string | null,
-): RunSnapshot {
+/**
+ * The run's snapshot in Thought's store (`thought.runs`) at `at.iteration`.
+ * @param missing what a person must give, for a run parked awaiting input
+ * @param outcome the ended run's outcome status
+ */
+export function snapshotOf(at: RunAt, status: RunSnapshot['status'], missing: string[] = [], outcome: string | null = null): RunSnapshot {
+  const { thoughtId, iteration, run } = at;
   // The parked run state is kept only while a human is asked; a running run carries its state in its records.
   const parked = status === 'awaiting_input' || status === 'awaiting_approval';
   return {
