@@ -1,7 +1,8 @@
 /**
  * The vocabulary of runs a model drives (react.ts): what a run needs of a skill and of Thought's
- * configuration, the model part of the run state, and the step ids of model turns and their calls.
- * Pure data and pure functions.
+ * configuration, the model part of the run state, a turn's context (`TurnContext`) and how a model
+ * run ends with its state (`endTurn`), and the step ids of model turns and their calls. Pure data and
+ * pure functions.
  */
 import type { OutcomeReason, OutcomeStatus, RunState } from '../../schemas/types.gen.ts';
 import { jsonObjectField } from '../../runtime/json-field.ts';

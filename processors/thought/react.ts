@@ -25,7 +25,7 @@
  *
  * This module starts, resumes and re-plans runs and folds each wave; beside it: react-answer.ts
  * (deciding on a model's answer), react-accepted.ts (acting on an accepted one: tool calls, a plan, a
- * reflection), react-types.ts (the run's model state and the configuration), react-turn.ts
+ * reflection), react-types.ts (the run's model state, the configuration and a turn's context), react-turn.ts
  * (dispatching a model turn), react-prompt.ts (what a prompt is built from) and react-cost.ts (what
  * answers cost).
  */

@@ -1,6 +1,7 @@
 /**
- * How a run ends (or parks), shared by Thought's decision modules (core.ts for planned runs,
- * react.ts for runs a model drives). Pure: no I/O, no clock.
+ * How a run ends (or parks) or dispatches its next wave, and the run at the wave decided on
+ * (`RunAt`, `RunContext`), shared by Thought's decision modules (core.ts and plan-wave.ts for planned
+ * runs, react.ts for runs a model drives). Pure: no I/O, no clock.
  */
 import { createHash } from 'node:crypto';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
