@@ -64,7 +64,7 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
     if (GATE_REJECTIONS.has(verdict.error_type)) {
       return reject(verdict.error_type, failedEvidence(verdict), ctx.run, state);
     }
-    const failed: TurnContext = {
+    const failedTurn: TurnContext = {
       ...ctx,
       run: { ...ctx.run, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } },
       state,
@@ -76,23 +76,23 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
       const scale = (state.window_scale ?? 1) * 0.75;
       if (scale < 0.3)
         return endTurn(
-          failed,
+          failedTurn,
           'failed',
           'context_overflow',
           `the model's server refused turn ${turn}'s prompt as too long even at ${Math.round((scale / 0.75) * 100)}% of the skill's window: ${refused.message}`,
         );
-      return redispatch({ ...failed, state: { ...state, window_scale: scale } }, verdict.step_id);
+      return redispatch({ ...failedTurn, state: { ...state, window_scale: scale } }, verdict.step_id);
     }
     if (refused)
       return endTurn(
-        failed,
+        failedTurn,
         'failed',
         'model_request_refused',
         `the model's server refused turn ${turn} with HTTP ${refused.status}${refused.code ? ` ${refused.code}` : ''}: ${refused.message}`,
       );
     // The endpoint failed after Action's retries (and its fallback model): try the same turn again, then give up.
     const streak = (streaks[verdict.step_id] ?? 0) + 1;
-    const retried: TurnContext = { ...failed, run: { ...failed.run, failure_streaks: { ...streaks, [verdict.step_id]: streak } } };
+    const retried: TurnContext = { ...failedTurn, run: { ...failedTurn.run, failure_streaks: { ...streaks, [verdict.step_id]: streak } } };
     if (streak >= bounds.reflectAfter || verdict.error_type === 'auth_failed') {
       return endTurn(
         retried,
