@@ -75,7 +75,7 @@ function park(wave: ThoughtRequest, approval: ApprovalRequest, steps: StepCall[]
   const reason = `${pending.map((c) => `${c.tool} (${c.step_id}) needs approval: ${c.why} [${c.rule}]`).join('; ')}${decided ? `; ${decided} of ${approval.calls.length} call(s) decided` : ''}`;
   // The wave is not dispatched: its steps do not count as executed until it is.
   const run: RunState = { ...wave.run, step_attempts: withoutAttempts(wave.run.step_attempts, steps) };
-  const parked = end(wave.thought_id, wave.run, wave.iteration - 1, 'awaiting_approval', 'approval_required', reason, null);
+  const parked = end({ thoughtId: wave.thought_id, iteration: wave.iteration - 1, run: wave.run }, 'awaiting_approval', 'approval_required', reason);
   return {
     outputs: parked.outputs.map((o): ThoughtOutput => {
       if (o.topic === 'outcomes') return { topic: 'outcomes', value: { ...o.value, steps_executed: executed(run), approval } };
@@ -154,7 +154,10 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
     return gateWave(onReactObservation(obs, config.model, config), config);
   }
   const reason = `${denied.map((c) => `${c.tool} (${c.step_id}) ${refusal(c)}`).join('; ')}: the run ends without ${denied.length === 1 ? 'the call' : 'those calls'}`;
-  return withApproval(end(task.thought_id, kept, approval.wave - 1, 'failed', timedOut ? 'approval_timeout' : 'approval_denied', reason, null), decided);
+  return withApproval(
+    end({ thoughtId: task.thought_id, iteration: approval.wave - 1, run: kept }, 'failed', timedOut ? 'approval_timeout' : 'approval_denied', reason),
+    decided,
+  );
 }
 
 /** The wave dispatched as it was parked: same number, steps and idempotency keys. */
@@ -162,7 +165,7 @@ function dispatch(wave: ThoughtRequest): ThoughtDecision {
   return {
     outputs: [
       { topic: 'thoughtRequests', value: wave },
-      { topic: 'thoughtRuns', value: snapshotOf(wave.thought_id, 'running', wave.iteration, wave.run, [], null) },
+      { topic: 'thoughtRuns', value: snapshotOf({ thoughtId: wave.thought_id, iteration: wave.iteration, run: wave.run }, 'running') },
     ],
   };
 }

@@ -22,7 +22,7 @@ import { holds, planOfRun, type Plan, type PlanValidator, type ToolContracts } f
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../rates.ts';
 import type { Planner } from './planner.ts';
-import { digest, end, type ThoughtDecision } from './run-end.ts';
+import { digest, end, type Outputs, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
 import { askedCustomer, onReactObservation, parseModelState, replanTurn, resumeReact, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
 import { nextWave } from './plan-wave.ts';
 import { reflect } from './step-reflection.ts';
@@ -50,8 +50,6 @@ export interface ThoughtConfig {
   /** Which calls of tools with side effects wait for a person's approval (approval-rules.ts); unset: none. */
   approvals?: ApprovalConfig;
 }
-
-type Outputs = Record<string, Record<string, unknown>>;
 
 /** Error types worth another try of the same call: the tool may answer differently next time. */
 const RETRYABLE: ReadonlySet<ErrorType> = new Set(['timeout', 'rate_limited', 'server_error', 'network_issue', 'malformed', 'circuit_open']);
@@ -98,7 +96,8 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
       cost_spent: parked.cost_spent + plannerCost(plannerRecord),
       human_involved: true,
     };
-    return resumeReact(task.thought_id, iteration, parked, changes, task.text, result.kind === 'react' ? result.facts : {}, config.model);
+    const reply = { text: task.text, facts: result.kind === 'react' ? result.facts : {}, changes };
+    return resumeReact({ thoughtId: task.thought_id, iteration, run: parked }, reply, config.model);
   }
   const run: RunState = {
     task_id: task.task_id,
@@ -130,24 +129,16 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
     planner_config: config.planner.config,
     model_state_json: null,
   };
-  if (result.kind === 'needs_input') return end(task.thought_id, run, iteration, 'awaiting_input', 'needs_input', result.reason, null, result.missing);
-  if (result.kind === 'escalate') return end(task.thought_id, run, iteration, 'escalated', 'unroutable', result.reason, null);
+  const at: RunAt = { thoughtId: task.thought_id, iteration, run };
+  if (result.kind === 'needs_input') return end(at, 'awaiting_input', 'needs_input', result.reason, { missing: result.missing });
+  if (result.kind === 'escalate') return end(at, 'escalated', 'unroutable', result.reason);
   if (result.kind === 'react') {
-    if (!config.model)
-      return end(
-        task.thought_id,
-        run,
-        iteration,
-        'escalated',
-        'unroutable',
-        `the planner chose skill ${result.skill} for a model, but no model loop is configured`,
-        null,
-      );
-    return startReact(task.thought_id, iteration, run, result.skill, result.facts, config.model, config, result.mode);
+    if (!config.model) return end(at, 'escalated', 'unroutable', `the planner chose skill ${result.skill} for a model, but no model loop is configured`);
+    return startReact(at, result, config.model, config);
   }
   const problems = config.validator.validate(result.plan, config.tools);
-  if (problems.length) return end(task.thought_id, run, iteration, 'failed', 'invalid_plan', `invalid plan: ${problems.join('; ')}`, null);
-  return nextWave(task.thought_id, iteration, run, result.plan as Plan, {}, new Set(), config);
+  if (problems.length) return end(at, 'failed', 'invalid_plan', `invalid plan: ${problems.join('; ')}`);
+  return nextWave({ ...at, plan: result.plan as Plan, outputs: {} }, new Set(), config);
 }
 
 /**
@@ -170,17 +161,14 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
   if (obs.run.model_state_json !== null && (!replanning || obs.verdicts.some((v) => /^M\d+$/.test(v.step_id)))) {
     if (!config.model)
       return end(
-        obs.thought_id,
-        obs.run,
-        obs.iteration,
+        { thoughtId: obs.thought_id, iteration: obs.iteration, run: obs.run },
         'failed',
         'model_unavailable',
         'a model drives this run, but this Thought has no model loop configured',
-        null,
       );
     const runner: PlanRunner = {
       validate: (plan) => config.validator.validate(plan, config.tools),
-      run: (run, plan, outputs) => nextWave(obs.thought_id, obs.iteration, run, plan, outputs, new Set(), config),
+      run: (run, plan, outputs) => nextWave({ thoughtId: obs.thought_id, iteration: obs.iteration, run, plan, outputs }, new Set(), config),
     };
     return onReactObservation(obs, config.model, config, runner);
   }
@@ -222,7 +210,11 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
     }
     const reflection = reflect(step, verdict, history[step.id]!, obs.iteration, replanning);
     reflections.push(reflection);
-    const run: RunState = { ...obs.run, failure_streaks: streaks, error_history: history, seen_data: [...seen], reflections, failures_seen: failures };
+    const at: RunAt = {
+      thoughtId: obs.thought_id,
+      iteration: obs.iteration,
+      run: { ...obs.run, failure_streaks: streaks, error_history: history, seen_data: [...seen], reflections, failures_seen: failures },
+    };
     switch (reflection.action) {
       case 'change_plan':
         // No other tool declared: the model writes a new plan once the whole wave is folded.
@@ -239,34 +231,20 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
         break;
       case 'ask_human':
         return end(
-          obs.thought_id,
-          run,
-          obs.iteration,
+          at,
           'awaiting_input',
           'reflection',
           `step ${step.id} (${verdict.tool}) found nothing for its input; a person must check: ${Object.keys(step.input).join(', ')}`,
-          null,
-          Object.keys(step.input),
+          { missing: Object.keys(step.input) },
         );
       case 'escalate':
-        return end(
-          obs.thought_id,
-          run,
-          obs.iteration,
-          'escalated',
-          'reflection',
-          `step ${step.id} (${verdict.tool}) was refused (${verdict.error_type}): escalated to a person`,
-          null,
-        );
+        return end(at, 'escalated', 'reflection', `step ${step.id} (${verdict.tool}) was refused (${verdict.error_type}): escalated to a person`);
       case 'fail':
         return end(
-          obs.thought_id,
-          run,
-          obs.iteration,
+          at,
           'failed',
           'step_failed',
           `step ${step.id} (${verdict.tool}) failed: ${verdict.error_type} after ${obs.run.step_attempts[step.id] ?? 0} attempt(s); reflection found no way forward`,
-          null,
         );
     }
   }
@@ -285,20 +263,12 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
     reflections,
     failures_seen: failures,
   };
+  const next: RunContext = { thoughtId: obs.thought_id, iteration: obs.iteration, run, plan, outputs };
   if (replan !== null) {
-    if (!config.model)
-      return end(
-        obs.thought_id,
-        run,
-        obs.iteration,
-        'failed',
-        'model_unavailable',
-        `a new plan is needed (${replan}), but this Thought has no model loop configured`,
-        null,
-      );
-    return replanTurn(obs.thought_id, obs.iteration, run, plan, outputs, config.model, replan);
+    if (!config.model) return end(next, 'failed', 'model_unavailable', `a new plan is needed (${replan}), but this Thought has no model loop configured`);
+    return replanTurn(next, config.model, replan);
   }
-  return nextWave(obs.thought_id, obs.iteration, run, plan, outputs, again, config);
+  return nextWave(next, again, config);
 }
 
 /** Planner tokens as cost units: 1 unit per 1,000 tokens of a recorded LLM answer. */

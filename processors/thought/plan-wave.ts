@@ -5,24 +5,17 @@
  * identical call, the cost budget) and the ready steps become one wave of calls. Pure.
  */
 import type { RunState, StepCall } from '../../schemas/types.gen.ts';
-import { holds, resolveReferences, type Plan } from '../plan.ts';
-import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
+import { holds, resolveReferences } from '../plan.ts';
+import { atIterationLimit, callKey, digest, dispatchWave, end, ordinal, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
 import type { ThoughtConfig } from './core.ts';
 
 /**
- * Dispatches the next wave of `plan`, or ends the run.
+ * Dispatches the next wave of `ctx.plan`, or ends the run.
  * @param again steps to call once more (retryable failures, an `until` not met yet, a new fallback tool)
  */
-export function nextWave(
-  thoughtId: string,
-  iteration: number,
-  run: RunState,
-  plan: Plan,
-  outputs: Record<string, Record<string, unknown>>,
-  again: ReadonlySet<string>,
-  config: ThoughtConfig,
-): ThoughtDecision {
-  const skipped = new Set(run.skipped);
+export function nextWave(ctx: RunContext, again: ReadonlySet<string>, config: ThoughtConfig): ThoughtDecision {
+  const { plan, outputs } = ctx;
+  const skipped = new Set(ctx.run.skipped);
   // Conditional edges: a step whose condition is false, or that depends on a skipped step, is skipped.
   for (let changed = true; changed;) {
     changed = false;
@@ -34,58 +27,39 @@ export function nextWave(
       }
     }
   }
-  run = { ...run, skipped: [...skipped] };
+  const at: RunAt = { ...ctx, run: { ...ctx.run, skipped: [...skipped] } };
+  const { run } = at;
   const done = (id: string) => outputs[id] !== undefined || skipped.has(id);
   if (plan.steps.every((s) => done(s.id))) {
     const resolved = resolveReferences(plan.output, outputs, skipped);
-    if ('missing' in resolved) return end(thoughtId, run, iteration, 'failed', 'output_unresolved', `output field ${resolved.missing} has no value`, null);
+    if ('missing' in resolved) return end(at, 'failed', 'output_unresolved', `output field ${resolved.missing} has no value`);
     const ran = plan.steps.length - skipped.size;
-    return end(
-      thoughtId,
-      run,
-      iteration,
-      'completed',
-      'completed',
-      `all ${ran} step(s) verified${skipped.size ? `, ${skipped.size} skipped by conditions` : ''}`,
-      JSON.stringify(resolved.value),
-    );
+    return end(at, 'completed', 'completed', `all ${ran} step(s) verified${skipped.size ? `, ${skipped.size} skipped by conditions` : ''}`, {
+      output: JSON.stringify(resolved.value),
+    });
   }
-  if (run.stale_waves >= config.noveltyWaves)
-    return end(thoughtId, run, iteration, 'budget_exhausted', 'no_novelty', `no new information for ${run.stale_waves} waves`, null);
-  if (iteration >= run.max_iterations)
-    return end(
-      thoughtId,
-      run,
-      iteration,
-      'budget_exhausted',
-      'max_iterations',
-      `iteration limit ${run.max_iterations} reached with ${plan.steps.filter((s) => !done(s.id)).length} step(s) unfinished`,
-      null,
-    );
+  if (run.stale_waves >= config.noveltyWaves) return end(at, 'budget_exhausted', 'no_novelty', `no new information for ${run.stale_waves} waves`);
+  const limit = atIterationLimit(at, `with ${plan.steps.filter((s) => !done(s.id)).length} step(s) unfinished`);
+  if (limit) return limit;
   const ready = plan.steps.filter((s) => !done(s.id) && (again.has(s.id) || ((run.step_attempts[s.id] ?? 0) === 0 && s.depends_on.every(done))));
-  if (ready.length === 0) return end(thoughtId, run, iteration, 'failed', 'no_ready_step', 'no step is ready and the plan is not finished', null);
+  if (ready.length === 0) return end(at, 'failed', 'no_ready_step', 'no step is ready and the plan is not finished');
 
-  const wave = iteration + 1;
   const steps: StepCall[] = [];
   const attempts = { ...run.step_attempts };
   const calls = { ...run.call_counts };
   let cost = 0;
   for (const step of ready) {
     const input = resolveReferences(step.input, outputs, skipped);
-    if ('missing' in input)
-      return end(thoughtId, run, iteration, 'failed', 'output_unresolved', `step ${step.id}: input reference ${input.missing} has no value`, null);
+    if ('missing' in input) return end(at, 'failed', 'output_unresolved', `step ${step.id}: input reference ${input.missing} has no value`);
     const key = digest(`${step.tool}\u0000${JSON.stringify(input.value)}`);
     calls[key] = (calls[key] ?? 0) + 1;
     const cap = step.max_calls ?? config.repeatCap;
     if (calls[key]! > cap)
       return end(
-        thoughtId,
-        run,
-        iteration,
+        at,
         'budget_exhausted',
         'repeat_cap',
         `step ${step.id} would call ${step.tool} with the same input a ${ordinal(calls[key]!)} time (cap ${cap})`,
-        null,
       );
     cost += config.tools.cost(step.tool);
     attempts[step.id] = (attempts[step.id] ?? 0) + 1;
@@ -93,26 +67,13 @@ export function nextWave(
       step_id: step.id,
       tool: step.tool,
       input_json: JSON.stringify(input.value),
-      idempotency_key: `${thoughtId}:${wave}:${step.id}`,
+      idempotency_key: callKey(at, step.id),
       attempt: attempts[step.id]!,
     });
   }
   if (run.cost_budget > 0 && run.cost_spent + cost > run.cost_budget) {
-    return end(
-      thoughtId,
-      run,
-      iteration,
-      'budget_exhausted',
-      'cost_budget',
-      `the next wave costs ${cost} unit(s); ${run.cost_spent} of the budget ${run.cost_budget} is spent`,
-      null,
-    );
+    return end(at, 'budget_exhausted', 'cost_budget', `the next wave costs ${cost} unit(s); ${run.cost_spent} of the budget ${run.cost_budget} is spent`);
   }
   const next: RunState = { ...run, step_attempts: attempts, call_counts: calls, cost_spent: run.cost_spent + cost };
-  return {
-    outputs: [
-      { topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: next, steps } },
-      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, 'running', wave, next, [], null) },
-    ],
-  };
+  return dispatchWave({ ...at, run: next }, steps);
 }

@@ -3,24 +3,24 @@
  * one wave, its plan is merged into the run's and run in waves, its reflection is recorded and acted
  * on (another turn, a person, escalation or the end). Pure.
  */
-import type { ObservationResult, Reflection, ReflectionAction, ReflectionDimension, RunState, StepCall } from '../../schemas/types.gen.ts';
+import type { Reflection, ReflectionAction, ReflectionDimension, RunState, StepCall } from '../../schemas/types.gen.ts';
 import type { Plan, PlanStep } from '../plan.ts';
 import type { DimensionVerdict, ModelAnswer, ModelReflection } from '../model-wire.ts';
 import { mergePlan } from './replan.ts';
-import { digest, end, ordinal, snapshotOf, type ThoughtDecision } from './run-end.ts';
+import { callKey, digest, dispatchWave, ordinal, type ThoughtDecision } from './run-end.ts';
 import {
   callStep,
+  endTurn,
   isModelStep,
   modelStep,
   nextTurnMode,
   withState,
-  type ModelLoopConfig,
   type ModelState,
   type PlanRunner,
   type ReactBounds,
-  type ReactSkill,
+  type TurnContext,
 } from './react-types.ts';
-import { modelTurn } from './react-turn.ts';
+import { iterationLimit, modelTurn } from './react-turn.ts';
 
 /**
  * A verified plan answer: renamed into the run's plan (replan.ts), validated like any plan, and run
@@ -28,19 +28,13 @@ import { modelTurn } from './react-turn.ts';
  * plan is a rejected answer: the model hears why in its next plan turn.
  */
 export function onPlan(
-  thoughtId: string,
-  iteration: number,
-  run: RunState,
-  plan: Plan,
-  outputs: Record<string, Record<string, unknown>>,
+  ctx: TurnContext,
   turn: number,
   answer: Extract<ModelAnswer, { kind: 'plan' }>,
-  state: ModelState,
-  skill: ReactSkill,
-  loop: ModelLoopConfig,
   bounds: ReactBounds,
   runner: PlanRunner,
 ): ThoughtDecision {
+  const { run, plan, outputs, state } = ctx;
   const finished = new Set(Object.keys(outputs).filter((id) => !isModelStep(id)));
   // The gate checked the answer against the plan schema: its steps are plan steps.
   const merged = mergePlan(plan, answer.plan as Pick<Plan, 'steps' | 'output'>, turn, finished, new Set(run.skipped));
@@ -48,18 +42,10 @@ export function onPlan(
   if (problems.length) {
     const evidence = `invalid plan: ${problems.join('; ')}`.slice(0, 400);
     const next: ModelState = { ...state, invalid_streak: state.invalid_streak + 1, rejected: [...state.rejected, { turn, error: 'invalid_plan', evidence }] };
-    const rejected = withState(run, next);
+    const rejected: TurnContext = { ...ctx, run: withState(run, next), state: next };
     if (next.invalid_streak >= bounds.reflectAfter + 1)
-      return end(
-        thoughtId,
-        rejected,
-        iteration,
-        'failed',
-        'model_invalid',
-        `the model's last ${next.invalid_streak} answers were rejected (${evidence.slice(0, 200)})`,
-        null,
-      );
-    return modelTurn(thoughtId, iteration, rejected, plan, outputs, next, skill, 'plan', loop);
+      return endTurn(rejected, 'failed', 'model_invalid', `the model's last ${next.invalid_streak} answers were rejected (${evidence.slice(0, 200)})`);
+    return modelTurn(rejected, 'plan');
   }
   return runner.run(withState({ ...run, plan_json: JSON.stringify(merged.plan), skipped: [...run.skipped, ...merged.replaced] }, state), merged.plan, outputs);
 }
@@ -69,18 +55,8 @@ export function onPlan(
  * person parks the run for the dimensions found MISSING, escalating or failing ends it; any other
  * action is the model's next turn.
  */
-export function onReflection(
-  obs: ObservationResult,
-  run: RunState,
-  plan: Plan,
-  outputs: Record<string, Record<string, unknown>>,
-  state: ModelState,
-  skill: ReactSkill,
-  r: ModelReflection,
-  turn: number,
-  loop: ModelLoopConfig,
-): ThoughtDecision {
-  const thoughtId = obs.thought_id;
+export function onReflection(ctx: TurnContext, r: ModelReflection, turn: number): ThoughtDecision {
+  const { run, state } = ctx;
   const actions: Record<ModelReflection['action'], ReflectionAction> = {
     retry_with_changed_input: 'retry_with_changed_input',
     change_plan: 'change_plan',
@@ -96,8 +72,8 @@ export function onReflection(
   });
   const reflection: Reflection = {
     step_id: modelStep(turn),
-    tool: loop.tool,
-    iteration: obs.iteration,
+    tool: ctx.loop.tool,
+    iteration: ctx.iteration,
     error_types: Object.values(run.error_history)
       .flat()
       .slice(-5)
@@ -112,26 +88,17 @@ export function onReflection(
     author: `model:${state.skill}`,
     summary: r.reason,
   };
-  const reflected: RunState = { ...run, reflections: [...run.reflections, reflection] };
   const next: ModelState = { ...state, failed_waves: 0 };
+  const reflected: TurnContext = { ...ctx, run: withState({ ...run, reflections: [...run.reflections, reflection] }, next), state: next };
   switch (r.action) {
     case 'ask_person':
-      return end(
-        thoughtId,
-        withState(reflected, next),
-        obs.iteration,
-        'awaiting_input',
-        'reflection',
-        `the model asks a person: ${r.reason}`,
-        null,
-        missingFrom(r),
-      );
+      return endTurn(reflected, 'awaiting_input', 'reflection', `the model asks a person: ${r.reason}`, { missing: missingFrom(r) });
     case 'escalate':
-      return end(thoughtId, withState(reflected, next), obs.iteration, 'escalated', 'reflection', `the model escalated: ${r.reason}`, null);
+      return endTurn(reflected, 'escalated', 'reflection', `the model escalated: ${r.reason}`);
     case 'fail':
-      return end(thoughtId, withState(reflected, next), obs.iteration, 'failed', 'reflection', `the model found no way forward: ${r.reason}`, null);
+      return endTurn(reflected, 'failed', 'reflection', `the model found no way forward: ${r.reason}`);
     default:
-      return modelTurn(thoughtId, obs.iteration, withState(reflected, next), plan, outputs, next, skill, nextTurnMode(next), loop);
+      return modelTurn(reflected, nextTurnMode(next));
   }
 }
 
@@ -142,27 +109,10 @@ function missingFrom(r: ModelReflection): string[] {
 }
 
 /** The tool calls of a verified answer become one wave (parallel calls run together). */
-export function dispatchCalls(
-  thoughtId: string,
-  iteration: number,
-  run: RunState,
-  plan: Plan,
-  turn: number,
-  answer: Extract<ModelAnswer, { kind: 'tool_calls' }>,
-  state: ModelState,
-  bounds: ReactBounds,
-): ThoughtDecision {
-  if (iteration >= run.max_iterations)
-    return end(
-      thoughtId,
-      run,
-      iteration,
-      'budget_exhausted',
-      'max_iterations',
-      `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`,
-      null,
-    );
-  const wave = iteration + 1;
+export function dispatchCalls(ctx: TurnContext, turn: number, answer: Extract<ModelAnswer, { kind: 'tool_calls' }>, bounds: ReactBounds): ThoughtDecision {
+  const limit = iterationLimit(ctx);
+  if (limit) return limit;
+  const { run, plan } = ctx;
   const calls = { ...run.call_counts };
   const attempts = { ...run.step_attempts };
   const steps: StepCall[] = [];
@@ -171,29 +121,21 @@ export function dispatchCalls(
     const key = digest(`${call.tool}\u0000${JSON.stringify(call.arguments)}`);
     calls[key] = (calls[key] ?? 0) + 1;
     if (calls[key]! > bounds.repeatCap)
-      return end(
-        thoughtId,
-        run,
-        iteration,
+      return endTurn(
+        ctx,
         'budget_exhausted',
         'model_repeat',
         `the model asked for ${call.tool} ${JSON.stringify(call.arguments)} a ${ordinal(calls[key]!)} time (cap ${bounds.repeatCap})`,
-        null,
       );
     const id = callStep(turn, i + 1);
     attempts[id] = 1;
     added.push({ id, tool: call.tool, input: call.arguments, depends_on: [modelStep(turn)] });
-    steps.push({ step_id: id, tool: call.tool, input_json: JSON.stringify(call.arguments), idempotency_key: `${thoughtId}:${wave}:${id}`, attempt: 1 });
+    steps.push({ step_id: id, tool: call.tool, input_json: JSON.stringify(call.arguments), idempotency_key: callKey(ctx, id), attempt: 1 });
   }
   const grown: Plan = { ...plan, steps: [...plan.steps, ...added] };
   const next: RunState = withState(
     { ...run, plan_json: JSON.stringify(grown), call_counts: calls, step_attempts: attempts, cost_spent: run.cost_spent + steps.length },
-    state,
+    ctx.state,
   );
-  return {
-    outputs: [
-      { topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: next, steps } },
-      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, 'running', wave, next, [], null) },
-    ],
-  };
+  return dispatchWave({ ...ctx, run: next }, steps);
 }

@@ -6,24 +6,25 @@
  * decides: a final answer completes the run, a refusal escalates it, a question parks it, and tool
  * calls, a plan or a reflection are acted on (react-accepted.ts). Pure.
  */
-import type { ObservationResult, RunState, Verdict } from '../../schemas/types.gen.ts';
+import type { RunState, Verdict } from '../../schemas/types.gen.ts';
 import { jsonField } from '../../runtime/json-field.ts';
 import type { Plan } from '../plan.ts';
 import type { ModelAnswer } from '../model-wire.ts';
-import { end, type ThoughtDecision } from './run-end.ts';
+import type { Outputs, ThoughtDecision } from './run-end.ts';
 import {
   GATE_REJECTIONS,
+  endTurn,
   isModelStep,
   nextTurnMode,
   turnOf,
   withState,
-  type ModelLoopConfig,
   type ModelState,
   type PlanRunner,
   type ReactBounds,
   type ReactSkill,
+  type TurnContext,
 } from './react-types.ts';
-import { failedEvidence } from './react-prompt.ts';
+import { failedEvidence } from './step-reflection.ts';
 import { answeredModel, charged, money } from './react-cost.ts';
 import { modelTurn, redispatch } from './react-turn.ts';
 import { dispatchCalls, onPlan, onReflection } from './react-accepted.ts';
@@ -31,25 +32,15 @@ import { dispatchCalls, onPlan, onReflection } from './react-accepted.ts';
 /**
  * A wave that held the model step `M<n>`: its answer (or its failure) decides the run's next step.
  * The answer is charged first: every answer the server sent is paid for, a rejected one too.
+ * @param ctx the run as the wave left it, its model state not charged for the answer yet
  */
-export function onModelAnswer(
-  obs: ObservationResult,
-  verdict: Verdict,
-  run: RunState,
-  plan: Plan,
-  outputs: Record<string, Record<string, unknown>>,
-  history: Record<string, string[]>,
-  streaks: Record<string, number>,
-  unpaid: ModelState,
-  skill: ReactSkill,
-  loop: ModelLoopConfig,
-  bounds: ReactBounds,
-  runner?: PlanRunner,
-): ThoughtDecision {
-  const thoughtId = obs.thought_id;
+export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactBounds, runner?: PlanRunner): ThoughtDecision {
+  const { plan, outputs, skill, loop } = ctx;
+  const history = ctx.run.error_history;
+  const streaks = ctx.run.failure_streaks;
   const turn = turnOf(verdict.step_id);
   // Every answer the server sent is paid for, one the gate rejected too.
-  const state = charged(unpaid, verdict, skill, loop);
+  const state = charged(ctx.state, verdict, skill, loop);
   const reject = (error: string, evidence: string, from: RunState, nextState: ModelState): ThoughtDecision => {
     // The gate (or the skill's grounding) stopped the answer before anything acted on it; the model hears why in its next turn.
     const next: ModelState = {
@@ -57,77 +48,60 @@ export function onModelAnswer(
       invalid_streak: nextState.invalid_streak + 1,
       rejected: [...nextState.rejected, { turn, error, evidence: evidence.slice(0, 400) }],
     };
-    const failed = withState({ ...from, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), error] } }, next);
+    const failed: TurnContext = {
+      ...ctx,
+      run: withState({ ...from, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), error] } }, next),
+      state: next,
+    };
     if (next.invalid_streak >= bounds.reflectAfter + 1) {
       if (error === 'ungrounded')
-        return end(
-          thoughtId,
-          failed,
-          obs.iteration,
-          'escalated',
-          'ungrounded',
-          `the model's last ${next.invalid_streak} answers were not grounded: ${evidence.slice(0, 200)}`,
-          null,
-        );
-      return end(
-        thoughtId,
-        failed,
-        obs.iteration,
-        'failed',
-        'model_invalid',
-        `the model's last ${next.invalid_streak} answers were rejected (${error}: ${evidence.slice(0, 200)})`,
-        null,
-      );
+        return endTurn(failed, 'escalated', 'ungrounded', `the model's last ${next.invalid_streak} answers were not grounded: ${evidence.slice(0, 200)}`);
+      return endTurn(failed, 'failed', 'model_invalid', `the model's last ${next.invalid_streak} answers were rejected (${error}: ${evidence.slice(0, 200)})`);
     }
-    return modelTurn(thoughtId, obs.iteration, failed, plan, outputs, next, skill, nextTurnMode(next), loop);
+    return modelTurn(failed, nextTurnMode(next));
   };
   if (!verdict.valid) {
     if (GATE_REJECTIONS.has(verdict.error_type)) {
-      return reject(verdict.error_type, failedEvidence(verdict), run, state);
+      return reject(verdict.error_type, failedEvidence(verdict), ctx.run, state);
     }
-    const failedRun: RunState = { ...run, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } };
+    const failedTurn: TurnContext = {
+      ...ctx,
+      run: { ...ctx.run, error_history: { ...history, [verdict.step_id]: [...(history[verdict.step_id] ?? []), verdict.error_type] } },
+      state,
+    };
     // The server refused the request itself (a 4xx other than 408/429): sending it again unchanged
     // would be refused again, so only a prompt that was too long is sent again, smaller.
     const refused = serverErrorOf(verdict);
     if (refused?.kind === 'context_length') {
       const scale = (state.window_scale ?? 1) * 0.75;
       if (scale < 0.3)
-        return end(
-          thoughtId,
-          withState(failedRun, state),
-          obs.iteration,
+        return endTurn(
+          failedTurn,
           'failed',
           'context_overflow',
           `the model's server refused turn ${turn}'s prompt as too long even at ${Math.round((scale / 0.75) * 100)}% of the skill's window: ${refused.message}`,
-          null,
         );
-      return redispatch(thoughtId, obs.iteration, failedRun, plan, verdict.step_id, { ...state, window_scale: scale }, skill, loop);
+      return redispatch({ ...failedTurn, state: { ...state, window_scale: scale } }, verdict.step_id);
     }
     if (refused)
-      return end(
-        thoughtId,
-        withState(failedRun, state),
-        obs.iteration,
+      return endTurn(
+        failedTurn,
         'failed',
         'model_request_refused',
         `the model's server refused turn ${turn} with HTTP ${refused.status}${refused.code ? ` ${refused.code}` : ''}: ${refused.message}`,
-        null,
       );
     // The endpoint failed after Action's retries (and its fallback model): try the same turn again, then give up.
     const streak = (streaks[verdict.step_id] ?? 0) + 1;
-    const retried: RunState = { ...failedRun, failure_streaks: { ...streaks, [verdict.step_id]: streak } };
+    const retried: TurnContext = { ...failedTurn, run: { ...failedTurn.run, failure_streaks: { ...streaks, [verdict.step_id]: streak } } };
     if (streak >= bounds.reflectAfter || verdict.error_type === 'auth_failed') {
-      return end(
-        thoughtId,
-        withState(retried, state),
-        obs.iteration,
+      return endTurn(
+        retried,
         'failed',
         'model_unavailable',
         `the model endpoint failed turn ${turn}: ${verdict.error_type} (${streak} wave(s), ${verdict.attempts} attempt(s) in the last)`,
-        null,
       );
     }
-    return redispatch(thoughtId, obs.iteration, retried, plan, verdict.step_id, state, skill, loop);
+    return redispatch(retried, verdict.step_id);
   }
 
   const answer = jsonField(verdict.extracted_data_json ?? 'null', `verdicts[${verdict.step_id}].extracted_data_json`) as ModelAnswer;
@@ -138,10 +112,11 @@ export function onModelAnswer(
   const turnTokens = reported > 0 ? state.turn_tokens.map((t) => (t.turn === turn ? { ...t, reported } : t)) : state.turn_tokens;
   const next: ModelState = { ...state, tokens, invalid_streak: 0, turn_tokens: turnTokens };
   outputs[verdict.step_id] = answer as unknown as Record<string, unknown>;
-  run = withState(
-    { ...run, outputs_json: JSON.stringify(outputs), failure_streaks: { ...streaks, [verdict.step_id]: 0 }, cost_spent: run.cost_spent + used / 1000 },
+  const run = withState(
+    { ...ctx.run, outputs_json: JSON.stringify(outputs), failure_streaks: { ...streaks, [verdict.step_id]: 0 }, cost_spent: ctx.run.cost_spent + used / 1000 },
     next,
   );
+  const accepted: TurnContext = { ...ctx, run, state: next };
 
   if (answer.kind === 'final') {
     const missing = ungrounded(skill, plan, outputs);
@@ -150,87 +125,51 @@ export function onModelAnswer(
     const by = { model: answeredModel(verdict, answer, skill, loop), ...(verdict.fallback_from ? { fallback_from: verdict.fallback_from } : {}) };
     // A structured answer (the skill's output schema, checked by the gate) is the outcome's result, beside the text.
     if (!missing)
-      return end(
-        thoughtId,
-        run,
-        obs.iteration,
-        'completed',
-        'completed',
-        `the model answered after ${state.turns} turn(s)`,
-        JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens, ...by }),
-        [],
-        answer.result ? JSON.stringify(answer.result) : null,
-      );
+      return endTurn(accepted, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, {
+        output: JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens, ...by }),
+        result: answer.result ? JSON.stringify(answer.result) : null,
+      });
     // Ungrounded answers count toward the streak of rejected answers like any other.
     if (tokens <= skill.tokenBudget) return reject('ungrounded', missing, run, { ...next, invalid_streak: state.invalid_streak });
   }
   if (answer.kind === 'refusal') {
-    return end(
-      thoughtId,
-      run,
-      obs.iteration,
+    return endTurn(
+      accepted,
       'escalated',
       'model_refused',
       answer.reason === 'refusal'
         ? `the model refused: ${(answer.content ?? '').slice(0, 200)}`
         : "the model's server withheld the answer (content_filter): a person takes the run",
-      null,
     );
   }
   if (tokens > skill.tokenBudget)
-    return end(
-      thoughtId,
-      run,
-      obs.iteration,
-      'budget_exhausted',
-      'token_budget',
-      `the model used ${tokens} tokens, over the skill's budget of ${skill.tokenBudget}`,
-      null,
-    );
+    return endTurn(accepted, 'budget_exhausted', 'token_budget', `the model used ${tokens} tokens, over the skill's budget of ${skill.tokenBudget}`);
   const budget = loop.moneyBudget ?? 0;
   if (budget > 0 && (next.cost ?? 0) > budget)
-    return end(
-      thoughtId,
-      run,
-      obs.iteration,
+    return endTurn(
+      accepted,
       'budget_exhausted',
       'money_budget',
       `the model's answers cost ${money(next.cost ?? 0)}, over the run's money budget of ${money(budget)}`,
-      null,
     );
   if (run.cost_budget > 0 && run.cost_spent > run.cost_budget)
-    return end(thoughtId, run, obs.iteration, 'budget_exhausted', 'cost_budget', `${run.cost_spent} cost units spent of the budget ${run.cost_budget}`, null);
+    return endTurn(accepted, 'budget_exhausted', 'cost_budget', `${run.cost_spent} cost units spent of the budget ${run.cost_budget}`);
 
   switch (answer.kind) {
     case 'final':
       return reject('ungrounded', ungrounded(skill, plan, outputs)!, run, { ...next, invalid_streak: state.invalid_streak });
     case 'ask':
-      return end(
-        thoughtId,
-        run,
-        obs.iteration,
-        'awaiting_input',
-        'needs_input',
-        `the model asks the customer: ${answer.question}`,
-        JSON.stringify({ question: answer.question, skill: state.skill, turns: state.turns, tokens }),
-        ['reply'],
-      );
+      return endTurn(accepted, 'awaiting_input', 'needs_input', `the model asks the customer: ${answer.question}`, {
+        output: JSON.stringify({ question: answer.question, skill: state.skill, turns: state.turns, tokens }),
+        missing: ['reply'],
+      });
     case 'reflection':
-      return onReflection(obs, run, plan, outputs, next, skill, answer.reflection, turn, loop);
+      return onReflection(accepted, answer.reflection, turn);
     case 'tool_calls':
-      return dispatchCalls(thoughtId, obs.iteration, run, plan, turn, answer, next, bounds);
+      return dispatchCalls(accepted, turn, answer, bounds);
     case 'plan':
-      if (!runner)
-        return end(
-          thoughtId,
-          run,
-          obs.iteration,
-          'failed',
-          'model_unavailable',
-          'the model answered with a plan, but this Thought runs no plans for models',
-          null,
-        );
-      return onPlan(thoughtId, obs.iteration, run, plan, outputs, turn, answer, next, skill, loop, bounds, runner);
+      if (!runner) return endTurn(accepted, 'failed', 'model_unavailable', 'the model answered with a plan, but this Thought runs no plans for models');
+      return onPlan(accepted, turn, answer, bounds, runner);
   }
 }
 
@@ -238,7 +177,7 @@ export function onModelAnswer(
  * Why a final answer is not grounded yet (null when it is): the skill names tools one of whose
  * verified results the answer needs, and none of them has returned one in this run.
  */
-function ungrounded(skill: ReactSkill, plan: Plan, outputs: Record<string, Record<string, unknown>>): string | null {
+function ungrounded(skill: ReactSkill, plan: Plan, outputs: Outputs): string | null {
   const needed = skill.groundedBy ?? [];
   if (!needed.length) return null;
   const verified = new Set(plan.steps.filter((s) => !isModelStep(s.id) && outputs[s.id] !== undefined).map((s) => s.tool));

@@ -3,26 +3,23 @@
  * earlier turns with their calls and observations, the reflections, and the window the prompt is
  * built for. Pure: only recorded data is read, so a replay builds the same prompt.
  */
-import type { RunState, Verdict } from '../../schemas/types.gen.ts';
+import type { RunState } from '../../schemas/types.gen.ts';
 import { resolveReferences, type Plan } from '../plan.ts';
 import type { PromptCall, PromptTurn } from './prompt-types.ts';
 import type { ModelAnswer } from '../model-wire.ts';
-import { callStep, isModelStep, turnOf, type ModelState } from './react-types.ts';
+import { callStep, isModelStep, turnOf, type ModelState, type TurnContext } from './react-types.ts';
 
 /**
  * The earlier turns for the prompt builder: each with its tool calls and what each call found, and
  * each rejected answer as the model's own turn saying what was wrong with it (the model sees its
  * mistake where it made it, and the conversation moves on).
+ * @param before the turn being built: the turns before it are shown
  */
-export function promptTurns(
-  plan: Plan,
-  outputs: Record<string, Record<string, unknown>>,
-  errors: Record<string, string[]>,
-  rejected: ModelState['rejected'],
-  before: number,
-  skipped: ReadonlySet<string>,
-  replies: ModelState['replies'] = [],
-): PromptTurn[] {
+export function promptTurns(ctx: Pick<TurnContext, 'run' | 'plan' | 'outputs' | 'state'>, before: number): PromptTurn[] {
+  const { plan, outputs } = ctx;
+  const { rejected, replies = [] } = ctx.state;
+  const errors = ctx.run.error_history;
+  const skipped = new Set(ctx.run.skipped);
   const turns: PromptTurn[] = [];
   for (const step of plan.steps) {
     if (!isModelStep(step.id) || turnOf(step.id) >= before) continue;
@@ -98,15 +95,6 @@ export function notes(run: RunState): string[] {
     const found = r.dimensions.filter((d) => d.result !== 'PASS').map((d) => `${d.name} ${d.result}: ${d.evidence}`);
     return `rule-based reflection on ${r.step_id} (${r.tool}, ${r.action})${found.length ? `: ${found.join('; ')}` : ''}`;
   });
-}
-
-export function failedEvidence(v: Verdict): string {
-  return (
-    v.audit_trail
-      .filter((c) => !c.passed)
-      .map((c) => `${c.name}: ${c.evidence}`)
-      .join(' | ') || v.error_type
-  );
 }
 
 /**

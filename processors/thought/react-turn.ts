@@ -4,106 +4,56 @@
  * step `M<n>` in its own wave. Pure.
  */
 import type { RunState, StepCall } from '../../schemas/types.gen.ts';
-import { jsonObjectField } from '../../runtime/json-field.ts';
 import type { Plan, PlanStep } from '../plan.ts';
 import { buildPrompt } from './prompt.ts';
 import { PLAN_TURN_RULES } from './replan.ts';
-import { end, snapshotOf, type ThoughtDecision } from './run-end.ts';
-import { modelStep, turnOf, withState, type ModelLoopConfig, type ModelState, type ReactSkill, type TurnMode } from './react-types.ts';
+import { atIterationLimit, callKey, dispatchWave, type ThoughtDecision } from './run-end.ts';
+import { endTurn, modelStep, turnOf, withState, type ModelState, type TurnContext, type TurnMode } from './react-types.ts';
 import { notes, promptTurns, promptUndercount, promptWindow } from './react-prompt.ts';
 import { money, turnCeilingOf } from './react-cost.ts';
 
 /** The next model turn: the prompt built from the run, as one model step in its own wave. */
-export function modelTurn(
-  thoughtId: string,
-  iteration: number,
-  run: RunState,
-  plan: Plan,
-  outputs: Record<string, Record<string, unknown>>,
-  state: ModelState,
-  skill: ReactSkill,
-  mode: TurnMode,
-  loop: ModelLoopConfig,
-): ThoughtDecision {
+export function modelTurn(ctx: TurnContext, mode: TurnMode): ThoughtDecision {
+  const { state, skill } = ctx;
   if (state.turns >= skill.maxModelTurns) {
     const last = state.rejected.at(-1);
     // Out of turns right after an ungrounded answer: say that, rather than "no final answer".
     if (last && last.turn === state.turns && last.error === 'ungrounded')
-      return end(
-        thoughtId,
-        withState(run, state),
-        iteration,
+      return endTurn(
+        ctx,
         'escalated',
         'ungrounded',
         `the skill's ${skill.maxModelTurns} model turns are used up without a grounded final answer: ${last.evidence.slice(0, 200)}`,
-        null,
       );
-    return end(
-      thoughtId,
-      withState(run, state),
-      iteration,
-      'budget_exhausted',
-      'model_turns',
-      `the skill's ${skill.maxModelTurns} model turns are used up without a final answer`,
-      null,
-    );
+    return endTurn(ctx, 'budget_exhausted', 'model_turns', `the skill's ${skill.maxModelTurns} model turns are used up without a final answer`);
   }
-  if (iteration >= run.max_iterations)
-    return end(
-      thoughtId,
-      withState(run, state),
-      iteration,
-      'budget_exhausted',
-      'max_iterations',
-      `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`,
-      null,
-    );
+  const limit = iterationLimit(ctx);
+  if (limit) return limit;
   const turn = state.turns + 1;
-  const step: PlanStep = { id: modelStep(turn), tool: loop.tool, input: { turn, mode }, depends_on: [] };
-  const grown: Plan = { ...plan, steps: [...plan.steps, step] };
-  return dispatchModelStep(thoughtId, iteration, run, grown, outputs, step.id, mode, { ...state, turns: turn }, skill, loop, true);
+  const step: PlanStep = { id: modelStep(turn), tool: ctx.loop.tool, input: { turn, mode }, depends_on: [] };
+  const grown: Plan = { ...ctx.plan, steps: [...ctx.plan.steps, step] };
+  return dispatchModelStep({ ...ctx, plan: grown, state: { ...state, turns: turn } }, step.id, mode, true);
 }
 
 /** The same turn again, after the endpoint failed it (the prompt is rebuilt from the same state, so it is the same). */
-export function redispatch(
-  thoughtId: string,
-  iteration: number,
-  run: RunState,
-  plan: Plan,
-  stepId: string,
-  state: ModelState,
-  skill: ReactSkill,
-  loop: ModelLoopConfig,
-): ThoughtDecision {
-  if (iteration >= run.max_iterations)
-    return end(
-      thoughtId,
-      withState(run, state),
-      iteration,
-      'budget_exhausted',
-      'max_iterations',
-      `iteration limit ${run.max_iterations} reached after ${state.turns} model turn(s)`,
-      null,
-    );
-  const step = plan.steps.find((s) => s.id === stepId)!;
-  const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Record<string, Record<string, unknown>>;
-  return dispatchModelStep(thoughtId, iteration, run, plan, outputs, stepId, (step.input as { mode?: TurnMode }).mode ?? 'react', state, skill, loop);
+export function redispatch(ctx: TurnContext, stepId: string): ThoughtDecision {
+  const limit = iterationLimit(ctx);
+  if (limit) return limit;
+  const step = ctx.plan.steps.find((s) => s.id === stepId)!;
+  return dispatchModelStep(ctx, stepId, (step.input as { mode?: TurnMode }).mode ?? 'react');
 }
 
-/** @param fresh the turn is dispatched for the first time (`state.turns` already counts it) */
-export function dispatchModelStep(
-  thoughtId: string,
-  iteration: number,
-  run: RunState,
-  plan: Plan,
-  outputs: Record<string, Record<string, unknown>>,
-  stepId: string,
-  mode: TurnMode,
-  state: ModelState,
-  skill: ReactSkill,
-  loop: ModelLoopConfig,
-  fresh = false,
-): ThoughtDecision {
+/** The run's end at its wave bound (run-end.ts `atIterationLimit`), with its model state; null while it may go on. */
+export function iterationLimit(ctx: TurnContext): ThoughtDecision | null {
+  return atIterationLimit({ ...ctx, run: withState(ctx.run, ctx.state) }, `after ${ctx.state.turns} model turn(s)`);
+}
+
+/**
+ * Builds turn `stepId`'s prompt from the run and dispatches it, unless it overflows the skill's window or could cross the money budget.
+ * @param fresh the turn is dispatched for the first time (`ctx.state.turns` already counts it)
+ */
+export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMode, fresh = false): ThoughtDecision {
+  const { run, state, skill, loop } = ctx;
   const turn = turnOf(stepId);
   const toolCalls = skill.toolCalls ?? loop.toolCalls ?? 'native';
   const window = promptWindow(skill.contextWindow, state);
@@ -114,7 +64,7 @@ export function dispatchModelStep(
       // After a reply the run's text holds it too; the conversation opens with the original text and the reply follows the question.
       task: state.opening ?? run.task_text,
       facts: state.facts,
-      turns: promptTurns(plan, outputs, run.error_history, state.rejected, turn, new Set(run.skipped), state.replies),
+      turns: promptTurns(ctx, turn),
       reflections: notes(run),
       mode,
       toolCalls,
@@ -125,14 +75,11 @@ export function dispatchModelStep(
   const tokensOfTurn = { turn, ...built.tokens, ...(window !== skill.contextWindow ? { window } : {}) };
   const next: ModelState = { ...state, turn_tokens: [...state.turn_tokens.filter((t) => t.turn !== turn), tokensOfTurn] };
   if (built.overflow)
-    return end(
-      thoughtId,
-      withState(run, next),
-      iteration,
+    return endTurn(
+      { ...ctx, state: next },
       'failed',
       'context_overflow',
       `the task and its facts alone (${built.tokens.system} tokens) do not fit the skill's context window of ${skill.contextWindow}`,
-      null,
     );
   const maxTokens = Math.min(built.maxTokens, skill.maxTokens);
   // The money budget: this turn is not sent when it could cross it. Only recorded numbers (the
@@ -142,14 +89,11 @@ export function dispatchModelStep(
   if (ceiling && (state.cost ?? 0) + ceiling.cost > budget) {
     const spent = state.cost ?? 0;
     const before: ModelState = { ...state, turns: fresh ? turn - 1 : state.turns };
-    return end(
-      thoughtId,
-      withState(run, before),
-      iteration,
+    return endTurn(
+      { ...ctx, state: before },
       'budget_exhausted',
       'money_budget',
       `model turn ${turn} could cost up to ${money(ceiling.cost)} (about ${ceiling.promptTokens} prompt tokens and ${maxTokens} max_tokens at ${ceiling.model}'s prices) on top of ${money(spent)} spent: over the run's money budget of ${money(budget)}`,
-      null,
     );
   }
   const request: Record<string, unknown> = {
@@ -164,16 +108,10 @@ export function dispatchModelStep(
     ...(loop.params === 'reasoning' ? { max_completion_tokens: maxTokens } : { temperature: 0, max_tokens: maxTokens }),
     ...(skill.model ? { model: skill.model } : {}),
   };
-  const wave = iteration + 1;
   const attempts = { ...run.step_attempts, [stepId]: (run.step_attempts[stepId] ?? 0) + 1 };
-  const dispatched: RunState = withState({ ...run, plan_json: JSON.stringify(plan), step_attempts: attempts }, next);
+  const dispatched: RunState = withState({ ...run, plan_json: JSON.stringify(ctx.plan), step_attempts: attempts }, next);
   const steps: StepCall[] = [
-    { step_id: stepId, tool: loop.tool, input_json: JSON.stringify(request), idempotency_key: `${thoughtId}:${wave}:${stepId}`, attempt: attempts[stepId]! },
+    { step_id: stepId, tool: loop.tool, input_json: JSON.stringify(request), idempotency_key: callKey(ctx, stepId), attempt: attempts[stepId]! },
   ];
-  return {
-    outputs: [
-      { topic: 'thoughtRequests', value: { thought_id: thoughtId, iteration: wave, run: dispatched, steps } },
-      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, 'running', wave, dispatched, [], null) },
-    ],
-  };
+  return dispatchWave({ ...ctx, run: dispatched }, steps);
 }

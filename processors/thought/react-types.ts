@@ -1,13 +1,14 @@
 /**
  * The vocabulary of runs a model drives (react.ts): what a run needs of a skill and of Thought's
- * configuration, the model part of the run state, and the step ids of model turns and their calls.
- * Pure data and pure functions.
+ * configuration, the model part of the run state, a turn's context (`TurnContext`) and how a model
+ * run ends with its state (`endTurn`), and the step ids of model turns and their calls. Pure data and
+ * pure functions.
  */
-import type { RunState } from '../../schemas/types.gen.ts';
+import type { OutcomeReason, OutcomeStatus, RunState } from '../../schemas/types.gen.ts';
 import { jsonObjectField } from '../../runtime/json-field.ts';
 import type { Plan } from '../plan.ts';
-import type { PromptTool } from './prompt-types.ts';
-import type { ThoughtDecision } from './run-end.ts';
+import type { PromptTool, SectionTokens } from './prompt-types.ts';
+import { end, type EndDetails, type Outputs, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
 import type { PriceTable } from './prices.ts';
 
 /** What react runs need to know of a skill (processors/thought/skills.ts `Skill` satisfies it). */
@@ -95,17 +96,15 @@ export interface ModelState {
   /** Extracted slots and values the user gave: in every prompt, never compacted away. */
   facts: Record<string, string>;
   /** Estimated prompt tokens per section of each turn, as the prompt builder counted them. */
-  turn_tokens: Array<{
-    turn: number;
-    system: number;
-    skill: number;
-    results: number;
-    history: number;
-    generation: number;
-    prompt: number;
-    window?: number;
-    reported?: number;
-  }>;
+  turn_tokens: Array<
+    SectionTokens & {
+      turn: number;
+      /** The window the prompt was built for, when not the skill's (promptWindow). */
+      window?: number;
+      /** The server's count of the prompt (`usage.prompt_tokens`), once it answered. */
+      reported?: number;
+    }
+  >;
   /**
    * The share of the skill's window the prompts are built for: below 1 after the server refused a
    * prompt as longer than its context (each refusal takes a quarter off). Unset: 1.
@@ -137,7 +136,26 @@ export interface PlanRunner {
   /** Problems of a candidate plan (empty when valid), as Thought validates any plan. */
   validate(plan: Plan): string[];
   /** The next wave of `plan` (or the run's end), as for any planned run. */
-  run(run: RunState, plan: Plan, outputs: Record<string, Record<string, unknown>>): ThoughtDecision;
+  run(run: RunState, plan: Plan, outputs: Outputs): ThoughtDecision;
+}
+
+/**
+ * What deciding a model run's next step reads: the run at its wave with its plan and outputs, its
+ * model state, its skill and the loop's configuration. The react modules hand it on whole and make a
+ * changed one by copying (`{ ...ctx, run, state }`).
+ */
+export interface TurnContext extends RunContext {
+  state: ModelState;
+  skill: ReactSkill;
+  loop: ModelLoopConfig;
+}
+
+/** The skill that takes the run (its state records `name@version`); undefined when it is no longer loaded. */
+export const runSkill = (state: ModelState, loop: ModelLoopConfig): ReactSkill | undefined => loop.skill(state.skill.split('@')[0]!);
+
+/** Ends a model run (or parks it) with its model state written into it: run-end.ts `end`. */
+export function endTurn(at: RunAt & { state: ModelState }, status: OutcomeStatus, code: OutcomeReason, reason: string, details?: EndDetails): ThoughtDecision {
+  return end({ ...at, run: withState(at.run, at.state) }, status, code, reason, details);
 }
 
 export type TurnMode = 'react' | 'reflection' | 'plan';

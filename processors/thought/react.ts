@@ -25,16 +25,27 @@
  *
  * This module starts, resumes and re-plans runs and folds each wave; beside it: react-answer.ts
  * (deciding on a model's answer), react-accepted.ts (acting on an accepted one: tool calls, a plan, a
- * reflection), react-types.ts (the run's model state and the configuration), react-turn.ts
+ * reflection), react-types.ts (the run's model state, the configuration and a turn's context), react-turn.ts
  * (dispatching a model turn), react-prompt.ts (what a prompt is built from) and react-cost.ts (what
  * answers cost).
  */
 import type { ObservationResult, RunState } from '../../schemas/types.gen.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { planOfRun, type Plan } from '../plan.ts';
-import { digest, end, type ThoughtDecision } from './run-end.ts';
-import { isModelStep, modelStep, parseModelState, withState, type ModelLoopConfig, type ModelState, type PlanRunner, type ReactBounds } from './react-types.ts';
-import { failedEvidence } from './react-prompt.ts';
+import { digest, end, type Outputs, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
+import {
+  endTurn,
+  isModelStep,
+  modelStep,
+  parseModelState,
+  runSkill,
+  type ModelLoopConfig,
+  type ModelState,
+  type PlanRunner,
+  type ReactBounds,
+  type TurnContext,
+} from './react-types.ts';
+import { failedEvidence } from './step-reflection.ts';
 import { modelTurn } from './react-turn.ts';
 import { onModelAnswer } from './react-answer.ts';
 
@@ -53,30 +64,30 @@ export {
 export { promptUndercount, promptWindow } from './react-prompt.ts';
 export { answerCost, answeredModel, turnCeilingOf } from './react-cost.ts';
 
+/** The skill a new model run is given, and how it runs: the planner's choice (planner.ts, kind `react`). */
+export interface ReactChoice {
+  skill: string;
+  /** The slots the planner found: in every prompt. */
+  facts: Record<string, string>;
+  /** `react` (the default) asks for the first tool calls; `plan-replan` for the whole plan. */
+  mode?: ModelState['mode'];
+}
+
 /**
- * Starts a model run: its first model turn. `run` is the new run state onTask built (planner, task
- * text, bounds); the skill's bounds decide how many turns and tokens the run may use. `react` asks
- * for the first tool calls; `plan-replan` for the whole plan.
+ * Starts a model run: its first model turn. `at.run` is the new run state onTask built (planner, task
+ * text, bounds); the skill's bounds decide how many turns and tokens the run may use.
  */
-export function startReact(
-  thoughtId: string,
-  iteration: number,
-  run: RunState,
-  skillName: string,
-  facts: Record<string, string>,
-  loop: ModelLoopConfig,
-  bounds: ReactBounds,
-  mode: ModelState['mode'] = 'react',
-): ThoughtDecision {
-  const skill = loop.skill(skillName);
-  if (!skill) return end(thoughtId, run, iteration, 'escalated', 'unroutable', `no runnable skill "${skillName}": a person takes the run`, null);
+export function startReact(at: RunAt, choice: ReactChoice, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+  const mode = choice.mode ?? 'react';
+  const skill = loop.skill(choice.skill);
+  if (!skill) return end(at, 'escalated', 'unroutable', `no runnable skill "${choice.skill}": a person takes the run`);
   const state: ModelState = {
     skill: skill.ref,
     mode,
     ...(mode === 'plan-replan' ? { replans: 0 } : {}),
     turns: 0,
     tokens: 0,
-    facts,
+    facts: choice.facts,
     turn_tokens: [],
     rejected: [],
     invalid_streak: 0,
@@ -87,8 +98,8 @@ export function startReact(
   // react: a turn is two waves (the model's, then its tools'), so the iteration bound follows the
   // skill's turns. plan-replan: each plan turn is one wave on top of the plans' own waves.
   const maxIterations = mode === 'react' ? Math.max(bounds.maxIterations, 2 * skill.maxModelTurns + 1) : bounds.maxIterations + skill.maxReplans + 1;
-  const started: RunState = { ...run, flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), max_iterations: maxIterations };
-  return modelTurn(thoughtId, iteration, started, plan, {}, state, skill, mode === 'react' ? 'react' : 'plan', loop);
+  const run: RunState = { ...at.run, flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), max_iterations: maxIterations };
+  return modelTurn({ ...at, run, plan, outputs: {}, state, skill, loop }, mode === 'react' ? 'react' : 'plan');
 }
 
 /**
@@ -97,31 +108,14 @@ export function startReact(
  * skill's re-plans are used up (`replan_cap`).
  * @param why what failed, for the outcome's reason when the cap ends the run
  */
-export function replanTurn(
-  thoughtId: string,
-  iteration: number,
-  run: RunState,
-  plan: Plan,
-  outputs: Record<string, Record<string, unknown>>,
-  loop: ModelLoopConfig,
-  why: string,
-): ThoughtDecision {
-  const state = parseModelState(run);
-  const skill = loop.skill(state.skill.split('@')[0]!);
-  if (!skill)
-    return end(
-      thoughtId,
-      run,
-      iteration,
-      'failed',
-      'model_unavailable',
-      `the run's skill ${state.skill} is no longer loaded: nothing to build its next prompt from`,
-      null,
-    );
+export function replanTurn(ctx: RunContext, loop: ModelLoopConfig, why: string): ThoughtDecision {
+  const state = parseModelState(ctx.run);
+  const skill = runSkill(state, loop);
+  if (!skill) return skillUnloaded(ctx, state);
   const replans = (state.replans ?? 0) + 1;
-  if (replans > skill.maxReplans)
-    return end(thoughtId, run, iteration, 'budget_exhausted', 'replan_cap', `the skill's ${skill.maxReplans} re-plan(s) are used up: ${why}`, null);
-  return modelTurn(thoughtId, iteration, run, plan, outputs, { ...state, replans }, skill, 'plan', loop);
+  const turn: TurnContext = { ...ctx, state, skill, loop };
+  if (replans > skill.maxReplans) return endTurn(turn, 'budget_exhausted', 'replan_cap', `the skill's ${skill.maxReplans} re-plan(s) are used up: ${why}`);
+  return modelTurn({ ...turn, state: { ...state, replans } }, 'plan');
 }
 
 /**
@@ -136,74 +130,54 @@ export function askedCustomer(run: RunState): boolean {
   return outputs[modelStep(state.turns)]?.kind === 'ask';
 }
 
+/** The customer's reply to a model's question, as onTask read it. */
+export interface CustomerReply {
+  /** The reply's text: the customer's message after the question. */
+  text: string;
+  /** The facts the planner found in the run's whole text: added to the run's. */
+  facts: Record<string, string>;
+  /** What the reply changes in the run (its task id and text, planner cost, `human_involved`). */
+  changes: Partial<RunState>;
+}
+
 /**
  * The customer replied to the model's question: the same conversation goes on. The run keeps its
  * plan, outputs, turns, tokens and cost; the reply becomes the customer's message after the question,
  * the facts the planner found in the whole text are added, and the next model turn is dispatched.
  * @param parked the run as it was parked
- * @param changes what the reply changes in the run (its task id and text, planner cost, `human_involved`)
  */
-export function resumeReact(
-  thoughtId: string,
-  iteration: number,
-  parked: RunState,
-  changes: Partial<RunState>,
-  reply: string,
-  facts: Record<string, string>,
-  loop: ModelLoopConfig,
-): ThoughtDecision {
-  const state = parseModelState(parked);
-  const run: RunState = { ...parked, ...changes };
-  const skill = loop.skill(state.skill.split('@')[0]!);
-  if (!skill)
-    return end(
-      thoughtId,
-      run,
-      iteration,
-      'failed',
-      'model_unavailable',
-      `the run's skill ${state.skill} is no longer loaded: nothing to build its next prompt from`,
-      null,
-    );
+export function resumeReact(parked: RunAt, reply: CustomerReply, loop: ModelLoopConfig): ThoughtDecision {
+  const state = parseModelState(parked.run);
+  const run: RunState = { ...parked.run, ...reply.changes };
+  const skill = runSkill(state, loop);
+  if (!skill) return skillUnloaded({ ...parked, run }, state);
   const next: ModelState = {
     ...state,
-    facts: { ...state.facts, ...facts },
-    replies: [...(state.replies ?? []), { turn: state.turns, text: reply }],
-    opening: state.opening ?? parked.task_text,
+    facts: { ...state.facts, ...reply.facts },
+    replies: [...(state.replies ?? []), { turn: state.turns, text: reply.text }],
+    opening: state.opening ?? parked.run.task_text,
     invalid_streak: 0,
   };
-  const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Record<string, Record<string, unknown>>;
-  return modelTurn(thoughtId, iteration, run, planOfRun(run.plan_json), outputs, next, skill, 'react', loop);
+  const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Outputs;
+  return modelTurn({ ...parked, run, plan: planOfRun(run.plan_json), outputs, state: next, skill, loop }, 'react');
 }
 
 /** Folds a react run's wave into its state and decides: the model's next turn, its calls, or the end. */
 export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig, bounds: ReactBounds, runner?: PlanRunner): ThoughtDecision {
   const state = parseModelState(obs.run);
-  const skillName = state.skill.split('@')[0]!;
-  const skill = loop.skill(skillName);
-  const thoughtId = obs.thought_id;
-  const plan = planOfRun(obs.run.plan_json);
-  const outputs = jsonObjectField(obs.run.outputs_json, 'run.outputs_json') as Record<string, Record<string, unknown>>;
-  const history: Record<string, string[]> = { ...obs.run.error_history };
-  const streaks = { ...obs.run.failure_streaks };
+  const skill = runSkill(state, loop);
   const failures = obs.run.failures_seen + obs.verdicts.filter((v) => !v.valid || v.attempts > 1 || v.fallback_from !== null).length;
-  let run: RunState = { ...obs.run, failures_seen: failures };
-  if (!skill)
-    return end(
-      thoughtId,
-      run,
-      obs.iteration,
-      'failed',
-      'model_unavailable',
-      `the run's skill ${state.skill} is no longer loaded: nothing to build its next prompt from`,
-      null,
-    );
+  const at: RunAt = { thoughtId: obs.thought_id, iteration: obs.iteration, run: { ...obs.run, failures_seen: failures } };
+  if (!skill) return skillUnloaded(at, state);
+  const outputs = jsonObjectField(obs.run.outputs_json, 'run.outputs_json') as Outputs;
+  const ctx: TurnContext = { ...at, plan: planOfRun(obs.run.plan_json), outputs, state, skill, loop };
 
   const modelVerdict = obs.verdicts.find((v) => isModelStep(v.step_id));
-  if (modelVerdict) return onModelAnswer(obs, modelVerdict, run, plan, outputs, history, streaks, state, skill, loop, bounds, runner);
+  if (modelVerdict) return onModelAnswer(ctx, modelVerdict, bounds, runner);
 
   // A tool wave: record what each call found; the next model turn sees it all.
-  const seen = new Set(run.seen_data);
+  const history: Record<string, string[]> = { ...obs.run.error_history };
+  const seen = new Set(at.run.seen_data);
   let newInformation = false;
   let valid = 0;
   for (const v of obs.verdicts) {
@@ -220,17 +194,24 @@ export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig
     }
   }
   const allValid = valid === obs.verdicts.length;
-  const next: ModelState = { ...state, failed_waves: valid === 0 ? state.failed_waves + 1 : 0 };
-  run = {
-    ...run,
-    outputs_json: JSON.stringify(outputs),
-    error_history: history,
-    seen_data: [...seen],
-    stale_waves: newInformation ? 0 : allValid ? run.stale_waves + 1 : run.stale_waves,
+  const next: TurnContext = {
+    ...ctx,
+    run: {
+      ...at.run,
+      outputs_json: JSON.stringify(outputs),
+      error_history: history,
+      seen_data: [...seen],
+      stale_waves: newInformation ? 0 : allValid ? at.run.stale_waves + 1 : at.run.stale_waves,
+    },
+    state: { ...state, failed_waves: valid === 0 ? state.failed_waves + 1 : 0 },
   };
-  if (run.stale_waves >= bounds.noveltyWaves)
-    return end(thoughtId, withState(run, next), obs.iteration, 'budget_exhausted', 'no_novelty', `no new information for ${run.stale_waves} waves`, null);
+  if (next.run.stale_waves >= bounds.noveltyWaves)
+    return endTurn(next, 'budget_exhausted', 'no_novelty', `no new information for ${next.run.stale_waves} waves`);
   // Consecutive failed waves: the model reflects on them before it tries again.
-  const mode = next.failed_waves >= bounds.reflectAfter ? 'reflection' : 'react';
-  return modelTurn(thoughtId, obs.iteration, run, plan, outputs, next, skill, mode, loop);
+  return modelTurn(next, next.state.failed_waves >= bounds.reflectAfter ? 'reflection' : 'react');
+}
+
+/** A run whose skill is no longer loaded ends: nothing is left to build its next prompt from. */
+function skillUnloaded(at: RunAt, state: ModelState): ThoughtDecision {
+  return end(at, 'failed', 'model_unavailable', `the run's skill ${state.skill} is no longer loaded: nothing to build its next prompt from`);
 }

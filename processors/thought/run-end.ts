@@ -1,10 +1,22 @@
 /**
- * How a run ends (or parks), shared by Thought's decision modules (core.ts for planned runs,
- * react.ts for runs a model drives). Pure: no I/O, no clock.
+ * How a run ends (or parks) or dispatches its next wave, and the run at the wave decided on
+ * (`RunAt`, `RunContext`), shared by Thought's decision modules (core.ts and plan-wave.ts for planned
+ * runs, react.ts for runs a model drives). Pure: no I/O, no clock.
  */
 import { createHash } from 'node:crypto';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
-import type { ObservationResult, Outcome, OutcomeReason, OutcomeStatus, RunSnapshot, RunState, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
+import type {
+  ObservationResult,
+  Outcome,
+  OutcomeReason,
+  OutcomeStatus,
+  RunSnapshot,
+  RunState,
+  StepCall,
+  Task,
+  ThoughtRequest,
+} from '../../schemas/types.gen.ts';
+import type { Plan } from '../plan.ts';
 
 export type ThoughtOutput =
   { topic: 'thoughtRequests'; value: ThoughtRequest } | { topic: 'outcomes'; value: Outcome } | { topic: 'thoughtRuns'; value: RunSnapshot };
@@ -16,21 +28,40 @@ export interface ThoughtDecision {
   ignored?: string;
 }
 
+/** A run at the wave Thought decides on: whose it is, which wave, and its state as it stands. */
+export interface RunAt {
+  thoughtId: string;
+  /** The wave decided on: an observation's, or for a task the wave its run parked at (0 for a new run). */
+  iteration: number;
+  run: RunState;
+}
+
+/** A run's verified step outputs by step id (`RunState.outputs_json`, parsed). */
+export type Outputs = Record<string, Record<string, unknown>>;
+
 /**
- * Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it.
- * @param result a completed run's structured result (JSON), when its skill declares an output schema
+ * A run at a wave with its plan as it stands (written into `run.plan_json` when the next wave is
+ * dispatched) and the outputs of its finished steps: what deciding a run's next wave reads.
  */
-export function end(
-  thoughtId: string,
-  run: RunState,
-  iterations: number,
-  status: OutcomeStatus,
-  code: OutcomeReason,
-  reason: string,
-  output: string | null,
-  missing: string[] = [],
-  result: string | null = null,
-): ThoughtDecision {
+export interface RunContext extends RunAt {
+  plan: Plan;
+  outputs: Outputs;
+}
+
+/** What an outcome carries beside its status and reason. */
+export interface EndDetails {
+  /** The run's answer (JSON): a completed run's output, or a model's question to the customer. */
+  output?: string | null;
+  /** What a person must give, for a run parked awaiting input. */
+  missing?: string[];
+  /** A completed run's structured result (JSON), when its skill declares an output schema. */
+  result?: string | null;
+}
+
+/** Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it. */
+export function end(at: RunAt, status: OutcomeStatus, code: OutcomeReason, reason: string, details: EndDetails = {}): ThoughtDecision {
+  const { thoughtId, run, iteration: iterations } = at;
+  const missing = details.missing ?? [];
   const stepsExecuted = Object.values(run.step_attempts).reduce((a, b) => a + b, 0);
   const outcome: Outcome = {
     thought_id: thoughtId,
@@ -39,7 +70,7 @@ export function end(
     reason,
     iterations,
     steps_executed: stepsExecuted,
-    output_json: output,
+    output_json: details.output ?? null,
     missing_fields: missing,
     planner: run.planner,
     flow_id: run.flow_id,
@@ -50,14 +81,37 @@ export function end(
     planner_config: run.planner_config,
     model_cost: modelCostOf(run),
     too_large: null,
-    result_json: result,
+    result_json: details.result ?? null,
     approval: null,
   };
   const parked = status === 'awaiting_input' || status === 'awaiting_approval';
   return {
     outputs: [
       { topic: 'outcomes', value: outcome },
-      { topic: 'thoughtRuns', value: snapshotOf(thoughtId, parked ? status : 'ended', iterations, run, missing, parked ? null : status) },
+      { topic: 'thoughtRuns', value: snapshotOf(at, parked ? status : 'ended', missing, parked ? null : status) },
+    ],
+  };
+}
+
+/**
+ * The run's end at its wave bound (`max_iterations`), or null while it may dispatch another wave.
+ * @param progress how far the run got, for the reason (`with 2 step(s) unfinished`, `after 3 model turn(s)`)
+ */
+export function atIterationLimit(at: RunAt, progress: string): ThoughtDecision | null {
+  if (at.iteration < at.run.max_iterations) return null;
+  return end(at, 'budget_exhausted', 'max_iterations', `iteration limit ${at.run.max_iterations} reached ${progress}`);
+}
+
+/** The idempotency key of a call of step `stepId` in the run's next wave: Action performs a call with one key once. */
+export const callKey = (at: RunAt, stepId: string): string => `${at.thoughtId}:${at.iteration + 1}:${stepId}`;
+
+/** Dispatches the run's next wave (`iteration` + 1): its calls, and the snapshot of the running run. */
+export function dispatchWave(at: RunAt, steps: StepCall[]): ThoughtDecision {
+  const wave = at.iteration + 1;
+  return {
+    outputs: [
+      { topic: 'thoughtRequests', value: { thought_id: at.thoughtId, iteration: wave, run: at.run, steps } },
+      { topic: 'thoughtRuns', value: snapshotOf({ ...at, iteration: wave }, 'running') },
     ],
   };
 }
@@ -86,9 +140,13 @@ export function endTooLarge(input: ThoughtInput, outputs: readonly ThoughtOutput
     outputs: decision.outputs.map((o) => (o.topic === 'outcomes' ? { ...o, value: { ...o.value, too_large: { ...over } } } : o)),
   });
   if (input.topic === 'observationResults')
-    return withDetails(end(input.value.thought_id, input.value.run, input.value.iteration, 'failed', 'record_too_large', reason, null));
+    return withDetails(
+      end({ thoughtId: input.value.thought_id, iteration: input.value.iteration, run: input.value.run }, 'failed', 'record_too_large', reason),
+    );
   const wave = outputs.find((o): o is Extract<ThoughtOutput, { topic: 'thoughtRequests' }> => o.topic === 'thoughtRequests');
-  return wave ? withDetails(end(wave.value.thought_id, wave.value.run, wave.value.iteration - 1, 'failed', 'record_too_large', reason, null)) : null;
+  return wave
+    ? withDetails(end({ thoughtId: wave.value.thought_id, iteration: wave.value.iteration - 1, run: wave.value.run }, 'failed', 'record_too_large', reason))
+    : null;
 }
 
 /** An input Thought decides on. */
@@ -115,14 +173,13 @@ export function tooLargeOf(outcome: Pick<Outcome, 'reason' | 'too_large'>): TooL
   return m && isTopicId(m[1]!) ? { topic: m[1], bytes: Number(m[2]), limit: Number(m[3]) } : null;
 }
 
-export function snapshotOf(
-  thoughtId: string,
-  status: RunSnapshot['status'],
-  iteration: number,
-  run: RunState,
-  missing: string[],
-  outcome: string | null,
-): RunSnapshot {
+/**
+ * The run's snapshot in Thought's store (`thought.runs`) at `at.iteration`.
+ * @param missing what a person must give, for a run parked awaiting input
+ * @param outcome the ended run's outcome status
+ */
+export function snapshotOf(at: RunAt, status: RunSnapshot['status'], missing: string[] = [], outcome: string | null = null): RunSnapshot {
+  const { thoughtId, iteration, run } = at;
   // The parked run state is kept only while a human is asked; a running run carries its state in its records.
   const parked = status === 'awaiting_input' || status === 'awaiting_approval';
   return {

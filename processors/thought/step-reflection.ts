@@ -13,12 +13,7 @@ import type { Reflection, ReflectionAction, ReflectionDimension, Verdict } from 
 export function reflect(step: PlanStep, verdict: Verdict, errors: string[], iteration: number, replanning = false): Reflection {
   const streak = errors.length;
   const e = verdict.error_type;
-  const failed =
-    verdict.audit_trail
-      .filter((c) => !c.passed)
-      .map((c) => `${c.name}: ${c.evidence}`)
-      .join(' | ')
-      .slice(0, 500) || e;
+  const failed = failedEvidence(verdict).slice(0, 500);
   const missing = e === 'not_found' || e === 'invalid_input' || e === 'client_error';
   const inconsistent = e === 'schema_mismatch' || e === 'inconsistent' || e === 'malformed' || e === 'data_corrupted' || e === 'response_too_large';
   const refused = e === 'auth_failed';
@@ -73,4 +68,14 @@ export function reflect(step: PlanStep, verdict: Verdict, errors: string[], iter
           ? 'fallback'
           : stuck;
   return { step_id: step.id, tool: verdict.tool, iteration, error_types: errors, dimensions, action, author: 'rules', summary: '' };
+}
+
+/** What failed in a verdict, for people and the model: its failed checks with their evidence, or its error type. */
+export function failedEvidence(v: Verdict): string {
+  return (
+    v.audit_trail
+      .filter((c) => !c.passed)
+      .map((c) => `${c.name}: ${c.evidence}`)
+      .join(' | ') || v.error_type
+  );
 }
