@@ -83,10 +83,16 @@ export interface ReflectionDimension {
 }
 
 export type ReflectionAspect = 'data_completeness' | 'logic_consistency' | 'policy_compliance' | 'uncertainty';
+/** The symbols of {@link ReflectionAspect}, in the schema's order. */
+export const REFLECTION_ASPECT_SYMBOLS: readonly ReflectionAspect[] = ['data_completeness', 'logic_consistency', 'policy_compliance', 'uncertainty'];
 
 export type ReflectionResult = 'PASS' | 'MISSING' | 'INCONSISTENT';
+/** The symbols of {@link ReflectionResult}, in the schema's order. */
+export const REFLECTION_RESULT_SYMBOLS: readonly ReflectionResult[] = ['PASS', 'MISSING', 'INCONSISTENT'];
 
 export type ReflectionAction = 'change_plan' | 'fallback' | 'ask_human' | 'escalate' | 'fail' | 'retry_with_changed_input';
+/** The symbols of {@link ReflectionAction}, in the schema's order. */
+export const REFLECTION_ACTION_SYMBOLS: readonly ReflectionAction[] = ['change_plan', 'fallback', 'ask_human', 'escalate', 'fail', 'retry_with_changed_input'];
 
 export interface StepResult {
   step_id: string;
@@ -148,6 +154,8 @@ export interface Verdict {
 }
 
 export type ErrorType = 'ok' | 'timeout' | 'rate_limited' | 'auth_failed' | 'not_found' | 'client_error' | 'server_error' | 'network_issue' | 'malformed' | 'schema_mismatch' | 'inconsistent' | 'response_too_large' | 'invalid_input' | 'data_corrupted' | 'circuit_open' | 'unknown' | 'hallucinated_tool' | 'invalid_arguments' | 'policy_violation' | 'approval_denied';
+/** The symbols of {@link ErrorType}, in the schema's order. */
+export const ERROR_TYPE_SYMBOLS: readonly ErrorType[] = ['ok', 'timeout', 'rate_limited', 'auth_failed', 'not_found', 'client_error', 'server_error', 'network_issue', 'malformed', 'schema_mismatch', 'inconsistent', 'response_too_large', 'invalid_input', 'data_corrupted', 'circuit_open', 'unknown', 'hallucinated_tool', 'invalid_arguments', 'policy_violation', 'approval_denied'];
 
 export interface Check {
   name: string;
@@ -190,8 +198,12 @@ export interface Outcome {
 }
 
 export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted' | 'awaiting_approval';
+/** The symbols of {@link OutcomeStatus}, in the schema's order. */
+export const OUTCOME_STATUS_SYMBOLS: readonly OutcomeStatus[] = ['completed', 'failed', 'escalated', 'awaiting_input', 'budget_exhausted', 'awaiting_approval'];
 
 export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap' | 'record_too_large' | 'ungrounded' | 'model_refused' | 'model_request_refused' | 'money_budget' | 'approval_required' | 'approval_denied' | 'approval_timeout';
+/** The symbols of {@link OutcomeReason}, in the schema's order. */
+export const OUTCOME_REASON_SYMBOLS: readonly OutcomeReason[] = ['unspecified', 'completed', 'needs_input', 'invalid_plan', 'step_failed', 'max_iterations', 'cost_budget', 'no_novelty', 'repeat_cap', 'reflection', 'no_ready_step', 'output_unresolved', 'reply_ignored', 'unroutable', 'model_turns', 'token_budget', 'model_invalid', 'model_repeat', 'model_unavailable', 'context_overflow', 'replan_cap', 'record_too_large', 'ungrounded', 'model_refused', 'model_request_refused', 'money_budget', 'approval_required', 'approval_denied', 'approval_timeout'];
 
 export interface TooLarge {
   /** The catalog topic id of the record that would have been written (thoughtRequests, outcomes, ...). */
@@ -255,6 +267,8 @@ export interface RunSnapshot {
 }
 
 export type RunStatus = 'running' | 'awaiting_input' | 'ended' | 'awaiting_approval';
+/** The symbols of {@link RunStatus}, in the schema's order. */
+export const RUN_STATUS_SYMBOLS: readonly RunStatus[] = ['running', 'awaiting_input', 'ended', 'awaiting_approval'];
 
 export interface StepCall {
   step_id: string;
@@ -286,6 +300,8 @@ export interface Task {
 }
 
 export type TaskKind = 'NEW' | 'REPLY' | 'DECISION';
+/** The symbols of {@link TaskKind}, in the schema's order. */
+export const TASK_KIND_SYMBOLS: readonly TaskKind[] = ['NEW', 'REPLY', 'DECISION'];
 
 /** A person's (or the scheduler's) decision on a run awaiting approval (a DECISION task). */
 export interface ApprovalDecision {
@@ -302,6 +318,8 @@ export interface ApprovalDecision {
 }
 
 export type ApprovalVerdict = 'approve' | 'deny' | 'timeout';
+/** The symbols of {@link ApprovalVerdict}, in the schema's order. */
+export const APPROVAL_VERDICT_SYMBOLS: readonly ApprovalVerdict[] = ['approve', 'deny', 'timeout'];
 
 /** The next wave of tool calls Thought asks Action to run (thought.requests). */
 export interface ThoughtRequest {

@@ -53,7 +53,15 @@ export function generate(): string {
         return name;
       }
       case 'enum':
-        if (!emitted.has(t.name!)) emitted.set(t.name!, `export type ${t.name} = ${t.symbols!.map((s) => `'${s}'`).join(' | ')};\n`);
+        if (!emitted.has(t.name!)) {
+          // The symbols as a value too, for code that needs the list (a set of known labels), so none keeps a copy.
+          const constName = `${t.name!.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}_SYMBOLS`;
+          const symbols = t.symbols!.map((s) => `'${s}'`);
+          emitted.set(
+            t.name!,
+            `export type ${t.name} = ${symbols.join(' | ')};\n/** The symbols of {@link ${t.name}}, in the schema's order. */\nexport const ${constName}: readonly ${t.name}[] = [${symbols.join(', ')}];\n`,
+          );
+        }
         return t.name!;
       case 'array':
         return `Array<${tsOf(t.items!)}>`;

@@ -14,7 +14,16 @@
  *   audit trail says so. It can make a verdict invalid (a 200 that says "token expired"), never valid.
  */
 import type { Ajv, ValidateFunction } from 'ajv';
-import type { ActionResult, Check, ErrorType, ObservationResult, RunState, StepResult, Verdict } from '../../schemas/types.gen.ts';
+import {
+  ERROR_TYPE_SYMBOLS,
+  type ActionResult,
+  type Check,
+  type ErrorType,
+  type ObservationResult,
+  type RunState,
+  type StepResult,
+  type Verdict,
+} from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
 import { planOfRun } from '../plan.ts';
 import { jsonField } from '../../runtime/json-field.ts';
@@ -47,27 +56,8 @@ export interface ObservationConfig {
   policies?: (skill: string) => readonly CompiledPolicy[];
 }
 
-const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>([
-  'ok',
-  'timeout',
-  'rate_limited',
-  'auth_failed',
-  'not_found',
-  'client_error',
-  'server_error',
-  'network_issue',
-  'malformed',
-  'schema_mismatch',
-  'inconsistent',
-  'response_too_large',
-  'invalid_input',
-  'data_corrupted',
-  'circuit_open',
-  'unknown',
-  'hallucinated_tool',
-  'invalid_arguments',
-  'policy_violation',
-]);
+/** The error types a classifier's label may name (the Avro enum's symbols). */
+const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>(ERROR_TYPE_SYMBOLS);
 /** Rule outcomes vague enough for the classifier to place more precisely. */
 const REFINABLE: ReadonlySet<ErrorType> = new Set(['schema_mismatch', 'malformed', 'client_error', 'unknown', 'data_corrupted']);
 
