@@ -10,7 +10,7 @@
 import { observationConfig, thoughtConfig } from '../processors/wiring/index.ts';
 import type { ThoughtConfig } from '../processors/thought/core.ts';
 import type { ObservationConfig } from '../processors/observation/core.ts';
-import { DEFAULT_FLOWS_DIR, loadFlows, type Flow } from '../processors/thought/planner.ts';
+import { DEFAULT_FLOWS_DIR, loadFlows, type Flow } from '../processors/thought/planners/flows.ts';
 import type { ObservationResult, Outcome, RunSnapshot, RunState, ThoughtRequest } from '../schemas/types.gen.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { setting } from '../runtime/config.ts';

@@ -21,7 +21,7 @@ import type { ErrorType, ObservationResult, RunSnapshot, RunState, Task } from '
 import { holds, planOfRun, type Plan, type PlanValidator, type ToolContracts } from '../plan.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../rates.ts';
-import type { Planner } from './planner.ts';
+import type { Planner } from './planners/planner.ts';
 import { digest, end, type ThoughtDecision } from './run-end.ts';
 import { askedCustomer, onReactObservation, parseModelState, replanTurn, resumeReact, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
 import { nextWave } from './plan-wave.ts';

@@ -67,8 +67,8 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
   const [{ PlanValidator }, { DEFAULT_FLOWS_DIR, loadFlows }, { createPlanner }, { loadSkills, skillsOptionsFromEnv }, { DEFAULT_SYSTEM_RULES }] =
     await Promise.all([
       import('../plan.ts'),
-      import('../thought/planner.ts'),
-      import('../thought/planner-config.ts'),
+      import('../thought/planners/flows.ts'),
+      import('../thought/planners/factory.ts'),
       import('../thought/skills.ts'),
       import('../thought/react.ts'),
     ]);

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
-import type { LlmRecord } from '../../processors/thought/llm-planner.ts';
+import type { LlmRecord } from '../../processors/thought/planners/llm.ts';
 import type { Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { ToolServer } from '../../tool-server/server.ts';
 import { followOutcomes, scan, scanToEnd, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { observe, type ObservationConfig } from '../../processors/observation/core.ts';
 import { onObservation, onTask, type ThoughtConfig } from '../../processors/thought/core.ts';
-import { DEFAULT_FLOWS_DIR } from '../../processors/thought/planner.ts';
+import { DEFAULT_FLOWS_DIR } from '../../processors/thought/planners/flows.ts';
 import { observationConfig, thoughtConfig } from '../../processors/wiring/index.ts';
 import { DEFAULT_RULES_FILE } from '../../processors/observation/rules.ts';
 import type { LoggedRecord, RunLog } from '../../replay/log.ts';

@@ -13,7 +13,7 @@ import { onObservation, onTask, type ThoughtConfig } from '../../processors/thou
 import { endTooLarge } from '../../processors/thought/run-end.ts';
 import { encodedValueBytes } from '../../runtime/codec.ts';
 import { MAX_OUTPUT_VALUE_BYTES } from '../../runtime/processor.ts';
-import { DEFAULT_FLOWS_DIR, loadFlows } from '../../processors/thought/planner.ts';
+import { DEFAULT_FLOWS_DIR, loadFlows } from '../../processors/thought/planners/flows.ts';
 import { observationConfig, thoughtConfig } from '../../processors/wiring/index.ts';
 import { decodeOffsets, encodeOffsets } from '../../replay/dlq.ts';
 import { planFork } from '../../replay/fork.ts';

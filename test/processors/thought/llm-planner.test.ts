@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { onTask } from '../../../processors/thought/core.ts';
-import { LlmPlanner, MAX_PLANNER_NAME, extractJsonObject, type LlmRecord } from '../../../processors/thought/llm-planner.ts';
+import { LlmPlanner, MAX_PLANNER_NAME, extractJsonObject, type LlmRecord } from '../../../processors/thought/planners/llm.ts';
 import { PlanValidator } from '../../../processors/plan.ts';
-import { createPlanner } from '../../../processors/thought/planner-config.ts';
-import { GraphPlanner, loadFlows, DEFAULT_FLOWS_DIR, type PlannerTask } from '../../../processors/thought/planner.ts';
+import { createPlanner } from '../../../processors/thought/planners/factory.ts';
+import { loadFlows, DEFAULT_FLOWS_DIR } from '../../../processors/thought/planners/flows.ts';
+import { GraphPlanner } from '../../../processors/thought/planners/graph.ts';
+import type { PlannerTask } from '../../../processors/thought/planners/planner.ts';
 import { ConfigError } from '../../../runtime/errors.ts';
 import { startLlmServer, type LlmServer } from '../../helpers/llm-server.ts';
 import { flowPlan, loadWorld, onlyRequest, task as taskRecord, thoughtConfig } from '../fixtures.ts';

@@ -10,7 +10,7 @@ import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from 
 import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
 import { mergePlan } from '../../../processors/thought/replan.ts';
 import type { Plan } from '../../../processors/plan.ts';
-import type { Planner } from '../../../processors/thought/planner.ts';
+import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import type { ErrorType, ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
 

@@ -1,7 +1,7 @@
 /**
  * Chooses the planner from configuration (TAO_PLANNER). Each planner implements the same
  * {@link Planner} interface, so Thought does not know which one it runs. The variables (kinds,
- * defaults, ranges) are declared in runtime/config.ts.
+ * defaults, ranges) are declared in runtime/settings/thought.ts.
  *
  * | TAO_PLANNER | planner |
  * |---|---|
@@ -10,16 +10,18 @@
  * | react, plan-replan | {@link SkillPlanner}: the router picks a skill; a model takes the run (every turn, or whole plans re-planned on reflection), by default as the value says |
  * | llm | {@link LlmPlanner}: asks an OpenAI-compatible chat-completions endpoint (TAO_LLM_BASE_URL and TAO_LLM_MODEL required; key in the variable TAO_LLM_API_KEY_ENV names; TAO_LLM_TIMEOUT_MS, TAO_LLM_MAX_TOKENS; the prompt states TAO_MAX_PLAN_STEPS); falls back to the graph planner on TAO_FLOW |
  */
-import { setting } from '../../runtime/config.ts';
-import { ConfigError } from '../../runtime/errors.ts';
-import type { ToolCatalog } from '../../tools/catalog.ts';
-import { LlmPlanner } from './llm-planner.ts';
-import { DEFAULT_INTENT_MODEL_DIR, IntentRouter } from './intent-router.ts';
-import { DEFAULT_ROUTES_FILE, RouterPlanner, loadRoutes } from './router-planner.ts';
-import { createContractAjv } from '../../tools/catalog.ts';
-import type { PlanValidator, ToolContracts } from '../plan.ts';
-import { GraphPlanner, type Flow, type Planner } from './planner.ts';
-import { SkillPlanner, type RoutableSkill } from './skill-planner.ts';
+import { setting } from '../../../runtime/config.ts';
+import { ConfigError } from '../../../runtime/errors.ts';
+import type { ToolCatalog } from '../../../tools/catalog.ts';
+import { createContractAjv } from '../../../tools/catalog.ts';
+import type { PlanValidator, ToolContracts } from '../../plan.ts';
+import { DEFAULT_ROUTES_FILE, loadRoutes, type Flow } from './flows.ts';
+import { GraphPlanner } from './graph.ts';
+import { DEFAULT_INTENT_MODEL_DIR, IntentRouter } from './intent-model.ts';
+import { LlmPlanner } from './llm.ts';
+import type { Planner } from './planner.ts';
+import { RouterPlanner } from './router.ts';
+import { SkillPlanner, type RoutableSkill } from './skill.ts';
 
 export interface PlannerDeps {
   flows: Map<string, Flow>;

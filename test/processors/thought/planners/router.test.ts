@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { IntentRoute } from '../../../processors/thought/intent-router.ts';
-import type { Plan } from '../../../processors/plan.ts';
-import { createPlanner } from '../../../processors/thought/planner-config.ts';
-import type { Planner } from '../../../processors/thought/planner.ts';
-import { PlanValidator } from '../../../processors/plan.ts';
-import { DEFAULT_FLOWS_DIR, loadFlows } from '../../../processors/thought/planner.ts';
-import { loadWorld } from '../fixtures.ts';
+import type { IntentRoute } from '../../../../processors/thought/planners/intent-model.ts';
+import type { Plan } from '../../../../processors/plan.ts';
+import { createPlanner } from '../../../../processors/thought/planners/factory.ts';
+import type { Planner } from '../../../../processors/thought/planners/planner.ts';
+import { PlanValidator } from '../../../../processors/plan.ts';
+import { DEFAULT_FLOWS_DIR, loadFlows } from '../../../../processors/thought/planners/flows.ts';
+import { loadWorld } from '../../fixtures.ts';
 
 const world = loadWorld();
 const flows = loadFlows(DEFAULT_FLOWS_DIR, world.ajv);

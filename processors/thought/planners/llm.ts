@@ -9,10 +9,10 @@
  * fallback planner's.
  */
 import type { Dispatcher } from 'undici';
-import { ConfigError, errorMessage } from '../../runtime/errors.ts';
-import planSchema from '../../schemas/json/plan.schema.json' with { type: 'json' };
-import type { ToolCatalog } from '../../tools/catalog.ts';
-import type { PlanValidator, ToolContracts } from '../plan.ts';
+import { ConfigError, errorMessage } from '../../../runtime/errors.ts';
+import planSchema from '../../../schemas/json/plan.schema.json' with { type: 'json' };
+import type { ToolCatalog } from '../../../tools/catalog.ts';
+import type { PlanValidator, ToolContracts } from '../../plan.ts';
 import type { Planner, PlannerTask, PlanningResult } from './planner.ts';
 
 /** undici is loaded on the first model call: a stage whose planner never calls a model does not pay for it at start-up. */
