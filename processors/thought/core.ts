@@ -301,7 +301,7 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
   return nextWave(obs.thought_id, obs.iteration, run, plan, outputs, again, config);
 }
 
-/** Planner tokens as cost units: 1 unit per 1,000 tokens of a recorded LLM answer. */
+/** Planner tokens as cost units: 1 unit per 1,000 tokens of a recorded answer with `usage` (the retired llm planner's; kept so its runs re-decide the same). */
 function plannerCost(record: string | null): number {
   if (!record) return 0;
   try {

@@ -82,7 +82,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
   // The skills' output schemas (skills/<name>/output.schema.json): the final turn asks for an answer of that schema.
   const guards = skills && (await import('../guardrails/load.ts')).loadSkillGuards(skillsOptionsFromEnv(env).dir, (tool) => catalog.get(tool) !== undefined);
   return {
-    planner: createPlanner(env, { flows, catalog, tools, validator, skills }),
+    planner: createPlanner(env, { flows, tools, skills }),
     model: skills && {
       ...modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES, (name) => guards?.get(name)?.outputSchema),
       params: setting(env, 'TAO_LLM_PARAMS'),

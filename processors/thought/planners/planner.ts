@@ -31,7 +31,7 @@ export interface PlannerTask {
  * - `plan` is pure: the same task and record always give the same result.
  */
 export interface Planner {
-  /** The planner's kind (graph, router, llm), recorded with each run (`RunState.planner_kind`). */
+  /** The planner's kind (graph, router, react, plan-replan; `llm` in runs recorded before it was retired), recorded with each run (`RunState.planner_kind`). */
   readonly name: string;
   /**
    * The versioned configuration it plans from, recorded with each run (`RunState.planner_config`) so

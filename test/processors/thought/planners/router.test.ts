@@ -14,7 +14,7 @@ const validator = new PlanValidator(world.ajv, 50);
 let planner: Planner;
 
 before(() => {
-  planner = createPlanner({ TAO_PLANNER: 'router' }, { flows, catalog: world.catalog, tools: world.tools, validator });
+  planner = createPlanner({ TAO_PLANNER: 'router' }, { flows, tools: world.tools });
 });
 after(() => undefined);
 
