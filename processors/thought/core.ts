@@ -21,9 +21,10 @@ import type { ErrorType, ObservationResult, RunSnapshot, RunState, Task } from '
 import { holds, planOfRun, type Plan, type PlanValidator, type ToolContracts } from '../plan.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../rates.ts';
+import { isModelStep, runDriver } from '../run-driver.ts';
 import type { Planner } from './planners/planner.ts';
 import { digest, end, type ThoughtDecision } from './run-end.ts';
-import { askedCustomer, onReactObservation, parseModelState, replanTurn, resumeReact, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
+import { askedCustomer, onReactObservation, replanTurn, resumeReact, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
 import { nextWave } from './plan-wave.ts';
 import { reflect } from './step-reflection.ts';
 import { gateWave, onDecision } from './approval.ts';
@@ -129,6 +130,7 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
     planner_kind: config.planner.name,
     planner_config: config.planner.config,
     model_state_json: null,
+    driver: 'flow',
   };
   if (result.kind === 'needs_input') return end(task.thought_id, run, iteration, 'awaiting_input', 'needs_input', result.reason, null, result.missing);
   if (result.kind === 'escalate') return end(task.thought_id, run, iteration, 'escalated', 'unroutable', result.reason, null);
@@ -143,7 +145,8 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
         `the planner chose skill ${result.skill} for a model, but no model loop is configured`,
         null,
       );
-    return startReact(task.thought_id, iteration, run, result.skill, result.facts, config.model, config, result.mode);
+    const mode = result.mode ?? 'react';
+    return startReact(task.thought_id, iteration, { ...run, driver: mode }, result.skill, result.facts, config.model, config, mode);
   }
   const problems = config.validator.validate(result.plan, config.tools);
   if (problems.length) return end(task.thought_id, run, iteration, 'failed', 'invalid_plan', `invalid plan: ${problems.join('; ')}`, null);
@@ -166,8 +169,9 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
   if (snapshot && obs.iteration < snapshot.iteration)
     return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which has dispatched wave ${snapshot.iteration}` };
   // A plan-replan run's plan waves are folded below like any plan's; its model turns, like react's.
-  const replanning = obs.run.model_state_json !== null && parseModelState(obs.run).mode === 'plan-replan';
-  if (obs.run.model_state_json !== null && (!replanning || obs.verdicts.some((v) => /^M\d+$/.test(v.step_id)))) {
+  const driver = runDriver(obs.run);
+  const replanning = driver === 'plan-replan';
+  if (driver === 'react' || (replanning && obs.verdicts.some((v) => isModelStep(v.step_id)))) {
     if (!config.model)
       return end(
         obs.thought_id,

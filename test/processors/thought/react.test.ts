@@ -89,6 +89,7 @@ describe('react runs', () => {
       req.steps.map((s) => [s.step_id, s.tool]),
       [['M1', 'model.chat']],
     );
+    assert.equal(req.run.driver, 'react', 'the run records that a model drives it');
     const body = JSON.parse(req.steps[0]!.input_json) as {
       messages: Array<{ role: string; content: string }>;
       tools: Array<{ function: { name: string } }>;

@@ -239,6 +239,28 @@ describe('plan-replan runs', () => {
     assert.deepEqual(JSON.parse(outcome(d)!.output_json!), { order_id: 'O-78711382', tier: 'gold' });
   });
 
+  test('the run records who drives it (plan-replan); a run recorded before the field (driver null) is decided exactly as before', () => {
+    const c = config();
+    const first = onTask(task(ticket), c);
+    assert.equal(request(first)!.run.driver, 'plan-replan');
+    /** The run to its end, each observation's run state as `old` makes it; the decisions without the driver field. */
+    const decisions = (old: (run: ThoughtRequest['run']) => ThoughtRequest['run']) => {
+      const seen: unknown[] = [];
+      let d = first;
+      for (const verdicts of [answer(planAnswer(lookUpThenTrack)), byTool(data), byTool(data)]) {
+        const obs = observed(d, verdicts);
+        d = onObservation({ ...obs, run: old(obs.run) }, c);
+        seen.push(JSON.parse(JSON.stringify(d.outputs, (k, v: unknown) => (k === 'driver' ? undefined : v))));
+      }
+      assert.deepEqual([outcome(d)?.status, outcome(d)?.reason_code], ['completed', 'completed']);
+      return seen;
+    };
+    assert.deepEqual(
+      decisions((run) => ({ ...run, driver: null })),
+      decisions((run) => run),
+    );
+  });
+
   test('a plan with a cycle, a duplicate step id or a reference to a field its tool does not return reaches no tool: the model is asked again with the reason', () => {
     const c = config();
     const look = { id: 'S1', tool: 'orders.get', input: { order_id: 'O-78711382' }, depends_on: [] as string[] };
