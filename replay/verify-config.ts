@@ -14,6 +14,7 @@ import { DEFAULT_FLOWS_DIR, loadFlows, type Flow } from '../processors/thought/p
 import type { Planner, PlanningResult } from '../processors/thought/planners/planner.ts';
 import type { ObservationResult, Outcome, RunSnapshot, RunState, ThoughtRequest } from '../schemas/types.gen.ts';
 import { ConfigError } from '../runtime/errors.ts';
+import { jsonField } from '../runtime/json-field.ts';
 import { setting } from '../runtime/config.ts';
 import { createContractAjv } from '../tools/catalog.ts';
 import type { RunLog } from './log.ts';
@@ -73,8 +74,9 @@ function recordedPlans(log: RunLog, kind: string, config: string): Planner {
           : r.topic === 'thoughtRuns'
             ? (r.value as unknown as RunSnapshot).run
             : undefined;
-    if (!run || run.planner_kind !== kind || plans.has(run.planner_record)) continue;
-    plans.set(run.planner_record, { kind: 'plan', planner: run.planner, plan: JSON.parse(run.plan_json) as unknown });
+    // A run parked or ended at planning has no plan ('null'): its answer is left to escalate.
+    if (!run || run.planner_kind !== kind || run.plan_json === 'null' || plans.has(run.planner_record)) continue;
+    plans.set(run.planner_record, { kind: 'plan', planner: run.planner, plan: jsonField(run.plan_json, 'run.plan_json') });
   }
   return {
     name: kind,
@@ -95,8 +97,8 @@ export interface RunThoughtConfig {
 /**
  * Builds Thought's configuration as the run recorded it: the recorded planner kind, and for graph
  * the recorded flow; every other setting (loop bounds, catalog, routing table, flows folder) is
- * today's from `env`. A run of the retired `llm` planner is re-decided from its recorded plans
- * (on its recorded fallback flow), with a configuration drift row saying so.
+ * today's from `env`. A run of the retired `llm` planner is re-decided from its recorded plans, with
+ * a configuration drift row saying so.
  * @throws ConfigError for a setting of `env` that is invalid whatever the run, or when today's flows
  *         have no version at all of the flow the run was planned on.
  */
@@ -110,9 +112,12 @@ export async function thoughtConfigForRun(log: RunLog, env: NodeJS.ProcessEnv): 
   }
   const flows = loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, createContractAjv());
   const retired = recorded.kind === RETIRED_LLM;
-  // A retired planner cannot be built: the run is re-decided on a graph planner whose plans are replaced by the recorded ones (below).
-  const runEnv: NodeJS.ProcessEnv = { ...env, TAO_PLANNER: retired ? 'graph' : recorded.kind };
-  if ((recorded.kind === 'graph' || retired) && recorded.config) {
+  // A retired planner cannot be built: the run is re-decided with a graph planner (on any flow) whose
+  // plans are replaced by the recorded ones (below), so the flows today need not have the run's.
+  const runEnv: NodeJS.ProcessEnv = retired
+    ? { ...env, TAO_PLANNER: 'graph', TAO_FLOW: recorded.config && flows.has(recorded.config) ? recorded.config : [...flows.keys()][0] }
+    : { ...env, TAO_PLANNER: recorded.kind };
+  if (recorded.kind === 'graph' && recorded.config) {
     // The planner's flow as recorded; when today's flows lack that version, the same flow's latest version, as drift.
     const today = flows.has(recorded.config) ? recorded.config : latestVersion(flows, recorded.config);
     if (today !== recorded.config)

@@ -230,6 +230,11 @@ test('a run of the retired llm planner verifies from its recorded plans, with a 
     );
   }
 
+  // Its fallback flow (order-status@1) gone from today's flows: the plans are the recorded ones, so nothing else changes.
+  const { dir, routes } = flowsWithOrderStatusV2();
+  const gone = await verify(log, { TAO_FLOWS_DIR: dir, TAO_ROUTES: routes });
+  assert.deepEqual([gone.configuration_drift.map((c) => c.setting), gone.first_divergence], [['planner'], null]);
+
   // The decisions after the plan are still re-decided: a changed wave is found.
   const mutated = structuredClone(log);
   const wave2 = mutated.records.find((x) => x.topic === 'thoughtRequests' && x.value!.iteration === 2)!;
