@@ -124,7 +124,9 @@ test(
   async () => {
     const follower = await followOutcomes(cluster);
     const emails = [...Object.keys(BOUNDS), ...Object.keys(INVALID)];
-    const tasks = emails.map((email) => buildTask({ text: `Where is my order? It has not arrived. (${email})`, source: 'bounds', external_id: `${cluster.namespace}-${email}` }));
+    const tasks = emails.map((email) =>
+      buildTask({ text: `Where is my order? It has not arrived. (${email})`, source: 'bounds', external_id: `${cluster.namespace}-${email}` }),
+    );
     const producer = cluster.kafka.producer({ idempotent: true });
     await producer.connect();
     await submitTasks(producer, cluster.codec, tasks);
