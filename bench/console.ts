@@ -199,6 +199,7 @@ function runRecords(i: number, at: number): Rec[] {
       tokens: 1277,
       turn_tokens: [{ turn: 1, system: 420, skill: 610, results: 0, history: 0, generation: 512, prompt: 1030 }],
     }),
+    driver: 'react',
   } as RunState;
   const messages = [
     { role: 'system', content: `Skill: order-status@1\n${'You resolve a customer-service ticket by calling the tools you are given. '.repeat(12)}` },

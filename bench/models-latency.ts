@@ -19,7 +19,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { ErrorClassifier } from '../processors/observation/classifier.ts';
-import { IntentRouter } from '../processors/thought/intent-router.ts';
+import { IntentRouter } from '../processors/thought/planners/intent-model.ts';
 import { commandOptions, integerOption } from './lib/command-line.ts';
 import * as ort from 'onnxruntime-node';
 import { FEATURE_DIMS, MAX_INPUT_CODE_POINTS, TextModel, featurize } from '../features/text/index.ts';

@@ -22,7 +22,7 @@ export async function classifyErrorCommand(source: string): Promise<number> {
 
 /** Prints the intent router's intent, confidence and slots for `text`; 2 (a usage error, `usageText` printed) when it is empty. */
 export async function classifyCommand(text: string, usageText: string): Promise<number> {
-  const { DEFAULT_INTENT_MODEL_DIR, IntentRouter } = await import('../processors/thought/intent-router.ts');
+  const { DEFAULT_INTENT_MODEL_DIR, IntentRouter } = await import('../processors/thought/planners/intent-model.ts');
   if (!text.trim()) return usage('classify needs the task text: tao classify "where is my order O-12345678"', usageText);
   const router = await IntentRouter.load(setting(process.env, 'TAO_INTENT_MODEL_DIR') ?? DEFAULT_INTENT_MODEL_DIR);
   try {

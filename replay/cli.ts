@@ -14,7 +14,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { thoughtConfig } from '../processors/wiring/index.ts';
-import { DEFAULT_FLOWS_DIR, loadFlows } from '../processors/thought/planner.ts';
+import { DEFAULT_FLOWS_DIR, loadFlows } from '../processors/thought/planners/flows.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { TaoError } from '../runtime/errors.ts';

@@ -9,6 +9,7 @@
  * Text that looks like a bearer token or an `api_key` field is masked all the same, in case an
  * endpoint echoed one back.
  */
+import { modelTurnOf } from '../processors/run-driver.ts';
 import type { StepView, Timeline } from './timeline.ts';
 
 /** One message of the request, as shown. */
@@ -127,17 +128,16 @@ const SECTIONS = ['system', 'skill', 'results', 'history', 'generation'] as cons
 
 /** Turn n's section estimates, for a step `M<n>` (the model loop names its turns so). */
 function sectionsOf(s: StepView, t: Timeline): ModelTurnView['sections'] {
-  const turn = /^M(\d+)$/.exec(s.step_id)?.[1];
+  const turn = modelTurnOf(s.step_id);
   const raw = t.state?.['model_state_json'];
-  if (!turn || typeof raw !== 'string') return null;
+  if (turn === null || typeof raw !== 'string') return null;
   let state: unknown;
   try {
     state = JSON.parse(raw);
   } catch {
     return null; // a run state whose model state does not parse shows the turn without its sections
   }
-  const entry =
-    isRecord(state) && Array.isArray(state['turn_tokens']) ? state['turn_tokens'].filter(isRecord).find((x) => x['turn'] === Number(turn)) : undefined;
+  const entry = isRecord(state) && Array.isArray(state['turn_tokens']) ? state['turn_tokens'].filter(isRecord).find((x) => x['turn'] === turn) : undefined;
   if (!entry) return null;
   const tokens = SECTIONS.map((section) => ({ section, tokens: typeof entry[section] === 'number' ? entry[section] : 0 }));
   const total = tokens.reduce((n, x) => n + x.tokens, 0);

@@ -10,9 +10,11 @@
 import { observationConfig, thoughtConfig } from '../processors/wiring/index.ts';
 import type { ThoughtConfig } from '../processors/thought/core.ts';
 import type { ObservationConfig } from '../processors/observation/core.ts';
-import { DEFAULT_FLOWS_DIR, loadFlows, type Flow } from '../processors/thought/planner.ts';
+import { DEFAULT_FLOWS_DIR, loadFlows, type Flow } from '../processors/thought/planners/flows.ts';
+import type { Planner, PlanningResult } from '../processors/thought/planners/planner.ts';
 import type { ObservationResult, Outcome, RunSnapshot, RunState, ThoughtRequest } from '../schemas/types.gen.ts';
 import { ConfigError } from '../runtime/errors.ts';
+import { jsonField } from '../runtime/json-field.ts';
 import { setting } from '../runtime/config.ts';
 import { createContractAjv } from '../tools/catalog.ts';
 import type { RunLog } from './log.ts';
@@ -20,7 +22,7 @@ import type { ConfigDrift, VerifyConfigs } from './verify.ts';
 
 /** What a run's records say it was planned with (the first planning; a resumed run may re-plan). */
 export interface RecordedPlanner {
-  /** graph, router or llm; null for runs recorded before Thought wrote it. */
+  /** graph, router, react, plan-replan, or the retired llm; null for runs recorded before Thought wrote it. */
   kind: string | null;
   /** The flow key or `routes@<version>` the planner planned from; null when not recorded. */
   config: string | null;
@@ -52,6 +54,38 @@ export function recordedPlanner(log: RunLog): RecordedPlanner {
   return { kind: first?.planner_kind ?? null, config: first?.planner_config ?? null, flows };
 }
 
+/** The planner kind runs recorded before `llm` was retired (TAO_PLANNER=llm, replaced by plan-replan). */
+const RETIRED_LLM = 'llm';
+
+/**
+ * A stand-in for a retired planner: for each planner answer the run recorded (`planner_record`), the
+ * plan Thought made from it (`plan_json`, under the recorded planner name). An answer with no
+ * recorded plan (the run parked or ended at planning) escalates, which verify then reports as a
+ * divergence (pure).
+ */
+function recordedPlans(log: RunLog, kind: string, config: string): Planner {
+  const plans = new Map<string | null, PlanningResult>();
+  for (const r of log.records) {
+    const run =
+      r.value === null
+        ? undefined
+        : r.topic === 'thoughtRequests'
+          ? (r.value as unknown as ThoughtRequest).run
+          : r.topic === 'thoughtRuns'
+            ? (r.value as unknown as RunSnapshot).run
+            : undefined;
+    // A run parked or ended at planning has no plan ('null'): its answer is left to escalate.
+    if (!run || run.planner_kind !== kind || run.plan_json === 'null' || plans.has(run.planner_record)) continue;
+    plans.set(run.planner_record, { kind: 'plan', planner: run.planner, plan: jsonField(run.plan_json, 'run.plan_json') });
+  }
+  return {
+    name: kind,
+    config,
+    plan: (_task, record) =>
+      plans.get(record) ?? { kind: 'escalate', planner: kind, reason: `the retired ${kind} planner's answer has no recorded plan to re-decide from` },
+  };
+}
+
 /** Today's Thought configuration for re-deciding a run, and how it differs from what the run recorded. */
 export interface RunThoughtConfig {
   thought: ThoughtConfig;
@@ -62,8 +96,9 @@ export interface RunThoughtConfig {
 
 /**
  * Builds Thought's configuration as the run recorded it: the recorded planner kind, and for graph
- * (and llm's fallback) the recorded flow; every other setting (loop bounds, catalog, routing table,
- * flows folder) is today's from `env`.
+ * the recorded flow; every other setting (loop bounds, catalog, routing table, flows folder) is
+ * today's from `env`. A run of the retired `llm` planner is re-decided from its recorded plans, with
+ * a configuration drift row saying so.
  * @throws ConfigError for a setting of `env` that is invalid whatever the run, or when today's flows
  *         have no version at all of the flow the run was planned on.
  */
@@ -76,8 +111,13 @@ export async function thoughtConfigForRun(log: RunLog, env: NodeJS.ProcessEnv): 
     return { thought: await thoughtConfig(env), recorded, drift, notes };
   }
   const flows = loadFlows(setting(env, 'TAO_FLOWS_DIR') ?? DEFAULT_FLOWS_DIR, createContractAjv());
-  const runEnv: NodeJS.ProcessEnv = { ...env, TAO_PLANNER: recorded.kind };
-  if ((recorded.kind === 'graph' || recorded.kind === 'llm') && recorded.config) {
+  const retired = recorded.kind === RETIRED_LLM;
+  // A retired planner cannot be built: the run is re-decided with a graph planner (on any flow) whose
+  // plans are replaced by the recorded ones (below), so the flows today need not have the run's.
+  const runEnv: NodeJS.ProcessEnv = retired
+    ? { ...env, TAO_PLANNER: 'graph', TAO_FLOW: recorded.config && flows.has(recorded.config) ? recorded.config : [...flows.keys()][0] }
+    : { ...env, TAO_PLANNER: recorded.kind };
+  if (recorded.kind === 'graph' && recorded.config) {
     // The planner's flow as recorded; when today's flows lack that version, the same flow's latest version, as drift.
     const today = flows.has(recorded.config) ? recorded.config : latestVersion(flows, recorded.config);
     if (today !== recorded.config)
@@ -93,12 +133,17 @@ export async function thoughtConfigForRun(log: RunLog, env: NodeJS.ProcessEnv): 
       );
     runEnv.TAO_FLOW = today;
   }
-  if (recorded.kind === 'llm') {
-    // Verify reads the model's recorded answers and never asks the model, so its address need not be configured here.
-    runEnv.TAO_LLM_BASE_URL ||= 'http://replay.invalid/v1';
-    runEnv.TAO_LLM_MODEL ||= 'recorded';
-  }
   const thought = await thoughtConfig(runEnv);
+  if (retired) {
+    thought.planner = recordedPlans(log, RETIRED_LLM, recorded.config ?? '');
+    drift.push({
+      setting: 'planner',
+      recorded: RETIRED_LLM,
+      today: null,
+      explanation:
+        "the run was planned by the retired llm planner (TAO_PLANNER=llm; CHANGELOG.md, Migration): its plans are taken from the run's records, not re-decided; every later decision is re-decided with today's code",
+    });
+  }
   if (recorded.kind === 'router') {
     if (recorded.config && thought.planner.config !== recorded.config)
       drift.push({

@@ -25,11 +25,14 @@ import { LOCAL_SETTINGS } from './settings/local.ts';
 import { PLATFORM_SETTINGS } from './settings/platform.ts';
 import type { Component, SettingKind, SettingSpec } from './settings/spec.ts';
 import { STAGE_SETTINGS } from './settings/stages.ts';
-import { THOUGHT_SETTINGS } from './settings/thought.ts';
+import { RETIRED_THOUGHT_SETTINGS, THOUGHT_SETTINGS } from './settings/thought.ts';
 
 export type { Component, SettingKind, SettingSpec } from './settings/spec.ts';
 
 /** Every setting, by name, in the order the README's table lists them (runtime/settings/: one file per part of the product). */
+/** Variables no longer read, each with what replaces it (refused at start-up with that advice, not as unknown). */
+const RETIRED_SETTINGS: Readonly<Record<string, string>> = { ...RETIRED_THOUGHT_SETTINGS };
+
 export const SETTINGS = { ...PLATFORM_SETTINGS, ...THOUGHT_SETTINGS, ...STAGE_SETTINGS, ...LOCAL_SETTINGS } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -99,6 +102,8 @@ function parseValue(name: string, s: SettingSpec, raw: string): unknown {
     }
     case 'enum': {
       const v = text.toLowerCase();
+      const retired = s.retired && Object.hasOwn(s.retired, v) ? s.retired[v] : undefined;
+      if (retired !== undefined) throw new ConfigError(`${name}=${v} is retired: ${retired}`);
       if (!s.values!.includes(v)) fail(`one of ${s.values!.join(', ')}`);
       return v;
     }
@@ -178,6 +183,8 @@ export function environmentProblems(env: NodeJS.ProcessEnv, options: { alsoKnown
         if (!(err instanceof ConfigError)) throw err;
         problems.push(err.message);
       }
+    } else if (name in RETIRED_SETTINGS) {
+      problems.push(`${name} is retired: ${RETIRED_SETTINGS[name]}`);
     } else if (name.startsWith('TAO_') && !name.startsWith(TEST_PREFIX) && !known.has(name)) {
       const near = closest(name, Object.keys(SETTINGS));
       problems.push(`${name} is not a known setting${near ? ` (did you mean ${near}?)` : ''}; \`tao config\` lists them all`);

@@ -30,6 +30,7 @@ export function runState(overrides: Partial<RunState> = {}): RunState {
     planner_kind: null,
     planner_config: null,
     model_state_json: null,
+    driver: null,
     ...overrides,
   };
 }

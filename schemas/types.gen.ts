@@ -50,12 +50,14 @@ export interface RunState {
   human_involved: boolean;
   /** Step id -> error types of its current streak of failures, oldest first. */
   error_history: Record<string, Array<string>>;
-  /** The planner Thought ran with (TAO_PLANNER: graph, router or llm); null in runs recorded before this field. */
+  /** The planner Thought ran with (TAO_PLANNER: graph, router, react or plan-replan; llm in runs recorded before it was retired); null in runs recorded before this field. */
   planner_kind: null | string;
-  /** The versioned configuration that planner planned from: the flow of graph (and of llm's fallback), e.g. 'order-status@1', or router's routing table, e.g. 'routes@1'; null in runs recorded before this field. */
+  /** The versioned configuration that planner planned from: the flow of graph (and of the retired llm's fallback), e.g. 'order-status@1', or router's routing table, e.g. 'routes@1'; null in runs recorded before this field. */
   planner_config: null | string;
   /** State of a run whose turns a model takes (ReAct): skill, mode, turns, tokens, estimated prompt tokens per section of each turn, protected facts, rejected answers. JSON checked by processors/thought/react.ts; null for runs without a model. */
   model_state_json: null | string;
+  /** Who drives the run: flow (Thought runs the waves of a plan: graph, router, or a skill's flows), react (a model takes every turn) or plan-replan (a model writes whole plans, a new one when a reflection calls for it). Set when the run starts; null in runs recorded before this field, whose driver processors/run-driver.ts infers from model_state_json. */
+  driver: null | string;
 }
 
 /** A Reflexion record: why a step kept failing, on four dimensions, and what Thought does about it. */

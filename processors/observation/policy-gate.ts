@@ -8,16 +8,15 @@ import type { Check, RunState } from '../../schemas/types.gen.ts';
 import type { AnswerCall } from '../model-wire.ts';
 import { jsonObjectField } from '../../runtime/json-field.ts';
 import { planOfRun } from '../plan.ts';
+import { isModelStep, modelDriven } from '../run-driver.ts';
 import { firstViolation, policyDocuments, type CompiledPolicy, type RecordedStep } from '../guardrails/policies.ts';
-
-const isModelStep = (id: string) => /^M\d+$/.test(id);
 
 /**
  * The `policies` check of an answer's calls, or null when the run's skill has no policy (or the run
  * is not a model's). A failed check's evidence names the policy and the call it refuses.
  */
 export function policyCheck(calls: readonly AnswerCall[], run: RunState, policiesOf: (skill: string) => readonly CompiledPolicy[]): Check | null {
-  if (run.model_state_json === null) return null;
+  if (!modelDriven(run) || run.model_state_json === null) return null;
   const skill = String((jsonObjectField(run.model_state_json, 'run.model_state_json') as { skill?: unknown }).skill ?? '').split('@')[0]!;
   const policies = policiesOf(skill);
   if (!policies.length) return null;

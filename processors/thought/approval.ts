@@ -29,6 +29,7 @@ import type {
   ThoughtRequest,
   Verdict,
 } from '../../schemas/types.gen.ts';
+import { modelDriven, runDriver } from '../run-driver.ts';
 import { approvalNeed, approvalTimeoutMs, type ApprovalConfig } from './approval-rules.ts';
 import type { ThoughtConfig } from './core.ts';
 import { onReactObservation, parseModelState } from './react.ts';
@@ -36,7 +37,7 @@ import { end, snapshotOf, type ThoughtDecision, type ThoughtOutput } from './run
 
 /** The run's skill name when a model drives it (react, plan-replan), else null. */
 function skillOf(run: RunState): string | null {
-  return run.model_state_json === null ? null : parseModelState(run).skill.split('@')[0]!;
+  return modelDriven(run) ? parseModelState(run).skill.split('@')[0]! : null;
 }
 
 /**
@@ -135,8 +136,7 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
     ),
   };
   const timedOut = denied.every((c) => c.decision === 'timeout');
-  const model = run.model_state_json === null ? null : parseModelState(run);
-  if (model?.mode === 'react' && config.model) {
+  if (runDriver(run) === 'react' && config.model) {
     // The model sees each refused call as a failed result of that call, and decides what next.
     if (remaining.length) {
       const history = { ...kept.error_history };

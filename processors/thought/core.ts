@@ -21,9 +21,10 @@ import type { ErrorType, ObservationResult, RunSnapshot, RunState, Task } from '
 import { holds, planOfRun, type Plan, type PlanValidator, type ToolContracts } from '../plan.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../rates.ts';
-import type { Planner } from './planner.ts';
+import { isModelStep, runDriver } from '../run-driver.ts';
+import type { Planner } from './planners/planner.ts';
 import { digest, end, type Outputs, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
-import { askedCustomer, onReactObservation, parseModelState, replanTurn, resumeReact, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
+import { askedCustomer, onReactObservation, replanTurn, resumeReact, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
 import { nextWave } from './plan-wave.ts';
 import { reflect } from './step-reflection.ts';
 import { gateWave, onDecision } from './approval.ts';
@@ -128,13 +129,14 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
     planner_kind: config.planner.name,
     planner_config: config.planner.config,
     model_state_json: null,
+    driver: 'flow',
   };
   const at: RunAt = { thoughtId: task.thought_id, iteration, run };
   if (result.kind === 'needs_input') return end(at, 'awaiting_input', 'needs_input', result.reason, { missing: result.missing });
   if (result.kind === 'escalate') return end(at, 'escalated', 'unroutable', result.reason);
   if (result.kind === 'react') {
     if (!config.model) return end(at, 'escalated', 'unroutable', `the planner chose skill ${result.skill} for a model, but no model loop is configured`);
-    return startReact(at, result, config.model, config);
+    return startReact({ ...at, run: { ...at.run, driver: result.mode ?? 'react' } }, result, config.model, config);
   }
   const problems = config.validator.validate(result.plan, config.tools);
   if (problems.length) return end(at, 'failed', 'invalid_plan', `invalid plan: ${problems.join('; ')}`);
@@ -157,8 +159,9 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
   if (snapshot && obs.iteration < snapshot.iteration)
     return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which has dispatched wave ${snapshot.iteration}` };
   // A plan-replan run's plan waves are folded below like any plan's; its model turns, like react's.
-  const replanning = obs.run.model_state_json !== null && parseModelState(obs.run).mode === 'plan-replan';
-  if (obs.run.model_state_json !== null && (!replanning || obs.verdicts.some((v) => /^M\d+$/.test(v.step_id)))) {
+  const driver = runDriver(obs.run);
+  const replanning = driver === 'plan-replan';
+  if (driver === 'react' || (replanning && obs.verdicts.some((v) => isModelStep(v.step_id)))) {
     if (!config.model)
       return end(
         { thoughtId: obs.thought_id, iteration: obs.iteration, run: obs.run },
@@ -271,7 +274,7 @@ function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapsh
   return nextWave(next, again, config);
 }
 
-/** Planner tokens as cost units: 1 unit per 1,000 tokens of a recorded LLM answer. */
+/** Planner tokens as cost units: 1 unit per 1,000 tokens of a recorded answer with `usage` (the retired llm planner's; kept so its runs re-decide the same). */
 function plannerCost(record: string | null): number {
   if (!record) return 0;
   try {

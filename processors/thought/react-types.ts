@@ -179,7 +179,7 @@ export const GATE_REJECTIONS: ReadonlySet<string> = new Set(['hallucinated_tool'
 export const modelStep = (turn: number) => `M${turn}`;
 export const callStep = (turn: number, i: number) => `M${turn}_${i}`;
 export const turnOf = (stepId: string) => Number(/^M(\d+)/.exec(stepId)?.[1] ?? 0);
-export const isModelStep = (stepId: string) => /^M\d+$/.test(stepId);
+export { isModelStep } from '../run-driver.ts';
 
 export function parseModelState(run: RunState): ModelState {
   return jsonObjectField(run.model_state_json ?? 'null', 'run.model_state_json') as unknown as ModelState;

@@ -32,6 +32,7 @@
 import type { ObservationResult, RunState } from '../../schemas/types.gen.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { planOfRun, type Plan } from '../plan.ts';
+import { runDriver } from '../run-driver.ts';
 import { digest, end, type Outputs, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
 import {
   endTurn,
@@ -123,9 +124,8 @@ export function replanTurn(ctx: RunContext, loop: ModelLoopConfig, why: string):
  * whose last model turn asked (`ask_customer`). Its reply continues the conversation ({@link resumeReact}).
  */
 export function askedCustomer(run: RunState): boolean {
-  if (run.model_state_json === null) return false;
+  if (runDriver(run) !== 'react') return false;
   const state = parseModelState(run);
-  if (state.mode !== 'react') return false;
   const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json') as Record<string, { kind?: unknown }>;
   return outputs[modelStep(state.turns)]?.kind === 'ask';
 }

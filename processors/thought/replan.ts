@@ -15,6 +15,7 @@
  * id the model saw as that call's `tool_call_id`); such a reference makes the step depend on it.
  */
 import { referencesIn, type Plan, type PlanStep } from '../plan.ts';
+import { isModelStep } from '../run-driver.ts';
 
 /** What a plan turn adds to the runtime's rules (the system prompt's first part). */
 export const PLAN_TURN_RULES = [
@@ -79,7 +80,7 @@ export function mergePlan(
     };
   });
   const output = renameRefs(proposed.output) as Record<string, string>;
-  const earlierSteps = current.steps.filter((s) => !/^M\d+$/.test(s.id));
+  const earlierSteps = current.steps.filter((s) => !isModelStep(s.id));
   const replaced = earlierSteps.filter((s) => !finished.has(s.id) && !skipped.has(s.id)).map((s) => s.id);
   const problems: string[] = [];
   const usable = (id: string) => own.has(id) || finished.has(id) || !earlierSteps.some((s) => s.id === id);

@@ -7,7 +7,7 @@
  *     skills/<name>/references/     optional; read on demand by {@link Skill.reference}
  *     skills/<name>/scripts/, assets/   optional; never run or read by the runtime
  *
- * The loader does file I/O at start-up (like the flows loader in planner.ts) and is kept out of
+ * The loader does file I/O at start-up (like the flows loader in planners/flows.ts) and is kept out of
  * Thought's pure core: a run carries the skill's `name@version`, the prompt text and the tool names,
  * never a file path.
  *

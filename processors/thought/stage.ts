@@ -4,6 +4,7 @@ import type { RunMetrics } from '../../runtime/metrics.ts';
 import { traceStage } from '../../runtime/tracing.ts';
 import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { classifyRunEnd, endsRun, waveFailures } from '../rates.ts';
+import { modelDriven } from '../run-driver.ts';
 import { onObservation, onTask, planningText, type ThoughtConfig } from './core.ts';
 import { endTooLarge, type ThoughtInput, type ThoughtOutput } from './run-end.ts';
 import { answerCost, type ModelLoopConfig } from './react.ts';
@@ -166,7 +167,7 @@ function describeDecision(record: InputRecord, outputs: readonly OutputRecord[])
 /** The model's part of a committed observation: its verified answer (tokens, latency, cost), and the run's turns when it ended. */
 function countModelTurns(metrics: RunMetrics, obs: ObservationResult, ended: boolean, loop: ModelLoopConfig | undefined): void {
   const modelTool = loop?.tool;
-  if (!loop || !modelTool || obs.run.model_state_json === null) return;
+  if (!loop || !modelTool || !modelDriven(obs.run) || obs.run.model_state_json === null) return;
   const state = JSON.parse(obs.run.model_state_json) as { skill: string; turns: number };
   const skill = loop.skill(state.skill.split('@')[0]!) ?? {};
   for (const v of obs.verdicts) {

@@ -66,13 +66,15 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
 
 /** Thought's configuration, as the stage runs it (also used by replay to re-decide recorded runs). */
 export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConfig> {
-  const [{ PlanValidator }, { DEFAULT_FLOWS_DIR, loadFlows }, { createPlanner }, { loadSkills }, { DEFAULT_SYSTEM_RULES }] = await Promise.all([
-    import('../plan.ts'),
-    import('../thought/planner.ts'),
-    import('../thought/planner-config.ts'),
-    import('../thought/skills.ts'),
-    import('../thought/react.ts'),
-  ]);
+  const [{ PlanValidator }, { DEFAULT_FLOWS_DIR, loadFlows }, { createPlanner }, { plannerSettingsFromEnv }, { loadSkills }, { DEFAULT_SYSTEM_RULES }] =
+    await Promise.all([
+      import('../plan.ts'),
+      import('../thought/planners/flows.ts'),
+      import('../thought/planners/factory.ts'),
+      import('../thought/planners/config.ts'),
+      import('../thought/skills.ts'),
+      import('../thought/react.ts'),
+    ]);
   const { dir: skillsDir } = (await import('../thought/skills-config.ts')).skillsOptionsFromEnv(env);
   const ajv = createContractAjv();
   const catalog = loadCatalog(env, ajv, 'contracts');
@@ -84,7 +86,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
   // The skills' output schemas (skills/<name>/output.schema.json): the final turn asks for an answer of that schema.
   const guards = skills && (await import('../guardrails/load.ts')).loadSkillGuards(skillsDir, (tool) => catalog.get(tool) !== undefined);
   return {
-    planner: createPlanner(env, { flows, catalog, tools, validator, skills }),
+    planner: createPlanner(plannerSettingsFromEnv(env), { flows, tools, skills }),
     model: skills && {
       ...modelLoop(skills, catalog, DEFAULT_SYSTEM_RULES, (name) => guards?.get(name)?.outputSchema),
       params: setting(env, 'TAO_LLM_PARAMS'),

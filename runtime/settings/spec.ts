@@ -17,6 +17,8 @@ export interface SettingSpec {
   max?: number;
   /** Allowed values of an enum, lower case. */
   values?: readonly string[];
+  /** Values an enum took once and takes no more, each with what to use instead: setting one is a one-line error that says so. */
+  retired?: Readonly<Record<string, string>>;
   /** `string` values and each `list` item must match, described by `hint` in the error. */
   pattern?: RegExp;
   hint?: string;

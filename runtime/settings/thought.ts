@@ -1,14 +1,25 @@
 /** Thought's settings: the planner, flows and skills, the model and its fallback, budgets, approvals and run retention. Part of the one declaration of settings (runtime/config.ts, `SETTINGS`). */
 import { PACKAGE_PATH, type SettingSpec } from './spec.ts';
 
+/** What TAO_PLANNER=llm says at start-up since the `llm` planner was retired (CHANGELOG.md, "Migration"). */
+const PLANNER_LLM_RETIRED =
+  "use TAO_PLANNER=plan-replan with a skill for the task's intent in TAO_SKILLS_DIR: the model's plans then go through Action as recorded steps, with its retries, breaker, fallback model and money budget (CHANGELOG.md, Migration)";
+
+/** Variables Thought read once and reads no more, each with what replaces it: setting one is a one-line start-up error that says so. */
+export const RETIRED_THOUGHT_SETTINGS: Readonly<Record<string, string>> = {
+  TAO_LLM_MAX_TOKENS:
+    "it was the retired llm planner's max_tokens; with TAO_PLANNER=plan-replan a plan turn's max_tokens is the generation share of the skill's context window (docs/PLANNERS.md)",
+};
+
 export const THOUGHT_SETTINGS = {
   // Thought
   TAO_PLANNER: {
     kind: 'enum',
-    values: ['router', 'graph', 'llm', 'react', 'plan-replan'],
+    values: ['router', 'graph', 'react', 'plan-replan'],
+    retired: { llm: PLANNER_LLM_RETIRED },
     default: 'router',
     meaning:
-      'planner: the ONNX intent router, one graph flow, an LLM plan, react (the router picks a skill, a model takes the turns), or plan-replan (as react, but a skill that names no mode has the model write whole plans, re-planned on reflection; docs/PLANNERS.md)',
+      'planner: the ONNX intent router, one graph flow, react (the router picks a skill, a model takes the turns), or plan-replan (as react, but a skill that names no mode has the model write whole plans, re-planned on reflection; docs/PLANNERS.md). llm is retired: use plan-replan',
     usedBy: ['thought', 'replay'],
   },
   TAO_FLOW: {
@@ -16,7 +27,7 @@ export const THOUGHT_SETTINGS = {
     default: 'order-status@1',
     pattern: /^[^@\s]+@[0-9]+$/,
     hint: '<flow id>@<version>',
-    meaning: "the graph planner's flow (and the LLM planner's fallback)",
+    meaning: "the graph planner's flow",
     usedBy: ['thought', 'replay'],
   },
   TAO_FLOWS_DIR: { kind: 'string', defaultNote: `flows/ ${PACKAGE_PATH}`, meaning: 'folder of flow files', usedBy: ['thought', 'replay'] },
@@ -42,11 +53,14 @@ export const THOUGHT_SETTINGS = {
   },
   TAO_LLM_BASE_URL: {
     kind: 'url',
-    meaning:
-      'OpenAI-compatible API base (requests go to <base>/chat/completions); required when TAO_PLANNER=llm, and for Action to call the model when TAO_PLANNER=react',
+    meaning: 'OpenAI-compatible API base (requests go to <base>/chat/completions); required for Action to call the model when TAO_PLANNER=react or plan-replan',
     usedBy: ['thought', 'action', 'observation', 'replay'],
   },
-  TAO_LLM_MODEL: { kind: 'string', meaning: 'model name; required when TAO_PLANNER=llm', usedBy: ['thought', 'action', 'observation', 'replay'] },
+  TAO_LLM_MODEL: {
+    kind: 'string',
+    meaning: 'model name; required when TAO_PLANNER=react or plan-replan',
+    usedBy: ['thought', 'action', 'observation', 'replay'],
+  },
   TAO_LLM_API_KEY_ENV: {
     kind: 'string',
     default: 'TAO_LLM_API_KEY',
@@ -88,7 +102,6 @@ export const THOUGHT_SETTINGS = {
     meaning: 'budget of one LLM request',
     usedBy: ['thought', 'action', 'observation', 'replay'],
   },
-  TAO_LLM_MAX_TOKENS: { kind: 'int', default: '2048', min: 1, max: 1000000, meaning: '`max_tokens` of an LLM request', usedBy: ['thought', 'replay'] },
   TAO_LLM_PARAMS: {
     kind: 'enum',
     values: ['chat', 'reasoning'],

@@ -9,7 +9,8 @@ import { after, before, describe, test } from 'node:test';
 
 import { createToolDispatcher, invokeTool, type HttpDeps } from '../../processors/action/invoke.ts';
 import { PlanValidator, holds, resolveReferences, type Plan } from '../../processors/plan.ts';
-import { DEFAULT_FLOWS_DIR, GraphPlanner, loadFlows, type Flow } from '../../processors/thought/planner.ts';
+import { DEFAULT_FLOWS_DIR, loadFlows, type Flow } from '../../processors/thought/planners/flows.ts';
+import { GraphPlanner } from '../../processors/thought/planners/graph.ts';
 import { toolContracts } from '../../processors/wiring/index.ts';
 import { realRetryDeps } from '../../runtime/retry.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';

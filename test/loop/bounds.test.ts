@@ -1,20 +1,23 @@
 // test-needs: kafka
 /**
- * Loop bounds and plan validation on the real loop. Plans come from the LLM planner with scripted
- * answers (a real chat-completions HTTP server), so one Thought process can be handed any plan:
- * each bound ends its run with its own reason code, and each kind of invalid plan is rejected with
- * its reason (the run falls back to the graph flow) without any of its steps reaching a tool.
+ * Loop bounds and plan validation on the real loop. Each scenario is a flow of its own (in a flows
+ * folder the test writes), and the router planner picks it by the e-mail address in the task (each
+ * flow's one input matches its own address), so one Thought process can be handed any plan without
+ * a model: each bound ends its run with its own reason code, and each kind of invalid plan ends its
+ * run failed (invalid_plan) with its reason, without any of its steps reaching a tool.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import type { Outcome } from '../../schemas/types.gen.ts';
 import type { ToolServer } from '../../tool-server/server.ts';
 import { followOutcomes, startLoop, type RunningLoop, type TestCluster } from '../helpers/cluster.ts';
-import { startLlmServer, type LlmServer } from '../helpers/llm-server.ts';
 
 type Step = { id: string; tool: string; input: Record<string, unknown>; depends_on: string[]; until?: unknown; max_calls?: number; fallback?: string };
-const plan = (steps: Step[], output: Record<string, string> = {}) => ({ flow: { id: 'bounds', version: 1 }, steps, output });
+const plan = (steps: Step[], output: Record<string, string> = {}) => ({ steps, output });
 const tier = (id: string, customer: string, deps: string[] = [], extra: Partial<Step> = {}): Step => ({
   id,
   tool: 'crm.tier',
@@ -30,7 +33,7 @@ const track = (id: string, order: string, extra: Partial<Step> = {}): Step => ({
   ...extra,
 });
 
-/** Each scenario's task names an e-mail; the LLM server answers by it, and the graph fallback plans with it. */
+/** Each scenario's task names an e-mail; the flow whose input matches it is planned. */
 const BOUNDS: Record<string, { plan: unknown; status: Outcome['status']; code: Outcome['reason_code'] }> = {
   'novelty@example.com': {
     plan: plan([track('S1', 'O-00000001', { until: { path: '/state', equals: 'never' }, max_calls: 10 })]),
@@ -65,21 +68,44 @@ const INVALID: Record<string, { plan: unknown; reason: RegExp }> = {
   'toomany@example.com': { plan: plan(Array.from({ length: 9 }, (_, i) => tier(`S${i + 1}`, 'C-666006'))), reason: /9 steps, more than the limit of 8/ },
 };
 
-let llm: LlmServer;
+/**
+ * A flows folder with one flow per scenario, each found by its e-mail address, and a routing table
+ * that sends order-status tickets to all of them: the router plans the flow whose input is present.
+ */
+function scenarioFlows(dir: string): void {
+  const scenarios = Object.entries({ ...BOUNDS, ...INVALID });
+  const keys = scenarios.map(([email], i) => {
+    const { steps, output } = scenarios[i]![1].plan as { steps: Step[]; output: Record<string, string> };
+    const id = `bounds-${i + 1}`;
+    const flow = {
+      id,
+      version: 1,
+      description: `the plan of ${email}`,
+      inputs: { email: { pattern: email.replace(/\./g, '\\.'), description: `the address ${email}` } },
+      nodes: steps.map(({ depends_on: _deps, ...node }) => node),
+      edges: steps.flatMap((step) => step.depends_on.map((from) => ({ from, to: step.id }))),
+      output,
+    };
+    writeFileSync(join(dir, `${id}.v1.json`), JSON.stringify(flow));
+    return `${id}@1`;
+  });
+  writeFileSync(join(dir, 'routes.json'), JSON.stringify({ version: 1, intents: { order_status: keys } }));
+}
+
+let flowsDir: string;
 let loop: RunningLoop;
 let tools: ToolServer;
 let cluster: TestCluster;
 
 before(async () => {
-  llm = await startLlmServer();
-  for (const [email, s] of [...Object.entries(BOUNDS), ...Object.entries(INVALID)]) llm.when(email, { content: JSON.stringify(s.plan) });
+  flowsDir = mkdtempSync(join(tmpdir(), 'tao-bounds-flows-'));
+  scenarioFlows(flowsDir);
   loop = await startLoop({
-    TAO_PLANNER: 'llm',
-    TAO_LLM_BASE_URL: llm.baseUrl,
-    TAO_LLM_MODEL: 'scripted',
-    TAO_LLM_TIMEOUT_MS: '5000',
+    TAO_PLANNER: 'router',
+    TAO_FLOWS_DIR: flowsDir,
+    TAO_ROUTES: join(flowsDir, 'routes.json'),
     TAO_MAX_ITERATIONS: '6',
-    TAO_COST_BUDGET: '9', // tool calls cost 1 each; the planner's tokens add about 2 units (1 per 1,000 tokens)
+    TAO_COST_BUDGET: '7', // tool calls cost 1 each
     TAO_MAX_PLAN_STEPS: '8',
   });
   ({ cluster, tools } = loop);
@@ -89,7 +115,7 @@ before(async () => {
 });
 after(async () => {
   await loop?.stop();
-  await llm?.close();
+  if (flowsDir) rmSync(flowsDir, { recursive: true, force: true });
 });
 
 test(
@@ -98,7 +124,9 @@ test(
   async () => {
     const follower = await followOutcomes(cluster);
     const emails = [...Object.keys(BOUNDS), ...Object.keys(INVALID)];
-    const tasks = emails.map((email) => buildTask({ text: `Where is my order? ${email}`, source: 'bounds', external_id: `${cluster.namespace}-${email}` }));
+    const tasks = emails.map((email) =>
+      buildTask({ text: `Where is my order? It has not arrived. (${email})`, source: 'bounds', external_id: `${cluster.namespace}-${email}` }),
+    );
     const producer = cluster.kafka.producer({ idempotent: true });
     await producer.connect();
     await submitTasks(producer, cluster.codec, tasks);
@@ -125,10 +153,10 @@ test(
 
     for (const [email, expected] of Object.entries(INVALID)) {
       const o = outcomeOf(email);
-      assert.match(o.planner, /^llm->graph\(invalid plan: /, `${email}: the LLM plan was rejected`);
-      assert.match(o.planner, expected.reason, `${email}: ${o.planner}`);
-      assert.equal(o.flow_id, 'order-status', 'the run went on with the graph flow');
-      assert.equal(o.status, 'completed', o.reason);
+      assert.match(o.planner, /^router\(order_status /, `${email}: routed to its flow`);
+      assert.deepEqual([o.status, o.reason_code], ['failed', 'invalid_plan'], `${email}: ${o.reason}`);
+      assert.match(o.reason, /^invalid plan: /);
+      assert.match(o.reason, expected.reason, `${email}: ${o.reason}`);
     }
     assert.deepEqual(
       tools

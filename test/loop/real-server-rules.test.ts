@@ -13,7 +13,7 @@ import { checkRequest } from '../../model-sim/profiles.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { onObservation, onTask } from '../../processors/thought/core.ts';
 import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../processors/thought/react.ts';
-import type { Planner } from '../../processors/thought/planner.ts';
+import type { Planner } from '../../processors/thought/planners/planner.ts';
 import type { ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
 import { loadWorld, task, thoughtConfig as coreConfig } from '../processors/fixtures.ts';
 import { runTicket } from '../../bench/lib/cores-over-http.ts';

@@ -11,7 +11,9 @@ import type { ThoughtConfig, ThoughtDecision } from '../../processors/thought/co
 import { toolContracts } from '../../processors/wiring/index.ts';
 import { runState as makeRunState } from '../../schemas/records.ts';
 import { PlanValidator, type Plan, type ToolContracts } from '../../processors/plan.ts';
-import { DEFAULT_FLOWS_DIR, GraphPlanner, loadFlows, type Flow, type Planner } from '../../processors/thought/planner.ts';
+import { DEFAULT_FLOWS_DIR, loadFlows, type Flow } from '../../processors/thought/planners/flows.ts';
+import { GraphPlanner } from '../../processors/thought/planners/graph.ts';
+import type { Planner } from '../../processors/thought/planners/planner.ts';
 
 export interface World {
   ajv: Ajv;

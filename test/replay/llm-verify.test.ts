@@ -1,98 +1,77 @@
 // test-needs: kafka
+/**
+ * An old run of the retired `llm` planner, in Kafka. TAO_PLANNER=llm can no longer be started, so
+ * the run is recorded in-process by the real Thought and Observation cores with the planner as such
+ * runs recorded it (test/replay/record-run.ts), and its records are written to the topics with
+ * their record times, as the stages wrote them. `tao replay` reads them back; `--verify` says the
+ * run was planned by the retired planner (a configuration drift row, not an exception) and
+ * re-decides every decision after the plan from the log.
+ */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { buildTask, submitTasks } from '../../client/tasks.ts';
+import type { Producer } from 'kafkajs';
+import { observationConfig, thoughtConfig } from '../../processors/wiring/index.ts';
 import { replayCommand } from '../../replay/cli.ts';
 import type { Timeline } from '../../replay/timeline.ts';
 import type { VerifyReport } from '../../replay/verify.ts';
-import type { Outcome } from '../../schemas/types.gen.ts';
-import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
-import { StageFleet, followOutcomes, freshCluster, type TestCluster } from '../helpers/cluster.ts';
-import { startLlmServer, type LlmServer } from '../helpers/llm-server.ts';
+import { freshCluster, type TestCluster } from '../helpers/cluster.ts';
 import { runCli } from './helpers.ts';
+import { LLM_ANSWER_RECORD, recordRun, retiredLlmPlanner } from './record-run.ts';
 
-const EMAIL = 'llm.replay@example.com';
-const PLAN = {
-  flow: { id: 'llm', version: 1 },
-  steps: [
-    { id: 'S1', tool: 'crm.find_customer', input: { email: EMAIL }, depends_on: [] },
-    { id: 'S2', tool: 'orders.latest', input: { customer_id: '{{S1.customer_id}}' }, depends_on: ['S1'] },
-  ],
-  output: { customer: '{{S1.customer_id}}', order: '{{S2.order_id}}' },
-};
-
-let llm: LlmServer;
-let tools: ToolServer;
 let cluster: TestCluster;
+let producer: Producer | undefined;
 let thoughtId = '';
 
-/** One run planned by the LLM planner against the scripted model server; the stages stop before the tests. */
 before(async () => {
-  llm = await startLlmServer();
-  llm.when(EMAIL, { content: JSON.stringify(PLAN) });
-  tools = await startToolServer({ port: 0 });
-  cluster = await freshCluster({
-    TAO_DEMO_TOOL_ORIGIN: tools.url,
-    TAO_PLANNER: 'llm',
-    TAO_LLM_BASE_URL: llm.baseUrl,
-    TAO_LLM_MODEL: 'scripted-planner-1',
-    TAO_LLM_API_KEY: 'sk-replay-test',
-    TAO_LLM_TIMEOUT_MS: '3000',
-  });
-  const fleet = new StageFleet(cluster.env);
-  try {
-    await Promise.all([fleet.start('thought'), fleet.start('action'), fleet.start('observation')]);
-    const task = buildTask({ text: `Where is my order? ${EMAIL}`, source: 'test', external_id: `${cluster.namespace}-llm` });
-    thoughtId = task.thought_id;
-    const follower = await followOutcomes(cluster);
-    const producer = cluster.kafka.producer({ idempotent: true });
-    await producer.connect();
-    await submitTasks(producer, cluster.codec, [task]);
-    await producer.disconnect();
-    await follower.waitFor(1, 60000);
-    await follower.stop();
-    assert.equal((follower.outcomes.get(thoughtId)!.value as unknown as Outcome).status, 'completed');
-  } finally {
-    await fleet.stop();
+  cluster = await freshCluster();
+  await cluster.codec.register(['thoughtRuns']);
+  thoughtId = `${cluster.namespace}-llm`;
+  const graph = await thoughtConfig({ TAO_PLANNER: 'graph', TAO_FLOW: 'order-status@1' });
+  const observation = await observationConfig({}); // with the classifier, as the stage runs by default
+  const log = await recordRun({ ...graph, planner: retiredLlmPlanner(graph.planner) }, observation, LLM_ANSWER_RECORD, { thoughtId });
+  producer = cluster.kafka.producer({ idempotent: true });
+  await producer.connect();
+  // In log order, one send at a time: the run's records keep their order and their record times.
+  for (const r of log.records) {
+    const value = await cluster.codec.encode(r.topic, r.value);
+    await producer.send({ topic: cluster.codec.topics.name(r.topic), acks: -1, messages: [{ key: thoughtId, value, timestamp: String(r.timestamp) }] });
   }
 });
 
 after(async () => {
-  await tools?.close();
-  await llm?.close();
+  await producer?.disconnect();
 });
 
-test('a run planned by an LLM replays and verifies from the recorded answer: the model and the tools get no request', { timeout: 60000 }, async () => {
-  assert.equal(llm.count, 1, 'the model was asked once, when the run was planned');
-  const toolRequests = tools.stats().total;
+test(
+  'an old run of the retired llm planner replays, and verify names the retired planner and re-decides every later decision from the log',
+  { timeout: 60000 },
+  async () => {
+    const t = JSON.parse((await runCli(replayCommand, [thoughtId, '--format', 'json'], cluster.env)).stdout) as Timeline;
+    assert.equal(t.plan?.planner, 'llm');
+    assert.deepEqual(
+      t.iterations.map((w) => w.steps.map((s) => s.step_id).join('+')),
+      ['S1', 'S2+S3', 'S4'],
+      'the waves of the recorded plan',
+    );
+    assert.equal((t.state?.planner_record as { content?: string } | null)?.content, '{"steps":[]}', "the model's answer is in the run state");
 
-  const t = JSON.parse((await runCli(replayCommand, [thoughtId, '--format', 'json'], cluster.env)).stdout) as Timeline;
-  assert.equal(t.plan?.planner, 'llm');
-  assert.deepEqual(
-    t.iterations.map((w) => w.steps.map((s) => s.step_id).join('+')),
-    ['S1', 'S2'],
-  );
-  assert.equal((t.state?.planner_record as { content?: string } | null)?.content, JSON.stringify(PLAN), "the model's answer is in the run state");
-
-  const verified = await runCli(replayCommand, [thoughtId, '--verify', '--format', 'json'], cluster.env);
-  assert.equal(verified.code, 0, verified.stdout + verified.stderr);
-  assert.equal((JSON.parse(verified.stdout) as VerifyReport).drift, false);
-  // Pointing the planner at an address where nothing listens changes nothing: verify never asks.
-  const offline = await runCli(replayCommand, [thoughtId, '--verify', '--format', 'json'], { ...cluster.env, TAO_LLM_BASE_URL: 'http://127.0.0.1:9/v1' });
-  assert.equal(offline.code, 0, offline.stdout + offline.stderr);
-
-  // A shell with another planner, or with no LLM settings at all: verify re-decides with the planner the run recorded (llm).
-  const { TAO_LLM_BASE_URL: _url, TAO_LLM_MODEL: _model, TAO_LLM_API_KEY: _key, ...withoutLlm } = cluster.env;
-  for (const env of [
-    { ...cluster.env, TAO_PLANNER: 'graph' },
-    { ...withoutLlm, TAO_PLANNER: 'graph' },
-  ]) {
-    const other = await runCli(replayCommand, [thoughtId, '--verify', '--format', 'json'], env);
-    assert.equal(other.code, 0, other.stdout + other.stderr);
-    const report = JSON.parse(other.stdout) as VerifyReport;
-    assert.deepEqual([report.drift, report.configuration_drift], [false, []]);
-  }
-
-  assert.equal(llm.count, 1, 'replay and verify sent no request to the model');
-  assert.equal(tools.stats().total, toolRequests, 'replay and verify sent no request to the tools');
-});
+    // Whatever the shell's planner, and with no model configured: no exception, one row naming the retired planner.
+    const { TAO_LLM_BASE_URL: _url, TAO_LLM_MODEL: _model, ...withoutModel } = cluster.env;
+    for (const env of [cluster.env, { ...withoutModel, TAO_PLANNER: 'router' }]) {
+      const verified = await runCli(replayCommand, [thoughtId, '--verify', '--format', 'json'], env);
+      assert.equal(verified.code, 1, `configuration drift is drift: ${verified.stderr}`);
+      const report = JSON.parse(verified.stdout) as VerifyReport;
+      assert.deepEqual(
+        report.configuration_drift.map((c) => [c.setting, c.recorded, c.today]),
+        [['planner', 'llm', null]],
+      );
+      assert.match(report.configuration_drift[0]!.explanation, /retired llm planner/);
+      assert.deepEqual([report.code_drift, report.first_divergence], [false, null]);
+      assert.deepEqual([report.checked.thought_inputs, report.checked.observation_inputs], [4, 3], 'the task and the three waves were re-decided');
+    }
+    const text = await runCli(replayCommand, [thoughtId, '--verify'], cluster.env);
+    assert.match(text.stdout, /CONFIGURATION DRIFT/);
+    assert.match(text.stdout, /the run was planned by the retired llm planner \(TAO_PLANNER=llm; CHANGELOG\.md, Migration\)/);
+    assert.doesNotMatch(text.stdout, /CODE DRIFT/);
+  },
+);

@@ -8,21 +8,16 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { observe, type ObservationConfig } from '../../processors/observation/core.ts';
-import { onObservation, onTask, type ThoughtConfig } from '../../processors/thought/core.ts';
-import { DEFAULT_FLOWS_DIR } from '../../processors/thought/planner.ts';
+import { DEFAULT_FLOWS_DIR } from '../../processors/thought/planners/flows.ts';
 import { observationConfig, thoughtConfig } from '../../processors/wiring/index.ts';
 import { DEFAULT_RULES_FILE } from '../../processors/observation/rules.ts';
-import type { LoggedRecord, RunLog } from '../../replay/log.ts';
+import type { RunLog } from '../../replay/log.ts';
 import { renderVerify } from '../../replay/render-reports.ts';
 import { verifyRun } from '../../replay/verify.ts';
 import { recordedPlanner, verifyConfigsForRun } from '../../replay/verify-config.ts';
-import type { ActionResult, ObservationResult, RunSnapshot, StepCall, StepResult, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
-import type { TopicId } from '../../topics/catalog.ts';
-import { DATA } from '../processors/fixtures.ts';
+import type { ObservationResult, ThoughtRequest } from '../../schemas/types.gen.ts';
+import { EMAIL, LLM_ANSWER_RECORD, recordRun, retiredLlmPlanner } from './record-run.ts';
 
-const ID = 'run-cfg';
-const EMAIL = 'alice@example.com';
 const dirs: string[] = [];
 
 after(() => {
@@ -37,76 +32,6 @@ const ROUTE = JSON.stringify({
   model: 'intent-router@000000000000',
   candidate: 'order_status',
 });
-
-function answer(call: StepCall): StepResult {
-  const data = JSON.stringify(DATA[call.step_id as keyof typeof DATA]);
-  return {
-    step_id: call.step_id,
-    tool: call.tool,
-    input_json: call.input_json,
-    idempotency_key: call.idempotency_key,
-    attempts: 1,
-    response_time_ms: 12,
-    error: null,
-    fallback_from: null,
-    fallback_reason: null,
-    attempt_time_ms: null,
-    status_code: 200,
-    response_raw: data,
-    data_json: data,
-  };
-}
-
-/** Records one run to its end the way the three stages write it. */
-async function recordRun(thought: ThoughtConfig, observation: ObservationConfig, plannerRecord: string | null): Promise<RunLog> {
-  const records: LoggedRecord[] = [];
-  let clock = 1_700_000_000_000;
-  const offsets = new Map<TopicId, number>();
-  const add = (topic: TopicId, value: object) => {
-    const offset = (offsets.get(topic) ?? -1) + 1;
-    offsets.set(topic, offset);
-    records.push({
-      topic,
-      ref: { topic: `ns.${topic}`, partition: 0, offset: String(offset) },
-      timestamp: (clock += 10),
-      key: ID,
-      headers: {},
-      value: value as Record<string, unknown>,
-      decodeError: null,
-    });
-  };
-  let snapshot: RunSnapshot | undefined;
-  const decide = (outputs: ReturnType<typeof onTask>['outputs']): ThoughtRequest | undefined => {
-    let request: ThoughtRequest | undefined;
-    for (const o of outputs) {
-      add(o.topic, o.value);
-      if (o.topic === 'thoughtRuns') snapshot = o.value;
-      if (o.topic === 'thoughtRequests') request = o.value;
-    }
-    return request;
-  };
-  const task: Task = {
-    thought_id: ID,
-    task_id: 'task-1',
-    kind: 'NEW',
-    text: `Where is my order? ${EMAIL}`,
-    source: 'test',
-    external_id: null,
-    metadata: {},
-    submitted_at_ms: 1,
-    decision: null,
-  };
-  add('tasks', task);
-  let pending = decide(onTask(task, thought, snapshot, plannerRecord).outputs);
-  while (pending) {
-    const result: ActionResult = { thought_id: ID, iteration: pending.iteration, run: pending.run, results: pending.steps.map(answer) };
-    add('actionResults', result);
-    const obs = await observe(result, observation);
-    add('observationResults', obs);
-    pending = decide(onObservation(obs, thought, snapshot).outputs);
-  }
-  return { thoughtId: ID, namespace: 'ns', bounds: { fromMs: null, toMs: null }, scanned: [], records, deadLetters: [] };
-}
 
 /** A flows folder like flows/ where order-status is at version 2 only, with a routing table (version 2) pointing at it. */
 function flowsWithOrderStatusV2(): { dir: string; routes: string } {
@@ -275,4 +200,45 @@ test('a run judged without the classifier, verified where Observation has one, i
     report.first_divergence?.diff.some((f) => f.path.startsWith('verdicts[0].audit_trail')),
     "the semantic check is in today's audit trail",
   );
+});
+
+test('a run of the retired llm planner verifies from its recorded plans, with a configuration drift row naming the retired planner', async () => {
+  const graph = await thoughtConfig({ TAO_PLANNER: 'graph', TAO_FLOW: 'order-status@1' });
+  const log = await recordRun(
+    { ...graph, planner: retiredLlmPlanner(graph.planner) },
+    await observationConfig({ TAO_SEMANTIC_CHECK: 'off' }),
+    LLM_ANSWER_RECORD,
+  );
+  assert.equal(recordedPlanner(log).kind, 'llm');
+  assert.deepEqual(
+    log.records.filter((r) => r.topic === 'outcomes').map((r) => [r.value!.status, r.value!.planner]),
+    [['completed', 'llm']],
+  );
+
+  for (const env of [{}, { TAO_PLANNER: 'router' }]) {
+    const report = await verify(log, env);
+    assert.equal(report.first_divergence, null, JSON.stringify(report.first_divergence?.diff));
+    assert.equal(report.code_drift, false);
+    assert.deepEqual(
+      report.configuration_drift.map((c) => [c.setting, c.recorded, c.today]),
+      [['planner', 'llm', null]],
+    );
+    assert.ok(report.checked.thought_inputs >= 3, 'the task and every wave after the plan were re-decided');
+    assert.match(
+      renderVerify(report),
+      /the run was planned by the retired llm planner \(TAO_PLANNER=llm; CHANGELOG\.md, Migration\): its plans are taken from the run's records/,
+    );
+  }
+
+  // Its fallback flow (order-status@1) gone from today's flows: the plans are the recorded ones, so nothing else changes.
+  const { dir, routes } = flowsWithOrderStatusV2();
+  const gone = await verify(log, { TAO_FLOWS_DIR: dir, TAO_ROUTES: routes });
+  assert.deepEqual([gone.configuration_drift.map((c) => c.setting), gone.first_divergence], [['planner'], null]);
+
+  // The decisions after the plan are still re-decided: a changed wave is found.
+  const mutated = structuredClone(log);
+  const wave2 = mutated.records.find((x) => x.topic === 'thoughtRequests' && x.value!.iteration === 2)!;
+  (wave2.value as unknown as ThoughtRequest).steps[0]!.input_json = '{"customer_id":"C-999999"}';
+  const changed = await verify(mutated, {});
+  assert.deepEqual([changed.first_divergence?.stage, changed.first_divergence?.input.topic], ['thought', 'observationResults']);
 });

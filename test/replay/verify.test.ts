@@ -13,7 +13,7 @@ import { onObservation, onTask, type ThoughtConfig } from '../../processors/thou
 import { endTooLarge } from '../../processors/thought/run-end.ts';
 import { encodedValueBytes } from '../../runtime/codec.ts';
 import { MAX_OUTPUT_VALUE_BYTES } from '../../runtime/processor.ts';
-import { DEFAULT_FLOWS_DIR, loadFlows } from '../../processors/thought/planner.ts';
+import { DEFAULT_FLOWS_DIR, loadFlows } from '../../processors/thought/planners/flows.ts';
 import { observationConfig, thoughtConfig } from '../../processors/wiring/index.ts';
 import { decodeOffsets, encodeOffsets } from '../../replay/dlq.ts';
 import { planFork } from '../../replay/fork.ts';
@@ -22,10 +22,10 @@ import { renderHtml } from '../../replay/render-html.ts';
 import { renderTerminal } from '../../replay/render-terminal.ts';
 import { buildTimeline } from '../../replay/build-timeline.ts';
 import { verifyRun, type VerifyConfigs } from '../../replay/verify.ts';
-import type { ActionResult, RunSnapshot, StepCall, StepResult, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
+import type { ActionResult, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { createContractAjv } from '../../tools/catalog.ts';
 import type { TopicId } from '../../topics/catalog.ts';
-import { DATA } from '../processors/fixtures.ts';
+import { answer } from './record-run.ts';
 
 let configs: VerifyConfigs;
 
@@ -37,28 +37,6 @@ const ID = 'run-1';
 
 function task(text: string, kind: Task['kind'] = 'NEW', n = 0): Task {
   return { thought_id: ID, task_id: `task-${kind}-${n}`, kind, text, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1, decision: null };
-}
-
-/** The tool answers of the order-status flow (a 404 for `unknown` customers). */
-function answer(call: StepCall, padBytes = 0): StepResult {
-  const base = {
-    step_id: call.step_id,
-    tool: call.tool,
-    input_json: call.input_json,
-    idempotency_key: call.idempotency_key,
-    attempts: 1,
-    response_time_ms: 12,
-    error: null,
-    fallback_from: null,
-    fallback_reason: null,
-    attempt_time_ms: null,
-  };
-  if (call.input_json.includes('unknown'))
-    return { ...base, status_code: 404, response_raw: '{"error":"customer_not_found"}', data_json: '{"error":"customer_not_found"}' };
-  const known = DATA[call.step_id as keyof typeof DATA];
-  // A chatty API: the customer record with a long made-up history, carried in the run's state from then on.
-  const data = JSON.stringify(padBytes && call.step_id === 'S1' ? { ...known, history: 'h'.repeat(padBytes) } : known);
-  return { ...base, status_code: 200, response_raw: data, data_json: data };
 }
 
 /** Records a run the way the three stages would: Thought's store, the waves, the verdicts. */

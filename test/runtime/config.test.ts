@@ -48,8 +48,20 @@ describe('a bad value is refused with one line naming the variable and the value
   });
 
   test('enum', () => {
-    assert.equal(refusal({ TAO_PLANNER: 'oracle' }), 'TAO_PLANNER must be one of router, graph, llm, react, plan-replan, got "oracle"');
+    assert.equal(refusal({ TAO_PLANNER: 'oracle' }), 'TAO_PLANNER must be one of router, graph, react, plan-replan, got "oracle"');
     assert.equal(refusal({ TAO_SEMANTIC_CHECK: 'maybe' }), 'TAO_SEMANTIC_CHECK must be one of on, off, got "maybe"');
+  });
+
+  test('a retired planner says it is retired and what to use instead, not "not one of"', () => {
+    for (const value of ['llm', 'LLM']) {
+      const message = refusal({ TAO_PLANNER: value });
+      assert.match(message, /^TAO_PLANNER=llm is retired: use TAO_PLANNER=plan-replan with a skill .* TAO_SKILLS_DIR/);
+      assert.match(message, /through Action as recorded steps, with its retries, breaker, fallback model and money budget/);
+    }
+  });
+
+  test('a retired variable is refused with what replaces it, not as an unknown name', () => {
+    assert.match(refusal({ TAO_LLM_MAX_TOKENS: '2048' }), /^TAO_LLM_MAX_TOKENS is retired: .*plan-replan.*generation share/);
   });
 
   test('URL', () => {
@@ -90,6 +102,12 @@ describe('a bad value is refused with one line naming the variable and the value
     await assert.rejects(run({ TAO_INGRESS_MAX_IN_FLIGHT: 'abc' }), (err: { code: number; stderr: string }) => {
       assert.equal(err.code, 1);
       assert.match(err.stderr, /^tao: TAO_INGRESS_MAX_IN_FLIGHT must be an integer >= 1, got "abc".*\n$/);
+      return true;
+    });
+    const thought = promisify(execFile)(process.execPath, [TAO_BIN, 'run', 'thought'], { env: { PATH: process.env.PATH, TAO_PLANNER: 'llm' }, timeout: 30000 });
+    await assert.rejects(thought, (err: { code: number; stderr: string }) => {
+      assert.equal(err.code, 1);
+      assert.match(err.stderr, /^tao: TAO_PLANNER=llm is retired: use TAO_PLANNER=plan-replan with a skill [^\n]*\n$/);
       return true;
     });
   });

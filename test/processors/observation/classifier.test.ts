@@ -10,7 +10,7 @@ import {
   MAX_INPUT_CODE_POINTS,
   adoptable,
 } from '../../../processors/observation/classifier.ts';
-import { DEFAULT_INTENT_MODEL_DIR } from '../../../processors/thought/intent-router.ts';
+import { DEFAULT_INTENT_MODEL_DIR } from '../../../processors/thought/planners/intent-model.ts';
 import { type EvalReport, metrics, readJsonl } from '../../models/eval-metrics.ts';
 
 const MODEL_DIR = new URL('../../../models/error-classifier/', import.meta.url);

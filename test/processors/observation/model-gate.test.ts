@@ -81,6 +81,11 @@ describe('verifyModelAnswer', () => {
     const ok = verifyModelAnswer(completion({ content: JSON.stringify(plan) }), planRequest, contracts, ajv);
     assert.ok(ok.ok && ok.answer.kind === 'plan');
     assert.deepEqual(ok.answer.kind === 'plan' && ok.answer.plan.steps.map((s) => s.tool), ['orders.get', 'shipping.track']);
+    // Models often wrap JSON in a Markdown fence despite the response format: the plan inside is taken.
+    for (const fence of ['```json\n', '```\n']) {
+      const fenced = verifyModelAnswer(completion({ content: `${fence}${JSON.stringify(plan)}\n\`\`\`` }), planRequest, contracts, ajv);
+      assert.deepEqual(fenced.ok && fenced.answer.kind === 'plan' && fenced.answer.plan.steps.map((s) => s.id), ['S1', 'S2'], fence);
+    }
     const prose = verifyModelAnswer(completion({ content: 'First look the order up.' }), planRequest, contracts, ajv);
     assert.equal(prose.ok ? null : prose.errorType, 'malformed');
     const noOutput = verifyModelAnswer(completion({ content: JSON.stringify({ steps: plan.steps }) }), planRequest, contracts, ajv);

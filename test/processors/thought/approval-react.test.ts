@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
 import { parseApprovalRules, type ApprovalConfig } from '../../../processors/thought/approval-rules.ts';
 import { DEFAULT_SYSTEM_RULES, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
-import type { Planner } from '../../../processors/thought/planner.ts';
+import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
 import { approvalNeed, parseApprovalRules, type ApprovalConfig } from '../../../processors/thought/approval-rules.ts';
-import { DEFAULT_FLOWS_DIR, GraphPlanner, loadFlows } from '../../../processors/thought/planner.ts';
+import { DEFAULT_FLOWS_DIR, loadFlows } from '../../../processors/thought/planners/flows.ts';
+import { GraphPlanner } from '../../../processors/thought/planners/graph.ts';
 import type { ApprovalDecision, RunSnapshot, Task } from '../../../schemas/types.gen.ts';
 import { loadWorld, observe, onlyOutcome, onlyRequest, onlySnapshot, task, thoughtConfig, validVerdict } from '../fixtures.ts';
 

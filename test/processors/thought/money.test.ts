@@ -18,7 +18,7 @@ import {
   type ModelLoopConfig,
   type ReactSkill,
 } from '../../../processors/thought/react.ts';
-import type { Planner } from '../../../processors/thought/planner.ts';
+import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import { moneySettings } from '../../../processors/wiring/index.ts';
 import { ConfigError } from '../../../runtime/errors.ts';
 import type { ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';

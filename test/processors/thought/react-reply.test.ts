@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
 import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
-import type { Planner } from '../../../processors/thought/planner.ts';
+import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import type { ObservationResult, Outcome, RunSnapshot, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, reply, task, thoughtConfig } from '../fixtures.ts';
 

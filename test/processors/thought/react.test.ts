@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
 import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
-import type { Planner } from '../../../processors/thought/planner.ts';
+import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import type { ErrorType, ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
 
@@ -89,6 +89,7 @@ describe('react runs', () => {
       req.steps.map((s) => [s.step_id, s.tool]),
       [['M1', 'model.chat']],
     );
+    assert.equal(req.run.driver, 'react', 'the run records that a model drives it');
     const body = JSON.parse(req.steps[0]!.input_json) as {
       messages: Array<{ role: string; content: string }>;
       tools: Array<{ function: { name: string } }>;

@@ -10,7 +10,7 @@ import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from 
 import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
 import { mergePlan } from '../../../processors/thought/replan.ts';
 import type { Plan } from '../../../processors/plan.ts';
-import type { Planner } from '../../../processors/thought/planner.ts';
+import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import type { ErrorType, ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
 
@@ -237,6 +237,51 @@ describe('plan-replan runs', () => {
     );
     d = onObservation(observed(d, byTool(data)), c);
     assert.deepEqual(JSON.parse(outcome(d)!.output_json!), { order_id: 'O-78711382', tier: 'gold' });
+  });
+
+  test('the run records who drives it (plan-replan); a run recorded before the field (driver null) is decided exactly as before', () => {
+    const c = config();
+    const first = onTask(task(ticket), c);
+    assert.equal(request(first)!.run.driver, 'plan-replan');
+    /** The run to its end, each observation's run state as `old` makes it; the decisions without the driver field. */
+    const decisions = (old: (run: ThoughtRequest['run']) => ThoughtRequest['run']) => {
+      const seen: unknown[] = [];
+      let d = first;
+      for (const verdicts of [answer(planAnswer(lookUpThenTrack)), byTool(data), byTool(data)]) {
+        const obs = observed(d, verdicts);
+        d = onObservation({ ...obs, run: old(obs.run) }, c);
+        seen.push(JSON.parse(JSON.stringify(d.outputs, (k, v: unknown) => (k === 'driver' ? undefined : v))));
+      }
+      assert.deepEqual([outcome(d)?.status, outcome(d)?.reason_code], ['completed', 'completed']);
+      return seen;
+    };
+    assert.deepEqual(
+      decisions((run) => ({ ...run, driver: null })),
+      decisions((run) => run),
+    );
+  });
+
+  test('a plan with a cycle, a duplicate step id or a reference to a field its tool does not return reaches no tool: the model is asked again with the reason', () => {
+    const c = config();
+    const look = { id: 'S1', tool: 'orders.get', input: { order_id: 'O-78711382' }, depends_on: [] as string[] };
+    const track = { id: 'S2', tool: 'shipping.track', input: { order_id: '{{S1.order_id}}' }, depends_on: ['S1'] };
+    const broken: Array<[unknown, RegExp]> = [
+      [{ steps: [{ ...look, depends_on: ['S2'] }, track], output: { eta: '{{S2.eta}}' } }, /cycle/],
+      [{ steps: [look, { ...track, id: 'S1' }], output: { eta: '{{S1.order_id}}' } }, /step id M1_S1 is used twice/],
+      [{ steps: [look, { ...track, input: { order_id: '{{S1.nonexistent}}' } }], output: { eta: '{{S2.eta}}' } }, /returns no field nonexistent/],
+    ];
+    for (const [plan, reason] of broken) {
+      const d = onObservation(observed(onTask(task(ticket), c), answer(planAnswer(plan as typeof lookUpThenTrack))), c);
+      const again = request(d)!;
+      assert.deepEqual(
+        again.steps.map((s) => [s.step_id, s.tool]),
+        [['M2', 'model.chat']],
+        `${reason}: no step of the plan was dispatched`,
+      );
+      const body = JSON.parse(again.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null }> };
+      assert.match(body.messages.at(-1)!.content!, /rejected before anything ran \(invalid_plan\): invalid plan: /);
+      assert.match(body.messages.at(-1)!.content!, reason);
+    }
   });
 
   test("bounds: an invalid plan is shown to the model and asked for again; re-plans past the skill's max-replans end the run as replan_cap", () => {

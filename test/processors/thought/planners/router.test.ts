@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { IntentRoute } from '../../../processors/thought/intent-router.ts';
-import type { Plan } from '../../../processors/plan.ts';
-import { createPlanner } from '../../../processors/thought/planner-config.ts';
-import type { Planner } from '../../../processors/thought/planner.ts';
-import { PlanValidator } from '../../../processors/plan.ts';
-import { DEFAULT_FLOWS_DIR, loadFlows } from '../../../processors/thought/planner.ts';
-import { loadWorld } from '../fixtures.ts';
+import type { IntentRoute } from '../../../../processors/thought/planners/intent-model.ts';
+import type { Plan } from '../../../../processors/plan.ts';
+import { plannerSettingsFromEnv } from '../../../../processors/thought/planners/config.ts';
+import { createPlanner } from '../../../../processors/thought/planners/factory.ts';
+import type { Planner } from '../../../../processors/thought/planners/planner.ts';
+import { PlanValidator } from '../../../../processors/plan.ts';
+import { DEFAULT_FLOWS_DIR, loadFlows } from '../../../../processors/thought/planners/flows.ts';
+import { loadWorld } from '../../fixtures.ts';
 
 const world = loadWorld();
 const flows = loadFlows(DEFAULT_FLOWS_DIR, world.ajv);
@@ -14,7 +15,7 @@ const validator = new PlanValidator(world.ajv, 50);
 let planner: Planner;
 
 before(() => {
-  planner = createPlanner({ TAO_PLANNER: 'router' }, { flows, catalog: world.catalog, tools: world.tools, validator });
+  planner = createPlanner(plannerSettingsFromEnv({ TAO_PLANNER: 'router' }), { flows, tools: world.tools });
 });
 after(() => undefined);
 

@@ -1,6 +1,8 @@
 /**
- * Ticket intent router for Thought: which flow does an English or Chinese customer ticket ask for,
- * plus the slots (order id, invoice number, expense claim id, e-mail, service, date) found in it.
+ * The ONNX intent model (`intent-router`, class {@link IntentRouter}): which flow does an English or
+ * Chinese customer ticket ask for, plus the slots (order id, invoice number, expense claim id,
+ * e-mail, service, date) found in it. This is the model, not a planner: the `router` planner
+ * (`router.ts`) and the skill planner (`skill.ts`) record its answer in `gather` and plan from it.
  *
  * The intent comes from a small logistic-regression model (`models/intent-router/model.onnx`, trained
  * by `models/train.py` on generated tickets, evaluated on a hand-written held-out set, see
@@ -12,8 +14,8 @@
  * Slots are plain regular expressions over the NFKC-normalized text (full-width characters become
  * ASCII), independent of the intent. Same text → same output. Nothing is loaded at import time.
  */
-import { packagePath } from '../../runtime/paths.ts';
-import { MAX_INPUT_CODE_POINTS, TextModel } from '../../features/text/index.ts';
+import { packagePath } from '../../../runtime/paths.ts';
+import { MAX_INPUT_CODE_POINTS, TextModel } from '../../../features/text/index.ts';
 
 /** The intents the router knows; `unknown` means off-domain or not confident enough. */
 export const INTENTS = ['order_status', 'refund_request', 'invoice_copy', 'account_access', 'outage_report', 'expense_claim_status', 'unknown'] as const;

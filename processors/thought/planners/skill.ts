@@ -1,6 +1,6 @@
-import type { IntentRoute } from './intent-router.ts';
+import type { IntentRoute } from './intent-model.ts';
 import type { Planner, PlannerTask, PlanningResult } from './planner.ts';
-import type { RouterPlanner } from './router-planner.ts';
+import type { RouterPlanner } from './router.ts';
 
 /** What the skill planner needs of a skill (processors/thought/skills.ts `Skill` satisfies it). */
 export interface RoutableSkill {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_ERROR_MODEL_DIR } from '../../../processors/observation/classifier.ts';
+import { DEFAULT_ERROR_MODEL_DIR } from '../../../../processors/observation/classifier.ts';
 import {
   DEFAULT_INTENT_MODEL_DIR,
   DEFAULT_INTENT_THRESHOLD,
@@ -10,12 +10,12 @@ import {
   type Intent,
   IntentRouter,
   extractSlots,
-} from '../../../processors/thought/intent-router.ts';
-import { TextModel } from '../../../features/text/index.ts';
-import { setting } from '../../../runtime/config.ts';
-import { type EvalReport, metrics, readJsonl } from '../../models/eval-metrics.ts';
+} from '../../../../processors/thought/planners/intent-model.ts';
+import { TextModel } from '../../../../features/text/index.ts';
+import { setting } from '../../../../runtime/config.ts';
+import { type EvalReport, metrics, readJsonl } from '../../../models/eval-metrics.ts';
 
-const MODEL_DIR = new URL('../../../models/intent-router/', import.meta.url);
+const MODEL_DIR = new URL('../../../../models/intent-router/', import.meta.url);
 
 const EXAMPLES: Record<Exclude<Intent, 'unknown'>, { en: string[]; zh: string[] }> = {
   order_status: { en: ['where is my order O-12345678', 'Has my package shipped yet? Order O-22334455'], zh: ['我的订单到哪了', '订单O-12345678什么时候发货'] },

@@ -1,41 +1,8 @@
-import { readFileSync } from 'node:fs';
-import type { Ajv } from 'ajv';
-import { ConfigError } from '../../runtime/errors.ts';
-import { packagePath } from '../../runtime/paths.ts';
-import { INTENTS, type IntentRoute } from './intent-router.ts';
-import type { ToolContracts } from '../plan.ts';
-import { GraphPlanner, type Flow, type Planner, type PlannerTask, type PlanningResult } from './planner.ts';
-
-/** The routing table (flows/routes.json): for each intent, the flows that serve it, preferred first. */
-export interface Routes {
-  version: number;
-  intents: Record<string, string[]>;
-}
-
-const routesSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['version', 'intents'],
-  properties: {
-    version: { type: 'integer', minimum: 1 },
-    intents: { type: 'object', additionalProperties: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^[a-z][a-z0-9-]*@[0-9]+$' } } },
-  },
-} as const;
-
-export const DEFAULT_ROUTES_FILE = packagePath('flows', 'routes.json');
-
-/** Reads and checks the routing table: known intents only, every flow loaded. */
-export function loadRoutes(path: string, ajv: Ajv, flows: Map<string, Flow>): Routes {
-  const raw: unknown = JSON.parse(readFileSync(path, 'utf8'));
-  const validate = ajv.compile<Routes>(routesSchema);
-  if (!validate(raw)) throw new ConfigError(`${path}: ${ajv.errorsText(validate.errors)}`);
-  for (const [intent, keys] of Object.entries(raw.intents)) {
-    if (!(INTENTS as readonly string[]).includes(intent) || intent === 'unknown')
-      throw new ConfigError(`${path}: "${intent}" is not a routable intent (${INTENTS.filter((i) => i !== 'unknown').join(', ')})`);
-    for (const key of keys) if (!flows.has(key)) throw new ConfigError(`${path}: intent ${intent} routes to flow ${key}, which is not loaded`);
-  }
-  return raw;
-}
+import type { ToolContracts } from '../../plan.ts';
+import type { Flow, Routes } from './flows.ts';
+import { GraphPlanner } from './graph.ts';
+import type { IntentRoute } from './intent-model.ts';
+import type { Planner, PlannerTask, PlanningResult } from './planner.ts';
 
 /** The async part of routing (onnxruntime inference), injected so the planner itself stays testable. */
 export interface IntentSource {
