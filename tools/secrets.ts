@@ -12,11 +12,27 @@ export interface SecretResolver {
    * @throws ConfigError naming `where` and the variable when one is unset and has no default.
    */
   resolve(text: string, where: string): string;
+  /** The non-empty values `text`'s references resolve to (its defaults left out), for {@link redact}. */
+  valuesIn(text: string): string[];
+}
+
+const REFERENCE = /\$\{([A-Z_][A-Z0-9_]*)(?::-([^}]*))?\}/g;
+
+/**
+ * `text` with every occurrence of each of `values` replaced by `***`: an upstream that echoes a
+ * credential back (in a body or an error) does not put it into a record. Values shorter than 4
+ * characters are left alone (they would blank out ordinary text).
+ */
+export function redact<T extends string | null>(text: T, values: readonly string[]): T {
+  if (text === null) return text;
+  let out: string = text;
+  for (const value of values) if (value.length >= 4) out = out.split(value).join('***');
+  return out as T;
 }
 
 /** Replaces `${NAME}` / `${NAME:-default}` with environment values; an unset variable without default is a ConfigError. */
 export function interpolateEnv(text: string, env: NodeJS.ProcessEnv, where: string): string {
-  return text.replace(/\$\{([A-Z_][A-Z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {
+  return text.replace(REFERENCE, (_, name: string, fallback: string | undefined) => {
     // As in the shell, `:-` also takes the default when the variable is set but empty.
     const value = fallback !== undefined && !env[name] ? fallback : env[name];
     if (value === undefined) throw new ConfigError(`${where}: environment variable ${name} is not set`);
@@ -26,5 +42,8 @@ export function interpolateEnv(text: string, env: NodeJS.ProcessEnv, where: stri
 
 /** The resolver of a process's environment (its composition root makes it once). */
 export function envSecrets(env: NodeJS.ProcessEnv): SecretResolver {
-  return { resolve: (text, where) => interpolateEnv(text, env, where) };
+  return {
+    resolve: (text, where) => interpolateEnv(text, env, where),
+    valuesIn: (text) => [...text.matchAll(REFERENCE)].flatMap((m) => (env[m[1]!] ? [env[m[1]!]!] : [])),
+  };
 }

@@ -5,7 +5,7 @@ import { retry, realRetryDeps, type RetryDeps } from '../../runtime/retry.ts';
 import { startToolAttempt } from '../../runtime/tracing.ts';
 import type { StepResult, ToolError } from '../../schemas/types.gen.ts';
 import { RETRY_CLASSES, type RetryClass, type Tool } from '../../tools/catalog.ts';
-import type { SecretResolver } from '../../tools/secrets.ts';
+import { redact, type SecretResolver } from '../../tools/secrets.ts';
 import type { McpClients } from './mcp.ts';
 
 export interface InvokeContext {
@@ -162,14 +162,16 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
     }
   }
   const ended = deps.now();
+  // The credentials this tool's headers carry, should the upstream echo them back.
+  const secrets = Object.values(tool.spec.headers ?? {}).flatMap((value) => ctx.secrets.valuesIn(value));
   return {
     ...base,
     attempts,
     status_code: last.status,
     response_time_ms: Math.max(0, Math.round(ended - started)),
-    response_raw: last.body,
-    data_json: data,
-    error: last.error,
+    response_raw: redact(last.body, secrets),
+    data_json: redact(data, secrets),
+    error: last.error && { ...last.error, message: redact(last.error.message, secrets) },
     fallback_from: null,
     fallback_reason: null,
     attempt_time_ms: Math.max(0, Math.round(ended - attemptStarted)),

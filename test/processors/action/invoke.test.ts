@@ -313,3 +313,40 @@ describe('invokeTool against a simulated tool API that trickles or redirects', (
     );
   });
 });
+
+describe('credentials an upstream echoes back', () => {
+  const TOKEN = 'tok-echoed-7f3a9c';
+  let echo: Server;
+  let origin: string;
+  before(async () => {
+    // Answers 200 with the Authorization header it got in the body, or 401 saying it in the error body.
+    echo = createServer((req, res) => {
+      const auth = req.headers.authorization ?? '';
+      res.writeHead(req.url === '/deny' ? 401 : 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(req.url === '/deny' ? { error: `token ${auth} is not valid` } : { you_sent: auth }));
+    });
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    origin = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((r) => echo.close(() => r())));
+
+  const echoTool = (path: string): Tool => ({
+    ...variant('crm.find_customer', { origin, path, method: 'GET', headers: { Authorization: 'Bearer ${ECHO_TOKEN}' }, parameters: { type: 'object' } }),
+    origin: new URL(origin),
+  });
+  const withToken: InvokeContext = { ...ctx(), secrets: envSecrets({ ECHO_TOKEN: TOKEN }) };
+
+  test('a token the body repeats is sent, and replaced by *** in the recorded body and data', async () => {
+    const r = await invokeTool(echoTool('/echo'), 'S1', {}, withToken, deps);
+    assert.equal(r.status_code, 200);
+    assert.deepEqual(JSON.parse(r.data_json!), { you_sent: 'Bearer ***' }, 'the upstream got the token, the record does not keep it');
+    assert.ok(!r.response_raw!.includes(TOKEN) && r.response_raw!.includes('Bearer ***'));
+  });
+
+  test('a token an error body repeats is replaced by *** too', async () => {
+    const r = await invokeTool(echoTool('/deny'), 'S1', {}, withToken, deps);
+    assert.equal(r.status_code, 401);
+    assert.ok(!JSON.stringify(r).includes(TOKEN), JSON.stringify(r));
+    assert.match(r.response_raw!, /token Bearer \*\*\* is not valid/);
+  });
+});
