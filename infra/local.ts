@@ -46,7 +46,7 @@ import {
   resolveOptions,
 } from './local/options.ts';
 
-export { LOG4J_PROPERTIES, SHORT_LIVED_JVM } from './local/config-files.ts';
+export { LOG4J_PROPERTIES, SHORT_LIVED_JVM, kafkaClusterId, storageFormatArgs } from './local/config-files.ts';
 export { InfraError, type InfraErrorCode } from './local/errors.ts';
 export {
   type ComponentName,

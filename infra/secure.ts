@@ -25,9 +25,12 @@
 import { randomBytes } from 'node:crypto';
 import { appendFile, chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { InfraError, LOG4J_PROPERTIES, SHORT_LIVED_JVM, defaultInfraOptions, ensureArtifacts } from './local.ts';
+import { InfraError, LOG4J_PROPERTIES, SHORT_LIVED_JVM, defaultInfraOptions, ensureArtifacts, kafkaClusterId, storageFormatArgs } from './local.ts';
 import { makeCertificates } from './secure/certificates.ts';
-import { type Started, freePort, kafkaHealth, portFree, registryHealth, runCommand, startDetached, waitHealthy } from './secure/processes.ts';
+import { portFree } from './detached.ts';
+import { kafkaHealth, registryHealth } from './health.ts';
+import { run } from './process.ts';
+import { type Started, freePort, startDetached, waitHealthy } from './secure/processes.ts';
 
 /** Options of {@link startSecureBroker}. */
 export interface SecureBrokerOptions {
@@ -160,24 +163,8 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
   // --add-scram writes the SCRAM credentials into the bootstrap metadata, so the users exist before
   // the broker's first request (the inter-broker login needs its own at start-up).
   const scram = (user: string, password: string) => ['--add-scram', `SCRAM-SHA-512=[name=${user},password=${password}]`];
-  const format = await runCommand(
-    'java',
-    [
-      ...SHORT_LIVED_JVM,
-      ...classpath,
-      'kafka.tools.StorageTool',
-      'format',
-      '--ignore-formatted',
-      '-t',
-      clusterId,
-      '-c',
-      serverProperties,
-      ...scram(options.user, options.password),
-      ...scram(brokerUser, brokerPassword),
-    ],
-    dir,
-    options.env,
-  );
+  const extra = [...scram(options.user, options.password), ...scram(brokerUser, brokerPassword)];
+  const format = await run('java', storageFormatArgs({ libs: artifacts.kafkaLibs, log4j, clusterId, serverProperties, extra }), { cwd: dir, env: options.env });
   await appendFile(
     kafkaLog,
     `=== infra/secure.ts: format ${d.data} (cluster id ${clusterId}, SCRAM-SHA-512 users ${options.user} and ${brokerUser}) ===\n${format.output}`,
@@ -210,7 +197,11 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
     started.push(kafka);
     const brokers = `127.0.0.1:${kafkaPort}`;
     const sasl = { mechanism: 'scram-sha-512' as const, username: options.user, password: options.password };
-    await waitHealthy('kafka', kafka, kafkaLog, () => kafkaHealth(brokers, tls.caPem, sasl), log);
+    const health = () =>
+      kafkaHealth({ clientId: 'tao-secure-health', brokers: [brokers], ssl: { ca: [tls.caPem] }, sasl, connectionTimeout: 2000 }, (ids) =>
+        ids.length > 0 ? undefined : 'describeCluster returned no brokers',
+      );
+    await waitHealthy('kafka', kafka, kafkaLog, health, log);
 
     let registryUrl: string | null = null;
     let registryLog: string | null = null;
@@ -250,7 +241,7 @@ export async function startSecureBroker(options: SecureBrokerOptions): Promise<S
       const registry = await startDetached('schema-registry', artifacts.registryBin, ['-config', yaml], dir, env, registryLog);
       started.push(registry);
       const auth = `Basic ${Buffer.from(`${options.registry.username}:${options.registry.password}`).toString('base64')}`;
-      await waitHealthy('schema-registry', registry, registryLog, () => registryHealth(registryUrl!, auth), log);
+      await waitHealthy('schema-registry', registry, registryLog, () => registryHealth(registryUrl!, { authorization: auth }), log);
     }
 
     return {
@@ -291,12 +282,4 @@ function checkCredential(name: string, value: string, minLength: number): void {
 async function writePrivate(file: string, text: string): Promise<void> {
   await writeFile(file, text, { mode: 0o600 });
   await chmod(file, 0o600);
-}
-
-/** Kafka cluster ids are 16 random bytes in unpadded base64url, never starting with '-'. */
-function kafkaClusterId(): string {
-  for (;;) {
-    const id = randomBytes(16).toString('base64url');
-    if (!id.startsWith('-')) return id;
-  }
 }

@@ -3,13 +3,10 @@
  * its pid file, log, ports, the marker that tells our process from a foreign one, and its health
  * check; and the process helpers that find, signal and wait for them, and check their ports are free.
  */
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Kafka, logLevel } from 'kafkajs';
-import { type Health, errorText, isErrno, logTail, readPid, run, signalable } from '../process.ts';
+import { commandLine, portFree } from '../detached.ts';
+import { kafkaHealth, registryHealth } from '../health.ts';
+import { type Health, logTail, readPid, signalable } from '../process.ts';
 import { InfraError, type InfraErrorCode } from './errors.ts';
 import { type ComponentName, type InfraOptions, type Paths, nodePorts } from './options.ts';
 
@@ -60,7 +57,7 @@ export function kafkaNodes(o: InfraOptions, p: Paths): KafkaNode[] {
         ports: [port, controllerPort],
         marker: `kafka.Kafka ${serverProperties}`,
         healthTimeoutMs: KAFKA_HEALTH_TIMEOUT_MS,
-        health: () => kafkaHealth(port, id),
+        health: () => kafkaNodeHealth(port, id),
       },
     };
   });
@@ -90,49 +87,10 @@ export function registryComponent(o: InfraOptions, p: Paths): Component {
 }
 
 /** The node answers on its own listener and the cluster's metadata lists it (registered and unfenced). */
-async function kafkaHealth(port: number, nodeId: number): Promise<Health> {
-  const admin = new Kafka({
-    clientId: 'tao-infra-health',
-    brokers: [`127.0.0.1:${port}`],
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 1000,
-    requestTimeout: 3000,
-    retry: { retries: 0 },
-  }).admin();
-  try {
-    await admin.connect();
-    const cluster = await admin.describeCluster();
-    return cluster.brokers.some((b) => b.nodeId === nodeId) ? { ok: true } : { ok: false, reason: `describeCluster does not list node ${nodeId} yet` };
-  } catch (err) {
-    return { ok: false, reason: errorText(err) };
-  } finally {
-    await admin.disconnect();
-  }
-}
-
-async function registryHealth(url: string): Promise<Health> {
-  try {
-    const res = await fetch(`${url}/subjects`, { signal: AbortSignal.timeout(2000) });
-    await res.arrayBuffer();
-    return res.status === 200 ? { ok: true } : { ok: false, reason: `GET /subjects answered ${res.status}` };
-  } catch (err) {
-    return { ok: false, reason: errorText(err) };
-  }
-}
-
-/** The process's command line, or undefined when it is gone (zombies have an empty cmdline). */
-async function commandLine(pid: number): Promise<string | undefined> {
-  if (existsSync('/proc/self/cmdline')) {
-    try {
-      const raw = await readFile(`/proc/${pid}/cmdline`);
-      return raw.length === 0 ? undefined : raw.toString('utf8').split('\0').filter(Boolean).join(' ');
-    } catch (err) {
-      if (isErrno(err, 'ENOENT', 'ESRCH')) return undefined;
-      throw err;
-    }
-  }
-  const r = await run('ps', ['-o', 'command=', '-p', String(pid)], {});
-  return r.code === 0 && r.output.trim() !== '' ? r.output.trim() : undefined;
+function kafkaNodeHealth(port: number, nodeId: number): Promise<Health> {
+  return kafkaHealth({ clientId: 'tao-infra-health', brokers: [`127.0.0.1:${port}`], connectionTimeout: 1000 }, (ids) =>
+    ids.includes(nodeId) ? undefined : `describeCluster does not list node ${nodeId} yet`,
+  );
 }
 
 export async function isOurs(c: Component, pid: number): Promise<boolean> {
@@ -146,30 +104,8 @@ export async function runningPid(c: Component): Promise<number | undefined> {
   return pid !== undefined && (await isOurs(c, pid)) ? pid : undefined;
 }
 
-export async function waitGone(c: Component, pid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (!(await isOurs(c, pid))) return true;
-    await sleep(100);
-  }
-  return !(await isOurs(c, pid));
-}
-
 export async function failureWithLog(code: InfraErrorCode, c: Component, message: string): Promise<InfraError> {
   return new InfraError(code, `${message}\nLast ${LOG_TAIL_LINES} lines of ${c.logFile}:\n${await logTail(c.logFile, LOG_TAIL_LINES)}`);
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer();
-    server.once('error', (err) => {
-      if (isErrno(err, 'EADDRINUSE')) resolvePromise(false);
-      else reject(new InfraError('CONFIG_INVALID', `cannot bind 127.0.0.1:${port}: ${err.message}`, { cause: err }));
-    });
-    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => {
-      server.close((err) => (err ? reject(err) : resolvePromise(true)));
-    });
-  });
 }
 
 export async function assertPortsFree(c: Component): Promise<void> {

@@ -108,27 +108,32 @@ export async function existingClusterId(nodes: KafkaNode[]): Promise<string | un
   return undefined;
 }
 
+/**
+ * The java arguments of Kafka's `StorageTool format` for a node's `serverProperties` (a no-op on a
+ * formatted log dir); `extra` are more of its options (`--add-scram`).
+ */
+export function storageFormatArgs(f: { libs: string; log4j: string; clusterId: string; serverProperties: string; extra?: string[] }): string[] {
+  return [
+    ...SHORT_LIVED_JVM,
+    '-cp',
+    `${f.libs}/*`,
+    `-Dlog4j.configuration=file:${f.log4j}`,
+    'kafka.tools.StorageTool',
+    'format',
+    '--ignore-formatted',
+    '-t',
+    f.clusterId,
+    '-c',
+    f.serverProperties,
+    ...(f.extra ?? []),
+  ];
+}
+
 export async function formatKafkaStorage(o: InfraOptions, p: Paths, node: KafkaNode, clusterId: string): Promise<void> {
   const c = node.component;
   if (existsSync(join(node.data, 'meta.properties'))) return;
   await mkdir(node.data, { recursive: true });
-  const result = await run(
-    'java',
-    [
-      ...SHORT_LIVED_JVM,
-      '-cp',
-      `${p.libs}/*`,
-      `-Dlog4j.configuration=file:${p.log4j}`,
-      'kafka.tools.StorageTool',
-      'format',
-      '--ignore-formatted',
-      '-t',
-      clusterId,
-      '-c',
-      node.serverProperties,
-    ],
-    { cwd: p.dir },
-  );
+  const result = await run('java', storageFormatArgs({ libs: p.libs, log4j: p.log4j, clusterId, serverProperties: node.serverProperties }), { cwd: p.dir });
   await appendFile(c.logFile, `=== tao infra: format ${node.data} (cluster id ${clusterId}) ===\n${result.output}`);
   if (result.code !== 0) {
     throw await failureWithLog('PROCESS_FAILED', c, `${c.name}: formatting ${node.data} failed (exit ${result.code ?? result.signal})`);

@@ -3,13 +3,11 @@
  * (killing a start that times out), adopt a process already running, stop a process group with
  * SIGTERM then SIGKILL.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import { appendFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { elapsed, errorText, isErrno, signalGroup, waitUntilHealthy } from '../process.ts';
-import { type Component, type KafkaNode, assertPortsFree, failureWithLog, isOurs, kafkaNodes, registryComponent, runningPid, waitGone } from './components.ts';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { type Detached, rotateLog, spawnDetached, stopGroup, waitGone } from '../detached.ts';
+import { errorText, signalGroup, waitUntilHealthy } from '../process.ts';
+import { type Component, type KafkaNode, assertPortsFree, failureWithLog, isOurs, kafkaNodes, registryComponent, runningPid } from './components.ts';
 import { LOG4J_PROPERTIES, SHORT_LIVED_JVM, existingClusterId, formatKafkaStorage, kafkaClusterId, registryYaml, serverProperties } from './config-files.ts';
-import { InfraError } from './errors.ts';
 import type { InfraOptions, Paths } from './options.ts';
 
 /** Past its time-out, a component gets more time while its log moved in the last 30 s (a broker loading thousands of partitions). */
@@ -17,48 +15,18 @@ const LOG_QUIET_MS = 30_000;
 const STOP_GRACE_MS = 20_000;
 const KILL_WAIT_MS = 5_000;
 
-async function rotateLog(c: Component): Promise<void> {
-  try {
-    await rename(c.logFile, `${c.logFile}.1`);
-  } catch (err) {
-    if (!isErrno(err, 'ENOENT')) throw err;
-  }
-}
-
-/** A process we spawned; `exit()` describes how it ended, once it has (recorded from the start so no early exit is missed). */
-interface Spawned {
-  pid: number;
-  exit: () => string | undefined;
-}
-
-async function spawnDetached(c: Component, cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Spawned> {
-  await appendFile(c.logFile, `=== tao infra: starting ${c.name} at ${new Date().toISOString()}: ${cmd} ${args.join(' ')} ===\n`);
-  const fd = openSync(c.logFile, 'a');
-  let child: ChildProcess;
-  try {
-    child = spawn(cmd, args, { cwd, env, detached: true, stdio: ['ignore', fd, fd] });
-  } finally {
-    closeSync(fd);
-  }
-  let exit: string | undefined;
-  child.once('exit', (code, signal) => {
-    exit = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-  });
-  await new Promise<void>((resolvePromise, reject) => {
-    child.once('spawn', resolvePromise);
-    child.once('error', (err) => reject(new InfraError('PROCESS_FAILED', `${c.name}: could not start ${cmd}: ${err.message}`, { cause: err })));
-  });
-  child.unref();
-  if (child.pid === undefined) throw new InfraError('PROCESS_FAILED', `${c.name}: ${cmd} started without a pid`);
-  await writeFile(c.pidFile, `${child.pid}\n`);
-  return { pid: child.pid, exit: () => exit };
+/** Starts `cmd` as component `c`, detached, and writes its pid file. */
+async function start(c: Component, cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Detached> {
+  const spawned = await spawnDetached({ name: c.name, by: 'tao infra', cmd, args, cwd, env, logFile: c.logFile });
+  await writeFile(c.pidFile, `${spawned.pid}\n`);
+  return spawned;
 }
 
 /**
  * Polls the health check until it passes. Fails fast if the process dies; on timeout kills it, so
  * a failed start never leaves a half-started component behind.
  */
-async function waitHealthy(o: InfraOptions, c: Component, pid: number, spawned?: Spawned): Promise<void> {
+async function waitHealthy(o: InfraOptions, c: Component, pid: number, spawned?: Detached): Promise<void> {
   o.log(`${c.name}: waiting for ${c.url} to become healthy (pid ${pid}, up to ${c.healthTimeoutMs / 1000}s, longer while its log grows)…`);
   const failure = await waitUntilHealthy({
     name: c.name,
@@ -72,7 +40,7 @@ async function waitHealthy(o: InfraOptions, c: Component, pid: number, spawned?:
   if (!failure) return;
   if (failure.code === 'HEALTH_TIMEOUT') {
     signalGroup(pid, 'SIGKILL');
-    await waitGone(c, pid, KILL_WAIT_MS);
+    await waitGone(() => isOurs(c, pid), KILL_WAIT_MS);
   }
   await rm(c.pidFile, { force: true });
   throw await failureWithLog(failure.code, c, `${failure.message}; process ${pid} ${failure.code === 'HEALTH_TIMEOUT' ? 'was killed' : 'is gone'}`);
@@ -110,7 +78,7 @@ async function startKafkaNode(o: InfraOptions, p: Paths, node: KafkaNode, cluste
   await assertPortsFree(c);
   await writeFile(node.serverProperties, serverProperties(o, node));
   await writeFile(p.log4j, LOG4J_PROPERTIES);
-  await rotateLog(c);
+  await rotateLog(c.logFile);
   await formatKafkaStorage(o, p, node, clusterId);
   const args = [
     // Three nodes share the machine: half the single broker's heap each.
@@ -126,7 +94,7 @@ async function startKafkaNode(o: InfraOptions, p: Paths, node: KafkaNode, cluste
     'kafka.Kafka',
     node.serverProperties,
   ];
-  const spawned = await spawnDetached(c, 'java', args, p.dir, o.env);
+  const spawned = await start(c, 'java', args, p.dir, o.env);
   o.log(`${c.name}: started pid ${spawned.pid} (log ${c.logFile})`);
   await waitHealthy(o, c, spawned.pid, spawned);
 }
@@ -137,10 +105,10 @@ export async function startRegistryUnlocked(o: InfraOptions, p: Paths): Promise<
   await assertPortsFree(c);
   await Promise.all([mkdir(p.config, { recursive: true }), mkdir(p.logs, { recursive: true }), mkdir(p.run, { recursive: true })]);
   await writeFile(p.registryYaml, registryYaml(o));
-  await rotateLog(c);
+  await rotateLog(c.logFile);
   // The binary lets SCHEMA_REGISTRY_* variables override its config file; ours (e.g. SCHEMA_REGISTRY_URL for clients) must not leak in.
   const env = Object.fromEntries(Object.entries(o.env).filter(([k]) => !k.startsWith('SCHEMA_REGISTRY_')));
-  const spawned = await spawnDetached(c, p.registryBin, ['-config', p.registryYaml], p.dir, env);
+  const spawned = await start(c, p.registryBin, ['-config', p.registryYaml], p.dir, env);
   o.log(`schema-registry: started pid ${spawned.pid} (log ${c.logFile})`);
   await waitHealthy(o, c, spawned.pid, spawned);
 }
@@ -153,18 +121,9 @@ export async function stopComponent(o: InfraOptions, c: Component, signal: 'SIGT
     o.log(`${c.name}: not running`);
     return false;
   }
-  const since = Date.now();
   o.log(`${c.name}: stopping pid ${pid} (${signal})…`);
-  signalGroup(pid, signal);
-  let gone = await waitGone(c, pid, signal === 'SIGKILL' ? KILL_WAIT_MS : STOP_GRACE_MS);
-  if (!gone && signal !== 'SIGKILL') {
-    o.log(`${c.name}: pid ${pid} still alive after ${STOP_GRACE_MS / 1000}s; sending SIGKILL`);
-    signalGroup(pid, 'SIGKILL');
-    gone = await waitGone(c, pid, KILL_WAIT_MS);
-  }
-  if (!gone) throw new InfraError('PROCESS_FAILED', `${c.name}: pid ${pid} did not exit after SIGKILL; pid file ${c.pidFile} kept`);
+  await stopGroup({ name: c.name, pid, alive: () => isOurs(c, pid), signal, graceMs: STOP_GRACE_MS, killWaitMs: KILL_WAIT_MS, pidFile: c.pidFile, log: o.log });
   await rm(c.pidFile, { force: true });
-  o.log(`${c.name}: stopped in ${elapsed(since)}`);
   return true;
 }
 

@@ -8,9 +8,10 @@
  * Point the loop at it with TAO_LLM_BASE_URL=http://127.0.0.1:8091/v1 and
  * TAO_LLM_MODEL=smollm2-135m-instruct.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync } from 'node:fs';
-import { appendFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+
+import { type Detached, commandLine, portFree, rotateLog, spawnDetached, stopGroup, waitGone } from '../detached.ts';
 
 import { ensureArtifacts } from './build.ts';
 import {
@@ -25,22 +26,7 @@ import {
   type ModelPaths,
   type ModelRequest,
 } from './options.ts';
-import {
-  ModelError,
-  commandLine,
-  elapsed,
-  errorText,
-  isErrno,
-  logTail,
-  portFree,
-  readPid,
-  signalGroup,
-  signalable,
-  waitGone,
-  waitUntilHealthy,
-  withFileLock,
-  type Health,
-} from './process.ts';
+import { ModelError, errorText, logTail, readPid, signalGroup, signalable, waitUntilHealthy, withFileLock, type Health } from './process.ts';
 
 const HEALTH_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 10_000;
@@ -100,40 +86,21 @@ async function isAlive(p: ModelPaths, pid: number): Promise<boolean> {
   return (await runningServer(p))?.pid === pid;
 }
 
-/** A process we spawned; `exit()` describes how it ended, once it has. */
-interface Spawned {
-  pid: number;
-  exit: () => string | undefined;
-}
-
-async function spawnServer(o: ModelOptions, p: ModelPaths): Promise<Spawned> {
+async function spawnServer(o: ModelOptions, p: ModelPaths): Promise<Detached> {
   await Promise.all([mkdir(`${o.dir}/run`, { recursive: true }), mkdir(`${o.dir}/logs`, { recursive: true })]);
-  try {
-    await rename(p.logFile, `${p.logFile}.1`);
-  } catch (err) {
-    if (!isErrno(err, 'ENOENT')) throw err;
-  }
-  const args = serverArgs(o, p);
-  await appendFile(p.logFile, `=== tao model: starting at ${new Date().toISOString()}: ${p.serverBin} ${args.join(' ')} ===\n`);
-  const fd = openSync(p.logFile, 'a');
-  let child: ChildProcess;
-  try {
-    child = spawn(p.serverBin, args, { cwd: o.dir, env: serverEnv(o.env), detached: true, stdio: ['ignore', fd, fd] });
-  } finally {
-    closeSync(fd);
-  }
-  let exit: string | undefined;
-  child.once('exit', (code, signal) => {
-    exit = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+  await rotateLog(p.logFile);
+  const spawned = await spawnDetached({
+    name: 'model',
+    by: 'tao model',
+    cmd: p.serverBin,
+    args: serverArgs(o, p),
+    cwd: o.dir,
+    env: serverEnv(o.env),
+    logFile: p.logFile,
+    error: ModelError,
   });
-  await new Promise<void>((resolvePromise, reject) => {
-    child.once('spawn', resolvePromise);
-    child.once('error', (err) => reject(new ModelError('PROCESS_FAILED', `model: could not start ${p.serverBin}: ${err.message}`, { cause: err })));
-  });
-  child.unref();
-  if (child.pid === undefined) throw new ModelError('PROCESS_FAILED', `model: ${p.serverBin} started without a pid`);
-  await writeFile(p.pidFile, `${child.pid}\n`);
-  return { pid: child.pid, exit: () => exit };
+  await writeFile(p.pidFile, `${spawned.pid}\n`);
+  return spawned;
 }
 
 async function failureWithLog(code: 'PROCESS_FAILED' | 'HEALTH_TIMEOUT', p: ModelPaths, message: string): Promise<ModelError> {
@@ -141,7 +108,7 @@ async function failureWithLog(code: 'PROCESS_FAILED' | 'HEALTH_TIMEOUT', p: Mode
 }
 
 /** Polls /health until 200. Fails fast if the process dies; on timeout kills it. */
-async function waitHealthy(o: ModelOptions, p: ModelPaths, url: string, pid: number, spawned?: Spawned): Promise<void> {
+async function waitHealthy(o: ModelOptions, p: ModelPaths, url: string, pid: number, spawned?: Detached): Promise<void> {
   o.log(`model: waiting for ${url}/health (pid ${pid}, up to ${HEALTH_TIMEOUT_MS / 1000}s)…`);
   const failure = await waitUntilHealthy({
     name: 'model',
@@ -221,7 +188,7 @@ export async function modelUp(options: ModelRequest): Promise<ModelEndpoint> {
 }
 
 async function assertPortFree(o: ModelOptions, p: ModelPaths): Promise<void> {
-  if (await portFree(o.port)) return;
+  if (await portFree(o.port, ModelError)) return;
   throw new ModelError(
     'PORT_IN_USE',
     `model: port ${o.port} on 127.0.0.1 is in use by a process this tool did not start (no live llama-server in ${p.pidFile}); stop it, or set TAO_MODEL_PORT to a free port`,
@@ -244,18 +211,20 @@ export async function modelDown(options: ModelRequest): Promise<boolean> {
       return false;
     }
     const { pid } = running;
-    const since = Date.now();
     o.log(`model: stopping llama-server pid ${pid}…`);
-    signalGroup(pid, 'SIGTERM');
-    let gone = await waitGone(() => isAlive(p, pid), STOP_GRACE_MS);
-    if (!gone) {
-      o.log(`model: pid ${pid} still alive after ${STOP_GRACE_MS / 1000}s; sending SIGKILL`);
-      signalGroup(pid, 'SIGKILL');
-      gone = await waitGone(() => isAlive(p, pid), KILL_WAIT_MS);
-    }
-    if (!gone) throw new ModelError('PROCESS_FAILED', `model: pid ${pid} did not exit after SIGKILL; pid file ${p.pidFile} kept`);
+    const alive = () => isAlive(p, pid);
+    await stopGroup({
+      name: 'model',
+      pid,
+      alive,
+      signal: 'SIGTERM',
+      graceMs: STOP_GRACE_MS,
+      killWaitMs: KILL_WAIT_MS,
+      pidFile: p.pidFile,
+      log: o.log,
+      error: ModelError,
+    });
     await rm(p.pidFile, { force: true });
-    o.log(`model: stopped in ${elapsed(since)}`);
     return true;
   });
 }

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InfraError } from '../local/errors.ts';
-import { type RunResult, runCommand } from './processes.ts';
+import { type RunResult, run } from '../process.ts';
 
 const CERT_DAYS = 7;
 
@@ -85,7 +85,7 @@ export async function makeCertificates(dir: string, env: NodeJS.ProcessEnv): Pro
   for (const args of steps) {
     let r: RunResult;
     try {
-      r = await runCommand('openssl', args, dir, { ...env, TAO_SECURE_KEYSTORE_PASSWORD: keystorePassword });
+      r = await run('openssl', args, { cwd: dir, env: { ...env, TAO_SECURE_KEYSTORE_PASSWORD: keystorePassword } });
     } catch (err) {
       throw new InfraError(
         'PREREQUISITE_MISSING',

@@ -1,38 +1,14 @@
 /**
- * The secure broker's processes: run a command to completion, start a component detached in its own
- * process group (killed when the starting process exits without stopping it), wait for its health
- * check, and the free-port helpers.
+ * The secure broker's processes: start a component detached in its own process group (killed when
+ * the starting process exits without stopping it), wait for its health check, and pick free ports.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { Kafka, logLevel } from 'kafkajs';
+import type { ChildProcess } from 'node:child_process';
+import { portFree, spawnDetached } from '../detached.ts';
 import { InfraError } from '../local/errors.ts';
 import { type Health, logTail, waitUntilHealthy } from '../process.ts';
 
 const HEALTH_TIMEOUT_MS = 90_000;
 const STOP_GRACE_MS = 20_000;
-
-export interface RunResult {
-  code: number | null;
-  output: string;
-}
-
-/** Runs a command to completion with stdout+stderr captured. Rejects only when it cannot start. */
-export function runCommand(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<RunResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const collect = (chunk: Buffer) => {
-      output = (output + chunk.toString('utf8')).slice(-64 * 1024);
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
-    child.once('error', reject);
-    child.once('close', (code) => resolvePromise({ code, output }));
-  });
-}
 
 export interface Started {
   child: ChildProcess;
@@ -64,34 +40,14 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 
 export async function startDetached(name: string, cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, logFile: string): Promise<Started> {
   installExitHook();
-  await appendFile(logFile, `=== infra/secure.ts: starting ${name} at ${new Date().toISOString()}: ${cmd} ${args.join(' ')} ===\n`);
-  const fd = openSync(logFile, 'a');
-  let child: ChildProcess;
-  try {
-    // Own process group, so stop() reaches anything the component forks.
-    child = spawn(cmd, args, { cwd, env, detached: true, stdio: ['ignore', fd, fd] });
-  } finally {
-    closeSync(fd);
-  }
-  await new Promise<void>((resolvePromise, reject) => {
-    child.once('spawn', resolvePromise);
-    child.once('error', (err) => reject(new InfraError('PROCESS_FAILED', `secure broker: could not start ${name} (${cmd}): ${err.message}`, { cause: err })));
-  });
+  const { child, exit, exited } = await spawnDetached({ name: `secure broker: ${name}`, by: 'infra/secure.ts', cmd, args, cwd, env, logFile });
   live.add(child);
-  let exit: string | undefined;
-  const exited = new Promise<void>((r) =>
-    child.once('exit', (code, signal) => {
-      exit = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-      live.delete(child);
-      r();
-    }),
-  );
-  child.unref();
+  void exited.then(() => live.delete(child));
   return {
     child,
-    exit: () => exit,
+    exit,
     stop: async () => {
-      if (exit !== undefined) return;
+      if (exit() !== undefined) return;
       killGroup(child, 'SIGTERM');
       const timer = setTimeout(() => killGroup(child, 'SIGKILL'), STOP_GRACE_MS);
       await exited;
@@ -108,46 +64,6 @@ export async function waitHealthy(name: string, s: Started, logFile: string, hea
     failure.code,
     `${failure.message}${failure.code === 'HEALTH_TIMEOUT' ? '; stopped' : ''}.\nLast lines of ${logFile}:\n${await logTail(logFile)}`,
   );
-}
-
-export async function kafkaHealth(brokers: string, caPem: string, sasl: { mechanism: 'scram-sha-512'; username: string; password: string }): Promise<Health> {
-  const admin = new Kafka({
-    clientId: 'tao-secure-health',
-    brokers: [brokers],
-    ssl: { ca: [caPem] },
-    sasl,
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 2000,
-    requestTimeout: 3000,
-    retry: { retries: 0 },
-  }).admin();
-  try {
-    await admin.connect();
-    const cluster = await admin.describeCluster();
-    return cluster.brokers.length > 0 ? { ok: true } : { ok: false, reason: 'describeCluster returned no brokers' };
-  } catch (err) {
-    return { ok: false, reason: (err as Error).message };
-  } finally {
-    await admin.disconnect();
-  }
-}
-
-export async function registryHealth(url: string, authorization: string): Promise<Health> {
-  try {
-    const res = await fetch(`${url}/subjects`, { headers: { authorization }, signal: AbortSignal.timeout(2000) });
-    await res.arrayBuffer();
-    return res.status === 200 ? { ok: true } : { ok: false, reason: `GET /subjects answered ${res.status}` };
-  } catch (err) {
-    return { ok: false, reason: (err as Error).message };
-  }
-}
-
-export function portFree(port: number): Promise<boolean> {
-  return new Promise((resolvePromise) => {
-    const server = createServer();
-    server.once('error', () => resolvePromise(false));
-    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolvePromise(true)));
-  });
 }
 
 /** A port from 20000-32767 that is free now: below the ephemeral range, so no client socket takes it meanwhile. */
