@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { commandFlags, intFlag, secretFromEnv, usageError } from '../runtime/command-flags.ts';
 import { setting } from '../runtime/config.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { packagePath } from '../runtime/paths.ts';
@@ -59,8 +60,7 @@ export async function toolsCommand(args: string[]): Promise<number> {
   }
   const timeoutMs = values['timeout-ms'] === undefined ? undefined : Number(values['timeout-ms']);
   if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600000)) {
-    console.error(`--timeout-ms must be an integer from 1 to 600000, got "${values['timeout-ms']}"\n${TOOLS_USAGE}`);
-    return 2;
+    return usageError(`--timeout-ms must be an integer from 1 to 600000, got "${values['timeout-ms']}"`, TOOLS_USAGE);
   }
   if (values.prefix !== undefined && !/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(values.prefix)) {
     console.error(`--prefix must be lower-case letters, digits and _ (segments joined by .), got "${values.prefix}"\n${TOOLS_USAGE}`);
@@ -196,39 +196,20 @@ export const MCP_TOOLS_USAGE = `usage: tao run mcp-tools [--port 7072] [--host 1
 
 /** `tao run mcp-tools`: runs the demo MCP server until a signal; -1 once running. */
 export async function mcpToolsCommand(args: string[], onStarted: (stop: () => Promise<void>) => void): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        tools: { type: 'string' },
-        'token-env': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    console.error(`${(err as Error).message}\n${MCP_TOOLS_USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(MCP_TOOLS_USAGE);
-    return 0;
-  }
-  const port = values.port === undefined ? undefined : Number(values.port);
-  if (port !== undefined && (!/^\d+$/.test(values.port!) || port > 65535)) {
-    console.error(`--port must be an integer from 0 to 65535, got "${values.port}"\n${MCP_TOOLS_USAGE}`);
-    return 2;
-  }
+  const parsed = commandFlags(
+    args,
+    { port: { type: 'string' }, host: { type: 'string' }, tools: { type: 'string' }, 'token-env': { type: 'string' } },
+    MCP_TOOLS_USAGE,
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
+  let port: number | undefined;
   let token: string | undefined;
-  if (values['token-env'] !== undefined) {
-    token = process.env[values['token-env']];
-    if (!token) {
-      console.error(`--token-env: environment variable ${values['token-env']} is not set or empty`);
-      return 2;
-    }
+  try {
+    port = intFlag('port', values.port, 0, 65535);
+    token = secretFromEnv('token-env', values['token-env'], process.env);
+  } catch (err) {
+    return usageError((err as Error).message, MCP_TOOLS_USAGE);
   }
   const { startMcpToolServer } = await import('../tool-server/mcp-server.ts');
   let server;
@@ -243,10 +224,7 @@ export async function mcpToolsCommand(args: string[], onStarted: (stop: () => Pr
       token,
     });
   } catch (err) {
-    if (err instanceof RangeError) {
-      console.error(`${err.message}\n${MCP_TOOLS_USAGE}`);
-      return 2;
-    }
+    if (err instanceof RangeError) return usageError(err.message, MCP_TOOLS_USAGE);
     throw err;
   }
   console.log(

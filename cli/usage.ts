@@ -5,6 +5,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UI_USAGE } from '../console/usage.ts';
+import { usageError } from '../runtime/command-flags.ts';
 import { INGRESS_USAGE } from '../ingress/cli.ts';
 import { STATUS_USAGE, TAIL_USAGE } from '../observability/usage.ts';
 import { STAGES } from '../processors/stages.ts';
@@ -138,6 +139,5 @@ export function parse(
 
 /** Prints `problem` and the usage `text` to stderr; returns 2, the exit code of a usage error. */
 export function usage(problem: string, text = USAGE): number {
-  console.error(`${problem}\n${text}`);
-  return 2;
+  return usageError(problem, text);
 }

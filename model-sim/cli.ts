@@ -3,8 +3,7 @@
  *
  * @module
  */
-import { parseArgs } from 'node:util';
-
+import { commandFlags, intFlag, secretFromEnv, usageError } from '../runtime/command-flags.ts';
 import { PROFILES, type ProfileName } from './profiles.ts';
 import { DEFAULT_MODEL_SIM_PORT, DEFAULT_SCENARIOS_DIR, startModelSim } from './server.ts';
 
@@ -32,13 +31,6 @@ export const MODEL_SIM_USAGE = `usage: tao run model-sim [--port ${DEFAULT_MODEL
                       --profile openai also o<digit>* and gpt-5*)   default none
   --tool-id-format    random|mistral (vllm only)                    default random`;
 
-function intFlag(name: string, value: string | undefined, min: number, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max) throw new RangeError(`--${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
-  return n;
-}
-
 /**
  * Parses the flags, starts the simulator and prints one banner line.
  *
@@ -47,35 +39,28 @@ function intFlag(name: string, value: string | undefined, min: number, max: numb
  * @throws ScenarioError (one line) when a scenario file is invalid.
  */
 export async function modelSimCommand(args: string[], onStarted: (stop: () => Promise<void>) => void): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        'latency-ms': { type: 'string' },
-        scenarios: { type: 'string' },
-        'api-key-env': { type: 'string' },
-        profile: { type: 'string' },
-        'context-window': { type: 'string' },
-        'reasoning-models': { type: 'string' },
-        'tool-id-format': { type: 'string' },
-      },
-    }));
-  } catch (err) {
-    console.error(`${(err as Error).message}\n${MODEL_SIM_USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(MODEL_SIM_USAGE);
-    return 0;
-  }
+  const parsed = commandFlags(
+    args,
+    {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'latency-ms': { type: 'string' },
+      scenarios: { type: 'string' },
+      'api-key-env': { type: 'string' },
+      profile: { type: 'string' },
+      'context-window': { type: 'string' },
+      'reasoning-models': { type: 'string' },
+      'tool-id-format': { type: 'string' },
+    },
+    MODEL_SIM_USAGE,
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   let port: number | undefined;
   let latencyMs: number | undefined;
   let contextWindow: number | undefined;
+  let apiKey: string | undefined;
+  const keyVar = values['api-key-env'];
   const profile = values.profile as ProfileName | undefined;
   const toolIdFormat = values['tool-id-format'];
   const reasoningModels = values['reasoning-models']
@@ -93,18 +78,9 @@ export async function modelSimCommand(args: string[], onStarted: (stop: () => Pr
       throw new RangeError(`--tool-id-format must be random or mistral, got ${JSON.stringify(toolIdFormat)}`);
     }
     if (toolIdFormat === 'mistral' && profile !== 'vllm') throw new RangeError('--tool-id-format mistral applies only to --profile vllm');
+    apiKey = secretFromEnv('api-key-env', keyVar, process.env);
   } catch (err) {
-    console.error(`${(err as Error).message}\n${MODEL_SIM_USAGE}`);
-    return 2;
-  }
-  let apiKey: string | undefined;
-  const keyVar = values['api-key-env'];
-  if (keyVar !== undefined) {
-    apiKey = process.env[keyVar];
-    if (!apiKey) {
-      console.error(`--api-key-env: environment variable ${keyVar} is not set or empty`);
-      return 2;
-    }
+    return usageError((err as Error).message, MODEL_SIM_USAGE);
   }
   const scenariosDir = values.scenarios ?? DEFAULT_SCENARIOS_DIR;
   const sim = await startModelSim({

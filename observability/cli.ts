@@ -5,8 +5,8 @@
  *   tao tail [--thought <id or prefix>] [--summary-s 5]
  *   tao status [--json] [--timeout-s 15]      stage endpoints: TAO_STATUS_ENDPOINTS (comma-separated)
  */
-import { parseArgs } from 'node:util';
 import { AvroCodec } from '../runtime/codec.ts';
+import { commandFlags, usageError } from '../runtime/command-flags.ts';
 import { isSet, loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { createKafka } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
@@ -22,26 +22,12 @@ export { STATUS_USAGE, TAIL_USAGE } from './usage.ts';
  * seconds, until SIGINT or SIGTERM; then prints a last summary and resolves 0. Usage errors: 2.
  */
 export async function tailCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: { thought: { type: 'string' }, 'summary-s': { type: 'string', default: '5' }, help: { type: 'boolean', short: 'h' } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    console.error(`${(err as Error).message}\n${TAIL_USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(TAIL_USAGE);
-    return 0;
-  }
+  const parsed = commandFlags(argv, { thought: { type: 'string' }, 'summary-s': { type: 'string', default: '5' } }, TAIL_USAGE);
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const summarySeconds = Number(values['summary-s']);
   if (!Number.isFinite(summarySeconds) || summarySeconds < 0) {
-    console.error(`--summary-s must be a number of seconds >= 0, got "${values['summary-s']}"\n${TAIL_USAGE}`);
-    return 2;
+    return usageError(`--summary-s must be a number of seconds >= 0, got "${values['summary-s']}"`, TAIL_USAGE);
   }
   const config = loadRuntimeConfig(env);
   const logger = cliLogger(env);
@@ -67,26 +53,12 @@ export async function tailCommand(argv: string[], env: NodeJS.ProcessEnv = proce
  * Unreachable stage endpoints are reported in the output; an unreachable broker is an error.
  */
 export async function statusCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: { json: { type: 'boolean', default: false }, 'timeout-s': { type: 'string', default: '15' }, help: { type: 'boolean', short: 'h' } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    console.error(`${(err as Error).message}\n${STATUS_USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(STATUS_USAGE);
-    return 0;
-  }
+  const parsed = commandFlags(argv, { json: { type: 'boolean', default: false }, 'timeout-s': { type: 'string', default: '15' } }, STATUS_USAGE);
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const timeoutSeconds = Number(values['timeout-s']);
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
-    console.error(`--timeout-s must be a positive number of seconds, got "${values['timeout-s']}"\n${STATUS_USAGE}`);
-    return 2;
+    return usageError(`--timeout-s must be a positive number of seconds, got "${values['timeout-s']}"`, STATUS_USAGE);
   }
   const config = loadRuntimeConfig(env);
   const logger = cliLogger(env);
