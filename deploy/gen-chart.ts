@@ -18,7 +18,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { formatDuration, type SettingSpec } from '../runtime/config.ts';
+import { formatDuration, type SettingName, type SettingSpec } from '../runtime/config.ts';
 import { DEFAULT_OPS_PORTS, STAGES } from '../processors/stages.ts';
 import { TOPICS } from '../topics/catalog.ts';
 import { CHART_DEFAULTS, PROCESSES, STAGE_INPUTS, chartSettings, secretsOf, spec } from './chart-settings.ts';
@@ -59,33 +59,48 @@ function comment(text: string, indent: string, width = 100): string[] {
   return lines;
 }
 
+/** One part of values.yaml's generated block: its header comment, then each variable with its own comment and value. */
+interface ValuesSection {
+  key: 'config' | 'secrets';
+  header: string[];
+  names: readonly SettingName[];
+  describe: (name: SettingName, s: SettingSpec) => string;
+  value: (name: SettingName) => string;
+}
+
 /** The generated block of values.yaml, marker lines included. */
 export function valuesBlock(): string {
   const { config, secrets } = chartSettings();
-  const out = [
-    BEGIN,
-    '# Every variable of runtime/config.ts a deployed process reads (README.md, Configuration). An',
-    '# empty value is unset: the process applies the default shown. Values are strings in the',
-    "# ConfigMap (numbers and booleans are quoted for you). A process's own values go in",
-    '# stages.<stage>.config, ingress.config, callbacks.config, tools.config or topicsJob.config.',
-    'config:',
+  const sections: ValuesSection[] = [
+    {
+      key: 'config',
+      header: [
+        '# Every variable of runtime/config.ts a deployed process reads (README.md, Configuration). An',
+        '# empty value is unset: the process applies the default shown. Values are strings in the',
+        "# ConfigMap (numbers and booleans are quoted for you). A process's own values go in",
+        '# stages.<stage>.config, ingress.config, callbacks.config, tools.config or topicsJob.config.',
+      ],
+      names: config,
+      describe: (_, s) => `${s.meaning}. ${kindText(s)}; default ${shownDefault(s)}; used by ${s.usedBy.join(', ')}.`,
+      value: (name) => JSON.stringify(CHART_DEFAULTS[name] ?? ''),
+    },
+    {
+      key: 'secrets',
+      header: [
+        '',
+        '# Secret variables, written to the Secret <release>-tao-kafka (only those set). Each process gets',
+        '# only the ones it reads. Leave them empty and set existingSecret to use a Secret made elsewhere',
+        '# (its keys: these names).',
+      ],
+      names: secrets,
+      describe: (name, s) => `${s.meaning}. Given to: ${PROCESSES.filter((p) => secretsOf(p).includes(name)).join(', ')}.`,
+      value: () => '""',
+    },
   ];
-  for (const name of config) {
-    const s = spec(name);
-    out.push(...comment(`${s.meaning}. ${kindText(s)}; default ${shownDefault(s)}; used by ${s.usedBy.join(', ')}.`, '  '));
-    out.push(`  ${name}: ${JSON.stringify(CHART_DEFAULTS[name] ?? '')}`);
-  }
-  out.push(
-    '',
-    '# Secret variables, written to the Secret <release>-tao-kafka (only those set). Each process gets',
-    '# only the ones it reads. Leave them empty and set existingSecret to use a Secret made elsewhere',
-    '# (its keys: these names).',
-    'secrets:',
-  );
-  for (const name of secrets) {
-    const s = spec(name);
-    out.push(...comment(`${s.meaning}. Given to: ${PROCESSES.filter((p) => secretsOf(p).includes(name)).join(', ')}.`, '  '));
-    out.push(`  ${name}: ""`);
+  const out = [BEGIN];
+  for (const section of sections) {
+    out.push(...section.header, `${section.key}:`);
+    for (const name of section.names) out.push(...comment(section.describe(name, spec(name)), '  '), `  ${name}: ${section.value(name)}`);
   }
   out.push(END);
   return out.join('\n');

@@ -64,6 +64,13 @@ function looseObject(args: unknown): string {
     .join(', ')}}`;
 }
 
+/** The turn calls no tool: its message says `content` (null: nothing) and it ends for `finish`. */
+function answerInstead(choice: WireCompletion['choices'][number], content: string | null, finish: string): void {
+  choice.message.content = content;
+  delete choice.message.tool_calls;
+  choice.finish_reason = finish;
+}
+
 /** Options of {@link applyQuirk}. */
 export interface QuirkOptions {
   /** Where `reasoning_field` puts the reasoning (Ollama's layer: `reasoning`). */
@@ -87,16 +94,14 @@ export function applyQuirk(kind: QuirkKind, completion: WireCompletion, opts: Qu
       break;
     }
     case 'tool_call_as_text':
-      m.content = calls
-        .map((c) => `<tool_call>\n${pythonJson({ name: c.function.name, arguments: parsedArguments(c.function.arguments) })}\n</tool_call>`)
-        .join('\n');
-      delete m.tool_calls;
-      choice.finish_reason = 'stop';
+      answerInstead(
+        choice,
+        calls.map((c) => `<tool_call>\n${pythonJson({ name: c.function.name, arguments: parsedArguments(c.function.arguments) })}\n</tool_call>`).join('\n'),
+        'stop',
+      );
       break;
     case 'prose_instead':
-      m.content = PROSE_INSTEAD;
-      delete m.tool_calls;
-      choice.finish_reason = 'stop';
+      answerInstead(choice, PROSE_INSTEAD, 'stop');
       break;
     case 'think_block':
       m.content = `<think>\n${REASONING_TEXT}\n</think>\n\n${m.content ?? ''}`;
@@ -120,15 +125,11 @@ export function applyQuirk(kind: QuirkKind, completion: WireCompletion, opts: Qu
       break;
     }
     case 'content_filter':
-      m.content = null;
-      delete m.tool_calls;
-      choice.finish_reason = 'content_filter';
+      answerInstead(choice, null, 'content_filter');
       break;
     case 'refusal':
-      m.content = null;
+      answerInstead(choice, null, 'stop');
       m.refusal = REFUSAL_TEXT;
-      delete m.tool_calls;
-      choice.finish_reason = 'stop';
       break;
     case 'no_usage':
       delete out.usage;

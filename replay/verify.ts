@@ -124,6 +124,22 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
     first_divergence: divergence,
     notes,
   });
+  /**
+   * The report of today's `stage` deciding `input` differently: given the decision the log holds
+   * (undefined: none), what today's code writes instead (null: nothing), the fields that differ and why.
+   */
+  const diverged =
+    (stage: Divergence['stage'], input: LoggedRecord) =>
+    (recorded: LoggedRecord | undefined, today: { topic: TopicId; value: unknown } | null, diff: FieldDiff[], explanation: string): VerifyReport =>
+      report({
+        code: 'DETERMINISM_VIOLATION',
+        stage,
+        input: inputOf(input),
+        recorded: recorded === undefined ? null : { topic: recorded.topic, ref: recorded.ref, value: recorded.value },
+        today: today === null ? null : { topic: today.topic, value: today.value },
+        diff,
+        explanation,
+      });
 
   for (let i = 0; i < inputs.length; i++) {
     const input = inputs[i]!;
@@ -132,21 +148,15 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
       checked.observation++;
       const result = input.value as unknown as ActionResult;
       const today = await observe(result, configs.observation);
+      const differs = diverged('observation', input);
+      const written = { topic: 'observationResults' as const, value: today };
       const recorded = recordedObservations.find((o) => !consumed.has(o) && o.value.iteration === result.iteration && o.timestamp >= input.timestamp);
       if (!recorded) {
         if (input.timestamp >= lastAt) {
           notes.push(`${where(input)}: no observation result yet (the wave is still in flight)`);
           continue;
         }
-        return report({
-          code: 'DETERMINISM_VIOLATION',
-          stage: 'observation',
-          input: inputOf(input),
-          recorded: null,
-          today: { topic: 'observationResults', value: today },
-          diff: [],
-          explanation: `Observation's result for wave ${result.iteration} is not in the log, but today's code writes one`,
-        });
+        return differs(undefined, written, [], `Observation's result for wave ${result.iteration} is not in the log, but today's code writes one`);
       }
       consumed.add(recorded);
       compared++;
@@ -154,20 +164,12 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
       // (replay/verify-config.ts), and records written before the fields have none: the verdicts
       // themselves are compared.
       const diff = diffValues({ ...recorded.value, rules_version: null, classifier_model: null }, { ...today, rules_version: null, classifier_model: null });
-      if (diff.length)
-        return report({
-          code: 'DETERMINISM_VIOLATION',
-          stage: 'observation',
-          input: inputOf(input),
-          recorded: { topic: 'observationResults', ref: recorded.ref, value: recorded.value },
-          today: { topic: 'observationResults', value: today },
-          diff,
-          explanation: `today's Observation judges wave ${result.iteration} differently`,
-        });
+      if (diff.length) return differs(recorded, written, diff, `today's Observation judges wave ${result.iteration} differently`);
       continue;
     }
 
     checked.thought++;
+    const differs = diverged('thought', input);
     const isTask = input.topic === 'tasks';
     const wave = isTask ? (snapshot?.iteration ?? 0) : (input.value as unknown as ObservationResult).iteration;
     const options = recordedDecisions(input, wave);
@@ -215,15 +217,7 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
     }
     if (!main) {
       if (blocking)
-        return report({
-          code: 'DETERMINISM_VIOLATION',
-          stage: 'thought',
-          input: inputOf(input),
-          recorded: { topic: blocking.topic, ref: blocking.ref, value: blocking.value },
-          today: null,
-          diff: [],
-          explanation: `today's Thought ignores this input (${decision.ignored ?? 'no output'}), but the run recorded a decision for it`,
-        });
+        return differs(blocking, null, [], `today's Thought ignores this input (${decision.ignored ?? 'no output'}), but the run recorded a decision for it`);
       continue;
     }
     if (!chosen) {
@@ -232,31 +226,13 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
         continue;
       }
       const what = (topic: TopicId) => (topic === 'outcomes' ? 'an outcome' : 'a next wave');
-      return report({
-        code: 'DETERMINISM_VIOLATION',
-        stage: 'thought',
-        input: inputOf(input),
-        recorded: blocking ? { topic: blocking.topic, ref: blocking.ref, value: blocking.value } : null,
-        today: { topic: main.topic, value: main.value },
-        diff: [],
-        explanation: blocking
-          ? `today's Thought writes ${what(main.topic)} where the run recorded ${what(blocking.topic)}`
-          : `today's Thought writes ${what(main.topic)} for this input; the run recorded none`,
-      });
+      const against = blocking ? `where the run recorded ${what(blocking.topic)}` : 'for this input; the run recorded none';
+      return differs(blocking, main, [], `today's Thought writes ${what(main.topic)} ${against}`);
     }
     consumed.add(chosen);
     compared++;
     const diff = diffValues(chosen.value, main.value);
-    if (diff.length)
-      return report({
-        code: 'DETERMINISM_VIOLATION',
-        stage: 'thought',
-        input: inputOf(input),
-        recorded: { topic: chosen.topic, ref: chosen.ref, value: chosen.value },
-        today: { topic: main.topic, value: main.value },
-        diff,
-        explanation: `today's Thought decides differently on ${summary(input)} (the run at wave ${wave})`,
-      });
+    if (diff.length) return differs(chosen, main, diff, `today's Thought decides differently on ${summary(input)} (the run at wave ${wave})`);
     const todaySnapshot = decision.outputs.find((o) => o.topic === 'thoughtRuns')?.value as RunSnapshot | undefined;
     if (todaySnapshot) {
       const paired = snapshotWith(chosen, input);
@@ -265,15 +241,7 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
         compared++;
         const sdiff = diffValues(paired.value, todaySnapshot);
         if (sdiff.length)
-          return report({
-            code: 'DETERMINISM_VIOLATION',
-            stage: 'thought',
-            input: inputOf(input),
-            recorded: { topic: 'thoughtRuns', ref: paired.ref, value: paired.value },
-            today: { topic: 'thoughtRuns', value: todaySnapshot },
-            diff: sdiff,
-            explanation: `today's Thought remembers the run differently after wave ${wave}`,
-          });
+          return differs(paired, { topic: 'thoughtRuns', value: todaySnapshot }, sdiff, `today's Thought remembers the run differently after wave ${wave}`);
         snapshot = paired.value;
       } else {
         notes.push(`${where(input)}: the run snapshot written with this decision is not in thought.runs any more (compacted); today's is used`);
@@ -286,15 +254,8 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
     .filter((r) => !consumed.has(r))
     .sort((a, b) => a.timestamp - b.timestamp)[0];
   if (leftover) {
-    return report({
-      code: 'DETERMINISM_VIOLATION',
-      stage: leftover.topic === 'observationResults' ? 'observation' : 'thought',
-      input: inputOf(leftover),
-      recorded: { topic: leftover.topic, ref: leftover.ref, value: leftover.value },
-      today: null,
-      diff: [],
-      explanation: "the run recorded this decision, but no recorded input makes today's code write it",
-    });
+    const stage = leftover.topic === 'observationResults' ? 'observation' : 'thought';
+    return diverged(stage, leftover)(leftover, null, [], "the run recorded this decision, but no recorded input makes today's code write it");
   }
   return report(null);
 
