@@ -26,7 +26,8 @@ import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
 import { createProducer } from '../runtime/kafka.ts';
-import type { ActionResult, ObservationResult, Outcome, RunState, Task, ThoughtRequest } from '../schemas/types.gen.ts';
+import { outcome, runState } from '../schemas/records.ts';
+import type { ActionResult, ObservationResult, Task, ThoughtRequest } from '../schemas/types.gen.ts';
 import { commandOptions, integerOption } from './lib/command-line.ts';
 import { freshNamespace, REPO_ROOT } from './lib/harness.ts';
 import { deleteNamespace } from './lib/phases.ts';
@@ -163,12 +164,11 @@ function runRecords(i: number, at: number): Rec[] {
   const id = `bench-run-${String(i).padStart(6, '0')}`;
   const order = `O-${String(20000000 + i)}`;
   const text = i % 10 === 0 ? `我的订单 ${order} 到哪了？很着急。` : `Where is my order ${order}? It was a birthday present.`;
-  const run: RunState = {
+  const run = runState({
     task_id: `${id}-t`,
     task_text: text,
     planner: 'react',
     flow_id: 'react:order-status',
-    flow_version: 1,
     plan_json: JSON.stringify({
       steps: [
         { id: 'M1', tool: 'model.chat' },
@@ -176,23 +176,8 @@ function runRecords(i: number, at: number): Rec[] {
       ],
       output: {},
     }),
-    outputs_json: '{}',
-    step_attempts: {},
-    max_iterations: 10,
     planner_record: '{"intent":"order_status","confidence":0.99}',
-    cost_spent: 0,
-    cost_budget: 0,
-    call_counts: {},
-    seen_data: [],
-    stale_waves: 0,
-    failure_streaks: {},
-    skipped: [],
-    reflections: [],
-    failures_seen: 0,
-    human_involved: false,
-    error_history: {},
     planner_kind: 'react',
-    planner_config: null,
     model_state_json: JSON.stringify({
       skill: 'order-status@1',
       turns: 1,
@@ -200,7 +185,7 @@ function runRecords(i: number, at: number): Rec[] {
       turn_tokens: [{ turn: 1, system: 420, skill: 610, results: 0, history: 0, generation: 512, prompt: 1030 }],
     }),
     driver: 'react',
-  } as RunState;
+  });
   const messages = [
     { role: 'system', content: `Skill: order-status@1\n${'You resolve a customer-service ticket by calling the tools you are given. '.repeat(12)}` },
     { role: 'user', content: text },
@@ -314,27 +299,17 @@ function runRecords(i: number, at: number): Rec[] {
   });
   out.push([
     'outcomes',
-    {
+    outcome({
       thought_id: id,
       task_id: `${id}-t`,
-      status: 'completed',
       reason: 'the model answered after 2 turn(s)',
       iterations: 2,
       steps_executed: 2,
       output_json: JSON.stringify({ answer: `Order ${order} has shipped.` }),
-      missing_fields: [],
       planner: 'react',
       flow_id: 'react:order-status',
-      flow_version: 1,
-      reason_code: 'completed',
-      reflections: [],
       planner_kind: 'react',
-      planner_config: null,
-      model_cost: null,
-      too_large: null,
-      result_json: null,
-      approval: null,
-    } as Outcome,
+    }),
     at + 1000,
   ]);
   return out;

@@ -22,7 +22,7 @@ import { ErrorClassifier } from '../processors/observation/classifier.ts';
 import { IntentRouter } from '../processors/thought/planners/intent-model.ts';
 import { commandOptions, integerOption } from './lib/command-line.ts';
 import * as ort from 'onnxruntime-node';
-import { FEATURE_DIMS, MAX_INPUT_CODE_POINTS, TextModel, featurize } from '../features/text/index.ts';
+import { FEATURE_DIMS, MAX_INPUT_CODE_POINTS, SESSION_OPTIONS, TextModel, featurize } from '../features/text/index.ts';
 
 interface Stats {
   n: number;
@@ -111,14 +111,8 @@ async function warm(texts: string[], fn: (t: string) => unknown) {
 async function denseTwin(task: string): Promise<{ run: (t: string) => Promise<number>; session: ort.InferenceSession } | null> {
   const file = new URL(`${task}/model-dense.onnx`, here);
   if (!existsSync(file)) return null;
-  const session = await ort.InferenceSession.create(readFileSync(file), {
-    executionProviders: ['cpu'],
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-    logSeverityLevel: 3,
-  });
+  // The product's session options (features/text/model.ts): only the call path differs.
+  const session = await ort.InferenceSession.create(readFileSync(file), SESSION_OPTIONS);
   return {
     session,
     run: async (t: string) => {

@@ -22,7 +22,7 @@ import type {
   ThoughtRequest,
   Verdict,
 } from '../../schemas/types.gen.ts';
-import { runState } from '../../schemas/records.ts';
+import { outcome, runState } from '../../schemas/records.ts';
 import type { TopicId } from '../../topics/catalog.ts';
 import type { BenchNamespace } from './harness.ts';
 
@@ -171,27 +171,7 @@ export function observation(key: string, p: unknown, verdicts: Verdict[], run: P
 }
 
 function outcomeValue(key: string): Outcome {
-  return {
-    thought_id: key,
-    task_id: 't',
-    status: 'completed',
-    reason: 'x',
-    iterations: 1,
-    steps_executed: 1,
-    output_json: '{}',
-    missing_fields: [],
-    planner: 'corpus',
-    flow_id: 'corpus',
-    flow_version: 1,
-    reason_code: 'completed',
-    reflections: [],
-    planner_kind: null,
-    planner_config: null,
-    model_cost: null,
-    too_large: null,
-    result_json: null,
-    approval: null,
-  };
+  return outcome({ thought_id: key, task_id: 't', reason: 'x', planner: 'corpus', flow_id: 'corpus' });
 }
 
 function task(key: string, text = 'order status for corpus@example.com'): Task {

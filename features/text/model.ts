@@ -8,6 +8,20 @@ import { canonicalJson } from '../../runtime/json-field.ts';
 import { FEATURIZER_CONFIG, type FeaturizerConfig } from './config.ts';
 import { featurizeSparse } from './vector.ts';
 
+/** How every text model's onnxruntime session runs: on one CPU thread, in order. */
+export const SESSION_OPTIONS: Ort.InferenceSession.SessionOptions = {
+  executionProviders: ['cpu'],
+  intraOpNumThreads: 1,
+  interOpNumThreads: 1,
+  executionMode: 'sequential',
+  graphOptimizationLevel: 'all',
+  logSeverityLevel: 3,
+  // A linear model over a few hundred sparse features: onnxruntime's CPU arena and memory-pattern
+  // planning reserve blocks sized for large tensors that this model never needs.
+  enableCpuMemArena: false,
+  enableMemPattern: false,
+};
+
 /** `labels.json` as models/train.py writes it next to `model.onnx`. */
 export interface TextModelManifest {
   task: string;
@@ -77,18 +91,7 @@ export class TextModel {
     if (!Array.isArray(manifest.labels) || manifest.labels.length < 2) throw new Error(`${dir}: labels.json has no labels`);
     const mod = (await import('onnxruntime-node')) as typeof Ort & { default?: typeof Ort };
     const ort: typeof Ort = mod.InferenceSession ? mod : mod.default!;
-    const session = await ort.InferenceSession.create(bytes, {
-      executionProviders: ['cpu'],
-      intraOpNumThreads: 1,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-      logSeverityLevel: 3,
-      // A linear model over a few hundred sparse features: onnxruntime's CPU arena and memory-pattern
-      // planning reserve blocks sized for large tensors that this model never needs.
-      enableCpuMemArena: false,
-      enableMemPattern: false,
-    });
+    const session = await ort.InferenceSession.create(bytes, SESSION_OPTIONS);
     const inputs = [...session.inputNames].sort().join(',');
     if (inputs !== 'indices,values') {
       await session.release();
