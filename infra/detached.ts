@@ -1,16 +1,17 @@
 /**
  * The components the infra commands start and stop (the local broker and registry, infra/local/; the
  * model server, infra/model/; the secure test broker, infra/secure/): start one detached in its own
- * process group with its output appended to a log, read a process's command line, stop a process
- * group (SIGTERM, then SIGKILL) and wait for it to go, and check a port is free.
+ * process group with its output appended to a log, wait for it to become healthy (killing a start
+ * that times out), read a process's command line, stop a process group (SIGTERM, then SIGKILL) and
+ * wait for it to go, and check a port is free.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
-import { appendFile, readFile, rename } from 'node:fs/promises';
+import { appendFile, readFile, rename, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InfraError } from './local/errors.ts';
-import { elapsed, isErrno, probe, signalGroup } from './process.ts';
+import { type HealthWatch, elapsed, isErrno, logTail, probe, signalGroup, waitUntilHealthy } from './process.ts';
 
 /** The error class a caller's failures are (infra/model/ throws its `ModelError`). */
 export type InfraErrorClass = typeof InfraError;
@@ -76,6 +77,38 @@ export async function spawnDetached(s: DetachedStart): Promise<Detached> {
   child.unref();
   if (child.pid === undefined) throw new Err('PROCESS_FAILED', `${s.name}: ${s.cmd} started without a pid`);
   return { child, pid: child.pid, exit: () => exit, exited };
+}
+
+export interface StartWatch extends Omit<HealthWatch, 'gone'> {
+  pid: number;
+  /** Whether our process still runs (not merely some process with that pid). */
+  alive: () => Promise<boolean>;
+  /** The process just started (how it ended is known exactly), or undefined for one adopted. */
+  spawned?: Detached;
+  pidFile: string;
+  killWaitMs: number;
+  /** How the failure names the process: `process 123`, `llama-server (pid 123)`. */
+  what: string;
+  error?: InfraErrorClass;
+}
+
+/**
+ * Waits for a started component to pass its health check ({@link waitUntilHealthy}). One that
+ * fails the wait is not left half-started: past its time-out it is killed; either way its pid file
+ * is removed.
+ * @throws InfraError (or `error`) `PROCESS_FAILED` (it exited) or `HEALTH_TIMEOUT`, with its log's last lines.
+ */
+export async function waitStarted(w: StartWatch): Promise<void> {
+  const failure = await waitUntilHealthy({ ...w, gone: async () => w.spawned?.exit() ?? ((await w.alive()) ? undefined : 'exited') });
+  if (!failure) return;
+  const killed = failure.code === 'HEALTH_TIMEOUT';
+  if (killed) {
+    signalGroup(w.pid, 'SIGKILL');
+    await waitGone(w.alive, w.killWaitMs);
+  }
+  await rm(w.pidFile, { force: true });
+  const tail = `Last 20 lines of ${w.logFile}:\n${await logTail(w.logFile, 20)}`;
+  throw new (w.error ?? InfraError)(failure.code, `${failure.message}; ${w.what} ${killed ? 'was killed' : 'is gone'}\n${tail}`);
 }
 
 /** The process's command line (arguments joined by spaces), or undefined when it is gone (zombies have an empty cmdline). */

@@ -1,73 +1,65 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** Declares metrics on `registry`: each declaration gives its name, help and labels (and a histogram its buckets). */
+function metricsOn(registry: Registry) {
+  const registers = [registry];
+  return {
+    counter: <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Counter<L>({ name, help, labelNames, registers }),
+    gauge: <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Gauge<L>({ name, help, labelNames, registers }),
+    histogram: <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
+      new Histogram<L>({ name, help, labelNames, buckets, registers }),
+    /** A gauge set from `value` at every scrape. */
+    readAtScrape: (name: string, help: string, value: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(value());
+        },
+      }),
+  };
+}
+
 /** The metrics every stage process exports on /metrics. One instance per process, no global registry. */
 export class StageMetrics {
   readonly registry = new Registry();
-  readonly recordsIn = new Counter({ name: 'tao_records_in_total', help: 'Records consumed', labelNames: ['stage', 'topic'], registers: [this.registry] });
-  readonly recordsOut = new Counter({
-    name: 'tao_records_out_total',
-    help: 'Records produced (committed)',
-    labelNames: ['stage', 'topic'],
-    registers: [this.registry],
-  });
-  readonly deadLetters = new Counter({
-    name: 'tao_dead_letters_total',
-    help: 'Records sent to a dead-letter topic (committed), by source topic and error code',
-    labelNames: ['stage', 'topic', 'reason'],
-    registers: [this.registry],
-  });
-  readonly transactions = new Counter({
-    name: 'tao_transactions_total',
-    help: 'Kafka transactions by result',
-    labelNames: ['stage', 'result'],
-    registers: [this.registry],
-  });
-  readonly handleSeconds = new Histogram({
-    name: 'tao_record_handle_seconds',
-    help: 'Time to decode, decide and encode one record (tool calls included for action)',
-    labelNames: ['stage'],
-    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
-  });
-  readonly batchSeconds = new Histogram({
-    name: 'tao_batch_seconds',
-    help: 'Time to process and commit one transactional batch',
-    labelNames: ['stage'],
-    buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
-  });
-  readonly consumerLag = new Gauge({
-    name: 'tao_consumer_lag',
-    help: 'Offsets between the partition high watermark and the next offset to process, as of the last committed batch',
-    labelNames: ['group', 'topic', 'partition'],
-    registers: [this.registry],
-  });
+  private readonly declare = metricsOn(this.registry);
+  readonly recordsIn = this.declare.counter('tao_records_in_total', 'Records consumed', ['stage', 'topic']);
+  readonly recordsOut = this.declare.counter('tao_records_out_total', 'Records produced (committed)', ['stage', 'topic']);
+  readonly deadLetters = this.declare.counter('tao_dead_letters_total', 'Records sent to a dead-letter topic (committed), by source topic and error code', [
+    'stage',
+    'topic',
+    'reason',
+  ]);
+  readonly transactions = this.declare.counter('tao_transactions_total', 'Kafka transactions by result', ['stage', 'result']);
+  readonly handleSeconds = this.declare.histogram(
+    'tao_record_handle_seconds',
+    'Time to decode, decide and encode one record (tool calls included for action)',
+    ['stage'],
+    [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  );
+  readonly batchSeconds = this.declare.histogram(
+    'tao_batch_seconds',
+    'Time to process and commit one transactional batch',
+    ['stage'],
+    [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  );
+  readonly consumerLag = this.declare.gauge(
+    'tao_consumer_lag',
+    'Offsets between the partition high watermark and the next offset to process, as of the last committed batch',
+    ['group', 'topic', 'partition'],
+  );
 
-  readonly toolCallSeconds = new Histogram({
-    name: 'tao_tool_call_seconds',
-    help: 'Tool call time (retries included) by tool and outcome',
-    labelNames: ['tool', 'status'],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
-  });
-  readonly toolRetries = new Counter({
-    name: 'tao_tool_retries_total',
-    help: 'Tool call attempts beyond the first',
-    labelNames: ['tool'],
-    registers: [this.registry],
-  });
-  readonly fallbacks = new Counter({
-    name: 'tao_fallbacks_total',
-    help: 'Steps served by a fallback tool',
-    labelNames: ['tool', 'fallback'],
-    registers: [this.registry],
-  });
-  readonly breakerState = new Gauge({
-    name: 'tao_breaker_state',
-    help: 'Circuit breaker state per tool: 0 closed, 1 half-open, 2 open',
-    labelNames: ['tool'],
-    registers: [this.registry],
-  });
+  readonly toolCallSeconds = this.declare.histogram(
+    'tao_tool_call_seconds',
+    'Tool call time (retries included) by tool and outcome',
+    ['tool', 'status'],
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  );
+  readonly toolRetries = this.declare.counter('tao_tool_retries_total', 'Tool call attempts beyond the first', ['tool']);
+  readonly fallbacks = this.declare.counter('tao_fallbacks_total', 'Steps served by a fallback tool', ['tool', 'fallback']);
+  readonly breakerState = this.declare.gauge('tao_breaker_state', 'Circuit breaker state per tool: 0 closed, 1 half-open, 2 open', ['tool']);
 
   private runs: RunMetrics | null = null;
   private steps: StepMetrics | null = null;
@@ -89,26 +81,16 @@ export class StageMetrics {
 
   /** Exports `tao_thought_store_runs`: the entries of the stage's state store (Thought's runs), read from `count` at every scrape. */
   trackStoreSize(count: () => number): void {
-    new Gauge({
-      name: 'tao_thought_store_runs',
-      help: "Runs in Thought's state store as this instance mirrors it (every partition of thought.runs): running, awaiting input, and ended within the retention",
-      registers: [this.registry],
-      collect() {
-        this.set(count());
-      },
-    });
+    this.declare.readAtScrape(
+      'tao_thought_store_runs',
+      "Runs in Thought's state store as this instance mirrors it (every partition of thought.runs): running, awaiting input, and ended within the retention",
+      () => count(),
+    );
   }
 
   /** Exports `tao_runs_in_flight`, read from `count` at every scrape (so it is as right after a restart as the state it reads). */
   trackInFlight(count: () => number): void {
-    new Gauge({
-      name: 'tao_runs_in_flight',
-      help: 'Runs whose latest snapshot says running, in the partitions this instance owns',
-      registers: [this.registry],
-      collect() {
-        this.set(count());
-      },
-    });
+    this.declare.readAtScrape('tao_runs_in_flight', 'Runs whose latest snapshot says running, in the partitions this instance owns', () => count());
   }
 }
 
@@ -152,67 +134,52 @@ export class RunMetrics {
   private recoveredRuns = 0;
 
   constructor(registry: Registry) {
-    this.ended = new Counter({
-      name: 'tao_runs_ended_total',
-      help: 'Outcome records by status and reason_code (awaiting_input and awaiting_approval included: they park a run, the others end it)',
-      labelNames: ['status', 'reason_code'],
-      registers: [registry],
-    });
-    this.modelTurns = new Counter({
-      name: 'tao_model_turns_total',
-      help: 'Verified model answers Thought acted on, by model, skill and kind (tool_calls, final, reflection)',
-      labelNames: ['model', 'skill', 'kind'],
-      registers: [registry],
-    });
-    this.modelTokens = new Counter({
-      name: 'tao_model_tokens_total',
-      help: 'Tokens of verified model answers (their usage), by model, skill and type (prompt, completion)',
-      labelNames: ['model', 'skill', 'type'],
-      registers: [registry],
-    });
-    this.modelLatency = new Histogram({
-      name: 'tao_model_latency_seconds',
-      help: 'Time of a model call as Action measured it (retries included), by model and skill',
-      labelNames: ['model', 'skill'],
-      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
-      registers: [registry],
-    });
-    this.modelCost = new Counter({
-      name: 'tao_model_cost_total',
-      help: 'What model answers cost by the price table (TAO_LLM_PRICES, in its currency), rejected answers included, by the model that answered and skill; cost per run: divide by tao_model_turns_per_run_count',
-      labelNames: ['model', 'skill'],
-      registers: [registry],
-    });
-    this.modelTurnsPerRun = new Histogram({
-      name: 'tao_model_turns_per_run',
-      help: 'Model turns of each ended model-driven run, by skill',
-      labelNames: ['skill'],
-      buckets: [1, 2, 3, 4, 6, 8, 12, 16, 24],
-      registers: [registry],
-    });
-    this.withFailure = new Counter({
-      name: 'tao_runs_with_failure_total',
-      help: 'Ended runs that hit a failure (a step failed, was retried or served by a fallback), by whether they completed without a person',
-      labelNames: ['recovered'],
-      registers: [registry],
-    });
-    const self = this;
-    new Gauge({
-      name: 'tao_task_completion_rate',
-      help: 'Runs completed / runs ended, since this process started',
-      registers: [registry],
-      collect() {
-        this.set(ratio(self.completedRuns, self.endedRuns));
-      },
-    });
-    new Gauge({
-      name: 'tao_self_recovery_rate',
-      help: 'Runs that hit a failure and completed without a person / runs that hit a failure, since this process started',
-      registers: [registry],
-      collect() {
-        this.set(ratio(self.recoveredRuns, self.failedRuns));
-      },
-    });
+    const declare = metricsOn(registry);
+    this.ended = declare.counter(
+      'tao_runs_ended_total',
+      'Outcome records by status and reason_code (awaiting_input and awaiting_approval included: they park a run, the others end it)',
+      ['status', 'reason_code'],
+    );
+    this.modelTurns = declare.counter(
+      'tao_model_turns_total',
+      'Verified model answers Thought acted on, by model, skill and kind (tool_calls, final, reflection)',
+      ['model', 'skill', 'kind'],
+    );
+    this.modelTokens = declare.counter(
+      'tao_model_tokens_total',
+      'Tokens of verified model answers (their usage), by model, skill and type (prompt, completion)',
+      ['model', 'skill', 'type'],
+    );
+    this.modelLatency = declare.histogram(
+      'tao_model_latency_seconds',
+      'Time of a model call as Action measured it (retries included), by model and skill',
+      ['model', 'skill'],
+      [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+    );
+    this.modelCost = declare.counter(
+      'tao_model_cost_total',
+      'What model answers cost by the price table (TAO_LLM_PRICES, in its currency), rejected answers included, by the model that answered and skill; cost per run: divide by tao_model_turns_per_run_count',
+      ['model', 'skill'],
+    );
+    this.modelTurnsPerRun = declare.histogram(
+      'tao_model_turns_per_run',
+      'Model turns of each ended model-driven run, by skill',
+      ['skill'],
+      [1, 2, 3, 4, 6, 8, 12, 16, 24],
+    );
+    this.withFailure = declare.counter(
+      'tao_runs_with_failure_total',
+      'Ended runs that hit a failure (a step failed, was retried or served by a fallback), by whether they completed without a person',
+      ['recovered'],
+    );
+    declare.readAtScrape('tao_task_completion_rate', 'Runs completed / runs ended, since this process started', () =>
+      ratio(this.completedRuns, this.endedRuns),
+    );
+    declare.readAtScrape(
+      'tao_self_recovery_rate',
+      'Runs that hit a failure and completed without a person / runs that hit a failure, since this process started',
+      () => ratio(this.recoveredRuns, this.failedRuns),
+    );
   }
 
   /** Counts one committed outcome. `end` is null for an outcome that parks the run (awaiting_input, awaiting_approval). */
@@ -236,21 +203,15 @@ export class StepMetrics {
   private complete = 0;
 
   constructor(registry: Registry) {
-    this.observed = new Counter({
-      name: 'tao_steps_observed_total',
-      help: 'Tool steps judged by Observation, by whether their evidence is complete (id, input, response or error, duration, result code)',
-      labelNames: ['complete'],
-      registers: [registry],
-    });
-    const self = this;
-    new Gauge({
-      name: 'tao_traceability_index',
-      help: 'Steps with complete evidence / all steps observed, since this process started',
-      registers: [registry],
-      collect() {
-        this.set(ratio(self.complete, self.all));
-      },
-    });
+    const declare = metricsOn(registry);
+    this.observed = declare.counter(
+      'tao_steps_observed_total',
+      'Tool steps judged by Observation, by whether their evidence is complete (id, input, response or error, duration, result code)',
+      ['complete'],
+    );
+    declare.readAtScrape('tao_traceability_index', 'Steps with complete evidence / all steps observed, since this process started', () =>
+      ratio(this.complete, this.all),
+    );
   }
 
   /** Counts one committed step; `complete` as decided by `evidenceComplete` (processors/rates.ts). */
@@ -264,26 +225,20 @@ export class StepMetrics {
 /** The metrics the HTTP ingress exports on its /metrics. One instance per process. */
 export class IngressMetrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({
-    name: 'tao_ingress_requests_total',
-    help: 'HTTP requests answered, by route and status',
-    labelNames: ['route', 'status'],
-    registers: [this.registry],
-  });
+  private readonly declare = metricsOn(this.registry);
+  readonly requests = this.declare.counter('tao_ingress_requests_total', 'HTTP requests answered, by route and status', ['route', 'status']);
   /** `POST /v1/tasks` with API keys: one per request, by key id (`none` for no or an unknown key) and outcome. */
-  readonly apiKeys = new Counter({
-    name: 'tao_ingress_api_key_requests_total',
-    help: 'POST /v1/tasks requests by API key id (none: no key or an unknown one) and outcome: allowed, unauthorized, forbidden, rate_limited',
-    labelNames: ['key_id', 'outcome'],
-    registers: [this.registry],
-  });
-  readonly requestSeconds = new Histogram({
-    name: 'tao_ingress_request_seconds',
-    help: 'Time to answer a request (a 202 includes the wait for Kafka to acknowledge the task)',
-    labelNames: ['route'],
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
+  readonly apiKeys = this.declare.counter(
+    'tao_ingress_api_key_requests_total',
+    'POST /v1/tasks requests by API key id (none: no key or an unknown one) and outcome: allowed, unauthorized, forbidden, rate_limited',
+    ['key_id', 'outcome'],
+  );
+  readonly requestSeconds = this.declare.histogram(
+    'tao_ingress_request_seconds',
+    'Time to answer a request (a 202 includes the wait for Kafka to acknowledge the task)',
+    ['route'],
+    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
 
   constructor(processName = 'tao-ingress') {
     this.registry.setDefaultLabels({ process: processName });
@@ -292,13 +247,8 @@ export class IngressMetrics {
 
   /** Exports `tao_ingress_runs_in_flight`, read from `count` at every scrape. */
   trackInFlight(count: () => number): void {
-    new Gauge({
-      name: 'tao_ingress_runs_in_flight',
-      help: 'Runs this ingress accepted whose outcome it has not seen yet (the 429 limit counts these)',
-      registers: [this.registry],
-      collect() {
-        this.set(count());
-      },
-    });
+    this.declare.readAtScrape('tao_ingress_runs_in_flight', 'Runs this ingress accepted whose outcome it has not seen yet (the 429 limit counts these)', () =>
+      count(),
+    );
   }
 }

@@ -4,9 +4,9 @@
  * SIGTERM then SIGKILL.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { type Detached, rotateLog, spawnDetached, stopGroup, waitGone } from '../detached.ts';
-import { errorText, signalGroup, waitUntilHealthy } from '../process.ts';
-import { type Component, type KafkaNode, assertPortsFree, failureWithLog, isOurs, kafkaNodes, registryComponent, runningPid } from './components.ts';
+import { type Detached, rotateLog, spawnDetached, stopGroup, waitStarted } from '../detached.ts';
+import { errorText } from '../process.ts';
+import { type Component, type KafkaNode, assertPortsFree, isOurs, kafkaNodes, registryComponent, runningPid } from './components.ts';
 import { LOG4J_PROPERTIES, SHORT_LIVED_JVM, existingClusterId, formatKafkaStorage, kafkaClusterId, registryYaml, serverProperties } from './config-files.ts';
 import type { InfraOptions, Paths } from './options.ts';
 
@@ -28,22 +28,20 @@ async function start(c: Component, cmd: string, args: string[], cwd: string, env
  */
 async function waitHealthy(o: InfraOptions, c: Component, pid: number, spawned?: Detached): Promise<void> {
   o.log(`${c.name}: waiting for ${c.url} to become healthy (pid ${pid}, up to ${c.healthTimeoutMs / 1000}s, longer while its log grows)…`);
-  const failure = await waitUntilHealthy({
+  await waitStarted({
     name: c.name,
     health: c.health,
-    gone: async () => spawned?.exit() ?? ((await isOurs(c, pid)) ? undefined : 'exited'),
     logFile: c.logFile,
     timeoutMs: c.healthTimeoutMs,
     quietMs: LOG_QUIET_MS,
     log: o.log,
+    pid,
+    alive: () => isOurs(c, pid),
+    spawned,
+    pidFile: c.pidFile,
+    killWaitMs: KILL_WAIT_MS,
+    what: `process ${pid}`,
   });
-  if (!failure) return;
-  if (failure.code === 'HEALTH_TIMEOUT') {
-    signalGroup(pid, 'SIGKILL');
-    await waitGone(() => isOurs(c, pid), KILL_WAIT_MS);
-  }
-  await rm(c.pidFile, { force: true });
-  throw await failureWithLog(failure.code, c, `${failure.message}; process ${pid} ${failure.code === 'HEALTH_TIMEOUT' ? 'was killed' : 'is gone'}`);
 }
 
 /** If our process is alive: returns true once it is healthy ("already running"), waiting for it if it is still starting. */

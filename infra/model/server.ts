@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 
-import { type Detached, commandLine, portFree, rotateLog, spawnDetached, stopGroup, waitGone } from '../detached.ts';
+import { type Detached, commandLine, portFree, rotateLog, spawnDetached, stopGroup, waitStarted } from '../detached.ts';
 
 import { ensureArtifacts } from './build.ts';
 import {
@@ -26,7 +26,7 @@ import {
   type ModelPaths,
   type ModelRequest,
 } from './options.ts';
-import { ModelError, errorText, logTail, readPid, signalGroup, signalable, waitUntilHealthy, withFileLock, type Health } from './process.ts';
+import { ModelError, errorText, readPid, signalable, withFileLock, type Health } from './process.ts';
 
 const HEALTH_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 10_000;
@@ -103,29 +103,24 @@ async function spawnServer(o: ModelOptions, p: ModelPaths): Promise<Detached> {
   return spawned;
 }
 
-async function failureWithLog(code: 'PROCESS_FAILED' | 'HEALTH_TIMEOUT', p: ModelPaths, message: string): Promise<ModelError> {
-  return new ModelError(code, `${message}\nLast 20 lines of ${p.logFile}:\n${await logTail(p.logFile)}`);
-}
-
 /** Polls /health until 200. Fails fast if the process dies; on timeout kills it. */
 async function waitHealthy(o: ModelOptions, p: ModelPaths, url: string, pid: number, spawned?: Detached): Promise<void> {
   o.log(`model: waiting for ${url}/health (pid ${pid}, up to ${HEALTH_TIMEOUT_MS / 1000}s)…`);
-  const failure = await waitUntilHealthy({
+  await waitStarted({
     name: 'model',
     health: () => health(url),
-    gone: async () => spawned?.exit() ?? ((await isAlive(p, pid)) ? undefined : 'exited'),
     logFile: p.logFile,
     timeoutMs: HEALTH_TIMEOUT_MS,
     pollMs: 200,
     log: o.log,
+    pid,
+    alive: () => isAlive(p, pid),
+    spawned,
+    pidFile: p.pidFile,
+    killWaitMs: KILL_WAIT_MS,
+    what: `llama-server (pid ${pid})`,
+    error: ModelError,
   });
-  if (!failure) return;
-  if (failure.code === 'HEALTH_TIMEOUT') {
-    signalGroup(pid, 'SIGKILL');
-    await waitGone(() => isAlive(p, pid), KILL_WAIT_MS);
-  }
-  await rm(p.pidFile, { force: true });
-  throw await failureWithLog(failure.code, p, `${failure.message}; llama-server (pid ${pid}) ${failure.code === 'HEALTH_TIMEOUT' ? 'was killed' : 'is gone'}`);
 }
 
 function runLock<T>(o: ModelOptions, p: ModelPaths, work: () => Promise<T>): Promise<T> {
