@@ -229,7 +229,7 @@ export function chatHandler(ctx: ChatContext): (req: http.IncomingMessage, res: 
       case 'not_json': {
         count(rec);
         const full = JSON.stringify(completion(model, bodyText, decision.answer, conv));
-        later(res, () => sendText(res, 200, full.slice(0, Math.floor(full.length / 2))));
+        later(res, () => sendText(res, 200, 'application/json', full.slice(0, Math.floor(full.length / 2))));
         return;
       }
       default:

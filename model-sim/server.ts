@@ -29,9 +29,9 @@ import type { Socket } from 'node:net';
 
 import { packagePath } from '../runtime/paths.ts';
 import { chatHandler } from './chat.ts';
-import { controlHandler } from './control.ts';
-import { FaultRegistry, type FaultSpec, type FaultState } from './faults.ts';
-import { bearerMatches, formatUrl, openAiError, sendJson } from './http.ts';
+import { controlHandler, faultMethods } from '../runtime/stand-in-http.ts';
+import { FaultRegistry, FaultSpecError, type FaultSpec, type FaultState } from './faults.ts';
+import { bearerMatches, openAiError, sendJson } from './http.ts';
 import { profileConfig, validateProfileConfig, type ProfileConfig, type ProfileName } from './profiles.ts';
 import { loadScenarios, type ScenarioSet } from './scenarios.ts';
 import { RequestStats, type ModelSimStats } from './stats.ts';
@@ -172,7 +172,13 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
   };
 
   const handleChat = chatHandler({ profile, scenarios, registry, stats: requestStats, apiKey, clock, schedule, later });
-  const handleControl = controlHandler({ registry, stats, resetStats });
+  const handleControl = controlHandler({
+    faults: registry,
+    stats,
+    resetStats,
+    specError: (err) => (err instanceof FaultSpecError ? { field: err.field, message: err.message } : undefined),
+    errorBody: (code, message, field) => openAiError(message, 'invalid_request_error', field ?? null, code),
+  });
 
   const server = http.createServer((req, res) => {
     let pathname: string;
@@ -226,27 +232,9 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
       fail(err);
     }
   });
-  server.keepAliveTimeout = options.keepAliveTimeoutMs;
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
 
-  const { port, close } = await listenClosable(server, options.host, options.port, { sockets, timers }, 'model sim');
-
-  return {
-    url: formatUrl(options.host, port),
-    port,
-    scenarios: [...scenarios.keys()],
-    close,
-    stats,
-    resetStats,
-    setFault: (f: FaultSpec): string => registry.add(f),
-    clearFaults: (): void => {
-      registry.clear();
-    },
-    faults: (): FaultState[] => registry.list(),
-  };
+  const listening = await listenClosable(server, { ...options, sockets, timers, name: 'model sim' });
+  return { ...listening, scenarios: [...scenarios.keys()], stats, resetStats, ...faultMethods(registry) };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

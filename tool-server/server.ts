@@ -42,9 +42,9 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import { URL } from 'node:url';
 
-import { controlHandler } from './control.ts';
-import { FaultRegistry, type FaultSpec, type FaultState } from './faults.ts';
-import { formatUrl, sendJson } from './http.ts';
+import { controlHandler, faultMethods } from '../runtime/stand-in-http.ts';
+import { FaultRegistry, FaultSpecError, type FaultSpec, type FaultState } from './faults.ts';
+import { sendJson } from './http.ts';
 import { ToolLedger } from './post-routes.ts';
 import { RequestStats, type Stats, type ToolServerEvents } from './stats.ts';
 import { toolHandler } from './tool-requests.ts';
@@ -162,7 +162,13 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
   };
 
   const handleTool = toolHandler({ registry, ledger, stats: requestStats, events, schedule });
-  const handleControl = controlHandler({ registry, stats, resetStats });
+  const handleControl = controlHandler({
+    faults: registry,
+    stats,
+    resetStats,
+    specError: (err) => (err instanceof FaultSpecError ? { field: err.field, message: err.message } : undefined),
+    errorBody: (code, message, field) => ({ error: code, ...(field === undefined ? {} : { field }), message }),
+  });
 
   const server = http.createServer((req, res) => {
     let pathname: string;
@@ -191,28 +197,10 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
       fail(err);
     }
   });
-  server.keepAliveTimeout = options.keepAliveTimeoutMs;
-  server.on('connection', (socket: Socket) => {
-    requestStats.connectionOpened();
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
+  server.on('connection', () => requestStats.connectionOpened());
 
-  const { port, close } = await listenClosable(server, options.host, options.port, { sockets, timers }, 'tool server');
-
-  return {
-    url: formatUrl(options.host, port),
-    port,
-    close,
-    stats,
-    setFault: (f: FaultSpec): string => registry.add(f),
-    clearFaults: (): void => {
-      registry.clear();
-    },
-    faults: (): FaultState[] => registry.list(),
-    resetStats,
-    events,
-  };
+  const listening = await listenClosable(server, { ...options, sockets, timers, name: 'tool server' });
+  return { ...listening, stats, resetStats, ...faultMethods(registry), events };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
