@@ -25,6 +25,7 @@ import {
   type Verdict,
 } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
+import { compileCached } from '../compiled-schemas.ts';
 import { planOfRun } from '../plan.ts';
 import { jsonField } from '../../runtime/json-field.ts';
 import type { ObservationRules } from './rules.ts';
@@ -280,17 +281,4 @@ function describeErrors(validate: ValidateFunction, data: unknown): string {
 
 function deepEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
-}
-
-const compiled = new WeakMap<Ajv, Map<string, ValidateFunction>>();
-function compileCached(ajv: Ajv, schema: Record<string, unknown>): ValidateFunction {
-  let cache = compiled.get(ajv);
-  if (!cache) compiled.set(ajv, (cache = new Map()));
-  const key = JSON.stringify(schema);
-  let validate = cache.get(key);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    if (cache.size < 1000) cache.set(key, validate);
-  }
-  return validate;
 }

@@ -40,6 +40,7 @@ import {
   type ModelAnswer,
   type Usage,
 } from '../model-wire.ts';
+import { compileCached } from '../compiled-schemas.ts';
 import { splitReasoning, toolCallsInText, unfence } from './model-text.ts';
 
 type Rejection = { ok: false; errorType: 'hallucinated_tool' | 'invalid_arguments' | 'malformed' | 'schema_mismatch'; evidence: string };
@@ -77,7 +78,6 @@ interface SentRequest {
 }
 
 const reflectionValidators = new WeakMap<Ajv, ValidateFunction>();
-const outputValidators = new WeakMap<Ajv, Map<string, ValidateFunction>>();
 
 /**
  * A structured final answer checked against the skill's output schema as the request carried it (the
@@ -85,14 +85,7 @@ const outputValidators = new WeakMap<Ajv, Map<string, ValidateFunction>>();
  * it against exactly what the model was asked for.
  */
 function structuredFinal(value: unknown, schema: Record<string, unknown>, content: string | null, extra: Extra, ajv: Ajv): GateResult {
-  let cache = outputValidators.get(ajv);
-  if (!cache) outputValidators.set(ajv, (cache = new Map()));
-  const key = JSON.stringify(schema);
-  let validate = cache.get(key);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    if (cache.size < 100) cache.set(key, validate);
-  }
+  const validate = compileCached(ajv, schema);
   if (typeof value !== 'object' || value === null || Array.isArray(value) || !validate(value)) {
     return {
       ok: false,
