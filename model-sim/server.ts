@@ -29,7 +29,7 @@ import type { Socket } from 'node:net';
 
 import { packagePath } from '../runtime/paths.ts';
 import { chatHandler } from './chat.ts';
-import { controlHandler, faultMethods } from '../runtime/stand-in-http.ts';
+import { controlHandler, faultMethods, type StandInServer } from '../runtime/stand-in-http.ts';
 import { FaultRegistry, FaultSpecError, type FaultSpec, type FaultState } from './faults.ts';
 import { bearerMatches, openAiError, sendJson } from './http.ts';
 import { profileConfig, validateProfileConfig, type ProfileConfig, type ProfileName } from './profiles.ts';
@@ -88,21 +88,13 @@ export interface ModelSimOptions {
 }
 
 /** A running simulator. The in-process methods mirror the control API. */
-export interface ModelSim {
+export interface ModelSim extends StandInServer<ModelSimStats, FaultSpec, FaultState> {
   /** Base URL without `/v1`, e.g. `http://127.0.0.1:7071`. */
   url: string;
-  port: number;
   /** Names of the loaded scenarios. */
   scenarios: string[];
-  /** Stops listening and destroys every open socket (held requests included). Idempotent. */
-  close(): Promise<void>;
-  stats(): ModelSimStats;
-  resetStats(): void;
-  /** @throws {@link FaultSpecError} when the spec is invalid. @returns the fault id. */
-  setFault(f: FaultSpec): string;
   /** Removes every control fault and forgets the requests `[sim:...]` markers have seen. */
   clearFaults(): void;
-  faults(): FaultState[];
 }
 
 const DEFAULTS: ModelSimOptions = {

@@ -98,6 +98,25 @@ export function controlHandler(ctx: ControlContext): (req: http.IncomingMessage,
   };
 }
 
+/** A running stand-in server. Its in-process methods mirror its control API. */
+export interface StandInServer<Stats, Spec, State> {
+  /** Base URL, e.g. `http://127.0.0.1:7070` (no trailing slash). */
+  url: string;
+  /** The bound port. */
+  port: number;
+  /** Stops listening, destroys every open socket (held requests included) and clears timers. Idempotent. */
+  close(): Promise<void>;
+  /** A snapshot of the request accounting. */
+  stats(): Stats;
+  resetStats(): void;
+  /** Registers a fault. @returns the fault id. @throws the server's spec error when the spec is invalid. */
+  setFault(spec: Spec): string;
+  /** Removes every fault. */
+  clearFaults(): void;
+  /** A snapshot of the registered faults and their counters. */
+  faults(): State[];
+}
+
 /** The in-process twins of the control API's fault routes, for a server's handle. */
 export function faultMethods<Spec, State>(faults: { add(spec: Spec): string; clear(): number; list(): State[] }) {
   return {

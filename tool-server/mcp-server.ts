@@ -34,6 +34,7 @@ import {
   isInitializeRequest,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { StandInServer } from '../runtime/stand-in-http.ts';
 import { DEFAULT_CATALOG_DIR } from '../tools/catalog.ts';
 import { IDEMPOTENCY_META_KEY } from '../tools/mcp.ts';
 import { readBody, sendJson as send } from './http.ts';
@@ -78,18 +79,11 @@ export interface McpToolServerOptions {
   catalogDir?: string;
 }
 
-export interface McpToolServer {
+export interface McpToolServer extends StandInServer<McpToolStats, McpFaultSpec, McpFaultState> {
   /** The MCP endpoint, e.g. `http://127.0.0.1:7072/mcp`. */
   url: string;
-  port: number;
   /** Names of the tools served. */
   tools: string[];
-  close(): Promise<void>;
-  stats(): McpToolStats;
-  resetStats(): void;
-  setFault(spec: McpFaultSpec): string;
-  clearFaults(): void;
-  faults(): McpFaultState[];
   /** Changes a tool's definition as listed (the tool keeps working); open sessions are notified. */
   changeTool(name: string, change: { description?: string; inputSchema?: Record<string, unknown> }): Promise<void>;
 }

@@ -42,7 +42,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import { URL } from 'node:url';
 
-import { controlHandler, faultMethods } from '../runtime/stand-in-http.ts';
+import { controlHandler, faultMethods, type StandInServer } from '../runtime/stand-in-http.ts';
 import { FaultRegistry, FaultSpecError, type FaultSpec, type FaultState } from './faults.ts';
 import { sendJson } from './http.ts';
 import { ToolLedger } from './post-routes.ts';
@@ -67,26 +67,7 @@ export interface ToolServerOptions {
 }
 
 /** A running tool server. The in-process methods mirror the control API. */
-export interface ToolServer {
-  /** Base URL, e.g. `http://127.0.0.1:7070` (no trailing slash). */
-  url: string;
-  /** The bound port. */
-  port: number;
-  /** Stops listening, destroys every open socket (held requests included) and clears timers. Idempotent. */
-  close(): Promise<void>;
-  /** A snapshot of the request accounting. */
-  stats(): Stats;
-  /**
-   * Registers a fault.
-   *
-   * @returns the fault id.
-   * @throws {@link FaultSpecError} when the spec is invalid.
-   */
-  setFault(f: FaultSpec): string;
-  /** Removes every fault. */
-  clearFaults(): void;
-  /** A snapshot of the registered faults and their counters. */
-  faults(): FaultState[];
+export interface ToolServer extends StandInServer<Stats, FaultSpec, FaultState> {
   /** Resets request counts, records and the connection counter. */
   resetStats(): void;
   /**
