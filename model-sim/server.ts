@@ -29,7 +29,7 @@ import type { Socket } from 'node:net';
 
 import { packagePath } from '../runtime/paths.ts';
 import { chatHandler } from './chat.ts';
-import { controlHandler, faultMethods, type StandInServer } from '../runtime/stand-in-http.ts';
+import { controlHandler, faultMethods, routeRequests, type StandInRoute, type StandInServer } from '../runtime/stand-in-http.ts';
 import { FaultRegistry, FaultSpecError, type FaultSpec, type FaultState } from './faults.ts';
 import { bearerMatches, openAiError, sendJson } from './http.ts';
 import { profileConfig, validateProfileConfig, type ProfileConfig, type ProfileName } from './profiles.ts';
@@ -172,20 +172,8 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
     errorBody: (code, message, field) => openAiError(message, 'invalid_request_error', field ?? null, code),
   });
 
-  const server = http.createServer((req, res) => {
-    let pathname: string;
-    try {
-      pathname = new URL(req.url ?? '/', 'http://model-sim.invalid').pathname;
-    } catch {
-      req.resume();
-      sendJson(res, 400, openAiError('invalid request target', 'invalid_request_error'));
-      return;
-    }
+  const route: StandInRoute = (req, res, pathname, fail) => {
     const method = req.method ?? 'GET';
-    const fail = (err: unknown): void => {
-      if (!res.headersSent) sendJson(res, 500, openAiError(`tao-model-sim internal error: ${String(err)}`, 'server_error'));
-      else res.destroy();
-    };
     const only = (allowed: string, fn: () => void): void => {
       if (method === allowed) fn();
       else {
@@ -193,37 +181,39 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
         sendJson(res, 405, openAiError(`method ${method} not allowed on ${pathname}`, 'invalid_request_error'), { allow: allowed });
       }
     };
-    try {
-      if (pathname === '/v1/chat/completions') {
-        only('POST', () => handleChat(req, res).catch(fail));
-      } else if (pathname === '/v1/models') {
-        only('GET', () => {
-          req.resume();
-          if (apiKey !== undefined && !bearerMatches(req.headers.authorization, apiKey)) {
-            sendJson(
-              res,
-              401,
-              openAiError('Incorrect or missing API key (tao-model-sim checks Authorization: Bearer <key>).', 'invalid_request_error', null, 'invalid_api_key'),
-            );
-            return;
-          }
-          sendJson(res, 200, { object: 'list', data: [{ id: MODEL_ID, object: 'model', created: 0, owned_by: OWNED_BY }] });
-        });
-      } else if (pathname === '/health') {
-        only('GET', () => {
-          req.resume();
-          sendJson(res, 200, { ok: true, simulator: true, profile: profile.profile, scenarios: [...scenarios.keys()] });
-        });
-      } else if (pathname === '/__control' || pathname.startsWith('/__control/')) {
-        handleControl(req, res, pathname).catch(fail);
-      } else {
+    if (pathname === '/v1/chat/completions') {
+      only('POST', () => handleChat(req, res).catch(fail));
+    } else if (pathname === '/v1/models') {
+      only('GET', () => {
         req.resume();
-        sendJson(res, 404, openAiError(`Unknown request URL: ${method} ${pathname}.`, 'invalid_request_error', null, 'unknown_url'));
-      }
-    } catch (err) {
-      fail(err);
+        if (apiKey !== undefined && !bearerMatches(req.headers.authorization, apiKey)) {
+          sendJson(
+            res,
+            401,
+            openAiError('Incorrect or missing API key (tao-model-sim checks Authorization: Bearer <key>).', 'invalid_request_error', null, 'invalid_api_key'),
+          );
+          return;
+        }
+        sendJson(res, 200, { object: 'list', data: [{ id: MODEL_ID, object: 'model', created: 0, owned_by: OWNED_BY }] });
+      });
+    } else if (pathname === '/health') {
+      only('GET', () => {
+        req.resume();
+        sendJson(res, 200, { ok: true, simulator: true, profile: profile.profile, scenarios: [...scenarios.keys()] });
+      });
+    } else if (pathname === '/__control' || pathname.startsWith('/__control/')) {
+      handleControl(req, res, pathname).catch(fail);
+    } else {
+      req.resume();
+      sendJson(res, 404, openAiError(`Unknown request URL: ${method} ${pathname}.`, 'invalid_request_error', null, 'unknown_url'));
     }
-  });
+  };
+  const server = http.createServer(
+    routeRequests(route, {
+      badTarget: openAiError('invalid request target', 'invalid_request_error'),
+      internal: (err) => openAiError(`tao-model-sim internal error: ${String(err)}`, 'server_error'),
+    }),
+  );
 
   const listening = await listenClosable(server, { ...options, sockets, timers, name: 'model sim' });
   return { ...listening, scenarios: [...scenarios.keys()], stats, resetStats, ...faultMethods(registry) };

@@ -37,6 +37,40 @@ export function formatUrl(host: string, port: number): string {
   return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
 }
 
+/** What a stand-in server answers, in its own error shape, when a request cannot be routed. */
+export interface RoutingErrors {
+  /** The body of the 400 for a request target that does not parse. */
+  badTarget: unknown;
+  /** The body of the 500 for what a route threw or rejected with. */
+  internal(err: unknown): unknown;
+}
+
+/** A route of a stand-in server: `fail` answers 500 (or drops the connection once an answer started). */
+export type StandInRoute = (req: http.IncomingMessage, res: http.ServerResponse, pathname: string, fail: (err: unknown) => void) => void;
+
+/** The request listener of a stand-in server: parses the request's path and hands it to `route`, answering what cannot be routed. */
+export function routeRequests(route: StandInRoute, errors: RoutingErrors): http.RequestListener {
+  return (req, res) => {
+    let pathname: string;
+    try {
+      pathname = new URL(req.url ?? '/', 'http://stand-in.invalid').pathname;
+    } catch {
+      req.resume();
+      sendJson(res, 400, errors.badTarget);
+      return;
+    }
+    const fail = (err: unknown): void => {
+      if (!res.headersSent) sendJson(res, 500, errors.internal(err));
+      else res.destroy();
+    };
+    try {
+      route(req, res, pathname, fail);
+    } catch (err) {
+      fail(err);
+    }
+  };
+}
+
 /** Why the control API refused a request. */
 export type ControlErrorCode = 'body_too_large' | 'invalid_json' | 'invalid_fault_spec' | 'method_not_allowed' | 'not_found';
 

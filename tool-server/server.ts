@@ -40,9 +40,8 @@ import { listenClosable } from '../runtime/closable-server.ts';
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { URL } from 'node:url';
 
-import { controlHandler, faultMethods, type StandInServer } from '../runtime/stand-in-http.ts';
+import { controlHandler, faultMethods, routeRequests, type StandInRoute, type StandInServer } from '../runtime/stand-in-http.ts';
 import { FaultRegistry, FaultSpecError, type FaultSpec, type FaultState } from './faults.ts';
 import { sendJson } from './http.ts';
 import { ToolLedger } from './post-routes.ts';
@@ -151,33 +150,20 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
     errorBody: (code, message, field) => ({ error: code, ...(field === undefined ? {} : { field }), message }),
   });
 
-  const server = http.createServer((req, res) => {
-    let pathname: string;
-    try {
-      pathname = new URL(req.url ?? '/', 'http://tool-server.invalid').pathname;
-    } catch {
+  const route: StandInRoute = (req, res, pathname, fail) => {
+    if (pathname === '/health') {
       req.resume();
-      sendJson(res, 400, { error: 'bad_request' });
-      return;
+      if (req.method === 'GET') sendJson(res, 200, { ok: true });
+      else sendJson(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
+    } else if (pathname === '/__control' || pathname.startsWith('/__control/')) {
+      handleControl(req, res, pathname).catch(fail);
+    } else {
+      handleTool(req, res, pathname).catch(fail);
     }
-    const fail = (err: unknown): void => {
-      if (!res.headersSent) sendJson(res, 500, { error: 'internal', message: String(err) });
-      else res.destroy();
-    };
-    try {
-      if (pathname === '/health') {
-        req.resume();
-        if (req.method === 'GET') sendJson(res, 200, { ok: true });
-        else sendJson(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
-      } else if (pathname === '/__control' || pathname.startsWith('/__control/')) {
-        handleControl(req, res, pathname).catch(fail);
-      } else {
-        handleTool(req, res, pathname).catch(fail);
-      }
-    } catch (err) {
-      fail(err);
-    }
-  });
+  };
+  const server = http.createServer(
+    routeRequests(route, { badTarget: { error: 'bad_request' }, internal: (err) => ({ error: 'internal', message: String(err) }) }),
+  );
   server.on('connection', () => requestStats.connectionOpened());
 
   const listening = await listenClosable(server, { ...options, sockets, timers, name: 'tool server' });
