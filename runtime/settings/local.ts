@@ -34,5 +34,4 @@ export const LOCAL_SETTINGS = {
     meaning: '`tao model`: where llama-server is built (once, about 7 min) and the model file is kept, outside the clone so that every clone shares them',
     usedBy: ['infra'],
   },
-
 } as const satisfies Record<string, SettingSpec>;
