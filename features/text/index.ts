@@ -44,7 +44,7 @@ export {
   type FeaturizerConfig,
 } from './config.ts';
 export { featureHashes, featureStrings, fnv1a32 } from './hashing.ts';
-export { SESSION_OPTIONS, TextModel, type TextModelManifest, type TextPrediction } from './model.ts';
+export { SESSION_OPTIONS, TextModel, TextModelUser, withLoadedModel, type TextModelManifest, type TextPrediction } from './model.ts';
 export { maskIds, normalizeText, tokenize, truncateCodePoints } from './normalize.ts';
 export { jsonShape, structureSignals } from './signals.ts';
 export { featurize, featurizeInto, featurizeSparse, type SparseFeatures } from './vector.ts';

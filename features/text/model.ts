@@ -130,3 +130,42 @@ export class TextModel {
     await this.session.release();
   }
 }
+
+/**
+ * What a classifier over one {@link TextModel} shares: the model's id, releasing it, and the check
+ * that a loaded model is one of its task (its labels all among `expected`).
+ */
+export abstract class TextModelUser {
+  protected constructor(
+    protected readonly model: TextModel,
+    expected: readonly string[],
+    task: string,
+  ) {
+    const unknownLabels = model.labels.filter((l) => !expected.includes(l));
+    if (unknownLabels.length) throw new Error(`${model.id}: not an ${task} model (labels ${unknownLabels.join(', ')})`);
+  }
+
+  /** `<task>@<sha256 prefix>`. */
+  get modelId(): string {
+    return this.model.id;
+  }
+
+  /** Releases the native session. */
+  async close(): Promise<void> {
+    await this.model.close();
+  }
+}
+
+/**
+ * `create(model)` for the model in `dir`, the model released when `create` throws (a directory of
+ * another task).
+ */
+export async function withLoadedModel<T>(dir: string, create: (model: TextModel) => T): Promise<T> {
+  const model = await TextModel.load(dir);
+  try {
+    return create(model);
+  } catch (err) {
+    await model.close();
+    throw err;
+  }
+}

@@ -13,7 +13,7 @@
  * Same text → same output (onnxruntime CPU, one thread). Nothing is loaded at import time.
  */
 import { packagePath } from '../../runtime/paths.ts';
-import { MAX_INPUT_CODE_POINTS, TextModel } from '../../features/text/index.ts';
+import { MAX_INPUT_CODE_POINTS, TextModel, TextModelUser, withLoadedModel } from '../../features/text/index.ts';
 
 export { MAX_INPUT_CODE_POINTS };
 
@@ -59,26 +59,17 @@ export function adoptable(c: ErrorClassification, threshold: number = ERROR_ADOP
 }
 
 /** Classifies API response bodies / error payload texts into {@link ERROR_LABELS}. */
-export class ErrorClassifier {
-  private constructor(private readonly model: TextModel) {}
+export class ErrorClassifier extends TextModelUser {
+  private constructor(model: TextModel) {
+    super(model, ERROR_LABELS, 'error-classifier');
+  }
 
   /**
    * Loads the model from `dir` (default: the committed `models/error-classifier/`). Fails if the
    * directory's labels are not {@link ERROR_LABELS} or the model was trained with another featurizer.
    */
-  static async load(dir: string = DEFAULT_ERROR_MODEL_DIR): Promise<ErrorClassifier> {
-    const model = await TextModel.load(dir);
-    const unknownLabels = model.labels.filter((l) => !(ERROR_LABELS as readonly string[]).includes(l));
-    if (unknownLabels.length) {
-      await model.close();
-      throw new Error(`${dir}: not an error-classifier model (labels ${unknownLabels.join(', ')})`);
-    }
-    return new ErrorClassifier(model);
-  }
-
-  /** `error-classifier@<sha256 prefix>`. */
-  get modelId(): string {
-    return this.model.id;
+  static load(dir: string = DEFAULT_ERROR_MODEL_DIR): Promise<ErrorClassifier> {
+    return withLoadedModel(dir, (model) => new ErrorClassifier(model));
   }
 
   /** Classifies one payload text. */
@@ -97,10 +88,5 @@ export class ErrorClassifier {
   async probabilities(text: string): Promise<Record<ErrorLabel, number>> {
     const [r] = await this.model.predict([text]);
     return Object.fromEntries(this.model.labels.map((l, i) => [l, r!.probabilities[i]!])) as Record<ErrorLabel, number>;
-  }
-
-  /** Releases the native session. */
-  async close(): Promise<void> {
-    await this.model.close();
   }
 }

@@ -2,6 +2,8 @@
 import { PACKAGE_PATH, type SettingSpec } from './spec.ts';
 
 /** What TAO_PLANNER=llm says at start-up since the `llm` planner was retired (CHANGELOG.md, "Migration"). */
+/** The processes that build the model tools from the endpoint's settings (tools/model-config.ts). */
+const MODEL_ENDPOINT_USERS = ['thought', 'action', 'observation', 'replay'] as const;
 const PLANNER_LLM_RETIRED =
   "use TAO_PLANNER=plan-replan with a skill for the task's intent in TAO_SKILLS_DIR: the model's plans then go through Action as recorded steps, with its retries, breaker, fallback model and money budget (CHANGELOG.md, Migration)";
 
@@ -54,12 +56,12 @@ export const THOUGHT_SETTINGS = {
   TAO_LLM_BASE_URL: {
     kind: 'url',
     meaning: 'OpenAI-compatible API base (requests go to <base>/chat/completions); required for Action to call the model when TAO_PLANNER=react or plan-replan',
-    usedBy: ['thought', 'action', 'observation', 'replay'],
+    usedBy: MODEL_ENDPOINT_USERS,
   },
   TAO_LLM_MODEL: {
     kind: 'string',
     meaning: 'model name; required when TAO_PLANNER=react or plan-replan',
-    usedBy: ['thought', 'action', 'observation', 'replay'],
+    usedBy: MODEL_ENDPOINT_USERS,
   },
   TAO_LLM_API_KEY_ENV: {
     kind: 'string',
@@ -67,24 +69,24 @@ export const THOUGHT_SETTINGS = {
     pattern: /^[A-Za-z_][A-Za-z0-9_]*$/,
     hint: 'the name of an environment variable',
     meaning: 'name of the variable holding the API key',
-    usedBy: ['thought', 'action', 'observation', 'replay'],
+    usedBy: MODEL_ENDPOINT_USERS,
   },
   TAO_LLM_API_KEY: {
     kind: 'secret',
     meaning: 'API key, sent as a Bearer token (unset: no Authorization header)',
-    usedBy: ['thought', 'action', 'observation', 'replay'],
+    usedBy: MODEL_ENDPOINT_USERS,
   },
   TAO_LLM_FALLBACK_MODEL: {
     kind: 'string',
     meaning:
       "a second model Action asks (tool model.chat_fallback) when the first answers 5xx, times out, is unreachable, rate-limited after its retries, says the model or its capacity is unavailable (404 model_not_found, 503), or its breaker is open (not on other 4xx); at TAO_LLM_FALLBACK_BASE_URL, else at the primary's endpoint with its key (TAO_PLANNER=react)",
-    usedBy: ['thought', 'action', 'observation', 'replay'],
+    usedBy: MODEL_ENDPOINT_USERS,
   },
   TAO_LLM_FALLBACK_BASE_URL: {
     kind: 'url',
     meaning:
       "OpenAI-compatible API base of the fallback model, another endpoint than TAO_LLM_BASE_URL; with it alone the fallback is TAO_LLM_MODEL there (unset: the fallback model at the primary's endpoint)",
-    usedBy: ['thought', 'action', 'observation', 'replay'],
+    usedBy: MODEL_ENDPOINT_USERS,
   },
   TAO_LLM_FALLBACK_API_KEY_ENV: {
     kind: 'string',
@@ -100,7 +102,7 @@ export const THOUGHT_SETTINGS = {
     min: 1,
     max: 600000,
     meaning: 'budget of one LLM request',
-    usedBy: ['thought', 'action', 'observation', 'replay'],
+    usedBy: MODEL_ENDPOINT_USERS,
   },
   TAO_LLM_PARAMS: {
     kind: 'enum',

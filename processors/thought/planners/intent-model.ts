@@ -15,7 +15,7 @@
  * ASCII), independent of the intent. Same text → same output. Nothing is loaded at import time.
  */
 import { packagePath } from '../../../runtime/paths.ts';
-import { MAX_INPUT_CODE_POINTS, TextModel } from '../../../features/text/index.ts';
+import { MAX_INPUT_CODE_POINTS, TextModel, TextModelUser, withLoadedModel } from '../../../features/text/index.ts';
 
 /** The intents the router knows; `unknown` means off-domain or not confident enough. */
 export const INTENTS = ['order_status', 'refund_request', 'invoice_copy', 'account_access', 'outage_report', 'expense_claim_status', 'unknown'] as const;
@@ -155,36 +155,21 @@ export function extractSlots(text: string): Record<string, string> {
 }
 
 /** Routes customer tickets to an {@link Intent} and extracts their slots. */
-export class IntentRouter {
+export class IntentRouter extends TextModelUser {
   /** The minimum probability for a non-`unknown` route. */
   readonly threshold: number;
 
   /** Wraps a loaded model; most callers use {@link IntentRouter.load}. */
-  constructor(
-    private readonly model: TextModel,
-    options: IntentRouterOptions = {},
-  ) {
+  constructor(model: TextModel, options: IntentRouterOptions = {}) {
+    super(model, INTENTS, 'intent-router');
     const threshold = options.threshold ?? DEFAULT_INTENT_THRESHOLD;
     if (!(threshold >= 0 && threshold <= 1)) throw new RangeError(`intent threshold must be in [0, 1], got ${threshold}`);
     this.threshold = threshold;
-    const unknownLabels = model.labels.filter((l) => !(INTENTS as readonly string[]).includes(l));
-    if (unknownLabels.length) throw new Error(`${model.id}: not an intent-router model (labels ${unknownLabels.join(', ')})`);
   }
 
   /** Loads the model from `dir` (default: the committed `models/intent-router/`). */
-  static async load(dir: string = DEFAULT_INTENT_MODEL_DIR, options: IntentRouterOptions = {}): Promise<IntentRouter> {
-    const model = await TextModel.load(dir);
-    try {
-      return new IntentRouter(model, options);
-    } catch (err) {
-      await model.close();
-      throw err;
-    }
-  }
-
-  /** `intent-router@<sha256 prefix>`. */
-  get modelId(): string {
-    return this.model.id;
+  static load(dir: string = DEFAULT_INTENT_MODEL_DIR, options: IntentRouterOptions = {}): Promise<IntentRouter> {
+    return withLoadedModel(dir, (model) => new IntentRouter(model, options));
   }
 
   /** Routes one ticket text. */
@@ -201,10 +186,5 @@ export class IntentRouter {
       const intent: Intent = r.confidence >= this.threshold ? candidate : 'unknown';
       return { intent, confidence: r.confidence, slots: extractSlots(texts[i]!), model: this.model.id, candidate };
     });
-  }
-
-  /** Releases the native session. */
-  async close(): Promise<void> {
-    await this.model.close();
   }
 }
