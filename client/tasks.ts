@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Producer } from 'kafkajs';
 import type { AvroCodec } from '../runtime/codec.ts';
-import { traceparentFor } from '../runtime/trace.ts';
+import { traceparentFor } from '../runtime/tracing/ids.ts';
 import type { ApprovalDecision, Task, TaskKind } from '../schemas/types.gen.ts';
 
 /** The run id for an external item: the same (source, external id) always gives the same thought_id. */

@@ -23,7 +23,7 @@ import { GraphPlanner } from '../processors/thought/planners/graph.ts';
 import type { Planner } from '../processors/thought/planners/planner.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { ContractViolation } from '../runtime/errors.ts';
-import { traceparentFor } from '../runtime/trace.ts';
+import { traceparentFor } from '../runtime/tracing/ids.ts';
 import type { ObservationResult, RunState, Task, ThoughtRequest } from '../schemas/types.gen.ts';
 import type { LoggedRecord, RunLog } from './log.ts';
 import { FORK_HEADERS, refKey } from './record-format.ts';

@@ -5,7 +5,7 @@ import { createLogger, type Logger } from './log.ts';
 import { StageMetrics } from './metrics.ts';
 import { startOpsServer } from './ops-server.ts';
 import { StageRunner, type StageDefinition } from './processor.ts';
-import { startTracing } from './tracing.ts';
+import { startTracing } from './tracing/spans.ts';
 import { prepareCatalog } from './catalog-check.ts';
 
 /**
@@ -14,7 +14,7 @@ import { prepareCatalog } from './catalog-check.ts';
  * joins its consumer group, serves /health and /metrics on `opsPort` (bound to TAO_BIND_HOST), and on
  * SIGTERM/SIGINT finishes the batch in hand, commits, leaves the group, exports the trace spans still
  * queued and exits 0. Exits 1 if its consumer stops for good and cannot be rebuilt. Spans are exported
- * over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, as service `tao-<stage>` (runtime/tracing.ts).
+ * over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, as service `tao-<stage>` (runtime/tracing/spans.ts).
  * @throws ConfigError (before joining the group) when a topic or schema subject of the stage is missing.
  */
 export async function runStageProcess(

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { ContractViolation, TaoError, TransientError, RetriesExhausted } from '../../runtime/errors.ts';
 import { retry, realRetryDeps, type RetryDeps } from '../../runtime/retry.ts';
-import { startToolAttempt } from '../../runtime/tracing.ts';
+import { startToolAttempt } from '../../runtime/tracing/spans.ts';
 import type { StepResult, ToolError } from '../../schemas/types.gen.ts';
 import { RETRY_CLASSES, type RetryClass, type Tool } from '../../tools/catalog.ts';
 import { redact, type SecretResolver } from '../../tools/secrets.ts';

@@ -1,8 +1,8 @@
 import { ContractViolation } from '../../runtime/errors.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { InputRecord, OutputRecord, OversizedOutput, StageDefinition } from '../../runtime/processor.ts';
-import { traceparentFor } from '../../runtime/trace.ts';
-import { traceStage } from '../../runtime/tracing.ts';
+import { traceparentFor } from '../../runtime/tracing/ids.ts';
+import { traceStage } from '../../runtime/tracing/spans.ts';
 import type { ActionResult, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
 import type { SecretResolver } from '../../tools/secrets.ts';

@@ -3,7 +3,7 @@ import type { StepMetrics } from '../../runtime/metrics.ts';
 import type { HandledRecord, InputRecord, OutputRecord, StageDefinition } from '../../runtime/processor.ts';
 import type { ActionResult, ObservationResult } from '../../schemas/types.gen.ts';
 import { evidenceComplete } from '../rates.ts';
-import { traceStage } from '../../runtime/tracing.ts';
+import { traceStage } from '../../runtime/tracing/spans.ts';
 import { observe, type ObservationConfig } from './core.ts';
 
 /** What Observation reports besides its records: a log line per verdict, step evidence counts. */

@@ -1,7 +1,7 @@
 import type { HandledRecord, InputRecord, OutputRecord, StageDefinition, StateView } from '../../runtime/processor.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { RunMetrics } from '../../runtime/metrics.ts';
-import { traceStage } from '../../runtime/tracing.ts';
+import { traceStage } from '../../runtime/tracing/spans.ts';
 import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { classifyRunEnd, endsRun, waveFailures } from '../rates.ts';
 import { modelDriven } from '../run-driver.ts';
@@ -144,7 +144,7 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
   );
 }
 
-/** A decision's records as the runner writes them, keyed by thought id; every record of one decision names the same writer, the span of its input's handling (runtime/tracing.ts). */
+/** A decision's records as the runner writes them, keyed by thought id; every record of one decision names the same writer, the span of its input's handling (runtime/tracing/spans.ts). */
 function asOutputs(record: InputRecord, outputs: ThoughtOutput[]): OutputRecord[] {
   const writer =
     record.topic === 'tasks' ? `thought:task:${(record.value as Task).task_id}` : `thought:observation:${(record.value as ObservationResult).iteration}`;

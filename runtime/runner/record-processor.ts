@@ -24,7 +24,7 @@ import type { AvroCodec } from '../codec.ts';
 import { ContractViolation, toTaoError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { StageMetrics } from '../metrics.ts';
-import { traceparentFor } from '../trace.ts';
+import { traceparentFor } from '../tracing/ids.ts';
 import type { ChangelogStore } from '../state-store.ts';
 import { mapLimit, type Limiter } from '../concurrency.ts';
 import { deadLetter } from '../dead-letter.ts';

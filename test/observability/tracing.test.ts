@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
-import { spanContextOf } from '../../runtime/tracing.ts';
+import { spanContextOf } from '../../runtime/tracing/spans.ts';
 import type { ActionResult } from '../../schemas/types.gen.ts';
 import type { LoopRecord } from '../../client/watch.ts';
 import { followOutcomes, scan, startLoop, type RunningLoop } from '../helpers/cluster.ts';

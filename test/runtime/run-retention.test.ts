@@ -13,7 +13,7 @@ import type { Producer } from 'kafkajs';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import { followFromBeginning } from '../../runtime/follow.ts';
 import { partitionForKey } from '../../replay/partition.ts';
-import { traceparentFor } from '../../runtime/trace.ts';
+import { traceparentFor } from '../../runtime/tracing/ids.ts';
 import type { Outcome, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { TOPICS } from '../../topics/catalog.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';

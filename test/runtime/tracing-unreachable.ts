@@ -5,8 +5,8 @@
  * a stage's do.
  */
 import { createLogger } from '../../runtime/log.ts';
-import { startToolAttempt, startTracing } from '../../runtime/tracing.ts';
-import { traceparentFor } from '../../runtime/trace.ts';
+import { startToolAttempt, startTracing } from '../../runtime/tracing/spans.ts';
+import { traceparentFor } from '../../runtime/tracing/ids.ts';
 
 const tracing = await startTracing(process.env, 'tao-unreachable', createLogger({ stage: 'test' }));
 let n = 0;

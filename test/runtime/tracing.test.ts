@@ -14,8 +14,8 @@ import { TraceFlags } from '@opentelemetry/api';
 import { ContractViolation } from '../../runtime/errors.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { InputRecord, OutputRecord, StageDefinition } from '../../runtime/processor.ts';
-import { spanIdFor, traceIdFor, traceparentFor } from '../../runtime/trace.ts';
-import { spanContextOf, startToolAttempt, startTracing, traceparentOf, traceStage, tracingSettings, type Tracing } from '../../runtime/tracing.ts';
+import { spanIdFor, traceIdFor, traceparentFor } from '../../runtime/tracing/ids.ts';
+import { spanContextOf, startToolAttempt, startTracing, traceparentOf, traceStage, tracingSettings, type Tracing } from '../../runtime/tracing/spans.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.ts';
 
 describe('traceparent ↔ span context', () => {

@@ -12,7 +12,7 @@ import { createToolDispatcher, type HttpDeps } from '../../processors/action/inv
 import { answeredModel } from '../../processors/thought/react.ts';
 import { environmentProblems } from '../../runtime/config.ts';
 import { realRetryDeps } from '../../runtime/retry.ts';
-import { traceparentFor } from '../../runtime/trace.ts';
+import { traceparentFor } from '../../runtime/tracing/ids.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog } from '../../tools/catalog.ts';
 import { MODEL_FALLBACK_TOOL, MODEL_TOOL, modelUnavailable } from '../../tools/model.ts';
 import { modelNames, modelToolSpecs } from '../../tools/model-config.ts';

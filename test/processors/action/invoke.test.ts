@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { buildRequest, createToolDispatcher, invokeTool, type HttpDeps, type InvokeContext } from '../../../processors/action/invoke.ts';
 import { realRetryDeps } from '../../../runtime/retry.ts';
-import { traceparentFor } from '../../../runtime/trace.ts';
+import { traceparentFor } from '../../../runtime/tracing/ids.ts';
 import { matchRoute, normalResponse } from '../../../tool-server/routes.ts';
 import { startToolServer, type ToolServer } from '../../../tool-server/server.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv, type Tool, type ToolSpec } from '../../../tools/catalog.ts';

@@ -16,7 +16,7 @@ import { createToolDispatcher, invokeTool, type HttpDeps, type InvokeContext } f
 import { McpClients } from '../../../processors/action/mcp.ts';
 import { ConfigError } from '../../../runtime/errors.ts';
 import { realRetryDeps } from '../../../runtime/retry.ts';
-import { traceparentFor } from '../../../runtime/trace.ts';
+import { traceparentFor } from '../../../runtime/tracing/ids.ts';
 import { startMcpToolServer, type McpToolServer } from '../../../tool-server/mcp-server.ts';
 import { ToolCatalog, createContractAjv, type Tool } from '../../../tools/catalog.ts';
 import { IDEMPOTENCY_META_KEY, catalogNameOf, mcpToolDigest, mcpResultData } from '../../../tools/mcp.ts';

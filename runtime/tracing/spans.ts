@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry spans under the runs' deterministic trace ids (runtime/trace.ts).
+ * OpenTelemetry spans under the runs' deterministic trace ids (./ids.ts).
  *
  * Off unless `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT` is set: then no
  * SDK is loaded, the stage wrappers call the handler directly and tool calls send the record's
@@ -20,10 +20,10 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type SpanContext, type Tracer } from '@opentelemetry/api';
 import type { IdGenerator, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, toTaoError } from './errors.ts';
-import type { Logger } from './log.ts';
-import type { InputRecord, OutputRecord, StageDefinition } from './processor.ts';
-import { spanIdFor, traceIdFor } from './trace.ts';
+import { ConfigError, toTaoError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { InputRecord, OutputRecord, StageDefinition } from '../processor.ts';
+import { spanIdFor, traceIdFor } from './ids.ts';
 
 const TRACER_NAME = 'tao-kafka';
 let exporting = false;

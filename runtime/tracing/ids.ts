@@ -1,10 +1,11 @@
+/** Tracing, one concept in two modules: the deterministic W3C ids every record carries (here) and the OpenTelemetry spans exported under them (./spans.ts). */
 import { hash } from 'node:crypto';
 
 /**
  * W3C trace context for a run. The trace id is derived from the thought_id, so every record of a
  * run, written by any stage on any machine, carries the same trace without coordination; the span
  * id names the writer of the record (see {@link spanIdFor}). When tracing is exported
- * (runtime/tracing.ts), the writer's span really has that id, so the header is a parent link.
+ * (./spans.ts), the writer's span really has that id, so the header is a parent link.
  */
 export function traceparentFor(thoughtId: string, span: string): string {
   return `00-${traceIdFor(thoughtId)}-${spanIdFor(thoughtId, span)}-01`;
