@@ -127,7 +127,7 @@ export async function commandLine(pid: number): Promise<string | undefined> {
 }
 
 /** Polls `alive` until it is false or `timeoutMs` pass; true when gone. */
-export async function waitGone(alive: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+async function waitGone(alive: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (!(await alive())) return true;

@@ -164,7 +164,7 @@ export function formatDuration(ms: number): string {
  * The prefix of the variables the project's own tests and benchmarks set (TAO_TEST_MODEL_URL, a test
  * tool's token...): the product never reads them, declares none, and does not refuse them.
  */
-export const TEST_PREFIX = 'TAO_TEST_';
+const TEST_PREFIX = 'TAO_TEST_';
 
 /**
  * Every problem of the environment, one line each: values that do not parse, and `TAO_*` names

@@ -136,7 +136,7 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
   if (result.kind === 'escalate') return end(at, 'escalated', 'unroutable', result.reason);
   if (result.kind === 'react') {
     if (!config.model) return end(at, 'escalated', 'unroutable', `the planner chose skill ${result.skill} for a model, but no model loop is configured`);
-    return startReact({ ...at, run: { ...at.run, driver: result.mode ?? 'react' } }, result, config.model, config);
+    return startReact(at, result, config.model, config);
   }
   const problems = config.validator.validate(result.plan, config.tools);
   if (problems.length) return end(at, 'failed', 'invalid_plan', `invalid plan: ${problems.join('; ')}`);

@@ -99,7 +99,14 @@ export function startReact(at: RunAt, choice: ReactChoice, loop: ModelLoopConfig
   // react: a turn is two waves (the model's, then its tools'), so the iteration bound follows the
   // skill's turns. plan-replan: each plan turn is one wave on top of the plans' own waves.
   const maxIterations = mode === 'react' ? Math.max(bounds.maxIterations, 2 * skill.maxModelTurns + 1) : bounds.maxIterations + skill.maxReplans + 1;
-  const run: RunState = { ...at.run, flow_id: plan.flow.id, flow_version: plan.flow.version, plan_json: JSON.stringify(plan), max_iterations: maxIterations };
+  const run: RunState = {
+    ...at.run,
+    driver: mode,
+    flow_id: plan.flow.id,
+    flow_version: plan.flow.version,
+    plan_json: JSON.stringify(plan),
+    max_iterations: maxIterations,
+  };
   return modelTurn({ ...at, run, plan, outputs: {}, state, skill, loop }, mode === 'react' ? 'react' : 'plan');
 }
 

@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { Admin } from 'kafkajs';
 import { StageMetrics } from '../../runtime/metrics.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { StageRunner, type InputRecord, type StageDefinition } from '../../runtime/processor.ts';
@@ -78,18 +79,12 @@ after(async () => {
   await Promise.all(runners.map((r) => r.stop().catch(() => undefined)));
 });
 
-/** Whether `group` has committed the end offset of every tasks partition. */
-async function groupAtEnd(group: string): Promise<boolean> {
-  const admin = cluster.kafka.admin();
-  await admin.connect();
-  try {
-    const topic = cluster.codec.topics.name('tasks');
-    const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: group, topics: [topic] })]);
-    const at = new Map(committed!.partitions.map((p) => [p.partition, p.offset]));
-    return ends.every((e) => at.get(e.partition) === e.high);
-  } finally {
-    await admin.disconnect();
-  }
+/** Whether `group` has committed the end offset of every tasks partition, asked through `admin`. */
+async function groupAtEnd(admin: Admin, group: string): Promise<boolean> {
+  const topic = cluster.codec.topics.name('tasks');
+  const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: group, topics: [topic] })]);
+  const at = new Map(committed!.partitions.map((p) => [p.partition, p.offset]));
+  return ends.every((e) => at.get(e.partition) === e.high);
 }
 
 test('a partition taken over from a live owner mid-chunk is committed once: every commit follows a fence and a fresh read of the committed offsets, and the fenced owner rejoins instead of stopping', async () => {
@@ -157,7 +152,13 @@ test('a partition taken over from a live owner mid-chunk is committed once: ever
   // Every task committed by one of them, and the group's committed offsets at the end of the tasks:
   // nothing is left to handle, so the outcomes log, read to its end, is final.
   await until('every task to be committed', () => new Set([...committedA, ...committedB]).size === PARTITIONS, 60000);
-  await until('the group to have committed every task', () => groupAtEnd(a.health().group), 60000);
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await until('the group to have committed every task', () => groupAtEnd(admin, a.health().group), 60000);
+  } finally {
+    await admin.disconnect();
+  }
   const records = await scanToEnd(cluster, ['outcomes']);
   const byRun = new Map<string, string[]>();
   for (const r of records) byRun.set(r.key, [...(byRun.get(r.key) ?? []), (r.value as unknown as { reason: string }).reason]);
