@@ -108,8 +108,7 @@ export const THOUGHT_SETTINGS = {
     kind: 'enum',
     values: ['chat', 'reasoning'],
     default: 'chat',
-    meaning:
-      'sampling parameters of model requests: `chat` sends `temperature: 0` and `max_tokens`; `reasoning` (OpenAI o-series, gpt-5 and other reasoning models, which refuse both) sends `max_completion_tokens` and no temperature',
+    meaning: 'sampling: `chat` sends `temperature: 0` and `max_tokens`; `reasoning` (o-series, gpt-5: models refusing both) sends `max_completion_tokens` only',
     usedBy: ['thought', 'replay'],
   },
   TAO_LLM_TOOL_CALLS: {
@@ -130,6 +129,9 @@ export const THOUGHT_SETTINGS = {
   TAO_MAX_PLAN_STEPS: { kind: 'int', default: '50', min: 1, max: 1000, meaning: 'steps a plan may have', usedBy: ['thought', 'replay'] },
   TAO_MAX_ITERATIONS: { kind: 'int', default: '10', min: 1, max: 1000, meaning: 'waves per run before budget_exhausted', usedBy: ['thought', 'replay'] },
   TAO_COST_BUDGET: { kind: 'int', default: '0', min: 0, max: 1000000, meaning: 'cost units per run (0: unlimited)', usedBy: ['thought', 'replay'] },
+  TAO_NOVELTY_WAVES: { kind: 'int', default: '3', min: 1, max: 100, meaning: 'waves without new information that end a run', usedBy: ['thought', 'replay'] },
+  TAO_REPEAT_CAP: { kind: 'int', default: '3', min: 1, max: 100, meaning: 'identical calls (tool + input) per run', usedBy: ['thought', 'replay'] },
+  TAO_REFLECT_AFTER: { kind: 'int', default: '2', min: 1, max: 20, meaning: 'consecutive failures of a step before reflection', usedBy: ['thought', 'replay'] },
   TAO_LLM_PRICES: {
     kind: 'string',
     meaning:
@@ -145,9 +147,6 @@ export const THOUGHT_SETTINGS = {
       "money a run's model turns may cost, in the price table's currency (0: unlimited); a run ends budget_exhausted / money_budget before the turn whose prompt estimate × input price + max_tokens × output price would cross it (needs TAO_LLM_PRICES pricing the models asked)",
     usedBy: ['thought', 'replay'],
   },
-  TAO_NOVELTY_WAVES: { kind: 'int', default: '3', min: 1, max: 100, meaning: 'waves without new information that end a run', usedBy: ['thought', 'replay'] },
-  TAO_REPEAT_CAP: { kind: 'int', default: '3', min: 1, max: 100, meaning: 'identical calls (tool + input) per run', usedBy: ['thought', 'replay'] },
-  TAO_REFLECT_AFTER: { kind: 'int', default: '2', min: 1, max: 20, meaning: 'consecutive failures of a step before reflection', usedBy: ['thought', 'replay'] },
   TAO_APPROVAL_RULES: {
     kind: 'string',
     meaning:
