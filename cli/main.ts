@@ -47,7 +47,21 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** The commands that read their own arguments and flags: each module is loaded when its command runs. */
+const SELF_PARSING: Record<string, () => Promise<(args: string[]) => Promise<number>>> = {
+  model: async () => (await import('./model-command.ts')).modelCommand,
+  tools: async () => (await import('./tools-command.ts')).toolsCommand,
+  skills: async () => (await import('./skills.ts')).skillsCommand,
+  ingress: async () => (await import('../ingress/cli.ts')).ingressCommand,
+  tail: async () => (await import('../observability/cli.ts')).tailCommand,
+  status: async () => (await import('../observability/cli.ts')).statusCommand,
+  replay: async () => (await import('../replay/cli.ts')).replayCommand,
+  dlq: async () => (await import('../replay/cli.ts')).dlqCommand,
+};
+
 async function dispatch(command: string, args: string[], text: string): Promise<number> {
+  const load = SELF_PARSING[command];
+  if (load) return (await load())(args);
   switch (command) {
     case 'infra': {
       const parsed = parse(command, args, text, { docker: { type: 'boolean', default: false }, brokers: { type: 'string' } });
@@ -62,8 +76,6 @@ async function dispatch(command: string, args: string[], text: string): Promise<
       if (!/^[1-5]$/.test(String(raw)) || !Number.isInteger(brokers)) return usage(`--brokers must be a whole number from 1 to 5, got "${String(raw)}"`, text);
       return (await import('./infra-command.ts')).infraCommand(sub, { docker, nodes: brokers });
     }
-    case 'model':
-      return (await import('./model-command.ts')).modelCommand(args);
     case 'topics': {
       const parsed = parse(command, args, text, {});
       if (typeof parsed === 'number') return parsed;
@@ -83,18 +95,6 @@ async function dispatch(command: string, args: string[], text: string): Promise<
     case 'approve':
     case 'deny':
       return (await import('./approve.ts')).decisionCommand(command, args);
-    case 'tools':
-      return (await import('./tools-command.ts')).toolsCommand(args);
-    case 'ingress':
-      return (await import('../ingress/cli.ts')).ingressCommand(args);
-    case 'tail':
-      return (await import('../observability/cli.ts')).tailCommand(args);
-    case 'status':
-      return (await import('../observability/cli.ts')).statusCommand(args);
-    case 'replay':
-      return (await import('../replay/cli.ts')).replayCommand(args);
-    case 'dlq':
-      return (await import('../replay/cli.ts')).dlqCommand(args);
     case 'ui':
       return (await import('../console/cli.ts')).uiCommand(args, onSignal);
     case 'classify-error': {
@@ -127,8 +127,6 @@ async function dispatch(command: string, args: string[], text: string): Promise<
         return usage('--model and --tool-calls apply to --planner react only', text);
       return (await import('./demo.ts')).runDemo({ keepInfra: parsed.values['keep-infra'] === true, planner: planner ?? 'router', model, toolCalls });
     }
-    case 'skills':
-      return (await import('./skills.ts')).skillsCommand(args);
     case 'config':
       return configCommand(args);
     default:
