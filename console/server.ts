@@ -29,11 +29,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { extname, join } from 'node:path';
 import { validDecisionBody } from '../ingress/approvals.ts';
 import { renderReportBody, REPORT_CSS } from '../replay/render-html.ts';
 import { toTaoError } from '../runtime/errors.ts';
+import { listen, type Listening } from '../runtime/listen.ts';
 import type { Logger } from '../runtime/log.ts';
 import { packagePath } from '../runtime/paths.ts';
 import type { ConsoleActions } from './actions.ts';
@@ -54,18 +54,19 @@ const PAGES = /^\/(?:|runs\/[^/]+|dead-letters|health)$/;
 const MAX_BODY = 64 * 1024;
 
 export interface ConsoleServerDeps {
+  /** The run index and the live stream the pages read. */
   feed: Feed;
+  /** What the pages read from the log beyond the index (timelines, drift, dead letters) and what their buttons write (decisions, answers, forks, re-drives). */
   actions: ConsoleActions;
   auth: ConsoleAuth;
   logger: Logger;
+  /** The wall clock the pages' ages are measured against (injected for tests). */
   now?: () => number;
 }
 
-/** A running console server. */
-export interface ConsoleServer {
+/** A running console server: its close ends the live streams first. */
+export interface ConsoleServer extends Listening {
   readonly server: Server;
-  readonly url: string;
-  close(): Promise<void>;
 }
 
 /** Starts serving on `host:port` (0: any free port). */
@@ -80,25 +81,15 @@ export async function startConsoleServer(deps: ConsoleServerDeps, host: string, 
       else res.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
+  // close ends the event streams first; keepAlive is set below, once listening, before any close can run
+  const listening = await listen(server, host, port, () => {
+    clearInterval(keepAlive);
+    for (const s of streams) s.end();
   });
   const keepAlive = setInterval(() => {
     for (const s of streams) s.write(': keep-alive\n\n');
   }, 15000);
-  const address = server.address() as AddressInfo;
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return {
-    server,
-    url: `http://${shown}:${address.port}`,
-    async close() {
-      clearInterval(keepAlive);
-      for (const s of streams) s.end();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-    },
-  };
+  return { server, ...listening };
 }
 
 async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req: IncomingMessage, res: ServerResponse): Promise<void> {

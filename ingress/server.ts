@@ -4,6 +4,7 @@ import type { Kafka, Producer } from 'kafkajs';
 import { buildTask, submitTasks, type NewTask } from '../client/tasks.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { errorMessage } from '../runtime/errors.ts';
+import { listen, type Listening } from '../runtime/listen.ts';
 import type { Logger } from '../runtime/log.ts';
 import { IngressMetrics } from '../runtime/metrics.ts';
 import { decideIngressAuth, type IngressAuth } from './api-keys.ts';
@@ -56,12 +57,10 @@ export interface IngressDeps {
   metrics?: IngressMetrics;
 }
 
-export interface Ingress {
-  url: string;
-  port: number;
+/** A running ingress: its close also stops following the outcomes. */
+export interface Ingress extends Listening {
   /** Runs this ingress is counting as in flight. */
   inFlight(): number;
-  close(): Promise<void>;
 }
 
 const taskRequestSchema = {
@@ -332,23 +331,18 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
       if (!res.headersSent) reply(res, { status: 500, body: { error: 'internal', message: errorMessage(err) } });
     }
   });
+  let listening: Listening;
   try {
-    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(options.port, options.host, () => resolve()));
+    listening = await listen(server, options.host, options.port);
   } catch (err) {
     await outcomes?.stop();
     throw err;
   }
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
   return {
-    url: `http://${options.host}:${port}`,
-    port,
+    ...listening,
     inFlight: () => runs?.size ?? 0,
     close: async () => {
-      await new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      });
+      await listening.close();
       await outcomes?.stop();
     },
   };

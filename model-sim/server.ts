@@ -23,7 +23,7 @@
  *
  * @module
  */
-import { listenClosable } from '../runtime/closable-server.ts';
+import { listenStandIn } from '../runtime/listen.ts';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 
@@ -215,7 +215,7 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
     }),
   );
 
-  const listening = await listenClosable(server, { ...options, sockets, timers, name: 'model sim' });
+  const listening = await listenStandIn(server, { ...options, sockets, timers });
   return { ...listening, scenarios: [...scenarios.keys()], stats, resetStats, ...faultMethods(registry) };
 }
 

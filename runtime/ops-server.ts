@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
+import { listen, type Listening } from './listen.ts';
 
 export interface HealthReport {
   ok: boolean;
@@ -11,12 +12,7 @@ export interface HealthReport {
  * (Prometheus text) for one process on `host` (TAO_BIND_HOST for processes). Port 0 picks a free
  * port; the bound port is returned.
  */
-export async function startOpsServer(
-  port: number,
-  metrics: Registry,
-  health: () => HealthReport,
-  host = '127.0.0.1',
-): Promise<{ port: number; close(): Promise<void> }> {
+export async function startOpsServer(port: number, metrics: Registry, health: () => HealthReport, host = '127.0.0.1'): Promise<Listening> {
   const server: Server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/health') {
       const report = health();
@@ -30,14 +26,5 @@ export async function startOpsServer(
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not_found', message: 'try GET /health or GET /metrics' }));
     }
   });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, () => resolve()));
-  const address = server.address();
-  return {
-    port: typeof address === 'object' && address ? address.port : port,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listen(server, host, port);
 }

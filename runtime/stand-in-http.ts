@@ -1,7 +1,7 @@
 /**
  * HTTP plumbing (node:http, no framework) of the servers that stand in for third-party services
  * (model-sim/, the model simulator; tool-server/, the demo tool server): JSON and text answers, a
- * size-capped body reader, the base URL of a bound address, and their shared control API under
+ * size-capped body reader, and their shared control API under
  * `/__control/` (never authenticated, never counted): `POST|GET|DELETE /__control/faults` sets,
  * lists and clears faults; `GET|DELETE /__control/stats` reads and resets the request stats.
  */
@@ -30,11 +30,6 @@ export function readBody(req: http.IncomingMessage, limit: number): Promise<stri
     req.on('end', () => resolve(size > limit ? null : Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
-}
-
-/** `http://host:port`, an IPv6 host in brackets. */
-export function formatUrl(host: string, port: number): string {
-  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
 }
 
 /** What a stand-in server answers, in its own error shape, when a request cannot be routed. */

@@ -23,7 +23,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { Socket } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
@@ -34,6 +33,7 @@ import {
   isInitializeRequest,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { listen } from '../runtime/listen.ts';
 import type { StandInServer } from '../runtime/stand-in-http.ts';
 import { DEFAULT_CATALOG_DIR } from '../tools/catalog.ts';
 import { IDEMPOTENCY_META_KEY } from '../tools/mcp.ts';
@@ -95,7 +95,6 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
   const ledger = new ToolLedger();
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const servers = new Set<Server>();
-  const sockets = new Set<Socket>();
   const held = new Set<() => void>();
   const faults = new McpFaults((name) => byName.has(name));
   const empty = (): McpToolStats => ({ calls: {}, keys: {}, effects: {}, replays: {}, lists: 0, sessionsOpened: 0, sessionsOpen: 0, unauthorized: 0 });
@@ -256,20 +255,13 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
       else res.destroy();
     });
   });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
+  const listening = await listen(server, options.host ?? '127.0.0.1', options.port ?? DEFAULT_MCP_TOOLS_PORT, async () => {
+    for (const release of [...held]) release();
+    await Promise.allSettled([...transports.values()].map((t) => t.close()));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? DEFAULT_MCP_TOOLS_PORT, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as { port: number }).port;
-  const host = options.host ?? '127.0.0.1';
-  let closing: Promise<void> | null = null;
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`,
-    port,
+    ...listening,
+    url: `${listening.url}/mcp`,
     tools: tools.map((t) => t.name),
     stats: copyOfStats,
     resetStats,
@@ -277,12 +269,5 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
     clearFaults: () => faults.clear(),
     faults: (): McpFaultState[] => faults.list(),
     changeTool,
-    close: () =>
-      (closing ??= (async () => {
-        for (const release of [...held]) release();
-        await Promise.allSettled([...transports.values()].map((t) => t.close()));
-        for (const s of sockets) s.destroy();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-      })()),
   };
 }

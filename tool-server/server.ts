@@ -36,7 +36,7 @@
  *
  * @module
  */
-import { listenClosable } from '../runtime/closable-server.ts';
+import { listenStandIn } from '../runtime/listen.ts';
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { Socket } from 'node:net';
@@ -166,7 +166,7 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
   );
   server.on('connection', () => requestStats.connectionOpened());
 
-  const listening = await listenClosable(server, { ...options, sockets, timers, name: 'tool server' });
+  const listening = await listenStandIn(server, { ...options, sockets, timers });
   return { ...listening, stats, resetStats, ...faultMethods(registry), events };
 }
 
