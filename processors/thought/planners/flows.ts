@@ -7,6 +7,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Ajv } from 'ajv';
 import { ConfigError } from '../../../runtime/errors.ts';
+import routesSchema from '../../../schemas/json/routes.schema.json' with { type: 'json' };
 import { packagePath } from '../../../runtime/paths.ts';
 import type { Condition } from '../../plan.ts';
 import { SlotExtractor, slotSpecSchema, type SlotSpec } from '../slots.ts';
@@ -94,21 +95,11 @@ export function loadFlows(dir: string, ajv: Ajv): Map<string, Flow> {
   return flows;
 }
 
-/** The routing table (flows/routes.json): for each intent, the flows that serve it, preferred first. */
+/** The routing table (flows/routes.json; its format: schemas/json/routes.schema.json): for each intent, the flows that serve it, preferred first. */
 export interface Routes {
   version: number;
   intents: Record<string, string[]>;
 }
-
-const routesSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['version', 'intents'],
-  properties: {
-    version: { type: 'integer', minimum: 1 },
-    intents: { type: 'object', additionalProperties: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^[a-z][a-z0-9-]*@[0-9]+$' } } },
-  },
-} as const;
 
 /** Reads and checks the routing table: known intents only, every flow loaded. */
 export function loadRoutes(path: string, ajv: Ajv, flows: Map<string, Flow>): Routes {
