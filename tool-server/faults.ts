@@ -6,37 +6,23 @@
  */
 import { ROUTE_IDS, type RouteId } from './routes.ts';
 
-/** Kinds of fault the tool server can inject. */
-export const FAULT_MODES = [
-  'timeout',
-  'rate_limit',
-  'server_error',
-  'malformed',
-  'wrong_schema',
-  'slow_body',
-  'auth_failed',
-  'html_error',
-  'ok_error_body',
-  'large_body',
-] as const;
+/** The kinds of fault the tool server can inject, each with what it answers. */
+export const FAULT_MODES = {
+  timeout: 'hold the request without answering for `delayMs` (default 30000), then answer 504 `{ "error": "timeout" }` if the client is still there',
+  rate_limit: '429 `{ "error": "rate_limited" }` with `Retry-After: retryAfterSeconds` (default 1)',
+  server_error: '503 `{ "error": "unavailable" }`',
+  malformed: '200 `application/json` whose body is the normal body truncated to half its length',
+  wrong_schema: '200 valid JSON missing required fields / with wrong types',
+  slow_body: 'the normal response, headers sent at once, body dribbled out over `delayMs` (default 30000)',
+  auth_failed: '401 `{ "error": "unauthorized" }` with `WWW-Authenticate`',
+  html_error: '200 `text/html` error page',
+  ok_error_body: '200 `{ "status": "error", "message": "token expired" }`',
+  large_body:
+    'not an error: the normal 2xx answer with an extra `history` array of deterministic, made-up events, so that the body is at least `bytes` characters (default 8192); a simulator of a chatty API (a long order history), for context-window tests',
+} as const;
 
-/**
- * A fault kind:
- * - `timeout` — hold the request without answering for `delayMs` (default
- *   30000), then answer 504 `{ "error": "timeout" }` if the client is still there;
- * - `rate_limit` — 429 `{ "error": "rate_limited" }` with `Retry-After: retryAfterSeconds` (default 1);
- * - `server_error` — 503 `{ "error": "unavailable" }`;
- * - `malformed` — 200 `application/json` whose body is the normal body truncated to half its length;
- * - `wrong_schema` — 200 valid JSON missing required fields / with wrong types;
- * - `slow_body` — the normal response, headers sent at once, body dribbled out over `delayMs` (default 30000);
- * - `auth_failed` — 401 `{ "error": "unauthorized" }` with `WWW-Authenticate`;
- * - `html_error` — 200 `text/html` error page;
- * - `ok_error_body` — 200 `{ "status": "error", "message": "token expired" }`;
- * - `large_body` — not an error: the normal 2xx answer with an extra `history` array of
- *   deterministic, made-up events, so that the body is at least `bytes` characters (default 8192).
- *   A simulator of a chatty API (a long order history), for context-window tests.
- */
-export type FaultMode = (typeof FAULT_MODES)[number];
+/** A fault kind: one key of {@link FAULT_MODES}. */
+export type FaultMode = keyof typeof FAULT_MODES;
 
 /** Default hold / dribble duration for `timeout` and `slow_body`. */
 export const DEFAULT_DELAY_MS = 30_000;
@@ -99,7 +85,7 @@ export class FaultSpecError extends Error {
 
 const KNOWN_FIELDS = new Set(['route', 'mode', 'times', 'rate', 'retryAfterSeconds', 'delayMs', 'bytes', 'match']);
 const ROUTE_CHOICES: readonly string[] = [...ROUTE_IDS, '*'];
-const MODE_CHOICES: readonly string[] = FAULT_MODES;
+const MODE_CHOICES: readonly string[] = Object.keys(FAULT_MODES);
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
