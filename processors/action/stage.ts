@@ -157,13 +157,8 @@ export function withoutLargestResponses(result: ActionResult, over: Pick<Oversiz
 }
 
 /** Span attributes of an Action handling: the wave and how its steps ended (never their inputs). */
-function describeWave(record: InputRecord, outputs: readonly OutputRecord[]): Record<string, string | number | string[]> {
-  const request = record.value as ThoughtRequest;
-  const results = (outputs[0]?.value as ActionResult | undefined)?.results ?? [];
-  return {
-    'tao.iteration': request.iteration,
-    'tao.steps': request.steps.map((s) => s.step_id),
-    'tao.tools': request.steps.map((s) => s.tool),
-    'tao.step_errors': results.filter((r) => r.error).map((r) => `${r.step_id}:${r.error!.type}`),
-  };
+function describeWave(record: InputRecord, [written]: readonly OutputRecord[]): Record<string, string | number | string[]> {
+  const { iteration, steps } = record.value as ThoughtRequest;
+  const failed = ((written?.value as ActionResult | undefined)?.results ?? []).flatMap((r) => (r.error ? [`${r.step_id}:${r.error.type}`] : []));
+  return { 'tao.iteration': iteration, 'tao.steps': steps.map((s) => s.step_id), 'tao.tools': steps.map((s) => s.tool), 'tao.step_errors': failed };
 }

@@ -58,12 +58,8 @@ export function observationStage(config: ObservationConfig, reporting: Observati
 }
 
 /** Span attributes of an Observation handling: the wave and which steps were judged invalid, with their error type. */
-function describeVerdicts(record: InputRecord, outputs: readonly OutputRecord[]): Record<string, string | number | string[]> {
-  const result = record.value as ActionResult;
-  const verdicts = (outputs[0]?.value as ObservationResult | undefined)?.verdicts ?? [];
-  return {
-    'tao.iteration': result.iteration,
-    'tao.steps': result.results.map((r) => r.step_id),
-    'tao.invalid_steps': verdicts.filter((v) => !v.valid).map((v) => `${v.step_id}:${v.error_type}`),
-  };
+function describeVerdicts(record: InputRecord, [written]: readonly OutputRecord[]): Record<string, string | number | string[]> {
+  const { iteration, results } = record.value as ActionResult;
+  const invalid = ((written?.value as ObservationResult | undefined)?.verdicts ?? []).flatMap((v) => (v.valid ? [] : [`${v.step_id}:${v.error_type}`]));
+  return { 'tao.iteration': iteration, 'tao.steps': results.map((r) => r.step_id), 'tao.invalid_steps': invalid };
 }
