@@ -1,39 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RunIndex } from '../../console/run-index.ts';
+import { runState } from '../../schemas/records.ts';
 import type { ActionResult, Outcome, RunState, StepResult, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 
 const T0 = Date.parse('2026-05-01T10:00:00Z');
 
-function state(over: Partial<RunState> = {}): RunState {
-  return {
-    task_id: 't',
-    task_text: 'x',
-    planner: 'react',
-    flow_id: 'order-status',
-    flow_version: 1,
-    plan_json: '{}',
-    outputs_json: '{}',
-    step_attempts: {},
-    max_iterations: 10,
-    planner_record: null,
-    cost_spent: 0,
-    cost_budget: 0,
-    call_counts: {},
-    seen_data: [],
-    stale_waves: 0,
-    failure_streaks: {},
-    skipped: [],
-    reflections: [],
-    failures_seen: 0,
-    human_involved: false,
-    error_history: {},
-    planner_kind: 'react',
-    planner_config: null,
-    model_state_json: null,
-    ...over,
-  } as RunState;
-}
+/** A react run's state, as Thought writes it. */
+const state = (over: Partial<RunState> = {}): RunState =>
+  runState({ task_id: 't', task_text: 'x', planner: 'react', flow_id: 'order-status', plan_json: '{}', planner_kind: 'react', ...over });
 const task = (id: string, text: string, external: string | null, source = 'helpdesk', kind: Task['kind'] = 'NEW'): Task => ({
   thought_id: id,
   task_id: `${id}-t`,

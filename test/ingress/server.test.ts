@@ -104,3 +104,14 @@ test('GET /metrics counts the answers above by route and status (routes as label
   );
   assert.equal(sample(all, 'tao_ingress_request_seconds_count', { route: 'tasks' }), 9);
 });
+
+test('on an IPv6 host the ingress says a URL that works: the host in brackets', async () => {
+  const v6 = await startIngress({ port: 0, host: '::1', maxBodyBytes: 4096 }, { producer, codec: cluster.codec, logger: createLogger({}, { level: 'error' }) });
+  try {
+    assert.equal(v6.url, `http://[::1]:${v6.port}`);
+    const health = await fetch(`${v6.url}/health`);
+    assert.equal(health.status, 200);
+  } finally {
+    await v6.close();
+  }
+});
