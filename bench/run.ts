@@ -29,6 +29,7 @@ import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { existsSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
+import { kafkaHealth, registryHealth } from '../infra/health.ts';
 import { KAFKA_VERSION } from '../infra/local.ts';
 import { abTrees, checkoutTree, removeTrees, type Tree } from './lib/ab.ts';
 import { Fleet, progress, quietOwnLogs, startModelSimProcess, startToolServerProcess } from './lib/harness.ts';
@@ -802,6 +803,19 @@ export function benchOptions(argv: string[]): BenchOptions & { out: string | nul
   };
 }
 
+/** Why the broker or the registry the bench would use cannot be reached, or null when both answer. */
+async function infraProblem(): Promise<string | null> {
+  const brokers = setting(process.env, 'KAFKA_BROKERS');
+  const registry = setting(process.env, 'SCHEMA_REGISTRY_URL');
+  const [kafka, schemas] = await Promise.all([
+    kafkaHealth({ clientId: 'tao-bench-check', brokers, connectionTimeout: 2000 }, () => undefined),
+    registryHealth(registry),
+  ]);
+  if (!kafka.ok) return `no Kafka broker answers at ${brokers.join(',')} (KAFKA_BROKERS): ${kafka.reason}`;
+  if (!schemas.ok) return `no schema registry answers at ${registry} (SCHEMA_REGISTRY_URL): ${schemas.reason}`;
+  return null;
+}
+
 async function main(): Promise<void> {
   quietOwnLogs();
   const argv = process.argv.slice(2);
@@ -817,6 +831,11 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const { out, ...options } = parsed;
+  const unreachable = await infraProblem();
+  if (unreachable) {
+    console.error(`bench: ${unreachable}; start the local ones with \`npx tao infra up\` (docs/BENCHMARKS.md)`);
+    process.exit(1);
+  }
   const report = await runBench(options);
   console.log(renderReport(report));
   if (out) {
