@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka, Producer } from 'kafkajs';
+import type { Consumer, Kafka, KafkaMessage, Producer } from 'kafkajs';
 import type { AvroCodec } from './codec.ts';
 import { errorMessage } from './errors.ts';
 import type { Logger } from './log.ts';
@@ -11,6 +11,8 @@ const TAIL_FETCH_MIN_BYTES = 64 * 1024;
 const TAIL_FETCH_WAIT_MS = 50;
 const BARRIER_KEY = '__tao_barrier__';
 const BARRIER_HEADER = 'tao.barrier';
+/** Rebuilds of a tail consumer kafkajs stopped for good, in a row without a record read, before the stage stops (onFatal). */
+const TAIL_REBUILDS = 5;
 
 /** A write of the transaction in progress (null: a tombstone) and the record time it belongs to. */
 type StagedWrite<V> = { value: V | null; recordMs: number };
@@ -33,6 +35,11 @@ type OwnWrite<V> = { value: V | null; upTo: bigint | null };
  *   through the partition's transactional producers (fencing any previous owner) and waits until the
  *   tail consumer has read past it, so every committed write of the partition, this instance's
  *   included, is in the mirror, and drops the partition's own layer.
+ *
+ * A tail consumer kafkajs stops for good ("no group coordinator" while a broker restarts) is
+ * replaced by one that goes on from the next offset of each partition (what a replacement reads
+ * again before its seeks apply is skipped), up to {@link TAIL_REBUILDS} times in a row without a
+ * record read; then the stage stops (`onFatal`) for its supervisor to restart it.
  *
  * The mirror takes every committed record, whoever wrote it: a commit whose outcome this instance
  * could not tell (an error after the broker committed) still reaches it. A null value (a
@@ -61,6 +68,10 @@ export class ChangelogStore<V> {
   private readonly streamTimes = new Map<number, number>();
   private readonly barriers = new Map<string, () => void>();
   private consumer: Consumer | null = null;
+  /** Per partition: the next changelog offset the tail has to read (one past the last it read). */
+  private readonly next = new Map<number, bigint>();
+  /** Tail consumers replaced in a row without a record read since. */
+  private rebuilds = 0;
 
   constructor(
     private readonly kafka: Kafka,
@@ -71,9 +82,16 @@ export class ChangelogStore<V> {
     private readonly onFatal?: (error: Error) => void,
     /** Values that may leave the store once a retention of record time has passed (none when omitted). */
     private readonly expirable: (value: V) => boolean = () => false,
+    /** The pause before a stopped tail consumer is replaced. */
+    private readonly rebuildPauseMs = 2000,
   ) {}
 
   async start(): Promise<void> {
+    await this.follow();
+  }
+
+  /** Starts a tail consumer, from the beginning or, replacing one, from where it stopped. */
+  private async follow(): Promise<void> {
     const name = this.codec.topics.name(this.topic);
     // The tail only mirrors (this instance's own writes are visible through the own layer at once):
     // it fetches up to TAIL_FETCH_WAIT_MS late rather than once per committed transaction, which
@@ -93,60 +111,96 @@ export class ChangelogStore<V> {
           topic: this.codec.topics.name(this.topic),
           error: errorMessage(payload.error),
         });
-      this.logger.error('state store tail consumer stopped for good', { topic: this.codec.topics.name(this.topic), error: payload.error });
-      this.onFatal?.(payload.error);
+      void this.replace(consumer, payload.error);
     });
     await consumer.connect();
     await consumer.subscribe({ topic: name, fromBeginning: true });
     await consumer.run({
       autoCommit: false,
       eachMessage: async ({ partition, message }) => {
-        const key = message.key?.toString('utf8') ?? '';
         const offset = BigInt(message.offset);
-        if (key === BARRIER_KEY) {
-          const id = message.headers?.[BARRIER_HEADER]?.toString();
-          if (id) this.barriers.get(id)?.();
-          this.forgetOwnUpTo(partition, offset);
-          return;
-        }
-        // Changelog records carry the record time of the input that wrote them (tombstones: the
-        // stream time of their sweep), so a restarted store resumes the partition's stream time.
-        const writtenMs = Number(message.timestamp);
-        this.observe(partition, writtenMs);
-        let value: V | null = null;
-        // This instance's own committed write of the key, at this offset or after it: the record is
-        // that write or an older one it supersedes, so its value is already known, and decoding it
-        // again (every snapshot Thought writes comes back through here) would only cost CPU.
-        const mine = this.own.get(partition)?.get(key);
-        if (mine && mine.upTo !== null && mine.upTo >= offset) {
-          value = mine.value;
-        } else if (message.value !== null) {
-          try {
-            value = await this.codec.decode<V>(this.topic, message.value);
-          } catch (err) {
-            // The changelog is written only by this stage; an undecodable entry is a bug or a foreign writer.
-            this.logger.error('state store entry undecodable; ignored', { topic: name, partition, offset: message.offset, key, error: errorMessage(err) });
-            this.forgetOwnUpTo(partition, offset);
-            return;
-          }
-        }
-        if (value === null) {
-          this.mirror.delete(key);
-          this.mirrorPartitions.delete(key);
-        } else {
-          this.mirror.set(key, value);
-          this.mirrorPartitions.set(key, partition);
-        }
-        // An own write of the key is newer than (or the same as) this record: it keeps the index.
-        if (!this.own.get(partition)?.has(key)) noteWrite(this.expiryOf(partition), key, writtenMs, value !== null && this.expirable(value));
-        this.forgetOwnUpTo(partition, offset);
+        if (offset < (this.next.get(partition) ?? 0n)) return; // read by the consumer this one replaced
+        await this.read(partition, message, offset);
+        this.next.set(partition, offset + 1n);
+        this.rebuilds = 0;
       },
     });
+    for (const [partition, offset] of this.next) consumer.seek({ topic: name, partition, offset: String(offset) });
+  }
+
+  /** Replaces `stopped` (see the class comment), unless the store stopped or replaced it already. */
+  private async replace(stopped: Consumer, error: Error): Promise<void> {
+    if (this.consumer !== stopped) return;
+    const topic = this.codec.topics.name(this.topic);
+    if (this.rebuilds >= TAIL_REBUILDS) {
+      this.logger.error('state store tail consumer stopped for good', { topic, error, rebuilds: this.rebuilds });
+      this.onFatal?.(error);
+      return;
+    }
+    this.rebuilds++;
+    this.logger.warn('state store tail consumer stopped; replacing it where it stopped', {
+      topic,
+      error: errorMessage(error),
+      attempt: this.rebuilds,
+      pause_ms: this.rebuildPauseMs,
+    });
+    await stopped.disconnect().catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, this.rebuildPauseMs));
+    if (this.consumer !== stopped) return;
+    try {
+      await this.follow();
+    } catch (err) {
+      await this.replace(this.consumer ?? stopped, err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  /** Applies one changelog record the tail read: a barrier, or an entry for the mirror. */
+  private async read(partition: number, message: KafkaMessage, offset: bigint): Promise<void> {
+    const name = this.codec.topics.name(this.topic);
+    const key = message.key?.toString('utf8') ?? '';
+    if (key === BARRIER_KEY) {
+      const id = message.headers?.[BARRIER_HEADER]?.toString();
+      if (id) this.barriers.get(id)?.();
+      this.forgetOwnUpTo(partition, offset);
+      return;
+    }
+    // Changelog records carry the record time of the input that wrote them (tombstones: the
+    // stream time of their sweep), so a restarted store resumes the partition's stream time.
+    const writtenMs = Number(message.timestamp);
+    this.observe(partition, writtenMs);
+    let value: V | null = null;
+    // This instance's own committed write of the key, at this offset or after it: the record is
+    // that write or an older one it supersedes, so its value is already known, and decoding it
+    // again (every snapshot Thought writes comes back through here) would only cost CPU.
+    const mine = this.own.get(partition)?.get(key);
+    if (mine && mine.upTo !== null && mine.upTo >= offset) {
+      value = mine.value;
+    } else if (message.value !== null) {
+      try {
+        value = await this.codec.decode<V>(this.topic, message.value);
+      } catch (err) {
+        // The changelog is written only by this stage; an undecodable entry is a bug or a foreign writer.
+        this.logger.error('state store entry undecodable; ignored', { topic: name, partition, offset: message.offset, key, error: errorMessage(err) });
+        this.forgetOwnUpTo(partition, offset);
+        return;
+      }
+    }
+    if (value === null) {
+      this.mirror.delete(key);
+      this.mirrorPartitions.delete(key);
+    } else {
+      this.mirror.set(key, value);
+      this.mirrorPartitions.set(key, partition);
+    }
+    // An own write of the key is newer than (or the same as) this record: it keeps the index.
+    if (!this.own.get(partition)?.has(key)) noteWrite(this.expiryOf(partition), key, writtenMs, value !== null && this.expirable(value));
+    this.forgetOwnUpTo(partition, offset);
   }
 
   async stop(): Promise<void> {
-    await this.consumer?.disconnect();
-    this.consumer = null;
+    const consumer = this.consumer;
+    this.consumer = null; // first: a crash while it disconnects is not replaced
+    await consumer?.disconnect();
   }
 
   /** The value of `key` as of the records processed so far (this transaction's writes included). */

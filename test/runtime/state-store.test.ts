@@ -22,15 +22,19 @@ async function startStore() {
   let offset = 0;
   const errors: string[] = [];
   const fatal: Error[] = [];
+  const seeks: Array<{ partition: number; offset: string }> = [];
+  let consumers = 0;
   const consumer = {
     events: { CRASH: 'consumer.crash' },
     on: (_event: string, listener: typeof crash) => void (crash = listener),
     connect: async () => undefined,
     subscribe: async () => undefined,
     run: async (config: ConsumerRunConfig) => void (eachMessage = config.eachMessage),
+    seek: ({ partition, offset }: { partition: number; offset: string }) => void seeks.push({ partition, offset }),
     disconnect: async () => undefined,
   } as unknown as Consumer;
-  const kafka = { consumer: () => consumer } as unknown as Kafka;
+  // every consumer the store makes is this one fake (a replacement re-registers its handlers)
+  const kafka = { consumer: () => (consumers++, consumer) } as unknown as Kafka;
   const decoded: string[] = [];
   const codec = {
     topics: { name: (id: string) => (id === 'thoughtRuns' ? TOPIC : `ns.${id}`), group: (s: string) => `ns.${s}` },
@@ -48,9 +52,11 @@ async function startStore() {
     logger,
     (e) => fatal.push(e),
     (v) => v.status === 'ended',
+    0,
   );
   await store.start();
-  const deliver = async (partition: number, message: Pick<Message, 'key' | 'value' | 'headers' | 'timestamp'>) => {
+  const deliver = async (partition: number, message: Pick<Message, 'key' | 'value' | 'headers' | 'timestamp'>, at?: number) => {
+    if (at !== undefined) offset = at;
     const m = {
       key: Buffer.from(String(message.key)),
       value: message.value ?? null,
@@ -61,8 +67,8 @@ async function startStore() {
     } as KafkaMessage;
     await eachMessage!({ topic: TOPIC, partition, message: m, heartbeat: async () => undefined, pause: () => () => undefined });
   };
-  const committed = (partition: number, key: string, value: Value | null, timestampMs = 0) =>
-    deliver(partition, { key, value: value === null ? null : Buffer.from(JSON.stringify(value)), timestamp: String(timestampMs) });
+  const committed = (partition: number, key: string, value: Value | null, timestampMs = 0, at?: number) =>
+    deliver(partition, { key, value: value === null ? null : Buffer.from(JSON.stringify(value)), timestamp: String(timestampMs) }, at);
   return {
     store,
     deliver,
@@ -72,6 +78,8 @@ async function startStore() {
     decoded,
     nextOffset: () => BigInt(offset),
     crash: (error: Error, restart: boolean) => crash!({ payload: { error, restart } }),
+    seeks,
+    consumers: () => consumers,
   };
 }
 
@@ -96,6 +104,14 @@ function producer(options: { failSend?: boolean } = {}) {
 
 /** Lets the fakes' already-resolved promises settle (nothing here waits on a timer). */
 const settle = () => new Promise((r) => setImmediate(r));
+
+/** Settles until `made` tail consumers were made (a replacement pauses 0 ms here), or fails. */
+async function untilConsumers(consumers: () => number, made: number): Promise<void> {
+  for (let turn = 0; consumers() < made; turn++) {
+    assert.ok(turn < 1000, `no replacement tail consumer: ${consumers()} made, ${made} expected`);
+    await settle();
+  }
+}
 
 describe('ChangelogStore reads', () => {
   test('a write staged in the transaction in progress is read at once; abort drops it, commit keeps it', async () => {
@@ -149,14 +165,39 @@ describe('ChangelogStore reads', () => {
     assert.deepEqual(errors, ['state store entry undecodable; ignored']);
   });
 
-  test('a tail consumer that stops for good stops the stage (onFatal); one kafkajs restarts does not', async () => {
-    const { fatal, crash } = await startStore();
-    crash(new Error('rebalancing'), true);
-    assert.equal(fatal.length, 0);
-    crash(new Error('no group coordinator'), false);
+  test('a tail consumer kafkajs stops for good is replaced where it stopped: what it read is not read again, and the stage goes on', async () => {
+    const { store, committed, fatal, crash, seeks, consumers } = await startStore();
+    crash(new Error('rebalancing'), true); // kafkajs restarts this one itself
+    assert.equal(consumers(), 1);
+    await committed(0, 'k', { status: 'running' }, 0, 0);
+    await committed(0, 'k', { status: 'ended' }, 0, 1);
+    await committed(1, 'j', { status: 'running' }, 0, 0);
+    crash(new Error('Failed to find group coordinator'), false);
+    await untilConsumers(consumers, 2);
+    await settle();
+    assert.deepEqual(seeks, [
+      { partition: 0, offset: '2' },
+      { partition: 1, offset: '1' },
+    ]);
+    // the replacement reads from the beginning until its seeks apply: an older record changes nothing
+    await committed(0, 'k', { status: 'running' }, 0, 0);
+    assert.deepEqual(store.get(0, 'k'), { status: 'ended' });
+    await committed(0, 'k', { status: 'reopened' }, 0, 2);
+    assert.deepEqual(store.get(0, 'k'), { status: 'reopened' });
+    assert.deepEqual(fatal, []);
+  });
+
+  test('replaced five times in a row without a record read, the tail stops the stage (onFatal)', async () => {
+    const { fatal, crash, consumers } = await startStore();
+    for (let replaced = 1; replaced <= 5; replaced++) {
+      crash(new Error('Failed to find group coordinator'), false);
+      await untilConsumers(consumers, replaced + 1);
+    }
+    assert.equal(fatal.length, 0, 'replaced, not stopped');
+    crash(new Error('Failed to find group coordinator'), false);
     assert.deepEqual(
       fatal.map((e) => e.message),
-      ['no group coordinator'],
+      ['Failed to find group coordinator'],
     );
   });
 });
