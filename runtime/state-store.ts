@@ -5,14 +5,13 @@ import { errorMessage } from './errors.ts';
 import type { Logger } from './log.ts';
 import type { TopicId } from '../topics/catalog.ts';
 import { expiredKeys, noteWrite, type ExpiryIndex } from './retention.ts';
+import { MAX_REBUILDS_IN_A_ROW, rebuildPauseMs } from './runner/supervisor.ts';
 
 /** The tail consumer's fetch: answered once this many bytes are readable, or after the wait. */
 const TAIL_FETCH_MIN_BYTES = 64 * 1024;
 const TAIL_FETCH_WAIT_MS = 50;
 const BARRIER_KEY = '__tao_barrier__';
 const BARRIER_HEADER = 'tao.barrier';
-/** Rebuilds of a tail consumer kafkajs stopped for good, in a row without a record read, before the stage stops (onFatal). */
-const TAIL_REBUILDS = 5;
 
 /** A write of the transaction in progress (null: a tombstone) and the record time it belongs to. */
 type StagedWrite<V> = { value: V | null; recordMs: number };
@@ -37,9 +36,10 @@ type OwnWrite<V> = { value: V | null; upTo: bigint | null };
  *   included, is in the mirror, and drops the partition's own layer.
  *
  * A tail consumer kafkajs stops for good ("no group coordinator" while a broker restarts) is
- * replaced by one that goes on from the next offset of each partition (what a replacement reads
- * again before its seeks apply is skipped), up to {@link TAIL_REBUILDS} times in a row without a
- * record read; then the stage stops (`onFatal`) for its supervisor to restart it.
+ * replaced as the stage's own consumer is (runner/supervisor.ts: the same count and pauses, reset
+ * once a consumer joins), by one that goes on from the next offset of each partition; what it
+ * reads again before its seeks apply is skipped, and so is what a consumer kafkajs restarted
+ * itself reads again. After the last try the stage stops (`onFatal`) for its supervisor.
  *
  * The mirror takes every committed record, whoever wrote it: a commit whose outcome this instance
  * could not tell (an error after the broker committed) still reaches it. A null value (a
@@ -70,8 +70,10 @@ export class ChangelogStore<V> {
   private consumer: Consumer | null = null;
   /** Per partition: the next changelog offset the tail has to read (one past the last it read). */
   private readonly next = new Map<number, bigint>();
-  /** Tail consumers replaced in a row without a record read since. */
+  /** Tail consumers replaced in a row without a join since. */
   private rebuilds = 0;
+  /** The changelog topic's full name. */
+  private readonly name: string;
 
   constructor(
     private readonly kafka: Kafka,
@@ -82,9 +84,11 @@ export class ChangelogStore<V> {
     private readonly onFatal?: (error: Error) => void,
     /** Values that may leave the store once a retention of record time has passed (none when omitted). */
     private readonly expirable: (value: V) => boolean = () => false,
-    /** The pause before a stopped tail consumer is replaced. */
-    private readonly rebuildPauseMs = 2000,
-  ) {}
+    /** Waits out the pause before a replacement (a test passes its own). */
+    private readonly sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+  ) {
+    this.name = codec.topics.name(topic);
+  }
 
   async start(): Promise<void> {
     await this.follow();
@@ -92,7 +96,7 @@ export class ChangelogStore<V> {
 
   /** Starts a tail consumer, from the beginning or, replacing one, from where it stopped. */
   private async follow(): Promise<void> {
-    const name = this.codec.topics.name(this.topic);
+    const name = this.name;
     // The tail only mirrors (this instance's own writes are visible through the own layer at once):
     // it fetches up to TAIL_FETCH_WAIT_MS late rather than once per committed transaction, which
     // under load was a fetch request, and its share of the broker's work, per chunk of the stage.
@@ -104,11 +108,14 @@ export class ChangelogStore<V> {
       maxWaitTimeInMs: TAIL_FETCH_WAIT_MS,
     });
     this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      this.rebuilds = 0;
+    });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       // A restart is kafkajs's own recovery, but a catch-up waits on this consumer meanwhile.
       if (payload.restart)
         return this.logger.warn('state store tail consumer crashed; kafkajs restarts it', {
-          topic: this.codec.topics.name(this.topic),
+          topic: name,
           error: errorMessage(payload.error),
         });
       void this.replace(consumer, payload.error);
@@ -122,7 +129,6 @@ export class ChangelogStore<V> {
         if (offset < (this.next.get(partition) ?? 0n)) return; // read by the consumer this one replaced
         await this.read(partition, message, offset);
         this.next.set(partition, offset + 1n);
-        this.rebuilds = 0;
       },
     });
     for (const [partition, offset] of this.next) consumer.seek({ topic: name, partition, offset: String(offset) });
@@ -131,21 +137,21 @@ export class ChangelogStore<V> {
   /** Replaces `stopped` (see the class comment), unless the store stopped or replaced it already. */
   private async replace(stopped: Consumer, error: Error): Promise<void> {
     if (this.consumer !== stopped) return;
-    const topic = this.codec.topics.name(this.topic);
-    if (this.rebuilds >= TAIL_REBUILDS) {
-      this.logger.error('state store tail consumer stopped for good', { topic, error, rebuilds: this.rebuilds });
+    const topic = this.name;
+    if (++this.rebuilds > MAX_REBUILDS_IN_A_ROW) {
+      this.logger.error(`state store tail consumer could not be replaced ${MAX_REBUILDS_IN_A_ROW} times in a row; giving up`, { topic, error });
       this.onFatal?.(error);
       return;
     }
-    this.rebuilds++;
+    const pauseMs = rebuildPauseMs(this.rebuilds);
     this.logger.warn('state store tail consumer stopped; replacing it where it stopped', {
       topic,
       error: errorMessage(error),
       attempt: this.rebuilds,
-      pause_ms: this.rebuildPauseMs,
+      pause_ms: pauseMs,
     });
     await stopped.disconnect().catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, this.rebuildPauseMs));
+    await this.sleep(pauseMs);
     if (this.consumer !== stopped) return;
     try {
       await this.follow();
@@ -156,7 +162,6 @@ export class ChangelogStore<V> {
 
   /** Applies one changelog record the tail read: a barrier, or an entry for the mirror. */
   private async read(partition: number, message: KafkaMessage, offset: bigint): Promise<void> {
-    const name = this.codec.topics.name(this.topic);
     const key = message.key?.toString('utf8') ?? '';
     if (key === BARRIER_KEY) {
       const id = message.headers?.[BARRIER_HEADER]?.toString();
@@ -180,7 +185,7 @@ export class ChangelogStore<V> {
         value = await this.codec.decode<V>(this.topic, message.value);
       } catch (err) {
         // The changelog is written only by this stage; an undecodable entry is a bug or a foreign writer.
-        this.logger.error('state store entry undecodable; ignored', { topic: name, partition, offset: message.offset, key, error: errorMessage(err) });
+        this.logger.error('state store entry undecodable; ignored', { topic: this.name, partition, offset: message.offset, key, error: errorMessage(err) });
         this.forgetOwnUpTo(partition, offset);
         return;
       }
@@ -312,7 +317,7 @@ export class ChangelogStore<V> {
    * (initialising its transactional id fences any zombie that still holds it).
    */
   async catchUp(partition: number, producers: Producer[], timeoutMs = 60000): Promise<void> {
-    const name = this.codec.topics.name(this.topic);
+    const name = this.name;
     const started = performance.now();
     const seen: Promise<void>[] = [];
     const ids: string[] = [];

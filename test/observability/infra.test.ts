@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { DEFAULT_PORTS } from '../../cli/processes.ts';
 import { DEFAULT_OPS_PORTS } from '../../processors/wiring/index.ts';
-import { StageMetrics } from '../../runtime/metrics.ts';
+import { everyRegistry } from './metrics-text.ts';
 import { parse as parseYaml } from 'yaml';
 
 const dir = new URL('../../infra/observability/', import.meta.url).pathname;
@@ -27,17 +27,14 @@ interface Rule {
   annotations?: Record<string, string>;
 }
 
-/** Every metric name the stage processes export (all optional parts registered). */
+/** Every metric name the processes export (all optional parts registered). */
 async function exportedNames(): Promise<Set<string>> {
-  const metrics = new StageMetrics('names');
-  metrics.runMetrics();
-  metrics.stepMetrics();
-  metrics.trackInFlight(() => 0);
   const names = new Set<string>();
-  for (const m of await metrics.registry.getMetricsAsJSON()) {
-    names.add(m.name);
-    if (String(m.type) === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${m.name}${suffix}`);
-  }
+  for (const registry of everyRegistry())
+    for (const m of await registry.getMetricsAsJSON()) {
+      names.add(m.name);
+      if (String(m.type) === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${m.name}${suffix}`);
+    }
   return names;
 }
 

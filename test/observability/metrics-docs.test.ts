@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import type { Registry } from 'prom-client';
-import { IngressMetrics, METRIC_HELP, StageMetrics } from '../../runtime/metrics.ts';
+import { METRIC_HELP } from '../../runtime/metrics.ts';
+import { everyRegistry } from './metrics-text.ts';
 
 interface Row {
   type: string;
@@ -22,18 +22,10 @@ function documented(): Map<string, Row> {
   return rows;
 }
 
-/** Every tao_* metric a stage process (all optional parts on) and the ingress register, with type and labels. */
+/** Every tao_* metric the processes register (all optional parts on), with type and labels. */
 async function registered(): Promise<Map<string, Row>> {
-  const stage = new StageMetrics('docs');
-  stage.runMetrics();
-  stage.stepMetrics();
-  stage.trackInFlight(() => 0);
-  stage.trackStoreSize(() => 0);
-  const ingress = new IngressMetrics();
-  ingress.trackInFlight(() => 0);
   const rows = new Map<string, Row>();
-  const registries: Registry[] = [stage.registry, ingress.registry];
-  for (const registry of registries)
+  for (const registry of everyRegistry())
     for (const { name } of registry.getMetricsAsArray()) {
       if (!name.startsWith('tao_')) continue;
       // prom-client keeps a metric's label names on the instance, not in what `get()` returns

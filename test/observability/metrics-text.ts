@@ -1,4 +1,6 @@
-/** Reads Prometheus text exposition (what /metrics serves) into samples, for assertions. */
+/** Reads Prometheus text exposition (what /metrics serves) into samples, for assertions; and every registry the processes export. */
+import type { Registry } from 'prom-client';
+import { IngressMetrics, StageMetrics } from '../../runtime/metrics.ts';
 
 export interface Sample {
   name: string;
@@ -38,4 +40,16 @@ export async function scrape(port: number): Promise<Sample[]> {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`);
   if (!res.ok) throw new Error(`GET /metrics on port ${port}: HTTP ${res.status}`);
   return parseMetrics(await res.text());
+}
+
+/** The registries of a stage process with every optional part registered (run, step, store and in-flight metrics) and of the ingress. */
+export function everyRegistry(): Registry[] {
+  const stage = new StageMetrics('every');
+  stage.runMetrics();
+  stage.stepMetrics();
+  stage.trackInFlight(() => 0);
+  stage.trackStoreSize(() => 0);
+  const ingress = new IngressMetrics();
+  ingress.trackInFlight(() => 0);
+  return [stage.registry, ingress.registry];
 }

@@ -19,14 +19,18 @@ const TOPIC = 'ns.thought.runs';
 async function startStore() {
   let eachMessage: ConsumerRunConfig['eachMessage'];
   let crash: ((e: { payload: { error: Error; restart: boolean } }) => void) | undefined;
+  let joined: (() => void) | undefined;
   let offset = 0;
   const errors: string[] = [];
   const fatal: Error[] = [];
   const seeks: Array<{ partition: number; offset: string }> = [];
   let consumers = 0;
   const consumer = {
-    events: { CRASH: 'consumer.crash' },
-    on: (_event: string, listener: typeof crash) => void (crash = listener),
+    events: { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' },
+    on: (event: string, listener: () => void) => {
+      if (event === 'consumer.crash') crash = listener as typeof crash;
+      else joined = listener;
+    },
     connect: async () => undefined,
     subscribe: async () => undefined,
     run: async (config: ConsumerRunConfig) => void (eachMessage = config.eachMessage),
@@ -52,7 +56,7 @@ async function startStore() {
     logger,
     (e) => fatal.push(e),
     (v) => v.status === 'ended',
-    0,
+    async () => undefined, // no pause before a replacement
   );
   await store.start();
   const deliver = async (partition: number, message: Pick<Message, 'key' | 'value' | 'headers' | 'timestamp'>, at?: number) => {
@@ -80,6 +84,8 @@ async function startStore() {
     crash: (error: Error, restart: boolean) => crash!({ payload: { error, restart } }),
     seeks,
     consumers: () => consumers,
+    /** The latest consumer joins its group. */
+    join: () => joined!(),
   };
 }
 
@@ -105,7 +111,7 @@ function producer(options: { failSend?: boolean } = {}) {
 /** Lets the fakes' already-resolved promises settle (nothing here waits on a timer). */
 const settle = () => new Promise((r) => setImmediate(r));
 
-/** Settles until `made` tail consumers were made (a replacement pauses 0 ms here), or fails. */
+/** Settles until `made` tail consumers were made (a replacement does not pause here), or fails. */
 async function untilConsumers(consumers: () => number, made: number): Promise<void> {
   for (let turn = 0; consumers() < made; turn++) {
     assert.ok(turn < 1000, `no replacement tail consumer: ${consumers()} made, ${made} expected`);
@@ -187,13 +193,18 @@ describe('ChangelogStore reads', () => {
     assert.deepEqual(fatal, []);
   });
 
-  test('replaced five times in a row without a record read, the tail stops the stage (onFatal)', async () => {
-    const { fatal, crash, consumers } = await startStore();
-    for (let replaced = 1; replaced <= 5; replaced++) {
+  test('replaced five times in a row without joining its group, the tail stops the stage (onFatal); a join starts the count again', async () => {
+    const { fatal, crash, consumers, join } = await startStore();
+    for (let replaced = 1; replaced <= 4; replaced++) {
       crash(new Error('Failed to find group coordinator'), false);
       await untilConsumers(consumers, replaced + 1);
     }
-    assert.equal(fatal.length, 0, 'replaced, not stopped');
+    join();
+    for (let replaced = 5; replaced <= 9; replaced++) {
+      crash(new Error('Failed to find group coordinator'), false);
+      await untilConsumers(consumers, replaced + 1);
+    }
+    assert.equal(fatal.length, 0, 'replaced, not stopped: the join reset the count');
     crash(new Error('Failed to find group coordinator'), false);
     assert.deepEqual(
       fatal.map((e) => e.message),
