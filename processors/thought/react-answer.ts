@@ -28,6 +28,7 @@ import { failedEvidence } from './step-reflection.ts';
 import { answeredModel, charged, money } from './react-cost.ts';
 import { modelTurn, redispatch } from './react-turn.ts';
 import { dispatchCalls, onPlan, onReflection } from './react-accepted.ts';
+import { provenanceEvidence, unsupportedIdentities, type GivenValues } from './provenance.ts';
 
 /**
  * A wave that held the model step `M<n>`: its answer (or its failure) decides the run's next step.
@@ -155,6 +156,11 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
   if (run.cost_budget > 0 && run.cost_spent > run.cost_budget)
     return endTurn(accepted, 'budget_exhausted', 'cost_budget', `${run.cost_spent} cost units spent of the budget ${run.cost_budget}`);
 
+  // Identity arguments the run was not given go back to the model before any tool runs (provenance.ts).
+  const unproven = (calls: ReadonlyArray<{ tool: string; arguments: Record<string, unknown> }>): ThoughtDecision | null => {
+    const unsupported = unsupportedIdentities(calls, givenValues(ctx.run, next, outputs), (t) => loop.identityParameters?.(t) ?? []);
+    return unsupported.length ? reject('unsupported_argument', provenanceEvidence(unsupported), run, { ...next, invalid_streak: state.invalid_streak }) : null;
+  };
   switch (answer.kind) {
     case 'final':
       return reject('ungrounded', ungrounded(skill, plan, outputs)!, run, { ...next, invalid_streak: state.invalid_streak });
@@ -166,10 +172,14 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
     case 'reflection':
       return onReflection(accepted, answer.reflection, turn);
     case 'tool_calls':
-      return dispatchCalls(accepted, turn, answer, bounds);
+      return unproven(answer.calls) ?? dispatchCalls(accepted, turn, answer, bounds);
     case 'plan':
       if (!runner) return endTurn(accepted, 'failed', 'model_unavailable', 'the model answered with a plan, but this Thought runs no plans for models');
-      return onPlan(accepted, turn, answer, bounds, runner);
+      // A plan's literal inputs are checked like calls; `{{S1.order_id}}` references are filled from verified results.
+      return (
+        unproven(answer.plan.steps.map((s) => ({ tool: s.tool, arguments: literalInputs((s as { input?: unknown }).input) }))) ??
+        onPlan(accepted, turn, answer, bounds, runner)
+      );
   }
 }
 
@@ -183,6 +193,18 @@ function ungrounded(skill: ReactSkill, plan: Plan, outputs: Outputs): string | n
   const verified = new Set(plan.steps.filter((s) => !isModelStep(s.id) && outputs[s.id] !== undefined).map((s) => s.tool));
   if (needed.some((t) => verified.has(t))) return null;
   return `a final answer needs a verified result of ${needed.join(' or ')} first, and none has one yet: call the tool, or ask the customer for what it needs`;
+}
+
+/** What the run was given that a model's identity arguments may come from: the ticket, the customer's replies, verified tool results. */
+function givenValues(run: RunState, state: ModelState, outputs: Outputs): GivenValues {
+  const texts = [run.task_text, state.opening ?? '', ...(state.replies ?? []).map((r) => r.text)];
+  return { texts, results: Object.entries(outputs).flatMap(([id, out]) => (isModelStep(id) ? [] : [out])) };
+}
+
+/** A plan step's input without its references to other steps' results. */
+function literalInputs(input: unknown): Record<string, unknown> {
+  if (!input || typeof input !== 'object') return {};
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => !(typeof v === 'string' && v.includes('{{'))));
 }
 
 /** The server's own refusal of a model request, as Observation recorded it (model-gate.ts `modelErrorOf`). */

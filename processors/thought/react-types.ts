@@ -47,6 +47,11 @@ export interface ModelLoopConfig {
   skill(name: string): ReactSkill | undefined;
   /** A catalog tool as the model sees it (name, description, parameter schema). */
   toolSpec(name: string): PromptTool | undefined;
+  /**
+   * A catalog tool's identity parameters (`identity_parameters`): values a model's call may carry only
+   * when the run was given them (provenance.ts). Unset: no tool has any.
+   */
+  identityParameters?(tool: string): readonly string[];
   /** The runtime's rules, the first part of every system prompt. */
   system: string;
   /**
