@@ -52,6 +52,8 @@ export interface ModelLoopConfig {
    * when the run was given them (provenance.ts). Unset: no tool has any.
    */
   identityParameters?(tool: string): readonly string[];
+  /** A catalog tool's response JSON Schema: its state fields are what a final answer may not contradict (answer-facts.ts). */
+  responseSchema?(tool: string): Record<string, unknown> | undefined;
   /** The runtime's rules, the first part of every system prompt. */
   system: string;
   /**

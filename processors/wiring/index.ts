@@ -236,6 +236,7 @@ function modelLoop(
       return spec && { name: spec.name, description: spec.description, parameters: spec.parameters };
     },
     identityParameters: (name) => catalog.get(name)?.spec.identity_parameters ?? [],
+    responseSchema: (name) => catalog.get(name)?.spec.response,
     system,
   };
 }
