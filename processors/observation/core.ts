@@ -32,10 +32,10 @@ import type { ObservationRules } from './rules.ts';
 import { valueAt } from '../../runtime/json-pointer.ts';
 import { modelErrorOf, usageOf, verifyModelAnswer } from './model-gate.ts';
 import { policyCheck } from './policy-gate.ts';
+import { turnOfStep } from '../run-driver.ts';
 import type { CompiledPolicy } from '../guardrails/policies.ts';
 
 /** The model turn a model step answers (`M3` → 3): its calls' ids are made from it. */
-const turnOf = (stepId: string): number => Number(/^M(\d+)/.exec(stepId)?.[1] ?? 0);
 
 /** The semantic classifier as the core sees it (processors/observation/classifier.ts implements it with onnxruntime). */
 export interface PayloadClassifier {
@@ -135,7 +135,7 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
   // A model answer the gate rejected was still paid for: its usage is kept for Thought's accounting.
   let spent: ReturnType<typeof usageOf> = null;
   if (errorType === 'ok' && isModel) {
-    const gate = verifyModelAnswer(data, r.input_json, (name) => config.catalog.get(name)?.validateInput, config.ajv, turnOf(r.step_id));
+    const gate = verifyModelAnswer(data, r.input_json, (name) => config.catalog.get(name)?.validateInput, config.ajv, turnOfStep(r.step_id) ?? 0);
     checks.push({ name: 'model_answer', passed: gate.ok, evidence: gate.evidence });
     // The skill's policies judge the calls the answer proposes, on the run's recorded data only.
     const policies = gate.ok && gate.answer.kind === 'tool_calls' && config.policies ? policyCheck(gate.answer.calls, run, config.policies) : null;
