@@ -162,6 +162,6 @@ test('the HTML report, opened in Chromium, shows each model turn collapsed: its 
     turns[0]!,
     /The next wave: 1 tool call\(s\)\.<\/p><ul><li><strong>M1_1<\/strong> <code>orders\.get<\/code> <code>\{"order_id":"O-20250001"\}<\/code>/,
   );
-  assert.match(turns[11]!, /The final answer:<\/p><pre class="final">I checked your 11 orders/);
+  assert.match(turns[11]!, /The final answer:<\/p><pre class="final">I checked your eleven orders/);
   assert.match(turns[11]!, /tao-model-sim/, 'the raw answer');
 });
