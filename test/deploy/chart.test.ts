@@ -7,8 +7,10 @@
  * TriggerAuthentication against deploy/helm/schemas/; a bad manifest is refused. Then each process's
  * rendered environment (ConfigMap, its own env, its Secret keys) goes through the project's own
  * configuration checks, as the process would run them at start: the start-up check of every `tao`
- * command, the connection settings, each stage's definition (planner, catalog, flows, rules,
- * models), the ingress's API keys on 0.0.0.0, the callback dispatcher's options.
+ * command (also with the service links kubelet would add for the release's Services, which every
+ * pod turns off), the connection settings, each stage's definition (planner, catalog, flows, rules,
+ * models), 0.0.0.0 only where a probe or Service reaches a port, the ingress's API keys there, the
+ * callback dispatcher's options. test/deploy/chart-run.test.ts then runs the rendered containers.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
