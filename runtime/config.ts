@@ -276,6 +276,8 @@ export interface RuntimeConfig {
     sasl: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string } | null;
     sessionTimeoutMs: number;
     startupWaitMs: number;
+    /** TAO_KAFKA_MIN_VERSION_CHECK: what a starting process does with a broker older than Kafka 3.9 (runtime/broker-version.ts). */
+    minVersionCheck: SettingValue<'TAO_KAFKA_MIN_VERSION_CHECK'>;
   };
   registry: { url: string; username: string | null; password: string | null };
   namespace: string;
@@ -312,6 +314,7 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv): RuntimeConfig {
       sasl: mechanism ? { mechanism, username: username!, password: password! } : null,
       sessionTimeoutMs: setting(env, 'TAO_SESSION_TIMEOUT_MS'),
       startupWaitMs: setting(env, 'TAO_STARTUP_WAIT_MS'),
+      minVersionCheck: setting(env, 'TAO_KAFKA_MIN_VERSION_CHECK'),
     },
     registry: {
       url: setting(env, 'SCHEMA_REGISTRY_URL'),

@@ -25,7 +25,7 @@ import {
   type Verdict,
 } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
-import { compileCached } from '../compiled-schemas.ts';
+import { recordSchemas } from '../compiled-schemas.ts';
 import { planOfRun } from '../plan.ts';
 import { jsonField } from '../../runtime/json-field.ts';
 import type { ObservationRules } from './rules.ts';
@@ -163,13 +163,17 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
   // Consistency with what the plan expected.
   let consistencyScore = 1;
   if (hardPassed && expect) {
-    const validate = compileCached(config.ajv, expect);
-    const passed = validate(data);
+    const compiled = recordSchemas(config.ajv).compile(expect);
+    const passed = compiled.ok && compiled.validate(data);
     consistencyScore = passed ? 1 : 0;
     checks.push({
       name: 'consistency',
       passed,
-      evidence: passed ? `matches what the plan expected: ${JSON.stringify(expect)}` : `expected ${JSON.stringify(expect)}; ${describeErrors(validate, data)}`,
+      evidence: passed
+        ? `matches what the plan expected: ${JSON.stringify(expect)}`
+        : compiled.ok
+          ? `expected ${JSON.stringify(expect)}; ${describeErrors(compiled.validate, data)}`
+          : `the plan's expect is not a usable JSON Schema (${compiled.error}): ${JSON.stringify(expect).slice(0, 200)}`,
     });
     if (!passed) fail('inconsistent');
   }

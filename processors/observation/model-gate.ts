@@ -40,7 +40,7 @@ import {
   type ModelAnswer,
   type Usage,
 } from '../model-wire.ts';
-import { compileCached } from '../compiled-schemas.ts';
+import { recordSchemas } from '../compiled-schemas.ts';
 import { splitReasoning, toolCallsInText, unfence } from './model-text.ts';
 
 type Rejection = { ok: false; errorType: 'hallucinated_tool' | 'invalid_arguments' | 'malformed' | 'schema_mismatch'; evidence: string };
@@ -85,7 +85,10 @@ const reflectionValidators = new WeakMap<Ajv, ValidateFunction>();
  * it against exactly what the model was asked for.
  */
 function structuredFinal(value: unknown, schema: Record<string, unknown>, content: string | null, extra: Extra, ajv: Ajv): GateResult {
-  const validate = compileCached(ajv, schema);
+  const compiled = recordSchemas(ajv).compile(schema);
+  if (!compiled.ok)
+    return { ok: false, errorType: 'schema_mismatch', evidence: `the skill's output schema as the request carried it does not compile: ${compiled.error}` };
+  const validate = compiled.validate;
   if (typeof value !== 'object' || value === null || Array.isArray(value) || !validate(value)) {
     return {
       ok: false,
