@@ -6,17 +6,8 @@
 import { createHash } from 'node:crypto';
 import type http from 'node:http';
 import { InvalidRequestError, readConversation, toWireName, type Conversation } from './conversation.ts';
-import {
-  DEFAULT_RETRY_AFTER_SECONDS,
-  applyQuirk,
-  badArguments,
-  hallucinated,
-  isQuirkKind,
-  quirkApplies,
-  repeated,
-  type ChosenFault,
-  type FaultRegistry,
-} from './faults.ts';
+import { DEFAULT_RETRY_AFTER_SECONDS, badArguments, hallucinated, isQuirkKind, repeated, type ChosenFault, type FaultRegistry } from './faults.ts';
+import { applyQuirk, quirkApplies } from './quirks.ts';
 import { bearerMatches, openAiError, readBody, sendJson, sendText } from './http.ts';
 import { checkRequest, reasoningKey, shapeAnswer, type ProfileConfig, type WireCompletion, type WireMessage } from './profiles.ts';
 import { decide, type Answer, type ScenarioSet } from './scenarios.ts';

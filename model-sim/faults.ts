@@ -349,5 +349,3 @@ export function repeated(conv: Conversation): Answer | undefined {
 // ---------------------------------------------------------------------------
 // Answer quirks
 // ---------------------------------------------------------------------------
-
-export { PROSE_INSTEAD, REFUSAL_TEXT, REASONING_TEXT, quirkApplies, pythonJson, applyQuirk, type QuirkOptions } from './quirks.ts';

@@ -8,9 +8,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parseTemplate } from './templates.ts';
+import { ScenarioError, compileRegex } from './scenario-error.ts';
 
-/** Name of the scenario used for skills that have none (and for requests without a `Skill:` line). */
-export const DEFAULT_SCENARIO = 'default';
+export { DEFAULT_SCENARIO, ScenarioError, compileRegex } from './scenario-error.ts';
 
 /** A condition over the conversation; every field given must hold. */
 export interface When {
@@ -73,19 +73,6 @@ export interface LoadedScenario extends Scenario {
 
 /** The scenarios of a folder, by skill name. */
 export type ScenarioSet = ReadonlyMap<string, LoadedScenario>;
-
-/** A scenario file is unreadable or breaks the format; the message is one line naming the file and the JSON path. */
-export class ScenarioError extends Error {
-  readonly file: string;
-  readonly path: string;
-
-  constructor(file: string, path: string, message: string) {
-    super(`${file}: ${path || '/'}: ${message}`);
-    this.name = 'ScenarioError';
-    this.file = file;
-    this.path = path;
-  }
-}
 
 const TOOL_NAME = { type: 'string', pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$' } as const;
 const RULE = {
@@ -190,14 +177,6 @@ function checkScenario(file: string, s: Scenario): void {
       }
       walkTemplates(rule.answer, `${at}/answer`, (text, path) => parseTemplate(text, file, path));
     });
-  }
-}
-
-export function compileRegex(file: string, path: string, source: string, flags: string): RegExp {
-  try {
-    return new RegExp(source, flags);
-  } catch (err) {
-    throw new ScenarioError(file, path, `invalid regular expression: ${(err as Error).message}`);
   }
 }
 

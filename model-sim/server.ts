@@ -37,17 +37,8 @@ import { loadScenarios, type ScenarioSet } from './scenarios.ts';
 import { RequestStats, type ModelSimStats } from './stats.ts';
 
 export { MAX_REQUEST_BYTES, SYSTEM_FINGERPRINT } from './chat.ts';
-export {
-  FAULT_KINDS,
-  FaultSpecError,
-  HALLUCINATED_TOOL,
-  PROSE_INSTEAD,
-  QUIRK_KINDS,
-  REFUSAL_TEXT,
-  type FaultKind,
-  type FaultSpec,
-  type FaultState,
-} from './faults.ts';
+export { FAULT_KINDS, FaultSpecError, HALLUCINATED_TOOL, QUIRK_KINDS, type FaultKind, type FaultSpec, type FaultState } from './faults.ts';
+export { PROSE_INSTEAD, REFUSAL_TEXT } from './quirks.ts';
 export { PROFILES, RULES, type ProfileName, type ProfileQuirk, type RuleName } from './profiles.ts';
 export { ScenarioError } from './scenarios.ts';
 export { MAX_RECORDED_REQUESTS, type ModelSimStats, type Outcome, type RecordedRequest } from './stats.ts';

@@ -6,7 +6,7 @@
  * @module
  */
 import { lastResultOf, type Conversation } from './conversation.ts';
-import { DEFAULT_SCENARIO, ScenarioError, compileRegex } from './scenario-files.ts';
+import { DEFAULT_SCENARIO, ScenarioError, compileRegex } from './scenario-error.ts';
 
 type Token = { kind: 'user'; re: RegExp; number?: boolean } | { kind: 'tool'; ref: string } | { kind: 'skill' } | { kind: 'ref'; ref: string };
 type Part = string | Token;

@@ -10,7 +10,25 @@ import type http from 'node:http';
 import { readBody, sendJson } from './http.ts';
 import type { ListedTool } from './mcp-demo-tools.ts';
 import type { McpFaults, McpFaultSpec } from './mcp-faults.ts';
-import type { McpToolStats } from './mcp-server.ts';
+
+/** Request accounting (`GET /__control/stats`). */
+export interface McpToolStats {
+  /** `tools/call` requests that reached a tool (faults included), per tool. */
+  calls: Record<string, number>;
+  /** `tools/call` requests per idempotency key (`_meta`), so a test sees what was called more than once. */
+  keys: Record<string, number>;
+  /** Side effects performed (refunds created, copies sent, resets issued), per tool. */
+  effects: Record<string, number>;
+  /** Calls of POST tools answered from the result stored under their idempotency key (nothing done again). */
+  replays: Record<string, number>;
+  /** `tools/list` requests answered. */
+  lists: number;
+  /** Sessions opened (initialize), and open now. */
+  sessionsOpened: number;
+  sessionsOpen: number;
+  /** Requests refused for a missing or wrong bearer token. */
+  unauthorized: number;
+}
 
 /** What the control API acts on. */
 export interface McpControlContext {

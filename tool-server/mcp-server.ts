@@ -38,7 +38,9 @@ import type { StandInServer } from '../runtime/stand-in-http.ts';
 import { DEFAULT_CATALOG_DIR } from '../tools/catalog.ts';
 import { IDEMPOTENCY_META_KEY } from '../tools/mcp.ts';
 import { readBody, sendJson as send } from './http.ts';
-import { mcpControlHandler } from './mcp-control.ts';
+import { mcpControlHandler, type McpToolStats } from './mcp-control.ts';
+
+export type { McpToolStats } from './mcp-control.ts';
 import { answerCall, demoTools, listedTools } from './mcp-demo-tools.ts';
 import { McpFaults, type McpFaultSpec, type McpFaultState } from './mcp-faults.ts';
 import { ToolLedger } from './post-routes.ts';
@@ -47,25 +49,6 @@ import { ToolLedger } from './post-routes.ts';
 export const DEFAULT_MCP_TOOLS_PORT = 7072;
 /** Largest accepted request body; a larger one is answered 413. */
 const MAX_BODY_BYTES = 1024 * 1024;
-
-/** Request accounting (`GET /__control/stats`). */
-export interface McpToolStats {
-  /** `tools/call` requests that reached a tool (faults included), per tool. */
-  calls: Record<string, number>;
-  /** `tools/call` requests per idempotency key (`_meta`), so a test sees what was called more than once. */
-  keys: Record<string, number>;
-  /** Side effects performed (refunds created, copies sent, resets issued), per tool. */
-  effects: Record<string, number>;
-  /** Calls of POST tools answered from the result stored under their idempotency key (nothing done again). */
-  replays: Record<string, number>;
-  /** `tools/list` requests answered. */
-  lists: number;
-  /** Sessions opened (initialize), and open now. */
-  sessionsOpened: number;
-  sessionsOpen: number;
-  /** Requests refused for a missing or wrong bearer token. */
-  unauthorized: number;
-}
 
 export interface McpToolServerOptions {
   /** TCP port; 0 picks any free port. Default 7072. */

@@ -37,7 +37,7 @@ import { answerFactProblems, factsEvidence } from './answer-facts.ts';
  * @param ctx the run as the wave left it, its model state not charged for the answer yet
  */
 export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactBounds, runner?: PlanRunner): ThoughtDecision {
-  const { plan, outputs, skill, loop } = ctx;
+  const { outputs, skill, loop } = ctx;
   const history = ctx.run.error_history;
   const streaks = ctx.run.failure_streaks;
   const turn = turnOf(verdict.step_id);

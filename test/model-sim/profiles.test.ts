@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 
 import { TAO_BIN } from '../../cli/processes.ts';
-import { PROSE_INSTEAD, REASONING_TEXT, REFUSAL_TEXT, applyQuirk, pythonJson } from '../../model-sim/faults.ts';
+import { PROSE_INSTEAD, REASONING_TEXT, REFUSAL_TEXT, applyQuirk, pythonJson } from '../../model-sim/quirks.ts';
 import {
   checkRequest,
   estimatePromptTokens,
