@@ -168,7 +168,18 @@ export class StageRunner {
     unknown
   > {
     const running = this.supervisor.isRunning;
-    return { ok: running, stage: this.def.stage, group: this.group, running, assigned: this.assigned, lastError: this.lastError, ...this.def.describe?.() };
+    // The store's partitions and entries: what this instance holds in memory (its assigned partitions, once restored).
+    const store = this.store && { partitions: this.store.partitions(), entries: this.store.size() };
+    return {
+      ok: running,
+      stage: this.def.stage,
+      group: this.group,
+      running,
+      assigned: this.assigned,
+      lastError: this.lastError,
+      ...(store && { store }),
+      ...this.def.describe?.(),
+    };
   }
 
   async start(): Promise<void> {
@@ -179,8 +190,8 @@ export class StageRunner {
       res.metrics.trackStoreSize(() => store.size());
     }
     const { inFlight } = this.def;
-    // Counted in the store's own mirror of the topic: a second reader of it would fetch and decode
-    // every snapshot again.
+    // Counted in the store's own mirror of its partitions: a second reader of the topic would fetch
+    // and decode every snapshot again.
     if (inFlight && store) res.metrics.trackInFlight(() => store.count(inFlight, new Set(Object.values(this.assigned).flat())));
     await this.admin.connect();
     await this.supervisor.start();
@@ -195,12 +206,20 @@ export class StageRunner {
     await this.claims.stop();
   }
 
-  /** A consumer joined the group: the partitions it lost are released, and every partition is claimed again before its next chunk. */
+  /**
+   * A consumer joined the group: the store takes on the partitions it got (their restore starts
+   * now; a claim's catch-up waits for it), the partitions it lost are retired and, once their chunks
+   * in flight have settled, let go by the store unless assigned again meanwhile; every partition is
+   * claimed again before its next chunk.
+   */
   private onAssigned(assignment: Record<string, number[]>): void {
     const now = new Set(Object.values(assignment).flat());
     const revoked = [...new Set(Object.values(this.assigned).flat())].filter((p) => !now.has(p));
-    this.store?.release(revoked);
-    for (const partition of revoked) void this.claims.retire(partition);
+    for (const partition of now) this.store?.hold(partition);
+    for (const partition of revoked)
+      void this.claims.retire(partition).then(() => {
+        if (!Object.values(this.assigned).some((ps) => ps.includes(partition))) this.store?.release([partition]);
+      });
     this.generation++;
     this.claims.reassigned();
     this.assigned = assignment;

@@ -1,6 +1,6 @@
 /**
  * The bench commands other than `npm run bench` (test/bench/options.test.ts): chaos, soak,
- * profile, bad-inputs, startup and models:bench answer --help with their usage and exit 0, and a mistake on the
+ * profile, bad-inputs, startup, thought-memory and models:bench answer --help with their usage and exit 0, and a mistake on the
  * command line with a message naming it, then the usage, and exit 2: no stack trace, and nothing
  * started (KAFKA_BROKERS points where nothing listens, and the chaos command would otherwise start
  * its private broker).
@@ -50,6 +50,12 @@ const COMMANDS = [
     usage: 'usage: npm run bench:startup',
     badValue: ['--stages', 'thought,planner'],
     says: /^bench\/startup: --stages takes thought, action and observation, not "planner"$/m,
+  },
+  {
+    script: 'bench/thought-memory.ts',
+    usage: 'usage: npm run bench:thought-memory',
+    badValue: ['--instances', '0'],
+    says: /^bench:thought-memory: --instances must be an integer >= 1, got "0"$/m,
   },
 ];
 

@@ -2,7 +2,9 @@
  * The changelog state store without a broker: its tail consumer and the claim's producers are fakes
  * the test drives, so the test decides when the tail reads what. What a handler reads is the
  * transaction's own writes, then this instance's committed writes, then every committed record the
- * tail has read; a catch-up waits until the tail has read its barriers before dropping the own layer.
+ * tail has read of the partitions the store holds; a catch-up waits until the tail has read its
+ * barriers before dropping the own layer. The store holds only the partitions it is given: the tail
+ * pauses the others, and one taken on is read again from its beginning.
  * (Against the real broker the store is exercised by test/runtime/handover.test.ts and the loop tests.)
  */
 import assert from 'node:assert/strict';
@@ -15,35 +17,51 @@ import { ChangelogStore } from '../../runtime/state-store.ts';
 type Value = { status: string };
 const TOPIC = 'ns.thought.runs';
 
-/** A store over a fake tail consumer; `deliver` plays the tail reading a committed record. */
-async function startStore() {
+/** Every partition of the fake changelog. */
+const ALL = [0, 1, 2, 3, 4, 5];
+
+/**
+ * A store over a fake tail consumer, holding `hold` (default: every partition, as a single instance
+ * does); `deliver` plays the tail reading a committed record, `join` its consumer joining its group.
+ * `gate`, while set, holds every decode until it resolves.
+ */
+async function startStore(options: { hold?: number[] } = {}) {
   let eachMessage: ConsumerRunConfig['eachMessage'];
   let crash: ((e: { payload: { error: Error; restart: boolean } }) => void) | undefined;
-  let joined: (() => void) | undefined;
+  let joined: ((e: { payload: { memberAssignment: Record<string, number[]> } }) => void) | undefined;
   let offset = 0;
   const errors: string[] = [];
   const fatal: Error[] = [];
+  /** What the store asked of its tail consumer, in order: seeks, pauses and resumes. */
+  const calls: string[] = [];
   const seeks: Array<{ partition: number; offset: string }> = [];
   let consumers = 0;
   const consumer = {
     events: { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' },
     on: (event: string, listener: () => void) => {
       if (event === 'consumer.crash') crash = listener as typeof crash;
-      else joined = listener;
+      else joined = listener as typeof joined;
     },
     connect: async () => undefined,
     subscribe: async () => undefined,
     run: async (config: ConsumerRunConfig) => void (eachMessage = config.eachMessage),
-    seek: ({ partition, offset }: { partition: number; offset: string }) => void seeks.push({ partition, offset }),
+    seek: ({ partition, offset }: { partition: number; offset: string }) => {
+      seeks.push({ partition, offset });
+      calls.push(`seek ${partition} ${offset}`);
+    },
+    pause: (tps: Array<{ partitions: number[] }>) => void calls.push(`pause ${tps.flatMap((t) => t.partitions).join(',')}`),
+    resume: (tps: Array<{ partitions: number[] }>) => void calls.push(`resume ${tps.flatMap((t) => t.partitions).join(',')}`),
     disconnect: async () => undefined,
   } as unknown as Consumer;
   // every consumer the store makes is this one fake (a replacement re-registers its handlers)
   const kafka = { consumer: () => (consumers++, consumer) } as unknown as Kafka;
   const decoded: string[] = [];
+  const gate: { until: Promise<void> | null } = { until: null };
   const codec = {
     topics: { name: (id: string) => (id === 'thoughtRuns' ? TOPIC : `ns.${id}`), group: (s: string) => `ns.${s}` },
     decode: async (_id: string, bytes: Buffer) => {
       decoded.push(bytes.toString('utf8'));
+      if (gate.until) await gate.until;
       return JSON.parse(bytes.toString('utf8')) as unknown;
     },
   } as unknown as AvroCodec;
@@ -59,6 +77,7 @@ async function startStore() {
     async () => undefined, // no pause before a replacement
   );
   await store.start();
+  for (const p of options.hold ?? ALL) store.hold(p);
   const deliver = async (partition: number, message: Pick<Message, 'key' | 'value' | 'headers' | 'timestamp'>, at?: number) => {
     if (at !== undefined) offset = at;
     const m = {
@@ -83,9 +102,11 @@ async function startStore() {
     nextOffset: () => BigInt(offset),
     crash: (error: Error, restart: boolean) => crash!({ payload: { error, restart } }),
     seeks,
+    calls,
+    gate,
     consumers: () => consumers,
-    /** The latest consumer joins its group. */
-    join: () => joined!(),
+    /** The latest consumer joins its group, assigned `partitions` of the changelog (every one by default). */
+    join: (partitions: number[] = ALL) => joined!({ payload: { memberAssignment: { [TOPIC]: partitions } } }),
   };
 }
 
@@ -152,17 +173,6 @@ describe('ChangelogStore reads', () => {
     assert.deepEqual(store.get(0, 'run-c'), { status: 'wave 2' });
   });
 
-  test("a released partition is read from the mirror only: this instance's writes to it are dropped", async () => {
-    const { store, committed } = await startStore();
-    await committed(3, 'run-d', { status: 'as committed' });
-    store.stage(3, 'run-d', { status: 'own' }, 0);
-    store.commit(3);
-    store.stage(3, 'run-e', { status: 'pending' }, 0);
-    store.release([3]);
-    assert.deepEqual(store.get(3, 'run-d'), { status: 'as committed' });
-    assert.equal(store.get(3, 'run-e'), undefined);
-  });
-
   test('an entry that does not decode is logged and skipped; the key keeps its last good value', async () => {
     const { store, committed, deliver, errors } = await startStore();
     await committed(1, 'run-f', { status: 'good' });
@@ -172,7 +182,7 @@ describe('ChangelogStore reads', () => {
   });
 
   test('a tail consumer kafkajs stops for good is replaced where it stopped: what it read is not read again, and the stage goes on', async () => {
-    const { store, committed, fatal, crash, seeks, consumers } = await startStore();
+    const { store, committed, fatal, crash, seeks, consumers, join } = await startStore({ hold: [0, 1] });
     crash(new Error('rebalancing'), true); // kafkajs restarts this one itself
     assert.equal(consumers(), 1);
     await committed(0, 'k', { status: 'running' }, 0, 0);
@@ -181,6 +191,8 @@ describe('ChangelogStore reads', () => {
     crash(new Error('Failed to find group coordinator'), false);
     await untilConsumers(consumers, 2);
     await settle();
+    seeks.length = 0;
+    join(); // the replacement joins its group: its seeks are those of the held partitions
     assert.deepEqual(seeks, [
       { partition: 0, offset: '2' },
       { partition: 1, offset: '1' },
@@ -210,6 +222,84 @@ describe('ChangelogStore reads', () => {
       fatal.map((e) => e.message),
       ['Failed to find group coordinator'],
     );
+  });
+});
+
+describe('ChangelogStore holds only its partitions', () => {
+  test('records of a partition it does not hold are neither decoded nor kept; at a join the tail pauses those and reads on the held ones', async () => {
+    const { store, committed, calls, decoded, join } = await startStore({ hold: [0, 1] });
+    assert.deepEqual(calls, ['seek 0 0', 'resume 0', 'seek 1 0', 'resume 1'], 'each partition taken on is read from its beginning');
+    calls.length = 0;
+    join();
+    assert.deepEqual(calls, ['pause 2,3,4,5', 'resume 0,1', 'seek 0 0', 'seek 1 0']);
+    await committed(2, 'other', { status: 'running' }); // fetched before a pause took effect
+    assert.deepEqual(decoded, [], 'not even decoded');
+    assert.equal(store.get(2, 'other'), undefined);
+    await committed(0, 'a', { status: 'running' });
+    await committed(1, 'b', { status: 'awaiting_input' });
+    assert.deepEqual(store.partitions(), [0, 1]);
+    assert.equal(store.size(), 2);
+    assert.equal(
+      store.count(() => true, new Set(ALL)),
+      2,
+    );
+  });
+
+  test('a partition let go is forgotten (entries, own writes, retention); taken on again, it is read anew from its beginning', async () => {
+    const { store, committed, calls } = await startStore({ hold: [0] });
+    await committed(0, 'a', { status: 'running' }, 1000, 0);
+    await committed(0, 'b', { status: 'ended' }, 2000, 1);
+    store.stage(0, 'c', { status: 'own' }, 2500);
+    store.commit(0);
+    store.stage(0, 'd', { status: 'pending' }, 2500);
+    calls.length = 0;
+    store.release([0]);
+    assert.deepEqual(calls, ['pause 0']);
+    for (const key of ['a', 'b', 'c', 'd']) assert.equal(store.get(0, key), undefined, key);
+    assert.deepEqual([store.size(), store.partitions(), store.streamTime(0), store.expired(0, 1e9, 1, 10)], [0, [], null, []]);
+    await committed(0, 'late', { status: 'running' }, 3000, 2); // fetched before the pause took effect
+    assert.equal(store.size(), 0);
+
+    store.hold(0);
+    assert.deepEqual(calls, ['pause 0', 'seek 0 0', 'resume 0']);
+    await committed(0, 'a', { status: 'running' }, 1000, 0);
+    await committed(0, 'b', { status: 'ended' }, 2000, 1);
+    await committed(0, 'late', { status: 'running' }, 3000, 2);
+    assert.equal(store.size(), 3, 'restored from the changelog, offset 0 on, though the tail had read past it before');
+    assert.equal(store.streamTime(0), 3000);
+    assert.deepEqual(store.expired(0, 3000, 1000, 10), ['b'], 'the retention index is rebuilt from the records read');
+  });
+
+  test('a record still being decoded when its partition is let go and taken on again is not applied, and is read again from the new position', async () => {
+    const { store, committed, gate } = await startStore({ hold: [0] });
+    let open!: () => void;
+    gate.until = new Promise<void>((r) => (open = r));
+    const stale = committed(0, 'a', { status: 'running' }, 0, 0);
+    await settle();
+    store.release([0]);
+    store.hold(0);
+    gate.until = null;
+    open();
+    await stale;
+    assert.equal(store.get(0, 'a'), undefined, 'the stale read is dropped');
+    await committed(0, 'a', { status: 'running' }, 0, 0);
+    assert.deepEqual(store.get(0, 'a'), { status: 'running' }, 'the position did not move past it');
+  });
+
+  test('a catch-up of a partition it does not hold takes it on: its barrier is read after the partition, from its beginning', async () => {
+    const { store, committed, deliver, calls } = await startStore({ hold: [] });
+    const a = producer();
+    let done = false;
+    const caughtUp = store.catchUp(3, [a.producer]).then(() => (done = true));
+    await settle();
+    assert.deepEqual(calls, ['seek 3 0', 'resume 3']);
+    assert.deepEqual(store.partitions(), [3]);
+    await committed(3, 'parked', { status: 'awaiting_input' }, 0, 0);
+    await settle();
+    assert.equal(done, false);
+    await deliver(3, a.barriers[0]!.message);
+    await caughtUp;
+    assert.deepEqual(store.get(3, 'parked'), { status: 'awaiting_input' });
   });
 });
 
