@@ -102,7 +102,7 @@ test('`tao approve` resumes the run: exactly one refund reaches the tool server,
   assert.equal(again.code, 0, again.stderr);
   const ignored = await loop.fleet.waitForLine(`approve by user:`, 60000).then(() => loop.fleet.waitForLine(`which is ended, not awaiting approval`, 60000));
   assert.match(ignored, new RegExp(id));
-  assert.deepEqual(refundCalls(), [`${id}:2:S2`], 'still one refund');
+  assert.deepEqual(refundCalls(), [keyOf(id, 'S2', 'refunds.create', parkedInputs.approve!)], 'still one refund');
   assert.equal(loop.tools.stats().effects['refunds.create'], 1, 'one refund created');
 });
 
@@ -155,7 +155,7 @@ test(
     }
     assert.deepEqual(
       refundCalls().filter((k) => k.startsWith(id)),
-      [`${id}:2:S2`],
+      [keyOf(id, 'S2', 'refunds.create', parkedInputs.http!)],
     );
     assert.equal(loop.tools.stats().effects['refunds.create'], 2, 'one more refund created');
     const decision = (await scanToEnd(cluster, ['tasks'])).map((r) => r.value as unknown as Task).find((t) => t.thought_id === id && t.kind === 'DECISION');
