@@ -129,6 +129,7 @@ export function valuesSchema(): Schema {
       stages: { type: 'object', additionalProperties: false, properties: Object.fromEntries(STAGES.map((s) => [s, stage])) },
       ingress: proc({ enabled: { type: 'boolean' }, service: k8sObject }),
       callbacks: proc({ enabled: { type: 'boolean' } }),
+      scheduler: proc({ enabled: { type: 'boolean' } }),
       tools: proc({ enabled: { type: 'boolean' } }),
       topicsJob: {
         type: 'object',

@@ -8,7 +8,7 @@ import type { StageName } from '../processors/stages.ts';
 import type { TopicId } from '../topics/catalog.ts';
 
 /** The chart's processes and the component of runtime/config.ts each one is; `topics` is the pre-install Job (`tao topics apply`). */
-export const PROCESSES = ['thought', 'action', 'observation', 'ingress', 'callbacks', 'tools', 'topics'] as const;
+export const PROCESSES = ['thought', 'action', 'observation', 'ingress', 'callbacks', 'scheduler', 'tools', 'topics'] as const;
 export type ProcessName = (typeof PROCESSES)[number];
 const COMPONENT: Record<ProcessName, Component | null> = {
   thought: 'thought',
@@ -16,6 +16,7 @@ const COMPONENT: Record<ProcessName, Component | null> = {
   observation: 'observation',
   ingress: 'ingress',
   callbacks: 'callbacks',
+  scheduler: 'scheduler',
   tools: 'tools',
   topics: null,
 };
@@ -29,7 +30,7 @@ export const STAGE_INPUTS: Record<StageName, readonly TopicId[]> = {
 
 /** Declared variables the chart does not take in `config`/`secrets`, and why. */
 export const NOT_IN_CHART: Partial<Record<SettingName, string>> = {
-  TAO_BIND_HOST: 'set by the chart: 0.0.0.0 in every pod',
+  TAO_BIND_HOST: 'set by the chart: 0.0.0.0 in the pods whose port a probe or a Service reaches (stages, ingress, tools); the image binds to 127.0.0.1',
   TAO_OPS_PORT: "set by the chart to each stage's default ops port, which its probes use",
   TAO_INGRESS_PORT: "set by the chart to the variable's default, which the ingress Service and probes target",
   TAO_TOOLS_PORT: "set by the chart to the variable's default, which the tools Service and probes target",

@@ -25,10 +25,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-import { isIP } from 'node:net';
 import { Ajv, type ValidateFunction } from 'ajv';
 
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
+import { isLoopback } from '../runtime/loopback.ts';
 
 /** One configured key, as validated. */
 export interface ApiKeyEntry {
@@ -155,13 +155,7 @@ export function mergeApiKeys(lists: ReadonlyArray<{ origin: string; entries: Api
 /** How `POST /v1/tasks` is guarded: by keys, or not at all (`reason` says why, for the start-up line). */
 export type IngressAuth = { mode: 'keys'; keys: ApiKeyEntry[] } | { mode: 'open'; reason: string };
 
-/** True for addresses only this machine can reach: 127.0.0.0/8 and ::1 (in any spelling). */
-export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(h) === 4) return h.startsWith('127.');
-  // The URL parser writes an IPv6 address in its canonical (compressed) form.
-  return isIP(h) === 6 && new URL(`http://[${h}]/`).hostname === '[::1]';
-}
+export { isLoopback } from '../runtime/loopback.ts';
 
 /**
  * The start-up rule. With keys configured they are enforced (`TAO_INGRESS_AUTH=off` alongside them

@@ -18,6 +18,8 @@ import { type Answer } from './scenarios.ts';
 const QUIRK_KINDS_LIST = [
   'args_not_json',
   'tool_call_as_text',
+  'tool_call_as_fenced_json',
+  'tool_call_in_prose',
   'prose_instead',
   'think_block',
   'reasoning_field',
@@ -58,6 +60,8 @@ export const FAULT_KINDS = [
  * Answer quirks, each applied to the normal answer ({@link applyQuirk}):
  * - `args_not_json` — the first tool call's `arguments` is not JSON (`{order_id: O-12345678}`);
  * - `tool_call_as_text` — no `tool_calls`: the content holds them as Hermes text, `<tool_call>{"name": …, "arguments": …}</tool_call>`;
+ * - `tool_call_as_fenced_json` — no `tool_calls`: a sentence, then each call in a ```json fence (Qwen2.5-Coder's habit);
+ * - `tool_call_in_prose` — no `tool_calls`: the calls as JSON objects inside a sentence, no fence;
  * - `prose_instead` — content {@link PROSE_INSTEAD}, no tool calls, `finish_reason: "stop"`;
  * - `think_block` — the content prefixed by `<think>…</think>` (a reasoning model without a reasoning parser);
  * - `reasoning_field` — the reasoning in `message.reasoning_content` (Ollama: `message.reasoning`) beside the normal content;

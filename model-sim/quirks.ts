@@ -27,6 +27,8 @@ export function quirkApplies(kind: QuirkKind, answer: Answer): boolean {
   switch (kind) {
     case 'args_not_json':
     case 'tool_call_as_text':
+    case 'tool_call_as_fenced_json':
+    case 'tool_call_in_prose':
     case 'duplicate_ids':
     case 'missing_ids':
       return answer.kind === 'tool_calls' && answer.calls.length > 0;
@@ -97,6 +99,20 @@ export function applyQuirk(kind: QuirkKind, completion: WireCompletion, opts: Qu
       answerInstead(
         choice,
         calls.map((c) => `<tool_call>\n${pythonJson({ name: c.function.name, arguments: parsedArguments(c.function.arguments) })}\n</tool_call>`).join('\n'),
+        'stop',
+      );
+      break;
+    case 'tool_call_as_fenced_json':
+      answerInstead(
+        choice,
+        `I will look that up.\n\n${calls.map((c) => `\`\`\`json\n${JSON.stringify({ name: c.function.name, arguments: parsedArguments(c.function.arguments) }, null, 2)}\n\`\`\``).join('\n\n')}`,
+        'stop',
+      );
+      break;
+    case 'tool_call_in_prose':
+      answerInstead(
+        choice,
+        `To answer I call ${calls.map((c) => pythonJson({ name: c.function.name, arguments: parsedArguments(c.function.arguments) })).join(' and ')} first.`,
         'stop',
       );
       break;

@@ -1,24 +1,104 @@
 /**
- * JSON Schemas compiled once per ajv instance: the stages check records against schemas that come
- * with them (a tool's response contract, a skill's output schema carried by the model request), and
- * compiling one is far dearer than running it.
+ * JSON Schemas that come with records, compiled on an ajv of their own: the `expect` of a plan's step
+ * (written by a model in plan-replan runs) and a skill's output schema carried by the model request.
+ * Compiling one is far dearer than running it, so compiled schemas are kept, but within bounds:
+ *
+ * - ajv keeps every schema it compiled for its own life (its cache, and the compiled code's scope,
+ *   which `removeSchema` does not clear), so an instance that compiles whatever records bring grows
+ *   for ever. These schemas are compiled on an ajv made for them (same options and formats as the
+ *   contracts' one), which is dropped, with its cache, after `RECYCLE_AFTER` compilations: at most
+ *   that many compiled record schemas are held.
+ * - A record's schema is not a registered schema: its `$id`s (at any depth) are removed before it
+ *   is compiled, so two schemas with the same `$id` and different content both compile (ajv refuses
+ *   the second: "schema with key or id ... already exists"), and nothing a record brings can shadow
+ *   or be resolved as a contract's schema. A `$ref` to such an `$id` then does not resolve: the
+ *   schema is reported as unusable, like any other schema ajv refuses.
  */
-import type { Ajv, ValidateFunction } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 
-/** How many compiled schemas one ajv instance keeps; past it, a new schema is compiled at each use. */
-const MAX_CACHED = 1000;
+/** How many record schemas one ajv instance compiles before it is replaced, cache and all. */
+export const RECYCLE_AFTER = 1000;
 
-const compiled = new WeakMap<Ajv, Map<string, ValidateFunction>>();
+/** A record's schema compiled, or why it could not be (ajv's message). */
+export type CompiledSchema = { ok: true; validate: ValidateFunction } | { ok: false; error: string };
 
-/** `schema` compiled with `ajv`, from the cache when the same schema (by its JSON) was compiled before. */
-export function compileCached(ajv: Ajv, schema: Record<string, unknown>): ValidateFunction {
-  let cache = compiled.get(ajv);
-  if (!cache) compiled.set(ajv, (cache = new Map()));
-  const key = JSON.stringify(schema);
-  let validate = cache.get(key);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    if (cache.size < MAX_CACHED) cache.set(key, validate);
+interface Generation {
+  ajv: Ajv;
+  /** Compiled (or refused) schemas of this instance by canonical JSON. */
+  compiled: Map<string, CompiledSchema>;
+}
+
+/** Schemas brought by records, compiled on recycled ajv instances like `base` (see the module comment). */
+export class RecordSchemas {
+  private generation: Generation;
+  private generations = 1;
+
+  constructor(
+    private readonly base: Ajv,
+    private readonly recycleAfter = RECYCLE_AFTER,
+  ) {
+    this.generation = this.fresh();
   }
-  return validate;
+
+  /** `schema` compiled (from the cache when the same schema, keys in any order, was compiled before). */
+  compile(schema: Record<string, unknown>): CompiledSchema {
+    const stripped = withoutIds(schema) as Record<string, unknown>;
+    const key = canonicalJson(stripped);
+    const known = this.generation.compiled.get(key);
+    if (known) return known;
+    if (this.generation.compiled.size >= this.recycleAfter) {
+      this.generation = this.fresh();
+      this.generations++;
+    }
+    let result: CompiledSchema;
+    try {
+      result = { ok: true, validate: this.generation.ajv.compile(stripped) };
+    } catch (err) {
+      result = { ok: false, error: err instanceof Error ? err.message : String(err) };
+    }
+    this.generation.compiled.set(key, result);
+    return result;
+  }
+
+  /** What is held now: compiled schemas of the current instance, its ajv's own cache size, instances made so far. */
+  stats(): { cached: number; ajvCached: number; generations: number } {
+    const ajvCache = (this.generation.ajv as unknown as { _cache?: Map<unknown, unknown> })._cache;
+    return { cached: this.generation.compiled.size, ajvCached: ajvCache?.size ?? -1, generations: this.generations };
+  }
+
+  private fresh(): Generation {
+    // The same options and formats as the contracts' ajv: a record's schema is checked as a contract is.
+    return { ajv: new Ajv({ ...this.base.opts, formats: { ...this.base.formats } } as ConstructorParameters<typeof Ajv>[0]), compiled: new Map() };
+  }
+}
+
+const perAjv = new WeakMap<Ajv, RecordSchemas>();
+
+/** The record schemas compiled alongside `ajv` (one set per contracts' ajv, so per stage). */
+export function recordSchemas(ajv: Ajv): RecordSchemas {
+  let schemas = perAjv.get(ajv);
+  if (!schemas) perAjv.set(ajv, (schemas = new RecordSchemas(ajv)));
+  return schemas;
+}
+
+/** Keywords whose value is data, not a schema: an `$id` inside is left as it is. */
+const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
+
+/** `value` without string `$id` keywords at any depth (a record's schema registers nothing); a property named `$id` stays. */
+function withoutIds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutIds);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).flatMap(([k, v]) =>
+      k === '$id' && typeof v === 'string' ? [] : [[k, DATA_KEYWORDS.has(k) ? v : withoutIds(v)]],
+    ),
+  );
+}
+
+/** JSON with object keys sorted, so one schema written with its keys in another order is the same entry. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
 }

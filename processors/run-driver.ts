@@ -49,3 +49,16 @@ export function modelTurnOf(stepId: string): number | null {
   const turn = /^M(\d+)$/.exec(stepId)?.[1];
   return turn === undefined ? null : Number(turn);
 }
+
+/** The turn n a step belongs to: the model call `M<n>`, its tool calls `M<n>_<i>`, its plan's steps `M<n>_<id>`; null for a flow's step. */
+export function turnOfStep(stepId: string): number | null {
+  const turn = /^M(\d+)(?:$|_)/.exec(stepId)?.[1];
+  return turn === undefined ? null : Number(turn);
+}
+
+/** The model call of turn n. */
+export const modelStep = (turn: number): string => `M${turn}`;
+/** The i-th tool call (from 1) the model asked for in turn n. */
+export const callStep = (turn: number, i: number): string => `M${turn}_${i}`;
+/** Step `id` of the plan the model wrote in turn n, renamed into the run's plan. */
+export const planStepId = (turn: number, id: string): string => `M${turn}_${id}`;

@@ -16,11 +16,14 @@ import { ConfigError } from './errors.ts';
  *   seconds). Parsed to whole milliseconds.
  * - `bool`: true/false/1/0; `enum`: one of the listed values, case-insensitive.
  * - An unknown `TAO_*` name in the environment is refused by {@link checkEnvironment}, with the
- *   closest known name suggested. Names a tool catalog references (`${NAME}`) are known too.
+ *   closest known name suggested. Names a tool catalog references (`${NAME}`) are known too, and
+ *   the service links Kubernetes injects for a Service named `tao-...` (`TAO_..._SERVICE_HOST`,
+ *   `TAO_..._PORT`, ...: runtime/service-links.ts) are ignored.
  *
  * The README's configuration table is generated from {@link SETTINGS}
  * (`node --import tsx scripts/gen-config-docs.ts`); a test fails when it is stale.
  */
+import { looksLikeServiceLink, serviceLinkNames } from './service-links.ts';
 import { LOCAL_SETTINGS } from './settings/local.ts';
 import { PLATFORM_SETTINGS } from './settings/platform.ts';
 import type { Component, SettingKind, SettingSpec } from './settings/spec.ts';
@@ -170,18 +173,24 @@ const TEST_PREFIX = 'TAO_TEST_';
  * Every problem of the environment, one line each: values that do not parse, and `TAO_*` names
  * that are not declared, but for TAO_TEST_* (with the closest declared name). `alsoKnown`: more accepted names (those
  * a tool catalog references, the variables TAO_LLM_API_KEY_ENV and TAO_LLM_FALLBACK_API_KEY_ENV name).
+ * Kubernetes service links (runtime/service-links.ts: name and value as kubelet writes them) are not
+ * settings and are ignored; a declared setting one of them overwrote is refused with that said.
  */
 export function environmentProblems(env: NodeJS.ProcessEnv, options: { alsoKnown?: Iterable<string> } = {}): string[] {
   const problems: string[] = [];
   const known = new Set<string>([...Object.keys(SETTINGS), ...(options.alsoKnown ?? [])]);
   for (const keyEnv of [env.TAO_LLM_API_KEY_ENV, env.TAO_LLM_FALLBACK_API_KEY_ENV]) if (keyEnv) known.add(keyEnv);
+  for (const link of serviceLinkNames(env, 'TAO_')) known.add(link);
   for (const name of Object.keys(env).sort()) {
     if (name in SETTINGS) {
       try {
         setting(env, name as SettingName);
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
-        problems.push(err.message);
+        const link = looksLikeServiceLink(name, env[name]!)
+          ? ' (a Kubernetes service link of a Service named like it: set enableServiceLinks: false on the pod)'
+          : '';
+        problems.push(`${err.message}${link}`);
       }
     } else if (name in RETIRED_SETTINGS) {
       problems.push(`${name} is retired: ${RETIRED_SETTINGS[name]}`);
@@ -267,6 +276,8 @@ export interface RuntimeConfig {
     sasl: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string } | null;
     sessionTimeoutMs: number;
     startupWaitMs: number;
+    /** TAO_KAFKA_MIN_VERSION_CHECK: what a starting process does with a broker older than Kafka 3.9 (runtime/broker-version.ts). */
+    minVersionCheck: SettingValue<'TAO_KAFKA_MIN_VERSION_CHECK'>;
   };
   registry: { url: string; username: string | null; password: string | null };
   namespace: string;
@@ -303,6 +314,7 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv): RuntimeConfig {
       sasl: mechanism ? { mechanism, username: username!, password: password! } : null,
       sessionTimeoutMs: setting(env, 'TAO_SESSION_TIMEOUT_MS'),
       startupWaitMs: setting(env, 'TAO_STARTUP_WAIT_MS'),
+      minVersionCheck: setting(env, 'TAO_KAFKA_MIN_VERSION_CHECK'),
     },
     registry: {
       url: setting(env, 'SCHEMA_REGISTRY_URL'),

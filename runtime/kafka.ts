@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { rootCertificates, type ConnectionOptions } from 'node:tls';
 import kafkajs, { Kafka, logLevel, type KafkaConfig, type LogEntry, type Producer, type ProducerConfig, type RetryOptions } from 'kafkajs';
+import { checkBrokerVersion } from './broker-version.ts';
 import type { RuntimeConfig } from './config.ts';
 import { ConfigError, TransientError, errorMessage } from './errors.ts';
 import type { Logger } from './log.ts';
@@ -265,9 +266,11 @@ function closedConnectionHint(err: unknown, config?: Pick<RuntimeConfig['kafka']
  * is down (a supervisor restarting it during a broker restart, say) waits instead of failing its
  * start-up. Says so in one line when the first attempt fails (later attempts log at debug). Each
  * attempt is one connection try of a client of its own (no kafkajs retries inside it), once a second,
- * for up to TAO_STARTUP_WAIT_MS (`config.kafka.startupWaitMs`).
+ * for up to TAO_STARTUP_WAIT_MS (`config.kafka.startupWaitMs`). Once the cluster answers, checks that
+ * every broker is Kafka 3.9 or later (TAO_KAFKA_MIN_VERSION_CHECK, runtime/broker-version.ts).
  * @throws ConfigError at once, without waiting, when the brokers refuse the SASL credentials or their
- *   TLS certificate does not verify ({@link kafkaSetupError}).
+ *   TLS certificate does not verify ({@link kafkaSetupError}), or when a broker is older than Kafka
+ *   3.9 and TAO_KAFKA_MIN_VERSION_CHECK is `refuse` (the default).
  * @throws TransientError when the cluster is still unreachable after `timeoutMs`; when the broker
  *   closed the connection and TLS or SASL is off, the message says which setting may be missing.
  */
@@ -290,9 +293,11 @@ export async function waitForKafka(config: RuntimeConfig, logger: Logger): Promi
     try {
       await admin.connect();
       await admin.describeCluster();
+      await checkBrokerVersion(kafka, config.kafka.minVersionCheck, logger);
       if (waiting) logger.info('kafka reachable', { waited_ms: Date.now() - started });
       return;
     } catch (err) {
+      if (err instanceof ConfigError) throw err;
       const setup = kafkaSetupError(err, config.kafka);
       if (setup) throw setup;
       const error = `${errorMessage(err)}${closedConnectionHint(err, config.kafka)}`;

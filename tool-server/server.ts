@@ -27,7 +27,9 @@
  * original answer; the other modes reject the request before it takes effect.
  *
  * Uncounted routes: `GET /health`, and the control API under `/__control/`:
- * `POST|GET|DELETE /__control/faults`, `GET|DELETE /__control/stats`.
+ * `POST|GET|DELETE /__control/faults`, `GET|DELETE /__control/stats`. The control API has no
+ * authentication, so it answers only when the server listens on a loopback address; on any other
+ * (`TAO_BIND_HOST=0.0.0.0`, the chart's tools pod) it answers 403 and faults cannot be injected.
  *
  * This file starts the server and routes; `tool-requests.ts` handles a tool
  * request, `fault-answers.ts` answers with a fault, `control.ts` serves the
@@ -41,6 +43,7 @@ import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 
+import { isLoopback } from '../runtime/loopback.ts';
 import { controlHandler, faultMethods, routeRequests, type StandInRoute, type StandInServer } from '../runtime/stand-in-http.ts';
 import { FaultRegistry, FaultSpecError, type FaultSpec, type FaultState } from './faults.ts';
 import { sendJson } from './http.ts';
@@ -150,13 +153,22 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
     errorBody: (code, message, field) => ({ error: code, ...(field === undefined ? {} : { field }), message }),
   });
 
+  // Anyone who reaches the control API can fault or read every request: only this machine may.
+  const controlOpen = isLoopback(options.host);
   const route: StandInRoute = (req, res, pathname, fail) => {
     if (pathname === '/health') {
       req.resume();
       if (req.method === 'GET') sendJson(res, 200, { ok: true });
       else sendJson(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
     } else if (pathname === '/__control' || pathname.startsWith('/__control/')) {
-      handleControl(req, res, pathname).catch(fail);
+      if (controlOpen) handleControl(req, res, pathname).catch(fail);
+      else {
+        req.resume();
+        sendJson(res, 403, {
+          error: 'forbidden',
+          message: `the control API answers only on a loopback bind address; this tool server listens on ${options.host}`,
+        });
+      }
     } else {
       handleTool(req, res, pathname).catch(fail);
     }

@@ -60,6 +60,12 @@ export interface ToolSpec {
    * may have approval rules (TAO_APPROVAL_RULES, a skill's metadata.approval). Default false.
    */
   side_effects?: boolean;
+  /**
+   * Parameters whose value selects a customer's data (an order, claim or invoice id, an e-mail
+   * address, a customer id): a model's call may carry only a value the run was given (the ticket, a
+   * reply, a verified result; processors/thought/provenance.ts). Default none.
+   */
+  identity_parameters?: string[];
   /** `model` for a chat-completions endpoint (Observation verifies its answers as model turns); `http` by default. */
   kind?: 'http' | 'model';
   /** JSON body fields sent unless the input sets them (e.g. the endpoint's default model). */
@@ -149,6 +155,7 @@ const toolSpecSchema = {
     fallbackTool: { type: 'string' },
     cost: { type: 'number', minimum: 0 },
     side_effects: { type: 'boolean' },
+    identity_parameters: { type: 'array', uniqueItems: true, items: { type: 'string' } },
     kind: { enum: ['http', 'model'] },
     defaultBody: { type: 'object' },
     fixedBody: { type: 'object' },
@@ -233,6 +240,9 @@ export class ToolCatalog {
       for (const contract of [spec.parameters, spec.response]) {
         if (!ajv.validateSchema(contract)) throw new ConfigError(`${source}: invalid JSON Schema: ${ajv.errorsText(ajv.errors)}`);
       }
+      const declared = (spec.parameters as { properties?: Record<string, unknown> }).properties ?? {};
+      for (const name of spec.identity_parameters ?? [])
+        if (!Object.hasOwn(declared, name)) throw new ConfigError(`${source}: identity_parameters names ${name}, which is not one of its parameters`);
       tools.set(spec.name, {
         spec,
         origin,

@@ -7,6 +7,7 @@ import type { StepResult, ToolError } from '../../schemas/types.gen.ts';
 import { RETRY_CLASSES, type RetryClass, type Tool } from '../../tools/catalog.ts';
 import { redact, type SecretResolver } from '../../tools/secrets.ts';
 import type { McpClients } from './mcp.ts';
+import type { Attempt } from './attempt.ts';
 
 export interface InvokeContext {
   idempotencyKey: string;
@@ -37,17 +38,6 @@ export function createToolDispatcher(): Agent {
 
 export function realHttpDeps(): HttpDeps {
   return { dispatcher: createToolDispatcher(), retry: realRetryDeps, now: () => Date.now() };
-}
-
-/** What one attempt of a call came to (an HTTP exchange, or an MCP `tools/call`). */
-export interface Attempt {
-  status: number | null;
-  body: string | null;
-  error: ToolError | null;
-  /** Delay the tool asked for (429 Retry-After), honoured by the retry helper. */
-  retryAfterMs?: number;
-  /** The step's data as JSON, when it is not the body itself (an MCP result's structured content). */
-  data?: string;
 }
 
 /** Builds the request URL and body: path parameters are URL-encoded into their segment, so no input can change host, scheme or path. */

@@ -17,8 +17,7 @@
  */
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Attempt } from './invoke.ts';
-import type { McpCallContext } from './mcp.ts';
+import type { Attempt, McpCallContext } from './attempt.ts';
 
 /** The HTTP status a JSON-RPC error code is reported as (`http_status` results need one for Observation). */
 export const RPC_STATUS: Readonly<Record<number, number>> = {

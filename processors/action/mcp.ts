@@ -32,20 +32,10 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { CallToolResultSchema, ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Agent, fetch as undiciFetch, Response as UndiciResponse } from 'undici';
 import type { Tool } from '../../tools/catalog.ts';
-import type { SecretResolver } from '../../tools/secrets.ts';
 import { IDEMPOTENCY_META_KEY, mcpResultData, mcpResultText, mcpToolDigest, type McpToolDefinition } from '../../tools/mcp.ts';
-import type { Attempt } from './invoke.ts';
+import type { Attempt, McpCallContext } from './attempt.ts';
+import type { SecretResolver } from '../../tools/secrets.ts';
 import { failure, isTransportFailure, refused } from './mcp-errors.ts';
-
-/** What one attempt needs besides the tool and its input. */
-export interface McpCallContext {
-  idempotencyKey: string;
-  traceparent: string;
-  /** Resolves the tool's `${NAME}` header references. */
-  secrets: SecretResolver;
-  /** Whether a failure class is retried for this tool (its `retry.retryOn`). */
-  retries(cls: 'rate_limited' | 'timeout' | 'server_error' | 'network'): boolean;
-}
 
 export interface McpClientsOptions {
   /** How long a server's `tools/list` is trusted before the next call lists again (TAO_MCP_LIST_TTL_MS). */

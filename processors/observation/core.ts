@@ -25,17 +25,17 @@ import {
   type Verdict,
 } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
-import { compileCached } from '../compiled-schemas.ts';
+import { recordSchemas } from '../compiled-schemas.ts';
 import { planOfRun } from '../plan.ts';
 import { jsonField } from '../../runtime/json-field.ts';
 import type { ObservationRules } from './rules.ts';
 import { valueAt } from '../../runtime/json-pointer.ts';
 import { modelErrorOf, usageOf, verifyModelAnswer } from './model-gate.ts';
 import { policyCheck } from './policy-gate.ts';
+import { turnOfStep } from '../run-driver.ts';
 import type { CompiledPolicy } from '../guardrails/policies.ts';
 
 /** The model turn a model step answers (`M3` → 3): its calls' ids are made from it. */
-const turnOf = (stepId: string): number => Number(/^M(\d+)/.exec(stepId)?.[1] ?? 0);
 
 /** The semantic classifier as the core sees it (processors/observation/classifier.ts implements it with onnxruntime). */
 export interface PayloadClassifier {
@@ -135,7 +135,7 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
   // A model answer the gate rejected was still paid for: its usage is kept for Thought's accounting.
   let spent: ReturnType<typeof usageOf> = null;
   if (errorType === 'ok' && isModel) {
-    const gate = verifyModelAnswer(data, r.input_json, (name) => config.catalog.get(name)?.validateInput, config.ajv, turnOf(r.step_id));
+    const gate = verifyModelAnswer(data, r.input_json, (name) => config.catalog.get(name)?.validateInput, config.ajv, turnOfStep(r.step_id) ?? 0);
     checks.push({ name: 'model_answer', passed: gate.ok, evidence: gate.evidence });
     // The skill's policies judge the calls the answer proposes, on the run's recorded data only.
     const policies = gate.ok && gate.answer.kind === 'tool_calls' && config.policies ? policyCheck(gate.answer.calls, run, config.policies) : null;
@@ -163,13 +163,17 @@ async function judge(r: StepResult, expect: Record<string, unknown> | undefined,
   // Consistency with what the plan expected.
   let consistencyScore = 1;
   if (hardPassed && expect) {
-    const validate = compileCached(config.ajv, expect);
-    const passed = validate(data);
+    const compiled = recordSchemas(config.ajv).compile(expect);
+    const passed = compiled.ok && compiled.validate(data);
     consistencyScore = passed ? 1 : 0;
     checks.push({
       name: 'consistency',
       passed,
-      evidence: passed ? `matches what the plan expected: ${JSON.stringify(expect)}` : `expected ${JSON.stringify(expect)}; ${describeErrors(validate, data)}`,
+      evidence: passed
+        ? `matches what the plan expected: ${JSON.stringify(expect)}`
+        : compiled.ok
+          ? `expected ${JSON.stringify(expect)}; ${describeErrors(compiled.validate, data)}`
+          : `the plan's expect is not a usable JSON Schema (${compiled.error}): ${JSON.stringify(expect).slice(0, 200)}`,
     });
     if (!passed) fail('inconsistent');
   }

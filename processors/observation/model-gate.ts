@@ -12,8 +12,8 @@
  * 5. by the turn asked for: a reflection (`response_format` named `reflection`) or a plan (`plan`) is
  *    JSON, fenced or not, matching its schema, a plan naming offered tools only; a constrained turn
  *    (`turn`) is one of a call, a final answer or a question to the customer;
- * 6. tool calls (native, or written as text: `<tool_call>{…}</tool_call>` or an answer that is a JSON
- *    call) each name an offered tool (else `hallucinated_tool`), with arguments that are a JSON object
+ * 6. tool calls (native, or written as text: `<tool_call>{…}</tool_call>`, an answer that is a JSON
+ *    call, fenced JSON calls among prose, JSON call objects in prose: model-text.ts) each name an offered tool (else `hallucinated_tool`), with arguments that are a JSON object
  *    (else `invalid_arguments`) satisfying the tool's parameter schema (else `invalid_arguments`); a
  *    call of `ask_customer` is a question to the customer, alone in its turn;
  * 7. other non-empty text is a candidate final answer (Thought still checks the skill's grounding);
@@ -40,7 +40,7 @@ import {
   type ModelAnswer,
   type Usage,
 } from '../model-wire.ts';
-import { compileCached } from '../compiled-schemas.ts';
+import { recordSchemas } from '../compiled-schemas.ts';
 import { splitReasoning, toolCallsInText, unfence } from './model-text.ts';
 
 type Rejection = { ok: false; errorType: 'hallucinated_tool' | 'invalid_arguments' | 'malformed' | 'schema_mismatch'; evidence: string };
@@ -85,7 +85,10 @@ const reflectionValidators = new WeakMap<Ajv, ValidateFunction>();
  * it against exactly what the model was asked for.
  */
 function structuredFinal(value: unknown, schema: Record<string, unknown>, content: string | null, extra: Extra, ajv: Ajv): GateResult {
-  const validate = compileCached(ajv, schema);
+  const compiled = recordSchemas(ajv).compile(schema);
+  if (!compiled.ok)
+    return { ok: false, errorType: 'schema_mismatch', evidence: `the skill's output schema as the request carried it does not compile: ${compiled.error}` };
+  const validate = compiled.validate;
   if (typeof value !== 'object' || value === null || Array.isArray(value) || !validate(value)) {
     return {
       ok: false,
@@ -232,7 +235,11 @@ export function verifyModelAnswer(
     const written = toolCallsInText(text);
     if (written && 'broken' in written)
       return { ok: false, errorType: 'malformed', evidence: `a tool call written as text that is not a JSON call: ${written.broken}` };
-    if (written) return checkCalls(written.calls, offered, validateArguments, ajv, turn, null, extra, 'written as text', outputSchema);
+    if (written) {
+      // Small models write the catalog's name (`orders.get`) as often as the wire name they were offered (`orders__get`).
+      const calls = written.calls.map((c) => (offered.has(c.name) || !offered.has(toWireName(c.name)) ? c : { ...c, name: toWireName(c.name) }));
+      return checkCalls(calls, offered, validateArguments, ajv, turn, null, extra, `written as text: ${written.form}`, outputSchema);
+    }
     // The skill's final answer has a schema: text is not an answer of it.
     if (outputSchema)
       return {

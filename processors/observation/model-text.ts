@@ -6,8 +6,9 @@
  *   field (llama.cpp, vLLM and others with one) are the model's reasoning, recorded, never the answer.
  * - JSON answers (plans, reflections, constrained turns) are accepted inside a Markdown fence.
  * - Tool calls written as text (`<tool_call>{"name": …, "arguments": …}</tool_call>`, the Hermes /
- *   ChatML convention, or a whole answer that is such an object) are read as tool calls, so that the
- *   gate verifies them like native ones instead of taking them as a final answer.
+ *   ChatML convention; a whole answer that is such an object; Markdown-fenced JSON calls among prose;
+ *   JSON call objects in prose) are read as tool calls, so that the gate verifies them like native
+ *   ones instead of taking them as a final answer.
  */
 
 /** The content without its leading reasoning block, and the reasoning (null when there is none). */
@@ -43,12 +44,22 @@ export interface TextToolCall {
 }
 
 /**
- * Tool calls written in the answer's text instead of `tool_calls`.
- * @returns `calls` when the text is one or more calls; `broken` when it has a `<tool_call>` block
- *   that is not a JSON call (the gate rejects it, naming what was written); null when the text is
- *   not a tool call at all (prose: a candidate final answer).
+ * How calls written as text were found, recorded in the gate's evidence so replay shows how the
+ * answer was read: `<tool_call>` tags (Hermes / ChatML), the whole answer as JSON (fenced or not),
+ * Markdown fences holding JSON calls among prose (how Qwen2.5-Coder writes them when the template's
+ * tags are not followed), or JSON call objects in prose without a fence.
  */
-export function toolCallsInText(text: string): { calls: TextToolCall[] } | { broken: string } | null {
+export type CallForm = 'tool_call tags' | 'JSON' | 'fenced JSON' | 'JSON in prose';
+
+/**
+ * Tool calls written in the answer's text instead of `tool_calls`.
+ * @returns `calls` (and the form they were written in) when the text holds one or more calls;
+ *   `broken` when it has a `<tool_call>` block that is not a JSON call (the gate rejects it, naming
+ *   what was written); null when the text holds no call at all (prose: a candidate final answer).
+ *   A call is an object with a string `name` and `arguments` (or `parameters`), or OpenAI's
+ *   `{function: {name, arguments}}`; a list of them is several calls.
+ */
+export function toolCallsInText(text: string): { calls: TextToolCall[]; form: CallForm } | { broken: string } | null {
   const blocks = [...text.matchAll(/<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g)].map((m) => m[1]!.trim());
   if (blocks.length) {
     const calls: TextToolCall[] = [];
@@ -57,12 +68,21 @@ export function toolCallsInText(text: string): { calls: TextToolCall[] } | { bro
       if (!call) return { broken: block.slice(0, 200) };
       calls.push(call);
     }
-    return { calls };
+    return { calls, form: 'tool_call tags' };
   }
-  const whole = parseJson(unfence(text));
-  const list = Array.isArray(whole) ? whole : [whole];
+  const whole = asCalls(parseJson(unfence(text)));
+  if (whole) return { calls: whole, form: 'JSON' };
+  const fenced = [...text.matchAll(/```[a-zA-Z]*[ \t]*\n?([\s\S]*?)```/g)].flatMap((m) => asCalls(parseJson(m[1]!.trim())) ?? []);
+  if (fenced.length) return { calls: fenced, form: 'fenced JSON' };
+  const inProse = jsonObjectsIn(text).flatMap((o) => asCalls(o) ?? []);
+  return inProse.length ? { calls: inProse, form: 'JSON in prose' } : null;
+}
+
+/** One call or a non-empty list of calls, else null. */
+function asCalls(v: unknown): TextToolCall[] | null {
+  const list = Array.isArray(v) ? v : [v];
   const calls = list.map(asCall);
-  return calls.length && calls.every((c): c is TextToolCall => c !== null) ? { calls } : null;
+  return calls.length && calls.every((c): c is TextToolCall => c !== null) ? calls : null;
 }
 
 function asCall(v: unknown): TextToolCall | null {
@@ -71,6 +91,30 @@ function asCall(v: unknown): TextToolCall | null {
   const fn = o.function && typeof o.function === 'object' ? (o.function as Record<string, unknown>) : o;
   if (typeof fn.name !== 'string' || !('arguments' in fn || 'parameters' in fn)) return null;
   return { name: fn.name, arguments: 'arguments' in fn ? fn.arguments : fn.parameters };
+}
+
+/** The outermost JSON objects written in a text, in order (braces inside strings are skipped). */
+function jsonObjectsIn(text: string): unknown[] {
+  const found: unknown[] = [];
+  for (let start = text.indexOf('{'); start >= 0;) {
+    let depth = 0;
+    let inString = false;
+    let end = -1;
+    for (let i = start; i < text.length && end < 0; i++) {
+      const c = text[i];
+      if (inString) {
+        if (c === '\\') i++;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === '{') depth++;
+      else if (c === '}' && --depth === 0) end = i;
+    }
+    if (end < 0) break;
+    const value = parseJson(text.slice(start, end + 1));
+    if (value !== undefined) found.push(value);
+    start = text.indexOf('{', value !== undefined ? end + 1 : start + 1);
+  }
+  return found;
 }
 
 function parseJson(text: string): unknown {

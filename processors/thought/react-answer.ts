@@ -28,6 +28,8 @@ import { failedEvidence } from './step-reflection.ts';
 import { answeredModel, charged, money } from './react-cost.ts';
 import { modelTurn, redispatch } from './react-turn.ts';
 import { dispatchCalls, onPlan, onReflection } from './react-accepted.ts';
+import { provenanceEvidence, unsupportedIdentities, type GivenValues } from './provenance.ts';
+import { answerFactProblems, factsEvidence } from './answer-facts.ts';
 
 /**
  * A wave that held the model step `M<n>`: its answer (or its failure) decides the run's next step.
@@ -54,7 +56,7 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
       state: next,
     };
     if (next.invalid_streak >= bounds.reflectAfter + 1) {
-      if (error === 'ungrounded')
+      if (error === 'ungrounded' || error === 'unsupported_fact')
         return endTurn(failed, 'escalated', 'ungrounded', `the model's last ${next.invalid_streak} answers were not grounded: ${evidence.slice(0, 200)}`);
       return endTurn(failed, 'failed', 'model_invalid', `the model's last ${next.invalid_streak} answers were rejected (${error}: ${evidence.slice(0, 200)})`);
     }
@@ -119,7 +121,7 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
   const accepted: TurnContext = { ...ctx, run, state: next };
 
   if (answer.kind === 'final') {
-    const missing = ungrounded(skill, plan, outputs);
+    const missing = unsupported(answer, ctx, next, outputs, loop);
     // A grounded final answer is kept even when it crossed the budget: it is paid for, and it is the run's result.
     // The outcome names the model that answered it, and the model it stood in for when a fallback did.
     const by = { model: answeredModel(verdict, answer, skill, loop), ...(verdict.fallback_from ? { fallback_from: verdict.fallback_from } : {}) };
@@ -130,7 +132,7 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
         result: answer.result ? JSON.stringify(answer.result) : null,
       });
     // Ungrounded answers count toward the streak of rejected answers like any other.
-    if (tokens <= skill.tokenBudget) return reject('ungrounded', missing, run, { ...next, invalid_streak: state.invalid_streak });
+    if (tokens <= skill.tokenBudget) return reject(missing.error, missing.evidence, run, { ...next, invalid_streak: state.invalid_streak });
   }
   if (answer.kind === 'refusal') {
     return endTurn(
@@ -155,9 +157,16 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
   if (run.cost_budget > 0 && run.cost_spent > run.cost_budget)
     return endTurn(accepted, 'budget_exhausted', 'cost_budget', `${run.cost_spent} cost units spent of the budget ${run.cost_budget}`);
 
+  // Identity arguments the run was not given go back to the model before any tool runs (provenance.ts).
+  const unproven = (calls: ReadonlyArray<{ tool: string; arguments: Record<string, unknown> }>): ThoughtDecision | null => {
+    const unsupported = unsupportedIdentities(calls, givenValues(ctx.run, next, outputs), (t) => loop.identityParameters?.(t) ?? []);
+    return unsupported.length ? reject('unsupported_argument', provenanceEvidence(unsupported), run, { ...next, invalid_streak: state.invalid_streak }) : null;
+  };
   switch (answer.kind) {
-    case 'final':
-      return reject('ungrounded', ungrounded(skill, plan, outputs)!, run, { ...next, invalid_streak: state.invalid_streak });
+    case 'final': {
+      const missing = unsupported(answer, ctx, next, outputs, loop)!;
+      return reject(missing.error, missing.evidence, run, { ...next, invalid_streak: state.invalid_streak });
+    }
     case 'ask':
       return endTurn(accepted, 'awaiting_input', 'needs_input', `the model asks the customer: ${answer.question}`, {
         output: JSON.stringify({ question: answer.question, skill: state.skill, turns: state.turns, tokens }),
@@ -166,11 +175,38 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
     case 'reflection':
       return onReflection(accepted, answer.reflection, turn);
     case 'tool_calls':
-      return dispatchCalls(accepted, turn, answer, bounds);
+      return unproven(answer.calls) ?? dispatchCalls(accepted, turn, answer, bounds);
     case 'plan':
       if (!runner) return endTurn(accepted, 'failed', 'model_unavailable', 'the model answered with a plan, but this Thought runs no plans for models');
-      return onPlan(accepted, turn, answer, bounds, runner);
+      // A plan's literal inputs are checked like calls; `{{S1.order_id}}` references are filled from verified results.
+      return (
+        unproven(answer.plan.steps.map((s) => ({ tool: s.tool, arguments: literalInputs((s as { input?: unknown }).input) }))) ??
+        onPlan(accepted, turn, answer, bounds, runner)
+      );
   }
+}
+
+/**
+ * Why a final answer cannot complete the run (null when it can): it is not grounded yet, or it states
+ * specifics that nothing the run was given or verified supports (answer-facts.ts).
+ */
+function unsupported(
+  answer: Extract<ModelAnswer, { kind: 'final' }>,
+  ctx: TurnContext,
+  state: ModelState,
+  outputs: Outputs,
+  loop: TurnContext['loop'],
+): { error: 'ungrounded' | 'unsupported_fact'; evidence: string } | null {
+  const why = ungrounded(ctx.skill, ctx.plan, outputs);
+  if (why) return { error: 'ungrounded', evidence: why };
+  const tools = new Map(ctx.plan.steps.map((s) => [s.id, s.tool]));
+  const results = Object.entries(outputs).flatMap(([id, data]) => {
+    const tool = tools.get(id);
+    return isModelStep(id) || !tool ? [] : [{ tool, data, response: loop.responseSchema?.(tool) }];
+  });
+  const text = [answer.content ?? '', answer.result ? JSON.stringify(answer.result) : ''].join('\n');
+  const problems = answerFactProblems(text, givenValues(ctx.run, state, outputs), results);
+  return problems.length ? { error: 'unsupported_fact', evidence: factsEvidence(problems) } : null;
 }
 
 /**
@@ -183,6 +219,18 @@ function ungrounded(skill: ReactSkill, plan: Plan, outputs: Outputs): string | n
   const verified = new Set(plan.steps.filter((s) => !isModelStep(s.id) && outputs[s.id] !== undefined).map((s) => s.tool));
   if (needed.some((t) => verified.has(t))) return null;
   return `a final answer needs a verified result of ${needed.join(' or ')} first, and none has one yet: call the tool, or ask the customer for what it needs`;
+}
+
+/** What the run was given that a model's identity arguments may come from: the ticket, the customer's replies, verified tool results. */
+function givenValues(run: RunState, state: ModelState, outputs: Outputs): GivenValues {
+  const texts = [run.task_text, state.opening ?? '', ...(state.replies ?? []).map((r) => r.text)];
+  return { texts, results: Object.entries(outputs).flatMap(([id, out]) => (isModelStep(id) ? [] : [out])) };
+}
+
+/** A plan step's input without its references to other steps' results. */
+function literalInputs(input: unknown): Record<string, unknown> {
+  if (!input || typeof input !== 'object') return {};
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => !(typeof v === 'string' && v.includes('{{'))));
 }
 
 /** The server's own refusal of a model request, as Observation recorded it (model-gate.ts `modelErrorOf`). */

@@ -4,6 +4,7 @@
  * run ends with its state (`endTurn`), and the step ids of model turns and their calls. Pure data and
  * pure functions.
  */
+import { turnOfStep } from '../run-driver.ts';
 import type { OutcomeReason, OutcomeStatus, RunState } from '../../schemas/types.gen.ts';
 import { jsonObjectField } from '../../runtime/json-field.ts';
 import type { Plan } from '../plan.ts';
@@ -47,6 +48,13 @@ export interface ModelLoopConfig {
   skill(name: string): ReactSkill | undefined;
   /** A catalog tool as the model sees it (name, description, parameter schema). */
   toolSpec(name: string): PromptTool | undefined;
+  /**
+   * A catalog tool's identity parameters (`identity_parameters`): values a model's call may carry only
+   * when the run was given them (provenance.ts). Unset: no tool has any.
+   */
+  identityParameters?(tool: string): readonly string[];
+  /** A catalog tool's response JSON Schema: its state fields are what a final answer may not contradict (answer-facts.ts). */
+  responseSchema?(tool: string): Record<string, unknown> | undefined;
   /** The runtime's rules, the first part of every system prompt. */
   system: string;
   /**
@@ -176,10 +184,9 @@ export const DEFAULT_SYSTEM_RULES = [
 /** A model answer's verdict with one of these was stopped by the gate (a policy too): the model hears why and answers again. */
 export const GATE_REJECTIONS: ReadonlySet<string> = new Set(['hallucinated_tool', 'invalid_arguments', 'schema_mismatch', 'malformed', 'policy_violation']);
 
-export const modelStep = (turn: number) => `M${turn}`;
-export const callStep = (turn: number, i: number) => `M${turn}_${i}`;
-export const turnOf = (stepId: string) => Number(/^M(\d+)/.exec(stepId)?.[1] ?? 0);
-export { isModelStep } from '../run-driver.ts';
+export { callStep, isModelStep, modelStep } from '../run-driver.ts';
+/** The turn of a model-turn step (`M<n>`, `M<n>_…`); 0 for any other (run-driver.ts holds the rule). */
+export const turnOf = (stepId: string): number => turnOfStep(stepId) ?? 0;
 
 export function parseModelState(run: RunState): ModelState {
   return jsonObjectField(run.model_state_json ?? 'null', 'run.model_state_json') as unknown as ModelState;

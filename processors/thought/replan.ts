@@ -15,7 +15,7 @@
  * id the model saw as that call's `tool_call_id`); such a reference makes the step depend on it.
  */
 import { referencesIn, type Plan, type PlanStep } from '../plan.ts';
-import { isModelStep } from '../run-driver.ts';
+import { isModelStep, planStepId } from '../run-driver.ts';
 
 /** What a plan turn adds to the runtime's rules (the system prompt's first part). */
 export const PLAN_TURN_RULES = [
@@ -26,9 +26,6 @@ export const PLAN_TURN_RULES = [
   '- Steps run as soon as their dependencies have finished; "when": {"step","path","equals"|"in"|"notEquals"} on a dependency runs a step only if the condition holds on its result (path is a JSON pointer, e.g. "/status").',
   '- Calls that already ran keep their results: reference them by their call id ({{M1_S1.<field>}}) instead of calling again.',
 ].join('\n');
-
-/** The step id of plan step `id` written in model turn `turn`. */
-export const planStepId = (turn: number, id: string): string => `M${turn}_${id}`;
 
 /** The result of {@link mergePlan}. */
 export interface MergedPlan {

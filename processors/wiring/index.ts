@@ -235,6 +235,8 @@ function modelLoop(
       const spec = catalog.get(name)?.spec;
       return spec && { name: spec.name, description: spec.description, parameters: spec.parameters };
     },
+    identityParameters: (name) => catalog.get(name)?.spec.identity_parameters ?? [],
+    responseSchema: (name) => catalog.get(name)?.spec.response,
     system,
   };
 }

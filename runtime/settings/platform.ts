@@ -44,6 +44,14 @@ export const PLATFORM_SETTINGS = {
     meaning: 'how long a starting stage, ingress or dispatcher waits for an unreachable Kafka (a line every 5 s) before it exits 1',
     usedBy: ['all'],
   },
+  TAO_KAFKA_MIN_VERSION_CHECK: {
+    kind: 'enum',
+    values: ['refuse', 'warn', 'off'],
+    default: 'refuse',
+    meaning:
+      "what a starting process does when a broker lacks a request version Kafka 3.9 added (ApiVersions v4, Fetch v17, ListOffsets v9: it is older than 3.9, and exactly-once's fencing read is not exact: it needs 3.9.1, KAFKA-17507): refuse to start (exit 1), warn and start, or not check. A 3.9.0 broker cannot be told from 3.9.1 and passes",
+    usedBy: ['all'],
+  },
 
   // Processes
   TAO_BIND_HOST: {

@@ -59,7 +59,7 @@ export const STAGE_SETTINGS = {
   },
 
   // Ingress
-  TAO_INGRESS_MAX_IN_FLIGHT: { kind: 'int', default: '1000', min: 1, meaning: 'runs in flight above which the ingress answers 503', usedBy: ['ingress'] },
+  TAO_INGRESS_MAX_IN_FLIGHT: { kind: 'int', default: '1000', min: 1, meaning: 'runs in flight above which the ingress answers 429', usedBy: ['ingress'] },
   TAO_INGRESS_KEYS_FILE: {
     kind: 'string',
     meaning: 'JSON file of hashed API keys for POST /v1/tasks (docs/INGRESS.md; `tao ingress key` makes an entry); read at start',

@@ -7,8 +7,10 @@
  * TriggerAuthentication against deploy/helm/schemas/; a bad manifest is refused. Then each process's
  * rendered environment (ConfigMap, its own env, its Secret keys) goes through the project's own
  * configuration checks, as the process would run them at start: the start-up check of every `tao`
- * command, the connection settings, each stage's definition (planner, catalog, flows, rules,
- * models), the ingress's API keys on 0.0.0.0, the callback dispatcher's options.
+ * command (also with the service links kubelet would add for the release's Services, which every
+ * pod turns off), the connection settings, each stage's definition (planner, catalog, flows, rules,
+ * models), 0.0.0.0 only where a probe or Service reaches a port, the ingress's API keys there, the
+ * callback dispatcher's options. test/deploy/chart-run.test.ts then runs the rendered containers.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -17,7 +19,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { parseAllDocuments } from 'yaml';
 import { callbackOptionsFromEnv } from '../../callbacks/config.ts';
 import { checkStartupEnvironment } from '../../cli/config-command.ts';
 import { generatedFacts } from '../../deploy/gen-chart.ts';
@@ -28,6 +29,7 @@ import { loadRuntimeConfig, setting } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { PACKAGE_ROOT } from '../../runtime/paths.ts';
 import { topicNames } from '../../topics/catalog.ts';
+import { containerEnv, manifests, serviceLinks, type Manifest } from '../helpers/kubelet.ts';
 
 const exec = promisify(execFile);
 const HELM = process.env.DEPLOY_HELM;
@@ -45,15 +47,6 @@ const work = mkdtempSync(join(tmpdir(), 'tao-chart-'));
 const FULL = 'tao-tao-kafka';
 after(() => rmSync(work, { recursive: true, force: true }));
 
-type Manifest = {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; annotations?: Record<string, string> };
-  spec?: any;
-  data?: Record<string, string>;
-  stringData?: Record<string, string> | null;
-};
-
 async function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await exec(HELM!, args, { maxBuffer: 32 * 1024 * 1024, timeout: 60000 });
@@ -70,11 +63,6 @@ async function render(valueArgs: string[], kubeVersion = VERSIONS.at(-1)!): Prom
   if (r.code !== 0) throw new Error(r.stderr.trim());
   return r.stdout;
 }
-
-const manifests = (yaml: string): Manifest[] =>
-  parseAllDocuments(yaml)
-    .map((d) => d.toJS() as Manifest)
-    .filter(Boolean);
 
 /** kubeconform -strict on a file, against the Kubernetes schemas of `version` and ours; resolves with its JSON report. */
 async function kubeconform(
@@ -183,33 +171,6 @@ describe('the chart refuses what would not run', () => {
   });
 });
 
-/** A Deployment's or Job's container environment as the kubelet would give it (envFrom, then env; Secret keys resolved). */
-function containerEnv(all: Manifest[], workload: Manifest): { env: NodeJS.ProcessEnv; container: any } {
-  const container = workload.spec.template.spec.containers[0];
-  const secretData = (name: string): Record<string, string> | undefined => {
-    const s = all.find((m) => m.kind === 'Secret' && m.metadata.name === name);
-    if (!s) return undefined;
-    return { ...Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])), ...(s.stringData ?? {}) };
-  };
-  const env: NodeJS.ProcessEnv = {};
-  for (const from of container.envFrom ?? []) {
-    const cm = all.find((m) => m.kind === 'ConfigMap' && m.metadata.name === from.configMapRef?.name);
-    assert.ok(cm, `ConfigMap ${from.configMapRef?.name} is rendered`);
-    Object.assign(env, cm.data ?? {});
-  }
-  for (const e of container.env ?? []) {
-    if (e.value !== undefined) env[e.name] = String(e.value);
-    else if (e.valueFrom?.secretKeyRef) {
-      const ref = e.valueFrom.secretKeyRef;
-      const data = secretData(ref.name);
-      assert.ok(data, `Secret ${ref.name} (for ${e.name}) is rendered`);
-      if (data[ref.key] !== undefined) env[e.name] = data[ref.key];
-      else assert.equal(ref.optional, true, `${e.name}: a missing key must be optional`);
-    }
-  }
-  return { env, container };
-}
-
 const quiet = createLogger({}, { write: () => {} });
 
 describe("each process's rendered environment passes the project's configuration checks", () => {
@@ -218,18 +179,27 @@ describe("each process's rendered environment passes the project's configuration
       const all = manifests(await render(args));
       const workloads = all.filter((m) => m.kind === 'Deployment' || m.kind === 'Job');
       const expected =
-        name === 'default' ? ['action', 'observation', 'thought', 'topics'] : ['action', 'callbacks', 'ingress', 'observation', 'thought', 'topics'];
+        name === 'default'
+          ? ['action', 'observation', 'scheduler', 'thought', 'topics']
+          : ['action', 'callbacks', 'ingress', 'observation', 'scheduler', 'thought', 'topics'];
       const processOf = (m: Manifest) => m.metadata.name.slice(FULL.length + 1);
       assert.deepEqual(workloads.map(processOf).sort(), expected);
       const facts = generatedFacts() as {
         stages: Record<StageName, { group: string; inputs: Array<{ topic: string; partitions: number }>; maxReplicas: number }>;
       };
+      // The links kubelet would add for the release's Services, were they not turned off (a release named tao: TAO_TAO_KAFKA_...).
+      const links = serviceLinks(
+        all.filter((m) => m.kind === 'Service').map((m, i) => ({ name: m.metadata.name, clusterIP: `10.96.0.${10 + i}`, ports: m.spec.ports })),
+      );
+      if (name === 'sasl-ssl-keda') assert.ok(Object.keys(links).some((k) => k.startsWith('TAO_TAO_KAFKA_INGRESS_')));
       for (const workload of workloads) {
         const process = processOf(workload);
         const { env, container } = containerEnv(all, workload);
         const where = `${name}: ${process}`;
-        // What every tao command runs first: no bad value, no unknown TAO_* name.
+        assert.equal(workload.spec.template.spec.enableServiceLinks, false, `${where}: no service links`);
+        // What every tao command runs first: no bad value, no unknown TAO_* name; the service links ignored.
         assert.doesNotThrow(() => checkStartupEnvironment(env), where);
+        assert.doesNotThrow(() => checkStartupEnvironment({ ...links, ...env }), `${where}, with service links`);
         const config = loadRuntimeConfig(env);
         assert.notDeepEqual(config.kafka.brokers, ['127.0.0.1:9092'], `${where}: KAFKA_BROKERS is set`);
         if (process === 'topics') {
@@ -238,7 +208,9 @@ describe("each process's rendered environment passes the project's configuration
           continue;
         }
         assert.deepEqual(container.args, ['run', process], where);
-        assert.equal(config.bindHost, '0.0.0.0', where);
+        // The image binds to loopback: the chart opens the pods whose port a probe or a Service reaches, only those.
+        assert.equal(config.bindHost, container.ports ? '0.0.0.0' : '127.0.0.1', where);
+        if (!container.ports) assert.equal(container.readinessProbe, undefined, where);
         if ((STAGES as readonly string[]).includes(process)) {
           const stage = process as StageName;
           assert.equal(setting(env, 'TAO_OPS_PORT'), DEFAULT_OPS_PORTS[stage], where);

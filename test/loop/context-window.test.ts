@@ -24,7 +24,8 @@ import { chromium, runCli, verifyWithoutModel } from '../replay/helpers.ts';
 
 const WINDOW = 4096;
 const ORDERS = Array.from({ length: 11 }, (_, i) => `O-202500${String(i + 1).padStart(2, '0')}`);
-const TICKET = 'Please check my eleven orders, starting with O-20250001, and tell me where each one is. My e-mail is ada@example.com.';
+// The customer gives every id: a model may look up only ids the run was given (argument provenance).
+const TICKET = `Please check my eleven orders, starting with O-20250001, and tell me where each one is: ${ORDERS.join(', ')}. My e-mail is ada@example.com.`;
 /** What the intent router extracts from the ticket (`tao classify`): the run's protected facts. */
 const FACTS = { email: 'ada@example.com', order_id: 'O-20250001' };
 
@@ -55,7 +56,7 @@ const SCENARIO = {
       when: { turn: i + 1 },
       answer: { tool_calls: [{ tool: 'orders.get', arguments: { order_id: order } }] },
     })),
-    { name: 'final answer', when: { turn: 12 }, answer: { content: `I checked your ${ORDERS.length} orders, ${ORDERS[0]} to ${ORDERS.at(-1)}.` } },
+    { name: 'final answer', when: { turn: 12 }, answer: { content: `I checked your eleven orders, ${ORDERS[0]} to ${ORDERS.at(-1)}.` } },
   ],
 };
 
@@ -161,6 +162,6 @@ test('the HTML report, opened in Chromium, shows each model turn collapsed: its 
     turns[0]!,
     /The next wave: 1 tool call\(s\)\.<\/p><ul><li><strong>M1_1<\/strong> <code>orders\.get<\/code> <code>\{"order_id":"O-20250001"\}<\/code>/,
   );
-  assert.match(turns[11]!, /The final answer:<\/p><pre class="final">I checked your 11 orders/);
+  assert.match(turns[11]!, /The final answer:<\/p><pre class="final">I checked your eleven orders/);
   assert.match(turns[11]!, /tao-model-sim/, 'the raw answer');
 });

@@ -239,6 +239,17 @@ describe('answers real servers and models give', () => {
     assert.deepEqual(refusals(s), []);
   });
 
+  test('calls written in a JSON fence after a sentence, or as JSON inside a sentence, are read as calls: the run completes on their results', async () => {
+    const s = await sim('llamacpp');
+    for (const kind of ['tool_call_as_fenced_json', 'tool_call_in_prose']) {
+      const r = await runTicket(`Where is my order O-12345678? [sim:${kind}@1]`, env(s), `wire-${kind}`);
+      assert.equal(r.outcome.status, 'completed', `${kind}: ${r.outcome.reason}`);
+      const first = r.actions[1]!.results[0]!;
+      assert.deepEqual([first.tool, first.status_code], ['orders.get', 200], kind);
+    }
+    assert.deepEqual(refusals(s), []);
+  });
+
   test('reasoning is kept apart: a <think> block or a reasoning field is recorded, never the answer', async () => {
     const s = await sim('vllm');
     for (const kind of ['think_block', 'reasoning_field']) {

@@ -633,6 +633,19 @@ test('tool_call_as_text: no tool_calls, the call printed Hermes-style in the con
   assert.equal(pythonJson({ a: [1, 'x'], b: null }), '{"a": [1, "x"], "b": null}');
 });
 
+test('tool_call_as_fenced_json and tool_call_in_prose: no tool_calls, the call as JSON in a fence after a sentence, or inside a sentence', async () => {
+  const fenced = (await faulted('tool_call_as_fenced_json')).c.choices[0]!;
+  assert.equal(fenced.message.tool_calls, undefined);
+  assert.equal(
+    fenced.message.content,
+    'I will look that up.\n\n```json\n{\n  "name": "orders__get",\n  "arguments": {\n    "order_id": "O-12345678"\n  }\n}\n```',
+  );
+  assert.equal(fenced.finish_reason, 'stop');
+  const prose = (await faulted('tool_call_in_prose')).c.choices[0]!;
+  assert.equal(prose.message.tool_calls, undefined);
+  assert.equal(prose.message.content, 'To answer I call {"name": "orders__get", "arguments": {"order_id": "O-12345678"}} first.');
+});
+
 test('prose_instead: a sentence announcing the call, no tool calls, finish_reason stop', async () => {
   const { c } = await faulted('prose_instead');
   assert.equal(c.choices[0]!.message.content, PROSE_INSTEAD);

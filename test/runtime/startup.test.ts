@@ -2,13 +2,15 @@
 /**
  * A stage started while Kafka is unreachable (a supervisor restarting it during a broker restart)
  * waits for the broker instead of failing its start-up, and gives up with a clear message after
- * TAO_STARTUP_WAIT_MS. The broker becomes reachable through a TCP relay the test opens late, on
+ * TAO_STARTUP_WAIT_MS. Once the broker answers, the stage checks its version (Kafka >= 3.9,
+ * TAO_KAFKA_MIN_VERSION_CHECK) before it starts. The broker becomes reachable through a TCP relay the test opens late, on
  * the port the stage was given as its bootstrap address.
  */
 import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { spawnStage, stopAll, type StageProcess } from '../../cli/processes.ts';
+import { missingSince39, readBrokerVersions } from '../../runtime/broker-version.ts';
 import { freshCluster, type TestCluster } from '../helpers/cluster.ts';
 
 let cluster: TestCluster;
@@ -96,3 +98,26 @@ test('a stage that cannot reach Kafka within TAO_STARTUP_WAIT_MS exits 1 naming 
     stage.lines.slice(-10).join('\n'),
   );
 });
+
+test(
+  'a stage checks at start that every broker serves the Kafka 3.9 API versions, and starts against the local 3.9.1 broker',
+  { timeout: 180000 },
+  async () => {
+    const stage = start({ TAO_LOG_LEVEL: 'debug' });
+    await stage.seen('"msg":"stage started"', 120000);
+    const checked = stage.lines.find((l) => l.includes('"msg":"kafka brokers serve the 3.9 API versions"'));
+    assert.ok(checked, `no version check before the start:\n${stage.lines.slice(-10).join('\n')}`);
+    const { brokers } = JSON.parse(checked) as { brokers: string[] };
+    const admin = cluster.kafka.admin();
+    await admin.connect();
+    const { brokers: nodes } = await admin.describeCluster().finally(() => admin.disconnect());
+    assert.equal(brokers.length, nodes.length, `every broker of the cluster is checked: ${brokers.join(', ')}`);
+    assert.ok(stage.lines.indexOf(checked) < stage.lines.findIndex((l) => l.includes('"msg":"stage started"')));
+
+    const versions = await readBrokerVersions(cluster.kafka);
+    assert.deepEqual(
+      versions.map((b) => missingSince39(b.versions)),
+      nodes.map(() => []),
+    );
+  },
+);

@@ -690,3 +690,24 @@ test('invalid options are rejected and a busy port fails to start', T, async () 
     await a.close();
   }
 });
+
+test('on an address other than loopback (the chart: 0.0.0.0) the control API answers 403 and injects no fault; the tools still answer', T, async () => {
+  await withServer(
+    async ({ call, json, server }) => {
+      const post = await json('/__control/faults', { method: 'POST', body: JSON.stringify({ route: '*', mode: 'server_error' }) });
+      assert.equal(post.status, 403);
+      assert.match((post.body as { message: string }).message, /loopback/);
+      assert.deepEqual(server.faults(), [], 'no fault was registered');
+      for (const [path, method] of [
+        ['/__control/faults', 'GET'],
+        ['/__control/faults', 'DELETE'],
+        ['/__control/stats', 'GET'],
+        ['/__control/stats', 'DELETE'],
+      ] as const)
+        assert.equal((await call(path, { method })).status, 403, `${method} ${path}`);
+      assert.equal((await call(TIER)).status, 200, 'the tool routes answer as usual');
+      assert.equal((await call('/health')).status, 200);
+    },
+    { host: '0.0.0.0' },
+  );
+});

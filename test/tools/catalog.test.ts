@@ -87,6 +87,16 @@ describe('ToolCatalog.load', () => {
     assert.match(message, /unknown key "retries"/);
   });
 
+  test('identity_parameters must name parameters of the tool: a typo is refused naming the file and the name', () => {
+    const dir = catalogDir({ 'ids.json': spec({ identity_parameters: ['order'] }) });
+    const message = configError(() => ToolCatalog.load(dir, {}));
+    assert.ok(message.startsWith(join(dir, 'ids.json')), message);
+    assert.match(message, /identity_parameters names order, which is not one of its parameters/);
+    assert.deepEqual(ToolCatalog.load(catalogDir({ 'ok.json': spec({ identity_parameters: ['id'] }) }), {}).get('crm.lookup')!.spec.identity_parameters, [
+      'id',
+    ]);
+  });
+
   test('an unknown key inside retry is rejected naming the file', () => {
     const dir = catalogDir({ 'retry.json': spec({ retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 100, jitter: true } }) });
     assert.ok(configError(() => ToolCatalog.load(dir, {})).startsWith(join(dir, 'retry.json')));

@@ -99,6 +99,56 @@ describe('verifyModelAnswer', () => {
     assert.match(refund.ok ? '' : `${refund.errorType}: ${refund.evidence}`, /^hallucinated_tool: plan step S1 names "refunds.create"/);
   });
 
+  test('calls written as small models write them are read as calls and gated like native ones, never taken as a final answer', () => {
+    const order = { order_id: 'O-12345678' };
+    const forms: Array<[string, string, string]> = [
+      ['<tool_call>\n{"name": "orders__get", "arguments": {"order_id": "O-12345678"}}\n</tool_call>', 'tool_call tags', 'orders.get'],
+      ['```json\n{"name": "orders__get", "arguments": {"order_id": "O-12345678"}}\n```', 'JSON', 'orders.get'],
+      // Qwen2.5-Coder-1.5B: a sentence, then one fence per call; the catalog's dotted name as often as the wire name.
+      [
+        'I will look up the order and its shipment.\n\n```json\n{\n  "name": "orders.get",\n  "arguments": {"order_id": "O-12345678"}\n}\n```\n\n```json\n{"name": "shipping__track", "arguments": {"order_id": "O-12345678"}}\n```',
+        'fenced JSON',
+        'orders.get,shipping.track',
+      ],
+      ['```json\n[{"name": "orders__get", "arguments": {"order_id": "O-12345678"}}]\n```\nThat is all.', 'fenced JSON', 'orders.get'],
+      [
+        'To answer I call {"name": "orders__get", "arguments": {"order_id": "O-12345678"}} first, then {"name": "shipping__track", "parameters": {"order_id": "O-12345678"}}.',
+        'JSON in prose',
+        'orders.get,shipping.track',
+      ],
+    ];
+    for (const [content, form, tools] of forms) {
+      const r = verifyModelAnswer(completion({ content }), request, contracts, ajv, 2);
+      assert.ok(r.ok && r.answer.kind === 'tool_calls', `${form}: ${r.ok ? r.answer.kind : r.evidence}`);
+      assert.equal(r.answer.calls.map((c) => c.tool).join(','), tools, form);
+      assert.deepEqual(r.answer.calls[0]!.arguments, order, form);
+      assert.match(r.evidence, new RegExp(`written as text: ${form}`), 'the verdict records how the answer was read');
+    }
+    // The same gate: an unoffered tool or broken arguments in a fence are refused, not answered.
+    const unoffered = verifyModelAnswer(
+      completion({ content: 'Sure.\n```json\n{"name": "refunds__create", "arguments": {"order_id": "O-12345678"}}\n```' }),
+      request,
+      contracts,
+      ajv,
+    );
+    assert.equal(unoffered.ok ? null : unoffered.errorType, 'hallucinated_tool');
+    const broken = verifyModelAnswer(
+      completion({ content: 'Calling {"name": "orders__get", "arguments": {"order_id": "12345678"}} now.' }),
+      request,
+      contracts,
+      ajv,
+    );
+    assert.equal(broken.ok ? null : broken.errorType, 'invalid_arguments');
+    // JSON that is not a call stays part of a final answer.
+    const data = verifyModelAnswer(
+      completion({ content: 'Your order: ```json\n{"order_id": "O-12345678", "status": "shipped"}\n``` {"name": "Alice"}' }),
+      request,
+      contracts,
+      ajv,
+    );
+    assert.ok(data.ok && data.answer.kind === 'final');
+  });
+
   test('text without tool calls is a final answer; neither is malformed', () => {
     const final = verifyModelAnswer(completion({ content: 'Your order shipped.' }), request, contracts, ajv);
     assert.ok(final.ok && final.answer.kind === 'final');

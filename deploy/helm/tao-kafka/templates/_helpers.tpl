@@ -78,8 +78,8 @@ The effective setting of a variable for a process: its own config, then the glob
 The environment of one process: (dict "root" $ "process" "thought" "own" <its config> "inline" false).
 The global `config` comes from the ConfigMap (envFrom, see tao-kafka.envFrom), or inline for the
 pre-install Job (the ConfigMap does not exist yet when it runs). Then: the process's own config,
-what the chart sets (TAO_BIND_HOST, ports, KAFKA_SSL_CA_FILE), the secrets this process reads, and
-extraEnv.
+what the chart sets (TAO_BIND_HOST=0.0.0.0 where a probe or a Service reaches a port: the image binds
+to 127.0.0.1; ports, KAFKA_SSL_CA_FILE), the secrets this process reads, and extraEnv.
 */}}
 {{- define "tao-kafka.env" -}}
 {{- $root := .root -}}
@@ -100,8 +100,10 @@ extraEnv.
   value: {{ include "tao-kafka.envValue" $value | quote }}
 {{- end }}
 {{- end }}
+{{- if has .process (list "thought" "action" "observation" "ingress" "tools") }}
 - name: TAO_BIND_HOST
   value: "0.0.0.0"
+{{- end }}
 {{- if hasKey $gen.opsPorts .process }}
 - name: TAO_OPS_PORT
   value: {{ index $gen.opsPorts .process | int | toString | quote }}
@@ -167,6 +169,10 @@ extraEnv.
 {{/* Scheduling and security shared by every pod. */}}
 {{- define "tao-kafka.podCommon" -}}
 automountServiceAccountToken: false
+# No TAO_<SERVICE>_SERVICE_HOST, _PORT, ... of the namespace's Services in the environment: a Service
+# named tao-kafka or tao-ingress would set TAO_KAFKA_PORT or TAO_INGRESS_PORT (the processes ignore
+# the other links of a release named tao, but not a setting's name).
+enableServiceLinks: false
 {{- with .Values.imagePullSecrets }}
 imagePullSecrets:
 {{ toYaml . }}

@@ -1,0 +1,172 @@
+/**
+ * Answer facts: a final answer completes a run only when its ids, e-mails, dates, times, numbers and
+ * states are supported by the run's verified results or the ticket. The answers here are the kinds
+ * real small models wrote through the loop (invented carriers and ETAs, another order's date, a
+ * state the tool did not return), beside the answers the simulator's scenarios write.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { answerFactProblems, factsEvidence, type VerifiedResult } from '../../../processors/thought/answer-facts.ts';
+import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
+import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
+import type { Planner } from '../../../processors/thought/planners/planner.ts';
+import type { ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
+import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
+
+const world = loadWorld();
+const response = (tool: string) => world.catalog.get(tool)!.spec.response;
+const order = (status: string, id = 'O-55501234'): VerifiedResult => ({
+  tool: 'orders.get',
+  data: { order_id: id, customer_id: 'C-100001', status, total_cents: 4999, placed_at: '2025-10-05T09:30:00Z' },
+  response: response('orders.get'),
+});
+const track: VerifiedResult = {
+  tool: 'shipping.track',
+  data: { order_id: 'O-55501234', carrier: 'DHL', state: 'in_transit', eta: '2025-10-12' },
+  response: response('shipping.track'),
+};
+const problems = (answer: string, results: VerifiedResult[], ticket = 'Where is my order O-55501234?') =>
+  answerFactProblems(answer, { texts: [ticket] }, results);
+
+test("the real model's embroidered answer is refused: a state the tool did not return contradicts it, an invented ETA is unsupported", () => {
+  const p = problems('The order O-55501234 is delivered. It was shipped by carrier X to state Y with an ETA of 10 days.', [order('delivered')]);
+  assert.deepEqual(p, [
+    { kind: 'unsupported', text: '10' },
+    { kind: 'contradicts', text: 'shipped', verified: 'orders.get\'s status "delivered"' },
+  ]);
+  assert.match(factsEvidence(p), /"shipped" contradicts orders\.get's status "delivered"/);
+});
+
+test("another customer's data is unsupported: an id, a date and an amount no result of this run holds", () => {
+  const p = problems('Your order O-12345678 was placed on October 5, 2024 and cost $12.50.', [order('placed')], 'Where is my order O-55501234?');
+  assert.deepEqual(
+    p.map((x) => x.text),
+    ['O-12345678', 'October 5, 2024', '12.50'],
+  );
+});
+
+test('answers that state only what the results say pass, in the forms models write them', () => {
+  const results = [order('shipped'), track];
+  for (const answer of [
+    'Order O-55501234 is shipped. The shipment with DHL is in_transit, ETA 2025-10-12.',
+    'Your order O-55501234 was placed on October 5, 2025 at 09:30 and has shipped; DHL has it in transit, arriving Oct 12.',
+    'Order O-55501234 (total $49.99) is shipped, expected on 12 October.',
+    '您的订单O-55501234已发货，承运商DHL，预计2025年10月12日送达。',
+    '1. Order O-55501234: shipped\n2. Carrier: DHL',
+  ])
+    assert.deepEqual(problems(answer, results), [], answer);
+});
+
+test('a negated state is not a claim: "placed but has not shipped yet" with status placed passes; "placed on" names placed_at', () => {
+  assert.deepEqual(problems('Order O-55501234 has been placed but has not shipped yet, so there is no shipment to track.', [order('placed')]), []);
+  assert.deepEqual(problems('Order O-55501234 was placed on 2025-10-05 and is delivered.', [order('delivered')]), []);
+  assert.equal(problems('Order O-55501234 was delivered yesterday and shipped.', [order('placed')]).length, 2);
+});
+
+test('the ticket supports what the customer wrote: their e-mail, their numbers, a state in their words', () => {
+  const ticket = 'I am bob@example.com. My order O-55501234 of 3 items says delivered but I have nothing.';
+  assert.deepEqual(
+    problems('bob@example.com: your 3 items of order O-55501234 are in transit with DHL; the order says delivered.', [order('shipped'), track], ticket),
+    [],
+  );
+  assert.deepEqual(
+    problems('We e-mailed eve@example.com.', [order('shipped')], ticket).map((x) => x.text),
+    ['eve@example.com'],
+  );
+});
+
+test("every scenario answer of the simulator, filled from the demo tool server's data, passes", () => {
+  const claim: VerifiedResult = {
+    tool: 'expenses.get_claim',
+    data: { claim_id: 'EC-123456', amount_cents: 12000, state: 'approved', updated_at: '2025-10-01T08:00:00Z' },
+    response: response('expenses.get_claim'),
+  };
+  assert.deepEqual(problems('Expense claim EC-123456 (12000 cents) is approved, last updated 2025-10-01T08:00:00Z.', [claim], 'claim EC-123456?'), []);
+  assert.deepEqual(
+    problems('Expense claim EC-123456 is approved and will be paid in 5 days.', [claim], 'claim EC-123456?').map((x) => x.text),
+    ['5', 'paid'],
+  );
+});
+
+// Through Thought's core: the answer goes back to the model, and a run never completes on it.
+const skill: ReactSkill = {
+  name: 'order-status',
+  version: 1,
+  ref: 'order-status@1',
+  prompt: 'Find the order.',
+  allowedTools: ['orders.get', 'shipping.track'],
+  maxModelTurns: 8,
+  tokenBudget: 50000,
+  contextWindow: 8192,
+  maxTokens: 512,
+  maxReplans: 2,
+  groundedBy: ['orders.get'],
+};
+const loop: ModelLoopConfig = {
+  tool: 'model.chat',
+  skill: (name) => (name === skill.name ? skill : undefined),
+  toolSpec: (name) => {
+    const spec = world.catalog.get(name)?.spec;
+    return spec && { name: spec.name, description: spec.description, parameters: spec.parameters };
+  },
+  responseSchema: (name) => world.catalog.get(name)?.spec.response,
+  system: DEFAULT_SYSTEM_RULES,
+};
+const planner: Planner = {
+  name: 'react',
+  config: 'routes@1',
+  plan: () => ({ kind: 'react', planner: 'react(order_status)', skill: 'order-status', facts: {} }),
+};
+const config: ThoughtConfig = thoughtConfig(world, { planner, model: loop });
+const usage = { prompt_tokens: 400, completion_tokens: 40, total_tokens: 440 };
+const request = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
+const outcome = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
+const verdict = (stepId: string, tool: string, data: unknown): Verdict => ({
+  step_id: stepId,
+  tool,
+  valid: true,
+  extracted_data_json: JSON.stringify(data),
+  confidence_score: 1,
+  error_type: 'ok',
+  audit_trail: [],
+  status_code: 200,
+  response_time_ms: 20,
+  attempts: 1,
+  fallback_from: null,
+});
+const observed = (d: ThoughtDecision, vs: (req: ThoughtRequest) => Verdict[]): ObservationResult => {
+  const req = request(d)!;
+  return { thought_id: req.thought_id, iteration: req.iteration, run: req.run, verdicts: vs(req), rules_version: null, classifier_model: null };
+};
+const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', a)];
+
+/** Turn 1 looks the order up; its result comes back delivered. */
+function lookedUp(): ThoughtDecision {
+  const t1 = onTask(task('Where is my order O-55501234?'), config);
+  const w1 = onObservation(
+    observed(t1, answer({ kind: 'tool_calls', content: null, calls: [{ id: 'c1', tool: 'orders.get', arguments: { order_id: 'O-55501234' } }], usage })),
+    config,
+  );
+  return onObservation(
+    observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', order('delivered').data)]),
+    config,
+  );
+}
+
+test('a final answer with an unsupported fact goes back to the model naming it; a supported one then completes the run', () => {
+  const bad = onObservation(observed(lookedUp(), answer({ kind: 'final', content: 'Order O-55501234 was shipped and arrives in 3 days.', usage })), config);
+  assert.equal(outcome(bad), undefined, 'the run is not completed');
+  const state = parseModelState(request(bad)!.run);
+  assert.equal(state.rejected.at(-1)!.error, 'unsupported_fact');
+  assert.match(state.rejected.at(-1)!.evidence, /"3" is in no verified result or the ticket; "shipped" contradicts orders\.get's status "delivered"/);
+  const good = onObservation(observed(bad, answer({ kind: 'final', content: 'Order O-55501234 is delivered.', usage })), config);
+  assert.equal(outcome(good)!.status, 'completed');
+});
+
+test('a model that keeps inventing never completes: the run is escalated to a person with the reason', () => {
+  let d = lookedUp();
+  for (let turn = 0; turn < 5 && !outcome(d); turn++)
+    d = onObservation(observed(d, answer({ kind: 'final', content: `Order O-55501234 arrives in ${turn + 2} days.`, usage })), config);
+  assert.deepEqual([outcome(d)!.status, outcome(d)!.reason_code], ['escalated', 'ungrounded']);
+  assert.match(outcome(d)!.reason, /is in no verified result or the ticket/);
+});
