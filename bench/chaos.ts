@@ -1,7 +1,10 @@
 /**
  * `npm run chaos`: 1,000 runs under load while a random stage instance is SIGKILLed every few
  * seconds (and replaced), with one broker restart halfway, then the fault-mix run; prints what was
- * lost, duplicated, completed and recovered, and writes the JSON report to `--out`.
+ * lost, duplicated, completed and recovered, and writes the JSON report to `--out`. The runs refund
+ * their order (a call with side effects; a quarter of the refunds answered after the time-out on
+ * every attempt, so Thought retries them), and the refunds the tool server applied are counted by
+ * `Idempotency-Key`: none may be applied twice.
  *
  *   node --import tsx bench/chaos.ts [--out chaos.json] [--runs 1000] [--kills 24] [--kill-every-ms 4000]
  *       [--instances 2] [--seed N] [--fault-mix-runs 300] [--no-fault-mix] [--keep-infra]
@@ -108,6 +111,10 @@ export function renderChaos(r: ChaosCommandReport): string {
               : 0,
           ],
           ['duplicated steps (read_committed scan)', c.duplicatedSteps.length],
+          [
+            'side effects applied twice (refunds counted at the tool server by Idempotency-Key)',
+            `${c.sideEffects.appliedTwice.length} (${c.sideEffects.applied} refunds applied for ${c.sideEffects.runsWithEffect} runs; ${c.sideEffects.retriedByThought} refund calls answered too late and retried by Thought)`,
+          ],
           ['task records re-sent by the submitter (ignored by Thought)', c.duplicatedTasks],
           ['dead letters', Object.values(c.deadLetters).reduce((a, b) => a + b, 0)],
           ['task completion rate', `${fmt(100 * c.rates.completionRate)}% (${c.rates.completed}/${c.rates.ended})`],
@@ -207,7 +214,8 @@ export function renderChaos(r: ChaosCommandReport): string {
 }
 
 const USAGE = `usage: npm run chaos -- [options]
-  (1,000 runs while stage instances are SIGKILLed and the broker restarts, then the fault-mix run;
+  (1,000 runs while stage instances are SIGKILLed and the broker restarts, each refunding its order
+  with a quarter of the refunds answered late, counted at the tool server by key; then the fault-mix run;
   on a private broker and registry under /tmp/tao-chaos unless --shared; docs/BENCHMARKS.md)
 
   --out FILE               also write the JSON report
@@ -332,7 +340,12 @@ async function main(): Promise<void> {
     console.log(renderChaos(report));
     if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
     const answeredWhileDown = Object.entries(chaos?.brokerFaults?.outage?.answersWhileDown ?? {});
-    const ok = chaos === null || (chaos.lostRuns.length === 0 && chaos.duplicatedSteps.length === 0 && answeredWhileDown.every(([status]) => status === '503'));
+    const ok =
+      chaos === null ||
+      (chaos.lostRuns.length === 0 &&
+        chaos.duplicatedSteps.length === 0 &&
+        chaos.sideEffects.appliedTwice.length === 0 &&
+        answeredWhileDown.every(([status]) => status === '503'));
     if (!ok) process.exitCode = 1;
   } finally {
     await fleet.stop();

@@ -37,8 +37,9 @@ export function classifyRunEnd(status: OutcomeStatus, failuresSeen: number, huma
 }
 
 /**
- * A step's evidence is complete when the log alone lets an auditor reconstruct it: a unique step id
- * (the idempotency key `thought_id:iteration:step_id`), its inputs (JSON), what came back (the raw
+ * A step's evidence is complete when the log alone lets an auditor reconstruct it: its step id and
+ * idempotency key (`thought_id:step_id:<call digest>`, run-end.ts `callKey`; with the wave of its
+ * record, a unique id), its inputs (JSON), what came back (the raw
  * response, or an error when nothing usable came back), how long it took, and a code for the result
  * (the HTTP status, or the error type).
  */

@@ -31,6 +31,7 @@ export function runState(overrides: Partial<RunState> = {}): RunState {
     planner_config: null,
     model_state_json: null,
     driver: null,
+    approved_calls: [],
     ...overrides,
   };
 }

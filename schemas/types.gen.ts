@@ -58,6 +58,8 @@ export interface RunState {
   model_state_json: null | string;
   /** Who drives the run: flow (Thought runs the waves of a plan: graph, router, or a skill's flows), react (a model takes every turn) or plan-replan (a model writes whole plans, a new one when a reflection calls for it). Set when the run starts; null in runs recorded before this field, whose driver processors/run-driver.ts infers from model_state_json. */
   driver: null | string;
+  /** Idempotency keys of the calls of this run a person approved (processors/thought/approval.ts): a retry of an approved call (the same key, run-end.ts callKey) is dispatched without parking again. Empty in runs recorded before this field. */
+  approved_calls: Array<string>;
 }
 
 /** A Reflexion record: why a step kept failing, on four dimensions, and what Thought does about it. */
@@ -278,7 +280,7 @@ export interface StepCall {
   tool: string;
   /** Resolved tool input (JSON object), validated by Action against the tool's parameter schema. */
   input_json: string;
-  /** thought_id:iteration:step_id, sent to the tool as Idempotency-Key. */
+  /** The call's idempotency key, sent to the tool as Idempotency-Key (MCP: also in _meta): <thought_id>:<step_id>:<digest of the tool and its canonical input>, the same on every retry of the call (processors/thought/run-end.ts callKey). */
   idempotency_key: string;
   /** 1 for the first wave that runs this step, 2 for its first retry wave, ... */
   attempt: number;

@@ -57,6 +57,13 @@ export interface FaultSpec {
   bytes?: number;
   /** Only requests whose path (raw or percent-decoded) or, for a POST, body text contains this substring. */
   match?: string;
+  /**
+   * Fault calls, not requests: only requests with an `Idempotency-Key`, each key's first `perKey`
+   * requests (positive integer). `rate` then picks the keys (the n-th new key by the rule above),
+   * and `times` still counts requests. With `timeout` and a POST, a slow upstream: the call is
+   * applied at its first request and every retry of it up to `perKey` is answered late.
+   */
+  perKey?: number;
 }
 
 /** A registered fault and its counters. */
@@ -71,6 +78,9 @@ export interface FaultState {
   exhausted: boolean;
 }
 
+/** Keys a `perKey` fault remembers (the oldest forgotten first). */
+export const MAX_FAULT_KEYS = 100_000;
+
 /** A fault spec was rejected; `field` names the offending field. */
 export class FaultSpecError extends Error {
   /** The offending field (`body` when the spec is not an object). */
@@ -83,7 +93,7 @@ export class FaultSpecError extends Error {
   }
 }
 
-const KNOWN_FIELDS = new Set(['route', 'mode', 'times', 'rate', 'retryAfterSeconds', 'delayMs', 'bytes', 'match']);
+const KNOWN_FIELDS = new Set(['route', 'mode', 'times', 'rate', 'retryAfterSeconds', 'delayMs', 'bytes', 'match', 'perKey']);
 const ROUTE_CHOICES: readonly string[] = [...ROUTE_IDS, '*'];
 const MODE_CHOICES: readonly string[] = Object.keys(FAULT_MODES);
 
@@ -107,7 +117,7 @@ export function validateFaultSpec(input: unknown): FaultSpec {
   for (const key of Object.keys(input)) {
     if (!KNOWN_FIELDS.has(key)) throw new FaultSpecError(key, `unknown field "${key}"`);
   }
-  const { route, mode, times, rate, retryAfterSeconds, delayMs, bytes, match } = input;
+  const { route, mode, times, rate, retryAfterSeconds, delayMs, bytes, match, perKey } = input;
   if (typeof route !== 'string' || !ROUTE_CHOICES.includes(route)) {
     throw new FaultSpecError('route', `route must be one of ${ROUTE_CHOICES.join(', ')}`);
   }
@@ -156,6 +166,10 @@ export function validateFaultSpec(input: unknown): FaultSpec {
     }
     spec.match = match;
   }
+  if (perKey !== undefined) {
+    if (!isInt(perKey) || perKey < 1) throw new FaultSpecError('perKey', 'perKey must be a positive integer');
+    spec.perKey = perKey;
+  }
   return spec;
 }
 
@@ -170,6 +184,8 @@ const RATE_EPSILON = 1e-9;
 export class FaultRegistry {
   #faults: FaultState[] = [];
   #nextId = 1;
+  /** Per `perKey` fault: each key seen, whether it is faulted and how many of its requests were. */
+  #keys = new Map<string, Map<string, { faulted: boolean; requests: number }>>();
 
   /**
    * Validates and registers a fault.
@@ -192,6 +208,7 @@ export class FaultRegistry {
   clear(): number {
     const n = this.#faults.length;
     this.#faults = [];
+    this.#keys.clear();
     return n;
   }
 
@@ -205,14 +222,21 @@ export class FaultRegistry {
    *
    * @param route - the request's route id.
    * @param paths - the texts `match` is tested against (raw and decoded path, and a POST's body).
+   * @param key - the request's `Idempotency-Key` (for `perKey` faults), or null.
    * @returns a snapshot of the fault that fires, or `undefined`.
    */
-  pick(route: RouteId, paths: readonly string[]): FaultState | undefined {
+  pick(route: RouteId, paths: readonly string[], key: string | null = null): FaultState | undefined {
     for (const f of this.#faults) {
       if (f.exhausted) continue;
       const { spec } = f;
       if (spec.route !== '*' && spec.route !== route) continue;
       if (spec.match !== undefined && !paths.some((p) => p.includes(spec.match as string))) continue;
+      if (spec.perKey !== undefined) {
+        if (!this.#firesForKey(f, key)) continue;
+        f.applied += 1;
+        if (spec.times !== undefined && f.applied >= spec.times) f.exhausted = true;
+        return { ...f, spec: { ...spec } };
+      }
       f.seen += 1;
       const rate = spec.rate ?? 1;
       const fires = Math.floor(f.seen * rate + RATE_EPSILON) > Math.floor((f.seen - 1) * rate + RATE_EPSILON);
@@ -222,5 +246,23 @@ export class FaultRegistry {
       return { ...f, spec: { ...spec } };
     }
     return undefined;
+  }
+
+  /** Whether a `perKey` fault fires for a request under `key`: a key the rate picked, within its first `perKey` requests. */
+  #firesForKey(f: FaultState, key: string | null): boolean {
+    if (key === null) return false;
+    let keys = this.#keys.get(f.id);
+    if (!keys) this.#keys.set(f.id, (keys = new Map()));
+    let state = keys.get(key);
+    if (!state) {
+      f.seen += 1;
+      const rate = f.spec.rate ?? 1;
+      state = { faulted: Math.floor(f.seen * rate + RATE_EPSILON) > Math.floor((f.seen - 1) * rate + RATE_EPSILON), requests: 0 };
+      keys.set(key, state);
+      if (keys.size > MAX_FAULT_KEYS) keys.delete(keys.keys().next().value!);
+    }
+    if (!state.faulted || state.requests >= f.spec.perKey!) return false;
+    state.requests += 1;
+    return true;
   }
 }

@@ -49,6 +49,12 @@ export interface Stats {
   openConnections: number;
   /** Side effects performed by the POST routes (refunds created, copies sent, resets issued), per POST route id. */
   effects: Record<string, number>;
+  /**
+   * Side effects performed per `Idempotency-Key` (requests without one are not counted here), for
+   * the most recent {@link MAX_EFFECT_KEYS} keys: how a test or `npm run chaos` counts, at the
+   * upstream, a call applied more than once.
+   */
+  effectsByKey: Record<string, number>;
   /** `Idempotency-Key` handling of the POST routes. */
   idempotency: {
     /** Responses currently stored under a key (server state: not cleared by a stats reset). */
@@ -62,6 +68,8 @@ export interface Stats {
 
 /** How many request records stats keep. */
 export const MAX_RECORDED_REQUESTS = 10_000;
+/** How many keys `effectsByKey` keeps (the oldest forgotten first). */
+export const MAX_EFFECT_KEYS = 100_000;
 
 /** Events of {@link ToolServer.events}. */
 export interface ToolServerEvents {
@@ -75,6 +83,7 @@ export class RequestStats {
   private records: RecordedRequest[] = [];
   private connections = 0;
   private effects: Record<string, number> = {};
+  private effectsByKey = new Map<string, number>();
   private replays: Record<string, number> = {};
   private conflicts = 0;
 
@@ -89,6 +98,7 @@ export class RequestStats {
     this.records = [];
     this.connections = 0;
     this.effects = Object.fromEntries(POST_ROUTE_IDS.map((r) => [r, 0]));
+    this.effectsByKey = new Map();
     this.replays = Object.fromEntries(POST_ROUTE_IDS.map((r) => [r, 0]));
     this.conflicts = 0;
   }
@@ -118,7 +128,14 @@ export class RequestStats {
 
   /** Counts what a POST did: its side effect, a replay from its `Idempotency-Key` (marked on `rec`), a key conflict. */
   countPost(route: RouteId, post: PostOutcome, rec: RecordedRequest): void {
-    if (post.effect) this.effects[route] = (this.effects[route] ?? 0) + 1;
+    if (post.effect) {
+      this.effects[route] = (this.effects[route] ?? 0) + 1;
+      const key = rec.headers['idempotency-key'];
+      if (key !== null) {
+        this.effectsByKey.set(key, (this.effectsByKey.get(key) ?? 0) + 1);
+        if (this.effectsByKey.size > MAX_EFFECT_KEYS) this.effectsByKey.delete(this.effectsByKey.keys().next().value!);
+      }
+    }
     if (post.replayed) {
       this.replays[route] = (this.replays[route] ?? 0) + 1;
       rec.idempotentReplay = true;
@@ -140,6 +157,7 @@ export class RequestStats {
       connections: this.connections,
       openConnections,
       effects: { ...this.effects },
+      effectsByKey: Object.fromEntries(this.effectsByKey),
       idempotency: { storedKeys, replays: { ...this.replays }, conflicts: this.conflicts },
     };
   }

@@ -40,7 +40,7 @@ export function toolHandler(ctx: ToolContext): (req: http.IncomingMessage, res: 
     const rec = stats.record(req, m?.route ?? UNMATCHED_ROUTE);
     // `match` sees the raw and decoded path and, for a POST, the body.
     const targets = [pathname, safeDecode(pathname), ...(isPost && text !== null ? [text] : [])];
-    const fault = m !== null && method === m.method ? registry.pick(m.route, targets) : undefined;
+    const fault = m !== null && method === m.method ? registry.pick(m.route, targets, headerValue(req, 'idempotency-key')) : undefined;
     if (fault !== undefined) {
       rec.fault = fault.spec.mode;
       rec.faultId = fault.id;

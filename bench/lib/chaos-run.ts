@@ -7,6 +7,9 @@
  * - lost runs: submitted (acknowledged by the broker) but without a committed outcome;
  * - duplicated steps: a (thought_id, iteration, step) requested, resulted or judged twice, or a run
  *   with two outcomes, in the committed log (the exactly-once check);
+ * - side effects applied twice: the runs refund their order, a share of the refunds is answered
+ *   late on every attempt (./chaos-side-effects.ts), and the tool server counts what it applied
+ *   by `Idempotency-Key`;
  * - task completion and self-recovery rates of the submitted runs;
  * - recovery time per kill: until the killed stage's consumer-group lag is back under its level
  *   just before the kill, and the longest pause in outcomes after it;
@@ -14,8 +17,10 @@
  *   and a whole-cluster outage beside the stage kills, the time from each to the loop committing
  *   again, and the ingress's answers while every broker is down.
  */
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Admin } from 'kafkajs';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import { startIngress, type Ingress } from '../../ingress/server.ts';
@@ -23,7 +28,8 @@ import { createProducer } from '../../runtime/kafka.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { brokerRecovery, runBrokerFaults, type BrokerFault, type BrokerFaultPlan, type BrokerRecovery, type ClusterControl } from './chaos-cluster.ts';
 import { STAGES } from '../../processors/wiring/index.ts';
-import type { Task } from '../../schemas/types.gen.ts';
+import type { Task, ThoughtRequest } from '../../schemas/types.gen.ts';
+import { CHAOS_FLOW, sideEffectsOf, slowRefundFault, writeChaosFlows, type SideEffects } from './chaos-side-effects.ts';
 import { DEAD_LETTERED } from '../../topics/catalog.ts';
 import type { FaultSpec } from '../../tool-server/server.ts';
 import { Fleet, freshNamespace, getJson, progress, sleep, stageSpec, type BenchNamespace, type Instance } from './harness.ts';
@@ -34,16 +40,23 @@ import { percentile, summary } from './stats.ts';
 
 type Stage = (typeof STAGES)[number];
 
-/** A demo tool server: its URL and a way to replace its faults (specs as in tool-server/faults.ts). */
+/** A demo tool server: its URL, a way to replace its faults (specs as in tool-server/faults.ts), and the side effects it applied per key. */
 export interface ToolControl {
   url: string;
   setFaults(faults: Array<Record<string, unknown>>): Promise<void>;
+  effectsByKey(): Promise<Record<string, number>>;
 }
 
 /** The {@link ToolControl} of a tool server running in this process (the chaos tests start one). */
-export function inProcessToolControl(server: { url: string; clearFaults(): void; setFault(spec: FaultSpec): unknown }): ToolControl {
+export function inProcessToolControl(server: {
+  url: string;
+  clearFaults(): void;
+  setFault(spec: FaultSpec): unknown;
+  stats(): { effectsByKey: Record<string, number> };
+}): ToolControl {
   return {
     url: server.url,
+    effectsByKey: () => Promise.resolve(server.stats().effectsByKey),
     setFaults: async (faults) => {
       server.clearFaults();
       for (const f of faults) server.setFault(f as unknown as FaultSpec);
@@ -120,6 +133,8 @@ export interface ChaosReport {
   duplicatedTasks: number;
   /** Dead letters per dead-letter topic (none expected). */
   deadLetters: Record<string, number>;
+  /** The runs' refunds as the tool server applied them, counted by key (`appliedTwice`: none expected). */
+  sideEffects: SideEffects;
   /** Committed records that did not decode (none expected). */
   undecodable: number;
   rates: RunRates;
@@ -188,8 +203,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
   const log = options.log ?? ((line: string) => progress(started, line));
   const rnd = mulberry32(options.seed);
-  const ns: BenchNamespace = await freshNamespace('chaos', options.env, { TAO_DEMO_TOOL_ORIGIN: options.tools.url });
-  await options.tools.setFaults(options.toolServerErrorRate > 0 ? [{ route: '*', mode: 'server_error', rate: options.toolServerErrorRate }] : []);
+  // The runs' flow refunds their order: a call with side effects, a share of them answered late.
+  const flowsDir = join(tmpdir(), `tao-chaos-flows-${process.pid}-${randomUUID().slice(0, 8)}`);
+  writeChaosFlows(flowsDir);
+  const ns: BenchNamespace = await freshNamespace('chaos', options.env, {
+    TAO_DEMO_TOOL_ORIGIN: options.tools.url,
+    TAO_FLOWS_DIR: flowsDir,
+    TAO_FLOW: CHAOS_FLOW,
+  });
+  await options.tools.setFaults([
+    slowRefundFault(),
+    ...(options.toolServerErrorRate > 0 ? [{ route: '*', mode: 'server_error', rate: options.toolServerErrorRate }] : []),
+  ]);
   const topics = ns.codec.topics;
   const handovers = { skippedBatches: 0, skippedRecords: 0, failedTransactions: 0 };
   const stageLog = options.stageLog ? createWriteStream(options.stageLog, { flags: 'a' }) : null;
@@ -542,6 +567,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       duplicatedSteps: dups.steps,
       duplicatedTasks: dups.tasks.length,
       deadLetters,
+      sideEffects: sideEffectsOf(
+        await options.tools.effectsByKey(),
+        records.filter((r) => r.id === 'thoughtRequests' && r.decoded).map((r) => r.decoded as unknown as ThoughtRequest),
+        ids,
+      ),
       undecodable: records.filter((r) => r.decoded === null).length,
       rates: runRates(records, ids),
       kills: done,
@@ -584,6 +614,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     if (keepEvidence) log(`chaos: keeping namespace ${ns.namespace} (lost or duplicated steps) for inspection`);
     else await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
     stageLog?.end();
+    rmSync(flowsDir, { recursive: true, force: true });
   }
 }
 

@@ -251,7 +251,9 @@ export interface ToolServerProcess {
   instance: Instance;
   setFaults(faults: Array<Record<string, unknown>>): Promise<void>;
   clearFaults(): Promise<void>;
-  stats(): Promise<{ total: number; byRoute: Record<string, number> }>;
+  stats(): Promise<{ total: number; byRoute: Record<string, number>; effectsByKey: Record<string, number> }>;
+  /** Side effects the server applied per `Idempotency-Key` (its stats' `effectsByKey`). */
+  effectsByKey(): Promise<Record<string, number>>;
   /** The registered faults with their counters (GET /__control/faults). */
   faults(): Promise<Array<{ id: string; spec: Record<string, unknown>; seen: number; applied: number }>>;
 }
@@ -286,7 +288,8 @@ export async function startToolServerProcess(fleet: Fleet, env: NodeJS.ProcessEn
       for (const f of faults) await control('POST', '/__control/faults', f);
     },
     clearFaults: async () => void (await control('DELETE', '/__control/faults')),
-    stats: async () => (await control('GET', '/__control/stats')) as { total: number; byRoute: Record<string, number> },
+    stats: async () => (await control('GET', '/__control/stats')) as { total: number; byRoute: Record<string, number>; effectsByKey: Record<string, number> },
+    effectsByKey: async () => ((await control('GET', '/__control/stats')) as { effectsByKey: Record<string, number> }).effectsByKey,
     faults: async () => {
       const body = (await control('GET', '/__control/faults')) as { faults?: unknown } | unknown[];
       return (Array.isArray(body) ? body : ((body as { faults?: unknown[] }).faults ?? [])) as Array<{

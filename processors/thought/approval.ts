@@ -14,6 +14,11 @@
  *   another wave, or for a call already decided is ignored (logged by the stage), so applying a
  *   decision twice does nothing twice.
  *
+ * An approval is bound to the call's idempotency key (run-end.ts `callKey`: the run, the step, the
+ * tool and its input), kept in `RunState.approved_calls`: a retry of an approved call (a timeout,
+ * a 5xx) has the same key and is dispatched without parking again; a changed input, another step
+ * or another run is another call and needs its own approval.
+ *
  * No clock: when the decision was made is the decision record's own field, and the time-out is
  * itself a record written by the scheduler (scheduler/), so replay re-decides the same way.
  */
@@ -50,7 +55,9 @@ export function gateWave(decision: ThoughtDecision, config: Pick<ThoughtConfig, 
   if (!approvals || !wave) return decision;
   const skill = skillOf(wave.run);
   const calls: ApprovalCall[] = [];
+  const approved = new Set(wave.run.approved_calls);
   for (const step of wave.steps) {
+    if (approved.has(step.idempotency_key)) continue;
     const need = approvalNeed(approvals, skill, step.tool, JSON.parse(step.input_json));
     if (need)
       calls.push({
@@ -125,7 +132,7 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
   if (calls.some((c) => c.decision === null)) return park(wave, decided, steps);
 
   const denied = calls.filter((c) => c.decision !== 'approve');
-  if (!denied.length) return dispatch(wave);
+  if (!denied.length) return dispatch(approving(wave, calls));
   const deniedIds = new Set(denied.map((c) => c.step_id));
   const remaining = steps.filter((s) => !deniedIds.has(s.step_id));
   const kept: RunState = {
@@ -141,7 +148,7 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
     if (remaining.length) {
       const history = { ...kept.error_history };
       for (const c of denied) history[c.step_id] = [...(history[c.step_id] ?? []), `approval_denied: ${refusal(c)}`];
-      return dispatch({ ...wave, run: { ...kept, error_history: history }, steps: remaining });
+      return dispatch(approving({ ...wave, run: { ...kept, error_history: history }, steps: remaining }, calls));
     }
     const obs: ObservationResult = {
       thought_id: task.thought_id,
@@ -168,6 +175,14 @@ function dispatch(wave: ThoughtRequest): ThoughtDecision {
       { topic: 'thoughtRuns', value: snapshotOf({ thoughtId: wave.thought_id, iteration: wave.iteration, run: wave.run }, 'running') },
     ],
   };
+}
+
+/** The wave with its approved calls' idempotency keys added to the run's `approved_calls`: their retries are not parked again. */
+function approving(wave: ThoughtRequest, calls: readonly ApprovalCall[]): ThoughtRequest {
+  const ids = new Set(calls.filter((c) => c.decision === 'approve').map((c) => c.step_id));
+  const keys = wave.steps.filter((s) => ids.has(s.step_id)).map((s) => s.idempotency_key);
+  const approved = [...new Set([...wave.run.approved_calls, ...keys])];
+  return { ...wave, run: { ...wave.run, approved_calls: approved } };
 }
 
 /** How a call was refused, for people and for the model. */

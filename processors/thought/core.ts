@@ -130,6 +130,8 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
     planner_config: config.planner.config,
     model_state_json: null,
     driver: 'flow',
+    // The keys carry the run and the call: an approved call the new plan makes again is still approved.
+    approved_calls: parked?.approved_calls ?? [],
   };
   const at: RunAt = { thoughtId: task.thought_id, iteration, run };
   if (result.kind === 'needs_input') return end(at, 'awaiting_input', 'needs_input', result.reason, { missing: result.missing });

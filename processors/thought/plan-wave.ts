@@ -67,7 +67,7 @@ export function nextWave(ctx: RunContext, again: ReadonlySet<string>, config: Th
       step_id: step.id,
       tool: step.tool,
       input_json: JSON.stringify(input.value),
-      idempotency_key: callKey(at, step.id),
+      idempotency_key: callKey(at, step.id, step.tool, input.value, step.until ? pollRound(run, step.id) : 1),
       attempt: attempts[step.id]!,
     });
   }
@@ -76,4 +76,13 @@ export function nextWave(ctx: RunContext, again: ReadonlySet<string>, config: Th
   }
   const next: RunState = { ...run, step_attempts: attempts, call_counts: calls, cost_spent: run.cost_spent + cost };
   return dispatchWave({ ...at, run: next }, steps);
+}
+
+/**
+ * The round of a polling step's next call (callKey): the attempt its call began at. A retry (the
+ * step's last answers failed) continues the round of the call it retries; after a valid answer
+ * whose `until` did not hold, the step calls again in a new round.
+ */
+function pollRound(run: RunState, stepId: string): number {
+  return (run.step_attempts[stepId] ?? 0) - (run.failure_streaks[stepId] ?? 0) + 1;
 }

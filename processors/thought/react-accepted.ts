@@ -130,7 +130,13 @@ export function dispatchCalls(ctx: TurnContext, turn: number, answer: Extract<Mo
     const id = callStep(turn, i + 1);
     attempts[id] = 1;
     added.push({ id, tool: call.tool, input: call.arguments, depends_on: [modelStep(turn)] });
-    steps.push({ step_id: id, tool: call.tool, input_json: JSON.stringify(call.arguments), idempotency_key: callKey(ctx, id), attempt: 1 });
+    steps.push({
+      step_id: id,
+      tool: call.tool,
+      input_json: JSON.stringify(call.arguments),
+      idempotency_key: callKey(ctx, id, call.tool, call.arguments),
+      attempt: 1,
+    });
   }
   const grown: Plan = { ...plan, steps: [...plan.steps, ...added] };
   const next: RunState = withState(

@@ -111,7 +111,13 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
   const attempts = { ...run.step_attempts, [stepId]: (run.step_attempts[stepId] ?? 0) + 1 };
   const dispatched: RunState = withState({ ...run, plan_json: JSON.stringify(ctx.plan), step_attempts: attempts }, next);
   const steps: StepCall[] = [
-    { step_id: stepId, tool: loop.tool, input_json: JSON.stringify(request), idempotency_key: callKey(ctx, stepId), attempt: attempts[stepId]! },
+    {
+      step_id: stepId,
+      tool: loop.tool,
+      input_json: JSON.stringify(request),
+      idempotency_key: callKey(ctx, stepId, loop.tool, request),
+      attempt: attempts[stepId]!,
+    },
   ];
   return dispatchWave({ ...ctx, run: dispatched }, steps);
 }

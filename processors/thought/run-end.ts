@@ -4,6 +4,7 @@
  * runs, react.ts for runs a model drives). Pure: no I/O, no clock.
  */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../runtime/json-field.ts';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
 import type {
   ObservationResult,
@@ -102,8 +103,26 @@ export function atIterationLimit(at: RunAt, progress: string): ThoughtDecision |
   return end(at, 'budget_exhausted', 'max_iterations', `iteration limit ${at.run.max_iterations} reached ${progress}`);
 }
 
-/** The idempotency key of a call of step `stepId` in the run's next wave: Action performs a call with one key once. */
-export const callKey = (at: RunAt, stepId: string): string => `${at.thoughtId}:${at.iteration + 1}:${stepId}`;
+/**
+ * The idempotency key of a call: the one home of the rule. Action sends it with every attempt of the
+ * call (HTTP `Idempotency-Key`; MCP `_meta` `dev.tao/idempotency-key` and the header; the model
+ * endpoint's `Idempotency-Key`), so an upstream that de-duplicates by key applies the call once.
+ *
+ * `<thought_id>:<step_id>:<16 hex of the sha256 of the tool, the input as canonical JSON (keys
+ * sorted) and, from a polling step's second round on, the round>`. No wave number, no attempt:
+ * - a retry of a call (a timeout, a 5xx, a dead-lettered or lost answer: the same step, tool and
+ *   input in a later wave) keeps its key, so a call the upstream applied but answered too late is
+ *   not applied again, and an approval given to the call still covers it (approval.ts);
+ * - a changed input or tool (a fallback tool, a re-planned step, a person's reply) is another call
+ *   with another key;
+ * - another step is another call: a model asking for the same tool and arguments in a later turn
+ *   gets a new step id (`M<turn>_<n>`), so a new key;
+ * - a polling step (`until` not met yet) calls again on purpose: each round is a new call
+ *   (`round` > 1, plan-wave.ts), and its retries keep that round's key.
+ */
+export function callKey(at: Pick<RunAt, 'thoughtId'>, stepId: string, tool: string, input: unknown, round = 1): string {
+  return `${at.thoughtId}:${stepId}:${digest(`${tool}\u0000${canonicalJson(input)}${round > 1 ? `\u0000${round}` : ''}`)}`;
+}
 
 /** Dispatches the run's next wave (`iteration` + 1): its calls, and the snapshot of the running run. */
 export function dispatchWave(at: RunAt, steps: StepCall[]): ThoughtDecision {

@@ -13,33 +13,43 @@ after(async () => {
   await tools?.close();
 });
 
-test('SIGKILL of each stage during a 100-run load: no run lost, no step committed twice', { timeout: 180000 }, async () => {
-  const report = await runChaos({
-    runs: 100,
-    kills: 3,
-    killEveryMs: 4000,
-    instances: 1,
-    toolServerErrorRate: 0.05,
-    brokerRestart: null,
-    env: process.env,
-    tools: inProcessToolControl(tools),
-    drainTimeoutMs: 90000,
-    seed: 9,
-    log: () => undefined,
-  });
-  assert.deepEqual(report.kills.map((k) => k.stage).sort(), ['action', 'observation', 'thought'], 'one kill of each stage');
-  assert.equal(report.submitted, 100);
-  assert.deepEqual(report.lostRuns, [], 'every submitted run has a committed outcome');
-  assert.deepEqual(report.duplicatedSteps, [], 'no (thought_id, iteration, step) and no outcome committed twice');
-  assert.equal(report.undecodable, 0);
-  assert.deepEqual(
-    Object.values(report.deadLetters).filter((n) => n > 0),
-    [],
-    'no dead letters',
-  );
-  assert.deepEqual(
-    report.unexpectedExits.map((e) => `${e.name} exited ${e.code}`),
-    [],
-  );
-  assert.equal(report.rates.completed, 100, `every run completed: ${JSON.stringify(report.rates.byReason)}`);
-});
+test(
+  'SIGKILL of each stage during a 100-run load with refunds answered late: no run lost, no step committed twice, no refund applied twice',
+  { timeout: 180000 },
+  async () => {
+    const report = await runChaos({
+      runs: 100,
+      kills: 3,
+      killEveryMs: 4000,
+      instances: 1,
+      toolServerErrorRate: 0.05,
+      brokerRestart: null,
+      env: process.env,
+      tools: inProcessToolControl(tools),
+      drainTimeoutMs: 90000,
+      seed: 9,
+      log: () => undefined,
+    });
+    assert.deepEqual(report.kills.map((k) => k.stage).sort(), ['action', 'observation', 'thought'], 'one kill of each stage');
+    assert.equal(report.submitted, 100);
+    assert.deepEqual(report.lostRuns, [], 'every submitted run has a committed outcome');
+    assert.deepEqual(report.duplicatedSteps, [], 'no (thought_id, iteration, step) and no outcome committed twice');
+    assert.equal(report.undecodable, 0);
+    assert.deepEqual(
+      Object.values(report.deadLetters).filter((n) => n > 0),
+      [],
+      'no dead letters',
+    );
+    assert.deepEqual(
+      report.unexpectedExits.map((e) => `${e.name} exited ${e.code}`),
+      [],
+    );
+    assert.equal(report.rates.completed, 100, `every run completed: ${JSON.stringify(report.rates.byReason)}`);
+    // The side effects, counted at the tool server by Idempotency-Key: refunds were made, some answered
+    // after Action's time-out on every attempt and retried by Thought, and none applied twice.
+    assert.ok(report.sideEffects.runsWithEffect > 0, 'runs refunded their order');
+    assert.ok(report.sideEffects.retriedByThought > 0, 'refund calls answered too late were retried by Thought');
+    assert.deepEqual(report.sideEffects.appliedTwice, [], 'no refund applied twice');
+    assert.equal(report.sideEffects.applied, report.sideEffects.runsWithEffect, 'one refund per refunded run');
+  },
+);

@@ -16,6 +16,7 @@ import { buildTask } from '../../client/tasks.ts';
 import type { Outcome, Task } from '../../schemas/types.gen.ts';
 import { followOutcomes, scanToEnd, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { verifyWithoutModel } from '../replay/helpers.ts';
+import { keyOf } from '../processors/fixtures.ts';
 import { submitTasks } from '../../client/tasks.ts';
 import { hashApiKey, newApiKey } from '../../ingress/api-keys.ts';
 import { startIngress } from '../../ingress/server.ts';
@@ -26,6 +27,8 @@ let loop: RunningLoop;
 /** Shipped or delivered orders (tool-server/data.ts), each over the threshold: 1277.88, 2867.13, 1991.72, 92.73. */
 const ORDERS = { approve: 'O-20250002', deny: 'O-20250006', timeout: 'O-20250010', http: 'O-20250016' } as const;
 const tasks: Record<keyof typeof ORDERS, Task> = {} as Record<keyof typeof ORDERS, Task>;
+/** The refund each run parked with (its arguments), by task name. */
+const parkedInputs: Partial<Record<keyof typeof ORDERS, Record<string, unknown>>> = {};
 
 before(async () => {
   loop = await startLoop({ TAO_FLOW: 'refund-request@1', TAO_APPROVAL_RULES: 'refunds.create:amount_cents>5000', TAO_APPROVAL_TIMEOUT: '5s' });
@@ -75,6 +78,7 @@ test(
       assert.equal(parked.status, 'awaiting_approval', `${name}: ${parked.reason}`);
       assert.equal(parked.reason_code, 'approval_required');
       const [call] = parked.approval!.calls;
+      parkedInputs[name as keyof typeof ORDERS] = JSON.parse(call!.input_json) as Record<string, unknown>;
       assert.equal(call!.tool, 'refunds.create');
       assert.equal(JSON.parse(call!.input_json).order_id, ORDERS[name as keyof typeof ORDERS]);
       assert.ok(JSON.parse(call!.input_json).amount_cents > 5000);
@@ -92,13 +96,13 @@ test('`tao approve` resumes the run: exactly one refund reaches the tool server,
   const outcome = JSON.parse(approved.stdout) as Outcome;
   assert.equal(outcome.status, 'completed', outcome.reason);
   assert.match(JSON.parse(outcome.output_json!).refund_id, /^R-\d{8}$/);
-  assert.deepEqual(refundCalls(), [`${id}:2:S2`], "one refund call, with the parked wave's idempotency key");
+  assert.deepEqual(refundCalls(), [keyOf(id, 'S2', 'refunds.create', parkedInputs.approve!)], "one refund call, with the parked call's idempotency key");
 
   const again = await tao(['approve', id]);
   assert.equal(again.code, 0, again.stderr);
   const ignored = await loop.fleet.waitForLine(`approve by user:`, 60000).then(() => loop.fleet.waitForLine(`which is ended, not awaiting approval`, 60000));
   assert.match(ignored, new RegExp(id));
-  assert.deepEqual(refundCalls(), [`${id}:2:S2`], 'still one refund');
+  assert.deepEqual(refundCalls(), [keyOf(id, 'S2', 'refunds.create', parkedInputs.approve!)], 'still one refund');
   assert.equal(loop.tools.stats().effects['refunds.create'], 1, 'one refund created');
 });
 
@@ -151,7 +155,7 @@ test(
     }
     assert.deepEqual(
       refundCalls().filter((k) => k.startsWith(id)),
-      [`${id}:2:S2`],
+      [keyOf(id, 'S2', 'refunds.create', parkedInputs.http!)],
     );
     assert.equal(loop.tools.stats().effects['refunds.create'], 2, 'one more refund created');
     const decision = (await scanToEnd(cluster, ['tasks'])).map((r) => r.value as unknown as Task).find((t) => t.thought_id === id && t.kind === 'DECISION');

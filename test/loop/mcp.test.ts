@@ -17,6 +17,7 @@ import { startMcpToolServer, type McpToolServer } from '../../tool-server/mcp-se
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { StageFleet, freshCluster, runTasks, scanToEnd, type TestCluster } from '../helpers/cluster.ts';
 import { mcpCatalog } from '../helpers/mcp.ts';
+import { keyOf } from '../processors/fixtures.ts';
 
 const SERVED = ['orders.get', 'shipping.track'] as const;
 let mcp: McpToolServer;
@@ -86,7 +87,7 @@ describe('MCP tools in the loop', () => {
       const raw = JSON.parse(r.response_raw!) as { structuredContent?: unknown; content?: unknown[] };
       assert.deepEqual(raw.structuredContent, JSON.parse(r.data_json!), 'the raw MCP result is recorded, its structured content is the data');
       assert.ok(Array.isArray(raw.content));
-      assert.equal(r.idempotency_key, `${r.thought_id}:${r.iteration}:${r.step_id}`);
+      assert.equal(r.idempotency_key, keyOf(r.thought_id, r.step_id, r.tool, JSON.parse(r.input_json) as Record<string, unknown>));
     }
     const keys = mcp.stats().keys;
     assert.deepEqual(

@@ -2,6 +2,7 @@
  * Shared fixtures for the pure-core tests: the real catalog, the real order-status flow and the
  * ThoughtConfig / ObservationConfig built the way processors/wiring/index.ts builds them.
  */
+import { createHash } from 'node:crypto';
 import type { Ajv } from 'ajv';
 import type { Check, ObservationResult, Outcome, RunSnapshot, RunState, StepCall, Task, ThoughtRequest, Verdict } from '../../schemas/types.gen.ts';
 import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools/catalog.ts';
@@ -161,6 +162,17 @@ export function allValid(call: StepCall): Verdict {
 }
 
 /** The wave's step calls with their inputs parsed. */
+/**
+ * The idempotency key the rule (processors/thought/run-end.ts `callKey`) gives a call with a flat
+ * input, computed here from its written form: `<thought_id>:<step_id>:<16 hex of sha256(tool NUL canonical-JSON input
+ * [NUL round, from round 2])>`.
+ */
+export function keyOf(thoughtId: string, stepId: string, tool: string, input: Record<string, unknown>, round = 1): string {
+  const sorted = JSON.stringify(Object.fromEntries(Object.entries(input).sort(([a], [b]) => (a < b ? -1 : 1))));
+  const text = `${tool}\u0000${sorted}${round > 1 ? `\u0000${round}` : ''}`;
+  return `${thoughtId}:${stepId}:${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+}
+
 export function stepsOf(request: ThoughtRequest): Array<StepCall & { input: unknown }> {
   return request.steps.map((s) => ({ ...s, input: JSON.parse(s.input_json) as unknown }));
 }

@@ -11,6 +11,7 @@ import { partitionForKey } from '../../replay/partition.ts';
 import type { Timeline } from '../../replay/timeline.ts';
 import type { VerifyReport } from '../../replay/verify.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
+import { keyOf } from '../processors/fixtures.ts';
 import { StageFleet, followOutcomes, freshCluster, scan, type TestCluster } from '../helpers/cluster.ts';
 import { chromium, runCli } from './helpers.ts';
 
@@ -94,7 +95,7 @@ test('a completed run replays after every stage stopped: each wave, step, verdic
     assert.ok(s.result!.response_time_ms >= 0 && s.result!.attempts >= 1);
     assert.equal(s.result?.retries, s.result!.attempts - 1);
     assert.ok(s.verdict!.checks.some((c) => c.name === 'response_schema' && c.passed));
-    assert.equal(s.idempotency_key, `${runs.completed}:${s.iteration}:${s.step_id}`);
+    assert.equal(s.idempotency_key, keyOf(runs.completed, s.step_id, s.tool, s.input as Record<string, unknown>));
   }
   assert.deepEqual(steps[0]!.input, { email: 'alice.replay@example.com' });
   assert.match(String((steps[1]!.input as { customer_id: string }).customer_id), /^C-\d{6}$/);

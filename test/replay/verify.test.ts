@@ -25,6 +25,7 @@ import { verifyRun, type VerifyConfigs } from '../../replay/verify.ts';
 import type { ActionResult, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { createContractAjv } from '../../tools/catalog.ts';
 import type { TopicId } from '../../topics/catalog.ts';
+import { keyOf } from '../processors/fixtures.ts';
 import { answer } from './record-run.ts';
 
 let configs: VerifyConfigs;
@@ -329,7 +330,7 @@ test('planFork: wave 2 keeps S1, an override changes S2, wave 1 re-plans with th
   assert.match(two.request.run.task_id, /^fork:run-1:2:/);
   assert.deepEqual(
     two.request.steps.map((s) => s.idempotency_key),
-    ['child:2:S2', 'child:2:S3'],
+    [keyOf('child', 'S2', 'orders.latest', { customer_id: 'C-000001' }), keyOf('child', 'S3', 'crm.tier', { customer_id: 'C-123456' })],
   );
   assert.equal(two.headers['tao.fork.parent'], ID);
 

@@ -508,6 +508,22 @@ test('a POST whose answer times out took effect: the retry with the same key get
   });
 });
 
+test('a perKey timeout answers every retry of a call late up to perKey, applies it once, and effectsByKey counts it by key', T, async () => {
+  await withServer(async ({ post, server }) => {
+    // rate 0.5 picks every second new key; each picked key's first 2 requests are answered late.
+    server.setFault({ route: 'refunds.create', mode: 'timeout', delayMs: 20, perKey: 2, rate: 0.5 });
+    const refund = (key: string) => post('/refunds', { order_id: DELIVERED, amount_cents: 5 }, key);
+    assert.equal((await refund('call-1')).status, 201, 'the first key is not picked');
+    assert.deepEqual([(await refund('call-2')).status, (await refund('call-2')).status, (await refund('call-2')).status], [504, 504, 201]);
+    assert.equal((await post('/refunds', { order_id: DELIVERED, amount_cents: 5 })).status, 201, 'a request without a key is never faulted by perKey');
+    const st = server.stats();
+    assert.deepEqual(st.effectsByKey, { 'call-1': 1, 'call-2': 1 }, 'each call applied once, at its first request; keyless effects are not listed');
+    assert.equal(st.effects['refunds.create'], 3);
+    assert.equal(server.faults()[0]!.applied, 2);
+    assert.throws(() => server.setFault({ route: 'refunds.create', mode: 'timeout', perKey: 0 }), /perKey must be a positive integer/);
+  });
+});
+
 test('fault: wrong_schema breaks the contract of every new route', T, async () => {
   await withServer(async ({ call, post, server }) => {
     const requests: Array<[string, () => Promise<unknown>]> = [

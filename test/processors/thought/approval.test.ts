@@ -5,7 +5,8 @@ import { approvalNeed, parseApprovalRules, type ApprovalConfig } from '../../../
 import { DEFAULT_FLOWS_DIR, loadFlows } from '../../../processors/thought/planners/flows.ts';
 import { GraphPlanner } from '../../../processors/thought/planners/graph.ts';
 import type { ApprovalDecision, RunSnapshot, Task } from '../../../schemas/types.gen.ts';
-import { loadWorld, observe, onlyOutcome, onlyRequest, onlySnapshot, task, thoughtConfig, validVerdict } from '../fixtures.ts';
+import { gateWave } from '../../../processors/thought/approval.ts';
+import { failedVerdict, keyOf, loadWorld, observe, onlyOutcome, onlyRequest, onlySnapshot, task, thoughtConfig, validVerdict } from '../fixtures.ts';
 
 const world = loadWorld();
 const sideEffects = (tool: string) => (world.catalog.get(tool) ? world.catalog.get(tool)!.spec.side_effects === true : undefined);
@@ -126,7 +127,7 @@ describe('a call that needs approval parks the run', () => {
     assert.equal(snapshot.status, 'awaiting_approval');
     assert.deepEqual(
       snapshot.parked_steps.map((s) => s.idempotency_key),
-      ['t-1:2:S2'],
+      [keyOf('t-1', 'S2', 'refunds.create', { order_id: 'O-20250002', amount_cents: 12_788 })],
     );
     assert.ok(snapshot.run, 'the parked run state is kept');
   });
@@ -162,6 +163,38 @@ describe('a decision resumes or ends the parked run', () => {
     assert.equal(onlySnapshot(decision).approval, null);
     assert.equal(wave.run.human_involved, true, 'a person decided: the run does not count as recovered without one');
     assert.equal(onlyOutcome(onTask(decide('timeout', { decided_by: 'scheduler' }), cfg, snapshot)).reason_code, 'approval_timeout');
+  });
+
+  test('an approved call keeps its approval across a retry: a timed-out refund is sent again with the same key, without parking again', () => {
+    const approved = onlyRequest(onTask(decide('approve'), cfg, snapshot));
+    const key = keyOf('t-1', 'S2', 'refunds.create', { order_id: 'O-20250002', amount_cents: 12_788 });
+    assert.deepEqual(approved.run.approved_calls, [key], 'the approval is bound to the call: its idempotency key');
+    // The refund times out (the upstream may have applied it): Thought retries the same call.
+    const retry = onObservation(
+      observe(approved, (c) => failedVerdict(c.step_id, c.tool, 'timeout')),
+      cfg,
+    );
+    const wave = onlyRequest(retry);
+    assert.deepEqual(
+      wave.steps.map((s) => [s.step_id, s.tool, s.attempt, s.idempotency_key]),
+      [['S2', 'refunds.create', 2, key]],
+    );
+    assert.equal(onlySnapshot(retry).status, 'running');
+    assert.equal(
+      retry.outputs.some((o) => o.topic === 'outcomes'),
+      false,
+      'no awaiting_approval outcome: nobody is asked twice',
+    );
+
+    // Another call (another amount: another key) in the same run is not covered by that approval.
+    const other = { order_id: 'O-20250002', amount_cents: 20_000 };
+    const changed = {
+      ...wave,
+      steps: [{ ...wave.steps[0]!, input_json: JSON.stringify(other), idempotency_key: keyOf('t-1', 'S2', 'refunds.create', other) }],
+    };
+    const gated = gateWave({ outputs: [{ topic: 'thoughtRequests', value: changed }] }, cfg);
+    assert.equal(onlyOutcome(gated).status, 'awaiting_approval');
+    assert.match(onlyOutcome(gated).reason, /amount_cents 20000 > 5000/);
   });
 
   test('a second decision on a run no longer awaiting approval is ignored and writes nothing', () => {

@@ -10,6 +10,7 @@ import {
   failedVerdict,
   fixedPlanner,
   flowPlan,
+  keyOf,
   loadWorld,
   observe,
   onlyOutcome,
@@ -151,11 +152,38 @@ describe('cost_budget', () => {
 });
 
 describe('polling steps (until)', () => {
-  test('a polling step whose data does not yet satisfy its condition is dispatched again next wave, same input, next attempt', () => {
-    const cfg = planned(pollingPlan());
+  test('a polling step whose data does not yet satisfy its condition is dispatched again next wave, same input, next attempt, as a new call (its own key)', () => {
+    const cfg = planned(pollingPlan(), { repeatCap: 5 });
     const wave1 = start(cfg, 'anything');
+    const input = { customer_id: 'C-123456' };
+    assert.equal(wave1.steps[0]!.idempotency_key, keyOf('t-1', 'P', 'orders.latest', input));
     const wave2 = onlyRequest(onObservation(observe(wave1, orderIs('shipped')), cfg));
-    assert.deepEqual(wave2.steps, [{ step_id: 'P', tool: 'orders.latest', input_json: wave1.steps[0]!.input_json, idempotency_key: 't-1:2:P', attempt: 2 }]);
+    assert.deepEqual(wave2.steps, [
+      {
+        step_id: 'P',
+        tool: 'orders.latest',
+        input_json: wave1.steps[0]!.input_json,
+        idempotency_key: keyOf('t-1', 'P', 'orders.latest', input, 2),
+        attempt: 2,
+      },
+    ]);
+    // The second round times out: its retry is the same call as that round, with its key.
+    const wave3 = onlyRequest(
+      onObservation(
+        observe(wave2, (c) => failedVerdict(c.step_id, c.tool, 'timeout')),
+        cfg,
+      ),
+    );
+    assert.deepEqual(
+      wave3.steps.map((c) => [c.step_id, c.attempt, c.idempotency_key]),
+      [['P', 3, wave2.steps[0]!.idempotency_key]],
+    );
+    // Its answer does not satisfy the condition either: the third call is a new round.
+    const wave4 = onlyRequest(onObservation(observe(wave3, orderIs('shipped')), cfg));
+    assert.deepEqual(
+      wave4.steps.map((c) => [c.step_id, c.attempt, c.idempotency_key]),
+      [['P', 4, keyOf('t-1', 'P', 'orders.latest', input, 4)]],
+    );
     assert.equal(wave2.run.outputs_json, '{}', "unsatisfying data is not the step's output");
     assert.deepEqual(wave2.run.reflections, [], 'polling is not failing');
   });

@@ -9,6 +9,7 @@ import {
   failedVerdict,
   fixedPlanner,
   flowPlan,
+  keyOf,
   loadWorld,
   observe,
   onlyOutcome,
@@ -73,12 +74,18 @@ function snapshotOf(decision: ThoughtDecision): RunSnapshot {
 }
 
 describe('onTask', () => {
-  test('a task with an e-mail starts wave 1 with only S1, its input resolved and idempotency key thought_id:1:S1', () => {
+  test('a task with an e-mail starts wave 1 with only S1, its input resolved, and an idempotency key of the run, the step and the call', () => {
     const wave = firstWave();
     assert.equal(wave.thought_id, 't-1');
     assert.equal(wave.iteration, 1);
     assert.deepEqual(wave.steps, [
-      { step_id: 'S1', tool: 'crm.find_customer', input_json: JSON.stringify({ email: 'alice@example.com' }), idempotency_key: 't-1:1:S1', attempt: 1 },
+      {
+        step_id: 'S1',
+        tool: 'crm.find_customer',
+        input_json: JSON.stringify({ email: 'alice@example.com' }),
+        idempotency_key: keyOf('t-1', 'S1', 'crm.find_customer', { email: 'alice@example.com' }),
+        attempt: 1,
+      },
     ]);
     assert.deepEqual(wave.run.step_attempts, { S1: 1 });
     assert.equal(wave.run.outputs_json, '{}');
@@ -173,8 +180,20 @@ describe('onObservation', () => {
     assert.deepEqual(
       stepsOf(wave2).map(({ step_id, tool, input, idempotency_key, attempt }) => ({ step_id, tool, input, idempotency_key, attempt })),
       [
-        { step_id: 'S2', tool: 'orders.latest', input: { customer_id: 'C-123456' }, idempotency_key: 't-1:2:S2', attempt: 1 },
-        { step_id: 'S3', tool: 'crm.tier', input: { customer_id: 'C-123456' }, idempotency_key: 't-1:2:S3', attempt: 1 },
+        {
+          step_id: 'S2',
+          tool: 'orders.latest',
+          input: { customer_id: 'C-123456' },
+          idempotency_key: keyOf('t-1', 'S2', 'orders.latest', { customer_id: 'C-123456' }),
+          attempt: 1,
+        },
+        {
+          step_id: 'S3',
+          tool: 'crm.tier',
+          input: { customer_id: 'C-123456' },
+          idempotency_key: keyOf('t-1', 'S3', 'crm.tier', { customer_id: 'C-123456' }),
+          attempt: 1,
+        },
       ],
     );
     assert.deepEqual(JSON.parse(wave2.run.outputs_json), { S1: DATA.S1 });
@@ -187,7 +206,7 @@ describe('onObservation', () => {
     assert.equal(wave3.iteration, 3);
     assert.deepEqual(
       stepsOf(wave3).map(({ step_id, input, idempotency_key }) => ({ step_id, input, idempotency_key })),
-      [{ step_id: 'S4', input: { order_id: 'O-12345678' }, idempotency_key: 't-1:3:S4' }],
+      [{ step_id: 'S4', input: { order_id: 'O-12345678' }, idempotency_key: keyOf('t-1', 'S4', 'shipping.track', { order_id: 'O-12345678' }) }],
     );
   });
 
@@ -214,14 +233,19 @@ describe('onObservation', () => {
     assert.deepEqual([snapshot.status, snapshot.outcome_status, snapshot.run, snapshot.iteration], ['ended', 'completed', null, 3]);
   });
 
-  test('a timeout is retried in the next wave with attempt 2 and a new idempotency key, same input, no reflection yet', () => {
+  test('a timeout is retried in the next wave with attempt 2 and the same idempotency key (the same call), same input, no reflection yet', () => {
     const wave1 = firstWave();
     const wave2 = onlyRequest(onObservation(observe(wave1, failing('timeout')), config));
     assert.equal(wave2.iteration, 2);
     assert.deepEqual(wave2.steps, [
-      { step_id: 'S1', tool: 'crm.find_customer', input_json: wave1.steps[0]!.input_json, idempotency_key: 't-1:2:S1', attempt: 2 },
+      { step_id: 'S1', tool: 'crm.find_customer', input_json: wave1.steps[0]!.input_json, idempotency_key: wave1.steps[0]!.idempotency_key, attempt: 2 },
     ]);
-    assert.notEqual(wave2.steps[0]!.idempotency_key, wave1.steps[0]!.idempotency_key);
+    // A third attempt, after a second timeout: still the one call, still its key.
+    const wave3 = onlyRequest(onObservation(observe(wave2, failing('server_error')), thoughtConfig(world, { reflectAfter: 3 })));
+    assert.deepEqual(
+      wave3.steps.map((s) => [s.step_id, s.attempt, s.idempotency_key]),
+      [['S1', 3, wave1.steps[0]!.idempotency_key]],
+    );
     assert.deepEqual(wave2.run.step_attempts, { S1: 2 });
     assert.deepEqual(wave2.run.failure_streaks, { S1: 1 });
     assert.deepEqual(wave2.run.reflections, []);
@@ -244,8 +268,8 @@ describe('onObservation', () => {
     assert.deepEqual(
       stepsOf(wave3).map(({ step_id, input, idempotency_key, attempt }) => ({ step_id, input, idempotency_key, attempt })),
       [
-        { step_id: 'S3', input: { customer_id: 'C-123456' }, idempotency_key: 't-1:3:S3', attempt: 2 },
-        { step_id: 'S4', input: { order_id: 'O-12345678' }, idempotency_key: 't-1:3:S4', attempt: 1 },
+        { step_id: 'S3', input: { customer_id: 'C-123456' }, idempotency_key: wave2.steps.find((x) => x.step_id === 'S3')!.idempotency_key, attempt: 2 },
+        { step_id: 'S4', input: { order_id: 'O-12345678' }, idempotency_key: keyOf('t-1', 'S4', 'shipping.track', { order_id: 'O-12345678' }), attempt: 1 },
       ],
     );
     assert.deepEqual(Object.keys(JSON.parse(wave3.run.outputs_json) as object).sort(), ['S1', 'S2']);
@@ -324,7 +348,16 @@ describe('reflection', () => {
     const wave2 = onlyRequest(onObservation(observe(wave1, failing('timeout')), cfg));
     const wave3 = onlyRequest(onObservation(observe(wave2, failing('timeout')), cfg));
     assert.equal(wave3.iteration, 3);
-    assert.deepEqual(wave3.steps, [{ step_id: 'S1', tool: ALT, input_json: wave1.steps[0]!.input_json, idempotency_key: 't-1:3:S1', attempt: 3 }]);
+    assert.deepEqual(wave3.steps, [
+      {
+        step_id: 'S1',
+        tool: ALT,
+        input_json: wave1.steps[0]!.input_json,
+        idempotency_key: keyOf('t-1', 'S1', ALT, { email: 'alice@example.com' }),
+        attempt: 3,
+      },
+    ]);
+    assert.notEqual(wave3.steps[0]!.idempotency_key, wave1.steps[0]!.idempotency_key, 'another tool is another call, with another key');
 
     assert.equal(wave3.run.reflections.length, 1);
     const [reflection] = wave3.run.reflections;
@@ -507,7 +540,15 @@ describe('reflection', () => {
     const { cfg } = fallbackWorld();
     const wave1 = onlyRequest(onTask(task('Where is my order? alice@example.com'), cfg));
     const wave2 = onlyRequest(onObservation(observe(wave1, failing('schema_mismatch')), cfg));
-    assert.deepEqual(wave2.steps, [{ step_id: 'S1', tool: ALT, input_json: wave1.steps[0]!.input_json, idempotency_key: 't-1:2:S1', attempt: 2 }]);
+    assert.deepEqual(wave2.steps, [
+      {
+        step_id: 'S1',
+        tool: ALT,
+        input_json: wave1.steps[0]!.input_json,
+        idempotency_key: keyOf('t-1', 'S1', ALT, { email: 'alice@example.com' }),
+        attempt: 2,
+      },
+    ]);
     const [reflection] = wave2.run.reflections;
     assert.deepEqual([reflection!.step_id, reflection!.tool, reflection!.iteration, reflection!.action], ['S1', 'crm.find_customer', 1, 'change_plan']);
     assert.equal(results(reflection!).logic_consistency, 'INCONSISTENT');
@@ -558,8 +599,16 @@ describe('redelivery and replies', () => {
     assert.equal(wave.iteration, 2, 'the resumed run continues its wave numbering');
     assert.deepEqual(
       stepsOf(wave).map(({ step_id, tool, input, idempotency_key }) => ({ step_id, tool, input, idempotency_key })),
-      [{ step_id: 'S1', tool: 'crm.find_customer', input: { email: 'bob@example.com' }, idempotency_key: 't-1:2:S1' }],
+      [
+        {
+          step_id: 'S1',
+          tool: 'crm.find_customer',
+          input: { email: 'bob@example.com' },
+          idempotency_key: keyOf('t-1', 'S1', 'crm.find_customer', { email: 'bob@example.com' }),
+        },
+      ],
     );
+    assert.notEqual(wave.steps[0]!.idempotency_key, firstWave().steps[0]!.idempotency_key, 'a changed input is another call, with another key');
     assert.equal(wave.steps[0]!.attempt, 1, 'the resumed run starts its new plan afresh: attempts count from one again');
     assert.equal(wave.run.task_text, 'Where is my order? alice@example.com\nSorry, my address is bob@example.com');
     assert.equal(wave.run.task_id, 'reply-1-t-1');

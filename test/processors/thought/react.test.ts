@@ -176,8 +176,23 @@ describe('react runs', () => {
     assert.equal(request(again)!.steps[0]!.step_id, 'M1');
     assert.equal(request(again)!.steps[0]!.attempt, 2);
     assert.equal(request(again)!.steps[0]!.input_json, request(t1)!.steps[0]!.input_json, 'the same turn is the same request');
+    assert.equal(request(again)!.steps[0]!.idempotency_key, request(t1)!.steps[0]!.idempotency_key, 'the same request keeps its idempotency key');
     const end = onObservation(observed(again, down), c);
     assert.deepEqual([outcome(end)!.status, outcome(end)!.reason_code], ['failed', 'model_unavailable']);
+  });
+
+  test('the same tool and arguments asked for in two turns are two calls, with two idempotency keys', () => {
+    const c = config();
+    const lookup = answer(calls(['orders.get', { order_id: 'O-12345678' }]));
+    const w1 = onObservation(observed(onTask(task('Where is my order O-12345678?'), c), lookup), c);
+    const t2 = onObservation(
+      observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'placed' })]),
+      c,
+    );
+    const w2 = onObservation(observed(t2, lookup), c);
+    const [first, second] = [request(w1)!.steps[0]!, request(w2)!.steps[0]!];
+    assert.deepEqual([first.step_id, second.step_id, first.input_json === second.input_json], ['M1_1', 'M2_1', true]);
+    assert.notEqual(first.idempotency_key, second.idempotency_key, 'the model asked again: a new call, not a retry');
   });
 
   test('two failed tool waves in a row: the model is asked for a reflection; its answer is kept in the run and acted on', () => {
