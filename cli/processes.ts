@@ -23,7 +23,7 @@ export interface StageProcess {
  * A stage's allocations live for one transaction at most; the bench's A/B measured
  * 10-25 MiB less peak RSS per stage under load and no CPU cost, where 4 MiB cost 16-26% more CPU
  * per run (docs/BENCHMARKS.md). V8 reads it only at start: a deployment that starts `tao run <stage>`
- * itself puts it on node's command line or in NODE_OPTIONS (README, "Build and deploy").
+ * itself puts it on node's command line or in NODE_OPTIONS (docs/DEPLOYMENT.md, "Build, and the stages' node flags").
  */
 export const STAGE_NODE_FLAGS: readonly string[] = stageNodeFlags;
 

@@ -75,7 +75,7 @@ export function valuesBlock(): string {
     {
       key: 'config',
       header: [
-        '# Every variable of runtime/config.ts a deployed process reads (README.md, Configuration). An',
+        '# Every variable of runtime/config.ts a deployed process reads (docs/CONFIGURATION.md). An',
         '# empty value is unset: the process applies the default shown. Values are strings in the',
         "# ConfigMap (numbers and booleans are quoted for you). A process's own values go in",
         '# stages.<stage>.config, ingress.config, callbacks.config, tools.config or topicsJob.config.',

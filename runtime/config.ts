@@ -20,7 +20,7 @@ import { ConfigError } from './errors.ts';
  *   the service links Kubernetes injects for a Service named `tao-...` (`TAO_..._SERVICE_HOST`,
  *   `TAO_..._PORT`, ...: runtime/service-links.ts) are ignored.
  *
- * The README's configuration table is generated from {@link SETTINGS}
+ * The settings table of docs/CONFIGURATION.md is generated from {@link SETTINGS}
  * (`node --import tsx scripts/gen-config-docs.ts`); a test fails when it is stale.
  */
 import { looksLikeServiceLink, serviceLinkNames } from './service-links.ts';
@@ -32,7 +32,7 @@ import { RETIRED_THOUGHT_SETTINGS, THOUGHT_SETTINGS } from './settings/thought.t
 
 export type { Component, SettingKind, SettingSpec } from './settings/spec.ts';
 
-/** Every setting, by name, in the order the README's table lists them (runtime/settings/: one file per part of the product). */
+/** Every setting, by name, in the order docs/CONFIGURATION.md's table lists them (runtime/settings/: one file per part of the product). */
 /** Variables no longer read, each with what replaces it (refused at start-up with that advice, not as unknown). */
 const RETIRED_SETTINGS: Readonly<Record<string, string>> = { ...RETIRED_THOUGHT_SETTINGS };
 

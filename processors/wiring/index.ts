@@ -27,7 +27,7 @@ import { type StageName } from '../stages.ts';
 /**
  * Each stage's options come from its variables in runtime/config.ts (TAO_TOOL_CATALOG_DIR,
  * TAO_FLOWS_DIR, TAO_PLANNER and the planner's settings, the loop bounds, TAO_RUN_RETENTION, TAO_ACTION_CONCURRENCY, TAO_ACTION_COMMIT_LINGER_MS,
- * TAO_OBSERVATION_RULES, TAO_SEMANTIC_CHECK, TAO_ERROR_MODEL_DIR); the README lists them.
+ * TAO_OBSERVATION_RULES, TAO_SEMANTIC_CHECK, TAO_ERROR_MODEL_DIR); docs/CONFIGURATION.md lists them.
  * @throws ConfigError naming the variable whose value does not parse, or the file that does not load.
  */
 export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logger: Logger, metrics?: StageMetrics): Promise<StageDefinition> {

@@ -1,7 +1,7 @@
 /**
  * The configuration module: one line per bad value naming the variable and the value, unknown
- * `TAO_*` names refused with the nearest known one, secrets masked by `tao config`, and the README
- * table generated from the declarations. No broker needed.
+ * `TAO_*` names refused with the nearest known one, secrets masked by `tao config`, and the settings
+ * table of docs/CONFIGURATION.md generated from the declarations. No broker needed.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -16,7 +16,7 @@ import { configCommand } from '../../cli/config-command.ts';
 import { TAO_BIN } from '../../cli/processes.ts';
 import { SETTINGS, checkEnvironment, environmentProblems, loadRuntimeConfig, parseDuration, setting, type SettingName } from '../../runtime/config.ts';
 import { ConfigError } from '../../runtime/errors.ts';
-import { README, generate, withGeneratedSection } from '../../scripts/gen-config-docs.ts';
+import { CONFIGURATION_DOC, generate, withGeneratedSection } from '../../scripts/gen-config-docs.ts';
 
 /** The one-line message `checkEnvironment` refuses `env` with. */
 function refusal(env: NodeJS.ProcessEnv): string {
@@ -238,8 +238,8 @@ test("TAO_BIND_HOST is the address a server binds (`tao run tools`; the stages' 
   }
 });
 
-test('the README configuration tables are generated from the declarations (run scripts/gen-config-docs.ts)', () => {
-  const readme = readFileSync(README, 'utf8');
-  assert.equal(withGeneratedSection(readme), readme, 'README.md is stale: run `node --import tsx scripts/gen-config-docs.ts`');
+test('the settings table of docs/CONFIGURATION.md is generated from the declarations (run scripts/gen-config-docs.ts)', () => {
+  const page = readFileSync(CONFIGURATION_DOC, 'utf8');
+  assert.equal(withGeneratedSection(page), page, 'docs/CONFIGURATION.md is stale: run `node --import tsx scripts/gen-config-docs.ts`');
   for (const name of Object.keys(SETTINGS)) assert.ok(generate().includes(`| \`${name}\` |`), name);
 });
