@@ -57,15 +57,14 @@ const access = (html: boolean): Record<number, ResponseSpec> => ({
   429: { description: 'the key is over its rate (`Retry-After`)', headers: ['retry-after'] },
   500: r500,
 });
-/** A POST's answers besides the access check's. */
-const post = (reads: boolean): Record<number, ResponseSpec> => {
-  const answers: Record<number, ResponseSpec> = {
-    403: { description: 'a request from another site (`Origin`, `Sec-Fetch-Site`), or on loopback a non-loopback `Host`' },
-    415: { description: 'a body that is not `application/json`' },
-  };
-  if (reads) answers[413] = { description: 'a body over 64 KiB' };
-  return answers;
-};
+/**
+ * A POST's answers besides the access check's. A JSON body over 64 KiB is read as no body: the
+ * route answers it 400, as it does malformed JSON (only the login form answers 413).
+ */
+const post = (): Record<number, ResponseSpec> => ({
+  403: { description: 'a request from another site (`Origin`, `Sec-Fetch-Site`), or on loopback a non-loopback `Host`' },
+  415: { description: 'a body that is not `application/json`' },
+});
 const RUN_ID = { id: { description: "the run's thought_id (URL-encoded)" } };
 const page = (path: string, operationId: ConsoleOperation, summary: string): ConsoleRoute => ({
   method: 'GET',
@@ -88,12 +87,12 @@ const decision = (verdict: 'approve' | 'deny'): ConsoleRoute => ({
   body: { contentType: JSON_TYPE, schema: decisionBodySchema, required: false },
   responses: {
     202: { description: 'Kafka took the decision: `{thought_id, verdict, task_id}`' },
-    400: { description: 'a body that is not `{step?, reason?}`, or a run id that is not a valid URL component' },
+    400: { description: 'a body that is not `{step?, reason?}` (or is over 64 KiB), or a run id that is not a valid URL component' },
     404: r404run,
     409: { description: 'the run is not awaiting approval' },
     503: r503,
     ...access(false),
-    ...post(true),
+    ...post(),
     403: { description: 'a key without the `approve` scope, a request from another site, or on loopback a non-loopback `Host`' },
   },
 });
@@ -202,7 +201,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
     scope: 'console',
     keyOptional: true,
     params: RUN_ID,
-    responses: { 200: { description: '`{report, text}`' }, 400: r400id, 404: r404run, 503: r503, ...access(false), ...post(false) },
+    responses: { 200: { description: '`{report, text}`' }, 400: r400id, 404: r404run, 503: r503, ...access(false), ...post() },
   },
   {
     method: 'POST',
@@ -223,12 +222,12 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
     },
     responses: {
       200: { description: 'the new run: `{thought_id, parent, point, iteration}`' },
-      400: { description: 'no valid `point`, or a run id that is not a valid URL component' },
+      400: { description: 'no valid `point` (a body that is not JSON or is over 64 KiB has none), or a run id that is not a valid URL component' },
       404: r404run,
       409: { description: 'the point is not in the run, or Thought would end the fork at once' },
       503: r503,
       ...access(false),
-      ...post(true),
+      ...post(),
     },
   },
   decision('approve'),
@@ -244,12 +243,12 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
     body: { contentType: JSON_TYPE, schema: { type: 'object', required: ['text'], properties: { text: { type: 'string', minLength: 1 } } }, required: true },
     responses: {
       202: { description: 'Kafka took the answer: `{thought_id, task_id}`' },
-      400: { description: 'no `text`, or a run id that is not a valid URL component' },
+      400: { description: 'no `text` (a body that is not JSON or is over 64 KiB has none), or a run id that is not a valid URL component' },
       404: r404run,
       409: { description: 'the run is not awaiting input' },
       503: r503,
       ...access(false),
-      ...post(true),
+      ...post(),
       403: { description: 'a key without the `approve` scope, a request from another site, or on loopback a non-loopback `Host`' },
     },
   },
@@ -292,10 +291,11 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
     },
     responses: {
       200: { description: 'the re-drive report' },
-      400: { description: 'no `topic` or no valid `offsets`' },
+      400: { description: 'no `topic` or no valid `offsets` (a body that is not JSON or is over 64 KiB has neither)' },
+      409: { description: 'the topic is not a dead-lettered topic' },
       503: r503,
       ...access(false),
-      ...post(true),
+      ...post(),
     },
   },
   {

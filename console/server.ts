@@ -23,9 +23,13 @@
  * A POST must be `application/json` (415 otherwise) and not cross-site (403; console/auth.ts
  * `crossSite`); approve, deny and reply need a key with the `approve` scope as well (403) off loopback. Errors are JSON `{"error"}` with a status: 400 a bad request, 401/403 see console/auth.ts, 404
  * unknown run or route, 409 a request the log refuses (a fork Thought would end at once; a decision for a run not
- * awaiting approval, a reply for one not awaiting input), 413 a body
- * over 64 KiB, 503 when the cluster does not answer. While the index is rebuilt `/api/runs` says
- * `"ready": false`.
+ * awaiting approval, a reply for one not awaiting input, a re-drive of a topic that is not dead-lettered),
+ * 413 a login form over 64 KiB (a JSON body over 64 KiB is read as none: 400), 503 when the cluster
+ * does not answer. While the index is rebuilt `/api/runs` says `"ready": false`.
+ *
+ * The routes, with every status each answers, are declared once in console/routes.ts: the dispatch
+ * below serves only those, and `GET /openapi.json` (no key needed) serves the OpenAPI document made
+ * from them.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
