@@ -111,6 +111,10 @@ const reply = (res: ServerResponse, { status, body, headers }: Reply) =>
  * `sendTimeoutMs`: never a 2xx for a task that was not written. A 503 after a timeout does not
  * prove the record was not written; a retry then maps to the same thought_id.
  *
+ * The routes, with every status each answers, are declared once in ingress/routes.ts: the
+ * dispatch serves only those, and `GET /openapi.json` (no key needed) serves the OpenAPI document
+ * made from them.
+ *
  * @throws ConfigError when `options.auth` is not given and the environment's keys are invalid or
  * missing on a non-loopback `host` (`ingressAuthFromEnv` in ingress/config.ts); whatever `listen` throws (port in
  * use). Per-request failures become HTTP answers.
