@@ -23,9 +23,13 @@
  * A POST must be `application/json` (415 otherwise) and not cross-site (403; console/auth.ts
  * `crossSite`); approve, deny and reply need a key with the `approve` scope as well (403) off loopback. Errors are JSON `{"error"}` with a status: 400 a bad request, 401/403 see console/auth.ts, 404
  * unknown run or route, 409 a request the log refuses (a fork Thought would end at once; a decision for a run not
- * awaiting approval, a reply for one not awaiting input), 413 a body
- * over 64 KiB, 503 when the cluster does not answer. While the index is rebuilt `/api/runs` says
- * `"ready": false`.
+ * awaiting approval, a reply for one not awaiting input, a re-drive of a topic that is not dead-lettered),
+ * 413 a login form over 64 KiB (a JSON body over 64 KiB is read as none: 400), 503 when the cluster
+ * does not answer. While the index is rebuilt `/api/runs` says `"ready": false`.
+ *
+ * The routes, with every status each answers, are declared once in console/routes.ts: the dispatch
+ * below serves only those, and `GET /openapi.json` (no key needed) serves the OpenAPI document made
+ * from them.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -34,12 +38,14 @@ import { validDecisionBody } from '../ingress/approvals.ts';
 import { renderReportBody, REPORT_CSS } from '../replay/render-html.ts';
 import { toTaoError } from '../runtime/errors.ts';
 import { listen, type Listening } from '../runtime/listen.ts';
+import { routeMatcher } from '../runtime/openapi.ts';
 import type { Logger } from '../runtime/log.ts';
 import { packagePath } from '../runtime/paths.ts';
 import type { ConsoleActions } from './actions.ts';
 import { admit, admitKey, crossSite, KEY_COOKIE, type ConsoleAuth } from './auth.ts';
 import type { Feed } from './feed.ts';
 import { loginPage } from './login.ts';
+import { CONSOLE_ROUTES, consoleOpenApi, type ConsoleOperation } from './routes.ts';
 
 /** Where the page's files are (not copied into dist/: served from the package's console/static/). */
 export const STATIC_DIR = packagePath('console', 'static');
@@ -50,7 +56,6 @@ const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml',
 };
-const PAGES = /^\/(?:|runs\/[^/]+|dead-letters|health)$/;
 const MAX_BODY = 64 * 1024;
 
 export interface ConsoleServerDeps {
@@ -92,58 +97,58 @@ export async function startConsoleServer(deps: ConsoleServerDeps, host: string, 
   return { server, ...listening };
 }
 
-async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://console');
-  const path = url.pathname;
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'same-origin');
-  if (req.method === 'POST' && crossSite(req)) return json(res, 403, { error: 'a request from another site may not act on the console' });
-  if (req.method === 'POST' && path === '/login') return login(deps, req, res);
-  const admission = admit(deps.auth, req);
-  if (!admission.ok) {
-    if (admission.retryAfterSeconds) res.setHeader('Retry-After', String(admission.retryAfterSeconds));
-    if (admission.status === 401 && !path.startsWith('/api/') && req.method === 'GET') return send(res, 401, TYPES['.html']!, loginPage(null));
-    return json(res, admission.status, { error: admission.message });
-  }
-  // JSON only: a form of another site cannot send it without a CORS preflight, which is never answered.
-  if (req.method === 'POST' && !/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
-    return json(res, 415, { error: 'send the request body as application/json' });
-  if (req.method === 'GET' && PAGES.test(path))
-    return send(res, 200, TYPES['.html']!, readFileSync(join(STATIC_DIR, 'index.html')), { 'Cache-Control': 'no-store' });
-  if (req.method === 'GET' && path.startsWith('/static/')) return asset(res, path.slice('/static/'.length));
-  if (req.method === 'GET' && path === '/report.css') return send(res, 200, TYPES['.css']!, REPORT_CSS);
-  if (req.method === 'GET' && path === '/api/events') return events(deps, streams, res);
-  if (req.method === 'GET' && path === '/api/runs') return runs(deps, url, res);
-  const run = /^\/api\/runs\/([^/]+)(\/report|\/verify|\/fork|\/approve|\/deny|\/reply)?$/.exec(path);
-  if (run) {
-    let id: string;
-    try {
-      id = decodeURIComponent(run[1]!);
-    } catch {
-      return json(res, 400, { error: 'the run id is not a valid URL component' });
-    }
-    const what = run[2] ?? '';
-    if (req.method === 'GET' && (what === '' || what === '/report')) {
-      const timeline = await deps.actions.timeline(id);
-      if (!timeline) return json(res, 404, { error: `no record of run ${id}` });
-      return what === '' ? json(res, 200, timeline) : send(res, 200, TYPES['.html']!, renderReportBody(timeline), { 'Cache-Control': 'no-store' });
-    }
-    if (req.method === 'POST' && what === '/verify') {
-      const verified = await deps.actions.verify(id);
-      return verified ? json(res, 200, verified) : json(res, 404, { error: `no record of run ${id}` });
-    }
-    if (req.method === 'POST' && what === '/fork') {
-      const body = await readJson(req);
-      const point = typeof body?.['point'] === 'string' || typeof body?.['point'] === 'number' ? String(body['point']) : '';
-      if (!/^(?:\d+|[A-Za-z][A-Za-z0-9_.-]*)$/.test(point)) return json(res, 400, { error: 'fork needs {"point": a wave number (2) or a step id (S2)}' });
-      const fork = await deps.actions.fork(id, point);
-      return fork ? json(res, 200, fork) : json(res, 404, { error: `no record of run ${id}` });
-    }
-    if (req.method === 'POST' && (what === '/approve' || what === '/deny' || what === '/reply')) return decide(deps, id, what, admission, req, res);
-  }
-  if (req.method === 'GET' && path === '/api/dead-letters')
-    return json(res, 200, await deps.actions.deadLetters({ topic: url.searchParams.get('topic') || null, reason: url.searchParams.get('reason') || null }));
-  if (req.method === 'POST' && path === '/api/dead-letters/redrive') {
+type Handler = (
+  deps: ConsoleServerDeps,
+  streams: Set<ServerResponse>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  id: string,
+  who: { who: string; mayDecide: boolean },
+) => Promise<void> | void;
+
+const shell: Handler = (_deps, _streams, _req, res) =>
+  send(res, 200, TYPES['.html']!, readFileSync(join(STATIC_DIR, 'index.html')), { 'Cache-Control': 'no-store' });
+const notFound = (res: ServerResponse, id: string) => json(res, 404, { error: `no record of run ${id}` });
+
+/** One handler per route of console/routes.ts (the dispatch serves nothing else). */
+const HANDLERS: Record<ConsoleOperation, Handler> = {
+  page: shell,
+  runPage: shell,
+  deadLettersPage: shell,
+  healthPage: shell,
+  asset: (_deps, _streams, _req, res, url) => asset(res, url.pathname.slice('/static/'.length)),
+  reportCss: (_deps, _streams, _req, res) => send(res, 200, TYPES['.css']!, REPORT_CSS),
+  login: (deps, _streams, req, res) => login(deps, req, res),
+  openapi: (_deps, _streams, _req, res) => send(res, 200, 'application/json; charset=utf-8', OPENAPI),
+  events: (deps, streams, _req, res) => events(deps, streams, res),
+  listRuns: (deps, _streams, _req, res, url) => runs(deps, url, res),
+  getRun: async (deps, _streams, _req, res, _url, id) => {
+    const timeline = await deps.actions.timeline(id);
+    return timeline ? json(res, 200, timeline) : notFound(res, id);
+  },
+  runReport: async (deps, _streams, _req, res, _url, id) => {
+    const timeline = await deps.actions.timeline(id);
+    if (!timeline) return notFound(res, id);
+    send(res, 200, TYPES['.html']!, renderReportBody(timeline), { 'Cache-Control': 'no-store' });
+  },
+  verifyRun: async (deps, _streams, _req, res, _url, id) => {
+    const verified = await deps.actions.verify(id);
+    return verified ? json(res, 200, verified) : notFound(res, id);
+  },
+  forkRun: async (deps, _streams, req, res, _url, id) => {
+    const body = await readJson(req);
+    const point = typeof body?.['point'] === 'string' || typeof body?.['point'] === 'number' ? String(body['point']) : '';
+    if (!/^(?:\d+|[A-Za-z][A-Za-z0-9_.-]*)$/.test(point)) return json(res, 400, { error: 'fork needs {"point": a wave number (2) or a step id (S2)}' });
+    const fork = await deps.actions.fork(id, point);
+    return fork ? json(res, 200, fork) : notFound(res, id);
+  },
+  approveRun: (deps, _streams, req, res, _url, id, who) => decide(deps, id, '/approve', who, req, res),
+  denyRun: (deps, _streams, req, res, _url, id, who) => decide(deps, id, '/deny', who, req, res),
+  replyRun: (deps, _streams, req, res, _url, id, who) => decide(deps, id, '/reply', who, req, res),
+  listDeadLetters: async (deps, _streams, _req, res, url) =>
+    json(res, 200, await deps.actions.deadLetters({ topic: url.searchParams.get('topic') || null, reason: url.searchParams.get('reason') || null })),
+  redrive: async (deps, _streams, req, res) => {
     const body = await readJson(req);
     const topic = body?.['topic'];
     const offsets = body?.['offsets'];
@@ -153,24 +158,51 @@ async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req
       offsets.every((o) => Number.isInteger(o?.partition) && o.partition >= 0 && /^\d+$/.test(String(o?.offset)));
     if (typeof topic !== 'string' || !topic || !valid)
       return json(res, 400, { error: 're-drive needs {"topic": a dead-letter topic, "offsets": [{"partition": 0, "offset": "12"}, ...]}' });
-    return json(
-      res,
-      200,
-      await deps.actions.redrive(
-        topic,
-        (offsets as Array<{ partition: number; offset: unknown }>).map((o) => ({ partition: o.partition, offset: String(o.offset) })),
-      ),
-    );
-  }
-  if (req.method === 'GET' && path === '/api/health') {
+    const chosen = (offsets as Array<{ partition: number; offset: unknown }>).map((o) => ({ partition: o.partition, offset: String(o.offset) }));
+    json(res, 200, await deps.actions.redrive(topic, chosen));
+  },
+  health: async (deps, _streams, _req, res) => {
     const status = await deps.actions.status();
-    return json(res, 200, {
+    json(res, 200, {
       status,
       ...deps.feed.index.health((deps.now ?? Date.now)()),
       index: { runs: deps.feed.index.size, records: deps.feed.index.records, rebuild_ms: deps.feed.rebuildMs },
     });
+  },
+};
+const OPENAPI = JSON.stringify(consoleOpenApi());
+const match = routeMatcher(CONSOLE_ROUTES);
+
+async function handle(deps: ConsoleServerDeps, streams: Set<ServerResponse>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://console');
+  const path = url.pathname;
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'same-origin');
+  if (req.method === 'POST' && crossSite(req)) return json(res, 403, { error: 'a request from another site may not act on the console' });
+  const found = match(req.method, path);
+  const op = found?.methodAllowed ? found.route.operationId : null;
+  // The login form and this API's description need no key.
+  if (op === 'login' || op === 'openapi') return HANDLERS[op](deps, streams, req, res, url, '', { who: '', mayDecide: false });
+  const admission = admit(deps.auth, req);
+  if (!admission.ok) {
+    if (admission.retryAfterSeconds) res.setHeader('Retry-After', String(admission.retryAfterSeconds));
+    if (admission.status === 401 && !path.startsWith('/api/') && req.method === 'GET') return send(res, 401, TYPES['.html']!, loginPage(null));
+    return json(res, admission.status, { error: admission.message });
   }
-  json(res, 404, { error: `no route ${req.method} ${path}` });
+  // JSON only: a form of another site cannot send it without a CORS preflight, which is never answered.
+  if (req.method === 'POST' && !/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
+    return json(res, 415, { error: 'send the request body as application/json' });
+  let id = '';
+  // A run id of the API that is not a URL component is a bad request, whatever the method.
+  if (found?.params.id !== undefined && path.startsWith('/api/')) {
+    try {
+      id = decodeURIComponent(found.params.id);
+    } catch {
+      return json(res, 400, { error: 'the run id is not a valid URL component' });
+    }
+  }
+  if (!op) return json(res, 404, { error: `no route ${req.method} ${path}` });
+  return HANDLERS[op](deps, streams, req, res, url, id, admission);
 }
 
 /** `POST /api/runs/<id>/approve|deny` `{"step"?, "reason"?}` and `/reply` `{"text"}`: 202 once Kafka took it. */

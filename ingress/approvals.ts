@@ -20,17 +20,15 @@ import type { Logger } from '../runtime/log.ts';
 import type { ApiKeyGuard } from './auth.ts';
 import { writeWithin, type Reply as ApprovalReply } from './http-body.ts';
 
-/** The route's paths: the run's thought_id and the verdict. */
-export const APPROVAL_PATH = /^\/v1\/runs\/([A-Za-z0-9:_.-]{1,200})\/(approve|deny)$/;
-
-const bodySchema = {
+/** The JSON Schema of a decision's body (also in the OpenAPI document, ingress/routes.ts). */
+export const decisionBodySchema = {
   type: 'object',
   additionalProperties: false,
   properties: { step: { type: 'string', pattern: '^[A-Za-z0-9_]{1,64}$' }, reason: { type: 'string', maxLength: 2000 } },
 } as const;
 
 /** The body of a decision, `{"step"?: step id, "reason"?: text up to 2000 characters}`, checked (here and by the console, console/server.ts). */
-export const validDecisionBody = new Ajv({ allErrors: true }).compile<{ step?: string; reason?: string }>(bodySchema);
+export const validDecisionBody = new Ajv({ allErrors: true }).compile<{ step?: string; reason?: string }>(decisionBodySchema);
 
 export interface ApprovalRouteDeps {
   /** The ingress's keys; null when it runs open (then every decision is refused 403). */
@@ -44,17 +42,11 @@ export interface ApprovalRouteDeps {
   readJson(req: IncomingMessage): Promise<{ value: unknown } | { error: ApprovalReply }>;
 }
 
-/** The handler of {@link APPROVAL_PATH} (`match` is its match on the request's path). */
-export function approvalRoute(deps: ApprovalRouteDeps): (req: IncomingMessage, match: RegExpExecArray) => Promise<ApprovalReply> {
+/** The handler of `POST /v1/runs/{thought_id}/approve|deny` (ingress/routes.ts; the dispatch answers other methods 405). */
+export function approvalRoute(deps: ApprovalRouteDeps): (req: IncomingMessage, thoughtId: string, verdict: 'approve' | 'deny') => Promise<ApprovalReply> {
   const validate = validDecisionBody;
   const { guard, logger } = deps;
-  return async (req, match) => {
-    const thoughtId = match[1]!;
-    const verdict = match[2] as 'approve' | 'deny';
-    if (req.method !== 'POST') {
-      req.resume();
-      return { status: 405, headers: { allow: 'POST' }, body: { error: 'method_not_allowed', message: 'use POST' } };
-    }
+  return async (req, thoughtId, verdict) => {
     if (!guard) {
       req.resume();
       return {

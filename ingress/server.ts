@@ -5,16 +5,18 @@ import { buildTask, submitTasks, type NewTask } from '../client/tasks.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import { listen, type Listening } from '../runtime/listen.ts';
+import { routeMatcher } from '../runtime/openapi.ts';
 import type { Logger } from '../runtime/log.ts';
 import { IngressMetrics } from '../runtime/metrics.ts';
 import { decideIngressAuth, type IngressAuth } from './api-keys.ts';
 import { ApiKeyGuard } from './auth.ts';
-import { APPROVAL_PATH, approvalRoute } from './approvals.ts';
+import { approvalRoute } from './approvals.ts';
 import { parseJson, pathOf, readBody, tooLarge, writeWithin, type Reply } from './http-body.ts';
 
 export { writeWithin } from './http-body.ts';
 import { DeliveryLedger } from './deliveries.ts';
 import { InFlightRuns, followOutcomes } from './in-flight.ts';
+import { INGRESS_ROUTES, ingressOpenApi, taskRequestSchema, type IngressOperation } from './routes.ts';
 import { WEBHOOK_SECRET_ENV, WEBHOOK_SOURCES, fieldErrors, webhookHandlers, type WebhookOptions, type WebhookSource } from './webhooks.ts';
 
 export interface IngressOptions {
@@ -63,23 +65,6 @@ export interface Ingress extends Listening {
   inFlight(): number;
 }
 
-const taskRequestSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['text'],
-  properties: {
-    text: { type: 'string', minLength: 1, maxLength: 20000 },
-    source: { type: 'string', pattern: '^[a-z0-9][a-z0-9_.-]{0,63}$' },
-    external_id: { type: 'string', minLength: 1, maxLength: 256 },
-    metadata: {
-      type: 'object',
-      additionalProperties: { type: 'string', maxLength: 2000 },
-      maxProperties: 50,
-      properties: { callback_url: { type: 'string', pattern: '^https?://[^\\s]+$' } },
-    },
-  },
-} as const;
-
 interface TaskRequest {
   text: string;
   source?: string;
@@ -125,6 +110,10 @@ const reply = (res: ServerResponse, { status, body, headers }: Reply) =>
  * to a run already in flight passes), and 503 when Kafka did not acknowledge the record within
  * `sendTimeoutMs`: never a 2xx for a task that was not written. A 503 after a timeout does not
  * prove the record was not written; a retry then maps to the same thought_id.
+ *
+ * The routes, with every status each answers, are declared once in ingress/routes.ts: the
+ * dispatch serves only those, and `GET /openapi.json` (no key needed) serves the OpenAPI document
+ * made from them.
  *
  * @throws ConfigError when `options.auth` is not given and the environment's keys are invalid or
  * missing on a non-loopback `host` (`ingressAuthFromEnv` in ingress/config.ts); whatever `listen` throws (port in
@@ -280,34 +269,46 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
   };
   const decisionRoute = approvalRoute({ guard, producer, codec, logger, now, sendTimeoutMs, readJson });
   if (runs) metrics.trackInFlight(() => runs.size);
+  const openapi = JSON.stringify(ingressOpenApi());
+  const routes: Record<IngressOperation, (req: IncomingMessage, params: Record<string, string>, res: ServerResponse) => Promise<Reply | void>> = {
+    health: async () => ({ status: 200, body: { ok: true, in_flight: runs?.size ?? null } }),
+    metrics: async (_req, _params, res) => {
+      res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(await metrics.registry.metrics());
+    },
+    openapi: async (_req, _params, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end(openapi),
+    submitTask: (req) => tasksRoute(req),
+    approveRun: (req, params) => decisionRoute(req, params.thought_id!, 'approve'),
+    denyRun: (req, params) => decisionRoute(req, params.thought_id!, 'deny'),
+    webhook: async (req, params) => {
+      const source = params.source!;
+      if ((WEBHOOK_SOURCES as readonly string[]).includes(source)) return webhookRoute(req, source as WebhookSource);
+      req.resume();
+      return { status: 404, body: { error: 'unknown_source', message: `no webhook source "${source}"; known sources: ${WEBHOOK_SOURCES.join(', ')}` } };
+    },
+  };
+  const match = routeMatcher(INGRESS_ROUTES);
   const server = createServer(async (req, res) => {
     const path = pathOf(req.url);
-    const webhook = /^\/v1\/webhooks\/([^/]+)$/.exec(path);
+    const found = match(req.method, path);
     // Routes as labels, never raw paths (unbounded): an unknown webhook source counts as "webhooks/unknown".
-    const decision = APPROVAL_PATH.exec(path);
-    const route =
-      path === '/v1/tasks'
-        ? 'tasks'
-        : decision
-          ? 'approvals'
-          : webhook
-            ? `webhooks/${(WEBHOOK_SOURCES as readonly string[]).includes(webhook[1]!) ? webhook[1] : 'unknown'}`
-            : path === '/health' || path === '/metrics'
-              ? path.slice(1)
-              : 'other';
+    const source = found?.params.source;
+    const route = !found
+      ? 'other'
+      : source === undefined
+        ? found.route.metric
+        : `${found.route.metric}/${(WEBHOOK_SOURCES as readonly string[]).includes(source) ? source : 'unknown'}`;
     const endTimer = metrics.requestSeconds.startTimer({ route });
     res.once('finish', () => {
       endTimer();
       metrics.requests.inc({ route, status: String(res.statusCode) });
     });
     try {
-      if (req.method === 'GET' && path === '/health') return reply(res, { status: 200, body: { ok: true, in_flight: runs?.size ?? null } });
-      if (req.method === 'GET' && path === '/metrics') {
-        res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(await metrics.registry.metrics());
-        return;
+      // Another method on a POST route is 405; on a GET route (and on a path no route has) 404.
+      if (found && !found.methodAllowed && found.route.method === 'POST') {
+        req.resume();
+        return reply(res, { status: 405, headers: { allow: 'POST' }, body: { error: 'method_not_allowed', message: 'use POST' } });
       }
-      if (decision) return reply(res, await decisionRoute(req, decision));
-      if (path !== '/v1/tasks' && !webhook)
+      if (!found?.methodAllowed)
         return reply(res, {
           status: 404,
           body: {
@@ -315,17 +316,8 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
             message: `no route ${req.method} ${path}; try POST /v1/tasks, POST /v1/webhooks/<${WEBHOOK_SOURCES.join('|')}>, GET /health or GET /metrics`,
           },
         });
-      if (req.method !== 'POST') return reply(res, { status: 405, headers: { allow: 'POST' }, body: { error: 'method_not_allowed', message: 'use POST' } });
-      if (!webhook) return reply(res, await tasksRoute(req));
-      const source = webhook[1]!;
-      if (!(WEBHOOK_SOURCES as readonly string[]).includes(source)) {
-        req.resume();
-        return reply(res, {
-          status: 404,
-          body: { error: 'unknown_source', message: `no webhook source "${source}"; known sources: ${WEBHOOK_SOURCES.join(', ')}` },
-        });
-      }
-      return reply(res, await webhookRoute(req, source as WebhookSource));
+      const answer = await routes[found.route.operationId](req, found.params, res);
+      if (answer) reply(res, answer);
     } catch (err) {
       logger.error('ingress request failed', { error: err });
       if (!res.headersSent) reply(res, { status: 500, body: { error: 'internal', message: errorMessage(err) } });

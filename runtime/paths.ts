@@ -5,6 +5,7 @@
  * own `import.meta.url` would differ between the two layouts, so every such path is built from
  * {@link PACKAGE_ROOT} instead.
  */
+import { readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,4 +27,9 @@ export const PACKAGE_ROOT = packageRootOf(dirname(fileURLToPath(import.meta.url)
 /** An absolute path inside the package root, e.g. `packagePath('flows', 'routes.json')`. */
 export function packagePath(...segments: string[]): string {
   return join(PACKAGE_ROOT, ...segments);
+}
+
+/** tao-kafka's version, from its package.json (read at each call). */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
 }
