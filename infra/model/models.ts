@@ -127,7 +127,7 @@ export const QWEN_05B: LocalModel = {
     ]),
   },
   template: 'own',
-  role: 'the fast one, for tests: 35-40 tokens/s on 2 cores, weaker at multi-turn runs',
+  role: 'the fast one, for quick runs: 2-3 times the speed of the 1.5B, weaker at multi-turn runs',
 };
 
 export const SMOLLM2_135M: LocalModel = {
@@ -149,7 +149,7 @@ export const SMOLLM2_135M: LocalModel = {
   },
   // Its own template renders no tools, and llama-server then drops a request's `tools` silently.
   template: 'chatml-tools',
-  role: 'a smoke model: starts in seconds, but cannot call tools',
+  role: 'a smoke model (npm test serves it): starts in seconds, but cannot call tools',
 };
 
 /** Every model, the default first. */

@@ -266,7 +266,7 @@ test('`tao model --help` prints the usage; an unknown sub-command is one line pl
   // Every model, the default marked, with what it is for.
   assert.match(help.stdout, /--model NAME +which model up serves \(default TAO_MODEL_NAME, else qwen2\.5-coder-1\.5b\)/);
   assert.match(help.stdout, /^ +qwen2\.5-coder-1\.5b +Qwen2\.5-Coder-1\.5B-Instruct \(Q4_K_M GGUF, 1\.1 GB, Apache-2\.0\) \(default\)$/m);
-  assert.match(help.stdout, /^ +qwen2\.5-coder-0\.5b +Qwen2\.5-Coder-0\.5B-Instruct .*\n +the fast one, for tests/m);
+  assert.match(help.stdout, /^ +qwen2\.5-coder-0\.5b +Qwen2\.5-Coder-0\.5B-Instruct .*\n +the fast one, for quick runs/m);
   assert.match(help.stdout, /^ +smollm2-135m +SmolLM2-135M-Instruct .*\n +a smoke model/m);
   const badModel = await exec(process.execPath, [TAO_BIN, 'model', 'up', '--model', 'qwen3']).then(
     () => assert.fail('tao model up --model qwen3 succeeded'),
