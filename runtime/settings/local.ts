@@ -28,10 +28,19 @@ export const LOCAL_SETTINGS = {
     meaning: "port of the local model server (`tao model up`: llama.cpp's llama-server, OpenAI-compatible at http://127.0.0.1:<port>/v1)",
     usedBy: ['infra'],
   },
+  TAO_MODEL_NAME: {
+    kind: 'enum',
+    // infra/model/models.ts, LOCAL_MODELS (a unit test keeps the two lists equal).
+    values: ['qwen2.5-coder-1.5b', 'qwen2.5-coder-0.5b', 'smollm2-135m'],
+    default: 'qwen2.5-coder-1.5b',
+    meaning:
+      '`tao model up`: which model the local model server serves (`--model` overrides it); the 0.5B is the fast one for tests, SmolLM2 a smoke model that cannot call tools',
+    usedBy: ['infra'],
+  },
   TAO_MODEL_CACHE: {
     kind: 'string',
     defaultNote: '$XDG_CACHE_HOME/tao-kafka, else ~/.cache/tao-kafka',
-    meaning: '`tao model`: where llama-server is built (once, about 7 min) and the model file is kept, outside the clone so that every clone shares them',
+    meaning: '`tao model`: where llama-server is built (once, about 7 min) and the model files are kept, outside the clone so that every clone shares them',
     usedBy: ['infra'],
   },
 } as const satisfies Record<string, SettingSpec>;

