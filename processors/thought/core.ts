@@ -28,6 +28,7 @@ import { askedCustomer, onReactObservation, replanTurn, resumeReact, startReact,
 import { nextWave } from './plan-wave.ts';
 import { reflect } from './step-reflection.ts';
 import { gateWave, onDecision } from './approval.ts';
+import { endDeadLettered, resumesDeadLettered } from './forced-end.ts';
 import type { ApprovalConfig } from './approval-rules.ts';
 
 export type { ThoughtDecision, ThoughtOutput } from './run-end.ts';
@@ -152,12 +153,15 @@ export function onObservation(obs: ObservationResult, config: ThoughtConfig, sna
 }
 
 function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapshot?: RunSnapshot): ThoughtDecision {
-  if (snapshot && snapshot.status !== 'running')
+  if (snapshot && snapshot.status !== 'running' && !resumesDeadLettered(obs, snapshot))
     return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which is ${snapshot.status}` };
   // A wave is decided on once: a second observation of it (a stage that processed a record twice)
   // would dispatch every later wave twice.
   if (snapshot && obs.iteration < snapshot.iteration)
     return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which has dispatched wave ${snapshot.iteration}` };
+  // A wave that was dead-lettered brought no verdict, and never will: the run ends failed.
+  const deadLettered = endDeadLettered(obs);
+  if (deadLettered) return deadLettered;
   // A plan-replan run's plan waves are folded below like any plan's; its model turns, like react's.
   const driver = runDriver(obs.run);
   const replanning = driver === 'plan-replan';

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
 import type {
+  DeadLetterRef,
   ObservationResult,
   Outcome,
   OutcomeReason,
@@ -56,6 +57,8 @@ export interface EndDetails {
   missing?: string[];
   /** A completed run's structured result (JSON), when its skill declares an output schema. */
   result?: string | null;
+  /** The dead-lettered record that ended the run (reason `dead_letter`). */
+  deadLetter?: DeadLetterRef | null;
 }
 
 /** Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it. */
@@ -83,6 +86,7 @@ export function end(at: RunAt, status: OutcomeStatus, code: OutcomeReason, reaso
     too_large: null,
     result_json: details.result ?? null,
     approval: null,
+    dead_letter: details.deadLetter ?? null,
   };
   const parked = status === 'awaiting_input' || status === 'awaiting_approval';
   return {
@@ -193,6 +197,8 @@ export function snapshotOf(at: RunAt, status: RunSnapshot['status'], missing: st
     outcome_status: outcome,
     approval: null,
     parked_steps: [],
+    dead_letter: null,
+    parked_ttl_ms: null,
   };
 }
 

@@ -21,8 +21,8 @@ export const THOUGHT_SETTINGS = {
     retired: { llm: PLANNER_LLM_RETIRED },
     default: 'router',
     meaning:
-      'planner: the ONNX intent router, one graph flow, react (the router picks a skill, a model takes the turns), or plan-replan (as react, but a skill that names no mode has the model write whole plans, re-planned on reflection; docs/PLANNERS.md). llm is retired: use plan-replan',
-    usedBy: ['thought', 'replay'],
+      'planner: the ONNX intent router, one graph flow, react (the router picks a skill, a model takes the turns), or plan-replan (as react, but a skill that names no mode has the model write whole plans, re-planned on reflection; docs/PLANNERS.md). llm is retired: use plan-replan. Action reads it too: with react or plan-replan it refuses to start without the model tool (TAO_LLM_BASE_URL)',
+    usedBy: ['thought', 'action', 'replay'],
   },
   TAO_FLOW: {
     kind: 'string',
