@@ -28,7 +28,7 @@ import { askedCustomer, onReactObservation, replanTurn, resumeReact, startReact,
 import { nextWave } from './plan-wave.ts';
 import { reflect } from './step-reflection.ts';
 import { gateWave, onDecision } from './approval.ts';
-import { endDeadLettered, resumesDeadLettered } from './forced-end.ts';
+import { endDeadLettered, onTimer, resumesDeadLettered, withParkedTtl, type ParkingConfig } from './forced-end.ts';
 import type { ApprovalConfig } from './approval-rules.ts';
 
 export type { ThoughtDecision, ThoughtOutput } from './run-end.ts';
@@ -51,6 +51,8 @@ export interface ThoughtConfig {
   model?: ModelLoopConfig;
   /** Which calls of tools with side effects wait for a person's approval (approval-rules.ts); unset: none. */
   approvals?: ApprovalConfig;
+  /** How long a parked run waits before the scheduler expires it (forced-end.ts); unset: the snapshot names none. */
+  parking?: ParkingConfig;
 }
 
 /** Error types worth another try of the same call: the tool may answer differently next time. */
@@ -58,7 +60,7 @@ const RETRYABLE: ReadonlySet<ErrorType> = new Set(['timeout', 'rate_limited', 's
 
 /** The text a planner sees for a task: the run's text so far plus the task's, or null if the task will be ignored. */
 export function planningText(task: Task, snapshot?: RunSnapshot): string | null {
-  if (task.kind === 'DECISION') return null;
+  if (task.kind === 'DECISION' || task.kind === 'TIMER') return null;
   if (snapshot && (task.kind === 'NEW' || snapshot.status !== 'awaiting_input')) return null;
   return snapshot ? `${snapshot.task_text}\n${task.text}` : task.text;
 }
@@ -75,9 +77,11 @@ export function planningText(task: Task, snapshot?: RunSnapshot): string | null 
  * @param plannerRecord What the planner's `gather` returned for this task (read from the log on replay).
  */
 export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot, plannerRecord: string | null = null): ThoughtDecision {
+  // A deadline the scheduler found passed: the run ends if it still stands where the timer was set.
+  if (task.kind === 'TIMER') return onTimer(task, snapshot);
   // A decision on a parked run dispatches the wave it approved as it stands: it is not gated again.
-  if (task.kind === 'DECISION') return onDecision(task, config, snapshot);
-  return gateWave(decideTask(task, config, snapshot, plannerRecord), config);
+  if (task.kind === 'DECISION') return withParkedTtl(onDecision(task, config, snapshot), config.parking);
+  return withParkedTtl(gateWave(decideTask(task, config, snapshot, plannerRecord), config), config.parking);
 }
 
 function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | undefined, plannerRecord: string | null): ThoughtDecision {
@@ -149,7 +153,7 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
  * wave with calls that need approval parks the run instead (approval.ts).
  */
 export function onObservation(obs: ObservationResult, config: ThoughtConfig, snapshot?: RunSnapshot): ThoughtDecision {
-  return gateWave(decideObservation(obs, config, snapshot), config);
+  return withParkedTtl(gateWave(decideObservation(obs, config, snapshot), config), config.parking);
 }
 
 function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapshot?: RunSnapshot): ThoughtDecision {

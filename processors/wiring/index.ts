@@ -17,6 +17,7 @@ import type { ModelLoopConfig } from '../thought/react.ts';
 import type { SkillSet } from '../thought/skills.ts';
 import type { PriceTable } from '../thought/prices.ts';
 import type { ApprovalConfig, ApprovalRule } from '../thought/approval-rules.ts';
+import type { ParkingConfig } from '../thought/forced-end.ts';
 import { ConfigError } from '../../runtime/errors.ts';
 import { MODEL_TOOL } from '../../tools/model.ts';
 import { modelNames, modelToolSpecs } from '../../tools/model-config.ts';
@@ -102,7 +103,25 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
     repeatCap: setting(env, 'TAO_REPEAT_CAP'),
     reflectAfter: setting(env, 'TAO_REFLECT_AFTER'),
     approvals: await approvalSettings(env, catalog, skills),
+    parking: parkingSettings(env, skills),
   };
+}
+
+/**
+ * How long parked runs wait before the scheduler expires them: TAO_PARKED_RUN_TTL, and each runnable
+ * skill's `metadata.parked-ttl` (processors/thought/forced-end.ts).
+ * @throws ConfigError (one line) for a skill's time-to-live that is not a duration.
+ */
+export function parkingSettings(env: NodeJS.ProcessEnv, skills?: SkillSet): ParkingConfig {
+  const bySkill = new Map<string, number>();
+  for (const skill of skills?.list() ?? []) {
+    const ttl = skill.metadata['parked-ttl'];
+    if (ttl === undefined) continue;
+    const ms = parseDuration(ttl, 1);
+    if (ms === null) throw new ConfigError(`skill ${skill.name}: metadata.parked-ttl must be a duration like 2d or 12h (0: never), got "${ttl}"`);
+    bySkill.set(skill.name, ms);
+  }
+  return { ttlMs: setting(env, 'TAO_PARKED_RUN_TTL'), skill: (name) => bySkill.get(name) };
 }
 
 /**
