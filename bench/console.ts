@@ -230,6 +230,7 @@ function runRecords(i: number, at: number): Rec[] {
     metadata: {},
     submitted_at_ms: at,
     decision: null,
+    timer: null,
   };
   const out: Rec[] = [['tasks', task, at]];
   waves.forEach(([step, tool, input, raw], w) => {

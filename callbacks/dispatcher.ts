@@ -217,10 +217,14 @@ export async function startCallbackDispatcher(options: CallbackDispatcherOptions
  * The callback's `Idempotency-Key`: `<thought_id>:<task_id>`, the same for every delivery of one
  * outcome. A run awaiting approval shares its task id with the outcome that ends it (a decision
  * starts no new task), so its outcomes get `:approval:<wave>:<calls decided>` added: the
- * announcement, each partial decision and the end are three different messages.
+ * announcement, each partial decision and the end are three different messages. So does a parked
+ * run that expires (`:expired`: its task is the parking's), and a run a dead letter ended
+ * (`:dead_letter:<wave>`: a re-drive may resume it, and its next end has the same task).
  */
 export function callbackIdempotencyKey(outcome: Outcome): string {
   const key = `${outcome.thought_id}:${outcome.task_id}`;
+  if (outcome.status === 'expired') return `${key}:expired`;
+  if (outcome.reason_code === 'dead_letter') return `${key}:dead_letter:${outcome.iterations}`;
   if (outcome.status !== 'awaiting_approval' || !outcome.approval) return key;
   return `${key}:approval:${outcome.approval.wave}:${outcome.approval.calls.filter((c) => c.decision !== null).length}`;
 }

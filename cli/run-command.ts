@@ -134,6 +134,8 @@ export async function runCommand(name: string | undefined, args: string[], apply
     const config = loadRuntimeConfig(process.env);
     // The ingress would refuse to start without keys on this address: say so before starting anything.
     ingressAuthFromEnv(process.env, config.bindHost);
+    // So would Action, with a planner whose every model turn it would dead-letter.
+    (await import('../processors/wiring/index.ts')).actionCatalog(process.env);
     const logger = createLogger({ command: 'run all' }, { level: setting(process.env, 'TAO_LOG_LEVEL') });
     const kafka = createKafka(config, 'tao-run-all', logger);
     await waitForKafka(config, logger);

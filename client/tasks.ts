@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Producer } from 'kafkajs';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { traceparentFor } from '../runtime/tracing/ids.ts';
-import type { ApprovalDecision, Task, TaskKind } from '../schemas/types.gen.ts';
+import type { ApprovalDecision, Task, TaskKind, RunTimer } from '../schemas/types.gen.ts';
 
 /** The run id for an external item: the same (source, external id) always gives the same thought_id. */
 export function thoughtIdFor(source: string, externalId: string): string {
@@ -21,6 +21,8 @@ export interface NewTask {
   thought_id?: string;
   /** A decision on a run awaiting approval (kind DECISION; `thought_id` names the run). */
   decision?: ApprovalDecision;
+  /** A deadline of the run that passed (kind TIMER, the scheduler's; `thought_id` names the run). */
+  timer?: RunTimer;
 }
 
 export function buildTask(input: NewTask, now: number = Date.now()): Task {
@@ -29,13 +31,14 @@ export function buildTask(input: NewTask, now: number = Date.now()): Task {
   return {
     thought_id: input.thought_id ?? (externalId ? thoughtIdFor(source, externalId) : randomUUID()),
     task_id: randomUUID(),
-    kind: input.kind ?? (input.decision ? 'DECISION' : input.thought_id ? 'REPLY' : 'NEW'),
+    kind: input.kind ?? (input.timer ? 'TIMER' : input.decision ? 'DECISION' : input.thought_id ? 'REPLY' : 'NEW'),
     text: input.text,
     source,
     external_id: externalId,
     metadata: input.metadata ?? {},
     submitted_at_ms: now,
     decision: input.decision ?? null,
+    timer: input.timer ?? null,
   };
 }
 

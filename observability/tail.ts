@@ -123,6 +123,7 @@ export function summaryLine(counts: TailCounts, elapsedSeconds: number, stepsPer
     `awaiting input ${e('awaiting_input')}`,
     `awaiting approval ${e('awaiting_approval')}`,
     `budget exhausted ${e('budget_exhausted')}`,
+    `expired ${e('expired')}`,
   ];
   if (counts.replies) runs.push(`replies ${counts.replies}`);
   const extra = counts.undecodable ? ` | undecodable ${counts.undecodable}` : '';

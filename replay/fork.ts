@@ -115,6 +115,7 @@ export function planFork(log: RunLog, spec: ForkSpec, deps: ForkDeps): ForkPlan 
       metadata: task?.metadata ?? {},
       submitted_at_ms: first.timestamp,
       decision: null,
+      timer: null,
     };
     decision = onTask(forkTask, { ...deps.thought, planner }, undefined, flow ? null : first.value.run.planner_record);
   } else {

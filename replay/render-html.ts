@@ -21,6 +21,7 @@ const STATUS_COLOURS: Record<string, string> = {
   awaiting_input: '#2f5fb3',
   awaiting_approval: '#2f5fb3',
   budget_exhausted: '#b3261e',
+  expired: '#8a8a8a',
   in_progress: '#2f5fb3',
 };
 

@@ -102,6 +102,13 @@ export async function verifyRun(log: RunLog, configs: VerifyConfigs): Promise<Ve
   const recordedSnapshots = live.filter((r) => r.topic === 'thoughtRuns') as Array<Rec<RunSnapshot>>;
   const recordedObservations = live.filter((r) => r.topic === 'observationResults' && written(r)) as Array<Rec<ObservationResult>>;
   const consumed = new Set<LoggedRecord>();
+  // Observation's own dead letters: the runner wrote the wave's observation beside the dead letter
+  // of its action result (no verdict to re-judge); Thought's decision on it is re-decided below.
+  for (const o of recordedObservations)
+    if (o.value.dead_letter?.stage === 'observation') {
+      consumed.add(o);
+      notes.push(`${where(o)} was written for a dead letter of Observation (${o.value.dead_letter.code}): not re-judged`);
+    }
   // A dead-lettered record was written (it may be a decision to compare) but never read by its stage.
   const inputs = live.filter((r) => {
     if (r.topic !== 'tasks' && r.topic !== 'observationResults' && r.topic !== 'actionResults') return false;

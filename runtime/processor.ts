@@ -28,6 +28,7 @@ import { SerialStrategy } from './runner/serial.ts';
 import { PipelinedStrategy } from './runner/pipelined.ts';
 
 export type {
+  DeadLettered,
   ExternalInput,
   HandledRecord,
   InputRecord,

@@ -1,4 +1,4 @@
-/** `tao run scheduler`: the composition root of the approval scheduler (scheduler/scheduler.ts). */
+/** `tao run scheduler`: the composition root of the scheduler of approval time-outs and run deadlines (scheduler/scheduler.ts). */
 import { loadRuntimeConfig, setting } from '../runtime/config.ts';
 
 /** Starts the scheduler; returns -1 (it runs until a signal, which `onSignal` wires to its stop). */
@@ -19,7 +19,14 @@ export async function runScheduler(applyTopics: boolean, onSignal: (stop: () => 
   await codec.register(['tasks', 'thoughtRuns']);
   const producer = createProducer(kafka);
   await producer.connect();
-  const scheduler = await startScheduler({ kafka, codec, producer, logger }, { tickMs: setting(process.env, 'TAO_SCHEDULER_TICK_MS') });
+  const scheduler = await startScheduler(
+    { kafka, codec, producer, logger },
+    {
+      tickMs: setting(process.env, 'TAO_SCHEDULER_TICK_MS'),
+      parkedTtlMs: setting(process.env, 'TAO_PARKED_RUN_TTL'),
+      observationDeadlineMs: setting(process.env, 'TAO_OBSERVATION_DEADLINE'),
+    },
+  );
   logger.info('scheduler running');
   onSignal(async () => {
     await scheduler.stop();

@@ -55,6 +55,7 @@ export function outcome(overrides: Partial<Outcome> & Pick<Outcome, 'thought_id'
     too_large: null,
     result_json: null,
     approval: null,
+    dead_letter: null,
     ...overrides,
   };
 }

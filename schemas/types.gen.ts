@@ -8,6 +8,8 @@ export interface ActionResult {
   iteration: number;
   run: RunState;
   results: Array<StepResult>;
+  /** Set when Action dead-lettered this wave's thought.requests record (an unknown tool, an input that is not JSON): the wave ran no call (results is empty), and Thought ends the run failed (dead_letter); null otherwise, and in records written before this field. */
+  dead_letter: null | DeadLetterRef;
 }
 
 /** Event-carried state of one run: everything Thought needs to decide the next step travels in the record, so no stage keeps state outside the log. */
@@ -128,6 +130,20 @@ export interface ToolError {
   retryable: boolean;
 }
 
+/** A loop record a stage dead-lettered (it could never be processed): why, and where it was. The dead letter itself is on <topic>.dlq. */
+export interface DeadLetterRef {
+  /** The error code (runtime/errors.ts), e.g. UNKNOWN_TOOL, RECORD_TOO_LARGE. */
+  code: string;
+  /** The error message, cut to 500 characters. */
+  message: string;
+  /** The stage that dead-lettered it: action or observation. */
+  stage: string;
+  /** The topic it was read from (its full name, namespace included). */
+  topic: string;
+  partition: number;
+  offset: number;
+}
+
 /** Verdicts on one wave's results (observation.results). */
 export interface ObservationResult {
   /** Id of the run; also the record key. */
@@ -140,6 +156,8 @@ export interface ObservationResult {
   rules_version: null | string;
   /** The payload classifier of the semantic check, e.g. 'error-classifier@40fb93b7e03d'; null when Observation ran without one (TAO_SEMANTIC_CHECK=off), and in records written before this field (their rules_version is null too). */
   classifier_model: null | string;
+  /** Set when the wave was dead-lettered (by Action, carried through, or by Observation, which read its action.results record and could not process it): verdicts is empty, and Thought ends the run failed (dead_letter); null otherwise, and in records written before this field. */
+  dead_letter: null | DeadLetterRef;
 }
 
 export interface Verdict {
@@ -199,15 +217,17 @@ export interface Outcome {
   result_json: null | string;
   /** With awaiting_approval: the proposed calls, their arguments, the rule that matched and why; decisions so far. Null otherwise and in runs recorded before this field. */
   approval: null | ApprovalRequest;
+  /** For reason_code dead_letter: the record of the run that a stage dead-lettered, its error code and where it was (topic, partition, offset); null otherwise, and in outcomes recorded before this field. */
+  dead_letter: null | DeadLetterRef;
 }
 
-export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted' | 'awaiting_approval';
+export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted' | 'awaiting_approval' | 'expired';
 /** The symbols of {@link OutcomeStatus}, in the schema's order. */
-export const OUTCOME_STATUS_SYMBOLS: readonly OutcomeStatus[] = ['completed', 'failed', 'escalated', 'awaiting_input', 'budget_exhausted', 'awaiting_approval'];
+export const OUTCOME_STATUS_SYMBOLS: readonly OutcomeStatus[] = ['completed', 'failed', 'escalated', 'awaiting_input', 'budget_exhausted', 'awaiting_approval', 'expired'];
 
-export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap' | 'record_too_large' | 'ungrounded' | 'model_refused' | 'model_request_refused' | 'money_budget' | 'approval_required' | 'approval_denied' | 'approval_timeout';
+export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap' | 'record_too_large' | 'ungrounded' | 'model_refused' | 'model_request_refused' | 'money_budget' | 'approval_required' | 'approval_denied' | 'approval_timeout' | 'dead_letter' | 'parked_expired' | 'observation_deadline';
 /** The symbols of {@link OutcomeReason}, in the schema's order. */
-export const OUTCOME_REASON_SYMBOLS: readonly OutcomeReason[] = ['unspecified', 'completed', 'needs_input', 'invalid_plan', 'step_failed', 'max_iterations', 'cost_budget', 'no_novelty', 'repeat_cap', 'reflection', 'no_ready_step', 'output_unresolved', 'reply_ignored', 'unroutable', 'model_turns', 'token_budget', 'model_invalid', 'model_repeat', 'model_unavailable', 'context_overflow', 'replan_cap', 'record_too_large', 'ungrounded', 'model_refused', 'model_request_refused', 'money_budget', 'approval_required', 'approval_denied', 'approval_timeout'];
+export const OUTCOME_REASON_SYMBOLS: readonly OutcomeReason[] = ['unspecified', 'completed', 'needs_input', 'invalid_plan', 'step_failed', 'max_iterations', 'cost_budget', 'no_novelty', 'repeat_cap', 'reflection', 'no_ready_step', 'output_unresolved', 'reply_ignored', 'unroutable', 'model_turns', 'token_budget', 'model_invalid', 'model_repeat', 'model_unavailable', 'context_overflow', 'replan_cap', 'record_too_large', 'ungrounded', 'model_refused', 'model_request_refused', 'money_budget', 'approval_required', 'approval_denied', 'approval_timeout', 'dead_letter', 'parked_expired', 'observation_deadline'];
 
 export interface TooLarge {
   /** The catalog topic id of the record that would have been written (thoughtRequests, outcomes, ...). */
@@ -268,6 +288,10 @@ export interface RunSnapshot {
   approval: null | ApprovalRequest;
   /** While awaiting_approval: the whole parked wave (its number is approval.wave), dispatched unchanged once approved. */
   parked_steps: Array<StepCall>;
+  /** For a run that ended failed because its wave was dead-lettered: that dead letter. The wave's result, re-driven once the cause is fixed (tao dlq redrive), resumes the run; null otherwise, and in snapshots written before this field. */
+  dead_letter: null | DeadLetterRef;
+  /** For a parked run (awaiting_input, awaiting_approval): how long after it parked the scheduler expires it, ending it expired (TAO_PARKED_RUN_TTL, or its skill's metadata.parked-ttl); 0: never. Null for other runs, and in snapshots written before this field (the scheduler then applies its own TAO_PARKED_RUN_TTL). */
+  parked_ttl_ms: null | number;
 }
 
 export type RunStatus = 'running' | 'awaiting_input' | 'ended' | 'awaiting_approval';
@@ -301,11 +325,13 @@ export interface Task {
   submitted_at_ms: number;
   /** Set on DECISION tasks only: the decision on a run awaiting approval. */
   decision: null | ApprovalDecision;
+  /** With kind TIMER: which deadline passed. Null otherwise, and in tasks written before this field. */
+  timer: null | RunTimer;
 }
 
-export type TaskKind = 'NEW' | 'REPLY' | 'DECISION';
+export type TaskKind = 'NEW' | 'REPLY' | 'DECISION' | 'TIMER';
 /** The symbols of {@link TaskKind}, in the schema's order. */
-export const TASK_KIND_SYMBOLS: readonly TaskKind[] = ['NEW', 'REPLY', 'DECISION'];
+export const TASK_KIND_SYMBOLS: readonly TaskKind[] = ['NEW', 'REPLY', 'DECISION', 'TIMER'];
 
 /** A person's (or the scheduler's) decision on a run awaiting approval (a DECISION task). */
 export interface ApprovalDecision {
@@ -324,6 +350,20 @@ export interface ApprovalDecision {
 export type ApprovalVerdict = 'approve' | 'deny' | 'timeout';
 /** The symbols of {@link ApprovalVerdict}, in the schema's order. */
 export const APPROVAL_VERDICT_SYMBOLS: readonly ApprovalVerdict[] = ['approve', 'deny', 'timeout'];
+
+/** A deadline of a run that passed, written by the scheduler (a TIMER task): Thought ends the run if it still stands where the timer was set. */
+export interface RunTimer {
+  /** parked_expired (a parked run waited longer than its parked_ttl_ms) or observation_deadline (a running run waited longer than TAO_OBSERVATION_DEADLINE for its wave's observation). */
+  reason: string;
+  /** The run's status when the timer was set (awaiting_input, awaiting_approval or running). */
+  status: string;
+  /** The run's wave (its snapshot's iteration) when the timer was set. */
+  wave: number;
+  /** The task the run stood at when the timer was set (its snapshot's task_id): a reply since makes the timer stale. */
+  run_task_id: string;
+  /** When the deadline passed (ms since epoch). */
+  due_at_ms: number;
+}
 
 /** The next wave of tool calls Thought asks Action to run (thought.requests). */
 export interface ThoughtRequest {

@@ -145,7 +145,7 @@ function okResult(key: string, overrides: Partial<StepResult> = {}): StepResult 
 
 /** An action.results value for `key` with `results`, carrying plan `p`. */
 export function actionResult(key: string, p: unknown, results: StepResult[], run: Partial<RunState> = {}): ActionResult {
-  return { thought_id: key, iteration: 1, run: runStateFor(p, run), results };
+  return { thought_id: key, iteration: 1, run: runStateFor(p, run), results, dead_letter: null };
 }
 
 function okVerdict(overrides: Partial<Verdict> = {}): Verdict {
@@ -167,7 +167,7 @@ function okVerdict(overrides: Partial<Verdict> = {}): Verdict {
 
 /** An observation.results value for `key` with `verdicts`, carrying plan `p`. */
 export function observation(key: string, p: unknown, verdicts: Verdict[], run: Partial<RunState> = {}, iteration = 1): ObservationResult {
-  return { thought_id: key, iteration, run: runStateFor(p, run), verdicts, rules_version: null, classifier_model: null };
+  return { thought_id: key, iteration, run: runStateFor(p, run), verdicts, rules_version: null, classifier_model: null, dead_letter: null };
 }
 
 function outcomeValue(key: string): Outcome {

@@ -46,6 +46,7 @@ export async function runTicket(text: string, env: NodeJS.ProcessEnv, thoughtId 
     metadata: {},
     submitted_at_ms: 1_700_000_000_000,
     decision: null,
+    timer: null,
   };
   const record = thought.planner.gather ? await thought.planner.gather({ thought_id: thoughtId, text, metadata: {} }) : null;
   let decision = onTask(task, thought, undefined, record);
@@ -69,7 +70,7 @@ export async function runTicket(text: string, env: NodeJS.ProcessEnv, thoughtId 
         });
       }),
     );
-    const action: ActionResult = { thought_id: request.thought_id, iteration: request.iteration, run: request.run, results };
+    const action: ActionResult = { thought_id: request.thought_id, iteration: request.iteration, run: request.run, results, dead_letter: null };
     run.actions.push(action);
     const observed = await observe(action, observation);
     run.observations.push(observed);

@@ -49,7 +49,7 @@ function debounce(fn, ms) {
 }
 
 // ---- runs -----------------------------------------------------------------------------------
-const STATUSES = ['in_progress', 'completed', 'failed', 'escalated', 'awaiting_input', 'awaiting_approval', 'budget_exhausted'];
+const STATUSES = ['in_progress', 'completed', 'failed', 'escalated', 'awaiting_input', 'awaiting_approval', 'budget_exhausted', 'expired'];
 
 async function runsPage() {
   const params = new URLSearchParams(location.search);
@@ -323,7 +323,7 @@ function loadScript(src) {
 function chart(el, perMinute) {
   if (typeof uPlot === 'undefined') return void (el.textContent = 'chart library not loaded');
   const statuses = [...new Set(perMinute.flatMap((m) => Object.keys(m.counts)))];
-  const colours = { completed: '#1f7a3a', failed: '#b3261e', escalated: '#b36b00', budget_exhausted: '#8e44ad' };
+  const colours = { completed: '#1f7a3a', failed: '#b3261e', escalated: '#b36b00', budget_exhausted: '#8e44ad', expired: '#8a8a8a' };
   const data = [perMinute.map((m) => m.at / 1000), ...statuses.map((s) => perMinute.map((m) => m.counts[s] ?? 0))];
   new uPlot(
     {

@@ -62,6 +62,14 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
         const fitted = result && over.topic === 'actionResults' ? withoutLargestResponses(result, over) : null;
         return fitted ? [{ ...outputs[0]!, value: fitted }] : null;
       },
+      // A wave that can never run (an unknown tool, an input that is not JSON) is dead-lettered, and
+      // its run told so in the same transaction: a result with no step and the dead letter's
+      // reference, which Observation carries on and on which Thought ends the run failed.
+      deadLettered({ input, ref }): OutputRecord[] {
+        const request = input.value as ThoughtRequest;
+        const value: ActionResult = { thought_id: request.thought_id, iteration: request.iteration, run: request.run, results: [], dead_letter: ref };
+        return [{ topic: 'actionResults', key: request.thought_id, value, span: `action:${request.iteration}` }];
+      },
       async handle(record: InputRecord): Promise<OutputRecord[]> {
         const request = record.value as ThoughtRequest;
         const calls = request.steps.map((step) => {
@@ -105,7 +113,7 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
             fallback_from: r.fallback_from,
           });
         }
-        const value: ActionResult = { thought_id: request.thought_id, iteration: request.iteration, run: request.run, results };
+        const value: ActionResult = { thought_id: request.thought_id, iteration: request.iteration, run: request.run, results, dead_letter: null };
         return [{ topic: 'actionResults', key: request.thought_id, value, span: writer }];
       },
     },

@@ -23,6 +23,7 @@ import {
   type RunState,
   type StepResult,
   type Verdict,
+  DeadLetterRef,
 } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
 import { recordSchemas } from '../compiled-schemas.ts';
@@ -63,6 +64,8 @@ const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>(ERROR_TYPE_SYMBOLS);
 const REFINABLE: ReadonlySet<ErrorType> = new Set(['schema_mismatch', 'malformed', 'client_error', 'unknown', 'data_corrupted']);
 
 export async function observe(result: ActionResult, config: ObservationConfig): Promise<ObservationResult> {
+  // A wave Action dead-lettered ran no call: nothing to judge, the dead letter goes on to Thought.
+  if (result.dead_letter) return deadLetteredWave(result, result.dead_letter, config);
   const plan = planOfRun(result.run.plan_json);
   const expectations = new Map(plan.steps.map((s) => [s.id, s.expect]));
   const verdicts: Verdict[] = [];
@@ -74,6 +77,20 @@ export async function observe(result: ActionResult, config: ObservationConfig): 
     verdicts,
     rules_version: config.rules.fingerprint,
     classifier_model: config.classifier?.model ?? null,
+    dead_letter: null,
+  };
+}
+
+/** The observation of a wave that was dead-lettered (`ref`): no verdict, the dead letter's reference for Thought. */
+export function deadLetteredWave(result: ActionResult, ref: DeadLetterRef, config: ObservationConfig): ObservationResult {
+  return {
+    thought_id: result.thought_id,
+    iteration: result.iteration,
+    run: result.run,
+    verdicts: [],
+    rules_version: config.rules.fingerprint,
+    classifier_model: config.classifier?.model ?? null,
+    dead_letter: ref,
   };
 }
 

@@ -4,7 +4,7 @@ import type { HandledRecord, InputRecord, OutputRecord, StageDefinition } from '
 import type { ActionResult, ObservationResult } from '../../schemas/types.gen.ts';
 import { evidenceComplete } from '../rates.ts';
 import { traceStage } from '../../runtime/tracing/spans.ts';
-import { observe, type ObservationConfig } from './core.ts';
+import { deadLetteredWave, observe, type ObservationConfig } from './core.ts';
 
 /** What Observation reports besides its records: a log line per verdict, step evidence counts. */
 export interface ObservationReporting {
@@ -26,6 +26,12 @@ export function observationStage(config: ObservationConfig, reporting: Observati
       concurrency: 16,
       maxRecordsPerTransaction: 200,
       maxInputBytes: 4 * 1024 * 1024,
+      // A wave's result Observation can never judge (a bug it triggers, a record too large) is
+      // dead-lettered, and its run told so in the same transaction: Thought ends it failed.
+      deadLettered({ input, ref }): OutputRecord[] {
+        const result = input.value as ActionResult;
+        return [{ topic: 'observationResults', key: result.thought_id, value: deadLetteredWave(result, ref, config), span: `observation:${result.iteration}` }];
+      },
       async handle(record: InputRecord): Promise<OutputRecord[]> {
         const result = record.value as ActionResult;
         return [{ topic: 'observationResults', key: result.thought_id, value: await observe(result, config), span: `observation:${result.iteration}` }];

@@ -157,6 +157,7 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
       verdicts: denied.map(deniedVerdict),
       rules_version: null,
       classifier_model: null,
+      dead_letter: null,
     };
     return gateWave(onReactObservation(obs, config.model, config), config);
   }

@@ -28,6 +28,7 @@ import { askedCustomer, onReactObservation, replanTurn, resumeReact, startReact,
 import { nextWave } from './plan-wave.ts';
 import { reflect } from './step-reflection.ts';
 import { gateWave, onDecision } from './approval.ts';
+import { endDeadLettered, onTimer, resumesDeadLettered, withParkedTtl, type ParkingConfig } from './forced-end.ts';
 import type { ApprovalConfig } from './approval-rules.ts';
 
 export type { ThoughtDecision, ThoughtOutput } from './run-end.ts';
@@ -50,6 +51,8 @@ export interface ThoughtConfig {
   model?: ModelLoopConfig;
   /** Which calls of tools with side effects wait for a person's approval (approval-rules.ts); unset: none. */
   approvals?: ApprovalConfig;
+  /** How long a parked run waits before the scheduler expires it (forced-end.ts); unset: the snapshot names none. */
+  parking?: ParkingConfig;
 }
 
 /** Error types worth another try of the same call: the tool may answer differently next time. */
@@ -57,7 +60,7 @@ const RETRYABLE: ReadonlySet<ErrorType> = new Set(['timeout', 'rate_limited', 's
 
 /** The text a planner sees for a task: the run's text so far plus the task's, or null if the task will be ignored. */
 export function planningText(task: Task, snapshot?: RunSnapshot): string | null {
-  if (task.kind === 'DECISION') return null;
+  if (task.kind === 'DECISION' || task.kind === 'TIMER') return null;
   if (snapshot && (task.kind === 'NEW' || snapshot.status !== 'awaiting_input')) return null;
   return snapshot ? `${snapshot.task_text}\n${task.text}` : task.text;
 }
@@ -74,9 +77,11 @@ export function planningText(task: Task, snapshot?: RunSnapshot): string | null 
  * @param plannerRecord What the planner's `gather` returned for this task (read from the log on replay).
  */
 export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot, plannerRecord: string | null = null): ThoughtDecision {
+  // A deadline the scheduler found passed: the run ends if it still stands where the timer was set.
+  if (task.kind === 'TIMER') return onTimer(task, snapshot);
   // A decision on a parked run dispatches the wave it approved as it stands: it is not gated again.
-  if (task.kind === 'DECISION') return onDecision(task, config, snapshot);
-  return gateWave(decideTask(task, config, snapshot, plannerRecord), config);
+  if (task.kind === 'DECISION') return withParkedTtl(onDecision(task, config, snapshot), config.parking);
+  return withParkedTtl(gateWave(decideTask(task, config, snapshot, plannerRecord), config), config.parking);
 }
 
 function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | undefined, plannerRecord: string | null): ThoughtDecision {
@@ -150,16 +155,19 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
  * wave with calls that need approval parks the run instead (approval.ts).
  */
 export function onObservation(obs: ObservationResult, config: ThoughtConfig, snapshot?: RunSnapshot): ThoughtDecision {
-  return gateWave(decideObservation(obs, config, snapshot), config);
+  return withParkedTtl(gateWave(decideObservation(obs, config, snapshot), config), config.parking);
 }
 
 function decideObservation(obs: ObservationResult, config: ThoughtConfig, snapshot?: RunSnapshot): ThoughtDecision {
-  if (snapshot && snapshot.status !== 'running')
+  if (snapshot && snapshot.status !== 'running' && !resumesDeadLettered(obs, snapshot))
     return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which is ${snapshot.status}` };
   // A wave is decided on once: a second observation of it (a stage that processed a record twice)
   // would dispatch every later wave twice.
   if (snapshot && obs.iteration < snapshot.iteration)
     return { outputs: [], ignored: `observation of wave ${obs.iteration} arrived for run ${obs.thought_id}, which has dispatched wave ${snapshot.iteration}` };
+  // A wave that was dead-lettered brought no verdict, and never will: the run ends failed.
+  const deadLettered = endDeadLettered(obs);
+  if (deadLettered) return deadLettered;
   // A plan-replan run's plan waves are folded below like any plan's; its model turns, like react's.
   const driver = runDriver(obs.run);
   const replanning = driver === 'plan-replan';

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../runtime/json-field.ts';
 import { TOPICS, type TopicId } from '../../topics/catalog.ts';
 import type {
+  DeadLetterRef,
   ObservationResult,
   Outcome,
   OutcomeReason,
@@ -57,6 +58,8 @@ export interface EndDetails {
   missing?: string[];
   /** A completed run's structured result (JSON), when its skill declares an output schema. */
   result?: string | null;
+  /** The dead-lettered record that ended the run (reason `dead_letter`). */
+  deadLetter?: DeadLetterRef | null;
 }
 
 /** Ends the run (or parks it, awaiting input): the outcome, and the snapshot that remembers it. */
@@ -84,6 +87,7 @@ export function end(at: RunAt, status: OutcomeStatus, code: OutcomeReason, reaso
     too_large: null,
     result_json: details.result ?? null,
     approval: null,
+    dead_letter: details.deadLetter ?? null,
   };
   const parked = status === 'awaiting_input' || status === 'awaiting_approval';
   return {
@@ -212,6 +216,8 @@ export function snapshotOf(at: RunAt, status: RunSnapshot['status'], missing: st
     outcome_status: outcome,
     approval: null,
     parked_steps: [],
+    dead_letter: null,
+    parked_ttl_ms: null,
   };
 }
 

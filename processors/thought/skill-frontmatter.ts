@@ -23,7 +23,7 @@ export const INTEGER_KEYS = {
 } as const;
 
 export const FORMAT_KEYS = ['name', 'description', 'license', 'compatibility', 'allowed-tools', 'metadata'] as const;
-// `approval` and `approval-timeout` are read by processors/wiring (approvalSettings, processors/thought/approval-rules.ts).
+// `approval`, `approval-timeout` and `parked-ttl` are read by processors/wiring (approvalSettings, processors/thought/approval-rules.ts; parkingSettings, processors/thought/forced-end.ts).
 export const OUR_METADATA_KEYS = [
   'version',
   'intents',
@@ -33,6 +33,7 @@ export const OUR_METADATA_KEYS = [
   'tool-calls',
   'approval',
   'approval-timeout',
+  'parked-ttl',
   ...Object.keys(INTEGER_KEYS),
 ];
 export const TOOL_CALL_MODES = ['native', 'json_schema'] as const;

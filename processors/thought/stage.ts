@@ -85,8 +85,12 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
           const plannerRecord =
             text !== null && config.planner.gather ? await config.planner.gather({ thought_id: task.thought_id, text, metadata: task.metadata }) : null;
           decision = onTask(task, config, snapshot, plannerRecord);
-          // A task that is not ignored either starts a run or is a person's reply to a parked one.
-          fact = { failures: snapshot?.run?.failures_seen ?? 0, humanInvolved: snapshot !== undefined };
+          // A task that is not ignored either starts a run or is a person's reply to a parked one (a
+          // scheduler's timer is neither).
+          fact = {
+            failures: snapshot?.run?.failures_seen ?? 0,
+            humanInvolved: task.kind === 'TIMER' ? (snapshot?.run?.human_involved ?? false) : snapshot !== undefined,
+          };
         } else {
           const obs = record.value as ObservationResult;
           decision = onObservation(obs, config, snapshot);

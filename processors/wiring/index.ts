@@ -17,6 +17,7 @@ import type { ModelLoopConfig } from '../thought/react.ts';
 import type { SkillSet } from '../thought/skills.ts';
 import type { PriceTable } from '../thought/prices.ts';
 import type { ApprovalConfig, ApprovalRule } from '../thought/approval-rules.ts';
+import type { ParkingConfig } from '../thought/forced-end.ts';
 import { ConfigError } from '../../runtime/errors.ts';
 import { MODEL_TOOL } from '../../tools/model.ts';
 import { modelNames, modelToolSpecs } from '../../tools/model-config.ts';
@@ -40,7 +41,7 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
     }
     case 'action': {
       const [{ actionStage }, { realHttpDeps }] = await Promise.all([import('../action/stage.ts'), import('../action/invoke.ts')]);
-      const catalog = loadCatalog(env, createContractAjv(), 'call');
+      const catalog = actionCatalog(env);
       const http = realHttpDeps();
       // The MCP SDK is loaded only when the catalog has MCP tools (transport "mcp", docs/TOOLS.md).
       if (catalog.names().some((n) => catalog.get(n)!.spec.transport === 'mcp')) {
@@ -82,7 +83,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
   const tools = toolContracts(catalog);
   const validator = new PlanValidator(ajv, setting(env, 'TAO_MAX_PLAN_STEPS'));
   // The skills are loaded (and checked against the catalog) only when a model takes the turns.
-  const skills = ['react', 'plan-replan'].includes(setting(env, 'TAO_PLANNER')) ? loadSkills(skillsDir, catalog) : undefined;
+  const skills = MODEL_PLANNERS.includes(setting(env, 'TAO_PLANNER')) ? loadSkills(skillsDir, catalog) : undefined;
   // The skills' output schemas (skills/<name>/output.schema.json): the final turn asks for an answer of that schema.
   const guards = skills && (await import('../guardrails/load.ts')).loadSkillGuards(skillsDir, (tool) => catalog.get(tool) !== undefined);
   return {
@@ -102,7 +103,25 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
     repeatCap: setting(env, 'TAO_REPEAT_CAP'),
     reflectAfter: setting(env, 'TAO_REFLECT_AFTER'),
     approvals: await approvalSettings(env, catalog, skills),
+    parking: parkingSettings(env, skills),
   };
+}
+
+/**
+ * How long parked runs wait before the scheduler expires them: TAO_PARKED_RUN_TTL, and each runnable
+ * skill's `metadata.parked-ttl` (processors/thought/forced-end.ts).
+ * @throws ConfigError (one line) for a skill's time-to-live that is not a duration.
+ */
+export function parkingSettings(env: NodeJS.ProcessEnv, skills?: SkillSet): ParkingConfig {
+  const bySkill = new Map<string, number>();
+  for (const skill of skills?.list() ?? []) {
+    const ttl = skill.metadata['parked-ttl'];
+    if (ttl === undefined) continue;
+    const ms = parseDuration(ttl, 1);
+    if (ms === null) throw new ConfigError(`skill ${skill.name}: metadata.parked-ttl must be a duration like 2d or 12h (0: never), got "${ttl}"`);
+    bySkill.set(skill.name, ms);
+  }
+  return { ttlMs: setting(env, 'TAO_PARKED_RUN_TTL'), skill: (name) => bySkill.get(name) };
 }
 
 /**
@@ -214,6 +233,25 @@ export async function semanticClassifier(env: NodeJS.ProcessEnv): Promise<Payloa
  */
 export function loadCatalog(env: NodeJS.ProcessEnv, ajv: Ajv, purpose: 'call' | 'contracts'): ToolCatalog {
   return ToolCatalog.load(setting(env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, env, ajv, modelToolSpecs(env, purpose));
+}
+
+/** The planners whose runs a model takes turns in: each turn is a step of the model tool (docs/ARCHITECTURE.md, The model in the loop). */
+const MODEL_PLANNERS: readonly string[] = ['react', 'plan-replan'];
+
+/**
+ * Action's catalog (`call`), refused when it would dead-letter every wave of the runs: a planner
+ * whose runs a model takes turns in (TAO_PLANNER=react or plan-replan) with no model tool in it.
+ * `tao run all` calls it before it starts anything.
+ * @throws ConfigError (one line naming TAO_PLANNER and TAO_LLM_BASE_URL), or the catalog's own.
+ */
+export function actionCatalog(env: NodeJS.ProcessEnv): ToolCatalog {
+  const catalog = loadCatalog(env, createContractAjv(), 'call');
+  const planner = setting(env, 'TAO_PLANNER');
+  if (MODEL_PLANNERS.includes(planner) && !catalog.get(MODEL_TOOL))
+    throw new ConfigError(
+      `TAO_PLANNER=${planner} needs the model tool ${MODEL_TOOL} in Action's catalog, and TAO_LLM_BASE_URL is not set: set it (and TAO_LLM_MODEL) to the model endpoint, or every model turn is dead-lettered UNKNOWN_TOOL`,
+    );
+  return catalog;
 }
 
 /** Thought's model loop: runnable skills by name, the catalog tools as the model sees them. */

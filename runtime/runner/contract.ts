@@ -119,6 +119,14 @@ export interface StageDefinition {
    * over the limit are dead-lettered too.
    */
   fitOutputs?(input: InputRecord, outputs: readonly OutputRecord[], over: OversizedOutput): OutputRecord[] | null;
+  /**
+   * Called when a record of the stage's input that decoded (and whose key is its thought_id) is
+   * dead-lettered: the records that tell its run so, written with the dead letter in the same
+   * transaction (Action and Observation: the wave's result marked as dead-lettered, so Thought ends
+   * the run instead of waiting for ever). Their failing to be made or encoded (or one over the
+   * record limit) leaves the dead letter alone, logged. Not for a stage with a store.
+   */
+  deadLettered?(letter: DeadLettered): OutputRecord[];
   /** Stage-specific state for /health (for example breaker states). */
   describe?(): Record<string, unknown>;
   /**
@@ -186,6 +194,12 @@ export interface StoreRetention {
 
 /** Largest output value a stage writes; an input whose output is larger is dead-lettered as RECORD_TOO_LARGE (unless the stage's {@link StageDefinition.fitOutputs} makes it fit). */
 export const MAX_OUTPUT_VALUE_BYTES = MAX_DEAD_LETTER_VALUE_BYTES;
+
+/** A decoded input record being dead-lettered: the record, and why and where (the fields of a `DeadLetterRef`). */
+export interface DeadLettered {
+  input: InputRecord;
+  ref: { code: string; message: string; stage: string; topic: string; partition: number; offset: number };
+}
 
 /** The output that did not fit: which of the handler's outputs, and its encoded size. */
 export interface OversizedOutput {

@@ -21,7 +21,7 @@
  */
 import type { IHeaders, KafkaMessage, Message } from 'kafkajs';
 import type { AvroCodec } from '../codec.ts';
-import { ContractViolation, toTaoError } from '../errors.ts';
+import { ContractViolation, errorMessage, toTaoError, type TaoError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { StageMetrics } from '../metrics.ts';
 import { traceparentFor } from '../tracing/ids.ts';
@@ -139,6 +139,8 @@ export class RecordProcessor {
     source.recordsIn.inc();
     const endHandle = this.o.handleSeconds.startTimer();
     const key = message.key?.toString('utf8') ?? '';
+    // Set once the record has decoded and its key is its thought_id: a dead letter of it can tell its run.
+    let input: InputRecord | null = null;
     try {
       if (message.value && message.value.length > def.maxInputBytes) {
         throw new ContractViolation(`record of ${message.value.length} bytes exceeds the ${def.maxInputBytes}-byte limit of stage ${def.stage}`, {
@@ -151,7 +153,7 @@ export class RecordProcessor {
       }
       const state: StateView = { get: <V>(k: string) => store?.get(partition, k) as V | undefined, streamTimeMs: () => store?.streamTime(partition) ?? null };
       const timestampMs = Number(message.timestamp);
-      const input: InputRecord = { topic: source.id, partition, offset: message.offset, timestampMs, key, value, headers: stringHeaders(message.headers) };
+      input = { topic: source.id, partition, offset: message.offset, timestampMs, key, value, headers: stringHeaders(message.headers) };
       let outputs = await def.handle(input, state);
       let values = await encodeAll(codec, outputs);
       let over = oversized(outputs, values);
@@ -209,13 +211,51 @@ export class RecordProcessor {
       // Not retriable: a bad record, or a bug this record triggers. Either way the record must not
       // block its partition; it goes to the dead-letter topic with everything needed to re-drive it.
       logger.warn('record dead-lettered', { thought_id: key, topic: sourceTopic, partition, offset: message.offset, error_code: err.code, error: err.message });
+      const told = input === null ? [] : await this.tellRun(input, err, sourceTopic);
       return {
-        encoded: [{ topic: source.dlq, messages: [deadLetter(message, err, { topic: sourceTopic, partition, stage: def.stage })] }],
+        encoded: [{ topic: source.dlq, messages: [deadLetter(message, err, { topic: sourceTopic, partition, stage: def.stage })] }, ...told],
         handled: null,
         deadLetter: { topic: sourceTopic, reason: err.code },
       };
     } finally {
       endHandle();
+    }
+  }
+
+  /**
+   * The records the stage writes beside the dead letter of `input` ({@link StageDefinition.deadLettered}),
+   * encoded; none when it declares none, or when they can't be made, encoded or fit (logged: the
+   * dead letter is written alone).
+   */
+  private async tellRun(input: InputRecord, err: TaoError, sourceTopic: string): Promise<TopicMessages[]> {
+    const { def, codec, logger, store } = this.o;
+    if (!def.deadLettered || store !== null) return [];
+    const ref = {
+      code: err.code,
+      message: err.message.slice(0, 500),
+      stage: def.stage,
+      topic: sourceTopic,
+      partition: input.partition,
+      offset: Number(input.offset),
+    };
+    try {
+      const outputs = def.deadLettered({ input, ref });
+      const values = await encodeAll(codec, outputs);
+      const over = oversized(outputs, values);
+      if (over !== null) throw new ContractViolation(`its ${over.topic} record would be ${over.bytes} bytes, over the ${over.limit}-byte limit`);
+      return outputs.map((out, i) => ({
+        topic: codec.topics.name(out.topic),
+        messages: [{ key: out.key, value: values[i]!, headers: { traceparent: traceparentFor(out.key, out.span) } }],
+      }));
+    } catch (raw) {
+      logger.warn("the dead letter's run is not told (its stage's record could not be made); the dead letter is written alone", {
+        thought_id: input.key,
+        topic: sourceTopic,
+        partition: input.partition,
+        offset: input.offset,
+        error: errorMessage(raw),
+      });
+      return [];
     }
   }
 }

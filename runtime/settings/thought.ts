@@ -21,8 +21,8 @@ export const THOUGHT_SETTINGS = {
     retired: { llm: PLANNER_LLM_RETIRED },
     default: 'router',
     meaning:
-      'planner: the ONNX intent router, one graph flow, react (the router picks a skill, a model takes the turns), or plan-replan (as react, but a skill that names no mode has the model write whole plans, re-planned on reflection; docs/PLANNERS.md). llm is retired: use plan-replan',
-    usedBy: ['thought', 'replay'],
+      'planner: the ONNX intent router, one graph flow, react (the router picks a skill, a model takes the turns), or plan-replan (as react, but a skill that names no mode has the model write whole plans, re-planned on reflection; docs/PLANNERS.md). llm is retired: use plan-replan. Action reads it too: with react or plan-replan it refuses to start without the model tool (TAO_LLM_BASE_URL)',
+    usedBy: ['thought', 'action', 'replay'],
   },
   TAO_FLOW: {
     kind: 'string',
@@ -162,12 +162,30 @@ export const THOUGHT_SETTINGS = {
       "how long a run waits for an approval before the scheduler (tao run scheduler) writes its time-out and the call is treated as denied (approval_timeout); a skill's metadata.approval-timeout overrides it; 0: never",
     usedBy: ['thought', 'replay'],
   },
+  TAO_PARKED_RUN_TTL: {
+    kind: 'duration',
+    default: '7d',
+    min: 0,
+    max: 365 * 86400000,
+    meaning:
+      "how long a run parked awaiting input or approval waits before the scheduler (tao run scheduler) ends it expired (parked_expired), counted from when it parked; a skill's metadata.parked-ttl overrides it; 0: never (docs/ARCHITECTURE.md, section Every run ends)",
+    usedBy: ['thought', 'scheduler', 'replay'],
+  },
+  TAO_OBSERVATION_DEADLINE: {
+    kind: 'duration',
+    default: '1h',
+    min: 0,
+    max: 365 * 86400000,
+    meaning:
+      "how long a running run's latest wave may wait for its observation before the scheduler ends the run failed (observation_deadline); must exceed the longest a wave takes, Action's and Observation's lag included; 0: never (docs/ARCHITECTURE.md, section Every run ends)",
+    usedBy: ['scheduler'],
+  },
   TAO_SCHEDULER_TICK_MS: {
     kind: 'duration',
     default: '1s',
     min: 10,
     max: 60000,
-    meaning: 'how often the scheduler looks for approvals past their deadline',
+    meaning: 'how often the scheduler looks for approvals, parked runs and waves past their deadline',
     usedBy: ['scheduler'],
   },
   TAO_RUN_RETENTION: {

@@ -19,6 +19,7 @@ const task = (id: string, text: string, external: string | null, source = 'helpd
   metadata: {},
   submitted_at_ms: 0,
   decision: null,
+  timer: null,
 });
 const request = (id: string, iteration: number, tools: string[], run = state()): ThoughtRequest =>
   ({

@@ -126,6 +126,7 @@ describe('requests Thought builds for the harder turns pass each profile (checke
     verdicts: vs(request(d)),
     rules_version: null,
     classifier_model: null,
+    dead_letter: null,
   });
   const model = (a: ModelAnswer) => (r: ThoughtRequest) => [verdict(r.steps[0]!.step_id, 'model.chat', a)];
   const bodyOf = (d: ReturnType<typeof onTask>) => ({ model: 'served-model', ...(JSON.parse(request(d).steps[0]!.input_json) as Record<string, unknown>) });

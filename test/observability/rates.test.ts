@@ -211,6 +211,7 @@ describe('Observation stage counting', () => {
         }),
         step({ step_id: 'S8', idempotency_key: '', input_json: '{}' }),
       ],
+      dead_letter: null,
     };
     const input: InputRecord = { topic: 'actionResults', partition: 0, offset: '0', key: 'r1', value: results, headers: {} };
     const outputs = await stage.handle(input, { get: () => undefined });

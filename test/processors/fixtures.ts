@@ -75,6 +75,7 @@ export function task(text: string, thoughtId = 't-1'): Task {
     metadata: {},
     submitted_at_ms: 1_700_000_000_000,
     decision: null,
+    timer: null,
   };
 }
 
@@ -152,6 +153,7 @@ export function observe(request: ThoughtRequest, verdictFor: (call: StepCall) =>
     verdicts: request.steps.map(verdictFor),
     rules_version: null,
     classifier_model: null,
+    dead_letter: null,
   };
 }
 

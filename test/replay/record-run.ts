@@ -83,11 +83,12 @@ export async function recordRun(
     metadata: {},
     submitted_at_ms: 1,
     decision: null,
+    timer: null,
   };
   add('tasks', task);
   let pending = decide(onTask(task, thought, snapshot, plannerRecord).outputs);
   while (pending) {
-    const result: ActionResult = { thought_id: ID, iteration: pending.iteration, run: pending.run, results: pending.steps.map(answer) };
+    const result: ActionResult = { thought_id: ID, iteration: pending.iteration, run: pending.run, results: pending.steps.map(answer), dead_letter: null };
     add('actionResults', result);
     const obs = await observe(result, observation);
     add('observationResults', obs);

@@ -37,7 +37,18 @@ before(async () => {
 const ID = 'run-1';
 
 function task(text: string, kind: Task['kind'] = 'NEW', n = 0): Task {
-  return { thought_id: ID, task_id: `task-${kind}-${n}`, kind, text, source: 'test', external_id: null, metadata: {}, submitted_at_ms: 1, decision: null };
+  return {
+    thought_id: ID,
+    task_id: `task-${kind}-${n}`,
+    kind,
+    text,
+    source: 'test',
+    external_id: null,
+    metadata: {},
+    submitted_at_ms: 1,
+    decision: null,
+    timer: null,
+  };
 }
 
 /** Records a run the way the three stages would: Thought's store, the waves, the verdicts. */
@@ -94,7 +105,13 @@ class Recorder {
     let pending = this.decide(decision.outputs);
     between(0);
     while (pending) {
-      const result: ActionResult = { thought_id: ID, iteration: pending.iteration, run: pending.run, results: pending.steps.map((c) => answer(c, this.padS1)) };
+      const result: ActionResult = {
+        thought_id: ID,
+        iteration: pending.iteration,
+        run: pending.run,
+        results: pending.steps.map((c) => answer(c, this.padS1)),
+        dead_letter: null,
+      };
       this.add('actionResults', result);
       const obs = await observe(result, this.observation);
       this.add('observationResults', obs);

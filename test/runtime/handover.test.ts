@@ -125,6 +125,7 @@ test('a partition taken over from a live owner mid-chunk is committed once: ever
           metadata: {},
           submitted_at_ms: 0,
           decision: null,
+          timer: null,
         } satisfies Task),
       })),
     ),

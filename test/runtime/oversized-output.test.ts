@@ -51,6 +51,7 @@ test(
             metadata: {},
             submitted_at_ms: 0,
             decision: null,
+            timer: null,
           } satisfies Task),
         })),
       ),

@@ -17,6 +17,8 @@ function parked(wave: number, timeoutMs: number | null): RunSnapshot {
     outcome_status: null,
     approval: { wave, timeout_ms: timeoutMs, calls: [] },
     parked_steps: [],
+    dead_letter: null,
+    parked_ttl_ms: null,
   };
 }
 const running = (): RunSnapshot => ({ ...parked(2, 1000), status: 'running', approval: null });

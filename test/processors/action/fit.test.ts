@@ -32,7 +32,7 @@ function step(id: string, bodyBytes: number): StepResult {
 }
 
 function wave(...steps: StepResult[]): ActionResult {
-  return { thought_id: 't-1', iteration: 1, run: {} as ActionResult['run'], results: steps };
+  return { thought_id: 't-1', iteration: 1, run: {} as ActionResult['run'], results: steps, dead_letter: null };
 }
 
 test('the largest response goes first, and only as many as the excess needs', () => {

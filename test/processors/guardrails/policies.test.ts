@@ -122,20 +122,26 @@ test('observe(): a model answer whose call breaks a policy is a rejected verdict
     model_state_json: JSON.stringify({ skill: 'refund-request@1' }),
   });
 
-  const over = (await observe({ thought_id: 't', iteration: 3, run, results: [step(answer(900000))] }, config)).verdicts[0]!;
+  const over = (await observe({ thought_id: 't', iteration: 3, run, results: [step(answer(900000))], dead_letter: null }, config)).verdicts[0]!;
   assert.deepEqual([over.valid, over.error_type], [false, 'policy_violation']);
   const check = over.audit_trail.find((c) => c.name === 'policies')!;
   assert.equal(check.passed, false);
   assert.match(check.evidence, /^policy "refund_within_order_total" .*must be <= 38312 \(actual: 900000\)/);
   assert.deepEqual(JSON.parse(over.extracted_data_json!).spent.usage.total_tokens, 15, 'the refused answer is still paid for');
 
-  const within = (await observe({ thought_id: 't', iteration: 3, run, results: [step(answer(38312))] }, config)).verdicts[0]!;
+  const within = (await observe({ thought_id: 't', iteration: 3, run, results: [step(answer(38312))], dead_letter: null }, config)).verdicts[0]!;
   assert.equal(within.valid, true);
   assert.ok(within.audit_trail.some((c) => c.name === 'policies' && c.passed));
   // Another skill's run (no policies) is not judged by the refund skill's.
   const other = (
     await observe(
-      { thought_id: 't', iteration: 3, run: { ...run, model_state_json: JSON.stringify({ skill: 'order-status@1' }) }, results: [step(answer(900000))] },
+      {
+        thought_id: 't',
+        iteration: 3,
+        run: { ...run, model_state_json: JSON.stringify({ skill: 'order-status@1' }) },
+        results: [step(answer(900000))],
+        dead_letter: null,
+      },
       config,
     )
   ).verdicts[0]!;

@@ -55,7 +55,7 @@ function transportError(stepId: StepId, type: string, status: number | null = nu
 }
 
 async function judge(r: StepResult, plan: Plan = flowPlan(world)): Promise<Verdict> {
-  const out = await observe({ thought_id: 't-1', iteration: 1, run: runState(plan), results: [r] }, config);
+  const out = await observe({ thought_id: 't-1', iteration: 1, run: runState(plan), results: [r], dead_letter: null }, config);
   assert.equal(out.verdicts.length, 1);
   return out.verdicts[0]!;
 }
@@ -123,7 +123,10 @@ describe('observe: valid results', () => {
   });
 
   test('each verdict of a wave is judged on its own, in order', async () => {
-    const out = await observe({ thought_id: 't-1', iteration: 2, run: runState(flowPlan(world)), results: [result('S2'), httpError('S3', 503)] }, config);
+    const out = await observe(
+      { thought_id: 't-1', iteration: 2, run: runState(flowPlan(world)), results: [result('S2'), httpError('S3', 503)], dead_letter: null },
+      config,
+    );
     assert.deepEqual(
       out.verdicts.map((v) => [v.step_id, v.valid, v.error_type]),
       [
@@ -264,16 +267,20 @@ describe('observe: invalid results', () => {
       iteration: 1,
       run: runState(flowPlan(world)),
       results: [result('S2'), httpError('S3', 429), result('S1', { data: { nope: true } })],
+      dead_letter: null,
     };
     assert.deepEqual(await observe(structuredClone(input), config), await observe(structuredClone(input), config));
   });
 });
 
 test('every verdict record names the rules and the classifier that judged it, for replay to tell a configuration change from a code change', async () => {
-  const out = await observe({ thought_id: 't-1', iteration: 1, run: runState(flowPlan(world)), results: [result('S1')] }, config);
+  const out = await observe({ thought_id: 't-1', iteration: 1, run: runState(flowPlan(world)), results: [result('S1')], dead_letter: null }, config);
   assert.equal(out.rules_version, config.rules.fingerprint);
   assert.match(out.rules_version!, /^1#[0-9a-f]{12}$/);
   assert.equal(out.classifier_model, config.classifier!.model);
-  const without = await observe({ thought_id: 't-1', iteration: 1, run: runState(flowPlan(world)), results: [result('S1')] }, { ...config, classifier: null });
+  const without = await observe(
+    { thought_id: 't-1', iteration: 1, run: runState(flowPlan(world)), results: [result('S1')], dead_letter: null },
+    { ...config, classifier: null },
+  );
   assert.equal(without.classifier_model, null, 'no classifier: none named');
 });

@@ -239,12 +239,15 @@ test('observe(): a model answer becomes a verdict whose extracted data is the ve
   });
   const run = runState({ plan_json: JSON.stringify({ flow: { id: 'react:order-status', version: 1 }, steps: [], output: {} }) });
   const good = await observe(
-    { thought_id: 't', iteration: 1, run, results: [step(completion({ tool_calls: [call('orders__get', '{"order_id":"O-12345678"}')] }))] },
+    { thought_id: 't', iteration: 1, run, results: [step(completion({ tool_calls: [call('orders__get', '{"order_id":"O-12345678"}')] }))], dead_letter: null },
     config,
   );
   assert.equal(good.verdicts[0]!.valid, true);
   assert.equal(JSON.parse(good.verdicts[0]!.extracted_data_json!).kind, 'tool_calls');
-  const bad = await observe({ thought_id: 't', iteration: 1, run, results: [step(completion({ tool_calls: [call('sim__nonexistent_tool', '{}')] }))] }, config);
+  const bad = await observe(
+    { thought_id: 't', iteration: 1, run, results: [step(completion({ tool_calls: [call('sim__nonexistent_tool', '{}')] }))], dead_letter: null },
+    config,
+  );
   assert.deepEqual([bad.verdicts[0]!.valid, bad.verdicts[0]!.error_type], [false, 'hallucinated_tool']);
   assert.ok(bad.verdicts[0]!.audit_trail.some((c) => c.name === 'model_answer' && !c.passed));
 });

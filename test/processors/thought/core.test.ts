@@ -109,6 +109,8 @@ describe('onTask', () => {
       outcome_status: null,
       approval: null,
       parked_steps: [],
+      dead_letter: null,
+      parked_ttl_ms: null,
     });
   });
 

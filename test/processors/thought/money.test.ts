@@ -66,7 +66,15 @@ const usage = { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 
 
 function observed(d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict[]): ObservationResult {
   const req = request(d)!;
-  return { thought_id: req.thought_id, iteration: req.iteration, run: req.run, verdicts: verdicts(req), rules_version: null, classifier_model: null };
+  return {
+    thought_id: req.thought_id,
+    iteration: req.iteration,
+    run: req.run,
+    verdicts: verdicts(req),
+    rules_version: null,
+    classifier_model: null,
+    dead_letter: null,
+  };
 }
 function modelVerdict(stepId: string, data: unknown, valid = true, tool = 'model.chat', fallbackFrom: string | null = null): Verdict {
   return {

@@ -70,7 +70,15 @@ function verdict(stepId: string, tool: string, data: unknown, errorType: ErrorTy
 /** Observation's result for the wave `d` dispatched. */
 function observed(d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict[]): ObservationResult {
   const req = request(d)!;
-  return { thought_id: req.thought_id, iteration: req.iteration, run: req.run, verdicts: verdicts(req), rules_version: null, classifier_model: null };
+  return {
+    thought_id: req.thought_id,
+    iteration: req.iteration,
+    run: req.run,
+    verdicts: verdicts(req),
+    rules_version: null,
+    classifier_model: null,
+    dead_letter: null,
+  };
 }
 
 const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', a)];

@@ -75,7 +75,15 @@ function verdict(stepId: string, tool: string, data: unknown, errorType: ErrorTy
 
 function observed(d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict[]): ObservationResult {
   const req = request(d)!;
-  return { thought_id: req.thought_id, iteration: req.iteration, run: req.run, verdicts: verdicts(req), rules_version: null, classifier_model: null };
+  return {
+    thought_id: req.thought_id,
+    iteration: req.iteration,
+    run: req.run,
+    verdicts: verdicts(req),
+    rules_version: null,
+    classifier_model: null,
+    dead_letter: null,
+  };
 }
 
 const planAnswer = (plan: Pick<Plan, 'steps' | 'output'>): ModelAnswer => ({ kind: 'plan', content: JSON.stringify(plan), plan, usage });

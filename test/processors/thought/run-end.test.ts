@@ -13,7 +13,15 @@ import { flowPlan, keyOf, loadWorld, runState } from '../fixtures.ts';
 const over = { topic: 'thoughtRequests' as const, bytes: 1_300_000, limit: 1_000_000 };
 
 test('the outcome of a run grown too large carries the record, its size and the limit as fields', () => {
-  const value = { thought_id: 't-1', iteration: 2, run: runState(flowPlan(loadWorld())), verdicts: [], rules_version: null, classifier_model: null };
+  const value = {
+    thought_id: 't-1',
+    iteration: 2,
+    run: runState(flowPlan(loadWorld())),
+    verdicts: [],
+    rules_version: null,
+    classifier_model: null,
+    dead_letter: null,
+  };
   const decision = endTooLarge({ topic: 'observationResults', value }, [], over);
   const outcome = decision!.outputs.find((o) => o.topic === 'outcomes')!.value as Outcome;
   assert.deepEqual([outcome.status, outcome.reason_code, outcome.too_large], ['failed', 'record_too_large', over]);

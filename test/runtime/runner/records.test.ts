@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { TransientError } from '../../../runtime/errors.ts';
+import { ContractViolation, TransientError } from '../../../runtime/errors.ts';
 import { createLogger } from '../../../runtime/log.ts';
 import { StageMetrics } from '../../../runtime/metrics.ts';
 import { DLQ_HEADERS, MAX_OUTPUT_VALUE_BYTES, type StageDefinition } from '../../../runtime/processor.ts';
@@ -59,6 +59,61 @@ describe('RecordProcessor', () => {
       const { records, source } = processor(stage({ handle, fitOutputs }));
       assert.equal(deadLetterCode(await records.processOne(source, 0, record(0, 'a'))), 'RECORD_TOO_LARGE');
     }
+  });
+
+  test("a dead-lettered record that decoded tells its run in the same write: the stage's deadLettered records follow the dead letter, with its code and where it was", async () => {
+    const seen: unknown[] = [];
+    const def = stage({
+      handle: async () => {
+        throw new ContractViolation('step S1 names unknown tool "x.y"', { code: 'UNKNOWN_TOOL' });
+      },
+      deadLettered: (letter) => (
+        seen.push(letter.ref),
+        [{ topic: 'outcomes', key: letter.input.key, value: { thought_id: letter.input.key, told: letter.ref }, span: 'unit' }]
+      ),
+    });
+    const { records, source } = processor(def);
+    const p = await records.processOne(source, 2, record(7, 'a'));
+    assert.deepEqual(
+      p.encoded.map((e) => e.topic),
+      [TASKS_DLQ, OUTCOMES],
+    );
+    assert.equal(deadLetterCode(p), 'UNKNOWN_TOOL');
+    const ref = { code: 'UNKNOWN_TOOL', message: 'step S1 names unknown tool "x.y"', stage: 'unit', topic: source.name, partition: 2, offset: 7 };
+    assert.deepEqual(seen, [ref]);
+    assert.deepEqual(JSON.parse(String(p.encoded[1]!.messages[0]!.value)), { thought_id: 'a', told: ref });
+    assert.deepEqual(p.deadLetter, { topic: source.name, reason: 'UNKNOWN_TOOL' });
+  });
+
+  test('a record that does not decode, or whose deadLettered records cannot be written, is dead-lettered alone', async () => {
+    const told = () => [{ topic: 'outcomes' as const, key: 'a', value: { thought_id: 'a' }, span: 'unit' }];
+    const undecodable = processor(stage({ deadLettered: told }));
+    const p = await undecodable.records.processOne(undecodable.source, 0, record(0, 'a', 'not json'));
+    assert.deepEqual(
+      p.encoded.map((e) => e.topic),
+      [TASKS_DLQ],
+    );
+    const failing = async () => {
+      throw new ContractViolation('bad');
+    };
+    const throwing = processor(
+      stage({
+        handle: failing,
+        deadLettered: () => {
+          throw new Error('cannot');
+        },
+      }),
+    );
+    assert.deepEqual(
+      (await throwing.records.processOne(throwing.source, 0, record(0, 'a'))).encoded.map((e) => e.topic),
+      [TASKS_DLQ],
+    );
+    const big = 'x'.repeat(MAX_OUTPUT_VALUE_BYTES);
+    const oversized = processor(stage({ handle: failing, deadLettered: () => [{ topic: 'outcomes', key: 'a', value: { big }, span: 'unit' }] }));
+    assert.deepEqual(
+      (await oversized.records.processOne(oversized.source, 0, record(0, 'a'))).encoded.map((e) => e.topic),
+      [TASKS_DLQ],
+    );
   });
 
   test('a retriable error fails the chunk only once its other records have settled, and unstages its store writes', async () => {
