@@ -40,7 +40,7 @@ function ordersLatest(data: unknown): StepResult {
 async function judged(expect: Record<string, unknown>, data: unknown = DATA.S2): Promise<Verdict> {
   const plan: Plan = flowPlan(world);
   plan.steps.find((s) => s.id === 'S2')!.expect = expect;
-  const out = await observe({ thought_id: 't-1', iteration: 1, run: runState(plan), results: [ordersLatest(data)] }, config);
+  const out = await observe({ thought_id: 't-1', iteration: 1, run: runState(plan), results: [ordersLatest(data)], dead_letter: null }, config);
   return out.verdicts[0]!;
 }
 

@@ -61,7 +61,15 @@ const verdict = (stepId: string, tool: string, data: unknown): Verdict => ({
 });
 const observed = (d: ThoughtDecision, vs: (req: ThoughtRequest) => Verdict[]): ObservationResult => {
   const req = request(d)!;
-  return { thought_id: req.thought_id, iteration: req.iteration, run: req.run, verdicts: vs(req), rules_version: null, classifier_model: null };
+  return {
+    thought_id: req.thought_id,
+    iteration: req.iteration,
+    run: req.run,
+    verdicts: vs(req),
+    rules_version: null,
+    classifier_model: null,
+    dead_letter: null,
+  };
 };
 const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', a)];
 const calls = (...cs: Array<[string, Record<string, unknown>]>): ModelAnswer => ({
