@@ -36,7 +36,7 @@ import type {
 } from '../../schemas/types.gen.ts';
 import { modelDriven, runDriver } from '../run-driver.ts';
 import { approvalNeed, approvalTimeoutMs, type ApprovalConfig } from './approval-rules.ts';
-import type { ThoughtConfig } from './core.ts';
+import type { ThoughtConfig } from './config.ts';
 import { onReactObservation, parseModelState } from './react.ts';
 import { end, snapshotOf, type ThoughtDecision, type ThoughtOutput } from './run-end.ts';
 

@@ -18,42 +18,21 @@
  * react.ts (runs a model drives) and approval.ts (approval before side effects).
  */
 import type { ErrorType, ObservationResult, RunSnapshot, RunState, Task } from '../../schemas/types.gen.ts';
-import { holds, planOfRun, type Plan, type PlanValidator, type ToolContracts } from '../plan.ts';
+import { holds, planOfRun, type Plan } from '../plan.ts';
 import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../rates.ts';
 import { isModelStep, runDriver } from '../run-driver.ts';
-import type { Planner } from './planners/planner.ts';
 import { digest, end, type Outputs, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
-import { askedCustomer, onReactObservation, replanTurn, resumeReact, startReact, type ModelLoopConfig, type PlanRunner } from './react.ts';
+import { askedCustomer, onReactObservation, replanTurn, resumeReact, startReact, type PlanRunner } from './react.ts';
 import { nextWave } from './plan-wave.ts';
 import { reflect } from './step-reflection.ts';
 import { gateWave, onDecision } from './approval.ts';
-import { endDeadLettered, onTimer, resumesDeadLettered, withParkedTtl, type ParkingConfig } from './forced-end.ts';
-import type { ApprovalConfig } from './approval-rules.ts';
+import { endDeadLettered, onTimer, resumesDeadLettered, withParkedTtl } from './forced-end.ts';
+import type { ThoughtConfig } from './config.ts';
 
 export type { ThoughtDecision, ThoughtOutput } from './run-end.ts';
 
-export interface ThoughtConfig {
-  planner: Planner;
-  validator: PlanValidator;
-  tools: ToolContracts;
-  /** Waves a run may take before it ends as budget_exhausted (max_iterations). */
-  maxIterations: number;
-  /** Cost units a run may spend; 0 means unlimited. */
-  costBudget: number;
-  /** Consecutive waves without new information that end a run (no_novelty). */
-  noveltyWaves: number;
-  /** Identical calls (same tool, same input) allowed per run, unless a step says otherwise. */
-  repeatCap: number;
-  /** Consecutive failures of a step after which Thought reflects instead of retrying. */
-  reflectAfter: number;
-  /** The model loop (skills, the model tool, prompt rules); runs a planner hands to a model need it. */
-  model?: ModelLoopConfig;
-  /** Which calls of tools with side effects wait for a person's approval (approval-rules.ts); unset: none. */
-  approvals?: ApprovalConfig;
-  /** How long a parked run waits before the scheduler expires it (forced-end.ts); unset: the snapshot names none. */
-  parking?: ParkingConfig;
-}
+export type { ThoughtConfig } from './config.ts';
 
 /** Error types worth another try of the same call: the tool may answer differently next time. */
 const RETRYABLE: ReadonlySet<ErrorType> = new Set(['timeout', 'rate_limited', 'server_error', 'network_issue', 'malformed', 'circuit_open']);

@@ -7,7 +7,7 @@
 import type { RunState, StepCall } from '../../schemas/types.gen.ts';
 import { holds, resolveReferences } from '../plan.ts';
 import { atIterationLimit, callKey, digest, dispatchWave, end, ordinal, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
-import type { ThoughtConfig } from './core.ts';
+import type { ThoughtConfig } from './config.ts';
 
 /**
  * Dispatches the next wave of `ctx.plan`, or ends the run.
