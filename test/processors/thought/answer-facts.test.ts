@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { answerFactProblems, factsEvidence, type VerifiedResult } from '../../../processors/thought/answer-facts.ts';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
-import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
+import { parseModelState, type ReactSkill } from '../../../processors/thought/react.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
-import type { ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
+import { USAGE, answered, calling, observed, resulted, outcomeOf, reactLoop, requestOf } from './react-fixtures.ts';
 
 const world = loadWorld();
 const response = (tool: string) => world.catalog.get(tool)!.spec.response;
@@ -102,79 +102,37 @@ const skill: ReactSkill = {
   maxReplans: 2,
   groundedBy: ['orders.get'],
 };
-const loop: ModelLoopConfig = {
-  tool: 'model.chat',
-  skill: (name) => (name === skill.name ? skill : undefined),
-  toolSpec: (name) => {
-    const spec = world.catalog.get(name)?.spec;
-    return spec && { name: spec.name, description: spec.description, parameters: spec.parameters };
-  },
-  responseSchema: (name) => world.catalog.get(name)?.spec.response,
-  system: DEFAULT_SYSTEM_RULES,
-};
 const planner: Planner = {
   name: 'react',
   config: 'routes@1',
   plan: () => ({ kind: 'react', planner: 'react(order_status)', skill: 'order-status', facts: {} }),
 };
-const config: ThoughtConfig = thoughtConfig(world, { planner, model: loop });
-const usage = { prompt_tokens: 400, completion_tokens: 40, total_tokens: 440 };
-const request = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
-const outcome = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
-const verdict = (stepId: string, tool: string, data: unknown): Verdict => ({
-  step_id: stepId,
-  tool,
-  valid: true,
-  extracted_data_json: JSON.stringify(data),
-  confidence_score: 1,
-  error_type: 'ok',
-  audit_trail: [],
-  status_code: 200,
-  response_time_ms: 20,
-  attempts: 1,
-  fallback_from: null,
-});
-const observed = (d: ThoughtDecision, vs: (req: ThoughtRequest) => Verdict[]): ObservationResult => {
-  const req = request(d)!;
-  return {
-    thought_id: req.thought_id,
-    iteration: req.iteration,
-    run: req.run,
-    verdicts: vs(req),
-    rules_version: null,
-    classifier_model: null,
-    dead_letter: null,
-  };
-};
-const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', a)];
+const config: ThoughtConfig = thoughtConfig(world, { planner, model: reactLoop(world, skill) });
 
 /** Turn 1 looks the order up; its result comes back delivered. */
 function lookedUp(): ThoughtDecision {
   const t1 = onTask(task('Where is my order O-55501234?'), config);
-  const w1 = onObservation(
-    observed(t1, answer({ kind: 'tool_calls', content: null, calls: [{ id: 'c1', tool: 'orders.get', arguments: { order_id: 'O-55501234' } }], usage })),
-    config,
-  );
-  return onObservation(
-    observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', order('delivered').data)]),
-    config,
-  );
+  const w1 = onObservation(observed(t1, answered(calling(['orders.get', { order_id: 'O-55501234' }]))), config);
+  return onObservation(observed(w1, resulted('orders.get', order('delivered').data)), config);
 }
 
 test('a final answer with an unsupported fact goes back to the model naming it; a supported one then completes the run', () => {
-  const bad = onObservation(observed(lookedUp(), answer({ kind: 'final', content: 'Order O-55501234 was shipped and arrives in 3 days.', usage })), config);
-  assert.equal(outcome(bad), undefined, 'the run is not completed');
-  const state = parseModelState(request(bad)!.run);
+  const bad = onObservation(
+    observed(lookedUp(), answered({ kind: 'final', content: 'Order O-55501234 was shipped and arrives in 3 days.', usage: USAGE })),
+    config,
+  );
+  assert.equal(outcomeOf(bad), undefined, 'the run is not completed');
+  const state = parseModelState(requestOf(bad)!.run);
   assert.equal(state.rejected.at(-1)!.error, 'unsupported_fact');
   assert.match(state.rejected.at(-1)!.evidence, /"3" is in no verified result or the ticket; "shipped" contradicts orders\.get's status "delivered"/);
-  const good = onObservation(observed(bad, answer({ kind: 'final', content: 'Order O-55501234 is delivered.', usage })), config);
-  assert.equal(outcome(good)!.status, 'completed');
+  const good = onObservation(observed(bad, answered({ kind: 'final', content: 'Order O-55501234 is delivered.', usage: USAGE })), config);
+  assert.equal(outcomeOf(good)!.status, 'completed');
 });
 
 test('a model that keeps inventing never completes: the run is escalated to a person with the reason', () => {
   let d = lookedUp();
-  for (let turn = 0; turn < 5 && !outcome(d); turn++)
-    d = onObservation(observed(d, answer({ kind: 'final', content: `Order O-55501234 arrives in ${turn + 2} days.`, usage })), config);
-  assert.deepEqual([outcome(d)!.status, outcome(d)!.reason_code], ['escalated', 'ungrounded']);
-  assert.match(outcome(d)!.reason, /is in no verified result or the ticket/);
+  for (let turn = 0; turn < 5 && !outcomeOf(d); turn++)
+    d = onObservation(observed(d, answered({ kind: 'final', content: `Order O-55501234 arrives in ${turn + 2} days.`, usage: USAGE })), config);
+  assert.deepEqual([outcomeOf(d)!.status, outcomeOf(d)!.reason_code], ['escalated', 'ungrounded']);
+  assert.match(outcomeOf(d)!.reason, /is in no verified result or the ticket/);
 });

@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
-import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
+import { parseModelState, type ReactSkill } from '../../../processors/thought/react.ts';
 import { unsupportedIdentities } from '../../../processors/thought/provenance.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
-import type { ObservationResult, Outcome, RunSnapshot, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, reply, task, thoughtConfig } from '../fixtures.ts';
+import { USAGE, answered, calling, observed, outcomeOf, reactLoop, requestOf, resulted, snapshotOf } from './react-fixtures.ts';
 
 const world = loadWorld();
 const skill: ReactSkill = {
@@ -26,66 +26,21 @@ const skill: ReactSkill = {
   maxTokens: 512,
   maxReplans: 2,
 };
-const loop: ModelLoopConfig = {
-  tool: 'model.chat',
-  skill: (name) => (name === skill.name ? skill : undefined),
-  toolSpec: (name) => {
-    const spec = world.catalog.get(name)?.spec;
-    return spec && { name: spec.name, description: spec.description, parameters: spec.parameters };
-  },
-  identityParameters: (name) => world.catalog.get(name)?.spec.identity_parameters ?? [],
-  system: DEFAULT_SYSTEM_RULES,
-};
+const loop = reactLoop(world, skill);
 const planner: Planner = {
   name: 'react',
   config: 'routes@1',
   plan: () => ({ kind: 'react', planner: 'react(order_status)', skill: 'order-status', facts: {} }),
 };
 const config: ThoughtConfig = thoughtConfig(world, { planner, model: loop });
-const usage = { prompt_tokens: 400, completion_tokens: 40, total_tokens: 440 };
-const request = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
-const outcome = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
-const snapshot = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRuns')?.value as RunSnapshot;
-const verdict = (stepId: string, tool: string, data: unknown): Verdict => ({
-  step_id: stepId,
-  tool,
-  valid: true,
-  extracted_data_json: JSON.stringify(data),
-  confidence_score: 1,
-  error_type: 'ok',
-  audit_trail: [],
-  status_code: 200,
-  response_time_ms: 20,
-  attempts: 1,
-  fallback_from: null,
-});
-const observed = (d: ThoughtDecision, vs: (req: ThoughtRequest) => Verdict[]): ObservationResult => {
-  const req = request(d)!;
-  return {
-    thought_id: req.thought_id,
-    iteration: req.iteration,
-    run: req.run,
-    verdicts: vs(req),
-    rules_version: null,
-    classifier_model: null,
-    dead_letter: null,
-  };
-};
-const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', a)];
-const calls = (...cs: Array<[string, Record<string, unknown>]>): ModelAnswer => ({
-  kind: 'tool_calls',
-  content: null,
-  calls: cs.map(([tool, args], i) => ({ id: `c${i}`, tool, arguments: args })),
-  usage,
-});
 /** The tools the decision sends to Action (model turns aside). */
-const toolsCalled = (d: ThoughtDecision) => (request(d)?.steps ?? []).filter((s) => s.tool !== 'model.chat').map((s) => [s.tool, JSON.parse(s.input_json)]);
+const toolsCalled = (d: ThoughtDecision) => (requestOf(d)?.steps ?? []).filter((s) => s.tool !== 'model.chat').map((s) => [s.tool, JSON.parse(s.input_json)]);
 
 test("a call with an order id the ticket never gave (the prompt's example) is refused before any tool runs; the model hears why and to ask", () => {
   const t1 = onTask(task('Where is my order? It has been two weeks.'), config);
-  const d = onObservation(observed(t1, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), config);
+  const d = onObservation(observed(t1, answered(calling(['orders.get', { order_id: 'O-12345678' }]))), config);
   assert.deepEqual(toolsCalled(d), [], 'no tool call is dispatched');
-  const next = request(d)!;
+  const next = requestOf(d)!;
   assert.deepEqual(
     next.steps.map((s) => s.step_id),
     ['M2'],
@@ -101,61 +56,58 @@ test("a call with an order id the ticket never gave (the prompt's example) is re
 test('the model that keeps guessing ids never completes: its answers are refused until the run fails, and no tool ran', () => {
   let d = onTask(task('Where is my order? It has been two weeks.'), config);
   const dispatched: unknown[] = [];
-  for (let turn = 0; turn < 5 && !outcome(d); turn++) {
-    d = onObservation(observed(d, answer(calls(['orders.get', { order_id: `O-1234567${turn}` }]))), config);
+  for (let turn = 0; turn < 5 && !outcomeOf(d); turn++) {
+    d = onObservation(observed(d, answered(calling(['orders.get', { order_id: `O-1234567${turn}` }]))), config);
     dispatched.push(...toolsCalled(d));
   }
   assert.deepEqual(dispatched, []);
-  assert.deepEqual([outcome(d)!.status, outcome(d)!.reason_code], ['failed', 'model_invalid']);
+  assert.deepEqual([outcomeOf(d)!.status, outcomeOf(d)!.reason_code], ['failed', 'model_invalid']);
 });
 
 test('ids the ticket gives pass, in English and in Chinese written against the id', () => {
   for (const text of ['Where is order O-12345678?', '我的订单O-12345678到哪了？', 'order o-12345678 please']) {
     const t1 = onTask(task(text), config);
-    const d = onObservation(observed(t1, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), config);
+    const d = onObservation(observed(t1, answered(calling(['orders.get', { order_id: 'O-12345678' }]))), config);
     assert.deepEqual(toolsCalled(d), [['orders.get', { order_id: 'O-12345678' }]], text);
   }
 });
 
 test('an id that only appears inside a longer one is not given: O-12345678 in a ticket that says O-123456789', () => {
   const t1 = onTask(task('Where is O-123456789?'), config);
-  const d = onObservation(observed(t1, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), config);
+  const d = onObservation(observed(t1, answered(calling(['orders.get', { order_id: 'O-12345678' }]))), config);
   assert.deepEqual(toolsCalled(d), []);
 });
 
 test("a customer id from a verified result passes; another customer's id in the same turn refuses the whole turn", () => {
   const t1 = onTask(task('Where is my latest order? I am alice@example.com'), config);
-  const w1 = onObservation(observed(t1, answer(calls(['crm.find_customer', { email: 'alice@example.com' }]))), config);
+  const w1 = onObservation(observed(t1, answered(calling(['crm.find_customer', { email: 'alice@example.com' }]))), config);
   assert.deepEqual(toolsCalled(w1), [['crm.find_customer', { email: 'alice@example.com' }]], 'the e-mail is in the ticket');
-  const t2 = onObservation(
-    observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'crm.find_customer', { customer_id: 'C-100001', email: 'alice@example.com' })]),
-    config,
-  );
-  const ok = onObservation(observed(t2, answer(calls(['orders.latest', { customer_id: 'C-100001' }]))), config);
+  const t2 = onObservation(observed(w1, resulted('crm.find_customer', { customer_id: 'C-100001', email: 'alice@example.com' })), config);
+  const ok = onObservation(observed(t2, answered(calling(['orders.latest', { customer_id: 'C-100001' }]))), config);
   assert.deepEqual(toolsCalled(ok), [['orders.latest', { customer_id: 'C-100001' }]]);
   const mixed = onObservation(
-    observed(t2, answer(calls(['orders.latest', { customer_id: 'C-100001' }], ['orders.latest', { customer_id: 'C-200002' }]))),
+    observed(t2, answered(calling(['orders.latest', { customer_id: 'C-100001' }], ['orders.latest', { customer_id: 'C-200002' }]))),
     config,
   );
   assert.deepEqual(toolsCalled(mixed), []);
-  assert.match(parseModelState(request(mixed)!.run).rejected.at(-1)!.evidence, /C-200002/);
+  assert.match(parseModelState(requestOf(mixed)!.run).rejected.at(-1)!.evidence, /C-200002/);
 });
 
 test("a model's own earlier answer does not make an id given: only tool results, the ticket and replies count", () => {
   const t1 = onTask(task('Where is my order?'), config);
-  const asked = onObservation(observed(t1, answer({ kind: 'ask', question: 'Is it O-12345678?', usage })), config);
-  assert.equal(outcome(asked)!.status, 'awaiting_input');
-  const replied = onTask(reply('It is O-87654321.'), config, snapshot(asked));
-  const guessed = onObservation(observed(replied, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), config);
+  const asked = onObservation(observed(t1, answered({ kind: 'ask', question: 'Is it O-12345678?', usage: USAGE })), config);
+  assert.equal(outcomeOf(asked)!.status, 'awaiting_input');
+  const replied = onTask(reply('It is O-87654321.'), config, snapshotOf(asked));
+  const guessed = onObservation(observed(replied, answered(calling(['orders.get', { order_id: 'O-12345678' }]))), config);
   assert.deepEqual(toolsCalled(guessed), [], "the id in the model's own question is not the customer's");
-  const fromReply = onObservation(observed(replied, answer(calls(['orders.get', { order_id: 'O-87654321' }]))), config);
+  const fromReply = onObservation(observed(replied, answered(calling(['orders.get', { order_id: 'O-87654321' }]))), config);
   assert.deepEqual(toolsCalled(fromReply), [['orders.get', { order_id: 'O-87654321' }]], "the reply's id is given");
 });
 
 test('the same refused answer gives the same records (replay re-decides provenance from the records)', () => {
   const t1 = onTask(task('Where is my order?'), config);
-  const a = onObservation(observed(t1, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), config);
-  const b = onObservation(observed(t1, answer(calls(['orders.get', { order_id: 'O-12345678' }]))), config);
+  const a = onObservation(observed(t1, answered(calling(['orders.get', { order_id: 'O-12345678' }]))), config);
+  const b = onObservation(observed(t1, answered(calling(['orders.get', { order_id: 'O-12345678' }]))), config);
   assert.deepEqual(a, b);
 });
 
