@@ -81,6 +81,8 @@ interface ModeResult {
   byStatus: Record<string, number>;
   byReason: Record<string, number>;
   gateRejections: number;
+  /** Answers Thought refused: ungrounded, an unsupported identity argument or answer fact. */
+  thoughtRejections: number;
   turnsPerRun: number;
   tokensPerRun: number;
   msPerTurn: number;
@@ -109,6 +111,7 @@ function summarize(mode: string, runs: LoopRun[]): ModeResult {
     byStatus: count(runs.map((r) => r.outcome.status)),
     byReason: count(runs.map((r) => r.outcome.reason_code)),
     gateRejections: modelVerdicts.filter((v) => GATE_ERRORS.has(v.error_type)).length,
+    thoughtRejections: runs.reduce((n, r) => n + thoughtRejections(r).length, 0),
     turnsPerRun: round(routed.reduce((n, r) => n + r.modelRequests.length, 0) / Math.max(1, routed.length)),
     tokensPerRun: Math.round(tokens / Math.max(1, routed.length)),
     msPerTurn: Math.round(modelResults.reduce((n, s) => n + (s.attempt_time_ms ?? s.response_time_ms), 0) / Math.max(1, modelResults.length)),
@@ -117,6 +120,20 @@ function summarize(mode: string, runs: LoopRun[]): ModeResult {
 }
 
 const round = (x: number) => Math.round(x * 100) / 100;
+
+/** The run's answer, its question to the customer, or why it ended. */
+function said(run: LoopRun): string {
+  const out = JSON.parse(run.outcome.output_json ?? '{}') as { answer?: string; question?: string };
+  return JSON.stringify(out.answer ?? out.question ?? run.outcome.reason).slice(0, 300);
+}
+
+/** Answers Thought refused after the gate passed them: an id the run was not given, a fact no result holds. */
+function thoughtRejections(run: LoopRun): Array<{ turn: number; error: string; evidence: string }> {
+  const state = run.observations.at(-1)?.run.model_state_json;
+  const rejected = state ? ((JSON.parse(state) as { rejected?: Array<{ turn: number; error: string; evidence: string }> }).rejected ?? []) : [];
+  return rejected.filter((r) => THOUGHT_REJECTIONS.has(r.error));
+}
+const THOUGHT_REJECTIONS = new Set(['unsupported_argument', 'unsupported_fact', 'ungrounded']);
 const results: ModeResult[] = [];
 try {
   for (const mode of modes) {
@@ -131,6 +148,9 @@ try {
         log(
           `  ${mode} ${i + 1}/${SAMPLE_TASKS.length} ${run.outcome.status} (${run.outcome.reason_code}) ${run.modelRequests.length} turn(s), ${((Date.now() - started) / 1000).toFixed(1)} s: ${SAMPLE_TASKS[i]}`,
         );
+        // What the model said, and what Thought refused on the way: read real answers, not only counts.
+        log(`      → ${said(run)}`);
+        for (const r of thoughtRejections(run)) log(`      refused turn ${r.turn} (${r.error}): ${r.evidence.slice(0, 160)}`);
       }
     };
     await Promise.all(Array.from({ length: Number(values.concurrency) }, worker));
@@ -165,12 +185,12 @@ try {
   else {
     console.log(`\nModel ${model} at ${baseUrl}, ${SAMPLE_TASKS.length} tickets per mode`);
     console.log(
-      '| mode | runs by outcome | reasons | gate rejections | turns / run | tokens / run | ms / turn | completed without a grounded, accepted answer |',
+      '| mode | runs by outcome | reasons | gate rejections | Thought rejections | turns / run | tokens / run | ms / turn | completed without a grounded, accepted answer |',
     );
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of results)
       console.log(
-        `| ${r.mode} | ${fmt(r.byStatus)} | ${fmt(r.byReason)} | ${r.gateRejections} | ${r.turnsPerRun} | ${r.tokensPerRun} | ${r.msPerTurn} | ${r.completedWithoutGroundedAnswer} |`,
+        `| ${r.mode} | ${fmt(r.byStatus)} | ${fmt(r.byReason)} | ${r.gateRejections} | ${r.thoughtRejections} | ${r.turnsPerRun} | ${r.tokensPerRun} | ${r.msPerTurn} | ${r.completedWithoutGroundedAnswer} |`,
       );
     console.log('\n| skill | ticket | estimate | server | error |');
     console.log('|---|---|---|---|---|');
