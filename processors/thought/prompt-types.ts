@@ -33,7 +33,7 @@ export interface PromptCall {
 /** One earlier model turn: what the model said and the calls it made, with their observations. */
 export interface PromptTurn {
   turn: number;
-  /** The assistant's text beside its tool calls (its reasoning), if any. */
+  /** The assistant's text beside its tool calls (its reasoning), or the final answer Thought rejected, if any. */
   content: string | null;
   calls: PromptCall[];
   /** The gate rejected this turn's answer: why, told to the model in a user turn after it. */

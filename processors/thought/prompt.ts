@@ -156,7 +156,7 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
     turns.slice(folded).forEach((t, i) => {
       const index = folded + i;
       if (t.rejected) {
-        push({ role: 'assistant', content: `[answer rejected: ${t.rejected.error}]` }, history);
+        push({ role: 'assistant', content: t.content ?? `[answer rejected: ${t.rejected.error}]` }, history);
         push(
           {
             role: 'user',

@@ -25,11 +25,14 @@ export function promptTurns(ctx: Pick<TurnContext, 'run' | 'plan' | 'outputs' | 
     if (!isModelStep(step.id) || turnOf(step.id) >= before) continue;
     const turn = turnOf(step.id);
     const refused = rejected.find((r) => r.turn === turn);
+    const answer = outputs[step.id] as unknown as ModelAnswer | undefined;
     if (refused) {
-      turns.push({ turn, content: null, calls: [], rejected: { error: refused.error, evidence: refused.evidence } });
+      // A final answer Thought refused (ungrounded, unsupported facts) is shown as the model wrote it: a
+      // placeholder in its place is what a small model copies as its next answer.
+      const own = answer?.kind === 'final' ? answer.content.slice(0, 600) : null;
+      turns.push({ turn, content: own, calls: [], rejected: { error: refused.error, evidence: refused.evidence } });
       continue;
     }
-    const answer = outputs[step.id] as unknown as ModelAnswer | undefined;
     if (answer?.kind === 'plan') {
       turns.push({ turn, content: answer.content, calls: planCalls(plan, step.id, outputs, errors, skipped) });
       continue;
