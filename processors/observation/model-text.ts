@@ -47,9 +47,10 @@ export interface TextToolCall {
  * How calls written as text were found, recorded in the gate's evidence so replay shows how the
  * answer was read: `<tool_call>` tags (Hermes / ChatML), the whole answer as JSON (fenced or not),
  * Markdown fences holding JSON calls among prose (how Qwen2.5-Coder writes them when the template's
- * tags are not followed), or JSON call objects in prose without a fence.
+ * tags are not followed), JSON call objects in prose without a fence, or a sentence naming the tool
+ * and its arguments (`Call orders.get with {order_id: 'O-1'}`).
  */
-export type CallForm = 'tool_call tags' | 'JSON' | 'fenced JSON' | 'JSON in prose';
+export type CallForm = 'tool_call tags' | 'JSON' | 'fenced JSON' | 'JSON in prose' | 'call described in prose';
 
 /**
  * Tool calls written in the answer's text instead of `tool_calls`.
@@ -75,7 +76,25 @@ export function toolCallsInText(text: string): { calls: TextToolCall[]; form: Ca
   const fenced = [...text.matchAll(/```[a-zA-Z]*[ \t]*\n?([\s\S]*?)```/g)].flatMap((m) => asCalls(parseJson(m[1]!.trim())) ?? []);
   if (fenced.length) return { calls: fenced, form: 'fenced JSON' };
   const inProse = jsonObjectsIn(text).flatMap((o) => asCalls(o) ?? []);
-  return inProse.length ? { calls: inProse, form: 'JSON in prose' } : null;
+  if (inProse.length) return { calls: inProse, form: 'JSON in prose' };
+  const described = [...text.matchAll(DESCRIBED_CALL)].flatMap((m) => {
+    const args = parseJson(m[2]!) ?? parseJson(looseToJson(m[2]!));
+    return args && typeof args === 'object' && !Array.isArray(args) ? [{ name: m[1]!, arguments: args }] : [];
+  });
+  return described.length ? { calls: described, form: 'call described in prose' } : null;
+}
+
+/**
+ * "Call `orders.get` with `{order_id: 'O-12345678'}`": a call described in a sentence, its arguments
+ * an object literal (keys unquoted, strings in single quotes allowed), as Qwen2.5-Coder-1.5B writes
+ * one after being told to call the tool.
+ */
+const DESCRIBED_CALL =
+  /\b(?:call|use|invoke)\s+(?:the\s+)?(?:tool\s+)?`?([A-Za-z][\w.-]*)`?\s+(?:tool\s+)?with\s+(?:the\s+)?(?:arguments?\s+)?`?(\{[^`{}]*\})`?/gi;
+
+/** An object literal as small models write one (`{order_id: 'O-1'}`) as JSON: keys quoted, single quotes double. */
+function looseToJson(text: string): string {
+  return text.replace(/'([^'\\]*)'/g, (_, v: string) => JSON.stringify(v)).replace(/([{,]\s*)([A-Za-z_]\w*)\s*:/g, '$1"$2":');
 }
 
 /** One call or a non-empty list of calls, else null. */

@@ -16,8 +16,10 @@
  *   said "delivered"), is a contradiction naming both; unless negated just before ("not shipped",
  *   "hasn't shipped yet"), written in the ticket, or part of a verified field's name (`placed` of
  *   `placed_at`: "placed on October 5").
- * Names and free prose are not judged: a rule that cannot tell data from wording would refuse good
- * answers. Pure, and decided on recorded data only, so `tao replay --verify` re-decides it.
+ * - acronyms (`UPS`, three to six capitals): a value or field name of a result, or the ticket's
+ *   words; currencies and a few words of the trade (`USD`, `FAQ`, `ETA`) aside.
+ * Other names and free prose are not judged: a rule that cannot tell data from wording would refuse
+ * good answers. Pure, and decided on recorded data only, so `tao replay --verify` re-decides it.
  */
 import type { GivenValues } from './provenance.ts';
 
@@ -72,6 +74,13 @@ export function answerFactProblems(answer: string, given: Pick<GivenValues, 'tex
     const supported = [n, n * 100, n / 100].some((x) => numbers.has(round(x))) || containsDigits(texts, m[0]);
     if (!supported) problems.push({ kind: 'unsupported', text: m[0] });
   }
+  // Acronyms name things (a carrier `UPS`, a service): written in a result (a value or a field's name) or the ticket.
+  const keys = new Set(results.flatMap((r) => Object.keys((r.data ?? {}) as object).map((k) => k.toLowerCase())));
+  for (const m of rest.matchAll(ACRONYM)) {
+    const word = m[0].toLowerCase();
+    if (!values.has(word) && !keys.has(word) && !COMMON_ACRONYMS.has(m[0]) && !new RegExp(`\\b${word}\\b`).test(ticketWords))
+      problems.push({ kind: 'unsupported', text: m[0] });
+  }
   problems.push(...contradictions(answer, results, ticketWords));
   return problems;
 }
@@ -84,6 +93,9 @@ export function factsEvidence(problems: readonly FactProblem[]): string {
   return `${parts.join('; ')}. State only what the tool results say; leave out what they do not.`;
 }
 
+const ACRONYM = /\b[A-Z]{3,6}\b/g;
+/** Acronyms that name no data: currencies and words of the trade. */
+const COMMON_ACRONYMS = new Set(['USD', 'EUR', 'GBP', 'CNY', 'JPY', 'RMB', 'FAQ', 'URL', 'PDF', 'API', 'ETA', 'ASAP', 'UTC']);
 const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
 const ID = /\b[A-Z][A-Z0-9]{0,5}-[0-9]+(?:-[0-9]+)*\b/g;
 const TIME = /\b\d{1,2}:\d{2}(?::\d{2})?\b/g;

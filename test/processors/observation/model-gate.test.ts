@@ -117,6 +117,9 @@ describe('verifyModelAnswer', () => {
         'orders.get,shipping.track',
       ],
     ];
+    // Qwen2.5-Coder-1.5B, told its prose answer was not grounded: a sentence naming the call, arguments as an object literal.
+    forms.push(["Call `orders.get` with `{order_id: 'O-12345678'}`.", 'call described in prose', 'orders.get']);
+    forms.push(['I will use the shipping__track tool with {"order_id": "O-12345678"} now.', 'call described in prose', 'shipping.track']);
     for (const [content, form, tools] of forms) {
       const r = verifyModelAnswer(completion({ content }), request, contracts, ajv, 2);
       assert.ok(r.ok && r.answer.kind === 'tool_calls', `${form}: ${r.ok ? r.answer.kind : r.evidence}`);
@@ -139,6 +142,11 @@ describe('verifyModelAnswer', () => {
       ajv,
     );
     assert.equal(broken.ok ? null : broken.errorType, 'invalid_arguments');
+    // A described call still goes through the contract; a sentence that only mentions a tool is prose.
+    const loose = verifyModelAnswer(completion({ content: "Call `orders.get` with `{order_id: '12345678'}`." }), request, contracts, ajv);
+    assert.equal(loose.ok ? null : loose.errorType, 'invalid_arguments');
+    const mention = verifyModelAnswer(completion({ content: 'You can call our support line with any question.' }), request, contracts, ajv);
+    assert.ok(mention.ok && mention.answer.kind === 'final');
     // JSON that is not a call stays part of a final answer.
     const data = verifyModelAnswer(
       completion({ content: 'Your order: ```json\n{"order_id": "O-12345678", "status": "shipped"}\n``` {"name": "Alice"}' }),

@@ -37,6 +37,14 @@ test("the real model's embroidered answer is refused: a state the tool did not r
   assert.match(factsEvidence(p), /"shipped" contradicts orders\.get's status "delivered"/);
 });
 
+test('a carrier the results never named is unsupported: the real 1.5B model\'s "being delivered by UPS" when nothing was tracked', () => {
+  assert.deepEqual(
+    problems('The order O-55501234 is placed on 2025-10-05. It is currently being delivered by UPS in the state of New York.', [order('delivered')]),
+    [{ kind: 'unsupported', text: 'UPS' }],
+  );
+  assert.deepEqual(problems('Order O-55501234 is delivered; DHL has it, ETA 2025-10-12, total 49.99 USD.', [order('delivered'), track]), []);
+});
+
 test("another customer's data is unsupported: an id, a date and an amount no result of this run holds", () => {
   const p = problems('Your order O-12345678 was placed on October 5, 2024 and cost $12.50.', [order('placed')], 'Where is my order O-55501234?');
   assert.deepEqual(
