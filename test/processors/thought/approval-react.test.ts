@@ -9,8 +9,9 @@ import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from 
 import { parseApprovalRules, type ApprovalConfig } from '../../../processors/thought/approval-rules.ts';
 import { DEFAULT_SYSTEM_RULES, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
-import type { ObservationResult, Outcome, RunSnapshot, Task, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
+import type { Outcome, RunSnapshot, Task, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
+import { observed, requestOf as request } from './react-fixtures.ts';
 
 const world = loadWorld();
 const skill: ReactSkill = {
@@ -52,7 +53,6 @@ const approvals: ApprovalConfig = {
 const config: ThoughtConfig = thoughtConfig(world, { planner, model: loop, approvals });
 
 const usage = { prompt_tokens: 400, completion_tokens: 40, total_tokens: 440 };
-const request = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
 const outcome = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
 const snapshot = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRuns')!.value as RunSnapshot;
 const ok = (stepId: string, tool: string, data: unknown): Verdict => ({
@@ -68,18 +68,6 @@ const ok = (stepId: string, tool: string, data: unknown): Verdict => ({
   attempts: 1,
   fallback_from: null,
 });
-const observed = (d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict[]): ObservationResult => {
-  const req = request(d)!;
-  return {
-    thought_id: req.thought_id,
-    iteration: req.iteration,
-    run: req.run,
-    verdicts: verdicts(req),
-    rules_version: null,
-    classifier_model: null,
-    dead_letter: null,
-  };
-};
 const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [ok(req.steps[0]!.step_id, 'model.chat', a)];
 const calls = (...cs: Array<[string, Record<string, unknown>]>): ModelAnswer => ({
   kind: 'tool_calls',

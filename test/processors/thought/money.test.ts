@@ -21,8 +21,9 @@ import {
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import { moneySettings } from '../../../processors/wiring/index.ts';
 import { ConfigError } from '../../../runtime/errors.ts';
-import type { ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
+import type { Outcome, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
+import { observed, requestOf as request } from './react-fixtures.ts';
 
 const world = loadWorld();
 const skill: ReactSkill = {
@@ -60,22 +61,9 @@ function config(money: Partial<ModelLoopConfig> = {}): ThoughtConfig {
   return thoughtConfig(world, { planner: reactPlanner, model: loop });
 }
 
-const request = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
 const outcome = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
 const usage = { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 };
 
-function observed(d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict[]): ObservationResult {
-  const req = request(d)!;
-  return {
-    thought_id: req.thought_id,
-    iteration: req.iteration,
-    run: req.run,
-    verdicts: verdicts(req),
-    rules_version: null,
-    classifier_model: null,
-    dead_letter: null,
-  };
-}
 function modelVerdict(stepId: string, data: unknown, valid = true, tool = 'model.chat', fallbackFrom: string | null = null): Verdict {
   return {
     step_id: stepId,

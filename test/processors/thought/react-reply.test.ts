@@ -7,8 +7,9 @@ import { test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
 import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
-import type { ObservationResult, Outcome, RunSnapshot, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
+import type { Outcome, RunSnapshot, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, reply, task, thoughtConfig } from '../fixtures.ts';
+import { observed, requestOf as request } from './react-fixtures.ts';
 
 const world = loadWorld();
 const skill: ReactSkill = {
@@ -44,7 +45,6 @@ function factsOf(text: string): Record<string, string> {
 }
 const config: ThoughtConfig = thoughtConfig(world, { planner, model: loop });
 const usage = { prompt_tokens: 400, completion_tokens: 40, total_tokens: 440 };
-const request = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
 const outcome = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
 const snapshot = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRuns')?.value as RunSnapshot;
 const verdict = (stepId: string, tool: string, data: unknown): Verdict => ({
@@ -60,18 +60,6 @@ const verdict = (stepId: string, tool: string, data: unknown): Verdict => ({
   attempts: 1,
   fallback_from: null,
 });
-const observed = (d: ThoughtDecision, vs: (req: ThoughtRequest) => Verdict[]): ObservationResult => {
-  const req = request(d)!;
-  return {
-    thought_id: req.thought_id,
-    iteration: req.iteration,
-    run: req.run,
-    verdicts: vs(req),
-    rules_version: null,
-    classifier_model: null,
-    dead_letter: null,
-  };
-};
 const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', a)];
 type Body = { messages: Array<{ role: string; content: string; tool_calls?: Array<{ function: { name: string } }> }> };
 

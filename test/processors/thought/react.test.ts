@@ -7,8 +7,9 @@ import { describe, test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
 import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
-import type { ErrorType, ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
+import type { ErrorType, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
+import { observed, requestOf as request } from './react-fixtures.ts';
 
 const world = loadWorld();
 
@@ -47,7 +48,6 @@ function config(overrides: Partial<ThoughtConfig> = {}): ThoughtConfig {
 }
 
 const usage = { prompt_tokens: 400, completion_tokens: 40, total_tokens: 440 };
-const request = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
 const outcome = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
 
 function verdict(stepId: string, tool: string, data: unknown, errorType: ErrorType = 'ok', evidence = ''): Verdict {
@@ -68,18 +68,6 @@ function verdict(stepId: string, tool: string, data: unknown, errorType: ErrorTy
 }
 
 /** Observation's result for the wave `d` dispatched. */
-function observed(d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict[]): ObservationResult {
-  const req = request(d)!;
-  return {
-    thought_id: req.thought_id,
-    iteration: req.iteration,
-    run: req.run,
-    verdicts: verdicts(req),
-    rules_version: null,
-    classifier_model: null,
-    dead_letter: null,
-  };
-}
 
 const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', a)];
 const calls = (...cs: Array<[string, Record<string, unknown>]>): ModelAnswer => ({

@@ -11,8 +11,9 @@ import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoop
 import { mergePlan } from '../../../processors/thought/replan.ts';
 import type { Plan } from '../../../processors/plan.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
-import type { ErrorType, ObservationResult, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
+import type { ErrorType, Outcome, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
+import { observed, requestOf as request } from './react-fixtures.ts';
 
 const world = loadWorld();
 
@@ -53,7 +54,6 @@ const planner: Planner = {
 const config = (overrides: Partial<ThoughtConfig> = {}): ThoughtConfig => thoughtConfig(world, { planner, model: loop, ...overrides });
 
 const usage = { prompt_tokens: 600, completion_tokens: 80, total_tokens: 680 };
-const request = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'thoughtRequests')?.value as ThoughtRequest | undefined;
 const outcome = (d: ThoughtDecision) => d.outputs.find((o) => o.topic === 'outcomes')?.value as Outcome | undefined;
 
 function verdict(stepId: string, tool: string, data: unknown, errorType: ErrorType = 'ok'): Verdict {
@@ -70,19 +70,6 @@ function verdict(stepId: string, tool: string, data: unknown, errorType: ErrorTy
     response_time_ms: 20,
     attempts: valid ? 1 : 3,
     fallback_from: null,
-  };
-}
-
-function observed(d: ThoughtDecision, verdicts: (req: ThoughtRequest) => Verdict[]): ObservationResult {
-  const req = request(d)!;
-  return {
-    thought_id: req.thought_id,
-    iteration: req.iteration,
-    run: req.run,
-    verdicts: verdicts(req),
-    rules_version: null,
-    classifier_model: null,
-    dead_letter: null,
   };
 }
 
