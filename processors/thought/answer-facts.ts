@@ -21,7 +21,7 @@
  * Other names and free prose are not judged: a rule that cannot tell data from wording would refuse
  * good answers. Pure, and decided on recorded data only, so `tao replay --verify` re-decides it.
  */
-import type { GivenValues } from './provenance.ts';
+import { containsToken, type GivenValues } from './provenance.ts';
 
 /** A specific of an answer that nothing the run has supports, or that contradicts a verified value. */
 export type FactProblem = { kind: 'unsupported'; text: string } | { kind: 'contradicts'; text: string; verified: string };
@@ -46,13 +46,13 @@ export function answerFactProblems(answer: string, given: Pick<GivenValues, 'tex
   let rest = answer;
   const takeOut = (text: string) => (rest = rest.replace(text, ' '.repeat(text.length)));
 
-  for (const m of answer.matchAll(EMAIL)) {
-    if (!values.has(m[0].toLowerCase()) && !ticketWords.includes(m[0].toLowerCase())) problems.push({ kind: 'unsupported', text: m[0] });
-    takeOut(m[0]);
-  }
-  for (const m of rest.matchAll(ID)) {
-    if (!values.has(m[0].toLowerCase()) && !ticketWords.includes(m[0].toLowerCase())) problems.push({ kind: 'unsupported', text: m[0] });
-    takeOut(m[0]);
+  // A value of a result, or a whole token of the ticket (provenance.ts's rule for identities).
+  const stated = (word: string) => values.has(word.toLowerCase()) || containsToken(ticketWords, word.toLowerCase());
+  for (const re of [EMAIL, ID]) {
+    for (const m of rest.matchAll(re)) {
+      if (!stated(m[0])) problems.push({ kind: 'unsupported', text: m[0] });
+      takeOut(m[0]);
+    }
   }
   for (const d of datesIn(rest)) {
     if (!days.has(d.day) && !(d.day.startsWith('--') && [...days].some((day) => day.endsWith(d.day.slice(1)))))
@@ -78,8 +78,7 @@ export function answerFactProblems(answer: string, given: Pick<GivenValues, 'tex
   const keys = new Set(results.flatMap((r) => Object.keys((r.data ?? {}) as object).map((k) => k.toLowerCase())));
   for (const m of rest.matchAll(ACRONYM)) {
     const word = m[0].toLowerCase();
-    if (!values.has(word) && !keys.has(word) && !COMMON_ACRONYMS.has(m[0]) && !new RegExp(`\\b${word}\\b`).test(ticketWords))
-      problems.push({ kind: 'unsupported', text: m[0] });
+    if (!stated(word) && !keys.has(word) && !COMMON_ACRONYMS.has(m[0])) problems.push({ kind: 'unsupported', text: m[0] });
   }
   problems.push(...contradictions(answer, results, ticketWords));
   return problems;

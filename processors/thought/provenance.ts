@@ -71,8 +71,8 @@ function collectValues(value: unknown, into: Set<string>): void {
 // ASCII only: CJK text writes ids right against its characters (`订单O-12345678到哪了`).
 const WORD = /[A-Za-z0-9_]/;
 
-/** `text` holds `value` not run into letters or digits on either side. */
-function containsToken(text: string, value: string): boolean {
+/** `text` holds `value` not run into ASCII letters or digits on either side. */
+export function containsToken(text: string, value: string): boolean {
   for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) {
     const before = at > 0 ? text[at - 1]! : '';
     const after = text[at + value.length] ?? '';
