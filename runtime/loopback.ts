@@ -7,3 +7,14 @@ export function isLoopback(host: string): boolean {
   // The URL parser writes an IPv6 address in its canonical (compressed) form.
   return isIP(h) === 6 && new URL(`http://[${h}]/`).hostname === '[::1]';
 }
+
+/**
+ * Why a stand-in's unauthenticated control API (faults, records) refuses to answer: anyone who
+ * reaches it could fault or read every request, so it answers only when its server listens on a
+ * loopback address. Null when it may answer. Both demo tool servers (HTTP and MCP) use it.
+ */
+export function controlRefusal(host: string, server: string): { error: 'forbidden'; message: string } | null {
+  return isLoopback(host)
+    ? null
+    : { error: 'forbidden', message: `the control API answers only on a loopback bind address; this ${server} listens on ${host}` };
+}

@@ -38,6 +38,7 @@ import type { StandInServer } from '../runtime/stand-in-http.ts';
 import { DEFAULT_CATALOG_DIR } from '../tools/catalog.ts';
 import { IDEMPOTENCY_META_KEY } from '../tools/mcp.ts';
 import { readBody, sendJson as send } from './http.ts';
+import { controlRefusal } from '../runtime/loopback.ts';
 import { mcpControlHandler, type McpToolStats } from './mcp-control.ts';
 
 export type { McpToolStats } from './mcp-control.ts';
@@ -223,13 +224,16 @@ export async function startMcpToolServer(options: McpToolServerOptions = {}): Pr
   };
   const handleControl = mcpControlHandler({ faults, maxBodyBytes: MAX_BODY_BYTES, stats: copyOfStats, resetStats, listed, changeTool });
 
+  const refusal = controlRefusal(options.host ?? '127.0.0.1', 'MCP tool server');
   const server = http.createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     const work =
       path === '/mcp'
         ? handleMcp(req, res)
         : path.startsWith('/__control/')
-          ? handleControl(req, res, path)
+          ? refusal
+            ? Promise.resolve(req.resume()).then(() => send(res, 403, refusal))
+            : handleControl(req, res, path)
           : path === '/health'
             ? Promise.resolve(send(res, 200, { status: 'ok' }))
             : Promise.resolve(send(res, 404, { error: 'not_found' }));

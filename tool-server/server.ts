@@ -43,7 +43,7 @@ import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 
-import { isLoopback } from '../runtime/loopback.ts';
+import { controlRefusal } from '../runtime/loopback.ts';
 import { controlHandler, faultMethods, routeRequests, type StandInRoute, type StandInServer } from '../runtime/stand-in-http.ts';
 import { FaultRegistry, FaultSpecError, type FaultSpec, type FaultState } from './faults.ts';
 import { sendJson } from './http.ts';
@@ -153,21 +153,17 @@ export async function startToolServer(opts: Partial<ToolServerOptions> = {}): Pr
     errorBody: (code, message, field) => ({ error: code, ...(field === undefined ? {} : { field }), message }),
   });
 
-  // Anyone who reaches the control API can fault or read every request: only this machine may.
-  const controlOpen = isLoopback(options.host);
+  const refusal = controlRefusal(options.host, 'tool server');
   const route: StandInRoute = (req, res, pathname, fail) => {
     if (pathname === '/health') {
       req.resume();
       if (req.method === 'GET') sendJson(res, 200, { ok: true });
       else sendJson(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
     } else if (pathname === '/__control' || pathname.startsWith('/__control/')) {
-      if (controlOpen) handleControl(req, res, pathname).catch(fail);
+      if (!refusal) handleControl(req, res, pathname).catch(fail);
       else {
         req.resume();
-        sendJson(res, 403, {
-          error: 'forbidden',
-          message: `the control API answers only on a loopback bind address; this tool server listens on ${options.host}`,
-        });
+        sendJson(res, 403, refusal);
       }
     } else {
       handleTool(req, res, pathname).catch(fail);

@@ -15,6 +15,7 @@ import {
   type ToolServer,
   type ToolServerOptions,
 } from '../../tool-server/server.ts';
+import { startMcpToolServer } from '../../tool-server/mcp-server.ts';
 
 interface Reply {
   status: number;
@@ -710,4 +711,24 @@ test('on an address other than loopback (the chart: 0.0.0.0) the control API ans
     },
     { host: '0.0.0.0' },
   );
+});
+
+test('the MCP demo tool server on an address other than loopback refuses its control API too (403), and still answers /health', T, async () => {
+  const mcp = await startMcpToolServer({ port: 0, host: '0.0.0.0' });
+  try {
+    const port = mcp.port;
+    for (const [path, method] of [
+      ['/__control/faults', 'POST'],
+      ['/__control/stats', 'GET'],
+      ['/__control/tools', 'POST'],
+    ] as const) {
+      const r = await fetch(`http://127.0.0.1:${port}${path}`, { method, ...(method === 'POST' ? { body: '{}' } : {}) });
+      assert.equal(r.status, 403, `${method} ${path}`);
+      assert.match(((await r.json()) as { message: string }).message, /loopback/);
+    }
+    assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+    assert.deepEqual(mcp.faults(), []);
+  } finally {
+    await mcp.close();
+  }
 });
