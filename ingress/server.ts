@@ -313,7 +313,7 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
           status: 404,
           body: {
             error: 'not_found',
-            message: `no route ${req.method} ${path}; try POST /v1/tasks, POST /v1/webhooks/<${WEBHOOK_SOURCES.join('|')}>, GET /health or GET /metrics`,
+            message: `no route ${req.method} ${path}; try ${INGRESS_ROUTES.map((r) => `${r.method} ${r.path}`).join(', ')}`,
           },
         });
       const answer = await routes[found.route.operationId](req, found.params, res);

@@ -15,6 +15,7 @@
  *   schema is reported as unusable, like any other schema ajv refuses.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
+import { canonicalJson } from '../runtime/json-field.ts';
 
 /** How many record schemas one ajv instance compiles before it is replaced, cache and all. */
 export const RECYCLE_AFTER = 1000;
@@ -42,10 +43,11 @@ export class RecordSchemas {
 
   /** `schema` compiled (from the cache when the same schema, keys in any order, was compiled before). */
   compile(schema: Record<string, unknown>): CompiledSchema {
-    const stripped = withoutIds(schema) as Record<string, unknown>;
-    const key = canonicalJson(stripped);
+    // Looked up as written: a record's schema seen before costs one serialisation, not a copy too.
+    const key = canonicalJson(schema);
     const known = this.generation.compiled.get(key);
     if (known) return known;
+    const stripped = withoutIds(schema) as Record<string, unknown>;
     if (this.generation.compiled.size >= this.recycleAfter) {
       this.generation = this.fresh();
       this.generations++;
@@ -93,12 +95,4 @@ function withoutIds(value: unknown): unknown {
       k === '$id' && typeof v === 'string' ? [] : [[k, DATA_KEYWORDS.has(k) ? v : withoutIds(v)]],
     ),
   );
-}
-
-/** JSON with object keys sorted, so one schema written with its keys in another order is the same entry. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
 }

@@ -71,11 +71,15 @@ export function brokerVersionDecision(
  * (TLS, SASL). kafkajs 2.2.4 (pinned exactly, scripts/patch-kafkajs.js) asks only its first broker
  * and keeps the answer private, so this reaches its cluster through the client's private factory and
  * asks each broker of the metadata itself.
- * @throws Error when kafkajs's internals are not the ones this was written against.
+ * @throws ConfigError when kafkajs's internals are not the ones this was written against (naming the setting that skips the check).
  */
 export async function readBrokerVersions(kafka: Kafka): Promise<BrokerVersions[]> {
   const factory = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');
-  if (!factory) throw new Error('kafkajs has no private:Kafka:createCluster (not kafkajs 2.2.4?)');
+  // Not a broker that is down: retrying cannot help, so start-up ends at once with the way out.
+  if (!factory)
+    throw new ConfigError(
+      'kafkajs has no private:Kafka:createCluster (not kafkajs 2.2.4?), so the broker version cannot be read; set TAO_KAFKA_MIN_VERSION_CHECK=off to start without the check',
+    );
   const cluster = (kafka as unknown as Record<symbol, (options: object) => KafkajsCluster>)[factory]!({});
   await cluster.connect();
   try {

@@ -36,8 +36,6 @@ import { policyCheck } from './policy-gate.ts';
 import { turnOfStep } from '../run-driver.ts';
 import type { CompiledPolicy } from '../guardrails/policies.ts';
 
-/** The model turn a model step answers (`M3` → 3): its calls' ids are made from it. */
-
 /** The semantic classifier as the core sees it (processors/observation/classifier.ts implements it with onnxruntime). */
 export interface PayloadClassifier {
   /** Model name and content hash, recorded in the audit trail. */
