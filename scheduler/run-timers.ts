@@ -34,9 +34,8 @@ export interface RunTimerSettings {
 const standing = (t: RunTimer) => `${t.reason}:${t.status}:${t.wave}:${t.run_task_id}`;
 
 export class RunTimers {
-  private readonly set = new Map<string, RunTimer>();
-  /** `thought_id:standing` of timers written since this process started: each is written once per process. */
-  private readonly fired = new Set<string>();
+  /** Each run's deadline, and whether this process wrote its timer: it goes with the entry when the run moves on or ends. */
+  private readonly set = new Map<string, RunTimer & { fired?: true }>();
 
   constructor(private readonly settings: RunTimerSettings) {}
 
@@ -69,14 +68,16 @@ export class RunTimers {
   /** Deadlines at or before `nowMs` whose timer was not written yet, earliest first. */
   due(nowMs: number): DueTimer[] {
     return [...this.set.entries()]
-      .filter(([id, t]) => t.due_at_ms <= nowMs && !this.fired.has(`${id}:${standing(t)}`))
-      .map(([thoughtId, timer]) => ({ thoughtId, timer }))
+      .filter(([, t]) => t.due_at_ms <= nowMs && !t.fired)
+      .map(([thoughtId, { fired: _, ...timer }]) => ({ thoughtId, timer }))
       .sort((a, b) => a.timer.due_at_ms - b.timer.due_at_ms);
   }
 
   /** Records that the timer of `due` was written (acknowledged by Kafka). */
   markFired(due: DueTimer): void {
-    this.fired.add(`${due.thoughtId}:${standing(due.timer)}`);
+    const current = this.set.get(due.thoughtId);
+    // Only while the run still stands where the timer was set: a new standing is a new deadline.
+    if (current && standing(current) === standing(due.timer)) current.fired = true;
   }
 
   /** Runs with a deadline. */

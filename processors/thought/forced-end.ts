@@ -23,9 +23,7 @@ export function endDeadLettered(obs: ObservationResult): ThoughtDecision | null 
   const ref = obs.dead_letter;
   if (!ref) return null;
   const reason = `wave ${obs.iteration} was dead-lettered by ${ref.stage} (${ref.code}: ${ref.message}) at ${deadLetterWhere(ref)}; the record is on ${ref.topic}.dlq`;
-  const ended = end({ thoughtId: obs.thought_id, iteration: obs.iteration, run: obs.run }, 'failed', 'dead_letter', reason, { deadLetter: ref });
-  // The snapshot remembers the dead letter: a re-drive of it, once its cause is fixed, resumes the run.
-  return { outputs: ended.outputs.map((o) => (o.topic === 'thoughtRuns' ? { ...o, value: { ...o.value, dead_letter: ref } } : o)) };
+  return end({ thoughtId: obs.thought_id, iteration: obs.iteration, run: obs.run }, 'failed', 'dead_letter', reason, { deadLetter: ref });
 }
 
 /**

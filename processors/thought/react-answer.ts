@@ -120,6 +120,8 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
   );
   const accepted: TurnContext = { ...ctx, run, state: next };
 
+  const overTokenBudget = () =>
+    endTurn(accepted, 'budget_exhausted', 'token_budget', `the model used ${tokens} tokens, over the skill's budget of ${skill.tokenBudget}`);
   if (answer.kind === 'final') {
     const missing = unsupported(answer, ctx, next, outputs, loop);
     // A grounded final answer is kept even when it crossed the budget: it is paid for, and it is the run's result.
@@ -133,6 +135,7 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
       });
     // Ungrounded answers count toward the streak of rejected answers like any other.
     if (tokens <= skill.tokenBudget) return reject(missing.error, missing.evidence, run, { ...next, invalid_streak: state.invalid_streak });
+    return overTokenBudget();
   }
   if (answer.kind === 'refusal') {
     return endTurn(
@@ -144,8 +147,7 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
         : "the model's server withheld the answer (content_filter): a person takes the run",
     );
   }
-  if (tokens > skill.tokenBudget)
-    return endTurn(accepted, 'budget_exhausted', 'token_budget', `the model used ${tokens} tokens, over the skill's budget of ${skill.tokenBudget}`);
+  if (tokens > skill.tokenBudget) return overTokenBudget();
   const budget = loop.moneyBudget ?? 0;
   if (budget > 0 && (next.cost ?? 0) > budget)
     return endTurn(
@@ -163,10 +165,6 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
     return unsupported.length ? reject('unsupported_argument', provenanceEvidence(unsupported), run, { ...next, invalid_streak: state.invalid_streak }) : null;
   };
   switch (answer.kind) {
-    case 'final': {
-      const missing = unsupported(answer, ctx, next, outputs, loop)!;
-      return reject(missing.error, missing.evidence, run, { ...next, invalid_streak: state.invalid_streak });
-    }
     case 'ask':
       return endTurn(accepted, 'awaiting_input', 'needs_input', `the model asks the customer: ${answer.question}`, {
         output: JSON.stringify({ question: answer.question, skill: state.skill, turns: state.turns, tokens }),

@@ -93,7 +93,11 @@ export function end(at: RunAt, status: OutcomeStatus, code: OutcomeReason, reaso
   return {
     outputs: [
       { topic: 'outcomes', value: outcome },
-      { topic: 'thoughtRuns', value: snapshotOf(at, parked ? status : 'ended', missing, parked ? null : status) },
+      // The snapshot remembers a dead letter that ended the run: a re-drive of it, once its cause is fixed, resumes the run.
+      {
+        topic: 'thoughtRuns',
+        value: { ...snapshotOf(at, parked ? status : 'ended', missing, parked ? null : status), dead_letter: details.deadLetter ?? null },
+      },
     ],
   };
 }
