@@ -63,7 +63,7 @@ export interface ToolSpec {
   /**
    * Parameters whose value selects a customer's data (an order, claim or invoice id, an e-mail
    * address, a customer id): a model's call may carry only a value the run was given (the ticket, a
-   * reply, a verified result; processors/thought/provenance.ts). Default none.
+   * reply, a verified result; processors/thought/model/checks.ts). Default none.
    */
   identity_parameters?: string[];
   /** `model` for a chat-completions endpoint (Observation verifies its answers as model turns); `http` by default. */

@@ -37,7 +37,8 @@ import type {
 import { modelDriven, runDriver } from '../run-driver.ts';
 import { approvalNeed, approvalTimeoutMs, type ApprovalConfig } from './approval-rules.ts';
 import type { ThoughtConfig } from './config.ts';
-import { onReactObservation, parseModelState } from './react.ts';
+import { onReactObservation } from './model/answer.ts';
+import { parseModelState } from './model/state.ts';
 import { end, snapshotOf, type ThoughtDecision, type ThoughtOutput } from './run-end.ts';
 
 /** The run's skill name when a model drives it (react, plan-replan), else null. */

@@ -15,7 +15,7 @@
  *
  * This module starts runs from tasks and folds each wave's verdicts; beside it: plan-wave.ts (a plan
  * run's next wave and its bounds), step-reflection.ts (the rule-based Reflexion of a failing step),
- * react.ts (runs a model drives) and approval.ts (approval before side effects).
+ * model/ (runs a model drives: model/turn.ts, model/answer.ts) and approval.ts (approval before side effects).
  */
 import type { ErrorType, ObservationResult, RunSnapshot, RunState, Task } from '../../schemas/types.gen.ts';
 import { holds, planOfRun, type Plan } from '../plan.ts';
@@ -23,7 +23,9 @@ import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../rates.ts';
 import { isModelStep, runDriver } from '../run-driver.ts';
 import { digest, end, type Outputs, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
-import { askedCustomer, onReactObservation, replanTurn, resumeReact, startReact, type PlanRunner } from './react.ts';
+import { askedCustomer, replanTurn, resumeReact, startReact } from './model/turn.ts';
+import { onReactObservation } from './model/answer.ts';
+import type { PlanRunner } from './model/state.ts';
 import { nextWave } from './plan-wave.ts';
 import { reflect } from './step-reflection.ts';
 import { gateWave, onDecision } from './approval.ts';
@@ -47,7 +49,7 @@ export function planningText(task: Task, snapshot?: RunSnapshot): string | null 
 /**
  * Starts a run from a task, or resumes one: a NEW task for a run that already exists is a
  * redelivery and is ignored; a REPLY to a run whose model asked the customer continues that
- * conversation (react.ts `resumeReact`); a REPLY to another run awaiting input resumes it: re-planned with the reply's
+ * conversation (model/turn.ts `resumeReact`); a REPLY to another run awaiting input resumes it: re-planned with the reply's
  * text added, step attempts counting afresh for the new plan, while the run's bounds (identical-call
  * counts, cost) and reflections carry over; a REPLY to an unknown run starts it. A DECISION task
  * decides a run awaiting approval (approval.ts); a first wave with calls that need approval parks

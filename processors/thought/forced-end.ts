@@ -8,7 +8,7 @@
 import { runState } from '../../schemas/records.ts';
 import type { DeadLetterRef, ObservationResult, RunSnapshot, RunState, Task } from '../../schemas/types.gen.ts';
 import { modelDriven } from '../run-driver.ts';
-import { parseModelState } from './react-types.ts';
+import { parseModelState } from './model/state.ts';
 import { end, type ThoughtDecision } from './run-end.ts';
 
 /** Where a dead letter is, as people read it: `<topic>[<partition>]@<offset>`. */

@@ -1,7 +1,7 @@
 /**
  * How a run ends (or parks) or dispatches its next wave, and the run at the wave decided on
  * (`RunAt`, `RunContext`), shared by Thought's decision modules (core.ts and plan-wave.ts for planned
- * runs, react.ts for runs a model drives). Pure: no I/O, no clock.
+ * runs, model/ for runs a model drives). Pure: no I/O, no clock.
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../runtime/json-field.ts';
@@ -144,7 +144,7 @@ export function dispatchWave(at: RunAt, steps: StepCall[]): ThoughtDecision {
 }
 
 /**
- * What the run's model turns cost (`ModelState.cost`, react.ts), or null when they were not priced
+ * What the run's model turns cost (`ModelState.cost`, model/state.ts), or null when they were not priced
  * (no price table) or no model took turns in the run.
  */
 export function modelCostOf(run: RunState): number | null {

@@ -7,7 +7,7 @@ import { classifyRunEnd, endsRun, waveFailures } from '../rates.ts';
 import { modelDriven } from '../run-driver.ts';
 import { onObservation, onTask, planningText, type ThoughtConfig } from './core.ts';
 import { endTooLarge, type ThoughtInput, type ThoughtOutput } from './run-end.ts';
-import { answerCost, type ModelLoopConfig } from './react.ts';
+import { answerCost, type ModelLoopConfig } from './model/state.ts';
 import { lateInput } from '../../runtime/retention.ts';
 
 /** How long an ended run stays in the store, in record time, unless TAO_RUN_RETENTION says otherwise. */

@@ -13,9 +13,9 @@ import type { Ajv, ValidateFunction } from 'ajv';
 import type { ToolContracts } from '../plan.ts';
 import type { ThoughtConfig } from '../thought/core.ts';
 import type { ObservationConfig, PayloadClassifier } from '../observation/core.ts';
-import type { ModelLoopConfig } from '../thought/react.ts';
+import type { ModelLoopConfig } from '../thought/model/state.ts';
 import type { SkillSet } from '../thought/skills.ts';
-import type { PriceTable } from '../thought/prices.ts';
+import type { PriceTable } from '../thought/model/state.ts';
 import type { ApprovalConfig, ApprovalRule } from '../thought/approval-rules.ts';
 import type { ParkingConfig } from '../thought/forced-end.ts';
 import { ConfigError } from '../../runtime/errors.ts';
@@ -74,7 +74,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
       import('../thought/planners/factory.ts'),
       import('../thought/planners/config.ts'),
       import('../thought/skills.ts'),
-      import('../thought/react.ts'),
+      import('../thought/model/prompt.ts'),
     ]);
   const { dir: skillsDir } = (await import('../thought/skills-config.ts')).skillsOptionsFromEnv(env);
   const ajv = createContractAjv();
@@ -159,7 +159,7 @@ export async function approvalSettings(env: NodeJS.ProcessEnv, catalog: ToolCata
  *   every model a turn may ask: TAO_LLM_MODEL, the fallback model, and the runnable skills' models.
  */
 export async function moneySettings(env: NodeJS.ProcessEnv, skills?: SkillSet): Promise<{ prices?: PriceTable; moneyBudget?: number }> {
-  const { parsePriceTable, priceOf } = await import('../thought/prices.ts');
+  const { parsePriceTable, priceOf } = await import('../thought/model/state.ts');
   const raw = setting(env, 'TAO_LLM_PRICES');
   const budget = setting(env, 'TAO_MONEY_BUDGET');
   let prices: PriceTable | undefined;
