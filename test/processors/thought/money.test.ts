@@ -9,9 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
-import { parsePriceTable, priceOf, turnCeiling, usageCost } from '../../../processors/thought/model/state.ts';
+import {
+  parsePriceTable,
+  priceOf,
+  turnCeiling,
+  usageCost,
+  parseModelState,
+  type ModelLoopConfig,
+  type ReactSkill,
+} from '../../../processors/thought/model/state.ts';
 import { DEFAULT_SYSTEM_RULES, promptUndercount } from '../../../processors/thought/model/prompt.ts';
-import { parseModelState, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/model/state.ts';
 import type { ModelAnswer } from '../../../processors/model-wire.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import { moneySettings } from '../../../processors/wiring/index.ts';
