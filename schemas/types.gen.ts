@@ -266,6 +266,10 @@ export interface ApprovalCall {
   decided_at_ms: null | number;
   /** The reason the person gave, if any. */
   decision_reason: null | string;
+  /** This call's interrupt: what a decision names (ApprovalDecision.interrupt_id). Unique to the run, the wave and the call (its idempotency key); null in runs recorded before this field. */
+  interrupt_id: null | string;
+  /** With decision approve: the arguments the approver ran the call with instead of input_json (which keeps what was proposed); null when approved as proposed. */
+  edited_input_json: null | string;
 }
 
 /** Thought's last word on a run (thought.runs, compacted, keyed by thought_id): whether it is running, waiting for a human, or over. Lets Thought ignore redelivered tasks and resume a run when a reply arrives. */
@@ -345,6 +349,10 @@ export interface ApprovalDecision {
   decided_by: string;
   /** When it was decided (ms since epoch). */
   decided_at_ms: number;
+  /** The interrupt decided (ApprovalCall.interrupt_id). When set, step_id and wave are not read, and a decision for an interrupt that is not pending is refused (dead-lettered STALE_DECISION). */
+  interrupt_id: null | string;
+  /** With approve: the arguments (a JSON object) to run the call with instead of the proposed ones, checked against the tool's input contract and the skill's policies (a breach is dead-lettered EDIT_REFUSED naming it). */
+  edited_input_json: null | string;
 }
 
 export type ApprovalVerdict = 'approve' | 'deny' | 'timeout';

@@ -28,6 +28,8 @@ export interface ThoughtDecision {
   outputs: ThoughtOutput[];
   /** Set when the input was deliberately ignored (a redelivered task, a stale observation). */
   ignored?: string;
+  /** Set when the input is refused (a decision for an interrupt that is not pending, an edit a contract or policy refuses): the stage dead-letters it with this reason. */
+  refused?: string;
 }
 
 /** A run at the wave Thought decides on: whose it is, which wave, and its state as it stands. */

@@ -101,7 +101,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
     noveltyWaves: setting(env, 'TAO_NOVELTY_WAVES'),
     repeatCap: setting(env, 'TAO_REPEAT_CAP'),
     reflectAfter: setting(env, 'TAO_REFLECT_AFTER'),
-    approvals: await approvalSettings(env, catalog, skills),
+    approvals: { ...(await approvalSettings(env, catalog, skills)), policies: (skill) => guards?.get(skill)?.policies ?? [] },
     parking: parkingSettings(env, skills),
   };
 }
@@ -282,6 +282,7 @@ function modelLoop(
 export function toolContracts(catalog: ToolCatalog): ToolContracts {
   let ajv: Ajv | null = null;
   const fieldChecks = new Map<string, ValidateFunction | null>();
+  const wholeChecks = new Map<string, ValidateFunction>();
   return {
     refusesInput: (tool, field, value) => {
       const key = `${tool}\u0000${field}`;
@@ -293,6 +294,17 @@ export function toolContracts(catalog: ToolCatalog): ToolContracts {
       const check = fieldChecks.get(key)!;
       if (check === null || check(value)) return null;
       return (check.errors ?? []).map((e) => e.message ?? 'invalid').join(', ');
+    },
+    refusesArguments: (tool, args) => {
+      const entry = catalog.get(tool);
+      if (!entry) return `${tool} is not in the catalog`;
+      if (!wholeChecks.has(tool)) {
+        ajv ??= createContractAjv();
+        wholeChecks.set(tool, ajv.compile(entry.spec.parameters as object));
+      }
+      const check = wholeChecks.get(tool)!;
+      if (check(args)) return null;
+      return (check.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'invalid'}`).join(', ');
     },
     has: (tool) => catalog.get(tool) !== undefined,
     responseFields: (tool) => {

@@ -486,10 +486,12 @@ export function promptTurns(ctx: Pick<TurnContext, 'run' | 'plan' | 'outputs' | 
       const id = callStep(turn, i + 1);
       const data = outputs[id];
       const failure = errors[id]?.at(-1) ?? null;
+      // The arguments the call ran with: an approver may have edited the model's.
+      const ran = plan.steps.find((s) => s.id === id)?.input as Record<string, unknown> | undefined;
       return {
         id: c.id,
         tool: c.tool,
-        arguments: c.arguments,
+        arguments: ran ?? c.arguments,
         valid: data !== undefined,
         extracted: data ?? null,
         raw: data !== undefined ? JSON.stringify(data) : '',
