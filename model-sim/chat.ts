@@ -138,7 +138,8 @@ export function chatHandler(ctx: ChatContext, wire?: SimWire): (req: http.Incomi
       refuse(400, openAiError('model must be a non-empty string', 'invalid_request_error', 'model', 'missing_required_parameter'));
       return;
     }
-    const refusal = checkRequest(profile, body);
+    // A wire request was checked by its own rules (model-sim/wires/); the chat rules are chat completions'.
+    const refusal = wire ? null : checkRequest(profile, body);
     if (refusal !== null) {
       try {
         const read = readConversation(body);

@@ -20,6 +20,8 @@ import { MODEL_FALLBACK_TOOL, MODEL_TOOL } from '../../tools/model.ts';
 import { modelToolSpecs } from '../../tools/model-config.ts';
 import { envSecrets } from '../../tools/secrets.ts';
 import type { ModelWire } from '../../tools/wires/index.ts';
+import { DEFAULT_MAX_TOKENS, fromMessagesAnswer, toMessagesRequest } from '../../tools/wires/messages.ts';
+import { fromResponsesAnswer, toResponsesRequest } from '../../tools/wires/responses.ts';
 
 const KEY = `wk-${Math.random().toString(36).slice(2)}`;
 
@@ -191,3 +193,131 @@ for (const [wire, profile] of [
     });
   });
 }
+
+describe('the translations at the wire (pure)', () => {
+  const chat = {
+    model: 'm',
+    messages: [
+      { role: 'system' as const, content: 'Skill: x@1' },
+      { role: 'user' as const, content: 'Where is O-1?' },
+      {
+        role: 'assistant' as const,
+        content: 'Looking.',
+        tool_calls: [{ id: 'c0001n001', type: 'function', function: { name: 'orders__get', arguments: '{"order_id":"O-1"}' } }],
+      },
+      { role: 'tool' as const, tool_call_id: 'c0001n001', content: '{"status":"shipped"}' },
+      { role: 'user' as const, content: 'Your answer was rejected: say more.' },
+    ],
+    tools: TOOLS,
+    tool_choice: 'auto',
+    parallel_tool_calls: false,
+    temperature: 0,
+    max_tokens: 96,
+    response_format: { type: 'json_schema', json_schema: { name: 'turn', schema: { type: 'object' }, strict: true } },
+  };
+
+  test('Responses: instructions, typed assistant items, paired function calls, text.format, max_output_tokens, store false', () => {
+    const r = toResponsesRequest(chat);
+    assert.equal(r.instructions, 'Skill: x@1');
+    assert.deepEqual(r.input, [
+      { type: 'message', role: 'user', content: 'Where is O-1?' },
+      { type: 'message', role: 'assistant', content: 'Looking.' },
+      { type: 'function_call', call_id: 'c0001n001', name: 'orders__get', arguments: '{"order_id":"O-1"}' },
+      { type: 'function_call_output', call_id: 'c0001n001', output: '{"status":"shipped"}' },
+      { type: 'message', role: 'user', content: 'Your answer was rejected: say more.' },
+    ]);
+    assert.deepEqual([r.store, r.max_output_tokens, r.parallel_tool_calls, 'messages' in r], [false, 96, false, false]);
+    assert.deepEqual(r.text, { format: { type: 'json_schema', name: 'turn', schema: { type: 'object' }, strict: true } });
+    assert.deepEqual((r.tools as unknown[])[0], {
+      type: 'function',
+      name: 'orders__get',
+      description: 'Look an order up',
+      parameters: TOOLS[0]!.function.parameters,
+      strict: false,
+    });
+  });
+
+  test('Messages: top-level system, tool_use / tool_result in alternating roles (results first), required max_tokens, tool_choice', () => {
+    const m = toMessagesRequest(chat);
+    assert.equal(m.system, 'Skill: x@1');
+    assert.deepEqual(m.messages, [
+      { role: 'user', content: [{ type: 'text', text: 'Where is O-1?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Looking.' },
+          { type: 'tool_use', id: 'c0001n001', name: 'orders__get', input: { order_id: 'O-1' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'c0001n001', content: '{"status":"shipped"}' },
+          { type: 'text', text: 'Your answer was rejected: say more.' },
+        ],
+      },
+    ]);
+    assert.deepEqual(m.tool_choice, { type: 'auto', disable_parallel_tool_use: true });
+    assert.equal(m.max_tokens, 96);
+    assert.equal(toMessagesRequest({ messages: [{ role: 'user', content: 'hi' }], temperature: 1.5 }).max_tokens, DEFAULT_MAX_TOKENS);
+    assert.equal(toMessagesRequest({ messages: [{ role: 'user', content: 'hi' }], temperature: 1.5 }).temperature, 1);
+    assert.deepEqual(toMessagesRequest({ ...chat, tool_choice: 'required', parallel_tool_calls: true }).tool_choice, { type: 'any' });
+    assert.deepEqual(toMessagesRequest({ ...chat, tool_choice: 'none' }).tool_choice, { type: 'none' });
+  });
+
+  test("Responses answers: llama.cpp's 'completed' at the token limit is a truncation; failed is an error; reasoning kept apart", () => {
+    const out = {
+      id: 'resp_1',
+      object: 'response',
+      model: 'm',
+      status: 'completed',
+      output: [{ type: 'message', content: [{ type: 'output_text', text: 'The status is' }] }],
+    };
+    const cut = fromResponsesAnswer({ ...out, usage: { input_tokens: 10, output_tokens: 20 } }, { max_output_tokens: 20 });
+    assert.equal(cut.choices[0]!.finish_reason, 'length');
+    const whole = fromResponsesAnswer(
+      { ...out, usage: { input_tokens: 10, output_tokens: 5, input_tokens_details: { cached_tokens: 4 } } },
+      { max_output_tokens: 20 },
+    );
+    assert.deepEqual(
+      [whole.choices[0]!.finish_reason, whole.usage],
+      ['stop', { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_tokens_details: { cached_tokens: 4 } }],
+    );
+    assert.throws(() => fromResponsesAnswer({ ...out, status: 'failed', error: { code: 'server_error', message: 'boom' } }, {}), /failed: server_error: boom/);
+    const thought = fromResponsesAnswer(
+      {
+        ...out,
+        output: [{ type: 'reasoning', id: 'rs_1', encrypted_content: 'opaque', summary: [{ type: 'summary_text', text: 'check the order' }] }, ...out.output],
+      },
+      {},
+    );
+    assert.equal(thought.choices[0]!.message.reasoning_content, 'check the order');
+    assert.deepEqual(thought.reasoning_items, [{ type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'check the order' }] }]);
+  });
+
+  test('Messages answers: stop reasons, thinking apart, cache tokens counted in the prompt', () => {
+    const a = fromMessagesAnswer({
+      id: 'msg_1',
+      type: 'message',
+      model: 'm',
+      content: [
+        { type: 'thinking', thinking: 'look it up' },
+        { type: 'tool_use', id: 'toolu_1', name: 'orders__get', input: { order_id: 'O-1' } },
+      ],
+      stop_reason: 'tool_use',
+      usage: { input_tokens: 1, cache_read_input_tokens: 20, cache_creation_input_tokens: 3, output_tokens: 7 },
+    });
+    assert.deepEqual(a.choices[0]!.message.tool_calls, [
+      { id: 'toolu_1', type: 'function', function: { name: 'orders__get', arguments: '{"order_id":"O-1"}' } },
+    ]);
+    assert.deepEqual([a.choices[0]!.finish_reason, a.choices[0]!.message.reasoning_content, a.choices[0]!.message.content], ['tool_calls', 'look it up', null]);
+    assert.deepEqual(a.usage, { prompt_tokens: 24, completion_tokens: 7, total_tokens: 31, prompt_tokens_details: { cached_tokens: 20 } });
+    for (const [stop, finish] of [
+      ['end_turn', 'stop'],
+      ['max_tokens', 'length'],
+      ['refusal', 'content_filter'],
+    ])
+      assert.equal(fromMessagesAnswer({ type: 'message', content: [{ type: 'text', text: 'x' }], stop_reason: stop }).choices[0]!.finish_reason, finish);
+    assert.throws(() => fromMessagesAnswer({ object: 'chat.completion', choices: [] }), /not a Messages API message/);
+  });
+});
