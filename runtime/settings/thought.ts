@@ -55,7 +55,8 @@ export const THOUGHT_SETTINGS = {
   },
   TAO_LLM_BASE_URL: {
     kind: 'url',
-    meaning: 'OpenAI-compatible API base (requests go to <base>/chat/completions); required for Action to call the model when TAO_PLANNER=react or plan-replan',
+    meaning:
+      'API base up to its version segment (requests go to <base>/chat/completions, or <base>/responses or <base>/messages by TAO_LLM_API); required for Action to call the model when TAO_PLANNER=react or plan-replan',
     usedBy: MODEL_ENDPOINT_USERS,
   },
   TAO_LLM_API: {
