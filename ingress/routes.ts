@@ -76,6 +76,7 @@ const decision = (verdict: 'approve' | 'deny'): IngressRoute => ({
   },
 });
 
+const noReads: ResponseSpec = { description: 'an ingress started without a Kafka client to read runs', errors: ['unavailable'] };
 const readAuth = {
   401: { description: 'a missing, malformed, unknown or revoked key (`WWW-Authenticate: Bearer`)', errors: ['unauthorized'], headers: ['www-authenticate'] },
   403: { description: 'a key without the `read` scope', errors: ['forbidden'] },
@@ -93,6 +94,7 @@ const stream = (description: string): Readonly<Record<number, ResponseSpec>> => 
     headers: retry,
   },
   500: r500,
+  503: noReads,
 });
 const AFTER = { after: 'a cursor (an event `id`) to go on after, for clients that cannot send `Last-Event-ID`' };
 
@@ -190,6 +192,7 @@ export const INGRESS_ROUTES: readonly IngressRoute[] = [
       ...readAuth,
       429: { description: 'the key is over its rate', errors: ['rate_limited'], headers: retry },
       500: r500,
+      503: noReads,
     },
   },
   {
