@@ -94,3 +94,14 @@ export function decisionTask(
     now,
   );
 }
+
+/**
+ * A CANCEL task: `who` ends run `thoughtId` (`tao cancel`, `POST /v1/runs/{id}/cancel`, A2A
+ * `tasks/cancel`); Thought ends it `cancelled` unless it has ended already.
+ */
+export function cancelTask(thoughtId: string, who: string, options: { reason?: string | null; source: string }, now: number = Date.now()): Task {
+  return buildTask(
+    { kind: 'CANCEL', text: `cancelled by ${who}${options.reason ? `: ${options.reason}` : ''}`, source: options.source, thought_id: thoughtId },
+    now,
+  );
+}

@@ -221,13 +221,13 @@ export interface Outcome {
   dead_letter: null | DeadLetterRef;
 }
 
-export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted' | 'awaiting_approval' | 'expired';
+export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted' | 'awaiting_approval' | 'expired' | 'cancelled';
 /** The symbols of {@link OutcomeStatus}, in the schema's order. */
-export const OUTCOME_STATUS_SYMBOLS: readonly OutcomeStatus[] = ['completed', 'failed', 'escalated', 'awaiting_input', 'budget_exhausted', 'awaiting_approval', 'expired'];
+export const OUTCOME_STATUS_SYMBOLS: readonly OutcomeStatus[] = ['completed', 'failed', 'escalated', 'awaiting_input', 'budget_exhausted', 'awaiting_approval', 'expired', 'cancelled'];
 
-export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap' | 'record_too_large' | 'ungrounded' | 'model_refused' | 'model_request_refused' | 'money_budget' | 'approval_required' | 'approval_denied' | 'approval_timeout' | 'dead_letter' | 'parked_expired' | 'observation_deadline';
+export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap' | 'record_too_large' | 'ungrounded' | 'model_refused' | 'model_request_refused' | 'money_budget' | 'approval_required' | 'approval_denied' | 'approval_timeout' | 'dead_letter' | 'parked_expired' | 'observation_deadline' | 'cancelled';
 /** The symbols of {@link OutcomeReason}, in the schema's order. */
-export const OUTCOME_REASON_SYMBOLS: readonly OutcomeReason[] = ['unspecified', 'completed', 'needs_input', 'invalid_plan', 'step_failed', 'max_iterations', 'cost_budget', 'no_novelty', 'repeat_cap', 'reflection', 'no_ready_step', 'output_unresolved', 'reply_ignored', 'unroutable', 'model_turns', 'token_budget', 'model_invalid', 'model_repeat', 'model_unavailable', 'context_overflow', 'replan_cap', 'record_too_large', 'ungrounded', 'model_refused', 'model_request_refused', 'money_budget', 'approval_required', 'approval_denied', 'approval_timeout', 'dead_letter', 'parked_expired', 'observation_deadline'];
+export const OUTCOME_REASON_SYMBOLS: readonly OutcomeReason[] = ['unspecified', 'completed', 'needs_input', 'invalid_plan', 'step_failed', 'max_iterations', 'cost_budget', 'no_novelty', 'repeat_cap', 'reflection', 'no_ready_step', 'output_unresolved', 'reply_ignored', 'unroutable', 'model_turns', 'token_budget', 'model_invalid', 'model_repeat', 'model_unavailable', 'context_overflow', 'replan_cap', 'record_too_large', 'ungrounded', 'model_refused', 'model_request_refused', 'money_budget', 'approval_required', 'approval_denied', 'approval_timeout', 'dead_letter', 'parked_expired', 'observation_deadline', 'cancelled'];
 
 export interface TooLarge {
   /** The catalog topic id of the record that would have been written (thoughtRequests, outcomes, ...). */
@@ -333,9 +333,9 @@ export interface Task {
   timer: null | RunTimer;
 }
 
-export type TaskKind = 'NEW' | 'REPLY' | 'DECISION' | 'TIMER';
+export type TaskKind = 'NEW' | 'REPLY' | 'DECISION' | 'TIMER' | 'CANCEL';
 /** The symbols of {@link TaskKind}, in the schema's order. */
-export const TASK_KIND_SYMBOLS: readonly TaskKind[] = ['NEW', 'REPLY', 'DECISION', 'TIMER'];
+export const TASK_KIND_SYMBOLS: readonly TaskKind[] = ['NEW', 'REPLY', 'DECISION', 'TIMER', 'CANCEL'];
 
 /** A person's (or the scheduler's) decision on a run awaiting approval (a DECISION task). */
 export interface ApprovalDecision {

@@ -29,7 +29,7 @@ import type { PlanRunner } from './model/state.ts';
 import { nextWave } from './plan-wave.ts';
 import { reflect } from './step-reflection.ts';
 import { gateWave, onDecision } from './approval.ts';
-import { endDeadLettered, onTimer, resumesDeadLettered, withParkedTtl } from './forced-end.ts';
+import { endDeadLettered, onCancel, onTimer, resumesDeadLettered, withParkedTtl } from './forced-end.ts';
 import type { ThoughtConfig } from './config.ts';
 
 export type { ThoughtDecision, ThoughtOutput } from './run-end.ts';
@@ -60,6 +60,8 @@ export function planningText(task: Task, snapshot?: RunSnapshot): string | null 
 export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot, plannerRecord: string | null = null): ThoughtDecision {
   // A deadline the scheduler found passed: the run ends if it still stands where the timer was set.
   if (task.kind === 'TIMER') return onTimer(task, snapshot);
+  // A cancel ends the run where it stands.
+  if (task.kind === 'CANCEL') return onCancel(task, snapshot);
   // A decision on a parked run dispatches the wave it approved as it stands: it is not gated again.
   if (task.kind === 'DECISION') return withParkedTtl(onDecision(task, config, snapshot), config.parking);
   return withParkedTtl(gateWave(decideTask(task, config, snapshot, plannerRecord), config), config.parking);
