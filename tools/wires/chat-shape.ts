@@ -12,7 +12,7 @@ export type ModelWire = (typeof MODEL_WIRES)[number];
 /** The request path of each wire under the endpoint's base URL (`…/v1`). */
 export const WIRE_PATHS: Record<ModelWire, string> = { chat: '/chat/completions', responses: '/responses', messages: '/messages' };
 
-/** One chat message as Thought writes it (processors/thought/prompt-types.ts), read defensively. */
+/** One chat message as Thought writes it (processors/thought/model/prompt.ts), read defensively. */
 export interface ChatMsg {
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
   content?: unknown;
@@ -54,6 +54,51 @@ export interface ChatCompletion {
   }>;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
   [key: string]: unknown;
+}
+
+/** What a wire's answer says, read: the parts {@link chatCompletion} assembles. */
+export interface WireAnswer {
+  id: unknown;
+  model: unknown;
+  wire: ChatCompletion['wire'];
+  texts: readonly string[];
+  calls: readonly ChatToolCall[];
+  reasoning: readonly string[];
+  refusals?: readonly string[];
+  finish: ChatCompletion['choices'][0]['finish_reason'];
+  usage: { prompt: number; completion: number; total?: number; cached: number };
+  /** Fields of the wire kept beside the completion (a stop reason, reasoning items, a status). */
+  extra?: Record<string, unknown>;
+}
+
+/** The chat completion Observation reads, from what a wire's answer said. */
+export function chatCompletion(a: WireAnswer): ChatCompletion {
+  return {
+    id: typeof a.id === 'string' ? a.id : null,
+    object: 'chat.completion',
+    model: typeof a.model === 'string' ? a.model : null,
+    wire: a.wire,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: a.texts.length ? a.texts.join('') : null,
+          ...(a.calls.length ? { tool_calls: [...a.calls] } : {}),
+          ...(a.refusals?.length ? { refusal: a.refusals.join('\n') } : {}),
+          ...(a.reasoning.length ? { reasoning_content: a.reasoning.join('\n\n') } : {}),
+        },
+        finish_reason: a.finish,
+      },
+    ],
+    usage: {
+      prompt_tokens: a.usage.prompt,
+      completion_tokens: a.usage.completion,
+      total_tokens: a.usage.total || a.usage.prompt + a.usage.completion,
+      ...(a.usage.cached > 0 ? { prompt_tokens_details: { cached_tokens: a.usage.cached } } : {}),
+    },
+    ...a.extra,
+  };
 }
 
 /** A message's content as text: a string as is, an array of text parts joined, anything else as JSON. */

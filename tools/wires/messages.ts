@@ -20,7 +20,17 @@
  * `input_tokens` plus the cache's read and creation tokens (Anthropic counts them apart); the read
  * ones are `cached_tokens`.
  */
-import { argumentsObject, count, objectOf, textOf, WireAnswerError, type ChatCompletion, type ChatRequest, type ChatToolCall } from './chat-shape.ts';
+import {
+  argumentsObject,
+  chatCompletion,
+  count,
+  objectOf,
+  textOf,
+  WireAnswerError,
+  type ChatCompletion,
+  type ChatRequest,
+  type ChatToolCall,
+} from './chat-shape.ts';
 
 /** The API version header every request carries. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -144,29 +154,15 @@ export function fromMessagesAnswer(answer: unknown): ChatCompletion {
   const prompt = count(usage?.input_tokens) + read + count(usage?.cache_creation_input_tokens);
   const output = count(usage?.output_tokens);
   const refused = stop === 'refusal';
-  return {
-    id: typeof r.id === 'string' ? r.id : null,
-    object: 'chat.completion',
-    model: typeof r.model === 'string' ? r.model : null,
+  return chatCompletion({
+    id: r.id,
+    model: r.model,
     wire: 'messages',
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: texts.length ? texts.join('') : null,
-          ...(calls.length ? { tool_calls: calls } : {}),
-          ...(reasoning.length ? { reasoning_content: reasoning.join('\n\n') } : {}),
-        },
-        finish_reason: (stop ? FINISH[stop] : undefined) ?? (refused ? 'content_filter' : calls.length ? 'tool_calls' : 'stop'),
-      },
-    ],
-    usage: {
-      prompt_tokens: prompt,
-      completion_tokens: output,
-      total_tokens: prompt + output,
-      ...(read > 0 ? { prompt_tokens_details: { cached_tokens: read } } : {}),
-    },
-    ...(stop ? { stop_reason: stop } : {}),
-  };
+    texts,
+    calls,
+    reasoning,
+    finish: (stop ? FINISH[stop] : undefined) ?? (refused ? 'content_filter' : calls.length ? 'tool_calls' : 'stop'),
+    usage: { prompt, completion: output, cached: read },
+    ...(stop ? { extra: { stop_reason: stop } } : {}),
+  });
 }

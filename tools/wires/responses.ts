@@ -20,7 +20,17 @@
  * truncated answer as completed). Usage `input_tokens` / `output_tokens` / cached are the chat
  * usage. `status: "failed"` or an answer that is not a response is a {@link WireAnswerError}.
  */
-import { count, objectOf, textOf, WireAnswerError, type ChatCompletion, type ChatMsg, type ChatRequest, type ChatToolCall } from './chat-shape.ts';
+import {
+  chatCompletion,
+  count,
+  objectOf,
+  textOf,
+  WireAnswerError,
+  type ChatCompletion,
+  type ChatMsg,
+  type ChatRequest,
+  type ChatToolCall,
+} from './chat-shape.ts';
 
 /** The Responses request for a recorded chat request. */
 export function toResponsesRequest(chat: ChatRequest): Record<string, unknown> {
@@ -151,31 +161,16 @@ export function fromResponsesAnswer(answer: unknown, sent: Record<string, unknow
         : calls.length
           ? 'tool_calls'
           : 'stop';
-  return {
-    id: typeof r.id === 'string' ? r.id : null,
-    object: 'chat.completion',
-    model: typeof r.model === 'string' ? r.model : null,
+  return chatCompletion({
+    id: r.id,
+    model: r.model,
     wire: 'responses',
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: texts.length ? texts.join('') : null,
-          ...(calls.length ? { tool_calls: calls } : {}),
-          ...(refusals.length ? { refusal: refusals.join('\n') } : {}),
-          ...(reasoning.length ? { reasoning_content: reasoning.join('\n\n') } : {}),
-        },
-        finish_reason: finish,
-      },
-    ],
-    usage: {
-      prompt_tokens: input,
-      completion_tokens: output,
-      total_tokens: count(usage?.total_tokens) || input + output,
-      ...(cached > 0 ? { prompt_tokens_details: { cached_tokens: cached } } : {}),
-    },
-    ...(reasoningItems.length ? { reasoning_items: reasoningItems } : {}),
-    ...(typeof r.status === 'string' ? { status: r.status } : {}),
-  };
+    texts,
+    calls,
+    reasoning,
+    refusals,
+    finish,
+    usage: { prompt: input, completion: output, total: count(usage?.total_tokens), cached },
+    extra: { ...(reasoningItems.length ? { reasoning_items: reasoningItems } : {}), ...(typeof r.status === 'string' ? { status: r.status } : {}) },
+  });
 }
