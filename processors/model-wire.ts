@@ -66,6 +66,8 @@ export type ModelAnswer = (
   | { kind: 'reflection'; reflection: ModelReflection }
   /** A whole plan (a plan turn): `content` is the model's JSON text, `plan` its parsed value (tools by catalog name). */
   | { kind: 'plan'; content: string; plan: { steps: Array<{ id: string; tool: string }>; output: Record<string, string> } }
+  /** A routing turn's choice: one of the offered skills, or null for `none`. */
+  | { kind: 'route'; skill: string | null; reason: string }
 ) & {
   usage: Usage;
   reasoning?: string | null;
@@ -117,7 +119,23 @@ export function finalAnswerTool(schema: Record<string, unknown>): { name: string
 }
 
 /** `response_format.json_schema.name` of each structured turn. */
-export const FORMAT = { reflection: 'reflection', plan: 'plan', turn: 'turn' } as const;
+export const FORMAT = { reflection: 'reflection', plan: 'plan', turn: 'turn', route: 'route' } as const;
+
+/** The JSON Schema of a routing turn's answer: one of the offered skills, or `none`. */
+export function routeSchema(skills: readonly string[]): Record<string, unknown> {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['skill'],
+    properties: { skill: { enum: [...skills, 'none'] }, reason: { type: 'string' } },
+  };
+}
+
+/** The skills a routing turn's request offered (its schema's enum without `none`); empty when it is not one. */
+export function routeSchemaSkills(schema: unknown): string[] {
+  const values = (schema as { properties?: { skill?: { enum?: unknown } } } | undefined)?.properties?.skill?.enum;
+  return Array.isArray(values) ? values.filter((v): v is string => typeof v === 'string' && v !== 'none') : [];
+}
 
 /** The JSON Schema of a reflection answer (the four dimensions and one action). */
 export const REFLECTION_SCHEMA = {

@@ -6,6 +6,7 @@
 import { ContractViolation } from '../runtime/errors.ts';
 import { jsonObjectField } from '../runtime/json-field.ts';
 import type { RunState } from '../schemas/types.gen.ts';
+import { planOfRun } from './plan.ts';
 
 /**
  * Who drives a run (`RunState.driver`):
@@ -62,3 +63,20 @@ export const modelStep = (turn: number): string => `M${turn}`;
 export const callStep = (turn: number, i: number): string => `M${turn}_${i}`;
 /** Step `id` of the plan the model wrote in turn n, renamed into the run's plan. */
 export const planStepId = (turn: number, id: string): string => `M${turn}_${id}`;
+
+/** The skill of a run a model drives (its model state's `name@version`, by name), else null. */
+export function modelSkillOf(run: RunState): string | null {
+  if (!modelDriven(run) || run.model_state_json === null) return null;
+  return String((jsonObjectField(run.model_state_json, 'run.model_state_json') as { skill?: unknown }).skill ?? '').split('@')[0]! || null;
+}
+
+/**
+ * The tool steps a run has recorded (model turns aside), in plan order: which ran, and each one's
+ * verified output (undefined when it has none): what a policy document is built from.
+ */
+export function recordedSteps(run: RunState): Array<{ id: string; tool: string; dispatched: boolean; output?: unknown }> {
+  const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json');
+  return planOfRun(run.plan_json)
+    .steps.filter((s) => !isModelStep(s.id))
+    .map((s) => ({ id: s.id, tool: s.tool, dispatched: (run.step_attempts[s.id] ?? 0) > 0, output: outputs[s.id] }));
+}

@@ -38,6 +38,7 @@ import {
   toolCallsInText,
   turnSchemaOutput,
   turnSchemaTools,
+  routeSchemaSkills,
   unfence,
   type AnswerCall,
   type ModelAnswer,
@@ -181,6 +182,22 @@ export function verifyModelAnswer(
     if (!parsed.ok) return parsed;
     const reflection = parsed.value as Extract<ModelAnswer, { kind: 'reflection' }>['reflection'];
     return { ok: true, answer: { kind: 'reflection', reflection, ...extra }, evidence: `a reflection with action ${reflection.action}` };
+  }
+
+  if (format === FORMAT.route) {
+    const parsed = jsonAnswer('routing turn', text, null, null, ajv);
+    if (!parsed.ok) return parsed;
+    const v = parsed.value as { skill?: unknown; reason?: unknown } | null;
+    const skills = routeSchemaSkills(request.response_format?.json_schema?.schema);
+    const reason = typeof v?.reason === 'string' ? v.reason : '';
+    if (v?.skill === 'none') return { ok: true, answer: { kind: 'route', skill: null, reason, ...extra }, evidence: 'the model chose no skill' };
+    if (typeof v?.skill === 'string' && skills.includes(v.skill))
+      return { ok: true, answer: { kind: 'route', skill: v.skill, reason, ...extra }, evidence: `the model chose skill ${v.skill}` };
+    return {
+      ok: false,
+      errorType: typeof v?.skill === 'string' ? 'hallucinated_tool' : 'malformed',
+      evidence: `a routing turn answers {"skill": one of ${[...skills, 'none'].join(', ')}}; got ${(text ?? '').slice(0, 200)}`,
+    };
   }
 
   const offered = new Set((request.tools ?? []).map((t) => t.function?.name).filter((n): n is string => typeof n === 'string'));

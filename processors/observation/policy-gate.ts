@@ -7,14 +7,14 @@
 import type { Check, RunState } from '../../schemas/types.gen.ts';
 import type { AnswerCall } from '../model-wire.ts';
 import { firstViolation, policyDocuments, type CompiledPolicy } from '../guardrails/policies.ts';
-import { recordedSteps, skillOfRun } from '../guardrails/edits.ts';
+import { modelSkillOf, recordedSteps } from '../run-driver.ts';
 
 /**
  * The `policies` check of an answer's calls, or null when the run's skill has no policy (or the run
  * is not a model's). A failed check's evidence names the policy and the call it refuses.
  */
 export function policyCheck(calls: readonly AnswerCall[], run: RunState, policiesOf: (skill: string) => readonly CompiledPolicy[]): Check | null {
-  const skill = skillOfRun(run);
+  const skill = modelSkillOf(run);
   if (skill === null) return null;
   const policies = policiesOf(skill);
   if (!policies.length) return null;

@@ -41,7 +41,7 @@ import type {
   ThoughtRequest,
   Verdict,
 } from '../../schemas/types.gen.ts';
-import { modelDriven, runDriver } from '../run-driver.ts';
+import { modelDriven, modelSkillOf, recordedSteps, runDriver } from '../run-driver.ts';
 import { editRefusal } from '../guardrails/edits.ts';
 import { approvalNeed, approvalTimeoutMs, type ApprovalConfig } from './approval-rules.ts';
 import type { ThoughtConfig } from './config.ts';
@@ -129,7 +129,9 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
         }`,
       };
     if (d.edited_input_json !== null) {
-      const why = editRefusal(call.tool, d.edited_input_json, snapshot.run, config.tools, (skill) => config.approvals?.policies?.(skill) ?? []);
+      const skill = modelSkillOf(snapshot.run);
+      const policies = skill === null ? [] : (config.approvals?.policies?.(skill) ?? []);
+      const why = editRefusal(call.tool, d.edited_input_json, recordedSteps(snapshot.run), config.tools, policies);
       if (why) return { outputs: [], refused: `${who} for interrupt ${d.interrupt_id} of run ${task.thought_id}: ${why.reason}` };
     }
   }

@@ -23,7 +23,7 @@ import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../rates.ts';
 import { isModelStep, runDriver } from '../run-driver.ts';
 import { digest, end, type Outputs, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
-import { askedCustomer, replanTurn, resumeReact, startReact } from './model/turn.ts';
+import { askedCustomer, replanTurn, resumeReact, startReact, startRouting } from './model/turn.ts';
 import { onReactObservation } from './model/answer.ts';
 import type { PlanRunner } from './model/state.ts';
 import { nextWave } from './plan-wave.ts';
@@ -127,6 +127,10 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
   if (result.kind === 'react') {
     if (!config.model) return end(at, 'escalated', 'unroutable', `the planner chose skill ${result.skill} for a model, but no model loop is configured`);
     return startReact(at, result, config.model, config);
+  }
+  if (result.kind === 'choose_skill') {
+    if (!config.model) return end(at, 'escalated', 'unroutable', `${result.reason}; no model loop is configured to choose a skill`);
+    return startRouting(at, result, config.model, config);
   }
   const problems = config.validator.validate(result.plan, config.tools);
   if (problems.length) return end(at, 'failed', 'invalid_plan', `invalid plan: ${problems.join('; ')}`);

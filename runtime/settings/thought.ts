@@ -53,6 +53,15 @@ export const THOUGHT_SETTINGS = {
     meaning: 'confidence below which the router escalates a task',
     usedBy: ['thought', 'replay'],
   },
+  TAO_ROUTE_MODEL_BELOW: {
+    kind: 'number',
+    default: '0.9',
+    min: 0,
+    max: 1,
+    meaning:
+      "with TAO_PLANNER=react or plan-replan: a ticket the router calls unknown at a confidence below this gets one constrained model turn that chooses a runnable skill or none (none escalates as before); 0: never ask the model",
+    usedBy: ['thought', 'replay'],
+  },
   TAO_LLM_BASE_URL: {
     kind: 'url',
     meaning:

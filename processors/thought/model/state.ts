@@ -28,6 +28,8 @@ import { end, type EndDetails, type Outputs, type RunAt, type RunContext, type T
 /** What react runs need to know of a skill (processors/thought/skills.ts `Skill` satisfies it). */
 export interface ReactSkill {
   name: string;
+  /** What the skill does (SKILL.md `description`): shown to a routing turn choosing among skills. */
+  description?: string;
   version: number | null;
   ref: string;
   prompt: string;
@@ -145,7 +147,15 @@ export interface ModelState {
   replies?: Array<{ turn: number; text: string }>;
   /** The run's opening text (its first user message) once a reply has been added to `task_text`. */
   opening?: string;
+  /**
+   * Set while a routing turn chooses the run's skill (turn.ts `startRouting`): the skills offered.
+   * `skill` is then {@link ROUTING}; the chosen skill's run replaces both.
+   */
+  routing?: string[];
 }
+
+/** `ModelState.skill` of a run whose skill a routing turn is choosing. */
+export const ROUTING = '(routing)';
 
 /**
  * How a plan-replan run's plans are run: Thought's plan machinery (core.ts), handed in so that this
@@ -370,7 +380,7 @@ export function answerCost(
 }
 
 /** `state` with the cost of `verdict`'s answer added (unchanged when it is not priced). */
-export function charged(state: ModelState, verdict: Verdict, skill: ReactSkill, loop: ModelLoopConfig): ModelState {
+export function charged(state: ModelState, verdict: Verdict, skill: Pick<ReactSkill, 'model'>, loop: ModelLoopConfig): ModelState {
   if (!loop.prices) return state;
   const paid = answerCost(verdict, skill, loop);
   const cost = roundMoney((state.cost ?? 0) + (paid?.cost ?? 0));

@@ -31,6 +31,7 @@ import { atIterationLimit, callKey, digest, dispatchWave, end, ordinal, type Out
 import {
   callStep,
   endTurn,
+  ROUTING,
   modelStep,
   money,
   parseModelState,
@@ -44,7 +45,7 @@ import {
   type TurnContext,
   type TurnMode,
 } from './state.ts';
-import { PLAN_TURN_RULES, buildPrompt, notes, promptTurns, promptUndercount, promptWindow } from './prompt.ts';
+import { PLAN_TURN_RULES, buildPrompt, buildRoutePrompt, notes, promptTurns, promptUndercount, promptWindow } from './prompt.ts';
 
 /** The skill a new model run is given, and how it runs: the planner's choice (planner.ts, kind `react`). */
 export interface ReactChoice {
@@ -59,7 +60,14 @@ export interface ReactChoice {
  * Starts a model run: its first model turn. `at.run` is the new run state onTask built (planner, task
  * text, bounds); the skill's bounds decide how many turns and tokens the run may use.
  */
-export function startReact(at: RunAt, choice: ReactChoice, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+export function startReact(
+  at: RunAt,
+  choice: ReactChoice,
+  loop: ModelLoopConfig,
+  bounds: ReactBounds,
+  /** What a routing turn that chose the skill already used (startRouting): its turn, tokens and cost count. */
+  carried?: Pick<ModelState, 'turns' | 'tokens' | 'turn_tokens' | 'cost' | 'costs'>,
+): ThoughtDecision {
   const mode = choice.mode ?? 'react';
   const skill = loop.skill(choice.skill);
   if (!skill) return end(at, 'escalated', 'unroutable', `no runnable skill "${choice.skill}": a person takes the run`);
@@ -75,11 +83,13 @@ export function startReact(at: RunAt, choice: ReactChoice, loop: ModelLoopConfig
     invalid_streak: 0,
     failed_waves: 0,
     ...(loop.prices ? { cost: 0, costs: {} } : {}),
+    ...carried,
   };
   const plan: Plan = { flow: { id: `${mode}:${skill.name}`, version: skill.version ?? 0 }, steps: [], output: {} };
   // react: a turn is two waves (the model's, then its tools'), so the iteration bound follows the
   // skill's turns. plan-replan: each plan turn is one wave on top of the plans' own waves.
-  const maxIterations = mode === 'react' ? Math.max(bounds.maxIterations, 2 * skill.maxModelTurns + 1) : bounds.maxIterations + skill.maxReplans + 1;
+  const maxIterations =
+    (mode === 'react' ? Math.max(bounds.maxIterations, 2 * skill.maxModelTurns + 1) : bounds.maxIterations + skill.maxReplans + 1) + (carried?.turns ?? 0);
   const run: RunState = {
     ...at.run,
     driver: mode,
@@ -90,6 +100,69 @@ export function startReact(at: RunAt, choice: ReactChoice, loop: ModelLoopConfig
   };
   return modelTurn({ ...at, run, plan, outputs: {}, state, skill, loop }, mode === 'react' ? 'react' : 'plan');
 }
+
+/** The skills a routing turn offers, and what the router found (planner.ts `choose_skill`). */
+export interface RouteChoice {
+  skills: string[];
+  facts: Record<string, string>;
+  /** Why the router did not route it, for the outcome when the model chooses none. */
+  reason: string;
+}
+
+/**
+ * Starts a run whose skill the model chooses (the router said `unknown` at low confidence): one
+ * constrained turn `M1` offering the runnable skills, each with its description, and `none`.
+ * answer.ts takes its answer: a skill starts that skill's run (the routing turn's tokens and cost
+ * carried, its turn counted), `none` escalates as the router would have (`unroutable`).
+ */
+export function startRouting(at: RunAt, choice: RouteChoice, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
+  const offered = choice.skills.filter((s) => loop.skill(s));
+  if (!offered.length) return end(at, 'escalated', 'unroutable', `${choice.reason}; no runnable skill to offer a model: a person takes the run`);
+  const state: ModelState = {
+    skill: ROUTING,
+    routing: offered,
+    mode: 'react',
+    turns: 1,
+    tokens: 0,
+    facts: choice.facts,
+    turn_tokens: [],
+    rejected: [],
+    invalid_streak: 0,
+    failed_waves: 0,
+    ...(loop.prices ? { cost: 0, costs: {} } : {}),
+  };
+  const step: PlanStep = { id: modelStep(1), tool: loop.tool, input: { turn: 1, mode: 'route' }, depends_on: [] };
+  const plan: Plan = { flow: { id: 'route', version: 0 }, steps: [step], output: {} };
+  const built = buildRoutePrompt({
+    system: loop.system,
+    task: at.run.task_text,
+    facts: choice.facts,
+    skills: offered.map((s) => ({ name: s, description: loop.skill(s)!.description ?? s })),
+  });
+  const request: Record<string, unknown> = {
+    messages: built.messages,
+    response_format: built.responseFormat,
+    ...(loop.params === 'reasoning' ? { max_completion_tokens: ROUTE_MAX_TOKENS } : { temperature: 0, max_tokens: ROUTE_MAX_TOKENS }),
+  };
+  const run: RunState = withState(
+    {
+      ...at.run,
+      driver: 'react',
+      flow_id: plan.flow.id,
+      flow_version: 0,
+      plan_json: JSON.stringify(plan),
+      max_iterations: Math.max(bounds.maxIterations, 2),
+      step_attempts: { [step.id]: 1 },
+    },
+    state,
+  );
+  return dispatchWave({ ...at, run }, [
+    { step_id: step.id, tool: loop.tool, input_json: JSON.stringify(request), idempotency_key: callKey(at, step.id, loop.tool, request), attempt: 1 },
+  ]);
+}
+
+/** A routing turn's answer is one short JSON object. */
+const ROUTE_MAX_TOKENS = 128;
 
 /**
  * A plan-replan run's reflection called for a new plan: the model is asked again (a plan turn whose

@@ -14,6 +14,8 @@ export interface PlannerSettings {
   intentModelDir: string;
   /** TAO_INTENT_THRESHOLD: the router's confidence floor. */
   intentThreshold: number;
+  /** TAO_ROUTE_MODEL_BELOW: an `unknown` route below this confidence asks the model to choose a skill (0: never). */
+  routeModelBelow: number;
 }
 
 /** @throws ConfigError naming a variable whose value does not parse (a retired TAO_PLANNER value says what to use instead). */
@@ -24,5 +26,6 @@ export function plannerSettingsFromEnv(env: NodeJS.ProcessEnv): PlannerSettings 
     routesFile: setting(env, 'TAO_ROUTES') ?? DEFAULT_ROUTES_FILE,
     intentModelDir: setting(env, 'TAO_INTENT_MODEL_DIR') ?? DEFAULT_INTENT_MODEL_DIR,
     intentThreshold: setting(env, 'TAO_INTENT_THRESHOLD'),
+    routeModelBelow: setting(env, 'TAO_ROUTE_MODEL_BELOW'),
   };
 }

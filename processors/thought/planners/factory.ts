@@ -26,7 +26,7 @@ import { SkillPlanner, type RoutableSkill } from './skill.ts';
 export interface PlannerDeps {
   flows: Map<string, Flow>;
   /** The skills, for TAO_PLANNER=react and plan-replan. */
-  skills?: { forIntent(intent: string): RoutableSkill | undefined };
+  skills?: { forIntent(intent: string): RoutableSkill | undefined; list(): RoutableSkill[] };
   tools: ToolContracts;
 }
 
@@ -43,7 +43,7 @@ export function createPlanner(settings: PlannerSettings, deps: PlannerDeps): Pla
     case 'react':
     case 'plan-replan':
       if (!deps.skills) throw new ConfigError(`TAO_PLANNER=${settings.kind} needs the skills (TAO_SKILLS_DIR)`);
-      return new SkillPlanner(routerPlanner(settings, deps), deps.skills, settings.kind);
+      return new SkillPlanner(routerPlanner(settings, deps), deps.skills, settings.kind, settings.routeModelBelow);
   }
 }
 

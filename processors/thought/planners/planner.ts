@@ -12,7 +12,12 @@ export type PlanningResult =
    * A model takes the run with a skill; `facts` are the slots the model must keep. `mode` `react`
    * (the default): the model takes every turn; `plan-replan`: it writes whole plans (processors/thought/replan.ts).
    */
-  | { kind: 'react'; planner: string; skill: string; facts: Record<string, string>; mode?: 'react' | 'plan-replan' };
+  | { kind: 'react'; planner: string; skill: string; facts: Record<string, string>; mode?: 'react' | 'plan-replan' }
+  /**
+   * The router does not know, at low confidence: one constrained model turn chooses one of `skills`
+   * (runnable skills a model takes) or none (model/turn.ts `startRouting`); none escalates.
+   */
+  | { kind: 'choose_skill'; planner: string; skills: string[]; facts: Record<string, string>; reason: string };
 
 /** What a planner sees of a task. */
 export interface PlannerTask {

@@ -18,15 +18,20 @@ export interface RoutableSkill {
  * it; `plan` runs the intent's flows exactly as the router planner does. A skill that names no mode
  * gets the planner's default: `react` or `plan-replan`, as TAO_PLANNER says (that name is also this
  * planner's recorded kind, so a replay rebuilds the same default). An unknown intent, or an intent
- * no runnable skill serves, goes to the router planner (which escalates or plans from flows).
+ * no runnable skill serves, goes to the router planner (which escalates or plans from flows), except
+ * that an `unknown` route below `routeModelBelow` (TAO_ROUTE_MODEL_BELOW) lets the model choose among
+ * the runnable skills a model takes, in one constrained turn (`choose_skill`): a ticket in a language
+ * or wording the router was not trained on still reaches its skill, and the model's `none` escalates.
  * `gather` is the router's (its decision is recorded); `plan` is pure.
  */
 export class SkillPlanner implements Planner {
   constructor(
     private readonly router: RouterPlanner,
-    private readonly skills: { forIntent(intent: string): RoutableSkill | undefined },
+    private readonly skills: { forIntent(intent: string): RoutableSkill | undefined; list(): RoutableSkill[] },
     /** The mode of skills that do not name one; also the planner's name. */
     readonly name: 'react' | 'plan-replan' = 'react',
+    /** An `unknown` route below this confidence lets the model choose the skill; 0: never. */
+    private readonly routeModelBelow = 0,
   ) {}
 
   get config(): string {
@@ -40,6 +45,19 @@ export class SkillPlanner implements Planner {
   plan(task: PlannerTask, record: string | null): PlanningResult {
     if (record === null) return this.router.plan(task, record);
     const route = JSON.parse(record) as IntentRoute;
+    if (route.intent === 'unknown' && route.confidence < this.routeModelBelow) {
+      const skills = this.skills
+        .list()
+        .filter((s) => s.runnable && s.planner !== 'plan')
+        .map((s) => s.name)
+        .sort();
+      const why =
+        route.candidate === 'unknown'
+          ? `unknown at ${route.confidence.toFixed(3)}`
+          : `${route.candidate} at ${route.confidence.toFixed(3)}, below the threshold`;
+      if (skills.length)
+        return { kind: 'choose_skill', planner: `${this.name}(route by model: ${why})`, skills, facts: route.slots, reason: `the router says ${why}` };
+    }
     const skill = route.intent === 'unknown' ? undefined : this.skills.forIntent(route.intent);
     if (!skill || !skill.runnable || skill.planner === 'plan') return this.router.plan(task, record);
     const mode = skill.planner ?? this.name;
