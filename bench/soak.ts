@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildTask, submitTasks } from '../client/tasks.ts';
-import { partitionForKey } from '../replay/partition.ts';
+import { partitionForKey } from '../runtime/partition.ts';
 import { formatDuration, parseDuration } from '../runtime/config.ts';
 import { TOPICS } from '../topics/catalog.ts';
 import { Fleet, freshNamespace, progress, quietOwnLogs, stageSpec, startToolServerProcess, type BenchNamespace, type Instance } from './lib/harness.ts';

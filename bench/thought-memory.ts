@@ -23,7 +23,7 @@ import { pathToFileURL } from 'node:url';
 import { buildTask } from '../client/tasks.ts';
 import { onTask } from '../processors/thought/core.ts';
 import { thoughtConfig } from '../processors/wiring/index.ts';
-import { partitionForKey } from '../replay/partition.ts';
+import { partitionForKey } from '../runtime/partition.ts';
 import { createProducer } from '../runtime/kafka.ts';
 import type { RunSnapshot } from '../schemas/types.gen.ts';
 import { TOPICS } from '../topics/catalog.ts';

@@ -94,6 +94,7 @@ async function dispatch(command: string, args: string[], text: string): Promise<
       return (await import('./submit.ts')).submitCommand(args, text);
     case 'approve':
     case 'deny':
+    case 'cancel':
       return (await import('./approve.ts')).decisionCommand(command, args);
     case 'ui':
       return (await import('../console/cli.ts')).uiCommand(args, onSignal);

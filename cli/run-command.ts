@@ -65,6 +65,8 @@ export async function runCommand(name: string | undefined, args: string[], apply
         host: config.bindHost,
         maxBodyBytes: 256 * 1024,
         maxInFlightRuns: setting(process.env, 'TAO_INGRESS_MAX_IN_FLIGHT'),
+        maxStreams: setting(process.env, 'TAO_INGRESS_MAX_STREAMS'),
+        streamHeartbeatMs: setting(process.env, 'TAO_INGRESS_STREAM_HEARTBEAT_S') * 1000,
         auth,
         webhooks: webhookOptionsFromEnv(process.env),
       },

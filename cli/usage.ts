@@ -10,7 +10,7 @@ import { INGRESS_USAGE } from '../ingress/cli.ts';
 import { STATUS_USAGE, TAIL_USAGE } from '../observability/usage.ts';
 import { STAGES } from '../processors/stages.ts';
 import { DLQ_USAGE, REPLAY_USAGE } from '../replay/usage.ts';
-import { DECISION_USAGE } from './approve.ts';
+import { CANCEL_USAGE, DECISION_USAGE } from './approve.ts';
 import { MODEL_USAGE } from './model-command.ts';
 import { TOOLS_USAGE } from './tools-command.ts';
 
@@ -25,7 +25,8 @@ export const USAGE = `usage: tao <command> [options]      (tao <command> --help 
   run mcp-tools               the demo tools served by a real MCP server (Streamable HTTP)
   tools import-mcp <url>      catalog entries for an MCP server's tools (pinned by digest)
   submit --text "..."         submit a task (or a reply) and optionally wait for its outcome
-  approve|deny <thought_id>   decide a run awaiting approval (--step S, --reason TEXT)
+  approve|deny <thought_id>   decide a run awaiting approval (--interrupt ID [--arguments JSON], --reason TEXT)
+  cancel <thought_id>         end a run that has not ended: cancelled (--reason TEXT)
   ingress key --id --sources  make an API key for POST /v1/tasks (printed once) and its hashed entry
   tail [--thought <id>]       follow runs live: a line per step, a progress summary
   status [--json]             consumer lag, runs in flight, breakers, dead letters
@@ -83,6 +84,7 @@ export const USAGES: Record<string, string> = {
   ingress: INGRESS_USAGE,
   approve: DECISION_USAGE,
   deny: DECISION_USAGE,
+  cancel: CANCEL_USAGE,
   tools: TOOLS_USAGE,
   tail: TAIL_USAGE,
   status: STATUS_USAGE,

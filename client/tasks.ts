@@ -66,14 +66,42 @@ export function decisionTask(
   thoughtId: string,
   verdict: 'approve' | 'deny',
   who: string,
-  options: { step?: string | null; reason?: string | null; source: string },
+  options: { step?: string | null; interrupt?: string | null; arguments?: Record<string, unknown> | null; reason?: string | null; source: string },
   now: number = Date.now(),
 ): Task {
   const step = options.step ?? null;
+  const interrupt = options.interrupt ?? null;
   const reason = options.reason ?? null;
-  const decision: ApprovalDecision = { verdict, step_id: step, wave: null, reason, decided_by: who, decided_at_ms: now };
+  const edited = options.arguments ? JSON.stringify(options.arguments) : null;
+  const decision: ApprovalDecision = {
+    verdict,
+    step_id: step,
+    wave: null,
+    reason,
+    decided_by: who,
+    decided_at_ms: now,
+    interrupt_id: interrupt,
+    edited_input_json: edited,
+  };
+  const what = interrupt ?? step;
   return buildTask(
-    { text: `${verdict}${step ? ` ${step}` : ''} by ${who}${reason ? `: ${reason}` : ''}`, source: options.source, thought_id: thoughtId, decision },
+    {
+      text: `${verdict}${edited ? ' with edited arguments' : ''}${what ? ` ${what}` : ''} by ${who}${reason ? `: ${reason}` : ''}`,
+      source: options.source,
+      thought_id: thoughtId,
+      decision,
+    },
+    now,
+  );
+}
+
+/**
+ * A CANCEL task: `who` ends run `thoughtId` (`tao cancel`, `POST /v1/runs/{id}/cancel`, A2A
+ * `tasks/cancel`); Thought ends it `cancelled` unless it has ended already.
+ */
+export function cancelTask(thoughtId: string, who: string, options: { reason?: string | null; source: string }, now: number = Date.now()): Task {
+  return buildTask(
+    { kind: 'CANCEL', text: `cancelled by ${who}${options.reason ? `: ${options.reason}` : ''}`, source: options.source, thought_id: thoughtId },
     now,
   );
 }

@@ -19,7 +19,7 @@
  * | `sources` | required | the task `source` values the key may submit as; `"*"` for any |
  * | `rate_per_minute` | required | token-bucket refill, requests per minute |
  * | `burst` | optional | bucket size, default `rate_per_minute` |
- * | `scopes` | optional | what the key may do: `tasks` (`POST /v1/tasks`), `console` (the operator console, `tao ui`), `approve` (`POST /v1/runs/{id}/approve\|deny`, ingress/approvals.ts); default `["tasks"]` |
+ * | `scopes` | optional | what the key may do: `tasks` (`POST /v1/tasks`), `console` (the operator console, `tao ui`), `approve` (`POST /v1/runs/{id}/approve\|deny`, ingress/approvals.ts), `read` (`GET /v1/runs/...`, ingress/run-streams.ts); default `["tasks"]` |
  * | `revoked` | optional | `true`: refused like an unknown key |
  * | `note` | optional | free text for people (who holds it, when it was made) |
  */
@@ -45,8 +45,8 @@ export interface ApiKeyEntry {
   note?: string;
 }
 
-/** What a key may be used for: submitting tasks (the ingress), the operator console (`tao ui`), deciding runs awaiting approval. */
-export const API_KEY_SCOPES = ['tasks', 'console', 'approve'] as const;
+/** What a key may be used for: submitting tasks (the ingress), the operator console (`tao ui`), deciding runs awaiting approval, reading runs (their state and event streams). */
+export const API_KEY_SCOPES = ['tasks', 'console', 'approve', 'read'] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 /** The scopes of an entry (`tasks` when it names none). */

@@ -28,7 +28,7 @@ export const taskRequestSchema = {
 } as const;
 
 /** The operations; the server has one handler for each. */
-export type IngressOperation = 'health' | 'metrics' | 'openapi' | 'submitTask' | 'webhook' | 'approveRun' | 'denyRun';
+export type IngressOperation = 'health' | 'metrics' | 'openapi' | 'submitTask' | 'webhook' | 'approveRun' | 'denyRun' | 'runEvents' | 'ticketEvents' | 'getRun';
 
 export interface IngressRoute extends RouteSpec {
   operationId: IngressOperation;
@@ -75,6 +75,28 @@ const decision = (verdict: 'approve' | 'deny'): IngressRoute => ({
     503: r503,
   },
 });
+
+const noReads: ResponseSpec = { description: 'an ingress started without a Kafka client to read runs', errors: ['unavailable'] };
+const readAuth = {
+  401: { description: 'a missing, malformed, unknown or revoked key (`WWW-Authenticate: Bearer`)', errors: ['unauthorized'], headers: ['www-authenticate'] },
+  403: { description: 'a key without the `read` scope', errors: ['forbidden'] },
+} as const;
+const stream = (description: string): Readonly<Record<number, ResponseSpec>> => ({
+  200: {
+    description: `${description} Server-Sent Events (\`id\` a cursor, \`event\` task, reply, decision, timer, wave, results, verdicts, approval, input_required, outcome; \`data\` JSON), with \`: keepalive\` comments while idle; closed after the run's ending outcome. docs/INGRESS.md`,
+    contentType: 'text/event-stream',
+  },
+  400: { description: 'a `Last-Event-ID` (or `after`) that is not a cursor of this stream', errors: ['invalid_cursor', 'invalid_query'] },
+  ...readAuth,
+  429: {
+    description: '`TAO_INGRESS_MAX_STREAMS` streams are open here, or the key is over its rate',
+    errors: ['too_many_streams', 'rate_limited'],
+    headers: retry,
+  },
+  500: r500,
+  503: noReads,
+});
+const AFTER = { after: 'a cursor (an event `id`) to go on after, for clients that cannot send `Last-Event-ID`' };
 
 /** Every route of the ingress, in dispatch order. */
 export const INGRESS_ROUTES: readonly IngressRoute[] = [
@@ -132,6 +154,47 @@ export const INGRESS_ROUTES: readonly IngressRoute[] = [
   },
   decision('approve'),
   decision('deny'),
+  {
+    method: 'GET',
+    path: '/v1/runs/events',
+    operationId: 'ticketEvents',
+    summary: 'Follow the run of a ticket: the events of the run that `source` + `external_id` map to',
+    scope: 'read',
+    keyOptional: true,
+    metric: 'run_events',
+    query: { source: 'the task source (required)', external_id: "the ticket's external id (required)", ...AFTER },
+    responses: stream("The run's committed records, as `GET /v1/runs/{thought_id}/events` sends them."),
+  },
+  {
+    method: 'GET',
+    path: '/v1/runs/{thought_id}/events',
+    operationId: 'runEvents',
+    summary: 'Follow a run: its committed records as Server-Sent Events, resumable with `Last-Event-ID`',
+    scope: 'read',
+    keyOptional: true,
+    metric: 'run_events',
+    params: THOUGHT_ID,
+    query: AFTER,
+    responses: stream("The run's committed records in their causal order, from its first or after the cursor."),
+  },
+  {
+    method: 'GET',
+    path: '/v1/runs/{thought_id}',
+    operationId: 'getRun',
+    summary: "A run's current state: status, waves, steps so far, the outcome once there is one",
+    scope: 'read',
+    keyOptional: true,
+    metric: 'runs',
+    params: THOUGHT_ID,
+    responses: {
+      200: { description: '`{thought_id, status, source, external_id, waves, steps, outcome, cursor}`' },
+      404: { description: 'the log has no record of the run', errors: ['unknown_run'] },
+      ...readAuth,
+      429: { description: 'the key is over its rate', errors: ['rate_limited'], headers: retry },
+      500: r500,
+      503: noReads,
+    },
+  },
   {
     method: 'GET',
     path: '/health',

@@ -11,6 +11,7 @@ import { IngressMetrics } from '../runtime/metrics.ts';
 import { decideIngressAuth, type IngressAuth } from './api-keys.ts';
 import { ApiKeyGuard } from './auth.ts';
 import { approvalRoute } from './approvals.ts';
+import { runReadRoutes } from './run-streams.ts';
 import { parseJson, pathOf, readBody, tooLarge, writeWithin, type Reply } from './http-body.ts';
 
 export { writeWithin } from './http-body.ts';
@@ -36,6 +37,10 @@ export interface IngressOptions {
   retryAfterSeconds?: number;
   /** Longest wait for Kafka to acknowledge a task before answering 503. Default 5000 ms. */
   sendTimeoutMs?: number;
+  /** Open run event streams above which one more answers 429. Default 100. */
+  maxStreams?: number;
+  /** Milliseconds between heartbeat comments on an idle run event stream. Default 15000. */
+  streamHeartbeatMs?: number;
   /** Webhook sources (the composition root reads them with `webhookOptionsFromEnv`, ingress/config.ts); default none. */
   webhooks?: WebhookOptions;
   /**
@@ -51,7 +56,7 @@ export interface IngressDeps {
   /** A codec on which the `tasks` schema is registered. */
   codec: AvroCodec;
   logger: Logger;
-  /** Used only to follow `tao.outcomes` for the in-flight limit. */
+  /** Follows `tao.outcomes` for the in-flight limit, and reads runs (`GET /v1/runs/...`; without it those answer 503). */
   kafka?: Kafka;
   /** Clock, for tests. */
   now?: () => number;
@@ -130,7 +135,7 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
   const sendTimeoutMs = options.sendTimeoutMs ?? 5000;
   const retryAfter = String(options.retryAfterSeconds ?? 5);
   const auth = options.auth ?? decideIngressAuth(null, 'auto', options.host);
-  const guard = auth.mode === 'keys' ? new ApiKeyGuard(auth.keys, now, ['tasks', 'approve']) : null;
+  const guard = auth.mode === 'keys' ? new ApiKeyGuard(auth.keys, now, ['tasks', 'approve', 'read']) : null;
   if (auth.mode === 'open') logger.warn('POST /v1/tasks is open: no API key is asked for', { reason: auth.reason });
   else logger.info('POST /v1/tasks needs an API key', { keys: guard!.active, revoked: auth.keys.length - guard!.active });
 
@@ -267,6 +272,14 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
     const body = await readBody(req, options.maxBodyBytes);
     return body === 'too_large' ? { error: tooLarge(options.maxBodyBytes) } : parseJson(body, req);
   };
+  const k = deps.kafka;
+  const reads = k
+    ? runReadRoutes({ kafka: k, codec, logger, guard, maxStreams: options.maxStreams ?? 100, heartbeatMs: options.streamHeartbeatMs ?? 15000 })
+    : null;
+  const noReads = async (): Promise<Reply> => ({
+    status: 503,
+    body: { error: 'unavailable', message: 'this ingress was started without a Kafka client to read runs' },
+  });
   const decisionRoute = approvalRoute({ guard, producer, codec, logger, now, sendTimeoutMs, readJson });
   if (runs) metrics.trackInFlight(() => runs.size);
   const openapi = JSON.stringify(ingressOpenApi());
@@ -279,6 +292,9 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
     submitTask: (req) => tasksRoute(req),
     approveRun: (req, params) => decisionRoute(req, params.thought_id!, 'approve'),
     denyRun: (req, params) => decisionRoute(req, params.thought_id!, 'deny'),
+    runEvents: (req, params, res) => reads?.runEvents(req, res, params.thought_id!) ?? noReads(),
+    ticketEvents: (req, _params, res) => reads?.externalEvents(req, res) ?? noReads(),
+    getRun: (req, params) => reads?.runState(req, params.thought_id!) ?? noReads(),
     webhook: async (req, params) => {
       const source = params.source!;
       if ((WEBHOOK_SOURCES as readonly string[]).includes(source)) return webhookRoute(req, source as WebhookSource);

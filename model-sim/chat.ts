@@ -8,10 +8,11 @@ import type http from 'node:http';
 import { InvalidRequestError, readConversation, toWireName, type Conversation } from './conversation.ts';
 import { DEFAULT_RETRY_AFTER_SECONDS, badArguments, hallucinated, isQuirkKind, repeated, type ChosenFault, type FaultRegistry } from './faults.ts';
 import { applyQuirk, quirkApplies } from './quirks.ts';
-import { bearerMatches, openAiError, readBody, sendJson, sendText } from './http.ts';
+import { bearerMatches, openAiError, readBody, sendJson as sendWireJson, sendText } from './http.ts';
 import { checkRequest, reasoningKey, shapeAnswer, type ProfileConfig, type WireCompletion, type WireMessage } from './profiles.ts';
 import { decide, type Answer, type ScenarioSet } from './scenarios.ts';
 import type { Outcome, RecordedRequest, RequestStats } from './stats.ts';
+import type { SimWire } from './wires/types.ts';
 
 /** `system_fingerprint` of every answer. */
 export const SYSTEM_FINGERPRINT = 'tao-model-sim';
@@ -33,8 +34,12 @@ export interface ChatContext {
   later(res: http.ServerResponse, send: () => void): void;
 }
 
-/** The handler of `POST /v1/chat/completions` for one simulator. */
-export function chatHandler(ctx: ChatContext): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
+/**
+ * The handler of `POST /v1/chat/completions` for one simulator; with a `wire`, of that API's route
+ * (`/v1/responses`, `/v1/messages`: model-sim/wires/), which reads the request as the chat request
+ * it means and sends answers and errors in the wire's shapes.
+ */
+export function chatHandler(ctx: ChatContext, wire?: SimWire): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
   const { profile, scenarios, registry, apiKey, clock, schedule, later } = ctx;
   const count = (rec: RecordedRequest): void => ctx.stats.count(rec);
 
@@ -55,6 +60,10 @@ export function chatHandler(ctx: ChatContext): (req: http.IncomingMessage, res: 
   };
 
   return async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    let wireBody: Record<string, unknown> = {};
+    // Every body sent goes out in the wire's shape: an answer as its answer, an error as its error.
+    const sendJson = (r: http.ServerResponse, status: number, payload: unknown, headers?: Record<string, string>): void =>
+      sendWireJson(r, status, !wire ? payload : status >= 400 ? wire.error(status, payload) : wire.answer(payload as WireCompletion, wireBody), headers);
     const rec: RecordedRequest = {
       at: clock(),
       skill: '(unread)',
@@ -77,7 +86,7 @@ export function chatHandler(ctx: ChatContext): (req: http.IncomingMessage, res: 
       count(rec);
       later(res, () => sendJson(res, status, body));
     };
-    if (apiKey !== undefined && !bearerMatches(req.headers.authorization, apiKey)) {
+    if (apiKey !== undefined && !(wire?.authorized ? wire.authorized(req.headers, apiKey) : bearerMatches(req.headers.authorization, apiKey))) {
       req.resume();
       refuse(
         401,
@@ -98,6 +107,19 @@ export function chatHandler(ctx: ChatContext): (req: http.IncomingMessage, res: 
       refuse(400, openAiError('We could not parse the JSON body of your request.', 'invalid_request_error'));
       return;
     }
+    if (wire) {
+      wireBody = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+      const refused = wire.check(profile, wireBody, req.headers);
+      if (refused !== null) {
+        // Already in the wire's error shape.
+        rec.refused = refused.rule;
+        rec.status = refused.status;
+        count(rec);
+        later(res, () => sendWireJson(res, refused.status, refused.body));
+        return;
+      }
+      body = wire.toChat(wireBody);
+    }
     const b = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
     if (b['stream'] === true) {
       refuse(
@@ -116,7 +138,8 @@ export function chatHandler(ctx: ChatContext): (req: http.IncomingMessage, res: 
       refuse(400, openAiError('model must be a non-empty string', 'invalid_request_error', 'model', 'missing_required_parameter'));
       return;
     }
-    const refusal = checkRequest(profile, body);
+    // A wire request was checked by its own rules (model-sim/wires/); the chat rules are chat completions'.
+    const refusal = wire ? null : checkRequest(profile, body);
     if (refusal !== null) {
       try {
         const read = readConversation(body);
@@ -219,7 +242,8 @@ export function chatHandler(ctx: ChatContext): (req: http.IncomingMessage, res: 
         return;
       case 'not_json': {
         count(rec);
-        const full = JSON.stringify(completion(model, bodyText, decision.answer, conv));
+        const whole = completion(model, bodyText, decision.answer, conv);
+        const full = JSON.stringify(wire ? wire.answer(whole, wireBody) : whole);
         later(res, () => sendText(res, 200, 'application/json', full.slice(0, Math.floor(full.length / 2))));
         return;
       }

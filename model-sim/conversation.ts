@@ -71,7 +71,7 @@ export class InvalidRequestError extends Error {
 }
 
 // The wire names are the prompt builder's reversible mapping (`orders.get` ↔ `orders__get`).
-export { fromWireName, toWireName } from '../processors/thought/prompt.ts';
+export { fromWireName, toWireName } from '../processors/model-wire.ts';
 import { fromWireName } from '../processors/model-wire.ts';
 
 function isRecord(v: unknown): v is Record<string, unknown> {

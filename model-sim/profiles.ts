@@ -10,6 +10,10 @@
  *   (the Qwen3.5 template's system-message check).
  * - `vllm` — vLLM's OpenAI server; `toolIdFormat: 'mistral'` is vLLM serving a
  *   Mistral model with the Mistral tokenizer (mistral-common's validator).
+ * - `openai-responses` — api.openai.com's Responses API (`/v1/responses`; no `/v1/messages`).
+ * - `anthropic` — api.anthropic.com's Messages API (`/v1/messages` only).
+ *   The wires' rules and shapes are in `model-sim/wires/`; every other profile
+ *   serves both wires as leniently as llama.cpp 0.94 does.
  *
  * Two pure functions do the work: {@link checkRequest} (a request → `null` or
  * the refusal, in the server's own error shape) and {@link shapeAnswer} (the

@@ -9,6 +9,9 @@
  * - `POST /v1/chat/completions` — non-streaming chat completions with tool
  *   calling; `stream: true` is refused (400). Errors use OpenAI's shape
  *   `{error: {message, type, param, code}}`.
+ * - `POST /v1/responses`, `POST /v1/messages` — the same answers through the
+ *   OpenAI Responses and Anthropic Messages APIs, in their shapes
+ *   (model-sim/wires/); not under a profile of the other provider.
  * - `GET /v1/models` — one model, owned by `tao-model-sim (simulator)`.
  * - `GET /health`.
  * - Control API (never authenticated, never counted): `POST|GET|DELETE
@@ -35,6 +38,8 @@ import { bearerMatches, openAiError, sendJson } from './http.ts';
 import { profileConfig, validateProfileConfig, type ProfileConfig, type ProfileName } from './profiles.ts';
 import { loadScenarios, type ScenarioSet } from './scenarios.ts';
 import { RequestStats, type ModelSimStats } from './stats.ts';
+import { MESSAGES_WIRE } from './wires/messages.ts';
+import { RESPONSES_WIRE } from './wires/responses.ts';
 
 export { MAX_REQUEST_BYTES, SYSTEM_FINGERPRINT } from './chat.ts';
 export { FAULT_KINDS, FaultSpecError, HALLUCINATED_TOOL, QUIRK_KINDS, type FaultKind, type FaultSpec, type FaultState } from './faults.ts';
@@ -154,7 +159,14 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
     else schedule(res, options.latencyMs, send);
   };
 
-  const handleChat = chatHandler({ profile, scenarios, registry, stats: requestStats, apiKey, clock, schedule, later });
+  const chatContext = { profile, scenarios, registry, stats: requestStats, apiKey, clock, schedule, later };
+  const handleChat = chatHandler(chatContext);
+  // The other wires (model-sim/wires/): each profile of a provider serves only that provider's routes.
+  const handleWire = {
+    '/v1/chat/completions': profile.profile === 'anthropic' ? null : handleChat,
+    '/v1/responses': profile.profile === 'anthropic' ? null : chatHandler(chatContext, RESPONSES_WIRE),
+    '/v1/messages': profile.profile === 'openai' || profile.profile === 'openai-responses' ? null : chatHandler(chatContext, MESSAGES_WIRE),
+  } as Record<string, ((req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) | null>;
   const handleControl = controlHandler({
     faults: registry,
     stats,
@@ -172,8 +184,9 @@ export async function startModelSim(opts: Partial<ModelSimOptions> = {}): Promis
         sendJson(res, 405, openAiError(`method ${method} not allowed on ${pathname}`, 'invalid_request_error'), { allow: allowed });
       }
     };
-    if (pathname === '/v1/chat/completions') {
-      only('POST', () => handleChat(req, res).catch(fail));
+    const handler = handleWire[pathname];
+    if (handler) {
+      only('POST', () => handler(req, res).catch(fail));
     } else if (pathname === '/v1/models') {
       only('GET', () => {
         req.resume();

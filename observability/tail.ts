@@ -125,6 +125,7 @@ export function summaryLine(counts: TailCounts, elapsedSeconds: number, stepsPer
     `budget exhausted ${e('budget_exhausted')}`,
     `expired ${e('expired')}`,
   ];
+  if (e('cancelled')) runs.push(`cancelled ${e('cancelled')}`);
   if (counts.replies) runs.push(`replies ${counts.replies}`);
   const extra = counts.undecodable ? ` | undecodable ${counts.undecodable}` : '';
   return `-- ${Math.round(elapsedSeconds)}s | runs ${runs.join(', ')} | waves ${counts.waves} | steps ${counts.steps} (${stepsPerSecond.toFixed(1)}/s), ${counts.stepErrors} with errors${extra}`;

@@ -71,6 +71,8 @@ export interface ToolContracts {
    * `must match pattern "^O-[0-9]{8}$"`), or null when it accepts it or says nothing about the field.
    */
   refusesInput(tool: string, field: string, value: unknown): string | null;
+  /** Why the tool's input contract refuses `args` as a whole (each broken rule with its field), or null when it accepts them. */
+  refusesArguments(tool: string, args: Record<string, unknown>): string | null;
 }
 
 const REF = /\{\{([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\}\}/g;

@@ -10,7 +10,7 @@ import type { AvroCodec } from '../runtime/codec.ts';
 import { toTaoError, type ErrorCode } from '../runtime/errors.ts';
 import { DEAD_LETTERED, type TopicId } from '../topics/catalog.ts';
 import { readDeadLetter, type DeadLetter } from './dead-letters.ts';
-import { partitionForKey } from './partition.ts';
+import { partitionForKey } from '../runtime/partition.ts';
 import { LogReader, type PartitionRange, type RawRecord } from './reader.ts';
 
 /** The loop topics a run has records in, in the order a run's records are caused. */

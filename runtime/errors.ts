@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   'RETRIES_EXHAUSTED',
   /** Replayed code decided differently from the recorded decision. */
   'DETERMINISM_VIOLATION',
+  /** A decision on a parked call that cannot be applied: its interrupt is not pending, or its edit breaks the tool's contract or a policy. */
+  'DECISION_REFUSED',
   /** Configuration is invalid; the process must not start. */
   'CONFIG_INVALID',
   /** A programming error or an unexpected failure. Never retried. */

@@ -82,7 +82,16 @@ export async function startScheduler(
         text: `approval of wave ${due.wave} timed out`,
         source: 'scheduler',
         thought_id: due.thoughtId,
-        decision: { verdict: 'timeout', step_id: null, wave: due.wave, reason: 'approval_timeout', decided_by: 'scheduler', decided_at_ms: decidedAt },
+        decision: {
+          verdict: 'timeout',
+          step_id: null,
+          wave: due.wave,
+          reason: 'approval_timeout',
+          decided_by: 'scheduler',
+          decided_at_ms: decidedAt,
+          interrupt_id: null,
+          edited_input_json: null,
+        },
       },
       decidedAt,
     );

@@ -221,13 +221,13 @@ export interface Outcome {
   dead_letter: null | DeadLetterRef;
 }
 
-export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted' | 'awaiting_approval' | 'expired';
+export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted' | 'awaiting_approval' | 'expired' | 'cancelled';
 /** The symbols of {@link OutcomeStatus}, in the schema's order. */
-export const OUTCOME_STATUS_SYMBOLS: readonly OutcomeStatus[] = ['completed', 'failed', 'escalated', 'awaiting_input', 'budget_exhausted', 'awaiting_approval', 'expired'];
+export const OUTCOME_STATUS_SYMBOLS: readonly OutcomeStatus[] = ['completed', 'failed', 'escalated', 'awaiting_input', 'budget_exhausted', 'awaiting_approval', 'expired', 'cancelled'];
 
-export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap' | 'record_too_large' | 'ungrounded' | 'model_refused' | 'model_request_refused' | 'money_budget' | 'approval_required' | 'approval_denied' | 'approval_timeout' | 'dead_letter' | 'parked_expired' | 'observation_deadline';
+export type OutcomeReason = 'unspecified' | 'completed' | 'needs_input' | 'invalid_plan' | 'step_failed' | 'max_iterations' | 'cost_budget' | 'no_novelty' | 'repeat_cap' | 'reflection' | 'no_ready_step' | 'output_unresolved' | 'reply_ignored' | 'unroutable' | 'model_turns' | 'token_budget' | 'model_invalid' | 'model_repeat' | 'model_unavailable' | 'context_overflow' | 'replan_cap' | 'record_too_large' | 'ungrounded' | 'model_refused' | 'model_request_refused' | 'money_budget' | 'approval_required' | 'approval_denied' | 'approval_timeout' | 'dead_letter' | 'parked_expired' | 'observation_deadline' | 'cancelled';
 /** The symbols of {@link OutcomeReason}, in the schema's order. */
-export const OUTCOME_REASON_SYMBOLS: readonly OutcomeReason[] = ['unspecified', 'completed', 'needs_input', 'invalid_plan', 'step_failed', 'max_iterations', 'cost_budget', 'no_novelty', 'repeat_cap', 'reflection', 'no_ready_step', 'output_unresolved', 'reply_ignored', 'unroutable', 'model_turns', 'token_budget', 'model_invalid', 'model_repeat', 'model_unavailable', 'context_overflow', 'replan_cap', 'record_too_large', 'ungrounded', 'model_refused', 'model_request_refused', 'money_budget', 'approval_required', 'approval_denied', 'approval_timeout', 'dead_letter', 'parked_expired', 'observation_deadline'];
+export const OUTCOME_REASON_SYMBOLS: readonly OutcomeReason[] = ['unspecified', 'completed', 'needs_input', 'invalid_plan', 'step_failed', 'max_iterations', 'cost_budget', 'no_novelty', 'repeat_cap', 'reflection', 'no_ready_step', 'output_unresolved', 'reply_ignored', 'unroutable', 'model_turns', 'token_budget', 'model_invalid', 'model_repeat', 'model_unavailable', 'context_overflow', 'replan_cap', 'record_too_large', 'ungrounded', 'model_refused', 'model_request_refused', 'money_budget', 'approval_required', 'approval_denied', 'approval_timeout', 'dead_letter', 'parked_expired', 'observation_deadline', 'cancelled'];
 
 export interface TooLarge {
   /** The catalog topic id of the record that would have been written (thoughtRequests, outcomes, ...). */
@@ -266,6 +266,10 @@ export interface ApprovalCall {
   decided_at_ms: null | number;
   /** The reason the person gave, if any. */
   decision_reason: null | string;
+  /** This call's interrupt: what a decision names (ApprovalDecision.interrupt_id). Unique to the run, the wave and the call (its idempotency key); null in runs recorded before this field. */
+  interrupt_id: null | string;
+  /** With decision approve: the arguments the approver ran the call with instead of input_json (which keeps what was proposed); null when approved as proposed. */
+  edited_input_json: null | string;
 }
 
 /** Thought's last word on a run (thought.runs, compacted, keyed by thought_id): whether it is running, waiting for a human, or over. Lets Thought ignore redelivered tasks and resume a run when a reply arrives. */
@@ -329,9 +333,9 @@ export interface Task {
   timer: null | RunTimer;
 }
 
-export type TaskKind = 'NEW' | 'REPLY' | 'DECISION' | 'TIMER';
+export type TaskKind = 'NEW' | 'REPLY' | 'DECISION' | 'TIMER' | 'CANCEL';
 /** The symbols of {@link TaskKind}, in the schema's order. */
-export const TASK_KIND_SYMBOLS: readonly TaskKind[] = ['NEW', 'REPLY', 'DECISION', 'TIMER'];
+export const TASK_KIND_SYMBOLS: readonly TaskKind[] = ['NEW', 'REPLY', 'DECISION', 'TIMER', 'CANCEL'];
 
 /** A person's (or the scheduler's) decision on a run awaiting approval (a DECISION task). */
 export interface ApprovalDecision {
@@ -345,6 +349,10 @@ export interface ApprovalDecision {
   decided_by: string;
   /** When it was decided (ms since epoch). */
   decided_at_ms: number;
+  /** The interrupt decided (ApprovalCall.interrupt_id). When set, step_id and wave are not read, and a decision for an interrupt that is not pending is refused (dead-lettered STALE_DECISION). */
+  interrupt_id: null | string;
+  /** With approve: the arguments (a JSON object) to run the call with instead of the proposed ones, checked against the tool's input contract and the skill's policies (a breach is dead-lettered EDIT_REFUSED naming it). */
+  edited_input_json: null | string;
 }
 
 export type ApprovalVerdict = 'approve' | 'deny' | 'timeout';

@@ -6,6 +6,7 @@ import addFormatsModule from 'ajv-formats';
 import { ConfigError } from '../runtime/errors.ts';
 import { packagePath } from '../runtime/paths.ts';
 import { toolsFromOpenApi } from './openapi.ts';
+import { MODEL_WIRES, type ModelWire } from './wires/chat-shape.ts';
 
 // ajv-formats ships CommonJS with a default export; under NodeNext the callable is on `.default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv };
@@ -63,11 +64,17 @@ export interface ToolSpec {
   /**
    * Parameters whose value selects a customer's data (an order, claim or invoice id, an e-mail
    * address, a customer id): a model's call may carry only a value the run was given (the ticket, a
-   * reply, a verified result; processors/thought/provenance.ts). Default none.
+   * reply, a verified result; processors/thought/model/checks.ts). Default none.
    */
   identity_parameters?: string[];
   /** `model` for a chat-completions endpoint (Observation verifies its answers as model turns); `http` by default. */
   kind?: 'http' | 'model';
+  /**
+   * A `model` tool's API (tools/wires/): `chat` (chat completions, the default), `responses` (OpenAI
+   * Responses) or `messages` (Anthropic Messages). The recorded request and the answer Observation
+   * reads are chat-shaped on every wire; Action translates when it sends.
+   */
+  wire?: ModelWire;
   /** JSON body fields sent unless the input sets them (e.g. the endpoint's default model). */
   defaultBody?: Record<string, unknown>;
   /** JSON body fields that override the input (e.g. a fallback tool's other model). */
@@ -157,6 +164,7 @@ const toolSpecSchema = {
     side_effects: { type: 'boolean' },
     identity_parameters: { type: 'array', uniqueItems: true, items: { type: 'string' } },
     kind: { enum: ['http', 'model'] },
+    wire: { enum: MODEL_WIRES },
     defaultBody: { type: 'object' },
     fixedBody: { type: 'object' },
     transport: { enum: ['http', 'mcp'] },

@@ -11,11 +11,17 @@
  * | TAO_LLM_FALLBACK_MODEL | a second model Action calls when the first is unavailable (below) or its breaker is open | none |
  * | TAO_LLM_FALLBACK_BASE_URL | the fallback's endpoint, when it is not the primary's (alone: TAO_LLM_MODEL there) | the primary's |
  * | TAO_LLM_FALLBACK_API_KEY_ENV | name of the variable holding the fallback endpoint's key | none: no key there |
+ * | TAO_LLM_API | the endpoint's API: `chat`, `responses` or `messages` (tools/wires/) | chat |
+ * | TAO_LLM_FALLBACK_API | the fallback's API | TAO_LLM_API's |
  */
 import { setting } from '../runtime/config.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import type { ToolSpec } from './catalog.ts';
 import { MODEL_FALLBACK_TOOL, MODEL_TOOL, requestSchema, responseSchema } from './model.ts';
+import { keyHeader, wirePath, type ModelWire } from './wires/index.ts';
+
+/** What the description says each wire is. */
+const WIRE_NAMES: Record<ModelWire, string> = { chat: 'chat completions', responses: 'Responses API', messages: 'Messages API' };
 
 /**
  * The model names the model tools ask: `primary` (TAO_LLM_MODEL) and `fallback`
@@ -49,14 +55,16 @@ export function modelToolSpecs(env: NodeJS.ProcessEnv, purpose: 'call' | 'contra
   const model = setting(env, 'TAO_LLM_MODEL') || (purpose === 'contracts' ? 'unset' : undefined);
   if (!model) throw new ConfigError('TAO_LLM_MODEL is required when TAO_LLM_BASE_URL is set');
   const keyEnv = setting(env, 'TAO_LLM_API_KEY_ENV');
+  const wire: ModelWire = setting(env, 'TAO_LLM_API') as ModelWire;
   const source = 'TAO_LLM_BASE_URL (tools/model-config.ts)';
   const primary: ToolSpec = {
     name: MODEL_TOOL,
     kind: 'model',
-    description: `chat completions of ${model} at ${base.origin}`,
+    ...(wire !== 'chat' ? { wire } : {}),
+    description: `${WIRE_NAMES[wire]} of ${model} at ${base.origin}`,
     origin: base.origin,
     method: 'POST',
-    path: `${base.pathname.replace(/\/+$/, '')}/chat/completions`,
+    path: wirePath(base.pathname, wire),
     parameters: requestSchema,
     response: responseSchema,
     timeoutMs: setting(env, 'TAO_LLM_TIMEOUT_MS'),
@@ -65,7 +73,7 @@ export function modelToolSpecs(env: NodeJS.ProcessEnv, purpose: 'call' | 'contra
     retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 5000, maxRetryAfterMs: 120_000 },
     maxResponseBytes: 256 * 1024,
     // The key is a reference, resolved by Action when it sends: it is never in a record or a log.
-    ...(env[keyEnv] ? { headers: { authorization: `Bearer \${${keyEnv}}` } } : {}),
+    ...(env[keyEnv] ? { headers: keyHeader(wire, keyEnv) } : {}),
     breaker: { failureThreshold: 5, coolDownMs: 10000 },
     defaultBody: { model },
     cost: 0,
@@ -73,10 +81,16 @@ export function modelToolSpecs(env: NodeJS.ProcessEnv, purpose: 'call' | 'contra
   const fallbackBaseUrl = setting(env, 'TAO_LLM_FALLBACK_BASE_URL');
   const fallbackModel = setting(env, 'TAO_LLM_FALLBACK_MODEL') ?? (fallbackBaseUrl ? model : undefined);
   if (!fallbackModel) return [{ source, spec: primary }];
+  const fallbackWire: ModelWire = (setting(env, 'TAO_LLM_FALLBACK_API') as ModelWire | undefined) ?? wire;
+  const { wire: _primaryWire, ...primaryRest } = primary;
   let fallback: ToolSpec = {
-    ...primary,
+    ...primaryRest,
+    ...(fallbackWire !== 'chat' ? { wire: fallbackWire } : {}),
     name: MODEL_FALLBACK_TOOL,
-    description: `chat completions of ${fallbackModel} (fallback)`,
+    description: `${WIRE_NAMES[fallbackWire]} of ${fallbackModel} (fallback)`,
+    path: wirePath(base.pathname, fallbackWire),
+    // The primary's key, in the header the fallback's wire carries it in.
+    ...(env[keyEnv] ? { headers: keyHeader(fallbackWire, keyEnv) } : {}),
     fixedBody: { model: fallbackModel },
   };
   if (fallbackBaseUrl) {
@@ -86,10 +100,10 @@ export function modelToolSpecs(env: NodeJS.ProcessEnv, purpose: 'call' | 'contra
     const { headers: _primaryKey, ...rest } = fallback;
     fallback = {
       ...rest,
-      description: `chat completions of ${fallbackModel} at ${fb.origin} (fallback)`,
+      description: `${WIRE_NAMES[fallbackWire]} of ${fallbackModel} at ${fb.origin} (fallback)`,
       origin: fb.origin,
-      path: `${fb.pathname.replace(/\/+$/, '')}/chat/completions`,
-      ...(fbKeyEnv && env[fbKeyEnv] ? { headers: { authorization: `Bearer \${${fbKeyEnv}}` } } : {}),
+      path: wirePath(fb.pathname, fallbackWire),
+      ...(fbKeyEnv && env[fbKeyEnv] ? { headers: keyHeader(fallbackWire, fbKeyEnv) } : {}),
     };
   }
   return [

@@ -5,7 +5,7 @@
  */
 
 /** The profiles, `lenient` first (the default). */
-export const PROFILES = ['lenient', 'openai', 'ollama', 'llamacpp', 'vllm'] as const;
+export const PROFILES = ['lenient', 'openai', 'ollama', 'llamacpp', 'vllm', 'openai-responses', 'anthropic'] as const;
 export type ProfileName = (typeof PROFILES)[number];
 
 /** Names of the request rules, as recorded in `RecordedRequest.refused`. */
@@ -25,6 +25,19 @@ export const RULES = [
   'reasoning_max_tokens',
   'reasoning_temperature',
   'context_length',
+  // The Responses API (model-sim/wires/responses.ts) and the Messages API (model-sim/wires/messages.ts).
+  'responses_input_missing',
+  'responses_unknown_item',
+  'responses_output_without_call',
+  'responses_call_unanswered',
+  'messages_missing',
+  'messages_version_missing',
+  'messages_max_tokens_missing',
+  'messages_system_role',
+  'messages_roles_not_alternating',
+  'messages_empty_text',
+  'messages_tool_result_without_use',
+  'messages_tool_use_unanswered',
 ] as const;
 export type RuleName = (typeof RULES)[number];
 

@@ -6,6 +6,7 @@ import { startToolAttempt } from '../../runtime/tracing/spans.ts';
 import type { StepResult, ToolError } from '../../schemas/types.gen.ts';
 import { RETRY_CLASSES, type RetryClass, type Tool } from '../../tools/catalog.ts';
 import { redact, type SecretResolver } from '../../tools/secrets.ts';
+import { wireAnswerData, wireHeaders, wireRequestBody } from '../../tools/wires/index.ts';
 import type { McpClients } from './mcp.ts';
 import type { Attempt } from './attempt.ts';
 
@@ -85,9 +86,13 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
     send = (traceparent) => mcp.attempt(tool, input, { idempotencyKey: ctx.idempotencyKey, traceparent, secrets: ctx.secrets, retries });
     server = tool.mcpUrl!.host;
   } else {
+    // A model endpoint on another wire than chat completions (tools/wires/): the recorded chat request
+    // is sent as that API's request, and its answer is read back as the chat completion the gate reads.
+    const wire = tool.spec.kind === 'model' && tool.spec.wire && tool.spec.wire !== 'chat' ? tool.spec.wire : null;
     let built: { url: URL; body: string | null };
     try {
       built = buildRequest(tool, input as Record<string, unknown>);
+      if (wire && built.body !== null) built = { ...built, body: wireRequestBody(wire, built.body, tool.spec.name) };
     } catch (err) {
       if (!(err instanceof ContractViolation)) throw err;
       return invalidInput(base, err.message);
@@ -98,11 +103,13 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
       'idempotency-key': ctx.idempotencyKey,
       'x-request-id': randomUUID(),
       traceparent: ctx.traceparent,
+      ...(wire ? wireHeaders(wire) : {}),
     };
     if (body !== null) headers['content-type'] = 'application/json';
     for (const [name, value] of Object.entries(tool.spec.headers ?? {}))
       headers[name.toLowerCase()] = ctx.secrets.resolve(value, `tool ${tool.spec.name} header ${name}`);
-    send = (traceparent) => attemptOnce(tool, url, body, { ...headers, traceparent }, deps);
+    send = (traceparent) =>
+      attemptOnce(tool, url, body, { ...headers, traceparent }, deps).then((a) => (wire && body !== null ? readWireAnswer(wire, a, body) : a));
     server = url.host;
   }
 
@@ -166,6 +173,16 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
     fallback_reason: null,
     attempt_time_ms: Math.max(0, Math.round(ended - attemptStarted)),
   };
+}
+
+/** A 2xx answer of another wire read as a chat completion (`data`); one that is not that API's answer is `malformed`. */
+function readWireAnswer(wire: 'responses' | 'messages', a: Attempt, sent: string): Attempt {
+  if (a.error !== null || a.body === null) return a;
+  try {
+    return { ...a, data: wireAnswerData(wire, a.body, sent) };
+  } catch (err) {
+    return { ...a, error: { type: 'malformed', message: `not a ${wire} API answer: ${(err as Error).message}`, retryable: false } };
+  }
 }
 
 function invalidInput(base: Pick<StepResult, 'step_id' | 'tool' | 'input_json' | 'idempotency_key'>, message: string): StepResult {

@@ -13,7 +13,7 @@
  *    JSON, fenced or not, matching its schema, a plan naming offered tools only; a constrained turn
  *    (`turn`) is one of a call, a final answer or a question to the customer;
  * 6. tool calls (native, or written as text: `<tool_call>{…}</tool_call>`, an answer that is a JSON
- *    call, fenced JSON calls among prose, JSON call objects in prose: model-text.ts) each name an offered tool (else `hallucinated_tool`), with arguments that are a JSON object
+ *    call, fenced JSON calls among prose, JSON call objects in prose: model-wire.ts) each name an offered tool (else `hallucinated_tool`), with arguments that are a JSON object
  *    (else `invalid_arguments`) satisfying the tool's parameter schema (else `invalid_arguments`); a
  *    call of `ask_customer` is a question to the customer, alone in its turn;
  * 7. other non-empty text is a candidate final answer (Thought still checks the skill's grounding);
@@ -33,15 +33,17 @@ import {
   REFLECTION_SCHEMA,
   callId,
   fromWireName,
+  splitReasoning,
   toWireName,
+  toolCallsInText,
   turnSchemaOutput,
   turnSchemaTools,
+  unfence,
   type AnswerCall,
   type ModelAnswer,
   type Usage,
 } from '../model-wire.ts';
 import { recordSchemas } from '../compiled-schemas.ts';
-import { splitReasoning, toolCallsInText, unfence } from './model-text.ts';
 
 type Rejection = { ok: false; errorType: 'hallucinated_tool' | 'invalid_arguments' | 'malformed' | 'schema_mismatch'; evidence: string };
 export type GateResult = { ok: true; answer: ModelAnswer & { model: string | null }; evidence: string } | Rejection;

@@ -6,25 +6,19 @@
  */
 import type { Check, RunState } from '../../schemas/types.gen.ts';
 import type { AnswerCall } from '../model-wire.ts';
-import { jsonObjectField } from '../../runtime/json-field.ts';
-import { planOfRun } from '../plan.ts';
-import { isModelStep, modelDriven } from '../run-driver.ts';
-import { firstViolation, policyDocuments, type CompiledPolicy, type RecordedStep } from '../guardrails/policies.ts';
+import { firstViolation, policyDocuments, type CompiledPolicy } from '../guardrails/policies.ts';
+import { recordedSteps, skillOfRun } from '../guardrails/edits.ts';
 
 /**
  * The `policies` check of an answer's calls, or null when the run's skill has no policy (or the run
  * is not a model's). A failed check's evidence names the policy and the call it refuses.
  */
 export function policyCheck(calls: readonly AnswerCall[], run: RunState, policiesOf: (skill: string) => readonly CompiledPolicy[]): Check | null {
-  if (!modelDriven(run) || run.model_state_json === null) return null;
-  const skill = String((jsonObjectField(run.model_state_json, 'run.model_state_json') as { skill?: unknown }).skill ?? '').split('@')[0]!;
+  const skill = skillOfRun(run);
+  if (skill === null) return null;
   const policies = policiesOf(skill);
   if (!policies.length) return null;
-  const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json');
-  const steps: RecordedStep[] = planOfRun(run.plan_json)
-    .steps.filter((s) => !isModelStep(s.id))
-    .map((s) => ({ id: s.id, tool: s.tool, dispatched: (run.step_attempts[s.id] ?? 0) > 0, output: outputs[s.id] }));
-  const violation = firstViolation(policies, policyDocuments(steps, calls));
+  const violation = firstViolation(policies, policyDocuments(recordedSteps(run), calls));
   if (violation) return { name: 'policies', passed: false, evidence: violation.evidence };
   return {
     name: 'policies',

@@ -17,6 +17,7 @@
  * deployment's, else none (no approval). Only tools with side effects may be named
  * (docs/decisions/0018-approval-in-thought.md).
  */
+import type { CompiledPolicy } from '../guardrails/policies.ts';
 import { ConfigError } from '../../runtime/errors.ts';
 
 /** One parsed rule. */
@@ -35,6 +36,8 @@ export interface ApprovalConfig {
   skill(name: string): { rules: readonly ApprovalRule[]; timeoutMs?: number } | undefined;
   /** How long an approval may wait before the scheduler times it out (TAO_APPROVAL_TIMEOUT); 0: never. */
   timeoutMs: number;
+  /** A skill's policies (skills/<name>/policies.json): an approver's edited arguments must satisfy them. Unset: none. */
+  policies?(skill: string): readonly CompiledPolicy[];
 }
 
 /** Why a call needs approval: the rule and, for people, how the call met it. */

@@ -5,14 +5,21 @@
  *   side effects that an approval rule (approval-rules.ts) catches parks the run instead: an
  *   `awaiting_approval` outcome naming the calls, their arguments, the rule and why, and a snapshot
  *   holding the whole wave. Nothing reaches Action.
- * - {@link onDecision}: a DECISION task (`tao approve|deny`, the ingress, the scheduler's time-out)
- *   decides one parked call or all of them. Once every call is decided: all approved, the parked
- *   wave is dispatched unchanged (same wave number, same idempotency keys: one tool call); any
- *   denied (or timed out), a react run's model sees the denial as the failed result of that call
- *   and takes its next turn, and any other run ends `failed` (`approval_denied`,
- *   `approval_timeout`) without the call. A decision for a run that is not awaiting approval, for
- *   another wave, or for a call already decided is ignored (logged by the stage), so applying a
- *   decision twice does nothing twice.
+ * - Each parked call is an interrupt with its own id ({@link interruptId}: the run, the wave and the
+ *   call's idempotency key), shown wherever the parked run is (outcome, callback, console, stream).
+ * - {@link onDecision}: a DECISION task (`tao approve|deny`, the ingress, the console, the
+ *   scheduler's time-out) decides one interrupt, or (without an id) one step or all pending calls.
+ *   An approval may carry edited arguments for its interrupt: they must satisfy the tool's input
+ *   contract and the skill's policies (processors/guardrails/edits.ts), and the call then runs with
+ *   them (a new idempotency key: another call), the proposed ones kept beside them in the record.
+ *   Once every call is decided: all approved, the parked wave is dispatched (same wave number; an
+ *   unedited call keeps its idempotency key: one tool call); any denied (or timed out), a react
+ *   run's model sees the denial as the failed result of that call and takes its next turn, and any
+ *   other run ends `failed` (`approval_denied`, `approval_timeout`) without the call.
+ * - A decision naming an interrupt that is not pending (decided already, or the run moved on), or
+ *   whose edit is refused, is refused: the stage dead-letters it (`DECISION_REFUSED`) with why. A
+ *   decision without an id for a run that is not awaiting approval, for another wave, or for a call
+ *   already decided is ignored (logged by the stage), so applying a decision twice does nothing twice.
  *
  * An approval is bound to the call's idempotency key (run-end.ts `callKey`: the run, the step, the
  * tool and its input), kept in `RunState.approved_calls`: a retry of an approved call (a timeout,
@@ -35,10 +42,12 @@ import type {
   Verdict,
 } from '../../schemas/types.gen.ts';
 import { modelDriven, runDriver } from '../run-driver.ts';
+import { editRefusal } from '../guardrails/edits.ts';
 import { approvalNeed, approvalTimeoutMs, type ApprovalConfig } from './approval-rules.ts';
 import type { ThoughtConfig } from './config.ts';
-import { onReactObservation, parseModelState } from './react.ts';
-import { end, snapshotOf, type ThoughtDecision, type ThoughtOutput } from './run-end.ts';
+import { onReactObservation } from './model/answer.ts';
+import { parseModelState } from './model/state.ts';
+import { callKey, digest, end, snapshotOf, type ThoughtDecision, type ThoughtOutput } from './run-end.ts';
 
 /** The run's skill name when a model drives it (react, plan-replan), else null. */
 function skillOf(run: RunState): string | null {
@@ -70,10 +79,17 @@ export function gateWave(decision: ThoughtDecision, config: Pick<ThoughtConfig, 
         decided_by: null,
         decided_at_ms: null,
         decision_reason: null,
+        interrupt_id: interruptId(wave.iteration, step.idempotency_key),
+        edited_input_json: null,
       });
   }
   if (!calls.length) return decision;
   return park(wave, { wave: wave.iteration, timeout_ms: approvalTimeoutMs(approvals, skill), calls }, wave.steps);
+}
+
+/** The id of a parked call's interrupt: wave `wave`'s call with idempotency key `key` (which names the run and the step). */
+export function interruptId(wave: number, key: string): string {
+  return `i-${digest(`${key}\u0000${wave}`)}`;
 }
 
 /** The run parked (or still parked) for approval of `approval.calls`, the wave `steps` kept for later. */
@@ -98,6 +114,25 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
   const d = task.decision;
   if (!d) return { outputs: [], ignored: `decision task ${task.task_id} carries no decision` };
   const approval = snapshot?.approval;
+  const who = `${d.verdict}${d.edited_input_json !== null ? ' with edited arguments' : ''} by ${d.decided_by}`;
+  if (d.edited_input_json !== null && (d.verdict !== 'approve' || d.interrupt_id === null))
+    return { outputs: [], refused: `${who} for run ${task.thought_id}: only an approval of one interrupt (interrupt_id) may edit arguments` };
+  if (d.interrupt_id !== null) {
+    const call = approval?.calls.find((c) => c.interrupt_id === d.interrupt_id);
+    if (!snapshot || snapshot.status !== 'awaiting_approval' || !approval || !snapshot.run || !call || call.decision !== null)
+      return {
+        outputs: [],
+        refused: `${who} names interrupt ${d.interrupt_id} of run ${task.thought_id}, which is not pending: ${
+          call?.decision
+            ? `decided ${call.decision} by ${call.decided_by ?? 'unknown'}`
+            : `the run is ${snapshot?.status ?? 'unknown'}${approval ? ` (pending: ${pendingIds(approval) || 'none'})` : ''}`
+        }`,
+      };
+    if (d.edited_input_json !== null) {
+      const why = editRefusal(call.tool, d.edited_input_json, snapshot.run, config.tools, (skill) => config.approvals?.policies?.(skill) ?? []);
+      if (why) return { outputs: [], refused: `${who} for interrupt ${d.interrupt_id} of run ${task.thought_id}: ${why.reason}` };
+    }
+  }
   if (!snapshot || snapshot.status !== 'awaiting_approval' || !approval || !snapshot.run) {
     return {
       outputs: [],
@@ -109,7 +144,9 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
       outputs: [],
       ignored: `${d.verdict} by ${d.decided_by} is for wave ${d.wave} of run ${task.thought_id}, which awaits approval of wave ${approval.wave}`,
     };
-  const targets = approval.calls.filter((c) => c.decision === null && (d.step_id === null || c.step_id === d.step_id));
+  const targets = approval.calls.filter(
+    (c) => c.decision === null && (d.interrupt_id !== null ? c.interrupt_id === d.interrupt_id : d.step_id === null || c.step_id === d.step_id),
+  );
   if (!targets.length)
     return {
       outputs: [],
@@ -122,21 +159,33 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
     };
   const ids = new Set(targets.map((c) => c.step_id));
   const calls = approval.calls.map((c) =>
-    ids.has(c.step_id) ? { ...c, decision: d.verdict, decided_by: d.decided_by, decided_at_ms: d.decided_at_ms, decision_reason: d.reason } : c,
+    ids.has(c.step_id)
+      ? {
+          ...c,
+          decision: d.verdict,
+          decided_by: d.decided_by,
+          decided_at_ms: d.decided_at_ms,
+          decision_reason: d.reason,
+          edited_input_json: d.edited_input_json,
+        }
+      : c,
   );
   const decided: ApprovalRequest = { ...approval, calls };
   // A person's decision (not the scheduler's time-out) involves a person in the run, for the self-recovery rate.
   const run: RunState = d.verdict === 'timeout' ? snapshot.run : { ...snapshot.run, human_involved: true };
-  const steps = snapshot.parked_steps;
-  const wave: ThoughtRequest = { thought_id: task.thought_id, iteration: approval.wave, run, steps };
-  if (calls.some((c) => c.decision === null)) return park(wave, decided, steps);
+  const parkedSteps = snapshot.parked_steps;
+  if (calls.some((c) => c.decision === null))
+    return park({ thought_id: task.thought_id, iteration: approval.wave, run, steps: parkedSteps }, decided, parkedSteps);
+  // Every call is decided: the edited ones run with their edits.
+  const { steps, planJson } = withEdits(task.thought_id, parkedSteps, calls, run.plan_json);
+  const wave: ThoughtRequest = { thought_id: task.thought_id, iteration: approval.wave, run: { ...run, plan_json: planJson }, steps };
 
   const denied = calls.filter((c) => c.decision !== 'approve');
   if (!denied.length) return dispatch(approving(wave, calls));
   const deniedIds = new Set(denied.map((c) => c.step_id));
   const remaining = steps.filter((s) => !deniedIds.has(s.step_id));
   const kept: RunState = {
-    ...run,
+    ...wave.run,
     step_attempts: withoutAttempts(
       run.step_attempts,
       steps.filter((s) => deniedIds.has(s.step_id)),
@@ -166,6 +215,34 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
     end({ thoughtId: task.thought_id, iteration: approval.wave - 1, run: kept }, 'failed', timedOut ? 'approval_timeout' : 'approval_denied', reason),
     decided,
   );
+}
+
+/** The pending interrupts' ids, for a refusal's message. */
+function pendingIds(approval: ApprovalRequest): string {
+  return approval.calls
+    .filter((c) => c.decision === null)
+    .map((c) => c.interrupt_id ?? c.step_id)
+    .join(', ');
+}
+
+/**
+ * The parked steps with the approvers' edits: an edited call's input is the edit, and its
+ * idempotency key the edited call's; the run's plan step takes the edit too, so a retry of the step
+ * sends the edited arguments again (under the same key, approved once).
+ */
+function withEdits(thoughtId: string, steps: readonly StepCall[], calls: readonly ApprovalCall[], planJson: string): { steps: StepCall[]; planJson: string } {
+  const edits = new Map(calls.filter((c) => c.decision === 'approve' && c.edited_input_json !== null).map((c) => [c.step_id, c.edited_input_json!]));
+  if (!edits.size) return { steps: [...steps], planJson };
+  const plan = JSON.parse(planJson) as { steps: Array<{ id: string; input: unknown }> };
+  for (const s of plan.steps) if (edits.has(s.id)) s.input = JSON.parse(edits.get(s.id)!);
+  return {
+    steps: steps.map((s) => {
+      const edited = edits.get(s.step_id);
+      if (edited === undefined) return s;
+      return { ...s, input_json: edited, idempotency_key: callKey({ thoughtId }, s.step_id, s.tool, JSON.parse(edited)) };
+    }),
+    planJson: JSON.stringify(plan),
+  };
 }
 
 /** The wave dispatched as it was parked: same number, steps and idempotency keys. */

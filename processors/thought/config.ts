@@ -8,7 +8,7 @@ import type { PlanValidator, ToolContracts } from '../plan.ts';
 import type { ApprovalConfig } from './approval-rules.ts';
 import type { ParkingConfig } from './forced-end.ts';
 import type { Planner } from './planners/planner.ts';
-import type { ModelLoopConfig } from './react-types.ts';
+import type { ModelLoopConfig } from './model/state.ts';
 
 export interface ThoughtConfig {
   planner: Planner;

@@ -15,7 +15,7 @@
  *
  * This module starts runs from tasks and folds each wave's verdicts; beside it: plan-wave.ts (a plan
  * run's next wave and its bounds), step-reflection.ts (the rule-based Reflexion of a failing step),
- * react.ts (runs a model drives) and approval.ts (approval before side effects).
+ * model/ (runs a model drives: model/turn.ts, model/answer.ts) and approval.ts (approval before side effects).
  */
 import type { ErrorType, ObservationResult, RunSnapshot, RunState, Task } from '../../schemas/types.gen.ts';
 import { holds, planOfRun, type Plan } from '../plan.ts';
@@ -23,11 +23,13 @@ import { jsonField, jsonObjectField } from '../../runtime/json-field.ts';
 import { waveFailures } from '../rates.ts';
 import { isModelStep, runDriver } from '../run-driver.ts';
 import { digest, end, type Outputs, type RunAt, type RunContext, type ThoughtDecision } from './run-end.ts';
-import { askedCustomer, onReactObservation, replanTurn, resumeReact, startReact, type PlanRunner } from './react.ts';
+import { askedCustomer, replanTurn, resumeReact, startReact } from './model/turn.ts';
+import { onReactObservation } from './model/answer.ts';
+import type { PlanRunner } from './model/state.ts';
 import { nextWave } from './plan-wave.ts';
 import { reflect } from './step-reflection.ts';
 import { gateWave, onDecision } from './approval.ts';
-import { endDeadLettered, onTimer, resumesDeadLettered, withParkedTtl } from './forced-end.ts';
+import { endDeadLettered, onCancel, onTimer, resumesDeadLettered, withParkedTtl } from './forced-end.ts';
 import type { ThoughtConfig } from './config.ts';
 
 export type { ThoughtDecision, ThoughtOutput } from './run-end.ts';
@@ -47,7 +49,7 @@ export function planningText(task: Task, snapshot?: RunSnapshot): string | null 
 /**
  * Starts a run from a task, or resumes one: a NEW task for a run that already exists is a
  * redelivery and is ignored; a REPLY to a run whose model asked the customer continues that
- * conversation (react.ts `resumeReact`); a REPLY to another run awaiting input resumes it: re-planned with the reply's
+ * conversation (model/turn.ts `resumeReact`); a REPLY to another run awaiting input resumes it: re-planned with the reply's
  * text added, step attempts counting afresh for the new plan, while the run's bounds (identical-call
  * counts, cost) and reflections carry over; a REPLY to an unknown run starts it. A DECISION task
  * decides a run awaiting approval (approval.ts); a first wave with calls that need approval parks
@@ -58,6 +60,8 @@ export function planningText(task: Task, snapshot?: RunSnapshot): string | null 
 export function onTask(task: Task, config: ThoughtConfig, snapshot?: RunSnapshot, plannerRecord: string | null = null): ThoughtDecision {
   // A deadline the scheduler found passed: the run ends if it still stands where the timer was set.
   if (task.kind === 'TIMER') return onTimer(task, snapshot);
+  // A cancel ends the run where it stands.
+  if (task.kind === 'CANCEL') return onCancel(task, snapshot);
   // A decision on a parked run dispatches the wave it approved as it stands: it is not gated again.
   if (task.kind === 'DECISION') return withParkedTtl(onDecision(task, config, snapshot), config.parking);
   return withParkedTtl(gateWave(decideTask(task, config, snapshot, plannerRecord), config), config.parking);

@@ -8,7 +8,7 @@
 import { runState } from '../../schemas/records.ts';
 import type { DeadLetterRef, ObservationResult, RunSnapshot, RunState, Task } from '../../schemas/types.gen.ts';
 import { modelDriven } from '../run-driver.ts';
-import { parseModelState } from './react-types.ts';
+import { parseModelState } from './model/state.ts';
 import { end, type ThoughtDecision } from './run-end.ts';
 
 /** Where a dead letter is, as people read it: `<topic>[<partition>]@<offset>`. */
@@ -110,6 +110,32 @@ export function onTimer(task: Task, snapshot: RunSnapshot | undefined): ThoughtD
     );
   }
   return { outputs: [], ignored: `${timer.reason} timer of run ${task.thought_id} does not apply to a run ${snapshot.status}` };
+}
+
+/**
+ * Applies a CANCEL task (`tao cancel`, `POST /v1/runs/{id}/cancel`, A2A `tasks/cancel`): a run that
+ * has not ended ends `cancelled` at once, with who cancelled it and why (the task's text). A wave
+ * already dispatched may still run its calls (once: their keys do not change); its observation then
+ * finds the run ended and is ignored, so no later wave is sent. A run that has ended, or that this
+ * Thought does not know, is left as it is (ignored, logged).
+ */
+export function onCancel(task: Task, snapshot: RunSnapshot | undefined): ThoughtDecision {
+  if (!snapshot || snapshot.status === 'ended')
+    return {
+      outputs: [],
+      ignored: `cancel ${task.task_id} arrived for run ${task.thought_id}, which is ${snapshot ? `ended (${snapshot.outcome_status ?? 'unknown'})` : 'unknown'}: nothing to cancel`,
+    };
+  // A running run's state travels in its records; the store keeps what the outcome needs.
+  const run =
+    snapshot.run ??
+    runState({ task_id: snapshot.task_id, task_text: snapshot.task_text, planner: 'unknown', flow_id: 'unknown', flow_version: 0, max_iterations: 0 });
+  const inFlight = snapshot.status === 'running' ? `; wave ${snapshot.iteration} was in flight and is not followed up` : '';
+  return end(
+    { thoughtId: task.thought_id, iteration: snapshot.iteration, run },
+    'cancelled',
+    'cancelled',
+    `cancelled (${snapshot.status}${inFlight}): ${task.text}`,
+  );
 }
 
 /** `90000` → `1m30s`, `604800000` → `7d`: a duration as the settings write it. */

@@ -3,7 +3,7 @@
  * plan the model wrote joins the run's plan. No I/O, no clock, no randomness.
  *
  * A plan-replan run asks the model once for the whole plan (a model turn `M<n>` whose request has
- * `response_format` json_schema `plan`; see processors/thought/react.ts for the turn machinery),
+ * `response_format` json_schema `plan`; see processors/thought/model/turn.ts for the turn machinery),
  * and Thought runs that plan in waves like any plan, without asking the model after each wave
  * (core.ts). Only when a reflection calls for a new plan (`change_plan`) is the model asked again,
  * with the steps that ran, their results or failures, and the reflection in its prompt; its new plan
@@ -16,16 +16,6 @@
  */
 import { referencesIn, type Plan, type PlanStep } from '../plan.ts';
 import { isModelStep, planStepId } from '../run-driver.ts';
-
-/** What a plan turn adds to the runtime's rules (the system prompt's first part). */
-export const PLAN_TURN_RULES = [
-  'This turn is a planning turn: do not call tools now. Answer with the whole plan as one JSON object that matches the response format:',
-  '{"steps":[{"id":"S1","tool":"<tool>","input":{...},"depends_on":[]}, ...],"output":{"<field>":"{{S1.<field>}}"}}',
-  '- tool is the name of one of the tools listed (orders__get or orders.get); input satisfies its parameters.',
-  '- An input value may be {{<step>.<field>}}, a field of a step it depends on (its result); each output field is exactly one such reference.',
-  '- Steps run as soon as their dependencies have finished; "when": {"step","path","equals"|"in"|"notEquals"} on a dependency runs a step only if the condition holds on its result (path is a JSON pointer, e.g. "/status").',
-  '- Calls that already ran keep their results: reference them by their call id ({{M1_S1.<field>}}) instead of calling again.',
-].join('\n');
 
 /** The result of {@link mergePlan}. */
 export interface MergedPlan {

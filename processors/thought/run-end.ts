@@ -1,7 +1,7 @@
 /**
  * How a run ends (or parks) or dispatches its next wave, and the run at the wave decided on
  * (`RunAt`, `RunContext`), shared by Thought's decision modules (core.ts and plan-wave.ts for planned
- * runs, react.ts for runs a model drives). Pure: no I/O, no clock.
+ * runs, model/ for runs a model drives). Pure: no I/O, no clock.
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../runtime/json-field.ts';
@@ -28,6 +28,8 @@ export interface ThoughtDecision {
   outputs: ThoughtOutput[];
   /** Set when the input was deliberately ignored (a redelivered task, a stale observation). */
   ignored?: string;
+  /** Set when the input is refused (a decision for an interrupt that is not pending, an edit a contract or policy refuses): the stage dead-letters it with this reason. */
+  refused?: string;
 }
 
 /** A run at the wave Thought decides on: whose it is, which wave, and its state as it stands. */
@@ -144,7 +146,7 @@ export function dispatchWave(at: RunAt, steps: StepCall[]): ThoughtDecision {
 }
 
 /**
- * What the run's model turns cost (`ModelState.cost`, react.ts), or null when they were not priced
+ * What the run's model turns cost (`ModelState.cost`, model/state.ts), or null when they were not priced
  * (no price table) or no model took turns in the run.
  */
 export function modelCostOf(run: RunState): number | null {

@@ -7,7 +7,8 @@ import { classifyRunEnd, endsRun, waveFailures } from '../rates.ts';
 import { modelDriven } from '../run-driver.ts';
 import { onObservation, onTask, planningText, type ThoughtConfig } from './core.ts';
 import { endTooLarge, type ThoughtInput, type ThoughtOutput } from './run-end.ts';
-import { answerCost, type ModelLoopConfig } from './react.ts';
+import { answerCost, type ModelLoopConfig } from './model/state.ts';
+import { TaoError } from '../../runtime/errors.ts';
 import { lateInput } from '../../runtime/retention.ts';
 
 /** How long an ended run stays in the store, in record time, unless TAO_RUN_RETENTION says otherwise. */
@@ -96,6 +97,8 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
           decision = onObservation(obs, config, snapshot);
           fact = { failures: obs.run.failures_seen + waveFailures(obs.verdicts), humanInvolved: obs.run.human_involved };
         }
+        // A refused decision goes to the dead-letter topic with why: recorded, and never applied.
+        if (decision.refused) throw new TaoError('DECISION_REFUSED', decision.refused);
         if (decision.ignored) logger.info('input ignored', { thought_id: record.key, topic: record.topic, offset: record.offset, reason: decision.ignored });
         facts.set(record, { ...fact, durationMs: Math.round((performance.now() - started) * 1000) / 1000 });
         return asOutputs(record, decision.outputs);

@@ -13,9 +13,8 @@ import type { Ajv, ValidateFunction } from 'ajv';
 import type { ToolContracts } from '../plan.ts';
 import type { ThoughtConfig } from '../thought/core.ts';
 import type { ObservationConfig, PayloadClassifier } from '../observation/core.ts';
-import type { ModelLoopConfig } from '../thought/react.ts';
+import type { ModelLoopConfig, PriceTable } from '../thought/model/state.ts';
 import type { SkillSet } from '../thought/skills.ts';
-import type { PriceTable } from '../thought/prices.ts';
 import type { ApprovalConfig, ApprovalRule } from '../thought/approval-rules.ts';
 import type { ParkingConfig } from '../thought/forced-end.ts';
 import { ConfigError } from '../../runtime/errors.ts';
@@ -74,7 +73,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
       import('../thought/planners/factory.ts'),
       import('../thought/planners/config.ts'),
       import('../thought/skills.ts'),
-      import('../thought/react.ts'),
+      import('../thought/model/prompt.ts'),
     ]);
   const { dir: skillsDir } = (await import('../thought/skills-config.ts')).skillsOptionsFromEnv(env);
   const ajv = createContractAjv();
@@ -102,7 +101,7 @@ export async function thoughtConfig(env: NodeJS.ProcessEnv): Promise<ThoughtConf
     noveltyWaves: setting(env, 'TAO_NOVELTY_WAVES'),
     repeatCap: setting(env, 'TAO_REPEAT_CAP'),
     reflectAfter: setting(env, 'TAO_REFLECT_AFTER'),
-    approvals: await approvalSettings(env, catalog, skills),
+    approvals: { ...(await approvalSettings(env, catalog, skills)), policies: (skill) => guards?.get(skill)?.policies ?? [] },
     parking: parkingSettings(env, skills),
   };
 }
@@ -159,7 +158,7 @@ export async function approvalSettings(env: NodeJS.ProcessEnv, catalog: ToolCata
  *   every model a turn may ask: TAO_LLM_MODEL, the fallback model, and the runnable skills' models.
  */
 export async function moneySettings(env: NodeJS.ProcessEnv, skills?: SkillSet): Promise<{ prices?: PriceTable; moneyBudget?: number }> {
-  const { parsePriceTable, priceOf } = await import('../thought/prices.ts');
+  const { parsePriceTable, priceOf } = await import('../thought/model/state.ts');
   const raw = setting(env, 'TAO_LLM_PRICES');
   const budget = setting(env, 'TAO_MONEY_BUDGET');
   let prices: PriceTable | undefined;
@@ -283,6 +282,7 @@ function modelLoop(
 export function toolContracts(catalog: ToolCatalog): ToolContracts {
   let ajv: Ajv | null = null;
   const fieldChecks = new Map<string, ValidateFunction | null>();
+  const wholeChecks = new Map<string, ValidateFunction>();
   return {
     refusesInput: (tool, field, value) => {
       const key = `${tool}\u0000${field}`;
@@ -294,6 +294,17 @@ export function toolContracts(catalog: ToolCatalog): ToolContracts {
       const check = fieldChecks.get(key)!;
       if (check === null || check(value)) return null;
       return (check.errors ?? []).map((e) => e.message ?? 'invalid').join(', ');
+    },
+    refusesArguments: (tool, args) => {
+      const entry = catalog.get(tool);
+      if (!entry) return `${tool} is not in the catalog`;
+      if (!wholeChecks.has(tool)) {
+        ajv ??= createContractAjv();
+        wholeChecks.set(tool, ajv.compile(entry.spec.parameters as object));
+      }
+      const check = wholeChecks.get(tool)!;
+      if (check(args)) return null;
+      return (check.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'invalid'}`).join(', ');
     },
     has: (tool) => catalog.get(tool) !== undefined,
     responseFields: (tool) => {

@@ -28,6 +28,7 @@ import { traceparentFor } from '../tracing/ids.ts';
 import type { ChangelogStore } from '../state-store.ts';
 import { mapLimit, type Limiter } from '../concurrency.ts';
 import { deadLetter } from '../dead-letter.ts';
+import { CAUSE_HEADER, causeOf } from '../run-stream/cause.ts';
 import type { TopicId } from '../../topics/catalog.ts';
 import {
   MAX_OUTPUT_VALUE_BYTES,
@@ -196,7 +197,7 @@ export class RecordProcessor {
             {
               key: out.key,
               value: values[i]!,
-              headers: { traceparent: traceparentFor(out.key, out.span) },
+              headers: { traceparent: traceparentFor(out.key, out.span), [CAUSE_HEADER]: causeOf(input!) },
               ...(toStore ? { partition, timestamp: String(timestampMs) } : {}),
             },
           ],
@@ -245,7 +246,7 @@ export class RecordProcessor {
       if (over !== null) throw new ContractViolation(`its ${over.topic} record would be ${over.bytes} bytes, over the ${over.limit}-byte limit`);
       return outputs.map((out, i) => ({
         topic: codec.topics.name(out.topic),
-        messages: [{ key: out.key, value: values[i]!, headers: { traceparent: traceparentFor(out.key, out.span) } }],
+        messages: [{ key: out.key, value: values[i]!, headers: { traceparent: traceparentFor(out.key, out.span), [CAUSE_HEADER]: causeOf(input) } }],
       }));
     } catch (raw) {
       logger.warn("the dead letter's run is not told (its stage's record could not be made); the dead letter is written alone", {

@@ -60,6 +60,20 @@ export const STAGE_SETTINGS = {
 
   // Ingress
   TAO_INGRESS_MAX_IN_FLIGHT: { kind: 'int', default: '1000', min: 1, meaning: 'runs in flight above which the ingress answers 429', usedBy: ['ingress'] },
+  TAO_INGRESS_MAX_STREAMS: {
+    kind: 'int',
+    default: '100',
+    min: 1,
+    meaning: 'open run event streams (GET /v1/runs/.../events) above which the ingress answers 429',
+    usedBy: ['ingress'],
+  },
+  TAO_INGRESS_STREAM_HEARTBEAT_S: {
+    kind: 'int',
+    default: '15',
+    min: 1,
+    meaning: 'seconds between heartbeat comments on an idle run event stream',
+    usedBy: ['ingress'],
+  },
   TAO_INGRESS_KEYS_FILE: {
     kind: 'string',
     meaning: 'JSON file of hashed API keys for POST /v1/tasks (docs/INGRESS.md; `tao ingress key` makes an entry); read at start',

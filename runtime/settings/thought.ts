@@ -55,7 +55,16 @@ export const THOUGHT_SETTINGS = {
   },
   TAO_LLM_BASE_URL: {
     kind: 'url',
-    meaning: 'OpenAI-compatible API base (requests go to <base>/chat/completions); required for Action to call the model when TAO_PLANNER=react or plan-replan',
+    meaning:
+      'API base up to its version segment (requests go to <base>/chat/completions, or <base>/responses or <base>/messages by TAO_LLM_API); required for Action to call the model when TAO_PLANNER=react or plan-replan',
+    usedBy: MODEL_ENDPOINT_USERS,
+  },
+  TAO_LLM_API: {
+    kind: 'enum',
+    values: ['chat', 'responses', 'messages'],
+    default: 'chat',
+    meaning:
+      "the endpoint's API: `chat` (OpenAI chat completions, <base>/chat/completions), `responses` (OpenAI Responses, <base>/responses, store: false) or `messages` (Anthropic Messages, <base>/messages, key sent as x-api-key); Action translates at the wire, so runs, gate and replay are the same on each (docs/MODEL-WIRES.md)",
     usedBy: MODEL_ENDPOINT_USERS,
   },
   TAO_LLM_MODEL: {
@@ -86,6 +95,13 @@ export const THOUGHT_SETTINGS = {
     kind: 'url',
     meaning:
       "OpenAI-compatible API base of the fallback model, another endpoint than TAO_LLM_BASE_URL; with it alone the fallback is TAO_LLM_MODEL there (unset: the fallback model at the primary's endpoint)",
+    usedBy: MODEL_ENDPOINT_USERS,
+  },
+  TAO_LLM_FALLBACK_API: {
+    kind: 'enum',
+    values: ['chat', 'responses', 'messages'],
+    defaultNote: "TAO_LLM_API's value",
+    meaning: "the fallback endpoint's API (chat, responses or messages, as TAO_LLM_API)",
     usedBy: MODEL_ENDPOINT_USERS,
   },
   TAO_LLM_FALLBACK_API_KEY_ENV: {

@@ -215,6 +215,8 @@ test(
       decided_by: null,
       decided_at_ms: null,
       decision_reason: null,
+      interrupt_id: 'i-0123456789abcdef',
+      edited_input_json: null,
     };
     const parked: Outcome = makeOutcome({
       ...ids,

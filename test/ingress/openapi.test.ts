@@ -17,10 +17,11 @@ import { freshCluster, type TestCluster } from '../helpers/cluster.ts';
 import { committedDoc, driftProblems, RouteRecorder } from '../helpers/openapi-drift.ts';
 
 const SECRET = 'gh-secret';
-const keys = { both: newApiKey(), submitter: newApiKey(), slow: newApiKey() };
+const keys = { both: newApiKey(), submitter: newApiKey(), slow: newApiKey(), reader: newApiKey() };
 const entries: ApiKeyEntry[] = [
   { id: 'both', sha256: hashApiKey(keys.both), sources: ['*'], rate_per_minute: 6000, scopes: ['tasks', 'approve'] },
   { id: 'submitter', sha256: hashApiKey(keys.submitter), sources: ['api'], rate_per_minute: 6000 },
+  { id: 'reader', sha256: hashApiKey(keys.reader), sources: ['*'], rate_per_minute: 6000, scopes: ['read'] },
   { id: 'slow', sha256: hashApiKey(keys.slow), sources: ['*'], rate_per_minute: 1, burst: 1, scopes: ['tasks', 'approve'] },
 ];
 const recorder = new RouteRecorder((status, body) => status === 404 && body.includes('"error":"not_found"'));
@@ -115,6 +116,21 @@ test('POST /v1/runs/{thought_id}/approve and /deny through their answers', async
   }
   // The slow key's one token went to /v1/tasks above.
   assert.equal((await post(main, `/v1/runs/api:${randomUUID()}/approve`, '{}', bearer(keys.slow))).status, 429);
+});
+
+test('GET /v1/runs/... through their answers other than a stream (test/ingress/run-stream.test.ts streams)', async () => {
+  const id = `api:${randomUUID()}`;
+  const get = (ingress: Ingress, path: string, headers: Record<string, string> = {}) => recorder.send(ingress.url, path, { headers });
+  assert.equal((await get(main, `/v1/runs/${id}`, bearer(keys.reader))).status, 404);
+  assert.equal((await get(main, `/v1/runs/${id}`)).status, 401);
+  assert.equal((await get(main, `/v1/runs/${id}`, bearer(keys.both))).status, 403);
+  assert.equal((await get(down, `/v1/runs/${id}`, bearer(keys.reader))).status, 503);
+  assert.equal((await get(main, `/v1/runs/${id}/events`, { ...bearer(keys.reader), 'last-event-id': 'not-a-cursor' })).status, 400);
+  assert.equal((await get(main, `/v1/runs/${id}/events`)).status, 401);
+  assert.equal((await get(main, `/v1/runs/${id}/events`, bearer(keys.both))).status, 403);
+  assert.equal((await get(down, `/v1/runs/${id}/events`, bearer(keys.reader))).status, 503);
+  assert.equal((await get(main, '/v1/runs/events?source=jira', bearer(keys.reader))).status, 400);
+  assert.equal((await get(main, '/v1/runs/events?source=jira&external_id=X-1')).status, 401);
 });
 
 test('GET /health, /metrics and /openapi.json answer; other methods and unknown paths answer the 404 fallback', async () => {

@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import { buildTask } from '../../client/tasks.ts';
 import { spawnStage } from '../../cli/processes.ts';
 import { startModelSim, type ModelSim } from '../../model-sim/server.ts';
-import { parsePriceTable, priceOf, turnCeiling, usageCost } from '../../processors/thought/prices.ts';
+import { parsePriceTable, priceOf, turnCeiling, usageCost } from '../../processors/thought/model/state.ts';
 import type { ActionResult, Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { StageFleet, runTasks, scanToEnd, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 

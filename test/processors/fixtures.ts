@@ -186,6 +186,7 @@ export function withTools(base: ToolContracts, extra: Record<string, string[] | 
     responseFields: (tool) => (tool in extra ? extra[tool]! : base.responseFields(tool)),
     cost: (tool) => costs[tool] ?? (tool in extra ? 1 : base.cost(tool)),
     refusesInput: (tool, field, value) => (tool in extra ? null : base.refusesInput(tool, field, value)),
+    refusesArguments: (tool, args) => (tool in extra ? null : base.refusesArguments(tool, args)),
   };
 }
 

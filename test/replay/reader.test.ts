@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { partitionForKey } from '../../replay/partition.ts';
+import { partitionForKey } from '../../runtime/partition.ts';
 import { LogReader } from '../../replay/reader.ts';
 import { freshCluster } from '../helpers/cluster.ts';
 

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import { dlqCommand, replayCommand } from '../../replay/cli.ts';
 import type { DlqListing } from '../../replay/dlq.ts';
-import { partitionForKey } from '../../replay/partition.ts';
+import { partitionForKey } from '../../runtime/partition.ts';
 import type { Timeline } from '../../replay/timeline.ts';
 import type { VerifyReport } from '../../replay/verify.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';

@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import type { Producer } from 'kafkajs';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import { followFromBeginning } from '../../runtime/follow.ts';
-import { partitionForKey } from '../../replay/partition.ts';
+import { partitionForKey } from '../../runtime/partition.ts';
 import { traceparentFor } from '../../runtime/tracing/ids.ts';
 import type { Outcome, RunSnapshot, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { TOPICS } from '../../topics/catalog.ts';

@@ -9,7 +9,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { startModelSim, type ModelSim } from '../../model-sim/server.ts';
 import { ToolExecutor } from '../../processors/action/executor.ts';
 import { createToolDispatcher, type HttpDeps } from '../../processors/action/invoke.ts';
-import { answeredModel } from '../../processors/thought/react.ts';
+import { answeredModel } from '../../processors/thought/model/state.ts';
 import { environmentProblems } from '../../runtime/config.ts';
 import { realRetryDeps } from '../../runtime/retry.ts';
 import { traceparentFor } from '../../runtime/tracing/ids.ts';

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { buildTask, submitTasks } from '../../../client/tasks.ts';
-import { partitionForKey } from '../../../replay/partition.ts';
+import { partitionForKey } from '../../../runtime/partition.ts';
 import { packagePath } from '../../../runtime/paths.ts';
 import type { ActionResult, Outcome, Task } from '../../../schemas/types.gen.ts';
 import { startToolServer, type ToolServer } from '../../../tool-server/server.ts';

@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { verifyModelAnswer } from '../../../processors/observation/model-gate.ts';
 import { turnSchemaOutput } from '../../../processors/model-wire.ts';
-import { buildPrompt } from '../../../processors/thought/prompt.ts';
-import type { PromptInput } from '../../../processors/thought/prompt-types.ts';
+import { buildPrompt, type PromptInput } from '../../../processors/thought/model/prompt.ts';
 import { ToolCatalog, DEFAULT_CATALOG_DIR, createContractAjv } from '../../../tools/catalog.ts';
 import { modelToolSpecs } from '../../../tools/model-config.ts';
 

@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { answerFactProblems, factsEvidence, type VerifiedResult } from '../../../processors/thought/answer-facts.ts';
+import { answerFactProblems, factsEvidence, type VerifiedResult } from '../../../processors/thought/model/checks.ts';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
-import { parseModelState, type ReactSkill } from '../../../processors/thought/react.ts';
+import { parseModelState, type ReactSkill } from '../../../processors/thought/model/state.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
 import { USAGE, answered, calling, observed, resulted, outcomeOf, reactLoop, requestOf } from './react-fixtures.ts';

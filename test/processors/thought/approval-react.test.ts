@@ -7,9 +7,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
 import { parseApprovalRules, type ApprovalConfig } from '../../../processors/thought/approval-rules.ts';
-import { DEFAULT_SYSTEM_RULES, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
+import { DEFAULT_SYSTEM_RULES } from '../../../processors/thought/model/prompt.ts';
+import type { ModelAnswer } from '../../../processors/model-wire.ts';
+import type { ModelLoopConfig, ReactSkill } from '../../../processors/thought/model/state.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
-import type { Outcome, RunSnapshot, Task, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
+import type { ApprovalDecision, Outcome, RunSnapshot, Task, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
+import { createPolicyAjv } from '../../../processors/guardrails/load.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
 import { observed, requestOf as request } from './react-fixtures.ts';
 
@@ -75,11 +78,11 @@ const calls = (...cs: Array<[string, Record<string, unknown>]>): ModelAnswer => 
   calls: cs.map(([tool, args], i) => ({ id: `call_${i}`, tool, arguments: args })),
   usage,
 });
-const decide = (verdict: 'approve' | 'deny', reason: string | null = null): Task => ({
+const decide = (verdict: 'approve' | 'deny', reason: string | null = null, extra: Partial<ApprovalDecision> = {}): Task => ({
   ...task(''),
   task_id: `d-${verdict}`,
   kind: 'DECISION',
-  decision: { verdict, step_id: null, wave: null, reason, decided_by: 'alice', decided_at_ms: 1 },
+  decision: { verdict, step_id: null, wave: null, reason, decided_by: 'alice', decided_at_ms: 1, interrupt_id: null, edited_input_json: null, ...extra },
 });
 const toolMessages = (d: ThoughtDecision) =>
   (JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null; tool_call_id?: string }> }).messages.filter(
@@ -144,4 +147,58 @@ test('a denial in a wave with other calls: the others run, and the next prompt s
   );
   const messages = toolMessages(t3);
   assert.match(messages.at(-1)!.content!, /denied by alice: no/);
+});
+
+test('a late decision for an earlier parked call is refused, and does not decide the call parked after it', () => {
+  const first = snapshot(proposeRefund());
+  const earlier = first.approval!.calls[0]!.interrupt_id!;
+  // Denied: the model proposes the same refund again in its next turn, which parks as another interrupt.
+  const denied = onTask(decide('deny', 'not yet', { interrupt_id: earlier }), config, first);
+  const again = onObservation(observed(denied, answer(calls(['refunds.create', { order_id: 'O-20250002', amount_cents: 12788 }]))), config);
+  const parked = snapshot(again);
+  const later = parked.approval!.calls[0]!;
+  assert.equal(later.step_id, 'M3_1');
+  assert.notEqual(later.interrupt_id, earlier);
+  const late = onTask(decide('approve', null, { interrupt_id: earlier }), config, parked);
+  assert.deepEqual(late.outputs, [], 'nothing dispatched: the refund parked in turn 3 is still pending');
+  assert.match(
+    late.refused!,
+    new RegExp(`interrupt ${earlier} of run t-1, which is not pending: the run is awaiting_approval \\(pending: ${later.interrupt_id}\\)`),
+  );
+});
+
+test("an edit that breaks the skill's policy is refused with the policy's name; one that keeps it runs", () => {
+  const ajv = createPolicyAjv();
+  const schema = {
+    type: 'object',
+    properties: { call: { properties: { args: { properties: { amount_cents: { maximum: { $data: '/results/orders.get/total_cents' } } } } } } },
+  };
+  const policy = {
+    name: 'refund_within_order_total',
+    description: 'a refund never exceeds the order total',
+    tools: ['refunds.create'],
+    schema,
+    validate: ajv.compile(schema),
+  };
+  const guarded: ThoughtConfig = thoughtConfig(world, {
+    planner,
+    model: loop,
+    approvals: { ...approvals, policies: (s) => (s === 'refund-request' ? [policy] : []) },
+  });
+  const parked = snapshot(proposeRefund());
+  const interrupt = parked.approval!.calls[0]!.interrupt_id!;
+  const over = onTask(
+    decide('approve', null, { interrupt_id: interrupt, edited_input_json: '{"order_id":"O-20250002","amount_cents":20000}' }),
+    guarded,
+    parked,
+  );
+  assert.deepEqual(over.outputs, []);
+  assert.match(over.refused!, /policy "refund_within_order_total" \(a refund never exceeds the order total\) refuses the edited call/);
+  const within = request(
+    onTask(decide('approve', null, { interrupt_id: interrupt, edited_input_json: '{"order_id":"O-20250002","amount_cents":5000}' }), guarded, parked),
+  )!;
+  assert.deepEqual(
+    within.steps.map((s) => [s.step_id, s.input_json]),
+    [['M2_1', '{"order_id":"O-20250002","amount_cents":5000}']],
+  );
 });

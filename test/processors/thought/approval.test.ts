@@ -5,7 +5,7 @@ import { approvalNeed, parseApprovalRules, type ApprovalConfig } from '../../../
 import { DEFAULT_FLOWS_DIR, loadFlows } from '../../../processors/thought/planners/flows.ts';
 import { GraphPlanner } from '../../../processors/thought/planners/graph.ts';
 import type { ApprovalDecision, RunSnapshot, Task } from '../../../schemas/types.gen.ts';
-import { gateWave } from '../../../processors/thought/approval.ts';
+import { gateWave, interruptId } from '../../../processors/thought/approval.ts';
 import { failedVerdict, keyOf, loadWorld, observe, onlyOutcome, onlyRequest, onlySnapshot, task, thoughtConfig, validVerdict } from '../fixtures.ts';
 
 const world = loadWorld();
@@ -43,7 +43,17 @@ function decide(verdict: ApprovalDecision['verdict'], extra: Partial<ApprovalDec
     task_id: `decision-${n}`,
     kind: 'DECISION',
     text: `${verdict}`,
-    decision: { verdict, step_id: null, wave: null, reason: null, decided_by: 'alice', decided_at_ms: 1_700_000_100_000 + n, ...extra },
+    decision: {
+      verdict,
+      step_id: null,
+      wave: null,
+      reason: null,
+      decided_by: 'alice',
+      decided_at_ms: 1_700_000_100_000 + n,
+      interrupt_id: null,
+      edited_input_json: null,
+      ...extra,
+    },
   };
 }
 
@@ -120,9 +130,12 @@ describe('a call that needs approval parks the run', () => {
           decided_by: null,
           decided_at_ms: null,
           decision_reason: null,
+          interrupt_id: interruptId(2, keyOf('t-1', 'S2', 'refunds.create', { order_id: 'O-20250002', amount_cents: 12_788 })),
+          edited_input_json: null,
         },
       ],
     });
+    assert.match(outcome.approval!.calls[0]!.interrupt_id!, /^i-[0-9a-f]{16}$/);
     assert.match(outcome.reason, /refunds\.create \(S2\) needs approval: amount_cents 12788 > 5000/);
     assert.equal(snapshot.status, 'awaiting_approval');
     assert.deepEqual(
@@ -261,5 +274,60 @@ describe('a decision resumes or ends the parked run', () => {
   test('an observation or a reply while the run is parked is ignored; a NEW copy of the task is a redelivery', () => {
     assert.deepEqual(onTask({ ...task('refund O-20250002'), kind: 'REPLY' }, cfg, snapshot).outputs, []);
     assert.deepEqual(onTask(task('refund O-20250002'), cfg, snapshot).outputs, []);
+  });
+});
+
+describe('interrupts: a decision names the parked call it decides, and may edit its arguments', () => {
+  const cfg = refundConfig();
+  const { snapshot } = afterOrderLookup(cfg);
+  const interrupt = snapshot.approval!.calls[0]!.interrupt_id!;
+  const edited = { order_id: 'O-20250002', amount_cents: 4_000 };
+
+  test("an approval with edited arguments runs the call with them, under the edited call's key, and records both", () => {
+    const decision = onTask(decide('approve', { interrupt_id: interrupt, edited_input_json: JSON.stringify(edited) }), cfg, snapshot);
+    const wave = onlyRequest(decision);
+    const key = keyOf('t-1', 'S2', 'refunds.create', edited);
+    assert.deepEqual(
+      wave.steps.map((s) => [s.step_id, JSON.parse(s.input_json), s.idempotency_key]),
+      [['S2', edited, key]],
+    );
+    assert.deepEqual(wave.run.approved_calls, [key], 'a retry of the edited call is not parked again');
+    assert.deepEqual(
+      (JSON.parse(wave.run.plan_json) as { steps: Array<{ id: string; input: unknown }> }).steps.find((s) => s.id === 'S2')!.input,
+      edited,
+      "the plan's step takes the edit, so a retry sends the edited arguments",
+    );
+    // The original stays in the parked record; the decision carries the edit.
+    assert.deepEqual(JSON.parse(snapshot.approval!.calls[0]!.input_json), { order_id: 'O-20250002', amount_cents: 12_788 });
+  });
+
+  test("an edit the tool's input contract refuses is refused with the rule, and nothing is dispatched", () => {
+    const decision = onTask(
+      decide('approve', { interrupt_id: interrupt, edited_input_json: JSON.stringify({ order_id: 'O-1', amount_cents: 4_000 }) }),
+      cfg,
+      snapshot,
+    );
+    assert.deepEqual(decision.outputs, []);
+    assert.match(decision.refused!, /refunds\.create's input contract refuses the edited arguments: \/order_id must match pattern/);
+    const notObject = onTask(decide('approve', { interrupt_id: interrupt, edited_input_json: '[1]' }), cfg, snapshot);
+    assert.match(notObject.refused!, /must be a JSON object/);
+  });
+
+  test('only an approval of one interrupt may edit: a denial or a step-wide approval with arguments is refused', () => {
+    assert.match(
+      onTask(decide('deny', { interrupt_id: interrupt, edited_input_json: JSON.stringify(edited) }), cfg, snapshot).refused!,
+      /only an approval of one interrupt/,
+    );
+    assert.match(onTask(decide('approve', { edited_input_json: JSON.stringify(edited) }), cfg, snapshot).refused!, /only an approval of one interrupt/);
+  });
+
+  test('a decision for an interrupt that is no longer pending is refused, not ignored: decided already, or the run moved on', () => {
+    const approved = onTask(decide('approve', { interrupt_id: interrupt }), cfg, snapshot);
+    const running = onlySnapshot(approved);
+    const late = onTask(decide('deny', { interrupt_id: interrupt }, 2), cfg, running);
+    assert.deepEqual(late.outputs, []);
+    assert.match(late.refused!, new RegExp(`deny by alice names interrupt ${interrupt} of run t-1, which is not pending: the run is running`));
+    const unknown = onTask(decide('approve', { interrupt_id: 'i-0000000000000000' }), cfg, snapshot);
+    assert.match(unknown.refused!, new RegExp(`not pending: the run is awaiting_approval \\(pending: ${interrupt}\\)`));
   });
 });

@@ -9,15 +9,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
-import { parsePriceTable, priceOf, turnCeiling, usageCost } from '../../../processors/thought/prices.ts';
 import {
-  DEFAULT_SYSTEM_RULES,
+  parsePriceTable,
+  priceOf,
+  turnCeiling,
+  usageCost,
   parseModelState,
-  promptUndercount,
-  type ModelAnswer,
   type ModelLoopConfig,
   type ReactSkill,
-} from '../../../processors/thought/react.ts';
+} from '../../../processors/thought/model/state.ts';
+import { DEFAULT_SYSTEM_RULES, promptUndercount } from '../../../processors/thought/model/prompt.ts';
+import type { ModelAnswer } from '../../../processors/model-wire.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import { moneySettings } from '../../../processors/wiring/index.ts';
 import { ConfigError } from '../../../runtime/errors.ts';

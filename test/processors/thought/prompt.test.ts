@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { buildPrompt, fromWireName, toWireName } from '../../../processors/thought/prompt.ts';
-import { estimateTokens } from '../../../processors/thought/prompt-tokens.ts';
-import type { ChatMessage, PromptInput, PromptTurn } from '../../../processors/thought/prompt-types.ts';
+import {
+  buildPrompt,
+  fromWireName,
+  toWireName,
+  estimateTokens,
+  type ChatMessage,
+  type PromptInput,
+  type PromptTurn,
+} from '../../../processors/thought/model/prompt.ts';
 
 const WINDOW = 4096;
 

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
-import { parseModelState, type ReactSkill } from '../../../processors/thought/react.ts';
-import { unsupportedIdentities } from '../../../processors/thought/provenance.ts';
+import { parseModelState, type ReactSkill } from '../../../processors/thought/model/state.ts';
+import { unsupportedIdentities } from '../../../processors/thought/model/checks.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import { loadWorld, reply, task, thoughtConfig } from '../fixtures.ts';
 import { USAGE, answered, calling, observed, outcomeOf, reactLoop, requestOf, resulted, snapshotOf } from './react-fixtures.ts';

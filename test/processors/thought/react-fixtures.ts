@@ -3,7 +3,9 @@
  * the other stages would write back (a model's answer, a tool's result) for the wave Thought asked for.
  */
 import type { ThoughtDecision } from '../../../processors/thought/core.ts';
-import { DEFAULT_SYSTEM_RULES, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
+import { DEFAULT_SYSTEM_RULES } from '../../../processors/thought/model/prompt.ts';
+import type { ModelAnswer } from '../../../processors/model-wire.ts';
+import type { ModelLoopConfig, ReactSkill } from '../../../processors/thought/model/state.ts';
 import type { ObservationResult, Outcome, RunSnapshot, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { validVerdict, type World } from '../fixtures.ts';
 

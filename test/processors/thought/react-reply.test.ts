@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
-import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
+import { DEFAULT_SYSTEM_RULES } from '../../../processors/thought/model/prompt.ts';
+import { parseModelState, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/model/state.ts';
+import type { ModelAnswer } from '../../../processors/model-wire.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import type { Outcome, RunSnapshot, ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { loadWorld, reply, task, thoughtConfig } from '../fixtures.ts';

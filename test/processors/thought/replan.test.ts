@@ -7,7 +7,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
-import { DEFAULT_SYSTEM_RULES, parseModelState, type ModelAnswer, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/react.ts';
+import { DEFAULT_SYSTEM_RULES } from '../../../processors/thought/model/prompt.ts';
+import { parseModelState, type ModelLoopConfig, type ReactSkill } from '../../../processors/thought/model/state.ts';
+import type { ModelAnswer } from '../../../processors/model-wire.ts';
 import { mergePlan } from '../../../processors/thought/replan.ts';
 import type { Plan } from '../../../processors/plan.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';

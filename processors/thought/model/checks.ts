@@ -1,7 +1,26 @@
 /**
- * Answer facts: the one rule for which specifics a model's final answer may state. Observation never
- * turns an error into a friendly story, and neither may the answer a run completes with.
+ * The checks Thought makes on a model's answer before anything acts on it, beyond the gate's
+ * (Observation checks the answer's form, the tools it names and their argument contracts). Each is
+ * pure and decided on recorded data only (the run's task text, the customer's replies, verified
+ * tool results), so `tao replay --verify` re-decides it.
  *
+ * Grounding: a skill may name tools one of whose verified results a final answer needs
+ * (metadata.grounded-by); a final answer before any of them returned one goes back to the model.
+ *
+ * Argument provenance, the one rule for where a value that selects a customer's data may come from:
+ * a tool's catalog entry names its identity parameters (`identity_parameters`: an order, claim or
+ * invoice id, an e-mail address, a customer id). A model's call may carry such a value only when the
+ * value was given to the run: in the ticket, in a customer's reply, or in a verified result of an
+ * earlier tool call of the run (never in a model's own answer). Anything else is a value the model
+ * made up or copied from an example, and calling with it would fetch (or change) somebody else's
+ * data, so the call is refused before any tool runs and the model is told to ask the customer.
+ * Matching is exact up to case and surrounding whitespace; in free text the value must not run into
+ * ASCII letters or digits (`O-12345678` does not match inside `O-123456789`; it does inside
+ * `订单O-12345678到哪了`).
+ *
+ * Answer facts, the one rule for which specifics a final answer may state (Observation never turns
+ * an error into a friendly story, and neither may the answer a run completes with): every specific
+ * in it must be supported by what the run was given or by a verified tool result of the run:
  * Before a final answer completes a run, every specific in it must be supported by what the run was
  * given (the ticket, a customer's reply) or by a verified tool result of the run:
  * - ids (`O-12345678`, `EC-123456`, `INV-2025-0001`) and e-mail addresses: the same value;
@@ -19,9 +38,146 @@
  * - acronyms (`UPS`, three to six capitals): a value or field name of a result, or the ticket's
  *   words; currencies and a few words of the trade (`USD`, `FAQ`, `ETA`) aside.
  * Other names and free prose are not judged: a rule that cannot tell data from wording would refuse
- * good answers. Pure, and decided on recorded data only, so `tao replay --verify` re-decides it.
+ * good answers.
  */
-import { containsToken, type GivenValues } from './provenance.ts';
+import type { RunState } from '../../../schemas/types.gen.ts';
+import type { Plan } from '../../plan.ts';
+import type { ModelAnswer } from '../../model-wire.ts';
+import type { Outputs } from '../run-end.ts';
+import { isModelStep, type ModelState, type ReactSkill, type TurnContext } from './state.ts';
+
+// The checks as Thought runs them on an answer.
+
+/**
+ * Why a final answer cannot complete the run (null when it can): it is not grounded yet, or it states
+ * specifics that nothing the run was given or verified supports (answer facts, below).
+ */
+export function finalAnswerProblem(
+  answer: Extract<ModelAnswer, { kind: 'final' }>,
+  ctx: TurnContext,
+  state: ModelState,
+  outputs: Outputs,
+): { error: 'ungrounded' | 'unsupported_fact'; evidence: string } | null {
+  const why = ungrounded(ctx.skill, ctx.plan, outputs);
+  if (why) return { error: 'ungrounded', evidence: why };
+  const tools = new Map(ctx.plan.steps.map((s) => [s.id, s.tool]));
+  const results = Object.entries(outputs).flatMap(([id, data]) => {
+    const tool = tools.get(id);
+    return isModelStep(id) || !tool ? [] : [{ tool, data, response: ctx.loop.responseSchema?.(tool) }];
+  });
+  const text = [answer.content ?? '', answer.result ? JSON.stringify(answer.result) : ''].join('\n');
+  const problems = answerFactProblems(text, givenValues(ctx.run, state, outputs), results);
+  return problems.length ? { error: 'unsupported_fact', evidence: factsEvidence(problems) } : null;
+}
+
+/**
+ * Why a final answer is not grounded yet (null when it is): the skill names tools one of whose
+ * verified results the answer needs, and none of them has returned one in this run.
+ */
+function ungrounded(skill: ReactSkill, plan: Plan, outputs: Outputs): string | null {
+  const needed = skill.groundedBy ?? [];
+  if (!needed.length) return null;
+  const verified = new Set(plan.steps.filter((s) => !isModelStep(s.id) && outputs[s.id] !== undefined).map((s) => s.tool));
+  if (needed.some((t) => verified.has(t))) return null;
+  return `a final answer needs a verified result of ${needed.join(' or ')} first, and none has one yet: call the tool, or ask the customer for what it needs`;
+}
+
+/** What the run was given that a model's identity arguments may come from: the ticket, the customer's replies, verified tool results. */
+function givenValues(run: RunState, state: ModelState, outputs: Outputs): GivenValues {
+  const texts = [run.task_text, state.opening ?? '', ...(state.replies ?? []).map((r) => r.text)];
+  return { texts, results: Object.entries(outputs).flatMap(([id, out]) => (isModelStep(id) ? [] : [out])) };
+}
+
+/**
+ * The evidence the model is shown when a call (or a plan step's literal input) carries identity
+ * arguments the run was not given; null when every one is supported.
+ */
+export function unprovenCalls(
+  calls: ReadonlyArray<{ tool: string; arguments: Record<string, unknown> }>,
+  ctx: TurnContext,
+  state: ModelState,
+  outputs: Outputs,
+): string | null {
+  const unsupported = unsupportedIdentities(calls, givenValues(ctx.run, state, outputs), (t) => ctx.loop.identityParameters?.(t) ?? []);
+  return unsupported.length ? provenanceEvidence(unsupported) : null;
+}
+
+/** A plan step's input without its references to other steps' results. */
+export function literalInputs(input: unknown): Record<string, unknown> {
+  if (!input || typeof input !== 'object') return {};
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => !(typeof v === 'string' && v.includes('{{'))));
+}
+
+// Argument provenance.
+
+/** One identity argument that nothing the run was given supports. */
+export interface UnsupportedIdentity {
+  tool: string;
+  parameter: string;
+  value: string;
+}
+
+/** What a run was given, that identity arguments may come from. */
+export interface GivenValues {
+  /** The ticket's text, and each customer reply (free text: values are found as whole tokens). */
+  texts: readonly string[];
+  /** Verified results of the run's tool calls (values are collected from every string and number in them). */
+  results: readonly unknown[];
+}
+
+/**
+ * The identity arguments of `calls` that appear in none of `given`, in call order (empty when every
+ * one is supported).
+ * @param identityParameters a tool's identity parameters (its catalog entry's `identity_parameters`; none for an unknown tool)
+ */
+export function unsupportedIdentities(
+  calls: ReadonlyArray<{ tool: string; arguments: Record<string, unknown> }>,
+  given: GivenValues,
+  identityParameters: (tool: string) => readonly string[],
+): UnsupportedIdentity[] {
+  const known = new Set<string>();
+  for (const result of given.results) collectValues(result, known);
+  const texts = given.texts.map((t) => t.toLowerCase());
+  const out: UnsupportedIdentity[] = [];
+  for (const call of calls) {
+    for (const parameter of identityParameters(call.tool)) {
+      const raw = call.arguments[parameter];
+      if (raw === undefined || raw === null) continue;
+      const value = String(raw).trim().toLowerCase();
+      if (value && (known.has(value) || texts.some((t) => containsToken(t, value)))) continue;
+      out.push({ tool: call.tool, parameter, value: String(raw) });
+    }
+  }
+  return out;
+}
+
+/** What the model is told (and the run records) about refused identity arguments. */
+export function provenanceEvidence(unsupported: readonly UnsupportedIdentity[]): string {
+  const list = unsupported.map((u) => `${u.tool}'s ${u.parameter} ${JSON.stringify(u.value)}`).join(', ');
+  return `${list}: not in the ticket, a customer's reply or a verified tool result. Do not guess or copy an example id: ask the customer for it.`;
+}
+
+function collectValues(value: unknown, into: Set<string>): void {
+  if (typeof value === 'string') into.add(value.trim().toLowerCase());
+  else if (typeof value === 'number' && Number.isFinite(value)) into.add(String(value));
+  else if (Array.isArray(value)) for (const v of value) collectValues(v, into);
+  else if (value && typeof value === 'object') for (const v of Object.values(value)) collectValues(v, into);
+}
+
+// ASCII only: CJK text writes ids right against its characters (`订单O-12345678到哪了`).
+const WORD = /[A-Za-z0-9_]/;
+
+/** `text` holds `value` not run into ASCII letters or digits on either side. */
+export function containsToken(text: string, value: string): boolean {
+  for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) {
+    const before = at > 0 ? text[at - 1]! : '';
+    const after = text[at + value.length] ?? '';
+    if (!(before && WORD.test(before) && WORD.test(value[0]!)) && !(after && WORD.test(after) && WORD.test(value.at(-1)!))) return true;
+  }
+  return false;
+}
+
+// Answer facts.
 
 /** A specific of an answer that nothing the run has supports, or that contradicts a verified value. */
 export type FactProblem = { kind: 'unsupported'; text: string } | { kind: 'contradicts'; text: string; verified: string };
@@ -46,7 +202,7 @@ export function answerFactProblems(answer: string, given: Pick<GivenValues, 'tex
   let rest = answer;
   const takeOut = (text: string) => (rest = rest.replace(text, ' '.repeat(text.length)));
 
-  // A value of a result, or a whole token of the ticket (provenance.ts's rule for identities).
+  // A value of a result, or a whole token of the ticket (the provenance rule for identities, above).
   const stated = (word: string) => values.has(word.toLowerCase()) || containsToken(ticketWords, word.toLowerCase());
   for (const re of [EMAIL, ID]) {
     for (const m of rest.matchAll(re)) {

@@ -1,10 +1,11 @@
 // test-needs: kafka
 /**
- * What "every run ends" added to the records is BACKWARD compatible: each value schema as it was
- * before (rebuilt here by taking the additions out of today's: the `dead_letter`, `parked_ttl_ms` and
- * `timer` fields, the `expired`, `dead_letter`, `parked_expired`, `observation_deadline` and `TIMER`
- * symbols) is registered first, then today's, under one subject of the real registry, which checks
- * the pair with BACKWARD compatibility; and a record written before decodes with today's schema.
+ * What the records gained since 0.1.0 is BACKWARD compatible: each value schema as it was before
+ * (rebuilt here by taking the additions out of today's: the `dead_letter`, `parked_ttl_ms`, `timer`,
+ * `interrupt_id` and `edited_input_json` fields, the `expired`, `dead_letter`, `parked_expired`,
+ * `observation_deadline`, `TIMER`, `cancelled` and `CANCEL` symbols) is registered first, then
+ * today's, under one subject of the real registry, which checks the pair with BACKWARD
+ * compatibility; and a record written before decodes with today's schema.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -15,8 +16,8 @@ import type { TopicId } from '../../topics/catalog.ts';
 import { freshCluster } from '../helpers/cluster.ts';
 import { outcome } from '../../schemas/records.ts';
 
-const ADDED_SYMBOLS = new Set(['expired', 'dead_letter', 'parked_expired', 'observation_deadline', 'TIMER']);
-const ADDED_FIELDS = new Set(['dead_letter', 'parked_ttl_ms', 'timer']);
+const ADDED_SYMBOLS = new Set(['expired', 'dead_letter', 'parked_expired', 'observation_deadline', 'TIMER', 'cancelled', 'CANCEL']);
+const ADDED_FIELDS = new Set(['dead_letter', 'parked_ttl_ms', 'timer', 'interrupt_id', 'edited_input_json']);
 
 /** `schema` without what every-run-ends added. */
 function before(schema: unknown): unknown {
