@@ -41,6 +41,8 @@ import numpy as np  # noqa: E402
 MODELS = Path(__file__).resolve().parent
 sys.path.insert(0, str(MODELS))
 import featurize as F  # noqa: E402
+import routing_eval as RV  # noqa: E402
+import ticket_focus as TF  # noqa: E402
 
 TASKS = {
     "error-classifier": {
@@ -53,7 +55,8 @@ TASKS = {
         "C": 100.0,
         "adoption_threshold": 0.95,
         "routing_threshold": 0.4,
-        "description": "Ticket intent router for Thought (English and Chinese).",
+        "focus": True,  # the ticket-focus pre-step (models/ticket_focus.py; MODELS_NO_FOCUS=1 turns it off to measure it)
+        "description": "Ticket intent router for Thought (English, Chinese, Japanese, Spanish, German).",
     },
 }
 MAX_ITER = 3000
@@ -210,9 +213,11 @@ def train_task(task: str) -> dict:
     t_gen = time.perf_counter() - t0
 
     texts = [t for t, _ in rows]
+    focus = bool(cfg.get("focus")) and RV.focus_enabled()
+    fit_texts = [RV.training_text(t) for t in texts] if focus else texts
     y = np.array([labels.index(l) for _, l in rows], dtype=np.int64)
     t1 = time.perf_counter()
-    x_train = F.featurize_matrix(texts)
+    x_train = F.featurize_matrix(fit_texts)
     t_feat = time.perf_counter() - t1
 
     t2 = time.perf_counter()
@@ -242,7 +247,6 @@ def train_task(task: str) -> dict:
             raise SystemExit(f"eval.jsonl: unknown label {e['label']!r}")
     ev_texts = [e["text"] for e in ev]
     gold = [e["label"] for e in ev]
-    x_eval_sparse = F.featurize_matrix(ev_texts)
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
@@ -250,12 +254,20 @@ def train_task(task: str) -> dict:
     out_names = [o.name for o in sess.get_outputs()]
     # One row per run, as the Node classes do: onnxruntime takes a different (GEMV vs GEMM) path for a
     # single row than for a batch, which changes the last bits of the probabilities.
-    label_rows, prob_rows = [], []
-    for t in ev_texts:
+    label_rows = []
+
+    def run_row(t: str):
         lo, po = sess.run(out_names, sparse_input(t))
-        label_rows.append(lo[0])
-        prob_rows.append(po[0])
-    label_out = np.array(label_rows)
+        label_rows.append((int(lo[0]), int(po[0].argmax())))
+        return po[0]
+
+    secondary = None
+    if focus:
+        # As IntentRouter.route: the pre-step's primary part, the cleaned whole text when that is unknown.
+        chosen, prob_rows, secondary = RV.route_rows(run_row, ev_texts, labels, cfg["routing_threshold"])
+    else:
+        chosen, prob_rows = ev_texts, [run_row(t) for t in ev_texts]
+    x_eval_sparse = F.featurize_matrix(chosen)
     probs = np.asarray(prob_rows, dtype=np.float32)
     # The graph must compute what the fitted model does (the sum runs in another order: float32 noise only).
     max_dev = float(np.abs(probs - clf.predict_proba(x_eval_sparse)).max())
@@ -264,7 +276,7 @@ def train_task(task: str) -> dict:
     top = probs.argmax(axis=1)
     conf = probs[np.arange(len(top)), top]
     raw_pred = [labels[i] for i in top]
-    if not all(int(a) == int(b) for a, b in zip(label_out, top)):
+    if not all(a == b for a, b in label_rows):
         print("warning: ONNX label output differs from argmax(probabilities) on some rows", file=sys.stderr)
 
     raw = metrics(labels, gold, raw_pred)
@@ -319,6 +331,11 @@ def train_task(task: str) -> dict:
         subsets[name] = {"n": len(ix), "macro_f1_over_present_labels": m["macro_f1"], "accuracy": m["accuracy"],
                          "unknown_precision": m["per_label"]["unknown"]["precision"] if "unknown" in m["per_label"] else None, "errors": sum(1 for i in ix if final_pred[i] != gold[i])}
     report["eval"]["subsets"] = subsets
+    if cfg["routing_threshold"] is not None:
+        report["eval"]["groups"] = RV.by_group(metrics, labels, ev, gold, final_pred)
+        report["eval"]["pre_step"] = TF.FOCUS_VERSION if focus else None
+        if secondary is not None:
+            report["eval"]["secondary"] = RV.secondary_summary(ev, final_pred, secondary)
     report["eval"]["calibration"] = calibration(labels, gold, raw_pred, [float(c) for c in conf], cfg)
     report["eval"]["primary"] = "routed" if cfg["routing_threshold"] is not None else "raw"
     report["eval"]["macro_f1"] = report["eval"]["routed" if cfg["routing_threshold"] is not None else "raw"]["macro_f1"]
@@ -346,6 +363,7 @@ def train_task(task: str) -> dict:
     labels_json = {"task": task, "labels": labels, "featurizer": F.CONFIG, "model_sha256": model_sha, "adoption_threshold": thr}
     if cfg["routing_threshold"] is not None:
         labels_json["routing_threshold"] = cfg["routing_threshold"]
+        labels_json["pre_step"] = TF.FOCUS_VERSION if focus else None
     (task_dir / "labels.json").write_text(json.dumps(labels_json, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (task_dir / "eval-report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     render_md(task_dir)
@@ -502,6 +520,7 @@ def render_md(task_dir: Path) -> None:
         for name, m in ev["subsets"].items():
             L.append(f"| {name} | {m['n']} | {m['macro_f1_over_present_labels']:.3f} | {m['accuracy']:.3f} | {fmt(m['unknown_precision'])} | {m['errors']} |")
         L.append("")
+    L += RV.groups_md(ev)
     L += calibration_md(r) + [""]
     o = ev["overlap_with_training"]
     L += [

@@ -30,6 +30,8 @@ export interface TextModelManifest {
   model_sha256: string;
   adoption_threshold?: number;
   routing_threshold?: number;
+  /** The text pre-step the model was trained with (the intent router's `ticket-focus-v1`), if any. */
+  pre_step?: string | null;
 }
 
 /** One row of a {@link TextModel} prediction. */

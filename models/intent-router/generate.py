@@ -21,10 +21,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import multilingual as ML  # noqa: E402
+import robust as R  # noqa: E402
 from common import OTHER_LANG, Example, Gen, generate_examples, generator_main, random_prose  # noqa: E402
 
 LABELS = ["order_status", "refund_request", "invoice_copy", "account_access", "outage_report", "expense_claim_status", "unknown"]
-PER_LABEL = 2400
+PER_LABEL = 3600  # issue 43: ja/es/de and the injection/noise/mixed kinds came on top of en/zh
 UNKNOWN_SHARE = 2.5  # unknown gets this many times PER_LABEL examples
 DEFAULT_SEED = 20261130
 
@@ -126,6 +129,8 @@ INTENT = {
             "please credit my card for the returned {product}", 
             "send the money back for {order}", "I paid twice, give me one payment back", "I expect my money to be returned for {order}", "compensate me for the damaged {product}",
             "I want to return {order} and get the payment reversed", "cancel and reimburse {order}",
+            "you took {amount} after I cancelled, I want it back", "put the money back on my card for {order}", "we sent the goods back and have not been credited yet",
+            "return the amount to my Mastercard please", "the charge for {order} should never have happened, pay it back", "still waiting to be credited for the returned {product}",
         ],
         "context": [
             "The box was crushed when it arrived.", "I have photos of the damage.", "The size was wrong.", "I no longer need it.", "It stopped working after two days.",
@@ -406,7 +411,75 @@ def quoted(g: Gen) -> str:
     return f"{head}\n{body}"
 
 
+def core_any(g: Gen, intent: str, lang: str) -> str:
+    return core_en(g, intent) if lang == "en" else core_zh(g, intent) if lang == "zh" else core_x(g, intent, lang)
+
+
 def render(g: Gen, intent: str) -> str:
+    """A ticket for `intent` in one of five languages, then (issue 43) sometimes wrapped: a second ask
+    marked minor or the main one marked, an injected instruction or fake tag naming another intent, mail
+    noise. The label is always the real, main ask."""
+    k = g.r.random()
+    lang = g.pick(ML.LANGS) if k < 0.36 else "zh" if k < 0.58 else "en"
+    others = [i for i in INTENT if i != intent]
+    if g.chance(0.04):
+        # A second ask on its own, as the pre-step hands it over ("Also, ..."): the router records it.
+        lang_m = lang if lang in R.MINOR else "en"
+        return f"{g.pick(R.MINOR[lang_m])}{'' if lang_m in ('zh', 'ja') else ' '}{core_any(g, intent, lang)}"
+    if lang in ML.LANGS:
+        text = render_x(g, intent, lang)
+    elif g.chance(0.12):
+        text = R.mixed(g, lang, core_any(g, intent, lang), core_any(g, g.pick(others), lang))
+    else:
+        text = render_en_zh(g, intent)
+    lang_w = lang if lang in R.INJECT else "en"
+    if g.chance(0.1):
+        text = R.inject(g, lang_w, text, intent, others)
+    if g.chance(0.12):
+        text = R.noisy(g, lang_w, text, *mail_people(g, lang_w), quoted_other=lambda: core_any(g, g.pick(others), lang_w))
+    return text
+
+
+def mail_people(g: Gen, lang: str) -> tuple[str, str, str]:
+    if lang in ML.LANGS:
+        return g.pick(ML.NAMES[lang]), g.pick(ML.ORGS[lang]), g.pick(ML.LEGAL[lang])
+    return f"{g.pick(FIRST)} {g.pick(LAST)}", f"{g.pick(TITLES)} | {g.pick(COMPANIES)}", g.pick(DISCLAIMERS)
+
+
+def fill_x(g: Gen, lang: str, t: str) -> str:
+    return fill(g, t.replace("{prod}", g.pick(ML.PROD[lang])).replace("{when}", g.pick(ML.WHEN[lang])))
+
+
+def core_x(g: Gen, intent: str, lang: str) -> str:
+    if g.chance(0.3):
+        leads, things = ML.PARTS[lang][intent]
+        lead, thing = g.pick(leads), g.pick(things)
+        if lang == "ja":
+            return thing + lead
+        return f"{lead} {thing}" if not lead.endswith(":") or g.chance(0.5) else f"{thing}: {lead.rstrip(':')}"
+    return fill_x(g, lang, g.pick(ML.ASK[lang][intent]))
+
+
+def render_x(g: Gen, intent: str, lang: str) -> str:
+    """A Japanese, Spanish or German ticket: terse, plain, with context, or a formal mail with a signature."""
+    core = core_x(g, intent, lang)
+    if g.chance(0.14):
+        core = R.mixed(g, lang, core, core_x(g, g.pick([i for i in INTENT if i != intent]), lang))
+    sep = "" if lang == "ja" else " "
+    style = g.r.random()
+    if style < 0.25:
+        return core if g.chance(0.6) else cap(core)
+    if style < 0.55:
+        return (g.pick(ML.GREET[lang]) + sep + cap(core) + sep + g.pick(ML.CLOSE[lang])).strip()
+    if style < 0.75:
+        ctx = g.pick(ML.CTX[lang])
+        return f"{cap(core)}{'。' if lang == 'ja' else '.' if not core.endswith('?') else ''}{sep}{ctx}" if g.chance(0.5) else f"{ctx}{sep}{cap(core)}"
+    name, org, legal = mail_people(g, lang)
+    body = f"{g.pick(ML.GREET[lang])}\n\n{cap(core)}\n{g.pick(ML.CTX[lang]) if g.chance(0.5) else ''}\n\n{g.pick(ML.CLOSE[lang])}\n{name}\n{org}"
+    return body + (f"\n{legal}" if g.chance(0.4) else "")
+
+
+def render_en_zh(g: Gen, intent: str) -> str:
     lang = g.r.random()
     if lang < 0.08:
         return fill(g, g.pick(MIXED[intent])) + g.pick(["", "，谢谢", " thx", "？", "!!"])
@@ -598,6 +671,44 @@ def unknown_core_listed(g: Gen) -> str:
 
 
 def unknown_text(g: Gen) -> str:
+    """An off-domain ticket; issue 43: also in ja/es/de, injections with no real ask, mail with nothing to
+    route (out-of-office, newsletters, bare signatures), and off-domain asks wrapped in injections or noise."""
+    k = g.r.random()
+    lang = g.pick(["en", "zh", *ML.LANGS])
+    if k < 0.05:
+        pool = g.pick([ML.FEEDBACK, ML.OTHER_INDUSTRY])
+        text = g.case(g.pick(pool[lang])) if lang == "en" else g.pick(pool[lang])
+    elif k < 0.27:
+        text = unknown_x(g, g.pick(ML.LANGS))
+    elif k < 0.36:
+        return R.inject_only(g, lang, [i for i in INTENT])
+    elif k < 0.41:
+        return R.no_ask(g, lang, *mail_people(g, lang))
+    else:
+        text = unknown_text_en_zh(g)
+        lang = "zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en"
+    if g.chance(0.05):
+        text = R.inject(g, lang, text, "unknown", list(INTENT))
+    if g.chance(0.1):
+        text = R.noisy(g, lang, text, *mail_people(g, lang), quoted_other=None)
+    return text
+
+
+def unknown_x(g: Gen, lang: str) -> str:
+    if g.chance(0.3):
+        subj, pred = g.pick(ML.UNK_SUBJ[lang]), g.pick(ML.UNK_PRED[lang])
+        core = subj + pred if lang == "ja" else f"{cap(subj)} {pred}"
+    else:
+        core = g.pick(ML.UNKNOWN[lang])
+    if g.chance(0.1):
+        core = R.mixed(g, lang, core, g.pick(ML.UNKNOWN[lang]))
+    sep = "" if lang == "ja" else " "
+    if g.chance(0.5):
+        return cap(core)
+    return (g.pick(ML.GREET[lang]) + sep + cap(core) + sep + g.pick(ML.CLOSE[lang])).strip()
+
+
+def unknown_text_en_zh(g: Gen) -> str:
     core = unknown_core(g)
     zh = any("\u4e00" <= c <= "\u9fff" for c in core)
     style = g.r.random()

@@ -8,6 +8,10 @@ import { readFileSync } from 'node:fs';
 export interface EvalExample {
   text: string;
   label: string;
+  /** The intent router's rows: language (`en`, `en-po`, `zh-two`, `ja`…), and since issue 43 kind and second ask. */
+  lang?: string;
+  kind?: string;
+  second?: string;
 }
 
 export interface EvalReport {

@@ -1,6 +1,6 @@
 /**
- * The ONNX intent model (`intent-router`, class {@link IntentRouter}): which flow does an English or
- * Chinese customer ticket ask for, plus the slots (order id, invoice number, expense claim id,
+ * The ONNX intent model (`intent-router`, class {@link IntentRouter}): which flow does a customer ticket
+ * in English, Chinese, Japanese, Spanish or German ask for, plus the slots (order id, invoice number, expense claim id,
  * e-mail, service, date) found in it. This is the model, not a planner: the `router` planner
  * (`router.ts`) and the skill planner (`skill.ts`) record its answer in `gather` and plan from it.
  *
@@ -11,11 +11,17 @@
  * never from the shape of an id. It never guesses: below the confidence threshold (default 0.4), or
  * when the model's best class is `unknown`, the intent is `unknown`.
  *
+ * Before the model, the ticket-focus pre-step (`ticket-focus.ts`, issue 43) removes markup, fake ticket
+ * or role tags and quote marks, and splits a ticket with two asks where it says which one is the main
+ * one; the primary part is routed (the cleaned whole text when that part alone is `unknown`), the other
+ * part is routed on its own and recorded as `secondary`: never acted on, for a person or the model loop.
+ *
  * Slots are plain regular expressions over the NFKC-normalized text (full-width characters become
  * ASCII), independent of the intent. Same text → same output. Nothing is loaded at import time.
  */
 import { packagePath } from '../../../runtime/paths.ts';
 import { MAX_INPUT_CODE_POINTS, TextModel, TextModelUser, withLoadedModel } from '../../../features/text/index.ts';
+import { FOCUS_VERSION, cleanTicket, focusTicket } from './ticket-focus.ts';
 
 /** The intents the router knows; `unknown` means off-domain or not confident enough. */
 export const INTENTS = ['order_status', 'refund_request', 'invoice_copy', 'account_access', 'outage_report', 'expense_claim_status', 'unknown'] as const;
@@ -64,6 +70,11 @@ export interface IntentRoute {
   model: string;
   /** The model's best intent before the threshold was applied. */
   candidate: Intent;
+  /**
+   * A second ask the ticket marks as minor (or puts beside the marked main one), when the model routes
+   * that part on its own to another known intent at or above the threshold. Only recorded.
+   */
+  secondary?: { intent: Intent; confidence: number };
 }
 
 /** Options of {@link IntentRouter}. */
@@ -162,6 +173,9 @@ export class IntentRouter extends TextModelUser {
   /** Wraps a loaded model; most callers use {@link IntentRouter.load}. */
   constructor(model: TextModel, options: IntentRouterOptions = {}) {
     super(model, INTENTS, 'intent-router');
+    const preStep = model.manifest.pre_step ?? null;
+    if (preStep !== FOCUS_VERSION)
+      throw new Error(`${model.id}: trained with pre-step ${String(preStep)}, this router applies ${FOCUS_VERSION} (retrain with models/train.py)`);
     const threshold = options.threshold ?? DEFAULT_INTENT_THRESHOLD;
     if (!(threshold >= 0 && threshold <= 1)) throw new RangeError(`intent threshold must be in [0, 1], got ${threshold}`);
     this.threshold = threshold;
@@ -178,13 +192,30 @@ export class IntentRouter extends TextModelUser {
     return r!;
   }
 
-  /** Routes several ticket texts in one model run; results are in input order. */
+  /**
+   * Routes several ticket texts; results are in input order. Per text: the pre-step's primary part, then
+   * the cleaned whole text when the primary part alone routes to `unknown`, and the secondary part.
+   */
   async routeBatch(texts: readonly string[]): Promise<IntentRoute[]> {
-    const rows = await this.model.predict(texts);
-    return rows.map((r, i) => {
+    const parts = texts.map((t) => focusTicket(String(t ?? '')));
+    const inputs: string[] = [];
+    const at = parts.map((p) => ({ primary: inputs.push(p.primary) - 1, secondary: p.secondary === null ? -1 : inputs.push(p.secondary) - 1 }));
+    const rows = await this.model.predict(inputs);
+    const routes: IntentRoute[] = [];
+    for (const [i, p] of parts.entries()) {
+      let r = rows[at[i]!.primary]!;
+      if (r.label === 'unknown' || r.confidence < this.threshold) {
+        const whole = cleanTicket(String(texts[i] ?? ''));
+        if (whole !== p.primary) r = (await this.model.predict([whole]))[0]!;
+      }
       const candidate = r.label as Intent;
       const intent: Intent = r.confidence >= this.threshold ? candidate : 'unknown';
-      return { intent, confidence: r.confidence, slots: extractSlots(texts[i]!), model: this.model.id, candidate };
-    });
+      const route: IntentRoute = { intent, confidence: r.confidence, slots: extractSlots(texts[i]!), model: this.model.id, candidate };
+      const s = at[i]!.secondary >= 0 ? rows[at[i]!.secondary]! : null;
+      if (s && s.label !== 'unknown' && s.label !== intent && s.confidence >= this.threshold)
+        route.secondary = { intent: s.label as Intent, confidence: s.confidence };
+      routes.push(route);
+    }
+    return routes;
   }
 }

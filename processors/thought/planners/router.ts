@@ -17,7 +17,9 @@ export interface IntentSource {
  * person: the planner never guesses. The intent comes from the wording alone, so a ticket whose id is
  * missing or in a shape the tools do not accept still reaches its intent; among the intent's flows the
  * first whose inputs are all present and accepted by its tools is used, and when none is, the run asks
- * for the preferred flow's inputs (`needs_input` naming them).
+ * for the preferred flow's inputs (`needs_input` naming them). A second ask the router recorded
+ * (`secondary`, issue 43) is named in the planner label and in an escalation's reason, so the person
+ * who takes the run can follow it up; it never changes the flow.
  */
 export class RouterPlanner implements Planner {
   readonly name = 'router';
@@ -44,15 +46,16 @@ export class RouterPlanner implements Planner {
     if (record === null) return { kind: 'escalate', planner: this.name, reason: 'no routing decision was recorded for this task' };
     const route = JSON.parse(record) as IntentRoute;
     const keys = this.routes.intents[route.intent];
+    const also = route.secondary ? `; it also asks about ${route.secondary.intent} (${route.secondary.confidence.toFixed(3)})` : '';
     if (route.intent === 'unknown' || !keys) {
       const why =
         route.candidate === 'unknown'
           ? `off-domain (the router says unknown at ${route.confidence.toFixed(3)})`
           : `unclear (${route.candidate} at ${route.confidence.toFixed(3)} is below the routing threshold)`;
-      return { kind: 'escalate', planner: `router(${route.model})`, reason: `the ticket is ${why}; a person takes it` };
+      return { kind: 'escalate', planner: `router(${route.model})`, reason: `the ticket is ${why}; a person takes it${also}` };
     }
     const results = keys.map((k) => this.planners.get(k)!.plan(task));
     const result = results.find((r) => r.kind === 'plan') ?? results[0]!;
-    return { ...result, planner: `router(${route.intent} ${route.confidence.toFixed(3)})` };
+    return { ...result, planner: `router(${route.intent} ${route.confidence.toFixed(3)}${also ? `, also ${route.secondary!.intent}` : ''})` };
   }
 }

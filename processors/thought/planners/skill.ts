@@ -61,6 +61,14 @@ export class SkillPlanner implements Planner {
     const skill = route.intent === 'unknown' ? undefined : this.skills.forIntent(route.intent);
     if (!skill || !skill.runnable || skill.planner === 'plan') return this.router.plan(task, record);
     const mode = skill.planner ?? this.name;
-    return { kind: 'react', planner: `${mode}(${route.intent} ${route.confidence.toFixed(3)} ${skill.ref})`, skill: skill.name, facts: route.slots, mode };
+    // A second ask the router recorded (issue 43) is named in the label; it never widens the skill's tools.
+    const also = route.secondary ? `, also ${route.secondary.intent}` : '';
+    return {
+      kind: 'react',
+      planner: `${mode}(${route.intent} ${route.confidence.toFixed(3)} ${skill.ref}${also})`,
+      skill: skill.name,
+      facts: route.slots,
+      mode,
+    };
   }
 }

@@ -84,3 +84,17 @@ test('a claim number without its prefix is taken as the claim id; an order ticke
   const order = await decide('Where is my order SO-88123-X? my e-mail is ada@example.com');
   assert.equal(order.result.kind === 'plan' && (order.result.plan as Plan).flow.id, 'order-status');
 });
+
+test('a mixed ticket routes by its marked main ask; the second ask is recorded with the run and named for a person, never planned', async () => {
+  const text = 'Where is my order O-12345678? It was due Monday. Also, less urgent: please send me the invoice for it.';
+  const { record, result } = await decide(text);
+  const route = JSON.parse(record) as IntentRoute;
+  assert.equal(route.intent, 'order_status');
+  assert.equal(route.secondary?.intent, 'invoice_copy', record);
+  assert.equal(result.kind === 'plan' && (result.plan as Plan).flow.id, 'order-lookup');
+  assert.match(result.planner, /^router\(order_status \d\.\d{3}, also invoice_copy\)$/);
+
+  const escalated = planner.plan(task('x'), JSON.stringify({ ...route, intent: 'unknown', candidate: 'unknown', confidence: 0.9 }));
+  assert.equal(escalated.kind, 'escalate');
+  assert.match(escalated.kind === 'escalate' ? escalated.reason : '', /a person takes it; it also asks about invoice_copy \(\d\.\d{3}\)$/);
+});
