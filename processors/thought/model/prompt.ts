@@ -48,6 +48,7 @@ export const DEFAULT_SYSTEM_RULES = [
   'Use only values from the ticket, the facts below, or earlier tool results. Never invent an id.',
   'Do not call a tool again with the same arguments: its result will not change.',
   'A tool result that is an error object means the call failed; decide what to do about it.',
+  'Write the final answer and any question to the customer in the language of the ticket.',
 ].join('\n');
 
 /** What a plan turn adds to the runtime's rules (the system prompt's first part). */
