@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { ContractViolation, TaoError, TransientError, RetriesExhausted } from '../../runtime/errors.ts';
 import { retry, realRetryDeps, type RetryDeps } from '../../runtime/retry.ts';
-import { startToolAttempt } from '../../runtime/tracing/spans.ts';
+import { chatAnswerAttributes, chatSpan } from '../../runtime/tracing/gen-ai.ts';
+import { genAiSpans, startToolAttempt, type SemconvSpan } from '../../runtime/tracing/spans.ts';
 import type { StepResult, ToolError } from '../../schemas/types.gen.ts';
 import { RETRY_CLASSES, type RetryClass, type Tool } from '../../tools/catalog.ts';
 import { redact, type SecretResolver } from '../../tools/secrets.ts';
@@ -79,6 +80,8 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
   // One attempt, given the attempt's traceparent: an HTTP exchange, or an MCP tools/call (processors/action/mcp.ts).
   let send: (traceparent: string) => Promise<Attempt>;
   let server: string;
+  // A model call with GenAI spans on (runtime/tracing/gen-ai.ts): its attempts' name and attributes, and which API answers.
+  let semconv: { span: SemconvSpan; wire: 'chat' | 'responses' | 'messages' } | null = null;
   if (tool.spec.transport === 'mcp') {
     const mcp = deps.mcp;
     if (!mcp) throw new Error(`tool ${tool.spec.name} is an MCP tool, but this Action has no MCP client`);
@@ -90,14 +93,19 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
     // is sent as that API's request, and its answer is read back as the chat completion the gate reads.
     const wire = tool.spec.kind === 'model' && tool.spec.wire && tool.spec.wire !== 'chat' ? tool.spec.wire : null;
     let built: { url: URL; body: string | null };
+    let chatBody: string | null;
     try {
       built = buildRequest(tool, input as Record<string, unknown>);
+      chatBody = built.body;
       if (wire && built.body !== null) built = { ...built, body: wireRequestBody(wire, built.body, tool.spec.name) };
     } catch (err) {
       if (!(err instanceof ContractViolation)) throw err;
       return invalidInput(base, err.message);
     }
     const { url, body } = built;
+    if (tool.spec.kind === 'model' && chatBody !== null && genAiSpans()) {
+      semconv = { span: chatSpan(chatBody, wire ?? 'chat', url, ctx.thoughtId ?? null), wire: wire ?? 'chat' };
+    }
     const headers: Record<string, string> = {
       accept: 'application/json',
       'idempotency-key': ctx.idempotencyKey,
@@ -123,16 +131,14 @@ export async function invokeTool(tool: Tool, stepId: string, input: unknown, ctx
       async () => {
         attempts++;
         attemptStarted = deps.now();
-        const span = startToolAttempt(ctx.traceparent, {
-          tool: tool.spec.name,
-          step: stepId,
-          thoughtId: ctx.thoughtId ?? null,
-          attempt: attempts,
-          method: tool.spec.method,
-          server,
-        });
+        const span = startToolAttempt(
+          ctx.traceparent,
+          { tool: tool.spec.name, step: stepId, thoughtId: ctx.thoughtId ?? null, attempt: attempts, method: tool.spec.method, server },
+          semconv?.span,
+        );
         last = await send(span.traceparent);
-        span.end({ status: last.status, errorType: last.error?.type ?? null });
+        const answer = semconv && last.error === null ? chatAnswerAttributes(last.data ?? last.body, semconv.wire) : undefined;
+        span.end({ status: last.status, errorType: last.error?.type ?? null, ...(answer ? { attributes: answer } : {}) });
         if (last.error?.retryable)
           throw new TransientError(last.error.message, { details: last.retryAfterMs === undefined ? {} : { retryAfterMs: last.retryAfterMs } });
         return last;

@@ -2,9 +2,11 @@ import { ContractViolation } from '../../runtime/errors.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { InputRecord, OutputRecord, OversizedOutput, StageDefinition } from '../../runtime/processor.ts';
 import { traceparentFor } from '../../runtime/tracing/ids.ts';
+import { startExecuteTool } from '../../runtime/tracing/gen-ai.ts';
 import { traceStage } from '../../runtime/tracing/spans.ts';
 import type { ActionResult, ThoughtRequest } from '../../schemas/types.gen.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
+import { callId } from '../model-wire.ts';
 import type { SecretResolver } from '../../tools/secrets.ts';
 import { ToolExecutor, type ExecutorEvents } from './executor.ts';
 import type { HttpDeps } from './invoke.ts';
@@ -90,14 +92,27 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
         const writer = `action:${request.iteration}`;
         const traceparent = traceparentFor(request.thought_id, writer);
         const results = await Promise.all(
-          calls.map(({ step, tool, input }) =>
-            executor.execute(tool, step.step_id, input, {
+          calls.map(async ({ step, tool, input }) => {
+            // A call a model asked for: an execute_tool span around it when GenAI spans are on (runtime/tracing/gen-ai.ts).
+            const asked = modelCallId(step.step_id);
+            const span = asked
+              ? startExecuteTool(traceparent, {
+                  tool: step.tool,
+                  callId: asked,
+                  description: tool.spec.description || null,
+                  step: step.step_id,
+                  thoughtId: request.thought_id,
+                })
+              : null;
+            const result = await executor.execute(tool, step.step_id, input, {
               idempotencyKey: step.idempotency_key,
-              traceparent,
+              traceparent: span?.traceparent ?? traceparent,
               secrets: options.secrets,
               thoughtId: request.thought_id,
-            }),
-          ),
+            });
+            span?.end(result.error?.type ?? null);
+            return result;
+          }),
         );
         for (const r of results) {
           options.logger?.info('step executed', {
@@ -119,6 +134,17 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
     },
     describeWave,
   );
+}
+
+/**
+ * The conversation's id of the call a step performs when a model asked for it: step `M<n>_<i>` is the
+ * i-th call of model turn n (processors/run-driver.ts `callStep`), whose id in the answer, and in the
+ * `tool_call_id` the model is shown with its result, is `callId(n, i)`. Null for any other step (a
+ * flow's, a model turn's, a step of a plan the model wrote: `M<n>_<id>`, ids starting with a letter).
+ */
+export function modelCallId(stepId: string): string | null {
+  const m = /^M(\d+)_(\d+)$/.exec(stepId);
+  return m ? callId(Number(m[1]), Number(m[2])) : null;
 }
 
 /** Room left for the error messages that replace the responses, and the record's own framing. */

@@ -110,4 +110,10 @@ export const PLATFORM_SETTINGS = {
     usedBy: ['thought', 'action', 'observation'],
   },
   OTEL_SDK_DISABLED: { kind: 'bool', default: 'false', meaning: 'true: no tracing whatever the endpoint', usedBy: ['thought', 'action', 'observation'] },
+  OTEL_SEMCONV_STABILITY_OPT_IN: {
+    kind: 'list',
+    meaning:
+      'comma-separated semantic-convention opt-ins (the OTel spec); gen_ai_latest_experimental: model calls and the tool calls a model asked for get GenAI spans and attributes (pinned version; docs/OBSERVABILITY.md); other values are ignored',
+    usedBy: ['action'],
+  },
 } as const satisfies Record<string, SettingSpec>;

@@ -27,6 +27,13 @@ import { spanIdFor, traceIdFor } from './ids.ts';
 
 const TRACER_NAME = 'tao-kafka';
 let exporting = false;
+/** OTEL_SEMCONV_STABILITY_OPT_IN has `gen_ai_latest_experimental` (./gen-ai.ts). */
+let genAi = false;
+
+/** Whether spans are exported with the GenAI semantic conventions (./gen-ai.ts): tracing is on and opted in. */
+export function genAiSpans(): boolean {
+  return exporting && genAi;
+}
 
 /** The `traceparent` header as an OpenTelemetry span context (remote), or null when it is absent or not W3C. */
 export function spanContextOf(traceparent: string | undefined): SpanContext | null {
@@ -52,12 +59,16 @@ export interface TracingSettings {
   serviceName: string;
   /** Delay between two exports of the batch processor (`OTEL_BSP_SCHEDULE_DELAY`, default 5000). */
   scheduleDelayMs: number;
+  /** `OTEL_SEMCONV_STABILITY_OPT_IN` lists `gen_ai_latest_experimental`: GenAI spans (./gen-ai.ts). */
+  genAi: boolean;
 }
 
 /**
  * Reads the OTel settings: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as is) or
  * `OTEL_EXPORTER_OTLP_ENDPOINT` (`/v1/traces` appended), `OTEL_SERVICE_NAME` (default
- * `defaultService`), `OTEL_BSP_SCHEDULE_DELAY`, and `OTEL_SDK_DISABLED=true` (off whatever the rest).
+ * `defaultService`), `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_SEMCONV_STABILITY_OPT_IN` (a comma-separated list: with
+ * `gen_ai_latest_experimental`, GenAI spans; other values are other instrumentations' and ignored) and
+ * `OTEL_SDK_DISABLED=true` (off whatever the rest).
  * @throws ConfigError naming the variable for a malformed value, or a protocol other than http/json.
  */
 export function tracingSettings(env: NodeJS.ProcessEnv, defaultService: string): TracingSettings | null {
@@ -78,7 +89,8 @@ export function tracingSettings(env: NodeJS.ProcessEnv, defaultService: string):
   const scheduleDelayMs = delay === undefined ? 5000 : Number(delay);
   if (!Number.isInteger(scheduleDelayMs) || scheduleDelayMs < 0 || scheduleDelayMs > 3_600_000)
     throw new ConfigError(`OTEL_BSP_SCHEDULE_DELAY must be an integer number of milliseconds from 0 to 3600000, got "${delay}"`);
-  return { url, serviceName: nonEmpty(env.OTEL_SERVICE_NAME) ?? defaultService, scheduleDelayMs };
+  const genAi = (env.OTEL_SEMCONV_STABILITY_OPT_IN ?? '').split(',').some((v) => v.trim() === 'gen_ai_latest_experimental');
+  return { url, serviceName: nonEmpty(env.OTEL_SERVICE_NAME) ?? defaultService, scheduleDelayMs, genAi };
 }
 
 /** Tracing as a process runs it. */
@@ -115,11 +127,13 @@ export async function startTracing(env: NodeJS.ProcessEnv, defaultService: strin
   });
   if (!trace.setGlobalTracerProvider(provider)) throw new ConfigError('an OpenTelemetry tracer provider is already registered in this process');
   exporting = true;
-  logger.info('exporting trace spans', { endpoint: where, service: settings.serviceName });
+  genAi = settings.genAi;
+  logger.info('exporting trace spans', { endpoint: where, service: settings.serviceName, ...(genAi ? { semconv: 'gen_ai_latest_experimental' } : {}) });
   return {
     enabled: true,
     async shutdown(timeoutMs = 3000) {
       exporting = false;
+      genAi = false;
       let timer: NodeJS.Timeout | undefined;
       const gaveUp = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
       const done = provider.shutdown().then(
@@ -183,23 +197,33 @@ export function traceStage<D extends StageDefinition>(def: D, describe: (record:
 export interface ToolAttempt {
   /** The header to send: this attempt's span when tracing is on, the given one otherwise. */
   traceparent: string;
-  /** Ends the span with the attempt's outcome (HTTP status, or the error type). */
-  end(outcome: { status: number | null; errorType: string | null }): void;
+  /** Ends the span with the attempt's outcome (HTTP status, or the error type) and, for a GenAI span, the answer's attributes. */
+  end(outcome: { status: number | null; errorType: string | null; attributes?: Attributes }): void;
+}
+
+/** What makes an attempt span a GenAI one (./gen-ai.ts): its name, its attributes, the conventions' schema URL. */
+export interface SemconvSpan {
+  name: string;
+  attributes: Attributes;
+  schemaUrl: string;
 }
 
 /**
  * Starts the span of one HTTP attempt of a tool call (`tool <name>`, kind client), a child of the
  * Action span that `parentTraceparent` names. Attributes: tool, step, thought_id, attempt, method,
- * server address; never the URL's path or query (they carry step input), headers or bodies.
+ * server address; never the URL's path or query (they carry step input), headers or bodies. A model
+ * call's attempt with GenAI spans on (`semconv`, from ./gen-ai.ts) takes that name and adds those
+ * attributes.
  */
 export function startToolAttempt(
   parentTraceparent: string,
   attributes: { tool: string; step: string; thoughtId: string | null; attempt: number; method: string; server: string },
+  semconv?: SemconvSpan,
 ): ToolAttempt {
   const parent = exporting ? spanContextOf(parentTraceparent) : null;
   if (parent === null) return { traceparent: parentTraceparent, end: () => undefined };
-  const span = tracer().startSpan(
-    `tool ${attributes.tool}`,
+  const span = tracer(semconv?.schemaUrl).startSpan(
+    semconv?.name ?? `tool ${attributes.tool}`,
     {
       kind: SpanKind.CLIENT,
       attributes: {
@@ -209,13 +233,15 @@ export function startToolAttempt(
         'tao.attempt': attributes.attempt,
         'http.request.method': attributes.method,
         'server.address': attributes.server,
+        ...semconv?.attributes,
       },
     },
     trace.setSpanContext(ROOT_CONTEXT, parent),
   );
   return {
     traceparent: traceparentOf(span.spanContext()),
-    end({ status, errorType }) {
+    end({ status, errorType, attributes: answer }) {
+      if (answer) span.setAttributes(answer);
       if (status !== null) span.setAttribute('http.response.status_code', status);
       span.setAttribute('tao.status', errorType ?? 'ok');
       if (errorType !== null) {
@@ -300,8 +326,8 @@ function withPinnedIds<T>(ids: { traceId: string; spanId: string | undefined }, 
   }
 }
 
-function tracer(): Tracer {
-  return trace.getTracer(TRACER_NAME);
+function tracer(schemaUrl?: string): Tracer {
+  return schemaUrl === undefined ? trace.getTracer(TRACER_NAME) : trace.getTracerProvider().getTracer(TRACER_NAME, undefined, { schemaUrl });
 }
 
 function nowMs(): number {

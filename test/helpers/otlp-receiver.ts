@@ -24,6 +24,8 @@ export interface ReceivedSpan {
   links: Array<{ traceId: string; spanId: string }>;
   /** 0 unset, 1 ok, 2 error. */
   statusCode: number;
+  /** The schema URL of the span's instrumentation scope ('' when none). */
+  schemaUrl: string;
 }
 
 export interface OtlpReceiver {
@@ -99,7 +101,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   };
 }
 
-function decode(body: { resourceSpans?: Array<{ resource?: { attributes?: KeyValue[] }; scopeSpans?: Array<{ spans?: unknown[] }> }> }): ReceivedSpan[] {
+function decode(body: {
+  resourceSpans?: Array<{ resource?: { attributes?: KeyValue[] }; scopeSpans?: Array<{ schemaUrl?: string; spans?: unknown[] }> }>;
+}): ReceivedSpan[] {
   const out: ReceivedSpan[] = [];
   for (const rs of body.resourceSpans ?? []) {
     const service = String(attributes(rs.resource?.attributes)['service.name'] ?? '');
@@ -129,6 +133,7 @@ function decode(body: { resourceSpans?: Array<{ resource?: { attributes?: KeyVal
           attributes: attributes(s.attributes),
           links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
           statusCode: s.status?.code ?? 0,
+          schemaUrl: ss.schemaUrl ?? '',
         });
       }
     }

@@ -69,6 +69,7 @@ describe('OTEL_* settings', () => {
       url: 'http://collector:4318/v1/traces',
       serviceName: 'tao-action',
       scheduleDelayMs: 5000,
+      genAi: false,
     });
     assert.deepEqual(
       tracingSettings(
@@ -84,6 +85,7 @@ describe('OTEL_* settings', () => {
         url: 'https://tempo:4318/otlp/v1/traces',
         serviceName: 'checkout-action',
         scheduleDelayMs: 200,
+        genAi: false,
       },
     );
   });
