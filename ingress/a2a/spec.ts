@@ -1,8 +1,13 @@
 /** The A2A routes' entries in the ingress's route table (ingress/routes.ts, and so its OpenAPI document). */
-import type { ResponseSpec } from '../../runtime/openapi.ts';
-import type { IngressRoute } from '../routes.ts';
+import type { ResponseSpec, RouteSpec } from '../../runtime/openapi.ts';
 
 export type A2aOperation = 'agentCard' | 'a2a';
+
+/** An entry of the route table (ingress/routes.ts `IngressRoute`, declared here without importing it). */
+interface A2aRoute extends RouteSpec {
+  operationId: A2aOperation;
+  metric: string;
+}
 
 const rpcError: ResponseSpec['schema'] = {
   type: 'object',
@@ -14,7 +19,7 @@ const rpcError: ResponseSpec['schema'] = {
   },
 };
 
-export const A2A_ROUTES: readonly IngressRoute[] = [
+export const A2A_ROUTES: readonly A2aRoute[] = [
   {
     method: 'GET',
     path: '/.well-known/agent-card.json',
