@@ -40,6 +40,9 @@ export async function runCommand(name: string | undefined, args: string[], apply
       { createKafka, createProducer, waitForKafka },
       { createLogger },
       { prepareCatalog },
+      { a2aSkillsFrom },
+      { skillsOptionsFromEnv },
+      { DEFAULT_CATALOG_DIR },
     ] = await Promise.all([
       import('../ingress/config.ts'),
       import('../ingress/server.ts'),
@@ -47,8 +50,13 @@ export async function runCommand(name: string | undefined, args: string[], apply
       import('../runtime/kafka.ts'),
       import('../runtime/log.ts'),
       import('../runtime/catalog-check.ts'),
+      import('../ingress/a2a/card.ts'),
+      import('../processors/thought/skills-config.ts'),
+      import('../tools/catalog.ts'),
     ]);
     const config = loadRuntimeConfig(process.env);
+    // The agent card's skills, checked against the tool catalog as Thought checks them (a ConfigError otherwise).
+    const skills = a2aSkillsFrom(skillsOptionsFromEnv(process.env).dir, setting(process.env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, process.env);
     // Keys (or the refusal to run open) are settled before anything connects.
     const auth = ingressAuthFromEnv(process.env, config.bindHost);
     const logger = createLogger({ stage: 'ingress', pid: process.pid }, { level: setting(process.env, 'TAO_LOG_LEVEL') });
@@ -69,6 +77,7 @@ export async function runCommand(name: string | undefined, args: string[], apply
         streamHeartbeatMs: setting(process.env, 'TAO_INGRESS_STREAM_HEARTBEAT_S') * 1000,
         auth,
         webhooks: webhookOptionsFromEnv(process.env),
+        a2a: { skills, publicUrl: setting(process.env, 'TAO_A2A_PUBLIC_URL')?.replace(/\/+$/, '') },
       },
       { producer, codec, logger, kafka },
     );

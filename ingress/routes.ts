@@ -7,6 +7,7 @@
 import { openApiDocument, type ResponseSpec, type RouteSpec } from '../runtime/openapi.ts';
 import { packageVersion } from '../runtime/paths.ts';
 import { decisionBodySchema } from './approvals.ts';
+import { A2A_ROUTES, type A2aOperation } from './a2a/spec.ts';
 import { WEBHOOK_SOURCES } from './webhooks.ts';
 
 /** The body of `POST /v1/tasks`. */
@@ -28,7 +29,8 @@ export const taskRequestSchema = {
 } as const;
 
 /** The operations; the server has one handler for each. */
-export type IngressOperation = 'health' | 'metrics' | 'openapi' | 'submitTask' | 'webhook' | 'approveRun' | 'denyRun' | 'runEvents' | 'ticketEvents' | 'getRun';
+export type IngressOperation =
+  'health' | 'metrics' | 'openapi' | 'submitTask' | 'webhook' | 'approveRun' | 'denyRun' | 'runEvents' | 'ticketEvents' | 'getRun' | A2aOperation;
 
 export interface IngressRoute extends RouteSpec {
   operationId: IngressOperation;
@@ -195,6 +197,7 @@ export const INGRESS_ROUTES: readonly IngressRoute[] = [
       503: noReads,
     },
   },
+  ...A2A_ROUTES,
   {
     method: 'GET',
     path: '/health',

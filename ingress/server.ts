@@ -12,6 +12,8 @@ import { decideIngressAuth, type IngressAuth } from './api-keys.ts';
 import { ApiKeyGuard } from './auth.ts';
 import { approvalRoute } from './approvals.ts';
 import { runReadRoutes } from './run-streams.ts';
+import type { A2aSkill } from './a2a/card.ts';
+import { a2aRoutes, serveAgentCard } from './a2a/route.ts';
 import { parseJson, pathOf, readBody, tooLarge, writeWithin, type Reply } from './http-body.ts';
 
 export { writeWithin } from './http-body.ts';
@@ -48,6 +50,8 @@ export interface IngressOptions {
    * default: no keys, so it runs open on a loopback `host` only.
    */
   auth?: IngressAuth;
+  /** The A2A agent card's skills and public base URL (ingress/a2a/route.ts); default no skills, the URL from the Host header. */
+  a2a?: { skills: readonly A2aSkill[]; publicUrl?: string };
 }
 
 export interface IngressDeps {
@@ -280,6 +284,9 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
     status: 503,
     body: { error: 'unavailable', message: 'this ingress was started without a Kafka client to read runs' },
   });
+  const a2a = k
+    ? a2aRoutes({ kafka: k, codec, logger, producer, now, sendTimeoutMs, guard, maxBodyBytes: options.maxBodyBytes, skills: [], ...options.a2a })
+    : null;
   const decisionRoute = approvalRoute({ guard, producer, codec, logger, now, sendTimeoutMs, readJson });
   if (runs) metrics.trackInFlight(() => runs.size);
   const openapi = JSON.stringify(ingressOpenApi());
@@ -295,6 +302,8 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
     runEvents: (req, params, res) => reads?.runEvents(req, res, params.thought_id!) ?? noReads(),
     ticketEvents: (req, _params, res) => reads?.externalEvents(req, res) ?? noReads(),
     getRun: (req, params) => reads?.runState(req, params.thought_id!) ?? noReads(),
+    agentCard: (req, _params, res) => serveAgentCard(req, res, options.a2a),
+    a2a: (req, _params, res) => a2a?.rpc(req, res) ?? (req.resume(), noReads()),
     webhook: async (req, params) => {
       const source = params.source!;
       if ((WEBHOOK_SOURCES as readonly string[]).includes(source)) return webhookRoute(req, source as WebhookSource);

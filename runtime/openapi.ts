@@ -18,6 +18,8 @@ export interface ResponseSpec {
   contentType?: string;
   /** Response headers set with this status (e.g. `retry-after`). */
   headers?: readonly string[];
+  /** The body's JSON Schema when it is not the error body above (e.g. a JSON-RPC error envelope). */
+  schema?: object;
 }
 
 /** A path parameter (`{name}` in the path template). */
@@ -132,7 +134,7 @@ function operation(route: RouteSpec, info: DocumentInfo): object {
   const responses = Object.fromEntries(
     Object.entries(route.responses).map(([status, r]) => {
       const type = r.contentType ?? info.jsonType;
-      const schema = Number(status) >= 400 && type === info.jsonType ? errorBody(r.errors) : {};
+      const schema = r.schema ?? (Number(status) >= 400 && type === info.jsonType ? errorBody(r.errors) : {});
       return [
         status,
         {

@@ -7,7 +7,7 @@ export const STAGE_SETTINGS = {
     kind: 'string',
     defaultNote: `tools/catalog ${PACKAGE_PATH}`,
     meaning: 'tool catalog folder (docs/TOOLS.md)',
-    usedBy: ['thought', 'action', 'observation', 'replay'],
+    usedBy: ['thought', 'action', 'observation', 'replay', 'ingress'],
   },
   TAO_MCP_LIST_TTL_MS: {
     kind: 'duration',
@@ -72,6 +72,12 @@ export const STAGE_SETTINGS = {
     default: '15',
     min: 1,
     meaning: 'seconds between heartbeat comments on an idle run event stream',
+    usedBy: ['ingress'],
+  },
+  TAO_A2A_PUBLIC_URL: {
+    kind: 'url',
+    meaning:
+      "the ingress's public base URL, for the endpoint URL in the A2A agent card (GET /.well-known/agent-card.json; docs/A2A.md); unset: http://<the request's Host header>",
     usedBy: ['ingress'],
   },
   TAO_INGRESS_KEYS_FILE: {

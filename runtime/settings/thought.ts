@@ -148,8 +148,8 @@ export const THOUGHT_SETTINGS = {
     kind: 'string',
     defaultNote: `skills/ ${PACKAGE_PATH}`,
     meaning:
-      'skills folder: skills/<name>/SKILL.md in the Agent Skills format, with optional policies.json (checked by Observation) and output.schema.json (docs/PLANNERS.md)',
-    usedBy: ['thought', 'observation', 'replay', 'cli'],
+      'skills folder: skills/<name>/SKILL.md in the Agent Skills format, with optional policies.json (checked by Observation) and output.schema.json (docs/PLANNERS.md); the ingress lists them in the A2A agent card',
+    usedBy: ['thought', 'observation', 'replay', 'cli', 'ingress'],
   },
   TAO_MAX_PLAN_STEPS: { kind: 'int', default: '50', min: 1, max: 1000, meaning: 'steps a plan may have', usedBy: ['thought', 'replay'] },
   TAO_MAX_ITERATIONS: { kind: 'int', default: '10', min: 1, max: 1000, meaning: 'waves per run before budget_exhausted', usedBy: ['thought', 'replay'] },

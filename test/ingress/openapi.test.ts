@@ -133,6 +133,21 @@ test('GET /v1/runs/... through their answers other than a stream (test/ingress/r
   assert.equal((await get(main, '/v1/runs/events?source=jira&external_id=X-1')).status, 401);
 });
 
+test('the A2A routes through their answers (test/ingress/a2a.test.ts drives the protocol)', async () => {
+  const rpc = (method: string) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { id: `a2a-${randomUUID()}` } });
+  const a2a = (ingress: Ingress, body: string, headers: Record<string, string> = {}) => post(ingress, '/a2a', body, { 'a2a-version': '1.0', ...headers });
+  assert.equal((await recorder.send(main.url, '/.well-known/agent-card.json')).status, 200);
+  const missing = await a2a(main, rpc('GetTask'), bearer(keys.reader));
+  assert.equal(missing.status, 200);
+  assert.equal((JSON.parse(missing.text) as { error: { code: number } }).error.code, -32001, 'TaskNotFound');
+  assert.equal((await a2a(main, rpc('GetTask'))).status, 401);
+  assert.equal((await a2a(main, rpc('SendMessage'), bearer(keys.reader))).status, 403);
+  assert.equal((await a2a(main, JSON.stringify({ pad: 'x'.repeat(5000) }), bearer(keys.reader))).status, 413);
+  // The slow key's one token went to /v1/tasks above.
+  assert.equal((await a2a(main, rpc('GetTask'), bearer(keys.slow))).status, 429);
+  assert.equal((await a2a(down, rpc('GetTask'), bearer(keys.reader))).status, 503);
+});
+
 test('GET /health, /metrics and /openapi.json answer; other methods and unknown paths answer the 404 fallback', async () => {
   assert.equal((await recorder.send(main.url, '/health')).status, 200);
   assert.equal((await recorder.send(main.url, '/metrics')).status, 200);
