@@ -40,6 +40,7 @@ export async function runCommand(name: string | undefined, args: string[], apply
       { createKafka, createProducer, waitForKafka },
       { createLogger },
       { prepareCatalog },
+      { editChecks },
     ] = await Promise.all([
       import('../ingress/config.ts'),
       import('../ingress/server.ts'),
@@ -47,10 +48,13 @@ export async function runCommand(name: string | undefined, args: string[], apply
       import('../runtime/kafka.ts'),
       import('../runtime/log.ts'),
       import('../runtime/catalog-check.ts'),
+      import('../processors/wiring/index.ts'),
     ]);
     const config = loadRuntimeConfig(process.env);
     // Keys (or the refusal to run open) are settled before anything connects.
     const auth = ingressAuthFromEnv(process.env, config.bindHost);
+    // An approver's edit is checked against the tools' contracts and the skills' policies, as Thought checks it.
+    const edits = await editChecks(process.env);
     const logger = createLogger({ stage: 'ingress', pid: process.pid }, { level: setting(process.env, 'TAO_LOG_LEVEL') });
     const kafka = createKafka(config, 'tao-ingress', logger);
     await waitForKafka(config, logger);
@@ -70,7 +74,7 @@ export async function runCommand(name: string | undefined, args: string[], apply
         auth,
         webhooks: webhookOptionsFromEnv(process.env),
       },
-      { producer, codec, logger, kafka },
+      { producer, codec, logger, kafka, edits },
     );
     logger.info('ingress listening', { url: ingress.url });
     onSignal(async () => {

@@ -25,6 +25,13 @@ export function skillOfRun(run: RunState): string | null {
   return String((jsonObjectField(run.model_state_json, 'run.model_state_json') as { skill?: unknown }).skill ?? '').split('@')[0]! || null;
 }
 
+/** What an edit is checked against: the tools' input contracts and each skill's policies (processors/wiring `editChecks`). */
+export interface EditChecks {
+  contracts: Pick<ToolContracts, 'refusesArguments'>;
+  /** The policies of a skill (none for a flow's run). */
+  policiesOf: (skill: string) => readonly CompiledPolicy[];
+}
+
 /** An edit refused: `policy` names the policy it breaks, when one does. */
 export interface EditRefusal {
   reason: string;

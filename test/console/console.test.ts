@@ -15,7 +15,7 @@ import { startConsole, type RunningConsole } from '../../console/cli.ts';
 import { startModelSim, type ModelSim } from '../../model-sim/server.ts';
 import { dlqCommand, replayCommand } from '../../replay/cli.ts';
 import type { DlqListing } from '../../replay/dlq.ts';
-import { LogReader } from '../../replay/reader.ts';
+import { LogReader } from '../../runtime/log-reader.ts';
 import { REDRIVEN_FROM_HEADER } from '../../replay/record-format.ts';
 import type { Timeline } from '../../replay/timeline.ts';
 import { createLogger } from '../../runtime/log.ts';
