@@ -77,7 +77,7 @@ export function staleDecision(
  */
 export function refusedEdit(call: ApprovalCall, args: Record<string, unknown>, run: RunState | null, checks: EditChecks): DecisionRefusal | null {
   if (run) {
-    const why = editRefusal(call.tool, JSON.stringify(args), run, checks.contracts, checks.policiesOf);
+    const why = editRefusal(call.tool, JSON.stringify(args), run, checks.contracts, checks.policiesOf, call.step_id);
     return why && { status: 422, body: { error: 'edit_refused', message: why.reason, ...(why.policy ? { policy: why.policy } : {}) } };
   }
   const contract = checks.contracts.refusesArguments(call.tool, args);

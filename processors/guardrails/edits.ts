@@ -11,12 +11,16 @@ import { planOfRun, type ToolContracts } from '../plan.ts';
 import { isModelStep, modelDriven } from '../run-driver.ts';
 import { firstViolation, policyDocuments, type CompiledPolicy, type RecordedStep } from './policies.ts';
 
-/** The steps a run has recorded, as a policy document is built from them (what ran, what each verified output is). */
-export function recordedSteps(run: RunState): RecordedStep[] {
+/**
+ * The steps a run has recorded, as a policy document is built from them (what ran, what each verified
+ * output is). `parked`: the step of the parked call being judged, whose dispatch the parked run
+ * counts already (the wave is kept as it was proposed) but which has not run: it is not counted.
+ */
+export function recordedSteps(run: RunState, parked: string | null = null): RecordedStep[] {
   const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json');
   return planOfRun(run.plan_json)
     .steps.filter((s) => !isModelStep(s.id))
-    .map((s) => ({ id: s.id, tool: s.tool, dispatched: (run.step_attempts[s.id] ?? 0) > 0, output: outputs[s.id] }));
+    .map((s) => ({ id: s.id, tool: s.tool, dispatched: (run.step_attempts[s.id] ?? 0) - (s.id === parked ? 1 : 0) > 0, output: outputs[s.id] }));
 }
 
 /** The run's skill when a model drives it, else null (a flow's run has no policies). */
@@ -39,7 +43,9 @@ export interface EditRefusal {
 }
 
 /**
- * Why `editedJson` may not replace the arguments of `tool`'s parked call in `run` (null when it may).
+ * Why `editedJson` may not replace the arguments of `tool`'s parked call (step `stepId`) in `run`,
+ * the parked run (null when it may). The edited call replaces the proposed one: the proposed call
+ * does not count as a call of the run (a policy "at most one refund per run" allows the edited refund).
  * @param policiesOf the policies of a skill (none for a flow's run)
  */
 export function editRefusal(
@@ -48,6 +54,7 @@ export function editRefusal(
   run: RunState,
   contracts: Pick<ToolContracts, 'refusesArguments'>,
   policiesOf: (skill: string) => readonly CompiledPolicy[],
+  stepId: string,
 ): EditRefusal | null {
   let args: unknown;
   try {
@@ -61,6 +68,6 @@ export function editRefusal(
   const skill = skillOfRun(run);
   const policies = skill ? policiesOf(skill) : [];
   if (!policies.length) return null;
-  const violation = firstViolation(policies, policyDocuments(recordedSteps(run), [{ tool, arguments: args as Record<string, unknown> }]));
+  const violation = firstViolation(policies, policyDocuments(recordedSteps(run, stepId), [{ tool, arguments: args as Record<string, unknown> }]));
   return violation && { reason: violation.evidence.replace('refuses call 1, ', 'refuses the edited call, '), policy: violation.policy };
 }

@@ -129,7 +129,7 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
         }`,
       };
     if (d.edited_input_json !== null) {
-      const why = editRefusal(call.tool, d.edited_input_json, snapshot.run, config.tools, (skill) => config.approvals?.policies?.(skill) ?? []);
+      const why = editRefusal(call.tool, d.edited_input_json, snapshot.run, config.tools, (skill) => config.approvals?.policies?.(skill) ?? [], call.step_id);
       if (why) return { outputs: [], refused: `${who} for interrupt ${d.interrupt_id} of run ${task.thought_id}: ${why.reason}` };
     }
   }
