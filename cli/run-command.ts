@@ -43,6 +43,7 @@ export async function runCommand(name: string | undefined, args: string[], apply
       { a2aSkillsFrom },
       { skillsOptionsFromEnv },
       { DEFAULT_CATALOG_DIR },
+      { editChecks },
     ] = await Promise.all([
       import('../ingress/config.ts'),
       import('../ingress/server.ts'),
@@ -53,12 +54,15 @@ export async function runCommand(name: string | undefined, args: string[], apply
       import('../ingress/a2a/card.ts'),
       import('../processors/thought/skills-config.ts'),
       import('../tools/catalog.ts'),
+      import('../processors/wiring/index.ts'),
     ]);
     const config = loadRuntimeConfig(process.env);
     // The agent card's skills, checked against the tool catalog as Thought checks them (a ConfigError otherwise).
     const skills = a2aSkillsFrom(skillsOptionsFromEnv(process.env).dir, setting(process.env, 'TAO_TOOL_CATALOG_DIR') ?? DEFAULT_CATALOG_DIR, process.env);
     // Keys (or the refusal to run open) are settled before anything connects.
     const auth = ingressAuthFromEnv(process.env, config.bindHost);
+    // An approver's edit is checked against the tools' contracts and the skills' policies, as Thought checks it.
+    const edits = await editChecks(process.env);
     const logger = createLogger({ stage: 'ingress', pid: process.pid }, { level: setting(process.env, 'TAO_LOG_LEVEL') });
     const kafka = createKafka(config, 'tao-ingress', logger);
     await waitForKafka(config, logger);
@@ -79,7 +83,7 @@ export async function runCommand(name: string | undefined, args: string[], apply
         webhooks: webhookOptionsFromEnv(process.env),
         a2a: { skills, publicUrl: setting(process.env, 'TAO_A2A_PUBLIC_URL')?.replace(/\/+$/, '') },
       },
-      { producer, codec, logger, kafka },
+      { producer, codec, logger, kafka, edits },
     );
     logger.info('ingress listening', { url: ingress.url });
     onSignal(async () => {

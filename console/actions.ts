@@ -21,7 +21,11 @@ import type { ThoughtConfig } from '../processors/thought/core.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { withProducer } from '../runtime/kafka.ts';
 import type { Logger } from '../runtime/log.ts';
-import type { Task } from '../schemas/types.gen.ts';
+import type { ApprovalRequest, Task } from '../schemas/types.gen.ts';
+import { refusedEdit, staleDecision, type DecisionRefusal } from '../ingress/decision-checks.ts';
+import { readRunState } from '../ingress/run-streams.ts';
+import type { EditChecks } from '../processors/thought/approval-rules.ts';
+import { readRunSnapshot } from '../runtime/run-stream/snapshot.ts';
 
 /** The console's read and write side over the log. */
 export interface ConsoleActions {
@@ -39,9 +43,16 @@ export interface ConsoleActions {
   redrive(topic: string, offsets: Array<{ partition: number; offset: string }>): Promise<RedriveReport>;
   /**
    * Writes a decision on a run awaiting approval, made by `who` (as `tao approve|deny` does); Thought
-   * applies it once, or ignores it when the run no longer awaits approval.
+   * applies it once, or ignores it when the run no longer awaits approval. A decision naming an
+   * interrupt is checked first as the ingress checks it (ingress/decision-checks.ts): one not pending
+   * is refused 409, edited arguments the tool's contract or a skill policy refuses 422; nothing is written then.
    */
-  decide(thoughtId: string, verdict: 'approve' | 'deny', who: string, options: { step: string | null; reason: string | null }): Promise<{ task_id: string }>;
+  decide(
+    thoughtId: string,
+    verdict: 'approve' | 'deny',
+    who: string,
+    options: { step: string | null; reason: string | null; interrupt?: string | null; arguments?: Record<string, unknown> | null },
+  ): Promise<{ task_id: string } | { refused: DecisionRefusal }>;
   /** Writes `text` as the answer to a run awaiting input (as `tao submit --reply` does). */
   reply(thoughtId: string, text: string, who: string): Promise<{ task_id: string }>;
   status(): Promise<StatusReport>;
@@ -59,6 +70,8 @@ export interface ActionDeps {
   statusEndpoints: readonly string[];
   /** How long a partition may take to be read to its end. */
   readTimeoutMs: number;
+  /** What an edited call is checked against (processors/wiring `editChecks`), loaded on first use. */
+  editChecks(): Promise<EditChecks>;
 }
 
 /** The actions over `deps`' cluster. */
@@ -69,6 +82,7 @@ export function consoleActions(deps: ActionDeps): ConsoleActions {
     await withProducer(deps.kafka, (producer) => submitTasks(producer, deps.codec, [task]));
     return { task_id: task.task_id };
   };
+  let checks: Promise<EditChecks> | undefined;
   const runLog = async (id: string): Promise<RunLog | null> => {
     const log = await readRunLog(logDeps, id);
     return log.records.length === 0 && log.deadLetters.length === 0 ? null : log;
@@ -105,8 +119,26 @@ export function consoleActions(deps: ActionDeps): ConsoleActions {
       return report;
     },
     async decide(id, verdict, who, options) {
+      if (options.interrupt) {
+        const view = await readRunState(deps, id);
+        const stale = staleDecision(id, options.interrupt, view?.status ?? 'unknown', view?.outcome?.approval as ApprovalRequest | null | undefined);
+        if ('status' in stale) return { refused: stale };
+        if (options.arguments) {
+          const snapshot = await readRunSnapshot(deps, id, deps.readTimeoutMs);
+          const refused = refusedEdit(stale.call, options.arguments, snapshot?.run ?? null, await (checks ??= deps.editChecks()));
+          if (refused) return { refused };
+        }
+      }
       const sent = await send(decisionTask(id, verdict, who, { ...options, source: 'console' }));
-      deps.logger.info('decision written from the console', { thought_id: id, task_id: sent.task_id, verdict, step: options.step, decided_by: who });
+      deps.logger.info('decision written from the console', {
+        thought_id: id,
+        task_id: sent.task_id,
+        verdict,
+        step: options.step,
+        interrupt: options.interrupt ?? null,
+        edited: Boolean(options.arguments),
+        decided_by: who,
+      });
       return sent;
     },
     async reply(id, text, who) {

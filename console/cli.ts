@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { apiKeysFromEnv } from '../ingress/config.ts';
 import { statusEndpoints } from '../observability/cli.ts';
-import { thoughtConfig } from '../processors/wiring/index.ts';
+import { editChecks, thoughtConfig } from '../processors/wiring/index.ts';
 import { verifyConfigsForRun } from '../replay/verify-config.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { loadRuntimeConfig, setting } from '../runtime/config.ts';
@@ -47,6 +47,7 @@ export async function startConsole(
     logger,
     verifyConfigs: (log) => verifyConfigsForRun(log, env),
     thoughtConfig: () => thoughtConfig(env),
+    editChecks: () => editChecks(env),
     statusEndpoints: statusEndpoints(env),
     readTimeoutMs: options.readTimeoutMs,
   });

@@ -9,7 +9,7 @@ import type { AvroCodec } from '../runtime/codec.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import { followFromBeginning, type Follower } from '../runtime/follow.ts';
 import type { Logger } from '../runtime/log.ts';
-import { stringHeaders } from '../replay/reader.ts';
+import { stringHeaders } from '../runtime/log-reader.ts';
 import type { TopicId } from '../topics/catalog.ts';
 import { RunIndex, type RunSummary } from './run-index.ts';
 

@@ -87,9 +87,19 @@ const decision = (verdict: 'approve' | 'deny'): ConsoleRoute => ({
   body: { contentType: JSON_TYPE, schema: decisionBodySchema, required: false },
   responses: {
     202: { description: 'Kafka took the decision: `{thought_id, verdict, task_id}`' },
-    400: { description: 'a body that is not `{step?, reason?}` (or is over 64 KiB), or a run id that is not a valid URL component' },
+    400: {
+      description:
+        'a body that is not `{interrupt?, arguments?, step?, reason?}` (or is over 64 KiB), `arguments` without approve and `interrupt`, or a run id that is not a valid URL component',
+    },
     404: r404run,
-    409: { description: 'the run is not awaiting approval' },
+    409: { description: 'the run is not awaiting approval, or the `interrupt` is not pending (`{error, code: "stale_decision", pending}`)' },
+    ...(verdict === 'approve'
+      ? ({
+          422: {
+            description: 'the edited `arguments` break the tool\'s input contract or a policy of the run\'s skill (`{error, code: "edit_refused", policy?}`)',
+          },
+        } as Record<number, ResponseSpec>)
+      : {}),
     503: r503,
     ...access(false),
     ...post(),

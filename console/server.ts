@@ -13,7 +13,7 @@
  * | `GET /api/runs/<id>/report` | the run's report body (HTML fragment) |
  * | `POST /api/runs/<id>/verify` | the drift report |
  * | `POST /api/runs/<id>/fork` `{"point"}` | the new run's thought_id |
- * | `POST /api/runs/<id>/approve`, `/deny` `{"step"?, "reason"?}` | 202 `{thought_id, verdict, task_id}`: the decision, recorded as made by the key's id (`key:<id>`) or, on loopback, the OS user running the console |
+ * | `POST /api/runs/<id>/approve`, `/deny` `{"interrupt"?, "arguments"?, "step"?, "reason"?}` | 202 `{thought_id, verdict, interrupt?, task_id}`: the decision, recorded as made by the key's id (`key:<id>`) or, on loopback, the OS user running the console; 409 for an interrupt not pending, 422 for an edit refused (`{error, code, policy?}`) |
  * | `POST /api/runs/<id>/reply` `{"text"}` | 202 `{thought_id, task_id}`: the answer to a run awaiting input |
  * | `GET /api/dead-letters?topic&reason` | the `tao dlq list` document |
  * | `POST /api/dead-letters/redrive` `{"topic","offsets":[{"partition","offset"}]}` | the re-drive report |
@@ -23,7 +23,8 @@
  * A POST must be `application/json` (415 otherwise) and not cross-site (403; console/auth.ts
  * `crossSite`); approve, deny and reply need a key with the `approve` scope as well (403) off loopback. Errors are JSON `{"error"}` with a status: 400 a bad request, 401/403 see console/auth.ts, 404
  * unknown run or route, 409 a request the log refuses (a fork Thought would end at once; a decision for a run not
- * awaiting approval, a reply for one not awaiting input, a re-drive of a topic that is not dead-lettered),
+ * awaiting approval or an interrupt no longer pending, a reply for one not awaiting input, a re-drive of a topic that is not dead-lettered),
+ * 422 edited arguments the tool's contract or a policy of the run's skill refuses,
  * 413 a login form over 64 KiB (a JSON body over 64 KiB is read as none: 400), 503 when the cluster
  * does not answer. While the index is rebuilt `/api/runs` says `"ready": false`.
  *
@@ -35,6 +36,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { extname, join } from 'node:path';
 import { validDecisionBody } from '../ingress/approvals.ts';
+import { decisionBodyProblem } from '../ingress/decision-checks.ts';
 import { renderReportBody, REPORT_CSS } from '../replay/render-html.ts';
 import { toTaoError } from '../runtime/errors.ts';
 import { listen, type Listening } from '../runtime/listen.ts';
@@ -225,11 +227,20 @@ async function decide(
     if (typeof text !== 'string' || !text.trim()) return json(res, 400, { error: 'a reply needs {"text": the answer the run waits for}' });
     return json(res, 202, { thought_id: id, ...(await deps.actions.reply(id, text, who.who)) });
   }
-  if (!validDecisionBody(body)) return json(res, 400, { error: 'a decision takes {"step"?: a step id (S2), "reason"?: text up to 2000 characters}' });
-  const { step = null, reason = null } = body;
+  if (!validDecisionBody(body))
+    return json(res, 400, {
+      error: 'a decision takes {"interrupt"?: an interrupt id, "arguments"?: an object, "step"?: a step id (S2), "reason"?: text up to 2000 characters}',
+    });
   const verdict = what === '/approve' ? 'approve' : 'deny';
-  const sent = await deps.actions.decide(id, verdict, who.who, { step, reason: reason || null });
-  return json(res, 202, { thought_id: id, verdict, ...sent });
+  const problem = decisionBodyProblem(body, verdict);
+  if (problem) return json(res, 400, { error: problem });
+  const { step = null, reason = null, interrupt = null, arguments: edited = null } = body;
+  const sent = await deps.actions.decide(id, verdict, who.who, { step, reason: reason || null, interrupt, arguments: edited });
+  if ('refused' in sent) {
+    const { error, message, ...rest } = sent.refused.body;
+    return json(res, sent.refused.status, { error: message, code: error, ...rest });
+  }
+  return json(res, 202, { thought_id: id, verdict, ...(interrupt ? { interrupt } : {}), ...sent });
 }
 
 function runs(deps: ConsoleServerDeps, url: URL, res: ServerResponse): void {

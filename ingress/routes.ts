@@ -6,7 +6,7 @@
  */
 import { openApiDocument, type ResponseSpec, type RouteSpec } from '../runtime/openapi.ts';
 import { packageVersion } from '../runtime/paths.ts';
-import { decisionBodySchema } from './approvals.ts';
+import { cancelBodySchema, decisionBodySchema } from './approvals.ts';
 import { A2A_ROUTES, type A2aOperation } from './a2a/spec.ts';
 import { WEBHOOK_SOURCES } from './webhooks.ts';
 
@@ -30,7 +30,7 @@ export const taskRequestSchema = {
 
 /** The operations; the server has one handler for each. */
 export type IngressOperation =
-  'health' | 'metrics' | 'openapi' | 'submitTask' | 'webhook' | 'approveRun' | 'denyRun' | 'runEvents' | 'ticketEvents' | 'getRun' | A2aOperation;
+  'health' | 'metrics' | 'openapi' | 'submitTask' | 'webhook' | 'approveRun' | 'denyRun' | 'cancelRun' | 'runEvents' | 'ticketEvents' | 'getRun' | A2aOperation;
 
 export interface IngressRoute extends RouteSpec {
   operationId: IngressOperation;
@@ -56,27 +56,70 @@ const inFlight: ResponseSpec = {
 const accepted: ResponseSpec = { description: 'the task is durably in `tao.tasks`: `{thought_id, task_id}`' };
 const THOUGHT_ID = { thought_id: { description: "the run's thought_id", pattern: '[A-Za-z0-9:_.-]{1,200}' } };
 
+const decisionAuth = {
+  401: { description: 'a missing, malformed, unknown or revoked key (`WWW-Authenticate: Bearer`)', errors: ['unauthorized'], headers: ['www-authenticate'] },
+  403: { description: 'a key without the `approve` scope, or an ingress running without keys', errors: ['forbidden'] },
+  405: r405,
+  413: r413,
+  429: { description: 'the key is over its rate', errors: ['rate_limited'], headers: retry },
+  500: r500,
+  503: { ...r503, description: 'Kafka did not acknowledge the record within the send timeout, or the run could not be read' },
+} as const;
+const unknownRun: ResponseSpec = { description: 'the log has no record of the run (checked when the ingress reads runs)', errors: ['unknown_run'] };
+
+const editRefused: ResponseSpec = {
+  description: "the edited `arguments` break the tool's input contract or a policy of the run's skill: `{error, message, policy?}`",
+  errors: ['edit_refused'],
+};
+
 const decision = (verdict: 'approve' | 'deny'): IngressRoute => ({
   method: 'POST',
   path: `/v1/runs/{thought_id}/${verdict}`,
   operationId: verdict === 'approve' ? 'approveRun' : 'denyRun',
-  summary: `${verdict === 'approve' ? 'Approve' : 'Deny'} a run awaiting approval (written to tao.tasks as a DECISION task)`,
+  summary: `${verdict === 'approve' ? 'Approve' : 'Deny'} a parked call (\`interrupt\`) or the calls of a run awaiting approval (written to tao.tasks as a DECISION task)`,
+  description:
+    verdict === 'approve'
+      ? 'With `interrupt` and `arguments`, the call runs with the edited arguments; the proposed ones stay in the record. docs/INGRESS.md, "Approvals".'
+      : 'docs/INGRESS.md, "Approvals".',
   scope: 'approve',
   metric: 'approvals',
   params: THOUGHT_ID,
   body: { contentType: JSON_TYPE, schema: decisionBodySchema, required: false },
   responses: {
-    202: { description: 'Kafka acknowledged the decision: `{thought_id, task_id, verdict}`' },
-    400: { description: 'malformed JSON or a body that is not `{step?, reason?}`', errors: ['invalid_json', 'invalid_decision'] },
-    401: { description: 'a missing, malformed, unknown or revoked key (`WWW-Authenticate: Bearer`)', errors: ['unauthorized'], headers: ['www-authenticate'] },
-    403: { description: 'a key without the `approve` scope, or an ingress running without keys', errors: ['forbidden'] },
-    405: r405,
-    413: r413,
-    429: { description: 'the key is over its rate', errors: ['rate_limited'], headers: retry },
-    500: r500,
-    503: r503,
+    202: { description: 'Kafka acknowledged the decision: `{thought_id, task_id, verdict, interrupt?}`' },
+    400: {
+      description:
+        'malformed JSON, a body that is not `{interrupt?, arguments?, step?, reason?}`, `arguments` without approve and `interrupt`, or both `interrupt` and `step`',
+      errors: ['invalid_json', 'invalid_decision'],
+    },
+    404: unknownRun,
+    409: {
+      description:
+        'the `interrupt` is not pending (decided already, or the run moved on): `{error, message, pending: [{interrupt_id, step_id, tool, arguments, rule, why}]}`',
+      errors: ['stale_decision'],
+    },
+    ...(verdict === 'approve' ? ({ 422: editRefused } as Record<number, ResponseSpec>) : {}),
+    ...decisionAuth,
   },
 });
+
+const cancel: IngressRoute = {
+  method: 'POST',
+  path: '/v1/runs/{thought_id}/cancel',
+  operationId: 'cancelRun',
+  summary: 'Cancel a run that has not ended (written to tao.tasks as a CANCEL task; Thought ends it `cancelled`)',
+  scope: 'approve',
+  metric: 'approvals',
+  params: THOUGHT_ID,
+  body: { contentType: JSON_TYPE, schema: cancelBodySchema, required: false },
+  responses: {
+    202: { description: 'Kafka acknowledged the cancel: `{thought_id, task_id, verdict: "cancel"}`' },
+    400: { description: 'malformed JSON or a body that is not `{reason?}`', errors: ['invalid_json', 'invalid_decision'] },
+    404: unknownRun,
+    409: { description: 'the run has ended already: `{error, message, status}`', errors: ['run_ended'] },
+    ...decisionAuth,
+  },
+};
 
 const noReads: ResponseSpec = { description: 'an ingress started without a Kafka client to read runs', errors: ['unavailable'] };
 const readAuth = {
@@ -156,6 +199,7 @@ export const INGRESS_ROUTES: readonly IngressRoute[] = [
   },
   decision('approve'),
   decision('deny'),
+  cancel,
   {
     method: 'GET',
     path: '/v1/runs/events',

@@ -21,7 +21,7 @@ import { thoughtIdFor } from '../client/tasks.ts';
 import type { Logger } from '../runtime/log.ts';
 import { decodeCursor } from '../runtime/run-stream/cursor.ts';
 import { openRunStream, type RunStreamDeps } from '../runtime/run-stream/read.ts';
-import { foldRunState } from '../runtime/run-stream/state.ts';
+import { foldRunState, type RunState } from '../runtime/run-stream/state.ts';
 import type { ApiKeyGuard } from './auth.ts';
 import type { Reply } from './http-body.ts';
 
@@ -111,14 +111,23 @@ export function runReadRoutes(deps: RunReadDeps) {
     runState: async (req: IncomingMessage, thoughtId: string): Promise<Reply> => {
       const refused = admit(req);
       if (refused) return refused;
-      const events = await openRunStream(deps, thoughtId, null, { untilEnd: true });
-      const seen = [];
-      for await (const e of events) seen.push(e);
-      if (seen.length === 0 && events.pending === 0)
-        return { status: 404, body: { error: 'unknown_run', message: `the log has no record of run ${thoughtId}` } };
-      return { status: 200, body: foldRunState(thoughtId, seen) };
+      const state = await readRunState(deps, thoughtId);
+      if (!state) return { status: 404, body: { error: 'unknown_run', message: `the log has no record of run ${thoughtId}` } };
+      return { status: 200, body: state };
     },
   };
+}
+
+/**
+ * The run's current state as the log has it now (its stream read to the current end, folded), or
+ * null when the log has no record of it. `GET /v1/runs/{thought_id}`, and the decision and cancel
+ * routes' check before they write (ingress/approvals.ts).
+ */
+export async function readRunState(deps: RunStreamDeps, thoughtId: string): Promise<RunState | null> {
+  const events = await openRunStream(deps, thoughtId, null, { untilEnd: true });
+  const seen = [];
+  for await (const e of events) seen.push(e);
+  return seen.length === 0 && events.pending === 0 ? null : foldRunState(thoughtId, seen);
 }
 
 function header(req: IncomingMessage, name: string): string | null {

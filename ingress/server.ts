@@ -2,7 +2,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { Ajv } from 'ajv';
 import type { Kafka, Producer } from 'kafkajs';
 import { buildTask, submitTasks, type NewTask } from '../client/tasks.ts';
+import type { EditChecks } from '../processors/thought/approval-rules.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
+import { readRunSnapshot } from '../runtime/run-stream/snapshot.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import { listen, type Listening } from '../runtime/listen.ts';
 import { routeMatcher } from '../runtime/openapi.ts';
@@ -10,8 +12,8 @@ import type { Logger } from '../runtime/log.ts';
 import { IngressMetrics } from '../runtime/metrics.ts';
 import { decideIngressAuth, type IngressAuth } from './api-keys.ts';
 import { ApiKeyGuard } from './auth.ts';
-import { approvalRoute } from './approvals.ts';
-import { runReadRoutes } from './run-streams.ts';
+import { approvalRoutes } from './approvals.ts';
+import { readRunState, runReadRoutes } from './run-streams.ts';
 import type { A2aSkill } from './a2a/card.ts';
 import { a2aRoutes, serveAgentCard } from './a2a/route.ts';
 import { parseJson, pathOf, readBody, tooLarge, writeWithin, type Reply } from './http-body.ts';
@@ -62,6 +64,11 @@ export interface IngressDeps {
   logger: Logger;
   /** Follows `tao.outcomes` for the in-flight limit, and reads runs (`GET /v1/runs/...`; without it those answer 503). */
   kafka?: Kafka;
+  /**
+   * What an approver's edited arguments are checked against before the decision is written (the
+   * tools' contracts, the skills' policies: processors/wiring `editChecks`); without it only Thought checks them.
+   */
+  edits?: EditChecks;
   /** Clock, for tests. */
   now?: () => number;
   /** Served on `GET /metrics`; default a fresh {@link IngressMetrics}. */
@@ -287,7 +294,10 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
   const a2a = k
     ? a2aRoutes({ kafka: k, codec, logger, producer, now, sendTimeoutMs, guard, maxBodyBytes: options.maxBodyBytes, skills: [], ...options.a2a })
     : null;
-  const decisionRoute = approvalRoute({ guard, producer, codec, logger, now, sendTimeoutMs, readJson });
+  const runReads = k
+    ? { state: (id: string) => readRunState({ kafka: k, codec, logger }, id), snapshot: (id: string) => readRunSnapshot({ kafka: k, codec }, id) }
+    : null;
+  const decisions = approvalRoutes({ guard, producer, codec, logger, now, sendTimeoutMs, readJson, reads: runReads, edits: deps.edits ?? null });
   if (runs) metrics.trackInFlight(() => runs.size);
   const openapi = JSON.stringify(ingressOpenApi());
   const routes: Record<IngressOperation, (req: IncomingMessage, params: Record<string, string>, res: ServerResponse) => Promise<Reply | void>> = {
@@ -297,8 +307,9 @@ export async function startIngress(options: IngressOptions, deps: IngressDeps): 
     },
     openapi: async (_req, _params, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end(openapi),
     submitTask: (req) => tasksRoute(req),
-    approveRun: (req, params) => decisionRoute(req, params.thought_id!, 'approve'),
-    denyRun: (req, params) => decisionRoute(req, params.thought_id!, 'deny'),
+    approveRun: (req, params) => decisions.decide(req, params.thought_id!, 'approve'),
+    denyRun: (req, params) => decisions.decide(req, params.thought_id!, 'deny'),
+    cancelRun: (req, params) => decisions.cancel(req, params.thought_id!),
     runEvents: (req, params, res) => reads?.runEvents(req, res, params.thought_id!) ?? noReads(),
     ticketEvents: (req, _params, res) => reads?.externalEvents(req, res) ?? noReads(),
     getRun: (req, params) => reads?.runState(req, params.thought_id!) ?? noReads(),

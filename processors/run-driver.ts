@@ -72,11 +72,13 @@ export function modelSkillOf(run: RunState): string | null {
 
 /**
  * The tool steps a run has recorded (model turns aside), in plan order: which ran, and each one's
- * verified output (undefined when it has none): what a policy document is built from.
+ * verified output (undefined when it has none): what a policy document is built from. `parked`: the
+ * step of a parked call being judged, whose dispatch a parked run counts already (the wave is kept
+ * as it was proposed) but which has not run: it is not counted.
  */
-export function recordedSteps(run: RunState): Array<{ id: string; tool: string; dispatched: boolean; output?: unknown }> {
+export function recordedSteps(run: RunState, parked: string | null = null): Array<{ id: string; tool: string; dispatched: boolean; output?: unknown }> {
   const outputs = jsonObjectField(run.outputs_json, 'run.outputs_json');
   return planOfRun(run.plan_json)
     .steps.filter((s) => !isModelStep(s.id))
-    .map((s) => ({ id: s.id, tool: s.tool, dispatched: (run.step_attempts[s.id] ?? 0) > 0, output: outputs[s.id] }));
+    .map((s) => ({ id: s.id, tool: s.tool, dispatched: (run.step_attempts[s.id] ?? 0) - (s.id === parked ? 1 : 0) > 0, output: outputs[s.id] }));
 }

@@ -7,7 +7,7 @@ import type { AvroCodec } from '../runtime/codec.ts';
 import { toTaoError } from '../runtime/errors.ts';
 import { DLQ_HEADERS } from '../runtime/processor.ts';
 import { DEAD_LETTERED, type TopicId, type TopicNames } from '../topics/catalog.ts';
-import type { RawRecord } from './reader.ts';
+import type { RawRecord } from '../runtime/log-reader.ts';
 
 /** Where a record sits in the log. */
 export interface RecordRef {

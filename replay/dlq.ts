@@ -19,7 +19,7 @@ import { createProducer } from '../runtime/kafka.ts';
 import { DLQ_HEADERS } from '../runtime/processor.ts';
 import { DEAD_LETTERED, TOPICS, type TopicId } from '../topics/catalog.ts';
 import { originalHeaders, readDeadLetter, type DeadLetter, type RecordRef } from './dead-letters.ts';
-import { LogReader, type PartitionRange, type RawRecord } from './reader.ts';
+import { LogReader, type PartitionRange, type RawRecord } from '../runtime/log-reader.ts';
 import { REDRIVEN_FROM_HEADER, refKey } from './record-format.ts';
 
 /** Header on a re-driven record naming where the original was first read: `<source topic>/<partition>/<offset>`. */

@@ -11,7 +11,7 @@ import { toTaoError, type ErrorCode } from '../runtime/errors.ts';
 import { DEAD_LETTERED, type TopicId } from '../topics/catalog.ts';
 import { readDeadLetter, type DeadLetter } from './dead-letters.ts';
 import { partitionForKey } from '../runtime/partition.ts';
-import { LogReader, type PartitionRange, type RawRecord } from './reader.ts';
+import { LogReader, type PartitionRange, type RawRecord } from '../runtime/log-reader.ts';
 
 /** The loop topics a run has records in, in the order a run's records are caused. */
 export const RUN_TOPICS: readonly TopicId[] = ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes', 'thoughtRuns'];

@@ -81,10 +81,10 @@ function approvalTable(approval: ApprovalRequest | null | undefined): string {
   const calls = approval?.calls;
   if (!approval || !calls?.length) return '';
   const timeout = approval.timeout_ms;
-  return `<table class="approval"><caption>Calls awaiting approval${timeout ? ` (the approval times out ${timeout % 3600000 === 0 ? `${timeout / 3600000} h` : `${Math.round(timeout / 1000)} s`} after this outcome)` : ''}</caption><thead><tr><th>step</th><th>tool</th><th>arguments</th><th>why</th><th>decision</th></tr></thead><tbody>${calls
+  return `<table class="approval"><caption>Calls awaiting approval${timeout ? ` (the approval times out ${timeout % 3600000 === 0 ? `${timeout / 3600000} h` : `${Math.round(timeout / 1000)} s`} after this outcome)` : ''}</caption><thead><tr><th>interrupt</th><th>step</th><th>tool</th><th>arguments</th><th>why</th><th>decision</th></tr></thead><tbody>${calls
     .map(
       (c) =>
-        `<tr class="approval-call" data-step="${esc(c.step_id)}" data-decision="${esc(c.decision ?? 'pending')}"><td>${esc(c.step_id)}</td><td>${esc(c.tool)}</td><td><code>${esc(c.input_json)}</code></td><td>${esc(c.why)}<br><small>${esc(c.rule)}</small></td><td>${c.decision ? `${esc(c.decision)} by ${esc(c.decided_by ?? '?')}` : 'pending'}</td></tr>`,
+        `<tr class="approval-call" data-step="${esc(c.step_id)}" data-interrupt="${esc(c.interrupt_id ?? '')}" data-tool="${esc(c.tool)}" data-arguments="${esc(c.input_json)}" data-decision="${esc(c.decision ?? 'pending')}"><td><code>${esc(c.interrupt_id ?? '–')}</code></td><td>${esc(c.step_id)}</td><td>${esc(c.tool)}</td><td><code>${esc(c.input_json)}</code>${c.edited_input_json ? `<br>edited to <code class="edited">${esc(c.edited_input_json)}</code>` : ''}</td><td>${esc(c.why)}<br><small>${esc(c.rule)}</small></td><td>${c.decision ? `${esc(c.decision)}${c.edited_input_json ? ' with edits' : ''} by ${esc(c.decided_by ?? '?')}` : 'pending'}</td></tr>`,
     )
     .join('')}</tbody></table>`;
 }

@@ -155,16 +155,24 @@ async function runPage(id) {
       report.innerHTML = `<p class="error">${esc(err.message)}</p>`;
     }
   };
-  // Approve or deny the pending calls of a run awaiting approval; answer a run awaiting input.
+  // Approve or deny the pending calls of a run awaiting approval, each by its interrupt id, or
+  // approve one with edited arguments; answer a run awaiting input.
   const decide = document.getElementById('decide');
   const decisionPanel = () => {
     const status = report.querySelector('.status')?.dataset.status;
     const outcomes = report.querySelectorAll('.outcome');
     const pending =
       status === 'awaiting_approval'
-        ? [...(outcomes[outcomes.length - 1]?.querySelectorAll('tr.approval-call[data-decision=pending]') ?? [])].map((r) => r.dataset.step)
+        ? [...(outcomes[outcomes.length - 1]?.querySelectorAll('tr.approval-call[data-decision=pending]') ?? [])].map((r) => ({
+            interrupt: r.dataset.interrupt,
+            step: r.dataset.step,
+            tool: r.dataset.tool,
+            args: r.dataset.arguments,
+            why: r.cells[4]?.childNodes[0]?.textContent ?? '',
+            rule: r.cells[4]?.querySelector('small')?.textContent ?? '',
+          }))
         : [];
-    const shown = status === 'awaiting_input' ? 'input' : pending.length ? `approval:${pending.join(',')}` : '';
+    const shown = status === 'awaiting_input' ? 'input' : pending.length ? `approval:${pending.map((p) => p.interrupt || p.step).join(',')}` : '';
     if (decide.dataset.shown === shown) return; // keep what the person is typing across live reloads
     decide.dataset.shown = shown;
     decide.hidden = !shown;
@@ -173,24 +181,53 @@ async function runPage(id) {
       document.getElementById('reply').addEventListener('click', (e) => act(e.target, 'reply', { text: document.getElementById('reply-text').value }));
     } else if (pending.length) {
       decide.innerHTML = `<b>${pending.length} call(s) await approval</b>
-<label>decide<select id="decision-step"><option value="">every pending call</option>${pending.map((s) => `<option value="${esc(s)}">step ${esc(s)}</option>`).join('')}</select></label>
 <label>reason<input id="decision-reason" size="40" maxlength="2000" placeholder="recorded with the decision; a denial's reason reaches the model"></label>
-<button id="approve" class="primary">Approve</button><button id="deny" class="danger">Deny</button>`;
-      const body = () => ({
-        ...(document.getElementById('decision-step').value ? { step: document.getElementById('decision-step').value } : {}),
-        ...(document.getElementById('decision-reason').value ? { reason: document.getElementById('decision-reason').value } : {}),
-      });
-      document.getElementById('approve').addEventListener('click', (e) => act(e.target, 'approve', body()));
-      document.getElementById('deny').addEventListener('click', (e) => act(e.target, 'deny', body()));
+<button id="approve" class="primary">Approve all</button><button id="deny" class="danger">Deny all</button>
+${pending
+  .map(
+    (p) => `<div class="pending-call" data-interrupt="${esc(p.interrupt)}" data-step="${esc(p.step)}">
+<div><code class="interrupt">${esc(p.interrupt || p.step)}</code> <b>${esc(p.tool)}</b> ${esc(p.why)} <span class="muted">${esc(p.rule)}</span></div>
+<pre class="proposed">${esc(pretty(p.args))}</pre>
+<button class="approve primary">Approve</button><button class="deny danger">Deny</button>${p.interrupt ? '<button class="edit">Approve with edits…</button>' : ''}
+<div class="editor" hidden><label>arguments (JSON)<textarea class="arguments" rows="6" cols="60" spellcheck="false">${esc(pretty(p.args))}</textarea></label><button class="approve-edited primary">Approve with these arguments</button></div>
+</div>`,
+  )
+  .join('')}`;
+      const reason = () => (document.getElementById('decision-reason').value ? { reason: document.getElementById('decision-reason').value } : {});
+      document.getElementById('approve').addEventListener('click', (e) => act(e.target, 'approve', reason()));
+      document.getElementById('deny').addEventListener('click', (e) => act(e.target, 'deny', reason()));
+      for (const el of decide.querySelectorAll('.pending-call')) {
+        const which = el.dataset.interrupt ? { interrupt: el.dataset.interrupt } : { step: el.dataset.step };
+        el.querySelector('.approve').addEventListener('click', (e) => act(e.target, 'approve', { ...which, ...reason() }));
+        el.querySelector('.deny').addEventListener('click', (e) => act(e.target, 'deny', { ...which, ...reason() }));
+        el.querySelector('.edit')?.addEventListener('click', () => (el.querySelector('.editor').hidden = !el.querySelector('.editor').hidden));
+        el.querySelector('.approve-edited')?.addEventListener('click', (e) => {
+          let args;
+          try {
+            args = JSON.parse(el.querySelector('.arguments').value);
+          } catch (err) {
+            return void (result.innerHTML = `<p class="error" id="decision-error">The arguments are not JSON: ${esc(err.message)}</p>`);
+          }
+          act(e.target, 'approve', { ...which, arguments: args, ...reason() });
+        });
+      }
     } else decide.innerHTML = '';
+  };
+  const pretty = (json) => {
+    try {
+      return JSON.stringify(JSON.parse(json), null, 2);
+    } catch {
+      return json ?? '';
+    }
   };
   const act = async (button, what, body) => {
     button.disabled = true;
     try {
       const r = await api(`/api/runs/${encodeURIComponent(id)}/${what}`, { method: 'POST', body: JSON.stringify(body) });
-      result.innerHTML = `<p id="decision-result">${what === 'reply' ? 'Reply' : what === 'approve' ? 'Approval' : 'Denial'} recorded (task <span class="mono">${esc(r.task_id)}</span>); the run goes on as Thought reads it.</p>`;
+      const done = what === 'reply' ? 'Reply' : what === 'approve' ? (body.arguments ? 'Approval with edited arguments' : 'Approval') : 'Denial';
+      result.innerHTML = `<p id="decision-result">${done} recorded (task <span class="mono">${esc(r.task_id)}</span>); the run goes on as Thought reads it.</p>`;
     } catch (err) {
-      result.innerHTML = `<p class="error">${esc(err.message)}</p>`;
+      result.innerHTML = `<p class="error" id="decision-error">${esc(err.message)}</p>`;
     } finally {
       button.disabled = false;
     }

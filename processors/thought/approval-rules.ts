@@ -16,8 +16,17 @@
  * Which rule applies to a call: the skill's rule for the tool in that skill's runs, else the
  * deployment's, else none (no approval). Only tools with side effects may be named
  * (docs/decisions/0018-approval-in-thought.md).
+ *
+ * And what an approver's edit of a parked call must satisfy before the call may run with it
+ * ({@link parkedEditRefusal}): the edited arguments are a JSON object, the tool's input contract
+ * accepts them, and the policies of the run's skill hold for the call with them, judged on the run's
+ * recorded steps like any proposed call. Thought applies it to every decision it takes
+ * (approval.ts); the ingress and the console, to answer a refused edit at once.
  */
-import type { CompiledPolicy } from '../guardrails/policies.ts';
+import type { ApprovalCall, RunState } from '../../schemas/types.gen.ts';
+import { firstViolation, policyDocuments, type CompiledPolicy } from '../guardrails/policies.ts';
+import type { ToolContracts } from '../plan.ts';
+import { modelSkillOf, recordedSteps } from '../run-driver.ts';
 import { ConfigError } from '../../runtime/errors.ts';
 
 /** One parsed rule. */
@@ -109,4 +118,46 @@ export function approvalNeed(config: ApprovalConfig, skill: string | null, tool:
 export function approvalTimeoutMs(config: ApprovalConfig, skill: string | null): number | null {
   const ms = (skill === null ? undefined : config.skill(skill)?.timeoutMs) ?? config.timeoutMs;
   return ms > 0 ? ms : null;
+}
+
+/** What an edit is checked against: the tools' input contracts and each skill's policies (processors/wiring `editChecks`). */
+export interface EditChecks {
+  contracts: Pick<ToolContracts, 'refusesArguments'>;
+  /** The policies of a skill (none for a flow's run). */
+  policiesOf: (skill: string) => readonly CompiledPolicy[];
+}
+
+/** An edit refused: `policy` names the policy it breaks, when one does. */
+export interface EditRefusal {
+  reason: string;
+  policy?: string;
+}
+
+/**
+ * Why `editedJson` may not replace the arguments of `call`, parked in `run` (null when it may). The
+ * edited call replaces the proposed one: the proposed call does not count as a call of the run (a
+ * policy "at most one refund per run" allows the edited refund). Without `run` (the ingress could
+ * not read it), the tool's contract only.
+ */
+export function parkedEditRefusal(
+  call: Pick<ApprovalCall, 'tool' | 'step_id'>,
+  editedJson: string,
+  run: RunState | null,
+  checks: EditChecks,
+): EditRefusal | null {
+  let args: unknown;
+  try {
+    args = JSON.parse(editedJson);
+  } catch {
+    return { reason: 'the edited arguments are not JSON' };
+  }
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return { reason: 'the edited arguments must be a JSON object' };
+  const contract = checks.contracts.refusesArguments(call.tool, args as Record<string, unknown>);
+  if (contract) return { reason: `${call.tool}'s input contract refuses the edited arguments: ${contract}` };
+  const skill = run && modelSkillOf(run);
+  const policies = skill ? checks.policiesOf(skill) : [];
+  if (!run || !policies.length) return null;
+  const documents = policyDocuments(recordedSteps(run, call.step_id), [{ tool: call.tool, arguments: args as Record<string, unknown> }]);
+  const violation = firstViolation(policies, documents);
+  return violation && { reason: violation.evidence.replace('refuses call 1, ', 'refuses the edited call, '), policy: violation.policy };
 }

@@ -10,7 +10,7 @@
  * - {@link onDecision}: a DECISION task (`tao approve|deny`, the ingress, the console, the
  *   scheduler's time-out) decides one interrupt, or (without an id) one step or all pending calls.
  *   An approval may carry edited arguments for its interrupt: they must satisfy the tool's input
- *   contract and the skill's policies (processors/guardrails/edits.ts), and the call then runs with
+ *   contract and the skill's policies (approval-rules.ts `parkedEditRefusal`), and the call then runs with
  *   them (a new idempotency key: another call), the proposed ones kept beside them in the record.
  *   Once every call is decided: all approved, the parked wave is dispatched (same wave number; an
  *   unedited call keeps its idempotency key: one tool call); any denied (or timed out), a react
@@ -41,9 +41,8 @@ import type {
   ThoughtRequest,
   Verdict,
 } from '../../schemas/types.gen.ts';
-import { modelDriven, modelSkillOf, recordedSteps, runDriver } from '../run-driver.ts';
-import { editRefusal } from '../guardrails/edits.ts';
-import { approvalNeed, approvalTimeoutMs, type ApprovalConfig } from './approval-rules.ts';
+import { modelDriven, runDriver } from '../run-driver.ts';
+import { approvalNeed, approvalTimeoutMs, parkedEditRefusal, type ApprovalConfig } from './approval-rules.ts';
 import type { ThoughtConfig } from './config.ts';
 import { onReactObservation } from './model/answer.ts';
 import { parseModelState } from './model/state.ts';
@@ -129,9 +128,10 @@ export function onDecision(task: Task, config: ThoughtConfig, snapshot?: RunSnap
         }`,
       };
     if (d.edited_input_json !== null) {
-      const skill = modelSkillOf(snapshot.run);
-      const policies = skill === null ? [] : (config.approvals?.policies?.(skill) ?? []);
-      const why = editRefusal(call.tool, d.edited_input_json, recordedSteps(snapshot.run), config.tools, policies);
+      const why = parkedEditRefusal(call, d.edited_input_json, snapshot.run, {
+        contracts: config.tools,
+        policiesOf: (skill) => config.approvals?.policies?.(skill) ?? [],
+      });
       if (why) return { outputs: [], refused: `${who} for interrupt ${d.interrupt_id} of run ${task.thought_id}: ${why.reason}` };
     }
   }

@@ -11,6 +11,7 @@ import { DEFAULT_CATALOG_DIR, ToolCatalog, createContractAjv } from '../../tools
 import { envSecrets } from '../../tools/secrets.ts';
 import type { Ajv, ValidateFunction } from 'ajv';
 import type { ToolContracts } from '../plan.ts';
+import type { EditChecks } from '../thought/approval-rules.ts';
 import type { ThoughtConfig } from '../thought/core.ts';
 import type { ObservationConfig, PayloadClassifier } from '../observation/core.ts';
 import type { ModelLoopConfig, PriceTable } from '../thought/model/state.ts';
@@ -197,6 +198,20 @@ export async function moneySettings(env: NodeJS.ProcessEnv, skills?: SkillSet): 
       );
   }
   return { ...(prices ? { prices } : {}), ...(budget > 0 ? { moneyBudget: budget } : {}) };
+}
+
+/**
+ * What an approver's edited arguments are checked against outside Thought (the ingress answers a
+ * refused edit at once; Thought checks again): the catalog's input contracts and the skills'
+ * policies, loaded as Thought and Observation load them.
+ * @throws ConfigError naming the file that does not load.
+ */
+export async function editChecks(env: NodeJS.ProcessEnv): Promise<EditChecks> {
+  const [{ loadSkillGuards }, { skillsOptionsFromEnv }] = await Promise.all([import('../guardrails/load.ts'), import('../thought/skills-config.ts')]);
+  const catalog = loadCatalog(env, createContractAjv(), 'contracts');
+  // As Observation: a policy naming a tool this catalog lacks never meets a call (the contract refuses an unknown tool first).
+  const guards = loadSkillGuards(skillsOptionsFromEnv(env).dir, () => true);
+  return { contracts: toolContracts(catalog), policiesOf: (skill) => guards.get(skill)?.policies ?? [] };
 }
 
 /** Observation's configuration, as the stage runs it (also used by replay). */

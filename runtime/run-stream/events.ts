@@ -6,12 +6,12 @@
  * | record | event | data |
  * |---|---|---|
  * | task NEW / REPLY | `task` / `reply` | `task_id, kind, text, source, external_id, submitted_at_ms` |
- * | task DECISION | `decision` | the above and `decision` (verdict, step, who, when, why) |
+ * | task DECISION | `decision` | the above and `decision` (verdict, interrupt id or step, edited arguments, who, when, why) |
  * | task TIMER | `timer` | the above and `timer` |
  * | thought.requests | `wave` | `iteration, steps[]` (`step_id, tool, input, attempt`; a model turn's `model_request`: model, messages, tools) |
  * | action.results | `results` | `iteration, results[]` (`step_id, tool, status_code, response_time_ms, attempts, error, data`; a model turn's `model_usage`) |
  * | observation.results | `verdicts` | `iteration, verdicts[]` (`step_id, tool, valid, error_type, confidence_score, data`: a model turn's verified answer) |
- * | tao.outcomes, parked for a person | `approval` / `input_required` | the outcome |
+ * | tao.outcomes, parked for a person | `approval` / `input_required` | the outcome (`approval.calls[]`: interrupt id, tool, arguments, rule, why, decision) |
  * | tao.outcomes, the end | `outcome` | `status, reason_code, reason, iterations, output, result, approval, model_cost` |
  *
  * Task metadata is not sent (it may hold a callback URL with a token in it).

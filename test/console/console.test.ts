@@ -15,11 +15,12 @@ import { startConsole, type RunningConsole } from '../../console/cli.ts';
 import { startModelSim, type ModelSim } from '../../model-sim/server.ts';
 import { dlqCommand, replayCommand } from '../../replay/cli.ts';
 import type { DlqListing } from '../../replay/dlq.ts';
-import { LogReader } from '../../replay/reader.ts';
+import { LogReader } from '../../runtime/log-reader.ts';
 import { REDRIVEN_FROM_HEADER } from '../../replay/record-format.ts';
 import type { Timeline } from '../../replay/timeline.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { Task } from '../../schemas/types.gen.ts';
+import { orderById } from '../../tool-server/data.ts';
 import { followOutcomes, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { runCli } from '../replay/helpers.ts';
 import { launchChromium, opsEndpoints, SCREENSHOTS } from './browser.ts';
@@ -252,9 +253,22 @@ test(
       tickets.en?.thought_id ?? 'none',
     );
     assert.equal(refused, 409);
+    // Each pending call by its interrupt id, with its arguments prefilled in an editor.
+    const order = orderById('O-20250002');
+    const call = page.locator(`#decide .pending-call[data-interrupt^="i-"]`);
+    assert.match((await call.textContent())!, /refunds\.create/);
+    await call.locator('.edit').click();
+    assert.deepEqual(JSON.parse(await call.locator('.arguments').inputValue()), { order_id: 'O-20250002', amount_cents: order.total_cents });
+    // An edit over the order's total: the skill's policy refuses it by name, and the page says so.
+    await call.locator('.arguments').fill(JSON.stringify({ order_id: 'O-20250002', amount_cents: order.total_cents + 100 }));
+    await call.locator('.approve-edited').click();
+    await page.waitForSelector('#decision-error');
+    assert.match((await page.textContent('#decision-error'))!, /refund_within_order_total/);
+    const edited = Math.floor(order.total_cents / 2);
+    await call.locator('.arguments').fill(JSON.stringify({ order_id: 'O-20250002', amount_cents: edited }));
     await page.fill('#decision-reason', 'checked the photos: approved');
     await page.screenshot({ path: join(SCREENSHOTS, 'approval.png'), fullPage: true });
-    await page.click('#approve');
+    await call.locator('.approve-edited').click();
     await page.waitForSelector('#decision-result');
     await page.waitForFunction(() => document.querySelector('#report header .status')?.getAttribute('data-status') === 'completed', undefined, {
       timeout: 120000,
@@ -263,7 +277,9 @@ test(
     assert.equal(refunds(), 1, 'the approved refund ran once');
     const approved = await replayJson(refund.thought_id);
     const decision = approved.tasks.find((t) => t.kind === 'DECISION');
-    assert.match(decision?.text ?? '', /^approve by user:\S+: checked the photos: approved$/);
+    assert.match(decision?.text ?? '', /^approve with edited arguments i-[0-9a-f]{16} by user:\S+: checked the photos: approved$/);
+    const refundStep = approved.iterations.flatMap((it) => it.steps).find((st) => st.tool === 'refunds.create');
+    assert.deepEqual(refundStep?.input, { order_id: 'O-20250002', amount_cents: edited }, 'the refund ran with the edited amount');
     assert.equal(decision?.source, 'console');
     await page.close();
 

@@ -78,6 +78,8 @@ test('a key with the approve scope writes a DECISION task saying who (the key), 
     reason: 'over the goodwill limit',
     decided_by: 'key:approver',
     decided_at_ms: NOW,
+    interrupt_id: null,
+    edited_input_json: null,
   });
   const approved = await post(ingress, '/v1/runs/run-42/approve', keys.both, {});
   assert.equal(approved.status, 202);
@@ -103,6 +105,32 @@ test('an approve-only key may not submit tasks; a body that is not {step?, reaso
   assert.equal(bad.body.error, 'invalid_decision');
   assert.equal(kafka.written.length, before);
   assert.equal((await post(ingress, '/v1/tasks', keys.both, { text: 'refund O-20250002' })).status, 202, 'a key with both scopes submits tasks too');
+});
+
+test('an approval names an interrupt and may carry edited arguments; arguments go only with approve and an interrupt', async () => {
+  const before = kafka.written.length;
+  const edited = await post(ingress, '/v1/runs/run-43/approve', keys.approver, {
+    interrupt: 'i-0123456789abcdef',
+    arguments: { order_id: 'O-20250002', amount_cents: 2000 },
+    reason: 'half now',
+  });
+  assert.equal(edited.status, 202);
+  assert.equal(edited.body.interrupt, 'i-0123456789abcdef');
+  const [task] = kafka.written.slice(before);
+  assert.equal(task!.decision!.interrupt_id, 'i-0123456789abcdef');
+  assert.deepEqual(JSON.parse(task!.decision!.edited_input_json!), { order_id: 'O-20250002', amount_cents: 2000 });
+  assert.match(task!.text, /^approve with edited arguments i-0123456789abcdef by key:approver: half now$/);
+  for (const [verdict, body] of [
+    ['approve', { arguments: { amount_cents: 1 } }],
+    ['deny', { interrupt: 'i-0123456789abcdef', arguments: { amount_cents: 1 } }],
+    ['approve', { interrupt: 'i-0123456789abcdef', step: 'S2' }],
+    ['approve', { interrupt: 'i-1', arguments: [1, 2] }],
+  ] as const) {
+    const bad = await post(ingress, `/v1/runs/run-43/${verdict}`, keys.approver, body);
+    assert.equal(bad.status, 400, JSON.stringify(body));
+    assert.equal(bad.body.error, 'invalid_decision');
+  }
+  assert.equal(kafka.written.length, before + 1, 'nothing written for a refused body');
 });
 
 test('scopes in a keys file: known scopes only, a non-empty list', () => {

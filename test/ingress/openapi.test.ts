@@ -107,6 +107,13 @@ test('POST /v1/runs/{thought_id}/approve and /deny through their answers', async
     const path = `/v1/runs/api:${randomUUID()}/${verdict}`;
     assert.equal((await post(main, path, JSON.stringify({ reason: 'checked' }), bearer(keys.both))).status, 202);
     assert.equal((await post(main, path, JSON.stringify({ step: 'not a step!' }), bearer(keys.both))).status, 400);
+    const unknown = `/v1/runs/api:${randomUUID()}/${verdict}`;
+    assert.equal(
+      (await post(main, unknown, JSON.stringify({ interrupt: 'i-0' }), bearer(keys.both))).status,
+      404,
+      'an interrupt of a run the log has no record of',
+    );
+    assert.equal((await post(main, path, JSON.stringify({ interrupt: 'i-0' }), bearer(keys.both))).status, 409, 'an interrupt of a run not awaiting approval');
     assert.equal((await post(main, path, '{}')).status, 401);
     assert.equal((await post(main, path, '{}', bearer(keys.submitter))).status, 403);
     assert.equal((await post(full, path, '{}')).status, 403);
@@ -116,6 +123,18 @@ test('POST /v1/runs/{thought_id}/approve and /deny through their answers', async
   }
   // The slow key's one token went to /v1/tasks above.
   assert.equal((await post(main, `/v1/runs/api:${randomUUID()}/approve`, '{}', bearer(keys.slow))).status, 429);
+});
+
+test('POST /v1/runs/{thought_id}/cancel through its answers', async () => {
+  const accepted = await post(main, '/v1/tasks', JSON.stringify({ text: 'Where is my order O-1?' }), bearer(keys.both));
+  const path = `/v1/runs/${(JSON.parse(accepted.text) as { thought_id: string }).thought_id}/cancel`;
+  assert.equal((await post(main, path, JSON.stringify({ reason: 'sent by mistake' }), bearer(keys.both))).status, 202);
+  assert.equal((await post(main, path, JSON.stringify({ why: 'no' }), bearer(keys.both))).status, 400);
+  assert.equal((await post(main, `/v1/runs/api:${randomUUID()}/cancel`, '{}', bearer(keys.both))).status, 404);
+  assert.equal((await post(main, path, '{}')).status, 401);
+  assert.equal((await post(main, path, '{}', bearer(keys.submitter))).status, 403);
+  assert.equal((await recorder.send(main.url, path)).status, 405);
+  assert.equal((await post(down, path, '{}', bearer(keys.both))).status, 503);
 });
 
 test('GET /v1/runs/... through their answers other than a stream (test/ingress/run-stream.test.ts streams)', async () => {

@@ -202,3 +202,32 @@ test("an edit that breaks the skill's policy is refused with the policy's name; 
     [['M2_1', '{"order_id":"O-20250002","amount_cents":5000}']],
   );
 });
+
+test('an edited refund is the run\'s one refund: "at most one refund per run" does not count the proposed call it replaces', () => {
+  const ajv = createPolicyAjv();
+  const schema = { type: 'object', properties: { calls: { type: 'object', properties: { 'refunds.create': { maximum: 1 } } } } };
+  const policy = {
+    name: 'one_refund_per_run',
+    description: 'at most one refunds.create per run',
+    tools: ['refunds.create'],
+    schema,
+    validate: ajv.compile(schema),
+  };
+  const guarded: ThoughtConfig = thoughtConfig(world, {
+    planner,
+    model: loop,
+    approvals: { ...approvals, policies: (s) => (s === 'refund-request' ? [policy] : []) },
+  });
+  const parked = snapshot(proposeRefund());
+  const interrupt = parked.approval!.calls[0]!.interrupt_id!;
+  const decision = onTask(
+    decide('approve', null, { interrupt_id: interrupt, edited_input_json: '{"order_id":"O-20250002","amount_cents":5000}' }),
+    guarded,
+    parked,
+  );
+  assert.equal(decision.refused, undefined, decision.refused);
+  assert.deepEqual(
+    request(decision)!.steps.map((s) => [s.step_id, s.input_json]),
+    [['M2_1', '{"order_id":"O-20250002","amount_cents":5000}']],
+  );
+});

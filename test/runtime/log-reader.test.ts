@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { partitionForKey } from '../../runtime/partition.ts';
-import { LogReader } from '../../replay/reader.ts';
+import { LogReader } from '../../runtime/log-reader.ts';
 import { freshCluster } from '../helpers/cluster.ts';
 
 test('partitionForKey gives the partition the producer put each keyed record on', { timeout: 60000 }, async () => {

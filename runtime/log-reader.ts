@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer, IHeaders, Kafka } from 'kafkajs';
-import { TransientError } from '../runtime/errors.ts';
+import { TransientError } from './errors.ts';
 
 /** Offsets `[from, to)` of one partition. */
 export interface PartitionRange {
