@@ -15,7 +15,8 @@
  */
 import { loadRegressionSet, scoreRun } from './lib/regression-set.ts';
 import { responseEnums } from './lib/regression-calls.ts';
-import { breakdown, markdown, rate, readRun, totals, type Scored } from './lib/eval-runs.ts';
+import { writeFileSync } from 'node:fs';
+import { breakdown, inLanguage, markdown, rate, readRun, totals, type Scored } from './lib/eval-runs.ts';
 import { commandOptions, integerOption, usageError } from './lib/command-line.ts';
 import { Fleet, freshNamespace, progress, quietOwnLogs, stageSpec, startToolServerProcess } from './lib/harness.ts';
 import { decodeLoopRecords, loopTopicNames } from './lib/loop-log.ts';
@@ -24,7 +25,7 @@ import { deleteNamespace } from './lib/phases.ts';
 import { describeUnsupported } from './lib/answer-check.ts';
 
 const COMMAND = 'models:eval-loop';
-const USAGE = `usage: npm run models:eval-loop -- [--tool-calls native|json_schema] [--base-url URL --model NAME] [--only id,id] [--concurrency N] [--min-solved 0.85] [--run-timeout-s 1200] [--json]
+const USAGE = `usage: npm run models:eval-loop -- [--tool-calls native|json_schema] [--base-url URL --model NAME] [--only id,id] [--concurrency N] [--min-solved 0.85] [--run-timeout-s 1200] [--json] [--out FILE]
   Runs the regression set (bench/data/regression-tickets.json: tickets in English and Chinese with the facts
   their answers must state) through the real loop on the broker KAFKA_BROKERS / SCHEMA_REGISTRY_URL name, in a
   namespace of its own: the tool server, Thought (react), Action, Observation and the ingress as processes.
@@ -39,6 +40,7 @@ const USAGE = `usage: npm run models:eval-loop -- [--tool-calls native|json_sche
   --min-solved      the solved share below which the command exits 1 (default 0.85); any wrong run also exits 1
   --run-timeout-s   how long to wait for one run's outcome (default 1200)
   --json            the results as one JSON document on stdout instead of tables
+  --out FILE        also write that JSON document to FILE
   -h, --help        this text
   Progress lines go to stderr. Exit 0: passed; 1: wrong > 0 or solved below --min-solved; 2: a usage error.`;
 
@@ -51,6 +53,7 @@ const values = commandOptions(COMMAND, USAGE, {
   'min-solved': { type: 'string', default: '0.85' },
   'run-timeout-s': { type: 'string', default: '1200' },
   json: { type: 'boolean', default: false },
+  out: { type: 'string' },
 });
 const toolCalls = values['tool-calls']!;
 if (toolCalls !== 'native' && toolCalls !== 'json_schema') usageError(COMMAND, USAGE, `--tool-calls must be native or json_schema, got "${toolCalls}"`);
@@ -158,7 +161,7 @@ const sum = totals(scored);
 const byIntent = breakdown(scored, (s) => s.ticket.category);
 const byLanguage = breakdown(scored, (s) => s.ticket.language);
 const passed = sum.wrong === 0 && sum.solvedRate >= minSolved;
-if (values.json) {
+{
   const perTicket = scored.map(({ ticket, run, score }) => ({
     id: ticket.id,
     language: ticket.language,
@@ -173,10 +176,15 @@ if (values.json) {
     unsupported: score.unsupported,
     said: run?.said ?? null,
   }));
-  console.log(
-    JSON.stringify({ model, baseUrl, toolCalls, date: started.toISOString(), load, totals: sum, byIntent, byLanguage, tickets: perTicket, passed }, null, 2),
+  const doc = JSON.stringify(
+    { model, baseUrl, toolCalls, date: started.toISOString(), load, totals: sum, byIntent, byLanguage, tickets: perTicket, passed },
+    null,
+    2,
   );
-} else {
+  if (values.out) writeFileSync(values.out, `${doc}\n`);
+  if (values.json) console.log(doc);
+}
+if (!values.json) {
   const p = (x: { p50: number; p95: number } | null, unit = '') => (x ? `${Math.round(x.p50)}${unit} / ${Math.round(x.p95)}${unit}` : 'not reported');
   console.log(`\nModel ${model} at ${baseUrl}, tool calls ${toolCalls}; ${started.toISOString()}, load average ${load.map((l) => l.toFixed(2)).join(' ')}`);
   const cols = ['tickets', 'solved', 'wrong', 'not solved'];
@@ -213,6 +221,7 @@ if (values.json) {
           sum.wrong,
           sum.completedUnsupported,
           sum.completedWhenNot,
+          sum.otherLanguage,
           sum.noOutcome,
           Object.entries(sum.refused)
             .map(([k, n]) => `${n} ${k}`)
@@ -229,8 +238,9 @@ if (values.json) {
   console.log('\nPer ticket (read the answers, not only the counts):');
   for (const { ticket, run, score } of scored) {
     const routed = run && run.routed !== ticket.intent ? ` routed ${run.routed}, expected ${ticket.intent};` : '';
+    const language = run?.status === 'completed' && !inLanguage(run.said, ticket.language) ? ' answered in another language;' : '';
     console.log(
-      `- ${ticket.id} [${score.verdict}] ${run ? `${run.status} (${run.reasonCode}), ${run.turns.length} turn(s)` : 'no outcome'};${routed} ${score.why}`,
+      `- ${ticket.id} [${score.verdict}] ${run ? `${run.status} (${run.reasonCode}), ${run.turns.length} turn(s)` : 'no outcome'};${routed}${language} ${score.why}`,
     );
     if (score.unsupported.length) console.log(`    unsupported: ${describeUnsupported(score.unsupported)}`);
     if (run) console.log(`    → ${JSON.stringify(run.said).slice(0, 400)}`);

@@ -20,7 +20,10 @@
  *   unless negated just before it ("not shipped", "未发货"), written in the ticket, or a state the
  *   verified one comes after (a delivered order was placed and shipped);
  * - a word in capitals (`USPS`): a value of a verified result, a field's name or a word of the
- *   ticket, or a common word of the trade (`USD`, `ETA`, `API`).
+ *   ticket, or a common word of the trade (`USD`, `ETA`, `API`);
+ * - an action the demo's write tools take (a copy e-mailed, a reset link sent, a refund made): a
+ *   verified result of that tool in the run ({@link ACTION_CLAIMS}), unless negated ("cannot be
+ *   refunded").
  * Names and free prose are not judged.
  */
 import { EMAIL_PATTERN, ID_PATTERN, TIME_PATTERN, blank, datesIn, daysOf, numbersIn, sameDay, stateMatch, takeOut } from './answer-text.ts';
@@ -43,13 +46,23 @@ export interface AnswerCheckInput {
 
 /** One specific of the answer that nothing the run has supports. */
 export interface UnsupportedSpecific {
-  kind: 'id' | 'email' | 'date' | 'time' | 'number' | 'state' | 'word';
+  kind: 'id' | 'email' | 'date' | 'time' | 'number' | 'state' | 'word' | 'action';
   text: string;
   why: string;
 }
 
 /** Enumerated fields the catalog writes as plain strings: the demo's carriers. */
 export const DOMAIN_VOCABULARY: Readonly<Record<string, readonly string[]>> = { carrier: ['DHL', 'UPS', 'SF'] };
+
+/** How an answer says a write tool's action happened, in English and Chinese: saying it needs a verified result of the tool. */
+export const ACTION_CLAIMS: Readonly<Record<string, RegExp>> = {
+  'billing.send_invoice_copy':
+    /\b(?:copy|invoice|it)\b[^.。\n]{0,60}\b(?:was|has been|been|is|were)\s+(?:e-?mailed|sent|resent|re-sent)|\b(?:sent|e-?mailed|resent)\s+(?:you\s+)?(?:a|the)\s+copy|(?:发票|副本)[^。\n]{0,20}已(?:经)?(?:发送|寄出|发到)|已(?:经)?(?:将|把)?[^。\n]{0,20}(?:发票|副本)[^。\n]{0,10}(?:发送|发到|寄)/i,
+  'identity.password_reset':
+    /\breset link\b[^.。\n]{0,40}\b(?:was|has been|been|is)\s+sent|\bsent\b[^.。\n]{0,30}\breset link|重置(?:密码)?链接[^。\n]{0,10}已(?:经)?发送|已(?:经)?(?:向您)?发送[^。\n]{0,20}重置/i,
+  'refunds.create':
+    /\brefund\b[^.。\n]{0,40}\b(?:has been|was|is)\s+(?:created|issued|processed|initiated|made)|\b(?:created|issued|processed|initiated)\s+(?:a|the|your)\s+refund|\brefunded\b|退款已(?:经)?(?:创建|提交|发起|办理|受理|处理)|已(?:经)?(?:为您)?(?:办理|发起|创建|提交)(?:了)?退款/i,
+};
 
 /** States each state comes after: naming one of these beside the verified state is no contradiction. */
 const COMES_AFTER: Readonly<Record<string, readonly string[]>> = {
@@ -62,7 +75,8 @@ const COMES_AFTER: Readonly<Record<string, readonly string[]>> = {
 };
 
 const COMMON_WORDS = new Set(['USD', 'EUR', 'GBP', 'CNY', 'RMB', 'JPY', 'ETA', 'API', 'FAQ', 'URL', 'PDF', 'UTC', 'GMT', 'CST', 'ASAP', 'ID', 'OK', 'PS']);
-const NEGATED = /(?:\b(?:not|never|no|nor|yet to be)\s+(?:\w+\s+){0,2}|n't\s+(?:\w+\s+){0,2}|(?:未|没有|没|尚未|还没|还未|不是)\s*\S{0,2})$/i;
+const NEGATED =
+  /(?:\b(?:not|never|no|nor|cannot|yet to be)\s+(?:\w+\s+){0,2}|n't\s+(?:\w+\s+){0,2}|(?:未|没有|没|尚未|还没|还未|不是|不|无法|恢复)\s*\S{0,2})$/i;
 
 /** The specifics of `input.answer` that nothing the run was given or verified supports, in the order written. */
 export function uncheckedSpecifics(input: AnswerCheckInput): UnsupportedSpecific[] {
@@ -105,7 +119,7 @@ export function uncheckedSpecifics(input: AnswerCheckInput): UnsupportedSpecific
   // A carrier or state named where another was verified is reported once, as the contradiction.
   const states = contradictedStates(input, givenLower);
   const stated = new Set(states.map((s) => s.text.toLowerCase()));
-  return [...out.filter((o) => o.kind !== 'word' || !stated.has(o.text.toLowerCase())), ...states];
+  return [...out.filter((o) => o.kind !== 'word' || !stated.has(o.text.toLowerCase())), ...states, ...unbackedActions(input)];
 }
 
 /** One line for a report: `"O-1": in no verified result or the ticket; …`. */
@@ -170,6 +184,30 @@ function contradictedStates(input: AnswerCheckInput, givenLower: string): Unsupp
     if ([...verified.keys()].some((v) => COMES_AFTER[v]?.includes(value))) continue;
     const m = stateAtNotNegated(lower, value);
     if (m) out.push({ kind: 'state', text: input.answer.slice(m.at, m.at + m.length), why: `contradicts: ${said}` });
+  }
+  return out;
+}
+
+/** Actions the answer says happened whose tool has no verified result in the run. */
+function unbackedActions(input: AnswerCheckInput): UnsupportedSpecific[] {
+  const verified = new Set(input.results.map((r) => r.tool));
+  const out: UnsupportedSpecific[] = [];
+  for (const [tool, claim] of Object.entries(ACTION_CLAIMS)) {
+    if (verified.has(tool)) continue;
+    const re = new RegExp(claim.source, 'gi');
+    for (const m of input.answer.matchAll(re)) {
+      if (
+        NEGATED.test(
+          input.answer.slice(
+            Math.max(0, m.index - 24),
+            m.index + m[0].search(/\b(?:sent|e-?mailed|resent|refunded|created|issued|processed|initiated|made)\b|已|发送/i),
+          ),
+        )
+      )
+        continue;
+      out.push({ kind: 'action', text: m[0], why: `says what ${tool} does, and the run has no verified result of it` });
+      break;
+    }
   }
   return out;
 }

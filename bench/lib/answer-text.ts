@@ -150,7 +150,7 @@ export const STATE_WORDS: Readonly<Record<string, readonly string[]>> = {
   approved: ['approved', '已批准', '已审批', '审批通过', '已通过'],
   paid: ['paid', '已支付', '已付款', '已打款', '已到账', '已报销', '已转账'],
   rejected: ['rejected', 'declined', 'turned down', '已拒绝', '被拒绝', '已驳回', '被驳回', '未通过'],
-  operational: ['operational', 'up and running', 'working normally', '正常运行', '运行正常'],
+  operational: ['operational', 'up and running', 'working normally', '正常运行', '运行正常', '正常'],
   degraded: ['degraded', 'slower than normal', '降级', '性能下降', '部分故障', '运行缓慢'],
   outage: ['outage', 'is down', '中断', '故障', '宕机', '停机', '不可用'],
   investigating: ['investigating', 'being investigated', '调查中', '正在调查', '排查中', '正在排查'],

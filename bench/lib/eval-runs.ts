@@ -128,6 +128,8 @@ export interface Totals {
   completedWhenNot: number;
   /** Runs that never ended within the wait. */
   noOutcome: number;
+  /** Completed runs whose answer is not in the ticket's language (the skills ask for it). */
+  otherLanguage: number;
   /** Answers the gate or Thought refused, by error, over every run. */
   refused: Record<string, number>;
   turnsPerRun: { p50: number; p95: number };
@@ -155,6 +157,7 @@ export function totals(scored: readonly Scored[]): Totals {
     completedUnsupported: scored.filter((s) => s.score.unsupported.length > 0).length,
     completedWhenNot: scored.filter((s) => s.ticket.expect !== 'completed' && s.run?.status === 'completed').length,
     noOutcome: scored.filter((s) => !s.run).length,
+    otherLanguage: scored.filter((s) => s.run?.status === 'completed' && !inLanguage(s.run.said, s.ticket.language)).length,
     refused,
     turnsPerRun: p(routed.map((r) => r.turns.length)),
     tokensPerRun: p(routed.map((r) => r.turns.reduce((n, t) => n + t.promptTokens + t.completionTokens, 0))),
@@ -162,6 +165,11 @@ export function totals(scored: readonly Scored[]): Totals {
     promptTokensPerTurn: p(turns.map((t) => t.promptTokens)),
     cachedTokensPerTurn: cached.length ? p(cached) : null,
   };
+}
+
+/** Whether `text` is written in `language`: Chinese has CJK characters, English none. */
+export function inLanguage(text: string, language: 'en' | 'zh'): boolean {
+  return /[\u4e00-\u9fff]/.test(text) === (language === 'zh');
 }
 
 /** A markdown table. */

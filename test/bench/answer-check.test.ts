@@ -49,6 +49,50 @@ test('each kind of unsupported specific is found: an id, an e-mail, a date, a ti
   assert.deepEqual(texts('It went out with DHL.'), ['state:DHL']);
 });
 
+test('an action of a write tool the answer says happened needs a verified result of that tool, in English and Chinese', () => {
+  const customer: CheckedResult = { tool: 'crm.find_customer', data: { customer_id: 'C-785910', email: 'tom.baker@example.net', name: 'Kofi Okafor' } };
+  const given = ['I forgot my password. Email: tom.baker@example.net'];
+  const kinds = (answer: string, results: CheckedResult[]) => check(answer, results, given).map((u) => `${u.kind}:${u.text}`);
+  // Answers the 1.5B wrote in the loop: the skill's template, with no reset made.
+  assert.deepEqual(kinds('A reset link was sent to the e-mail address on file, when it expires (expires_at).', [customer]), ['action:reset link was sent']);
+  const reset: CheckedResult = {
+    tool: 'identity.password_reset',
+    data: { customer_id: 'C-785910', reset_id: 'PWR-22719439', expires_at: '2026-01-01T01:00:00+08:00' },
+  };
+  assert.deepEqual(kinds('A reset link was sent to your address (PWR-22719439).', [customer, reset]), []);
+  const invoice: CheckedResult = {
+    tool: 'billing.get_invoice',
+    data: { invoice_id: 'INV-2025-0388', amount_cents: 252660, issued_at: '2025-07-30T04:45:58+08:00' },
+  };
+  assert.deepEqual(
+    check('The invoice number is INV-2025-0388. A copy was e-mailed to the address on file.', [invoice], ['copy of INV-2025-0388']).map((u) => u.kind),
+    ['action'],
+  );
+  assert.deepEqual(
+    check('已将发票INV-2025-0388的副本发送到您的邮箱。', [invoice], ['发票 INV-2025-0388']).map((u) => u.kind),
+    ['action'],
+  );
+  assert.deepEqual(check('The invoice INV-2025-0388 has not been sent: please check the number.', [invoice], ['copy of INV-2025-0388']), []);
+  const order: CheckedResult = { tool: 'orders.get', data: { order_id: 'O-11223344', status: 'placed', total_cents: 158768 } };
+  assert.deepEqual(
+    check('Your refund for O-11223344 has been processed.', [order], ['refund O-11223344']).map((u) => u.kind),
+    ['action'],
+  );
+  assert.deepEqual(check('The order O-11223344 cannot be refunded because it has not shipped.', [order], ['refund O-11223344']), []);
+});
+
+test('a Chinese answer calling a degraded service normal contradicts the status; restoring it to normal does not', () => {
+  const search: CheckedResult[] = [{ tool: 'status.service', data: { service: 'search', state: 'degraded', checked_at: '2025-12-31T15:58:30Z' } }];
+  const enums = { 'status.service': { state: ['operational', 'degraded', 'outage'] } };
+  const said = (answer: string) => uncheckedSpecifics({ answer, given: ['搜索服务现在正常吗？'], results: search, enums }).map((u) => `${u.kind}:${u.text}`);
+  // The ticket asks whether it is 正常, so the word is the ticket's: an answer in other words is judged.
+  assert.deepEqual(
+    uncheckedSpecifics({ answer: '搜索服务运行正常。', given: ['搜索慢吗'], results: search, enums }).map((u) => u.kind),
+    ['state'],
+  );
+  assert.deepEqual(said('搜索服务目前性能下降，我们正在努力恢复正常。'), []);
+});
+
 test('a state the ticket names, one negated, or one the verified state comes after is no contradiction', () => {
   const placed: CheckedResult = { tool: 'orders.get', data: { order_id: 'O-10293847', status: 'placed' } };
   assert.deepEqual(texts('Order O-10293847 has not shipped yet; it is placed.', [placed], ['Has O-10293847 shipped?']), []);
