@@ -84,13 +84,12 @@ test('an action of a write tool the answer says happened needs a verified result
 test('a Chinese answer calling a degraded service normal contradicts the status; restoring it to normal does not', () => {
   const search: CheckedResult[] = [{ tool: 'status.service', data: { service: 'search', state: 'degraded', checked_at: '2025-12-31T15:58:30Z' } }];
   const enums = { 'status.service': { state: ['operational', 'degraded', 'outage'] } };
-  const said = (answer: string) => uncheckedSpecifics({ answer, given: ['搜索服务现在正常吗？'], results: search, enums }).map((u) => `${u.kind}:${u.text}`);
-  // The ticket asks whether it is 正常, so the word is the ticket's: an answer in other words is judged.
-  assert.deepEqual(
-    uncheckedSpecifics({ answer: '搜索服务运行正常。', given: ['搜索慢吗'], results: search, enums }).map((u) => u.kind),
-    ['state'],
-  );
+  const given = ['搜索服务现在正常吗？搜出来的结果总是不全'];
+  const said = (answer: string) => uncheckedSpecifics({ answer, given, results: search, enums }).map((u) => `${u.kind}:${u.text}`);
+  // The 1.5B's answer in the loop (service-zh-2): the gate let it complete.
+  assert.deepEqual(said('搜索服务现在正常，但搜出来的结果总是不全。建议您稍后再试。'), ['state:正常']);
   assert.deepEqual(said('搜索服务目前性能下降，我们正在努力恢复正常。'), []);
+  assert.deepEqual(said('搜索服务目前不正常：性能下降。'), []);
 });
 
 test('a state the ticket names, one negated, or one the verified state comes after is no contradiction', () => {
