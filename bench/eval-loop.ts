@@ -139,8 +139,17 @@ try {
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  // Everything the runs committed: the follower read them as they committed; a last quiet second for stragglers.
-  await new Promise((r) => setTimeout(r, 1000));
+  // The follower reads the topics' partitions in parallel: an outcome read does not mean its run's last
+  // verdicts are read yet. Each run's waves are, once it holds as many verdict records as the outcome has waves.
+  const waves = new Map<string, number>();
+  for (const r of await decodeLoopRecords(
+    ns,
+    log.records.filter((x) => x.topic === outcomesTopic),
+  ))
+    waves.set(r.key, (r.decoded as { iterations?: number } | null)?.iterations ?? 0);
+  const verdictsTopic = ns.codec.topics.name('observationResults');
+  const read = await log.waitFor((rs) => [...waves].every(([key, n]) => rs.filter((x) => x.topic === verdictsTopic && x.key === key).length >= n), 60000);
+  if (!read) say("some runs' verdicts were not read back within 60 s: their scores may miss tool results");
   const records = await decodeLoopRecords(ns, log.records);
   await log.stop();
   const enums = responseEnums(env);
@@ -153,7 +162,7 @@ try {
   }
 } finally {
   await fleet.stop();
-  await deleteNamespace(ns.kafka, (name) => name.startsWith(`${ns.namespace}.`) || name.startsWith(`${ns.namespace}-`));
+  await deleteNamespace(ns.kafka, (name) => name.startsWith(`${ns.namespace}.`));
   await stopModel();
 }
 
