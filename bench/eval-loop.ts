@@ -95,6 +95,17 @@ const ns = await freshNamespace('eval-', process.env, {
   TAO_LOG_LEVEL: 'info',
 });
 say(`namespace ${ns.namespace}; model ${model} at ${baseUrl}, tool calls ${toolCalls}; ${tickets.length} tickets, ${concurrency} at once`);
+const cleanUp = async () => {
+  await fleet.stop();
+  await deleteNamespace(ns.kafka, (name) => name.startsWith(`${ns.namespace}.`));
+  await stopModel();
+};
+// Ctrl-C or a kill stops the processes started here and deletes the namespace, as the end of a run does.
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    say(`${signal}: stopping the stages and deleting the namespace`);
+    void cleanUp().finally(() => process.exit(130));
+  });
 const scored: Scored[] = [];
 const started = new Date();
 const load = (await import('node:os')).loadavg();
@@ -161,9 +172,7 @@ try {
     scored.push({ ticket, run, score });
   }
 } finally {
-  await fleet.stop();
-  await deleteNamespace(ns.kafka, (name) => name.startsWith(`${ns.namespace}.`));
-  await stopModel();
+  await cleanUp();
 }
 
 const sum = totals(scored);
