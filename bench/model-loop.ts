@@ -6,8 +6,10 @@
  * Action's real executor, the real demo tool server; no Kafka, which does not change what a model
  * answers) against the local model `tao model up` serves, or any OpenAI-compatible server
  * (--base-url, --model). Reports per mode: runs by outcome, gate rejections, turns and tokens per
- * run, wall time per turn, and the number of runs `completed` without a final answer the gate
- * accepted and the skill's grounding allows (must be 0). Then, per shipped skill, in English and in
+ * run, wall time per turn, the number of runs `completed` without a final answer the gate
+ * accepted and the skill's grounding allows (must be 0), and the number completed with an answer
+ * holding a specific that no verified result or the ticket supports, counted by the gate's checker
+ * and by the bench's own (bench/lib/answer-check.ts; both must be 0). Then, per shipped skill, in English and in
  * Chinese: the builder's estimate of the first turn's prompt against the server's `usage.prompt_tokens`
  * (llama-server counts with the model's tokenizer and chat template).
  */
@@ -20,6 +22,9 @@ import { loadSkills, DEFAULT_SKILLS_DIR } from '../processors/thought/skills.ts'
 import { loadCatalog } from '../processors/wiring/index.ts';
 import { createContractAjv } from '../tools/catalog.ts';
 import type { ModelAnswer } from '../processors/model-wire.ts';
+import { answerFactProblems } from '../processors/thought/model/checks.ts';
+import { uncheckedSpecifics } from './lib/answer-check.ts';
+import { responseEnums } from './lib/regression-calls.ts';
 
 const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--concurrency N] [--json]
   Runs the demo's ${SAMPLE_TASKS.length} tickets through a real model in each tool-call mode, then measures the prompt
@@ -85,9 +90,31 @@ interface ModeResult {
   tokensPerRun: number;
   msPerTurn: number;
   completedWithoutGroundedAnswer: number;
+  /** Completed runs whose answer holds a specific no verified result or the ticket supports, by the gate's checker and by the bench's own. */
+  completedUnsupported: { gate: number; independent: number };
 }
 
 const GATE_ERRORS = new Set(['hallucinated_tool', 'invalid_arguments', 'malformed', 'schema_mismatch']);
+
+const contracts = loadCatalog(env, createContractAjv(), 'contracts');
+const enums = responseEnums(env);
+
+/** Whether a completed run's answer holds a specific that nothing verified or given supports: by the gate's checker, by the bench's own (bench/lib/answer-check.ts). */
+function unsupportedSpecifics(run: LoopRun, ticket: string): { gate: boolean; independent: boolean } {
+  if (run.outcome.status !== 'completed') return { gate: false, independent: false };
+  const out = JSON.parse(run.outcome.output_json ?? '{}') as { answer?: unknown };
+  const answer = typeof out.answer === 'string' ? out.answer : '';
+  const results = run.observations.flatMap((o) =>
+    o.verdicts
+      .filter((v) => v.tool !== 'model.chat' && v.valid && v.extracted_data_json)
+      .map((v) => ({ tool: v.tool, data: JSON.parse(v.extracted_data_json!) as unknown })),
+  );
+  const withSchemas = results.map((r) => ({ ...r, response: contracts.get(r.tool)?.spec.response }));
+  return {
+    gate: answerFactProblems(answer, { texts: [ticket] }, withSchemas).length > 0,
+    independent: uncheckedSpecifics({ answer, given: [ticket], results, enums }).length > 0,
+  };
+}
 
 function summarize(mode: string, runs: LoopRun[]): ModeResult {
   const count = (xs: string[]) => xs.reduce<Record<string, number>>((m, x) => ({ ...m, [x]: (m[x] ?? 0) + 1 }), {});
@@ -114,6 +141,13 @@ function summarize(mode: string, runs: LoopRun[]): ModeResult {
     tokensPerRun: Math.round(tokens / Math.max(1, routed.length)),
     msPerTurn: Math.round(modelResults.reduce((n, s) => n + (s.attempt_time_ms ?? s.response_time_ms), 0) / Math.max(1, modelResults.length)),
     completedWithoutGroundedAnswer: bad,
+    completedUnsupported: runs.reduce(
+      (n, r, i) => {
+        const u = unsupportedSpecifics(r, SAMPLE_TASKS[i]!);
+        return { gate: n.gate + Number(u.gate), independent: n.independent + Number(u.independent) };
+      },
+      { gate: 0, independent: 0 },
+    ),
   };
 }
 
@@ -183,12 +217,12 @@ try {
   else {
     console.log(`\nModel ${model} at ${baseUrl}, ${SAMPLE_TASKS.length} tickets per mode`);
     console.log(
-      '| mode | runs by outcome | reasons | gate rejections | Thought rejections | turns / run | tokens / run | ms / turn | completed without a grounded, accepted answer |',
+      "| mode | runs by outcome | reasons | gate rejections | Thought rejections | turns / run | tokens / run | ms / turn | completed without a grounded, accepted answer | completed with an unsupported specific: gate's checker / independent |",
     );
-    console.log('|---|---|---|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const r of results)
       console.log(
-        `| ${r.mode} | ${fmt(r.byStatus)} | ${fmt(r.byReason)} | ${r.gateRejections} | ${r.thoughtRejections} | ${r.turnsPerRun} | ${r.tokensPerRun} | ${r.msPerTurn} | ${r.completedWithoutGroundedAnswer} |`,
+        `| ${r.mode} | ${fmt(r.byStatus)} | ${fmt(r.byReason)} | ${r.gateRejections} | ${r.thoughtRejections} | ${r.turnsPerRun} | ${r.tokensPerRun} | ${r.msPerTurn} | ${r.completedWithoutGroundedAnswer} | ${r.completedUnsupported.gate} / ${r.completedUnsupported.independent} |`,
       );
     console.log('\n| skill | ticket | estimate | server | error |');
     console.log('|---|---|---|---|---|');

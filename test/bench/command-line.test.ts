@@ -1,6 +1,6 @@
 /**
  * The bench commands other than `npm run bench` (test/bench/options.test.ts): chaos, soak,
- * profile, bad-inputs, startup, thought-memory and models:bench answer --help with their usage and exit 0, and a mistake on the
+ * profile, bad-inputs, startup, thought-memory, models:bench and models:eval-loop answer --help with their usage and exit 0, and a mistake on the
  * command line with a message naming it, then the usage, and exit 2: no stack trace, and nothing
  * started (KAFKA_BROKERS points where nothing listens, and the chaos command would otherwise start
  * its private broker).
@@ -56,6 +56,12 @@ const COMMANDS = [
     usage: 'usage: npm run bench:thought-memory',
     badValue: ['--instances', '0'],
     says: /^bench:thought-memory: --instances must be an integer >= 1, got "0"$/m,
+  },
+  {
+    script: 'bench/eval-loop.ts',
+    usage: 'usage: npm run models:eval-loop',
+    badValue: ['--tool-calls', 'xml'],
+    says: /^models:eval-loop: --tool-calls must be native or json_schema, got "xml"$/m,
   },
 ];
 
