@@ -289,6 +289,7 @@ function modelLoop(
     },
     identityParameters: (name) => catalog.get(name)?.spec.identity_parameters ?? [],
     responseSchema: (name) => catalog.get(name)?.spec.response,
+    sideEffects: (name) => catalog.get(name)?.spec.side_effects === true,
     system,
   };
 }

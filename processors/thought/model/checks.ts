@@ -67,7 +67,40 @@ export function finalAnswerProblem(
   });
   const text = [answer.content ?? '', answer.result ? JSON.stringify(answer.result) : ''].join('\n');
   const problems = answerFactProblems(text, givenValues(ctx.run, state, outputs), results);
-  return problems.length ? { error: 'unsupported_fact', evidence: factsEvidence(problems) } : null;
+  if (problems.length) return { error: 'unsupported_fact', evidence: factsEvidence(problems) };
+  // An answer that says something was done needs the call that did it.
+  const claim = ctx.loop.sideEffects ? claimedAction(text) : null;
+  if (claim && !results.some((r) => ctx.loop.sideEffects!(r.tool)))
+    return {
+      error: 'unsupported_fact',
+      evidence: `the answer says "${claim}", but no tool that changes anything returned a verified result in this run: make the call that does it, or do not say it was done`,
+    };
+  return null;
+}
+
+/**
+ * Words that say something was done (sent, reset, refunded, ...), in English and Chinese; an answer
+ * with them needs a verified result of a tool with side effects in the run (finalAnswerProblem).
+ */
+const ACTION_CLAIMS = [
+  /\b(?:has|have|had)\s+been\s+(?:sent|e-?mailed|reset|refunded|issued|processed|initiated|started|submitted|created|cancell?ed)\b/gi,
+  /\b(?:was|were)\s+(?:sent|e-?mailed|reset|refunded|issued|processed|initiated|submitted)\b/gi,
+  /\b(?:I|we)(?:\s+have|'ve)?\s+(?:sent|e-?mailed|reset|refunded|issued|processed|initiated|started|submitted)\b/gi,
+  /已(?:经)?(?:发送|寄出|重置|退款|退还|处理|提交|发起)/g,
+  /(?:发送|退款|重置)(?:成功|完成)/g,
+];
+/** A negation just before a claim: "no refund has been issued", "尚未退款". */
+const NEGATED = /(?:\b(?:no|not|never|cannot|can't|unable|nothing)\b|n't|未|没有|不)[^.!?。！？]{0,30}$/i;
+
+/** The first words of `text` that say something was done, unless negated just before; null when none do. */
+export function claimedAction(text: string): string | null {
+  for (const pattern of ACTION_CLAIMS) {
+    for (const m of text.matchAll(pattern)) {
+      if (NEGATED.test(text.slice(Math.max(0, m.index - 40), m.index))) continue;
+      return m[0];
+    }
+  }
+  return null;
 }
 
 /**

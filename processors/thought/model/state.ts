@@ -68,6 +68,8 @@ export interface ModelLoopConfig {
    * when the run was given them (checks.ts). Unset: no tool has any.
    */
   identityParameters?(tool: string): readonly string[];
+  /** Whether a catalog tool changes something (`side_effects`): an answer that says something was done needs a verified result of one (checks.ts). Unset: no such check. */
+  sideEffects?(tool: string): boolean;
   /** A catalog tool's response JSON Schema: its state fields are what a final answer may not contradict (checks.ts). */
   responseSchema?(tool: string): Record<string, unknown> | undefined;
   /** The runtime's rules, the first part of every system prompt. */

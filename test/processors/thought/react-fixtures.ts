@@ -23,6 +23,7 @@ export function reactLoop(world: World, skill: ReactSkill): ModelLoopConfig {
     },
     identityParameters: (name) => world.catalog.get(name)?.spec.identity_parameters ?? [],
     responseSchema: (name) => world.catalog.get(name)?.spec.response,
+    sideEffects: (name) => world.catalog.get(name)?.spec.side_effects === true,
     system: DEFAULT_SYSTEM_RULES,
   };
 }

@@ -1,0 +1,62 @@
+/**
+ * A final answer that says something was done (a reset link sent, a refund made, a copy e-mailed)
+ * completes a run only when a tool that changes something returned a verified result in it: the
+ * 1.5B model copied its skill's answer template ("A reset link was sent ...") after looking the
+ * customer up only, and that was accepted. A negated claim ("no refund has been issued") is not one.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { onObservation, onTask } from '../../../processors/thought/core.ts';
+import { claimedAction } from '../../../processors/thought/model/checks.ts';
+import type { ModelAnswer } from '../../../processors/model-wire.ts';
+import type { ReactSkill } from '../../../processors/thought/model/state.ts';
+import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
+import { answered, calling, observed, outcomeOf, reactLoop, requestOf, resulted, USAGE } from './react-fixtures.ts';
+
+test('claims of a deed are found in English and Chinese; negated ones are not', () => {
+  assert.equal(claimedAction('A password reset link has been sent to li.lei@example.com.'), 'has been sent');
+  assert.equal(claimedAction("We've refunded order O-12345678."), "We've refunded");
+  assert.equal(claimedAction('重置链接已发送到您的邮箱。'), '已发送');
+  assert.equal(claimedAction('Your order has not shipped yet, so no refund has been issued.'), null);
+  assert.equal(claimedAction('The reset link was not sent: no account uses that address.'), null);
+  assert.equal(claimedAction('尚未退款，订单还没有发货。'), null);
+  assert.equal(claimedAction('Your order O-12345678 was delivered on 2025-10-05.'), null);
+});
+
+const world = loadWorld();
+const skill: ReactSkill = {
+  name: 'account-access',
+  version: 1,
+  ref: 'account-access@1',
+  prompt: 'Start a password reset.',
+  allowedTools: ['crm.find_customer', 'identity.password_reset'],
+  maxModelTurns: 6,
+  tokenBudget: 50000,
+  contextWindow: 8192,
+  maxTokens: 256,
+  maxReplans: 0,
+  groundedBy: ['crm.find_customer', 'identity.password_reset'],
+};
+const planner = {
+  name: 'react',
+  config: 'routes@1',
+  plan: () => ({ kind: 'react' as const, planner: 'react(account_access)', skill: 'account-access', facts: { email: 'li.lei@example.com' } }),
+};
+const config = thoughtConfig(world, { planner, model: reactLoop(world, skill) });
+const final = (content: string): ModelAnswer => ({ kind: 'final', content, usage: USAGE });
+
+test('"a reset link has been sent" after the lookup alone goes back to the model; after the reset it completes', () => {
+  const t1 = onTask(task("I can't log in, my email is li.lei@example.com"), config);
+  const w1 = onObservation(observed(t1, answered(calling(['crm.find_customer', { email: 'li.lei@example.com' }]))), config);
+  const t2 = onObservation(observed(w1, resulted('crm.find_customer', { customer_id: 'C-100200', name: 'Li Lei' })), config);
+  const claimed = onObservation(observed(t2, answered(final('A password reset link has been sent to li.lei@example.com.'))), config);
+  assert.equal(outcomeOf(claimed), undefined, 'not completed');
+  const state = JSON.parse(requestOf(claimed)!.run.model_state_json!) as { rejected: Array<{ error: string; evidence: string }> };
+  assert.equal(state.rejected.at(-1)!.error, 'unsupported_fact');
+  assert.match(state.rejected.at(-1)!.evidence, /the answer says "has been sent", but no tool that changes anything returned a verified result/);
+  // The model makes the call: the same words now complete the run.
+  const w3 = onObservation(observed(claimed, answered(calling(['identity.password_reset', { customer_id: 'C-100200' }]))), config);
+  const t4 = onObservation(observed(w3, resulted('identity.password_reset', { reset_id: 'PWR-12345678', expires_at: '2025-10-05T12:00:00Z' })), config);
+  const done = outcomeOf(onObservation(observed(t4, answered(final('A password reset link has been sent to li.lei@example.com.'))), config))!;
+  assert.equal(done.status, 'completed');
+});
