@@ -13,6 +13,7 @@
  * Chinese: the builder's estimate of the first turn's prompt against the server's `usage.prompt_tokens`
  * (llama-server counts with the model's tokenizer and chat template).
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { runTicket, type LoopRun } from './lib/cores-over-http.ts';
 import { SAMPLE_TASKS } from '../cli/demo.ts';
@@ -26,9 +27,11 @@ import { answerFactProblems } from '../processors/thought/model/checks.ts';
 import { uncheckedSpecifics } from './lib/answer-check.ts';
 import { responseEnums } from './lib/regression-calls.ts';
 
-const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--concurrency N] [--json]
+const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--concurrency N] [--tickets FILE] [--json]
   Runs the demo's ${SAMPLE_TASKS.length} tickets through a real model in each tool-call mode, then measures the prompt
   builder's token estimate per skill (English, Chinese) against the server's own count.
+  --tickets FILE runs the tickets of a JSON file ({"tickets": [{"text", ...}]}, e.g.
+  bench/data/multilingual-tickets.json) instead of the demo's.
   Default server: the local model (npx tao model up; built once, about 8 minutes on 2 cores).
   --concurrency N runs N tickets at once (default 2: the local server's slots).
   --json prints the results as one JSON document instead of tables.`;
@@ -40,6 +43,7 @@ const { values } = parseArgs({
     model: { type: 'string' },
     json: { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '2' },
+    tickets: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -55,6 +59,19 @@ if (!modes.every((m) => m === 'native' || m === 'json_schema')) {
 if (!/^[1-9][0-9]?$/.test(values.concurrency!)) {
   console.error(`--concurrency must be an integer from 1 to 99, got "${values.concurrency}"\n${HELP}`);
   process.exit(2);
+}
+/** The tickets to run: the demo's, or a file's. */
+const TICKETS: string[] = values.tickets === undefined ? SAMPLE_TASKS : ticketsOf(values.tickets);
+function ticketsOf(file: string): string[] {
+  try {
+    const doc = JSON.parse(readFileSync(file, 'utf8')) as { tickets?: Array<{ text?: unknown }> };
+    const texts = (doc.tickets ?? []).map((t) => t.text);
+    if (!texts.length || !texts.every((x): x is string => typeof x === 'string' && x.trim() !== '')) throw new Error('no {"tickets": [{"text": "..."}]} in it');
+    return texts;
+  } catch (err) {
+    console.error(`--tickets ${file}: ${(err as Error).message}\n${HELP}`);
+    process.exit(2);
+  }
 }
 if ((values['base-url'] === undefined) !== (values.model === undefined)) {
   console.error(`--base-url and --model go together\n${HELP}`);
@@ -143,7 +160,7 @@ function summarize(mode: string, runs: LoopRun[]): ModeResult {
     completedWithoutGroundedAnswer: bad,
     completedUnsupported: runs.reduce(
       (n, r, i) => {
-        const u = unsupportedSpecifics(r, SAMPLE_TASKS[i]!);
+        const u = unsupportedSpecifics(r, TICKETS[i]!);
         return { gate: n.gate + Number(u.gate), independent: n.independent + Number(u.independent) };
       },
       { gate: 0, independent: 0 },
@@ -169,16 +186,16 @@ const THOUGHT_REJECTIONS = new Set(['unsupported_argument', 'unsupported_fact', 
 const results: ModeResult[] = [];
 try {
   for (const mode of modes) {
-    const runs: LoopRun[] = new Array(SAMPLE_TASKS.length);
+    const runs: LoopRun[] = new Array(TICKETS.length);
     let next = 0;
     // As many runs at once as the server has slots (llama-server --parallel 2 for the local model).
     const worker = async () => {
-      for (let i = next++; i < SAMPLE_TASKS.length; i = next++) {
+      for (let i = next++; i < TICKETS.length; i = next++) {
         const started = Date.now();
-        const run = await runTicket(SAMPLE_TASKS[i]!, { ...env, TAO_LLM_TOOL_CALLS: mode }, `bench-${mode}-${i}`);
+        const run = await runTicket(TICKETS[i]!, { ...env, TAO_LLM_TOOL_CALLS: mode }, `bench-${mode}-${i}`);
         runs[i] = run;
         log(
-          `  ${mode} ${i + 1}/${SAMPLE_TASKS.length} ${run.outcome.status} (${run.outcome.reason_code}) ${run.modelRequests.length} turn(s), ${((Date.now() - started) / 1000).toFixed(1)} s: ${SAMPLE_TASKS[i]}`,
+          `  ${mode} ${i + 1}/${TICKETS.length} ${run.outcome.status} (${run.outcome.reason_code}) ${run.modelRequests.length} turn(s), ${((Date.now() - started) / 1000).toFixed(1)} s: ${TICKETS[i]}`,
         );
         // What the model said, and what Thought refused on the way: read real answers, not only counts.
         log(`      → ${said(run)}`);
@@ -215,7 +232,7 @@ try {
 
   if (values.json) console.log(JSON.stringify({ model, baseUrl, modes: results, tokens: tokenRows }, null, 2));
   else {
-    console.log(`\nModel ${model} at ${baseUrl}, ${SAMPLE_TASKS.length} tickets per mode`);
+    console.log(`\nModel ${model} at ${baseUrl}, ${TICKETS.length} tickets per mode`);
     console.log(
       "| mode | runs by outcome | reasons | gate rejections | Thought rejections | turns / run | tokens / run | ms / turn | completed without a grounded, accepted answer | completed with an unsupported specific: gate's checker / independent |",
     );
