@@ -59,7 +59,7 @@ export const THOUGHT_SETTINGS = {
     min: 0,
     max: 1,
     meaning:
-      "with TAO_PLANNER=react or plan-replan: a ticket the router calls unknown at a confidence below this gets one constrained model turn that chooses a runnable skill or none (none escalates as before); 0: never ask the model",
+      'with TAO_PLANNER=react or plan-replan: a ticket the router calls unknown at a confidence below this gets one constrained model turn that chooses a runnable skill or none (none escalates as before); 0: never ask the model',
     usedBy: ['thought', 'replay'],
   },
   TAO_LLM_BASE_URL: {

@@ -85,7 +85,16 @@ test(
             text: `${verdict} (${n})`,
             source: 'approval-eos',
             thought_id: o.thought_id,
-            decision: { verdict, step_id: null, wave: null, reason: `click ${n}`, decided_by: 'user:chaos', decided_at_ms: Date.now(), interrupt_id: null, edited_input_json: null },
+            decision: {
+              verdict,
+              step_id: null,
+              wave: null,
+              reason: `click ${n}`,
+              decided_by: 'user:chaos',
+              decided_at_ms: Date.now(),
+              interrupt_id: null,
+              edited_input_json: null,
+            },
           });
         decisions.push(submitTasks(producer, cluster.codec, [decision(1), decision(2)]));
       },
