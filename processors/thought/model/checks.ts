@@ -60,6 +60,13 @@ export function finalAnswerProblem(
 ): { error: 'ungrounded' | 'unsupported_fact'; evidence: string } | null {
   const why = ungrounded(ctx.skill, ctx.plan, outputs);
   if (why) return { error: 'ungrounded', evidence: why };
+  // A small model told why its answer was refused may answer with the telling itself.
+  const echoed = RUNTIME_FEEDBACK.find((phrase) => (answer.content ?? '').toLowerCase().includes(phrase));
+  if (echoed)
+    return {
+      error: 'unsupported_fact',
+      evidence: `the answer repeats the runtime's feedback ("${echoed}") instead of answering the customer: answer the ticket from the tool results`,
+    };
   const tools = new Map(ctx.plan.steps.map((s) => [s.id, s.tool]));
   const results = Object.entries(outputs).flatMap(([id, data]) => {
     const tool = tools.get(id);
@@ -77,6 +84,15 @@ export function finalAnswerProblem(
     };
   return null;
 }
+
+/** Phrases of the feedback this file gives the model: an answer holding one repeats it rather than answering. */
+const RUNTIME_FEEDBACK = [
+  'is in no verified result or the ticket',
+  'state only what the tool results say',
+  'no tool that changes anything returned',
+  'a final answer needs a verified result',
+  'the answer repeats the runtime',
+];
 
 /**
  * Words that say something was done (sent, reset, refunded, ...), in English and Chinese; an answer

@@ -60,3 +60,15 @@ test('"a reset link has been sent" after the lookup alone goes back to the model
   const done = outcomeOf(onObservation(observed(t4, answered(final('A password reset link has been sent to li.lei@example.com.'))), config))!;
   assert.equal(done.status, 'completed');
 });
+
+test("an answer that repeats the runtime's feedback is refused, not completed", () => {
+  // Qwen2.5-Coder-1.5B, told that a date was in no verified result, answered a German claim ticket
+  // with "The claim id EC-123456 is in no verified result or the ticket." and the run completed.
+  const t1 = onTask(task("I can't log in, my email is li.lei@example.com"), config);
+  const w1 = onObservation(observed(t1, answered(calling(['crm.find_customer', { email: 'li.lei@example.com' }]))), config);
+  const t2 = onObservation(observed(w1, resulted('crm.find_customer', { customer_id: 'C-100200', name: 'Li Lei' })), config);
+  const echoed = onObservation(observed(t2, answered(final('The e-mail li.lei@example.com is in no verified result or the ticket.'))), config);
+  assert.equal(outcomeOf(echoed), undefined, 'not completed');
+  const state = JSON.parse(requestOf(echoed)!.run.model_state_json!) as { rejected: Array<{ error: string; evidence: string }> };
+  assert.match(state.rejected.at(-1)!.evidence, /repeats the runtime's feedback \("is in no verified result or the ticket"\)/);
+});
