@@ -71,20 +71,7 @@ export function startReact(
   const mode = choice.mode ?? 'react';
   const skill = loop.skill(choice.skill);
   if (!skill) return end(at, 'escalated', 'unroutable', `no runnable skill "${choice.skill}": a person takes the run`);
-  const state: ModelState = {
-    skill: skill.ref,
-    mode,
-    ...(mode === 'plan-replan' ? { replans: 0 } : {}),
-    turns: 0,
-    tokens: 0,
-    facts: choice.facts,
-    turn_tokens: [],
-    rejected: [],
-    invalid_streak: 0,
-    failed_waves: 0,
-    ...(loop.prices ? { cost: 0, costs: {} } : {}),
-    ...carried,
-  };
+  const state: ModelState = { ...freshState(skill.ref, mode, choice.facts, loop), ...carried };
   const plan: Plan = { flow: { id: `${mode}:${skill.name}`, version: skill.version ?? 0 }, steps: [], output: {} };
   // react: a turn is two waves (the model's, then its tools'), so the iteration bound follows the
   // skill's turns. plan-replan: each plan turn is one wave on top of the plans' own waves.
@@ -118,19 +105,7 @@ export interface RouteChoice {
 export function startRouting(at: RunAt, choice: RouteChoice, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
   const offered = choice.skills.filter((s) => loop.skill(s));
   if (!offered.length) return end(at, 'escalated', 'unroutable', `${choice.reason}; no runnable skill to offer a model: a person takes the run`);
-  const state: ModelState = {
-    skill: ROUTING,
-    routing: offered,
-    mode: 'react',
-    turns: 1,
-    tokens: 0,
-    facts: choice.facts,
-    turn_tokens: [],
-    rejected: [],
-    invalid_streak: 0,
-    failed_waves: 0,
-    ...(loop.prices ? { cost: 0, costs: {} } : {}),
-  };
+  const state: ModelState = { ...freshState(ROUTING, 'react', choice.facts, loop), routing: offered, turns: 1 };
   const step: PlanStep = { id: modelStep(1), tool: loop.tool, input: { turn: 1, mode: 'route' }, depends_on: [] };
   const plan: Plan = { flow: { id: 'route', version: 0 }, steps: [step], output: {} };
   const built = buildRoutePrompt({
@@ -159,6 +134,24 @@ export function startRouting(at: RunAt, choice: RouteChoice, loop: ModelLoopConf
   return dispatchWave({ ...at, run }, [
     { step_id: step.id, tool: loop.tool, input_json: JSON.stringify(request), idempotency_key: callKey(at, step.id, loop.tool, request), attempt: 1 },
   ]);
+}
+
+/** The model state of a run before its first turn. */
+function freshState(skill: string, mode: ModelState['mode'], facts: Record<string, string>, loop: ModelLoopConfig): ModelState {
+  // The keys in this order: the state is recorded as JSON, and replay compares it byte for byte.
+  return {
+    skill,
+    mode,
+    ...(mode === 'plan-replan' ? { replans: 0 } : {}),
+    turns: 0,
+    tokens: 0,
+    facts,
+    turn_tokens: [],
+    rejected: [],
+    invalid_streak: 0,
+    failed_waves: 0,
+    ...(loop.prices ? { cost: 0, costs: {} } : {}),
+  };
 }
 
 /** A routing turn's answer is one short JSON object. */
