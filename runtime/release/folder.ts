@@ -15,7 +15,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { setting, SETTINGS } from '../config.ts';
+import { checkValue, SETTINGS } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 
 /** The folder parts, each with the variable it stands for. */
@@ -95,7 +95,7 @@ export function releaseSettings(text: string, file: string): Record<string, stri
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
       throw new ConfigError(`${file}: ${name} must be a string, number or boolean`);
     try {
-      setting({ [name]: String(value) }, name as RunSetting);
+      checkValue(name as RunSetting, String(value));
     } catch (err) {
       throw new ConfigError(`${file}: ${(err as Error).message}`);
     }

@@ -37,8 +37,9 @@ import {
   type ReactBounds,
   type TurnContext,
 } from './state.ts';
-import { dispatchCalls, modelTurn, redispatch, skillUnloaded, startReact } from './turn.ts';
+import { dispatchCalls, modelTurn, redispatch, skillUnloaded } from './turn.ts';
 import { finalAnswerProblem, literalInputs, unprovenCalls } from './checks.ts';
+import { onRouting } from '../route-turn.ts';
 
 /** A model answer's verdict with one of these was stopped by the gate (a policy too): the model hears why and answers again. */
 export const GATE_REJECTIONS: ReadonlySet<string> = new Set(['hallucinated_tool', 'invalid_arguments', 'schema_mismatch', 'malformed', 'policy_violation']);
@@ -91,33 +92,6 @@ export function onReactObservation(obs: ObservationResult, loop: ModelLoopConfig
     return endTurn(next, 'budget_exhausted', 'no_novelty', `no new information for ${next.run.stale_waves} waves`);
   // Consecutive failed waves: the model reflects on them before it tries again.
   return modelTurn(next, next.state.failed_waves >= bounds.reflectAfter ? 'reflection' : 'react');
-}
-
-/**
- * The routing turn's answer (turn.ts `startRouting`): an offered skill starts its run, carrying the
- * routing turn's turn, tokens and cost; `none`, an answer the gate refused, or a failed call escalate
- * the run as the router would have (`unroutable`). One turn only: a router that does not know and a
- * model that cannot say are a person's case.
- */
-function onRouting(obs: ObservationResult, state: ModelState, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
-  const at: RunAt = { thoughtId: obs.thought_id, iteration: obs.iteration, run: obs.run };
-  const verdict = obs.verdicts.find((v) => isModelStep(v.step_id));
-  const spent = verdict ? charged(state, verdict, {}, loop) : state;
-  const escalate = (why: string) =>
-    endTurn({ ...at, state: spent }, 'escalated', 'unroutable', `the router did not know the ticket and ${why}: a person takes the run`);
-  if (!verdict || !verdict.valid) return escalate(`the routing turn failed (${verdict ? `${verdict.error_type}: ${failedEvidence(verdict)}` : 'no answer'})`);
-  const answer = jsonField(verdict.extracted_data_json ?? 'null', `verdicts[${verdict.step_id}].extracted_data_json`) as ModelAnswer;
-  if (answer.kind !== 'route') return escalate(`the routing turn answered ${answer.kind}`);
-  if (answer.skill === null) return escalate(`the model chose no skill${answer.reason ? ` (${answer.reason.slice(0, 200)})` : ''}`);
-  if (!state.routing!.includes(answer.skill) || !loop.skill(answer.skill)) return escalate(`the model chose ${answer.skill}, which was not offered`);
-  const used = answer.usage?.total_tokens ?? 0;
-  const run: RunState = { ...obs.run, cost_spent: obs.run.cost_spent + used / 1000 };
-  return startReact({ ...at, run }, { skill: answer.skill, facts: state.facts }, loop, bounds, {
-    turns: 1,
-    tokens: used,
-    turn_tokens: [],
-    ...(spent.cost !== undefined ? { cost: spent.cost, costs: spent.costs ?? {} } : {}),
-  });
 }
 
 /**

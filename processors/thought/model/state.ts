@@ -150,7 +150,7 @@ export interface ModelState {
   /** The run's opening text (its first user message) once a reply has been added to `task_text`. */
   opening?: string;
   /**
-   * Set while a routing turn chooses the run's skill (turn.ts `startRouting`): the skills offered.
+   * Set while a routing turn chooses the run's skill (route-turn.ts `startRouting`): the skills offered.
    * `skill` is then {@link ROUTING}; the chosen skill's run replaces both.
    */
   routing?: string[];

@@ -31,7 +31,6 @@ import { atIterationLimit, callKey, digest, dispatchWave, end, ordinal, type Out
 import {
   callStep,
   endTurn,
-  ROUTING,
   modelStep,
   money,
   parseModelState,
@@ -45,7 +44,7 @@ import {
   type TurnContext,
   type TurnMode,
 } from './state.ts';
-import { PLAN_TURN_RULES, buildPrompt, buildRoutePrompt, notes, promptTurns, promptUndercount, promptWindow } from './prompt.ts';
+import { PLAN_TURN_RULES, buildPrompt, notes, promptTurns, promptUndercount, promptWindow } from './prompt.ts';
 
 /** The skill a new model run is given, and how it runs: the planner's choice (planner.ts, kind `react`). */
 export interface ReactChoice {
@@ -88,56 +87,8 @@ export function startReact(
   return modelTurn({ ...at, run, plan, outputs: {}, state, skill, loop }, mode === 'react' ? 'react' : 'plan');
 }
 
-/** The skills a routing turn offers, and what the router found (planner.ts `choose_skill`). */
-export interface RouteChoice {
-  skills: string[];
-  facts: Record<string, string>;
-  /** Why the router did not route it, for the outcome when the model chooses none. */
-  reason: string;
-}
-
-/**
- * Starts a run whose skill the model chooses (the router said `unknown` at low confidence): one
- * constrained turn `M1` offering the runnable skills, each with its description, and `none`.
- * answer.ts takes its answer: a skill starts that skill's run (the routing turn's tokens and cost
- * carried, its turn counted), `none` escalates as the router would have (`unroutable`).
- */
-export function startRouting(at: RunAt, choice: RouteChoice, loop: ModelLoopConfig, bounds: ReactBounds): ThoughtDecision {
-  const offered = choice.skills.filter((s) => loop.skill(s));
-  if (!offered.length) return end(at, 'escalated', 'unroutable', `${choice.reason}; no runnable skill to offer a model: a person takes the run`);
-  const state: ModelState = { ...freshState(ROUTING, 'react', choice.facts, loop), routing: offered, turns: 1 };
-  const step: PlanStep = { id: modelStep(1), tool: loop.tool, input: { turn: 1, mode: 'route' }, depends_on: [] };
-  const plan: Plan = { flow: { id: 'route', version: 0 }, steps: [step], output: {} };
-  const built = buildRoutePrompt({
-    system: loop.system,
-    task: at.run.task_text,
-    facts: choice.facts,
-    skills: offered.map((s) => ({ name: s, description: loop.skill(s)!.description ?? s })),
-  });
-  const request: Record<string, unknown> = {
-    messages: built.messages,
-    response_format: built.responseFormat,
-    ...(loop.params === 'reasoning' ? { max_completion_tokens: ROUTE_MAX_TOKENS } : { temperature: 0, max_tokens: ROUTE_MAX_TOKENS }),
-  };
-  const run: RunState = withState(
-    {
-      ...at.run,
-      driver: 'react',
-      flow_id: plan.flow.id,
-      flow_version: 0,
-      plan_json: JSON.stringify(plan),
-      max_iterations: Math.max(bounds.maxIterations, 2),
-      step_attempts: { [step.id]: 1 },
-    },
-    state,
-  );
-  return dispatchWave({ ...at, run }, [
-    { step_id: step.id, tool: loop.tool, input_json: JSON.stringify(request), idempotency_key: callKey(at, step.id, loop.tool, request), attempt: 1 },
-  ]);
-}
-
 /** The model state of a run before its first turn. */
-function freshState(skill: string, mode: ModelState['mode'], facts: Record<string, string>, loop: ModelLoopConfig): ModelState {
+export function freshState(skill: string, mode: ModelState['mode'], facts: Record<string, string>, loop: ModelLoopConfig): ModelState {
   // The keys in this order: the state is recorded as JSON, and replay compares it byte for byte.
   return {
     skill,
@@ -153,9 +104,6 @@ function freshState(skill: string, mode: ModelState['mode'], facts: Record<strin
     ...(loop.prices ? { cost: 0, costs: {} } : {}),
   };
 }
-
-/** A routing turn's answer is one short JSON object. */
-const ROUTE_MAX_TOKENS = 128;
 
 /**
  * A plan-replan run's reflection called for a new plan: the model is asked again (a plan turn whose

@@ -15,7 +15,7 @@ export type PlanningResult =
   | { kind: 'react'; planner: string; skill: string; facts: Record<string, string>; mode?: 'react' | 'plan-replan' }
   /**
    * The router does not know, at low confidence: one constrained model turn chooses one of `skills`
-   * (runnable skills a model takes) or none (model/turn.ts `startRouting`); none escalates.
+   * (runnable skills a model takes) or none (route-turn.ts `startRouting`); none escalates.
    */
   | { kind: 'choose_skill'; planner: string; skills: string[]; facts: Record<string, string>; reason: string };
 
