@@ -183,8 +183,10 @@ export interface TurnTool {
  * the branches exclude each other by their required keys, and `anyOf` is what OpenAI's structured
  * outputs and llama.cpp's grammar conversion both support. A server that decodes under this schema
  * cannot produce an unknown tool or unparseable arguments; the gate still checks everything.
+ * @param answerable false while no tool result could ground a final answer (the skill's grounded-by
+ *   tools have none): the schema then has no final-answer branch.
  */
-export function turnSchema(tools: readonly TurnTool[], output?: Record<string, unknown>): Record<string, unknown> {
+export function turnSchema(tools: readonly TurnTool[], output?: Record<string, unknown>, answerable = true): Record<string, unknown> {
   const text = { type: 'string', minLength: 1 };
   return {
     anyOf: [
@@ -195,7 +197,8 @@ export function turnSchema(tools: readonly TurnTool[], output?: Record<string, u
         properties: { tool: { const: t.wire }, arguments: t.parameters },
       })),
       // With the skill's output schema, the final answer is an object of that schema, not text.
-      { type: 'object', additionalProperties: false, required: ['final_answer'], properties: { final_answer: output ?? text } },
+      // Before any tool result could ground it, no final answer is offered at all.
+      ...(answerable ? [{ type: 'object', additionalProperties: false, required: ['final_answer'], properties: { final_answer: output ?? text } }] : []),
       { type: 'object', additionalProperties: false, required: ['ask_customer'], properties: { ask_customer: text } },
     ],
   };

@@ -120,14 +120,21 @@ export function claimedAction(text: string): string | null {
 }
 
 /**
- * Why a final answer is not grounded yet (null when it is): the skill names tools one of whose
- * verified results the answer needs, and none of them has returned one in this run.
+ * Whether a final answer could be grounded now: the skill names no grounded-by tools, or one of them
+ * has returned a verified result in this run. Until then a turn offers no final answer (prompt.ts
+ * `answerable`).
  */
-function ungrounded(skill: ReactSkill, plan: Plan, outputs: Outputs): string | null {
+export function groundable(skill: Pick<ReactSkill, 'groundedBy'>, plan: Plan, outputs: Outputs): boolean {
   const needed = skill.groundedBy ?? [];
-  if (!needed.length) return null;
+  if (!needed.length) return true;
   const verified = new Set(plan.steps.filter((s) => !isModelStep(s.id) && outputs[s.id] !== undefined).map((s) => s.tool));
-  if (needed.some((t) => verified.has(t))) return null;
+  return needed.some((t) => verified.has(t));
+}
+
+/** Why a final answer is not grounded yet (null when it is: {@link groundable}). */
+function ungrounded(skill: ReactSkill, plan: Plan, outputs: Outputs): string | null {
+  if (groundable(skill, plan, outputs)) return null;
+  const needed = skill.groundedBy ?? [];
   return `a final answer needs a verified result of ${needed.join(' or ')} first, and none has one yet: call the tool, or ask the customer for what it needs`;
 }
 

@@ -122,6 +122,12 @@ export interface PromptInput {
    * `final_answer` object of it (constrained), never plain text.
    */
   output?: Record<string, unknown>;
+  /**
+   * False while no verified result of the skill's grounded-by tools could ground a final answer
+   * (checks.ts `groundable`): a react turn then offers only tool calls and a question (no final-answer
+   * branch in the constrained schema, no `final_answer` tool), and says why. Default true.
+   */
+  answerable?: boolean;
 }
 /**
  * A chat-completions message as sent. The builder keeps the rules the strictest servers and chat
@@ -223,11 +229,18 @@ const NATIVE_RULES = 'Give the final answer as plain text. To ask the customer f
 const STRUCTURED_RULES =
   'Give the final answer by calling final_answer with arguments that match its schema, never as plain text. To ask the customer for something the ticket lacks, call ask_customer; the run waits for the reply.';
 
+/** The same, before any tool result could ground a final answer (`answerable` false: only calls are offered, `ask_customer` among them). */
+const NATIVE_UNANSWERABLE_RULES =
+  'No tool has returned what a final answer needs yet: call the tools that look up what the ticket asks. To ask the customer for something the ticket lacks, call ask_customer; the run waits for the reply.';
+
+const FINAL_LINE = '- {"final_answer": "<your reply to the customer>"} once tool results hold everything the reply needs;';
+const UNANSWERABLE_LINE = '- (no final answer yet: no tool has returned what the reply needs, so call a tool first);';
+
 /** How a constrained turn answers (model-wire.ts `turnSchema`). */
 const CONSTRAINED_RULES = [
   'Answer with exactly one JSON object and nothing else:',
   '- {"tool": "<tool name>", "arguments": {...}} to call one of the tools below;',
-  '- {"final_answer": "<your reply to the customer>"} once tool results hold everything the reply needs;',
+  FINAL_LINE,
   '- {"ask_customer": "<your question>"} when the ticket lacks something you need.',
 ].join('\n');
 
@@ -272,11 +285,12 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   // Skill: its prompt and the tools it allows (the tool list is sent whole: a tool the model
   // cannot see is a tool it cannot call).
   const constrained = input.mode === 'react' && input.toolCalls === 'json_schema';
+  const answerable = input.mode !== 'react' || input.answerable !== false;
   const offered: PromptTool[] =
     input.mode === 'reflection'
       ? []
       : input.mode === 'react'
-        ? [...input.skill.tools, ASK_CUSTOMER_TOOL, ...(input.output ? [finalAnswerTool(input.output)] : [])]
+        ? [...input.skill.tools, ASK_CUSTOMER_TOOL, ...(input.output && answerable ? [finalAnswerTool(input.output)] : [])]
         : input.skill.tools;
   const wireTools: WireTool[] = offered.map((t) => ({
     type: 'function',
@@ -284,9 +298,11 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   }));
   const tools = constrained ? [] : wireTools;
   // A constrained turn sends no `tools`: the model reads them here, and the schema holds their parameters.
-  const rulesText = input.output
-    ? CONSTRAINED_RULES.replace('{"final_answer": "<your reply to the customer>"}', `{"final_answer": {...}} (an object matching ${json(input.output)})`)
-    : CONSTRAINED_RULES;
+  const rulesText = !answerable
+    ? CONSTRAINED_RULES.replace(FINAL_LINE, UNANSWERABLE_LINE)
+    : input.output
+      ? CONSTRAINED_RULES.replace('{"final_answer": "<your reply to the customer>"}', `{"final_answer": {...}} (an object matching ${json(input.output)})`)
+      : CONSTRAINED_RULES;
   const toolList = constrained
     ? `\n\n${rulesText}\nTools:\n${input.skill.tools.map((t) => `- ${toWireName(t.name)}: ${t.description} Arguments: ${json(t.parameters)}`).join('\n')}`
     : '';
@@ -295,7 +311,8 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   const skillPrompt = cutText(input.skill.prompt, skillRoom);
   compaction.skillCut = skillPrompt !== input.skill.prompt;
 
-  const systemText = `${header}\n\n${rules}${constrained ? '' : input.mode === 'react' ? `\n${input.output ? STRUCTURED_RULES : NATIVE_RULES}` : ''}\n\n${skillPrompt}${toolList}${factsText}`;
+  const nativeRules = !answerable ? NATIVE_UNANSWERABLE_RULES : input.output ? STRUCTURED_RULES : NATIVE_RULES;
+  const systemText = `${header}\n\n${rules}${constrained ? '' : input.mode === 'react' ? `\n${nativeRules}` : ''}\n\n${skillPrompt}${toolList}${factsText}`;
   const systemTokens = estimateTokens(`${header}\n\n${rules}${factsText}`) + estimateTokens(input.task) + 2 * MESSAGE_OVERHEAD;
   const skillTokens = estimateTokens(skillPrompt) + toolTokens;
   const lent = Math.max(0, cap('system') - systemTokens) + Math.max(0, cap('skill') - skillTokens);
@@ -436,6 +453,7 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
                       .filter((t) => t.function.name !== ASK_CUSTOMER_TOOL.name && t.function.name !== FINAL_ANSWER)
                       .map((t) => ({ wire: t.function.name, parameters: t.function.parameters })),
                     input.output,
+                    answerable,
                   ),
                 },
               }

@@ -44,6 +44,7 @@ import {
   type TurnContext,
   type TurnMode,
 } from './state.ts';
+import { groundable } from './checks.ts';
 import { PLAN_TURN_RULES, buildPrompt, notes, promptTurns, promptUndercount, promptWindow } from './prompt.ts';
 
 /** The skill a new model run is given, and how it runs: the planner's choice (planner.ts, kind `react`). */
@@ -214,6 +215,8 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
   const turn = turnOf(stepId);
   const toolCalls = skill.toolCalls ?? loop.toolCalls ?? 'native';
   const window = promptWindow(skill.contextWindow, state);
+  // Before a grounded-by tool has answered, a final answer could not stand: the turn offers calls only.
+  const answerable = groundable(skill, ctx.plan, ctx.outputs);
   const built = buildPrompt(
     {
       system: mode === 'plan' ? `${loop.system}\n\n${PLAN_TURN_RULES}` : loop.system,
@@ -226,6 +229,7 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
       mode,
       toolCalls,
       ...(skill.outputSchema ? { output: skill.outputSchema } : {}),
+      answerable,
     },
     window,
   );
@@ -258,7 +262,13 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
     // A plan turn lists the tools for their contracts; the answer is the plan, not a call. Parallel
     // calls are asked for: llama.cpp makes one per turn without the flag.
     ...(built.tools.length
-      ? { tools: built.tools, tool_choice: mode === 'plan' ? 'none' : 'auto', ...(mode === 'plan' ? {} : { parallel_tool_calls: true }) }
+      ? {
+          tools: built.tools,
+          // `required` while no final answer is offered: a server that decodes under it (llama.cpp's
+          // grammar) writes a call, where a small model would otherwise answer in invented prose.
+          tool_choice: mode === 'plan' ? 'none' : mode === 'react' && !answerable ? 'required' : 'auto',
+          ...(mode === 'plan' ? {} : { parallel_tool_calls: true }),
+        }
       : {}),
     ...(built.responseFormat ? { response_format: built.responseFormat } : {}),
     // Reasoning models refuse `temperature` other than their default and `max_tokens`.
