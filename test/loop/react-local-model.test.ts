@@ -6,7 +6,8 @@
  * A small model is weak, so nothing here asserts which tool it picks or what it answers: only the
  * guarantees. Every run ends with a reason;
  * a tool reaches Action only after the gate accepted the model's proposal; a run is `completed` only
- * with a final answer the gate accepted and the skill's grounding allows; and `tao replay --verify`
+ * with a final answer the gate accepted and the skill's grounding allows, whose specifics are all in
+ * the ticket or a verified result (the gate's checker and the bench's own); and `tao replay --verify`
  * re-decides every run from the log with the model server stopped.
  */
 import assert from 'node:assert/strict';
@@ -20,6 +21,8 @@ import { modelDown, modelUp, type ModelEndpoint } from '../../infra/model/server
 import type { ActionResult, ObservationResult, Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { runTasks, scanToEnd, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { verifyWithoutModel } from '../replay/helpers.ts';
+import { answerFactProblems } from '../../processors/thought/model/checks.ts';
+import { uncheckedSpecifics } from '../../bench/lib/answer-check.ts';
 
 // Constrained turns (TAO_LLM_TOOL_CALLS=json_schema), the mode small models follow best
 // (docs/BENCHMARKS.md has both modes over all the demo's tickets: `npm run models:loop`).
@@ -110,6 +113,14 @@ test('each run through the real model ends with a reason, and completes only wit
         verdicts.some((v) => v.tool !== 'model.chat' && v.valid),
         'a completed run has a verified tool result to ground its answer',
       );
+      // Every specific of the answer is in the ticket or a verified result: by the gate's checker and by the bench's own.
+      const answer = (JSON.parse(outcome.output_json ?? '{}') as { answer?: string }).answer ?? '';
+      const results = verdicts
+        .filter((v) => v.tool !== 'model.chat' && v.valid && v.extracted_data_json)
+        .map((v) => ({ tool: v.tool, data: JSON.parse(v.extracted_data_json!) as unknown }));
+      const ticket = TICKETS[0]!;
+      assert.deepEqual(answerFactProblems(answer, { texts: [ticket] }, results), [], `the gate's checker on: ${answer}`);
+      assert.deepEqual(uncheckedSpecifics({ answer, given: [ticket], results }), [], `the bench's checker on: ${answer}`);
     }
   }
 });

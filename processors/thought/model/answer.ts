@@ -121,6 +121,14 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
     if (next.invalid_streak >= bounds.reflectAfter + 1) {
       if (error === 'ungrounded' || error === 'unsupported_fact')
         return endTurn(failed, 'escalated', 'ungrounded', `the model's last ${next.invalid_streak} answers were not grounded: ${evidence.slice(0, 200)}`);
+      // An answer the customer could not read is a person's to write, not a failure of the run.
+      if (error === 'wrong_language')
+        return endTurn(
+          failed,
+          'escalated',
+          'model_invalid',
+          `the model's last ${next.invalid_streak} answers were not in the ticket's language: ${evidence.slice(0, 200)}`,
+        );
       return endTurn(failed, 'failed', 'model_invalid', `the model's last ${next.invalid_streak} answers were rejected (${error}: ${evidence.slice(0, 200)})`);
     }
     return modelTurn(failed, nextTurnMode(next));

@@ -45,6 +45,7 @@ import type { Plan } from '../../plan.ts';
 import type { ModelAnswer } from '../../model-wire.ts';
 import type { Outputs } from '../run-end.ts';
 import { isModelStep, type ModelState, type ReactSkill, type TurnContext } from './state.ts';
+import { LANGUAGE_NAMES, claimedAction, languageOf } from '../reading.ts';
 
 // The checks as Thought runs them on an answer.
 
@@ -57,9 +58,17 @@ export function finalAnswerProblem(
   ctx: TurnContext,
   state: ModelState,
   outputs: Outputs,
-): { error: 'ungrounded' | 'unsupported_fact'; evidence: string } | null {
+): { error: 'ungrounded' | 'unsupported_fact' | 'wrong_language'; evidence: string } | null {
   const why = ungrounded(ctx.skill, ctx.plan, outputs);
   if (why) return { error: 'ungrounded', evidence: why };
+  // The customer reads the answer: it is written in the ticket's language when both are clear.
+  const asked = languageOf(state.opening ?? ctx.run.task_text);
+  const written = languageOf(answer.content ?? '');
+  if (asked && written && asked !== written)
+    return {
+      error: 'wrong_language',
+      evidence: `the ticket is in ${LANGUAGE_NAMES[asked]} and the answer in ${LANGUAGE_NAMES[written]}: write the final answer in ${LANGUAGE_NAMES[asked]}`,
+    };
   // A small model told why its answer was refused may answer with the telling itself.
   const echoed = RUNTIME_FEEDBACK.find((phrase) => (answer.content ?? '').toLowerCase().includes(phrase));
   if (echoed)
@@ -92,32 +101,8 @@ const RUNTIME_FEEDBACK = [
   'no tool that changes anything returned',
   'a final answer needs a verified result',
   'the answer repeats the runtime',
+  'write the final answer in',
 ];
-
-/**
- * Words that say something was done (sent, reset, refunded, ...), in English and Chinese; an answer
- * with them needs a verified result of a tool with side effects in the run (finalAnswerProblem).
- */
-const ACTION_CLAIMS = [
-  /\b(?:has|have|had)\s+been\s+(?:sent|e-?mailed|reset|refunded|issued|processed|initiated|started|submitted|created|cancell?ed)\b/gi,
-  /\b(?:was|were)\s+(?:sent|e-?mailed|reset|refunded|issued|processed|initiated|submitted)\b/gi,
-  /\b(?:I|we)(?:\s+have|'ve)?\s+(?:sent|e-?mailed|reset|refunded|issued|processed|initiated|started|submitted)\b/gi,
-  /已(?:经)?(?:发送|寄出|重置|退款|退还|处理|提交|发起)/g,
-  /(?:发送|退款|重置)(?:成功|完成)/g,
-];
-/** A negation just before a claim: "no refund has been issued", "尚未退款". */
-const NEGATED = /(?:\b(?:no|not|never|cannot|can't|unable|nothing)\b|n't|未|没有|不)[^.!?。！？]{0,30}$/i;
-
-/** The first words of `text` that say something was done, unless negated just before; null when none do. */
-export function claimedAction(text: string): string | null {
-  for (const pattern of ACTION_CLAIMS) {
-    for (const m of text.matchAll(pattern)) {
-      if (NEGATED.test(text.slice(Math.max(0, m.index - 40), m.index))) continue;
-      return m[0];
-    }
-  }
-  return null;
-}
 
 /**
  * Whether a final answer could be grounded now: the skill names no grounded-by tools, or one of them

@@ -35,6 +35,7 @@ import {
   turnSchema,
   type ModelAnswer,
 } from '../../model-wire.ts';
+import { LANGUAGE_NAMES, type Language } from '../reading.ts';
 import { callStep, isModelStep, turnOf, type ModelState, type PromptTool, type SectionTokens, type TurnContext } from './state.ts';
 
 export { fromWireName, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, toWireName } from '../../model-wire.ts';
@@ -128,6 +129,8 @@ export interface PromptInput {
    * branch in the constrained schema, no `final_answer` tool), and says why. Default true.
    */
   answerable?: boolean;
+  /** The ticket's language when it is clear and not English (reading.ts): the prompt says to answer in it. */
+  language?: Language;
 }
 /**
  * A chat-completions message as sent. The builder keeps the rules the strictest servers and chat
@@ -278,7 +281,10 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   const factLines = Object.keys(input.facts)
     .sort()
     .map((k) => `- ${k}: ${input.facts[k]}`);
-  const factsText = factLines.length ? `\n\nFacts the user gave (keep them in mind):\n${factLines.join('\n')}` : '';
+  const factsText =
+    (input.language
+      ? `\n\nThe ticket is written in ${LANGUAGE_NAMES[input.language]}: write the final answer and any question to the customer in ${LANGUAGE_NAMES[input.language]}.`
+      : '') + (factLines.length ? `\n\nFacts the user gave (keep them in mind):\n${factLines.join('\n')}` : '');
   const protectedTokens = estimateTokens(header + factsText) + estimateTokens(input.task) + 2 * MESSAGE_OVERHEAD;
   const rules = cutText(input.system, Math.max(0, cap('system') - protectedTokens));
 

@@ -45,6 +45,7 @@ import {
   type TurnMode,
 } from './state.ts';
 import { groundable } from './checks.ts';
+import { languageOf, type Language } from '../reading.ts';
 import { PLAN_TURN_RULES, buildPrompt, notes, promptTurns, promptUndercount, promptWindow } from './prompt.ts';
 
 /** The skill a new model run is given, and how it runs: the planner's choice (planner.ts, kind `react`). */
@@ -230,6 +231,7 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
       toolCalls,
       ...(skill.outputSchema ? { output: skill.outputSchema } : {}),
       answerable,
+      ...languageHint(state.opening ?? run.task_text),
     },
     window,
   );
@@ -287,6 +289,12 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
     },
   ];
   return dispatchWave({ ...ctx, run: dispatched }, steps);
+}
+
+/** The ticket's language for the prompt, when it is clear and not English (the rules already ask for the ticket's language). */
+function languageHint(ticket: string): { language?: Language } {
+  const language = languageOf(ticket);
+  return language && language !== 'en' ? { language } : {};
 }
 
 /** The tool calls of a verified answer become one wave (parallel calls run together). */

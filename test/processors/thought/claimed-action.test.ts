@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { onObservation, onTask } from '../../../processors/thought/core.ts';
-import { claimedAction } from '../../../processors/thought/model/checks.ts';
+import { claimedAction } from '../../../processors/thought/reading.ts';
 import type { ModelAnswer } from '../../../processors/model-wire.ts';
 import type { ReactSkill } from '../../../processors/thought/model/state.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
