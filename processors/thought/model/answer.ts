@@ -38,7 +38,7 @@ import {
   type TurnContext,
 } from './state.ts';
 import { dispatchCalls, modelTurn, redispatch, skillUnloaded } from './turn.ts';
-import { finalAnswerProblem, literalInputs, unprovenCalls } from './checks.ts';
+import { finalAnswerProblem, literalInputs, repeatedCalls, unprovenCalls } from './checks.ts';
 import { onRouting } from '../route-turn.ts';
 
 /** A model answer's verdict with one of these was stopped by the gate (a policy too): the model hears why and answers again. */
@@ -121,6 +121,13 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
     if (next.invalid_streak >= bounds.reflectAfter + 1) {
       if (error === 'ungrounded' || error === 'unsupported_fact')
         return endTurn(failed, 'escalated', 'ungrounded', `the model's last ${next.invalid_streak} answers were not grounded: ${evidence.slice(0, 200)}`);
+      if (error === 'repeated_call')
+        return endTurn(
+          failed,
+          'budget_exhausted',
+          'model_repeat',
+          `the model's last ${next.invalid_streak} answers asked again for calls it had the results of: ${evidence.slice(0, 200)}`,
+        );
       // An answer the customer could not read is a person's to write, not a failure of the run.
       if (error === 'wrong_language')
         return endTurn(
@@ -243,8 +250,11 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
       });
     case 'reflection':
       return onReflection(accepted, answer.reflection, turn);
-    case 'tool_calls':
+    case 'tool_calls': {
+      const again = repeatedCalls(answer.calls, ctx.plan, outputs);
+      if (again) return reject('repeated_call', again, run, { ...next, invalid_streak: state.invalid_streak });
       return unproven(answer.calls) ?? dispatchCalls(accepted, turn, answer, bounds);
+    }
     case 'route':
       // Asked only by a routing turn (onRouting): in a skill's run it is an answer to another question.
       return reject('malformed', 'a routing answer ({"skill"}) where a turn was asked for', run, { ...next, invalid_streak: state.invalid_streak });

@@ -102,6 +102,7 @@ const RUNTIME_FEEDBACK = [
   'a final answer needs a verified result',
   'the answer repeats the runtime',
   'write the final answer in',
+  'was already called in this run',
 ];
 
 /**
@@ -141,6 +142,21 @@ export function unprovenCalls(
 ): string | null {
   const unsupported = unsupportedIdentities(calls, givenValues(ctx.run, state, outputs), (t) => ctx.loop.identityParameters?.(t) ?? []);
   return unsupported.length ? provenanceEvidence(unsupported) : null;
+}
+
+/**
+ * The evidence the model is shown when every call it asks for was already made in this run with the
+ * same arguments and has a verified result (its result is in the prompt: calling again changes
+ * nothing); null when any call is new, or an earlier one failed (trying a failed call again is the
+ * model's to decide). Small models (Qwen2.5-Coder-0.5B) ask for the same call again after its result.
+ */
+export function repeatedCalls(calls: ReadonlyArray<{ tool: string; arguments: Record<string, unknown> }>, plan: Plan, outputs: Outputs): string | null {
+  const answered = new Set(
+    plan.steps.filter((st) => !isModelStep(st.id) && outputs[st.id] !== undefined).map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`),
+  );
+  if (!calls.length || !calls.every((c) => answered.has(`${c.tool}\u0000${JSON.stringify(c.arguments)}`))) return null;
+  const named = calls.map((c) => `${c.tool} ${JSON.stringify(c.arguments)}`).join(', ');
+  return `${named} was already called in this run and its result is above: use it to give the final answer, or call a different tool`;
 }
 
 /** A plan step's input without its references to other steps' results. */

@@ -179,18 +179,39 @@ describe('react runs', () => {
     assert.deepEqual([outcome(end)!.status, outcome(end)!.reason_code], ['failed', 'model_unavailable']);
   });
 
-  test('the same tool and arguments asked for in two turns are two calls, with two idempotency keys', () => {
+  test('the same tool and arguments asked for again after the call failed are two calls, with two idempotency keys', () => {
     const c = config();
     const lookup = answer(calls(['orders.get', { order_id: 'O-12345678' }]));
     const w1 = onObservation(observed(onTask(task('Where is my order O-12345678?'), c), lookup), c);
     const t2 = onObservation(
-      observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'placed' })]),
+      observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', null, 'timeout', 'no answer in 2000 ms')]),
       c,
     );
     const w2 = onObservation(observed(t2, lookup), c);
     const [first, second] = [request(w1)!.steps[0]!, request(w2)!.steps[0]!];
     assert.deepEqual([first.step_id, second.step_id, first.input_json === second.input_json], ['M1_1', 'M2_1', true]);
     assert.notEqual(first.idempotency_key, second.idempotency_key, 'the model asked again: a new call, not a retry');
+  });
+
+  test('a call asked for again after its verified result goes back to the model with why, and a model that keeps asking ends model_repeat', () => {
+    const c = config({ reflectAfter: 2 });
+    const lookup = answer(calls(['orders.get', { order_id: 'O-12345678' }]));
+    const w1 = onObservation(observed(onTask(task('Where is my order O-12345678?'), c), lookup), c);
+    let d = onObservation(
+      observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'placed' })]),
+      c,
+    );
+    d = onObservation(observed(d, lookup), c);
+    const next = request(d)!.steps;
+    assert.deepEqual(
+      next.map((st) => st.tool),
+      ['model.chat'],
+      'no second orders.get: the model is asked again',
+    );
+    const said = (JSON.parse(next[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
+    assert.match(said, /repeated_call.*orders\.get \{"order_id":"O-12345678"\} was already called in this run and its result is above/);
+    for (let i = 0; i < 3 && !outcome(d); i++) d = onObservation(observed(d, lookup), c);
+    assert.deepEqual([outcome(d)!.status, outcome(d)!.reason_code], ['budget_exhausted', 'model_repeat']);
   });
 
   test('two failed tool waves in a row: the model is asked for a reflection; its answer is kept in the run and acted on', () => {
@@ -270,12 +291,13 @@ describe('react runs', () => {
     );
     assert.equal(outcome(d)!.reason_code, 'token_budget');
 
+    // The cap counts calls made again after they failed (one asked again after a verified result is refused before it runs).
     const c = config({ repeatCap: 1, noveltyWaves: 5 });
     d = onTask(task('Where is my order O-12345678?'), c);
     const same = answer(calls(['orders.get', { order_id: 'O-12345678' }]));
     d = onObservation(observed(d, same), c);
     d = onObservation(
-      observed(d, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { status: 'shipped' })]),
+      observed(d, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', null, 'timeout', 'no answer in 2000 ms')]),
       c,
     );
     d = onObservation(observed(d, same), c);
