@@ -119,6 +119,8 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
       state: next,
     };
     if (next.invalid_streak >= bounds.reflectAfter + 1) {
+      // A model that keeps guessing an id the ticket lacks gets one turn in which it can only ask for it.
+      if (error === 'unsupported_argument' && !next.ask_only) return modelTurn({ ...failed, state: { ...next, ask_only: true } }, 'react');
       if (error === 'ungrounded' || error === 'unsupported_fact')
         return endTurn(failed, 'escalated', 'ungrounded', `the model's last ${next.invalid_streak} answers were not grounded: ${evidence.slice(0, 200)}`);
       if (error === 'repeated_call')

@@ -139,6 +139,11 @@ export interface ModelState {
   invalid_streak: number;
   /** Consecutive tool waves with no valid result. */
   failed_waves: number;
+  /**
+   * Set when the model kept calling with identity arguments nobody gave (`unsupported_argument`,
+   * `TAO_REFLECT_AFTER + 1` in a row): its next turn offers only `ask_customer`. Unset: every tool.
+   */
+  ask_only?: boolean;
   /** What the model's answers cost so far (rejected answers included), with a price table; and per model. */
   cost?: number;
   costs?: Record<string, number>;

@@ -217,11 +217,11 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
   const toolCalls = skill.toolCalls ?? loop.toolCalls ?? 'native';
   const window = promptWindow(skill.contextWindow, state);
   // Before a grounded-by tool has answered, a final answer could not stand: the turn offers calls only.
-  const answerable = groundable(skill, ctx.plan, ctx.outputs);
+  const answerable = !state.ask_only && groundable(skill, ctx.plan, ctx.outputs);
   const built = buildPrompt(
     {
-      system: mode === 'plan' ? `${loop.system}\n\n${PLAN_TURN_RULES}` : loop.system,
-      skill: { ref: state.skill, prompt: skill.prompt, tools: skill.allowedTools.flatMap((t) => loop.toolSpec(t) ?? []) },
+      system: mode === 'plan' ? `${loop.system}\n\n${PLAN_TURN_RULES}` : state.ask_only ? `${loop.system}\n\n${ASK_ONLY_RULES}` : loop.system,
+      skill: { ref: state.skill, prompt: skill.prompt, tools: state.ask_only ? [] : skill.allowedTools.flatMap((t) => loop.toolSpec(t) ?? []) },
       // After a reply the run's text holds it too; the conversation opens with the original text and the reply follows the question.
       task: state.opening ?? run.task_text,
       facts: state.facts,
@@ -290,6 +290,10 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
   ];
   return dispatchWave({ ...ctx, run: dispatched }, steps);
 }
+
+/** What a turn that may only ask the customer adds to the rules (ModelState.ask_only). */
+const ASK_ONLY_RULES =
+  'The ticket does not give an id the tools need, and the ids you tried were refused. Do not guess one: ask the customer for it (ask_customer), in the language of the ticket.';
 
 /** The ticket's language for the prompt, when it is clear and not English (the rules already ask for the ticket's language). */
 function languageHint(ticket: string): { language?: Language } {

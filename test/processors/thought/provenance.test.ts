@@ -53,15 +53,33 @@ test("a call with an order id the ticket never gave (the prompt's example) is re
   assert.match(body.messages.at(-1)!.content, /unsupported_argument.*ask the customer/s, 'the prompt tells the model to ask the customer');
 });
 
-test('the model that keeps guessing ids never completes: its answers are refused until the run fails, and no tool ran', () => {
+test('the model that keeps guessing ids never completes: after the streak its next turn may only ask, and no tool ran', () => {
   let d = onTask(task('Where is my order? It has been two weeks.'), config);
   const dispatched: unknown[] = [];
-  for (let turn = 0; turn < 5 && !outcomeOf(d); turn++) {
+  for (let turn = 0; turn < 3 && !outcomeOf(d); turn++) {
     d = onObservation(observed(d, answered(calling(['orders.get', { order_id: `O-1234567${turn}` }]))), config);
     dispatched.push(...toolsCalled(d));
   }
   assert.deepEqual(dispatched, []);
-  assert.deepEqual([outcomeOf(d)!.status, outcomeOf(d)!.reason_code], ['failed', 'model_invalid']);
+  assert.equal(outcomeOf(d), undefined, 'not ended: one more turn');
+  // The turn after the streak offers no tool but ask_customer, and says why.
+  const body = JSON.parse(requestOf(d)!.steps[0]!.input_json) as {
+    messages: Array<{ content: string }>;
+    tools: Array<{ function: { name: string } }>;
+    tool_choice: string;
+  };
+  assert.deepEqual(
+    body.tools.map((t) => t.function.name),
+    ['ask_customer'],
+  );
+  assert.equal(body.tool_choice, 'required');
+  assert.match(body.messages[0]!.content, /Do not guess one: ask the customer for it/);
+  const asked = onObservation(observed(d, answered({ kind: 'ask', question: 'What is your order id?', usage: USAGE })), config);
+  assert.deepEqual([outcomeOf(asked)!.status, outcomeOf(asked)!.reason_code], ['awaiting_input', 'needs_input']);
+  // A model that calls anyway (a server that does not enforce tool_choice) ends the run; nothing ran.
+  const again = onObservation(observed(d, answered(calling(['orders.get', { order_id: 'O-99999999' }]))), config);
+  assert.deepEqual(toolsCalled(again), []);
+  assert.deepEqual([outcomeOf(again)!.status, outcomeOf(again)!.reason_code], ['failed', 'model_invalid']);
 });
 
 test('ids the ticket gives pass, in English and in Chinese written against the id', () => {
