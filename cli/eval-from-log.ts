@@ -1,0 +1,123 @@
+/**
+ * `tao eval --from-log`: argument parsing, the candidate and the cluster from the environment, and
+ * printing. The work is in replay/from-log/ (tests call it directly or through {@link main}).
+ *
+ * Exit codes: 0 no run diverged; 1 a run diverged (a CI gate), or the evaluation can't be carried out
+ * (the reason on stderr); 2 bad arguments.
+ */
+import { parseArgs } from 'node:util';
+import { AvroCodec } from '../runtime/codec.ts';
+import { loadRuntimeConfig } from '../runtime/config.ts';
+import { TaoError } from '../runtime/errors.ts';
+import { createKafka } from '../runtime/kafka.ts';
+import { createLogger } from '../runtime/log.ts';
+import { OUTCOME_STATUS_SYMBOLS } from '../schemas/types.gen.ts';
+
+export const EVAL_FROM_LOG_USAGE = `usage: tao eval --from-log [--release <folder>] [--since ISO-time] [--until ISO-time]
+                [--skill <name>[,<name>...]] [--status <status>[,...]] [--limit N]
+                [--live-reads] [--base-url <url> --model <name>] [--json] [--timeout-s 60]
+  Re-runs recorded runs (read from the log, read_committed) under a candidate release and reports the
+  runs whose outcome, answer facts or tool calls changed, each with the step where it diverged.
+  Thought and Observation re-decide as replay --verify does. A model turn whose request is unchanged,
+  and a tool call with the same tool and arguments as a recorded one, read the recorded answer; a
+  changed model request asks the candidate's model; any other call is NOT made: the run diverges
+  there (a tool the catalog declares "side_effects": false is called live with --live-reads).
+  --release     the candidate: a release folder (skills/, catalog/, flows/, settings.json, ...);
+                without it, the configuration of this environment (TAO_*)
+  --since, --until   runs whose first task was written within these times
+  --skill       runs of these skills (a model's skill, or a flow's id)
+  --status      runs whose last outcome has this status (completed, failed, escalated, ...)
+  --limit       at most N runs, the earliest first
+  --live-reads  allow live calls of tools free of side effects
+  --base-url, --model   the candidate's model (an OpenAI-compatible base up to /v1), for changed model turns
+  --json        the tao.eval.from-log.v1 document instead of the terminal report
+  Reads KAFKA_*, SCHEMA_REGISTRY_*, TAO_NAMESPACE and the stages' TAO_* settings. Exit 0 when no run
+  diverged, 1 when one did (or the evaluation can't be carried out), 2 on bad arguments.
+  docs/REPLAY.md ("Evaluating against recorded runs") has the details.`;
+
+/** Where the command reads its configuration and writes its output (the process's by default; tests pass their own). */
+export interface EvalIo {
+  env?: NodeJS.ProcessEnv;
+  stdout?: (text: string) => void;
+  stderr?: (text: string) => void;
+}
+
+const list = (values: string[]) => values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+
+/** `tao eval --from-log ...` (argv: the arguments after `eval`). @returns the exit code (see the module comment). */
+export async function main(argv: string[], io: EvalIo = {}): Promise<number> {
+  const env = io.env ?? process.env;
+  const out = io.stdout ?? ((text: string) => void process.stdout.write(text));
+  const err = io.stderr ?? ((text: string) => void process.stderr.write(text));
+  const usage = (problem: string) => (err(`${problem}\n${EVAL_FROM_LOG_USAGE}\n`), 2);
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      allowPositionals: false,
+      options: {
+        'from-log': { type: 'boolean', default: false },
+        release: { type: 'string' },
+        since: { type: 'string' },
+        until: { type: 'string' },
+        skill: { type: 'string', multiple: true, default: [] },
+        status: { type: 'string', multiple: true, default: [] },
+        limit: { type: 'string' },
+        'live-reads': { type: 'boolean', default: false },
+        'base-url': { type: 'string' },
+        model: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        'timeout-s': { type: 'string', default: '60' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }));
+  } catch (e) {
+    return usage((e as Error).message);
+  }
+  if (values.help) {
+    out(`${EVAL_FROM_LOG_USAGE}\n`);
+    return 0;
+  }
+  if (!values['from-log']) return usage('this command evaluates against recorded runs: give --from-log');
+  const sinceMs = values.since === undefined ? null : Date.parse(values.since);
+  const untilMs = values.until === undefined ? null : Date.parse(values.until);
+  if (Number.isNaN(sinceMs) || Number.isNaN(untilMs)) return usage('--since and --until take ISO times, e.g. 2026-01-31T12:00:00Z');
+  if (sinceMs !== null && untilMs !== null && untilMs < sinceMs) return usage('--until is before --since');
+  if (values.limit !== undefined && !/^[1-9]\d*$/.test(values.limit)) return usage(`--limit takes a positive whole number, got "${values.limit}"`);
+  const timeoutS = Number(values['timeout-s']);
+  if (!Number.isFinite(timeoutS) || timeoutS <= 0) return usage('--timeout-s must be a positive number');
+  const statuses = list(values.status);
+  const unknown = statuses.filter((s) => !(OUTCOME_STATUS_SYMBOLS as readonly string[]).includes(s));
+  if (unknown.length) return usage(`--status takes ${OUTCOME_STATUS_SYMBOLS.join(', ')}; got ${unknown.join(', ')}`);
+
+  try {
+    const [{ candidateFrom }, { evaluateFromLog, renderFromLog }] = await Promise.all([
+      import('../replay/from-log/candidate-config.ts'),
+      import('../replay/from-log/evaluate.ts'),
+    ]);
+    const candidate = candidateFrom({ release: values.release, baseUrl: values['base-url'], model: values.model }, env);
+    const config = loadRuntimeConfig(env);
+    const logger = createLogger({ command: 'eval' }, { level: 'error', write: (line) => err(line + '\n') });
+    const report = await evaluateFromLog(
+      {
+        kafka: createKafka(config, 'tao-eval', logger),
+        codec: AvroCodec.create(config),
+        progress: (line) => err(`tao eval: ${line}\n`),
+        timeoutMs: timeoutS * 1000,
+      },
+      {
+        window: { sinceMs, untilMs, skills: list(values.skill), statuses, limit: values.limit === undefined ? null : Number(values.limit) },
+        candidate,
+        liveReads: values['live-reads'],
+      },
+    );
+    out(values.json ? JSON.stringify(report, null, 2) + '\n' : renderFromLog(report));
+    return report.totals.diverged > 0 ? 1 : 0;
+  } catch (e) {
+    if (e instanceof TaoError && !e.retriable && (e.code === 'CONFIG_INVALID' || e.code === 'CONTRACT_VIOLATION')) {
+      err(`tao: ${e.message} [${e.code}]\n`);
+      return 1;
+    }
+    throw e;
+  }
+}
