@@ -42,7 +42,11 @@ export interface EvalIo {
   stderr?: (text: string) => void;
 }
 
-const list = (values: string[]) => values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+const list = (values: string[]) =>
+  values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
 
 /** `tao eval --from-log ...` (argv: the arguments after `eval`). @returns the exit code (see the module comment). */
 export async function main(argv: string[], io: EvalIo = {}): Promise<number> {

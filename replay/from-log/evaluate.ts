@@ -144,7 +144,10 @@ export function renderFromLog(report: FromLogReport): string {
     const d = r.divergence!;
     const where = d.step ? `wave ${d.wave} step ${d.step} (${d.tool})` : `outcome after wave ${d.wave}`;
     const ended = r.today ? `${r.today.status} (${r.today.reason_code})` : 'stopped';
-    lines.push('', `DIVERGED ${r.thought_id}  ${r.skill ?? '-'}  ${r.recorded.status} (${r.recorded.reason_code}) -> ${ended}  changed: ${r.changed.join(', ')}`);
+    lines.push(
+      '',
+      `DIVERGED ${r.thought_id}  ${r.skill ?? '-'}  ${r.recorded.status} (${r.recorded.reason_code}) -> ${ended}  changed: ${r.changed.join(', ')}`,
+    );
     lines.push(`  at ${where}: ${d.explanation}`);
     for (const f of d.diff.slice(0, 5)) lines.push(`    ${f.path || '(value)'}: ${JSON.stringify(f.recorded)} -> ${JSON.stringify(f.today)}`);
     for (const c of r.configuration_drift) lines.push(`  configuration: ${c.explanation}`);

@@ -108,7 +108,20 @@ export async function rerunRun(log: RunLog, skill: string | null, configs: RunCo
     return null;
   };
   const refusedAt = (why: string, wave: number | null): RunEvaluation =>
-    evaluation(null, { kind: 'refused', wave, step: null, tool: null, explanation: `the candidate's Thought refuses an input the run recorded: ${why}`, recorded: null, today: null, diff: [] }, ['outcome']);
+    evaluation(
+      null,
+      {
+        kind: 'refused',
+        wave,
+        step: null,
+        tool: null,
+        explanation: `the candidate's Thought refuses an input the run recorded: ${why}`,
+        recorded: null,
+        today: null,
+        diff: [],
+      },
+      ['outcome'],
+    );
 
   for (const task of tasks) {
     pending = undefined;
@@ -217,7 +230,10 @@ const NOT_FACTS = ['tokens', 'model', 'fallback_from'];
 
 function facts(outcome: Outcome): unknown {
   const output = parsed(outcome.output_json);
-  const kept = output && typeof output === 'object' && !Array.isArray(output) ? Object.fromEntries(Object.entries(output).filter(([k]) => !NOT_FACTS.includes(k))) : output;
+  const kept =
+    output && typeof output === 'object' && !Array.isArray(output)
+      ? Object.fromEntries(Object.entries(output).filter(([k]) => !NOT_FACTS.includes(k)))
+      : output;
   return { output: kept, result: parsed(outcome.result_json), missing_fields: outcome.missing_fields };
 }
 

@@ -149,7 +149,10 @@ test('a changed skill prompt (order-status no longer offers shipping.track): exa
     writeFileSync(
       file,
       readFileSync(file, 'utf8')
-        .replace('allowed-tools: orders.get shipping.track crm.find_customer orders.latest crm.tier', 'allowed-tools: orders.get crm.find_customer orders.latest crm.tier')
+        .replace(
+          'allowed-tools: orders.get shipping.track crm.find_customer orders.latest crm.tier',
+          'allowed-tools: orders.get crm.find_customer orders.latest crm.tier',
+        )
         .replace('grounded-by: orders.get orders.latest shipping.track', 'grounded-by: orders.get orders.latest'),
     );
   });
@@ -169,9 +172,24 @@ test('a changed skill prompt (order-status no longer offers shipping.track): exa
   }
   assert.ok(report.totals.model_calls > 0, 'the changed prompts were sent to the model');
   assert.equal(tools.stats().total, tool, 'no tool was called');
+
+  // The terminal report: the totals, then each diverged run with its step and why.
+  const ofSkill = [...outcomes.values()].filter((o) => o.flow_id === 'order-status').length + react.orderStatus.length;
+  let text = '';
+  assert.equal(
+    await main(['--from-log', '--release', folder, '--skill', 'order-status'], { env: cluster.env, stdout: (t) => (text += t), stderr: () => undefined }),
+    1,
+  );
+  assert.match(text, new RegExp(`^Candidate ${folder} against ${ofSkill} recorded run\\(s\\)\n  diverged ${expected.length} `));
+  for (const id of expected)
+    assert.match(
+      text,
+      new RegExp(`^DIVERGED ${id}  order-status  .*\n  at wave \\d+ step M\\d+_\\d+ \\([a-z_.]+\\): the run called shipping\\.track here`, 'm'),
+    );
+  assert.match(text, new RegExp(`${expected.length} of ${ofSkill} run\\(s\\) diverged\n$`));
 });
 
-test("a changed catalog entry of a side-effecting tool (refunds.create): 0 live calls of it at the tool server, and the runs that would call it diverge there", async () => {
+test('a changed catalog entry of a side-effecting tool (refunds.create): 0 live calls of it at the tool server, and the runs that would call it diverge there', async () => {
   // The candidate's description asks for a restocking fee; its model (a second simulator, whose
   // refund scenario refunds 100 cents) follows it. The graph flow's calls do not change.
   const folder = release('restocking-fee', 'catalog', (catalog) => {
@@ -222,7 +240,13 @@ test('usage: --help helps, a bad option is exit 2 with the usage, a missing rele
   assert.equal(help.code, 0);
   assert.match(help.stdout, /^usage: tao eval --from-log/);
   assert.match(help.stdout, /--live-reads/);
-  for (const argv of [['--from-log', '--limit', '0'], ['--from-log', '--since', 'yesterday'], ['--from-log', '--status', 'done'], ['--release', 'x'], ['--from-log', '--bogus']]) {
+  for (const argv of [
+    ['--from-log', '--limit', '0'],
+    ['--from-log', '--since', 'yesterday'],
+    ['--from-log', '--status', 'done'],
+    ['--release', 'x'],
+    ['--from-log', '--bogus'],
+  ]) {
     const bad = await run(argv);
     assert.equal(bad.code, 2, argv.join(' '));
     assert.match(bad.stderr, /usage: tao eval --from-log/);
