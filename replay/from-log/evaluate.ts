@@ -7,13 +7,14 @@
 import { ToolExecutor } from '../../processors/action/executor.ts';
 import { realHttpDeps } from '../../processors/action/invoke.ts';
 import { loadCatalog, observationConfig } from '../../processors/wiring/index.ts';
+import { ConfigError } from '../../runtime/errors.ts';
 import { createContractAjv } from '../../tools/catalog.ts';
 import { envSecrets } from '../../tools/secrets.ts';
 import type { RunLogDeps } from '../log.ts';
 import { observationDrift, thoughtConfigForRun, recordedPlanner, type RunThoughtConfig } from '../verify-config.ts';
 import type { CallCounts, CallSources } from './calls.ts';
 import type { Candidate } from './candidate-config.ts';
-import { rerunRun, type RunEvaluation } from './rerun.ts';
+import { notRedecided, rerunRun, type RunEvaluation } from './rerun.ts';
 import { readWindow, type RunWindow, type WindowRead } from './window.ts';
 
 /** The `tao.eval.from-log.v1` document. */
@@ -83,7 +84,16 @@ export async function evaluateFromLog(deps: RunLogDeps, options: FromLogOptions)
       const planner = recordedPlanner(run.log);
       const key = JSON.stringify(planner);
       if (!thoughts.has(key)) thoughts.set(key, thoughtConfigForRun(run.log, env));
-      const thought = await thoughts.get(key)!;
+      let thought: RunThoughtConfig;
+      try {
+        thought = await thoughts.get(key)!;
+      } catch (err) {
+        // A candidate without the run's flow cannot re-decide it: that run diverges, the others are still evaluated.
+        if (!(err instanceof ConfigError)) throw err;
+        thoughts.delete(key); // its message names this run: the next run of the kind is told its own
+        runs.push(notRedecided(run.log, run.skill, err.message));
+        continue;
+      }
       const configs = {
         thought: thought.thought,
         observation,

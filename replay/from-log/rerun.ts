@@ -24,8 +24,13 @@ export type Change = 'outcome' | 'answer' | 'tool_calls' | 'model_request';
 
 /** Where a re-run first went otherwise than the recorded run. */
 export interface Divergence {
-  /** `unrecorded_call`: a call never recorded that was not made (the re-run stops there); the others compare the finished re-run. */
-  kind: 'unrecorded_call' | 'tool_calls' | 'outcome' | 'answer' | 'refused';
+  /**
+   * `unrecorded_call`: a call never recorded that was not made (the re-run stops there);
+   * `refused`: the candidate's Thought refuses a recorded input (a stage would dead-letter it);
+   * `configuration`: the candidate cannot re-decide the run at all (its flow is gone);
+   * the others compare the finished re-run with the record.
+   */
+  kind: 'unrecorded_call' | 'tool_calls' | 'outcome' | 'answer' | 'refused' | 'configuration';
   /** The wave (1-based) of the step, or the waves the outcome came after; null when unknown. */
   wave: number | null;
   /** The step id (`S2`, `M3_1`), or null for an outcome. */
@@ -80,11 +85,10 @@ export async function rerunRun(log: RunLog, skill: string | null, configs: RunCo
   const recorded = new RecordedCalls(log);
   const notes = [...configs.notes];
   const calls: Record<CallSource, number> = { recorded: 0, refused: 0, model: 0, live: 0 };
-  const last = recordedOutcomes.at(-1)!;
   const evaluation = (today: Outcome | null, divergence: Divergence | null, changed: Change[]): RunEvaluation => ({
     thought_id: log.thoughtId,
     skill,
-    recorded: { status: last.status, reason_code: last.reason_code },
+    recorded: recordedEnd(recordedOutcomes),
     today: today && { status: today.status, reason_code: today.reason_code },
     diverged: divergence !== null,
     changed,
@@ -172,6 +176,29 @@ export async function rerunRun(log: RunLog, skill: string | null, configs: RunCo
   if (outcomeDiff?.kind === 'outcome') changed.push('outcome');
   else if (outcomeDiff) changed.push('answer');
   return evaluation(today, callDiff ?? outcomeDiff, changed);
+}
+
+/** How the run ended, as recorded: its last outcome. */
+function recordedEnd(outcomes: readonly Outcome[]): RunEvaluation['recorded'] {
+  const last = outcomes.at(-1);
+  return last ? { status: last.status, reason_code: last.reason_code } : { status: 'none', reason_code: 'none' };
+}
+
+/** The evaluation of a run the candidate cannot re-decide at all: `why` (a ConfigError's message). */
+export function notRedecided(log: RunLog, skill: string | null, why: string): RunEvaluation {
+  const outcomes = log.records.filter((r) => r.topic === 'outcomes' && r.value !== null).map((r) => r.value as unknown as Outcome);
+  return {
+    thought_id: log.thoughtId,
+    skill,
+    recorded: recordedEnd(outcomes),
+    today: null,
+    diverged: true,
+    changed: ['outcome'],
+    divergence: { kind: 'configuration', wave: null, step: null, tool: null, explanation: why, recorded: null, today: null, diff: [] },
+    calls: { recorded: 0, refused: 0, model: 0, live: 0 },
+    configuration_drift: [],
+    notes: [],
+  };
 }
 
 /** The planner's recorded answer (`planner_record`) for each task, from the run states written after it. */
