@@ -38,7 +38,7 @@ export interface CallSources {
   liveReads: boolean;
   /** Whether the candidate has a model endpoint to ask. */
   hasModel: boolean;
-  /** The model the candidate names explicitly: a recorded model answer of another model is not reused. */
+  /** The model the candidate names explicitly: a recorded model answer of another model is not reused (a skill's own `model` wins, as when sent). */
   namedModel: string | null;
 }
 
@@ -111,7 +111,9 @@ export async function resolveCall(step: StepCall, thoughtId: string, recorded: R
   if (!tool.validateInput(input)) return { source: 'refused', result: await invokeTool(tool, step.step_id, input, ctx, sources.http) };
   const isModel = tool.spec.kind === 'model';
   const found = recorded.take(step.tool, input);
-  if (found && !(isModel && sources.namedModel !== null && answeredBy(found) !== null && answeredBy(found) !== sources.namedModel))
+  // The model a turn is sent to: the one its request names (a skill's `model`), else the candidate's.
+  const asked = isModel ? (((input as { model?: unknown }).model as string | undefined) ?? sources.namedModel) : null;
+  if (found && !(asked !== null && answeredBy(found) !== null && answeredBy(found) !== asked))
     return { source: 'recorded', result: { ...found, step_id: step.step_id, idempotency_key: step.idempotency_key, input_json: step.input_json } };
   if (isModel) {
     if (!sources.hasModel)

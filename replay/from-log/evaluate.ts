@@ -152,16 +152,24 @@ export function renderFromLog(report: FromLogReport): string {
   if (skipped.length) lines.push(`  not re-run: ${skipped.join(', ')}`);
   for (const r of report.diverged) {
     const d = r.divergence!;
-    const where = d.step ? `wave ${d.wave} step ${d.step} (${d.tool})` : `outcome after wave ${d.wave}`;
     const ended = r.today ? `${r.today.status} (${r.today.reason_code})` : 'stopped';
     lines.push(
       '',
       `DIVERGED ${r.thought_id}  ${r.skill ?? '-'}  ${r.recorded.status} (${r.recorded.reason_code}) -> ${ended}  changed: ${r.changed.join(', ')}`,
     );
-    lines.push(`  at ${where}: ${d.explanation}`);
-    for (const f of d.diff.slice(0, 5)) lines.push(`    ${f.path || '(value)'}: ${JSON.stringify(f.recorded)} -> ${JSON.stringify(f.today)}`);
+    for (const [i, x] of [d, ...r.also].entries()) {
+      const at = x.step ? `wave ${x.wave} step ${x.step} (${x.tool})` : `outcome after wave ${x.wave}`;
+      lines.push(`  ${i === 0 ? 'at' : 'also at'} ${at}: ${x.explanation}`);
+      for (const f of x.diff.slice(0, 5)) lines.push(`    ${f.path || '(value)'}: ${short(f.recorded)} -> ${short(f.today)}`);
+    }
     for (const c of r.configuration_drift) lines.push(`  configuration: ${c.explanation}`);
   }
   lines.push('', t.diverged ? `${t.diverged} of ${t.runs} run(s) diverged` : `no divergence in ${t.runs} run(s)`);
   return lines.join('\n') + '\n';
+}
+
+/** A value on one line, cut at 120 characters. */
+function short(value: unknown): string {
+  const text = JSON.stringify(value) ?? 'undefined';
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }

@@ -52,6 +52,8 @@ export interface RunEvaluation {
   diverged: boolean;
   changed: Change[];
   divergence: Divergence | null;
+  /** The other differences after the first (a changed answer after changed tool calls). */
+  also: Divergence[];
   /** How the re-run's calls were answered. */
   calls: Record<CallSource, number>;
   configuration_drift: ConfigDrift[];
@@ -85,7 +87,7 @@ export async function rerunRun(log: RunLog, skill: string | null, configs: RunCo
   const recorded = new RecordedCalls(log);
   const notes = [...configs.notes];
   const calls: Record<CallSource, number> = { recorded: 0, refused: 0, model: 0, live: 0 };
-  const evaluation = (today: Outcome | null, divergence: Divergence | null, changed: Change[]): RunEvaluation => ({
+  const evaluation = (today: Outcome | null, divergence: Divergence | null, changed: Change[], also: Divergence[] = []): RunEvaluation => ({
     thought_id: log.thoughtId,
     skill,
     recorded: recordedEnd(recordedOutcomes),
@@ -93,6 +95,7 @@ export async function rerunRun(log: RunLog, skill: string | null, configs: RunCo
     diverged: divergence !== null,
     changed,
     divergence,
+    also,
     calls,
     configuration_drift: configs.configurationDrift,
     notes,
@@ -175,7 +178,7 @@ export async function rerunRun(log: RunLog, skill: string | null, configs: RunCo
   const outcomeDiff = firstOutcomeDifference(recordedOutcomes, outcomes);
   if (outcomeDiff?.kind === 'outcome') changed.push('outcome');
   else if (outcomeDiff) changed.push('answer');
-  return evaluation(today, callDiff ?? outcomeDiff, changed);
+  return evaluation(today, callDiff ?? outcomeDiff, changed, callDiff && outcomeDiff ? [outcomeDiff] : []);
 }
 
 /** How the run ended, as recorded: its last outcome. */
@@ -195,6 +198,7 @@ export function notRedecided(log: RunLog, skill: string | null, why: string): Ru
     diverged: true,
     changed: ['outcome'],
     divergence: { kind: 'configuration', wave: null, step: null, tool: null, explanation: why, recorded: null, today: null, diff: [] },
+    also: [],
     calls: { recorded: 0, refused: 0, model: 0, live: 0 },
     configuration_drift: [],
     notes: [],

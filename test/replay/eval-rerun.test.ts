@@ -89,6 +89,11 @@ test('a flow that no longer tracks the shipment: the run diverges at the recorde
   const d = r.divergence!;
   assert.deepEqual([d.kind, d.wave, d.step, d.tool], ['tool_calls', 3, 'S4', 'shipping.track']);
   assert.match(d.explanation, /the run called shipping\.track here; the candidate makes no further call/);
+  // Then its answer: the shipping state it no longer has.
+  assert.deepEqual(
+    r.also.map((a) => [a.kind, a.diff.map((f) => f.path)]),
+    [['answer', ['output.shipping_state']]],
+  );
   assert.deepEqual(r.today, { status: 'completed', reason_code: 'completed' });
   assert.deepEqual(made, []);
 });
