@@ -14,7 +14,7 @@ import type { HttpDeps } from '../../processors/action/invoke.ts';
 import type { ObservationConfig } from '../../processors/observation/core.ts';
 import type { ThoughtConfig } from '../../processors/thought/core.ts';
 import { loadCatalog, observationConfig, thoughtConfig } from '../../processors/wiring/index.ts';
-import type { CallCounts, CallSources } from '../../replay/from-log/calls.ts';
+import { RecordedCalls, resolveCall, type CallCounts, type CallSources } from '../../replay/from-log/calls.ts';
 import { rerunRun } from '../../replay/from-log/rerun.ts';
 import type { RunLog } from '../../replay/log.ts';
 import type { StepCall, StepResult } from '../../schemas/types.gen.ts';
@@ -156,4 +156,60 @@ test("a call the candidate's contract refuses is answered invalid_input, as Acti
   assert.equal(r.calls.refused, 1);
   assert.equal(r.diverged, true);
   assert.ok(r.changed.includes('outcome'), r.changed.join(', '));
+});
+
+test("a model turn reads its recorded answer while its request and model are unchanged; otherwise it asks the candidate's model, or stops the re-run without one", async () => {
+  const request = { messages: [{ role: 'user', content: 'Where is my order O-12345678?' }] };
+  const recordedTurn: StepResult = {
+    step_id: 'M1',
+    tool: 'model.chat',
+    input_json: JSON.stringify(request),
+    idempotency_key: 'run:M1:x',
+    attempts: 1,
+    status_code: 200,
+    response_time_ms: 5,
+    response_raw: JSON.stringify({ model: 'sim-1', choices: [{ message: { role: 'assistant', content: 'ok' } }] }),
+    data_json: null,
+    error: null,
+    fallback_from: null,
+    fallback_reason: null,
+    attempt_time_ms: 5,
+  };
+  const turnLog: RunLog = {
+    ...log,
+    records: [
+      {
+        topic: 'actionResults',
+        ref: { topic: 'ns.actionResults', partition: 0, offset: '0' },
+        timestamp: 1,
+        key: 'run',
+        headers: {},
+        value: { thought_id: 'run', iteration: 1, run: null, results: [recordedTurn], dead_letter: null } as unknown as Record<string, unknown>,
+        decodeError: null,
+      },
+    ],
+  };
+  const step = (input: object): StepCall => ({ step_id: 'M1', tool: 'model.chat', input_json: JSON.stringify(input), idempotency_key: 'run:M1:y', attempt: 1 });
+  const ask = async (input: object, model: { hasModel: boolean; namedModel: string | null }) => {
+    const c = counts();
+    const answered = await resolveCall(step(input), 'run', new RecordedCalls(turnLog), { ...sources(), ...model }, c);
+    return { source: answered.source, reason: answered.source === 'diverged' ? answered.reason : null, asked: c.model };
+  };
+  made = [];
+  assert.deepEqual(await ask(request, { hasModel: false, namedModel: null }), { source: 'recorded', reason: null, asked: 0 });
+  assert.deepEqual(await ask(request, { hasModel: true, namedModel: 'sim-1' }), { source: 'recorded', reason: null, asked: 0 });
+  assert.deepEqual(made, []);
+  const changed = { messages: [{ role: 'system', content: 'Skill: order-status@2' }, ...request.messages] };
+  assert.deepEqual(await ask(changed, { hasModel: false, namedModel: null }), {
+    source: 'diverged',
+    reason: 'the model request of M1 changed, and the candidate has no model to ask (--base-url, --model)',
+    asked: 0,
+  });
+  assert.deepEqual(await ask(changed, { hasModel: true, namedModel: null }), { source: 'model', reason: null, asked: 1 });
+  // Another model named for the candidate: the same request is asked again, of that model.
+  assert.deepEqual(await ask(request, { hasModel: true, namedModel: 'sim-2' }), { source: 'model', reason: null, asked: 1 });
+  assert.deepEqual(
+    (made as StepCall[]).map((m) => m.tool),
+    ['model.chat', 'model.chat'],
+  );
 });
