@@ -158,7 +158,7 @@ export function renderFromLog(report: FromLogReport): string {
       `DIVERGED ${r.thought_id}  ${r.skill ?? '-'}  ${r.recorded.status} (${r.recorded.reason_code}) -> ${ended}  changed: ${r.changed.join(', ')}`,
     );
     for (const [i, x] of [d, ...r.also].entries()) {
-      const at = x.step ? `wave ${x.wave} step ${x.step} (${x.tool})` : `outcome after wave ${x.wave}`;
+      const at = x.step ? `wave ${x.wave} step ${x.step} (${x.tool})` : `the outcome after wave ${x.wave}`;
       lines.push(`  ${i === 0 ? 'at' : 'also at'} ${at}: ${x.explanation}`);
       for (const f of x.diff.slice(0, 5)) lines.push(`    ${f.path || '(value)'}: ${short(f.recorded)} -> ${short(f.today)}`);
     }
