@@ -32,6 +32,15 @@ const outcomes = new Map<string, Outcome>();
 const react = { orderStatus: [] as string[], refund: [] as string[] };
 /** Recorded tool calls (model turns aside) of each run. */
 const calls = new Map<string, string[]>();
+/** When the ReAct runs' tasks were written (every router run's task was written before). */
+let reactFrom = 0;
+
+/** A test double's stats API (`GET /__control/stats`, the model simulator's and the tool server's). */
+async function statsOf(server: { url: string }): Promise<{ total: number; byRoute?: Record<string, number> }> {
+  return (await (await fetch(`${server.url}/__control/stats`)).json()) as { total: number; byRoute?: Record<string, number> };
+}
+/** Requests the test double counted. */
+const requestsAt = async (server: { url: string }) => (await statsOf(server)).total;
 
 /** Order ids whose demo order has shipped or been delivered, and one only placed. */
 function orders(): { shipped: string[]; placed: string[] } {
@@ -77,6 +86,7 @@ before(async () => {
   // 20 ReAct runs: Thought restarted with TAO_PLANNER=react, a model (the simulator) taking the turns.
   const model = new StageFleet({ ...cluster.env, TAO_PLANNER: 'react' });
   await model.start('thought');
+  reactFrom = Date.now();
   const status = [...shipped.slice(0, 7), ...placed].map((id, i) => task(`Where is my order ${id}?`, `react-status-${i}`));
   const refunds = [...shipped.slice(0, 7), ...placed].map((id, i) => task(`I want a refund for order ${id}`, `react-refund-${i}`));
   for (const [id, o] of await model.explained(runTasks(cluster, [...status, ...refunds], 240000), cluster)) outcomes.set(id, o);
@@ -127,8 +137,8 @@ test('the recording: at least 50 runs of a mix of skills, router and ReAct, ende
 });
 
 test('an unchanged candidate: 0 divergences over every recorded run, and neither the model nor any tool is called', async () => {
-  const model = sim.stats().total;
-  const tool = tools.stats().total;
+  const model = await requestsAt(sim);
+  const tool = await requestsAt(tools);
   const { code, report } = await evaluate([]);
   assert.equal(report.totals.runs, outcomes.size, 'every recorded run is re-run');
   assert.deepEqual(
@@ -139,8 +149,30 @@ test('an unchanged candidate: 0 divergences over every recorded run, and neither
   assert.equal(report.totals.model_calls, 0);
   assert.deepEqual(report.totals.live_calls, {});
   assert.ok(report.totals.recorded_answers > 100, `${report.totals.recorded_answers} calls answered from the record`);
-  assert.equal(sim.stats().total, model, 'no request reached the model simulator');
-  assert.equal(tools.stats().total, tool, 'no request reached the tool server');
+  assert.equal(await requestsAt(sim), model, 'no request reached the model simulator');
+  assert.equal(await requestsAt(tools), tool, 'no request reached the tool server');
+});
+
+test('the window: --since and --until by the time the first task was written, --status by the last outcome, --skill, --limit the earliest first', async () => {
+  const ids = (report: FromLogReport) => report.runs.map((r) => r.thought_id).sort();
+  const reactRuns = [...react.orderStatus, ...react.refund].sort();
+  assert.deepEqual(ids((await evaluate(['--since', new Date(reactFrom).toISOString()])).report), reactRuns);
+  const routed = [...outcomes.keys()].filter((id) => !reactRuns.includes(id)).sort();
+  assert.deepEqual(ids((await evaluate(['--until', new Date(reactFrom - 1).toISOString()])).report), routed);
+  const escalated = [...outcomes].filter(([, o]) => o.status === 'escalated').map(([id]) => id);
+  assert.ok(escalated.length >= 2, 'the penguin jokes were escalated');
+  const byStatus = (await evaluate(['--status', 'escalated'])).report;
+  assert.deepEqual(ids(byStatus), escalated.sort());
+  assert.equal(byStatus.skipped.other_status, outcomes.size - escalated.length);
+  const refunds = (await evaluate(['--skill', 'refund-request', '--since', new Date(reactFrom).toISOString()])).report;
+  assert.deepEqual(ids(refunds), [...react.refund].sort());
+  const limited = (await evaluate(['--limit', '5'])).report;
+  assert.equal(limited.totals.runs, 5);
+  assert.equal(limited.skipped.over_limit, outcomes.size - 5);
+  assert.ok(
+    limited.runs.every((r) => !reactRuns.includes(r.thought_id)),
+    'the earliest runs: the router runs',
+  );
 });
 
 test('a changed skill prompt (order-status no longer offers shipping.track): exactly the runs whose tool calls changed are reported, each at its step', async () => {
@@ -156,7 +188,7 @@ test('a changed skill prompt (order-status no longer offers shipping.track): exa
         .replace('grounded-by: orders.get orders.latest shipping.track', 'grounded-by: orders.get orders.latest'),
     );
   });
-  const tool = tools.stats().total;
+  const tool = await requestsAt(tools);
   const { code, report } = await evaluate(['--release', folder]);
   const expected = react.orderStatus.filter((id) => calls.get(id)?.includes('shipping.track')).sort();
   assert.ok(expected.length >= 5, `${expected.length} ReAct runs tracked a shipment`);
@@ -171,7 +203,7 @@ test('a changed skill prompt (order-status no longer offers shipping.track): exa
     assert.ok(d.wave !== null && d.wave > 1);
   }
   assert.ok(report.totals.model_calls > 0, 'the changed prompts were sent to the model');
-  assert.equal(tools.stats().total, tool, 'no tool was called');
+  assert.equal(await requestsAt(tools), tool, 'no tool was called');
 
   // The terminal report: the totals, then each diverged run with its step and why.
   const ofSkill = [...outcomes.values()].filter((o) => o.flow_id === 'order-status').length + react.orderStatus.length;
@@ -204,11 +236,12 @@ test('a changed catalog entry of a side-effecting tool (refunds.create): 0 live 
   writeFileSync(join(scenarios, 'refund-request.json'), scenario.replace('"amount_cents": "{{tool:orders.get.total_cents}}"', '"amount_cents": 100'));
   const candidateModel = await startModelSim({ port: 0, scenariosDir: scenarios });
   try {
-    const refunds = () => tools.stats().requests.filter((r) => r.route === 'refunds.create').length;
-    const before = { refunds: refunds(), total: tools.stats().total };
+    const refunds = async () => (await statsOf(tools)).byRoute!['refunds.create']!;
+    const before = { refunds: await refunds(), total: await requestsAt(tools) };
     const { code, report } = await evaluate(['--release', folder, '--base-url', `${candidateModel.url}/v1`]);
-    assert.equal(refunds(), before.refunds, 'no refund was created live');
-    assert.equal(tools.stats().total, before.total, 'no tool was called live');
+    assert.ok(before.refunds > 0, 'the recorded runs created refunds');
+    assert.equal(await refunds(), before.refunds, 'no refund was created live');
+    assert.equal(await requestsAt(tools), before.total, 'no tool was called live');
     const expected = react.refund.filter((id) => calls.get(id)?.includes('refunds.create')).sort();
     assert.ok(expected.length >= 5, `${expected.length} ReAct runs created a refund`);
     assert.deepEqual(report.diverged.map((r) => r.thought_id).sort(), expected);
@@ -223,7 +256,7 @@ test('a changed catalog entry of a side-effecting tool (refunds.create): 0 live 
       assert.equal(r.today, null, 'the re-run stopped there');
     }
     assert.equal(report.totals.unrecorded_calls, expected.length);
-    assert.ok(candidateModel.stats().total > 0, "the changed requests went to the candidate's model");
+    assert.ok((await requestsAt(candidateModel)) > 0, "the changed requests went to the candidate's model");
   } finally {
     await candidateModel.close();
   }
