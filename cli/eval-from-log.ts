@@ -29,7 +29,11 @@ const list = (values: string[]) =>
     .map((v) => v.trim())
     .filter(Boolean);
 
-/** `tao eval --from-log ...` (argv: the arguments after `eval`). @returns the exit code (see the module comment). */
+/**
+ * `tao eval --from-log ...`. argv: the arguments after `eval`, with or without `--from-log` (the
+ * `tao eval` command decides it is this one).
+ * @returns the exit code (see the module comment).
+ */
 export async function main(argv: string[], io: EvalIo = {}): Promise<number> {
   const env = io.env ?? process.env;
   const out = io.stdout ?? ((text: string) => void process.stdout.write(text));
@@ -63,7 +67,6 @@ export async function main(argv: string[], io: EvalIo = {}): Promise<number> {
     out(`${EVAL_FROM_LOG_USAGE}\n`);
     return 0;
   }
-  if (!values['from-log']) return usage('this command evaluates against recorded runs: give --from-log');
   const sinceMs = values.since === undefined ? null : Date.parse(values.since);
   const untilMs = values.until === undefined ? null : Date.parse(values.until);
   if (Number.isNaN(sinceMs) || Number.isNaN(untilMs)) return usage('--since and --until take ISO times, e.g. 2026-01-31T12:00:00Z');

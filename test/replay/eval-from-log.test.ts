@@ -277,7 +277,7 @@ test('usage: --help helps, a bad option is exit 2 with the usage, a missing rele
     ['--from-log', '--limit', '0'],
     ['--from-log', '--since', 'yesterday'],
     ['--from-log', '--status', 'done'],
-    ['--release', 'x'],
+    ['--from-log', '--until', '2026-01-01T00:00:00Z', '--since', '2026-02-01T00:00:00Z'],
     ['--from-log', '--bogus'],
   ]) {
     const bad = await run(argv);
