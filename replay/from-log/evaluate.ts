@@ -102,11 +102,12 @@ export async function evaluateFromLog(deps: RunLogDeps, options: FromLogOptions)
       };
       const evaluation = await rerunRun(run.log, run.skill, configs, sources, counts);
       runs.push(evaluation);
-      deps.progress?.(`${evaluation.thought_id}: ${evaluation.diverged ? `diverged (${evaluation.changed.join(', ')})` : 'as recorded'}`);
+      if (evaluation.diverged) deps.progress?.(`${evaluation.thought_id}: diverged (${evaluation.changed.join(', ')})`);
     }
   } finally {
     await http.dispatcher.close();
   }
+  deps.progress?.(`re-ran ${runs.length} run(s)`);
   const diverged = runs.filter((r) => r.diverged);
   const sum = (pick: (r: RunEvaluation) => number) => runs.reduce((n, r) => n + pick(r), 0);
   return {
