@@ -105,7 +105,7 @@ async function rangeFor(reader: LogReader, topic: string, key: string, bounds: T
   return { topic, partition, from: String(from), to: String(max(from, to)) };
 }
 
-async function decodeLogged(r: RawRecord, topic: TopicId, codec: AvroCodec): Promise<LoggedRecord> {
+export async function decodeLogged(r: RawRecord, topic: TopicId, codec: AvroCodec): Promise<LoggedRecord> {
   const base = { topic, ref: { topic: r.topic, partition: r.partition, offset: r.offset }, timestamp: r.timestamp, key: r.key ?? '', headers: r.headers };
   try {
     return { ...base, value: await codec.decode<Record<string, unknown>>(topic, r.value), decodeError: null };
