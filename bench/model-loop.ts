@@ -23,7 +23,7 @@ import { loadSkills, DEFAULT_SKILLS_DIR } from '../processors/thought/skills.ts'
 import { loadCatalog } from '../processors/wiring/index.ts';
 import { createContractAjv } from '../tools/catalog.ts';
 import type { ModelAnswer } from '../processors/model-wire.ts';
-import { answerFactProblems } from '../processors/thought/model/checks.ts';
+import { answerFactProblems } from '../processors/thought/reading.ts';
 import { uncheckedSpecifics } from './lib/answer-check.ts';
 import { responseEnums } from './lib/regression-calls.ts';
 

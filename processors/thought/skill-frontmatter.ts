@@ -30,6 +30,7 @@ export const OUR_METADATA_KEYS = [
   'planner',
   'model',
   'grounded-by',
+  'answer-states',
   'tool-calls',
   'approval',
   'approval-timeout',
@@ -58,6 +59,7 @@ const frontmatterSchema = {
         planner: { type: 'string', enum: SKILL_PLANNERS },
         model: { type: 'string', minLength: 1, maxLength: 200 },
         'grounded-by': { type: 'string', pattern: '\\S' },
+        'answer-states': { type: 'string', pattern: '^\\s*[a-z][\\w.-]*\\.[a-z_][a-z0-9_]*(\\s+[a-z][\\w.-]*\\.[a-z_][a-z0-9_]*)*\\s*$' },
         'tool-calls': { type: 'string', enum: TOOL_CALL_MODES },
         ...Object.fromEntries(Object.keys(INTEGER_KEYS).map((k) => [k, { type: 'string', pattern: POSITIVE_INT }])),
       },
@@ -88,6 +90,7 @@ export const RULES: Record<string, string> = {
   'metadata.planner': `must be one of ${SKILL_PLANNERS.join(', ')}`,
   'metadata.model': 'must be a model name of 1-200 characters',
   'metadata.grounded-by': 'must name one or more tools of allowed-tools, separated by spaces',
+  'metadata.answer-states': 'must name one or more <tool>.<field> of allowed-tools, separated by spaces',
   'metadata.tool-calls': `must be one of ${TOOL_CALL_MODES.join(', ')}`,
   ...Object.fromEntries(
     Object.entries(INTEGER_KEYS).map(([k, r]) => [`metadata.${k}`, `must be an integer from ${r.min} to ${r.max} written as a string, e.g. "${r.min}"`]),

@@ -41,6 +41,7 @@
  * | `max-tokens` | `max_tokens` of one request (1-1000000, below `context-window`) | 512 |
  * | `max-replans` | new plans a `plan-replan` run may ask for after its first (1-20) | 2 |
  * | `grounded-by` | space-separated tools of `allowed-tools`: a final answer needs a verified result of one of them first | none: any final answer |
+ * | `answer-states` | space-separated `<tool>.<field>` of `allowed-tools`: when the run has a verified result of that tool, a final answer must state that field's value (an id, a number, a date, a word) | none |
  * | `tool-calls` | `native` (the request offers `tools`) or `json_schema` (a constrained `response_format`: one call, a final answer or a question) | TAO_LLM_TOOL_CALLS |
  *
  * Why a skill without `version` is loaded but not runnable (rather than given version 1): the
@@ -96,6 +97,8 @@ export interface Skill {
   model?: string;
   /** Tools one of whose verified results a final answer needs (metadata.grounded-by); empty: none. */
   groundedBy: string[];
+  /** `<tool>.<field>` a final answer must state when the run has a verified result of the tool (metadata.answer-states). */
+  answerStates?: string[];
   /** How react turns ask for tool calls (metadata.tool-calls); unset: TAO_LLM_TOOL_CALLS. */
   toolCalls?: (typeof TOOL_CALL_MODES)[number];
   maxModelTurns: number;
@@ -238,6 +241,9 @@ function parseSkill(skillDir: string, folder: string, catalog: Pick<ToolCatalog,
   const groundedBy = metadata['grounded-by']?.split(/\s+/).filter(Boolean) ?? [];
   const outside = groundedBy.find((t) => !allowedTools.includes(t));
   if (outside) fail(`metadata.grounded-by names "${outside}", which is not in allowed-tools (${allowedTools.join(' ') || 'none'})`);
+  const answerStates = metadata['answer-states']?.split(/\s+/).filter(Boolean) ?? [];
+  const unknownState = answerStates.find((f) => !allowedTools.includes(f.slice(0, f.lastIndexOf('.'))));
+  if (unknownState) fail(`metadata.answer-states names "${unknownState}", whose tool is not in allowed-tools (${allowedTools.join(' ') || 'none'})`);
   if (numbers.maxTokens >= numbers.contextWindow)
     fail(`metadata.max-tokens (${numbers.maxTokens}) must be below metadata.context-window (${numbers.contextWindow})`);
 
@@ -266,6 +272,7 @@ function parseSkill(skillDir: string, folder: string, catalog: Pick<ToolCatalog,
     ...(metadata.planner !== undefined ? { planner: metadata.planner as SkillPlanner } : {}),
     ...(metadata.model !== undefined ? { model: metadata.model } : {}),
     groundedBy,
+    ...(answerStates.length ? { answerStates } : {}),
     ...(metadata['tool-calls'] !== undefined ? { toolCalls: metadata['tool-calls'] as (typeof TOOL_CALL_MODES)[number] } : {}),
     ...numbers,
     prompt: body,

@@ -21,7 +21,7 @@ import { modelDown, modelUp, type ModelEndpoint } from '../../infra/model/server
 import type { ActionResult, ObservationResult, Outcome, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { runTasks, scanToEnd, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { verifyWithoutModel } from '../replay/helpers.ts';
-import { answerFactProblems } from '../../processors/thought/model/checks.ts';
+import { answerFactProblems } from '../../processors/thought/reading.ts';
 import { uncheckedSpecifics } from '../../bench/lib/answer-check.ts';
 
 // Constrained turns (TAO_LLM_TOOL_CALLS=json_schema), the mode small models follow best

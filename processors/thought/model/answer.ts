@@ -130,13 +130,13 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
           'model_repeat',
           `the model's last ${next.invalid_streak} answers asked again for calls it had the results of: ${evidence.slice(0, 200)}`,
         );
-      // An answer the customer could not read is a person's to write, not a failure of the run.
-      if (error === 'wrong_language')
+      // An answer the customer could not read, or one that leaves out what it must say, is a person's to write, not a failure of the run.
+      if (error === 'wrong_language' || error === 'incomplete_answer')
         return endTurn(
           failed,
           'escalated',
           'model_invalid',
-          `the model's last ${next.invalid_streak} answers were not in the ticket's language: ${evidence.slice(0, 200)}`,
+          `the model's last ${next.invalid_streak} answers ${error === 'wrong_language' ? "were not in the ticket's language" : 'left out what the skill says an answer states'}: ${evidence.slice(0, 200)}`,
         );
       return endTurn(failed, 'failed', 'model_invalid', `the model's last ${next.invalid_streak} answers were rejected (${error}: ${evidence.slice(0, 200)})`);
     }

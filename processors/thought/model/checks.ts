@@ -18,34 +18,18 @@
  * ASCII letters or digits (`O-12345678` does not match inside `O-123456789`; it does inside
  * `订单O-12345678到哪了`).
  *
- * Answer facts, the one rule for which specifics a final answer may state (Observation never turns
- * an error into a friendly story, and neither may the answer a run completes with): every specific
- * in it must be supported by what the run was given or by a verified tool result of the run:
- * Before a final answer completes a run, every specific in it must be supported by what the run was
- * given (the ticket, a customer's reply) or by a verified tool result of the run:
- * - ids (`O-12345678`, `EC-123456`, `INV-2025-0001`) and e-mail addresses: the same value;
- * - dates (`2025-10-05`, `2025-10-05T10:00:00Z`, `October 5, 2025`, `5 Oct`, `2025年10月5日`): the same
- *   calendar day as a date in a result or the ticket (times are not compared);
- * - times (`14:05`): written in a result or the ticket;
- * - other numbers (`10 days`, `$12.34`, `1,234`): a number of a result (a result's date gives its
- *   year), or a hundredth or a hundred times one (cents and units), or the same digits
- *   in the ticket;
- * - states: a value of a state field (`status`, `state`, `*_status`, `*_state`) of a tool the run
- *   called, in the answer but verified nowhere in the run (the answer says "shipped", `orders.get`
- *   said "delivered"), is a contradiction naming both; unless negated just before ("not shipped",
- *   "hasn't shipped yet"), written in the ticket, or part of a verified field's name (`placed` of
- *   `placed_at`: "placed on October 5").
- * - acronyms (`UPS`, three to six capitals): a value or field name of a result, or the ticket's
- *   words; currencies and a few words of the trade (`USD`, `FAQ`, `ETA`) aside.
- * Other names and free prose are not judged: a rule that cannot tell data from wording would refuse
- * good answers.
+ * Answer facts (reading.ts `answerFactProblems`): every specific of a final answer (ids, e-mails,
+ * dates, times, numbers, states, acronyms) must be supported by what the run was given or by a
+ * verified tool result of the run; the answer must be in the ticket's language when both are clear;
+ * one that says something was done needs a verified result of a tool with side effects; and a
+ * skill's `answer-states` name the values its answer must state (reading.ts `omittedStates`).
  */
 import type { RunState } from '../../../schemas/types.gen.ts';
 import type { Plan } from '../../plan.ts';
 import type { ModelAnswer } from '../../model-wire.ts';
 import type { Outputs } from '../run-end.ts';
 import { isModelStep, type ModelState, type ReactSkill, type TurnContext } from './state.ts';
-import { LANGUAGE_NAMES, claimedAction, languageOf } from '../reading.ts';
+import { LANGUAGE_NAMES, answerFactProblems, claimedAction, containsToken, factsEvidence, languageOf, omittedStates } from '../reading.ts';
 
 // The checks as Thought runs them on an answer.
 
@@ -58,7 +42,7 @@ export function finalAnswerProblem(
   ctx: TurnContext,
   state: ModelState,
   outputs: Outputs,
-): { error: 'ungrounded' | 'unsupported_fact' | 'wrong_language'; evidence: string } | null {
+): { error: 'ungrounded' | 'unsupported_fact' | 'wrong_language' | 'incomplete_answer'; evidence: string } | null {
   const why = ungrounded(ctx.skill, ctx.plan, outputs);
   if (why) return { error: 'ungrounded', evidence: why };
   // The customer reads the answer: it is written in the ticket's language when both are clear.
@@ -91,6 +75,13 @@ export function finalAnswerProblem(
       error: 'unsupported_fact',
       evidence: `the answer says "${claim}", but no tool that changes anything returned a verified result in this run: make the call that does it, or do not say it was done`,
     };
+  // The skill's answer contract: the values its answer must state, once their tool has answered.
+  const omitted = omittedStates(text, results, ctx.skill.answerStates ?? []);
+  if (omitted.length)
+    return {
+      error: 'incomplete_answer',
+      evidence: `the answer leaves out ${omitted.map((o) => `${o.tool}'s ${o.field} (${o.value})`).join(', ')}: state ${omitted.length > 1 ? 'them' : 'it'} in the final answer`,
+    };
   return null;
 }
 
@@ -103,6 +94,7 @@ const RUNTIME_FEEDBACK = [
   'the answer repeats the runtime',
   'write the final answer in',
   'was already called in this run',
+  'the answer leaves out',
 ];
 
 /**
@@ -219,175 +211,4 @@ function collectValues(value: unknown, into: Set<string>): void {
   else if (typeof value === 'number' && Number.isFinite(value)) into.add(String(value));
   else if (Array.isArray(value)) for (const v of value) collectValues(v, into);
   else if (value && typeof value === 'object') for (const v of Object.values(value)) collectValues(v, into);
-}
-
-// ASCII only: CJK text writes ids right against its characters (`订单O-12345678到哪了`).
-const WORD = /[A-Za-z0-9_]/;
-
-/** `text` holds `value` not run into ASCII letters or digits on either side. */
-export function containsToken(text: string, value: string): boolean {
-  for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) {
-    const before = at > 0 ? text[at - 1]! : '';
-    const after = text[at + value.length] ?? '';
-    if (!(before && WORD.test(before) && WORD.test(value[0]!)) && !(after && WORD.test(after) && WORD.test(value.at(-1)!))) return true;
-  }
-  return false;
-}
-
-// Answer facts.
-
-/** A specific of an answer that nothing the run has supports, or that contradicts a verified value. */
-export type FactProblem = { kind: 'unsupported'; text: string } | { kind: 'contradicts'; text: string; verified: string };
-
-/** A tool's verified result in the run, with its response schema (for its state fields). */
-export interface VerifiedResult {
-  tool: string;
-  data: unknown;
-  response?: Record<string, unknown>;
-}
-
-/** The problems of an answer's specifics, in the order they are written (empty: every one is supported). */
-export function answerFactProblems(answer: string, given: Pick<GivenValues, 'texts'>, results: readonly VerifiedResult[]): FactProblem[] {
-  const values = new Set<string>();
-  const numbers = new Set<number>();
-  const days = new Set<string>();
-  for (const r of results) collect(r.data, values, numbers, days);
-  const texts = given.texts.join('\n');
-  for (const d of datesIn(texts)) days.add(d.day);
-  const ticketWords = texts.toLowerCase();
-  const problems: FactProblem[] = [];
-  let rest = answer;
-  const takeOut = (text: string) => (rest = rest.replace(text, ' '.repeat(text.length)));
-
-  // A value of a result, or a whole token of the ticket (the provenance rule for identities, above).
-  const stated = (word: string) => values.has(word.toLowerCase()) || containsToken(ticketWords, word.toLowerCase());
-  for (const re of [EMAIL, ID]) {
-    for (const m of rest.matchAll(re)) {
-      if (!stated(m[0])) problems.push({ kind: 'unsupported', text: m[0] });
-      takeOut(m[0]);
-    }
-  }
-  for (const d of datesIn(rest)) {
-    if (!days.has(d.day) && !(d.day.startsWith('--') && [...days].some((day) => day.endsWith(d.day.slice(1)))))
-      problems.push({ kind: 'unsupported', text: d.text });
-    takeOut(d.text);
-  }
-  for (const m of rest.matchAll(TIME)) {
-    if (!results.some((r) => JSON.stringify(r.data ?? null).includes(m[0].padStart(5, '0'))) && !texts.includes(m[0]))
-      problems.push({ kind: 'unsupported', text: m[0] });
-    takeOut(m[0]);
-  }
-  for (const m of rest.matchAll(NUMBER)) {
-    const before = rest[m.index - 1] ?? '';
-    const after = rest[m.index + m[0].length] ?? '';
-    // Part of a word (`2FA`, `Qwen2.5`) or a list marker (`1.` at a line's start) is not data.
-    if (/[A-Za-z]/.test(before) || /[A-Za-z]/.test(after)) continue;
-    if (/(^|\n)\s*$/.test(rest.slice(0, m.index)) && /^[.)]/.test(rest.slice(m.index + m[0].length))) continue;
-    const n = Number(m[0].replace(/,/g, ''));
-    const supported = [n, n * 100, n / 100].some((x) => numbers.has(round(x))) || containsDigits(texts, m[0]);
-    if (!supported) problems.push({ kind: 'unsupported', text: m[0] });
-  }
-  // Acronyms name things (a carrier `UPS`, a service): written in a result (a value or a field's name) or the ticket.
-  const keys = new Set(results.flatMap((r) => Object.keys((r.data ?? {}) as object).map((k) => k.toLowerCase())));
-  for (const m of rest.matchAll(ACRONYM)) {
-    const word = m[0].toLowerCase();
-    if (!stated(word) && !keys.has(word) && !COMMON_ACRONYMS.has(m[0])) problems.push({ kind: 'unsupported', text: m[0] });
-  }
-  problems.push(...contradictions(answer, results, ticketWords));
-  return problems;
-}
-
-/** What the model is told (and the run records) about an answer's unsupported or contradicting specifics. */
-export function factsEvidence(problems: readonly FactProblem[]): string {
-  const parts = problems.map((p) =>
-    p.kind === 'unsupported' ? `"${p.text}" is in no verified result or the ticket` : `"${p.text}" contradicts ${p.verified}`,
-  );
-  return `${parts.join('; ')}. State only what the tool results say; leave out what they do not.`;
-}
-
-const ACRONYM = /\b[A-Z]{3,6}\b/g;
-/** Acronyms that name no data: currencies and words of the trade. */
-const COMMON_ACRONYMS = new Set(['USD', 'EUR', 'GBP', 'CNY', 'JPY', 'RMB', 'FAQ', 'URL', 'PDF', 'API', 'ETA', 'ASAP', 'UTC']);
-const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
-const ID = /\b[A-Z][A-Z0-9]{0,5}-[0-9]+(?:-[0-9]+)*\b/g;
-const TIME = /\b\d{1,2}:\d{2}(?::\d{2})?\b/g;
-const NUMBER = /\d+(?:,\d{3})*(?:\.\d+)?/g;
-const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
-const MONTH = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?';
-const DATE_FORMS: Array<[RegExp, (m: RegExpExecArray) => [string | undefined, string, string]]> = [
-  [/\b(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?/g, (m) => [m[1], m[2]!, m[3]!]],
-  [/(\d{4})年(\d{1,2})月(\d{1,2})日/g, (m) => [m[1], m[2]!, m[3]!]],
-  [new RegExp(`\\b${MONTH}\\s+(\\d{1,2})(?:st|nd|rd|th)?(?:,?\\s+(\\d{4}))?\\b`, 'gi'), (m) => [m[3], month(m[1]!), m[2]!]],
-  [new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}(?:,?\\s+(\\d{4}))?\\b`, 'gi'), (m) => [m[3], month(m[2]!), m[1]!]],
-];
-
-const month = (name: string) => String(MONTHS.indexOf(name.slice(0, 3).toLowerCase()) + 1);
-const pad = (n: string) => n.padStart(2, '0');
-const round = (n: number) => Math.round(n * 1e6) / 1e6;
-
-/** Dates written in a text, as days (`2025-10-05`, or `--10-05` without a year), with the text they were read from. */
-function datesIn(text: string): Array<{ text: string; day: string }> {
-  const out: Array<{ text: string; day: string; at: number }> = [];
-  let rest = text;
-  for (const [re, parts] of DATE_FORMS) {
-    for (const m of rest.matchAll(re)) {
-      const [year, mon, day] = parts(m);
-      out.push({ text: m[0], day: `${year ?? '-'}-${pad(mon)}-${pad(day)}`, at: m.index });
-      rest = rest.slice(0, m.index) + ' '.repeat(m[0].length) + rest.slice(m.index + m[0].length);
-    }
-  }
-  return out.sort((a, b) => a.at - b.at).map(({ text: t, day }) => ({ text: t, day }));
-}
-
-function collect(value: unknown, values: Set<string>, numbers: Set<number>, days: Set<string>): void {
-  if (typeof value === 'string') {
-    values.add(value.trim().toLowerCase());
-    for (const d of datesIn(value)) {
-      days.add(d.day);
-      if (/^\d{4}/.test(d.day)) numbers.add(Number(d.day.slice(0, 4)));
-    }
-    if (/^-?\d+(\.\d+)?$/.test(value.trim())) numbers.add(round(Number(value)));
-  } else if (typeof value === 'number' && Number.isFinite(value)) numbers.add(round(value));
-  else if (Array.isArray(value)) for (const v of value) collect(v, values, numbers, days);
-  else if (value && typeof value === 'object') for (const v of Object.values(value)) collect(v, values, numbers, days);
-}
-
-function containsDigits(text: string, digits: string): boolean {
-  for (let at = text.indexOf(digits); at >= 0; at = text.indexOf(digits, at + 1))
-    if (!/\d/.test(text[at - 1] ?? '') && !/\d/.test(text[at + digits.length] ?? '')) return true;
-  return false;
-}
-
-const STATE_FIELD = /^(status|state|\w+_status|\w+_state)$/;
-const NEGATION = /(?:\b(?:not|never|no|yet)\b|n't|未|没有|尚未)\s*(?:\w+\s+){0,2}$/i;
-
-/** State values the answer states that no verified result of the run holds. */
-function contradictions(answer: string, results: readonly VerifiedResult[], ticket: string): FactProblem[] {
-  const verified = new Map<string, string>(); // value → "tool's field is value"
-  const candidates = new Map<string, string>(); // value → "tool's field is <its verified value>"
-  const fieldWords = new Set<string>();
-  for (const r of results) {
-    const data = (r.data ?? {}) as Record<string, unknown>;
-    for (const key of Object.keys(data)) for (const w of key.split('_')) fieldWords.add(w.toLowerCase());
-    const props = (r.response?.properties ?? {}) as Record<string, { enum?: unknown[] }>;
-    for (const [field, schema] of Object.entries(props)) {
-      if (!STATE_FIELD.test(field) || !Array.isArray(schema.enum) || typeof data[field] !== 'string') continue;
-      const actual = `${r.tool}'s ${field} "${data[field]}"`;
-      verified.set(String(data[field]).toLowerCase(), actual);
-      for (const v of schema.enum) if (typeof v === 'string') candidates.set(v.toLowerCase(), actual);
-    }
-  }
-  const lower = answer.toLowerCase();
-  const out: FactProblem[] = [];
-  for (const [value, actual] of candidates) {
-    if (verified.has(value) || fieldWords.has(value) || ticket.includes(value.replace(/_/g, ' ')) || ticket.includes(value)) continue;
-    for (const form of new Set([value, value.replace(/_/g, ' ')])) {
-      const m = new RegExp(`(?<![\\w-])${form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`).exec(lower);
-      if (m && !NEGATION.test(lower.slice(0, m.index))) {
-        out.push({ kind: 'contradicts', text: answer.slice(m.index, m.index + form.length), verified: actual });
-        break;
-      }
-    }
-  }
-  return out;
 }

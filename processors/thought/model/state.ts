@@ -46,6 +46,8 @@ export interface ReactSkill {
    * before any of them returned a valid result goes back to the model. Empty: no such rule.
    */
   groundedBy?: readonly string[];
+  /** `<tool>.<field>` a final answer must state once the tool's verified result is in the run (metadata.answer-states). */
+  answerStates?: readonly string[];
   /** How this skill's react turns ask for tool calls (metadata.tool-calls); unset: the loop's default. */
   toolCalls?: 'native' | 'json_schema';
   /**

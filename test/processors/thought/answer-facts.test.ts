@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { answerFactProblems, factsEvidence, type VerifiedResult } from '../../../processors/thought/model/checks.ts';
+import { answerFactProblems, factsEvidence, type VerifiedResult } from '../../../processors/thought/reading.ts';
 import { onObservation, onTask, type ThoughtConfig, type ThoughtDecision } from '../../../processors/thought/core.ts';
 import { parseModelState, type ReactSkill } from '../../../processors/thought/model/state.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
