@@ -24,8 +24,8 @@ import { loadCatalog } from '../processors/wiring/index.ts';
 import { createContractAjv } from '../tools/catalog.ts';
 import type { ModelAnswer } from '../processors/model-wire.ts';
 import { answerFactProblems } from '../processors/thought/model/checks.ts';
-import { uncheckedSpecifics } from './lib/answer-check.ts';
-import { responseEnums } from './lib/regression-calls.ts';
+import { uncheckedSpecifics } from '../eval/answer-check.ts';
+import { responseEnums } from '../eval/regression-calls.ts';
 
 const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--concurrency N] [--tickets FILE] [--json]
   Runs the demo's ${SAMPLE_TASKS.length} tickets through a real model in each tool-call mode, then measures the prompt

@@ -57,6 +57,7 @@ const SELF_PARSING: Record<string, () => Promise<(args: string[]) => Promise<num
   status: async () => (await import('../observability/cli.ts')).statusCommand,
   replay: async () => (await import('../replay/cli.ts')).replayCommand,
   dlq: async () => (await import('../replay/cli.ts')).dlqCommand,
+  eval: async () => (await import('./eval-command.ts')).evalCommand,
 };
 
 async function dispatch(command: string, args: string[], text: string): Promise<number> {

@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { uncheckedSpecifics, type CheckedResult } from '../../bench/lib/answer-check.ts';
-import { datesIn } from '../../bench/lib/answer-text.ts';
-import { factStated, scoreRun, type RegressionTicket, type ScoredRun } from '../../bench/lib/regression-set.ts';
+import { uncheckedSpecifics, type CheckedResult } from '../../eval/answer-check.ts';
+import { datesIn } from '../../eval/answer-text.ts';
+import { factStated, scoreRun, type RegressionTicket, type ScoredRun } from '../../eval/regression-set.ts';
 
 const ORDER: CheckedResult = {
   tool: 'orders.get',

@@ -8,8 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { identityParameters, makeCalls, responseEnums } from '../../bench/lib/regression-calls.ts';
-import { loadRegressionSet, scoreRun, writtenFact, type Category, type RegressionTicket } from '../../bench/lib/regression-set.ts';
+import { identityParameters, makeCalls, responseEnums } from '../../eval/regression-calls.ts';
+import { loadRegressionSet, scoreRun, writtenFact, type Category, type RegressionTicket } from '../../eval/regression-set.ts';
 import { loadSkills, DEFAULT_SKILLS_DIR } from '../../processors/thought/skills.ts';
 import { loadCatalog } from '../../processors/wiring/index.ts';
 import { createContractAjv } from '../../tools/catalog.ts';

@@ -3,11 +3,11 @@
  * tool server (what the loop's Action would send): the check that the set's expected facts are what
  * the server really returns (test/bench/regression-set.test.ts).
  */
-import { ToolExecutor } from '../../processors/action/executor.ts';
-import { realHttpDeps } from '../../processors/action/invoke.ts';
-import { loadCatalog } from '../../processors/wiring/index.ts';
-import { createContractAjv } from '../../tools/catalog.ts';
-import { envSecrets } from '../../tools/secrets.ts';
+import { ToolExecutor } from '../processors/action/executor.ts';
+import { realHttpDeps } from '../processors/action/invoke.ts';
+import { loadCatalog } from '../processors/wiring/index.ts';
+import { createContractAjv } from '../tools/catalog.ts';
+import { envSecrets } from '../tools/secrets.ts';
 import type { RegressionTicket } from './regression-set.ts';
 
 /** One call's answer: the HTTP status and the parsed body (null when none). */
