@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
-import { applyCatalog } from '../runtime/apply-catalog.ts';
+import { applyCatalogWith } from '../runtime/apply-catalog.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { loadRuntimeConfig, type RuntimeConfig } from '../runtime/config.ts';
 import { createKafka } from '../runtime/kafka.ts';
@@ -40,9 +40,16 @@ export async function freshNamespace(prefix: string, baseEnv: NodeJS.ProcessEnv 
     TAO_PLANNER: 'graph',
     ...extraEnv,
   };
+  const config = loadRuntimeConfig(env);
+  // This process's own client logs errors only, on stderr: stdout is the caller's (tao eval --json prints there).
+  const kafka = createKafka(
+    config,
+    `bench-${namespace}`,
+    createLogger({ bench: namespace }, { level: 'error', write: (line) => process.stderr.write(`${line}\n`) }),
+  );
   for (let attempt = 1; ; attempt++) {
     try {
-      await applyCatalog(env, () => undefined);
+      await applyCatalogWith(config, kafka, () => undefined);
       break;
     } catch (err) {
       // Right after creating topics a busy KRaft broker may answer metadata with
@@ -51,12 +58,6 @@ export async function freshNamespace(prefix: string, baseEnv: NodeJS.ProcessEnv 
       await new Promise((r) => setTimeout(r, 1000 * attempt));
     }
   }
-  const config = loadRuntimeConfig(env);
-  const kafka = createKafka(
-    config,
-    `bench-${namespace}`,
-    createLogger({ bench: namespace }, { level: 'error', write: (line) => process.stderr.write(`${line}\n`) }),
-  );
   const codec = AvroCodec.create(config);
   await codec.register(['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes', 'thoughtRuns']);
   return { namespace, env, config, kafka, codec };
@@ -72,8 +73,19 @@ export async function deleteNamespace(kafka: Kafka, matches: (name: string) => b
     await admin.connect();
     const topics = (await admin.listTopics()).filter(matches);
     if (topics.length) await admin.deleteTopics({ topics, timeout: 30000 });
-    const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter(matches);
-    if (groups.length) await admin.deleteGroups(groups);
+    // A group whose last member has just left may still be refused for a moment (not empty yet): asked again.
+    let groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter(matches);
+    for (let attempt = 1; groups.length; attempt++) {
+      try {
+        await admin.deleteGroups(groups);
+        groups = [];
+      } catch (err) {
+        const failed = ((err as { groups?: Array<{ groupId: string; error?: { type?: string } }> }).groups ?? []).filter((g) => g.error);
+        if (!failed.length || attempt >= 10) throw new Error(`${(err as Error).message}: ${failed.map((g) => `${g.groupId} ${g.error?.type}`).join(', ')}`);
+        groups = failed.map((g) => g.groupId);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
   } catch (err) {
     process.stderr.write(`could not delete the namespace's topics or groups: ${(err as Error).message}\n`);
   } finally {
