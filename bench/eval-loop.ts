@@ -32,4 +32,4 @@ if (argv.includes('--release')) {
 }
 process.env.TAO_LOG_LEVEL = 'error'; // this process's own log lines (topics apply) off stdout, where the tables go
 process.env.TAO_LLM_TOOL_CALLS = toolCalls;
-process.exit(await evalCommand(['--release', PACKAGE_ROOT, ...argv]));
+process.exit(await evalCommand(['--release', PACKAGE_ROOT, ...argv], USAGE));

@@ -32,6 +32,7 @@ export const EVAL_USAGE = `usage: tao eval --release <folder> [--baseline <folde
   --run-timeout-s N  how long to wait for one run's outcome (default 1200)
   --json             the report as one JSON document on stdout instead of tables
   --out FILE         also write that JSON document to FILE
+  -h, --help         this text
   Progress lines go to stderr. Exit 0: passed; 1: the candidate broke a ticket the baseline solved
   (named), has a wrong run, or solved less than --min-solved, or the run failed; 2: a usage error.`;
 
@@ -41,8 +42,8 @@ export function releaseSource(spec: string): { label: string; variables: Record<
   return { label: resolve(spec), variables: releaseEnv(spec) };
 }
 
-/** Runs `tao eval <args>`; resolves with the exit code. */
-export async function evalCommand(args: string[]): Promise<number> {
+/** Runs `tao eval <args>`; resolves with the exit code. `usage` is printed with `--help` and after a usage error. */
+export async function evalCommand(args: string[], usage = EVAL_USAGE): Promise<number> {
   // `--from-log` (recorded runs) is cli/eval-from-log.ts's: return (await import('./eval-from-log.ts')).main(args)
   const flags = commandFlags(
     args,
@@ -59,11 +60,11 @@ export async function evalCommand(args: string[]): Promise<number> {
       json: { type: 'boolean', default: false },
       out: { type: 'string' },
     },
-    EVAL_USAGE,
+    usage,
   );
   if (flags === 0 || flags === 2) return flags;
   const v = flags.values;
-  const bad = (problem: string) => usageError(`tao eval: ${problem}`, EVAL_USAGE);
+  const bad = (problem: string) => usageError(`tao eval: ${problem}`, usage);
   if (v.release === undefined) return bad('--release <folder> is required: the candidate release');
   if ((v['base-url'] === undefined) !== (v.model === undefined)) return bad('--base-url and --model go together');
   const minSolved = Number(v['min-solved']);

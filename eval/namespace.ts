@@ -28,7 +28,7 @@ export interface LoopNamespace {
  * merged over `baseEnv` for the processes started in it. The session timeout defaults to 6 s (the
  * broker's minimum is 6 s) so a SIGKILLed member leaves its group quickly.
  */
-export async function freshNamespace(prefix: string, baseEnv: NodeJS.ProcessEnv = process.env, extraEnv: NodeJS.ProcessEnv = {}): Promise<LoopNamespace> {
+export async function freshNamespace(prefix: string, baseEnv: NodeJS.ProcessEnv, extraEnv: NodeJS.ProcessEnv = {}): Promise<LoopNamespace> {
   const namespace = `${prefix}${randomUUID().slice(0, 8)}`;
   // Stages print their ready line at level info, whatever level the caller itself logs at. The bench
   // tasks are the order-status flow's, on the graph planner (as when the numbers were first taken).

@@ -75,9 +75,9 @@ test('how each ticket must end follows from what it is: off-domain escalated, wi
 });
 
 test("every ticket's calls answer 2xx on the demo tool server, every expected fact is what it returned, and identities come from the ticket or an earlier result", async () => {
-  const identities = identityParameters();
+  const identities = identityParameters(process.env);
   for (const t of tickets.filter((x) => x.expect === 'completed')) {
-    const answers = await makeCalls(t, server.url);
+    const answers = await makeCalls(t, server.url, process.env);
     const seen: string[] = [t.text.toLowerCase()];
     for (const a of answers) {
       assert.ok(a.status !== null && a.status >= 200 && a.status < 300, `${t.id}: ${a.tool} answered ${a.status} (${a.error})`);
@@ -98,9 +98,9 @@ test("every ticket's calls answer 2xx on the demo tool server, every expected fa
 });
 
 test('an answer stating each expected fact scores solved and the checker finds nothing unsupported in it; one without a fact does not', async () => {
-  const enums = responseEnums();
+  const enums = responseEnums(process.env);
   for (const t of tickets.filter((x) => x.expect === 'completed')) {
-    const answers = await makeCalls(t, server.url);
+    const answers = await makeCalls(t, server.url, process.env);
     const said = t.facts.map(writtenFact).join(', ');
     const run = {
       status: 'completed',

@@ -56,7 +56,22 @@ interface Report {
 /** Runs `tao eval <args>` against the simulator; resolves with its exit code, its JSON report and its stderr. */
 async function taoEval(args: string[]): Promise<{ code: number; report: Report; stderr: string }> {
   const env = { ...process.env, TAO_LLM_TOOL_CALLS: 'native' };
-  const all = [TAO_BIN, 'eval', ...args, '--set', setFile, '--base-url', `${sim.url}/v1`, '--model', 'sim', '--concurrency', '3', '--run-timeout-s', '120', '--json'];
+  const all = [
+    TAO_BIN,
+    'eval',
+    ...args,
+    '--set',
+    setFile,
+    '--base-url',
+    `${sim.url}/v1`,
+    '--model',
+    'sim',
+    '--concurrency',
+    '3',
+    '--run-timeout-s',
+    '120',
+    '--json',
+  ];
   return new Promise((resolve, reject) => {
     execFile(process.execPath, all, { env, timeout: 600000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
@@ -83,27 +98,31 @@ async function leftOver(stderr: string): Promise<string[]> {
   }
 }
 
-test('a candidate whose order-status skill answers without tools fails the gate, naming exactly the order-status tickets as broken', { timeout: 600000 }, async () => {
-  const { code, report, stderr } = await taoEval(['--release', candidate, '--baseline', baseline, '--min-solved', '0']);
-  assert.equal(code, 1, stderr);
-  assert.equal(report.passed, false);
-  assert.deepEqual(report.broke, ['order-en-1', 'order-zh-1']);
-  assert.deepEqual(report.failures, ['broke 2 ticket(s) the baseline solved: order-en-1, order-zh-1']);
-  assert.deepEqual(report.totals.baseline, { ...report.totals.baseline, solved: 6, tickets: 6 });
-  assert.deepEqual(report.totals.candidate, { ...report.totals.candidate, solved: 4, tickets: 6 });
-  for (const t of report.tickets) {
-    assert.equal(t.baseline?.verdict, 'solved', t.id);
-    assert.equal(t.change, t.id.startsWith('order-') ? 'broke' : 'same', t.id);
-  }
-  // The broken runs were answered without a tool call: the simulator obeyed the changed prompt, and the
-  // answers, with no fact from a tool, did not solve them (nor were they wrong: nothing unsupported).
-  for (const t of report.tickets.filter((x) => x.id.startsWith('order-'))) assert.equal(t.candidate.verdict, 'unsolved', JSON.stringify(t));
-  const stats = sim.stats();
-  assert.ok(stats.requests.filter((r) => r.rule === DIRECT).length >= 2, JSON.stringify(stats.requests.map((r) => r.rule)));
-  assert.deepEqual(stats.byRefused, {}, 'llama.cpp would have served every request');
-  assert.match(stderr, /FAILED: broke order-en-1, order-zh-1/);
-  assert.deepEqual(await leftOver(stderr), []);
-});
+test(
+  'a candidate whose order-status skill answers without tools fails the gate, naming exactly the order-status tickets as broken',
+  { timeout: 600000 },
+  async () => {
+    const { code, report, stderr } = await taoEval(['--release', candidate, '--baseline', baseline, '--min-solved', '0']);
+    assert.equal(code, 1, stderr);
+    assert.equal(report.passed, false);
+    assert.deepEqual(report.broke, ['order-en-1', 'order-zh-1']);
+    assert.deepEqual(report.failures, ['broke 2 ticket(s) the baseline solved: order-en-1, order-zh-1']);
+    assert.deepEqual(report.totals.baseline, { ...report.totals.baseline, solved: 6, tickets: 6 });
+    assert.deepEqual(report.totals.candidate, { ...report.totals.candidate, solved: 4, tickets: 6 });
+    for (const t of report.tickets) {
+      assert.equal(t.baseline?.verdict, 'solved', t.id);
+      assert.equal(t.change, t.id.startsWith('order-') ? 'broke' : 'same', t.id);
+    }
+    // The broken runs were answered without a tool call: the simulator obeyed the changed prompt, and the
+    // answers, with no fact from a tool, did not solve them (nor were they wrong: nothing unsupported).
+    for (const t of report.tickets.filter((x) => x.id.startsWith('order-'))) assert.equal(t.candidate.verdict, 'unsolved', JSON.stringify(t));
+    const stats = sim.stats();
+    assert.ok(stats.requests.filter((r) => r.rule === DIRECT).length >= 2, JSON.stringify(stats.requests.map((r) => r.rule)));
+    assert.deepEqual(stats.byRefused, {}, 'llama.cpp would have served every request');
+    assert.match(stderr, /FAILED: broke order-en-1, order-zh-1/);
+    assert.deepEqual(await leftOver(stderr), []);
+  },
+);
 
 test('the unchanged candidate passes against the same baseline: exit 0, nothing broke', { timeout: 600000 }, async () => {
   const { code, report, stderr } = await taoEval(['--release', unchanged, '--baseline', baseline]);
