@@ -99,7 +99,7 @@ export async function evalCommand(args: string[], usage = EVAL_USAGE): Promise<n
   }
 
   const { progress } = await import('../eval/fleet.ts');
-  const { runSet, stopOnSignals } = await import('../eval/run-set.ts');
+  const { runSet, stopOnSignals, stoppedBy } = await import('../eval/run-set.ts');
   const { compare } = await import('../eval/compare.ts');
   const { reportJson, reportText } = await import('../eval/report.ts');
   const since = Date.now();
@@ -140,8 +140,9 @@ export async function evalCommand(args: string[], usage = EVAL_USAGE): Promise<n
     if (!verdict.passed) say(`FAILED: ${verdict.broke.length ? `broke ${verdict.broke.join(', ')}` : 'see the report'}`);
     return verdict.passed ? 0 : 1;
   } catch (err) {
-    console.error(`tao eval: ${(err as Error).message}`);
-    return 1;
+    const signal = stoppedBy();
+    console.error(`tao eval: ${signal ? `stopped by ${signal}` : (err as Error).message}`);
+    return signal ? 130 : 1;
   } finally {
     await stopModel();
   }

@@ -45,19 +45,26 @@ export interface SetResult {
 }
 
 const cleanups = new Set<() => Promise<void>>();
+let signalled: NodeJS.Signals | null = null;
 
 /**
  * On SIGINT or SIGTERM: stops every set still running (its processes, its namespace's topics and
- * groups), then exits 130. Call once per command.
+ * groups), then `also`, then exits 130. Call once per command.
  */
 export function stopOnSignals(say: (line: string) => void, also: () => Promise<void> = async () => {}): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {
+      signalled = signal;
       say(`${signal}: stopping the stages and deleting the namespace`);
       void Promise.allSettled([...cleanups].map((c) => c()))
         .then(also)
         .finally(() => process.exit(130));
     });
+}
+
+/** The signal that stopped the sets, if one did (a set then fails on its stopped processes). */
+export function stoppedBy(): NodeJS.Signals | null {
+  return signalled;
 }
 
 /** Runs `tickets` through the loop in a fresh namespace and scores each run. */
@@ -82,13 +89,13 @@ export async function runSet(options: SetOptions): Promise<SetResult> {
     TAO_LOG_LEVEL: 'info',
   });
   say(`namespace ${ns.namespace}; model ${model} at ${options.baseUrl}; ${tickets.length} tickets, ${concurrency} at once`);
-  let cleaned = false;
-  const cleanUp = async () => {
-    if (cleaned) return;
-    cleaned = true;
-    await fleet.stop();
-    await deleteNamespace(ns.kafka, (name) => name.startsWith(`${ns.namespace}.`));
-  };
+  // One clean-up, however many ask for it (the end of the set, a failure, a signal): each waits for it to finish.
+  let cleaning: Promise<void> | null = null;
+  const cleanUp = () =>
+    (cleaning ??= (async () => {
+      await fleet.stop();
+      await deleteNamespace(ns.kafka, (name) => name.startsWith(`${ns.namespace}.`));
+    })());
   cleanups.add(cleanUp);
   const scored: Scored[] = [];
   try {
