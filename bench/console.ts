@@ -48,7 +48,7 @@ if (!values['no-build']) {
   say('compiling (npm run build)');
   execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 }
-const ns = await freshNamespace('bc');
+const ns = await freshNamespace('bc', process.env);
 say(
   `namespace ${ns.namespace}; load average ${loadavg()
     .map((l) => l.toFixed(1))

@@ -9,7 +9,7 @@
  * run, wall time per turn, the number of runs `completed` without a final answer the gate
  * accepted and the skill's grounding allows (must be 0), and the number completed with an answer
  * holding a specific that no verified result or the ticket supports, counted by the gate's checker
- * and by the bench's own (bench/lib/answer-check.ts; both must be 0). Then, per shipped skill, in English and in
+ * and by the bench's own (eval/answer-check.ts; both must be 0). Then, per shipped skill, in English and in
  * Chinese: the builder's estimate of the first turn's prompt against the server's `usage.prompt_tokens`
  * (llama-server counts with the model's tokenizer and chat template).
  */
@@ -24,8 +24,8 @@ import { loadCatalog } from '../processors/wiring/index.ts';
 import { createContractAjv } from '../tools/catalog.ts';
 import type { ModelAnswer } from '../processors/model-wire.ts';
 import { answerFactProblems } from '../processors/thought/reading.ts';
-import { uncheckedSpecifics } from './lib/answer-check.ts';
-import { responseEnums } from './lib/regression-calls.ts';
+import { uncheckedSpecifics } from '../eval/answer-check.ts';
+import { responseEnums } from '../eval/regression-calls.ts';
 
 const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--concurrency N] [--tickets FILE] [--json]
   Runs the demo's ${SAMPLE_TASKS.length} tickets through a real model in each tool-call mode, then measures the prompt
@@ -116,7 +116,7 @@ const GATE_ERRORS = new Set(['hallucinated_tool', 'invalid_arguments', 'malforme
 const contracts = loadCatalog(env, createContractAjv(), 'contracts');
 const enums = responseEnums(env);
 
-/** Whether a completed run's answer holds a specific that nothing verified or given supports: by the gate's checker, by the bench's own (bench/lib/answer-check.ts). */
+/** Whether a completed run's answer holds a specific that nothing verified or given supports: by the gate's checker, by the bench's own (eval/answer-check.ts). */
 function unsupportedSpecifics(run: LoopRun, ticket: string): { gate: boolean; independent: boolean } {
   if (run.outcome.status !== 'completed') return { gate: false, independent: false };
   const out = JSON.parse(run.outcome.output_json ?? '{}') as { answer?: unknown };

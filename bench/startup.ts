@@ -76,7 +76,7 @@ async function main(): Promise<void> {
     await run('npm', ['run', 'build'], { cwd: REPO_ROOT });
   }
   const bin = `${REPO_ROOT}bin/tao.js`;
-  const ns = await freshNamespace('startup');
+  const ns = await freshNamespace('startup', process.env);
   const samples: Sample[] = [];
   const loads: number[] = [];
   try {

@@ -26,9 +26,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   const text = USAGES[command];
   if (!text) return usage(`unknown command "${command}"`);
-  // `run model-sim` and `skills` parse their own flags (and answer --help themselves).
+  // `run model-sim`, `skills` and `eval --from-log` parse their own flags (and answer --help themselves).
   const ownHelp =
-    (command === 'run' && (rest[0] === 'model-sim' || rest[0] === 'mcp-tools')) || command === 'skills' || command === 'config' || command === 'tools';
+    (command === 'run' && (rest[0] === 'model-sim' || rest[0] === 'mcp-tools')) ||
+    command === 'skills' ||
+    command === 'config' ||
+    command === 'tools' ||
+    (command === 'eval' && rest.includes('--from-log'));
   if (wantsHelp(rest) && !ownHelp) {
     console.log(text);
     return 0;
@@ -57,6 +61,7 @@ const SELF_PARSING: Record<string, () => Promise<(args: string[]) => Promise<num
   status: async () => (await import('../observability/cli.ts')).statusCommand,
   replay: async () => (await import('../replay/cli.ts')).replayCommand,
   dlq: async () => (await import('../replay/cli.ts')).dlqCommand,
+  eval: async () => (await import('./eval-command.ts')).evalCommand,
 };
 
 async function dispatch(command: string, args: string[], text: string): Promise<number> {

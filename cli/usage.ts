@@ -11,6 +11,7 @@ import { STATUS_USAGE, TAIL_USAGE } from '../observability/usage.ts';
 import { STAGES } from '../processors/stages.ts';
 import { DLQ_USAGE, REPLAY_USAGE } from '../replay/usage.ts';
 import { CANCEL_USAGE, DECISION_USAGE } from './approve.ts';
+import { EVAL_USAGE } from './eval-command.ts';
 import { MODEL_USAGE } from './model-command.ts';
 import { TOOLS_USAGE } from './tools-command.ts';
 
@@ -32,6 +33,7 @@ export const USAGE = `usage: tao <command> [options]      (tao <command> --help 
   status [--json]             consumer lag, runs in flight, breakers, dead letters
   replay <thought_id>         a run's timeline (terminal, json, html); --verify, --fork
   dlq list|show|redrive       dead letters: list, show one, re-drive selected ones exactly once
+  eval --release <folder>     a candidate release against a regression set, in a namespace of its own (--baseline: side by side; a CI gate)
   ui [--port N] [--host H]    the operator console in the browser: runs live, timelines, verify, fork, approve, deny, reply, dead letters, health
   classify-error <file|->     the ONNX classifier's label and confidence for an error payload (JSON)
   classify "<text>"           the intent router's intent, confidence and slots for a task text (JSON)
@@ -90,6 +92,7 @@ export const USAGES: Record<string, string> = {
   status: STATUS_USAGE,
   replay: REPLAY_USAGE,
   dlq: DLQ_USAGE,
+  eval: EVAL_USAGE,
   ui: UI_USAGE,
   'classify-error': `usage: tao classify-error <file|->
   Prints the ONNX error classifier's label, confidence, and whether Observation would adopt it, for an

@@ -43,6 +43,8 @@ export interface Conversation {
   skillVersion: string | null;
   /** `<kind>` of the first system message's second line `Turn: <kind>` (e.g. `reflection`); `null` without one. */
   turnKind: string | null;
+  /** The first system message's text (the skill's prompt, the run's rules); `''` without one. */
+  system: string;
   /** Model turn this request asks for: 1 + the number of assistant messages so far. */
   turn: number;
   /** Every user message's text, in order, joined with newlines. */
@@ -122,6 +124,7 @@ export function readConversation(body: unknown): Conversation {
   let skill: string | null = null;
   let skillVersion: string | null = null;
   let turnKind: string | null = null;
+  let system = '';
   let sawSystem = false;
   let assistants = 0;
   const users: string[] = [];
@@ -138,6 +141,7 @@ export function readConversation(body: unknown): Conversation {
     const text = contentText(m['content']);
     if (role === 'system' && !sawSystem) {
       sawSystem = true;
+      system = text;
       const [first = '', second = ''] = text.split(/\r?\n/);
       const s = SKILL_LINE.exec(first.trim());
       if (s) [, skill = null, skillVersion = null] = s;
@@ -185,6 +189,7 @@ export function readConversation(body: unknown): Conversation {
     skill,
     skillVersion,
     turnKind,
+    system,
     turn: assistants + 1,
     userText: users.join('\n'),
     calls,

@@ -22,6 +22,10 @@ export interface When {
   user?: string;
   /** The user text does not match this regular expression. */
   notUser?: string;
+  /** The first system message (the skill's prompt) matches this regular expression: a rule that obeys an instruction of the prompt. */
+  system?: string;
+  /** The first system message does not match this regular expression. */
+  notSystem?: string;
   /** The last result of `tool` has, at `path` (dot-separated), a value that satisfies every operator given. */
   result?: {
     tool: string;
@@ -89,6 +93,8 @@ const RULE = {
         notCalled: { type: 'array', minItems: 1, items: TOOL_NAME },
         user: { type: 'string', minLength: 1 },
         notUser: { type: 'string', minLength: 1 },
+        system: { type: 'string', minLength: 1 },
+        notSystem: { type: 'string', minLength: 1 },
         result: {
           type: 'object',
           additionalProperties: false,
@@ -171,7 +177,7 @@ function checkScenario(file: string, s: Scenario): void {
   for (const [list, rules] of lists) {
     (rules ?? []).forEach((rule, i) => {
       const at = `/${list}/${i}`;
-      for (const key of ['user', 'notUser'] as const) {
+      for (const key of ['user', 'notUser', 'system', 'notSystem'] as const) {
         const re = rule.when?.[key];
         if (re !== undefined) compileRegex(file, `${at}/when/${key}`, re, '');
       }

@@ -12,7 +12,7 @@ export const LAYERS = [
   ['processors', 'processors/guardrails'],
   ['processors/thought', 'processors/action', 'processors/observation'],
   ['processors/wiring'],
-  ['observability', 'callbacks', 'ingress', 'scheduler', 'model-sim', 'tool-server', 'infra'],
+  ['observability', 'callbacks', 'ingress', 'scheduler', 'model-sim', 'tool-server', 'infra', 'eval'],
   ['replay'],
   ['console'],
   ['cli'],

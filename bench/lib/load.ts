@@ -9,6 +9,10 @@ import { createProducer } from '../../runtime/kafka.ts';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import { watchRecords } from '../../client/watch.ts';
 import type { BenchNamespace } from './harness.ts';
+import type { RawRecord } from '../../eval/namespace.ts';
+
+// The live follower and the record shape are the product's (eval/namespace.ts).
+export { followLog, type RawRecord } from '../../eval/namespace.ts';
 
 /** Something runs can be submitted to and whose run outcomes can be followed. */
 export interface LoadTarget {
@@ -105,18 +109,6 @@ export async function closedLoop(
   if (result.endedAt.size < runs) throw new Error(`closed loop: ${result.endedAt.size} of ${runs} runs ended within ${options.timeoutMs} ms`);
   result.endMs = Math.max(...result.endedAt.values());
   return result;
-}
-
-/** One committed record as read from the log, undecoded. */
-export interface RawRecord {
-  topic: string;
-  partition: number;
-  offset: string;
-  key: string;
-  value: Buffer | null;
-  /** The record's CreateTime (ms): when its writer sent it, inside its transaction. */
-  timestamp: number;
-  headers: Record<string, string>;
 }
 
 /**
@@ -232,50 +224,4 @@ export async function connectProducer(kafka: Kafka): Promise<Producer> {
   const producer = createProducer(kafka);
   await producer.connect();
   return producer;
-}
-
-/** A live read_committed reader of `topics` from the beginning; `records` grows as records commit. */
-export async function followLog(
-  kafka: Kafka,
-  topics: string[],
-): Promise<{ records: RawRecord[]; waitFor(pred: (records: RawRecord[]) => boolean, timeoutMs: number): Promise<boolean>; stop(): Promise<void> }> {
-  const records: RawRecord[] = [];
-  const consumer = kafka.consumer({
-    groupId: `bench-follow-${randomUUID()}`,
-    readUncommitted: false,
-    maxBytesPerPartition: 8 * 1024 * 1024,
-    sessionTimeout: 30000,
-  });
-  await consumer.connect();
-  await consumer.subscribe({ topics, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachBatch: async ({ batch }) => {
-      for (const m of batch.messages) {
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
-        records.push({
-          topic: batch.topic,
-          partition: batch.partition,
-          offset: m.offset,
-          key: m.key?.toString('utf8') ?? '',
-          value: m.value,
-          timestamp: Number(m.timestamp),
-          headers,
-        });
-      }
-    },
-  });
-  return {
-    records,
-    waitFor: async (pred, timeoutMs) => {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
-        if (pred(records)) return true;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      return pred(records);
-    },
-    stop: () => consumer.disconnect(),
-  };
 }

@@ -5,34 +5,13 @@
  */
 import { waveFailures } from '../../processors/rates.ts';
 import type { ActionResult, ObservationResult, Outcome, RunSnapshot, ThoughtRequest } from '../../schemas/types.gen.ts';
-import { TOPICS, type TopicId } from '../../topics/catalog.ts';
-import type { BenchNamespace } from './harness.ts';
-import { emptyTimeline, type RawRecord, type RunTimeline } from './load.ts';
+import type { TopicId } from '../../topics/catalog.ts';
+import type { DecodedRecord } from '../../eval/namespace.ts';
+import { emptyTimeline, type RunTimeline } from './load.ts';
+
+// Decoding the log is the product's (eval/namespace.ts: `tao eval` reads its runs back with it).
+export { decodeLoopRecords, loopTopicNames, type DecodedRecord } from '../../eval/namespace.ts';
 import type { RelaySizes } from '../relay/relay.ts';
-
-/** A committed loop record, decoded (null `value` when it does not decode: never expected on these topics). */
-export interface DecodedRecord extends RawRecord {
-  id: TopicId;
-  decoded: Record<string, unknown> | null;
-}
-
-/** Decodes records of the loop's topics (records of other topics are dropped; store barriers too). */
-export async function decodeLoopRecords(ns: BenchNamespace, records: readonly RawRecord[]): Promise<DecodedRecord[]> {
-  const ids = new Map((Object.keys(TOPICS) as TopicId[]).map((id) => [ns.codec.topics.name(id), id]));
-  const out: DecodedRecord[] = [];
-  for (const r of records) {
-    const id = ids.get(r.topic);
-    if (!id || r.value === null) continue;
-    let decoded: Record<string, unknown> | null = null;
-    try {
-      decoded = await ns.codec.decode<Record<string, unknown>>(id, r.value);
-    } catch {
-      decoded = null; // reported by the caller as an undecodable committed record
-    }
-    out.push({ ...r, id, decoded });
-  }
-  return out;
-}
 
 /** Per run: task time, each wave's request, result and verdict times, outcome time and status. */
 export function loopTimelines(records: readonly DecodedRecord[]): Map<string, RunTimeline> {
@@ -200,9 +179,4 @@ export function runRates(records: readonly DecodedRecord[], ids: ReadonlySet<str
   rates.completionRate = rates.ended ? rates.completed / rates.ended : Number.NaN;
   rates.selfRecoveryRate = rates.hitFailure ? rates.recovered / rates.hitFailure : Number.NaN;
   return rates;
-}
-
-/** The names of every loop topic of `ns` (store changelog included). */
-export function loopTopicNames(ns: BenchNamespace, ids: readonly TopicId[] = Object.keys(TOPICS) as TopicId[]): string[] {
-  return ids.map((id) => ns.codec.topics.name(id));
 }

@@ -5,7 +5,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import type { Kafka } from 'kafkajs';
+export { deleteNamespace } from '../../eval/namespace.ts';
 import { STAGES } from '../../processors/wiring/index.ts';
 import { topicNames, type TopicId } from '../../topics/catalog.ts';
 import {
@@ -32,6 +32,7 @@ import {
   type LoadTarget,
   type RunTimeline,
 } from './load.ts';
+import { deleteNamespace } from '../../eval/namespace.ts';
 import { decodeLoopRecords, loopTimelines, loopTopicNames, recordSizes, type DecodedRecord } from './loop-log.ts';
 import { bucketDelta, bucketSum, counterValue, gauge, histogramBuckets, histogramQuantile, parsePrometheus, summary, type Sample } from './stats.ts';
 import { RELAY_HOPS, HOP_INPUTS, createRelayTopics, relayHopSpec, relayTarget, relayTimelines, relayTopics, type RelaySizes } from '../relay/relay.ts';
@@ -529,20 +530,6 @@ export async function drainPhase(setup: {
 
 function untilOutcomes(topic: string, n: number) {
   return (records: Array<{ topic: string }>) => records.filter((r) => r.topic === topic).length >= n;
-}
-
-/** Deletes the topics whose names match (best effort: a namespace left behind only costs disk). */
-export async function deleteNamespace(kafka: Kafka, matches: (name: string) => boolean): Promise<void> {
-  const admin = kafka.admin();
-  try {
-    await admin.connect();
-    const topics = (await admin.listTopics()).filter(matches);
-    if (topics.length) await admin.deleteTopics({ topics, timeout: 30000 });
-  } catch (err) {
-    process.stderr.write(`bench: could not delete topics: ${(err as Error).message}\n`);
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
 }
 
 /** Instances' health now: true when every live process answers /health with 200. */

@@ -3,13 +3,9 @@
  * and plain-text tables. Pure functions.
  */
 
-/** Nearest-rank percentile (p in 0..100) of `values`; NaN for an empty list. */
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
-  return sorted[rank - 1]!;
-}
+import { percentile } from '../../eval/runs.ts';
+
+export { percentile };
 
 /** P50, P95, P99 and max of `values`. */
 export function summary(values: readonly number[]): { n: number; p50: number; p95: number; p99: number; max: number } {

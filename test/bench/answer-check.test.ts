@@ -1,14 +1,14 @@
 /**
- * The bench's independent fact checker (bench/lib/answer-check.ts) and the regression set's scorer
- * (bench/lib/regression-set.ts), on answers of the kinds the 1.5B model writes: each kind of
+ * The bench's independent fact checker (eval/answer-check.ts) and the regression set's scorer
+ * (eval/regression-set.ts), on answers of the kinds the 1.5B model writes: each kind of
  * unsupported specific is found, supported ones in the forms a model writes them are not, and a run
  * scores solved, wrong or unsolved as a customer would judge it. No model, no broker.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { uncheckedSpecifics, type CheckedResult } from '../../bench/lib/answer-check.ts';
-import { datesIn } from '../../bench/lib/answer-text.ts';
-import { factStated, scoreRun, type RegressionTicket, type ScoredRun } from '../../bench/lib/regression-set.ts';
+import { uncheckedSpecifics, type CheckedResult } from '../../eval/answer-check.ts';
+import { datesIn } from '../../eval/answer-text.ts';
+import { factStated, scoreRun, type RegressionTicket, type ScoredRun } from '../../eval/regression-set.ts';
 
 const ORDER: CheckedResult = {
   tool: 'orders.get',

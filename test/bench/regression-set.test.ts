@@ -1,5 +1,5 @@
 /**
- * The regression set of `npm run models:eval-loop` (bench/data/regression-tickets.json) cannot drift
+ * The regression set of `npm run models:eval-loop` (eval/regression-tickets.json) cannot drift
  * from the demo tool server: every ticket's calls are made through the catalog and Action's executor
  * against a real tool server, each answers 2xx, and every expected fact is the value the server
  * returned; each identity argument comes from the ticket or an earlier call's result (as the loop's
@@ -8,8 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { identityParameters, makeCalls, responseEnums } from '../../bench/lib/regression-calls.ts';
-import { loadRegressionSet, scoreRun, writtenFact, type Category, type RegressionTicket } from '../../bench/lib/regression-set.ts';
+import { identityParameters, makeCalls, responseEnums } from '../../eval/regression-calls.ts';
+import { loadRegressionSet, scoreRun, writtenFact, type Category, type RegressionTicket } from '../../eval/regression-set.ts';
 import { loadSkills, DEFAULT_SKILLS_DIR } from '../../processors/thought/skills.ts';
 import { loadCatalog } from '../../processors/wiring/index.ts';
 import { createContractAjv } from '../../tools/catalog.ts';
@@ -75,9 +75,9 @@ test('how each ticket must end follows from what it is: off-domain escalated, wi
 });
 
 test("every ticket's calls answer 2xx on the demo tool server, every expected fact is what it returned, and identities come from the ticket or an earlier result", async () => {
-  const identities = identityParameters();
+  const identities = identityParameters(process.env);
   for (const t of tickets.filter((x) => x.expect === 'completed')) {
-    const answers = await makeCalls(t, server.url);
+    const answers = await makeCalls(t, server.url, process.env);
     const seen: string[] = [t.text.toLowerCase()];
     for (const a of answers) {
       assert.ok(a.status !== null && a.status >= 200 && a.status < 300, `${t.id}: ${a.tool} answered ${a.status} (${a.error})`);
@@ -98,9 +98,9 @@ test("every ticket's calls answer 2xx on the demo tool server, every expected fa
 });
 
 test('an answer stating each expected fact scores solved and the checker finds nothing unsupported in it; one without a fact does not', async () => {
-  const enums = responseEnums();
+  const enums = responseEnums(process.env);
   for (const t of tickets.filter((x) => x.expect === 'completed')) {
-    const answers = await makeCalls(t, server.url);
+    const answers = await makeCalls(t, server.url, process.env);
     const said = t.facts.map(writtenFact).join(', ');
     const run = {
       status: 'completed',

@@ -30,7 +30,7 @@ before(async () => {
   mkdirSync(pkg);
   cpSync(join(PACKAGE_ROOT, 'package.json'), join(pkg, 'package.json'));
   cpSync(join(PACKAGE_ROOT, 'bin'), join(pkg, 'bin'), { recursive: true });
-  for (const dir of ['flows', 'rules', 'tools', 'models', 'schemas', 'infra', 'skills']) symlinkSync(join(PACKAGE_ROOT, dir), join(pkg, dir));
+  for (const dir of ['flows', 'rules', 'tools', 'models', 'schemas', 'infra', 'skills', 'eval']) symlinkSync(join(PACKAGE_ROOT, dir), join(pkg, dir));
   mkdirSync(join(pkg, 'model-sim'));
   symlinkSync(join(PACKAGE_ROOT, 'model-sim', 'scenarios'), join(pkg, 'model-sim', 'scenarios'));
   // Only the production tree: each top-level package `npm ls --omit=dev` lists.
@@ -77,9 +77,15 @@ test('`tao --help` and `tao classify` run from dist/ without tsx', async () => {
   assert.equal(routed.slots.order_id, 'O-12345678');
 });
 
-test("the skills folder and the model simulator's scenarios are found from dist/ (they sit at the package root)", async () => {
+test("the skills folder, the model simulator's scenarios and tao eval's regression set are found from dist/ (they sit at the package root)", async () => {
   const skills = await run(process.execPath, [bin, 'skills', 'list']);
   assert.match(skills.stdout, /^order-status@1 /m);
+  // tao eval's default regression set is found too: an unknown ticket id is named against it (exit 2, nothing started).
+  const unknown = await run(process.execPath, [bin, 'eval', '--release', join(pkg, 'eval'), '--only', 'no-such-ticket']).catch(
+    (err: { code: number; stderr: string }) => err,
+  );
+  assert.equal((unknown as { code?: number }).code, 2);
+  assert.match((unknown as { stderr: string }).stderr, /--only: no ticket no-such-ticket in .*eval\/regression-tickets\.json/);
   const sim = await startUntil(['run', 'model-sim', '--port', '0'], process.env, /a scripted SIMULATOR, not a model, listening on/);
   sim.child.kill('SIGTERM');
   await sim.exited;

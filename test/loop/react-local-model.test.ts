@@ -22,7 +22,7 @@ import type { ActionResult, ObservationResult, Outcome, ThoughtRequest } from '.
 import { runTasks, scanToEnd, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { verifyWithoutModel } from '../replay/helpers.ts';
 import { answerFactProblems } from '../../processors/thought/reading.ts';
-import { uncheckedSpecifics } from '../../bench/lib/answer-check.ts';
+import { uncheckedSpecifics } from '../../eval/answer-check.ts';
 
 // Constrained turns (TAO_LLM_TOOL_CALLS=json_schema), the mode small models follow best
 // (docs/BENCHMARKS.md has both modes over all the demo's tickets: `npm run models:loop`).

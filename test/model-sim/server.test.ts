@@ -222,6 +222,21 @@ test('an order only placed ends after 2 turns without tracking; a text without a
   });
 });
 
+test('a skill prompt that says to answer without tools is obeyed: a direct answer at turn 1, no tool call; the usual prompt still calls', async () => {
+  await withSim(async ({ chat, sim }) => {
+    const told: Message[] = [
+      { role: 'system', content: 'Skill: order-status@1\nYou are a customer-service agent. Answer directly without calling any tools.' },
+      { role: 'user', content: 'Where is O-20250001?' },
+    ];
+    const direct = await chat(told);
+    assert.equal(direct.choices[0]?.message.tool_calls, undefined);
+    assert.match(direct.choices[0]?.message.content ?? '', /on its way/);
+    assert.equal(sim.stats().requests.at(-1)?.rule, 'the skill says to answer without tools: answer directly, as a model would');
+    const usual = await chat(opening('Where is O-20250001?'));
+    assert.equal(only(usual.choices[0]?.message.tool_calls).function.name, 'orders__get');
+  });
+});
+
 test('GET /v1/models and /health say plainly that this is a simulator', async () => {
   await withSim(async ({ get }) => {
     const models = await get('/v1/models');

@@ -19,9 +19,9 @@ import { USAGE, answered, calling, observed, outcomeOf, reactLoop, requestOf, re
 
 test('every ticket of the regression and multilingual sets is read in its language; short or mixed text is not judged', () => {
   const tickets = (file: string) =>
-    (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'bench/data', file), 'utf8')) as { tickets: Array<{ text: string; language?: string }> }).tickets;
-  for (const t of tickets('regression-tickets.json')) assert.equal(languageOf(t.text), t.language, t.text);
-  const multilingual = tickets('multilingual-tickets.json').map((t) => languageOf(t.text));
+    (JSON.parse(readFileSync(join(PACKAGE_ROOT, file), 'utf8')) as { tickets: Array<{ text: string; language?: string }> }).tickets;
+  for (const t of tickets('eval/regression-tickets.json')) assert.equal(languageOf(t.text), t.language, t.text);
+  const multilingual = tickets('bench/data/multilingual-tickets.json').map((t) => languageOf(t.text));
   assert.deepEqual(multilingual, [...Array(7).fill('ja'), ...Array(7).fill('es'), ...Array(7).fill('de')]);
   assert.equal(languageOf('Su pedido O-12345678 fue enviado por DHL y llegará el 12 de octubre.'), 'es');
   assert.equal(languageOf('Ihre Bestellung O-12345678 wurde mit DHL verschickt und ist noch unterwegs.'), 'de');

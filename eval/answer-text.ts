@@ -1,6 +1,6 @@
 /**
  * Reading specifics out of an answer as a customer would read them, for the regression set's scorer
- * (bench/lib/regression-set.ts) and the bench's independent fact checker (bench/lib/answer-check.ts).
+ * (eval/regression-set.ts) and the bench's independent fact checker (eval/answer-check.ts).
  * Written apart from Thought's own checker (processors/thought/model/checks.ts), on purpose: the
  * bench counts unsupported specifics a second way, so a blind spot of one is not the other's.
  *

@@ -3,11 +3,11 @@
  * tool server (what the loop's Action would send): the check that the set's expected facts are what
  * the server really returns (test/bench/regression-set.test.ts).
  */
-import { ToolExecutor } from '../../processors/action/executor.ts';
-import { realHttpDeps } from '../../processors/action/invoke.ts';
-import { loadCatalog } from '../../processors/wiring/index.ts';
-import { createContractAjv } from '../../tools/catalog.ts';
-import { envSecrets } from '../../tools/secrets.ts';
+import { ToolExecutor } from '../processors/action/executor.ts';
+import { realHttpDeps } from '../processors/action/invoke.ts';
+import { loadCatalog } from '../processors/wiring/index.ts';
+import { createContractAjv } from '../tools/catalog.ts';
+import { envSecrets } from '../tools/secrets.ts';
 import type { RegressionTicket } from './regression-set.ts';
 
 /** One call's answer: the HTTP status and the parsed body (null when none). */
@@ -19,9 +19,9 @@ export interface CallAnswer {
   error: string | null;
 }
 
-/** Makes `ticket`'s calls, in order, against the tool server at `toolOrigin`. */
-export async function makeCalls(ticket: RegressionTicket, toolOrigin: string): Promise<CallAnswer[]> {
-  const env = { ...process.env, TAO_DEMO_TOOL_ORIGIN: toolOrigin };
+/** Makes `ticket`'s calls, in order, against the tool server at `toolOrigin` (the catalog and secrets of `baseEnv`). */
+export async function makeCalls(ticket: RegressionTicket, toolOrigin: string, baseEnv: NodeJS.ProcessEnv): Promise<CallAnswer[]> {
+  const env = { ...baseEnv, TAO_DEMO_TOOL_ORIGIN: toolOrigin };
   const catalog = loadCatalog(env, createContractAjv(), 'call');
   const executor = new ToolExecutor(catalog, realHttpDeps());
   const out: CallAnswer[] = [];
@@ -46,13 +46,13 @@ export async function makeCalls(ticket: RegressionTicket, toolOrigin: string): P
 }
 
 /** Identity parameters of a tool, per its catalog entry (`identity_parameters`). */
-export function identityParameters(env: NodeJS.ProcessEnv = process.env): (tool: string) => readonly string[] {
+export function identityParameters(env: NodeJS.ProcessEnv): (tool: string) => readonly string[] {
   const catalog = loadCatalog(env, createContractAjv(), 'contracts');
   return (tool) => catalog.get(tool)?.spec.identity_parameters ?? [];
 }
 
 /** Per tool, per field: the values an enumerated field of its response may take (from the catalog's response schemas). */
-export function responseEnums(env: NodeJS.ProcessEnv = process.env): Record<string, Record<string, string[]>> {
+export function responseEnums(env: NodeJS.ProcessEnv): Record<string, Record<string, string[]>> {
   const catalog = loadCatalog(env, createContractAjv(), 'contracts');
   const out: Record<string, Record<string, string[]>> = {};
   for (const name of catalog.names()) {

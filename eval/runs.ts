@@ -1,14 +1,13 @@
 /**
- * What `npm run models:eval-loop` reads back from the committed log (read_committed) for each run of
+ * What `tao eval` (and `npm run models:eval-loop`) reads back from the committed log (read_committed) for each run of
  * a regression ticket: how it ended, what it said, the verified results of its tool calls, and its
  * model turns (tokens, prompt tokens the server reused, wall time). Then the report's tables: solved
  * per intent and per language, wrong answers, turns, tokens and time per turn.
  */
-import type { ActionResult, ObservationResult, Outcome } from '../../schemas/types.gen.ts';
+import type { ActionResult, ObservationResult, Outcome } from '../schemas/types.gen.ts';
 import type { CheckedResult } from './answer-check.ts';
-import type { DecodedRecord } from './loop-log.ts';
+import type { DecodedRecord } from './namespace.ts';
 import type { RegressionTicket, Score, ScoredRun } from './regression-set.ts';
-import { percentile } from './stats.ts';
 
 const MODEL_TOOL = 'model.chat';
 
@@ -30,6 +29,8 @@ export interface EvalRun extends ScoredRun {
   /** Answers the gate or Thought refused during the run (model state's `rejected`), by error. */
   refused: Record<string, number>;
   wallMs: number;
+  /** What its model turns cost by the price table (TAO_LLM_PRICES); null without one. */
+  cost: number | null;
 }
 
 /** Builds the run of `thoughtId` from decoded committed records (every record of the namespace). */
@@ -70,6 +71,7 @@ export function readRun(thoughtId: string, ticket: RegressionTicket, records: re
     turns,
     refused,
     wallMs: ended - started,
+    cost: outcome.model_cost ?? null,
   };
 }
 
@@ -180,4 +182,12 @@ export function markdown(header: readonly string[], rows: ReadonlyArray<Readonly
 /** `solved/tickets (NN%)`. */
 export function rate(row: Row): string {
   return `${row.solved}/${row.tickets} (${Math.round((100 * row.solved) / Math.max(1, row.tickets))}%)`;
+}
+
+/** Nearest-rank percentile (p in 0..100) of `values`; NaN for an empty list. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return sorted[rank - 1]!;
 }

@@ -1,15 +1,17 @@
 /**
- * The regression set (bench/data/regression-tickets.json): tickets in English and Chinese, each with
+ * The regression set (eval/regression-tickets.json): tickets in English and Chinese, each with
  * the intent it should route to, the tool calls that answer it, the facts its answer must state
  * (values the demo tool server returns for those calls; test/bench/regression-set.test.ts asks the
- * server and fails when one drifts), and how it must end. `npm run models:eval-loop`
- * (bench/eval-loop.ts) runs it through the loop and scores each run with {@link scoreRun}.
+ * server and fails when one drifts), and how it must end. `tao eval` (and `npm run models:eval-loop`)
+ * runs it through the loop and scores each run with {@link scoreRun}.
  */
 import { readFileSync } from 'node:fs';
+import { packagePath } from '../runtime/paths.ts';
 import { uncheckedSpecifics, type CheckedResult, type UnsupportedSpecific } from './answer-check.ts';
 import { datesIn, daysOf, ID_PATTERN, numbersIn, sameDay, stateMatch } from './answer-text.ts';
 
-export const REGRESSION_SET_FILE = new URL('../data/regression-tickets.json', import.meta.url).pathname;
+/** The shipped regression set, at the package root (not compiled into dist/). */
+export const REGRESSION_SET_FILE = packagePath('eval', 'regression-tickets.json');
 
 /** How a ticket must end: completed with its facts, or not completed in this way. */
 export type ExpectedEnd = 'completed' | 'awaiting_input' | 'escalated';
