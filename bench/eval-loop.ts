@@ -23,6 +23,7 @@ import { decodeLoopRecords, loopTopicNames } from './lib/loop-log.ts';
 import { followLog } from './lib/load.ts';
 import { deleteNamespace } from './lib/phases.ts';
 import { describeUnsupported } from './lib/answer-check.ts';
+import { cleanUpOnSignal, modelEndpoint, postTicket, startIngressProcess } from './lib/model-fleet.ts';
 
 const COMMAND = 'models:eval-loop';
 const USAGE = `usage: npm run models:eval-loop -- [--tool-calls native|json_schema] [--base-url URL --model NAME] [--only id,id] [--concurrency N] [--min-solved 0.85] [--run-timeout-s 1200] [--json] [--out FILE]
@@ -72,17 +73,8 @@ quietOwnLogs();
 const since = Date.now();
 const say = (line: string) => progress(since, line);
 
-let baseUrl = values['base-url'];
-let model = values.model;
-let stopModel = async () => {};
-if (!baseUrl) {
-  const { modelDown, modelStatus, modelUp } = await import('../infra/model/server.ts');
-  const started = !(await modelStatus({ env: process.env })).healthy;
-  const endpoint = await modelUp({ env: process.env, log: (line) => say(line) });
-  baseUrl = endpoint.baseUrl;
-  model = endpoint.model;
-  if (started) stopModel = async () => void (await modelDown({ env: process.env, log: () => {} }));
-}
+const endpoint = await modelEndpoint(values['base-url'], values.model, say);
+const { baseUrl, model } = endpoint;
 
 const fleet = new Fleet();
 const ns = await freshNamespace('eval-', process.env, {
@@ -98,14 +90,9 @@ say(`namespace ${ns.namespace}; model ${model} at ${baseUrl}, tool calls ${toolC
 const cleanUp = async () => {
   await fleet.stop();
   await deleteNamespace(ns.kafka, (name) => name.startsWith(`${ns.namespace}.`));
-  await stopModel();
+  await endpoint.stop();
 };
-// Ctrl-C or a kill stops the processes started here and deletes the namespace, as the end of a run does.
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => {
-    say(`${signal}: stopping the stages and deleting the namespace`);
-    void cleanUp().finally(() => process.exit(130));
-  });
+cleanUpOnSignal(say, cleanUp);
 const scored: Scored[] = [];
 const started = new Date();
 const load = (await import('node:os')).loadavg();
@@ -113,17 +100,7 @@ try {
   const tools = await startToolServerProcess(fleet, ns.env);
   const env = { ...ns.env, TAO_DEMO_TOOL_ORIGIN: tools.url };
   for (const stage of ['thought', 'action', 'observation']) await fleet.start(stageSpec(stage, env));
-  let ingressUrl = '';
-  await fleet.start({
-    name: 'ingress',
-    args: [`${new URL('../bin/tao.js', import.meta.url).pathname}`, 'run', 'ingress'],
-    env: { ...env, TAO_INGRESS_PORT: '0' },
-    ready: (line) => {
-      if (!line.includes('"msg":"ingress listening"')) return null;
-      ingressUrl = (JSON.parse(line) as { url: string }).url;
-      return 0;
-    },
-  });
+  const ingressUrl = await startIngressProcess(fleet, env);
   say(`stages, tool server and ingress up; ingress ${ingressUrl}`);
   const log = await followLog(ns.kafka, loopTopicNames(ns, ['tasks', 'thoughtRequests', 'actionResults', 'observationResults', 'outcomes']));
   const outcomesTopic = ns.codec.topics.name('outcomes');
@@ -135,13 +112,7 @@ try {
   const worker = async () => {
     for (let i = next++; i < tickets.length; i = next++) {
       const ticket = tickets[i]!;
-      const res = await fetch(`${ingressUrl}/v1/tasks`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ text: ticket.text, source: 'eval', external_id: `${ticket.id}-${runId}` }),
-      });
-      if (res.status !== 202) throw new Error(`ingress answered ${res.status} to ${ticket.id}: ${await res.text()}`);
-      const { thought_id } = (await res.json()) as { thought_id: string };
+      const thought_id = await postTicket(ingressUrl, ticket.text, 'eval', `${ticket.id}-${runId}`);
       runIds.set(ticket.id, thought_id);
       const t0 = Date.now();
       const ok = await log.waitFor(() => ended(thought_id), runTimeoutMs);

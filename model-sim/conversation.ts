@@ -45,6 +45,8 @@ export interface Conversation {
   turnKind: string | null;
   /** Model turn this request asks for: 1 + the number of assistant messages so far. */
   turn: number;
+  /** The first system message's text (`''` without one). */
+  systemText: string;
   /** Every user message's text, in order, joined with newlines. */
   userText: string;
   /** Every tool call made so far, in order. */
@@ -122,6 +124,7 @@ export function readConversation(body: unknown): Conversation {
   let skill: string | null = null;
   let skillVersion: string | null = null;
   let turnKind: string | null = null;
+  let systemText = '';
   let sawSystem = false;
   let assistants = 0;
   const users: string[] = [];
@@ -138,6 +141,7 @@ export function readConversation(body: unknown): Conversation {
     const text = contentText(m['content']);
     if (role === 'system' && !sawSystem) {
       sawSystem = true;
+      systemText = text;
       const [first = '', second = ''] = text.split(/\r?\n/);
       const s = SKILL_LINE.exec(first.trim());
       if (s) [, skill = null, skillVersion = null] = s;
@@ -186,6 +190,7 @@ export function readConversation(body: unknown): Conversation {
     skillVersion,
     turnKind,
     turn: assistants + 1,
+    systemText,
     userText: users.join('\n'),
     calls,
     results,

@@ -22,6 +22,8 @@ export interface When {
   user?: string;
   /** The user text does not match this regular expression. */
   notUser?: string;
+  /** The first system message matches this regular expression (e.g. a reflection the prompt shows). */
+  system?: string;
   /** The last result of `tool` has, at `path` (dot-separated), a value that satisfies every operator given. */
   result?: {
     tool: string;
@@ -89,6 +91,7 @@ const RULE = {
         notCalled: { type: 'array', minItems: 1, items: TOOL_NAME },
         user: { type: 'string', minLength: 1 },
         notUser: { type: 'string', minLength: 1 },
+        system: { type: 'string', minLength: 1 },
         result: {
           type: 'object',
           additionalProperties: false,
@@ -171,7 +174,7 @@ function checkScenario(file: string, s: Scenario): void {
   for (const [list, rules] of lists) {
     (rules ?? []).forEach((rule, i) => {
       const at = `/${list}/${i}`;
-      for (const key of ['user', 'notUser'] as const) {
+      for (const key of ['user', 'notUser', 'system'] as const) {
         const re = rule.when?.[key];
         if (re !== undefined) compileRegex(file, `${at}/when/${key}`, re, '');
       }

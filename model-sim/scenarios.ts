@@ -58,6 +58,7 @@ function holds(when: When | undefined, conv: Conversation): boolean {
   if (when.notCalled?.some((t) => called.has(t))) return false;
   if (when.user !== undefined && !regex(when.user).test(conv.userText)) return false;
   if (when.notUser !== undefined && regex(when.notUser).test(conv.userText)) return false;
+  if (when.system !== undefined && !regex(when.system).test(conv.systemText)) return false;
   if (when.result) {
     const { tool, path, equals, in: among, notIn, exists } = when.result;
     const r = lastResultOf(conv, tool);
