@@ -196,6 +196,7 @@ if (!values.json) {
         'wrong',
         'completed with an unsupported specific (independent checker)',
         'completed when it must not',
+        'completed in another language',
         'no outcome',
         'answers refused in the loop',
         'turns / run P50 / P95',
