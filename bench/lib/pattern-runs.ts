@@ -132,7 +132,8 @@ export function turnKind(inputJson: string): string {
 export function patternProblems(pattern: Pattern, run: PatternRun | null, faultApplied: boolean): string[] {
   if (!run) return ['no outcome within the wait'];
   const problems: string[] = [];
-  if (run.status !== 'completed') problems.push(`ended ${run.status} (${run.reasonCode}): ${run.reason}`);
+  // The reason may quote a model's answer: one line, cut, so a progress line stays a line.
+  if (run.status !== 'completed') problems.push(`ended ${run.status} (${run.reasonCode}): ${oneLine(run.reason, 300)}`);
   const planner = pattern.env.TAO_PLANNER!;
   if (run.plannerKind !== planner) problems.push(`planned by ${run.plannerKind ?? 'an unrecorded planner'}, not ${planner}`);
   const kinds = (kind: string) => run.turns.filter((t) => t.kind === kind);
@@ -177,4 +178,10 @@ export function timelineExcerpt(terminal: string): string {
     .split('\n')
     .filter((line) => !/^\s+(result|observation)\.\w+: /.test(line) && !/^\s+\S+: result\.attempt_time_ms: /.test(line))
     .join('\n');
+}
+
+/** `text` on one line (runs of white space as one space), cut to `max` characters. */
+function oneLine(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

@@ -91,6 +91,13 @@ test('ReAct: a run that did not complete, or answered without acting, is not sho
   assert.deepEqual(patternProblems(pattern('react'), { ...ok, status: 'budget_exhausted', reasonCode: 'model_repeat', reason: 'repeated' }, false), [
     'ended budget_exhausted (model_repeat): repeated',
   ]);
+  const quoted = patternProblems(
+    pattern('react'),
+    { ...ok, status: 'failed', reasonCode: 'model_invalid', reason: `it read: ${'\n'.repeat(80)}x`.repeat(20) },
+    false,
+  );
+  assert.equal(quoted.length, 1);
+  assert.ok(!quoted[0]!.includes('\n') && quoted[0]!.length < 340, 'a reason quoting a model answer stays one short line');
   assert.deepEqual(patternProblems(pattern('react'), { ...ok, turns: turns('react'), calls: [] }, false), [
     '1 react turn(s): a ReAct run reasons, acts and answers in at least two',
     'no tool call was verified: the answer did not act on anything',
