@@ -25,7 +25,7 @@ import { Fleet, REPO_ROOT, freshNamespace, progress, quietOwnLogs, stageSpec, st
 import { followLog } from './lib/load.ts';
 import { decodeLoopRecords, loopTopicNames } from './lib/loop-log.ts';
 import { cleanUpOnSignal, modelEndpoint, postTicket, startIngressProcess } from './lib/model-fleet.ts';
-import { PATTERNS, patternProblems, readPatternRun, timelineExcerpt, type Pattern, type PatternId, type PatternRun } from './lib/pattern-runs.ts';
+import { PATTERNS, oneLine, patternProblems, readPatternRun, timelineExcerpt, type Pattern, type PatternId, type PatternRun } from './lib/pattern-runs.ts';
 import { deleteNamespace } from './lib/phases.ts';
 
 const COMMAND = 'models:patterns';
@@ -243,7 +243,7 @@ else {
     if (r.pattern.fault) console.log(`fault: ${r.pattern.fault.tool} HTTP 503 for its first ${r.pattern.fault.calls} call(s) (${r.faulted} request(s) failed)`);
     if (!run) console.log('no outcome within the wait');
     else {
-      console.log(`run ${run.thoughtId}: ${run.status} (${run.reasonCode}): ${run.reason}`);
+      console.log(`run ${run.thoughtId}: ${run.status} (${run.reasonCode}): ${oneLine(run.reason, 600)}`);
       console.log(`model turns: ${run.turns.map((t) => `${t.step} ${t.kind}`).join(', ') || 'none'}`);
       console.log(`tool calls: ${run.calls.map((c) => `${c.step} ${c.tool} ${c.valid ? 'ok' : c.error}`).join(', ') || 'none'}`);
       for (const x of run.reflections) console.log(`reflection ${x.step_id} by ${x.author}: ${x.action}${x.summary ? ` (${x.summary})` : ''}`);

@@ -181,7 +181,7 @@ export function timelineExcerpt(terminal: string): string {
 }
 
 /** `text` on one line (runs of white space as one space), cut to `max` characters. */
-function oneLine(text: string, max: number): string {
+export function oneLine(text: string, max: number): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
