@@ -1,6 +1,6 @@
 /**
  * The bench commands other than `npm run bench` (test/bench/options.test.ts): chaos, soak,
- * profile, bad-inputs, startup, thought-memory, models:bench and models:eval-loop answer --help with their usage and exit 0, and a mistake on the
+ * profile, bad-inputs, startup, thought-memory, models:bench, models:eval-loop and models:patterns answer --help with their usage and exit 0, and a mistake on the
  * command line with a message naming it, then the usage, and exit 2: no stack trace, and nothing
  * started (KAFKA_BROKERS points where nothing listens, and the chaos command would otherwise start
  * its private broker).
@@ -62,6 +62,12 @@ const COMMANDS = [
     usage: 'usage: npm run models:eval-loop',
     badValue: ['--tool-calls', 'xml'],
     says: /^models:eval-loop: --tool-calls must be native or json_schema, got "xml"$/m,
+  },
+  {
+    script: 'bench/model-patterns.ts',
+    usage: 'usage: npm run models:patterns',
+    badValue: ['--only', 'react,tree-of-thought'],
+    says: /^models:patterns: --only: no pattern tree-of-thought \(there are react, plan-replan, reflexion\)$/m,
   },
 ];
 
