@@ -57,6 +57,8 @@ const SELF_PARSING: Record<string, () => Promise<(args: string[]) => Promise<num
   status: async () => (await import('../observability/cli.ts')).statusCommand,
   replay: async () => (await import('../replay/cli.ts')).replayCommand,
   dlq: async () => (await import('../replay/cli.ts')).dlqCommand,
+  manifest: async () => async (args) => (await import('./release-command.ts')).releaseCommand('manifest', args),
+  rollout: async () => async (args) => (await import('./release-command.ts')).releaseCommand('rollout', args),
 };
 
 async function dispatch(command: string, args: string[], text: string): Promise<number> {

@@ -11,10 +11,11 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { setting, SETTINGS } from '../config.ts';
 import { ConfigError } from '../errors.ts';
-import { packagePath } from '../paths.ts';
-import { releaseEnv, RUN_SETTINGS } from './folder.ts';
+import { releaseEnv } from './folder.ts';
+import { MANIFEST_PARTS, releaseSources, type ManifestPartName } from './release-config.ts';
+
+export { MANIFEST_PARTS, type ManifestPartName } from './release-config.ts';
 
 /** One file of a part: its path inside the part (`/`-separated), sha256 (hex) and text. */
 export interface ManifestFile {
@@ -22,10 +23,6 @@ export interface ManifestFile {
   sha256: string;
   content: string;
 }
-
-/** The parts a manifest carries, each a part of a release folder. */
-export const MANIFEST_PARTS = ['skills', 'catalog', 'flows', 'routes', 'observation-rules'] as const;
-export type ManifestPartName = (typeof MANIFEST_PARTS)[number];
 
 export interface ManifestPart {
   name: ManifestPartName;
@@ -56,20 +53,6 @@ export interface Manifest {
 /** The largest manifest a record may carry (the broker refuses a record over 1 MiB by default). */
 export const MAX_MANIFEST_BYTES = 900 * 1024;
 
-const DEFAULT_PATHS: Record<ManifestPartName, string> = {
-  skills: packagePath('skills'),
-  catalog: packagePath('tools', 'catalog'),
-  flows: packagePath('flows'),
-  routes: packagePath('flows', 'routes.json'),
-  'observation-rules': packagePath('rules', 'observation.json'),
-};
-const PART_VARIABLES = {
-  skills: 'TAO_SKILLS_DIR',
-  catalog: 'TAO_TOOL_CATALOG_DIR',
-  flows: 'TAO_FLOWS_DIR',
-  routes: 'TAO_ROUTES',
-  'observation-rules': 'TAO_OBSERVATION_RULES',
-} as const satisfies Record<ManifestPartName, keyof typeof SETTINGS>;
 /** Where each part goes in a release folder (runtime/release/folder.ts). */
 const FOLDER_PATHS: Record<ManifestPartName, string> = {
   skills: 'skills',
@@ -113,18 +96,13 @@ const filesDigest = (files: readonly Pick<ManifestFile, 'path' | 'sha256'>[]): s
  * @throws ConfigError (one line) for a part that is missing or not text, or a manifest too big to be a record.
  */
 export function manifestOf(env: NodeJS.ProcessEnv, systemRules: string): Manifest {
+  const sources = releaseSources(env);
   const parts: ManifestPart[] = MANIFEST_PARTS.map((name) => {
-    const path = resolve(setting(env, PART_VARIABLES[name]) ?? DEFAULT_PATHS[name]);
+    const path = sources.paths[name];
     const files = FILE_PARTS.includes(name) ? [textFile(path, name === 'routes' ? 'routes.json' : 'observation-rules.json')] : folderFiles(path, name);
     return { name, digest: filesDigest(files), files };
   });
-  const settings: Record<string, string> = {};
-  for (const name of RUN_SETTINGS) {
-    const raw = env[name];
-    const value = raw !== undefined && raw !== '' ? raw : (SETTINGS[name] as { default?: string }).default;
-    if (value !== undefined) settings[name] = value;
-  }
-  const intentDir = resolve(setting(env, 'TAO_INTENT_MODEL_DIR') ?? packagePath('models', 'intent-router'));
+  const { settings, intentModelDir: intentDir } = sources;
   const body: Omit<Manifest, 'digest'> = {
     parts,
     skills: skillsOf(parts.find((p) => p.name === 'skills')!.files),
@@ -150,6 +128,9 @@ export function manifestOfFolder(folder: string, env: NodeJS.ProcessEnv, systemR
  * @throws ConfigError naming the first thing that does not match.
  */
 export function checkManifest(m: Manifest): void {
+  const names = m.parts.map((p) => p.name as string);
+  if (names.length !== MANIFEST_PARTS.length || MANIFEST_PARTS.some((n) => !names.includes(n)))
+    throw new ConfigError(`manifest ${m.digest}: its parts must be ${MANIFEST_PARTS.join(', ')}, got ${names.join(', ')}`);
   for (const part of m.parts) {
     for (const f of part.files)
       if (sha256(f.content) !== f.sha256) throw new ConfigError(`manifest ${m.digest}: ${part.name}/${f.path} does not match its sha256`);
