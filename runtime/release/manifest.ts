@@ -99,7 +99,12 @@ export function manifestOf(env: NodeJS.ProcessEnv, systemRules: string): Manifes
   const sources = releaseSources(env);
   const parts: ManifestPart[] = MANIFEST_PARTS.map((name) => {
     const path = sources.paths[name];
-    const files = FILE_PARTS.includes(name) ? [textFile(path, name === 'routes' ? 'routes.json' : 'observation-rules.json')] : folderFiles(path, name);
+    // A part the deployment does not have (no skills folder for a graph planner) is a part without files.
+    const files = !existsSync(path)
+      ? []
+      : FILE_PARTS.includes(name)
+        ? [textFile(path, name === 'routes' ? 'routes.json' : 'observation-rules.json')]
+        : folderFiles(path, name);
     return { name, digest: filesDigest(files), files };
   });
   const { settings, intentModelDir: intentDir } = sources;
@@ -160,7 +165,7 @@ export function materialize(m: Manifest, cacheDir: string): string {
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, f.content);
     }
-    // A part without files is still the release's (an empty catalog), not the deployment's.
+    // A folder part without files is still the release's (an empty catalog), not the deployment's.
     if (!FILE_PARTS.includes(part.name)) mkdirSync(base, { recursive: true });
   }
   writeFileSync(join(scratch, 'settings.json'), `${JSON.stringify(m.settings, null, 2)}\n`);
