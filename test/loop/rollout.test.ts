@@ -5,7 +5,8 @@
  * of each run id; every outcome names its manifest, and each run is decided by its manifest's
  * settings); `tao rollout rollback` reaches both Thought instances within 5 s of its record, measured
  * on their logs, after which every new run starts on the previous manifest; runs in flight at the
- * rollback finish on the manifest they started on.
+ * rollback finish on the manifest they started on, and `replay --verify` of one of them, its
+ * manifest no longer active, re-decides it with that manifest and finds no drift.
  */
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { releaseCommand } from '../../cli/release-command.ts';
+import { replayCommand } from '../../replay/cli.ts';
+import { runCli } from '../replay/helpers.ts';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import { packagePath } from '../../runtime/paths.ts';
 import { readReleases } from '../../runtime/release/records.ts';
@@ -163,5 +166,15 @@ test(
     // (a run starts on it only before its instance applies the rollback): they finished on it.
     const crossing = pendingAtRollback.filter((t) => outcomeOf(t.thought_id).manifest === candidate);
     assert.ok(crossing.length > 0, `some candidate runs were in flight at the rollback (${pendingAtRollback.length} runs had no outcome then)`);
+
+    // replay --verify of a run made on the candidate, no longer active: re-decided with its own manifest, no drift.
+    const verified = await runCli(replayCommand, [crossing[0]!.thought_id, '--verify', '--format', 'json'], cluster.env);
+    const report = JSON.parse(verified.stdout) as { drift: boolean; notes: string[] };
+    assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+    assert.equal(report.drift, false);
+    assert.ok(
+      report.notes.some((n) => n.includes(`manifest ${candidate.slice(0, 12)}`)),
+      report.notes.join('\n'),
+    );
   },
 );
