@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import type { Kafka } from 'kafkajs';
 import { AvroCodec } from '../runtime/codec.ts';
 import { loadRuntimeConfig } from '../runtime/config.ts';
+import { ConfigError } from '../runtime/errors.ts';
 import { createKafka, withProducer } from '../runtime/kafka.ts';
 import { createLogger } from '../runtime/log.ts';
 import { manifestOf, manifestOfFolder, type Manifest } from '../runtime/release/manifest.ts';
@@ -24,6 +25,7 @@ import {
   type Releases,
 } from '../runtime/release/records.ts';
 import { DEFAULT_SYSTEM_RULES } from '../processors/thought/model/prompt.ts';
+import { checkRelease } from '../processors/wiring/releases.ts';
 import { rolloutRates, renderRates } from '../observability/release-rates.ts';
 import { MANIFEST_USAGE, ROLLOUT_USAGE } from './release-usage.ts';
 
@@ -77,18 +79,27 @@ export async function releaseCommand(command: 'manifest' | 'rollout', args: stri
 
   switch (sub) {
     case 'publish': {
-      const manifest = v.folder === undefined ? manifestOf(env, DEFAULT_SYSTEM_RULES) : manifestOfFolder(v.folder, env, DEFAULT_SYSTEM_RULES);
-      const known = releases.manifests.has(manifest.digest);
+      let manifest: Manifest;
+      const known = (digest: string) => releases.manifests.has(digest);
+      try {
+        manifest = v.folder === undefined ? manifestOf(env, DEFAULT_SYSTEM_RULES) : manifestOfFolder(v.folder, env, DEFAULT_SYSTEM_RULES);
+        // A release the stages could not load is refused here, not met by every run it would start.
+        if (!known(manifest.digest)) await checkRelease(manifest, env);
+      } catch (err) {
+        if (err instanceof ConfigError) return refuse(command, err.message);
+        throw err;
+      }
+      const alreadyPublished = known(manifest.digest);
       const move = v.activate && !releases.pointer?.active ? activate(releases.pointer, manifest.digest, now) : null;
       if (move && 'refused' in move) return refuse(command, move.refused);
       await write(
         kafka,
         codec,
-        { manifests: known ? [] : [{ manifest, note: v.note ?? (v.folder ? `folder ${v.folder}` : 'deployment') }], pointer: move?.pointer },
+        { manifests: alreadyPublished ? [] : [{ manifest, note: v.note ?? (v.folder ? `folder ${v.folder}` : 'deployment') }], pointer: move?.pointer },
         now,
       );
       console.log(manifest.digest);
-      if (known) console.error(`manifest ${manifest.digest.slice(0, 12)} was already published`);
+      if (alreadyPublished) console.error(`manifest ${manifest.digest.slice(0, 12)} was already published`);
       if (v.activate && !move) console.error(`not activated: manifest ${releases.pointer!.active!.slice(0, 12)} is active (use tao rollout start)`);
       return 0;
     }

@@ -4,7 +4,7 @@ export const MANIFEST_USAGE = `usage: tao manifest publish [--folder F] [--activ
             the release folder F laid over this deployment's settings (runtime/release/folder.ts), or
             without --folder the deployment's own (its TAO_SKILLS_DIR, TAO_TOOL_CATALOG_DIR, flows,
             routes, observation rules and run settings). Publishing a release already published
-            writes nothing. --activate: make it the active manifest when none is
+            writes nothing; one the stages could not load is refused. --activate: make it the active manifest when none is
   list      every published manifest: digest, when, its role (active, candidate, previous), skills
   show      one manifest (a digest, or 8+ of its first hex digits) as JSON: parts and their files'
             sha256, skills with their digests, run settings`;

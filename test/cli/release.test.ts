@@ -63,6 +63,15 @@ test('publish, canary, promote and roll back: one record each, refusals write no
   assert.match(again.stderr, /already published/);
   assert.equal(await records(), 3, 'publishing a release already published writes nothing');
 
+  // A release the stages could not load: its graph flow does not exist.
+  const broken = mkdtempSync(join(tmpdir(), 'tao-broken-'));
+  writeFileSync(join(broken, 'settings.json'), JSON.stringify({ TAO_PLANNER: 'graph', TAO_FLOW: 'no-such-flow@1' }));
+  const refused = await tao('manifest', ['publish', '--folder', broken], env);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /^tao manifest: release [0-9a-f]{12} does not load: .*no-such-flow/);
+  assert.equal(refused.stderr.split('\n').length, 1, refused.stderr);
+  assert.equal(await records(), 3, 'a release that does not load is not published');
+
   const unknown = await tao('rollout', ['start', 'ab'.repeat(32), '--percent', '20'], env);
   assert.equal(unknown.code, 1);
   assert.equal(unknown.stderr.split('\n').length, 1, unknown.stderr);

@@ -167,6 +167,15 @@ test(
     const crossing = pendingAtRollback.filter((t) => outcomeOf(t.thought_id).manifest === candidate);
     assert.ok(crossing.length > 0, `some candidate runs were in flight at the rollback (${pendingAtRollback.length} runs had no outcome then)`);
 
+    // tao rollout status: each manifest's runs and rates, from the outcomes.
+    const status = JSON.parse(await tao('rollout', ['status', '--json'])) as { manifests: Array<{ manifest: string; runs: number; tcr: number }> };
+    const all = [...canary, ...inFlight, ...later];
+    for (const digest of [active, candidate]) {
+      const rates = status.manifests.find((m) => m.manifest === digest)!;
+      assert.equal(rates.runs, all.filter((t) => outcomeOf(t.thought_id).manifest === digest).length, `${digest.slice(0, 12)}'s runs`);
+      assert.equal(rates.tcr, 1, 'every run completed');
+    }
+
     // replay --verify of a run made on the candidate, no longer active: re-decided with its own manifest, no drift.
     const verified = await runCli(replayCommand, [crossing[0]!.thought_id, '--verify', '--format', 'json'], cluster.env);
     const report = JSON.parse(verified.stdout) as { drift: boolean; notes: string[] };
