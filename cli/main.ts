@@ -62,6 +62,8 @@ const SELF_PARSING: Record<string, () => Promise<(args: string[]) => Promise<num
   replay: async () => (await import('../replay/cli.ts')).replayCommand,
   dlq: async () => (await import('../replay/cli.ts')).dlqCommand,
   eval: async () => (await import('./eval-command.ts')).evalCommand,
+  manifest: async () => async (args) => (await import('./release-command.ts')).releaseCommand('manifest', args),
+  rollout: async () => async (args) => (await import('./release-command.ts')).releaseCommand('rollout', args),
 };
 
 async function dispatch(command: string, args: string[], text: string): Promise<number> {

@@ -14,6 +14,7 @@ import { CANCEL_USAGE, DECISION_USAGE } from './approve.ts';
 import { EVAL_USAGE } from './eval-command.ts';
 import { MODEL_USAGE } from './model-command.ts';
 import { TOOLS_USAGE } from './tools-command.ts';
+import { MANIFEST_USAGE, ROLLOUT_USAGE } from './release-usage.ts';
 
 /** One line per command, for `tao --help`. */
 export const USAGE = `usage: tao <command> [options]      (tao <command> --help for a command's options)
@@ -32,6 +33,8 @@ export const USAGE = `usage: tao <command> [options]      (tao <command> --help 
   tail [--thought <id>]       follow runs live: a line per step, a progress summary
   status [--json]             consumer lag, runs in flight, breakers, dead letters
   replay <thought_id>         a run's timeline (terminal, json, html); --verify, --fork
+  manifest publish|list|show  releases as records: publish a release folder (or the deployment) as a manifest, list, show
+  rollout start|status|promote|rollback   canary a manifest to N% of new runs, its rates, promote it, or roll back in one step
   dlq list|show|redrive       dead letters: list, show one, re-drive selected ones exactly once
   eval --release <folder>     a candidate release against a regression set, in a namespace of its own (--baseline: side by side; a CI gate)
   ui [--port N] [--host H]    the operator console in the browser: runs live, timelines, verify, fork, approve, deny, reply, dead letters, health
@@ -93,6 +96,8 @@ export const USAGES: Record<string, string> = {
   replay: REPLAY_USAGE,
   dlq: DLQ_USAGE,
   eval: EVAL_USAGE,
+  manifest: MANIFEST_USAGE,
+  rollout: ROLLOUT_USAGE,
   ui: UI_USAGE,
   'classify-error': `usage: tao classify-error <file|->
   Prints the ONNX error classifier's label, confidence, and whether Observation would adopt it, for an

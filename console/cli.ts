@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { apiKeysFromEnv } from '../ingress/config.ts';
 import { statusEndpoints } from '../observability/cli.ts';
 import { editChecks, thoughtConfig } from '../processors/wiring/index.ts';
-import { verifyConfigsForRun } from '../replay/verify-config.ts';
+import { verifyConfigsForRelease } from '../replay/run-release.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { loadRuntimeConfig, setting } from '../runtime/config.ts';
 import { createKafka } from '../runtime/kafka.ts';
@@ -45,7 +45,7 @@ export async function startConsole(
     kafka,
     codec,
     logger,
-    verifyConfigs: (log) => verifyConfigsForRun(log, env),
+    verifyConfigs: (log) => verifyConfigsForRelease(log, env, { kafka, codec }),
     thoughtConfig: () => thoughtConfig(env),
     editChecks: () => editChecks(env),
     statusEndpoints: statusEndpoints(env),

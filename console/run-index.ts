@@ -45,6 +45,8 @@ export interface RunSummary {
   ended_at: number | null;
   /** The parent run when this one is a fork. */
   forked_from: string | null;
+  /** The release the run was made with (its manifest digest, docs/RELEASES.md); null when its records name none. */
+  manifest: string | null;
 }
 
 /** Per-tool counters over every step result read. */
@@ -198,6 +200,7 @@ export class RunIndex {
         started_at: timestamp,
         updated_at: timestamp,
         ended_at: null,
+        manifest: null,
         forked_from: null,
         outcomeWave: -1,
         failuresSeen: 0,
@@ -275,6 +278,7 @@ export class RunIndex {
     r.cost = o.model_cost ?? r.cost;
     r.flow = `${o.flow_id}@${o.flow_version}`;
     r.planner = o.planner_kind ?? o.planner;
+    r.manifest = o.manifest ?? r.manifest;
     // A parked run's outcome read after the wave that resumed it (the topics are read concurrently).
     r.status = !endsRun(o.status as OutcomeStatus) && r.waves > o.iterations ? 'in_progress' : o.status;
     if (endsRun(o.status as OutcomeStatus)) {
@@ -298,6 +302,7 @@ export class RunIndex {
   private state(r: Internal, s: RunState): void {
     r.flow = `${s.flow_id}@${s.flow_version}`;
     r.planner = s.planner_kind ?? s.planner;
+    r.manifest = s.manifest ?? r.manifest;
     r.failuresSeen = Math.max(r.failuresSeen, s.failures_seen);
     r.humanInvolved ||= s.human_involved;
   }

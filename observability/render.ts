@@ -31,5 +31,7 @@ export function describeRecord(r: LoopRecord): string[] {
       const extra = v.output_json ? ` ${v.output_json}` : v.missing_fields.length ? ` needs: ${v.missing_fields.join(', ')}` : '';
       return [`[${run}] ${v.status.toUpperCase()} after ${v.iterations} wave(s): ${v.reason}${extra}`];
     }
+    case 'manifests':
+      return [`release record ${r.key}`];
   }
 }

@@ -32,7 +32,7 @@ import { verifyRun } from './verify.ts';
 import { DLQ_USAGE, REPLAY_USAGE } from './usage.ts';
 
 export { DLQ_USAGE, REPLAY_USAGE } from './usage.ts';
-import { verifyConfigsForRun } from './verify-config.ts';
+import { verifyConfigsForRelease } from './run-release.ts';
 
 /** Where a command reads its configuration and writes its output (the process's by default; tests pass their own). */
 export interface CliIo {
@@ -94,7 +94,7 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
       return 1;
     }
     if (values.verify) {
-      const report = await verifyRun(log, await verifyConfigsForRun(log, env));
+      const report = await verifyRun(log, await verifyConfigsForRelease(log, env, deps));
       emit(out, values.out, format === 'json' ? JSON.stringify(report, null, 2) + '\n' : renderVerify(report));
       return report.drift ? 1 : 0;
     }

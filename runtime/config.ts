@@ -73,15 +73,6 @@ export function setting<N extends SettingName>(env: NodeJS.ProcessEnv, name: N):
   return (s.default === undefined ? undefined : parseValue(name, s, s.default)) as SettingValue<N>;
 }
 
-/**
- * Checks a value for a variable by that variable's rule, without an environment (a release's
- * settings.json, runtime/release/folder.ts).
- * @throws ConfigError with one line naming the variable and the value when the value does not parse.
- */
-export function checkValue(name: SettingName, raw: string): void {
-  parseValue(name, spec(name), raw);
-}
-
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 function parseValue(name: string, s: SettingSpec, raw: string): unknown {

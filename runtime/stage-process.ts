@@ -43,7 +43,7 @@ export async function runStageProcess(
   const kafka = createKafka(config, `tao-${def.stage}`, logger);
   const codec = AvroCodec.create(config);
   await waitForKafka(config, logger);
-  const topics = [...def.inputs, ...def.outputs, ...(def.storeTopic ? [def.storeTopic] : [])];
+  const topics = [...def.inputs, ...def.outputs, ...(def.storeTopic ? [def.storeTopic] : []), ...(def.follows ?? [])];
   await prepareCatalog(
     kafka,
     config,
@@ -51,6 +51,8 @@ export async function runStageProcess(
     { apply: options.applyTopics ?? false, print: (line) => logger.info('topics apply', { line }) },
   );
   await codec.register(def.outputs);
+  // What the stage follows besides its inputs (the releases) is read before the first record is handled.
+  const stopPrepared = def.prepare ? await def.prepare({ kafka, codec, logger }) : async () => undefined;
   const runner = new StageRunner(def, {
     kafka,
     codec,
@@ -74,7 +76,7 @@ export async function runStageProcess(
     if (stopping) return;
     stopping = true;
     logger.info('stopping', { signal });
-    Promise.all([runner.stop(), ops.close()])
+    Promise.all([runner.stop().then(stopPrepared), ops.close()])
       // After the runner's last commit, whose record spans are the last made.
       .then(() => tracing.shutdown())
       .then(

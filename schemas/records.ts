@@ -32,6 +32,7 @@ export function runState(overrides: Partial<RunState> = {}): RunState {
     model_state_json: null,
     driver: null,
     approved_calls: [],
+    manifest: null,
     ...overrides,
   };
 }
@@ -56,6 +57,7 @@ export function outcome(overrides: Partial<Outcome> & Pick<Outcome, 'thought_id'
     result_json: null,
     approval: null,
     dead_letter: null,
+    manifest: null,
     ...overrides,
   };
 }

@@ -62,6 +62,8 @@ export interface RunState {
   driver: null | string;
   /** Idempotency keys of the calls of this run a person approved (processors/thought/approval.ts): a retry of an approved call (the same key, run-end.ts callKey) is dispatched without parking again. Empty in runs recorded before this field. */
   approved_calls: Array<string>;
+  /** The release (tao.manifests digest) the run started on and keeps to its end: Thought, Action and Observation decide the run by that manifest's skills, catalog, flows, rules and settings; null in runs recorded before this field, and where no release is recorded (the stage's own configuration). */
+  manifest: null | string;
 }
 
 /** A Reflexion record: why a step kept failing, on four dimensions, and what Thought does about it. */
@@ -144,6 +146,73 @@ export interface DeadLetterRef {
   offset: number;
 }
 
+/** A record of tao.manifests (compacted): under key manifest:<digest>, a published release (manifest); under key release, the release pointer every stage follows (release). Exactly one of the two is set. */
+export interface ManifestRecord {
+  manifest: null | Manifest;
+  release: null | ReleasePointer;
+}
+
+/** One release: every file of each part with its sha256, the effective run settings, the system rules, the intent model's digest (runtime/release/manifest.ts). */
+export interface Manifest {
+  /** The release id: sha256 (hex) of the canonical form of the parts' digests, the settings, the system rules' and the intent model's digests. */
+  digest: string;
+  parts: Array<ManifestPart>;
+  skills: Array<ManifestSkill>;
+  /** The effective run settings (runtime/release/folder.ts RUN_SETTINGS): each one's value or default. */
+  settings: Record<string, string>;
+  system_rules: ManifestText;
+  /** The intent-router model folder's digest (its content is not carried); null without one. */
+  intent_model: null | string;
+  /** When it was published (epoch ms); not part of the digest. */
+  published_at: number;
+  /** What the publisher said of it (tao manifest publish --note), or where it came from. */
+  note: null | string;
+}
+
+/** One part of a release folder: skills, catalog, flows, routes or observation-rules. */
+export interface ManifestPart {
+  name: string;
+  /** sha256 of the part's canonical file list (path and sha256 of each file). */
+  digest: string;
+  files: Array<ManifestFile>;
+}
+
+/** A file of a part: its path inside the part, its sha256 (hex), its text. */
+export interface ManifestFile {
+  path: string;
+  sha256: string;
+  content: string;
+}
+
+/** A skill of the release: its digest is its version; label is name@metadata.version, for people. */
+export interface ManifestSkill {
+  name: string;
+  label: string;
+  digest: string;
+}
+
+/** A text the release carries, with its sha256. */
+export interface ManifestText {
+  sha256: string;
+  content: string;
+}
+
+/** Which manifest new runs start on: active, or candidate for percent of them (by a stable hash of the run id). */
+export interface ReleasePointer {
+  /** The active manifest's digest; null before one is activated. */
+  active: null | string;
+  /** The manifest active before it: what rollback returns to. */
+  previous: null | string;
+  /** The manifest a canary sends percent of new runs to; null without a canary. */
+  candidate: null | string;
+  /** Share of new runs on the candidate, 0-100. */
+  percent: number;
+  /** When this pointer was written (epoch ms). */
+  changed_at: number;
+  /** What changed it: activate, rollout start, promote, rollback, and the operator's words. */
+  reason: string;
+}
+
 /** Verdicts on one wave's results (observation.results). */
 export interface ObservationResult {
   /** Id of the run; also the record key. */
@@ -219,6 +288,8 @@ export interface Outcome {
   approval: null | ApprovalRequest;
   /** For reason_code dead_letter: the record of the run that a stage dead-lettered, its error code and where it was (topic, partition, offset); null otherwise, and in outcomes recorded before this field. */
   dead_letter: null | DeadLetterRef;
+  /** The release (tao.manifests digest) the run was made with (its RunState.manifest); null in outcomes recorded before this field. */
+  manifest: null | string;
 }
 
 export type OutcomeStatus = 'completed' | 'failed' | 'escalated' | 'awaiting_input' | 'budget_exhausted' | 'awaiting_approval' | 'expired' | 'cancelled';
@@ -296,6 +367,8 @@ export interface RunSnapshot {
   dead_letter: null | DeadLetterRef;
   /** For a parked run (awaiting_input, awaiting_approval): how long after it parked the scheduler expires it, ending it expired (TAO_PARKED_RUN_TTL, or its skill's metadata.parked-ttl); 0: never. Null for other runs, and in snapshots written before this field (the scheduler then applies its own TAO_PARKED_RUN_TTL). */
   parked_ttl_ms: null | number;
+  /** The release (tao.manifests digest) the run started on (its RunState.manifest), kept in the snapshot whether or not the run state is; null in snapshots recorded before this field. */
+  manifest: null | string;
 }
 
 export type RunStatus = 'running' | 'awaiting_input' | 'ended' | 'awaiting_approval';

@@ -5,7 +5,7 @@
  * can share a cluster without sharing topics.
  */
 
-export type TopicId = 'tasks' | 'thoughtRequests' | 'actionResults' | 'observationResults' | 'outcomes' | 'thoughtRuns';
+export type TopicId = 'tasks' | 'thoughtRequests' | 'actionResults' | 'observationResults' | 'outcomes' | 'thoughtRuns' | 'manifests';
 
 export interface TopicSpec {
   /** Base name, before the namespace prefix. */
@@ -16,8 +16,8 @@ export interface TopicSpec {
   cleanupPolicy: 'delete' | 'compact';
   /** More topic configs `topics apply` sets and checks for drift (Kafka names and string values). */
   configs?: Readonly<Record<string, string>>;
-  /** What the key holds. Every topic of the loop is keyed by the run's thought_id. */
-  key: 'thought_id (UTF-8)';
+  /** What the key holds. Every topic of the loop is keyed by the run's thought_id; the manifests topic by release. */
+  key: 'thought_id (UTF-8)' | 'manifest:<digest> | release (UTF-8)';
   /** The Avro schema file in schemas/avro/ of the value (null for dead-letter topics, whose values are the original bytes). */
   valueSchema: string | null;
   doc: string;
@@ -90,6 +90,17 @@ export const TOPICS: Readonly<Record<TopicId, TopicSpec>> = {
     key: 'thought_id (UTF-8)',
     valueSchema: 'outcome.avsc',
     doc: 'How each run ended.',
+  },
+  manifests: {
+    name: 'tao.manifests',
+    // One partition: the release pointer and the manifests it names are read in the order they were written.
+    partitions: 1,
+    retentionMs: -1,
+    cleanupPolicy: 'compact',
+    configs: { 'max.message.bytes': String(1024 * 1024) },
+    key: 'manifest:<digest> | release (UTF-8)',
+    valueSchema: 'manifest-record.avsc',
+    doc: 'Releases (compacted): each published manifest under manifest:<digest>, and the release pointer (active, previous, candidate and its percent) under release (docs/RELEASES.md).',
   },
 };
 

@@ -532,7 +532,7 @@ export function corpus(): BadInputKind[] {
       },
     });
   const dl = (...codes: string[]): Expect => ({ deadLetter: codes });
-  const valid: Record<Exclude<TopicId, 'outcomes' | 'thoughtRuns'>, (ctx: CorpusContext, key: string) => Promise<Buffer>> = {
+  const valid: Record<Exclude<TopicId, 'outcomes' | 'thoughtRuns' | 'manifests'>, (ctx: CorpusContext, key: string) => Promise<Buffer>> = {
     tasks: (ctx, key) => enc(ctx, 'tasks', task(key)),
     thoughtRequests: (ctx, key) =>
       enc(ctx, 'thoughtRequests', request(key, onePlan(), [call(key, 'S1', 'crm.find_customer', { email: 'corpus@example.com' })])),

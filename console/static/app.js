@@ -119,7 +119,7 @@ function renderRuns(data, form) {
       (r) => `<tr class="run" data-thought-id="${esc(r.thought_id)}" data-status="${esc(r.status)}">
 <td><a class="mono" href="/runs/${encodeURIComponent(r.thought_id)}">${esc(r.thought_id.slice(0, 18))}${r.thought_id.length > 18 ? '…' : ''}</a>${r.forked_from ? `<div class="muted">fork of ${esc(r.forked_from.slice(0, 12))}…</div>` : ''}</td>
 <td><span class="badge ${esc(r.status)}">${esc(r.status.replace('_', ' '))}</span>${r.reason_code && r.reason_code !== r.status ? `<div class="muted">${esc(r.reason_code)}</div>` : ''}</td>
-<td class="mono">${esc(r.flow ?? '–')}</td><td>${esc(r.planner ?? '–')}</td><td>${esc(r.source ?? '–')}</td><td class="mono">${esc(r.external_id ?? '–')}</td>
+<td class="mono">${esc(r.flow ?? '–')}</td><td>${esc(r.planner ?? '–')}${r.manifest ? `<div class="muted mono" title="release ${esc(r.manifest)}">${esc(r.manifest.slice(0, 12))}</div>` : ''}</td><td>${esc(r.source ?? '–')}</td><td class="mono">${esc(r.external_id ?? '–')}</td>
 <td class="text">${esc(r.text)}</td><td class="num">${r.turns}</td><td class="num">${r.tokens ? r.tokens : '–'}${r.cost !== null ? ` / $${r.cost.toFixed(4)}` : ''}</td>
 <td class="num">${fmtMs(now - r.started_at)}</td><td class="num">${fmtMs((r.ended_at ?? r.updated_at) - r.started_at)}${r.ended_at ? '' : '…'}</td></tr>`,
     )

@@ -13,6 +13,12 @@ import type { HttpDeps } from './invoke.ts';
 
 export interface ActionOptions {
   catalog: ToolCatalog;
+  /**
+   * The catalog of the release a run started on (its RunState.manifest; null: recorded before runs
+   * named one): a wave's tools are looked up in it. Unset: `catalog` for every run. Breakers and
+   * fallbacks stay the deployment's (`catalog`).
+   */
+  catalogFor?: (digest: string | null) => Promise<ToolCatalog>;
   http: HttpDeps;
   /** Resolves the catalog's `${NAME}` header references when a call needs them. */
   secrets: SecretResolver;
@@ -74,10 +80,11 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
       },
       async handle(record: InputRecord): Promise<OutputRecord[]> {
         const request = record.value as ThoughtRequest;
+        const catalog = options.catalogFor ? await options.catalogFor(request.run.manifest) : options.catalog;
         const calls = request.steps.map((step) => {
-          const tool = options.catalog.get(step.tool);
+          const tool = catalog.get(step.tool);
           if (!tool)
-            throw new ContractViolation(`step ${step.step_id} names unknown tool "${step.tool}" (catalog has ${options.catalog.names().join(', ')})`, {
+            throw new ContractViolation(`step ${step.step_id} names unknown tool "${step.tool}" (catalog has ${catalog.names().join(', ')})`, {
               code: 'UNKNOWN_TOOL',
             });
           let input: unknown;

@@ -12,12 +12,21 @@ export interface ObservationReporting {
   stepMetrics?: StepMetrics;
 }
 
+/** Observation's configurations by release: a wave is judged by the rules, catalog and policies of the release its run started on. */
+export interface ObservationReleases {
+  forRelease(digest: string | null): Promise<ObservationConfig>;
+  /** The deployment's configuration: what a dead-lettered wave's record names (its rules version). */
+  deployment: ObservationConfig;
+}
+
 /**
  * Observation: reads `action.results`, writes one `observation.results` record of verdicts per wave.
  * Once a wave's verdicts are committed, each step is counted by the completeness of its evidence
  * (`tao_steps_observed_total`, the traceability index) and logged with its verdict.
  */
-export function observationStage(config: ObservationConfig, reporting: ObservationReporting = {}): StageDefinition {
+export function observationStage(configs: ObservationConfig | ObservationReleases, reporting: ObservationReporting = {}): StageDefinition {
+  const releases: ObservationReleases = 'forRelease' in configs ? configs : { forRelease: () => Promise.resolve(configs), deployment: configs };
+  const config = releases.deployment;
   return traceStage<StageDefinition>(
     {
       stage: 'observation',
@@ -34,7 +43,9 @@ export function observationStage(config: ObservationConfig, reporting: Observati
       },
       async handle(record: InputRecord): Promise<OutputRecord[]> {
         const result = record.value as ActionResult;
-        return [{ topic: 'observationResults', key: result.thought_id, value: await observe(result, config), span: `observation:${result.iteration}` }];
+        // The shell resolves the run's release and hands its configuration to the core.
+        const judged = await observe(result, await releases.forRelease(result.run.manifest));
+        return [{ topic: 'observationResults', key: result.thought_id, value: judged, span: `observation:${result.iteration}` }];
       },
       committed(records: readonly HandledRecord[]): void {
         for (const { input, outputs } of records) {

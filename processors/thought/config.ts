@@ -30,4 +30,6 @@ export interface ThoughtConfig {
   approvals?: ApprovalConfig;
   /** How long a parked run waits before the scheduler expires it (forced-end.ts); unset: the snapshot names none. */
   parking?: ParkingConfig;
+  /** The release this configuration was built from (its tao.manifests digest): a run it starts records it and keeps it to its end. */
+  manifest?: string;
 }

@@ -121,6 +121,8 @@ function decideTask(task: Task, config: ThoughtConfig, snapshot: RunSnapshot | u
     driver: 'flow',
     // The keys carry the run and the call: an approved call the new plan makes again is still approved.
     approved_calls: parked?.approved_calls ?? [],
+    // A run keeps the release it started on; a new one starts on the configuration's.
+    manifest: parked ? parked.manifest : (config.manifest ?? null),
   };
   const at: RunAt = { thoughtId: task.thought_id, iteration, run };
   if (result.kind === 'needs_input') return end(at, 'awaiting_input', 'needs_input', result.reason, { missing: result.missing });

@@ -90,6 +90,7 @@ export function end(at: RunAt, status: OutcomeStatus, code: OutcomeReason, reaso
     result_json: details.result ?? null,
     approval: null,
     dead_letter: details.deadLetter ?? null,
+    manifest: run.manifest,
   };
   const parked = status === 'awaiting_input' || status === 'awaiting_approval';
   return {
@@ -224,6 +225,7 @@ export function snapshotOf(at: RunAt, status: RunSnapshot['status'], missing: st
     parked_steps: [],
     dead_letter: null,
     parked_ttl_ms: null,
+    manifest: run.manifest,
   };
 }
 

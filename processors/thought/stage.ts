@@ -27,12 +27,36 @@ export interface ThoughtStageOptions {
   runRetentionMs?: number;
 }
 
+/**
+ * Thought's configurations by release (processors/wiring/releases.ts): a new run starts on the
+ * release the pointer picks for it, and every later decision of the run uses the release it recorded.
+ */
+export interface ThoughtReleases {
+  /** The configuration of release `digest` (null: a run recorded before runs named one). */
+  forRelease(digest: string | null): Promise<ThoughtConfig>;
+  /** The release a new run starts on. */
+  pickForNewRun(thoughtId: string): string;
+}
+
+/** One configuration for every run (tests, and a stage without releases). */
+const fixedRelease = (config: ThoughtConfig): ThoughtReleases => ({ forRelease: () => Promise.resolve(config), pickForNewRun: () => config.manifest ?? '' });
+
+/** The release a run's task or observation is decided by: the run's own, or for a new run the one picked for it. */
+async function configFor(record: InputRecord, snapshot: RunSnapshot | undefined, releases: ThoughtReleases): Promise<ThoughtConfig> {
+  if (record.topic === 'observationResults') return releases.forRelease((record.value as ObservationResult).run.manifest);
+  if (snapshot) return releases.forRelease(snapshot.manifest ?? snapshot.run?.manifest ?? null);
+  const task = record.value as Task;
+  return releases.forRelease(task.kind === 'NEW' ? releases.pickForNewRun(task.thought_id) || null : null);
+}
+
 /** What the run had been through when a decision was made, for the run-level rates. */
 interface DecisionFacts {
   /** `RunState.failures_seen` as the decision left it. */
   failures: number;
   humanInvolved: boolean;
   durationMs: number;
+  /** The model loop of the release the decision was made on. */
+  model?: ModelLoopConfig;
 }
 
 /**
@@ -40,7 +64,13 @@ interface DecisionFacts {
  * With `runMetrics`, each committed outcome is counted (`tao_runs_ended_total`, the rates); each
  * committed decision is logged (wave dispatched, run ended or parked).
  */
-export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?: RunMetrics, options: ThoughtStageOptions = {}): StageDefinition {
+export function thoughtStage(
+  configs: ThoughtConfig | ThoughtReleases,
+  logger: Logger,
+  runMetrics?: RunMetrics,
+  options: ThoughtStageOptions = {},
+): StageDefinition {
+  const releases = 'forRelease' in configs ? configs : fixedRelease(configs);
   const retentionMs = options.runRetentionMs ?? DEFAULT_RUN_RETENTION_MS;
   // Filled by handle, read once the record's transaction commits; keyed by the input object, so a
   // chunk that aborts leaves nothing behind.
@@ -69,6 +99,8 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
         const snapshot = state.get<RunSnapshot>(record.key);
         let decision;
         let fact: Omit<DecisionFacts, 'durationMs'>;
+        // The shell resolves the run's release and hands its configuration to the core.
+        const config = await configFor(record, snapshot, releases);
         // An input of a run the store does not know, a retention behind the partition's record time,
         // may belong to a run already swept: acting on it could start that run a second time.
         const late =
@@ -100,7 +132,7 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
         // A refused decision goes to the dead-letter topic with why: recorded, and never applied.
         if (decision.refused) throw new TaoError('DECISION_REFUSED', decision.refused);
         if (decision.ignored) logger.info('input ignored', { thought_id: record.key, topic: record.topic, offset: record.offset, reason: decision.ignored });
-        facts.set(record, { ...fact, durationMs: Math.round((performance.now() - started) * 1000) / 1000 });
+        facts.set(record, { ...fact, durationMs: Math.round((performance.now() - started) * 1000) / 1000, model: config.model });
         return asOutputs(record, decision.outputs);
       },
       committed(records: readonly HandledRecord[]): void {
@@ -111,7 +143,7 @@ export function thoughtStage(config: ThoughtConfig, logger: Logger, runMetrics?:
               runMetrics,
               input.value as ObservationResult,
               outputs.some((o) => o.topic === 'outcomes'),
-              config.model,
+              fact?.model,
             );
           for (const out of outputs) {
             if (out.topic === 'thoughtRequests') {

@@ -36,20 +36,34 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
   // others' (undici and the tool client in Action, the ONNX classifier in Observation, the planners in Thought).
   switch (name) {
     case 'thought': {
-      const { thoughtStage } = await import('../thought/stage.ts');
-      return thoughtStage(await thoughtConfig(env), logger, metrics?.runMetrics(), { runRetentionMs: setting(env, 'TAO_RUN_RETENTION') });
+      const [{ thoughtStage }, { StageReleases }] = await Promise.all([import('../thought/stage.ts'), import('./releases.ts')]);
+      // Each run is decided by the release it started on (docs/RELEASES.md): a configuration per manifest.
+      const releases = new StageReleases(env, async (releaseEnv, manifest) => ({ ...(await thoughtConfig(releaseEnv)), manifest }));
+      await releases.deploymentConfig();
+      return {
+        ...thoughtStage(releases, logger, metrics?.runMetrics(), { runRetentionMs: setting(env, 'TAO_RUN_RETENTION') }),
+        follows: ['manifests'],
+        prepare: (io) => releases.prepare(io, true),
+      };
     }
     case 'action': {
-      const [{ actionStage }, { realHttpDeps }] = await Promise.all([import('../action/stage.ts'), import('../action/invoke.ts')]);
-      const catalog = actionCatalog(env);
+      const [{ actionStage }, { realHttpDeps }, { StageReleases }] = await Promise.all([
+        import('../action/stage.ts'),
+        import('../action/invoke.ts'),
+        import('./releases.ts'),
+      ]);
+      // A wave's tools are looked up in the catalog of the release its run started on (docs/RELEASES.md).
+      const releases = new StageReleases(env, (releaseEnv) => Promise.resolve(actionCatalog(releaseEnv)));
+      const catalog = await releases.deploymentConfig();
       const http = realHttpDeps();
       // The MCP SDK is loaded only when the catalog has MCP tools (transport "mcp", docs/TOOLS.md).
       if (catalog.names().some((n) => catalog.get(n)!.spec.transport === 'mcp')) {
         const { McpClients } = await import('../action/mcp.ts');
         http.mcp = new McpClients({ listTtlMs: setting(env, 'TAO_MCP_LIST_TTL_MS') });
       }
-      return actionStage({
+      const stage = actionStage({
         catalog,
+        catalogFor: (digest) => releases.forRelease(digest),
         http,
         secrets: envSecrets(env),
         concurrency: setting(env, 'TAO_ACTION_CONCURRENCY'),
@@ -57,10 +71,27 @@ export async function defineStage(name: StageName, env: NodeJS.ProcessEnv, logge
         events: metrics && toolMetrics(metrics),
         logger,
       });
+      return Object.assign(stage, {
+        follows: ['manifests'] as const,
+        prepare: (io: Parameters<NonNullable<StageDefinition['prepare']>>[0]) => releases.prepare(io, false),
+      });
     }
     case 'observation': {
-      const { observationStage } = await import('../observation/stage.ts');
-      return observationStage(await observationConfig(env), { logger, stepMetrics: metrics?.stepMetrics() });
+      const [{ observationStage }, { StageReleases }] = await Promise.all([import('../observation/stage.ts'), import('./releases.ts')]);
+      // The error classifier is the deployment's (TAO_ERROR_MODEL_DIR), loaded once: a release's configuration shares it.
+      let classifier: PayloadClassifier | null | undefined;
+      const releases = new StageReleases(env, async (releaseEnv) => {
+        if (classifier !== undefined) return { ...(await observationConfig({ ...releaseEnv, TAO_SEMANTIC_CHECK: 'off' })), classifier };
+        const config = await observationConfig(releaseEnv);
+        classifier = config.classifier;
+        return config;
+      });
+      const deployment = await releases.deploymentConfig();
+      return {
+        ...observationStage({ forRelease: (d) => releases.forRelease(d), deployment }, { logger, stepMetrics: metrics?.stepMetrics() }),
+        follows: ['manifests'],
+        prepare: (io) => releases.prepare(io, false),
+      };
     }
   }
 }

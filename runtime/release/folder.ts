@@ -15,7 +15,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { checkValue, SETTINGS } from '../config.ts';
+import { checkRunSetting, RUN_SETTINGS } from './release-config.ts';
 import { ConfigError } from '../errors.ts';
 
 /** The folder parts, each with the variable it stands for. */
@@ -27,30 +27,7 @@ export const RELEASE_PARTS = [
   { path: 'observation-rules.json', variable: 'TAO_OBSERVATION_RULES', kind: 'file' },
 ] as const;
 
-/** The settings that decide a run: which planner and flow, the model and how it is asked, the bounds and the approval rules. */
-export const RUN_SETTINGS = [
-  'TAO_PLANNER',
-  'TAO_FLOW',
-  'TAO_INTENT_THRESHOLD',
-  'TAO_ROUTE_MODEL_BELOW',
-  'TAO_LLM_MODEL',
-  'TAO_LLM_FALLBACK_MODEL',
-  'TAO_LLM_API',
-  'TAO_LLM_PARAMS',
-  'TAO_LLM_TOOL_CALLS',
-  'TAO_MAX_ITERATIONS',
-  'TAO_MAX_PLAN_STEPS',
-  'TAO_REPEAT_CAP',
-  'TAO_REFLECT_AFTER',
-  'TAO_NOVELTY_WAVES',
-  'TAO_COST_BUDGET',
-  'TAO_MONEY_BUDGET',
-  'TAO_APPROVAL_RULES',
-  'TAO_APPROVAL_TIMEOUT',
-  'TAO_PARKED_RUN_TTL',
-] as const satisfies readonly (keyof typeof SETTINGS)[];
-
-export type RunSetting = (typeof RUN_SETTINGS)[number];
+export { RUN_SETTINGS, type RunSetting } from './release-config.ts';
 
 /**
  * The variables a release folder sets: its parts' paths and its settings.json. Laid over the
@@ -95,7 +72,7 @@ export function releaseSettings(text: string, file: string): Record<string, stri
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
       throw new ConfigError(`${file}: ${name} must be a string, number or boolean`);
     try {
-      checkValue(name as RunSetting, String(value));
+      checkRunSetting(name as (typeof RUN_SETTINGS)[number], String(value));
     } catch (err) {
       throw new ConfigError(`${file}: ${(err as Error).message}`);
     }

@@ -142,6 +142,13 @@ export interface StageDefinition {
    * at each scrape in the store's mirror of the store topic (so it is right again after a restart).
    */
   inFlight?(stored: unknown): boolean;
+  /** Topics the stage follows outside its consumer group (tao.manifests: the releases), checked at start with its own. */
+  follows?: readonly TopicId[];
+  /**
+   * Called once the stage's topics are checked and before it joins its group: starts what the
+   * stage follows (the release watcher), resolving once it is ready; resolves with what stops it.
+   */
+  prepare?(io: { kafka: Kafka; codec: AvroCodec; logger: Logger }): Promise<() => Promise<void>>;
 }
 
 export interface StageResources {

@@ -81,7 +81,7 @@ test('a run is summarised from its records: status, skill, planner, source, exte
   index.apply('thoughtRequests', request('r1', 3, ['model.chat']), T0 + 500);
   index.apply('actionResults', results('r1', 3, [result('model.chat', { response_raw: '{"usage":{"total_tokens":120}}' })]), T0 + 600);
   assert.equal(index.get('r1')!.status, 'in_progress');
-  index.apply('outcomes', outcome('r1', 'completed', 3, { model_cost: 0.0012 }), T0 + 900);
+  index.apply('outcomes', outcome('r1', 'completed', 3, { model_cost: 0.0012, manifest: 'f'.repeat(64) }), T0 + 900);
   assert.deepEqual(index.get('r1'), {
     thought_id: 'r1',
     status: 'completed',
@@ -99,6 +99,7 @@ test('a run is summarised from its records: status, skill, planner, source, exte
     updated_at: T0 + 900,
     ended_at: T0 + 900,
     forked_from: null,
+    manifest: 'f'.repeat(64),
   });
 });
 

@@ -25,6 +25,7 @@ function snapshot(status: RunSnapshot['status'], over: Partial<RunSnapshot> = {}
     parked_steps: [],
     dead_letter: null,
     parked_ttl_ms: null,
+    manifest: null,
     ...over,
   };
 }

@@ -19,6 +19,7 @@ function parked(wave: number, timeoutMs: number | null): RunSnapshot {
     parked_steps: [],
     dead_letter: null,
     parked_ttl_ms: null,
+    manifest: null,
   };
 }
 const running = (): RunSnapshot => ({ ...parked(2, 1000), status: 'running', approval: null });

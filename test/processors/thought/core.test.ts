@@ -111,6 +111,7 @@ describe('onTask', () => {
       parked_steps: [],
       dead_letter: null,
       parked_ttl_ms: null,
+      manifest: null,
     });
   });
 

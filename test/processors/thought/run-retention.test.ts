@@ -72,6 +72,7 @@ describe('Thought and the run retention', () => {
       parked_steps: [],
       dead_letter: null,
       parked_ttl_ms: null,
+      manifest: null,
     } as RunSnapshot;
     assert.deepEqual(await s.handle(input('tasks', 'kept', t, T0), view(T0 + 10 * RETENTION, { kept: ended })), []);
     assert.match(String(lines.find((l) => l.msg === 'input ignored')?.reason), /already exists \(ended\); task .+ is a redelivery/);
