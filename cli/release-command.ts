@@ -25,7 +25,7 @@ import {
   type Releases,
 } from '../runtime/release/records.ts';
 import { DEFAULT_SYSTEM_RULES } from '../processors/thought/model/prompt.ts';
-import { checkRelease } from '../processors/wiring/releases.ts';
+import { checkRelease } from '../processors/wiring/check-release.ts';
 import { rolloutRates, renderRates } from '../observability/release-rates.ts';
 import { MANIFEST_USAGE, ROLLOUT_USAGE } from './release-usage.ts';
 

@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kafka } from 'kafkajs';
 import type { AvroCodec } from '../../runtime/codec.ts';
-import { ConfigError, errorMessage } from '../../runtime/errors.ts';
 import { withProducer } from '../../runtime/kafka.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { releaseEnv } from '../../runtime/release/folder.ts';
@@ -20,25 +19,9 @@ import { pickManifest, ReleaseWatcher } from '../../runtime/release/watcher.ts';
 import { DEFAULT_SYSTEM_RULES } from '../thought/model/prompt.ts';
 
 /** Where manifests are written back as release folders, one per digest. */
-const CACHE_DIR = join(tmpdir(), `tao-releases-${process.getuid?.() ?? 'user'}`);
+export const CACHE_DIR = join(tmpdir(), `tao-releases-${process.getuid?.() ?? 'user'}`);
 /** How long a record naming a manifest this instance has not read yet waits for it before it is retried. */
 const MANIFEST_WAIT_MS = 30_000;
-
-/**
- * Builds Thought's and Observation's configurations of `manifest` as the stages will (a release a
- * stage could not load would dead-letter every input naming it).
- * @throws ConfigError (one line) naming what does not load.
- */
-export async function checkRelease(manifest: Manifest, env: NodeJS.ProcessEnv): Promise<void> {
-  const { thoughtConfig, observationConfig } = await import('./index.ts');
-  const releaseVars = { ...env, ...releaseEnv(materialize(manifest, CACHE_DIR)) };
-  try {
-    await thoughtConfig(releaseVars);
-    await observationConfig({ ...releaseVars, TAO_SEMANTIC_CHECK: 'off' });
-  } catch (err) {
-    throw new ConfigError(`release ${manifest.digest.slice(0, 12)} does not load: ${errorMessage(err)}`);
-  }
-}
 
 /** A stage's configurations by release. */
 export class StageReleases<C> {
