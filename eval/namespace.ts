@@ -80,7 +80,14 @@ export async function deleteNamespace(kafka: Kafka, matches: (name: string) => b
         await admin.deleteGroups(groups);
         groups = [];
       } catch (err) {
-        const failed = ((err as { groups?: Array<{ groupId: string; error?: { type?: string } }> }).groups ?? []).filter((g) => g.error);
+        // A group already gone (GROUP_ID_NOT_FOUND: its last member's session ended it) is deleted.
+        const failed = ((err as { groups?: Array<{ groupId: string; error?: { type?: string } }> }).groups ?? []).filter(
+          (g) => g.error && g.error.type !== 'GROUP_ID_NOT_FOUND',
+        );
+        if (!failed.length && ((err as { groups?: unknown[] }).groups ?? []).length) {
+          groups = [];
+          continue;
+        }
         if (!failed.length || attempt >= 10) throw new Error(`${(err as Error).message}: ${failed.map((g) => `${g.groupId} ${g.error?.type}`).join(', ')}`);
         groups = failed.map((g) => g.groupId);
         await new Promise((r) => setTimeout(r, 1000));
