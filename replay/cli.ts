@@ -32,7 +32,9 @@ import { verifyRun } from './verify.ts';
 import { DLQ_USAGE, REPLAY_USAGE } from './usage.ts';
 
 export { DLQ_USAGE, REPLAY_USAGE } from './usage.ts';
-import { verifyConfigsForRelease } from './run-release.ts';
+import { recordedManifest, verifyConfigsForRelease } from './run-release.ts';
+import { verifyConfigsForRun } from './verify-config.ts';
+import { releaseEnv } from '../runtime/release/folder.ts';
 
 /** Where a command reads its configuration and writes its output (the process's by default; tests pass their own). */
 export interface CliIo {
@@ -60,6 +62,7 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
         from: { type: 'string' },
         to: { type: 'string' },
         verify: { type: 'boolean', default: false },
+        release: { type: 'string' },
         fork: { type: 'string' },
         set: { type: 'string', multiple: true, default: [] },
         flow: { type: 'string' },
@@ -76,6 +79,7 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
   if (format !== 'terminal' && format !== 'json' && format !== 'html')
     return usage(err, `--format must be terminal, json or html, got "${format}"`, REPLAY_USAGE);
   if (values.verify && values.fork !== undefined) return usage(err, '--verify and --fork are separate commands', REPLAY_USAGE);
+  if (values.release !== undefined && !values.verify) return usage(err, '--release goes with --verify', REPLAY_USAGE);
   if (values.fork === undefined && (values.set.length || values.flow)) return usage(err, '--set and --flow go with --fork', REPLAY_USAGE);
   if ((values.verify || values.fork !== undefined) && format === 'html') return usage(err, '--verify and --fork print terminal or json', REPLAY_USAGE);
   const fromMs = values.from === undefined ? null : Date.parse(values.from);
@@ -94,7 +98,9 @@ export async function replayCommand(argv: string[], io: CliIo = {}): Promise<num
       return 1;
     }
     if (values.verify) {
-      const report = await verifyRun(log, await verifyConfigsForRelease(log, env, deps));
+      // Under another release (a folder): its variables over the shell's, as `tao eval --from-log` builds a candidate.
+      const configs = values.release !== undefined ? await underRelease(log, env, values.release) : await verifyConfigsForRelease(log, env, deps);
+      const report = await verifyRun(log, configs);
       emit(out, values.out, format === 'json' ? JSON.stringify(report, null, 2) + '\n' : renderVerify(report));
       return report.drift ? 1 : 0;
     }
@@ -251,4 +257,12 @@ async function handled(err: (text: string) => void, run: () => Promise<number>):
 function usage(err: (text: string) => void, problem: string, text: string): number {
   err(`${problem}\n${text}\n`);
   return 2;
+}
+
+/** The configurations to verify `log` with under release `folder` (`--verify --release`); the run keeps its recorded manifest digest, so only what the release changes differs. */
+async function underRelease(log: Parameters<typeof recordedManifest>[0], env: NodeJS.ProcessEnv, folder: string) {
+  const configs = await verifyConfigsForRun(log, { ...env, ...releaseEnv(folder) });
+  const digest = recordedManifest(log);
+  if (digest) configs.thought.manifest = digest;
+  return { ...configs, notes: [...(configs.notes ?? []), `re-decided under the release folder ${folder}, not the run's own manifest`] };
 }

@@ -1,15 +1,18 @@
 /** Usage texts of `tao replay` and `tao dlq`, kept apart so `tao --help` loads no replay code. */
 export const REPLAY_USAGE = `usage: tao replay <thought_id> [--format terminal|json|html] [--out file] [--from ISO-time] [--to ISO-time]
-                  [--verify]
+                  [--verify [--release <folder>]]
                   [--fork <wave|step> [--set STEP.field=value ...] [--flow <flow id>@<version>]]
                   [--timeout-s 60]
   Rebuilds one run from the log (its partition of every loop topic, thought.runs and the dead-letter
   topics, read_committed) and prints its timeline; --format html writes a self-contained report.
   --from, --to   only records within these times
   --verify       re-decides every recorded input with today's Thought and Observation, asking no tool
-                 or model; exit 0 when every decision is as recorded, 1 on drift. Another flow, routing
-                 table, Observation rules or classifier today is configuration drift, reported apart
-                 from code drift
+                 or model, under the release the run was made on (its manifest in tao.manifests; the
+                 shell's settings for a run recorded without one); exit 0 when every decision is as
+                 recorded, 1 on drift. Another flow, routing table, Observation rules or classifier is
+                 configuration drift, reported apart from code drift
+  --release      with --verify: re-decide under this release folder instead (docs/RELEASES.md), to
+                 see where a run would have gone otherwise
   --fork         starts a new run from a wave (2) or the first wave that ran a step (S2) in the live
                  loop, under a new thought_id (printed); --set S2.field=value changes a step's input,
                  --flow re-plans on another flow version; the parent's records are not touched

@@ -15,8 +15,9 @@ export interface ActionOptions {
   catalog: ToolCatalog;
   /**
    * The catalog of the release a run started on (its RunState.manifest; null: recorded before runs
-   * named one): a wave's tools are looked up in it. Unset: `catalog` for every run. Breakers and
-   * fallbacks stay the deployment's (`catalog`).
+   * named one): a wave's tools are looked up in it, among those `catalog` has (the deployment's
+   * catalog is the list of tools this Action may call at all). Unset: `catalog` for every run.
+   * Breakers and fallbacks stay the deployment's (`catalog`).
    */
   catalogFor?: (digest: string | null) => Promise<ToolCatalog>;
   http: HttpDeps;
@@ -82,11 +83,19 @@ export function actionStage(options: ActionOptions): StageDefinition & { executo
         const request = record.value as ThoughtRequest;
         const catalog = options.catalogFor ? await options.catalogFor(request.run.manifest) : options.catalog;
         const calls = request.steps.map((step) => {
-          const tool = catalog.get(step.tool);
+          // A release chooses among the tools this deployment offers (options.catalog): it never
+          // makes Action call a tool the operator did not deploy here.
+          const tool = options.catalog.get(step.tool) ? catalog.get(step.tool) : undefined;
           if (!tool)
-            throw new ContractViolation(`step ${step.step_id} names unknown tool "${step.tool}" (catalog has ${catalog.names().join(', ')})`, {
-              code: 'UNKNOWN_TOOL',
-            });
+            throw new ContractViolation(
+              `step ${step.step_id} names unknown tool "${step.tool}" (catalog has ${catalog
+                .names()
+                .filter((n) => options.catalog.get(n))
+                .join(', ')})`,
+              {
+                code: 'UNKNOWN_TOOL',
+              },
+            );
           let input: unknown;
           try {
             input = JSON.parse(step.input_json);

@@ -7,8 +7,10 @@
  *
  * The misconfiguration of issue 41: Thought runs `TAO_PLANNER=react`, and Action (started apart,
  * without TAO_PLANNER, so its start-up check can't tell) has no model endpoint: every run's first
- * wave, a model turn (`model.chat`), is dead-lettered UNKNOWN_TOOL. Before, the run stayed `running`
- * for ever. Observation's own dead letters end their run the same way.
+ * wave, a model turn (`model.chat`), is dead-lettered. Since runs carry the release they started on
+ * (docs/RELEASES.md), Action builds its catalog for that release (TAO_PLANNER=react in it) and
+ * refuses it as CONFIG_INVALID naming the missing endpoint. Before, the run stayed `running` for
+ * ever. Observation's own dead letters end their run the same way.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -63,7 +65,7 @@ async function deadLetterOf(topic: string, key: string, timeoutMs = 30000): Prom
 const header = (m: KafkaMessage, name: string) => m.headers?.[name]?.toString();
 
 test(
-  "a wave Action dead-letters (UNKNOWN_TOOL) ends its run failed within seconds, with the code and the record's coordinates; replay --verify finds no drift",
+  "a wave Action dead-letters (CONFIG_INVALID: the release of the run needs a model endpoint) ends its run failed within seconds, with the code and the record's coordinates; replay --verify finds no drift",
   { timeout: 180000 },
   async () => {
     const follower = await followOutcomes(cluster);
@@ -84,16 +86,16 @@ test(
     assert.equal(outcome.reason_code, 'dead_letter');
     assert.ok(endedAfterMs < 30000, `the run ended ${endedAfterMs} ms after its task`);
     const ref = outcome.dead_letter!;
-    assert.equal(ref.code, 'UNKNOWN_TOOL');
+    assert.equal(ref.code, 'CONFIG_INVALID');
     assert.equal(ref.stage, 'action');
-    assert.match(ref.message, /unknown tool "model\.chat"/);
+    assert.match(ref.message, /TAO_PLANNER=react needs the model tool model\.chat.*TAO_LLM_BASE_URL is not set/);
     // The coordinates are those of the dead letter itself.
     const letter = await deadLetterOf(cluster.codec.topics.dlq('thoughtRequests'), task.thought_id);
     assert.equal(ref.topic, cluster.codec.topics.name('thoughtRequests'));
     assert.equal(String(ref.partition), header(letter, DLQ_HEADERS.sourcePartition));
     assert.equal(String(ref.offset), header(letter, DLQ_HEADERS.sourceOffset));
-    assert.equal(header(letter, DLQ_HEADERS.errorCode), 'UNKNOWN_TOOL');
-    assert.match(outcome.reason, new RegExp(`UNKNOWN_TOOL.*${ref.topic.replace(/\./g, '\\.')}\\[${ref.partition}\\]@${ref.offset}`));
+    assert.equal(header(letter, DLQ_HEADERS.errorCode), 'CONFIG_INVALID');
+    assert.match(outcome.reason, new RegExp(`CONFIG_INVALID.*${ref.topic.replace(/\./g, '\\.')}\\[${ref.partition}\\]@${ref.offset}`));
 
     const { run, drift } = await verifyWithoutModel(task.thought_id, cluster.env);
     assert.equal(run.code, 0, run.stderr);

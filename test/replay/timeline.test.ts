@@ -1,6 +1,6 @@
 // test-needs: kafka, chromium
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -233,16 +233,23 @@ test("verify re-decides each untouched run with today's code and finds no drift,
 });
 
 test(
-  'verify names the first divergent record after a rule threshold changes (Observation: the rules are configuration drift) and after a Thought setting changes',
+  'verify under another release names the first divergent record after a rule threshold changes (Observation: the rules are configuration drift) and after a Thought setting changes; the shell alone does not change the release a run is verified with',
   { timeout: 60000 },
   async () => {
     const rules = JSON.parse(readFileSync(new URL('../../rules/observation.json', import.meta.url), 'utf8')) as { latencyFactor: number };
     rules.latencyFactor = 0.0001;
-    const rulesFile = join(tmp, 'observation-strict.json');
+    // A release folder with those rules: verify re-decides under it instead of the run's own manifest.
+    const strictRelease = join(tmp, 'strict-release');
+    mkdirSync(strictRelease, { recursive: true });
+    const rulesFile = join(strictRelease, 'observation-rules.json');
     writeFileSync(rulesFile, JSON.stringify(rules));
     const before = tools.stats().total;
 
-    const strict = await runCli(replayCommand, [runs.completed, '--verify', '--format', 'json'], { ...cluster.env, TAO_OBSERVATION_RULES: rulesFile });
+    // The shell's rules alone do not change what the run is verified with: the release it was made on.
+    const own = await runCli(replayCommand, [runs.completed, '--verify', '--format', 'json'], { ...cluster.env, TAO_OBSERVATION_RULES: rulesFile });
+    assert.equal(own.code, 0, own.stdout);
+
+    const strict = await runCli(replayCommand, [runs.completed, '--verify', '--release', strictRelease, '--format', 'json'], cluster.env);
     assert.equal(strict.code, 1, strict.stderr);
     const report = JSON.parse(strict.stdout) as VerifyReport;
     assert.equal(report.drift, true);
@@ -263,7 +270,7 @@ test(
       d.diff.find((f) => f.path === 'verdicts[0].error_type'),
       { path: 'verdicts[0].error_type', recorded: 'ok', today: 'timeout' },
     );
-    const text = await runCli(replayCommand, [runs.completed, '--verify'], { ...cluster.env, TAO_OBSERVATION_RULES: rulesFile });
+    const text = await runCli(replayCommand, [runs.completed, '--verify', '--release', strictRelease], cluster.env);
     assert.match(text.stdout, /observation_rules +1#[0-9a-f]{12} +1#[0-9a-f]{12}/);
     assert.match(
       text.stdout,
@@ -272,7 +279,10 @@ test(
     assert.match(text.stdout, /RECORDED +TODAY/);
     assert.match(text.stdout, /verdicts\[0\]\.error_type +"ok" +"timeout"/);
 
-    const budget = await runCli(replayCommand, [runs.completed, '--verify', '--format', 'json'], { ...cluster.env, TAO_MAX_ITERATIONS: '2' });
+    const budgetRelease = join(tmp, 'budget-release');
+    mkdirSync(budgetRelease, { recursive: true });
+    writeFileSync(join(budgetRelease, 'settings.json'), JSON.stringify({ TAO_MAX_ITERATIONS: 2 }));
+    const budget = await runCli(replayCommand, [runs.completed, '--verify', '--release', budgetRelease, '--format', 'json'], cluster.env);
     assert.equal(budget.code, 1);
     const t = (JSON.parse(budget.stdout) as VerifyReport).first_divergence!;
     assert.equal(t.stage, 'thought');
