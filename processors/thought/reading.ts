@@ -311,3 +311,21 @@ export function omittedStates(answer: string, results: readonly VerifiedResult[]
   }
   return out;
 }
+
+/**
+ * Whether `answer` states at least one value of a verified result: a string of three characters or
+ * more (any case), a number (or its hundredth: cents as units), or a result's date (the same day).
+ * An answer rewritten after a wrong-language refusal is asked for it (model/checks.ts): the 1.5B once
+ * answered a Japanese ticket with the refusal itself, translated ("この回答は日本語でありません").
+ */
+export function statesAnyValue(answer: string, results: readonly VerifiedResult[]): boolean {
+  const values = new Set<string>();
+  const numbers = new Set<number>();
+  const days = new Set<string>();
+  for (const r of results) collect(r.data, values, numbers, days);
+  const lower = answer.toLowerCase();
+  if ([...values].some((v) => v.length >= 3 && containsToken(lower, v))) return true;
+  if ([...answer.matchAll(NUMBER)].some((m) => [Number(m[0].replace(/,/g, '')), Number(m[0].replace(/,/g, '')) * 100].some((n) => numbers.has(round(n)))))
+    return true;
+  return datesIn(answer).some((d) => days.has(d.day));
+}

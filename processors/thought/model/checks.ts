@@ -29,7 +29,7 @@ import type { Plan } from '../../plan.ts';
 import type { ModelAnswer } from '../../model-wire.ts';
 import type { Outputs } from '../run-end.ts';
 import { isModelStep, type ModelState, type ReactSkill, type TurnContext } from './state.ts';
-import { LANGUAGE_NAMES, answerFactProblems, claimedAction, containsToken, factsEvidence, languageOf, omittedStates } from '../reading.ts';
+import { LANGUAGE_NAMES, answerFactProblems, claimedAction, containsToken, factsEvidence, languageOf, omittedStates, statesAnyValue } from '../reading.ts';
 
 // The checks as Thought runs them on an answer.
 
@@ -75,6 +75,12 @@ export function finalAnswerProblem(
       error: 'unsupported_fact',
       evidence: `the answer says "${claim}", but no tool that changes anything returned a verified result in this run: make the call that does it, or do not say it was done`,
     };
+  // An answer rewritten after a wrong-language refusal must still answer from the results, not repeat the refusal translated.
+  if (state.rejected.some((r) => r.error === 'wrong_language') && results.length && !statesAnyValue(text, results))
+    return {
+      error: 'unsupported_fact',
+      evidence: 'the answer states nothing the tool results hold: answer the ticket from the tool results, in the language of the ticket',
+    };
   // The skill's answer contract: the values its answer must state, once their tool has answered.
   const omitted = omittedStates(text, results, ctx.skill.answerStates ?? []);
   if (omitted.length)
@@ -95,6 +101,7 @@ const RUNTIME_FEEDBACK = [
   'write the final answer in',
   'was already called in this run',
   'the answer leaves out',
+  'the answer states nothing the tool results hold',
 ];
 
 /**

@@ -82,3 +82,13 @@ test('a model that keeps answering in another language escalates the run: a pers
   assert.deepEqual([outcomeOf(d)?.status, outcomeOf(d)?.reason_code], ['escalated', 'model_invalid']);
   assert.match(outcomeOf(d)!.reason, /not in the ticket's language/);
 });
+
+test('an answer rewritten after a wrong-language refusal that states nothing from the results (the refusal, translated) is refused too', () => {
+  const refused = onObservation(observed(lookedUp(), answered(final('Your order O-12345678 has been shipped.'))), c);
+  const echoed = onObservation(observed(refused, answered(final('Lo siento, esta respuesta no está en español. Por favor, ayúdeme otra vez.'))), c);
+  assert.equal(outcomeOf(echoed), undefined, 'not completed');
+  const told = (JSON.parse(requestOf(echoed)!.steps[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
+  assert.match(told, /the answer states nothing the tool results hold/);
+  const done = onObservation(observed(echoed, answered(final('Su pedido O-12345678 ya fue enviado.'))), c);
+  assert.equal(outcomeOf(done)?.status, 'completed');
+});
