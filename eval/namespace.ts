@@ -5,7 +5,7 @@
  * never touches the live topics; the bench harness (bench/lib/) starts its phases in them too.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka } from 'kafkajs';
+import type { Kafka, KafkaMessage } from 'kafkajs';
 import { applyCatalogWith } from '../runtime/apply-catalog.ts';
 import { AvroCodec } from '../runtime/codec.ts';
 import { loadRuntimeConfig, type RuntimeConfig } from '../runtime/config.ts';
@@ -130,19 +130,7 @@ export async function followLog(
   await consumer.run({
     autoCommit: false,
     eachBatch: async ({ batch }) => {
-      for (const m of batch.messages) {
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
-        records.push({
-          topic: batch.topic,
-          partition: batch.partition,
-          offset: m.offset,
-          key: m.key?.toString('utf8') ?? '',
-          value: m.value,
-          timestamp: Number(m.timestamp),
-          headers,
-        });
-      }
+      for (const m of batch.messages) records.push(rawRecord(batch.topic, batch.partition, m));
     },
   });
   return {
@@ -186,4 +174,11 @@ export async function decodeLoopRecords(ns: Pick<LoopNamespace, 'codec'>, record
 /** The names of every loop topic of `ns` (store changelog included). */
 export function loopTopicNames(ns: Pick<LoopNamespace, 'codec'>, ids: readonly TopicId[] = Object.keys(TOPICS) as TopicId[]): string[] {
   return ids.map((id) => ns.codec.topics.name(id));
+}
+
+/** A consumed message as a {@link RawRecord} (headers as strings). */
+export function rawRecord(topic: string, partition: number, m: KafkaMessage): RawRecord {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
+  return { topic, partition, offset: m.offset, key: m.key?.toString('utf8') ?? '', value: m.value, timestamp: Number(m.timestamp), headers };
 }

@@ -9,7 +9,7 @@ import { createProducer } from '../../runtime/kafka.ts';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import { watchRecords } from '../../client/watch.ts';
 import type { BenchNamespace } from './harness.ts';
-import type { RawRecord } from '../../eval/namespace.ts';
+import { rawRecord, type RawRecord } from '../../eval/namespace.ts';
 
 // The live follower and the record shape are the product's (eval/namespace.ts).
 export { followLog, type RawRecord } from '../../eval/namespace.ts';
@@ -137,19 +137,7 @@ export async function readLog(
   await consumer.run({
     autoCommit: false,
     eachBatch: async ({ batch }) => {
-      for (const m of batch.messages) {
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
-        records.push({
-          topic: batch.topic,
-          partition: batch.partition,
-          offset: m.offset,
-          key: m.key?.toString('utf8') ?? '',
-          value: m.value,
-          timestamp: Number(m.timestamp),
-          headers,
-        });
-      }
+      for (const m of batch.messages) records.push(rawRecord(batch.topic, batch.partition, m));
       last = Date.now();
     },
   });
