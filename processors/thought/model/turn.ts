@@ -155,8 +155,10 @@ export function resumeReact(parked: RunAt, reply: CustomerReply, loop: ModelLoop
   const run: RunState = { ...parked.run, ...reply.changes };
   const skill = runSkill(state, loop);
   if (!skill) return skillUnloaded({ ...parked, run }, state);
+  // The reply may hold what the model lacked: every tool is offered again (ask_only cleared).
+  const { ask_only: _asked, ...rest } = state;
   const next: ModelState = {
-    ...state,
+    ...rest,
     facts: { ...state.facts, ...reply.facts },
     replies: [...(state.replies ?? []), { turn: state.turns, text: reply.text }],
     opening: state.opening ?? parked.run.task_text,

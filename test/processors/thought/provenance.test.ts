@@ -76,6 +76,13 @@ test('the model that keeps guessing ids never completes: after the streak its ne
   assert.match(body.messages[0]!.content, /Do not guess one: ask the customer for it/);
   const asked = onObservation(observed(d, answered({ kind: 'ask', question: 'What is your order id?', usage: USAGE })), config);
   assert.deepEqual([outcomeOf(asked)!.status, outcomeOf(asked)!.reason_code], ['awaiting_input', 'needs_input']);
+  // The customer's reply gives the id: every tool is offered again.
+  const resumed = onTask(reply('It is O-24680135.'), config, snapshotOf(asked));
+  const after = JSON.parse(requestOf(resumed)!.steps[0]!.input_json) as { tools: Array<{ function: { name: string } }> };
+  assert.ok(
+    after.tools.some((t) => t.function.name === 'orders__get'),
+    'orders.get offered again after the reply',
+  );
   // A model that calls anyway (a server that does not enforce tool_choice) ends the run; nothing ran.
   const again = onObservation(observed(d, answered(calling(['orders.get', { order_id: 'O-99999999' }]))), config);
   assert.deepEqual(toolsCalled(again), []);
