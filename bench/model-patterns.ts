@@ -74,7 +74,7 @@ const patterns = only ? PATTERNS.filter((p) => only.includes(p.id)) : PATTERNS;
 quietOwnLogs();
 const since = Date.now();
 const say = (line: string) => progress(since, line);
-const endpoint = await modelEndpoint(values['base-url'], values.model, say);
+const endpoint = await modelEndpoint(values['base-url'], values.model, say, process.env);
 const { baseUrl, model } = endpoint;
 
 const fleet = new Fleet();

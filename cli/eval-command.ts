@@ -112,12 +112,10 @@ export async function evalCommand(args: string[], usage = EVAL_USAGE): Promise<n
   stopOnSignals(say, () => stopModel());
   try {
     if (baseUrl === undefined || model === undefined) {
-      const { modelDown, modelStatus, modelUp } = await import('../infra/model/server.ts');
-      const started = !(await modelStatus({ env: process.env })).healthy;
-      const endpoint = await modelUp({ env: process.env, log: (line) => say(line) });
+      const endpoint = await (await import('./model-endpoint.ts')).modelEndpoint(baseUrl, model, say, process.env);
       baseUrl = endpoint.baseUrl;
       model = endpoint.model;
-      if (started) stopModel = async () => void (await modelDown({ env: process.env, log: () => {} }));
+      stopModel = () => endpoint.stop();
     }
     const common = { env: process.env, tickets, baseUrl, model, concurrency, runTimeoutMs: runTimeoutS * 1000 };
     let before = null;

@@ -1,42 +1,12 @@
 /**
  * What the commands that run tickets through the real loop against a model share
- * (`npm run models:eval-loop`, `npm run models:patterns`): the model endpoint (given, or the local
- * model `tao model up` serves, started and stopped here when it was not running), the ingress as a
- * process, posting a ticket to it, and a clean-up that also runs on Ctrl-C.
+ * (`npm run models:eval-loop`, `npm run models:patterns`): the model endpoint (cli/model-endpoint.ts), the
+ * ingress as a process, posting a ticket to it, and a clean-up that also runs on Ctrl-C.
  */
 import type { Fleet } from './harness.ts';
 import { startIngressProcess as startIngress } from '../../eval/fleet.ts';
 
-/** The model a command runs against, and how to stop it when the command started it. */
-export interface ModelEndpoint {
-  baseUrl: string;
-  model: string;
-  /** Whether this command started the local model server (then {@link stop} stops it). */
-  started: boolean;
-  stop(): Promise<void>;
-}
-
-/**
- * `baseUrl` and `model` when given; otherwise the local model (TAO_MODEL_* settings), started when
- * it is not running and then stopped by `stop()`.
- */
-export async function modelEndpoint(baseUrl: string | undefined, model: string | undefined, say: (line: string) => void): Promise<ModelEndpoint> {
-  if (baseUrl && model) return { baseUrl, model, started: false, stop: async () => {} };
-  const { modelDown, modelStatus, modelUp } = await import('../../infra/model/server.ts');
-  const started = !(await modelStatus({ env: process.env })).healthy;
-  const endpoint = await modelUp({ env: process.env, log: (line) => say(line) });
-  let stopped = !started;
-  return {
-    baseUrl: endpoint.baseUrl,
-    model: endpoint.model,
-    started,
-    stop: async () => {
-      if (stopped) return;
-      stopped = true;
-      await modelDown({ env: process.env, log: () => {} });
-    },
-  };
-}
+export { modelEndpoint, type ModelEndpoint } from '../../cli/model-endpoint.ts';
 
 /** Starts `tao run ingress` on an ephemeral port in `fleet` (eval/fleet.ts); resolves with its URL. */
 export async function startIngressProcess(fleet: Fleet, env: NodeJS.ProcessEnv): Promise<string> {
