@@ -13,7 +13,8 @@
  * - a clock time: the hour and minute of such a date-time, or written in the ticket;
  * - a number from 10 up (an amount, a count of days): a number of a verified result, or its
  *   hundredth when the field counts cents (`*_cents`: 273486 is 2734.86), or a year, month or day
- *   of a verified date, or the same number in the ticket. Numbers 0 to 9 are not judged: they are
+ *   of a verified date, or the same number in the ticket; a `*_cents` value written beside money
+ *   (`191964 円`, `$4999`) is cents given as units, unsupported. Numbers 0 to 9 are not judged: they are
  *   list markers and counts of wording ("1 hour", "step 2") far more often than data;
  * - a state (a value of an enumerated field the run verified: `status`, `state`, `carrier`, `tier`):
  *   when the answer names a value of that field other than the verified one, it is unsupported
@@ -107,6 +108,10 @@ export function uncheckedSpecifics(input: AnswerCheckInput): UnsupportedSpecific
   const givenNumbers = new Set(numbersIn(givenText).map((n) => n.value));
   for (const n of numbersIn(rest)) {
     if (Number.isInteger(n.value) && n.value < 10) continue;
+    if (known.cents.has(round(n.value)) && !givenNumbers.has(n.value) && besideMoney(rest, n.at, n.text.length)) {
+      out.push({ kind: 'number', text: n.text, why: 'an amount in cents written as currency units' });
+      continue;
+    }
     if (!known.numbers.has(round(n.value)) && !givenNumbers.has(n.value))
       out.push({ kind: 'number', text: n.text, why: 'no number of a verified result or the ticket' });
   }
@@ -130,13 +135,15 @@ export function describeUnsupported(list: readonly UnsupportedSpecific[]): strin
 interface Known {
   strings: Set<string>;
   numbers: Set<number>;
+  /** Values of `*_cents` fields as written (cents, not units). */
+  cents: Set<number>;
   days: Set<string>;
   times: Set<string>;
   fields: Set<string>;
 }
 
 function gather(results: readonly CheckedResult[]): Known {
-  const known: Known = { strings: new Set(), numbers: new Set(), days: new Set(), times: new Set(), fields: new Set() };
+  const known: Known = { strings: new Set(), numbers: new Set(), cents: new Set(), days: new Set(), times: new Set(), fields: new Set() };
   const visit = (value: unknown, field: string) => {
     if (typeof value === 'string') {
       known.strings.add(value.trim().toLowerCase());
@@ -152,7 +159,10 @@ function gather(results: readonly CheckedResult[]): Known {
       if (/^-?\d+(\.\d+)?$/.test(value.trim())) known.numbers.add(round(Number(value)));
     } else if (typeof value === 'number' && Number.isFinite(value)) {
       known.numbers.add(round(value));
-      if (field.endsWith('_cents')) known.numbers.add(round(value / 100));
+      if (field.endsWith('_cents')) {
+        known.numbers.add(round(value / 100));
+        known.cents.add(round(value));
+      }
     } else if (Array.isArray(value)) for (const v of value) visit(v, field);
     else if (value && typeof value === 'object')
       for (const [k, v] of Object.entries(value)) {
@@ -234,3 +244,13 @@ function hasToken(text: string, token: string): boolean {
 }
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
+
+/** Money words and signs next to a number (`$`, `円`, `euros`, `USD`); `cents`, `Cent`, `分` are not money units here. */
+const MONEY = /[$€£¥円元]|ドル|ユーロ|美元|欧元|\b(?:usd|eur|gbp|cny|jpy|rmb|dollars?|euros?|yuan|yen|d[oó]lares)\b/i;
+
+/** Whether a money word or sign stands right before (4 characters) or after (10 characters) the number at `at`. */
+function besideMoney(text: string, at: number, length: number): boolean {
+  const before = text.slice(Math.max(0, at - 4), at);
+  const after = text.slice(at + length, at + length + 10).split(/[.,;!?。、]/)[0]!;
+  return MONEY.test(before) || (MONEY.test(after) && !/cent|分|セント/i.test(after));
+}

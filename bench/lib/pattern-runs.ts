@@ -48,7 +48,7 @@ export const PATTERNS: readonly Pattern[] = [
   {
     id: 'reflexion',
     title: 'Reflexion',
-    ticket: 'Where is my order O-31415926? Please check the delivery.',
+    ticket: 'Where is my order O-20250611? Please check the delivery.',
     env: { TAO_PLANNER: 'react', TAO_REFLECT_AFTER: '1' },
     fault: { tool: 'shipping.track', calls: 1 },
   },

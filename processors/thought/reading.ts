@@ -21,7 +21,8 @@
  * - times (`14:05`): written in a result or the ticket;
  * - other numbers (`10 days`, `$12.34`, `1,234`): a number of a result (a result's date gives its
  *   year), or a hundredth or a hundred times one (cents and units), or the same digits
- *   in the ticket;
+ *   in the ticket; but a `*_cents` value written beside a currency (`191964 円`, `$4999`) gives
+ *   cents as units, a contradiction naming the field;
  * - states: a value of a state field (`status`, `state`, `*_status`, `*_state`) of a tool the run
  *   called, in the answer but verified nowhere in the run (the answer says "shipped", `orders.get`
  *   said "delivered"), is a contradiction naming both; unless negated just before ("not shipped",
@@ -135,6 +136,7 @@ export function answerFactProblems(answer: string, given: { texts: readonly stri
   const numbers = new Set<number>();
   const days = new Set<string>();
   for (const r of results) collect(r.data, values, numbers, days);
+  const cents = centsFields(results);
   const texts = given.texts.join('\n');
   for (const d of datesIn(texts)) days.add(d.day);
   const ticketWords = texts.toLowerCase();
@@ -167,6 +169,11 @@ export function answerFactProblems(answer: string, given: { texts: readonly stri
     if (/[A-Za-z]/.test(before) || /[A-Za-z]/.test(after)) continue;
     if (/(^|\n)\s*$/.test(rest.slice(0, m.index)) && /^[.)]/.test(rest.slice(m.index + m[0].length))) continue;
     const n = Number(m[0].replace(/,/g, ''));
+    const unit = centsAsUnits(n, rest, m.index, m[0].length, cents, texts);
+    if (unit) {
+      problems.push({ kind: 'contradicts', text: unit, verified: `${cents.get(round(n))} ${m[0]} (in cents: ${(n / 100).toFixed(2)} in currency units)` });
+      continue;
+    }
     const supported = [n, n * 100, n / 100].some((x) => numbers.has(round(x))) || containsDigits(texts, m[0]);
     if (!supported) problems.push({ kind: 'unsupported', text: m[0] });
   }
@@ -233,6 +240,38 @@ function collect(value: unknown, values: Set<string>, numbers: Set<number>, days
   } else if (typeof value === 'number' && Number.isFinite(value)) numbers.add(round(value));
   else if (Array.isArray(value)) for (const v of value) collect(v, values, numbers, days);
   else if (value && typeof value === 'object') for (const v of Object.values(value)) collect(v, values, numbers, days);
+}
+
+/** The amounts in cents of the results (fields named `*_cents`), each with where it came from (`orders.get's total_cents`). */
+function centsFields(results: readonly VerifiedResult[]): Map<number, string> {
+  const out = new Map<number, string>();
+  const walk = (tool: string, value: unknown): void => {
+    if (Array.isArray(value)) for (const v of value) walk(tool, v);
+    else if (value && typeof value === 'object')
+      for (const [key, v] of Object.entries(value)) {
+        if (/_cents$/i.test(key) && typeof v === 'number') out.set(round(v), `${tool}'s ${key}`);
+        else walk(tool, v);
+      }
+  };
+  for (const r of results) walk(r.tool, r.data);
+  return out;
+}
+
+/** Currency marks written before an amount (`$12`, `USD 12`) or after it (`12 円`, `12 euros`); cents (`分`, `Cent`) are not among them. */
+const CURRENCY_BEFORE = /(?:[$€£¥]|\b(?:USD|EUR|GBP|CNY|JPY|RMB))\s*$/;
+const CURRENCY_AFTER = /^\s*(?:[$€£¥円元]|ドル|ユーロ|美元|欧元|人民币|(?:USD|EUR|GBP|CNY|JPY|RMB|dollars?|euros?|yuan|yen|d[oó]lares|Euro)\b)/i;
+
+/**
+ * An amount in cents written as currency units (`191964 円` for `total_cents` 191964: the real 1.5B's
+ * Japanese answers): the number is a result's `*_cents` value, written beside a currency, and not
+ * the ticket's. Gives the text to name (number and currency), or null.
+ */
+function centsAsUnits(n: number, text: string, at: number, length: number, cents: Map<number, string>, ticket: string): string | null {
+  if (!cents.has(round(n)) || containsDigits(ticket, text.slice(at, at + length))) return null;
+  const before = CURRENCY_BEFORE.exec(text.slice(Math.max(0, at - 5), at));
+  const after = CURRENCY_AFTER.exec(text.slice(at + length, at + length + 12));
+  if (!before && !after) return null;
+  return before ? `${before[0]}${text.slice(at, at + length)}` : `${text.slice(at, at + length)}${after![0]}`;
 }
 
 function containsDigits(text: string, digits: string): boolean {

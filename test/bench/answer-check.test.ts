@@ -189,3 +189,20 @@ test('facts are read in units or cents, in any common date form, and states in C
   assert.ok(factStated('报销单已批准', { tool: 'expenses.get_claim', field: 'state', value: 'approved' }));
   assert.ok(factStated('由顺丰承运', { tool: 'shipping.track', field: 'carrier', value: 'SF' }));
 });
+
+test('an amount in cents written as currency units is unsupported: the real 1.5B\'s Japanese "191964 円" and "64620円"', () => {
+  const claim: CheckedResult = { tool: 'expenses.get_claim', data: { claim_id: 'EC-204981', state: 'approved', amount_cents: 191964 } };
+  const ticket = ['経費精算 EC-204981 の状況を教えてください。'];
+  for (const answer of [
+    '経費精算 EC-204981 は承認されました。金額は191964円です。',
+    'Claim EC-204981: USD 191964, approved.',
+    'Tu reembolso EC-204981 de 191964 dólares está aprobado.',
+  ])
+    assert.deepEqual(
+      check(answer, [claim], ticket).map((u) => [u.kind, u.text, u.why]),
+      [['number', '191964', 'an amount in cents written as currency units']],
+      answer,
+    );
+  for (const answer of ['経費精算 EC-204981 は承認されました。金額は1,919.64ドルです。', 'Claim EC-204981 is approved: 191964 cents, that is $1,919.64.'])
+    assert.deepEqual(check(answer, [claim], ticket), [], answer);
+});

@@ -153,3 +153,27 @@ test('a model that keeps inventing never completes: the run is escalated to a pe
   assert.deepEqual([outcomeOf(d)!.status, outcomeOf(d)!.reason_code], ['escalated', 'ungrounded']);
   assert.match(outcomeOf(d)!.reason, /is in no verified result or the ticket/);
 });
+
+test('an amount in cents written as currency units is a contradiction naming the field: the real 1.5B\'s "191964 円"', () => {
+  const claim: VerifiedResult = { tool: 'expenses.get_claim', data: { claim_id: 'EC-204981', state: 'approved', amount_cents: 191964 } };
+  const ticket = '経費精算 EC-204981 の状況を教えてください。';
+  for (const answer of [
+    '経費精算 EC-204981 は承認済みです。金額は 191964 円です。',
+    'Claim EC-204981 is approved for $191964.',
+    'El reembolso EC-204981 por 191964 euros está aprobado.',
+  ])
+    assert.deepEqual(
+      problems(answer, [claim], ticket).map((p) => [p.kind, p.kind === 'contradicts' ? p.verified : '']),
+      [['contradicts', "expenses.get_claim's amount_cents 191964 (in cents: 1919.64 in currency units)"]],
+      answer,
+    );
+  assert.match(factsEvidence(problems('金額は 191964 円です。', [claim], ticket)), /"191964 円" contradicts expenses\.get_claim's amount_cents/);
+  for (const answer of [
+    '経費精算 EC-204981 は承認済みです。金額は 1,919.64 ドルです。',
+    'Claim EC-204981 is approved: 191964 cents ($1,919.64).',
+    'Das Geld, 1919.64 EUR, ist genehmigt.',
+  ])
+    assert.deepEqual(problems(answer, [claim], ticket), [], answer);
+  // The customer's own figure is theirs to repeat.
+  assert.deepEqual(problems('We received your request for 191964 yen.', [claim], 'Please pay my claim of 191964 yen, EC-204981.'), []);
+});
