@@ -15,7 +15,7 @@
 import type { ObservationResult, Reflection, ReflectionAction, ReflectionDimension, RunState, Verdict } from '../../../schemas/types.gen.ts';
 import { jsonField, jsonObjectField } from '../../../runtime/json-field.ts';
 import { planOfRun, type Plan } from '../../plan.ts';
-import type { DimensionVerdict, ModelAnswer, ModelReflection } from '../../model-wire.ts';
+import { toWireName, type DimensionVerdict, type ModelAnswer, type ModelReflection } from '../../model-wire.ts';
 import { digest, type Outputs, type RunAt, type ThoughtDecision } from '../run-end.ts';
 import { failedEvidence } from '../step-reflection.ts';
 import { mergePlan } from '../replan.ts';
@@ -144,6 +144,10 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
   };
   if (!verdict.valid) {
     if (GATE_REJECTIONS.has(verdict.error_type)) {
+      // A tool withheld after a refused repeat, named again (native calls are not held to the offer): still a repeat.
+      const withheld = verdict.error_type === 'hallucinated_tool' ? withheldNamed(failedEvidence(verdict), state) : null;
+      if (withheld)
+        return reject('repeated_call', `${withheld} was already called in this run and its result is above: use it to give the final answer`, ctx.run, state);
       return reject(verdict.error_type, failedEvidence(verdict), ctx.run, state);
     }
     const failedTurn: TurnContext = {
@@ -254,7 +258,8 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
       return onReflection(accepted, answer.reflection, turn);
     case 'tool_calls': {
       const again = repeatedCalls(answer.calls, ctx.plan, outputs);
-      if (again) return reject('repeated_call', again, run, { ...next, invalid_streak: state.invalid_streak });
+      // Its later turns no longer offer the tools it asked for again (their results stay in the prompt).
+      if (again) return reject('repeated_call', again, run, { ...next, invalid_streak: state.invalid_streak, withheld: withholding(next, answer.calls) });
       return unproven(answer.calls) ?? dispatchCalls(accepted, turn, answer, bounds);
     }
     case 'route':
@@ -363,4 +368,15 @@ export function onReflection(ctx: TurnContext, r: ModelReflection, turn: number)
 function missingFrom(r: ModelReflection): string[] {
   const missing = (['data_completeness', 'logic_consistency', 'policy_compliance', 'uncertainty'] as const).filter((d) => r[d].verdict === 'MISSING');
   return missing.length ? missing : ['reply'];
+}
+
+/** The run's withheld tools with those of `calls` added (ModelState.withheld). */
+function withholding(state: ModelState, calls: ReadonlyArray<{ tool: string }>): string[] {
+  return [...new Set([...(state.withheld ?? []), ...calls.map((c) => c.tool)])];
+}
+
+/** The withheld tool a `hallucinated_tool` rejection names (the gate names wire names: `orders__get`), or null. */
+function withheldNamed(evidence: string, state: ModelState): string | null {
+  const named = /names "([^"]+)", which this skill does not offer/.exec(evidence)?.[1];
+  return named ? (state.withheld?.find((t) => t === named || toWireName(t) === named) ?? null) : null;
 }

@@ -146,6 +146,12 @@ export interface ModelState {
    * `TAO_REFLECT_AFTER + 1` in a row): its next turn offers only `ask_customer`. Unset: every tool.
    */
   ask_only?: boolean;
+  /**
+   * Tools the model asked for again after their verified result (a refused `repeated_call`): its later
+   * turns do not offer them (their results stay in the prompt), until a customer's reply. Unset: none.
+   * Small models (Qwen2.5-Coder-0.5B) otherwise ask for the same call turn after turn.
+   */
+  withheld?: string[];
   /** What the model's answers cost so far (rejected answers included), with a price table; and per model. */
   cost?: number;
   costs?: Record<string, number>;

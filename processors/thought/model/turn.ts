@@ -41,6 +41,7 @@ import {
   type ModelLoopConfig,
   type ModelState,
   type ReactBounds,
+  type ReactSkill,
   type TurnContext,
   type TurnMode,
 } from './state.ts';
@@ -155,8 +156,8 @@ export function resumeReact(parked: RunAt, reply: CustomerReply, loop: ModelLoop
   const run: RunState = { ...parked.run, ...reply.changes };
   const skill = runSkill(state, loop);
   if (!skill) return skillUnloaded({ ...parked, run }, state);
-  // The reply may hold what the model lacked: every tool is offered again (ask_only cleared).
-  const { ask_only: _asked, ...rest } = state;
+  // The reply may hold what the model lacked: every tool is offered again (ask_only and withheld cleared).
+  const { ask_only: _asked, withheld: _withheld, ...rest } = state;
   const next: ModelState = {
     ...rest,
     facts: { ...state.facts, ...reply.facts },
@@ -223,7 +224,7 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
   const built = buildPrompt(
     {
       system: mode === 'plan' ? `${loop.system}\n\n${PLAN_TURN_RULES}` : state.ask_only ? `${loop.system}\n\n${ASK_ONLY_RULES}` : loop.system,
-      skill: { ref: state.skill, prompt: skill.prompt, tools: state.ask_only ? [] : skill.allowedTools.flatMap((t) => loop.toolSpec(t) ?? []) },
+      skill: { ref: state.skill, prompt: skill.prompt, tools: offeredTools(skill, state).flatMap((t) => loop.toolSpec(t) ?? []) },
       // After a reply the run's text holds it too; the conversation opens with the original text and the reply follows the question.
       task: state.opening ?? run.task_text,
       facts: state.facts,
@@ -291,6 +292,12 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
     },
   ];
   return dispatchWave({ ...ctx, run: dispatched }, steps);
+}
+
+/** The skill's tools a react turn offers: none in an ask-only turn, and not those withheld after a refused repeat. */
+function offeredTools(skill: ReactSkill, state: ModelState): string[] {
+  if (state.ask_only) return [];
+  return state.withheld?.length ? skill.allowedTools.filter((t) => !state.withheld!.includes(t)) : [...skill.allowedTools];
 }
 
 /** What a turn that may only ask the customer adds to the rules (ModelState.ask_only). */

@@ -193,15 +193,19 @@ describe('react runs', () => {
     assert.notEqual(first.idempotency_key, second.idempotency_key, 'the model asked again: a new call, not a retry');
   });
 
-  test('a call asked for again after its verified result goes back to the model with why, and a model that keeps asking ends model_repeat', () => {
+  test('a call asked for again after its verified result goes back to the model with why, is no longer offered, and a model that keeps asking ends model_repeat', () => {
     const c = config({ reflectAfter: 2 });
     const lookup = answer(calls(['orders.get', { order_id: 'O-12345678' }]));
-    const w1 = onObservation(observed(onTask(task('Where is my order O-12345678?'), c), lookup), c);
-    let d = onObservation(
+    const offered = (x: ThoughtDecision) =>
+      ((JSON.parse(request(x)!.steps[0]!.input_json) as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name);
+    const t0 = onTask(task('Where is my order O-12345678?'), c);
+    const w1 = onObservation(observed(t0, lookup), c);
+    const looked = onObservation(
       observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'placed' })]),
       c,
     );
-    d = onObservation(observed(d, lookup), c);
+    assert.deepEqual(offered(looked), ['orders__get', 'shipping__track', 'ask_customer']);
+    let d = onObservation(observed(looked, lookup), c);
     const next = request(d)!.steps;
     assert.deepEqual(
       next.map((st) => st.tool),
@@ -210,8 +214,25 @@ describe('react runs', () => {
     );
     const said = (JSON.parse(next[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
     assert.match(said, /repeated_call.*orders\.get \{"order_id":"O-12345678"\} was already called in this run and its result is above/);
+    assert.deepEqual(offered(d), ['shipping__track', 'ask_customer'], 'the tool asked for again is withheld: its result is above');
     for (let i = 0; i < 3 && !outcome(d); i++) d = onObservation(observed(d, lookup), c);
     assert.deepEqual([outcome(d)!.status, outcome(d)!.reason_code], ['budget_exhausted', 'model_repeat']);
+
+    // A native call of the withheld tool is refused by Observation's gate as not offered: Thought counts it as the repeat it is.
+    const notOffered = (req: ThoughtRequest) => [
+      verdict(
+        req.steps[0]!.step_id,
+        'model.chat',
+        null,
+        'hallucinated_tool',
+        'tool call 1 names "orders__get", which this skill does not offer (offered: shipping__track, ask_customer)',
+      ),
+    ];
+    let n = onObservation(observed(onObservation(observed(looked, lookup), c), notOffered), c);
+    const fed = (JSON.parse(request(n)!.steps[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
+    assert.match(fed, /repeated_call.*orders\.get was already called in this run and its result is above/);
+    for (let i = 0; i < 3 && !outcome(n); i++) n = onObservation(observed(n, notOffered), c);
+    assert.deepEqual([outcome(n)!.status, outcome(n)!.reason_code], ['budget_exhausted', 'model_repeat']);
   });
 
   test('two failed tool waves in a row: the model is asked for a reflection; its answer is kept in the run and acted on', () => {
