@@ -75,7 +75,28 @@ const COMES_AFTER: Readonly<Record<string, readonly string[]>> = {
   rejected: ['submitted'],
 };
 
-const COMMON_WORDS = new Set(['USD', 'EUR', 'GBP', 'CNY', 'RMB', 'JPY', 'ETA', 'API', 'FAQ', 'URL', 'PDF', 'UTC', 'GMT', 'CST', 'ASAP', 'ID', 'OK', 'PS']);
+const COMMON_WORDS = new Set([
+  'USD',
+  'EUR',
+  'GBP',
+  'CNY',
+  'RMB',
+  'JPY',
+  'ETA',
+  'API',
+  'FAQ',
+  'URL',
+  'PDF',
+  'UTC',
+  'GMT',
+  'CST',
+  'ASAP',
+  'ID',
+  'OK',
+  'PS',
+  'AM',
+  'PM',
+]);
 const NEGATED =
   /(?:\b(?:not|never|no|nor|cannot|yet to be)\s+(?:\w+\s+){0,2}|n't\s+(?:\w+\s+){0,2}|(?:未|没有|没|尚未|还没|还未|不是|不|无法|恢复)\s*\S{0,2})$/i;
 

@@ -206,3 +206,15 @@ test('an amount in cents written as currency units is unsupported: the real 1.5B
   for (const answer of ['経費精算 EC-204981 は承認されました。金額は1,919.64ドルです。', 'Claim EC-204981 is approved: 191964 cents, that is $1,919.64.'])
     assert.deepEqual(check(answer, [claim], ticket), [], answer);
 });
+
+test('"AM" and "PM" of a clock time are no names: the 1.5B\'s "at 7:59:42 AM" (order-en-2)', () => {
+  const delivered: CheckedResult = { tool: 'orders.get', data: { order_id: 'O-31415926', status: 'delivered', placed_at: '2025-08-30T07:59:42Z' } };
+  assert.deepEqual(
+    check('Order O-31415926 was delivered; it was placed on 2025-08-30 at 7:59:42 AM.', [delivered], ['has order O-31415926 been delivered yet??']),
+    [],
+  );
+  assert.deepEqual(
+    check('Order O-31415926 was delivered by FDX at 7:59:42 PM.', [delivered], ['has order O-31415926 been delivered yet??']).map((u) => u.text),
+    ['FDX'],
+  );
+});
