@@ -21,7 +21,8 @@ import type { ThoughtConfig } from '../processors/thought/core.ts';
 import type { AvroCodec } from '../runtime/codec.ts';
 import { withProducer } from '../runtime/kafka.ts';
 import type { Logger } from '../runtime/log.ts';
-import type { ApprovalRequest, Task } from '../schemas/types.gen.ts';
+import type { ApprovalRequest, ReleasePointer, Task } from '../schemas/types.gen.ts';
+import { readReleases } from '../runtime/release/records.ts';
 import { refusedEdit, staleDecision, type DecisionRefusal } from '../ingress/decision-checks.ts';
 import { readRunState } from '../ingress/run-streams.ts';
 import type { EditChecks } from '../processors/thought/approval-rules.ts';
@@ -56,6 +57,8 @@ export interface ConsoleActions {
   /** Writes `text` as the answer to a run awaiting input (as `tao submit --reply` does). */
   reply(thoughtId: string, text: string, who: string): Promise<{ task_id: string }>;
   status(): Promise<StatusReport>;
+  /** The release pointer (tao.manifests, `tao rollout status`'s first line); null when none was recorded. */
+  releasePointer(): Promise<ReleasePointer | null>;
 }
 
 export interface ActionDeps {
@@ -155,5 +158,6 @@ export function consoleActions(deps: ActionDeps): ConsoleActions {
         readTimeoutMs: deps.readTimeoutMs,
         httpTimeoutMs: 2000,
       }),
+    releasePointer: async () => (await readReleases(deps.kafka, deps.codec)).pointer,
   };
 }

@@ -19,6 +19,7 @@ export type ConsoleOperation =
   | 'runPage'
   | 'deadLettersPage'
   | 'healthPage'
+  | 'releasesPage'
   | 'asset'
   | 'reportCss'
   | 'login'
@@ -34,7 +35,8 @@ export type ConsoleOperation =
   | 'replyRun'
   | 'listDeadLetters'
   | 'redrive'
-  | 'health';
+  | 'health'
+  | 'listManifests';
 
 export interface ConsoleRoute extends RouteSpec {
   operationId: ConsoleOperation;
@@ -113,6 +115,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   page('/runs/{id}', 'runPage', "A run's page"),
   page('/dead-letters', 'deadLettersPage', 'The dead letters page'),
   page('/health', 'healthPage', 'The health page'),
+  page('/releases', 'releasesPage', 'The releases page: per-manifest rates'),
   {
     method: 'GET',
     path: '/static/{file}',
@@ -178,6 +181,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
       from: 'started at or after (ISO time or ms since the epoch)',
       to: 'started before (ISO time or ms since the epoch)',
       q: 'text search',
+      manifest: 'only runs made with this release (its manifest digest; `none`: runs whose records name none)',
       limit: 'page size',
       offset: 'page start',
     },
@@ -316,6 +320,22 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
     scope: 'console',
     keyOptional: true,
     responses: { 200: { description: 'the status' }, 503: r503, ...access(false) },
+  },
+  {
+    method: 'GET',
+    path: '/api/manifests',
+    operationId: 'listManifests',
+    summary:
+      "Per release (manifest digest), over the index's ended runs: runs, TCR, self-recovery, escalations, cost per run (`tao rollout status`), with the pointer's role",
+    scope: 'console',
+    keyOptional: true,
+    responses: {
+      200: {
+        description:
+          '`{ready, pointer, pointer_error, manifests: [{manifest, role, runs, completed, escalated, failed, tcr, hitFailure, recovered, srr, costPerRun, stepsPerRun}]}`',
+      },
+      ...access(false),
+    },
   },
 ];
 

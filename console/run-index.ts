@@ -12,7 +12,8 @@
  * about 0.7 KiB a run; rates and tool figures are counters. What is bounded and how is in
  * docs/CONSOLE.md.
  */
-import { classifyRunEnd, endsRun, evidenceComplete } from '../processors/rates.ts';
+import { manifestRates, type ManifestRates } from '../observability/release-rates.ts';
+import { classifyRunEnd, endsRun, evidenceComplete, waveFailures } from '../processors/rates.ts';
 import type { ActionResult, ObservationResult, Outcome, OutcomeStatus, RunState, Task, ThoughtRequest } from '../schemas/types.gen.ts';
 
 /** The task text kept per run (enough for the runs page and search). */
@@ -76,6 +77,8 @@ export interface RunQuery {
   fromMs?: number;
   toMs?: number;
   q?: string;
+  /** Only runs made with this release (its manifest digest); `none`: runs whose records name none. */
+  manifest?: string;
   limit?: number;
   offset?: number;
 }
@@ -85,6 +88,8 @@ interface Internal extends RunSummary {
   outcomeWave: number;
   failuresSeen: number;
   humanInvolved: boolean;
+  /** The last outcome's steps_executed. */
+  steps: number;
   counted: boolean;
   turnIds: Set<string> | null;
 }
@@ -137,6 +142,7 @@ export class RunIndex {
     for (const r of this.runs.values()) {
       if (q.flow && r.flow !== q.flow) continue;
       if (q.source && r.source !== q.source) continue;
+      if (q.manifest && (r.manifest ?? 'none') !== q.manifest) continue;
       if (q.fromMs !== undefined && r.started_at < q.fromMs) continue;
       if (q.toMs !== undefined && r.started_at > q.toMs) continue;
       if (needle && !r.thought_id.toLowerCase().includes(needle) && !(r.external_id ?? '').toLowerCase().includes(needle)) continue;
@@ -181,6 +187,25 @@ export class RunIndex {
     };
   }
 
+  /**
+   * Each release's rates over the ended runs in the index (observability/release-rates.ts, as
+   * `tao rollout status` computes them), most runs first.
+   */
+  manifests(): ManifestRates[] {
+    const ended = [...this.runs.values()].filter((r) => r.ended_at !== null && endsRun(r.status as OutcomeStatus));
+    const rates = manifestRates(
+      ended.map((r) => ({
+        manifest: r.manifest,
+        status: r.status as OutcomeStatus,
+        failuresSeen: r.failuresSeen,
+        humanInvolved: r.humanInvolved,
+        modelCost: r.cost,
+        stepsExecuted: r.steps,
+      })),
+    );
+    return rates.sort((a, b) => b.runs - a.runs || ((a.manifest ?? '') < (b.manifest ?? '') ? -1 : 1));
+  }
+
   private run(thoughtId: string, timestamp: number): Internal {
     let r = this.runs.get(thoughtId);
     if (!r) {
@@ -205,6 +230,7 @@ export class RunIndex {
         outcomeWave: -1,
         failuresSeen: 0,
         humanInvolved: false,
+        steps: 0,
         counted: false,
         turnIds: null,
       };
@@ -267,6 +293,8 @@ export class RunIndex {
   private observations(o: ObservationResult, timestamp: number): string {
     const r = this.run(o.thought_id, timestamp);
     this.state(r, o.run);
+    // The wave's own failures, as Thought adds them to the run's (its next records carry the sum).
+    r.failuresSeen = Math.max(r.failuresSeen, o.run.failures_seen + waveFailures(o.verdicts));
     return r.thought_id;
   }
 
@@ -279,6 +307,9 @@ export class RunIndex {
     r.flow = `${o.flow_id}@${o.flow_version}`;
     r.planner = o.planner_kind ?? o.planner;
     r.manifest = o.manifest ?? r.manifest;
+    r.steps = o.steps_executed;
+    // A run parked for a person that goes on had a person in it (a reply or a decision).
+    if (!endsRun(o.status as OutcomeStatus)) r.humanInvolved = true;
     // A parked run's outcome read after the wave that resumed it (the topics are read concurrently).
     r.status = !endsRun(o.status as OutcomeStatus) && r.waves > o.iterations ? 'in_progress' : o.status;
     if (endsRun(o.status as OutcomeStatus)) {
@@ -309,7 +340,7 @@ export class RunIndex {
 }
 
 function publicView(r: Internal): RunSummary {
-  const { outcomeWave: _w, failuresSeen: _f, humanInvolved: _h, counted: _c, turnIds: _t, ...summary } = r;
+  const { outcomeWave: _w, failuresSeen: _f, humanInvolved: _h, steps: _s, counted: _c, turnIds: _t, ...summary } = r;
   return summary;
 }
 

@@ -6,9 +6,9 @@
  *
  * | route | answers |
  * |---|---|
- * | `GET /`, `/runs/<id>`, `/dead-letters`, `/health` | the page shell (console/static/index.html) |
+ * | `GET /`, `/runs/<id>`, `/dead-letters`, `/health`, `/releases` | the page shell (console/static/index.html) |
  * | `GET /static/<file>`, `/report.css` | the page's assets; the report's style sheet |
- * | `GET /api/runs?status&flow&source&from&to&q&limit&offset` | runs newest first, counts by status, facets |
+ * | `GET /api/runs?status&flow&source&from&to&q&manifest&limit&offset` | runs newest first, counts by status, facets |
  * | `GET /api/runs/<id>` | the run's timeline (`tao replay --format json`) |
  * | `GET /api/runs/<id>/report` | the run's report body (HTML fragment) |
  * | `POST /api/runs/<id>/verify` | the drift report |
@@ -18,6 +18,7 @@
  * | `GET /api/dead-letters?topic&reason` | the `tao dlq list` document |
  * | `POST /api/dead-letters/redrive` `{"topic","offsets":[{"partition","offset"}]}` | the re-drive report |
  * | `GET /api/health` | `tao status` with the index's rates, tool figures and outcomes per minute |
+ * | `GET /api/manifests` | per release: the index's ended runs, TCR, self-recovery, escalations, cost per run; the pointer's role |
  * | `GET /api/events` | server-sent events: `ready`, `runs` (changed summaries) |
  *
  * A POST must be `application/json` (415 otherwise) and not cross-site (403; console/auth.ts
@@ -48,6 +49,8 @@ import { admit, admitKey, crossSite, KEY_COOKIE, type ConsoleAuth } from './auth
 import type { Feed } from './feed.ts';
 import { loginPage } from './login.ts';
 import { CONSOLE_ROUTES, consoleOpenApi, type ConsoleOperation } from './routes.ts';
+import { releaseRole } from '../observability/release-rates.ts';
+import type { ReleasePointer } from '../schemas/types.gen.ts';
 
 /** Where the page's files are (not copied into dist/: served from the package's console/static/). */
 export const STATIC_DIR = packagePath('console', 'static');
@@ -119,6 +122,7 @@ const HANDLERS: Record<ConsoleOperation, Handler> = {
   runPage: shell,
   deadLettersPage: shell,
   healthPage: shell,
+  releasesPage: shell,
   asset: (_deps, _streams, _req, res, url) => asset(res, url.pathname.slice('/static/'.length)),
   reportCss: (_deps, _streams, _req, res) => send(res, 200, TYPES['.css']!, REPORT_CSS),
   login: (deps, _streams, req, res) => login(deps, req, res),
@@ -171,6 +175,7 @@ const HANDLERS: Record<ConsoleOperation, Handler> = {
       index: { runs: deps.feed.index.size, records: deps.feed.index.records, rebuild_ms: deps.feed.rebuildMs },
     });
   },
+  listManifests: (deps, _streams, _req, res) => manifests(deps, res),
 };
 const OPENAPI = JSON.stringify(consoleOpenApi());
 const match = routeMatcher(CONSOLE_ROUTES);
@@ -243,6 +248,23 @@ async function decide(
   return json(res, 202, { thought_id: id, verdict, ...(interrupt ? { interrupt } : {}), ...sent });
 }
 
+/** The index's per-release rates; the pointer's roles when tao.manifests could be read (otherwise why not, with the rates still). */
+async function manifests(deps: ConsoleServerDeps, res: ServerResponse): Promise<void> {
+  let pointer: ReleasePointer | null = null;
+  let pointerError: string | null = null;
+  try {
+    pointer = await deps.actions.releasePointer();
+  } catch (err) {
+    pointerError = `tao.manifests could not be read: ${toTaoError(err).message}`;
+  }
+  json(res, 200, {
+    ready: deps.feed.rebuildMs !== null,
+    pointer,
+    pointer_error: pointerError,
+    manifests: deps.feed.index.manifests().map((m) => ({ ...m, role: releaseRole(m.manifest, pointer) })),
+  });
+}
+
 function runs(deps: ConsoleServerDeps, url: URL, res: ServerResponse): void {
   const p = url.searchParams;
   const time = (name: string) => {
@@ -263,6 +285,7 @@ function runs(deps: ConsoleServerDeps, url: URL, res: ServerResponse): void {
     fromMs,
     toMs,
     q: p.get('q') || undefined,
+    manifest: p.get('manifest') || undefined,
     limit: num('limit'),
     offset: num('offset'),
   });

@@ -1,4 +1,4 @@
-// The console's page script: one shell, four pages chosen by the path. Data comes from /api/*;
+// The console's page script: one shell, five pages chosen by the path. Data comes from /api/*;
 // live changes arrive as server-sent events (/api/events) fed from the log: nothing here polls.
 // A run's timeline is the HTML report's own rendering (/api/runs/<id>/report), not redrawn here.
 
@@ -61,6 +61,7 @@ async function runsPage() {
   <label>from<input type="datetime-local" name="from"></label>
   <label>to<input type="datetime-local" name="to"></label>
   <label>thought_id or external id<input type="search" name="q" placeholder="search" size="28"></label>
+  <label>release (manifest digest)<input type="search" name="manifest" placeholder="any" size="20"></label>
 </form>
 <div id="runs-meta" class="muted"></div>
 <table class="grid" id="runs"><thead><tr><th>run</th><th>status</th><th>skill / flow</th><th>planner</th><th>source</th><th>external id</th><th>ticket</th><th>turns</th><th>tokens / cost</th><th>age</th><th>duration</th></tr></thead><tbody></tbody></table>`;
@@ -119,7 +120,7 @@ function renderRuns(data, form) {
       (r) => `<tr class="run" data-thought-id="${esc(r.thought_id)}" data-status="${esc(r.status)}">
 <td><a class="mono" href="/runs/${encodeURIComponent(r.thought_id)}">${esc(r.thought_id.slice(0, 18))}${r.thought_id.length > 18 ? '…' : ''}</a>${r.forked_from ? `<div class="muted">fork of ${esc(r.forked_from.slice(0, 12))}…</div>` : ''}</td>
 <td><span class="badge ${esc(r.status)}">${esc(r.status.replace('_', ' '))}</span>${r.reason_code && r.reason_code !== r.status ? `<div class="muted">${esc(r.reason_code)}</div>` : ''}</td>
-<td class="mono">${esc(r.flow ?? '–')}</td><td>${esc(r.planner ?? '–')}${r.manifest ? `<div class="muted mono" title="release ${esc(r.manifest)}">${esc(r.manifest.slice(0, 12))}</div>` : ''}</td><td>${esc(r.source ?? '–')}</td><td class="mono">${esc(r.external_id ?? '–')}</td>
+<td class="mono">${esc(r.flow ?? '–')}</td><td>${esc(r.planner ?? '–')}${r.manifest ? `<div class="muted mono"><a href="/?manifest=${esc(r.manifest)}" title="runs of release ${esc(r.manifest)}">${esc(r.manifest.slice(0, 12))}</a></div>` : ''}</td><td>${esc(r.source ?? '–')}</td><td class="mono">${esc(r.external_id ?? '–')}</td>
 <td class="text">${esc(r.text)}</td><td class="num">${r.turns}</td><td class="num">${r.tokens ? r.tokens : '–'}${r.cost !== null ? ` / $${r.cost.toFixed(4)}` : ''}</td>
 <td class="num">${fmtMs(now - r.started_at)}</td><td class="num">${fmtMs((r.ended_at ?? r.updated_at) - r.started_at)}${r.ended_at ? '' : '…'}</td></tr>`,
     )
@@ -308,6 +309,34 @@ async function deadLettersPage() {
   await load();
 }
 
+// ---- releases -------------------------------------------------------------------------------
+// Each release's rates over the ended runs in the index, as `tao rollout status` computes them.
+async function releasesPage() {
+  const load = async () => {
+    const d = await api('/api/manifests');
+    const p = d.pointer;
+    const pointer = p
+      ? `active <code>${esc((p.active ?? '–').slice(0, 12))}</code>${p.candidate ? `, candidate <code>${esc(p.candidate.slice(0, 12))}</code> at ${p.percent}%` : ''}${p.previous ? `, previous <code>${esc(p.previous.slice(0, 12))}</code>` : ''} <span class="muted">(${esc(p.reason)}, ${new Date(p.changed_at).toISOString()})</span>`
+      : d.pointer_error
+        ? `<span class="error">${esc(d.pointer_error)}</span>`
+        : 'no release pointer recorded: each stage runs its deployment manifest';
+    page.innerHTML = `<div class="panel" id="pointer">release: ${pointer}</div>
+<div class="muted">${d.ready ? 'ended runs in the index' : 'the index is being rebuilt…'}; self-recovery: runs that hit a failure and completed without a person, of those that hit a failure</div>
+<table class="grid" id="manifests"><thead><tr><th>release</th><th>role</th><th>runs</th><th>TCR</th><th>self-recovery</th><th>escalated</th><th>failed</th><th>steps / run</th><th>cost / run</th></tr></thead><tbody>${
+      d.manifests
+        .map(
+          (m) => `<tr class="manifest" data-manifest="${esc(m.manifest ?? 'none')}">
+<td class="mono"><a href="/?manifest=${esc(m.manifest ?? 'none')}" title="${esc(m.manifest ?? 'runs recorded without a release')}">${esc(m.manifest ? m.manifest.slice(0, 12) : '(no release)')}</a></td><td>${esc(m.role)}</td>
+<td class="num runs">${m.runs}</td><td class="num tcr">${pct(m.tcr)}</td><td class="num srr">${pct(m.srr)} <span class="muted">${m.recovered}/${m.hitFailure}</span></td>
+<td class="num">${m.escalated}</td><td class="num">${m.failed}</td><td class="num">${m.stepsPerRun.toFixed(2)}</td><td class="num">${m.costPerRun === null ? '–' : `$${m.costPerRun.toFixed(4)}`}</td></tr>`,
+        )
+        .join('') || '<tr><td colspan="9">No ended runs yet.</td></tr>'
+    }</tbody></table>`;
+  };
+  listeners.add(debounce(load, 1000));
+  await load();
+}
+
 // ---- health ---------------------------------------------------------------------------------
 async function healthPage() {
   page.innerHTML = '<p class="muted">asking the cluster and the stages…</p>';
@@ -376,8 +405,16 @@ function chart(el, perMinute) {
 
 // ---- routing --------------------------------------------------------------------------------
 const path = location.pathname;
-const nav = path.startsWith('/dead-letters') ? 'dead-letters' : path.startsWith('/health') ? 'health' : 'runs';
+const nav = path.startsWith('/dead-letters') ? 'dead-letters' : path.startsWith('/health') ? 'health' : path.startsWith('/releases') ? 'releases' : 'runs';
 document.querySelector(`[data-nav="${nav}"]`)?.classList.add('active');
 const run = /^\/runs\/([^/]+)$/.exec(path);
-const render = run ? runPage(decodeURIComponent(run[1])) : nav === 'dead-letters' ? deadLettersPage() : nav === 'health' ? healthPage() : runsPage();
+const render = run
+  ? runPage(decodeURIComponent(run[1]))
+  : nav === 'dead-letters'
+    ? deadLettersPage()
+    : nav === 'health'
+      ? healthPage()
+      : nav === 'releases'
+        ? releasesPage()
+        : runsPage();
 render.catch((err) => (page.innerHTML = `<p class="error">${esc(err.message)}</p>`));

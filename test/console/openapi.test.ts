@@ -57,7 +57,8 @@ const unknown = '/api/runs/no-such-run';
 test('every route answers 401 without a key but /login and /openapi.json, which is the committed document', async () => {
   for (const path of ['/', '/runs/x', '/dead-letters', '/health', '/static/app.js', '/report.css', '/api/events', '/api/runs', runPath])
     assert.equal((await get(path, null)).status, 401, path);
-  for (const path of [`${runPath}/report`, '/api/dead-letters', '/api/health']) assert.equal((await get(path, null)).status, 401, path);
+  for (const path of [`${runPath}/report`, '/api/dead-letters', '/api/health', '/releases', '/api/manifests'])
+    assert.equal((await get(path, null)).status, 401, path);
   for (const what of ['verify', 'fork', 'approve', 'deny', 'reply']) assert.equal((await post(`${runPath}/${what}`, '{}', null)).status, 401, what);
   assert.equal((await post('/api/dead-letters/redrive', '{}', null)).status, 401);
   const served = await get('/openapi.json', null);
@@ -66,7 +67,16 @@ test('every route answers 401 without a key but /login and /openapi.json, which 
 });
 
 test('pages, assets, the event stream, the login form and the rate limit', async () => {
-  for (const path of ['/', `/runs/${encodeURIComponent(run.thought_id)}`, '/dead-letters', '/health', '/static/app.js', '/report.css', '/api/events'])
+  for (const path of [
+    '/',
+    `/runs/${encodeURIComponent(run.thought_id)}`,
+    '/dead-letters',
+    '/health',
+    '/releases',
+    '/static/app.js',
+    '/report.css',
+    '/api/events',
+  ])
     assert.equal((await get(path)).status, 200, path);
   assert.equal((await get('/static/no-such.js')).status, 404);
   const form = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -102,12 +112,13 @@ test('the runs API through its answers', async () => {
   }
 });
 
-test('dead letters and health', async () => {
+test('dead letters, health and releases', async () => {
   assert.equal((await get('/api/dead-letters')).status, 200);
   assert.equal((await post('/api/dead-letters/redrive', '{}')).status, 400);
   assert.equal((await post('/api/dead-letters/redrive', '{"topic": "nope", "offsets": [{"partition": 0, "offset": "0"}]}')).status, 409);
   assert.equal((await post('/api/dead-letters/redrive', '{"topic": "tasks", "offsets": [{"partition": 0, "offset": "0"}]}')).status, 200);
   assert.equal((await get('/api/health')).status, 200);
+  assert.equal((await get('/api/manifests')).status, 200);
   assert.equal((await get('/no-such-page')).status, 404);
   assert.ok(recorder.observed.at(-1)!.fallback);
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RunIndex } from '../../console/run-index.ts';
 import { runState } from '../../schemas/records.ts';
-import type { ActionResult, Outcome, RunState, StepResult, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
+import type { ActionResult, ObservationResult, Outcome, RunState, StepResult, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 
 const T0 = Date.parse('2026-05-01T10:00:00Z');
 
@@ -205,4 +205,41 @@ test('tool figures and the traceability index come from the step results; outcom
     h.perMinute.map((m) => m.counts),
     [{}, { completed: 1 }, {}],
   );
+});
+
+test("per-release rates: each manifest's ended runs, TCR and self-recovery as tao rollout status computes them; the runs list filters by release", () => {
+  const index = new RunIndex();
+  const [A, B] = ['a'.repeat(64), 'b'.repeat(64)];
+  const observed = (id: string, manifest: string, verdict: Record<string, unknown>) =>
+    ({
+      thought_id: id,
+      iteration: 1,
+      run: state({ manifest }),
+      verdicts: [{ valid: true, attempts: 1, fallback_from: null, ...verdict }],
+    }) as unknown as ObservationResult;
+  // A: 'a1' completes after a call retried in its last wave (recovered); 'a2' parks for a person, then completes after an invalid verdict (not self-recovery).
+  index.apply('observationResults', observed('a1', A, { attempts: 2 }), T0);
+  index.apply('outcomes', outcome('a1', 'completed', 1, { manifest: A, model_cost: 0.02 }), T0 + 1);
+  index.apply('outcomes', outcome('a2', 'awaiting_input', 1, { manifest: A }), T0);
+  index.apply('observationResults', observed('a2', A, { valid: false }), T0 + 2);
+  index.apply('outcomes', outcome('a2', 'completed', 2, { manifest: A }), T0 + 3);
+  // B: one escalated run, one still running (not counted).
+  index.apply('outcomes', outcome('b1', 'escalated', 1, { manifest: B }), T0);
+  index.apply('thoughtRequests', request('b2', 1, ['orders.get'], state({ manifest: B })), T0);
+  const rates = index.manifests();
+  assert.deepEqual(
+    rates.map((m) => [m.manifest, m.runs, m.completed, m.escalated, m.tcr, m.hitFailure, m.recovered, m.srr, m.costPerRun]),
+    [
+      [A, 2, 2, 0, 1, 2, 1, 0.5, 0.02],
+      [B, 1, 0, 1, 0, 0, 0, null, null],
+    ],
+  );
+  assert.deepEqual(
+    index
+      .query({ manifest: B })
+      .runs.map((r) => r.thought_id)
+      .sort(),
+    ['b1', 'b2'],
+  );
+  assert.deepEqual(index.query({ manifest: 'none' }).total, 0);
 });

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { activate, promote, rollback, startRollout, type Move, type ReleasePointer } from '../../../runtime/release/records.ts';
 import { pickManifest, runBucket } from '../../../runtime/release/watcher.ts';
-import { ratesOf } from '../../../observability/release-rates.ts';
+import { ratesOf, renderRates, RunFacts } from '../../../observability/release-rates.ts';
+import { runState } from '../../../schemas/records.ts';
+import type { Verdict } from '../../../schemas/types.gen.ts';
 
 const A = 'a'.repeat(64);
 const B = 'b'.repeat(64);
@@ -62,4 +64,44 @@ test('rates per manifest count each run once, by its last outcome, ended runs on
   const b = rates.find((r) => r.manifest === B)!;
   assert.deepEqual([a.runs, a.completed, a.escalated, a.tcr, a.costPerRun], [2, 1, 1, 0.5, 0.5]);
   assert.deepEqual([b.runs, b.tcr, b.costPerRun], [1, 1, null]);
+});
+
+test('self-recovery per manifest: runs that hit a failure and completed without a person / runs that hit a failure', () => {
+  const verdict = (over: Partial<Verdict>): Verdict => ({
+    ...{ step_id: 'S1', tool: 't', valid: true, extracted_data_json: '{}', confidence_score: 1, error_type: 'ok', audit_trail: [] },
+    ...{ status_code: 200, response_time_ms: 1, attempts: 1, fallback_from: null, ...over },
+  });
+  const facts = new RunFacts();
+  const seen = (thought_id: string, failures_seen: number, verdicts: Verdict[], human_involved = false) =>
+    facts.observation({ thought_id, run: runState({ failures_seen, human_involved }), verdicts });
+  // A: 'r' recovered from a retried call on its last wave; 'f' hit a failure and failed; 'p' hit
+  // one, parked for a person and then completed (not self-recovery); 'c' met no failure.
+  seen('r', 0, [verdict({ attempts: 2 })]);
+  seen('f', 1, [verdict({})]);
+  seen('p', 0, [verdict({ valid: false, error_type: 'not_found' })]);
+  seen('c', 0, [verdict({})]);
+  // B: a fallback served 'b1' and it completed; 'b2' had an invalid verdict and a person's reply in its state.
+  seen('b1', 0, [verdict({ fallback_from: 'orders.primary' })]);
+  seen('b2', 1, [verdict({})], true);
+  const o = (thought_id: string, status: 'completed' | 'failed' | 'awaiting_input', manifest: string) => ({
+    ...{ thought_id, status, manifest, model_cost: null, steps_executed: 1 },
+  });
+  const rates = ratesOf(
+    [o('r', 'completed', A), o('f', 'failed', A), o('p', 'awaiting_input', A), o('p', 'completed', A), o('c', 'completed', A)].concat([
+      o('b1', 'completed', B),
+      o('b2', 'completed', B),
+    ]),
+    facts,
+  );
+  const a = rates.find((r) => r.manifest === A)!;
+  const b = rates.find((r) => r.manifest === B)!;
+  assert.deepEqual([a.runs, a.hitFailure, a.recovered, a.srr], [4, 3, 1, 1 / 3]);
+  assert.deepEqual([b.runs, b.hitFailure, b.recovered, b.srr], [2, 2, 1, 0.5]);
+  const none = ratesOf([o('c', 'completed', A)], new RunFacts());
+  assert.equal(none[0]!.srr, null, 'no run hit a failure: the rate is unknown, not 0 or 1');
+
+  const lines = renderRates(rates, { active: A, candidate: B, previous: null, percent: 20, changed_at: 1, reason: '' });
+  assert.match(lines[0]!, /^aaaaaaaaaaaa {2}active .* TCR 75\.0% {2}self-recovery 33\.3% \(1\/3\)/);
+  assert.match(lines[1]!, /candidate .* self-recovery 50\.0% \(1\/2\)/);
+  assert.match(renderRates(none, null)[0]!, /self-recovery - \(0\/0\)/);
 });
