@@ -132,9 +132,17 @@ try {
     const stages = await Promise.all(['thought', 'action', 'observation'].map((stage) => fleet.start(stageSpec(stage, env))));
     await tools.clearFaults();
     if (pattern.fault) {
-      const attempts = (JSON.parse(readFileSync(`${REPO_ROOT}tools/catalog/${pattern.fault.tool}.json`, 'utf8')) as { retry: { maxAttempts: number } }).retry
-        .maxAttempts;
-      await tools.setFaults([{ route: pattern.fault.tool, mode: 'server_error', times: pattern.fault.calls * attempts }]);
+      const entry = JSON.parse(readFileSync(`${REPO_ROOT}tools/catalog/${pattern.fault.tool}.json`, 'utf8')) as {
+        timeoutMs: number;
+        retry: { maxAttempts: number };
+      };
+      const times = pattern.fault.calls * entry.retry.maxAttempts;
+      // A time-out holds each attempt past Action's per-call time-out for the tool.
+      await tools.setFaults([
+        pattern.fault.mode === 'timeout'
+          ? { route: pattern.fault.tool, mode: 'timeout', delayMs: entry.timeoutMs + 500, times }
+          : { route: pattern.fault.tool, mode: 'server_error', times },
+      ]);
     }
     const id = await postTicket(ingressUrl, pattern.ticket, 'models-patterns', `${pattern.id}-${ns.namespace}`);
     say(

@@ -35,6 +35,8 @@ export interface When {
     notIn?: unknown[];
     /** `true`: the field is present (and not null); `false`: it is absent or null. */
     exists?: boolean;
+    /** The value is a string this regular expression matches (an error's text: `^timeout`). */
+    matches?: string;
   };
   /** The last result of this tool (`*`: the last tool result of all) is an error. */
   error?: string;
@@ -107,6 +109,7 @@ const RULE = {
             in: { type: 'array', minItems: 1 },
             notIn: { type: 'array', minItems: 1 },
             exists: { type: 'boolean' },
+            matches: { type: 'string', minLength: 1 },
           },
         },
         error: { anyOf: [TOOL_NAME, { const: '*' }] },
@@ -158,7 +161,7 @@ function ajvMessage(e: ErrorObject): string {
   if (e.keyword === 'maxProperties' || (e.keyword === 'minProperties' && e.instancePath.endsWith('/answer'))) {
     return 'an answer has exactly one of tool_calls, content, json';
   }
-  if (e.keyword === 'minProperties') return 'needs at least one of equals, in, notIn, exists';
+  if (e.keyword === 'minProperties') return 'needs at least one of equals, in, notIn, exists, matches';
   return e.message ?? e.keyword;
 }
 

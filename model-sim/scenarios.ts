@@ -61,7 +61,7 @@ function holds(when: When | undefined, conv: Conversation): boolean {
   if (when.system !== undefined && !regex(when.system).test(conv.system)) return false;
   if (when.notSystem !== undefined && regex(when.notSystem).test(conv.system)) return false;
   if (when.result) {
-    const { tool, path, equals, in: among, notIn, exists } = when.result;
+    const { tool, path, equals, in: among, notIn, exists, matches } = when.result;
     const r = lastResultOf(conv, tool);
     if (r === undefined) return false;
     const v = valueAt(r.value, path.split('.'));
@@ -70,6 +70,7 @@ function holds(when: When | undefined, conv: Conversation): boolean {
     if (equals !== undefined && !deepEqual(v, equals)) return false;
     if (among && !among.some((x) => deepEqual(v, x))) return false;
     if (notIn && (!present || notIn.some((x) => deepEqual(v, x)))) return false;
+    if (matches !== undefined && !(typeof v === 'string' && regex(matches).test(v))) return false;
   }
   if (when.error !== undefined) {
     const r = when.error === '*' ? conv.results.at(-1) : lastResultOf(conv, when.error);

@@ -21,14 +21,17 @@ export interface Pattern {
   /** Settings of the stages for this pattern's run (TAO_PLANNER, TAO_REFLECT_AFTER). */
   env: Record<string, string>;
   /** The tool the tool server fails (HTTP 503) for its first `calls` calls, each with every retry Action makes; null: none. */
-  fault: { tool: string; calls: number } | null;
+  /** The tool whose calls fail (each of Action's attempts), how many calls, and how: HTTP 503 (default) or a time-out. */
+  fault: { tool: string; calls: number; mode?: 'server_error' | 'timeout' } | null;
 }
 
 /**
  * The patterns, each on an order-status ticket with an order that has shipped or been delivered
  * (so the model has `orders.get` and `shipping.track` to call). Plan-replan's tracking fails as
  * often as it takes the rule-based reflection to call for a new plan (TAO_REFLECT_AFTER, default
- * 2); Reflexion's fails once, and with TAO_REFLECT_AFTER=1 the next turn is the model's reflection.
+ * 2). Reflexion's order lookup times out once (the first tool every model calls: the real 1.5B
+ * answers a delivered order without tracking it), and with TAO_REFLECT_AFTER=1 the next turn is the
+ * model's reflection, which must make the run look the order up again.
  */
 export const PATTERNS: readonly Pattern[] = [
   {
@@ -48,9 +51,9 @@ export const PATTERNS: readonly Pattern[] = [
   {
     id: 'reflexion',
     title: 'Reflexion',
-    ticket: 'Where is my order O-20250611? Please check the delivery.',
+    ticket: 'Where is my order O-31415926? Please check the delivery.',
     env: { TAO_PLANNER: 'react', TAO_REFLECT_AFTER: '1' },
-    fault: { tool: 'shipping.track', calls: 1 },
+    fault: { tool: 'orders.get', calls: 1, mode: 'timeout' },
   },
 ];
 

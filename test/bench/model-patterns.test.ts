@@ -3,8 +3,8 @@
  * `npm run models:patterns` end to end against the scripted model SIMULATOR (model-sim/, not a
  * model), so its plumbing is shown deterministically: in a namespace of its own, with the tool
  * server, the ingress and the stages as processes, ReAct, plan-replan (the tracking down for its
- * first two calls: a rule-based reflection, then a re-plan) and Reflexion (the tracking down once,
- * TAO_REFLECT_AFTER=1: the model's reflection, then the tracking again) each complete; the command
+ * first two calls: a rule-based reflection, then a re-plan) and Reflexion (the order lookup times
+ * out once, TAO_REFLECT_AFTER=1: the model's reflection, then the lookup again) each complete; the command
  * reads each pattern from the log, prints the timeline, and `tao replay --verify` re-decides each run
  * with the model unreachable: no drift. The simulator is stopped before the verifies would matter:
  * the command points TAO_LLM_BASE_URL at a closed port for them.
@@ -22,7 +22,7 @@ interface PatternReport {
   answer: string | null;
   fault: { tool: string; calls: number; requests_failed: number } | null;
   turns: Array<{ step: string; kind: string }>;
-  tool_calls: Array<{ step: string; tool: string; valid: boolean }>;
+  tool_calls: Array<{ step: string; tool: string; valid: boolean; error: string | null }>;
   reflections: Array<{ action: string; author: string }>;
   timeline: string;
   timeline_excerpt: string;
@@ -108,22 +108,22 @@ test('plan-replan: a plan turn, the tracking fails twice, a rule-based change_pl
   assert.deepEqual(JSON.parse(p.answer!), { order_id: 'O-27182818', status: 'shipped', tier: 'silver' });
 });
 
-test('Reflexion: the tracking fails, a Turn: reflection turn writes a reflection, the tracking is called again and the run answers', () => {
+test('Reflexion: the order lookup times out, a Turn: reflection turn writes a reflection, the lookup is called again and the run answers', () => {
   const p = pattern('reflexion');
-  assert.deepEqual(kinds(p), ['react', 'react', 'reflection', 'react', 'react']);
+  assert.deepEqual(kinds(p), ['react', 'reflection', 'react', 'react', 'react']);
   assert.deepEqual(
-    p.tool_calls.map((c) => [c.tool, c.valid]),
+    p.tool_calls.map((c) => [c.tool, c.valid, c.error]),
     [
-      ['orders.get', true],
-      ['shipping.track', false],
-      ['shipping.track', true],
+      ['orders.get', false, 'timeout'],
+      ['orders.get', true, null],
+      ['shipping.track', true, null],
     ],
   );
   assert.deepEqual(
     p.reflections.map((r) => [r.action, r.author]),
     [['retry_with_changed_input', 'model:order-status@1']],
   );
-  assert.match(p.answer!, /^Order O-20250611 is shipped\./);
+  assert.match(p.answer!, /^Order O-31415926 is delivered\./);
 });
 
 test('each run has its timeline from tao replay, and tao replay --verify with the model unreachable reports no drift', () => {
