@@ -136,7 +136,12 @@ export class RolloutDriver {
   }
 
   /** The report, from the committed log: `raw` holds every record of the namespace's loop topics and tao.manifests. */
-  async report(raw: readonly RawRecord[], records: readonly DecodedRecord[], ids: ReadonlySet<string>, kills: ReadonlyArray<{ stage: string; at: number }>): Promise<RolloutReport> {
+  async report(
+    raw: readonly RawRecord[],
+    records: readonly DecodedRecord[],
+    ids: ReadonlySet<string>,
+    kills: ReadonlyArray<{ stage: string; at: number }>,
+  ): Promise<RolloutReport> {
     const topic = this.codec.topics.name('manifests');
     const log: ReleaseLogEntry[] = [];
     for (const r of raw.filter((x) => x.topic === topic && x.value !== null).sort((a, b) => Number(a.offset) - Number(b.offset))) {
@@ -286,7 +291,9 @@ export function checkRunManifests(
     const bound = published.maxIterations;
     const off = own.filter((r) => r.maxIterations !== undefined && bound !== null && r.maxIterations !== bound);
     if (off.length)
-      violations.push(`${run}: ${off.map((r) => `${r.what} carries iteration bound ${r.maxIterations}`).join(', ')}; its manifest ${short(digest)} says ${bound}`);
+      violations.push(
+        `${run}: ${off.map((r) => `${r.what} carries iteration bound ${r.maxIterations}`).join(', ')}; its manifest ${short(digest)} says ${bound}`,
+      );
   }
   return { checkedRuns: byRun.size, runsByManifest, violations };
 }

@@ -46,7 +46,11 @@ test('runs on the manifest the pointer in force routed them to, kept through lat
   assert.equal(result.checkedRuns, 3);
 
   // On the candidate while it was at 50%, finishing after the rollback (at 500) on it still.
-  const canary = checkRunManifests(LOG, [...run('run-a', A, 350), { run: 'run-a', what: 'thoughtRequests 2', at: 700, manifest: A, maxIterations: 12 }], new Set(['run-a']));
+  const canary = checkRunManifests(
+    LOG,
+    [...run('run-a', A, 350), { run: 'run-a', what: 'thoughtRequests 2', at: 700, manifest: A, maxIterations: 12 }],
+    new Set(['run-a']),
+  );
   assert.deepEqual(canary.violations, []);
   assert.deepEqual(canary.runsByManifest, { [A]: 1 });
 });
