@@ -228,7 +228,8 @@ export interface ReleaseLogEntry {
 export interface RunManifestRecord {
   run: string;
   what: string;
-  at: number;
+  /** When its writer sent it (CreateTime); null for a snapshot, which carries its input's time (stream time), not its own. */
+  at: number | null;
   manifest: string | null;
   /** A wave's iteration bound (RunState.max_iterations), for waves only. */
   maxIterations?: number;
@@ -247,8 +248,8 @@ export function runManifestRecords(records: readonly DecodedRecord[]): RunManife
     else if (r.id === 'actionResults' || r.id === 'observationResults') out.push({ run: r.key, what, at, manifest: run!.manifest });
     else if (r.id === 'outcomes') out.push({ run: r.key, what, at, manifest: v.manifest as string | null });
     else if (r.id === 'thoughtRuns') {
-      out.push({ run: r.key, what: `snapshot ${String(v.status)}`, at, manifest: v.manifest as string | null });
-      if (run) out.push({ run: r.key, what: `snapshot ${String(v.status)} run`, at, manifest: run.manifest });
+      out.push({ run: r.key, what: `snapshot ${String(v.status)}`, at: null, manifest: v.manifest as string | null });
+      if (run) out.push({ run: r.key, what: `snapshot ${String(v.status)} run`, at: null, manifest: run.manifest });
     }
   }
   return out;
@@ -276,7 +277,8 @@ export function checkRunManifests(
       if (digest === null) continue;
     }
     runsByManifest[digest] = (runsByManifest[digest] ?? 0) + 1;
-    const first = Math.min(...own.filter((r) => r.manifest === digest).map((r) => r.at));
+    // The run's first record that names it, by its writer's clock (snapshots carry their input's time).
+    const first = Math.min(...own.flatMap((r) => (r.manifest === digest && r.at !== null ? [r.at] : [])));
     const before = log.filter((e) => e.at <= first);
     const published = before.find((e) => e.manifest?.digest === digest)?.manifest;
     if (!published) {

@@ -88,6 +88,17 @@ test('a published digest no pointer routed the run to is a violation: never poin
   assert.equal(early.violations.length, 1);
 });
 
+test("a snapshot's time is its input's (the task's, before the pointer that routed the run): not the run's start", () => {
+  const state = { manifest: A, max_iterations: 12 };
+  const records = runManifestRecords([
+    // The run's first snapshot, stamped with its task's time (200), before the canary (300) that routed the run.
+    { id: 'thoughtRuns', key: 'run-a', timestamp: 200, decoded: { status: 'running', manifest: A, run: state } },
+    { id: 'thoughtRequests', key: 'run-a', timestamp: 350, decoded: { iteration: 1, run: state } },
+    { id: 'outcomes', key: 'run-a', timestamp: 400, decoded: { manifest: A } },
+  ] as unknown as DecodedRecord[]);
+  assert.deepEqual(checkRunManifests(LOG, records, new Set(['run-a'])).violations, []);
+});
+
 test('before any pointer, a run starts on a published manifest (the deployment Thought published)', () => {
   const log: ReleaseLogEntry[] = [{ at: 100, manifest: { digest: D, maxIterations: 10 } }];
   assert.deepEqual(checkRunManifests(log, run('run-b', D, 200), new Set(['run-b'])).violations, []);
@@ -116,15 +127,15 @@ test('the records that name a manifest: waves with their bound, results, verdict
     rec('outcomes', { manifest: D }),
   ]);
   assert.deepEqual(
-    out.map((r) => [r.what, r.manifest?.[0] ?? null, r.maxIterations ?? null]),
+    out.map((r) => [r.what, r.manifest?.[0] ?? null, r.maxIterations ?? null, r.at]),
     [
-      ['thoughtRequests 1', 'a', 12],
-      ['actionResults 1', 'a', null],
-      ['observationResults 1', 'a', null],
-      ['snapshot completed', 'a', null],
-      ['snapshot running', 'a', null],
-      ['snapshot running run', 'a', null],
-      ['outcomes', 'd', null],
+      ['thoughtRequests 1', 'a', 12, 1],
+      ['actionResults 1', 'a', null, 1],
+      ['observationResults 1', 'a', null, 1],
+      ['snapshot completed', 'a', null, null],
+      ['snapshot running', 'a', null, null],
+      ['snapshot running run', 'a', null, null],
+      ['outcomes', 'd', null, 1],
     ],
   );
 });
