@@ -10,6 +10,8 @@
  *       [--instances 2] [--seed N] [--fault-mix-runs 300] [--no-fault-mix] [--keep-infra]
  *       [--stage-log FILE]   append every stage's log lines (tagged by instance) to FILE
  *       [--shared]   use the broker at KAFKA_BROKERS instead of a private one (no broker restart)
+ *       [--rollouts]   also move the release pointer (tao rollout start|promote|rollback) through three
+ *                    releases around the kills, and check every run kept one whole, pointed-at manifest
  *       [--fault-mix-only]   only the fault-mix run
  *       [--brokers 3 [--leader-kills 5] [--outage 60]]   a private 3-broker cluster: instead of the
  *                    broker restart, SIGKILL the busiest leader 5 times (each restarted), a rolling
@@ -136,6 +138,21 @@ export function renderChaos(r: ChaosCommandReport): string {
         ],
       ),
     );
+  const ro = c?.rollouts;
+  if (ro)
+    lines.push(
+      '',
+      `rollouts: ${ro.moves.total} pointer moves (${Object.entries(ro.moves.byKind)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ')}; ${ro.moves.failed} failed), ${ro.killsDuringMoves.total} kills within 2 s of a move (${Object.entries(ro.killsDuringMoves.byStage)
+        .map(([s, n]) => `${s} ${n}`)
+        .join(', ')}); ${ro.checkedRuns} runs checked, ${ro.violations.length} off their manifest`,
+      table(
+        ['release', 'manifest', 'runs'],
+        ro.manifests.map((m) => [m.name, m.digest.slice(0, 12), m.runs]),
+      ),
+      ...ro.violations.slice(0, 20).map((v) => `  ${v}`),
+    );
   if (c?.unhealthyReplaced.length)
     lines.push(
       '',
@@ -229,6 +246,8 @@ const USAGE = `usage: npm run chaos -- [options]
   --fault-mix-only         only the fault-mix run
   --keep-infra             leave the private broker and registry running
   --shared                 use KAFKA_BROKERS / SCHEMA_REGISTRY_URL instead (no broker restart)
+  --rollouts               also move the release pointer through three releases around the kills
+                           (a move right before each kill, one between) and check every run's manifest
   --brokers 3              a private 3-broker cluster (/tmp/tao-chaos-cluster): instead of the broker
                            restart, SIGKILL the busiest leader --leader-kills times (5), a rolling
                            restart of every broker, and with
@@ -252,6 +271,7 @@ async function main(): Promise<void> {
     'leader-kills': { type: 'string', default: '5' },
     outage: { type: 'string' },
     'stage-log': { type: 'string' },
+    rollouts: { type: 'boolean', default: false },
   });
   const bad = (message: string) => usageError('chaos', USAGE, message);
   const brokers = Number(values.brokers);
@@ -321,6 +341,7 @@ async function main(): Promise<void> {
           tools,
           drainTimeoutMs: 240000,
           seed,
+          rollouts: values.rollouts,
           ...(values['stage-log'] ? { stageLog: values['stage-log'] } : {}),
         });
     let faultMix: FaultMixReport | null = null;
@@ -345,6 +366,7 @@ async function main(): Promise<void> {
       (chaos.lostRuns.length === 0 &&
         chaos.duplicatedSteps.length === 0 &&
         chaos.sideEffects.appliedTwice.length === 0 &&
+        (chaos.rollouts?.violations.length ?? 0) === 0 &&
         answeredWhileDown.every(([status]) => status === '503'));
     if (!ok) process.exitCode = 1;
   } finally {

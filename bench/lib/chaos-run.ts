@@ -29,6 +29,7 @@ import { createLogger } from '../../runtime/log.ts';
 import { brokerRecovery, runBrokerFaults, type BrokerFault, type BrokerFaultPlan, type BrokerRecovery, type ClusterControl } from './chaos-cluster.ts';
 import { STAGES } from '../../processors/wiring/index.ts';
 import type { Task, ThoughtRequest } from '../../schemas/types.gen.ts';
+import { RolloutDriver, type RolloutReport } from './chaos-rollouts.ts';
 import { CHAOS_FLOW, sideEffectsOf, slowRefundFault, writeChaosFlows, type SideEffects } from './chaos-side-effects.ts';
 import { DEAD_LETTERED } from '../../topics/catalog.ts';
 import type { FaultSpec } from '../../tool-server/server.ts';
@@ -95,6 +96,8 @@ export interface ChaosOptions {
   stageLog?: string;
   /** Progress lines; default stderr. */
   log?: (line: string) => void;
+  /** Moves the release pointer through three published releases around the kills (./chaos-rollouts.ts). */
+  rollouts?: boolean;
 }
 
 /** One kill and how the killed stage recovered. */
@@ -166,6 +169,8 @@ export interface ChaosReport {
    * transactions that failed and were retried (mostly an old owner fenced by a new one).
    */
   handovers: { skippedBatches: number; skippedRecords: number; failedTransactions: number };
+  /** With `rollouts`: the pointer moves, the kills that landed during them, and the runs' manifests checked (null: no rollouts). */
+  rollouts: RolloutReport | null;
 }
 
 function mulberry32(seed: number): () => number {
@@ -252,6 +257,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let submitted = 0;
   const replacements: Array<Promise<unknown>> = [];
   let keepEvidence = false;
+  let rollouts: RolloutDriver | null = null;
 
   // Like a supervisor with a restart policy: a replacement that exits while starting (a broker
   // down during its start-up is a normal exit 1) is started again, up to 10 times; without this a
@@ -275,6 +281,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   try {
     await admin.connect();
     log(`chaos: ${options.instances} instance(s) per stage in ${ns.namespace}`);
+    // The releases are published (the deployment's activated) before the stages start.
+    if (options.rollouts) rollouts = await RolloutDriver.prepare(ns.env, { kafka: ns.kafka, codec: ns.codec, log });
     await startStages(fleet, ns.env, options.instances);
 
     const follower = await followOutcomeKeys(ns, log);
@@ -372,6 +380,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           await sleep(1000);
           continue;
         }
+        // With rollouts the kill lands right after a pointer write, while the stages apply it.
+        await rollouts?.move();
         const at = Date.now();
         const pid = victim.child.pid ?? 0;
         await fleet.kill(victim, 'SIGKILL');
@@ -391,7 +401,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         void replace(stage).then((inst) => {
           if (inst && typeof inst === 'object') record.ready = Date.now();
         });
-        await sleep(options.killEveryMs);
+        await (rollouts ? rollouts.pace(options.killEveryMs) : sleep(options.killEveryMs));
       }
     })();
 
@@ -493,7 +503,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const ids = new Set([...tasks.map((t) => t.thought_id), ...outage.accepted]);
     const outcomeKeys = new Set(records.filter((r) => r.id === 'outcomes').map((r) => r.key));
     const dups = duplicatedSteps(records.filter((r) => ids.has(r.key)));
-    keepEvidence = dups.steps.length > 0 || [...ids].some((id) => !outcomeKeys.has(id));
+    const rolloutReport = rollouts ? await rollouts.report(raw, records, ids, kills) : null;
+    keepEvidence = dups.steps.length > 0 || [...ids].some((id) => !outcomeKeys.has(id)) || Boolean(rolloutReport?.violations.length);
     const taskTimes = new Map(records.filter((r) => r.id === 'tasks').map((r) => [r.key, r.timestamp]));
     const runMs = records.filter((r) => r.id === 'outcomes' && ids.has(r.key)).map((r) => r.timestamp - (taskTimes.get(r.key) ?? r.timestamp));
 
@@ -554,6 +565,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         submitMs: duration,
         brokerRestart: options.brokerRestart !== null,
         brokerFaults: options.brokerFaults?.plan ?? null,
+        rollouts: options.rollouts ?? false,
       },
       durationSeconds: (Date.now() - started) / 1000,
       submitted,
@@ -603,6 +615,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       unhealthyReplaced,
       runMs: summary(runMs),
       handovers,
+      rollouts: rolloutReport,
     };
   } finally {
     stopMonitors = true;
@@ -611,9 +624,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await fleet.stop();
     await admin.disconnect().catch(() => undefined);
     // A namespace with lost or duplicated steps is the evidence: it stays for `tao replay`.
-    if (keepEvidence) log(`chaos: keeping namespace ${ns.namespace} (lost or duplicated steps) for inspection`);
+    if (keepEvidence) log(`chaos: keeping namespace ${ns.namespace} (lost or duplicated steps, or runs off their manifest) for inspection`);
     else await deleteNamespace(ns.kafka, (n) => n.startsWith(`${ns.namespace}.`));
     stageLog?.end();
+    (rollouts as RolloutDriver | null)?.cleanup();
     rmSync(flowsDir, { recursive: true, force: true });
   }
 }
