@@ -31,6 +31,7 @@ export const OUR_METADATA_KEYS = [
   'model',
   'grounded-by',
   'answer-states',
+  'answer-after',
   'tool-calls',
   'approval',
   'approval-timeout',

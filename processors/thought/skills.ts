@@ -42,6 +42,7 @@
  * | `max-replans` | new plans a `plan-replan` run may ask for after its first (1-20) | 2 |
  * | `grounded-by` | space-separated tools of `allowed-tools`: a final answer needs a verified result of one of them first | none: any final answer |
  * | `answer-states` | space-separated `<tool>.<field>` of `allowed-tools`: when the run has a verified result of that tool, a final answer must state that field's value (an id, a number, a date, a word) | none |
+ * | `answer-after` | `;`-separated `<tool>` or `<tool> if <tool>.<field>[=<v>\|<v>…]` of `allowed-tools`: a final answer waits until the tool was called (whatever its result), when the last verified result of the condition's tool has that field (with one of those values) | none |
  * | `tool-calls` | `native` (the request offers `tools`) or `json_schema` (a constrained `response_format`: one call, a final answer or a question) | TAO_LLM_TOOL_CALLS |
  *
  * Why a skill without `version` is loaded but not runnable (rather than given version 1): the
@@ -56,6 +57,7 @@ import { parseDocument } from 'yaml';
 import { ConfigError } from '../../runtime/errors.ts';
 import { packagePath } from '../../runtime/paths.ts';
 import type { ToolCatalog } from '../../tools/catalog.ts';
+import type { AnswerAfter } from './model/state.ts';
 
 import {
   FORMAT_KEYS,
@@ -99,6 +101,8 @@ export interface Skill {
   groundedBy: string[];
   /** `<tool>.<field>` a final answer must state when the run has a verified result of the tool (metadata.answer-states). */
   answerStates?: string[];
+  /** Tools a final answer waits for, each when its condition holds (metadata.answer-after). */
+  answerAfter?: AnswerAfter[];
   /** How react turns ask for tool calls (metadata.tool-calls); unset: TAO_LLM_TOOL_CALLS. */
   toolCalls?: (typeof TOOL_CALL_MODES)[number];
   maxModelTurns: number;
@@ -244,6 +248,7 @@ function parseSkill(skillDir: string, folder: string, catalog: Pick<ToolCatalog,
   const answerStates = metadata['answer-states']?.split(/\s+/).filter(Boolean) ?? [];
   const unknownState = answerStates.find((f) => !allowedTools.includes(f.slice(0, f.lastIndexOf('.'))));
   if (unknownState) fail(`metadata.answer-states names "${unknownState}", whose tool is not in allowed-tools (${allowedTools.join(' ') || 'none'})`);
+  const answerAfter = parseAnswerAfter(metadata['answer-after'] ?? '', allowedTools, fail);
   if (numbers.maxTokens >= numbers.contextWindow)
     fail(`metadata.max-tokens (${numbers.maxTokens}) must be below metadata.context-window (${numbers.contextWindow})`);
 
@@ -273,6 +278,7 @@ function parseSkill(skillDir: string, folder: string, catalog: Pick<ToolCatalog,
     ...(metadata.model !== undefined ? { model: metadata.model } : {}),
     groundedBy,
     ...(answerStates.length ? { answerStates } : {}),
+    ...(answerAfter.length ? { answerAfter } : {}),
     ...(metadata['tool-calls'] !== undefined ? { toolCalls: metadata['tool-calls'] as (typeof TOOL_CALL_MODES)[number] } : {}),
     ...numbers,
     prompt: body,
@@ -297,4 +303,27 @@ function parseSkill(skillDir: string, folder: string, catalog: Pick<ToolCatalog,
 function display(path: string): string {
   const rel = relative(process.cwd(), path);
   return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+/**
+ * `metadata.answer-after`: `shipping.track if orders.get.status=shipped|delivered; billing.get_invoice`.
+ * Every tool named must be one of `allowed-tools`; `fail` throws the skill's configuration error.
+ */
+export function parseAnswerAfter(text: string, allowedTools: readonly string[], fail: (why: string) => never): AnswerAfter[] {
+  const known = (tool: string, entry: string) => {
+    if (!allowedTools.includes(tool))
+      fail(`metadata.answer-after "${entry}" names "${tool}", which is not in allowed-tools (${allowedTools.join(' ') || 'none'})`);
+  };
+  return text
+    .split(';')
+    .map((e) => e.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const m = /^([\w.-]+)(?:\s+if\s+([\w.-]+)\.(\w+)(?:=([^\s=]+))?)?$/.exec(entry);
+      if (!m) return fail(`metadata.answer-after "${entry}" is not "<tool>" or "<tool> if <tool>.<field>[=<value>|<value>...]"`);
+      known(m[1]!, entry);
+      if (!m[2]) return { tool: m[1]! };
+      known(m[2], entry);
+      return { tool: m[1]!, when: { tool: m[2], field: m[3]!, ...(m[4] ? { values: m[4].split('|').filter(Boolean) } : {}) } };
+    });
 }

@@ -105,22 +105,40 @@ const RUNTIME_FEEDBACK = [
 ];
 
 /**
- * Whether a final answer could be grounded now: the skill names no grounded-by tools, or one of them
- * has returned a verified result in this run. Until then a turn offers no final answer (prompt.ts
- * `answerable`).
+ * Whether a final answer could be grounded now: one of the skill's grounded-by tools (if it names
+ * any) has returned a verified result in this run, and every tool its answer-after names, whose
+ * condition holds, was called. Until then a turn offers no final answer (prompt.ts `answerable`).
  */
-export function groundable(skill: Pick<ReactSkill, 'groundedBy'>, plan: Plan, outputs: Outputs): boolean {
-  const needed = skill.groundedBy ?? [];
-  if (!needed.length) return true;
-  const verified = new Set(plan.steps.filter((s) => !isModelStep(s.id) && outputs[s.id] !== undefined).map((s) => s.tool));
-  return needed.some((t) => verified.has(t));
+export function groundable(skill: Pick<ReactSkill, 'groundedBy' | 'answerAfter'>, plan: Plan, outputs: Outputs): boolean {
+  return ungrounded(skill, plan, outputs) === null;
 }
 
 /** Why a final answer is not grounded yet (null when it is: {@link groundable}). */
-function ungrounded(skill: ReactSkill, plan: Plan, outputs: Outputs): string | null {
-  if (groundable(skill, plan, outputs)) return null;
+function ungrounded(skill: Pick<ReactSkill, 'groundedBy' | 'answerAfter'>, plan: Plan, outputs: Outputs): string | null {
+  const steps = plan.steps.filter((s) => !isModelStep(s.id));
   const needed = skill.groundedBy ?? [];
-  return `a final answer needs a verified result of ${needed.join(' or ')} first, and none has one yet: call the tool, or ask the customer for what it needs`;
+  if (needed.length && !steps.some((s) => needed.includes(s.tool) && outputs[s.id] !== undefined))
+    return `a final answer needs a verified result of ${needed.join(' or ')} first, and none has one yet: call the tool, or ask the customer for what it needs`;
+  const waiting = pendingAnswerAfter(skill.answerAfter ?? [], steps, outputs);
+  return waiting.length ? `a final answer needs ${waiting.join(', ')} first: call it before answering` : null;
+}
+
+/** The answer-after tools never called whose condition holds, each as `<tool>` or `<tool> (<condition's tool>'s <field> is <value>)`. */
+function pendingAnswerAfter(entries: NonNullable<ReactSkill['answerAfter']>, steps: Plan['steps'], outputs: Outputs): string[] {
+  const out: string[] = [];
+  for (const e of entries) {
+    if (steps.some((s) => s.tool === e.tool) || out.some((o) => o === e.tool || o.startsWith(`${e.tool} `))) continue;
+    if (!e.when) {
+      out.push(e.tool);
+      continue;
+    }
+    const last = steps.filter((s) => s.tool === e.when!.tool && outputs[s.id] !== undefined).at(-1);
+    const value = last ? (outputs[last.id] as Record<string, unknown>)[e.when.field] : undefined;
+    if (value === undefined || value === null) continue;
+    if (e.when.values && !e.when.values.includes(String(value))) continue;
+    out.push(`${e.tool} (${e.when.tool}'s ${e.when.field} is ${JSON.stringify(value)})`);
+  }
+  return out;
 }
 
 /** What the run was given that a model's identity arguments may come from: the ticket, the customer's replies, verified tool results. */

@@ -25,6 +25,12 @@ import { jsonField, jsonObjectField } from '../../../runtime/json-field.ts';
 import type { Plan } from '../../plan.ts';
 import { end, type EndDetails, type Outputs, type RunAt, type RunContext, type ThoughtDecision } from '../run-end.ts';
 
+/** A tool a final answer waits for (metadata.answer-after), when the last verified result of `when.tool` has `when.field` (among `when.values`, when given). */
+export interface AnswerAfter {
+  tool: string;
+  when?: { tool: string; field: string; values?: readonly string[] };
+}
+
 /** What react runs need to know of a skill (processors/thought/skills.ts `Skill` satisfies it). */
 export interface ReactSkill {
   name: string;
@@ -48,6 +54,8 @@ export interface ReactSkill {
   groundedBy?: readonly string[];
   /** `<tool>.<field>` a final answer must state once the tool's verified result is in the run (metadata.answer-states). */
   answerStates?: readonly string[];
+  /** Tools a final answer waits for (called, whatever their result), each when its condition holds (metadata.answer-after). */
+  answerAfter?: readonly AnswerAfter[];
   /** How this skill's react turns ask for tool calls (metadata.tool-calls); unset: the loop's default. */
   toolCalls?: 'native' | 'json_schema';
   /**
@@ -65,10 +73,7 @@ export interface ModelLoopConfig {
   skill(name: string): ReactSkill | undefined;
   /** A catalog tool as the model sees it (name, description, parameter schema). */
   toolSpec(name: string): PromptTool | undefined;
-  /**
-   * A catalog tool's identity parameters (`identity_parameters`): values a model's call may carry only
-   * when the run was given them (checks.ts). Unset: no tool has any.
-   */
+  /** A catalog tool's `identity_parameters`: values a call may carry only when the run was given them (checks.ts). Unset: none. */
   identityParameters?(tool: string): readonly string[];
   /** Whether a catalog tool changes something (`side_effects`): an answer that says something was done needs a verified result of one (checks.ts). Unset: no such check. */
   sideEffects?(tool: string): boolean;
@@ -76,17 +81,11 @@ export interface ModelLoopConfig {
   responseSchema?(tool: string): Record<string, unknown> | undefined;
   /** The runtime's rules, the first part of every system prompt. */
   system: string;
-  /**
-   * Sampling parameters (TAO_LLM_PARAMS): `chat` sends `temperature: 0` and `max_tokens`;
-   * `reasoning` sends `max_completion_tokens` and no temperature (reasoning models refuse both). Default chat.
-   */
+  /** TAO_LLM_PARAMS: `chat` sends `temperature: 0` and `max_tokens`; `reasoning` `max_completion_tokens` only (reasoning models refuse both). */
   params?: 'chat' | 'reasoning';
   /** How react turns ask for tool calls when the skill names no mode (TAO_LLM_TOOL_CALLS). Default native. */
   toolCalls?: 'native' | 'json_schema';
-  /**
-   * The models Action's model tools ask (TAO_LLM_MODEL, TAO_LLM_FALLBACK_MODEL): what answered when
-   * a completion does not name its model, by the tool that answered (`fallbackTool`: the fallback's).
-   */
+  /** The models Action asks (TAO_LLM_MODEL, TAO_LLM_FALLBACK_MODEL): who answered a completion naming none, by tool (`fallbackTool`). */
   models?: { primary?: string; fallback?: string; fallbackTool?: string };
   /** The price table (TAO_LLM_PRICES, below): with it, every model answer is priced and the run's cost recorded. */
   prices?: PriceTable;
@@ -146,11 +145,7 @@ export interface ModelState {
    * `TAO_REFLECT_AFTER + 1` in a row): its next turn offers only `ask_customer`. Unset: every tool.
    */
   ask_only?: boolean;
-  /**
-   * Tools the model asked for again after their verified result (a refused `repeated_call`): its later
-   * turns do not offer them (their results stay in the prompt), until a customer's reply. Unset: none.
-   * Small models (Qwen2.5-Coder-0.5B) otherwise ask for the same call turn after turn.
-   */
+  /** Tools asked for again after their verified result (`repeated_call`): not offered until a customer's reply. Unset: none. */
   withheld?: string[];
   /** What the model's answers cost so far (rejected answers included), with a price table; and per model. */
   cost?: number;

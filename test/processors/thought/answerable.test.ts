@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { onObservation, onTask } from '../../../processors/thought/core.ts';
 import type { ReactSkill } from '../../../processors/thought/model/state.ts';
+import { parseAnswerAfter } from '../../../processors/thought/skills.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
 import { answered, calling, observed, reactLoop, requestOf, resulted } from './react-fixtures.ts';
@@ -79,4 +80,64 @@ test('a skill that names no grounded-by tool may answer from its first turn', ()
   assert.deepEqual(branches(constrained), ['tool', 'final_answer', 'ask_customer']);
   const [native] = firstTwoTurns(skill(undefined, 'native'));
   assert.equal(native.tool_choice, 'auto');
+});
+
+test("answer-after: a shipped order's answer waits until shipping.track was called (the 1.5B answered without tracking); a placed order's does not", () => {
+  const tracked: ReactSkill = {
+    ...skill(['orders.get'], 'json_schema'),
+    allowedTools: ['orders.get', 'shipping.track'],
+    answerAfter: [{ tool: 'shipping.track', when: { tool: 'orders.get', field: 'status', values: ['shipped', 'delivered'] } }],
+  };
+  const c = thoughtConfig(world, { planner, model: reactLoop(world, tracked) });
+  const first = onTask(task('Where is my order O-12345678?'), c);
+  const afterCall = onObservation(observed(first, answered(calling(['orders.get', { order_id: 'O-12345678' }]))), c);
+  const body = (d: typeof first) => JSON.parse(requestOf(d)!.steps[0]!.input_json) as Body;
+  const shipped = onObservation(observed(afterCall, resulted('orders.get', { order_id: 'O-12345678', status: 'shipped' })), c);
+  const offersAnswer = (d: typeof first) => branches(body(d)).includes('final_answer');
+  assert.equal(offersAnswer(shipped), false, 'no final answer before the tracking');
+  const placed = onObservation(observed(afterCall, resulted('orders.get', { order_id: 'O-12345678', status: 'placed' })), c);
+  assert.equal(offersAnswer(placed), true, 'a placed order is not tracked: it may answer');
+  // Once the tracking was called (it failed: the answer may say so), the answer is offered.
+  const trackCall = onObservation(observed(shipped, answered(calling(['shipping.track', { order_id: 'O-12345678' }]))), c);
+  const failed = onObservation(
+    observed(trackCall, (req) => [
+      {
+        step_id: req.steps[0]!.step_id,
+        tool: 'shipping.track',
+        valid: false,
+        extracted_data_json: null,
+        confidence_score: 0,
+        error_type: 'server_error',
+        audit_trail: [{ name: 'status_class', passed: false, evidence: 'HTTP 503' }],
+        status_code: 503,
+        response_time_ms: 20,
+        attempts: 3,
+        fallback_from: null,
+      },
+    ]),
+    c,
+  );
+  assert.equal(offersAnswer(failed), true);
+});
+
+test('answer-after in SKILL.md: parsed with its conditions; a tool outside allowed-tools or a malformed entry is a configuration error naming it', () => {
+  const fail = (why: string): never => {
+    throw new Error(why);
+  };
+  assert.deepEqual(
+    parseAnswerAfter(
+      'shipping.track if orders.get.status=shipped|delivered; billing.get_invoice',
+      ['orders.get', 'shipping.track', 'billing.get_invoice'],
+      fail,
+    ),
+    [{ tool: 'shipping.track', when: { tool: 'orders.get', field: 'status', values: ['shipped', 'delivered'] } }, { tool: 'billing.get_invoice' }],
+  );
+  assert.deepEqual(parseAnswerAfter('identity.password_reset if crm.find_customer.customer_id', ['crm.find_customer', 'identity.password_reset'], fail), [
+    { tool: 'identity.password_reset', when: { tool: 'crm.find_customer', field: 'customer_id' } },
+  ]);
+  assert.throws(
+    () => parseAnswerAfter('refunds.create if orders.get.status=shipped', ['orders.get'], fail),
+    /"refunds\.create", which is not in allowed-tools/,
+  );
+  assert.throws(() => parseAnswerAfter('shipping.track when orders.get.status', ['orders.get', 'shipping.track'], fail), /is not "<tool>" or "<tool> if/);
 });
