@@ -186,7 +186,8 @@ test('a changed skill prompt (order-status no longer offers shipping.track): exa
           'allowed-tools: orders.get crm.find_customer orders.latest crm.tier',
         )
         .replace('grounded-by: orders.get orders.latest shipping.track', 'grounded-by: orders.get orders.latest')
-        .replace(' shipping.track.carrier', ''),
+        .replace(' shipping.track.carrier', '')
+        .replace(/\n  answer-after: .*/, ''),
     );
   });
   const tool = await requestsAt(tools);

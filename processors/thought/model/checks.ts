@@ -43,7 +43,7 @@ export function finalAnswerProblem(
   state: ModelState,
   outputs: Outputs,
 ): { error: 'ungrounded' | 'unsupported_fact' | 'wrong_language' | 'incomplete_answer'; evidence: string } | null {
-  const why = ungrounded(ctx.skill, ctx.plan, outputs);
+  const why = ungrounded(ctx.skill, ctx.plan, outputs, refusedTools(state));
   if (why) return { error: 'ungrounded', evidence: why };
   // The customer reads the answer: it is written in the ticket's language when both are clear.
   const asked = languageOf(state.opening ?? ctx.run.task_text);
@@ -107,27 +107,33 @@ const RUNTIME_FEEDBACK = [
 /**
  * Whether a final answer could be grounded now: one of the skill's grounded-by tools (if it names
  * any) has returned a verified result in this run, and every tool its answer-after names, whose
- * condition holds, was called. Until then a turn offers no final answer (prompt.ts `answerable`).
+ * condition holds, was called (or refused by a policy: `tried`). Until then a turn offers no final
+ * answer (prompt.ts `answerable`).
  */
-export function groundable(skill: Pick<ReactSkill, 'groundedBy' | 'answerAfter'>, plan: Plan, outputs: Outputs): boolean {
-  return ungrounded(skill, plan, outputs) === null;
+export function groundable(skill: Pick<ReactSkill, 'groundedBy' | 'answerAfter'>, plan: Plan, outputs: Outputs, tried: readonly string[] = []): boolean {
+  return ungrounded(skill, plan, outputs, tried) === null;
+}
+
+/** Tools whose calls a policy refused in this run (their `policy_violation` evidence names them): the answer may say why. */
+export function refusedTools(state: Pick<ModelState, 'rejected'>): string[] {
+  return state.rejected.flatMap((r) => (r.error === 'policy_violation' ? [...r.evidence.matchAll(/refuses call \d+, (\S+) /g)].map((m) => m[1]!) : []));
 }
 
 /** Why a final answer is not grounded yet (null when it is: {@link groundable}). */
-function ungrounded(skill: Pick<ReactSkill, 'groundedBy' | 'answerAfter'>, plan: Plan, outputs: Outputs): string | null {
+function ungrounded(skill: Pick<ReactSkill, 'groundedBy' | 'answerAfter'>, plan: Plan, outputs: Outputs, tried: readonly string[]): string | null {
   const steps = plan.steps.filter((s) => !isModelStep(s.id));
   const needed = skill.groundedBy ?? [];
   if (needed.length && !steps.some((s) => needed.includes(s.tool) && outputs[s.id] !== undefined))
     return `a final answer needs a verified result of ${needed.join(' or ')} first, and none has one yet: call the tool, or ask the customer for what it needs`;
-  const waiting = pendingAnswerAfter(skill.answerAfter ?? [], steps, outputs);
+  const waiting = pendingAnswerAfter(skill.answerAfter ?? [], steps, outputs, tried);
   return waiting.length ? `a final answer needs ${waiting.join(', ')} first: call it before answering` : null;
 }
 
 /** The answer-after tools never called whose condition holds, each as `<tool>` or `<tool> (<condition's tool>'s <field> is <value>)`. */
-function pendingAnswerAfter(entries: NonNullable<ReactSkill['answerAfter']>, steps: Plan['steps'], outputs: Outputs): string[] {
+function pendingAnswerAfter(entries: NonNullable<ReactSkill['answerAfter']>, steps: Plan['steps'], outputs: Outputs, tried: readonly string[]): string[] {
   const out: string[] = [];
   for (const e of entries) {
-    if (steps.some((s) => s.tool === e.tool) || out.some((o) => o === e.tool || o.startsWith(`${e.tool} `))) continue;
+    if (tried.includes(e.tool) || steps.some((s) => s.tool === e.tool) || out.some((o) => o === e.tool || o.startsWith(`${e.tool} `))) continue;
     if (!e.when) {
       out.push(e.tool);
       continue;

@@ -45,7 +45,7 @@ import {
   type TurnContext,
   type TurnMode,
 } from './state.ts';
-import { groundable } from './checks.ts';
+import { groundable, refusedTools } from './checks.ts';
 import { languageOf, type Language } from '../reading.ts';
 import { PLAN_TURN_RULES, buildPrompt, notes, promptTurns, promptUndercount, promptWindow } from './prompt.ts';
 
@@ -220,10 +220,17 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
   const toolCalls = skill.toolCalls ?? loop.toolCalls ?? 'native';
   const window = promptWindow(skill.contextWindow, state);
   // Before a grounded-by tool has answered, a final answer could not stand: the turn offers calls only.
-  const answerable = !state.ask_only && groundable(skill, ctx.plan, ctx.outputs);
+  const answerable = !state.ask_only && groundable(skill, ctx.plan, ctx.outputs, refusedTools(state));
   const built = buildPrompt(
     {
-      system: mode === 'plan' ? `${loop.system}\n\n${PLAN_TURN_RULES}` : state.ask_only ? `${loop.system}\n\n${ASK_ONLY_RULES}` : loop.system,
+      system:
+        mode === 'plan'
+          ? `${loop.system}\n\n${PLAN_TURN_RULES}`
+          : mode === 'reflection'
+            ? `${loop.system}\n\n${REFLECTION_TURN_RULES}`
+            : state.ask_only
+              ? `${loop.system}\n\n${ASK_ONLY_RULES}`
+              : loop.system,
       skill: { ref: state.skill, prompt: skill.prompt, tools: offeredTools(skill, state).flatMap((t) => loop.toolSpec(t) ?? []) },
       // After a reply the run's text holds it too; the conversation opens with the original text and the reply follows the question.
       task: state.opening ?? run.task_text,
@@ -299,6 +306,15 @@ function offeredTools(skill: ReactSkill, state: ModelState): string[] {
   if (state.ask_only) return [];
   return state.withheld?.length ? skill.allowedTools.filter((t) => !state.withheld!.includes(t)) : [...skill.allowedTools];
 }
+
+/** What a reflection turn adds to the runtime's rules: what each action of the answer makes the run do next. */
+const REFLECTION_TURN_RULES = [
+  'This turn is a reflection turn: do not call tools and do not answer the customer. Judge the run so far on each dimension, then choose one action:',
+  '- retry_with_changed_input: call the failed tool again in the next turn, with corrected input if the input was wrong; a timeout or a server error (5xx) is often passing, and the same input may be kept;',
+  '- change_plan: reach the answer another way (other tools, another order);',
+  '- ask_person: hand the run to a person, when a person must check or decide something;',
+  '- escalate or fail: end the run, when it cannot succeed.',
+].join('\n');
 
 /** What a turn that may only ask the customer adds to the rules (ModelState.ask_only). */
 const ASK_ONLY_RULES =

@@ -250,6 +250,11 @@ describe('react runs', () => {
       tools?: unknown;
     };
     assert.match(body.messages[0]!.content!, /^Skill: order-status@1\nTurn: reflection\n/);
+    assert.match(
+      body.messages[0]!.content!,
+      /reflection turn: .*\n- retry_with_changed_input: call the failed tool again .*a timeout or a server error \(5xx\) is often passing/,
+      'the rules say what each action makes the run do',
+    );
     assert.equal(body.response_format.json_schema.name, 'reflection');
     assert.equal(body.tools, undefined);
     const reflection = {
