@@ -104,7 +104,8 @@ export const QWEN_15B: LocalModel = {
       ['6190a4ffcb96fec023c8086464e7c9d0ec9c7061efc39fec19142bdef186768a', 16_315_968],
     ]),
   },
-  template: 'own',
+  // Its own template shows the call format with doubled braces, which it copies ({{"name": …}}}}): ours writes JSON.
+  template: 'chatml-tools',
   role: 'the default: picks the right tool with the right arguments; 15-17 tokens/s on 2 cores',
 };
 
@@ -126,7 +127,7 @@ export const QWEN_05B: LocalModel = {
       ['46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e', 45_755_264],
     ]),
   },
-  template: 'own',
+  template: 'chatml-tools',
   role: 'the fast one, for quick runs: 2-3 times the speed of the 1.5B, weaker at multi-turn runs',
 };
 

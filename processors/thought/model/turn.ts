@@ -276,9 +276,10 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
     ...(built.tools.length
       ? {
           tools: built.tools,
-          // `required` while no final answer is offered: a server that decodes under it (llama.cpp's
-          // grammar) writes a call, where a small model would otherwise answer in invented prose.
-          tool_choice: mode === 'plan' ? 'none' : mode === 'react' && !answerable ? 'required' : 'auto',
+          // Never `required`: llama.cpp 0.94's grammar under it lets Qwen2.5-Coder write its call as
+          // text, then newlines up to max_tokens (infra/README.md). A turn that may not answer yet
+          // offers no final_answer tool, and a prose answer is refused as ungrounded.
+          tool_choice: mode === 'plan' ? 'none' : 'auto',
           ...(mode === 'plan' ? {} : { parallel_tool_calls: true }),
         }
       : {}),
