@@ -66,7 +66,7 @@ export interface RolloutReport {
 }
 
 /** Runs `tao manifest|rollout` in this process (the command users run); its stdout, or an error with its stderr. */
-async function tao(command: 'manifest' | 'rollout', args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+export async function tao(command: 'manifest' | 'rollout', args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const out: string[] = [];
   const err: string[] = [];
   const [log, error] = [console.log, console.error];

@@ -13,7 +13,6 @@ import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { releaseCommand } from '../../cli/release-command.ts';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
 import { startConsole, type RunningConsole } from '../../console/cli.ts';
 import type { ManifestRates } from '../../observability/release-rates.ts';
@@ -23,6 +22,7 @@ import { runBucket } from '../../runtime/release/watcher.ts';
 import type { Outcome, Task } from '../../schemas/types.gen.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { StageFleet, followOutcomes, freshCluster, type TestCluster } from '../helpers/cluster.ts';
+import { tao as taoCommand } from '../../bench/lib/chaos-rollouts.ts';
 
 let cluster: TestCluster;
 let tools: ToolServer;
@@ -31,22 +31,7 @@ let ui: RunningConsole | undefined;
 let active: string;
 let candidate: string;
 
-/** Runs `tao manifest|rollout` in this process; its stdout, or a failure with its stderr. */
-async function tao(command: 'manifest' | 'rollout', args: string[]): Promise<string> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const [log, error] = [console.log, console.error];
-  console.log = (...a: unknown[]) => void out.push(a.join(' '));
-  console.error = (...a: unknown[]) => void err.push(a.join(' '));
-  let code;
-  try {
-    code = await releaseCommand(command, args, cluster.env);
-  } finally {
-    [console.log, console.error] = [log, error];
-  }
-  assert.equal(code, 0, `tao ${command} ${args.join(' ')}: ${err.join('\n')}`);
-  return out.join('\n').trim();
-}
+const tao = (command: 'manifest' | 'rollout', args: string[]) => taoCommand(command, args, cluster.env);
 
 /** `n` new runs whose ids the canary at 50% sends to the candidate (`toCandidate`) or to the active release. */
 function runsFor(toCandidate: boolean, n: number): Task[] {

@@ -10,7 +10,6 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { releaseCommand } from '../../cli/release-command.ts';
 import { buildTask } from '../../client/tasks.ts';
 import { startModelSim, type ModelSim } from '../../model-sim/server.ts';
 import { replayCommand } from '../../replay/cli.ts';
@@ -18,24 +17,13 @@ import { packagePath } from '../../runtime/paths.ts';
 import type { ThoughtRequest } from '../../schemas/types.gen.ts';
 import { runTasks, scanToEnd, startLoop, type RunningLoop } from '../helpers/cluster.ts';
 import { runCli } from '../replay/helpers.ts';
+import { tao as taoCommand } from '../../bench/lib/chaos-rollouts.ts';
 
 let sim: ModelSim;
 let loop: RunningLoop;
 const LINE = 'Candidate release: greet the customer by the word Ahoy.';
 
-async function tao(command: 'manifest' | 'rollout', args: string[]): Promise<string> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const [log, error] = [console.log, console.error];
-  console.log = (...a: unknown[]) => void out.push(a.join(' '));
-  console.error = (...a: unknown[]) => void err.push(a.join(' '));
-  try {
-    assert.equal(await releaseCommand(command, args, loop.cluster.env), 0, `tao ${command} ${args.join(' ')}: ${err.join('\n')}`);
-  } finally {
-    [console.log, console.error] = [log, error];
-  }
-  return out.join('\n').trim();
-}
+const tao = (command: 'manifest' | 'rollout', args: string[]) => taoCommand(command, args, loop.cluster.env);
 
 before(async () => {
   sim = await startModelSim({ port: 0 });

@@ -13,7 +13,6 @@ import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { releaseCommand } from '../../cli/release-command.ts';
 import { replayCommand } from '../../replay/cli.ts';
 import { runCli } from '../replay/helpers.ts';
 import { buildTask, submitTasks } from '../../client/tasks.ts';
@@ -23,6 +22,7 @@ import { runBucket } from '../../runtime/release/watcher.ts';
 import type { Outcome, Task, ThoughtRequest } from '../../schemas/types.gen.ts';
 import { startToolServer, type ToolServer } from '../../tool-server/server.ts';
 import { StageFleet, followOutcomes, freshCluster, scanToEnd, type TestCluster } from '../helpers/cluster.ts';
+import { tao as taoCommand } from '../../bench/lib/chaos-rollouts.ts';
 
 let cluster: TestCluster;
 let tools: ToolServer;
@@ -31,22 +31,7 @@ let active: string;
 let candidate: string;
 let thoughtPids: number[];
 
-/** Runs `tao manifest|rollout` in this process; its stdout, or a failure with its stderr. */
-async function tao(command: 'manifest' | 'rollout', args: string[]): Promise<string> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const [log, error] = [console.log, console.error];
-  console.log = (...a: unknown[]) => void out.push(a.join(' '));
-  console.error = (...a: unknown[]) => void err.push(a.join(' '));
-  let code;
-  try {
-    code = await releaseCommand(command, args, cluster.env);
-  } finally {
-    [console.log, console.error] = [log, error];
-  }
-  assert.equal(code, 0, `tao ${command} ${args.join(' ')}: ${err.join('\n')}`);
-  return out.join('\n').trim();
-}
+const tao = (command: 'manifest' | 'rollout', args: string[]) => taoCommand(command, args, cluster.env);
 
 const newRuns = (prefix: string, n: number): Task[] =>
   Array.from({ length: n }, (_, i) =>
