@@ -121,22 +121,21 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
     if (next.invalid_streak >= bounds.reflectAfter + 1) {
       // A model that keeps guessing an id the ticket lacks gets one turn in which it can only ask for it.
       if (error === 'unsupported_argument' && !next.ask_only) return modelTurn({ ...failed, state: { ...next, ask_only: true } }, 'react');
-      if (error === 'ungrounded' || error === 'unsupported_fact')
-        return endTurn(failed, 'escalated', 'ungrounded', `the model's last ${next.invalid_streak} answers were not grounded: ${evidence.slice(0, 200)}`);
-      if (error === 'repeated_call')
-        return endTurn(
-          failed,
-          'budget_exhausted',
-          'model_repeat',
-          `the model's last ${next.invalid_streak} answers asked again for calls it had the results of: ${evidence.slice(0, 200)}`,
-        );
+      // The streak may mix refusals: the reason names them all, and the last decides how the run ends.
+      const kinds = next.rejected.slice(-next.invalid_streak).map((r) => r.error);
+      const said = (what: string) =>
+        new Set(kinds).size > 1
+          ? `the model's last ${next.invalid_streak} answers were refused (${kinds.join(', ')}); the last ${what}: ${evidence.slice(0, 200)}`
+          : `the model's last ${next.invalid_streak} answers ${what}: ${evidence.slice(0, 200)}`;
+      if (error === 'ungrounded' || error === 'unsupported_fact') return endTurn(failed, 'escalated', 'ungrounded', said('were not grounded'));
+      if (error === 'repeated_call') return endTurn(failed, 'budget_exhausted', 'model_repeat', said('asked again for calls it had the results of'));
       // An answer the customer could not read, or one that leaves out what it must say, is a person's to write, not a failure of the run.
       if (error === 'wrong_language' || error === 'incomplete_answer')
         return endTurn(
           failed,
           'escalated',
           'model_invalid',
-          `the model's last ${next.invalid_streak} answers ${error === 'wrong_language' ? "were not in the ticket's language" : 'left out what the skill says an answer states'}: ${evidence.slice(0, 200)}`,
+          said(error === 'wrong_language' ? "were not in the ticket's language" : 'left out what the skill says an answer states'),
         );
       return endTurn(failed, 'failed', 'model_invalid', `the model's last ${next.invalid_streak} answers were rejected (${error}: ${evidence.slice(0, 200)})`);
     }

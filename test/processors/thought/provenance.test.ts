@@ -72,7 +72,7 @@ test('the model that keeps guessing ids never completes: after the streak its ne
     body.tools.map((t) => t.function.name),
     ['ask_customer'],
   );
-  assert.equal(body.tool_choice, 'required');
+  assert.equal(body.tool_choice, 'auto', 'never required: llama.cpp 0.94 then writes the call as text and newlines (infra/README.md)');
   assert.match(body.messages[0]!.content, /Do not guess one: ask the customer for it/);
   const asked = onObservation(observed(d, answered({ kind: 'ask', question: 'What is your order id?', usage: USAGE })), config);
   assert.deepEqual([outcomeOf(asked)!.status, outcomeOf(asked)!.reason_code], ['awaiting_input', 'needs_input']);
