@@ -186,7 +186,7 @@ export interface TurnTool {
  * @param answerable false while no tool result could ground a final answer (the skill's grounded-by
  *   tools have none): the schema then has no final-answer branch.
  */
-export function turnSchema(tools: readonly TurnTool[], output?: Record<string, unknown>, answerable = true): Record<string, unknown> {
+export function turnSchema(tools: readonly TurnTool[], output?: Record<string, unknown>, answerable = true, askable = true): Record<string, unknown> {
   const text = { type: 'string', minLength: 1 };
   return {
     anyOf: [
@@ -199,7 +199,7 @@ export function turnSchema(tools: readonly TurnTool[], output?: Record<string, u
       // With the skill's output schema, the final answer is an object of that schema, not text.
       // Before any tool result could ground it, no final answer is offered at all.
       ...(answerable ? [{ type: 'object', additionalProperties: false, required: ['final_answer'], properties: { final_answer: output ?? text } }] : []),
-      { type: 'object', additionalProperties: false, required: ['ask_customer'], properties: { ask_customer: text } },
+      ...(askable ? [{ type: 'object', additionalProperties: false, required: ['ask_customer'], properties: { ask_customer: text } }] : []),
     ],
   };
 }

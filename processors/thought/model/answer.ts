@@ -359,7 +359,8 @@ export function onReflection(ctx: TurnContext, r: ModelReflection, turn: number)
     case 'fail':
       return endTurn(reflected, 'failed', 'reflection', `the model found no way forward: ${r.reason}`);
     default:
-      return modelTurn(reflected, nextTurnMode(next));
+      // The model decided to act (retry, re-plan): its next turn offers calls only, so it does what it decided.
+      return modelTurn({ ...reflected, state: { ...next, act_next: true } }, nextTurnMode(next));
   }
 }
 

@@ -129,6 +129,8 @@ export interface PromptInput {
    * branch in the constrained schema, no `final_answer` tool), and says why. Default true.
    */
   answerable?: boolean;
+  /** False: a react turn offers no `ask_customer` either (the turn after a reflection that chose to act). Default true. */
+  askable?: boolean;
   /** The ticket's language when it is clear and not English (reading.ts): the prompt says to answer in it. */
   language?: Language;
 }
@@ -296,7 +298,11 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
     input.mode === 'reflection'
       ? []
       : input.mode === 'react'
-        ? [...input.skill.tools, ASK_CUSTOMER_TOOL, ...(input.output && answerable ? [finalAnswerTool(input.output)] : [])]
+        ? [
+            ...input.skill.tools,
+            ...(input.askable === false ? [] : [ASK_CUSTOMER_TOOL]),
+            ...(input.output && answerable ? [finalAnswerTool(input.output)] : []),
+          ]
         : input.skill.tools;
   const wireTools: WireTool[] = offered.map((t) => ({
     type: 'function',
@@ -460,6 +466,7 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
                       .map((t) => ({ wire: t.function.name, parameters: t.function.parameters })),
                     input.output,
                     answerable,
+                    input.askable !== false,
                   ),
                 },
               }

@@ -147,6 +147,7 @@ export interface ModelState {
   ask_only?: boolean;
   /** Tools asked for again after their verified result (`repeated_call`): not offered until a customer's reply. Unset: none. */
   withheld?: string[];
+  act_next?: boolean; // set by a reflection choosing to retry or re-plan: the next react turn offers calls only
   /** What the model's answers cost so far (rejected answers included), with a price table; and per model. */
   cost?: number;
   costs?: Record<string, number>;

@@ -220,7 +220,9 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
   const toolCalls = skill.toolCalls ?? loop.toolCalls ?? 'native';
   const window = promptWindow(skill.contextWindow, state);
   // Before a grounded-by tool has answered, a final answer could not stand: the turn offers calls only.
-  const answerable = !state.ask_only && groundable(skill, ctx.plan, ctx.outputs, refusedTools(state));
+  // After the model's reflection chose to act, this turn offers calls only (ModelState.act_next).
+  const acting = mode === 'react' && state.act_next === true;
+  const answerable = !state.ask_only && !acting && groundable(skill, ctx.plan, ctx.outputs, refusedTools(state));
   const built = buildPrompt(
     {
       system:
@@ -241,12 +243,14 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
       toolCalls,
       ...(skill.outputSchema ? { output: skill.outputSchema } : {}),
       answerable,
+      ...(acting ? { askable: false } : {}),
       ...languageHint(state.opening ?? run.task_text),
     },
     window,
   );
   const tokensOfTurn = { turn, ...built.tokens, ...(window !== skill.contextWindow ? { window } : {}) };
-  const next: ModelState = { ...state, turn_tokens: [...state.turn_tokens.filter((t) => t.turn !== turn), tokensOfTurn] };
+  const { act_next: _acting, ...unacted } = state;
+  const next: ModelState = { ...unacted, turn_tokens: [...state.turn_tokens.filter((t) => t.turn !== turn), tokensOfTurn] };
   if (built.overflow)
     return endTurn(
       { ...ctx, state: next },

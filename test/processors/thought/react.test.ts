@@ -293,9 +293,28 @@ describe('react runs', () => {
       reason: 'try the order id without its prefix',
     } as const;
     d = onObservation(observed(d, answer({ kind: 'reflection', reflection: retry, usage })), c);
-    const body = JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null }> };
+    const body = JSON.parse(request(d)!.steps[0]!.input_json) as {
+      messages: Array<{ role: string; content: string | null }>;
+      tools?: Array<{ function: { name: string } }>;
+    };
     assert.ok(
       body.messages.some((m) => m.role === 'system' && /reflection \(retry_with_changed_input\): try the order id without its prefix/.test(m.content ?? '')),
+    );
+    // The model decided to act: the turn right after offers calls only (no question to the customer), as the real 1.5B asked one instead.
+    assert.deepEqual(
+      body.tools?.map((t) => t.function.name),
+      ['orders__get', 'shipping__track'],
+    );
+    d = onObservation(observed(d, answer(calls(['orders.get', { order_id: '12345678' }]))), c);
+    d = onObservation(
+      observed(d, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'placed' })]),
+      c,
+    );
+    const after = JSON.parse(request(d)!.steps[0]!.input_json) as { tools?: Array<{ function: { name: string } }> };
+    assert.deepEqual(
+      after.tools?.map((t) => t.function.name),
+      ['orders__get', 'shipping__track', 'ask_customer'],
+      'one turn only',
     );
   });
 
