@@ -30,7 +30,7 @@ export interface TextModelManifest {
   model_sha256: string;
   adoption_threshold?: number;
   routing_threshold?: number;
-  /** The text pre-step the model was trained with (the intent router's `ticket-focus-v1`), if any. */
+  /** The text pre-step the model was trained with (the intent router's `ticket-focus-v2`), if any. */
   pre_step?: string | null;
 }
 
