@@ -258,7 +258,12 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
     case 'tool_calls': {
       const again = repeatedCalls(answer.calls, ctx.plan, outputs);
       // Its later turns no longer offer the tools it asked for again (their results stay in the prompt).
-      if (again) return reject('repeated_call', again, run, { ...next, invalid_streak: state.invalid_streak, withheld: withholding(next, answer.calls) });
+      // A repeat that withholds a tool is absorbed so: it leaves the streak of refusals as it was.
+      if (again) {
+        const withheld = withholding(next, answer.calls);
+        const absorbed = withheld.length > (next.withheld?.length ?? 0);
+        return reject('repeated_call', again, run, { ...next, invalid_streak: state.invalid_streak - (absorbed ? 1 : 0), withheld });
+      }
       return unproven(answer.calls) ?? dispatchCalls(accepted, turn, answer, bounds);
     }
     case 'route':

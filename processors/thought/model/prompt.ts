@@ -399,6 +399,9 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
     });
     // Never end on the assistant's turn: a server would continue it as a prefill (llama.cpp) or refuse it.
     if (all.at(-1)?.role === 'assistant') push({ role: 'user', content: 'Continue.' }, history);
+    // A small model heeds the last message most: the ticket's language is asked for there too.
+    const last = all.at(-1);
+    if (input.language && last?.role === 'user') last.content = `${last.content ?? ''}\n(Write the final answer in ${LANGUAGE_NAMES[input.language]}.)`;
     const sum = (ms: ChatMessage[]) => ms.reduce((n, m) => n + messageTokens(m), 0);
     const notesTokens = notes ? estimateTokens(notes) : 0;
     return { all, notes, historyTokens: sum(history) + notesTokens, resultsTokens: sum(results) };

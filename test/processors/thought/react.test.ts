@@ -215,8 +215,10 @@ describe('react runs', () => {
     const said = (JSON.parse(next[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
     assert.match(said, /repeated_call.*orders\.get \{"order_id":"O-12345678"\} was already called in this run and its result is above/);
     assert.deepEqual(offered(d), ['shipping__track', 'ask_customer'], 'the tool asked for again is withheld: its result is above');
-    for (let i = 0; i < 3 && !outcome(d); i++) d = onObservation(observed(d, lookup), c);
+    let more = 0;
+    for (; more < 5 && !outcome(d); more++) d = onObservation(observed(d, lookup), c);
     assert.deepEqual([outcome(d)!.status, outcome(d)!.reason_code], ['budget_exhausted', 'model_repeat']);
+    assert.equal(more, 3, 'the repeat that withheld the tool did not count: three more refusals in a row end the run (TAO_REFLECT_AFTER 2)');
 
     // A native call of the withheld tool is refused by Observation's gate as not offered: Thought counts it as the repeat it is.
     const notOffered = (req: ThoughtRequest) => [
