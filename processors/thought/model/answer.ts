@@ -211,6 +211,12 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
     // The outcome names the model that answered it, and the model it stood in for when a fallback did.
     const by = { model: answeredModel(verdict, answer, skill, loop), ...(verdict.fallback_from ? { fallback_from: verdict.fallback_from } : {}) };
     // A structured answer (the skill's output schema, checked by the gate) is the outcome's result, beside the text.
+    // A write the customer asked for did not happen (its last call failed): a person decides what to tell them; the answer is their draft.
+    const unmade = !missing && failedWrite(ctx);
+    if (unmade)
+      return endTurn(accepted, 'escalated', 'step_failed', `${unmade}; the model's answer is kept as a draft for the person who takes the run`, {
+        output: JSON.stringify({ draft: answer.content, skill: state.skill, turns: state.turns, tokens, ...by }),
+      });
     if (!missing)
       return endTurn(accepted, 'completed', 'completed', `the model answered after ${state.turns} turn(s)`, {
         output: JSON.stringify({ answer: answer.content, skill: state.skill, turns: state.turns, tokens, ...by }),
@@ -384,4 +390,23 @@ function withholding(state: ModelState, calls: ReadonlyArray<{ tool: string }>):
 function withheldNamed(evidence: string, state: ModelState): string | null {
   const named = /names "([^"]+)", which this skill does not offer/.exec(evidence)?.[1];
   return named ? (state.withheld?.find((t) => t === named || toWireName(t) === named) ?? null) : null;
+}
+
+/**
+ * A tool with side effects whose last call in the run failed (no later call of it succeeded), as
+ * `refunds.create failed (client_error) and was not made`; null when none did. Such a run's answer can
+ * only explain a deed that did not happen: Observation never turns an error into a friendly story.
+ * A denied approval or a policy's refusal is a decision, not a failure: the answer may explain it.
+ */
+function failedWrite(ctx: TurnContext): string | null {
+  const last = new Map<string, string>();
+  for (const step of ctx.plan.steps) {
+    if (isModelStep(step.id) || !ctx.loop.sideEffects?.(step.tool)) continue;
+    const error = ctx.run.error_history[step.id]?.at(-1)?.split(':')[0];
+    // A person's denial or a policy's refusal is a decision the answer may explain, not a failure.
+    if (ctx.outputs[step.id] !== undefined || error === 'approval_denied' || error === 'policy_violation') last.delete(step.tool);
+    else if (error) last.set(step.tool, error);
+  }
+  const [tool, error] = [...last.entries()][0] ?? [];
+  return tool ? `${tool} failed (${error}) and was not made` : null;
 }

@@ -72,3 +72,30 @@ test("an answer that repeats the runtime's feedback is refused, not completed", 
   const state = JSON.parse(requestOf(echoed)!.run.model_state_json!) as { rejected: Array<{ error: string; evidence: string }> };
   assert.match(state.rejected.at(-1)!.evidence, /repeats the runtime's feedback \("is in no verified result or the ticket"\)/);
 });
+
+test('a final answer after a write that failed (the refund refused with 409) escalates with the answer as a draft: the 1.5B explained a refund that was not made with a reason no tool gave', () => {
+  const t1 = onTask(task("I can't log in, my email is li.lei@example.com"), config);
+  const w1 = onObservation(observed(t1, answered(calling(['crm.find_customer', { email: 'li.lei@example.com' }]))), config);
+  const t2 = onObservation(observed(w1, resulted('crm.find_customer', { customer_id: 'C-100200', name: 'Li Lei' })), config);
+  const w3 = onObservation(observed(t2, answered(calling(['identity.password_reset', { customer_id: 'C-100200' }]))), config);
+  const refused = (req: Parameters<Parameters<typeof observed>[1]>[0]) => [
+    {
+      step_id: req.steps[0]!.step_id,
+      tool: 'identity.password_reset',
+      valid: false,
+      extracted_data_json: null,
+      confidence_score: 0,
+      error_type: 'rate_limited' as const,
+      audit_trail: [{ name: 'status_class', passed: false, evidence: 'HTTP 429' }],
+      status_code: 429,
+      response_time_ms: 20,
+      attempts: 3,
+      fallback_from: null,
+    },
+  ];
+  const t4 = onObservation(observed(w3, refused), config);
+  const o = outcomeOf(onObservation(observed(t4, answered(final('The reset could not be started just now; please try again later.'))), config))!;
+  assert.deepEqual([o.status, o.reason_code], ['escalated', 'step_failed']);
+  assert.match(o.reason, /^identity\.password_reset failed \(rate_limited\) and was not made; the model's answer is kept as a draft/);
+  assert.equal((JSON.parse(o.output_json!) as { draft: string }).draft, 'The reset could not be started just now; please try again later.');
+});
