@@ -31,7 +31,7 @@ export interface Pattern {
  * often as it takes the rule-based reflection to call for a new plan (TAO_REFLECT_AFTER, default
  * 2). Reflexion's order lookup times out once (the first tool every model calls: the real 1.5B
  * answers a delivered order without tracking it), and with TAO_REFLECT_AFTER=1 the next turn is the
- * model's reflection, which must make the run look the order up again.
+ * model's reflection, after which a tool must answer (the lookup again, or the tracking).
  */
 export const PATTERNS: readonly Pattern[] = [
   {
@@ -162,9 +162,11 @@ export function patternProblems(pattern: Pattern, run: PatternRun | null, faultA
       const own = run.reflections.filter((r) => r.author.startsWith('model:'));
       if (!own.length) problems.push('no model-written reflection in the outcome');
       const failedAt = run.calls.find((c) => c.tool === tool && !c.valid)?.iteration;
+      const reflectedAt = kinds('reflection')[0]?.iteration;
       if (failedAt === undefined) problems.push(`${tool} never failed, so there was nothing to reflect on`);
-      else if (!run.calls.some((c) => c.tool === tool && c.valid && c.iteration > failedAt))
-        problems.push(`${tool} was not called again with success after it failed`);
+      // The reflection changed what the run did next: a call answered after it (the failed tool again, or another way to the answer).
+      else if (reflectedAt !== undefined && !run.calls.some((c) => c.valid && c.iteration > Math.max(failedAt, reflectedAt)))
+        problems.push(`no tool answered after the model's reflection on the failed ${tool}`);
       break;
     }
   }

@@ -48,18 +48,21 @@ test("a model turn's kind is its system message's Turn line, react without one",
   assert.equal(turnKind(body('Skill: order-status@1\nYou are a support agent.\nTurn: plan')), 'react', 'only the second line counts');
 });
 
-test('Reflexion: shown only with a reflection turn, a model-written reflection, and the failed tool answering after it', () => {
+test('Reflexion: shown only with a reflection turn, a model-written reflection, and a tool answering after it', () => {
   const recovered = run({
-    turns: turns('react', 'react', 'reflection', 'react', 'react'),
-    calls: [call('M1_1', 2, 'orders.get', true), call('M2_1', 4, 'shipping.track', false), call('M4_1', 7, 'shipping.track', true)],
+    turns: turns('react', 'reflection', 'react', 'react'),
+    calls: [call('M1_1', 2, 'orders.get', false), call('M3_1', 5, 'orders.get', true)],
     reflections: [reflection('model:order-status@1', 'retry_with_changed_input')],
   });
   assert.deepEqual(patternProblems(pattern('reflexion'), recovered, true), []);
+  // The real 1.5B, after its retry reflection, tracked the order instead of looking it up again, and answered: the reflection changed what the run did.
+  const tracked = run({ ...recovered, calls: [call('M1_1', 2, 'orders.get', false), call('M3_1', 5, 'shipping.track', true)] });
+  assert.deepEqual(patternProblems(pattern('reflexion'), tracked, true), []);
   // Completed, but with "I could not look your order up … A colleague will follow up" after the failure: no Reflexion.
-  const gaveUp = run({ turns: turns('react', 'react', 'reflection', 'react'), calls: recovered.calls.slice(0, 2) });
+  const gaveUp = run({ turns: turns('react', 'reflection', 'react'), calls: recovered.calls.slice(0, 1) });
   assert.deepEqual(patternProblems(pattern('reflexion'), gaveUp, true), [
     'no model-written reflection in the outcome',
-    'shipping.track was not called again with success after it failed',
+    "no tool answered after the model's reflection on the failed orders.get",
   ]);
   assert.deepEqual(patternProblems(pattern('reflexion'), { ...recovered, plannerKind: 'plan-replan' }, true), ['planned by plan-replan, not react']);
 });
