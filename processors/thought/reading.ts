@@ -90,9 +90,13 @@ const ACTION_CLAIMS = [
   /\b(?:I|we)(?:\s+have|'ve)?\s+(?:sent|e-?mailed|reset|refunded|issued|processed|initiated|started|submitted)\b/gi,
   /已(?:经)?(?:发送|寄出|重置|退款|退还|处理|提交|发起)/g,
   /(?:发送|退款|重置)(?:成功|完成)/g,
+  // ja/es/de: deeds of a write tool only; "enviado", "versendet", 送られ of an order are its shipping.
+  /(?:リンク|メール|控え|コピー)(?:が|を)?送(?:られ|信され|付され|信し|付し)|返金(?:しました|されました|済み|が完了)|リセット(?:しました|されました|済み|が完了)|再設定(?:しました|されました)/g,
+  /\b(?:hemos|he|se\s+ha|se\s+han)\s+(?:reembolsado|restablecido)\b|\b(?:hemos|he)\s+enviado\b|\b(?:fue|ha\s+sido)\s+(?:reembolsad[oa]|restablecid[oa])\b|\bse\s+ha\s+enviado\s+(?:un|una|el|la)\s+(?:enlace|correo|copia)\b/gi,
+  /\b(?:wurde|wurden|haben|habe)\s+(?:(?!nicht\b|kein)\S+\s+){0,4}?(?:erstattet|zurückgesetzt)\b|\b(?:Link|E-Mail|Kopie)\s+(?:\S+\s+){0,6}?(?:gesendet|geschickt)\b/gi,
 ];
 /** A negation just before a claim: "no refund has been issued", "尚未退款". */
-const NEGATED = /(?:\b(?:no|not|never|cannot|can't|unable|nothing)\b|n't|未|没有|不)[^.!?。！？]{0,30}$/i;
+const NEGATED = /(?:\b(?:no|not|never|cannot|can't|unable|nothing|nicht|kein\w*|nunca)\b|n't|未|没有|不)[^.!?。！？]{0,30}$/i;
 
 /** The first words of `text` that say something was done, unless negated just before; null when none do. */
 export function claimedAction(text: string): string | null {

@@ -15,7 +15,7 @@
 import type { ObservationResult, Reflection, ReflectionAction, ReflectionDimension, RunState, Verdict } from '../../../schemas/types.gen.ts';
 import { jsonField, jsonObjectField } from '../../../runtime/json-field.ts';
 import { planOfRun, type Plan } from '../../plan.ts';
-import { toWireName, type DimensionVerdict, type ModelAnswer, type ModelReflection } from '../../model-wire.ts';
+import type { DimensionVerdict, ModelAnswer, ModelReflection } from '../../model-wire.ts';
 import { digest, type Outputs, type RunAt, type ThoughtDecision } from '../run-end.ts';
 import { failedEvidence } from '../step-reflection.ts';
 import { mergePlan } from '../replan.ts';
@@ -38,7 +38,7 @@ import {
   type TurnContext,
 } from './state.ts';
 import { dispatchCalls, modelTurn, redispatch, skillUnloaded } from './turn.ts';
-import { finalAnswerProblem, literalInputs, repeatedCalls, unprovenCalls } from './checks.ts';
+import { failedWrite, finalAnswerProblem, literalInputs, questionProblem, repeatedCalls, unprovenCalls, withheldNamed } from './checks.ts';
 import { onRouting } from '../route-turn.ts';
 
 /** A model answer's verdict with one of these was stopped by the gate (a policy too): the model hears why and answers again. */
@@ -254,11 +254,14 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
     return evidence ? reject('unsupported_argument', evidence, run, { ...next, invalid_streak: state.invalid_streak }) : null;
   };
   switch (answer.kind) {
-    case 'ask':
+    case 'ask': {
+      const wrong = questionProblem(answer.question, ctx, outputs);
+      if (wrong) return reject(wrong.error, wrong.evidence, run, { ...next, invalid_streak: state.invalid_streak });
       return endTurn(accepted, 'awaiting_input', 'needs_input', `the model asks the customer: ${answer.question}`, {
         output: JSON.stringify({ question: answer.question, skill: state.skill, turns: state.turns, tokens }),
         missing: ['reply'],
       });
+    }
     case 'reflection':
       return onReflection(accepted, answer.reflection, turn);
     case 'tool_calls': {
@@ -384,29 +387,4 @@ function missingFrom(r: ModelReflection): string[] {
 /** The run's withheld tools with those of `calls` added (ModelState.withheld). */
 function withholding(state: ModelState, calls: ReadonlyArray<{ tool: string }>): string[] {
   return [...new Set([...(state.withheld ?? []), ...calls.map((c) => c.tool)])];
-}
-
-/** The withheld tool a `hallucinated_tool` rejection names (the gate names wire names: `orders__get`), or null. */
-function withheldNamed(evidence: string, state: ModelState): string | null {
-  const named = /names "([^"]+)", which this skill does not offer/.exec(evidence)?.[1];
-  return named ? (state.withheld?.find((t) => t === named || toWireName(t) === named) ?? null) : null;
-}
-
-/**
- * A tool with side effects whose last call in the run failed (no later call of it succeeded), as
- * `refunds.create failed (client_error) and was not made`; null when none did. Such a run's answer can
- * only explain a deed that did not happen: Observation never turns an error into a friendly story.
- * A denied approval or a policy's refusal is a decision, not a failure: the answer may explain it.
- */
-function failedWrite(ctx: TurnContext): string | null {
-  const last = new Map<string, string>();
-  for (const step of ctx.plan.steps) {
-    if (isModelStep(step.id) || !ctx.loop.sideEffects?.(step.tool)) continue;
-    const error = ctx.run.error_history[step.id]?.at(-1)?.split(':')[0];
-    // A person's denial or a policy's refusal is a decision the answer may explain, not a failure.
-    if (ctx.outputs[step.id] !== undefined || error === 'approval_denied' || error === 'policy_violation') last.delete(step.tool);
-    else if (error) last.set(step.tool, error);
-  }
-  const [tool, error] = [...last.entries()][0] ?? [];
-  return tool ? `${tool} failed (${error}) and was not made` : null;
 }

@@ -26,7 +26,7 @@
  */
 import type { RunState } from '../../../schemas/types.gen.ts';
 import type { Plan } from '../../plan.ts';
-import type { ModelAnswer } from '../../model-wire.ts';
+import { toWireName, type ModelAnswer } from '../../model-wire.ts';
 import type { Outputs } from '../run-end.ts';
 import { isModelStep, type ModelState, type ReactSkill, type TurnContext } from './state.ts';
 import { LANGUAGE_NAMES, answerFactProblems, claimedAction, containsToken, factsEvidence, languageOf, omittedStates, statesAnyValue } from '../reading.ts';
@@ -89,6 +89,24 @@ export function finalAnswerProblem(
       evidence: `the answer leaves out ${omitted.map((o) => `${o.tool}'s ${o.field} (${o.value})`).join(', ')}: state ${omitted.length > 1 ? 'them' : 'it'} in the final answer`,
     };
   return null;
+}
+
+/**
+ * Why a question to the customer cannot be asked (null when it can): it says something was done
+ * (a reset link sent) that no tool with side effects did in the run. The 1.5B asked a Japanese
+ * customer a question claiming a reset link had been sent, with the template's placeholders in it.
+ */
+export function questionProblem(question: string, ctx: TurnContext, outputs: Outputs): { error: 'unsupported_fact'; evidence: string } | null {
+  const claim = ctx.loop.sideEffects ? claimedAction(question) : null;
+  if (!claim) return null;
+  const tools = new Map(ctx.plan.steps.map((s) => [s.id, s.tool]));
+  const done = Object.keys(outputs).some((id) => !isModelStep(id) && tools.has(id) && ctx.loop.sideEffects!(tools.get(id)!));
+  return !done
+    ? {
+        error: 'unsupported_fact',
+        evidence: `the question says "${claim}", but no tool that changes anything returned a verified result in this run: ask only what you need to know`,
+      }
+    : null;
 }
 
 /** Phrases of the feedback this file gives the model: an answer holding one repeats it rather than answering. */
@@ -242,4 +260,29 @@ function collectValues(value: unknown, into: Set<string>): void {
   else if (typeof value === 'number' && Number.isFinite(value)) into.add(String(value));
   else if (Array.isArray(value)) for (const v of value) collectValues(v, into);
   else if (value && typeof value === 'object') for (const v of Object.values(value)) collectValues(v, into);
+}
+
+/**
+ * A tool with side effects whose last call in the run failed (no later call of it succeeded), as
+ * `refunds.create failed (client_error) and was not made`; null when none did. Such a run's answer can
+ * only explain a deed that did not happen: Observation never turns an error into a friendly story.
+ * A denied approval or a policy's refusal is a decision, not a failure: the answer may explain it.
+ */
+export function failedWrite(ctx: TurnContext): string | null {
+  const last = new Map<string, string>();
+  for (const step of ctx.plan.steps) {
+    if (isModelStep(step.id) || !ctx.loop.sideEffects?.(step.tool)) continue;
+    const error = ctx.run.error_history[step.id]?.at(-1)?.split(':')[0];
+    // A person's denial or a policy's refusal is a decision the answer may explain, not a failure.
+    if (ctx.outputs[step.id] !== undefined || error === 'approval_denied' || error === 'policy_violation') last.delete(step.tool);
+    else if (error) last.set(step.tool, error);
+  }
+  const [tool, error] = [...last.entries()][0] ?? [];
+  return tool ? `${tool} failed (${error}) and was not made` : null;
+}
+
+/** The withheld tool a `hallucinated_tool` rejection names (the gate names wire names: `orders__get`), or null. */
+export function withheldNamed(evidence: string, state: ModelState): string | null {
+  const named = /names "([^"]+)", which this skill does not offer/.exec(evidence)?.[1];
+  return named ? (state.withheld?.find((t) => t === named || toWireName(t) === named) ?? null) : null;
 }

@@ -99,3 +99,34 @@ test('a final answer after a write that failed (the refund refused with 409) esc
   assert.match(o.reason, /^identity\.password_reset failed \(rate_limited\) and was not made; the model's answer is kept as a draft/);
   assert.equal((JSON.parse(o.output_json!) as { draft: string }).draft, 'The reset could not be started just now; please try again later.');
 });
+
+test('claims of a deed in Japanese, Spanish and German are found; negated ones are not', () => {
+  assert.equal(claimedAction('リセットリンクが送られており、有効期限はexpires_atです。'), 'リンクが送られ');
+  assert.equal(claimedAction('返金しました。'), '返金しました');
+  assert.equal(claimedAction('Se ha enviado una copia de la factura.'), 'Se ha enviado una copia');
+  assert.equal(claimedAction('Eine Kopie der Rechnung wurde an Ihre Adresse gesendet.'), 'Kopie der Rechnung wurde an Ihre Adresse gesendet');
+  assert.equal(claimedAction('Ihr Geld wurde bereits erstattet.'), 'wurde bereits erstattet');
+  // An order's shipping, in words that also mean "sent": a state, not a deed.
+  assert.equal(claimedAction('Su pedido O-12345678 ya fue enviado.'), null);
+  assert.equal(claimedAction('Ihre Bestellung wurde versendet.'), null);
+  assert.equal(claimedAction('商品は送られました。'), null);
+  assert.equal(claimedAction('Der Betrag wurde nicht erstattet.'), null);
+  assert.equal(claimedAction('No se ha enviado nada todavía.'), null);
+  assert.equal(claimedAction('送信しませんでした。'), null);
+});
+
+test('a question to the customer that says a deed was done is sent back: the 1.5B\'s Japanese "a reset link was sent" before any reset', () => {
+  const t1 = onTask(task('ログインできません。登録メールはli.lei@example.comです。'), config);
+  const w1 = onObservation(observed(t1, answered(calling(['crm.find_customer', { email: 'li.lei@example.com' }]))), config);
+  const t2 = onObservation(observed(w1, resulted('crm.find_customer', { customer_id: 'C-100200', name: 'Li Lei' })), config);
+  const asked = onObservation(
+    observed(t2, answered({ kind: 'ask', question: 'リセットリンクが送られており、有効期限はexpires_atで、リセットの参考はreset_idです。', usage: USAGE })),
+    config,
+  );
+  assert.equal(outcomeOf(asked), undefined, 'not parked on that question');
+  const state = JSON.parse(requestOf(asked)!.run.model_state_json!) as { rejected: Array<{ error: string; evidence: string }> };
+  assert.match(state.rejected.at(-1)!.evidence, /the question says "リンクが送られ", but no tool that changes anything returned a verified result/);
+  // A plain question is asked.
+  const plain = onObservation(observed(t2, answered({ kind: 'ask', question: '登録メールをもう一度確認していただけますか？', usage: USAGE })), config);
+  assert.equal(outcomeOf(plain)!.status, 'awaiting_input');
+});
