@@ -187,7 +187,7 @@ test('a changed skill prompt (order-status no longer offers shipping.track): exa
         )
         .replace('grounded-by: orders.get orders.latest shipping.track', 'grounded-by: orders.get orders.latest')
         .replace(' shipping.track.carrier', '')
-        .replace(/\n  answer-after: .*/, ''),
+        .replace(/\n {2}answer-after: .*/, ''),
     );
   });
   const tool = await requestsAt(tools);

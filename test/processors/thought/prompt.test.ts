@@ -169,7 +169,7 @@ describe('buildPrompt', () => {
   });
 });
 
-test("a ticket in another language than English: the last message asks for the answer in it too (the 1.5B answered Chinese tickets in English under the system line alone)", () => {
+test('a ticket in another language than English: the last message asks for the answer in it too (the 1.5B answered Chinese tickets in English under the system line alone)', () => {
   const zh = buildPrompt(input([turn(1, 100)], { task: '我的订单 O-12345678 到哪了', toolCalls: 'json_schema', language: 'zh' }), 8192);
   assert.match(zh.messages.at(-1)!.content!, /^Result of orders__get: [\s\S]*\n\(Write the final answer in Chinese\.\)$/);
   const en = buildPrompt(input([turn(1, 100)], { toolCalls: 'json_schema' }), 8192);
