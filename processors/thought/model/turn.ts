@@ -220,8 +220,8 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
   const toolCalls = skill.toolCalls ?? loop.toolCalls ?? 'native';
   const window = promptWindow(skill.contextWindow, state);
   // Before a grounded-by tool has answered, a final answer could not stand: the turn offers calls only.
-  // After the model's reflection chose to act, this turn offers calls only (ModelState.act_next).
-  const acting = mode === 'react' && state.act_next === true;
+  // After the model's reflection chose to act, this turn offers calls only (ModelState.act_next), when it has any to offer.
+  const acting = mode === 'react' && state.act_next === true && offeredTools(skill, state).length > 0;
   const answerable = !state.ask_only && !acting && groundable(skill, ctx.plan, ctx.outputs, refusedTools(state));
   const built = buildPrompt(
     {
