@@ -2,7 +2,7 @@
  * How a model turn is written on the wire, both ways: the vocabulary Thought and Observation share
  * (how tools are named on the wire, the structured answers a turn can ask for — reflection, plan, a
  * constrained turn —, the pseudo-tool that asks the customer, and the verified answer Observation
- * extracts and Thought reads), and how a model's text is read the way real servers and models write
+ * extracts and Thought reads; the chat-completions messages Thought sends), and how a model's text is read the way real servers and models write
  * it, before the gate judges it (the last part of this file):
  *
  * - Reasoning is kept apart from the answer: a `<think>…</think>` block at the start of the content
@@ -215,6 +215,31 @@ export function turnSchemaOutput(schema: unknown): Record<string, unknown> | nul
   const branches = (schema as { anyOf?: Array<{ required?: unknown; properties?: { final_answer?: { type?: unknown } } }> } | undefined)?.anyOf ?? [];
   const final = branches.find((b) => Array.isArray(b.required) && b.required[0] === 'final_answer')?.properties?.final_answer;
   return final && final.type !== 'string' ? (final as Record<string, unknown>) : null;
+}
+
+// The chat-completions request Thought writes (processors/thought/model/prompt.ts builds it).
+
+/**
+ * A chat-completions message as sent. The builder keeps the rules the strictest servers and chat
+ * templates enforce: one system message, first; then user and assistant turns alternating, where an
+ * assistant turn with tool calls is followed by one tool message per call; assistant content is a
+ * string, never null (Ollama refuses null); the last message is never an assistant's (llama.cpp
+ * would continue it as a prefill, and refuses two at the end).
+ */
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string; tool_calls?: WireToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface WireToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface WireTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
 // Reading a model's text as real servers and models write it.

@@ -12,7 +12,7 @@ import { FORMAT, routeSchema, type ModelAnswer } from '../model-wire.ts';
 import { callKey, dispatchWave, end, type RunAt, type ThoughtDecision } from './run-end.ts';
 import { failedEvidence } from './step-reflection.ts';
 import { charged, endTurn, isModelStep, modelStep, ROUTING, withState, type ModelLoopConfig, type ModelState, type ReactBounds } from './model/state.ts';
-import type { ChatMessage } from './model/prompt.ts';
+import type { ChatMessage } from '../model-wire.ts';
 import { freshState, startReact } from './model/turn.ts';
 
 /** The skills a routing turn offers, and what the router found (planner.ts `choose_skill`). */

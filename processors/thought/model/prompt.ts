@@ -20,7 +20,8 @@
  *
  * In this file, in order: the runtime's rules, what a prompt is built from and what it builds, the
  * token estimate the shares are counted in, the builder, and how a run's recorded turns become the
- * builder's input (`promptTurns`) and the window it builds for (`promptWindow`).
+ * builder's input (`promptTurns`). The window it builds for is the turn's bound (turn.ts
+ * `promptWindow`); the messages' wire shapes are model-wire.ts's.
  */
 import type { RunState } from '../../../schemas/types.gen.ts';
 import { resolveReferences, type Plan } from '../../plan.ts';
@@ -33,10 +34,12 @@ import {
   finalAnswerTool,
   toWireName,
   turnSchema,
+  type ChatMessage,
   type ModelAnswer,
+  type WireTool,
 } from '../../model-wire.ts';
 import { LANGUAGE_NAMES, type Language } from '../reading.ts';
-import { callStep, isModelStep, turnOf, type ModelState, type PromptTool, type SectionTokens, type TurnContext } from './state.ts';
+import { callStep, isModelStep, turnOf, type PromptTool, type SectionTokens, type TurnContext } from './state.ts';
 
 export { fromWireName, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, toWireName } from '../../model-wire.ts';
 
@@ -134,29 +137,6 @@ export interface PromptInput {
   /** The ticket's language when it is clear and not English (reading.ts): the prompt says to answer in it. */
   language?: Language;
 }
-/**
- * A chat-completions message as sent. The builder keeps the rules the strictest servers and chat
- * templates enforce: one system message, first; then user and assistant turns alternating, where an
- * assistant turn with tool calls is followed by one tool message per call; assistant content is a
- * string, never null (Ollama refuses null); the last message is never an assistant's (llama.cpp
- * would continue it as a prefill, and refuses two at the end).
- */
-export type ChatMessage =
-  | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string; tool_calls?: WireToolCall[] }
-  | { role: 'tool'; tool_call_id: string; content: string };
-
-export interface WireToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-export interface WireTool {
-  type: 'function';
-  function: { name: string; description: string; parameters: Record<string, unknown> };
-}
-
 /** The result of {@link buildPrompt}. */
 export interface BuiltPrompt {
   messages: ChatMessage[];
@@ -574,21 +554,4 @@ export function notes(run: RunState): string[] {
     const found = r.dimensions.filter((d) => d.result !== 'PASS').map((d) => `${d.name} ${d.result}: ${d.evidence}`);
     return `rule-based reflection on ${r.step_id} (${r.tool}, ${r.action})${found.length ? `: ${found.join('; ')}` : ''}`;
   });
-}
-
-/**
- * The window a turn's prompt is built for: the skill's, scaled down by what the recorded turns say.
- * The builder estimates tokens (one per four characters, one per CJK character); the server's
- * `usage.prompt_tokens` of each earlier turn says how far off that was for this model and template,
- * and a prompt the server refused as too long (`window_scale`) takes a quarter off each time. Only
- * recorded numbers are read, so a replay builds the same prompt.
- */
-export function promptWindow(contextWindow: number, state: Pick<ModelState, 'turn_tokens' | 'window_scale'>): number {
-  return Math.max(256, Math.floor((contextWindow * (state.window_scale ?? 1)) / promptUndercount(state)));
-}
-
-/** How far the server's count of earlier prompts exceeded the builder's estimate (at least 1), from the recorded turns. */
-export function promptUndercount(state: Pick<ModelState, 'turn_tokens'>): number {
-  const ratios = state.turn_tokens.filter((t) => t.reported !== undefined && t.prompt > 0).map((t) => t.reported! / t.prompt);
-  return Math.max(1, ...ratios);
 }

@@ -47,7 +47,7 @@ import {
 } from './state.ts';
 import { groundable, refusedTools } from './checks.ts';
 import { languageOf, type Language } from '../reading.ts';
-import { PLAN_TURN_RULES, buildPrompt, notes, promptTurns, promptUndercount, promptWindow } from './prompt.ts';
+import { PLAN_TURN_RULES, buildPrompt, notes, promptTurns } from './prompt.ts';
 
 /** The skill a new model run is given, and how it runs: the planner's choice (planner.ts, kind `react`). */
 export interface ReactChoice {
@@ -367,4 +367,21 @@ export function dispatchCalls(ctx: TurnContext, turn: number, answer: Extract<Mo
     ctx.state,
   );
   return dispatchWave({ ...ctx, run: next }, steps);
+}
+
+/**
+ * The window a turn's prompt is built for: the skill's, scaled down by what the recorded turns say.
+ * The builder estimates tokens (one per four characters, one per CJK character); the server's
+ * `usage.prompt_tokens` of each earlier turn says how far off that was for this model and template,
+ * and a prompt the server refused as too long (`window_scale`) takes a quarter off each time. Only
+ * recorded numbers are read, so a replay builds the same prompt.
+ */
+export function promptWindow(contextWindow: number, state: Pick<ModelState, 'turn_tokens' | 'window_scale'>): number {
+  return Math.max(256, Math.floor((contextWindow * (state.window_scale ?? 1)) / promptUndercount(state)));
+}
+
+/** How far the server's count of earlier prompts exceeded the builder's estimate (at least 1), from the recorded turns. */
+export function promptUndercount(state: Pick<ModelState, 'turn_tokens'>): number {
+  const ratios = state.turn_tokens.filter((t) => t.reported !== undefined && t.prompt > 0).map((t) => t.reported! / t.prompt);
+  return Math.max(1, ...ratios);
 }

@@ -18,7 +18,8 @@ import {
   type ModelLoopConfig,
   type ReactSkill,
 } from '../../../processors/thought/model/state.ts';
-import { DEFAULT_SYSTEM_RULES, promptUndercount } from '../../../processors/thought/model/prompt.ts';
+import { DEFAULT_SYSTEM_RULES } from '../../../processors/thought/model/prompt.ts';
+import { promptUndercount } from '../../../processors/thought/model/turn.ts';
 import type { ModelAnswer } from '../../../processors/model-wire.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import { moneySettings } from '../../../processors/wiring/index.ts';

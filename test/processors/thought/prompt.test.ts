@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  buildPrompt,
-  fromWireName,
-  toWireName,
-  estimateTokens,
-  type ChatMessage,
-  type PromptInput,
-  type PromptTurn,
-} from '../../../processors/thought/model/prompt.ts';
+import { buildPrompt, fromWireName, toWireName, estimateTokens, type PromptInput, type PromptTurn } from '../../../processors/thought/model/prompt.ts';
+import type { ChatMessage } from '../../../processors/model-wire.ts';
 
 const WINDOW = 4096;
 
