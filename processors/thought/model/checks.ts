@@ -69,8 +69,8 @@ export function finalAnswerProblem(
   const problems = answerFactProblems(text, givenValues(ctx.run, state, outputs), results);
   if (problems.length) return { error: 'unsupported_fact', evidence: factsEvidence(problems) };
   // An answer that says something was done needs the call that did it.
-  const claim = ctx.loop.sideEffects ? claimedAction(text) : null;
-  if (claim && !results.some((r) => ctx.loop.sideEffects!(r.tool)))
+  const claim = unbackedClaim(text, ctx, outputs);
+  if (claim)
     return {
       error: 'unsupported_fact',
       evidence: `the answer says "${claim}", but no tool that changes anything returned a verified result in this run: make the call that does it, or do not say it was done`,
@@ -97,16 +97,22 @@ export function finalAnswerProblem(
  * customer a question claiming a reset link had been sent, with the template's placeholders in it.
  */
 export function questionProblem(question: string, ctx: TurnContext, outputs: Outputs): { error: 'unsupported_fact'; evidence: string } | null {
-  const claim = ctx.loop.sideEffects ? claimedAction(question) : null;
-  if (!claim) return null;
-  const tools = new Map(ctx.plan.steps.map((s) => [s.id, s.tool]));
-  const done = Object.keys(outputs).some((id) => !isModelStep(id) && tools.has(id) && ctx.loop.sideEffects!(tools.get(id)!));
-  return !done
+  const claim = unbackedClaim(question, ctx, outputs);
+  return claim
     ? {
         error: 'unsupported_fact',
         evidence: `the question says "${claim}", but no tool that changes anything returned a verified result in this run: ask only what you need to know`,
       }
     : null;
+}
+
+/** The words of `text` that say something was done (reading.ts `claimedAction`) when no tool with side effects returned a verified result in the run; null otherwise. */
+function unbackedClaim(text: string, ctx: TurnContext, outputs: Outputs): string | null {
+  const sideEffects = ctx.loop.sideEffects;
+  const claim = sideEffects ? claimedAction(text) : null;
+  if (!claim) return null;
+  const tools = new Map(ctx.plan.steps.map((s) => [s.id, s.tool]));
+  return Object.keys(outputs).some((id) => !isModelStep(id) && tools.has(id) && sideEffects!(tools.get(id)!)) ? null : claim;
 }
 
 /** Phrases of the feedback this file gives the model: an answer holding one repeats it rather than answering. */
