@@ -167,17 +167,7 @@ export interface ToolServerProcess {
 
 /** Starts `tao run tools` in `fleet` and returns its URL and control API. */
 export async function startToolServerProcess(fleet: Fleet, env: NodeJS.ProcessEnv, name = 'tools'): Promise<ToolServerProcess> {
-  let url = '';
-  const instance = await fleet.start({
-    name,
-    args: [TAO_ENTRY, 'run', 'tools'],
-    env: { ...env, TAO_TOOLS_PORT: '0' },
-    ready: (line) => {
-      if (!line.includes('"msg":"tool server listening"')) return null;
-      url = (JSON.parse(line) as { url: string }).url;
-      return 0;
-    },
-  });
+  const { url, instance } = await startListener(fleet, env, name, 'tools', 'TAO_TOOLS_PORT', 'tool server listening');
   const control = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${url}${path}`, {
       method,
@@ -216,13 +206,25 @@ export function progress(since: number, message: string): void {
 
 /** The HTTP ingress (`tao run ingress` on an ephemeral port) in `fleet`; resolves with its URL. */
 export async function startIngressProcess(fleet: Fleet, env: NodeJS.ProcessEnv, name = 'ingress'): Promise<{ url: string; instance: Instance }> {
+  return startListener(fleet, env, name, 'ingress', 'TAO_INGRESS_PORT', 'ingress listening');
+}
+
+/** `tao run <command>` on an ephemeral port (`portVariable=0`) in `fleet`; resolves with the URL its `listening` log line names. */
+async function startListener(
+  fleet: Fleet,
+  env: NodeJS.ProcessEnv,
+  name: string,
+  command: string,
+  portVariable: string,
+  listening: string,
+): Promise<{ url: string; instance: Instance }> {
   let url = '';
   const instance = await fleet.start({
     name,
-    args: [TAO_ENTRY, 'run', 'ingress'],
-    env: { ...env, TAO_INGRESS_PORT: '0' },
+    args: [TAO_ENTRY, 'run', command],
+    env: { ...env, [portVariable]: '0' },
     ready: (line) => {
-      if (!line.includes('"msg":"ingress listening"')) return null;
+      if (!line.includes(`"msg":"${listening}"`)) return null;
       url = (JSON.parse(line) as { url: string }).url;
       return 0;
     },
