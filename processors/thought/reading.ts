@@ -372,3 +372,37 @@ export function statesAnyValue(answer: string, results: readonly VerifiedResult[
     return true;
   return datesIn(answer).some((d) => days.has(d.day));
 }
+
+/**
+ * The verified values a final answer may state, as a react turn that offers a final answer shows
+ * them in its last message (prompt.ts): each tool's latest result, its top-level values written as
+ * they must appear (an amount in cents also in currency units, the one form the answer checks accept
+ * for money), then the values the skill's answer must state. A small model copies from the message it
+ * reads last: the 1.5B wrote "191964 元" for 191964 cents, "in transit" for a `pending` shipment,
+ * and left out the incident id, with the results three messages up.
+ * @param must the skill's `answer-states` (`tool.field`)
+ */
+export function answerSheet(results: readonly VerifiedResult[], must: readonly string[] = []): string | null {
+  const latest = new Map<string, Record<string, unknown>>();
+  for (const r of results) if (r.data && typeof r.data === 'object' && !Array.isArray(r.data)) latest.set(r.tool, r.data as Record<string, unknown>);
+  if (!latest.size) return null;
+  const shown = (key: string, v: unknown): string | null => {
+    if (typeof v === 'number') return /_cents$/i.test(key) && Number.isInteger(v) ? `${key} ${v} (= ${(v / 100).toFixed(2)} in currency units)` : `${key} ${v}`;
+    if (typeof v === 'string' || typeof v === 'boolean') return `${key} ${JSON.stringify(v)}`;
+    if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return `${key} ${JSON.stringify(v)}`;
+    return null;
+  };
+  const lines = [...latest].map(([tool, data]) => `- ${tool}: ${Object.entries(data).flatMap(([k, v]) => shown(k, v) ?? []).join(', ')}`);
+  const required = must.flatMap((spec) => {
+    const cut = spec.lastIndexOf('.');
+    const value = latest.get(spec.slice(0, cut))?.[spec.slice(cut + 1)];
+    if (value === undefined || value === null) return [];
+    const field = spec.slice(cut + 1);
+    return [typeof value === 'number' && /_cents$/i.test(field) && Number.isInteger(value) ? (value / 100).toFixed(2) : String(value)];
+  });
+  return [
+    'Verified values (write them exactly as given here; never an amount in cents as money):',
+    ...lines,
+    ...(required.length ? [`Your final answer must state: ${required.join(', ')}.`] : []),
+  ].join('\n');
+}

@@ -29,7 +29,7 @@ import type { Plan } from '../../plan.ts';
 import { toWireName, type ModelAnswer } from '../../model-wire.ts';
 import type { Outputs } from '../run-end.ts';
 import { isModelStep, type ModelState, type ReactSkill, type TurnContext } from './state.ts';
-import { LANGUAGE_NAMES, answerFactProblems, claimedAction, containsToken, factsEvidence, languageOf, omittedStates, statesAnyValue } from '../reading.ts';
+import { LANGUAGE_NAMES, answerFactProblems, answerSheet, claimedAction, containsToken, factsEvidence, languageOf, omittedStates, statesAnyValue, type VerifiedResult } from '../reading.ts';
 
 // The checks as Thought runs them on an answer.
 
@@ -60,11 +60,7 @@ export function finalAnswerProblem(
       error: 'unsupported_fact',
       evidence: `the answer repeats the runtime's feedback ("${echoed}") instead of answering the customer: answer the ticket from the tool results`,
     };
-  const tools = new Map(ctx.plan.steps.map((s) => [s.id, s.tool]));
-  const results = Object.entries(outputs).flatMap(([id, data]) => {
-    const tool = tools.get(id);
-    return isModelStep(id) || !tool ? [] : [{ tool, data, response: ctx.loop.responseSchema?.(tool) }];
-  });
+  const results = verifiedResults(ctx, outputs);
   const text = [answer.content ?? '', answer.result ? JSON.stringify(answer.result) : ''].join('\n');
   const problems = answerFactProblems(text, givenValues(ctx.run, state, outputs), results);
   if (problems.length) return { error: 'unsupported_fact', evidence: factsEvidence(problems) };
@@ -104,6 +100,20 @@ export function questionProblem(question: string, ctx: TurnContext, outputs: Out
         evidence: `the question says "${claim}", but no tool that changes anything returned a verified result in this run: ask only what you need to know`,
       }
     : null;
+}
+
+/** The run's verified tool results (the model's turns aside), each with its tool's response schema. */
+function verifiedResults(ctx: TurnContext, outputs: Outputs): VerifiedResult[] {
+  const tools = new Map(ctx.plan.steps.map((s) => [s.id, s.tool]));
+  return Object.entries(outputs).flatMap(([id, data]) => {
+    const tool = tools.get(id);
+    return isModelStep(id) || !tool ? [] : [{ tool, data, response: ctx.loop.responseSchema?.(tool) }];
+  });
+}
+
+/** The verified values a turn that offers a final answer shows last (reading.ts `answerSheet`); null before any result. */
+export function answerSheetOf(ctx: TurnContext, outputs: Outputs): string | null {
+  return answerSheet(verifiedResults(ctx, outputs), ctx.skill.answerStates ?? []);
 }
 
 /** The words of `text` that say something was done (reading.ts `claimedAction`) when no tool with side effects returned a verified result in the run; null otherwise. */

@@ -136,6 +136,8 @@ export interface PromptInput {
   askable?: boolean;
   /** The ticket's language when it is clear and not English (reading.ts): the prompt says to answer in it. */
   language?: Language;
+  /** The verified values a final answer may state (reading.ts `answerSheet`): the last message of a react turn that offers a final answer. */
+  sheet?: string;
 }
 /** The result of {@link buildPrompt}. */
 export interface BuiltPrompt {
@@ -230,6 +232,10 @@ const CONSTRAINED_RULES = [
 ].join('\n');
 
 const json = (v: unknown): string => JSON.stringify(v);
+
+/** How a native turn that may not answer yet is asked for a call, in its last message. */
+const callFormLine = (names: readonly string[]): string =>
+  `Reply with one tool call and no other text: {"name": "<tool>", "arguments": {...}}, the tool one of ${names.join(', ')}.`;
 
 /**
  * A tool message: the tool's answer as received, or (reduced) only the fields Observation
@@ -381,6 +387,11 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
     if (all.at(-1)?.role === 'assistant') push({ role: 'user', content: 'Continue.' }, history);
     // A small model heeds the last message most: the ticket's language is asked for there too.
     const last = all.at(-1);
+    if (input.sheet && input.mode === 'react' && answerable && last?.role === 'user') last.content = `${last.content ?? ''}\n\n${input.sheet}`;
+    // A native turn that may not answer yet: the call's form, last. Under a skill's whole prompt the
+    // 1.5B answered in prose three times, where a short request got a JSON call.
+    if (input.mode === 'react' && !constrained && !answerable && last?.role === 'user')
+      last.content = `${last.content ?? ''}\n(${callFormLine(offered.map((t) => toWireName(t.name)))})`;
     if (input.language && last?.role === 'user') last.content = `${last.content ?? ''}\n(Write the final answer in ${LANGUAGE_NAMES[input.language]}.)`;
     const sum = (ms: ChatMessage[]) => ms.reduce((n, m) => n + messageTokens(m), 0);
     const notesTokens = notes ? estimateTokens(notes) : 0;

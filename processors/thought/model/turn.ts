@@ -45,7 +45,7 @@ import {
   type TurnContext,
   type TurnMode,
 } from './state.ts';
-import { groundable, refusedTools } from './checks.ts';
+import { answerSheetOf, groundable, refusedTools } from './checks.ts';
 import { languageOf, type Language } from '../reading.ts';
 import { PLAN_TURN_RULES, buildPrompt, notes, promptTurns } from './prompt.ts';
 
@@ -197,6 +197,12 @@ export function modelTurn(ctx: TurnContext, mode: TurnMode): ThoughtDecision {
   return dispatchModelStep({ ...ctx, plan: grown, state: { ...state, turns: turn } }, step.id, mode, true);
 }
 
+/** The verified values a turn that offers a final answer shows last, when a tool has returned any. */
+function sheetOf(ctx: TurnContext): { sheet?: string } {
+  const sheet = answerSheetOf(ctx, ctx.outputs);
+  return sheet ? { sheet } : {};
+}
+
 /** The same turn again, after the endpoint failed it (the prompt is rebuilt from the same state, so it is the same). */
 export function redispatch(ctx: TurnContext, stepId: string): ThoughtDecision {
   const limit = iterationLimit(ctx);
@@ -245,6 +251,7 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
       answerable,
       ...(acting ? { askable: false } : {}),
       ...languageHint(state.opening ?? run.task_text),
+      ...(answerable && mode === 'react' ? sheetOf(ctx) : {}),
     },
     window,
   );
