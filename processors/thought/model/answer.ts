@@ -38,7 +38,7 @@ import {
   type TurnContext,
 } from './state.ts';
 import { dispatchCalls, modelTurn, redispatch, skillUnloaded } from './turn.ts';
-import { failedWrite, finalAnswerProblem, literalInputs, questionProblem, repeatedCalls, unprovenCalls, withheldNamed } from './checks.ts';
+import { failedWrite, finalAnswerProblem, literalInputs, questionProblem, refusedTools, repeatedCalls, unprovenCalls, withheldNamed } from './checks.ts';
 import { onRouting } from '../route-turn.ts';
 
 /** A model answer's verdict with one of these was stopped by the gate (a policy too): the model hears why and answers again. */
@@ -265,7 +265,7 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
     case 'reflection':
       return onReflection(accepted, answer.reflection, turn);
     case 'tool_calls': {
-      const again = repeatedCalls(answer.calls, ctx.plan, outputs);
+      const again = repeatedCalls(answer.calls, ctx.plan, outputs, ctx.skill, refusedTools(state));
       // Its later turns no longer offer the tools it asked for again (their results stay in the prompt).
       // A repeat that withholds a tool is absorbed so: it leaves the streak of refusals as it was.
       if (again) {

@@ -207,13 +207,24 @@ export function unprovenCalls(
  * nothing); null when any call is new, or an earlier one failed (trying a failed call again is the
  * model's to decide). Small models (Qwen2.5-Coder-0.5B) ask for the same call again after its result.
  */
-export function repeatedCalls(calls: ReadonlyArray<{ tool: string; arguments: Record<string, unknown> }>, plan: Plan, outputs: Outputs): string | null {
+export function repeatedCalls(
+  calls: ReadonlyArray<{ tool: string; arguments: Record<string, unknown> }>,
+  plan: Plan,
+  outputs: Outputs,
+  skill?: Pick<ReactSkill, 'groundedBy' | 'answerAfter'>,
+  tried: readonly string[] = [],
+): string | null {
   const answered = new Set(
     plan.steps.filter((st) => !isModelStep(st.id) && outputs[st.id] !== undefined).map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`),
   );
   if (!calls.length || !calls.every((c) => answered.has(`${c.tool}\u0000${JSON.stringify(c.arguments)}`))) return null;
   const named = calls.map((c) => `${c.tool} ${JSON.stringify(c.arguments)}`).join(', ');
-  return `${named} was already called in this run and its result is above: use it to give the final answer, or call a different tool`;
+  // Told to "give the final answer" while none could stand yet, the 1.5B guessed an order id instead
+  // of calling orders.latest with the customer_id crm.find_customer had returned.
+  const waiting = skill ? ungrounded(skill, plan, outputs, tried) : null;
+  return waiting
+    ? `${named} was already called in this run and its result is above: use the values it returned to call the next tool (${waiting.replace(/: call .*$/, '')})`
+    : `${named} was already called in this run and its result is above: use it to give the final answer, or call a different tool`;
 }
 
 /** A plan step's input without its references to other steps' results. */

@@ -354,7 +354,7 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
         push(
           {
             role: 'user',
-            content: `Your last answer was rejected before anything ran (${t.rejected.error}): ${t.rejected.evidence}\n${constrained ? 'Answer again with one JSON object.' : 'Answer again: call a tool, ask the customer, or give the final answer.'}`,
+            content: `Your last answer was rejected before anything ran (${t.rejected.error}): ${t.rejected.evidence}\n${constrained ? 'Answer again with one JSON object.' : answerable ? 'Answer again: call a tool, ask the customer, or give the final answer.' : 'Answer again: call a tool or ask the customer.'}`,
           },
           history,
         );

@@ -237,6 +237,22 @@ describe('react runs', () => {
     assert.deepEqual([outcome(n)!.status, outcome(n)!.reason_code], ['budget_exhausted', 'model_repeat']);
   });
 
+  test('a call asked for again while no final answer could stand yet is told to call the next tool, not to answer', () => {
+    // The 1.5B, told to "use it to give the final answer" after repeating crm.find_customer, guessed an order id.
+    const grounded: ReactSkill = { ...skill, groundedBy: ['shipping.track'] };
+    const c = config({ model: { ...loop, skill: (name) => (name === skill.name ? grounded : undefined) } });
+    const lookup = answer(calls(['orders.get', { order_id: 'O-12345678' }]));
+    const w1 = onObservation(observed(onTask(task('Where is my order O-12345678?'), c), lookup), c);
+    const looked = onObservation(
+      observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'shipped' })]),
+      c,
+    );
+    const again = onObservation(observed(looked, lookup), c);
+    const said = (JSON.parse(request(again)!.steps[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
+    assert.match(said, /was already called in this run and its result is above: use the values it returned to call the next tool \(a final answer needs a verified result of shipping\.track first/);
+    assert.doesNotMatch(said, /give the final answer/);
+  });
+
   test('two failed tool waves in a row: the model is asked for a reflection; its answer is kept in the run and acted on', () => {
     const c = config();
     const lookup = answer(calls(['orders.get', { order_id: 'O-12345678' }]));
