@@ -27,13 +27,14 @@ import { answerFactProblems } from '../processors/thought/reading.ts';
 import { uncheckedSpecifics } from '../eval/answer-check.ts';
 import { responseEnums } from '../eval/regression-calls.ts';
 
-const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--concurrency N] [--tickets FILE] [--json]
+const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--concurrency N] [--tickets FILE] [--verbose] [--json]
   Runs the demo's ${SAMPLE_TASKS.length} tickets through a real model in each tool-call mode, then measures the prompt
   builder's token estimate per skill (English, Chinese) against the server's own count.
   --tickets FILE runs the tickets of a JSON file ({"tickets": [{"text", ...}]}, e.g.
   bench/data/multilingual-tickets.json) instead of the demo's.
   Default server: the local model (npx tao model up; built once, about 8 minutes on 2 cores).
   --concurrency N runs N tickets at once (default 2: the local server's slots).
+  --verbose prints what the model wrote in each turn (its text and calls), beside how the run read it.
   --json prints the results as one JSON document instead of tables.`;
 
 const { values } = parseArgs({
@@ -42,6 +43,7 @@ const { values } = parseArgs({
     'base-url': { type: 'string' },
     model: { type: 'string' },
     json: { type: 'boolean', default: false },
+    verbose: { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '2' },
     tickets: { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -182,6 +184,21 @@ function thoughtRejections(run: LoopRun): Array<{ turn: number; error: string; e
   const rejected = state ? ((JSON.parse(state) as { rejected?: Array<{ turn: number; error: string; evidence: string }> }).rejected ?? []) : [];
   return rejected.filter((r) => THOUGHT_REJECTIONS.has(r.error));
 }
+/** What the model wrote in each turn, as the server returned it: the message's text and its calls. */
+function written(run: LoopRun): string[] {
+  return run.actions.flatMap((a) =>
+    a.results.flatMap((r) => {
+      if (r.tool !== 'model.chat' || !r.response_raw) return [];
+      try {
+        const message = (JSON.parse(r.response_raw) as { choices?: Array<{ message?: { content?: string | null; tool_calls?: unknown[] } }> }).choices?.[0]?.message;
+        const calls = message?.tool_calls?.length ? ` tool_calls ${JSON.stringify(message.tool_calls)}` : '';
+        return [`${JSON.stringify(message?.content ?? '')}${calls}`.slice(0, 600)];
+      } catch {
+        return [r.response_raw.slice(0, 300)];
+      }
+    }),
+  );
+}
 const THOUGHT_REJECTIONS = new Set(['unsupported_argument', 'unsupported_fact', 'ungrounded']);
 const results: ModeResult[] = [];
 try {
@@ -200,6 +217,7 @@ try {
         // What the model said, and what Thought refused on the way: read real answers, not only counts.
         log(`      → ${said(run)}`);
         for (const r of thoughtRejections(run)) log(`      refused turn ${r.turn} (${r.error}): ${r.evidence.slice(0, 160)}`);
+        if (values.verbose) for (const [turn, text] of written(run).entries()) log(`      turn ${turn + 1} wrote: ${text}`);
       }
     };
     await Promise.all(Array.from({ length: Number(values.concurrency) }, worker));
