@@ -13,7 +13,8 @@
  * Chinese: the builder's estimate of the first turn's prompt against the server's `usage.prompt_tokens`
  * (llama-server counts with the model's tokenizer and chat template).
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runTicket, type LoopRun } from './lib/cores-over-http.ts';
 import { SAMPLE_TASKS } from '../cli/demo.ts';
@@ -27,7 +28,7 @@ import { answerFactProblems } from '../processors/thought/reading.ts';
 import { uncheckedSpecifics } from '../eval/answer-check.ts';
 import { responseEnums } from '../eval/regression-calls.ts';
 
-const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--concurrency N] [--tickets FILE] [--verbose] [--json]
+const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--concurrency N] [--tickets FILE] [--verbose] [--dump DIR] [--json]
   Runs the demo's ${SAMPLE_TASKS.length} tickets through a real model in each tool-call mode, then measures the prompt
   builder's token estimate per skill (English, Chinese) against the server's own count.
   --tickets FILE runs the tickets of a JSON file ({"tickets": [{"text", ...}]}, e.g.
@@ -35,6 +36,7 @@ const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|bot
   Default server: the local model (npx tao model up; built once, about 8 minutes on 2 cores).
   --concurrency N runs N tickets at once (default 2: the local server's slots).
   --verbose prints what the model wrote in each turn (its text and calls), beside how the run read it.
+  --dump DIR writes each run's model requests, as sent, and outcome to DIR/<mode>-<ticket>.json.
   --json prints the results as one JSON document instead of tables.`;
 
 const { values } = parseArgs({
@@ -44,6 +46,7 @@ const { values } = parseArgs({
     model: { type: 'string' },
     json: { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
+    dump: { type: 'string' },
     concurrency: { type: 'string', default: '2' },
     tickets: { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -217,6 +220,10 @@ try {
         // What the model said, and what Thought refused on the way: read real answers, not only counts.
         log(`      → ${said(run)}`);
         for (const r of thoughtRejections(run)) log(`      refused turn ${r.turn} (${r.error}): ${r.evidence.slice(0, 160)}`);
+        if (values.dump) {
+          mkdirSync(values.dump, { recursive: true });
+          writeFileSync(join(values.dump, `${mode}-${i + 1}.json`), JSON.stringify({ ticket: TICKETS[i], outcome: run.outcome, requests: run.modelRequests, written: written(run) }, null, 1));
+        }
         if (values.verbose) for (const [turn, text] of written(run).entries()) log(`      turn ${turn + 1} wrote: ${text}`);
       }
     };

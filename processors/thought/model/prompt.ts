@@ -233,6 +233,17 @@ const CONSTRAINED_RULES = [
 
 const json = (v: unknown): string => JSON.stringify(v);
 
+/** Consecutive user messages as one (the roles alternate: strict chat templates refuse two users in a row). */
+function joinUserTurns(messages: ChatMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const m of messages) {
+    const last = out.at(-1);
+    if (m.role === 'user' && last?.role === 'user') out[out.length - 1] = { role: 'user', content: `${last.content}\n\n${m.content}` };
+    else out.push(m);
+  }
+  return out;
+}
+
 /** How a native turn that may not answer yet is asked for a call, in its last message. */
 const callFormLine = (names: readonly string[]): string =>
   `Reply with one tool call and no other text: {"name": "<tool>", "arguments": {...}}, the tool one of ${names.join(', ')}.`;
@@ -350,14 +361,16 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
     turns.slice(folded).forEach((t, i) => {
       const index = folded + i;
       if (t.rejected) {
-        push({ role: 'assistant', content: t.content ?? `[answer rejected: ${t.rejected.error}]` }, history);
-        push(
-          {
-            role: 'user',
-            content: `Your last answer was rejected before anything ran (${t.rejected.error}): ${t.rejected.evidence}\n${constrained ? 'Answer again with one JSON object.' : answerable ? 'Answer again: call a tool, ask the customer, or give the final answer.' : 'Answer again: call a tool or ask the customer.'}`,
-          },
-          history,
-        );
+        const feedback = `Your last answer was rejected before anything ran (${t.rejected.error}): ${t.rejected.evidence}\n${constrained ? 'Answer again with one JSON object.' : answerable ? 'Answer again: call a tool, ask the customer, or give the final answer.' : 'Answer again: call a tool or ask the customer.'}`;
+        // The model's own text when the record holds it. Without it (the gate refused the answer)
+        // the feedback joins the user's turn: a stand-in assistant text ("[answer rejected: …]") was
+        // copied by the 1.5B as its next answer ("[answer accepted]").
+        if (t.content === undefined || t.content === null) {
+          push({ role: 'user', content: feedback }, history);
+          return;
+        }
+        push({ role: 'assistant', content: t.content }, history);
+        push({ role: 'user', content: feedback }, history);
         return;
       }
       if (t.asked) {
@@ -427,11 +440,11 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   compaction.foldedTurns = omitted ? 0 : folded;
   compaction.omittedTurns = omitted ? folded : 0;
 
-  const messages: ChatMessage[] = [
+  const messages: ChatMessage[] = joinUserTurns([
     { role: 'system', content: r.notes ? `${systemText}\n\n${r.notes}` : systemText },
     { role: 'user', content: input.task },
     ...r.all,
-  ];
+  ]);
   const tokens: SectionTokens = {
     system: systemTokens,
     skill: skillTokens,

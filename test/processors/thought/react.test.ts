@@ -155,12 +155,14 @@ describe('react runs', () => {
     d = onObservation(observed(d, rejected), c);
     const body = JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null }> };
     assert.equal(request(d)!.steps[0]!.step_id, 'M2');
-    // The rejection is told in a user turn after the model's: the conversation never ends on the assistant.
+    // The gate refused the answer, so the record holds no text of it: the rejection joins the user's
+    // turn, and no stand-in assistant text is shown (the 1.5B copied "[answer rejected: …]" as its answer).
     assert.deepEqual(
       body.messages.map((m) => m.role),
-      ['system', 'user', 'assistant', 'user'],
+      ['system', 'user'],
     );
-    assert.match(body.messages.at(-1)!.content!, /rejected before anything ran \(hallucinated_tool\).*orders__delete/);
+    assert.match(body.messages.at(-1)!.content!, /^Where is my order O-12345678\?\n\nYour last answer was rejected before anything ran \(hallucinated_tool\).*orders__delete/);
+    assert.ok(!body.messages.some((m) => /\[answer rejected/.test(m.content ?? '')), 'no stand-in text for the model to copy');
     d = onObservation(observed(d, rejected), c);
     d = onObservation(observed(d, rejected), c);
     assert.deepEqual([outcome(d)!.status, outcome(d)!.reason_code], ['failed', 'model_invalid']);
