@@ -343,6 +343,14 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   let omitted = false;
   const reflectionsText = input.reflections.length ? `Reflections so far:\n${input.reflections.map((r, i) => `${i + 1}. ${r}`).join('\n')}` : '';
 
+  // What the last message adds: the verified values once a final answer is offered; in a native
+  // turn that may not answer yet, the call's form (under a skill's whole prompt the 1.5B answered in
+  // prose, where a short request got a JSON call); the ticket's language. On the first turn it is the
+  // ticket's message.
+  const tail =
+    (input.sheet && input.mode === 'react' && answerable ? `\n\n${input.sheet}` : '') +
+    (input.mode === 'react' && !constrained && !answerable ? `\n(${callFormLine(offered.map((t) => toWireName(t.name)))})` : '') +
+    (input.language ? `\n(Write the final answer in ${LANGUAGE_NAMES[input.language]}.)` : '');
   const render = () => {
     const history: ChatMessage[] = [];
     const results: ChatMessage[] = [];
@@ -398,14 +406,9 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
     });
     // Never end on the assistant's turn: a server would continue it as a prefill (llama.cpp) or refuse it.
     if (all.at(-1)?.role === 'assistant') push({ role: 'user', content: 'Continue.' }, history);
-    // A small model heeds the last message most: the ticket's language is asked for there too.
+    // A small model heeds the last message most: what it needs now is said there (`tail`).
     const last = all.at(-1);
-    if (input.sheet && input.mode === 'react' && answerable && last?.role === 'user') last.content = `${last.content ?? ''}\n\n${input.sheet}`;
-    // A native turn that may not answer yet: the call's form, last. Under a skill's whole prompt the
-    // 1.5B answered in prose three times, where a short request got a JSON call.
-    if (input.mode === 'react' && !constrained && !answerable && last?.role === 'user')
-      last.content = `${last.content ?? ''}\n(${callFormLine(offered.map((t) => toWireName(t.name)))})`;
-    if (input.language && last?.role === 'user') last.content = `${last.content ?? ''}\n(Write the final answer in ${LANGUAGE_NAMES[input.language]}.)`;
+    if (tail && last?.role === 'user') last.content = `${last.content ?? ''}${tail}`;
     const sum = (ms: ChatMessage[]) => ms.reduce((n, m) => n + messageTokens(m), 0);
     const notesTokens = notes ? estimateTokens(notes) : 0;
     return { all, notes, historyTokens: sum(history) + notesTokens, resultsTokens: sum(results) };
@@ -442,16 +445,16 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
 
   const messages: ChatMessage[] = joinUserTurns([
     { role: 'system', content: r.notes ? `${systemText}\n\n${r.notes}` : systemText },
-    { role: 'user', content: input.task },
+    { role: 'user', content: r.all.length ? input.task : `${input.task}${tail}` },
     ...r.all,
   ]);
   const tokens: SectionTokens = {
     system: systemTokens,
     skill: skillTokens,
     results: r.resultsTokens,
-    history: r.historyTokens,
+    history: r.historyTokens + (r.all.length ? 0 : estimateTokens(tail)),
     generation: maxTokens,
-    prompt: systemTokens + skillTokens + r.resultsTokens + r.historyTokens,
+    prompt: systemTokens + skillTokens + r.resultsTokens + r.historyTokens + (r.all.length ? 0 : estimateTokens(tail)),
   };
   return {
     messages,
