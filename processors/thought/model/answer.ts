@@ -38,7 +38,7 @@ import {
   type TurnContext,
 } from './state.ts';
 import { dispatchCalls, modelTurn, redispatch, skillUnloaded } from './turn.ts';
-import { failedWrite, finalAnswerProblem, literalInputs, questionProblem, refusedTools, repeatedCalls, unprovenCalls, withheldNamed } from './checks.ts';
+import { failedWrite, finalAnswerProblem, literalInputs, questionProblem, refusedTools, repeatEvidence, repeatedCalls, unprovenCalls, withheldNamed } from './checks.ts';
 import { onRouting } from '../route-turn.ts';
 
 /** A model answer's verdict with one of these was stopped by the gate (a policy too): the model hears why and answers again. */
@@ -146,7 +146,7 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
       // A tool withheld after a refused repeat, named again (native calls are not held to the offer): still a repeat.
       const withheld = verdict.error_type === 'hallucinated_tool' ? withheldNamed(failedEvidence(verdict), state) : null;
       if (withheld)
-        return reject('repeated_call', `${withheld} was already called in this run and its result is above: use it to give the final answer`, ctx.run, state);
+        return reject('repeated_call', repeatEvidence(withheld, ctx.plan, ctx.outputs, ctx.skill, refusedTools(state)), ctx.run, state);
       return reject(verdict.error_type, failedEvidence(verdict), ctx.run, state);
     }
     const failedTurn: TurnContext = {

@@ -218,9 +218,22 @@ export function repeatedCalls(
     plan.steps.filter((st) => !isModelStep(st.id) && outputs[st.id] !== undefined).map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`),
   );
   if (!calls.length || !calls.every((c) => answered.has(`${c.tool}\u0000${JSON.stringify(c.arguments)}`))) return null;
-  const named = calls.map((c) => `${c.tool} ${JSON.stringify(c.arguments)}`).join(', ');
-  // Told to "give the final answer" while none could stand yet, the 1.5B guessed an order id instead
-  // of calling orders.latest with the customer_id crm.find_customer had returned.
+  return repeatEvidence(calls.map((c) => `${c.tool} ${JSON.stringify(c.arguments)}`).join(', '), plan, outputs, skill, tried);
+}
+
+/**
+ * What the model is told when it asks again for `named`, calls it has the results of: to answer
+ * with them, or, while no final answer could stand yet, to call the next tool. Told to "give the
+ * final answer" then, the 1.5B guessed an order id instead of calling orders.latest with the
+ * customer_id crm.find_customer had returned, and called orders.get again instead of refunds.create.
+ */
+export function repeatEvidence(
+  named: string,
+  plan: Plan,
+  outputs: Outputs,
+  skill?: Pick<ReactSkill, 'groundedBy' | 'answerAfter'>,
+  tried: readonly string[] = [],
+): string {
   const waiting = skill ? ungrounded(skill, plan, outputs, tried) : null;
   return waiting
     ? `${named} was already called in this run and its result is above: use the values it returned to call the next tool (${waiting.replace(/: call .*$/, '')})`

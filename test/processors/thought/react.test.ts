@@ -161,7 +161,10 @@ describe('react runs', () => {
       body.messages.map((m) => m.role),
       ['system', 'user'],
     );
-    assert.match(body.messages.at(-1)!.content!, /^Where is my order O-12345678\?\n\nYour last answer was rejected before anything ran \(hallucinated_tool\).*orders__delete/);
+    assert.match(
+      body.messages.at(-1)!.content!,
+      /^Where is my order O-12345678\?\n\nYour last answer was rejected before anything ran \(hallucinated_tool\).*orders__delete/,
+    );
     assert.ok(!body.messages.some((m) => /\[answer rejected/.test(m.content ?? '')), 'no stand-in text for the model to copy');
     d = onObservation(observed(d, rejected), c);
     d = onObservation(observed(d, rejected), c);
@@ -251,8 +254,29 @@ describe('react runs', () => {
     );
     const again = onObservation(observed(looked, lookup), c);
     const said = (JSON.parse(request(again)!.steps[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
-    assert.match(said, /was already called in this run and its result is above: use the values it returned to call the next tool \(a final answer needs a verified result of shipping\.track first/);
+    assert.match(
+      said,
+      /was already called in this run and its result is above: use the values it returned to call the next tool \(a final answer needs a verified result of shipping\.track first/,
+    );
     assert.doesNotMatch(said, /give the final answer/);
+    // The withheld tool named again natively (the gate refuses it as not offered): the same telling.
+    const named = onObservation(
+      observed(again, (req) => [
+        verdict(
+          req.steps[0]!.step_id,
+          'model.chat',
+          null,
+          'hallucinated_tool',
+          'tool call 1 names "orders__get", which this skill does not offer (offered: shipping__track, ask_customer)',
+        ),
+      ]),
+      c,
+    );
+    const told = (JSON.parse(request(named)!.steps[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
+    assert.match(
+      told,
+      /orders\.get was already called in this run and its result is above: use the values it returned to call the next tool \(a final answer needs a verified result of shipping\.track first/,
+    );
   });
 
   test('two failed tool waves in a row: the model is asked for a reflection; its answer is kept in the run and acted on', () => {
