@@ -409,6 +409,8 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
     // A small model heeds the last message most: what it needs now is said there (`tail`).
     const last = all.at(-1);
     if (tail && last?.role === 'user') last.content = `${last.content ?? ''}${tail}`;
+    // After a native turn's tool results: a user message of its own (OpenAI's API and the chat templates allow one after tool messages).
+    else if (tail && last?.role === 'tool') push({ role: 'user', content: tail.trim() }, history);
     const sum = (ms: ChatMessage[]) => ms.reduce((n, m) => n + messageTokens(m), 0);
     const notesTokens = notes ? estimateTokens(notes) : 0;
     return { all, notes, historyTokens: sum(history) + notesTokens, resultsTokens: sum(results) };
