@@ -168,3 +168,43 @@ test('a ticket in another language than English: the last message asks for the a
   const en = buildPrompt(input([turn(1, 100)], { toolCalls: 'json_schema' }), 8192);
   assert.doesNotMatch(en.messages.at(-1)!.content!, /Write the final answer in/);
 });
+
+describe('what the last message says (a small model heeds it most)', () => {
+  const sheet = 'Verified values (write them exactly as given here; never an amount in cents as money):\n- orders.get: order_id "O-12345678", status "shipped"';
+
+  test('a native turn that may not answer yet asks for the call in its form, on the first turn in the ticket message itself', () => {
+    const built = buildPrompt(input([], { answerable: false, toolCalls: 'native' }), WINDOW);
+    assert.deepEqual(
+      built.messages.map((m) => m.role),
+      ['system', 'user'],
+    );
+    assert.match(
+      built.messages[1]!.content,
+      /^Where is my order O-12345678\? It was a birthday present, please hurry\.\n\(Reply with one tool call and no other text: \{"name": "<tool>", "arguments": \{\.\.\.\}\}, the tool one of orders__get, shipping__track, ask_customer\.\)$/,
+    );
+    const constrained = buildPrompt(input([], { answerable: false, toolCalls: 'json_schema' }), WINDOW);
+    assert.doesNotMatch(constrained.messages[1]!.content, /Reply with one tool call/, 'a constrained turn is held to its schema instead');
+  });
+
+  test("after a native turn's tool results, the verified values are a user message of their own, last; never before a final answer is offered", () => {
+    const built = buildPrompt(input([turn(1, 100)], { toolCalls: 'native', sheet }), WINDOW);
+    assert.deepEqual(
+      built.messages.slice(-3).map((m) => m.role),
+      ['assistant', 'tool', 'user'],
+    );
+    assert.equal(built.messages.at(-1)!.content, sheet);
+    const early = buildPrompt(input([turn(1, 100)], { toolCalls: 'native', sheet, answerable: false }), WINDOW);
+    assert.doesNotMatch(JSON.stringify(early.messages), /Verified values/);
+    assert.match(early.messages.at(-1)!.content, /^\(Reply with one tool call/);
+  });
+
+  test('in a constrained turn the verified values end the results message', () => {
+    const built = buildPrompt(input([turn(1, 100)], { toolCalls: 'json_schema', sheet, language: 'zh' }), WINDOW);
+    const last = built.messages.at(-1)!;
+    assert.equal(last.role, 'user');
+    assert.match(
+      last.content,
+      /^Result of orders__get: .*\n\nVerified values .*\n- orders\.get: order_id "O-12345678", status "shipped"\n\(Write the final answer in Chinese\.\)$/s,
+    );
+  });
+});

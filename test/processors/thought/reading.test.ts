@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { onObservation, onTask, type ThoughtDecision } from '../../../processors/thought/core.ts';
-import { languageOf } from '../../../processors/thought/reading.ts';
+import { answerSheet, languageOf } from '../../../processors/thought/reading.ts';
 import type { ReactSkill } from '../../../processors/thought/model/state.ts';
 import type { ModelAnswer } from '../../../processors/model-wire.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
@@ -91,4 +91,28 @@ test('an answer rewritten after a wrong-language refusal that states nothing fro
   assert.match(told, /the answer states nothing the tool results hold/);
   const done = onObservation(observed(echoed, answered(final('Su pedido O-12345678 ya fue enviado.'))), c);
   assert.equal(outcomeOf(done)?.status, 'completed');
+});
+
+test('the verified values a final answer may state: the latest result per tool, cents also in currency units, then what the answer must state', () => {
+  const sheet = answerSheet(
+    [
+      {
+        tool: 'billing.get_invoice',
+        data: { invoice_id: 'INV-2024-0042', amount_cents: 191964, issued_at: '2024-09-21T11:57:59+08:00', lines: [{ sku: 'A' }] },
+      },
+      { tool: 'orders.get', data: { order_id: 'O-1', status: 'placed' } },
+      { tool: 'orders.get', data: { order_id: 'O-2', status: 'shipped', paid: true } },
+    ],
+    ['billing.get_invoice.invoice_id', 'billing.get_invoice.amount_cents', 'billing.get_invoice.issued_at', 'shipping.track.carrier'],
+  );
+  assert.equal(
+    sheet,
+    [
+      'Verified values (write them exactly as given here; never an amount in cents as money):',
+      '- billing.get_invoice: invoice_id "INV-2024-0042", amount_cents 191964 (= 1919.64 in currency units), issued_at "2024-09-21T11:57:59+08:00"',
+      '- orders.get: order_id "O-2", status "shipped", paid true',
+      'Your final answer must state: INV-2024-0042, 1919.64, 2024-09-21T11:57:59+08:00.',
+    ].join('\n'),
+  );
+  assert.equal(answerSheet([]), null, 'nothing verified yet: no sheet');
 });
