@@ -392,17 +392,45 @@ export function answerSheet(results: readonly VerifiedResult[], must: readonly s
     if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return `${key} ${JSON.stringify(v)}`;
     return null;
   };
-  const lines = [...latest].map(([tool, data]) => `- ${tool}: ${Object.entries(data).flatMap(([k, v]) => shown(k, v) ?? []).join(', ')}`);
+  const lines = [...latest].map(
+    ([tool, data]) =>
+      `- ${tool}: ${Object.entries(data)
+        .flatMap(([k, v]) => shown(k, v) ?? [])
+        .join(', ')}`,
+  );
   const required = must.flatMap((spec) => {
     const cut = spec.lastIndexOf('.');
     const value = latest.get(spec.slice(0, cut))?.[spec.slice(cut + 1)];
     if (value === undefined || value === null) return [];
     const field = spec.slice(cut + 1);
-    return [typeof value === 'number' && /_cents$/i.test(field) && Number.isInteger(value) ? (value / 100).toFixed(2) : String(value)];
+    return [
+      typeof value === 'number' && /_cents$/i.test(field) && Number.isInteger(value)
+        ? `${field.replace(/_cents$/i, '')} ${(value / 100).toFixed(2)}`
+        : `${field} ${value}`,
+    ];
   });
   return [
     'Verified values (write them exactly as given here; never an amount in cents as money):',
     ...lines,
-    ...(required.length ? [`Your final answer must state: ${required.join(', ')}.`] : []),
+    ...(required.length ? [`Reply to the customer in one or two full sentences that state ${required.join(', ')}.`] : []),
   ].join('\n');
 }
+
+/**
+ * Whether an answer is only values, not a reply: with every verified value, id, number and date
+ * taken out, fewer than two words (and three CJK characters) are left. Told which values its answer
+ * must state, the 1.5B answered a Chinese ticket "O-12345678, SF".
+ */
+export function onlyValues(answer: string, results: readonly VerifiedResult[]): boolean {
+  const values = new Set<string>();
+  for (const r of results) collect(r.data, values, new Set(), new Set());
+  let rest = answer.replace(ID, ' ').replace(EMAIL, ' ');
+  for (const d of datesIn(rest)) rest = rest.replace(d.text, ' ');
+  rest = rest.toLowerCase();
+  for (const v of [...values].sort((a, b) => b.length - a.length)) if (v.length >= 2) rest = rest.split(v).join(' ');
+  rest = rest.replace(NUMBER, ' ');
+  const words = rest.match(/[a-z\u00c0-\u024f]{2,}/g)?.length ?? 0;
+  const cjk = rest.match(CJK_CHAR)?.length ?? 0;
+  return words < 2 && cjk < 3;
+}
+const CJK_CHAR = /[\u3040-\u30ff\u3400-\u9fff]/g;

@@ -38,7 +38,17 @@ import {
   type TurnContext,
 } from './state.ts';
 import { dispatchCalls, modelTurn, redispatch, skillUnloaded } from './turn.ts';
-import { failedWrite, finalAnswerProblem, literalInputs, questionProblem, refusedTools, repeatEvidence, repeatedCalls, unprovenCalls, withheldNamed } from './checks.ts';
+import {
+  failedWrite,
+  finalAnswerProblem,
+  literalInputs,
+  questionProblem,
+  refusedTools,
+  repeatEvidence,
+  repeatedCalls,
+  unprovenCalls,
+  withheldNamed,
+} from './checks.ts';
 import { onRouting } from '../route-turn.ts';
 
 /** A model answer's verdict with one of these was stopped by the gate (a policy too): the model hears why and answers again. */
@@ -145,8 +155,7 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
     if (GATE_REJECTIONS.has(verdict.error_type)) {
       // A tool withheld after a refused repeat, named again (native calls are not held to the offer): still a repeat.
       const withheld = verdict.error_type === 'hallucinated_tool' ? withheldNamed(failedEvidence(verdict), state) : null;
-      if (withheld)
-        return reject('repeated_call', repeatEvidence(withheld, ctx.plan, ctx.outputs, ctx.skill, refusedTools(state)), ctx.run, state);
+      if (withheld) return reject('repeated_call', repeatEvidence(withheld, ctx.plan, ctx.outputs, ctx.skill, refusedTools(state)), ctx.run, state);
       return reject(verdict.error_type, failedEvidence(verdict), ctx.run, state);
     }
     const failedTurn: TurnContext = {

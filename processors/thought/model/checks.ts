@@ -29,7 +29,19 @@ import type { Plan } from '../../plan.ts';
 import { toWireName, type ModelAnswer } from '../../model-wire.ts';
 import type { Outputs } from '../run-end.ts';
 import { isModelStep, type ModelState, type ReactSkill, type TurnContext } from './state.ts';
-import { LANGUAGE_NAMES, answerFactProblems, answerSheet, claimedAction, containsToken, factsEvidence, languageOf, omittedStates, statesAnyValue, type VerifiedResult } from '../reading.ts';
+import {
+  LANGUAGE_NAMES,
+  answerFactProblems,
+  answerSheet,
+  claimedAction,
+  containsToken,
+  factsEvidence,
+  languageOf,
+  omittedStates,
+  onlyValues,
+  statesAnyValue,
+  type VerifiedResult,
+} from '../reading.ts';
 
 // The checks as Thought runs them on an answer.
 
@@ -77,6 +89,12 @@ export function finalAnswerProblem(
       error: 'unsupported_fact',
       evidence: 'the answer states nothing the tool results hold: answer the ticket from the tool results, in the language of the ticket',
     };
+  // A reply to the customer, not a list of values.
+  if (results.length && onlyValues(answer.content ?? '', results))
+    return {
+      error: 'incomplete_answer',
+      evidence: 'the answer is only values, not a reply: write one or two full sentences to the customer that state them, in the language of the ticket',
+    };
   // The skill's answer contract: the values its answer must state, once their tool has answered.
   const omitted = omittedStates(text, results, ctx.skill.answerStates ?? []);
   if (omitted.length)
@@ -114,6 +132,30 @@ function verifiedResults(ctx: TurnContext, outputs: Outputs): VerifiedResult[] {
 /** The verified values a turn that offers a final answer shows last (reading.ts `answerSheet`); null before any result. */
 export function answerSheetOf(ctx: TurnContext, outputs: Outputs): string | null {
   return answerSheet(verifiedResults(ctx, outputs), ctx.skill.answerStates ?? []);
+}
+
+/**
+ * Calls the model could make now with what verified results gave it: each offered tool without side
+ * effects, not yet called with those arguments, whose required parameters are all fields of verified
+ * results (the same name, the latest value). A turn that may not answer yet names them last
+ * (prompt.ts): the 1.5B, with `customer_id` from crm.find_customer in front of it, called
+ * crm.find_customer again three times instead of orders.latest.
+ */
+export function callableNow(ctx: TurnContext, outputs: Outputs, offered: readonly string[]): Array<{ tool: string; arguments: Record<string, unknown> }> {
+  const values = new Map<string, unknown>();
+  for (const r of verifiedResults(ctx, outputs))
+    if (r.data && typeof r.data === 'object' && !Array.isArray(r.data))
+      for (const [k, v] of Object.entries(r.data)) if (typeof v === 'string' || typeof v === 'number') values.set(k, v);
+  const answered = new Set(
+    ctx.plan.steps.filter((st) => !isModelStep(st.id) && outputs[st.id] !== undefined).map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`),
+  );
+  return offered.flatMap((tool) => {
+    const required = (ctx.loop.toolSpec(tool)?.parameters as { required?: unknown } | undefined)?.required;
+    if (!Array.isArray(required) || !required.length || ctx.loop.sideEffects?.(tool)) return [];
+    if (!required.every((p): p is string => typeof p === 'string' && values.has(p))) return [];
+    const args = Object.fromEntries(required.map((p) => [p, values.get(p)]));
+    return answered.has(`${tool}\u0000${JSON.stringify(args)}`) ? [] : [{ tool, arguments: args }];
+  });
 }
 
 /** The words of `text` that say something was done (reading.ts `claimedAction`) when no tool with side effects returned a verified result in the run; null otherwise. */

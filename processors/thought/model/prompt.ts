@@ -138,6 +138,8 @@ export interface PromptInput {
   language?: Language;
   /** The verified values a final answer may state (reading.ts `answerSheet`): the last message of a react turn that offers a final answer. */
   sheet?: string;
+  /** Calls verified results give every required argument of (checks.ts `callableNow`): named last in a react turn that may not answer yet. */
+  callable?: ReadonlyArray<{ tool: string; arguments: Record<string, unknown> }>;
 }
 /** The result of {@link buildPrompt}. */
 export interface BuiltPrompt {
@@ -350,6 +352,9 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
   const tail =
     (input.sheet && input.mode === 'react' && answerable ? `\n\n${input.sheet}` : '') +
     (input.mode === 'react' && !constrained && !answerable ? `\n(${callFormLine(offered.map((t) => toWireName(t.name)))})` : '') +
+    (input.mode === 'react' && !answerable && input.callable?.length
+      ? `\n(Calls you can make now with values the results gave: ${input.callable.map((c) => `${toWireName(c.tool)} ${json(c.arguments)}`).join('; ')}.)`
+      : '') +
     (input.language ? `\n(Write the final answer in ${LANGUAGE_NAMES[input.language]}.)` : '');
   const render = () => {
     const history: ChatMessage[] = [];

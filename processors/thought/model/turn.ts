@@ -45,7 +45,7 @@ import {
   type TurnContext,
   type TurnMode,
 } from './state.ts';
-import { answerSheetOf, groundable, refusedTools } from './checks.ts';
+import { answerSheetOf, callableNow, groundable, refusedTools } from './checks.ts';
 import { languageOf, type Language } from '../reading.ts';
 import { PLAN_TURN_RULES, buildPrompt, notes, promptTurns } from './prompt.ts';
 
@@ -203,6 +203,12 @@ function sheetOf(ctx: TurnContext): { sheet?: string } {
   return sheet ? { sheet } : {};
 }
 
+/** The calls a turn that may not answer yet names last: those verified results give every required argument of. */
+function nextOf(ctx: TurnContext, offered: readonly string[]): { callable?: Array<{ tool: string; arguments: Record<string, unknown> }> } {
+  const callable = callableNow(ctx, ctx.outputs, offered);
+  return callable.length ? { callable } : {};
+}
+
 /** The same turn again, after the endpoint failed it (the prompt is rebuilt from the same state, so it is the same). */
 export function redispatch(ctx: TurnContext, stepId: string): ThoughtDecision {
   const limit = iterationLimit(ctx);
@@ -252,6 +258,7 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
       ...(acting ? { askable: false } : {}),
       ...languageHint(state.opening ?? run.task_text),
       ...(answerable && mode === 'react' ? sheetOf(ctx) : {}),
+      ...(!answerable && mode === 'react' ? nextOf(ctx, offeredTools(skill, state)) : {}),
     },
     window,
   );

@@ -252,6 +252,9 @@ describe('react runs', () => {
       observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'shipped' })]),
       c,
     );
+    const lastOf = (x: ThoughtDecision) => (JSON.parse(request(x)!.steps[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
+    // What the results already give every required argument of is named last (the 1.5B called crm.find_customer again instead of orders.latest).
+    assert.match(lastOf(looked), /\(Calls you can make now with values the results gave: shipping__track \{"order_id":"O-12345678"\}\.\)/);
     const again = onObservation(observed(looked, lookup), c);
     const said = (JSON.parse(request(again)!.steps[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
     assert.match(

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { onObservation, onTask, type ThoughtDecision } from '../../../processors/thought/core.ts';
-import { answerSheet, languageOf } from '../../../processors/thought/reading.ts';
+import { answerSheet, languageOf, onlyValues } from '../../../processors/thought/reading.ts';
 import type { ReactSkill } from '../../../processors/thought/model/state.ts';
 import type { ModelAnswer } from '../../../processors/model-wire.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
@@ -111,8 +111,19 @@ test('the verified values a final answer may state: the latest result per tool, 
       'Verified values (write them exactly as given here; never an amount in cents as money):',
       '- billing.get_invoice: invoice_id "INV-2024-0042", amount_cents 191964 (= 1919.64 in currency units), issued_at "2024-09-21T11:57:59+08:00"',
       '- orders.get: order_id "O-2", status "shipped", paid true',
-      'Your final answer must state: INV-2024-0042, 1919.64, 2024-09-21T11:57:59+08:00.',
+      'Reply to the customer in one or two full sentences that state invoice_id INV-2024-0042, amount 1919.64, issued_at 2024-09-21T11:57:59+08:00.',
     ].join('\n'),
   );
   assert.equal(answerSheet([]), null, 'nothing verified yet: no sheet');
+});
+
+test('an answer that is only values is no reply: the real 1.5B answered a Chinese ticket "O-12345678, SF"', () => {
+  const results = [
+    { tool: 'orders.get', data: { order_id: 'O-12345678', status: 'delivered' } },
+    { tool: 'shipping.track', data: { carrier: 'SF', state: 'delivered', eta: '2025-10-07T15:56:33Z' } },
+  ];
+  for (const bare of ['O-12345678, SF', 'O-12345678 delivered SF 2025-10-07T15:56:33Z', '订单 O-12345678, SF'])
+    assert.equal(onlyValues(bare, results), true, bare);
+  for (const reply of ['Order O-12345678 is delivered.', '您的订单 O-12345678 已由 SF 送达。', 'Su pedido O-12345678 fue entregado por SF.'])
+    assert.equal(onlyValues(reply, results), false, reply);
 });
