@@ -27,6 +27,7 @@ import type { ModelAnswer } from '../processors/model-wire.ts';
 import { answerFactProblems } from '../processors/thought/reading.ts';
 import { uncheckedSpecifics } from '../eval/answer-check.ts';
 import { responseEnums } from '../eval/regression-calls.ts';
+import { percentile, turnOf } from '../eval/runs.ts';
 
 const HELP = `usage: npm run models:loop -- [--tool-calls native|json_schema|both] [--base-url URL --model NAME] [--concurrency N] [--tickets FILE] [--verbose] [--dump DIR] [--json]
   Runs the demo's ${SAMPLE_TASKS.length} tickets through a real model in each tool-call mode, then measures the prompt
@@ -100,6 +101,13 @@ if (!baseUrl) {
 const tools = await startToolServer({ port: 0 });
 const env: NodeJS.ProcessEnv = { TAO_LLM_BASE_URL: baseUrl, TAO_LLM_MODEL: model, TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_LLM_TIMEOUT_MS: '120000' };
 
+interface Spread {
+  p50: number;
+  p95: number;
+}
+const spread = (xs: number[]): Spread => ({ p50: percentile(xs, 50), p95: percentile(xs, 95) });
+const shown = (x: Spread | null) => (x ? `${x.p50} / ${x.p95}` : 'n/a');
+
 interface ModeResult {
   mode: string;
   runs: number;
@@ -108,9 +116,12 @@ interface ModeResult {
   gateRejections: number;
   /** Answers Thought refused: ungrounded, an unsupported identity argument or answer fact. */
   thoughtRejections: number;
-  turnsPerRun: number;
-  tokensPerRun: number;
-  msPerTurn: number;
+  turnsPerRun: Spread;
+  tokensPerRun: Spread;
+  msPerTurn: Spread;
+  /** Prompt tokens the server processed per turn, and of them reused from its cache (null: the server does not say). */
+  promptTokensPerTurn: Spread;
+  reusedTokensPerTurn: Spread | null;
   completedWithoutGroundedAnswer: number;
   /** Completed runs whose answer holds a specific no verified result or the ticket supports, by the gate's checker and by the bench's own. */
   completedUnsupported: { gate: number; independent: number };
@@ -142,7 +153,8 @@ function summarize(mode: string, runs: LoopRun[]): ModeResult {
   const count = (xs: string[]) => xs.reduce<Record<string, number>>((m, x) => ({ ...m, [x]: (m[x] ?? 0) + 1 }), {});
   const modelResults = runs.flatMap((r) => r.actions.flatMap((a) => a.results.filter((s) => s.tool === 'model.chat')));
   const modelVerdicts = runs.flatMap((r) => r.observations.flatMap((o) => o.verdicts.filter((v) => v.tool === 'model.chat')));
-  const tokens = modelResults.reduce((n, s) => n + ((JSON.parse(s.data_json ?? '{}') as { usage?: { total_tokens?: number } }).usage?.total_tokens ?? 0), 0);
+  const turns = modelResults.map(turnOf);
+  const reused = turns.flatMap((t) => (t.cachedTokens === null ? [] : [t.cachedTokens]));
   const routed = runs.filter((r) => r.modelRequests.length > 0);
   let bad = 0;
   for (const r of runs) {
@@ -159,9 +171,15 @@ function summarize(mode: string, runs: LoopRun[]): ModeResult {
     byReason: count(runs.map((r) => r.outcome.reason_code)),
     gateRejections: modelVerdicts.filter((v) => GATE_ERRORS.has(v.error_type)).length,
     thoughtRejections: runs.reduce((n, r) => n + thoughtRejections(r).length, 0),
-    turnsPerRun: round(routed.reduce((n, r) => n + r.modelRequests.length, 0) / Math.max(1, routed.length)),
-    tokensPerRun: Math.round(tokens / Math.max(1, routed.length)),
-    msPerTurn: Math.round(modelResults.reduce((n, s) => n + (s.attempt_time_ms ?? s.response_time_ms), 0) / Math.max(1, modelResults.length)),
+    turnsPerRun: spread(routed.map((r) => r.modelRequests.length)),
+    tokensPerRun: spread(
+      routed.map((r) =>
+        r.actions.flatMap((a) => a.results.filter((s) => s.tool === 'model.chat').map(turnOf)).reduce((n, t) => n + t.promptTokens + t.completionTokens, 0),
+      ),
+    ),
+    msPerTurn: spread(turns.map((t) => t.ms)),
+    promptTokensPerTurn: spread(turns.map((t) => t.promptTokens)),
+    reusedTokensPerTurn: reused.length ? spread(reused) : null,
     completedWithoutGroundedAnswer: bad,
     completedUnsupported: runs.reduce(
       (n, r, i) => {
@@ -193,7 +211,8 @@ function written(run: LoopRun): string[] {
     a.results.flatMap((r) => {
       if (r.tool !== 'model.chat' || !r.response_raw) return [];
       try {
-        const message = (JSON.parse(r.response_raw) as { choices?: Array<{ message?: { content?: string | null; tool_calls?: unknown[] } }> }).choices?.[0]?.message;
+        const message = (JSON.parse(r.response_raw) as { choices?: Array<{ message?: { content?: string | null; tool_calls?: unknown[] } }> }).choices?.[0]
+          ?.message;
         const calls = message?.tool_calls?.length ? ` tool_calls ${JSON.stringify(message.tool_calls)}` : '';
         return [`${JSON.stringify(message?.content ?? '')}${calls}`.slice(0, 600)];
       } catch {
@@ -222,7 +241,10 @@ try {
         for (const r of thoughtRejections(run)) log(`      refused turn ${r.turn} (${r.error}): ${r.evidence.slice(0, 160)}`);
         if (values.dump) {
           mkdirSync(values.dump, { recursive: true });
-          writeFileSync(join(values.dump, `${mode}-${i + 1}.json`), JSON.stringify({ ticket: TICKETS[i], outcome: run.outcome, requests: run.modelRequests, written: written(run) }, null, 1));
+          writeFileSync(
+            join(values.dump, `${mode}-${i + 1}.json`),
+            JSON.stringify({ ticket: TICKETS[i], outcome: run.outcome, requests: run.modelRequests, written: written(run) }, null, 1),
+          );
         }
         if (values.verbose) for (const [turn, text] of written(run).entries()) log(`      turn ${turn + 1} wrote: ${text}`);
       }
@@ -259,12 +281,12 @@ try {
   else {
     console.log(`\nModel ${model} at ${baseUrl}, ${TICKETS.length} tickets per mode`);
     console.log(
-      "| mode | runs by outcome | reasons | gate rejections | Thought rejections | turns / run | tokens / run | ms / turn | completed without a grounded, accepted answer | completed with an unsupported specific: gate's checker / independent |",
+      "| mode | runs by outcome | reasons | gate rejections | Thought rejections | turns / run P50 / P95 | tokens / run P50 / P95 | ms / turn P50 / P95 | prompt tokens / turn P50 / P95 | of them reused from the server's cache P50 / P95 | completed without a grounded, accepted answer | completed with an unsupported specific: gate's checker / independent |",
     );
-    console.log('|---|---|---|---|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of results)
       console.log(
-        `| ${r.mode} | ${fmt(r.byStatus)} | ${fmt(r.byReason)} | ${r.gateRejections} | ${r.thoughtRejections} | ${r.turnsPerRun} | ${r.tokensPerRun} | ${r.msPerTurn} | ${r.completedWithoutGroundedAnswer} | ${r.completedUnsupported.gate} / ${r.completedUnsupported.independent} |`,
+        `| ${r.mode} | ${fmt(r.byStatus)} | ${fmt(r.byReason)} | ${r.gateRejections} | ${r.thoughtRejections} | ${shown(r.turnsPerRun)} | ${shown(r.tokensPerRun)} | ${shown(r.msPerTurn)} | ${shown(r.promptTokensPerTurn)} | ${shown(r.reusedTokensPerTurn)} | ${r.completedWithoutGroundedAnswer} | ${r.completedUnsupported.gate} / ${r.completedUnsupported.independent} |`,
       );
     console.log('\n| skill | ticket | estimate | server | error |');
     console.log('|---|---|---|---|---|');

@@ -75,7 +75,8 @@ export function readRun(thoughtId: string, ticket: RegressionTicket, records: re
   };
 }
 
-function turnOf(s: ActionResult['results'][number]): Turn {
+/** A model turn's numbers, from its recorded result: wall time and the server's token counts. */
+export function turnOf(s: ActionResult['results'][number]): Turn {
   const body = JSON.parse(s.data_json ?? '{}') as {
     usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
     timings?: { cache_n?: number };
