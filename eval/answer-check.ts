@@ -65,6 +65,9 @@ export const ACTION_CLAIMS: Readonly<Record<string, RegExp>> = {
     /\brefund\b[^.。\n]{0,40}\b(?:has been|was|is)\s+(?:created|issued|processed|initiated|made)|\b(?:created|issued|processed|initiated)\s+(?:a|the|your)\s+refund|\brefunded\b|退款已(?:经)?(?:创建|提交|发起|办理|受理|处理)|已(?:经)?(?:为您)?(?:办理|发起|创建|提交)(?:了)?退款/i,
 };
 
+/** Words before a state that put it in the future. */
+const WILL = /(?:\bwill\b|\bgoing to\b|\bonce\b|将|会|待)[^.。!?！？]*$/i;
+
 /** States each state comes after: naming one of these beside the verified state is no contradiction. */
 const COMES_AFTER: Readonly<Record<string, readonly string[]>> = {
   shipped: ['placed'],
@@ -214,6 +217,8 @@ function contradictedStates(input: AnswerCheckInput, givenLower: string): Unsupp
     if (verified.has(value) || givenLower.includes(value) || givenLower.includes(value.replace(/_/g, ' '))) continue;
     if ([...verified.keys()].some((v) => COMES_AFTER[v]?.includes(value))) continue;
     const m = stateAtNotNegated(lower, value);
+    // A later state promised for the future ("approved: will be paid with the next payment run", as the skill explains it).
+    if (m && [...verified.keys()].some((v) => COMES_AFTER[value]?.includes(v)) && WILL.test(lower.slice(Math.max(0, m.at - 20), m.at))) continue;
     if (m) out.push({ kind: 'state', text: input.answer.slice(m.at, m.at + m.length), why: `contradicts: ${said}` });
   }
   return out;

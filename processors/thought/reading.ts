@@ -286,6 +286,8 @@ function containsDigits(text: string, digits: string): boolean {
 
 const STATE_FIELD = /^(status|state|\w+_status|\w+_state)$/;
 const NEGATION = /(?:\b(?:not|never|no|yet)\b|n't|未|没有|尚未)\s*(?:\w+\s+){0,2}$/i;
+/** A state said of what comes next, not of now: an `approved` claim "will be paid with the next payment run" (expense-claim-status says so). */
+const FUTURE = /(?:\b(?:will|would|to|once|until|when|after)\s+(?:\w+\s+){0,2}(?:be|get|is|are)\s+|将|将会|会被|待|之后)\s*$/i;
 
 /** State values the answer states that no verified result of the run holds. */
 function contradictions(answer: string, results: readonly VerifiedResult[], ticket: string): FactProblem[] {
@@ -309,7 +311,7 @@ function contradictions(answer: string, results: readonly VerifiedResult[], tick
     if (verified.has(value) || fieldWords.has(value) || ticket.includes(value.replace(/_/g, ' ')) || ticket.includes(value)) continue;
     for (const form of new Set([value, value.replace(/_/g, ' ')])) {
       const m = new RegExp(`(?<![\\w-])${form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`).exec(lower);
-      if (m && !NEGATION.test(lower.slice(0, m.index))) {
+      if (m && !NEGATION.test(lower.slice(0, m.index)) && !FUTURE.test(lower.slice(0, m.index))) {
         out.push({ kind: 'contradicts', text: answer.slice(m.index, m.index + form.length), verified: actual });
         break;
       }

@@ -15,7 +15,11 @@ const ORDER: CheckedResult = {
   data: { order_id: 'O-55501234', customer_id: 'C-791882', status: 'delivered', total_cents: 458352, placed_at: '2025-08-30T05:31:00+08:00' },
 };
 const TRACK: CheckedResult = { tool: 'shipping.track', data: { order_id: 'O-55501234', carrier: 'UPS', state: 'delivered', eta: '2025-08-31T16:31:00Z' } };
-const ENUMS = { 'orders.get': { status: ['placed', 'shipped', 'delivered'] }, 'shipping.track': { state: ['pending', 'in_transit', 'delivered'] } };
+const ENUMS = {
+  'orders.get': { status: ['placed', 'shipped', 'delivered'] },
+  'shipping.track': { state: ['pending', 'in_transit', 'delivered'] },
+  'expenses.get_claim': { state: ['submitted', 'approved', 'paid', 'rejected'] },
+};
 const TICKET = 'Where is my order O-55501234?';
 
 const check = (answer: string, results = [ORDER, TRACK], given = [TICKET]) => uncheckedSpecifics({ answer, given, results, enums: ENUMS });
@@ -98,6 +102,11 @@ test('a state the ticket names, one negated, or one the verified state comes aft
   assert.deepEqual(texts('Order O-10293847 has not been shipped yet.', [placed], ['Where is O-10293847?']), []);
   assert.deepEqual(texts('订单 O-10293847 尚未发货。', [placed], ['O-10293847 发货了吗']), []);
   assert.deepEqual(texts('Order O-10293847 was delivered.', [placed], ['Where is O-10293847?']), ['state:delivered']);
+  // A later state promised for the future: the expense-claim skill explains `approved` as "will be paid with the next payment run".
+  const approved: CheckedResult = { tool: 'expenses.get_claim', data: { claim_id: 'EC-204981', state: 'approved' } };
+  assert.deepEqual(texts('Claim EC-204981 is approved and will be paid with the next payment run.', [approved], ['EC-204981?']), []);
+  assert.deepEqual(texts('报销单 EC-204981 已批准，将在下一次付款时支付。', [approved], ['EC-204981?']), []);
+  assert.deepEqual(texts('Claim EC-204981 was paid.', [approved], ['EC-204981?']), ['state:paid']);
 });
 
 test('a date is supported in the result offset or in UTC, and a date without a year by its month and day', () => {

@@ -92,7 +92,12 @@ test("every scenario answer of the simulator, filled from the demo tool server's
   assert.deepEqual(problems('Expense claim EC-123456 (12000 cents) is approved, last updated 2025-10-01T08:00:00Z.', [claim], 'claim EC-123456?'), []);
   assert.deepEqual(
     problems('Expense claim EC-123456 is approved and will be paid in 5 days.', [claim], 'claim EC-123456?').map((x) => x.text),
-    ['5', 'paid'],
+    ['5'],
+    'what an approved claim will become is no contradiction (the skill explains approved so); the invented 5 days are unsupported',
+  );
+  assert.deepEqual(
+    problems('Expense claim EC-123456 is paid.', [claim], 'claim EC-123456?').map((x) => x.text),
+    ['paid'],
   );
 });
 
