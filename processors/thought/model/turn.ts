@@ -197,6 +197,17 @@ export function modelTurn(ctx: TurnContext, mode: TurnMode): ThoughtDecision {
   return dispatchModelStep({ ...ctx, plan: grown, state: { ...state, turns: turn } }, step.id, mode, true);
 }
 
+/**
+ * How a turn samples: greedily, except right after a refused answer, which is sampled at
+ * RETRY_TEMPERATURE with the turn as its seed (the same request each time: replay rebuilds it from
+ * the record). Greedy, the 1.5B wrote the same refused answer three times in a row, each time told
+ * what it left out.
+ */
+function sampling(state: ModelState, turn: number): { temperature: number; seed?: number } {
+  return state.rejected.at(-1)?.turn === turn - 1 ? { temperature: RETRY_TEMPERATURE, seed: turn } : { temperature: 0 };
+}
+const RETRY_TEMPERATURE = 0.7;
+
 /** The verified values a turn that offers a final answer shows last, when a tool has returned any. */
 function sheetOf(ctx: TurnContext): { sheet?: string } {
   const sheet = answerSheetOf(ctx, ctx.outputs);
@@ -303,7 +314,7 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
       : {}),
     ...(built.responseFormat ? { response_format: built.responseFormat } : {}),
     // Reasoning models refuse `temperature` other than their default and `max_tokens`.
-    ...(loop.params === 'reasoning' ? { max_completion_tokens: maxTokens } : { temperature: 0, max_tokens: maxTokens }),
+    ...(loop.params === 'reasoning' ? { max_completion_tokens: maxTokens } : { ...sampling(state, turn), max_tokens: maxTokens }),
     ...(skill.model ? { model: skill.model } : {}),
   };
   const attempts = { ...run.step_attempts, [stepId]: (run.step_attempts[stepId] ?? 0) + 1 };

@@ -152,9 +152,17 @@ describe('react runs', () => {
     const rejected = (req: ThoughtRequest) => [
       verdict(req.steps[0]!.step_id, 'model.chat', null, 'hallucinated_tool', 'tool call 1 names "orders__delete", which this skill does not offer'),
     ];
+    const first = JSON.parse(request(d)!.steps[0]!.input_json) as { temperature?: number; seed?: number };
+    assert.deepEqual([first.temperature, first.seed], [0, undefined], 'a turn samples greedily');
     d = onObservation(observed(d, rejected), c);
-    const body = JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string | null }> };
+    const body = JSON.parse(request(d)!.steps[0]!.input_json) as {
+      messages: Array<{ role: string; content: string | null }>;
+      temperature?: number;
+      seed?: number;
+    };
     assert.equal(request(d)!.steps[0]!.step_id, 'M2');
+    // Greedy, the 1.5B wrote the same refused answer three times: the turn after a refusal samples, seeded by the turn (replay rebuilds the same request).
+    assert.deepEqual([body.temperature, body.seed], [0.7, 2]);
     // The gate refused the answer, so the record holds no text of it: the rejection joins the user's
     // turn, and no stand-in assistant text is shown (the 1.5B copied "[answer rejected: …]" as its answer).
     assert.deepEqual(
