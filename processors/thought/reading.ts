@@ -389,7 +389,7 @@ export function answerSheet(results: readonly VerifiedResult[], must: readonly s
   for (const r of results) if (r.data && typeof r.data === 'object' && !Array.isArray(r.data)) latest.set(r.tool, r.data as Record<string, unknown>);
   if (!latest.size) return null;
   const shown = (key: string, v: unknown): string | null => {
-    if (typeof v === 'number') return /_cents$/i.test(key) && Number.isInteger(v) ? `${key} ${v} (= ${(v / 100).toFixed(2)} in currency units)` : `${key} ${v}`;
+    if (typeof v === 'number') return /_cents$/i.test(key) && Number.isInteger(v) ? `${key} ${v} (= ${(v / 100).toFixed(2)})` : `${key} ${v}`;
     if (typeof v === 'string' || typeof v === 'boolean') return `${key} ${JSON.stringify(v)}`;
     if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return `${key} ${JSON.stringify(v)}`;
     return null;
@@ -407,16 +407,19 @@ export function answerSheet(results: readonly VerifiedResult[], must: readonly s
     const field = spec.slice(cut + 1);
     return [
       typeof value === 'number' && /_cents$/i.test(field) && Number.isInteger(value)
-        ? `${field.replace(/_cents$/i, '')} ${(value / 100).toFixed(2)}`
-        : `${field} ${value}`,
+        ? `the ${words(field.replace(/_cents$/i, ''))} ${(value / 100).toFixed(2)}`
+        : `the ${words(field)} ${value}`,
     ];
   });
   return [
-    'Verified values (write them exactly as given here; never an amount in cents as money):',
+    'Verified values (write them exactly as given here; an amount in cents as the number after "=", never the cents as money):',
     ...lines,
     ...(required.length ? [`Reply to the customer in one or two full sentences that state ${required.join(', ')}.`] : []),
   ].join('\n');
 }
+
+/** A field's name as words: `issued_at` → `issued at`. */
+const words = (field: string) => field.replace(/_/g, ' ');
 
 /**
  * Whether an answer is only values, not a reply: with every verified value, id, number and date

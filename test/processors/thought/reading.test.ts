@@ -108,10 +108,10 @@ test('the verified values a final answer may state: the latest result per tool, 
   assert.equal(
     sheet,
     [
-      'Verified values (write them exactly as given here; never an amount in cents as money):',
-      '- billing.get_invoice: invoice_id "INV-2024-0042", amount_cents 191964 (= 1919.64 in currency units), issued_at "2024-09-21T11:57:59+08:00"',
+      'Verified values (write them exactly as given here; an amount in cents as the number after "=", never the cents as money):',
+      '- billing.get_invoice: invoice_id "INV-2024-0042", amount_cents 191964 (= 1919.64), issued_at "2024-09-21T11:57:59+08:00"',
       '- orders.get: order_id "O-2", status "shipped", paid true',
-      'Reply to the customer in one or two full sentences that state invoice_id INV-2024-0042, amount 1919.64, issued_at 2024-09-21T11:57:59+08:00.',
+      'Reply to the customer in one or two full sentences that state the invoice id INV-2024-0042, the amount 1919.64, the issued at 2024-09-21T11:57:59+08:00.',
     ].join('\n'),
   );
   assert.equal(answerSheet([]), null, 'nothing verified yet: no sheet');
