@@ -98,7 +98,7 @@ if (!baseUrl) {
   model = endpoint.model;
   if (started) stop = async () => void (await modelDown({ env: process.env, log: () => {} }));
 }
-const tools = await startToolServer({ port: 0 });
+let tools = await startToolServer({ port: 0 });
 const env: NodeJS.ProcessEnv = { TAO_LLM_BASE_URL: baseUrl, TAO_LLM_MODEL: model, TAO_DEMO_TOOL_ORIGIN: tools.url, TAO_LLM_TIMEOUT_MS: '120000' };
 
 interface Spread {
@@ -225,6 +225,12 @@ const THOUGHT_REJECTIONS = new Set(['unsupported_argument', 'unsupported_fact', 
 const results: ModeResult[] = [];
 try {
   for (const mode of modes) {
+    // Each mode against a fresh tool server: the ledger remembers refunds, and a second mode's refund would meet the first one's.
+    if (mode !== modes[0]) {
+      await tools.close();
+      tools = await startToolServer({ port: 0 });
+      env.TAO_DEMO_TOOL_ORIGIN = tools.url;
+    }
     const runs: LoopRun[] = new Array(TICKETS.length);
     let next = 0;
     // As many runs at once as the server has slots (llama-server --parallel 2 for the local model).
