@@ -379,7 +379,8 @@ export function statesAnyValue(answer: string, results: readonly VerifiedResult[
  * The verified values a final answer may state, as a react turn that offers a final answer shows
  * them in its last message (prompt.ts): each tool's latest result, its top-level values written as
  * they must appear (an amount in cents also in currency units, the one form the answer checks accept
- * for money), then the values the skill's answer must state. A small model copies from the message it
+ * for money), then what the reply should state: the results' states (`status`, `state`), then the
+ * values the skill's answer must state. A small model copies from the message it
  * reads last: the 1.5B wrote "191964 元" for 191964 cents, "in transit" for a `pending` shipment,
  * and left out the incident id, with the results three messages up.
  * @param must the skill's `answer-states` (`tool.field`)
@@ -400,7 +401,13 @@ export function answerSheet(results: readonly VerifiedResult[], must: readonly s
         .flatMap(([k, v]) => shown(k, v) ?? [])
         .join(', ')}`,
   );
-  const required = must.flatMap((spec) => {
+  // The states the results hold come first (what the customer asked about), then the values the skill's answer must state.
+  const states = [...latest].flatMap(([tool, data]) =>
+    Object.keys(data).flatMap((field) =>
+      STATE_FIELD.test(field) && typeof data[field] === 'string' && !must.includes(`${tool}.${field}`) ? [`${tool}.${field}`] : [],
+    ),
+  );
+  const required = [...states, ...must].flatMap((spec) => {
     const cut = spec.lastIndexOf('.');
     const value = latest.get(spec.slice(0, cut))?.[spec.slice(cut + 1)];
     if (value === undefined || value === null) return [];

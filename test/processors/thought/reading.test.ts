@@ -111,7 +111,7 @@ test('the verified values a final answer may state: the latest result per tool, 
       'Verified values (write them exactly as given here; an amount in cents as the number after "=", never the cents as money):',
       '- billing.get_invoice: invoice_id "INV-2024-0042", amount_cents 191964 (= 1919.64), issued_at "2024-09-21T11:57:59+08:00"',
       '- orders.get: order_id "O-2", status "shipped", paid true',
-      'Reply to the customer in one or two full sentences that state the invoice id INV-2024-0042, the amount 1919.64, the issued at 2024-09-21T11:57:59+08:00.',
+      'Reply to the customer in one or two full sentences that state the status shipped, the invoice id INV-2024-0042, the amount 1919.64, the issued at 2024-09-21T11:57:59+08:00.',
     ].join('\n'),
   );
   assert.equal(answerSheet([]), null, 'nothing verified yet: no sheet');
