@@ -45,7 +45,7 @@ export interface Conversation {
   turnKind: string | null;
   /** The first system message's text (the skill's prompt, the run's rules); `''` without one. */
   system: string;
-  /** Model turn this request asks for: 1 + the number of assistant messages so far, and of refused turns told without one. */
+  /** Model turn this request asks for: 1 + the number of assistant messages so far, and of refused turns told in a user message. */
   turn: number;
   /** Every user message's text, in order, joined with newlines. */
   userText: string;
@@ -136,10 +136,7 @@ export function readConversation(body: unknown): Conversation {
   const results: PastResult[] = [];
   let lastToolCalls: PastCall[] = [];
 
-  let previousRole: string | null = null;
   messages.forEach((m, i) => {
-    const before = previousRole;
-    previousRole = isRecord(m) && typeof m['role'] === 'string' ? m['role'] : null;
     if (!isRecord(m) || typeof m['role'] !== 'string' || !ROLES.has(m['role'])) {
       throw new InvalidRequestError(`messages[${i}].role`, `messages[${i}].role must be one of ${[...ROLES].join(', ')}`);
     }
@@ -155,10 +152,9 @@ export function readConversation(body: unknown): Conversation {
       if (t) turnKind = t[1] ?? null;
     } else if (role === 'user') {
       users.push(text);
-      // A turn the runtime refused with no text on record (the gate refused it) is told in the user's
-      // turn with no assistant message before it (tao's prompt builder): it is a turn all the same.
-      const notices = text.match(REFUSED_NOTICE)?.length ?? 0;
-      assistants += Math.max(0, notices - (before === 'assistant' ? 1 : 0));
+      // A turn the runtime refused is told in the user's turn, and the refused answer is not shown
+      // again (tao's prompt builder): each notice is a turn all the same.
+      assistants += text.match(REFUSED_NOTICE)?.length ?? 0;
     } else if (role === 'assistant') {
       assistants += 1;
       const tc = m['tool_calls'];

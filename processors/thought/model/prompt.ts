@@ -375,14 +375,10 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
       const index = folded + i;
       if (t.rejected) {
         const feedback = `Your last answer was rejected before anything ran (${t.rejected.error}): ${t.rejected.evidence}\n${constrained ? 'Answer again with one JSON object.' : answerable ? 'Answer again: call a tool, ask the customer, or give the final answer.' : 'Answer again: call a tool or ask the customer.'}`;
-        // The model's own text when the record holds it. Without it (the gate refused the answer)
-        // the feedback joins the user's turn: a stand-in assistant text ("[answer rejected: …]") was
-        // copied by the 1.5B as its next answer ("[answer accepted]").
-        if (t.content === undefined || t.content === null) {
-          push({ role: 'user', content: feedback }, history);
-          return;
-        }
-        push({ role: 'assistant', content: t.content }, history);
+        // The feedback joins the user's turn; the refused answer itself is not shown again (the
+        // feedback quotes what was wrong with it). Shown its refused answer, the 1.5B wrote it again
+        // word for word three times, sampled or not ("… in transit with UPS"); shown a stand-in text
+        // ("[answer rejected: …]") where the gate refused one, it wrote "[answer accepted]".
         push({ role: 'user', content: feedback }, history);
         return;
       }

@@ -138,15 +138,12 @@ test('a final answer with an unsupported fact goes back to the model naming it; 
   const state = parseModelState(requestOf(bad)!.run);
   assert.equal(state.rejected.at(-1)!.error, 'unsupported_fact');
   assert.match(state.rejected.at(-1)!.evidence, /"3" is in no verified result or the ticket; "shipped" contradicts orders\.get's status "delivered"/);
-  // The model sees its own answer, then why it was refused: a placeholder in its place is what a small model copies.
+  // The model is told why, in the user's turn, and is not shown its refused answer again: shown it,
+  // the 1.5B wrote it again word for word.
   const messages = (JSON.parse(requestOf(bad)!.steps[0]!.input_json) as { messages: Array<{ role: string; content: string }> }).messages;
-  assert.deepEqual(
-    messages.slice(-2).map((m) => [m.role, m.content.slice(0, 40)]),
-    [
-      ['assistant', 'Order O-55501234 was shipped and arrives'],
-      ['user', 'Your last answer was rejected before any'],
-    ],
-  );
+  assert.equal(messages.at(-1)!.role, 'user');
+  assert.match(messages.at(-1)!.content, /^Your last answer was rejected before anything ran \(unsupported_fact\): "3" is in no verified result/m);
+  assert.ok(!messages.some((m) => m.content.includes('arrives in 3 days')), 'the refused answer is not shown again');
   const good = onObservation(observed(bad, answered({ kind: 'final', content: 'Order O-55501234 is delivered.', usage: USAGE })), config);
   assert.equal(outcomeOf(good)!.status, 'completed');
 });
