@@ -136,6 +136,11 @@ export function uncheckedSpecifics(input: AnswerCheckInput): UnsupportedSpecific
       out.push({ kind: 'number', text: n.text, why: 'an amount in cents written as currency units' });
       continue;
     }
+    // Units written as cents: "646.20 cents" where amount_cents is 64620.
+    if (!known.cents.has(round(n.value)) && known.cents.has(round(n.value * 100)) && /^\s*(?:cents?\b|分)/i.test(rest.slice(n.at + n.text.length))) {
+      out.push({ kind: 'number', text: n.text, why: 'an amount in currency units written as cents' });
+      continue;
+    }
     if (!known.numbers.has(round(n.value)) && !givenNumbers.has(n.value))
       out.push({ kind: 'number', text: n.text, why: 'no number of a verified result or the ticket' });
   }

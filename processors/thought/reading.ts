@@ -178,6 +178,16 @@ export function answerFactProblems(answer: string, given: { texts: readonly stri
       problems.push({ kind: 'contradicts', text: unit, verified: `${cents.get(round(n))} ${m[0]} (in cents: ${(n / 100).toFixed(2)} in currency units)` });
       continue;
     }
+    // Units called cents ("646.20 cents" for amount_cents 64620): the amount is off by a hundred.
+    const unitsAsCents = CENTS_AFTER.exec(rest.slice(m.index + m[0].length, m.index + m[0].length + 10));
+    if (unitsAsCents && !cents.has(round(n)) && cents.has(round(n * 100))) {
+      problems.push({
+        kind: 'contradicts',
+        text: `${m[0]}${unitsAsCents[0]}`,
+        verified: `${cents.get(round(n * 100))} ${round(n * 100)} (${m[0]} is in currency units, not cents)`,
+      });
+      continue;
+    }
     const supported = [n, n * 100, n / 100].some((x) => numbers.has(round(x))) || containsDigits(texts, m[0]);
     if (!supported) problems.push({ kind: 'unsupported', text: m[0] });
   }
@@ -262,6 +272,7 @@ function centsFields(results: readonly VerifiedResult[]): Map<number, string> {
 }
 
 /** Currency marks written before an amount (`$12`, `USD 12`) or after it (`12 円`, `12 euros`); cents (`分`, `Cent`) are not among them. */
+const CENTS_AFTER = /^\s*(?:cents?|céntimos?|centavos?|Cent|分|セント)(?![A-Za-z])/i;
 const CURRENCY_BEFORE = /(?:[$€£¥]|\b(?:USD|EUR|GBP|CNY|JPY|RMB))\s*$/;
 const CURRENCY_AFTER = /^\s*(?:[$€£¥円元]|ドル|ユーロ|美元|欧元|人民币|(?:USD|EUR|GBP|CNY|JPY|RMB|dollars?|euros?|yuan|yen|d[oó]lares|Euro)\b)/i;
 

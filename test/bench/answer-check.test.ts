@@ -227,3 +227,9 @@ test('"AM" and "PM" of a clock time are no names: the 1.5B\'s "at 7:59:42 AM" (o
     ['FDX'],
   );
 });
+
+test('an amount in currency units written as cents is unsupported: the real 1.5B\'s "646.20 cents"', () => {
+  const claim: CheckedResult = { tool: 'expenses.get_claim', data: { claim_id: 'EC-123456', state: 'approved', amount_cents: 64620 } };
+  assert.deepEqual(texts('Claim EC-123456 is approved, amount 646.20 cents.', [claim], ['EC-123456?']), ['number:646.20']);
+  assert.deepEqual(texts('Claim EC-123456 is approved, amount 646.20.', [claim], ['EC-123456?']), []);
+});

@@ -179,3 +179,12 @@ test('an amount in cents written as currency units is a contradiction naming the
   // The customer's own figure is theirs to repeat.
   assert.deepEqual(problems('We received your request for 191964 yen.', [claim], 'Please pay my claim of 191964 yen, EC-204981.'), []);
 });
+
+test('an amount in currency units called cents contradicts the cents field: the real 1.5B\'s "646.20 cents"', () => {
+  const claim: VerifiedResult = { tool: 'expenses.get_claim', data: { claim_id: 'EC-123456', state: 'approved', amount_cents: 64620 } };
+  assert.deepEqual(
+    problems('The claim EC-123456 is approved with an amount of 646.20 cents.', [claim], 'claim EC-123456?').map((p) => [p.kind, p.text]),
+    [['contradicts', '646.20 cents']],
+  );
+  assert.deepEqual(problems('The claim EC-123456 is approved with an amount of 64620 cents (646.20).', [claim], 'claim EC-123456?'), []);
+});
