@@ -81,7 +81,7 @@ export interface ModelLoopConfig {
   responseSchema?(tool: string): Record<string, unknown> | undefined;
   /** The runtime's rules, the first part of every system prompt. */
   system: string;
-  /** TAO_LLM_PARAMS: `chat` sends `temperature: 0` and `max_tokens`; `reasoning` `max_completion_tokens` only (reasoning models refuse both). */
+  /** TAO_LLM_PARAMS: `chat` sends `temperature: 0` (0.7 with a `seed` on the turn after a refused answer) and `max_tokens`; `reasoning` `max_completion_tokens` only (reasoning models refuse both). */
   params?: 'chat' | 'reasoning';
   /** How react turns ask for tool calls when the skill names no mode (TAO_LLM_TOOL_CALLS). Default native. */
   toolCalls?: 'native' | 'json_schema';
