@@ -71,6 +71,20 @@ function verdict(stepId: string, tool: string, data: unknown, errorType: ErrorTy
 
 /** Observation's result for the wave `d` dispatched. */
 
+/** The last message of the model request `d` dispatched. */
+const lastMessage = (d: ThoughtDecision) => (JSON.parse(request(d)!.steps[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
+
+/** Observation's verdict on a native call of orders.get while the run withholds it: not offered. */
+const notOffered = (req: ThoughtRequest) => [
+  verdict(
+    req.steps[0]!.step_id,
+    'model.chat',
+    null,
+    'hallucinated_tool',
+    'tool call 1 names "orders__get", which this skill does not offer (offered: shipping__track, ask_customer)',
+  ),
+];
+
 const answer = (a: ModelAnswer) => (req: ThoughtRequest) => [verdict(req.steps[0]!.step_id, 'model.chat', a)];
 const calls = (...cs: Array<[string, Record<string, unknown>]>): ModelAnswer => ({
   kind: 'tool_calls',
@@ -234,18 +248,8 @@ describe('react runs', () => {
     assert.equal(more, 3, 'the repeat that withheld the tool did not count: three more refusals in a row end the run (TAO_REFLECT_AFTER 2)');
 
     // A native call of the withheld tool is refused by Observation's gate as not offered: Thought counts it as the repeat it is.
-    const notOffered = (req: ThoughtRequest) => [
-      verdict(
-        req.steps[0]!.step_id,
-        'model.chat',
-        null,
-        'hallucinated_tool',
-        'tool call 1 names "orders__get", which this skill does not offer (offered: shipping__track, ask_customer)',
-      ),
-    ];
     let n = onObservation(observed(onObservation(observed(looked, lookup), c), notOffered), c);
-    const fed = (JSON.parse(request(n)!.steps[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
-    assert.match(fed, /repeated_call.*orders\.get was already called in this run and its result is above/);
+    assert.match(lastMessage(n), /repeated_call.*orders\.get was already called in this run and its result is above/);
     for (let i = 0; i < 3 && !outcome(n); i++) n = onObservation(observed(n, notOffered), c);
     assert.deepEqual([outcome(n)!.status, outcome(n)!.reason_code], ['budget_exhausted', 'model_repeat']);
   });
@@ -260,30 +264,17 @@ describe('react runs', () => {
       observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'shipped' })]),
       c,
     );
-    const lastOf = (x: ThoughtDecision) => (JSON.parse(request(x)!.steps[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
     // What the results already give every required argument of is named last (the 1.5B called crm.find_customer again instead of orders.latest).
-    assert.match(lastOf(looked), /\(Calls you can make now with values the results gave: shipping__track \{"order_id":"O-12345678"\}\.\)/);
+    assert.match(lastMessage(looked), /\(Calls you can make now with values the results gave: shipping__track \{"order_id":"O-12345678"\}\.\)/);
     const again = onObservation(observed(looked, lookup), c);
-    const said = (JSON.parse(request(again)!.steps[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
+    const said = lastMessage(again);
     assert.match(
       said,
       /was already called in this run and its result is above: use the values it returned to call the next tool \(a final answer needs a verified result of shipping\.track first/,
     );
     assert.doesNotMatch(said, /give the final answer/);
     // The withheld tool named again natively (the gate refuses it as not offered): the same telling.
-    const named = onObservation(
-      observed(again, (req) => [
-        verdict(
-          req.steps[0]!.step_id,
-          'model.chat',
-          null,
-          'hallucinated_tool',
-          'tool call 1 names "orders__get", which this skill does not offer (offered: shipping__track, ask_customer)',
-        ),
-      ]),
-      c,
-    );
-    const told = (JSON.parse(request(named)!.steps[0]!.input_json) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
+    const told = lastMessage(onObservation(observed(again, notOffered), c));
     assert.match(
       told,
       /orders\.get was already called in this run and its result is above: use the values it returned to call the next tool \(a final answer needs a verified result of shipping\.track first/,
