@@ -133,7 +133,8 @@ export const THOUGHT_SETTINGS = {
     kind: 'enum',
     values: ['chat', 'reasoning'],
     default: 'chat',
-    meaning: 'sampling: `chat` sends `temperature: 0` (0.7 with a `seed` on the turn after a refused answer) and `max_tokens`; `reasoning` (o-series, gpt-5: models refusing both) sends `max_completion_tokens` only',
+    meaning:
+      'sampling: `chat` sends `temperature: 0` (0.7 with a `seed` on the turn after a refused answer) and `max_tokens`; `reasoning` (o-series, gpt-5: models refusing both) sends `max_completion_tokens` only',
     usedBy: ['thought', 'replay'],
   },
   TAO_LLM_TOOL_CALLS: {
