@@ -271,8 +271,9 @@ function centsFields(results: readonly VerifiedResult[]): Map<number, string> {
   return out;
 }
 
-/** Currency marks written before an amount (`$12`, `USD 12`) or after it (`12 円`, `12 euros`); cents (`分`, `Cent`) are not among them. */
+/** Cents named after an amount (`646.20 cents`, `64620 分`). */
 const CENTS_AFTER = /^\s*(?:cents?|céntimos?|centavos?|Cent|分|セント)(?![A-Za-z])/i;
+/** Currency marks written before an amount (`$12`, `USD 12`) or after it (`12 円`, `12 euros`); cents (`分`, `Cent`) are not among them. */
 const CURRENCY_BEFORE = /(?:[$€£¥]|\b(?:USD|EUR|GBP|CNY|JPY|RMB))\s*$/;
 const CURRENCY_AFTER = /^\s*(?:[$€£¥円元]|ドル|ユーロ|美元|欧元|人民币|(?:USD|EUR|GBP|CNY|JPY|RMB|dollars?|euros?|yuan|yen|d[oó]lares|Euro)\b)/i;
 

@@ -146,9 +146,7 @@ export function callableNow(ctx: TurnContext, outputs: Outputs, offered: readonl
   for (const r of verifiedResults(ctx, outputs))
     if (r.data && typeof r.data === 'object' && !Array.isArray(r.data))
       for (const [k, v] of Object.entries(r.data)) if (typeof v === 'string' || typeof v === 'number') values.set(k, v);
-  const answered = new Set(
-    ctx.plan.steps.filter((st) => !isModelStep(st.id) && outputs[st.id] !== undefined).map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`),
-  );
+  const answered = answeredCalls(ctx.plan, outputs);
   return offered.flatMap((tool) => {
     const required = (ctx.loop.toolSpec(tool)?.parameters as { required?: unknown } | undefined)?.required;
     if (!Array.isArray(required) || !required.length || ctx.loop.sideEffects?.(tool)) return [];
@@ -156,6 +154,11 @@ export function callableNow(ctx: TurnContext, outputs: Outputs, offered: readonl
     const args = Object.fromEntries(required.map((p) => [p, values.get(p)]));
     return answered.has(`${tool}\u0000${JSON.stringify(args)}`) ? [] : [{ tool, arguments: args }];
   });
+}
+
+/** The calls of the run that have a verified result, each as `<tool>\u0000<its arguments as JSON>`. */
+function answeredCalls(plan: Plan, outputs: Outputs): Set<string> {
+  return new Set(plan.steps.filter((st) => !isModelStep(st.id) && outputs[st.id] !== undefined).map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`));
 }
 
 /** The words of `text` that say something was done (reading.ts `claimedAction`) when no tool with side effects returned a verified result in the run; null otherwise. */
@@ -256,9 +259,7 @@ export function repeatedCalls(
   skill?: Pick<ReactSkill, 'groundedBy' | 'answerAfter'>,
   tried: readonly string[] = [],
 ): string | null {
-  const answered = new Set(
-    plan.steps.filter((st) => !isModelStep(st.id) && outputs[st.id] !== undefined).map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`),
-  );
+  const answered = answeredCalls(plan, outputs);
   if (!calls.length || !calls.every((c) => answered.has(`${c.tool}\u0000${JSON.stringify(c.arguments)}`))) return null;
   return repeatEvidence(calls.map((c) => `${c.tool} ${JSON.stringify(c.arguments)}`).join(', '), plan, outputs, skill, tried);
 }
