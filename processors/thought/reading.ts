@@ -2,10 +2,7 @@
  * Reading what a customer reads and writes, for model/checks.ts and the prompt. Pure and
  * deterministic.
  *
- * - Which language a ticket or an answer is written in, among those the router reads (en, zh, ja,
- *   es, de), from its script and its most common words: the model turn names the ticket's language
- *   in its prompt, and a final answer written in another one is refused. `null` when the text does
- *   not say clearly (too short, mixed, or another language): nothing is then asked or refused.
+ * - Which language a ticket or an answer is written in: language.ts.
  * - Whether an answer says something was done (sent, reset, refunded): such an answer needs a
  *   verified result of a tool with side effects in the run.
  * - Which values a skill's answer contract (`metadata.answer-states`) asks for that an answer leaves
@@ -33,51 +30,6 @@
  * Other names and free prose are not judged: a rule that cannot tell data from wording would refuse
  * good answers.
  */
-
-/** A language the runtime tells apart. */
-export type Language = 'en' | 'zh' | 'ja' | 'es' | 'de';
-
-/** Each language's name as a prompt says it. */
-export const LANGUAGE_NAMES: Readonly<Record<Language, string>> = { en: 'English', zh: 'Chinese', ja: 'Japanese', es: 'Spanish', de: 'German' };
-
-const KANA = /[\u3040-\u30ff]/gu;
-const HAN = /[\u4e00-\u9fff]/gu;
-const LATIN_WORD = /[a-záéíóúüñäöß]+/giu;
-
-/** Short, frequent words of each Latin-script language (none shared by two of them). */
-const COMMON_WORDS: Readonly<Record<'en' | 'es' | 'de', ReadonlySet<string>>> = {
-  en: new Set(
-    'the and is are was were my your you i to of it this that not for with on where when what please have has been be can will would order our we at from its'.split(
-      ' ',
-    ),
-  ),
-  es: new Set(
-    'el la los las del que y en un una por para con mi es está están se lo su sus pedido hola gracias cuándo dónde qué pero ya fue ha han hay le muy como tu usted nuestro todavía'.split(
-      ' ',
-    ),
-  ),
-  de: new Set(
-    'der die das und ist ich nicht mein meine ein eine mit für auf wo wann bitte danke habe noch zu von den dem des sie wurde wir ihr ihre ihren bestellung hallo schon ist sind kein keine'.split(
-      ' ',
-    ),
-  ),
-};
-
-/**
- * The language `text` is written in, or null when it does not say clearly. Japanese is told by its
- * kana, Chinese by Han characters without kana (when they outweigh the Latin words), and English,
- * Spanish and German by their common words: at least two, and twice as many as the next language's.
- */
-export function languageOf(text: string): Language | null {
-  const kana = (text.match(KANA) ?? []).length;
-  const han = (text.match(HAN) ?? []).length;
-  const words = (text.match(LATIN_WORD) ?? []).map((w) => w.toLowerCase());
-  if (kana >= 2) return 'ja';
-  if (han >= 4 && han >= words.length) return 'zh';
-  const hits = (['en', 'es', 'de'] as const).map((lang) => ({ lang, n: words.filter((w) => COMMON_WORDS[lang].has(w)).length })).sort((a, b) => b.n - a.n);
-  const [best, next] = hits as [{ lang: Language; n: number }, { lang: Language; n: number }];
-  return best.n >= 2 && best.n >= 2 * next.n ? best.lang : null;
-}
 
 /**
  * Words that say something was done (sent, reset, refunded, ...), in English and Chinese; an answer
@@ -296,7 +248,8 @@ function containsDigits(text: string, digits: string): boolean {
   return false;
 }
 
-const STATE_FIELD = /^(status|state|\w+_status|\w+_state)$/;
+/** A field that holds a state: `status`, `state`, `*_status`, `*_state`. */
+export const STATE_FIELD = /^(status|state|\w+_status|\w+_state)$/;
 const NEGATION = /(?:\b(?:not|never|no|yet)\b|n't|未|没有|尚未)\s*(?:\w+\s+){0,2}$/i;
 /** A state said of what comes next, not of now: an `approved` claim "will be paid with the next payment run" (expense-claim-status says so). */
 const FUTURE = /(?:\b(?:will|would|to|once|until|when|after)\s+(?:\w+\s+){0,2}(?:be|get|is|are)\s+|将|将会|会被|待|之后)\s*$/i;
@@ -386,59 +339,6 @@ export function statesAnyValue(answer: string, results: readonly VerifiedResult[
     return true;
   return datesIn(answer).some((d) => days.has(d.day));
 }
-
-/**
- * The verified values a final answer may state, as a react turn that offers a final answer shows
- * them in its last message (prompt.ts): each tool's latest result, its top-level values written as
- * they must appear (an amount in cents also in currency units, the one form the answer checks accept
- * for money), then what the reply should state: the results' states (`status`, `state`), then the
- * values the skill's answer must state. A small model copies from the message it
- * reads last: the 1.5B wrote "191964 元" for 191964 cents, "in transit" for a `pending` shipment,
- * and left out the incident id, with the results three messages up.
- * @param must the skill's `answer-states` (`tool.field`)
- */
-export function answerSheet(results: readonly VerifiedResult[], must: readonly string[] = []): string | null {
-  const latest = new Map<string, Record<string, unknown>>();
-  for (const r of results) if (r.data && typeof r.data === 'object' && !Array.isArray(r.data)) latest.set(r.tool, r.data as Record<string, unknown>);
-  if (!latest.size) return null;
-  const shown = (key: string, v: unknown): string | null => {
-    if (typeof v === 'number') return /_cents$/i.test(key) && Number.isInteger(v) ? `${key} ${v} (= ${(v / 100).toFixed(2)})` : `${key} ${v}`;
-    if (typeof v === 'string' || typeof v === 'boolean') return `${key} ${JSON.stringify(v)}`;
-    if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return `${key} ${JSON.stringify(v)}`;
-    return null;
-  };
-  const lines = [...latest].map(
-    ([tool, data]) =>
-      `- ${tool}: ${Object.entries(data)
-        .flatMap(([k, v]) => shown(k, v) ?? [])
-        .join(', ')}`,
-  );
-  // The states the results hold come first (what the customer asked about), then the values the skill's answer must state.
-  const states = [...latest].flatMap(([tool, data]) =>
-    Object.keys(data).flatMap((field) =>
-      STATE_FIELD.test(field) && typeof data[field] === 'string' && !must.includes(`${tool}.${field}`) ? [`${tool}.${field}`] : [],
-    ),
-  );
-  const required = [...states, ...must].flatMap((spec) => {
-    const cut = spec.lastIndexOf('.');
-    const value = latest.get(spec.slice(0, cut))?.[spec.slice(cut + 1)];
-    if (value === undefined || value === null) return [];
-    const field = spec.slice(cut + 1);
-    return [
-      typeof value === 'number' && /_cents$/i.test(field) && Number.isInteger(value)
-        ? `the ${words(field.replace(/_cents$/i, ''))} ${(value / 100).toFixed(2)}`
-        : `the ${words(field)} ${value}`,
-    ];
-  });
-  return [
-    'Verified values (write them exactly as given here; an amount in cents as the number after "=", never the cents as money):',
-    ...lines,
-    ...(required.length ? [`Reply to the customer in one or two full sentences that state ${required.join(', ')}.`] : []),
-  ].join('\n');
-}
-
-/** A field's name as words: `issued_at` → `issued at`. */
-const words = (field: string) => field.replace(/_/g, ' ');
 
 /**
  * Whether an answer is only values, not a reply: with every verified value, id, number and date

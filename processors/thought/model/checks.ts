@@ -29,19 +29,9 @@ import type { Plan } from '../../plan.ts';
 import { toWireName, type ModelAnswer } from '../../model-wire.ts';
 import type { Outputs } from '../run-end.ts';
 import { isModelStep, type ModelState, type ReactSkill, type TurnContext } from './state.ts';
-import {
-  LANGUAGE_NAMES,
-  answerFactProblems,
-  answerSheet,
-  claimedAction,
-  containsToken,
-  factsEvidence,
-  languageOf,
-  omittedStates,
-  onlyValues,
-  statesAnyValue,
-  type VerifiedResult,
-} from '../reading.ts';
+import { LANGUAGE_NAMES, languageOf } from '../language.ts';
+import { answerSheet } from '../answer-sheet.ts';
+import { answerFactProblems, claimedAction, containsToken, factsEvidence, omittedStates, onlyValues, statesAnyValue, type VerifiedResult } from '../reading.ts';
 
 // The checks as Thought runs them on an answer.
 
@@ -129,7 +119,7 @@ function verifiedResults(ctx: TurnContext, outputs: Outputs): VerifiedResult[] {
   });
 }
 
-/** The verified values a turn that offers a final answer shows last (reading.ts `answerSheet`); null before any result. */
+/** The verified values a turn that offers a final answer shows last (answer-sheet.ts); null before any result. */
 export function answerSheetOf(ctx: TurnContext, outputs: Outputs): string | null {
   return answerSheet(verifiedResults(ctx, outputs), ctx.skill.answerStates ?? []);
 }

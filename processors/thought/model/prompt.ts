@@ -38,7 +38,7 @@ import {
   type ModelAnswer,
   type WireTool,
 } from '../../model-wire.ts';
-import { LANGUAGE_NAMES, type Language } from '../reading.ts';
+import { LANGUAGE_NAMES, type Language } from '../language.ts';
 import { callStep, isModelStep, turnOf, type PromptTool, type SectionTokens, type TurnContext } from './state.ts';
 
 export { fromWireName, PLAN_RESPONSE_SCHEMA, REFLECTION_SCHEMA, toWireName } from '../../model-wire.ts';
@@ -136,7 +136,7 @@ export interface PromptInput {
   askable?: boolean;
   /** The ticket's language when it is clear and not English (reading.ts): the prompt says to answer in it. */
   language?: Language;
-  /** The verified values a final answer may state (reading.ts `answerSheet`): the last message of a react turn that offers a final answer. */
+  /** The verified values a final answer may state (answer-sheet.ts): the last message of a react turn that offers a final answer. */
   sheet?: string;
   /** Calls verified results give every required argument of (checks.ts `callableNow`): named last in a react turn that may not answer yet. */
   callable?: ReadonlyArray<{ tool: string; arguments: Record<string, unknown> }>;

@@ -46,7 +46,7 @@ import {
   type TurnMode,
 } from './state.ts';
 import { answerSheetOf, callableNow, groundable, refusedTools } from './checks.ts';
-import { languageOf, type Language } from '../reading.ts';
+import { languageOf, type Language } from '../language.ts';
 import { PLAN_TURN_RULES, buildPrompt, notes, promptTurns } from './prompt.ts';
 
 /** The skill a new model run is given, and how it runs: the planner's choice (planner.ts, kind `react`). */
@@ -197,28 +197,8 @@ export function modelTurn(ctx: TurnContext, mode: TurnMode): ThoughtDecision {
   return dispatchModelStep({ ...ctx, plan: grown, state: { ...state, turns: turn } }, step.id, mode, true);
 }
 
-/**
- * How a turn samples: greedily, except right after a refused answer, which is sampled at
- * RETRY_TEMPERATURE with the turn as its seed (the same request each time: replay rebuilds it from
- * the record). Greedy, the 1.5B wrote the same refused answer three times in a row, each time told
- * what it left out.
- */
-function sampling(state: ModelState, turn: number): { temperature: number; seed?: number } {
-  return state.rejected.at(-1)?.turn === turn - 1 ? { temperature: RETRY_TEMPERATURE, seed: turn } : { temperature: 0 };
-}
-const RETRY_TEMPERATURE = 0.7;
-
-/** The verified values a turn that offers a final answer shows last, when a tool has returned any. */
-function sheetOf(ctx: TurnContext): { sheet?: string } {
-  const sheet = answerSheetOf(ctx, ctx.outputs);
-  return sheet ? { sheet } : {};
-}
-
-/** The calls a turn that may not answer yet names last: those verified results give every required argument of. */
-function nextOf(ctx: TurnContext, offered: readonly string[]): { callable?: Array<{ tool: string; arguments: Record<string, unknown> }> } {
-  const callable = callableNow(ctx, ctx.outputs, offered);
-  return callable.length ? { callable } : {};
-}
+/** Greedy, except right after a refused answer (greedy, the 1.5B wrote it again): 0.7, seeded by the turn so replay rebuilds the request. */
+const sampling = (state: ModelState, turn: number) => (state.rejected.at(-1)?.turn === turn - 1 ? { temperature: 0.7, seed: turn } : { temperature: 0 });
 
 /** The same turn again, after the endpoint failed it (the prompt is rebuilt from the same state, so it is the same). */
 export function redispatch(ctx: TurnContext, stepId: string): ThoughtDecision {
@@ -268,8 +248,12 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
       answerable,
       ...(acting ? { askable: false } : {}),
       ...languageHint(state.opening ?? run.task_text),
-      ...(answerable && mode === 'react' ? sheetOf(ctx) : {}),
-      ...(!answerable && mode === 'react' ? nextOf(ctx, offeredTools(skill, state)) : {}),
+      // Said last: the verified values once a final answer may stand, else the calls the results allow.
+      ...(mode !== 'react'
+        ? {}
+        : answerable
+          ? { sheet: answerSheetOf(ctx, ctx.outputs) ?? undefined }
+          : { callable: callableNow(ctx, ctx.outputs, offeredTools(skill, state)) }),
     },
     window,
   );

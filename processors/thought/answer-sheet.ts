@@ -1,0 +1,59 @@
+/**
+ * The verified values a react turn shows last once it offers a final answer (model/prompt.ts), and
+ * what the reply should state. Pure and deterministic, from verified results only, so a replay
+ * rebuilds the same prompt.
+ */
+import { STATE_FIELD, type VerifiedResult } from './reading.ts';
+
+/**
+ * The verified values a final answer may state, as a react turn that offers a final answer shows
+ * them in its last message (prompt.ts): each tool's latest result, its top-level values written as
+ * they must appear (an amount in cents also in currency units, the one form the answer checks accept
+ * for money), then what the reply should state: the results' states (`status`, `state`), then the
+ * values the skill's answer must state. A small model copies from the message it
+ * reads last: the 1.5B wrote "191964 元" for 191964 cents, "in transit" for a `pending` shipment,
+ * and left out the incident id, with the results three messages up.
+ * @param must the skill's `answer-states` (`tool.field`)
+ */
+export function answerSheet(results: readonly VerifiedResult[], must: readonly string[] = []): string | null {
+  const latest = new Map<string, Record<string, unknown>>();
+  for (const r of results) if (r.data && typeof r.data === 'object' && !Array.isArray(r.data)) latest.set(r.tool, r.data as Record<string, unknown>);
+  if (!latest.size) return null;
+  const shown = (key: string, v: unknown): string | null => {
+    if (typeof v === 'number') return /_cents$/i.test(key) && Number.isInteger(v) ? `${key} ${v} (= ${(v / 100).toFixed(2)})` : `${key} ${v}`;
+    if (typeof v === 'string' || typeof v === 'boolean') return `${key} ${JSON.stringify(v)}`;
+    if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return `${key} ${JSON.stringify(v)}`;
+    return null;
+  };
+  const lines = [...latest].map(
+    ([tool, data]) =>
+      `- ${tool}: ${Object.entries(data)
+        .flatMap(([k, v]) => shown(k, v) ?? [])
+        .join(', ')}`,
+  );
+  // The states the results hold come first (what the customer asked about), then the values the skill's answer must state.
+  const states = [...latest].flatMap(([tool, data]) =>
+    Object.keys(data).flatMap((field) =>
+      STATE_FIELD.test(field) && typeof data[field] === 'string' && !must.includes(`${tool}.${field}`) ? [`${tool}.${field}`] : [],
+    ),
+  );
+  const required = [...states, ...must].flatMap((spec) => {
+    const cut = spec.lastIndexOf('.');
+    const value = latest.get(spec.slice(0, cut))?.[spec.slice(cut + 1)];
+    if (value === undefined || value === null) return [];
+    const field = spec.slice(cut + 1);
+    return [
+      typeof value === 'number' && /_cents$/i.test(field) && Number.isInteger(value)
+        ? `the ${words(field.replace(/_cents$/i, ''))} ${(value / 100).toFixed(2)}`
+        : `the ${words(field)} ${value}`,
+    ];
+  });
+  return [
+    'Verified values (write them exactly as given here; an amount in cents as the number after "=", never the cents as money):',
+    ...lines,
+    ...(required.length ? [`Reply to the customer in one or two full sentences that state ${required.join(', ')}.`] : []),
+  ].join('\n');
+}
+
+/** A field's name as words: `issued_at` → `issued at`. */
+const words = (field: string) => field.replace(/_/g, ' ');
