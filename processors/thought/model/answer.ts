@@ -264,7 +264,7 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
   };
   switch (answer.kind) {
     case 'ask': {
-      const wrong = questionProblem(answer.question, ctx, outputs, state);
+      const wrong = questionProblem(answer.question, ctx, outputs);
       if (wrong) return reject(wrong.error, wrong.evidence, run, { ...next, invalid_streak: state.invalid_streak });
       return endTurn(accepted, 'awaiting_input', 'needs_input', `the model asks the customer: ${answer.question}`, {
         output: JSON.stringify({ question: answer.question, skill: state.skill, turns: state.turns, tokens }),

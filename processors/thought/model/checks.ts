@@ -100,31 +100,12 @@ export function finalAnswerProblem(
  * (a reset link sent) that no tool with side effects did in the run. The 1.5B asked a Japanese
  * customer a question claiming a reset link had been sent, with the template's placeholders in it.
  */
-export function questionProblem(
-  question: string,
-  ctx: TurnContext,
-  outputs: Outputs,
-  state?: ModelState,
-): { error: 'unsupported_fact' | 'ungrounded'; evidence: string } | null {
+export function questionProblem(question: string, ctx: TurnContext, outputs: Outputs): { error: 'unsupported_fact'; evidence: string } | null {
   const claim = unbackedClaim(question, ctx, outputs);
-  if (claim)
-    return {
-      error: 'unsupported_fact',
-      evidence: `the question says "${claim}", but no tool that changes anything returned a verified result in this run: ask only what you need to know`,
-    };
-  // Asked while no answer could stand and the results already allow the next call, a question is
-  // premature: the 1.5B, with orders.get's result in front of it and shipping.track to call, asked
-  // "Is there anything else you would like to know about your order?".
-  if (!state || state.ask_only || !ungrounded(ctx.skill, ctx.plan, outputs, refusedTools(state))) return null;
-  const next = callableNow(
-    ctx,
-    outputs,
-    ctx.skill.allowedTools.filter((t) => !(state.withheld ?? []).includes(t)),
-  );
-  return next.length
+  return claim
     ? {
-        error: 'ungrounded',
-        evidence: `the results already allow ${next.map((c) => `${c.tool} ${JSON.stringify(c.arguments)}`).join(', ')}: make that call before asking the customer anything`,
+        error: 'unsupported_fact',
+        evidence: `the question says "${claim}", but no tool that changes anything returned a verified result in this run: ask only what you need to know`,
       }
     : null;
 }

@@ -281,26 +281,6 @@ describe('react runs', () => {
     );
   });
 
-  test('a question while no answer could stand and the results allow the next call goes back to the model: make the call first', () => {
-    // The 1.5B, with orders.get's result and shipping.track to call, asked "Is there anything else you would like to know about your order?".
-    const grounded: ReactSkill = { ...skill, groundedBy: ['shipping.track'] };
-    const c = config({ model: { ...loop, skill: (name) => (name === skill.name ? grounded : undefined) } });
-    const w1 = onObservation(observed(onTask(task('Where is my order O-12345678?'), c), answer(calls(['orders.get', { order_id: 'O-12345678' }]))), c);
-    const looked = onObservation(
-      observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'shipped' })]),
-      c,
-    );
-    const asked = onObservation(
-      observed(looked, answer({ kind: 'ask', question: 'Is there anything else you would like to know about your order?', content: null, usage })),
-      c,
-    );
-    assert.equal(outcome(asked), undefined, 'the run does not park on the question');
-    assert.match(
-      lastMessage(asked),
-      /\(ungrounded\): the results already allow shipping\.track \{"order_id":"O-12345678"\}: make that call before asking the customer anything/,
-    );
-  });
-
   test('two failed tool waves in a row: the model is asked for a reflection; its answer is kept in the run and acted on', () => {
     const c = config();
     const lookup = answer(calls(['orders.get', { order_id: 'O-12345678' }]));
