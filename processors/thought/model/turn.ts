@@ -226,6 +226,9 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
   // After the model's reflection chose to act, this turn offers calls only (ModelState.act_next), when it has any to offer.
   const acting = mode === 'react' && state.act_next === true && offeredTools(skill, state).length > 0;
   const answerable = !state.ask_only && !acting && groundable(skill, ctx.plan, ctx.outputs, refusedTools(state));
+  // While no answer could stand, the calls the results already allow are due: the turn offers calls
+  // only (the 1.5B, offered a question too, asked "Is there anything else you would like to know?").
+  const callable = mode === 'react' && !answerable && !state.ask_only ? callableNow(ctx, ctx.outputs, offeredTools(skill, state)) : [];
   const built = buildPrompt(
     {
       system:
@@ -246,14 +249,10 @@ export function dispatchModelStep(ctx: TurnContext, stepId: string, mode: TurnMo
       toolCalls,
       ...(skill.outputSchema ? { output: skill.outputSchema } : {}),
       answerable,
-      ...(acting ? { askable: false } : {}),
+      ...(acting || callable.length ? { askable: false } : {}),
       ...languageHint(state.opening ?? run.task_text),
       // Said last: the verified values once a final answer may stand, else the calls the results allow.
-      ...(mode !== 'react'
-        ? {}
-        : answerable
-          ? { sheet: answerSheetOf(ctx, ctx.outputs) ?? undefined }
-          : { callable: callableNow(ctx, ctx.outputs, offeredTools(skill, state)) }),
+      ...(mode === 'react' && answerable ? { sheet: answerSheetOf(ctx, ctx.outputs) ?? undefined } : { callable }),
     },
     window,
   );

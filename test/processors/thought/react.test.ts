@@ -264,6 +264,9 @@ describe('react runs', () => {
       observed(w1, (req) => [verdict(req.steps[0]!.step_id, 'orders.get', { order_id: 'O-12345678', status: 'shipped' })]),
       c,
     );
+    // A call the results allow is due: the turn offers calls only (offered a question too, the 1.5B asked "Is there anything else …?").
+    const tools = (JSON.parse(request(looked)!.steps[0]!.input_json) as { tools: Array<{ function: { name: string } }> }).tools.map((t) => t.function.name);
+    assert.deepEqual(tools, ['orders__get', 'shipping__track']);
     // What the results already give every required argument of is named last (the 1.5B called crm.find_customer again instead of orders.latest).
     assert.match(lastMessage(looked), /\(Calls you can make now with values the results gave: shipping__track \{"order_id":"O-12345678"\}\.\)/);
     const again = onObservation(observed(looked, lookup), c);
