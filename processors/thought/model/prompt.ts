@@ -495,8 +495,8 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
 
 /**
  * The earlier turns for the prompt builder: each with its tool calls and what each call found, and
- * each rejected answer as the model's own turn saying what was wrong with it (the model sees its
- * mistake where it made it, and the conversation moves on).
+ * each rejected answer with what was wrong with it (the builder tells the model why, without showing
+ * the refused answer again: a small model copies it).
  * @param before the turn being built: the turns before it are shown
  */
 export function promptTurns(ctx: Pick<TurnContext, 'run' | 'plan' | 'outputs' | 'state'>, before: number): PromptTurn[] {
