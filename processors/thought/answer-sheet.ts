@@ -4,6 +4,7 @@
  * rebuilds the same prompt.
  */
 import { STATE_FIELD, type VerifiedResult } from './reading.ts';
+import { CHINESE_STATES } from './state-words.ts';
 
 /**
  * The verified values a final answer may state, as a react turn that offers a final answer shows
@@ -13,14 +14,20 @@ import { STATE_FIELD, type VerifiedResult } from './reading.ts';
  * values the skill's answer must state. A small model copies from the message it
  * reads last: the 1.5B wrote "191964 元" for 191964 cents, "in transit" for a `pending` shipment,
  * and left out the incident id, with the results three messages up.
+ * For a Chinese ticket a state is also given in the Chinese the checks read (`delivered` as 已送达):
+ * the 1.5B wrote 已发货 ("shipped") for a delivered order.
  * @param must the skill's `answer-states` (`tool.field`)
+ * @param language the ticket's language, when clear (language.ts)
  */
-export function answerSheet(results: readonly VerifiedResult[], must: readonly string[] = []): string | null {
+export function answerSheet(results: readonly VerifiedResult[], must: readonly string[] = [], language?: string | null): string | null {
   const latest = new Map<string, Record<string, unknown>>();
   for (const r of results) if (r.data && typeof r.data === 'object' && !Array.isArray(r.data)) latest.set(r.tool, r.data as Record<string, unknown>);
   if (!latest.size) return null;
   const shown = (key: string, v: unknown): string | null => {
-    if (typeof v === 'number') return /_cents$/i.test(key) && Number.isInteger(v) ? `${key} ${v} (= ${(v / 100).toFixed(2)})` : `${key} ${v}`;
+    // The amount first, in currency units, under its name without `_cents`: shown `amount_cents 116213
+    // (= 1162.13)`, the 1.5B wrote "1162.13 cents" three times.
+    if (typeof v === 'number')
+      return /_cents$/i.test(key) && Number.isInteger(v) ? `${words(key.replace(/_cents$/i, ''))} ${(v / 100).toFixed(2)} (${key} ${v})` : `${key} ${v}`;
     if (typeof v === 'string' || typeof v === 'boolean') return `${key} ${JSON.stringify(v)}`;
     if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return `${key} ${JSON.stringify(v)}`;
     return null;
@@ -42,14 +49,17 @@ export function answerSheet(results: readonly VerifiedResult[], must: readonly s
     const value = latest.get(spec.slice(0, cut))?.[spec.slice(cut + 1)];
     if (value === undefined || value === null) return [];
     const field = spec.slice(cut + 1);
+    const chinese = language === 'zh' && STATE_FIELD.test(field) ? CHINESE_STATES[String(value)]?.[0] : undefined;
     return [
       typeof value === 'number' && /_cents$/i.test(field) && Number.isInteger(value)
         ? `the ${words(field.replace(/_cents$/i, ''))} ${(value / 100).toFixed(2)}`
-        : `the ${words(field)} ${value}`,
+        : chinese
+          ? `the ${words(field)} ${value} (in Chinese: ${chinese})`
+          : `the ${words(field)} ${value}`,
     ];
   });
   return [
-    'Verified values (write them exactly as given here; an amount in cents as the number after "=", never the cents as money):',
+    'Verified values (write them exactly as given here; an amount as the number in currency units, never the cents):',
     ...lines,
     ...(required.length ? [`Reply to the customer in one or two full sentences that state ${required.join(', ')}.`] : []),
   ].join('\n');

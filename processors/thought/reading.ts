@@ -30,6 +30,7 @@
  * Other names and free prose are not judged: a rule that cannot tell data from wording would refuse
  * good answers.
  */
+import { stateForms } from './state-words.ts';
 
 /**
  * Words that say something was done (sent, reset, refunded, ...), in English and Chinese; an answer
@@ -273,8 +274,9 @@ function contradictions(answer: string, results: readonly VerifiedResult[], tick
   const lower = answer.toLowerCase();
   const out: FactProblem[] = [];
   for (const [value, actual] of candidates) {
-    if (verified.has(value) || fieldWords.has(value) || ticket.includes(value.replace(/_/g, ' ')) || ticket.includes(value)) continue;
-    for (const form of new Set([value, value.replace(/_/g, ' ')])) {
+    if (verified.has(value)) continue;
+    for (const form of stateForms(value)) {
+      if (ticket.includes(form) || fieldWords.has(form)) continue;
       const m = new RegExp(`(?<![\\w-])${form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`).exec(lower);
       if (m && !NEGATION.test(lower.slice(0, m.index)) && !FUTURE.test(lower.slice(0, m.index))) {
         out.push({ kind: 'contradicts', text: answer.slice(m.index, m.index + form.length), verified: actual });
@@ -316,7 +318,7 @@ export function omittedStates(answer: string, results: readonly VerifiedResult[]
       if (dates.length && dates[0]!.text.length >= value.trim().length - 1) {
         const utc = Number.isNaN(Date.parse(value)) ? null : new Date(Date.parse(value)).toISOString().slice(0, 10);
         if (!days.has(dates[0]!.day) && !(utc && days.has(utc))) out.push({ tool, field, value });
-      } else if (!containsToken(lower, value.toLowerCase()) && !containsToken(lower, value.toLowerCase().replace(/_/g, ' '))) out.push({ tool, field, value });
+      } else if (!stateForms(value).some((form) => containsToken(lower, form))) out.push({ tool, field, value });
     }
   }
   return out;

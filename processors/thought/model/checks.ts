@@ -121,29 +121,50 @@ function verifiedResults(ctx: TurnContext, outputs: Outputs): VerifiedResult[] {
 
 /** The verified values a turn that offers a final answer shows last (answer-sheet.ts); null before any result. */
 export function answerSheetOf(ctx: TurnContext, outputs: Outputs): string | null {
-  return answerSheet(verifiedResults(ctx, outputs), ctx.skill.answerStates ?? []);
+  return answerSheet(verifiedResults(ctx, outputs), ctx.skill.answerStates ?? [], languageOf(ctx.state.opening ?? ctx.run.task_text));
 }
 
 /**
- * Calls the model could make now with what verified results gave it: each offered tool without side
- * effects, not yet called with those arguments, whose required parameters are all fields of verified
- * results (the same name, the latest value). A turn that may not answer yet names them last
- * (prompt.ts): the 1.5B, with `customer_id` from crm.find_customer in front of it, called
- * crm.find_customer again three times instead of orders.latest.
+ * Calls the model could make now with what the run was given: each offered tool without side
+ * effects, not yet tried with those arguments, whose required parameters are all fields of verified
+ * results (the same name, the latest value) or identity parameters whose value the ticket or a
+ * customer's reply gives (a token matching the parameter's `pattern` or e-mail `format`, the last one
+ * written). A turn that may not answer yet offers calls only and names them last (prompt.ts): the
+ * 1.5B, with `customer_id` from crm.find_customer in front of it, called crm.find_customer again
+ * three times instead of orders.latest; offered a question too, it asked for the order id or the
+ * e-mail address the ticket had given.
  */
 export function callableNow(ctx: TurnContext, outputs: Outputs, offered: readonly string[]): Array<{ tool: string; arguments: Record<string, unknown> }> {
   const values = new Map<string, unknown>();
   for (const r of verifiedResults(ctx, outputs))
     if (r.data && typeof r.data === 'object' && !Array.isArray(r.data))
       for (const [k, v] of Object.entries(r.data)) if (typeof v === 'string' || typeof v === 'number') values.set(k, v);
-  const answered = answeredCalls(ctx.plan, outputs);
+  const texts = [ctx.state.opening ?? ctx.run.task_text, ...(ctx.state.replies ?? []).map((r) => r.text)].join('\n');
+  const tried = new Set(ctx.plan.steps.filter((st) => !isModelStep(st.id)).map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`));
   return offered.flatMap((tool) => {
-    const required = (ctx.loop.toolSpec(tool)?.parameters as { required?: unknown } | undefined)?.required;
+    const parameters = ctx.loop.toolSpec(tool)?.parameters as { required?: unknown; properties?: Record<string, unknown> } | undefined;
+    const required = parameters?.required;
     if (!Array.isArray(required) || !required.length || ctx.loop.sideEffects?.(tool)) return [];
-    if (!required.every((p): p is string => typeof p === 'string' && values.has(p))) return [];
-    const args = Object.fromEntries(required.map((p) => [p, values.get(p)]));
-    return answered.has(`${tool}\u0000${JSON.stringify(args)}`) ? [] : [{ tool, arguments: args }];
+    const identities = ctx.loop.identityParameters?.(tool) ?? [];
+    const valueOf = (p: string) => values.get(p) ?? (identities.includes(p) ? givenIn(texts, parameters?.properties?.[p]) : undefined);
+    if (!required.every((p): p is string => typeof p === 'string' && valueOf(p) !== undefined)) return [];
+    const args = Object.fromEntries(required.map((p) => [p, valueOf(p)]));
+    return tried.has(`${tool}\u0000${JSON.stringify(args)}`) ? [] : [{ tool, arguments: args }];
   });
+}
+
+/** The last token of `text` an identity parameter's schema takes (its `pattern`, or `format: email`); undefined when none does. */
+function givenIn(text: string, schema: unknown): string | undefined {
+  const { pattern, format } = (schema ?? {}) as { pattern?: unknown; format?: unknown };
+  const source = typeof pattern === 'string' ? pattern.replace(/^\^/, '').replace(/\$$/, '') : format === 'email' ? '[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+' : null;
+  if (!source) return undefined;
+  let found: string | undefined;
+  try {
+    for (const m of text.matchAll(new RegExp(source, 'g'))) if (containsToken(text, m[0])) found = m[0];
+  } catch {
+    return undefined; // a pattern JavaScript does not read names no value
+  }
+  return found;
 }
 
 /** The calls of the run that have a verified result, each as `<tool>\u0000<its arguments as JSON>`. */

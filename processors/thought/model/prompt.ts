@@ -353,7 +353,7 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
     (input.sheet && input.mode === 'react' && answerable ? `\n\n${input.sheet}` : '') +
     (input.mode === 'react' && !constrained && !answerable ? `\n(${callFormLine(offered.map((t) => toWireName(t.name)))})` : '') +
     (input.mode === 'react' && !answerable && input.callable?.length
-      ? `\n(Calls you can make now with values the results gave: ${input.callable.map((c) => `${toWireName(c.tool)} ${json(c.arguments)}`).join('; ')}.)`
+      ? `\n(Calls you can make now with values the ticket or the results gave: ${input.callable.map((c) => `${toWireName(c.tool)} ${json(c.arguments)}`).join('; ')}.)`
       : '') +
     (input.language ? `\n(Write the final answer in ${LANGUAGE_NAMES[input.language]}.)` : '');
   const render = () => {

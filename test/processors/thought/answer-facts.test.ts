@@ -188,3 +188,20 @@ test('an amount in currency units called cents contradicts the cents field: the 
   );
   assert.deepEqual(problems('The claim EC-123456 is approved with an amount of 64620 cents (646.20).', [claim], 'claim EC-123456?'), []);
 });
+
+test("a state written in Chinese is read: the real 1.5B's 已经发货 for a placed order and 已发货 for a delivered one contradict them, naming the verified state", () => {
+  const ticket = '我的订单 O-55501234 到哪了？';
+  assert.deepEqual(problems('订单 O-55501234 已经发货。', [order('placed')], ticket), [
+    { kind: 'contradicts', text: '已经发货', verified: 'orders.get\'s status "placed"' },
+  ]);
+  assert.deepEqual(problems('已发货，订单号为 O-55501234。', [order('delivered')], ticket), [
+    { kind: 'contradicts', text: '已发货', verified: 'orders.get\'s status "delivered"' },
+  ]);
+  assert.deepEqual(problems('您的订单 O-55501234 尚未发货。', [order('delivered')], ticket), [
+    { kind: 'contradicts', text: '未发货', verified: 'orders.get\'s status "delivered"' },
+  ]);
+  for (const right of ['订单 O-55501234 已送达。', '订单 O-55501234 已下单，尚未发货。'])
+    assert.deepEqual(problems(right, [order(right.includes('已送达') ? 'delivered' : 'placed')], ticket), [], right);
+  assert.deepEqual(problems('订单 O-55501234 已发货，DHL 运输中。', [order('shipped'), track], ticket), [], 'shipped and in transit, both verified');
+  assert.deepEqual(problems('订单还没发货吗？O-55501234 已送达。', [order('delivered')], '我的订单 O-55501234 还没发货吗？'), [], "the ticket's own words");
+});

@@ -78,3 +78,16 @@ test('an answer that leaves out what the skill says it states goes back to the m
   for (let i = 0; i < 3 && !outcomeOf(d); i++) d = onObservation(observed(d, answered(final('Here is your invoice INV-2025-0388.'))), c);
   assert.deepEqual([outcomeOf(d)?.status, outcomeOf(d)?.reason_code], ['escalated', 'model_invalid']);
 });
+
+test('a state asked for is found in its Chinese forms too (the gate reads them: state-words.ts)', () => {
+  const claim = [{ tool: 'expenses.get_claim', data: { claim_id: 'EC-488210', state: 'approved', amount_cents: 189080 } }];
+  const fields = ['expenses.get_claim.claim_id', 'expenses.get_claim.state'];
+  assert.deepEqual(omittedStates('您的报销单 EC-488210 已经被批准，金额为 1890.80 元。', claim, fields), []);
+  assert.deepEqual(
+    omittedStates('报销 EC-488210 的钱已经打过来了。', claim, fields).map((o) => o.value),
+    ['approved'],
+  );
+  const order = [{ tool: 'orders.get', data: { order_id: 'O-90817263', status: 'placed' } }];
+  assert.deepEqual(omittedStates('订单 O-90817263 还没发货。', order, ['orders.get.status']), []);
+  assert.deepEqual(omittedStates('Order O-90817263 has not shipped yet.', order, ['orders.get.status']), []);
+});

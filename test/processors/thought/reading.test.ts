@@ -110,13 +110,16 @@ test('the verified values a final answer may state: the latest result per tool, 
   assert.equal(
     sheet,
     [
-      'Verified values (write them exactly as given here; an amount in cents as the number after "=", never the cents as money):',
-      '- billing.get_invoice: invoice_id "INV-2024-0042", amount_cents 191964 (= 1919.64), issued_at "2024-09-21T11:57:59+08:00"',
+      'Verified values (write them exactly as given here; an amount as the number in currency units, never the cents):',
+      '- billing.get_invoice: invoice_id "INV-2024-0042", amount 1919.64 (amount_cents 191964), issued_at "2024-09-21T11:57:59+08:00"',
       '- orders.get: order_id "O-2", status "shipped", paid true',
       'Reply to the customer in one or two full sentences that state the status shipped, the invoice id INV-2024-0042, the amount 1919.64, the issued at 2024-09-21T11:57:59+08:00.',
     ].join('\n'),
   );
   assert.equal(answerSheet([]), null, 'nothing verified yet: no sheet');
+  // A Chinese ticket is also given the state in the Chinese the checks read: the 1.5B wrote 已发货 for a delivered order.
+  const zh = answerSheet([{ tool: 'orders.get', data: { order_id: 'O-2', status: 'delivered' } }], ['orders.get.order_id'], 'zh');
+  assert.match(zh!, /state the status delivered \(in Chinese: 已送达\), the order id O-2\.$/);
 });
 
 test('an answer that is only values is no reply: the real 1.5B answered a Chinese ticket "O-12345678, SF"', () => {
