@@ -126,7 +126,8 @@ export function answerSheetOf(ctx: TurnContext, outputs: Outputs): string | null
 
 /**
  * Calls the model could make now with what the run was given: each offered tool without side
- * effects, not yet tried with those arguments, whose required parameters are all fields of verified
+ * effects (or one the skill's answer-after waits for: the 1.5B, with the customer_id a password reset
+ * takes, asked the customer to check their e-mail instead), not yet tried with those arguments, whose required parameters are all fields of verified
  * results (the same name, the latest value) or identity parameters whose value the ticket or a
  * customer's reply gives (a token matching the parameter's `pattern` or e-mail `format`, the last one
  * written). A turn that may not answer yet offers calls only and names them last (prompt.ts): the
@@ -140,11 +141,13 @@ export function callableNow(ctx: TurnContext, outputs: Outputs, offered: readonl
     if (r.data && typeof r.data === 'object' && !Array.isArray(r.data))
       for (const [k, v] of Object.entries(r.data)) if (typeof v === 'string' || typeof v === 'number') values.set(k, v);
   const texts = [ctx.state.opening ?? ctx.run.task_text, ...(ctx.state.replies ?? []).map((r) => r.text)].join('\n');
-  const tried = new Set(ctx.plan.steps.filter((st) => !isModelStep(st.id)).map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`));
+  const steps = ctx.plan.steps.filter((st) => !isModelStep(st.id));
+  const tried = new Set(steps.map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`));
+  const awaited = pendingAnswerAfter(ctx.skill.answerAfter ?? [], steps, outputs, refusedTools(ctx.state)).map((w) => w.split(' ')[0]);
   return offered.flatMap((tool) => {
     const parameters = ctx.loop.toolSpec(tool)?.parameters as { required?: unknown; properties?: Record<string, unknown> } | undefined;
     const required = parameters?.required;
-    if (!Array.isArray(required) || !required.length || ctx.loop.sideEffects?.(tool)) return [];
+    if (!Array.isArray(required) || !required.length || (ctx.loop.sideEffects?.(tool) && !awaited.includes(tool))) return [];
     const identities = ctx.loop.identityParameters?.(tool) ?? [];
     const valueOf = (p: string) => values.get(p) ?? (identities.includes(p) ? givenIn(texts, parameters?.properties?.[p]) : undefined);
     if (!required.every((p): p is string => typeof p === 'string' && valueOf(p) !== undefined)) return [];

@@ -160,3 +160,31 @@ test('answer-after in SKILL.md: parsed with its conditions; a tool outside allow
   );
   assert.throws(() => parseAnswerAfter('shipping.track when orders.get.status', ['orders.get', 'shipping.track'], fail), /is not "<tool>" or "<tool> if/);
 });
+
+test('a write the answer waits for (answer-after) is due once the results give its arguments: the turn offers calls only and names it', () => {
+  // The 1.5B, with the customer_id a password reset takes, asked the customer to check their e-mail (account-en-2).
+  const reset: ReactSkill = {
+    ...skill(['crm.find_customer'], 'json_schema'),
+    name: 'account-access',
+    ref: 'account-access@1',
+    allowedTools: ['crm.find_customer', 'identity.password_reset'],
+    answerAfter: [{ tool: 'identity.password_reset', when: { tool: 'crm.find_customer', field: 'customer_id' } }],
+  };
+  const access: Planner = {
+    ...planner,
+    plan: () => ({ kind: 'react', planner: 'react(account_access 0.990 account-access@1)', skill: 'account-access', facts: {} }),
+  };
+  const c = thoughtConfig(world, { planner: access, model: reactLoop(world, reset) });
+  const first = onTask(task("I'm locked out. I sign in with maria.santos@example.com, please help"), c);
+  const body = (d: typeof first) => JSON.parse(requestOf(d)!.steps[0]!.input_json) as Body & { messages: Array<{ content: string }> };
+  const callsOnly = (d: typeof first) => branches(body(d)).every((b) => b === 'tool');
+  assert.ok(callsOnly(first), 'the ticket gives the e-mail: no question');
+  assert.match(body(first).messages.at(-1)!.content, /crm__find_customer \{"email":"maria\.santos@example\.com"\}\.\)$/);
+  const called = onObservation(observed(first, answered(calling(['crm.find_customer', { email: 'maria.santos@example.com' }]))), c);
+  const found = onObservation(
+    observed(called, resulted('crm.find_customer', { customer_id: 'C-100001', email: 'maria.santos@example.com', name: 'Maria' })),
+    c,
+  );
+  assert.ok(callsOnly(found), 'no question while the reset is due');
+  assert.match(body(found).messages.at(-1)!.content, /identity__password_reset \{"customer_id":"C-100001"\}\.\)$/);
+});
