@@ -222,6 +222,8 @@ function contradictedStates(input: AnswerCheckInput, givenLower: string): Unsupp
     if (verified.has(value) || givenLower.includes(value) || givenLower.includes(value.replace(/_/g, ' '))) continue;
     if ([...verified.keys()].some((v) => COMES_AFTER[v]?.includes(value))) continue;
     const m = stateAtNotNegated(lower, value);
+    // A question asserts no state: the 1.5B quoted the ticket's "搜索服务现在正常吗？" before stating `degraded`.
+    if (m && /^[^.。!！\n]*?[?？]/.test(lower.slice(m.at + m.length))) continue;
     // A later state promised for the future ("approved: will be paid with the next payment run", as the skill explains it).
     if (m && [...verified.keys()].some((v) => COMES_AFTER[value]?.includes(v)) && WILL.test(lower.slice(Math.max(0, m.at - 20), m.at))) continue;
     if (m) out.push({ kind: 'state', text: input.answer.slice(m.at, m.at + m.length), why: `contradicts: ${said}` });

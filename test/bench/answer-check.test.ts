@@ -94,6 +94,9 @@ test('a Chinese answer calling a degraded service normal contradicts the status;
   assert.deepEqual(said('搜索服务现在正常，但搜出来的结果总是不全。建议您稍后再试。'), ['state:正常']);
   assert.deepEqual(said('搜索服务目前性能下降，我们正在努力恢复正常。'), []);
   assert.deepEqual(said('搜索服务目前不正常：性能下降。'), []);
+  // A question asserts nothing: the 1.5B quoted the ticket's question, then stated the state (service-zh-2, 2026-12-05).
+  assert.deepEqual(said('搜索服务现在正常吗？搜出来的结果总是不全。搜索服务的状态是 degraded，该事件表明搜索性能下降。'), []);
+  assert.deepEqual(said('Is search normal? No: 搜索服务现在正常。'), ['state:正常']);
 });
 
 test('a state the ticket names, one negated, or one the verified state comes after is no contradiction', () => {
