@@ -308,6 +308,10 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
     function: { name: toWireName(t.name), description: t.description, parameters: t.parameters },
   }));
   const tools = constrained ? [] : wireTools;
+  // While calls are due (and no answer could stand), a constrained turn's schema offers those tools
+  // only; the tool list above stays whole, so the prompt's prefix is the same. Offered every tool,
+  // the 1.5B called crm.find_customer with an invented e-mail three times, O-10293847 in the ticket.
+  const due = input.mode === 'react' && !answerable ? (input.callable ?? []).map((c) => toWireName(c.tool)) : [];
   // A constrained turn sends no `tools`: the model reads them here, and the schema holds their parameters.
   const rulesText = !answerable
     ? CONSTRAINED_RULES.replace(FINAL_LINE, UNANSWERABLE_LINE)
@@ -476,6 +480,7 @@ export function buildPrompt(input: PromptInput, contextWindow: number, shares: B
                   schema: turnSchema(
                     wireTools
                       .filter((t) => t.function.name !== ASK_CUSTOMER_TOOL.name && t.function.name !== FINAL_ANSWER)
+                      .filter((t) => !due.length || due.includes(t.function.name))
                       .map((t) => ({ wire: t.function.name, parameters: t.function.parameters })),
                     input.output,
                     answerable,

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { onObservation, onTask } from '../../../processors/thought/core.ts';
 import type { ReactSkill } from '../../../processors/thought/model/state.ts';
 import { parseAnswerAfter } from '../../../processors/thought/skills.ts';
+import { turnSchemaTools } from '../../../processors/model-wire.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
 import { answered, calling, observed, reactLoop, requestOf, resulted } from './react-fixtures.ts';
@@ -186,5 +187,10 @@ test('a write the answer waits for (answer-after) is due once the results give i
     c,
   );
   assert.ok(callsOnly(found), 'no question while the reset is due');
+  // The schema offers the due tools only (the prompt still lists every tool: its prefix stays the same).
+  const schemaTools = (d: typeof first) => turnSchemaTools(body(d).response_format!.json_schema.schema);
+  assert.deepEqual(schemaTools(first), ['crm__find_customer']);
+  assert.deepEqual(schemaTools(found), ['identity__password_reset']);
+  assert.match(body(found).messages[0]!.content, /- crm__find_customer: [^]*- identity__password_reset: /);
   assert.match(body(found).messages.at(-1)!.content, /identity__password_reset \{"customer_id":"C-100001"\}\.\)$/);
 });
