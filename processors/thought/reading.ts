@@ -21,9 +21,10 @@
  *   in the ticket; but a `*_cents` value written beside a currency (`191964 円`, `$4999`) gives
  *   cents as units, a contradiction naming the field;
  * - states: a value of a state field (`status`, `state`, `*_status`, `*_state`) of a tool the run
- *   called, in the answer but verified nowhere in the run (the answer says "shipped", `orders.get`
+ *   called, in the answer (as the value, or a Chinese or "not shipped" form: state-words.ts) but
+ *   verified nowhere in the run (the answer says "shipped", `orders.get`
  *   said "delivered"), is a contradiction naming both; unless negated just before ("not shipped",
- *   "hasn't shipped yet"), written in the ticket, or part of a verified field's name (`placed` of
+ *   "hasn't shipped yet"), written so in the ticket, or part of a verified field's name (`placed` of
  *   `placed_at`: "placed on October 5").
  * - acronyms (`UPS`, three to six capitals): a value or field name of a result, or the ticket's
  *   words; currencies and a few words of the trade (`USD`, `FAQ`, `ETA`) aside.

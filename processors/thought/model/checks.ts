@@ -127,7 +127,8 @@ export function answerSheetOf(ctx: TurnContext, outputs: Outputs): string | null
 /**
  * Calls the model could make now with what the run was given: each offered tool without side
  * effects (or one the skill's answer-after waits for: the 1.5B, with the customer_id a password reset
- * takes, asked the customer to check their e-mail instead), not yet tried with those arguments, whose required parameters are all fields of verified
+ * takes, asked the customer to check their e-mail instead), not yet tried with those arguments
+ * (a call that failed for a passing reason, a timeout or a 5xx, is due again), whose required parameters are all fields of verified
  * results (the same name, the latest value) or identity parameters whose value the ticket or a
  * customer's reply gives (a token matching the parameter's `pattern` or e-mail `format`, the last one
  * written). A turn that may not answer yet offers calls only and names them last (prompt.ts): the
@@ -142,7 +143,9 @@ export function callableNow(ctx: TurnContext, outputs: Outputs, offered: readonl
       for (const [k, v] of Object.entries(r.data)) if (typeof v === 'string' || typeof v === 'number') values.set(k, v);
   const texts = [ctx.state.opening ?? ctx.run.task_text, ...(ctx.state.replies ?? []).map((r) => r.text)].join('\n');
   const steps = ctx.plan.steps.filter((st) => !isModelStep(st.id));
-  const tried = new Set(steps.map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`));
+  // Tried: answered, or failed for a reason trying again would not change (a 404, a refused argument).
+  const transient = (id: string) => TRANSIENT.has(ctx.run.error_history[id]?.at(-1)?.split(':')[0] ?? '');
+  const tried = new Set(steps.filter((st) => !transient(st.id)).map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`));
   const awaited = pendingAnswerAfter(ctx.skill.answerAfter ?? [], steps, outputs, refusedTools(ctx.state)).map((w) => w.split(' ')[0]);
   return offered.flatMap((tool) => {
     const parameters = ctx.loop.toolSpec(tool)?.parameters as { required?: unknown; properties?: Record<string, unknown> } | undefined;
@@ -155,6 +158,9 @@ export function callableNow(ctx: TurnContext, outputs: Outputs, offered: readonl
     return tried.has(`${tool}\u0000${JSON.stringify(args)}`) ? [] : [{ tool, arguments: args }];
   });
 }
+
+/** Failures a later try may not meet: a call that failed so is due again (the Reflexion pattern's timed-out lookup). */
+const TRANSIENT = new Set(['timeout', 'rate_limited', 'server_error', 'network_issue', 'circuit_open']);
 
 /** The last token of `text` an identity parameter's schema takes (its `pattern`, or `format: email`); undefined when none does. */
 function givenIn(text: string, schema: unknown): string | undefined {

@@ -194,3 +194,35 @@ test('a write the answer waits for (answer-after) is due once the results give i
   assert.match(body(found).messages[0]!.content, /- crm__find_customer: [^]*- identity__password_reset: /);
   assert.match(body(found).messages.at(-1)!.content, /identity__password_reset \{"customer_id":"C-100001"\}\.\)$/);
 });
+
+test('a call that failed for a passing reason (a timeout) is due again; one that failed for good (a 404) is not', () => {
+  // The Reflexion pattern on the 1.5B: the order lookup timed out once; with shipping.track alone the answer could not stand.
+  const c = thoughtConfig(world, { planner, model: reactLoop(world, skill(['orders.get'], 'json_schema')) });
+  const first = onTask(task('Where is my order O-12345678?'), c);
+  const called = onObservation(observed(first, answered(calling(['orders.get', { order_id: 'O-12345678' }]))), c);
+  const failing = (errorType: 'timeout' | 'not_found', status: number | null) =>
+    onObservation(
+      observed(called, (req) => [
+        {
+          step_id: req.steps[0]!.step_id,
+          tool: 'orders.get',
+          valid: false,
+          extracted_data_json: null,
+          confidence_score: 0,
+          error_type: errorType,
+          audit_trail: [{ name: 'transport', passed: false, evidence: errorType }],
+          status_code: status,
+          response_time_ms: 2000,
+          attempts: 3,
+          fallback_from: null,
+        },
+      ]),
+      c,
+    );
+  const body = (d: typeof first) => JSON.parse(requestOf(d)!.steps[0]!.input_json) as Body & { messages: Array<{ content: string }> };
+  const timedOut = body(failing('timeout', null));
+  assert.deepEqual(branches(timedOut), ['tool'], 'the lookup is due again: calls only');
+  assert.match(timedOut.messages.at(-1)!.content, /orders__get \{"order_id":"O-12345678"\}\.\)$/);
+  const missing = body(failing('not_found', 404));
+  assert.deepEqual(branches(missing), ['tool', 'ask_customer'], 'a 404 is not tried again: the model may ask');
+});
