@@ -58,10 +58,15 @@ export function answerSheet(results: readonly VerifiedResult[], must: readonly s
           : `the ${words(field)} ${value}`,
     ];
   });
+  // What the answer contract names but no verified result gives (a placed order is not tracked): the
+  // 1.5B, told to state the carrier "when tracked", named UPS for an order nothing had tracked.
+  const given = new Set([...latest.values()].flatMap((data) => Object.keys(data)));
+  const absent = [...new Set(must.map((spec) => spec.slice(spec.lastIndexOf('.') + 1)).filter((field) => !given.has(field)))];
   return [
     'Verified values (write them exactly as given here; an amount as the number in currency units, never the cents):',
     ...lines,
     ...(required.length ? [`Reply to the customer in one or two full sentences that state ${required.join(', ')}.`] : []),
+    ...(absent.length ? [`No verified result gives the ${absent.map(words).join(', the ')}: do not state ${absent.length > 1 ? 'them' : 'one'}.`] : []),
   ].join('\n');
 }
 

@@ -114,6 +114,8 @@ test('the verified values a final answer may state: the latest result per tool, 
       '- billing.get_invoice: invoice_id "INV-2024-0042", amount 1919.64 (amount_cents 191964), issued_at "2024-09-21T11:57:59+08:00"',
       '- orders.get: order_id "O-2", status "shipped", paid true',
       'Reply to the customer in one or two full sentences that state the status shipped, the invoice id INV-2024-0042, the amount 1919.64, the issued at 2024-09-21T11:57:59+08:00.',
+      // Nothing tracked: the 1.5B, asked for the carrier "when tracked", named UPS for a placed order.
+      'No verified result gives the carrier: do not state one.',
     ].join('\n'),
   );
   assert.equal(answerSheet([]), null, 'nothing verified yet: no sheet');
