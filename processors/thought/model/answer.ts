@@ -117,7 +117,6 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
   // Every answer the server sent is paid for, one the gate rejected too.
   const state = charged(ctx.state, verdict, skill, loop);
   const reject = (error: string, evidence: string, from: RunState, nextState: ModelState): ThoughtDecision => {
-    // The gate (or the skill's grounding) stopped the answer before anything acted on it; the model hears why in its next turn.
     const next: ModelState = {
       ...nextState,
       invalid_streak: nextState.invalid_streak + 1,
@@ -164,16 +163,18 @@ export function onModelAnswer(ctx: TurnContext, verdict: Verdict, bounds: ReactB
       state,
     };
     // The server refused the request itself (a 4xx other than 408/429): sending it again unchanged
-    // would be refused again, so only a prompt that was too long is sent again, smaller.
+    // would be refused again, so only a prompt that was too long is sent again, smaller: a quarter
+    // off the window and off the prompt sent (a first turn under 3/4 of the window went out unchanged).
     const refused = serverErrorOf(verdict);
     if (refused?.kind === 'context_length') {
-      const scale = (state.window_scale ?? 1) * 0.75;
-      if (scale < 0.3)
+      const sent = state.turn_tokens.find((t) => t.turn === turn)?.prompt ?? Infinity;
+      const scale = Math.min((state.window_scale ?? 1) * 0.75, (0.75 * sent) / ctx.skill.contextWindow);
+      if (scale * ctx.skill.contextWindow < 256)
         return endTurn(
           failedTurn,
           'failed',
           'context_overflow',
-          `the model's server refused turn ${turn}'s prompt as too long even at ${Math.round((scale / 0.75) * 100)}% of the skill's window: ${refused.message}`,
+          `the model's server refused turn ${turn}'s prompt as too long even at ${sent === Infinity ? '?' : sent} tokens: ${refused.message}`,
         );
       return redispatch({ ...failedTurn, state: { ...state, window_scale: scale } }, verdict.step_id);
     }
