@@ -147,7 +147,7 @@ export function callableNow(ctx: TurnContext, outputs: Outputs, offered: readonl
   const transient = (id: string) => TRANSIENT.has(ctx.run.error_history[id]?.at(-1)?.split(':')[0] ?? '');
   const tried = new Set(steps.filter((st) => !transient(st.id)).map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`));
   const awaited = pendingAnswerAfter(ctx.skill.answerAfter ?? [], steps, outputs, refusedTools(ctx.state)).map((w) => w.split(' ')[0]);
-  return offered.flatMap((tool) => {
+  const due = offered.flatMap((tool) => {
     const parameters = ctx.loop.toolSpec(tool)?.parameters as { required?: unknown; properties?: Record<string, unknown> } | undefined;
     const required = parameters?.required;
     if (!Array.isArray(required) || !required.length || (ctx.loop.sideEffects?.(tool) && !awaited.includes(tool))) return [];
@@ -157,6 +157,10 @@ export function callableNow(ctx: TurnContext, outputs: Outputs, offered: readonl
     const args = Object.fromEntries(required.map((p) => [p, valueOf(p)]));
     return tried.has(`${tool}\u0000${JSON.stringify(args)}`) ? [] : [{ tool, arguments: args }];
   });
+  // What the answer waits for comes first: offered orders.latest beside shipping.track (the order's
+  // customer_id at hand), the 0.5B looked up another order.
+  const waitedFor = due.filter((c) => awaited.includes(c.tool));
+  return waitedFor.length ? waitedFor : due;
 }
 
 /** Failures a later try may not meet: a call that failed so is due again (the Reflexion pattern's timed-out lookup). */

@@ -226,3 +226,20 @@ test('a call that failed for a passing reason (a timeout) is due again; one that
   const missing = body(failing('not_found', 404));
   assert.deepEqual(branches(missing), ['tool', 'ask_customer'], 'a 404 is not tried again: the model may ask');
 });
+
+test("of the due calls, the one the answer waits for (answer-after) is offered alone: not orders.latest with the order's customer_id", () => {
+  // The 0.5B, offered orders.latest beside shipping.track after orders.get, looked up another order.
+  const tracked: ReactSkill = {
+    ...skill(['orders.get', 'orders.latest'], 'json_schema'),
+    allowedTools: ['orders.get', 'shipping.track', 'orders.latest'],
+    answerAfter: [{ tool: 'shipping.track', when: { tool: 'orders.get', field: 'status', values: ['shipped', 'delivered'] } }],
+  };
+  const c = thoughtConfig(world, { planner, model: reactLoop(world, tracked) });
+  const first = onTask(task('Where is my order O-12345678?'), c);
+  const called = onObservation(observed(first, answered(calling(['orders.get', { order_id: 'O-12345678' }]))), c);
+  const order = { order_id: 'O-12345678', customer_id: 'C-100001', status: 'shipped', total_cents: 4999, placed_at: '2025-10-05T09:30:00Z' };
+  const shipped = onObservation(observed(called, resulted('orders.get', order)), c);
+  const body = JSON.parse(requestOf(shipped)!.steps[0]!.input_json) as Body & { messages: Array<{ content: string }> };
+  assert.deepEqual(turnSchemaTools(body.response_format!.json_schema.schema), ['shipping__track']);
+  assert.match(body.messages.at(-1)!.content, /gave: shipping__track \{"order_id":"O-12345678"\}\.\)$/);
+});
