@@ -128,10 +128,11 @@ export function answerSheetOf(ctx: TurnContext, outputs: Outputs): string | null
  * Calls the model could make now with what the run was given: each offered tool without side
  * effects (or one the skill's answer-after waits for: the 1.5B, with the customer_id a password reset
  * takes, asked the customer to check their e-mail instead), not yet tried with those arguments
- * (a call that failed for a passing reason, a timeout or a 5xx, is due again), whose required parameters are all fields of verified
- * results (the same name, the latest value) or identity parameters whose value the ticket or a
- * customer's reply gives (a token matching the parameter's `pattern` or e-mail `format`, the last one
- * written). A turn that may not answer yet offers calls only and names them last (prompt.ts): the
+ * (a call that failed for a passing reason, a timeout or a 5xx, is due again), whose required
+ * parameters are all fields of verified results (the same name, the latest value) or identity
+ * parameters whose value the ticket or a customer's reply gives (a token matching the parameter's
+ * `pattern` or e-mail `format`, the last one written). When some are what the skill's answer-after
+ * waits for, only those are due. A turn that may not answer yet offers calls only and names them last (prompt.ts): the
  * 1.5B, with `customer_id` from crm.find_customer in front of it, called crm.find_customer again
  * three times instead of orders.latest; offered a question too, it asked for the order id or the
  * e-mail address the ticket had given.
