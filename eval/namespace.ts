@@ -73,6 +73,10 @@ export async function deleteNamespace(kafka: Kafka, matches: (name: string) => b
     await admin.connect();
     const topics = (await admin.listTopics()).filter(matches);
     if (topics.length) await admin.deleteTopics({ topics, timeout: 30000 });
+    // Deleted topics may still be listed for a moment (a CI run listed all 11 right after): the
+    // namespace is gone when the command exits, so wait until the listing agrees (30 s at most).
+    for (const until = Date.now() + 30000; topics.length && (await admin.listTopics()).some(matches) && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 250));
     // A group whose last member has just left may still be refused for a moment (not empty yet): asked again.
     let groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter(matches);
     for (let attempt = 1; groups.length; attempt++) {
