@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { onObservation, onTask } from '../../../processors/thought/core.ts';
 import type { ReactSkill } from '../../../processors/thought/model/state.ts';
 import { parseAnswerAfter } from '../../../processors/thought/skills.ts';
+import type { ThoughtRequest, Verdict } from '../../../schemas/types.gen.ts';
 import { turnSchemaTools } from '../../../processors/model-wire.ts';
 import type { Planner } from '../../../processors/thought/planners/planner.ts';
 import { loadWorld, task, thoughtConfig } from '../fixtures.ts';
@@ -58,6 +59,25 @@ function firstTwoTurns(s: ReactSkill): [Body, Body] {
   const body = (d: typeof first) => JSON.parse(requestOf(d)!.steps[0]!.input_json) as Body;
   return [body(first), body(second)];
 }
+
+/** The verdict of a tool call that failed after Action's retries (no data), as Observation writes it. */
+const failedCall =
+  (tool: string, errorType: 'server_error' | 'timeout' | 'not_found', status: number | null) =>
+  (req: ThoughtRequest): Verdict[] => [
+    {
+      step_id: req.steps[0]!.step_id,
+      tool,
+      valid: false,
+      extracted_data_json: null,
+      confidence_score: 0,
+      error_type: errorType,
+      audit_trail: [{ name: 'status_class', passed: false, evidence: status ? `HTTP ${status}` : errorType }],
+      status_code: status,
+      response_time_ms: 20,
+      attempts: 3,
+      fallback_from: null,
+    },
+  ];
 
 const branches = (b: Body) => b.response_format!.json_schema.schema.anyOf.map((x) => x.required[0]);
 const toolNames = (b: Body) => (b.tools ?? []).map((t) => t.function.name);
@@ -119,24 +139,7 @@ test("answer-after: a shipped order's answer waits until shipping.track was call
   assert.equal(offersAnswer(placed), true, 'a placed order is not tracked: it may answer');
   // Once the tracking was called (it failed: the answer may say so), the answer is offered.
   const trackCall = onObservation(observed(shipped, answered(calling(['shipping.track', { order_id: 'O-12345678' }]))), c);
-  const failed = onObservation(
-    observed(trackCall, (req) => [
-      {
-        step_id: req.steps[0]!.step_id,
-        tool: 'shipping.track',
-        valid: false,
-        extracted_data_json: null,
-        confidence_score: 0,
-        error_type: 'server_error',
-        audit_trail: [{ name: 'status_class', passed: false, evidence: 'HTTP 503' }],
-        status_code: 503,
-        response_time_ms: 20,
-        attempts: 3,
-        fallback_from: null,
-      },
-    ]),
-    c,
-  );
+  const failed = onObservation(observed(trackCall, failedCall('shipping.track', 'server_error', 503)), c);
   assert.equal(offersAnswer(failed), true);
 });
 
@@ -201,24 +204,7 @@ test('a call that failed for a passing reason (a timeout) is due again; one that
   const first = onTask(task('Where is my order O-12345678?'), c);
   const called = onObservation(observed(first, answered(calling(['orders.get', { order_id: 'O-12345678' }]))), c);
   const failing = (errorType: 'timeout' | 'not_found', status: number | null) =>
-    onObservation(
-      observed(called, (req) => [
-        {
-          step_id: req.steps[0]!.step_id,
-          tool: 'orders.get',
-          valid: false,
-          extracted_data_json: null,
-          confidence_score: 0,
-          error_type: errorType,
-          audit_trail: [{ name: 'transport', passed: false, evidence: errorType }],
-          status_code: status,
-          response_time_ms: 2000,
-          attempts: 3,
-          fallback_from: null,
-        },
-      ]),
-      c,
-    );
+    onObservation(observed(called, failedCall('orders.get', errorType, status)), c);
   const body = (d: typeof first) => JSON.parse(requestOf(d)!.steps[0]!.input_json) as Body & { messages: Array<{ content: string }> };
   const timedOut = body(failing('timeout', null));
   assert.deepEqual(branches(timedOut), ['tool'], 'the lookup is due again: calls only');
