@@ -147,7 +147,7 @@ export function callableNow(ctx: TurnContext, outputs: Outputs, offered: readonl
   // Tried: answered, or failed for a reason trying again would not change (a 404, a refused argument).
   const transient = (id: string) => TRANSIENT.has(ctx.run.error_history[id]?.at(-1)?.split(':')[0] ?? '');
   const tried = new Set(steps.filter((st) => !transient(st.id)).map((st) => `${st.tool}\u0000${JSON.stringify(st.input)}`));
-  const awaited = pendingAnswerAfter(ctx.skill.answerAfter ?? [], steps, outputs, refusedTools(ctx.state)).map((w) => w.split(' ')[0]);
+  const awaited = pendingAnswerAfter(ctx.skill.answerAfter ?? [], steps, outputs, refusedTools(ctx.state)).map((w) => w.tool);
   const due = offered.flatMap((tool) => {
     const parameters = ctx.loop.toolSpec(tool)?.parameters as { required?: unknown; properties?: Record<string, unknown> } | undefined;
     const required = parameters?.required;
@@ -230,23 +230,24 @@ function ungrounded(skill: Pick<ReactSkill, 'groundedBy' | 'answerAfter'>, plan:
   if (needed.length && !steps.some((s) => needed.includes(s.tool) && outputs[s.id] !== undefined))
     return `a final answer needs a verified result of ${needed.join(' or ')} first, and none has one yet: call the tool, or ask the customer for what it needs`;
   const waiting = pendingAnswerAfter(skill.answerAfter ?? [], steps, outputs, tried);
-  return waiting.length ? `a final answer needs ${waiting.join(', ')} first: call it before answering` : null;
+  return waiting.length ? `a final answer needs ${waiting.map((w) => w.text).join(', ')} first: call it before answering` : null;
 }
 
-/** The answer-after tools never called whose condition holds, each as `<tool>` or `<tool> (<condition's tool>'s <field> is <value>)`. */
-function pendingAnswerAfter(entries: NonNullable<ReactSkill['answerAfter']>, steps: Plan['steps'], outputs: Outputs, tried: readonly string[]): string[] {
-  const out: string[] = [];
+type Pending = { tool: string; text: string };
+/** The answer-after tools never called whose condition holds, each told as `<tool>` or `<tool> (<condition's tool>'s <field> is <value>)`. */
+function pendingAnswerAfter(entries: NonNullable<ReactSkill['answerAfter']>, steps: Plan['steps'], outputs: Outputs, tried: readonly string[]): Pending[] {
+  const out: Pending[] = [];
   for (const e of entries) {
-    if (tried.includes(e.tool) || steps.some((s) => s.tool === e.tool) || out.some((o) => o === e.tool || o.startsWith(`${e.tool} `))) continue;
+    if (tried.includes(e.tool) || steps.some((s) => s.tool === e.tool) || out.some((o) => o.tool === e.tool)) continue;
     if (!e.when) {
-      out.push(e.tool);
+      out.push({ tool: e.tool, text: e.tool });
       continue;
     }
     const last = steps.filter((s) => s.tool === e.when!.tool && outputs[s.id] !== undefined).at(-1);
     const value = last ? (outputs[last.id] as Record<string, unknown>)[e.when.field] : undefined;
     if (value === undefined || value === null) continue;
     if (e.when.values && !e.when.values.includes(String(value))) continue;
-    out.push(`${e.tool} (${e.when.tool}'s ${e.when.field} is ${JSON.stringify(value)})`);
+    out.push({ tool: e.tool, text: `${e.tool} (${e.when.tool}'s ${e.when.field} is ${JSON.stringify(value)})` });
   }
   return out;
 }
